@@ -1,0 +1,535 @@
+"""The tournament configuration: one TOML file, checked to the last key before anything runs.
+
+A mistake in this file would surface mid-session as a wrong seat or a wrong score, so every
+problem is reported up front as ``ConfigError(file, key, problem)`` naming the key, e.g.
+``samples/x.toml: teams[2].colour: expected a colour like #75AADB, got 'blue'``. Array entries
+are numbered from 0 (``teams[0]`` is the first ``[[teams]]`` block).
+
+File shape (see ``samples/ifp6.toml``)::
+
+    [tournament]
+    id = "ifp-demo"            # letters, digits, "-", "_", "." (used in channel names)
+    name = "IFP team event"
+    seats = 6                  # seats per table; also teams and tables per group
+    deals = 12                 # deals (deck orders) 1..deals in the session
+    small_blind = 50
+    big_blind = 100
+    cap_bb = 100               # optional (100): the cap, in big blinds, every hand starts with
+    betting = "pot-limit"      # optional: "pot-limit" (default) or "no-limit"
+    release_delay = 0          # optional (0): seconds before public feeds show a finished deal
+
+    [[teams]]                  # one block per team
+    id = "ARG"                 # referenced by groups and draw
+    name = "Argentina"
+    code = "ARG"               # optional (defaults to id): short label for overlays
+    colour = "#75AADB"
+    players = ["..."]          # players[i] plays at the i-th table of the team's group
+
+    [[groups]]                 # tables of a group play the same deck orders
+    id = "A"
+    tables = [1, 2, 3, 4, 5, 6]
+    teams = ["ARG", "BRA", "CHN", "DEN", "ECU", "FIN"]
+
+    [draw]                     # either a generated draw, reproducible from its seed ...
+    method = "cyclic"          # "cyclic" or "random"
+    seed = 7
+    # ... or the draw written out (what `duplicast draw` prints): team per seat 1..seats
+    # [draw.tables]
+    # "1" = ["ECU", "ARG", "CHN", "FIN", "BRA", "DEN"]
+
+    [schedule]                 # optional; without it every table plays 1..deals in order
+    method = "random"          # "random" (needs seed) or "sequential"
+    seed = 11
+    # ... or written out (what `duplicast decks --orders-out` prints):
+    # [schedule.tables]
+    # "1" = [3, 1, 2, ...]     # a permutation of 1..deals
+    buttons = [1, 2, 3]        # optional: button seat per deal; default ((d - 1) % seats) + 1
+
+    [decks]                    # optional; without it the hub knows no cards
+    rehearsal_seed = "demo"    # seeded, reproducible orders: rehearsals only
+    # file = "decks.enc"       # encrypted deck file (relative to this file; key from the
+                               # environment variable DUPLICAST_DECK_KEY)
+
+Generated draws and schedules need a seed: the hub must get the same seats every time it
+reads the file. ``parse_config`` is pure; ``load_config`` only reads the bytes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, NoReturn
+
+from hub.domain.draw import Draw, DrawError, make_draw, validate_draw
+from hub.domain.schedule import (
+    ScheduleError,
+    default_buttons,
+    random_deal_orders,
+    sequential_deal_orders,
+    validate_buttons,
+    validate_deal_orders,
+)
+
+BETTING = ("pot-limit", "no-limit")
+MAX_SEATS = 10
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")
+
+
+class ConfigError(ValueError):
+    """A problem in the tournament file: which file, which key, what is wrong."""
+
+    def __init__(self, file: str, key: str, problem: str) -> None:
+        super().__init__(f"{file}: {key}: {problem}")
+        self.file = file
+        self.key = key
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class Team:
+    id: str
+    name: str
+    code: str
+    colour: str
+    players: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Group:
+    id: str
+    tables: tuple[int, ...]
+    teams: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DeckSource:
+    """Where the deck orders come from: an encrypted file, or a rehearsal seed."""
+
+    file: str | None = None
+    rehearsal_seed: str | None = None
+
+    @property
+    def rehearsal(self) -> bool:
+        return self.rehearsal_seed is not None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TournamentConfig:
+    id: str
+    name: str
+    teams: Mapping[str, Team]
+    groups: Mapping[str, Group]
+    seats: int
+    deals: int
+    small_blind: int
+    big_blind: int
+    draw: Mapping[tuple[int, int], str]
+    deal_orders: Mapping[int, tuple[int, ...]]
+    buttons: Mapping[int, int]
+    cap_bb: int = 100
+    betting: str = "pot-limit"
+    decks: DeckSource | None = None
+    release_delay: float = 0.0
+
+    @property
+    def cap(self) -> int:
+        """Chips every player has in play at the start of every hand."""
+        return self.cap_bb * self.big_blind
+
+    @property
+    def pot_limit(self) -> bool:
+        return self.betting == "pot-limit"
+
+    @cached_property
+    def tables(self) -> tuple[int, ...]:
+        return tuple(sorted(t for group in self.groups.values() for t in group.tables))
+
+    @cached_property
+    def _group_by_table(self) -> dict[int, Group]:
+        return {t: group for group in self.groups.values() for t in group.tables}
+
+    @cached_property
+    def _group_by_team(self) -> dict[str, Group]:
+        return {team: group for group in self.groups.values() for team in group.teams}
+
+    def group_of(self, table: int) -> Group:
+        """The group a table belongs to (``KeyError`` for an unknown table)."""
+        try:
+            return self._group_by_table[table]
+        except KeyError:
+            raise KeyError(f"unknown table {table}") from None
+
+    def group_of_team(self, team: str) -> Group:
+        try:
+            return self._group_by_team[team]
+        except KeyError:
+            raise KeyError(f"unknown team {team}") from None
+
+    def player_at(self, table: int, team: str) -> str:
+        """The name of ``team``'s player at ``table``."""
+        group = self.group_of(table)
+        return self.teams[team].players[group.tables.index(table)]
+
+    def seat_holder(self, table: int, seat: int) -> tuple[Team, str]:
+        """The team and the player name in ``seat`` of ``table``."""
+        team = self.teams[self.draw[(table, seat)]]
+        return team, self.player_at(table, team.id)
+
+    def seat_of(self, table: int, team: str) -> int:
+        """The seat of ``team``'s player at ``table``."""
+        for seat in range(1, self.seats + 1):
+            if self.draw.get((table, seat)) == team:
+                return seat
+        raise KeyError(f"team {team} has no seat at table {table}")
+
+    def table_of_player(self, team: str, player: str) -> int:
+        """The table where ``player`` of ``team`` plays."""
+        index = self.teams[team].players.index(player)
+        return self.group_of_team(team).tables[index]
+
+
+def load_config(path: str | Path) -> TournamentConfig:
+    """Read and check a tournament file; the file name appears in every error."""
+    source = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(source, "-", f"cannot read the file ({exc.strerror})") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(source, "-", "not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, "-", f"not valid TOML ({exc})") from None
+    return parse_config(data, source)
+
+
+def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TournamentConfig:
+    """Check parsed TOML data and build the configuration (pure)."""
+    return _Parser(source).parse(data)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class _Parser:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, key: str, problem: str) -> NoReturn:
+        raise ConfigError(self.source, key, problem)
+
+    # -- generic checks ---------------------------------------------------------------------
+
+    def table(
+        self, value: Any, key: str, required: Sequence[str], optional: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.fail(key, f"expected a table, got {_show(value)}")
+        allowed = [*required, *optional]
+        for name in value:
+            if name not in allowed:
+                close = difflib.get_close_matches(name, allowed, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                self.fail(_join(key, name), f"unknown key{hint}")
+        for name in required:
+            if name not in value:
+                self.fail(_join(key, name), "missing")
+        return value
+
+    def mapping(self, value: Any, key: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.fail(key, f"expected a table, got {_show(value)}")
+        return value
+
+    def integer(self, value: Any, key: str, minimum: int | None = None) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(key, f"expected an integer, got {_show(value)}")
+        if minimum is not None and value < minimum:
+            self.fail(key, f"must be at least {minimum}, got {value}")
+        return value
+
+    def text(self, value: Any, key: str) -> str:
+        if not isinstance(value, str):
+            self.fail(key, f"expected a string, got {_show(value)}")
+        if not value.strip():
+            self.fail(key, "must not be empty")
+        return value
+
+    def identifier(self, value: Any, key: str) -> str:
+        text = self.text(value, key)
+        if not _ID.match(text):
+            self.fail(key, f"expected letters, digits, '-', '_' or '.', got {_show(text)}")
+        return text
+
+    def array(self, value: Any, key: str) -> list[Any]:
+        if not isinstance(value, list):
+            self.fail(key, f"expected an array, got {_show(value)}")
+        return value
+
+    def seed(self, value: Any, key: str) -> int | str:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            self.fail(key, f"expected an integer or a string, got {_show(value)}")
+        return value
+
+    # -- sections ---------------------------------------------------------------------------
+
+    def parse(self, data: Mapping[str, Any]) -> TournamentConfig:
+        root = self.table(
+            dict(data), "", ["tournament", "teams", "groups", "draw"], ["schedule", "decks"]
+        )
+        t = self.table(
+            root["tournament"],
+            "tournament",
+            ["id", "name", "seats", "deals", "small_blind", "big_blind"],
+            ["cap_bb", "betting", "release_delay"],
+        )
+        tid = self.identifier(t["id"], "tournament.id")
+        name = self.text(t["name"], "tournament.name")
+        seats = self.integer(t["seats"], "tournament.seats", 2)
+        if seats > MAX_SEATS:
+            self.fail("tournament.seats", f"at most {MAX_SEATS} seats, got {seats}")
+        deals = self.integer(t["deals"], "tournament.deals", 1)
+        sb = self.integer(t["small_blind"], "tournament.small_blind", 1)
+        bb = self.integer(t["big_blind"], "tournament.big_blind", 1)
+        if sb > bb:
+            self.fail("tournament.small_blind", f"{sb} is more than the big blind {bb}")
+        cap_bb = self.integer(t.get("cap_bb", 100), "tournament.cap_bb", 2)
+        betting = t.get("betting", "pot-limit")
+        if betting not in BETTING:
+            self.fail(
+                "tournament.betting", f"expected 'pot-limit' or 'no-limit', got {_show(betting)}"
+            )
+        delay = t.get("release_delay", 0)
+        if isinstance(delay, bool) or not isinstance(delay, int | float) or delay < 0:
+            self.fail("tournament.release_delay", f"expected seconds >= 0, got {_show(delay)}")
+
+        teams = self.teams(root["teams"])
+        groups = self.groups(root["groups"], teams, seats)
+        draw = self.draw(root["draw"], groups, seats)
+        tables = sorted(t for g in groups.values() for t in g.tables)
+        orders, buttons = self.schedule(root.get("schedule"), tables, deals, seats)
+        decks = self.decks(root["decks"]) if "decks" in root else None
+        return TournamentConfig(
+            id=tid,
+            name=name,
+            teams=teams,
+            groups=groups,
+            seats=seats,
+            deals=deals,
+            small_blind=sb,
+            big_blind=bb,
+            cap_bb=cap_bb,
+            betting=betting,
+            draw=draw,
+            deal_orders=orders,
+            buttons=buttons,
+            decks=decks,
+            release_delay=float(delay),
+        )
+
+    def teams(self, value: Any) -> dict[str, Team]:
+        entries = self.array(value, "teams")
+        if not entries:
+            self.fail("teams", "no teams")
+        teams: dict[str, Team] = {}
+        for i, entry in enumerate(entries):
+            key = f"teams[{i}]"
+            e = self.table(entry, key, ["id", "name", "colour", "players"], ["code"])
+            tid = self.identifier(e["id"], f"{key}.id")
+            if tid in teams:
+                self.fail(f"{key}.id", f"team {tid} defined twice")
+            colour = e["colour"]
+            if not isinstance(colour, str) or not _COLOUR.match(colour):
+                self.fail(f"{key}.colour", f"expected a colour like #75AADB, got {_show(colour)}")
+            players = self.array(e["players"], f"{key}.players")
+            names = tuple(self.text(p, f"{key}.players[{j}]") for j, p in enumerate(players))
+            teams[tid] = Team(
+                id=tid,
+                name=self.text(e["name"], f"{key}.name"),
+                code=self.text(e.get("code", tid), f"{key}.code"),
+                colour=colour,
+                players=names,
+            )
+        return teams
+
+    def groups(self, value: Any, teams: Mapping[str, Team], seats: int) -> dict[str, Group]:
+        entries = self.array(value, "groups")
+        if not entries:
+            self.fail("groups", "no groups")
+        groups: dict[str, Group] = {}
+        table_owner: dict[int, str] = {}
+        team_owner: dict[str, str] = {}
+        for i, entry in enumerate(entries):
+            key = f"groups[{i}]"
+            e = self.table(entry, key, ["id", "tables", "teams"])
+            gid = self.identifier(e["id"], f"{key}.id")
+            if gid in groups:
+                self.fail(f"{key}.id", f"group {gid} defined twice")
+            tables = self.array(e["tables"], f"{key}.tables")
+            for j, t in enumerate(tables):
+                self.integer(t, f"{key}.tables[{j}]", 1)
+                if t in table_owner:
+                    self.fail(
+                        f"{key}.tables[{j}]", f"table {t} is already in group {table_owner[t]}"
+                    )
+                table_owner[t] = gid
+            if len(tables) != seats:
+                self.fail(
+                    f"{key}.tables",
+                    f"a group needs as many tables as seats ({seats}), got {len(tables)}",
+                )
+            members = self.array(e["teams"], f"{key}.teams")
+            for j, team in enumerate(members):
+                self.text(team, f"{key}.teams[{j}]")
+                if team not in teams:
+                    self.fail(f"{key}.teams[{j}]", f"team {team} is not defined in [[teams]]")
+                if team in team_owner:
+                    self.fail(
+                        f"{key}.teams[{j}]", f"team {team} is already in group {team_owner[team]}"
+                    )
+                team_owner[team] = gid
+            if len(members) != seats:
+                self.fail(
+                    f"{key}.teams",
+                    f"a group needs as many teams as seats ({seats}), got {len(members)}",
+                )
+            groups[gid] = Group(gid, tuple(tables), tuple(members))
+        for i, team in enumerate(teams.values()):
+            if team.id not in team_owner:
+                self.fail(f"teams[{i}]", f"team {team.id} is in no group")
+            expected = len(groups[team_owner[team.id]].tables)
+            if len(team.players) != expected:
+                self.fail(
+                    f"teams[{i}].players",
+                    f"team {team.id} plays at {expected} tables of group {team_owner[team.id]}: "
+                    f"expected {expected} players, got {len(team.players)}",
+                )
+        return groups
+
+    def draw(self, value: Any, groups: Mapping[str, Group], seats: int) -> Draw:
+        d = self.table(value, "draw", [], ["method", "seed", "tables"])
+        if "tables" in d:
+            if "method" in d or "seed" in d:
+                self.fail("draw", "give either method and seed, or tables, not both")
+            return self.written_draw(d["tables"], groups, seats)
+        if "method" not in d:
+            self.fail("draw", "expected method (with seed) or tables")
+        method = d["method"]
+        if method not in ("random", "cyclic"):
+            self.fail("draw.method", f"expected 'random' or 'cyclic', got {_show(method)}")
+        if "seed" not in d:
+            self.fail("draw.seed", "missing (a generated draw must be the same at every read)")
+        rng = random.Random(self.seed(d["seed"], "draw.seed"))
+        draw: Draw = {}
+        for group in groups.values():
+            draw.update(make_draw(method, group.teams, group.tables, seats, rng))
+        return draw
+
+    def written_draw(self, value: Any, groups: Mapping[str, Group], seats: int) -> Draw:
+        tables = self.mapping(value, "draw.tables")
+        group_of = {t: g for g in groups.values() for t in g.tables}
+        draw: Draw = {}
+        for name, row in tables.items():
+            key = f"draw.tables.{name}"
+            table = _table_number(name)
+            if table is None:
+                self.fail(key, "a table number is expected as key")
+            if table not in group_of:
+                self.fail(key, f"table {table} is not in any group")
+            teams = self.array(row, key)
+            if len(teams) != seats:
+                self.fail(key, f"expected a team for each of the {seats} seats, got {len(teams)}")
+            for seat, team in enumerate(teams, start=1):
+                draw[(table, seat)] = self.text(team, f"{key}[{seat - 1}]")
+        for group in groups.values():
+            part = {k: v for k, v in draw.items() if k[0] in group.tables}
+            try:
+                validate_draw(part, group.teams, group.tables, seats)
+            except DrawError as exc:
+                self.fail("draw.tables", f"group {group.id}: {exc}")
+        return draw
+
+    def schedule(
+        self, value: Any, tables: Sequence[int], deals: int, seats: int
+    ) -> tuple[dict[int, tuple[int, ...]], dict[int, int]]:
+        if value is None:
+            return sequential_deal_orders(tables, deals), default_buttons(deals, seats)
+        s = self.table(value, "schedule", [], ["method", "seed", "tables", "buttons"])
+        orders: dict[int, tuple[int, ...]]
+        if "tables" in s:
+            if "method" in s or "seed" in s:
+                self.fail("schedule", "give either method (and seed), or tables, not both")
+            orders = self.written_orders(s["tables"])
+            try:
+                validate_deal_orders(orders, tables, deals)
+            except ScheduleError as exc:
+                self.fail("schedule.tables", str(exc))
+        elif s.get("method") == "random":
+            if "seed" not in s:
+                self.fail("schedule.seed", "missing (random orders must be the same at every read)")
+            rng = random.Random(self.seed(s["seed"], "schedule.seed"))
+            orders = random_deal_orders(tables, deals, rng)
+        elif s.get("method") == "sequential":
+            if "seed" in s:
+                self.fail("schedule.seed", "a sequential schedule takes no seed")
+            orders = sequential_deal_orders(tables, deals)
+        elif "method" in s:
+            self.fail(
+                "schedule.method", f"expected 'random' or 'sequential', got {_show(s['method'])}"
+            )
+        else:
+            orders = sequential_deal_orders(tables, deals)
+        buttons = default_buttons(deals, seats)
+        if "buttons" in s:
+            listed = self.array(s["buttons"], "schedule.buttons")
+            for i, b in enumerate(listed):
+                self.integer(b, f"schedule.buttons[{i}]")
+            if len(listed) != deals:
+                self.fail(
+                    "schedule.buttons", f"expected one button per deal ({deals}), got {len(listed)}"
+                )
+            buttons = {deal: b for deal, b in enumerate(listed, start=1)}
+            try:
+                validate_buttons(buttons, deals, seats)
+            except ScheduleError as exc:
+                self.fail("schedule.buttons", str(exc))
+        return orders, buttons
+
+    def written_orders(self, value: Any) -> dict[int, tuple[int, ...]]:
+        rows = self.mapping(value, "schedule.tables")
+        orders: dict[int, tuple[int, ...]] = {}
+        for name, row in rows.items():
+            key = f"schedule.tables.{name}"
+            table = _table_number(name)
+            if table is None:
+                self.fail(key, "a table number is expected as key")
+            listed = self.array(row, key)
+            orders[table] = tuple(self.integer(d, f"{key}[{i}]") for i, d in enumerate(listed))
+        return orders
+
+    def decks(self, value: Any) -> DeckSource:
+        d = self.table(value, "decks", [], ["file", "rehearsal_seed"])
+        if ("file" in d) == ("rehearsal_seed" in d):
+            self.fail("decks", "expected exactly one of file or rehearsal_seed")
+        if "file" in d:
+            return DeckSource(file=self.text(d["file"], "decks.file"))
+        seed = self.seed(d["rehearsal_seed"], "decks.rehearsal_seed")
+        return DeckSource(rehearsal_seed=str(seed))
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _table_number(name: str) -> int | None:
+    return int(name) if re.fullmatch(r"[1-9][0-9]*", name) else None

@@ -1,0 +1,61 @@
+"""Standard hold'em dealing: which card of a deck order lands where.
+
+Seats are numbered ``1..seats`` clockwise. The dealer gives two rounds of one card each, starting
+with the seat left of the button (``button + 1``, wrapping) and ending with the button; then burns
+one card and turns the three-card flop, burns and turns the turn, burns and turns the river.
+Index 0 of the deck order is the top card. The hub uses this to know every seat's hole cards and
+the board without anyone typing a card in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from hub.domain.cards import Card
+from hub.domain.deck import DeckOrder
+
+MAX_SEATS = 22  # 2 * 22 hole cards + 3 burns + 5 board cards = 52
+
+
+@dataclass(frozen=True)
+class Dealt:
+    """Every seat's two hole cards (in the order dealt) and the five board cards."""
+
+    hole: Mapping[int, tuple[Card, Card]]
+    board: tuple[Card, ...]
+
+    @property
+    def flop(self) -> tuple[Card, ...]:
+        return self.board[:3]
+
+    @property
+    def turn(self) -> Card:
+        return self.board[3]
+
+    @property
+    def river(self) -> Card:
+        return self.board[4]
+
+
+def deal_sequence(button: int, seats: int) -> list[int]:
+    """Seats in the order they receive a card in one round: left of the button to the button."""
+    if not 2 <= seats <= MAX_SEATS:
+        raise ValueError(f"hold'em is dealt to 2..{MAX_SEATS} seats, not {seats}")
+    if not 1 <= button <= seats:
+        raise ValueError(f"button {button} is not a seat of 1..{seats}")
+    return [(button + offset - 1) % seats + 1 for offset in range(1, seats + 1)]
+
+
+def deal(order: DeckOrder, button: int, seats: int) -> Dealt:
+    """Deal ``order`` to ``seats`` seats with the button at ``button``.
+
+    With 6 seats and the button at 6, seat 1 gets cards 0 and 6, seat 6 (the button) cards 5
+    and 11; cards 12, 16 and 18 are burnt; the board is cards 13, 14, 15, 17 and 19.
+    """
+    sequence = deal_sequence(button, seats)
+    cards = order.cards
+    hole = {seat: (cards[i], cards[i + seats]) for i, seat in enumerate(sequence)}
+    top = 2 * seats  # next card after the hole cards: the first burn
+    board = (cards[top + 1], cards[top + 2], cards[top + 3], cards[top + 5], cards[top + 7])
+    return Dealt(hole=dict(sorted(hole.items())), board=board)

@@ -1,0 +1,103 @@
+"""Deck orders: the secret at the heart of duplicate poker.
+
+The same deck order is dealt at every table of a group, so the orders must come from a
+cryptographically secure generator (``secrets``), stay encrypted at rest (see ``hub.deckfile``)
+and be committed to publicly before play with a SHA-256 hash anyone can recompute afterwards.
+Seeded orders exist only for rehearsals and tests, and say so (``rehearsal=True``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from hub.domain.cards import FULL_DECK, Card, is_card, parse_cards
+
+COMMITMENT_HEADER = "duplicast-decks-v1"
+
+
+@dataclass(frozen=True)
+class DeckOrder:
+    """A full deck, top card first (index 0 is dealt first)."""
+
+    cards: tuple[Card, ...]
+    rehearsal: bool = False
+
+    def __post_init__(self) -> None:
+        if len(self.cards) != len(FULL_DECK):
+            raise ValueError(f"a deck order has 52 cards, got {len(self.cards)}")
+        bad = [card for card in self.cards if not is_card(card)]
+        if bad:
+            raise ValueError(f"not a canonical card in deck order: {bad[0]!r}")
+        seen: set[str] = set()
+        for card in self.cards:
+            if card in seen:
+                raise ValueError(f"card {card} twice in deck order")
+            seen.add(card)
+
+    def __repr__(self) -> str:
+        # Never print a real deck order by accident (logs, tracebacks).
+        if self.rehearsal:
+            return f"DeckOrder({' '.join(self.cards)}, rehearsal=True)"
+        return "DeckOrder(<secret>)"
+
+
+def random_deck_order(rng: random.Random | None = None) -> DeckOrder:
+    """A shuffled deck; by default from the operating system's CSPRNG (``secrets``)."""
+    generator = rng if rng is not None else secrets.SystemRandom()
+    cards = list(FULL_DECK)
+    generator.shuffle(cards)
+    return DeckOrder(tuple(cards))
+
+
+def random_deck_orders(deals: int, rng: random.Random | None = None) -> dict[int, DeckOrder]:
+    """One CSPRNG deck order per deal, numbered ``1..deals``."""
+    generator = rng if rng is not None else secrets.SystemRandom()
+    return {deal: random_deck_order(generator) for deal in range(1, deals + 1)}
+
+
+def seeded_deck_order(seed: int | str) -> DeckOrder:
+    """A reproducible deck order for rehearsals and tests; marked ``rehearsal=True``."""
+    cards = list(FULL_DECK)
+    random.Random(f"duplicast-rehearsal:{seed}").shuffle(cards)
+    return DeckOrder(tuple(cards), rehearsal=True)
+
+
+def seeded_deck_orders(seed: int | str, deals: int) -> dict[int, DeckOrder]:
+    """Rehearsal deck orders for deals ``1..deals``.
+
+    Deal ``d`` gets ``seeded_deck_order(f"{seed}:{d}")``.
+    """
+    return {deal: seeded_deck_order(f"{seed}:{deal}") for deal in range(1, deals + 1)}
+
+
+def deck_order_from_cards(cards: str | Iterable[str], rehearsal: bool = False) -> DeckOrder:
+    """A deck order from card texts in any spelling ``parse_card`` accepts (or one string)."""
+    return DeckOrder(parse_cards(cards), rehearsal)
+
+
+def commitment_text(orders: Mapping[int, DeckOrder]) -> str:
+    """The canonical text that ``commitment`` hashes (see there)."""
+    lines = [COMMITMENT_HEADER]
+    lines.extend(f"{deal}:{''.join(orders[deal].cards)}" for deal in sorted(orders))
+    return "\n".join(lines) + "\n"
+
+
+def commitment(orders: Mapping[int, DeckOrder]) -> str:
+    """SHA-256 (lowercase hex) of the deck orders, to publish before play.
+
+    Canonical form, UTF-8 encoded, every line ending in ``\\n``: first the line
+    ``duplicast-decks-v1``, then one line per deal in ascending deal number,
+    ``<deal>:<the 52 cards concatenated, top card first>`` with cards in canonical form
+    (rank ``23456789TJQKA`` then suit ``cdhs``), e.g. ``1:AhKd2c...``. After the session anyone
+    holding the revealed orders can check with::
+
+        printf 'duplicast-decks-v1\\n1:AhKd...\\n2:...\\n' | sha256sum
+
+    Each order carries about 225 bits of entropy, so no salt is needed to keep the hash from
+    being inverted.
+    """
+    return hashlib.sha256(commitment_text(orders).encode("utf-8")).hexdigest()

@@ -1,0 +1,396 @@
+"""IFP scoring kept up to date one hand result at a time, in a running and a like-for-like view.
+
+Within a group, the players holding the same seat position (one per table) are ranked by total
+chip-score and earn N..1 points (N = tables in the group); tied players share the average of the
+points of the places they occupy. A team's points are the sum over seats; teams rank by points,
+then aggregate chip-score, then share the rank.
+
+Two views are kept at all times because tables play the deals in different orders:
+
+* ``running``: every hand counted so far;
+* ``like_for_like``: only the deals counted at every table of the group (the fair comparison).
+
+A change costs O(seats x tables of one group), never O(tournament): totals are kept per
+(view, table, seat), and a ranking is recomputed only when one of its totals changed.
+
+Points are exact: ``fractions.Fraction`` in the dataclasses (a tie of an even number of players
+shares a half point); ``as_dict()`` turns them into JSON numbers, an ``int`` when whole, else a
+float rounded to 4 decimals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal, TypeAlias
+
+View: TypeAlias = Literal["running", "like_for_like"]
+VIEWS: tuple[View, ...] = ("running", "like_for_like")
+
+JsonNumber: TypeAlias = int | float
+
+
+def json_number(value: Fraction) -> JsonNumber:
+    """An exact number as JSON likes it: ``int`` when whole, else a float rounded to 4 places."""
+    if value.denominator == 1:
+        return value.numerator
+    return round(float(value), 4)
+
+
+@dataclass(frozen=True)
+class ScoringLayout:
+    """What scoring needs of a tournament: groups, seat count, who holds each seat.
+
+    Kept apart from ``config.TournamentConfig`` so that scoring depends on nothing but this.
+    Seats are numbered ``1..seats``; every (table, seat) of every group must be held.
+    """
+
+    groups: Mapping[str, tuple[int, ...]]
+    seats: int
+    holder: Mapping[tuple[int, int], str]
+    players: Mapping[tuple[int, int], str]
+
+    def __post_init__(self) -> None:
+        if self.seats < 1:
+            raise ValueError(f"seats must be at least 1, not {self.seats}")
+        seen: dict[int, str] = {}
+        for group, tables in self.groups.items():
+            if not tables:
+                raise ValueError(f"group {group!r} has no tables")
+            for table in tables:
+                if table in seen:
+                    raise ValueError(f"table {table} is in groups {seen[table]!r} and {group!r}")
+                seen[table] = group
+                for seat in range(1, self.seats + 1):
+                    if (table, seat) not in self.holder or (table, seat) not in self.players:
+                        raise ValueError(f"table {table} seat {seat} has no holder")
+
+    @classmethod
+    def from_config(cls, config: Any) -> ScoringLayout:
+        """Read a tournament config by duck typing (no import of ``config.py``).
+
+        Expects ``config.groups`` (a mapping of group id to an object with ``.tables``, or a
+        sequence of such objects with ``.id``), ``config.seats`` and
+        ``config.seat_holder(table, seat) -> (team, player)`` where ``team.id`` is the team id
+        and ``player`` a name (or an object with ``.name``).
+        """
+        groups_in = config.groups
+        pairs: Iterable[tuple[Any, Any]]
+        if isinstance(groups_in, Mapping):
+            pairs = groups_in.items()
+        else:
+            pairs = ((group.id, group) for group in groups_in)
+        groups = {str(gid): tuple(int(t) for t in group.tables) for gid, group in pairs}
+        seats = int(config.seats)
+        holder: dict[tuple[int, int], str] = {}
+        players: dict[tuple[int, int], str] = {}
+        for tables in groups.values():
+            for table in tables:
+                for seat in range(1, seats + 1):
+                    team, player = config.seat_holder(table, seat)
+                    holder[(table, seat)] = str(team.id)
+                    players[(table, seat)] = (
+                        player if isinstance(player, str) else str(getattr(player, "name", player))
+                    )
+        return cls(groups=groups, seats=seats, holder=holder, players=players)
+
+
+@dataclass(frozen=True)
+class SeatRow:
+    """One player's line in a seat ranking."""
+
+    table: int
+    team: str
+    player: str
+    chips: int
+    points: Fraction
+    rank: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "team": self.team,
+            "player": self.player,
+            "chips": self.chips,
+            "points": json_number(self.points),
+            "rank": self.rank,
+        }
+
+
+@dataclass(frozen=True)
+class SeatStanding:
+    """The ranking of one seat position in one group; rows by rank, then table."""
+
+    group: str
+    seat: int
+    rows: tuple[SeatRow, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"group": self.group, "seat": self.seat, "rows": [r.as_dict() for r in self.rows]}
+
+
+@dataclass(frozen=True)
+class TeamStanding:
+    """One team's line in its group: IFP points, aggregate chip-score, shared rank."""
+
+    group: str
+    team: str
+    rank: int
+    points: Fraction
+    chips: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "team": self.team,
+            "rank": self.rank,
+            "points": json_number(self.points),
+            "chips": self.chips,
+        }
+
+
+def ifp_ranking(chips: Mapping[int, int]) -> list[tuple[int, int, Fraction, int]]:
+    """Rank players (key -> total chips): ``(key, chips, points, rank)``, best first.
+
+    With N players, places 1..N earn N..1 points; a tie over places p..q shares their average,
+    ``N + 1 - (p + q) / 2``; the rank of a tie is p (competition ranking).
+    """
+    order = sorted(chips.items(), key=lambda item: (-item[1], item[0]))
+    n = len(order)
+    ranked: list[tuple[int, int, Fraction, int]] = []
+    start = 0
+    while start < n:
+        end = start + 1
+        while end < n and order[end][1] == order[start][1]:
+            end += 1
+        # 0-based start..end-1 are places start+1..end.
+        points = Fraction(2 * n + 1 - start - end, 2)
+        ranked.extend((key, total, points, start + 1) for key, total in order[start:end])
+        start = end
+    return ranked
+
+
+def rank_teams(
+    group: str, points: Mapping[str, Fraction], chips: Mapping[str, int]
+) -> tuple[TeamStanding, ...]:
+    """Teams by points, then aggregate chips; equal on both -> shared rank, then by team id."""
+    order = sorted(points, key=lambda team: (-points[team], -chips[team], team))
+    rows: list[TeamStanding] = []
+    for i, team in enumerate(order):
+        if rows and (rows[-1].points, rows[-1].chips) == (points[team], chips[team]):
+            rank = rows[-1].rank
+        else:
+            rank = i + 1
+        rows.append(TeamStanding(group, team, rank, points[team], chips[team]))
+    return tuple(rows)
+
+
+class Scoreboard:
+    """Incremental IFP scoring: feed it hand results, read standings in either view.
+
+    ``rankings_computed`` counts seat rankings computed (not served from cache): a probe for
+    tests and benchmarks that a change touches only its own group.
+    """
+
+    def __init__(self, layout: ScoringLayout) -> None:
+        self.layout = layout
+        self._seat_numbers = tuple(range(1, layout.seats + 1))
+        self._group_of = {t: g for g, tables in layout.groups.items() for t in tables}
+        self._results: dict[tuple[int, int], dict[int, int]] = {}
+        # view -> table -> seat -> total chips in that view.
+        self._totals: dict[View, dict[int, dict[int, int]]] = {
+            view: {t: dict.fromkeys(self._seat_numbers, 0) for t in self._group_of}
+            for view in VIEWS
+        }
+        self._tables_counted: dict[tuple[str, int], int] = {}  # (group, deal) -> tables counted
+        self._complete: dict[str, set[int]] = {g: set() for g in layout.groups}
+        self._running_hands: dict[str, int] = dict.fromkeys(layout.groups, 0)
+        self._seat_cache: dict[tuple[View, str, int], SeatStanding] = {}
+        self._team_cache: dict[tuple[View, str], tuple[TeamStanding, ...]] = {}
+        self.rankings_computed = 0
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def set_result(self, table: int, deal: int, result: Mapping[int, int] | None) -> None:
+        """Count (or, with ``None``, stop counting) one hand: seat -> chip-score at ``table``.
+
+        Replaces whatever was set for (table, deal) before. Seats left out score 0.
+        """
+        group = self._group_of.get(table)
+        if group is None:
+            raise ValueError(f"table {table} is in no group")
+        new = None if result is None else self._normalise(result)
+        key = (table, deal)
+        old = self._results.get(key)
+        if new == old:
+            return
+        self._apply("running", group, table, old, new)
+        if new is None:
+            del self._results[key]
+        else:
+            self._results[key] = new
+
+        group_deal = (group, deal)
+        if old is None or new is None:
+            self._running_hands[group] += 1 if old is None else -1
+            count = self._tables_counted.get(group_deal, 0) + (1 if old is None else -1)
+            if count:
+                self._tables_counted[group_deal] = count
+            else:
+                del self._tables_counted[group_deal]
+        complete_before = deal in self._complete[group]
+        complete_now = self._tables_counted.get(group_deal, 0) == len(self.layout.groups[group])
+        if complete_before and complete_now:
+            self._apply("like_for_like", group, table, old, new)
+        elif complete_now:  # the last table just counted it: the whole deal comes in
+            self._complete[group].add(deal)
+            for other in self.layout.groups[group]:
+                self._apply("like_for_like", group, other, None, self._results[(other, deal)])
+        elif complete_before:  # one table dropped out: the whole deal goes
+            self._complete[group].discard(deal)
+            for other in self.layout.groups[group]:
+                gone = old if other == table else self._results[(other, deal)]
+                self._apply("like_for_like", group, other, gone, None)
+
+    def _normalise(self, result: Mapping[int, int]) -> dict[int, int]:
+        for seat, chips in result.items():
+            if seat not in self._seat_numbers:
+                raise ValueError(f"no seat {seat} (seats are 1..{self.layout.seats})")
+            if not isinstance(chips, int) or isinstance(chips, bool):
+                raise ValueError(f"seat {seat} chip-score {chips!r} is not an integer")
+        return {seat: result.get(seat, 0) for seat in self._seat_numbers}
+
+    def _apply(
+        self,
+        view: View,
+        group: str,
+        table: int,
+        old: Mapping[int, int] | None,
+        new: Mapping[int, int] | None,
+    ) -> None:
+        """Move one table's totals from ``old`` to ``new``; drop the caches that changed."""
+        totals = self._totals[view][table]
+        for seat in self._seat_numbers:
+            delta = (new[seat] if new else 0) - (old[seat] if old else 0)
+            if delta:
+                totals[seat] += delta
+                self._seat_cache.pop((view, group, seat), None)
+                self._team_cache.pop((view, group), None)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def result(self, table: int, deal: int) -> Mapping[int, int] | None:
+        """The counted result of (table, deal), or ``None`` when it is not counted."""
+        found = self._results.get((table, deal))
+        return None if found is None else dict(found)
+
+    def results(self) -> dict[tuple[int, int], dict[int, int]]:
+        """Every counted result, (table, deal) -> seat -> chips (a copy)."""
+        return {key: dict(value) for key, value in self._results.items()}
+
+    def completed_deals(self, group: str) -> frozenset[int]:
+        """Deals counted at every table of ``group``: what like-for-like covers."""
+        return frozenset(self._complete[group])
+
+    def deal_complete(self, group: str, deal: int) -> bool:
+        return deal in self._complete[group]
+
+    def counted(self, view: View, group: str) -> int:
+        """Hands counted in ``view`` for ``group`` (like-for-like: complete deals x tables)."""
+        if view == "running":
+            return self._running_hands[group]
+        return len(self._complete[group]) * len(self.layout.groups[group])
+
+    def seat_standing(self, view: View, group: str, seat: int) -> SeatStanding:
+        """One seat position's ranking in one group, from cache unless a total changed."""
+        key = (view, group, seat)
+        cached = self._seat_cache.get(key)
+        if cached is None:
+            cached = self._rank_seat(view, group, seat)
+            self._seat_cache[key] = cached
+        return cached
+
+    def group_standings(self, view: View, group: str) -> tuple[TeamStanding, ...]:
+        """The teams of one group by rank, then team id."""
+        key = (view, group)
+        cached = self._team_cache.get(key)
+        if cached is None:
+            points: dict[str, Fraction] = {}
+            chips: dict[str, int] = {}
+            for seat in self._seat_numbers:
+                for row in self.seat_standing(view, group, seat).rows:
+                    points[row.team] = points.get(row.team, Fraction(0)) + row.points
+                    chips[row.team] = chips.get(row.team, 0) + row.chips
+            cached = rank_teams(group, points, chips)
+            self._team_cache[key] = cached
+        return cached
+
+    def standings(self, view: View) -> list[TeamStanding]:
+        """Every team, by group (layout order), then rank, then team id."""
+        return [row for group in self.layout.groups for row in self.group_standings(view, group)]
+
+    def seats(self, view: View) -> list[SeatStanding]:
+        """Every seat ranking, by group (layout order), then seat."""
+        return [
+            self.seat_standing(view, group, seat)
+            for group in self.layout.groups
+            for seat in self._seat_numbers
+        ]
+
+    def view_as_dict(self, view: View) -> dict[str, Any]:
+        """One view as JSON-ready data: ``{"teams": [...], "seats": [...]}``."""
+        return {
+            "teams": [row.as_dict() for row in self.standings(view)],
+            "seats": [block.as_dict() for block in self.seats(view)],
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        """Both views, as in the replay output: ``{"running": ..., "like_for_like": ...}``."""
+        return {view: self.view_as_dict(view) for view in VIEWS}
+
+    def _rank_seat(self, view: View, group: str, seat: int) -> SeatStanding:
+        self.rankings_computed += 1
+        totals = self._totals[view]
+        chips = {table: totals[table][seat] for table in self.layout.groups[group]}
+        rows = tuple(
+            SeatRow(
+                table=table,
+                team=self.layout.holder[(table, seat)],
+                player=self.layout.players[(table, seat)],
+                chips=total,
+                points=points,
+                rank=rank,
+            )
+            for table, total, points, rank in ifp_ranking(chips)
+        )
+        return SeatStanding(group, seat, rows)
+
+
+def full_recompute(
+    layout: ScoringLayout, results: Mapping[tuple[int, int], Mapping[int, int]]
+) -> Scoreboard:
+    """A board built from scratch from (table, deal) -> result, by plain sums.
+
+    The oracle for the incremental path (and a way to start from a journal in one go); the
+    board it returns keeps working incrementally.
+    """
+    board = Scoreboard(layout)
+    normalised = {key: board._normalise(result) for key, result in results.items()}
+    for table, _deal in normalised:
+        if table not in board._group_of:
+            raise ValueError(f"table {table} is in no group")
+    board._results = normalised
+    for (table, deal), result in normalised.items():
+        group = board._group_of[table]
+        board._running_hands[group] += 1
+        board._tables_counted[(group, deal)] = board._tables_counted.get((group, deal), 0) + 1
+        for seat, chips in result.items():
+            board._totals["running"][table][seat] += chips
+    for (group, deal), count in board._tables_counted.items():
+        if count == len(layout.groups[group]):
+            board._complete[group].add(deal)
+            for table in layout.groups[group]:
+                for seat, chips in normalised[(table, deal)].items():
+                    board._totals["like_for_like"][table][seat] += chips
+    return board

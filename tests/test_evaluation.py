@@ -1,0 +1,63 @@
+"""Hand strength, names and pot winners (phevaluator underneath)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from pokerkit import StandardHighHand
+
+from hub.domain.evaluation import hand_name, strength, winners_by_pot
+from hub.domain.holdem import Pot
+
+FULL_DECK = [r + s for r in "23456789TJQKA" for s in "cdhs"]
+
+
+@pytest.mark.parametrize(
+    ("hole", "board", "name"),
+    [
+        (("Ah", "Kh"), ("Qh", "Jh", "Th", "2c", "3d"), "Royal flush"),
+        (("9h", "Kh"), ("Qh", "Jh", "Th", "2c", "3d"), "Straight flush"),
+        (("Ac", "Ad"), ("Ah", "As", "2c", "3d", "4h"), "Four of a kind"),
+        (("Ac", "Ad"), ("Ah", "Ks", "Kc", "3d", "4h"), "Full house"),
+        (("2h", "7h"), ("Ah", "Ks", "Kh", "3h", "4d"), "Flush"),
+        (("5c", "6d"), ("7h", "8s", "9c", "Kd", "Kh"), "Straight"),
+        (("Ac", "2d"), ("3h", "4s", "5c", "Kd", "Qh"), "Straight"),  # the wheel
+        (("Qc", "Qd"), ("Qh", "8s", "2c", "Kd", "4h"), "Three of a kind"),
+        (("Qc", "8d"), ("Qh", "8s", "2c", "Kd", "4h"), "Two pair"),
+        (("Qc", "7d"), ("Qh", "8s", "2c", "Kd", "4h"), "Pair"),
+        (("Ac", "7d"), ("Qh", "8s", "2c", "Kd", "4h"), "High card"),
+        (("Ac", "Ad"), (), "Pair"),
+        (("Ac", "Kd"), ("Qh", "8s", "2c"), "High card"),
+    ],
+)
+def test_hand_names(hole: tuple[str, str], board: tuple[str, ...], name: str) -> None:
+    assert hand_name(hole, board) == name
+
+
+def test_strength_orders_hands_like_pokerkit() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        cards = rng.sample(FULL_DECK, 9)
+        board = cards[4:]
+        a, b = (cards[0], cards[1]), (cards[2], cards[3])
+        ours = (strength(a, board) > strength(b, board)) - (strength(a, board) < strength(b, board))
+        ha = StandardHighHand.from_game("".join(a), "".join(board))
+        hb = StandardHighHand.from_game("".join(b), "".join(board))
+        theirs = (ha < hb) - (ha > hb)  # PokerKit: greater is stronger
+        assert ours == theirs
+
+
+def test_strength_rejects_bad_cards() -> None:
+    with pytest.raises(ValueError):
+        strength(("Ah", "1x"), ("2c", "3c", "4c"))
+    with pytest.raises(ValueError):
+        strength(("Ah", "Kh"), ("2c",))
+
+
+def test_winners_by_pot_split_and_order_left_of_button() -> None:
+    hole = {1: ("2c", "3d"), 2: ("Ah", "Kh"), 3: ("9c", "5d"), 4: ("Ad", "Kd")}
+    board = ("As", "Ks", "7h", "8c", "9d")
+    pots = [Pot(400, frozenset({1, 2, 3, 4})), Pot(300, frozenset({1, 3})), Pot(10, frozenset({3}))]
+    # Button 3: odd-chip order starts at seat 4, then 1, 2.
+    assert winners_by_pot(pots, hole, board, button=3, seats=4) == [(4, 2), (3,), (3,)]
