@@ -1,0 +1,94 @@
+"""msgpack and JSON encoding, bytes in, bytes out, kept apart from any transport.
+
+Input from the wire is untrusted: ``unpack`` and ``from_json`` turn every kind of malformed
+input (truncated, trailing bytes, bad UTF-8, absurd nesting, oversized) into one ``CodecError``
+so callers need a single ``except``. Encoding is on the fan-out hot path (once per update per
+format), so it reuses one msgpack ``Packer`` and one ``JSONEncoder`` per thread.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import msgpack
+
+__all__ = ["MAX_MESSAGE_BYTES", "CodecError", "from_json", "pack", "to_json", "unpack"]
+
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+"""Largest message either decoder accepts; far above any event or snapshot we produce."""
+
+
+class CodecError(ValueError):
+    """Data that cannot be encoded, or bytes that are not a well-formed message."""
+
+
+class _Codecs(threading.local):
+    """Reusable encoders, one set per thread (a ``Packer`` keeps internal state)."""
+
+    def __init__(self) -> None:
+        self.packer = msgpack.Packer(use_bin_type=True, datetime=False)
+        self.json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+_codecs = _Codecs()
+
+
+def _reject_ext(code: int, data: bytes) -> Any:
+    raise CodecError(f"msgpack extension type {code} is not part of the protocol")
+
+
+def pack(obj: Any) -> bytes:
+    """msgpack-encode ``obj`` (str as str, bytes as bin)."""
+    try:
+        return _codecs.packer.pack(obj)  # type: ignore[no-any-return]
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise CodecError(f"cannot encode as msgpack: {exc}") from exc
+
+
+def unpack(data: bytes | bytearray | memoryview) -> Any:
+    """Decode exactly one msgpack object; anything else raises ``CodecError``."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise CodecError(f"msgpack input must be bytes, not {type(data).__name__}")
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise CodecError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
+    try:
+        # The C unpacker bounds nesting itself (StackError) and limits every str/bin/array/map
+        # length to the input size, so hostile length prefixes cannot allocate much.
+        return msgpack.unpackb(
+            data, raw=False, strict_map_key=False, use_list=True, ext_hook=_reject_ext
+        )
+    except CodecError:
+        raise
+    except msgpack.ExtraData as exc:
+        raise CodecError("trailing bytes after the msgpack object") from exc
+    except Exception as exc:  # ValueError, TypeError (unhashable key), RecursionError, ...
+        raise CodecError(f"malformed msgpack: {type(exc).__name__}: {exc}") from exc
+
+
+def to_json(obj: Any) -> bytes:
+    """Compact UTF-8 JSON; NaN and infinities are refused (browsers cannot parse them)."""
+    try:
+        return _codecs.json.encode(obj).encode()
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise CodecError(f"cannot encode as JSON: {exc}") from exc
+
+
+def _reject_constant(name: str) -> Any:
+    raise CodecError(f"JSON constant {name} is not allowed")
+
+
+def from_json(data: bytes | bytearray | str) -> Any:
+    """Decode one JSON document (UTF-8 bytes or str); anything else raises ``CodecError``."""
+    if not isinstance(data, bytes | bytearray | str):
+        raise CodecError(f"JSON input must be bytes or str, not {type(data).__name__}")
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise CodecError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
+    try:
+        text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+        return json.loads(text, parse_constant=_reject_constant)
+    except CodecError:
+        raise
+    except Exception as exc:  # JSONDecodeError, UnicodeDecodeError, RecursionError, ...
+        raise CodecError(f"malformed JSON: {type(exc).__name__}: {exc}") from exc

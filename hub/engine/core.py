@@ -1,0 +1,486 @@
+"""`Engine`: the one object the I/O layer talks to. Pure: time comes in as an argument.
+
+`submit` takes one decoded console event and answers an `Outcome`: the acknowledgement to send,
+the record to journal (accepted events only) and the topics whose payload may have changed.
+`restore` replays a journal record with exactly the effect the original `submit` had, which is
+what makes "rebuild from the journal" give the live state back. Payloads are built lazily per
+batch of events (`payload` caches until the next change), so a burst costs one rebuild.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hub.domain.config import TournamentConfig
+from hub.domain.deck import DeckOrder
+from hub.domain.errors import Rejection
+from hub.domain.scoring import Scoreboard
+from hub.engine import views
+from hub.engine.events import ConsoleEvent, parse_event
+from hub.engine.sequencer import Sequencer
+from hub.engine.tournament import Change, TournamentState
+
+TopicKey = tuple[str, str]
+OPERATOR_CONSOLE = "operator"
+ONAIR_SLOTS = ("leaderboard", "seat", "table", "compare", "ticker")
+TICKER_ITEMS = 30
+
+
+@dataclass(slots=True)
+class Outcome:
+    ok: bool
+    ack: dict[str, Any]
+    code: str | None = None
+    message: str | None = None
+    duplicate: bool = False
+    record: dict[str, Any] | None = None  # what to journal; None: nothing
+    changed: set[TopicKey] = field(default_factory=set)
+    console: str | None = None  # where the ack goes
+    seq_advanced: bool = False  # the sequencer moved without a journal record (a rejection)
+
+
+def default_onair() -> dict[str, Any]:
+    return {
+        "slots": {
+            "leaderboard": {"visible": True, "view": "like_for_like"},
+            "seat": {"visible": False, "seat": 1},
+            "table": {"visible": False, "table": 1},
+            "compare": {"visible": False, "deal": 1, "seat": 1, "tables": []},
+            "ticker": {"visible": True},
+        }
+    }
+
+
+class Engine:
+    def __init__(
+        self,
+        config: TournamentConfig,
+        decks: Mapping[int, DeckOrder] | None = None,
+        *,
+        release_delay: float | None = None,
+    ) -> None:
+        self.config = config
+        self.state = TournamentState(config, decks)
+        self.sequencer = Sequencer()
+        self.release_delay = config.release_delay if release_delay is None else release_delay
+        self.public_board = Scoreboard(self.state.layout)
+        self._completed_at: dict[tuple[str, int], float] = {}
+        self._released: set[tuple[str, int]] = set()
+        self.onair: dict[str, Any] = default_onair()
+        self.rejections: deque[dict[str, Any]] = deque(maxlen=100)
+        self.reject_counts: dict[str, int] = {}
+        self.ticker: deque[dict[str, Any]] = deque(maxlen=TICKER_ITEMS)
+        self._ticker_id = 0
+        self._cache: dict[TopicKey, dict[str, Any] | None] = {}
+        self._now = 0.0
+        consoles = getattr(config, "consoles", None)
+        self._consoles: dict[str, int] | None = dict(consoles) if consoles else None
+
+    # ------------------------------------------------------------------ intake
+    def submit(self, raw: Any, now: float, *, channel_table: int | None = None) -> Outcome:
+        """Validate and apply one console event. Never raises for bad input."""
+        self._now = now
+        console, seq = _address(raw)
+        table = _table(raw)
+        sequenced = console is not None and seq is not None and console != OPERATOR_CONSOLE
+        if sequenced:
+            assert console is not None and seq is not None
+            verdict = self.sequencer.check(console, seq)
+            if verdict == "duplicate":
+                previous = self.sequencer.previous_ack(console, seq)
+                again = dict(previous) if previous else {"seq": seq, "ok": True}
+                again["duplicate"] = True
+                return Outcome(ok=bool(again.get("ok")), ack=again, duplicate=True, console=console)
+            if verdict == "gap":
+                expected = self.sequencer.expected(console)
+                gap = Rejection("seq_gap", f"expected seq {expected}, got {seq}: resend")
+                out = self._reject(console, seq, gap, table, advance=False, log=False)
+                out.ack["expected"] = expected
+                return out
+        try:
+            event = parse_event(raw)
+            self._check_envelope(event, channel_table)
+        except Rejection as exc:
+            # The console moved on past a refused event, so its seq is used up, unless the
+            # console itself is not one of ours.
+            advance = sequenced and exc.code != "unknown_console"
+            return self._reject(console, seq, exc, table, advance=advance)
+        try:
+            change = self.state.apply(event, now)
+        except Rejection as exc:
+            return self._reject(console, seq, exc, event.table, advance=True)
+        accepted: dict[str, Any] = {"seq": event.seq, "ok": True}
+        self.sequencer.record(event.console, event.seq, accepted)
+        record = {"kind": "console", **event.as_record(), "at": now}
+        return Outcome(
+            ok=True,
+            ack=accepted,
+            record=record,
+            changed=self._changed(change, now),
+            console=event.console,
+        )
+
+    def _check_envelope(self, event: ConsoleEvent, channel_table: int | None) -> None:
+        if event.tournament != self.config.id:
+            raise Rejection(
+                "unknown_tournament",
+                f"this hub runs tournament {self.config.id!r}, not {event.tournament!r}",
+            )
+        if channel_table is not None and event.table != channel_table:
+            raise Rejection(
+                "wrong_channel",
+                f"event for table {event.table} published on table {channel_table}'s channel",
+            )
+        if event.table not in self.state.tables:
+            raise Rejection("unknown_table", f"table {event.table} is not in this tournament")
+        if not self._console_allowed(event):
+            raise Rejection(
+                "unknown_console", f"console {event.console!r} may not write table {event.table}"
+            )
+
+    def _console_allowed(self, event: ConsoleEvent) -> bool:
+        if event.console == OPERATOR_CONSOLE:
+            return False  # only the hub itself writes as the operator console
+        if self._consoles is None:
+            return True
+        return self._consoles.get(event.console) == event.table
+
+    def _reject(
+        self,
+        console: str | None,
+        seq: int | None,
+        exc: Rejection,
+        table: int | None,
+        *,
+        advance: bool,
+        log: bool = True,
+    ) -> Outcome:
+        ack: dict[str, Any] = {"seq": seq, "ok": False, "code": exc.code, "error": exc.message}
+        if advance and console is not None and seq is not None:
+            self.sequencer.record(console, seq, ack)
+        self.reject_counts[exc.code] = self.reject_counts.get(exc.code, 0) + 1
+        changed: set[TopicKey] = set()
+        if log:
+            self.rejections.append(
+                {
+                    "table": table,
+                    "console": console,
+                    "seq": seq,
+                    "code": exc.code,
+                    "message": exc.message,
+                    "at": self._now,
+                }
+            )
+            changed.add((views.LIVE, "ops"))
+            self._cache.pop((views.LIVE, "ops"), None)
+        return Outcome(
+            ok=False,
+            ack=ack,
+            code=exc.code,
+            message=exc.message,
+            console=console,
+            changed=changed,
+            seq_advanced=advance,
+        )
+
+    def restore(self, record: Mapping[str, Any]) -> set[TopicKey]:
+        """Re-apply one journal record (same effect as when it was first accepted)."""
+        now = float(record.get("at", 0.0))
+        self._now = now
+        if record.get("kind") == "control":
+            return self._apply_control(record, now)
+        fields = {k: v for k, v in record.items() if k not in ("kind", "at")}
+        event = parse_event(fields)
+        change = self.state.apply(event, now)
+        self.sequencer.record(event.console, event.seq, {"seq": event.seq, "ok": True})
+        return self._changed(change, now)
+
+    # ----------------------------------------------------------------- control
+    def control(self, command: Mapping[str, Any], now: float) -> Outcome:
+        """An operator command (on-air change or dispute confirmation), validated."""
+        self._now = now
+        op = command.get("op")
+        try:
+            if op == "onair":
+                slot, value = command.get("slot"), command.get("value")
+                if slot not in ONAIR_SLOTS:
+                    raise Rejection("bad_request", f"unknown on-air slot {slot!r}")
+                if not isinstance(value, Mapping):
+                    raise Rejection("bad_request", "on-air 'value' must be an object")
+                record = {"kind": "control", "op": "onair", "slot": slot, "value": dict(value)}
+                record["at"] = now
+                changed = self._apply_control(record, now)
+                return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
+            if op == "confirm":
+                seq = self.sequencer.expected(OPERATOR_CONSOLE)
+                raw = {
+                    "v": 1,
+                    "tournament": self.config.id,
+                    "table": command.get("table"),
+                    "console": OPERATOR_CONSOLE,
+                    "seq": seq,
+                    "type": "confirm",
+                    "deal": command.get("deal"),
+                }
+                if command.get("seats"):
+                    raw["seats"] = command.get("seats")
+                event = parse_event(raw)
+                if event.table not in self.state.tables:
+                    raise Rejection(
+                        "unknown_table", f"table {event.table} is not in this tournament"
+                    )
+                change = self.state.apply(event, now)
+                self.sequencer.record(OPERATOR_CONSOLE, seq, {"seq": seq, "ok": True})
+                record = {"kind": "console", **event.as_record(), "at": now}
+                return Outcome(
+                    ok=True, ack={"ok": True}, record=record, changed=self._changed(change, now)
+                )
+            raise Rejection("bad_request", f"unknown operator command {op!r}")
+        except Rejection as exc:
+            return Outcome(
+                ok=False,
+                ack={"ok": False, "code": exc.code, "error": exc.message},
+                code=exc.code,
+                message=exc.message,
+            )
+
+    def _apply_control(self, record: Mapping[str, Any], now: float) -> set[TopicKey]:
+        slot = str(record["slot"])
+        merged = {**self.onair["slots"].get(slot, {}), **dict(record["value"])}
+        self.onair = {"slots": {**self.onair["slots"], slot: merged}}
+        keys = {(a, "onair") for a in views.AUDIENCES}
+        for key in keys:
+            self._cache.pop(key, None)
+        return keys
+
+    # ----------------------------------------------------------------- release
+    def released(self, group: str, deal_no: int) -> bool:
+        return (group, deal_no) in self._released
+
+    def tick(self, now: float) -> set[TopicKey]:
+        """Release deals whose delay has passed; returns the public topics that changed."""
+        self._now = now
+        changed: set[TopicKey] = set()
+        for (group, deal_no), at in list(self._completed_at.items()):
+            if now >= at + self.release_delay:
+                del self._completed_at[(group, deal_no)]
+                changed |= self._release(group, deal_no)
+        return changed
+
+    def _release(self, group: str, deal_no: int) -> set[TopicKey]:
+        self._released.add((group, deal_no))
+        for t in self.config.groups[group].tables:
+            self.public_board.set_result(t, deal_no, self._result(t, deal_no))
+        for item in self.ticker:
+            if item["deal"] == deal_no:
+                item.setdefault("released", []).append(group)
+        return self._invalidate(self._public_deal_keys(deal_no) | {(views.LIVE, "ops")})
+
+    def _result(self, table: int, deal_no: int) -> dict[int, int] | None:
+        h = self.state.hand(table, deal_no)
+        return h.result if h else None
+
+    # ----------------------------------------------------------------- changes
+    def _changed(self, change: Change, now: float) -> set[TopicKey]:
+        seats = range(1, self.config.seats + 1)
+        keys: set[TopicKey] = {
+            (views.LIVE, f"table:{change.table}"),
+            (views.LIVE, "ops"),
+            (views.LIVE, "projection"),
+        }
+        deal_no = change.deal
+        if deal_no is not None:
+            keys.add((views.LIVE, f"deal:{deal_no}"))
+            keys |= {(views.LIVE, f"compare:{deal_no}:{s}") for s in seats}
+        keys.add((views.PUBLIC, f"table:{change.table}"))
+        for item in change.notable:
+            self._add_ticker(item)
+        if change.scores and deal_no is not None:
+            keys.add((views.LIVE, "standings"))
+            keys |= {(views.LIVE, f"seat:{s}") for s in seats}
+            keys.add((views.LIVE, "ticker"))
+            for item in views.swing_items(self.state, change.table, deal_no):
+                self._add_ticker(item)
+            keys |= self._track_release(change.table, deal_no, now)
+        return self._invalidate(keys)
+
+    def _track_release(self, table: int, deal_no: int, now: float) -> set[TopicKey]:
+        group = self.config.group_of(table).id
+        if (group, deal_no) in self._released:
+            # Already public: corrections show to the public as they happen.
+            self.public_board.set_result(table, deal_no, self._result(table, deal_no))
+            return self._public_deal_keys(deal_no)
+        if self.state.board.deal_complete(group, deal_no):
+            self._completed_at.setdefault((group, deal_no), now)
+            if self.release_delay <= 0:
+                return self.tick(now)
+        else:
+            self._completed_at.pop((group, deal_no), None)
+        return set()
+
+    def _public_deal_keys(self, deal_no: int) -> set[TopicKey]:
+        seats = range(1, self.config.seats + 1)
+        keys = {(views.PUBLIC, "standings"), (views.PUBLIC, "ticker")}
+        keys |= {(views.PUBLIC, f"seat:{s}") for s in seats}
+        keys.add((views.PUBLIC, f"deal:{deal_no}"))
+        keys |= {(views.PUBLIC, f"compare:{deal_no}:{s}") for s in seats}
+        return keys
+
+    def _add_ticker(self, item: dict[str, Any]) -> None:
+        self._ticker_id += 1
+        item = {"id": self._ticker_id, **item}
+        if "text" not in item:
+            item["text"] = _ticker_text(self.config, item)
+        self.ticker.appendleft(item)
+        for key in ((views.LIVE, "ticker"), (views.PUBLIC, "ticker")):
+            self._cache.pop(key, None)
+
+    def _invalidate(self, keys: set[TopicKey]) -> set[TopicKey]:
+        for key in keys:
+            self._cache.pop(key, None)
+        # Standings-derived topics share one computation.
+        if any(k[1] == "standings" or k[1].startswith("seat:") for k in keys):
+            for audience in views.AUDIENCES:
+                self._cache.pop((audience, "standings"), None)
+        return keys
+
+    # ----------------------------------------------------------------- reading
+    def topic_keys(self) -> Iterable[TopicKey]:
+        seats = range(1, self.config.seats + 1)
+        for audience in views.AUDIENCES:
+            yield (audience, "standings")
+            yield (audience, "onair")
+            yield (audience, "ticker")
+            for s in seats:
+                yield (audience, f"seat:{s}")
+            for t in self.state.tables:
+                yield (audience, f"table:{t}")
+            for d in range(1, self.config.deals + 1):
+                if audience == views.LIVE or any(self.released(g, d) for g in self.config.groups):
+                    yield (audience, f"deal:{d}")
+                    for s in seats:
+                        yield (audience, f"compare:{d}:{s}")
+        yield (views.LIVE, "ops")
+        yield (views.LIVE, "projection")
+
+    def payload(self, key: TopicKey) -> dict[str, Any] | None:
+        if key in self._cache:
+            return self._cache[key]
+        value = self._build(key)
+        self._cache[key] = value
+        return value
+
+    def _build(self, key: TopicKey) -> dict[str, Any] | None:
+        audience, topic = key
+        live = audience == views.LIVE
+        name, _, rest = topic.partition(":")
+        try:
+            parts = [int(p) for p in rest.split(":")] if rest else []
+        except ValueError:
+            return None
+        if name == "standings":
+            return self._standings(live)
+        if name == "seat" and len(parts) == 1 and 1 <= parts[0] <= self.config.seats:
+            return views.seat_payload(self.payload((audience, "standings")) or {}, parts[0])
+        if name == "table" and len(parts) == 1 and parts[0] in self.state.tables:
+            return views.table_payload(self.state, self.state.tables[parts[0]], live=live)
+        if name == "deal" and len(parts) == 1 and 1 <= parts[0] <= self.config.deals:
+            return views.deal_payload(self.state, parts[0], live=live, released=self.released)
+        if (
+            name == "compare"
+            and len(parts) == 2
+            and 1 <= parts[0] <= self.config.deals
+            and 1 <= parts[1] <= self.config.seats
+        ):
+            return views.compare_payload(
+                self.state, parts[0], parts[1], live=live, released=self.released
+            )
+        if name == "onair" and not parts:
+            return {"slots": {k: dict(v) for k, v in self.onair["slots"].items()}}
+        if name == "ticker" and not parts:
+            items = [
+                {k: v for k, v in item.items() if k != "released"}
+                for item in self.ticker
+                if live or self._item_public(item)
+            ]
+            return {"items": items}
+        if name == "projection" and live and not parts:
+            return views.projection_payload(self.state)
+        if name == "ops" and live and not parts:
+            return views.ops_payload(
+                self.state, list(self.rejections), self.release_state(), self._now
+            )
+        return None
+
+    def _item_public(self, item: Mapping[str, Any]) -> bool:
+        table = item.get("table")
+        if table is None:
+            return False
+        return self.released(self.config.group_of(int(table)).id, int(item["deal"]))
+
+    def _standings(self, live: bool) -> dict[str, Any]:
+        if live:
+            complete = {g: sorted(self.state.board.completed_deals(g)) for g in self.config.groups}
+            return views.standings_payload(
+                self.config, self.state.board, live=True, complete=complete
+            )
+        complete = {
+            g: sorted(d for (gg, d) in self._released if gg == g) for g in self.config.groups
+        }
+        return views.standings_payload(
+            self.config, self.public_board, live=False, complete=complete
+        )
+
+    def release_state(self) -> list[dict[str, Any]]:
+        out = []
+        for g in self.config.groups.values():
+            for d in range(1, self.config.deals + 1):
+                done = sum(
+                    1
+                    for t in g.tables
+                    if (h := self.state.hand(t, d)) is not None and h.result is not None
+                )
+                out.append(
+                    {
+                        "group": g.id,
+                        "deal": d,
+                        "tables_complete": done,
+                        "tables": len(g.tables),
+                        "released": (g.id, d) in self._released,
+                    }
+                )
+        return out
+
+    def standings_json(self) -> dict[str, Any]:
+        """The replay CLI's output: both views of the live scoreboard."""
+        return self._standings(True)
+
+
+def _address(raw: Any) -> tuple[str | None, int | None]:
+    """Best-effort console and seq of even a malformed event, to address its rejection."""
+    if not isinstance(raw, Mapping):
+        return None, None
+    console = raw.get("console")
+    seq = raw.get("seq")
+    return (
+        console if isinstance(console, str) and 0 < len(console) <= 64 else None,
+        seq if isinstance(seq, int) and not isinstance(seq, bool) else None,
+    )
+
+
+def _table(raw: Any) -> int | None:
+    table = raw.get("table") if isinstance(raw, Mapping) else None
+    return table if isinstance(table, int) and not isinstance(table, bool) else None
+
+
+def _ticker_text(config: TournamentConfig, item: Mapping[str, Any]) -> str:
+    table, deal_no, seat = item.get("table"), item.get("deal"), item.get("seat")
+    if item["kind"] == "void":
+        return f"Deal {deal_no} voided at table {table}"
+    if item["kind"] == "all_in" and table is not None and seat is not None:
+        team, player = config.seat_holder(int(table), int(seat))
+        return f"{player} ({team.code}) all in on deal {deal_no} at table {table}"
+    return str(item.get("kind"))

@@ -1,0 +1,139 @@
+"""Console events (protocol v1): the schema check that stands between the wire and the core.
+
+A console event arrives as a plain mapping (decoded msgpack or a JSON Lines row). `parse_event`
+turns it into a typed `ConsoleEvent` or refuses it with `bad_schema` naming the field, so nothing
+malformed ever reaches the tournament state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hub.domain.errors import Rejection
+
+VERSION = 1
+ACTION_TYPES = frozenset({"fold", "check", "call", "bet", "raise"})
+EVENT_TYPES = ACTION_TYPES | {"start", "win", "undo", "reopen", "void", "confirm"}
+
+_REQUIRED = ("v", "tournament", "table", "console", "seq", "type")
+_OPTIONAL = ("ts", "deal", "seat", "amount", "seats", "note")
+_KNOWN = frozenset(_REQUIRED + _OPTIONAL)
+# Fields each type needs beyond the envelope.
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "start": ("deal",),
+    "fold": ("seat",),
+    "check": ("seat",),
+    "call": ("seat",),
+    "bet": ("seat", "amount"),
+    "raise": ("seat", "amount"),
+    "win": ("seats",),
+    "undo": (),
+    "reopen": ("deal",),
+    "void": (),
+    "confirm": ("deal",),
+}
+MAX_NAME = 64
+MAX_NOTE = 500
+MAX_INT = 2**53
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleEvent:
+    tournament: str
+    table: int
+    console: str
+    seq: int
+    type: str
+    ts: float | None = None
+    deal: int | None = None
+    seat: int | None = None
+    amount: int | None = None
+    seats: tuple[int, ...] | None = None
+    note: str | None = None
+
+    def as_record(self) -> dict[str, Any]:
+        """The event as a plain mapping with only the fields it carries (journal form)."""
+        out: dict[str, Any] = {
+            "v": VERSION,
+            "tournament": self.tournament,
+            "table": self.table,
+            "console": self.console,
+            "seq": self.seq,
+            "type": self.type,
+        }
+        for name in _OPTIONAL:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = list(value) if name == "seats" else value
+        return out
+
+
+def _bad(message: str) -> Rejection:
+    return Rejection("bad_schema", message)
+
+
+def _int(raw: Mapping[str, Any], name: str, *, low: int = 0) -> int:
+    value = raw[name]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _bad(f"field '{name}' must be an integer, got {type(value).__name__}")
+    if not low <= value < MAX_INT:
+        raise _bad(f"field '{name}' must be at least {low}, got {value}")
+    return value
+
+
+def _name(raw: Mapping[str, Any], name: str) -> str:
+    value = raw[name]
+    if not isinstance(value, str) or not value or len(value) > MAX_NAME:
+        raise _bad(f"field '{name}' must be a non-empty string of at most {MAX_NAME} characters")
+    return value
+
+
+def parse_event(raw: Any) -> ConsoleEvent:
+    """Check one decoded event against protocol v1; raises `Rejection('bad_schema', ...)`."""
+    if not isinstance(raw, Mapping):
+        raise _bad(f"an event must be a map, got {type(raw).__name__}")
+    for key in raw:
+        if key not in _KNOWN:
+            raise _bad(f"unknown field {str(key)[:40]!r}")
+    for key in _REQUIRED:
+        if key not in raw:
+            raise _bad(f"missing field '{key}'")
+    if raw["v"] != VERSION or isinstance(raw["v"], bool):
+        raise _bad(f"unsupported protocol version {raw['v']!r} (this hub speaks v{VERSION})")
+    kind = raw["type"]
+    if not isinstance(kind, str) or kind not in EVENT_TYPES:
+        raise _bad(f"unknown event type {str(kind)[:40]!r}")
+    for key in _NEEDS[kind]:
+        if raw.get(key) is None:
+            raise _bad(f"a '{kind}' event needs field '{key}'")
+    ts = raw.get("ts")
+    if ts is not None and (isinstance(ts, bool) or not isinstance(ts, int | float)):
+        raise _bad("field 'ts' must be a number")
+    seats: tuple[int, ...] | None = None
+    if raw.get("seats") is not None:
+        value = raw["seats"]
+        if not isinstance(value, list | tuple) or not value or len(value) > 10:
+            raise _bad("field 'seats' must be a list of 1 to 10 seat numbers")
+        if any(isinstance(s, bool) or not isinstance(s, int) or not 0 < s < 100 for s in value):
+            raise _bad("field 'seats' must hold seat numbers (positive integers)")
+        if len(set(value)) != len(value):
+            raise _bad("field 'seats' names a seat twice")
+        seats = tuple(sorted(value))
+    note = raw.get("note")
+    if note is not None and (not isinstance(note, str) or len(note) > MAX_NOTE):
+        raise _bad(f"field 'note' must be a string of at most {MAX_NOTE} characters")
+    return ConsoleEvent(
+        tournament=_name(raw, "tournament"),
+        table=_int(raw, "table", low=1),
+        console=_name(raw, "console"),
+        seq=_int(raw, "seq", low=1),
+        type=kind,
+        ts=float(ts) if ts is not None else None,
+        deal=_int(raw, "deal", low=1) if raw.get("deal") is not None else None,
+        seat=_int(raw, "seat", low=1) if raw.get("seat") is not None else None,
+        amount=_int(raw, "amount", low=0) if raw.get("amount") is not None else None,
+        seats=seats,
+        note=note,
+    )

@@ -1,0 +1,109 @@
+"""Simulated sessions: bots at every table, producing the console events an official would enter.
+
+Tables interleave at random, each through its own deal order, so a generated session looks like
+a real one to the hub: deals complete at different times at different tables. Every event is
+checked by a private `Engine` as it is generated, so the output is legal by construction. The
+random generator is a parameter: the same seed gives the same session.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from hub.domain.bots import choose_action
+from hub.domain.config import TournamentConfig
+from hub.domain.deck import DeckOrder
+from hub.engine.core import Engine
+from hub.engine.tournament import IN_PROGRESS, SHOWDOWN
+
+STYLES = ("tight", "loose", "aggressive", "calling-station")
+
+
+def console_name(table: int) -> str:
+    return f"table{table}"
+
+
+def simulate_session(
+    config: TournamentConfig,
+    decks: Mapping[int, DeckOrder] | None,
+    rng: random.Random,
+    *,
+    tables: list[int] | None = None,
+    corrections: bool = True,
+    mean_gap: float = 4.0,
+) -> Iterator[dict[str, Any]]:
+    """Yield the events of a whole session (every table plays every deal), in arrival order.
+
+    With `corrections`, a few hands get an `undo` of a mistyped action, one hand is voided and
+    replayed as a void, and one showdown is first declared wrongly and then confirmed by the
+    official, so the sample exercises every correction path.
+    """
+    engine = Engine(config, decks, release_delay=0.0)
+    chosen = sorted(tables or engine.state.tables)
+    styles = {(t, s): rng.choice(STYLES) for t in chosen for s in range(1, config.seats + 1)}
+    seqs = dict.fromkeys(chosen, 0)
+    clock = 0.0
+    void_done = dispute_done = False
+
+    def emit(table: int, kind: str, **fields: Any) -> dict[str, Any]:
+        seqs[table] += 1
+        event = {
+            "v": 1,
+            "tournament": config.id,
+            "table": table,
+            "console": console_name(table),
+            "seq": seqs[table],
+            "type": kind,
+            "ts": round(clock, 3),
+            **{k: v for k, v in fields.items() if v is not None},
+        }
+        outcome = engine.submit(event, clock)
+        if not outcome.ok:  # pragma: no cover - a bug in the bots or the engine
+            raise AssertionError(f"simulated event refused: {event} -> {outcome.ack}")
+        return event
+
+    active = list(chosen)
+    while active:
+        table = rng.choice(active)
+        clock += rng.expovariate(1.0 / mean_gap) if mean_gap > 0 else 0.0
+        state = engine.state.tables[table]
+        current = state.current
+        if current is None:
+            nxt = state.next_deal()
+            if nxt is None:
+                active.remove(table)
+                continue
+            yield emit(table, "start", deal=nxt)
+            continue
+        hand = current.hand
+        if current.status == SHOWDOWN:
+            computed = hand.computed_winners()
+            if computed is None:
+                # No cards known: the official declares a plausible winner among those left.
+                pots = hand.pots()
+                winners = sorted({min(p.eligible) for p in pots if p.eligible})
+            else:
+                winners = sorted(computed)
+            if corrections and not dispute_done and computed is not None:
+                contenders = [s for p in hand.pots() for s in p.eligible if s not in computed]
+                if contenders:
+                    dispute_done = True
+                    yield emit(table, "win", seats=[contenders[0]])
+                    yield emit(table, "confirm", deal=current.deal)
+                    continue
+            yield emit(table, "win", seats=winners)
+            continue
+        assert current.status == IN_PROGRESS and hand.to_act is not None
+        seat = hand.to_act
+        if corrections and not void_done and len(current.inputs) == 3 and rng.random() < 0.05:
+            void_done = True
+            yield emit(table, "void")
+            continue
+        kind, amount = choose_action(hand, seat, rng, styles[(table, seat)])
+        if corrections and rng.random() < 0.01 and kind in ("call", "check"):
+            yield emit(table, kind, seat=seat, amount=amount if kind == "call" else None)
+            yield emit(table, "undo")
+            continue
+        yield emit(table, kind, seat=seat, amount=amount)

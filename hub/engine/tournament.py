@@ -1,0 +1,371 @@
+"""The tournament as a state machine over console events: tables, hands, corrections, disputes.
+
+`TournamentState.apply(event, now)` either changes the state and says what changed, or raises
+`Rejection` having changed nothing. Each table's hands are kept as the list of console inputs
+that built them, so `undo` and `reopen` rebuild a hand by replaying its inputs (hands are short;
+a replay is cheaper than any clever inverse and is obviously right). Scores follow every status
+change through `Scoreboard.set_result`, which is incremental.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hub.domain.config import TournamentConfig
+from hub.domain.dealing import Dealt, deal
+from hub.domain.deck import DeckOrder
+from hub.domain.errors import Rejection
+from hub.domain.holdem import Hand, HandSpec
+from hub.domain.scoring import Scoreboard, ScoringLayout
+from hub.engine.events import ACTION_TYPES, ConsoleEvent
+
+Input = tuple[int, str, int | None]
+
+# Hand statuses as shown on consoles, overlays and the comparison.
+IN_PROGRESS = "in_progress"
+SHOWDOWN = "showdown"
+COMPLETE = "complete"
+VOID = "void"
+DISPUTED = "disputed"
+TERMINAL = frozenset({COMPLETE, VOID, DISPUTED})
+
+
+@dataclass(slots=True)
+class HandState:
+    """One deal at one table: its inputs, the rebuilt engine and where it stands."""
+
+    table: int
+    deal: int
+    spec: HandSpec
+    hand: Hand
+    inputs: list[Input] = field(default_factory=list)
+    status: str = IN_PROGRESS
+    winners: tuple[int, ...] | None = None  # declared (or confirmed) at showdown
+    declared: tuple[int, ...] | None = None  # kept while disputed
+    computed: tuple[int, ...] | None = None
+    reopened: bool = False
+    started_at: float = 0.0
+    finished_at: float | None = None
+
+    @property
+    def result(self) -> dict[int, int] | None:
+        """Chip-score per seat when the hand counts (complete or void), else None."""
+        if self.status == VOID:
+            return dict.fromkeys(range(1, self.spec.seats + 1), 0)
+        if self.status == COMPLETE:
+            return dict(self.hand.result or {})
+        return None
+
+    def rebuild(self, inputs: list[Input]) -> Hand:
+        return Hand.replay(self.spec, inputs)
+
+
+@dataclass(slots=True)
+class TableState:
+    table: int
+    group: str
+    order: tuple[int, ...]
+    hands: dict[int, HandState] = field(default_factory=dict)
+    current: HandState | None = None
+    last_event_at: float | None = None
+    last_seq: int = 0
+    console: str | None = None
+
+    def next_deal(self) -> int | None:
+        for d in self.order:
+            if d not in self.hands:
+                return d
+        return None
+
+    @property
+    def completed(self) -> int:
+        return sum(1 for h in self.hands.values() if h.status in (COMPLETE, VOID))
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What one applied event touched, so views rebuild only what may differ."""
+
+    table: int
+    deal: int | None
+    scores: bool = False  # a counted result appeared, changed or left
+    notable: tuple[dict[str, Any], ...] = ()
+
+
+class TournamentState:
+    """Every table of the tournament, fed by validated console events."""
+
+    def __init__(self, config: TournamentConfig, decks: Mapping[int, DeckOrder] | None) -> None:
+        self.config = config
+        self.decks = dict(decks) if decks else None
+        self.layout = ScoringLayout.from_config(config)
+        self.board = Scoreboard(self.layout)
+        self.tables: dict[int, TableState] = {}
+        for group in config.groups.values():
+            for t in group.tables:
+                self.tables[t] = TableState(t, group.id, tuple(config.deal_orders[t]))
+        self._dealt: dict[int, Dealt] = {}
+        self.corrections: list[dict[str, Any]] = []
+        self.events_applied = 0
+
+    # ----------------------------------------------------------------- queries
+    def dealt(self, deal_no: int) -> Dealt | None:
+        """Hole cards and board of a deal, when deck orders are loaded."""
+        if self.decks is None or deal_no not in self.decks:
+            return None
+        if deal_no not in self._dealt:
+            self._dealt[deal_no] = deal(
+                self.decks[deal_no], self.config.buttons[deal_no], self.config.seats
+            )
+        return self._dealt[deal_no]
+
+    def hand(self, table: int, deal_no: int) -> HandState | None:
+        return self.tables[table].hands.get(deal_no)
+
+    def disputes(self) -> list[HandState]:
+        return [h for t in self.tables.values() for h in t.hands.values() if h.status == DISPUTED]
+
+    # ----------------------------------------------------------------- commands
+    def apply(self, event: ConsoleEvent, now: float) -> Change:
+        """Apply one schema-valid event; raises `Rejection` and changes nothing if refused."""
+        table = self.tables.get(event.table)
+        if table is None:
+            raise Rejection("unknown_table", f"table {event.table} is not in this tournament")
+        if event.seat is not None and not 1 <= event.seat <= self.config.seats:
+            raise Rejection(
+                "unknown_seat", f"seat {event.seat} does not exist (1..{self.config.seats})"
+            )
+        if event.deal is not None and not 1 <= event.deal <= self.config.deals:
+            raise Rejection(
+                "unknown_deal", f"deal {event.deal} is not in this session (1..{self.config.deals})"
+            )
+        handler = getattr(self, f"_on_{event.type}", None)
+        if event.type in ACTION_TYPES:
+            change = self._on_action(table, event, now)
+        elif handler is not None:
+            change = handler(table, event, now)
+        else:  # pragma: no cover - parse_event admits only known types
+            raise Rejection("bad_schema", f"unknown event type {event.type!r}")
+        table.last_event_at = now
+        table.last_seq = event.seq
+        table.console = event.console
+        self.events_applied += 1
+        return change
+
+    def _spec(self, deal_no: int) -> HandSpec:
+        cfg = self.config
+        return HandSpec(
+            seats=cfg.seats,
+            button=cfg.buttons[deal_no],
+            small_blind=cfg.small_blind,
+            big_blind=cfg.big_blind,
+            cap=cfg.cap,
+            pot_limit=cfg.betting == "pot-limit",
+            cards=self.dealt(deal_no),
+        )
+
+    def _on_start(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        assert event.deal is not None
+        if table.current is not None:
+            raise Rejection(
+                "hand_in_progress",
+                f"deal {table.current.deal} is still in progress at table {table.table}",
+            )
+        if event.deal in table.hands:
+            raise Rejection(
+                "wrong_deal", f"deal {event.deal} was already played at table {table.table}"
+            )
+        expected = table.next_deal()
+        if event.deal != expected:
+            raise Rejection(
+                "wrong_deal", f"table {table.table} plays deal {expected} next, not {event.deal}"
+            )
+        spec = self._spec(event.deal)
+        state = HandState(table.table, event.deal, spec, Hand(spec), started_at=now)
+        table.hands[event.deal] = state
+        table.current = state
+        return Change(table.table, event.deal)
+
+    def _current(self, table: TableState, event: ConsoleEvent) -> HandState:
+        current = table.current
+        if current is None:
+            raise Rejection("hand_not_started", f"no hand is in progress at table {table.table}")
+        if event.deal is not None and event.deal != current.deal:
+            raise Rejection(
+                "wrong_deal",
+                f"table {table.table} is playing deal {current.deal}, not deal {event.deal}",
+            )
+        return current
+
+    def _on_action(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        current = self._current(table, event)
+        assert event.seat is not None
+        record = current.hand.act(event.seat, event.type, event.amount)
+        current.inputs.append((event.seat, event.type, event.amount))
+        notable: tuple[dict[str, Any], ...] = ()
+        if current.hand.committed.get(event.seat, 0) >= current.spec.cap and record.added > 0:
+            notable = (
+                {
+                    "kind": "all_in",
+                    "table": table.table,
+                    "deal": current.deal,
+                    "seat": event.seat,
+                    "chips": current.spec.cap,
+                },
+            )
+        return self._after_betting(table, current, now, notable)
+
+    def _after_betting(
+        self,
+        table: TableState,
+        current: HandState,
+        now: float,
+        notable: tuple[dict[str, Any], ...] = (),
+    ) -> Change:
+        street = current.hand.street
+        if street == "complete":
+            return self._finish(table, current, COMPLETE, now, notable)
+        current.status = SHOWDOWN if street == "showdown" else IN_PROGRESS
+        return Change(table.table, current.deal, notable=notable)
+
+    def _finish(
+        self,
+        table: TableState,
+        current: HandState,
+        status: str,
+        now: float,
+        notable: tuple[dict[str, Any], ...] = (),
+    ) -> Change:
+        current.status = status
+        current.reopened = False
+        current.finished_at = now
+        if table.current is current:
+            table.current = None
+        self.board.set_result(table.table, current.deal, current.result)
+        return Change(table.table, current.deal, scores=True, notable=notable)
+
+    def _on_win(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        current = self._current(table, event)
+        assert event.seats is not None
+        if current.status != SHOWDOWN:
+            raise Rejection(
+                "not_allowed",
+                f"betting is not over at table {table.table}: seat {current.hand.to_act} is to act",
+            )
+        for s in event.seats:
+            if not 1 <= s <= self.config.seats:
+                raise Rejection("unknown_seat", f"seat {s} does not exist")
+        declared = tuple(event.seats)
+        trial = current.hand.copy()
+        trial.settle(declared)  # raises bad_winner for an impossible declaration
+        computed_set = current.hand.computed_winners()
+        if computed_set is None:
+            current.hand = trial
+            current.winners = declared
+            return self._finish(table, current, COMPLETE, now)
+        computed = tuple(sorted(computed_set))
+        if set(declared) == computed_set:
+            current.hand.settle(None)
+            current.winners = computed
+            return self._finish(table, current, COMPLETE, now)
+        current.declared = declared
+        current.computed = computed
+        return self._finish(table, current, DISPUTED, now)
+
+    def _on_confirm(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        assert event.deal is not None
+        target = table.hands.get(event.deal)
+        if target is None:
+            raise Rejection(
+                "wrong_deal", f"deal {event.deal} has not been played at table {table.table}"
+            )
+        if target.status == DISPUTED:
+            trial = target.hand.copy()
+            winners = event.seats
+            trial.settle(winners)
+            target.hand = trial
+            target.winners = tuple(winners) if winners else target.computed
+            target.declared = None
+            self._log(table, target, "confirm", now)
+            return self._finish(table, target, COMPLETE, now)
+        if target.reopened and target is table.current:
+            if target.hand.street == "complete":
+                self._log(table, target, "confirm", now)
+                return self._finish(table, target, COMPLETE, now)
+            raise Rejection(
+                "not_allowed",
+                f"deal {event.deal} at table {table.table} is not finished: "
+                + ("declare the winners" if target.status == SHOWDOWN else "betting is open"),
+            )
+        raise Rejection(
+            "not_disputed",
+            f"deal {event.deal} at table {table.table} is neither disputed nor reopened",
+        )
+
+    def _on_undo(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        current = self._current(table, event)
+        if not current.inputs:
+            # Undoing the start itself: the deal goes back to not played.
+            del table.hands[current.deal]
+            table.current = None
+            self._log(table, current, "undo", now)
+            if current.reopened:  # pragma: no cover - reopened hands always have inputs
+                self.board.set_result(table.table, current.deal, None)
+            return Change(table.table, current.deal)
+        inputs = current.inputs[:-1]
+        current.hand = current.rebuild(inputs)
+        current.inputs = inputs
+        current.winners = None
+        self._log(table, current, "undo", now)
+        return self._after_betting(table, current, now)
+
+    def _on_void(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        if event.deal is None or (table.current and table.current.deal == event.deal):
+            target = self._current(table, event)
+        else:
+            found = table.hands.get(event.deal)
+            if found is None:
+                raise Rejection(
+                    "wrong_deal",
+                    f"deal {event.deal} has not been played at table {table.table}",
+                )
+            target = found
+        if target.status == VOID:
+            raise Rejection("not_allowed", f"deal {target.deal} is already void")
+        self._log(table, target, "void", now)
+        return self._finish(
+            table,
+            target,
+            VOID,
+            now,
+            ({"kind": "void", "table": table.table, "deal": target.deal, "seat": None},),
+        )
+
+    def _on_reopen(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        assert event.deal is not None
+        if table.current is not None:
+            raise Rejection(
+                "hand_in_progress",
+                f"deal {table.current.deal} is in progress at table {table.table}; "
+                "finish or void it first",
+            )
+        target = table.hands.get(event.deal)
+        if target is None or target.status not in TERMINAL:
+            raise Rejection(
+                "wrong_deal", f"deal {event.deal} is not a finished hand of table {table.table}"
+            )
+        target.hand = target.rebuild(target.inputs)
+        target.reopened = True
+        target.winners = target.declared = target.computed = None
+        target.finished_at = None
+        target.status = SHOWDOWN if target.hand.street == "showdown" else IN_PROGRESS
+        table.current = target
+        self.board.set_result(table.table, target.deal, None)
+        self._log(table, target, "reopen", now)
+        return Change(table.table, target.deal, scores=True)
+
+    def _log(self, table: TableState, hand: HandState, kind: str, now: float) -> None:
+        self.corrections.append({"table": table.table, "deal": hand.deal, "type": kind, "at": now})
+        del self.corrections[:-200]

@@ -1,0 +1,215 @@
+"""The offline preparation commands: `duplicast draw` and `duplicast decks`.
+
+Both run before the event, on the organiser's machine, and print TOML fragments to paste into
+the tournament file. They need only the teams and groups of that file: a file without a
+``[draw]`` section yet is accepted here (it is what `draw` is for).
+
+``hub.cli`` builds the ``argparse.Namespace``; these functions return the process exit code:
+0 done, 1 a file or configuration problem, 2 a missing or bad deck key / bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import secrets
+import sys
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from hub.deckfile import (
+    KEY_ENV,
+    NEW_KEY_HINT,
+    DeckFileError,
+    export_plain,
+    generate_key,
+    parse_key,
+    read_deck_file,
+    write_deck_file,
+)
+from hub.domain.config import ConfigError, TournamentConfig, parse_config
+from hub.domain.deck import DeckOrder, commitment, random_deck_orders, seeded_deck_orders
+from hub.domain.draw import METHODS, Draw, DrawError, make_draw, validate_draw
+from hub.domain.schedule import random_deal_orders, validate_deal_orders
+
+# Stands in for a missing [draw] while reading a file that is still being prepared.
+_PLACEHOLDER_DRAW = {"method": "cyclic", "seed": 0}
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def load_for_preparation(path: str | Path) -> TournamentConfig:
+    """Read a tournament file that may not have its ``[draw]`` section yet."""
+    source = str(path)
+    try:
+        data: dict[str, Any] = tomllib.loads(Path(path).read_text("utf-8"))
+    except OSError as exc:
+        raise ConfigError(source, "-", f"cannot read the file ({exc.strerror})") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(source, "-", f"not valid TOML ({exc})") from None
+    data.setdefault("draw", dict(_PLACEHOLDER_DRAW))
+    return parse_config(data, source)
+
+
+def _write_text(out: str | None, text: str, private: bool = False) -> None:
+    """Write ``text`` to the file ``out`` (owner-only if ``private``), or to stdout."""
+    if out is None:
+        sys.stdout.write(text)
+        return
+    path = Path(out)
+    if private:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+
+
+def _rng(seed: int | str | None) -> random.Random:
+    return random.Random(seed) if seed is not None else secrets.SystemRandom()
+
+
+# -- draw ---------------------------------------------------------------------------------------
+
+
+def draw_fragment(config: TournamentConfig, draw: Draw, note: str) -> str:
+    """The ``[draw.tables]`` TOML fragment: per table, the team in seats 1..N."""
+    lines = [
+        f"# Seat draw for {config.id}: {note}.",
+        "# Replace the [draw] section of the tournament file with this one.",
+        "[draw.tables]",
+    ]
+    for group in config.groups.values():
+        lines.append(f"# group {group.id}: team in seat 1..{config.seats}")
+        for table in group.tables:
+            teams = ", ".join(f'"{draw[(table, s)]}"' for s in range(1, config.seats + 1))
+            lines.append(f'"{table}" = [{teams}]')
+    return "\n".join(lines) + "\n"
+
+
+def run_draw(args: argparse.Namespace) -> int:
+    """`duplicast draw`: a random or cyclic seat draw for every group, as a TOML fragment."""
+    if args.method not in METHODS:
+        return _fail(f"unknown draw method {args.method!r} (expected random or cyclic)", 2)
+    try:
+        config = load_for_preparation(args.config)
+        rng = _rng(args.seed)
+        draw: Draw = {}
+        for group in config.groups.values():
+            part = make_draw(args.method, group.teams, group.tables, config.seats, rng)
+            validate_draw(part, group.teams, group.tables, config.seats)
+            draw.update(part)
+    except (ConfigError, DrawError) as exc:
+        return _fail(str(exc))
+    if args.seed is None:
+        note = f"{args.method} draw from the system CSPRNG"
+    else:
+        note = f"{args.method} draw from seed {args.seed} (reproducible)"
+    try:
+        _write_text(args.out, draw_fragment(config, draw, note))
+    except OSError as exc:
+        return _fail(f"{args.out}: cannot write ({exc.strerror})")
+    if args.out is not None:
+        print(f"wrote the seat draw to {args.out}", file=sys.stderr)
+    return 0
+
+
+# -- decks --------------------------------------------------------------------------------------
+
+
+def orders_fragment(
+    config: TournamentConfig, orders: Mapping[int, tuple[int, ...]], note: str
+) -> str:
+    """The ``[schedule.tables]`` TOML fragment: per table, the deals in the order it plays them."""
+    lines = [
+        f"# Deal order per table for {config.id}: {note}.",
+        "# Replace the [schedule] section of the tournament file with this one.",
+        "[schedule.tables]",
+    ]
+    for table in sorted(orders):
+        lines.append(f'"{table}" = [{", ".join(str(d) for d in orders[table])}]')
+    return "\n".join(lines) + "\n"
+
+
+REHEARSAL_WARNING = (
+    "*** REHEARSAL: these deck orders come from seed {seed!r}: anyone who knows the seed knows "
+    "every card. Never use them for real play. ***"
+)
+
+
+def run_decks(args: argparse.Namespace) -> int:
+    """`duplicast decks`: deck orders (encrypted file, plain export), deal orders, commitment."""
+    if getattr(args, "new_key", False):
+        print(generate_key())
+        return 0
+    if args.config is None:
+        return _fail("--config is required (the tournament file)", 2)
+    try:
+        config = load_for_preparation(args.config)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    deals = args.deals if args.deals is not None else config.deals
+    if deals < 1:
+        return _fail(f"--deals must be at least 1, got {deals}", 2)
+    if args.out is None and args.plain_out is None and args.seed is None:
+        return _fail("nothing to write: give --out (encrypted deck file) or --plain-out", 2)
+    key: str | None = None
+    if args.out is not None:
+        key = os.environ.get(KEY_ENV)
+        if not key:
+            return _fail(f"{KEY_ENV} is not set; {NEW_KEY_HINT}", 2)
+        try:
+            parse_key(key)
+        except DeckFileError as exc:
+            return _fail(str(exc), 2)
+        if Path(args.out).exists() and not getattr(args, "force", False):
+            return _fail(
+                f"{args.out}: already exists; a published commitment may refer to it "
+                "(delete it first to replace it)"
+            )
+
+    if args.seed is not None:
+        print(REHEARSAL_WARNING.format(seed=args.seed), file=sys.stderr)
+        orders: dict[int, DeckOrder] = seeded_deck_orders(args.seed, deals)
+        schedule_rng = random.Random(f"duplicast-schedule:{args.seed}")
+        note = f"seed {args.seed} (REHEARSAL)"
+    else:
+        orders = random_deck_orders(deals)
+        schedule_rng = secrets.SystemRandom()
+        note = "system CSPRNG"
+
+    try:
+        if args.out is not None and key is not None:
+            write_deck_file(args.out, orders, key)
+            if read_deck_file(args.out, key) != orders:
+                return _fail(f"{args.out}: the written file does not read back the same")
+            print(f"wrote {deals} encrypted deck orders to {args.out}", file=sys.stderr)
+        if args.plain_out is not None:
+            _write_text(args.plain_out, export_plain(orders), private=True)
+            print(
+                f"wrote {deals} deck orders IN PLAIN TEXT to {args.plain_out} "
+                "(for the dealing machine; delete it after use)",
+                file=sys.stderr,
+            )
+        if args.orders_out is not None:
+            deal_orders = random_deal_orders(config.tables, deals, schedule_rng)
+            validate_deal_orders(deal_orders, config.tables, deals)
+            _write_text(args.orders_out, orders_fragment(config, deal_orders, note))
+            print(f"wrote the deal order per table to {args.orders_out}", file=sys.stderr)
+    except DeckFileError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"{exc.filename}: cannot write ({exc.strerror})")
+    if deals != config.deals:
+        print(
+            f"note: {deals} deck orders, but the tournament file says deals = {config.deals}",
+            file=sys.stderr,
+        )
+    print(f"commitment: sha256:{commitment(orders)}")
+    return 0

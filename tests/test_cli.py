@@ -1,0 +1,126 @@
+"""The command line: replay, simulate, draw and decks as a user runs them (subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "ifp6.toml"
+SESSION = ROOT / "samples" / "ifp6-session.jsonl"
+
+
+def duplicast(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hub", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
+
+
+def test_replay_of_the_sample_session() -> None:
+    run = duplicast("replay", "--config", str(SAMPLE), str(SESSION))
+    assert run.returncode == 0, run.stderr
+    standings = json.loads(run.stdout)
+    assert set(standings) >= {"running", "like_for_like"}
+    n = 6
+    for view in ("running", "like_for_like"):
+        teams = standings[view]["teams"]
+        assert {t["team"] for t in teams} == {"ARG", "BRA", "CHN", "DEN", "ECU", "FIN"}
+        assert all(set(t) >= {"team", "rank", "points", "chips"} for t in teams)
+        assert sum(t["points"] for t in teams) == n * n * (n + 1) / 2
+        assert sum(t["chips"] for t in teams) == 0
+        for block in standings[view]["seats"]:
+            assert sum(row["points"] for row in block["rows"]) == n * (n + 1) / 2
+            assert all(
+                set(row) >= {"table", "team", "player", "chips", "points"} for row in block["rows"]
+            )
+    # The whole session is complete at every table: both views agree.
+    assert standings["running"]["teams"] == standings["like_for_like"]["teams"]
+    assert standings["deals"]["complete"]["A"] == list(range(1, 13))
+
+
+def test_the_sample_session_is_varied() -> None:
+    events = [json.loads(line) for line in SESSION.read_text().splitlines()]
+    kinds = {e["type"] for e in events}
+    assert {"start", "fold", "check", "call", "bet", "raise", "win", "undo", "void"} <= kinds
+    assert any(e["type"] == "win" and len(e["seats"]) > 1 for e in events), "no split pot"
+    assert any(e["type"] in ("bet", "raise") and e["amount"] == 10_000 for e in events), "no all-in"
+
+
+def test_simulate_is_reproducible(tmp_path: Path) -> None:
+    out = tmp_path / "s.jsonl"
+    run = duplicast("simulate", "--config", str(SAMPLE), "--seed", "1", "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    assert out.read_text() == SESSION.read_text()
+
+
+def test_malformed_event_log_names_file_line_and_problem(tmp_path: Path) -> None:
+    lines = SESSION.read_text().splitlines()[:5]
+    bad = tmp_path / "events.jsonl"
+    bad.write_text("\n".join([*lines[:3], "{not json", *lines[3:]]) + "\n")
+    run = duplicast("replay", "--config", str(SAMPLE), str(bad))
+    assert run.returncode == 1
+    assert f"{bad}:4: not JSON" in run.stderr
+    illegal = tmp_path / "illegal.jsonl"
+    first = json.loads(lines[0])
+    second = {**first, "seq": 2, "type": "check", "seat": 1}
+    second.pop("deal")
+    illegal.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+    run = duplicast("replay", "--config", str(SAMPLE), str(illegal))
+    assert run.returncode == 1
+    assert f"{illegal}:2:" in run.stderr
+    assert "out_of_turn" in run.stderr or "not_allowed" in run.stderr
+
+
+def test_malformed_config_names_file_key_and_problem(tmp_path: Path) -> None:
+    text = SAMPLE.read_text().replace('colour = "#DE2910"', 'colour = "red"')
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    run = duplicast("replay", "--config", str(bad), str(SESSION))
+    assert run.returncode == 1
+    assert str(bad) in run.stderr and "teams[2].colour" in run.stderr
+
+
+@pytest.mark.parametrize("method", ["random", "cyclic"])
+def test_draw_writes_a_valid_latin_square(tmp_path: Path, method: str) -> None:
+    out = tmp_path / "draw.toml"
+    run = duplicast("draw", "--config", str(SAMPLE), "--method", method, "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    import tomllib
+
+    tables = tomllib.loads(out.read_text())["draw"]["tables"]
+    assert len(tables) == 6
+    for seats in tables.values():
+        assert sorted(seats) == ["ARG", "BRA", "CHN", "DEN", "ECU", "FIN"]
+    for seat in range(6):
+        assert len({seats[seat] for seats in tables.values()}) == 6
+
+
+def test_decks_writes_an_encrypted_file_and_a_commitment(tmp_path: Path) -> None:
+    key = duplicast("decks", "--new-key")
+    assert key.returncode == 0
+    env = {"DUPLICAST_DECK_KEY": key.stdout.strip()}
+    out = tmp_path / "decks.enc"
+    orders = tmp_path / "schedule.toml"
+    run = duplicast(
+        "decks", "--config", str(SAMPLE), "--out", str(out), "--orders-out", str(orders), env=env
+    )
+    assert run.returncode == 0, run.stderr
+    assert "commitment: sha256:" in run.stdout
+    blob = out.read_bytes()
+    assert b"Ah" not in blob and b"Kd" not in blob
+    from hub.deckfile import read_deck_file
+
+    decks = read_deck_file(out, env["DUPLICAST_DECK_KEY"])
+    assert sorted(decks) == list(range(1, 13))
+    missing = duplicast("decks", "--config", str(SAMPLE), "--out", str(tmp_path / "x.enc"))
+    assert missing.returncode == 2 and "DUPLICAST_DECK_KEY" in missing.stderr

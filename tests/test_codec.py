@@ -1,0 +1,180 @@
+"""hub.codec: round trips, and one CodecError for every malformed input."""
+
+from __future__ import annotations
+
+import math
+
+import msgpack
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hub.codec import MAX_MESSAGE_BYTES, CodecError, from_json, pack, to_json, unpack
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.floats(allow_nan=False)
+    | st.text()
+    | st.binary()
+)
+values = st.recursive(
+    scalars,
+    lambda children: (
+        st.lists(children, max_size=5)
+        | st.dictionaries(st.text() | st.integers(-100, 100), children, max_size=5)
+    ),
+    max_leaves=30,
+)
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(), children, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+EVENT = {"v": 1, "tournament": "ifp", "table": 3, "console": "c3", "seq": 17, "type": "fold"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(values)
+def test_msgpack_round_trip(value: object) -> None:
+    assert unpack(pack(value)) == value
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values)
+def test_json_round_trip(value: object) -> None:
+    encoded = to_json(value)
+    assert isinstance(encoded, bytes)
+    assert from_json(encoded) == value
+    assert from_json(encoded.decode()) == value
+
+
+def test_str_and_bytes_stay_distinct_and_int_keys_are_allowed() -> None:
+    decoded = unpack(pack({"s": "é", "b": b"\xff\x00", 7: [1, 2]}))
+    assert decoded == {"s": "é", "b": b"\xff\x00", 7: [1, 2]}
+    assert isinstance(decoded["s"], str) and isinstance(decoded["b"], bytes)
+
+
+def test_tuples_come_back_as_lists() -> None:
+    assert unpack(pack((1, (2, 3)))) == [1, [2, 3]]
+
+
+def test_to_json_is_compact_utf8() -> None:
+    assert to_json({"name": "Zürich", "n": [1, 2]}) == '{"name":"Zürich","n":[1,2]}'.encode()
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_to_json_refuses_non_finite(bad: float) -> None:
+    with pytest.raises(CodecError):
+        to_json({"x": bad})
+
+
+@pytest.mark.parametrize("text", ["NaN", "[Infinity]", '{"x": -Infinity}'])
+def test_from_json_refuses_non_finite(text: str) -> None:
+    with pytest.raises(CodecError):
+        from_json(text)
+
+
+@pytest.mark.parametrize("value", [object(), {1, 2}, {"x": object()}])
+def test_unencodable_values_raise_codec_error(value: object) -> None:
+    with pytest.raises(CodecError):
+        pack(value)
+    with pytest.raises(CodecError):
+        to_json(value)
+
+
+def test_pack_keeps_working_after_an_error() -> None:
+    with pytest.raises(CodecError):
+        pack([1, 2, object()])
+    assert unpack(pack(EVENT)) == EVENT
+
+
+def test_every_truncation_is_a_codec_error() -> None:
+    data = pack(EVENT)
+    for end in range(len(data)):
+        with pytest.raises(CodecError):
+            unpack(data[:end])
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pack(EVENT) + b"\x00",  # extra data
+        b"\xc1",  # never-used type byte
+        b"\xa2\xff\xfe",  # invalid UTF-8 in a str
+        b"\x81\x92\x01\x02\x01",  # unhashable (array) map key
+        b"\xd4\x05\x00",  # extension type
+        b"\x91" * 100_000,  # absurd nesting
+        b"\xdd\xff\xff\xff\xff",  # array claiming 4 billion items
+        b"\xdb\xff\xff\xff\xff",  # str claiming 4 GB
+    ],
+)
+def test_malformed_msgpack_is_a_codec_error(data: bytes) -> None:
+    with pytest.raises(CodecError):
+        unpack(data)
+
+
+def test_oversized_and_non_bytes_input_is_refused() -> None:
+    with pytest.raises(CodecError, match="exceeds"):
+        unpack(b"\xc4" + b"\x00" * MAX_MESSAGE_BYTES)
+    with pytest.raises(CodecError):
+        unpack("not bytes")  # type: ignore[arg-type]
+    with pytest.raises(CodecError):
+        from_json(123)  # type: ignore[arg-type]
+
+
+def test_memoryview_and_bytearray_are_accepted() -> None:
+    data = pack(EVENT)
+    assert unpack(memoryview(data)) == EVENT
+    assert unpack(bytearray(data)) == EVENT
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"{", b'{"a": 1} x', b"\xff\xfe", "[" * 100_000, b'{"a": "\\ud800"', b"\x00"],
+)
+def test_malformed_json_is_a_codec_error(data: bytes | str) -> None:
+    with pytest.raises(CodecError):
+        from_json(data)
+
+
+def test_codec_error_is_a_value_error() -> None:
+    assert issubclass(CodecError, ValueError)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=64))
+def test_arbitrary_bytes_decode_or_raise_codec_error(data: bytes) -> None:
+    try:
+        unpack(data)
+    except CodecError:
+        pass
+    try:
+        from_json(data)
+    except CodecError:
+        pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(values, st.data())
+def test_corrupted_messages_decode_or_raise_codec_error(value: object, data: st.DataObject) -> None:
+    encoded = bytearray(pack(value))
+    if encoded:
+        i = data.draw(st.integers(0, len(encoded) - 1))
+        encoded[i] = data.draw(st.integers(0, 255))
+    try:
+        unpack(bytes(encoded))
+    except CodecError:
+        pass
+
+
+def test_matches_reference_msgpack_encoding() -> None:
+    assert pack(EVENT) == msgpack.packb(EVENT, use_bin_type=True)

@@ -1,0 +1,162 @@
+"""Invariants of whole simulated sessions: replay, recompute, release, conservation."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hub.domain.bots import choose_action
+from hub.domain.scoring import full_recompute
+from hub.engine.core import Engine
+from hub.engine.simulate import simulate_session
+from tests.factories import make_config, make_decks
+
+CONFIG = make_config(seats=3, deals=3)
+DECKS = make_decks(CONFIG)
+FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def run(seed: int, *, corrections_noise: bool) -> tuple[Engine, list[dict[str, Any]]]:
+    """Bots play the whole session on `engine`; with noise, random undo/void/reopen/confirm
+    are mixed in (some of them refused, which must change nothing)."""
+    rng = random.Random(seed)
+    engine = Engine(CONFIG, DECKS)
+    records: list[dict[str, Any]] = []
+    seqs = dict.fromkeys(engine.state.tables, 0)
+    now = 0.0
+
+    def send(table: int, kind: str, **fields: Any) -> bool:
+        nonlocal now
+        now += 1.0
+        seqs[table] += 1
+        event = {
+            "v": 1,
+            "tournament": CONFIG.id,
+            "table": table,
+            "console": f"table{table}",
+            "seq": seqs[table],
+            "type": kind,
+            **{k: v for k, v in fields.items() if v is not None},
+        }
+        out = engine.submit(event, now)
+        if out.record:
+            records.append(out.record)
+        return out.ok
+
+    for _ in range(5000):
+        tables = [t for t, s in engine.state.tables.items() if s.current or s.next_deal()]
+        if not tables:
+            break
+        t = rng.choice(tables)
+        state = engine.state.tables[t]
+        if corrections_noise and rng.random() < 0.12:
+            played = sorted(state.hands)
+            kind = rng.choice(["undo", "reopen", "void", "confirm"])
+            deal = rng.choice(played) if played and kind in ("reopen", "confirm") else None
+            send(t, kind, deal=deal)
+            continue
+        current = state.current
+        if current is None:
+            assert send(t, "start", deal=state.next_deal())
+        elif current.status == "showdown":
+            winners = current.hand.computed_winners()
+            assert winners
+            if corrections_noise and rng.random() < 0.3:
+                send(t, "win", seats=[rng.randint(1, CONFIG.seats)])
+            else:
+                assert send(t, "win", seats=sorted(winners))
+        elif current.hand.street == "complete":  # a reopened fold-out: close it again
+            assert send(t, "confirm", deal=current.deal)
+        else:
+            seat = current.hand.to_act
+            assert seat is not None
+            kind, amount = choose_action(current.hand, seat, rng)
+            assert send(t, kind, seat=seat, amount=amount), (kind, amount)
+    for hand in engine.state.disputes():
+        send(hand.table, "confirm", deal=hand.deal)
+    return engine, records
+
+
+def results_of(engine: Engine) -> dict[tuple[int, int], dict[int, int]]:
+    return {
+        (t, d): h.result
+        for t, table in engine.state.tables.items()
+        for d, h in table.hands.items()
+        if h.result is not None
+    }
+
+
+@FAST
+@given(st.integers(0, 10_000), st.booleans())
+def test_journal_replay_rebuilds_the_same_state(seed: int, noise: bool) -> None:
+    engine, records = run(seed, corrections_noise=noise)
+    rebuilt = Engine(CONFIG, DECKS)
+    for record in records:
+        rebuilt.restore(record)
+    rebuilt.tick(float("inf"))
+    engine.tick(float("inf"))
+    keys = sorted(set(engine.topic_keys()) - {("live", "ops")})
+    assert keys == sorted(set(rebuilt.topic_keys()) - {("live", "ops")})
+    for key in keys:
+        assert engine.payload(key) == rebuilt.payload(key), key
+
+
+@FAST
+@given(st.integers(0, 10_000), st.booleans())
+def test_incremental_scores_equal_full_recompute(seed: int, noise: bool) -> None:
+    engine, _ = run(seed, corrections_noise=noise)
+    oracle = full_recompute(engine.state.layout, results_of(engine))
+    assert engine.state.board.as_dict() == oracle.as_dict()
+
+
+@FAST
+@given(st.integers(0, 10_000))
+def test_chips_conserved_and_points_sum(seed: int) -> None:
+    engine, _ = run(seed, corrections_noise=False)
+    n = len(CONFIG.groups["G0"].tables)
+    for result in results_of(engine).values():
+        assert sum(result.values()) == 0
+        assert all(-CONFIG.cap <= v for v in result.values())
+    standings = engine.standings_json()
+    for view in ("running", "like_for_like"):
+        for block in standings[view]["seats"]:
+            assert sum(row["points"] for row in block["rows"]) == n * (n + 1) / 2
+
+
+@FAST
+@given(st.integers(0, 10_000))
+def test_public_payloads_never_mention_unreleased_deals(seed: int) -> None:
+    rng = random.Random(seed)
+    engine = Engine(CONFIG, DECKS)
+    now = 0.0
+    for event in simulate_session(CONFIG, DECKS, rng):
+        now += 1.0
+        out = engine.submit(event, now)
+        assert out.ok
+        released = {d for d in range(1, CONFIG.deals + 1) if engine.released("G0", d)}
+        for key in out.changed | {("public", "standings"), ("public", "ticker")}:
+            if key[0] != "public":
+                continue
+            payload = engine.payload(key)
+            if payload is None:
+                continue
+            topic = key[1]
+            if topic.startswith(("deal:", "compare:")):
+                assert int(topic.split(":")[1]) in released
+            if topic == "standings":
+                assert set(payload["deals"]["complete"]["G0"]) <= released
+                assert "running" not in payload
+            if topic == "ticker":
+                assert {item["deal"] for item in payload["items"]} <= released
+            if topic.startswith("table:"):
+                assert set(payload) <= {
+                    "table",
+                    "group",
+                    "completed",
+                    "deals_total",
+                    "seats",
+                    "status",
+                }
