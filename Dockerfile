@@ -1,0 +1,12 @@
+# One image for every role: ingest, edge, or all (see docker-compose.yml).
+FROM python:3.11-slim
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY hub ./hub
+COPY overlays ./overlays
+COPY samples ./samples
+RUN pip install --no-cache-dir .
+ENV PYTHONUNBUFFERED=1
+EXPOSE 8000
+ENTRYPOINT ["duplicast"]
+CMD ["serve", "--config", "samples/ifp6.toml", "--redis", "redis://redis:6379/0", "--host", "0.0.0.0"]

@@ -1,0 +1,178 @@
+"""The bus interface every transport implements (after encode/broadcaster's backend shape).
+
+Three facilities, all bytes in, bytes out:
+- pub/sub with glob patterns (console events, acks, the feed channel);
+- an append-only journal stream with ids that sort in append order (Redis stream semantics);
+- a hash of small values (latest topic snapshots, so edges can start or heal a gap).
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+from collections import deque
+from dataclasses import dataclass
+from typing import Self
+
+DEFAULT_SUBSCRIPTION_BUFFER = 10_000
+"""Messages a subscription holds for a slow consumer before it drops (and counts) new ones."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    channel: str
+    data: bytes
+
+
+class Subscription(abc.ABC):
+    """An async iterator of ``Message`` for one glob pattern, returned by ``Bus.subscribe``.
+
+    ``subscribe`` is a plain (not async) call so the subscription exists before the caller's
+    next line. The memory bus registers at once; Redis registers in the background, so
+    ``await sub.ready()`` before publishing anything whose answer must not be missed.
+    Messages that arrive while the consumer's buffer is full are dropped and counted in
+    ``dropped`` (pub/sub is lossy by design; consumers detect gaps by seq).
+    """
+
+    dropped: int
+
+    @abc.abstractmethod
+    async def ready(self) -> None:
+        """Return once the pattern is registered: later publishes will be delivered."""
+
+    @abc.abstractmethod
+    async def aclose(self) -> None:
+        """Unsubscribe; iteration then stops. Idempotent."""
+
+    def __aiter__(self) -> Self:
+        return self
+
+    @abc.abstractmethod
+    async def __anext__(self) -> Message: ...
+
+
+class BufferedSubscription(Subscription):
+    """A subscription fed by its transport through a bounded buffer.
+
+    The transport calls ``_deliver`` (never blocks; drops when full), ``_finish`` (iteration
+    ends once the buffer is empty) or ``_fail`` (the consumer sees the error instead of a
+    listener dying silently in the background).
+    """
+
+    def __init__(self, pattern: str, maxsize: int = DEFAULT_SUBSCRIPTION_BUFFER) -> None:
+        if maxsize < 1:
+            raise ValueError("subscription buffer must hold at least one message")
+        self.pattern = pattern
+        self.dropped = 0
+        self._maxsize = maxsize
+        self._buffer: deque[Message] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._closed = False
+        self._error: BaseException | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def _deliver(self, message: Message) -> None:
+        if self._closed:
+            return
+        if len(self._buffer) >= self._maxsize:
+            self.dropped += 1
+            return
+        self._buffer.append(message)
+        self._wake()
+
+    def _finish(self) -> None:
+        self._closed = True
+        self._wake()
+
+    def _fail(self, error: BaseException) -> None:
+        self._error = error
+        self._finish()
+
+    async def __anext__(self) -> Message:
+        while not self._buffer:
+            if self._closed:
+                if self._error is not None:
+                    error, self._error = self._error, None
+                    raise error
+                raise StopAsyncIteration
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return self._buffer.popleft()
+
+
+class Bus(abc.ABC):
+    @abc.abstractmethod
+    async def connect(self) -> None: ...
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Release the transport; every open subscription stops iterating."""
+
+    @abc.abstractmethod
+    async def publish(self, channel: str, data: bytes) -> None: ...
+
+    @abc.abstractmethod
+    def subscribe(self, pattern: str) -> Subscription:
+        """Messages on every channel matching the glob ``pattern`` from now on.
+
+        The iterator survives transport errors (it reconnects with backoff); messages published
+        while disconnected are lost, as with Redis pub/sub: callers detect gaps by seq.
+        Messages published by one task, one awaited ``publish`` after another, arrive in order.
+        """
+
+    @abc.abstractmethod
+    async def append(self, stream: str, data: bytes) -> str:
+        """Append to a journal stream; returns the entry id. Durable once it returns.
+
+        It either returns the id or raises: callers may rely on nothing being lost silently.
+        """
+
+    @abc.abstractmethod
+    async def read(
+        self, stream: str, after: str = "0-0", count: int = 1000
+    ) -> list[tuple[str, bytes]]:
+        """Entries strictly after id ``after``, oldest first, at most ``count``."""
+
+    @abc.abstractmethod
+    async def hset(self, key: str, field: str, value: bytes) -> None: ...
+
+    @abc.abstractmethod
+    async def hgetall(self, key: str) -> dict[str, bytes]: ...
+
+    @abc.abstractmethod
+    async def delete(self, *keys: str) -> None: ...
+
+
+def parse_id(entry_id: str) -> tuple[int, int]:
+    """A stream id ``"ms-seq"`` (or bare ``"ms"``, meaning ``"ms-0"``) as a sortable pair."""
+    ms, sep, seq = entry_id.partition("-")
+    try:
+        parsed = (int(ms), int(seq) if sep else 0)
+    except ValueError:
+        raise ValueError(f"bad stream id {entry_id!r} (expected 'ms-seq')") from None
+    if parsed[0] < 0 or parsed[1] < 0:
+        raise ValueError(f"bad stream id {entry_id!r} (negative)")
+    return parsed
+
+
+def open_bus(url: str | None) -> Bus:
+    """``None`` or ``memory://`` gives the embedded bus; ``redis://...`` gives Redis."""
+    if url is None or url.startswith("memory:"):
+        from hub.bus.memory import MemoryBus
+
+        return MemoryBus()
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from hub.bus.redis import RedisBus
+
+        return RedisBus(url)
+    raise ValueError(f"unknown bus URL scheme: {url!r} (use memory:// or redis://)")

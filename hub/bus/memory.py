@@ -1,0 +1,120 @@
+"""The embedded bus: the same contract as Redis, inside one process (demo and test double).
+
+It mimics Redis where callers could notice: glob patterns, stream ids ``"ms-seq"`` that only
+grow, exclusive ``read`` after an id, and lossy pub/sub. A subscriber that falls more than its
+buffer (10,000 messages by default) behind loses the newest messages and counts them in
+``Subscription.dropped``, as Redis would disconnect a client past its output buffer limit:
+a slow consumer never grows memory without bound or slows the publisher.
+"""
+
+from __future__ import annotations
+
+import bisect
+import fnmatch
+import re
+import time
+from collections.abc import Callable
+
+from hub.bus.base import (
+    DEFAULT_SUBSCRIPTION_BUFFER,
+    BufferedSubscription,
+    Bus,
+    Message,
+    parse_id,
+)
+
+__all__ = ["MemoryBus", "MemorySubscription"]
+
+
+class MemorySubscription(BufferedSubscription):
+    """Registered with its bus the moment it is created: nothing published after is missed."""
+
+    def __init__(self, bus: MemoryBus, pattern: str, maxsize: int) -> None:
+        super().__init__(pattern, maxsize)
+        self._bus = bus
+        self.matches: Callable[[str], object] = re.compile(fnmatch.translate(pattern)).match
+        bus._subscriptions.add(self)
+
+    async def ready(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        self._bus._subscriptions.discard(self)
+        self._buffer.clear()
+        self._finish()
+
+
+class _Stream:
+    __slots__ = ("data", "ids", "keys")
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[int, int]] = []
+        self.ids: list[str] = []
+        self.data: list[bytes] = []
+
+
+class MemoryBus(Bus):
+    def __init__(
+        self,
+        *,
+        subscription_buffer: int = DEFAULT_SUBSCRIPTION_BUFFER,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._subscription_buffer = subscription_buffer
+        self._clock = clock
+        self._subscriptions: set[MemorySubscription] = set()
+        self._streams: dict[str, _Stream] = {}
+        self._hashes: dict[str, dict[str, bytes]] = {}
+
+    async def connect(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        for sub in list(self._subscriptions):
+            sub._finish()
+        self._subscriptions.clear()
+
+    async def publish(self, channel: str, data: bytes) -> None:
+        message = Message(channel, bytes(data))
+        for sub in self._subscriptions:
+            if sub.matches(channel):
+                sub._deliver(message)
+
+    def subscribe(self, pattern: str) -> MemorySubscription:
+        return MemorySubscription(self, pattern, self._subscription_buffer)
+
+    async def append(self, stream: str, data: bytes) -> str:
+        entries = self._streams.setdefault(stream, _Stream())
+        ms = int(self._clock() * 1000)
+        last = entries.keys[-1] if entries.keys else (0, 0)
+        # Like Redis: the wall clock may step back, the ids never do.
+        key = (ms, 0) if ms > last[0] else (last[0], last[1] + 1)
+        entry_id = f"{key[0]}-{key[1]}"
+        entries.keys.append(key)
+        entries.ids.append(entry_id)
+        entries.data.append(bytes(data))
+        return entry_id
+
+    async def read(
+        self, stream: str, after: str = "0-0", count: int = 1000
+    ) -> list[tuple[str, bytes]]:
+        if count < 1:
+            raise ValueError(f"count must be at least 1, not {count}")
+        start = parse_id(after)
+        entries = self._streams.get(stream)
+        if entries is None:
+            return []
+        i = bisect.bisect_right(entries.keys, start)
+        j = min(i + count, len(entries.keys))
+        return list(zip(entries.ids[i:j], entries.data[i:j], strict=True))
+
+    async def hset(self, key: str, field: str, value: bytes) -> None:
+        self._hashes.setdefault(key, {})[field] = bytes(value)
+
+    async def hgetall(self, key: str) -> dict[str, bytes]:
+        return dict(self._hashes.get(key, {}))
+
+    async def delete(self, *keys: str) -> None:
+        for key in keys:
+            self._streams.pop(key, None)
+            self._hashes.pop(key, None)

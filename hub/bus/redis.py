@@ -1,0 +1,281 @@
+"""The bus on Redis: PUBLISH/PSUBSCRIBE, a stream per journal (XADD/XRANGE), hashes.
+
+Failure policy, because ingest builds its guarantees on it:
+- ``publish``, ``append``, ``read``, the hash commands and ``connect`` retry connection errors
+  with exponential backoff and full jitter until ``retry_deadline`` (10 s) has passed, then
+  raise. ``append`` therefore either returns an entry id or raises; it never loses data
+  silently.
+- A retried ``append`` cannot know whether the failed attempt reached Redis, so retries run an
+  atomic script that adds the entry only if the stream's last entry is not already these bytes.
+  That makes retries exactly-once for a single writer per stream (ingest is the only writer of
+  a journal) whose consecutive entries differ (journal records carry a unique (console, seq)).
+- Subscriptions run a receive loop that survives Redis errors: log, back off (capped at 2 s),
+  reconnect, re-PSUBSCRIBE. Messages published meanwhile are lost (pub/sub); consumers detect
+  gaps by seq. A non-transport error ends the subscription and is raised to its consumer.
+- "Durable once it returns" means durable as Redis is configured: run it with AOF on
+  (``appendfsync everysec`` loses at most a second on a power cut, none on a process crash).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from hub.bus.base import (
+    DEFAULT_SUBSCRIPTION_BUFFER,
+    BufferedSubscription,
+    Bus,
+    Message,
+    parse_id,
+)
+
+__all__ = ["RedisBus", "RedisSubscription", "RetryPolicy"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    RedisConnectionError,  # includes BusyLoadingError while Redis replays its AOF
+    RedisTimeoutError,
+    ConnectionError,
+    OSError,
+)
+
+_FIELD = b"d"
+_APPEND_ONCE = """
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if last[1] and last[1][2][1] == ARGV[1] and last[1][2][2] == ARGV[2] then
+  return last[1][1]
+end
+return redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[2])
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter: attempt n sleeps uniform(0, min(cap, base * 2**n))."""
+
+    deadline: float = 10.0
+    base: float = 0.05
+    cap: float = 2.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        return rng.uniform(0.0, min(self.cap, self.base * 2 ** min(attempt, 30)))
+
+
+class RedisSubscription(BufferedSubscription):
+    """PSUBSCRIBE on a dedicated connection, kept alive by a background receive loop."""
+
+    def __init__(self, bus: RedisBus, pattern: str, maxsize: int) -> None:
+        super().__init__(pattern, maxsize)
+        self._bus = bus
+        self._registered = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.reconnects = 0
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # started by the first ready() / __anext__ inside a loop
+        self._start()
+
+    def _start(self) -> None:
+        if self._task is None and not self.closed:
+            self._task = asyncio.get_running_loop().create_task(
+                self._run(), name=f"redis-psubscribe:{self.pattern}"
+            )
+
+    async def ready(self) -> None:
+        self._start()
+        if self._registered.is_set() or self._task is None:
+            return
+        waiter = asyncio.ensure_future(self._registered.wait())
+        # Wake up also if the loop dies, so a broken subscription cannot hang its caller.
+        await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        if not waiter.done():
+            waiter.cancel()
+            raise self._error or RuntimeError(f"subscription {self.pattern!r} is closed")
+
+    async def __anext__(self) -> Message:
+        self._start()
+        return await super().__anext__()
+
+    async def aclose(self) -> None:
+        self._bus._subscriptions.discard(self)
+        self._buffer.clear()
+        self._finish()
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # our caller is being cancelled, not just the loop
+
+    async def _run(self) -> None:
+        attempt = 0
+        try:
+            while not self.closed:
+                pubsub = self._bus._client().pubsub()
+                try:
+                    await pubsub.psubscribe(self.pattern)
+                    async for raw in pubsub.listen():
+                        kind = raw["type"]
+                        if kind == "pmessage":
+                            channel = raw["channel"].decode("utf-8", "replace")
+                            self._deliver(Message(channel, raw["data"]))
+                        elif kind == "psubscribe":
+                            attempt = 0
+                            self._registered.set()
+                    raise RedisConnectionError("the subscription ended unexpectedly")
+                except asyncio.CancelledError:
+                    raise
+                except TRANSIENT_ERRORS as exc:
+                    delay = self._bus._retry.delay(attempt, self._bus._rng)
+                    attempt += 1
+                    self.reconnects += 1
+                    log.warning(
+                        "subscription %r lost Redis (%s); reconnecting in %.2fs",
+                        self.pattern,
+                        exc,
+                        delay,
+                    )
+                    await asyncio.sleep(delay)
+                finally:
+                    await _quietly(pubsub.aclose())  # type: ignore[no-untyped-call]
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("subscription %r failed", self.pattern)
+            self._fail(exc)
+
+
+async def _quietly(aw: Awaitable[Any]) -> None:
+    """Close a connection that may already be broken; errors here change nothing."""
+    try:
+        await aw
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.debug("ignoring error while closing a Redis connection", exc_info=True)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class RedisBus(Bus):
+    def __init__(
+        self,
+        url: str,
+        *,
+        retry: RetryPolicy | None = None,
+        subscription_buffer: int = DEFAULT_SUBSCRIPTION_BUFFER,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.url = url
+        self._retry = retry or RetryPolicy()
+        self._subscription_buffer = subscription_buffer
+        self._rng = rng or random.Random()
+        self._redis: aioredis.Redis | None = None
+        self._subscriptions: set[RedisSubscription] = set()
+        self._append_once: Any = None
+
+    def _client(self) -> aioredis.Redis:
+        if self._redis is None:
+            # Our own retry policy replaces redis-py's, so deadlines mean what they say.
+            self._redis = aioredis.Redis.from_url(
+                self.url,
+                decode_responses=False,
+                retry=Retry(NoBackoff(), 0),
+                socket_connect_timeout=2.0,
+                socket_keepalive=True,
+            )
+            self._append_once = self._redis.register_script(_APPEND_ONCE)
+        return self._redis
+
+    async def _call(self, what: str, command: Callable[[int], Awaitable[T]]) -> T:
+        """Run ``command(attempt)``, retrying transient errors until the deadline."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._retry.deadline
+        attempt = 0
+        while True:
+            try:
+                return await command(attempt)
+            except TRANSIENT_ERRORS as exc:
+                delay = self._retry.delay(attempt, self._rng)
+                if loop.time() + delay > deadline:
+                    log.error("Redis %s failed for %.1fs: %s", what, self._retry.deadline, exc)
+                    raise
+                log.warning("Redis %s failed (%s); retrying in %.2fs", what, exc, delay)
+                attempt += 1
+                await asyncio.sleep(delay)
+
+    async def connect(self) -> None:
+        client = self._client()
+        await self._call("connect", lambda _: client.ping())
+
+    async def close(self) -> None:
+        for sub in list(self._subscriptions):
+            await sub.aclose()
+        if self._redis is not None:
+            client, self._redis = self._redis, None
+            await _quietly(client.aclose())
+
+    async def publish(self, channel: str, data: bytes) -> None:
+        client = self._client()
+        await self._call("publish", lambda _: client.publish(channel, data))
+
+    def subscribe(self, pattern: str) -> RedisSubscription:
+        self._client()
+        sub = RedisSubscription(self, pattern, self._subscription_buffer)
+        self._subscriptions.add(sub)
+        return sub
+
+    async def append(self, stream: str, data: bytes) -> str:
+        client = self._client()
+
+        async def attempt(n: int) -> Any:
+            if n == 0:
+                return await client.xadd(stream, {_FIELD: data})
+            return await self._append_once(keys=[stream], args=[_FIELD, data])
+
+        return _text(await self._call("append", attempt))
+
+    async def read(
+        self, stream: str, after: str = "0-0", count: int = 1000
+    ) -> list[tuple[str, bytes]]:
+        if count < 1:
+            raise ValueError(f"count must be at least 1, not {count}")
+        ms, seq = parse_id(after)
+        client = self._client()
+        entries: Any = await self._call(
+            "read", lambda _: client.xrange(stream, min=f"({ms}-{seq}", max="+", count=count)
+        )
+        return [(_text(entry_id), fields[_FIELD]) for entry_id, fields in entries]
+
+    async def hset(self, key: str, field: str, value: bytes) -> None:
+        client = self._client()
+        await self._call("hset", lambda _: client.hset(key, field, value))
+
+    async def hgetall(self, key: str) -> dict[str, bytes]:
+        client = self._client()
+        raw: Any = await self._call("hgetall", lambda _: client.hgetall(key))
+        return {_text(name): value for name, value in raw.items()}
+
+    async def delete(self, *keys: str) -> None:
+        if keys:
+            client = self._client()
+            await self._call("delete", lambda _: client.delete(*keys))

@@ -1,0 +1,442 @@
+"""The console client: publish events, keep each in an outbox until the hub acknowledges it.
+
+Protocol (docs/protocol.md §1): events go to ``dup:{tournament}:console:{table}`` as msgpack,
+acks come back on ``dup:{tournament}:ack:{console}``. Pub/sub may lose messages, so:
+- an event unacknowledged ``timeout`` seconds after it was sent is sent again; the n-th resend
+  of an event waits an extra full-jitter backoff ``uniform(0, min(max_backoff, timeout * 2**n))``
+  so a hub recovering from an outage is not hit by every console at the same instant;
+- a ``seq_gap`` answer (the hub missed an earlier event) resends everything from ``expected``
+  in order, at most once per ack timeout for the same ``expected`` (a pipelined burst answers
+  many gaps at once; resending the burst for each would be quadratic);
+- a rejection removes the event from the outbox and is reported, never retried.
+The hub applies ``(console, seq)`` at most once and in seq order, so resends are always safe:
+the client only has to make sure every event eventually gets through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hub.bus.base import Bus, Subscription
+from hub.codec import CodecError, from_json, pack, unpack
+from hub.tasks import cancel_and_wait
+
+__all__ = [
+    "Ack",
+    "ConsoleClient",
+    "ConsoleStats",
+    "ReplayReport",
+    "ack_channel",
+    "console_channel",
+    "describe_rejection",
+    "load_events",
+    "replay_log",
+]
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+WARN_AFTER_SENDS = 3
+
+
+def console_channel(tournament: str, table: int) -> str:
+    return f"dup:{tournament}:console:{table}"
+
+
+def ack_channel(tournament: str, console: str) -> str:
+    return f"dup:{tournament}:ack:{console}"
+
+
+@dataclass(frozen=True, slots=True)
+class Ack:
+    """The hub's answer to one event."""
+
+    seq: int
+    ok: bool
+    code: str | None = None
+    error: str | None = None
+    position: str | None = None
+    duplicate: bool = False
+    expected: int | None = None
+
+    @classmethod
+    def from_wire(cls, data: Any) -> Ack:
+        """Validate a decoded ack map; ``ValueError`` if it is not one."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"ack is not a map: {data!r}")
+        seq, ok, expected = data.get("seq"), data.get("ok"), data.get("expected")
+        if type(seq) is not int or type(ok) is not bool:
+            raise ValueError(f"ack needs an int seq and a bool ok: {data!r}")
+        if expected is not None and type(expected) is not int:
+            raise ValueError(f"ack expected must be an int: {data!r}")
+        return cls(
+            seq=seq,
+            ok=ok,
+            code=_optional_str(data.get("code")),
+            error=_optional_str(data.get("error")),
+            position=_optional_str(data.get("position")),
+            duplicate=data.get("duplicate") is True,
+            expected=expected,
+        )
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def describe_rejection(table: int, ack: Ack) -> str:
+    """One line an official can act on: ``table 3 seq 17 REJECTED out_of_turn: seat 4 is ...``."""
+    return f"table {table} seq {ack.seq} REJECTED {ack.code}: {ack.error}"
+
+
+@dataclass(slots=True)
+class ConsoleStats:
+    accepted: int = 0
+    rejected: int = 0
+    duplicates: int = 0  # accepted, but an earlier transmission had already been applied
+    resent: int = 0
+    stale_acks: int = 0  # acks for events no longer in the outbox (answers to resends)
+
+
+@dataclass(slots=True)
+class _Pending:
+    seq: int
+    data: bytes
+    future: asyncio.Future[Ack]
+    due: float
+    sends: int = 0
+
+
+class ConsoleClient:
+    """One console (one ``console`` id, one table). Use ``async with`` or start()/close()."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        tournament: str,
+        table: int,
+        console: str,
+        *,
+        first_seq: int = 1,
+        timeout: float = 1.0,
+        max_backoff: float = 5.0,
+        rng: random.Random | None = None,
+        window: int = 1000,
+        clock: Callable[[], float] = time.time,
+        on_reject: Callable[[str], object] | None = None,
+    ) -> None:
+        if timeout <= 0 or max_backoff < 0 or window < 1 or first_seq < 1:
+            raise ValueError("timeout > 0, max_backoff >= 0, window >= 1, first_seq >= 1")
+        self.bus = bus
+        self.tournament = tournament
+        self.table = table
+        self.console = console
+        self.timeout = timeout
+        self.max_backoff = max_backoff
+        self.window = window
+        self.stats = ConsoleStats()
+        self.rejections: list[Ack] = []
+        self._next_seq = first_seq
+        self._rng = rng or random.Random()
+        self._clock = clock
+        self._on_reject = on_reject
+        self._channel = console_channel(tournament, table)
+        self._outbox: dict[int, _Pending] = {}  # insertion order is seq order
+        self._changed = asyncio.Condition()
+        self._wakeup = asyncio.Event()
+        self._send_lock = asyncio.Lock()
+        self._gap_resends: dict[int, float] = {}
+        self._wake_at: float | None = None  # when the resend loop will look next (None: idle)
+        self._subscription: Subscription | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def next_seq(self) -> int:
+        return self._next_seq
+
+    @property
+    def pending(self) -> list[int]:
+        """Seqs sent but not yet acknowledged, in order."""
+        return list(self._outbox)
+
+    async def start(self) -> None:
+        """Listen for acks (registered before anything is sent, so none is missed)."""
+        if self._subscription is not None:
+            return
+        self._subscription = self.bus.subscribe(ack_channel(self.tournament, self.console))
+        await self._subscription.ready()
+        self._tasks = [
+            asyncio.create_task(self._receive(), name=f"console-acks:{self.console}"),
+            asyncio.create_task(self._resend_loop(), name=f"console-resend:{self.console}"),
+        ]
+
+    async def close(self) -> None:
+        """Stop listening and resending; unacknowledged sends are cancelled."""
+        await cancel_and_wait(self._tasks)
+        self._tasks = []
+        if self._subscription is not None:
+            await self._subscription.aclose()
+            self._subscription = None
+        for pending in self._outbox.values():
+            pending.future.cancel()
+
+    async def __aenter__(self) -> ConsoleClient:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def send(self, fields: Mapping[str, Any]) -> Ack:
+        """Send one event and wait for its ack (accepted, duplicate or rejected)."""
+        return await await_ack(await self.submit(fields))
+
+    async def submit(self, fields: Mapping[str, Any]) -> asyncio.Future[Ack]:
+        """Send one event without waiting for its ack (pipelining); ``drain()`` waits for all.
+
+        ``v``, ``tournament``, ``table``, ``console`` and ``seq`` are the client's; ``ts`` is
+        filled in when absent. Waits while ``window`` events are unacknowledged.
+        """
+        if self._subscription is None:
+            raise RuntimeError("ConsoleClient.start() first")
+        async with self._changed:
+            await self._changed.wait_for(lambda: len(self._outbox) < self.window)
+        seq = self._next_seq
+        event = dict(fields)
+        event.update(
+            v=PROTOCOL_VERSION,
+            tournament=self.tournament,
+            table=self.table,
+            console=self.console,
+            seq=seq,
+        )
+        event.setdefault("ts", self._clock())
+        data = pack(event)  # CodecError here consumes no seq
+        self._next_seq += 1
+        loop = asyncio.get_running_loop()
+        pending = _Pending(seq, data, loop.create_future(), due=loop.time() + self.timeout)
+        self._outbox[seq] = pending
+        if self._wake_at is None or pending.due < self._wake_at:
+            self._wakeup.set()
+        async with self._send_lock:
+            await self._transmit(pending)
+        return pending.future
+
+    async def drain(self, timeout: float | None = None) -> None:
+        """Wait until every event sent so far is acknowledged (``TimeoutError`` after timeout)."""
+        async with asyncio.timeout(timeout), self._changed:
+            await self._changed.wait_for(lambda: not self._outbox)
+
+    def resend_delay(self, sends: int) -> float:
+        """Seconds to wait for an ack after an event's ``sends``-th transmission."""
+        if sends <= 1:
+            return self.timeout
+        bound = min(self.max_backoff, self.timeout * 2 ** min(sends - 1, 30))
+        return self.timeout + self._rng.uniform(0.0, bound)
+
+    async def _transmit(self, pending: _Pending) -> None:
+        pending.sends += 1
+        if pending.sends > 1:
+            self.stats.resent += 1
+            if pending.sends == WARN_AFTER_SENDS:
+                log.warning(
+                    "no ack from the hub for table %s seq %s after %d sends; still trying",
+                    self.table,
+                    pending.seq,
+                    pending.sends,
+                )
+        pending.due = asyncio.get_running_loop().time() + self.resend_delay(pending.sends)
+        try:
+            await self.bus.publish(self._channel, pending.data)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the outbox keeps it; the next resend tries again
+            log.warning("could not publish table %s seq %s: %s", self.table, pending.seq, exc)
+
+    async def _resend_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            now = loop.time()
+            due = [p for p in self._outbox.values() if p.due <= now]
+            if due:
+                async with self._send_lock:
+                    for pending in due:
+                        if pending.seq in self._outbox:
+                            await self._transmit(pending)
+            self._wake_at = min((p.due for p in self._outbox.values()), default=None)
+            self._wakeup.clear()
+            wait = None if self._wake_at is None else max(0.0, self._wake_at - loop.time())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wakeup.wait(), wait)
+
+    async def _receive(self) -> None:
+        assert self._subscription is not None
+        async for message in self._subscription:
+            try:
+                ack = Ack.from_wire(unpack(message.data))
+            except (CodecError, ValueError) as exc:
+                log.warning("ignoring malformed ack on %s: %s", message.channel, exc)
+                continue
+            await self._handle(ack)
+
+    async def _handle(self, ack: Ack) -> None:
+        if not ack.ok and ack.code == "seq_gap":
+            await self._resend_from(ack.expected if ack.expected is not None else ack.seq)
+            return
+        pending = self._outbox.pop(ack.seq, None)
+        if pending is None:
+            self.stats.stale_acks += 1
+            return
+        if ack.ok:
+            self.stats.accepted += 1
+            self.stats.duplicates += ack.duplicate
+        else:
+            self.stats.rejected += 1
+            self.rejections.append(ack)
+            if self._on_reject is not None:
+                self._on_reject(describe_rejection(self.table, ack))
+        if not pending.future.done():
+            pending.future.set_result(ack)
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def _resend_from(self, expected: int) -> None:
+        now = asyncio.get_running_loop().time()
+        last = self._gap_resends.get(expected)
+        if last is not None and now - last < self.timeout:
+            return  # an echo of the burst we already resent
+        todo = [p for seq, p in self._outbox.items() if seq >= expected]
+        if not todo:
+            return
+        if todo[0].seq != expected:
+            log.error(
+                "hub expects table %s seq %s, which this console no longer holds",
+                self.table,
+                expected,
+            )
+        self._gap_resends = {e: t for e, t in self._gap_resends.items() if now - t < self.timeout}
+        self._gap_resends[expected] = now
+        async with self._send_lock:
+            for pending in todo:
+                if pending.seq in self._outbox:
+                    await self._transmit(pending)
+
+
+async def await_ack(future: asyncio.Future[Ack]) -> Ack:
+    """Wait for an ack without cancelling the shared future if the waiter is cancelled."""
+    return await asyncio.shield(future)
+
+
+# --- replaying a JSON Lines log ------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ReplayReport:
+    """Counts over every console: ``duplicates`` were accepted (and are in ``accepted``) but
+    had already been applied from an earlier transmission whose ack was lost."""
+
+    events: int = 0
+    consoles: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    duplicates: int = 0
+    resent: int = 0
+    seconds: float = 0.0
+    rejections: list[str] = field(default_factory=list)
+
+
+def load_events(
+    source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    """Events from a JSON Lines file (blank lines skipped) or from an iterable of maps."""
+    if isinstance(source, str | os.PathLike):
+        events = []
+        with open(source, "rb") as lines:
+            for number, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                try:
+                    event = from_json(line)
+                except CodecError as exc:
+                    raise ValueError(f"{os.fspath(source)}:{number}: {exc}") from None
+                if not isinstance(event, dict):
+                    raise ValueError(f"{os.fspath(source)}:{number}: an event must be an object")
+                events.append(event)
+        return events
+    return [dict(event) for event in source]
+
+
+async def replay_log(
+    bus: Bus,
+    tournament: str,
+    path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+    *,
+    pace: float = 0,
+    on_reject: Callable[[str], object] = print,
+    timeout: float = 1.0,
+    max_backoff: float = 5.0,
+    rng: random.Random | None = None,
+) -> ReplayReport:
+    """Send a log's events, each console's in order, consoles concurrently; wait for all acks.
+
+    Each console's events are renumbered consecutively from the seq of its first event (1 if
+    absent), which is what a hub replaying the log from scratch expects. ``pace`` is the pause
+    between two events of one console (0: pipelined, as fast as the hub acknowledges).
+    """
+    events = load_events(path_or_events)
+    groups: dict[str, tuple[int, list[dict[str, Any]]]] = {}
+    for index, event in enumerate(events):
+        table, console = event.get("table"), event.get("console")
+        if type(table) is not int or not isinstance(console, str):
+            raise ValueError(f"event {index + 1} needs an int table and a str console: {event}")
+        known = groups.setdefault(console, (table, []))
+        if known[0] != table:
+            raise ValueError(f"console {console!r} appears at tables {known[0]} and {table}")
+        known[1].append(event)
+
+    report = ReplayReport(events=len(events), consoles=len(groups))
+
+    def reject(line: str) -> None:
+        report.rejections.append(line)
+        on_reject(line)
+
+    async def play(console: str, table: int, items: list[dict[str, Any]]) -> ConsoleStats:
+        first = items[0].get("seq")
+        client = ConsoleClient(
+            bus,
+            tournament,
+            table,
+            console,
+            first_seq=first if type(first) is int and first >= 1 else 1,
+            timeout=timeout,
+            max_backoff=max_backoff,
+            rng=rng,
+            on_reject=reject,
+        )
+        async with client:
+            for event in items:
+                await client.submit(event)
+                if pace > 0:
+                    await asyncio.sleep(pace)
+            await client.drain()
+        return client.stats
+
+    started = time.perf_counter()
+    async with asyncio.TaskGroup() as group:
+        tasks = [group.create_task(play(c, t, items)) for c, (t, items) in groups.items()]
+    for task in tasks:
+        stats = task.result()
+        report.accepted += stats.accepted
+        report.rejected += stats.rejected
+        report.duplicates += stats.duplicates
+        report.resent += stats.resent
+    report.seconds = time.perf_counter() - started
+    return report

@@ -1,0 +1,162 @@
+"""The embedded demo: one process, the whole system, nothing to install beyond the package.
+
+Ingest and edge run on the in-memory bus (or on Redis with `--redis`), and a simulated console at
+every table sends the bots' actions through the same console protocol a real pad uses, at a pace
+a person can watch. When the session is over it starts again (unless `--once`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import secrets
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from hub.auth import Auth
+from hub.bus.base import open_bus
+from hub.console import ConsoleClient
+from hub.engine.core import Engine
+from hub.engine.simulate import simulate_session
+from hub.runner import OVERLAYS, SAMPLE_CONFIG, IngestSource, load_tournament
+from hub.server import create_app, serve
+from hub.tasks import cancel_and_wait
+
+log = logging.getLogger("duplicast.demo")
+
+ENVELOPE = ("v", "tournament", "table", "console", "seq")
+BASE_PACE = 1.2  # seconds between two events of one table at speed 1
+
+
+class Demo:
+    def __init__(
+        self,
+        *,
+        config_path: Path = SAMPLE_CONFIG,
+        redis_url: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        speed: float = 1.0,
+        seed: int = 7,
+        loop_session: bool = True,
+        commentator_token: str | None = None,
+        operator_token: str | None = None,
+    ) -> None:
+        self.config, self.decks = load_tournament(config_path)
+        self.bus = open_bus(redis_url)
+        self.redis_url = redis_url
+        self.host, self.port = host, port
+        self.speed = max(speed, 0.01)
+        self.seed = seed
+        self.loop_session = loop_session
+        self.commentator_token = (
+            commentator_token
+            or os.environ.get("DUPLICAST_COMMENTATOR_TOKEN")
+            or "c-" + secrets.token_urlsafe(9)
+        )
+        self.operator_token = (
+            operator_token
+            or os.environ.get("DUPLICAST_OPERATOR_TOKEN")
+            or "o-" + secrets.token_urlsafe(9)
+        )
+        self.source: IngestSource | None = None
+        self.server: Any = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._finished = asyncio.Event()
+        self.sessions = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.server.port}" if self.server else ""
+
+    async def start(self) -> None:
+        await self.bus.connect()
+        if self.redis_url:
+            await self._clear()
+        self.source = IngestSource(self.bus, Engine(self.config, self.decks), own_bus=False)
+        auth = Auth(commentator_token=self.commentator_token, operator_token=self.operator_token)
+        app = create_app(self.source, overlays_dir=OVERLAYS, auth=auth, metrics=self.source.metrics)
+        self.server = await serve(app, self.host, self.port)
+        self._tasks.append(asyncio.create_task(self._play(), name="demo-consoles"))
+
+    async def _clear(self) -> None:
+        prefix = f"dup:{self.config.id}:"
+        await self.bus.delete(*(prefix + name for name in ("journal", "topics", "consoles")))
+
+    async def _play(self) -> None:
+        seed = self.seed
+        while True:
+            await self._session(random.Random(seed))
+            self.sessions += 1
+            if not self.loop_session:
+                self._finished.set()
+                return
+            await asyncio.sleep(20 / self.speed)
+            seed += 1
+            await self._restart()
+
+    async def _restart(self) -> None:
+        """A new session: fresh journal and engine; topic seqs continue for connected pages."""
+        assert self.source is not None
+        await self.source.ingest.stop()
+        await self._clear()
+        await self.source.replace_engine(Engine(self.config, self.decks))
+
+    async def _session(self, rng: random.Random) -> None:
+        per_table: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        for event in simulate_session(self.config, self.decks, rng):
+            per_table[event["table"]].append(
+                {k: v for k, v in event.items() if k not in ENVELOPE and k != "ts"}
+            )
+        await asyncio.gather(
+            *(
+                self._table(t, events, random.Random(rng.random()))
+                for t, events in per_table.items()
+            )
+        )
+
+    async def _table(self, table: int, events: list[dict[str, Any]], rng: random.Random) -> None:
+        assert self.source is not None
+        first_seq = self.source.engine.sequencer.expected(f"table{table}")
+        client = ConsoleClient(
+            self.bus, self.config.id, table, f"table{table}", first_seq=first_seq
+        )
+        await client.start()
+        try:
+            for fields in events:
+                await asyncio.sleep(BASE_PACE * rng.uniform(0.3, 1.7) / self.speed)
+                ack = await client.send(fields)
+                if not ack.ok:
+                    log.warning("demo console table %s refused: %s", table, ack)
+        finally:
+            await client.close()
+
+    async def wait_finished(self) -> None:
+        await self._finished.wait()
+
+    async def stop(self) -> None:
+        await cancel_and_wait(self._tasks)
+        if self.server is not None:
+            await self.server.stop()
+        await self.bus.close()
+
+    def banner(self) -> str:
+        base = self.url
+        c, o = self.commentator_token, self.operator_token
+        bus = self.redis_url or "embedded in-memory bus"
+        lines = [
+            f"Duplicast demo: {self.config.name} ({self.config.id}) on {bus}",
+            f"  overlays index     {base}/overlays/",
+            f"  leaderboard        {base}/overlays/leaderboard.html",
+            f"  split-screen       {base}/overlays/compare.html?deal=1&seat=1&token={c}",
+            f"  live table         {base}/overlays/table.html?table=1&token={c}",
+            f"  commentator view   {base}/overlays/commentator.html?token={c}",
+            f"  operator panel     {base}/overlays/operator.html?token={o}",
+            f"  standings (REST)   {base}/api/standings",
+            f"  websocket          ws://{self.host}:{self.server.port}/ws",
+            "Ctrl-C to stop.",
+        ]
+        return "\n".join(lines)

@@ -1,0 +1,570 @@
+"""Fan-out: deliver each topic update to every subscribed client without waiting on any one.
+
+After python-websockets' ``broadcast()``: encode once per wire format (and, for the uvicorn
+sans-I/O protocol, build the websocket frame once: server frames are unmasked, so the bytes are
+the same for every client), then write to each socket without awaiting. Each client has a
+bounded queue; ``publish`` only appends to it, and one ``call_soon`` flush per loop iteration
+writes every dirty client's queue in a single ``transport.write`` (several topics changed by one
+event cost one syscall per client).
+
+A client whose socket stops draining keeps a short queue. When the queue overflows, its
+queued deltas are dropped and their topics marked *stale*: once the socket drains, the client
+gets each stale topic's latest snapshot instead of the backlog (conflation). A client that
+overflows repeatedly, or stays stale too long, is closed with ``CLOSE_TOO_SLOW``; it may
+reconnect and resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import struct
+import time
+from collections import Counter, deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from hub.codec import pack, to_json
+from hub.feed import TopicKey, TopicStore, Update
+
+__all__ = [
+    "CLOSE_TOO_SLOW",
+    "AsgiSink",
+    "Client",
+    "Fanout",
+    "Limits",
+    "Outgoing",
+    "RawSink",
+    "Sink",
+    "build_frame",
+    "message_for",
+    "snapshot_message",
+]
+
+log = logging.getLogger(__name__)
+
+CLOSE_TOO_SLOW = 4008
+"""Close code for a client that cannot keep up (reason ``"client too slow"``)."""
+
+FORMATS = ("json", "msgpack")
+
+
+def build_frame(payload: bytes, text: bool) -> bytes:
+    """One unfragmented, unmasked server frame (RFC 6455 §5.2), no extensions."""
+    head = 0x81 if text else 0x82
+    n = len(payload)
+    if n < 126:
+        return struct.pack("!BB", head, n) + payload
+    if n < 65536:
+        return struct.pack("!BBH", head, 126, n) + payload
+    return struct.pack("!BBQ", head, 127, n) + payload
+
+
+def _close_frame(code: int, reason: str) -> bytes:
+    body = struct.pack("!H", code) + reason.encode()[:123]
+    return struct.pack("!BB", 0x88, len(body)) + body
+
+
+class Outgoing:
+    """One encoded message; the websocket frame and the str form are built on first use."""
+
+    __slots__ = ("_frame", "_text", "payload", "text")
+
+    def __init__(self, payload: bytes, text: bool) -> None:
+        self.payload = payload
+        self.text = text
+        self._frame: bytes | None = None
+        self._text: str | None = None
+
+    @classmethod
+    def encode(cls, message: dict[str, Any], fmt: str) -> Outgoing:
+        if fmt == "msgpack":
+            return cls(pack(message), False)
+        return cls(to_json(message), True)
+
+    @property
+    def frame(self) -> bytes:
+        if self._frame is None:
+            self._frame = build_frame(self.payload, self.text)
+        return self._frame
+
+    @property
+    def as_str(self) -> str:
+        if self._text is None:
+            self._text = self.payload.decode()
+        return self._text
+
+
+def message_for(update: Update) -> dict[str, Any]:
+    """The client-facing message of an update (docs/protocol.md §2)."""
+    if update.full:
+        return snapshot_message(update.topic, update.seq, update.data)
+    return {
+        "type": "delta",
+        "topic": update.topic,
+        "seq": update.seq,
+        "data": update.data,
+        "removed": list(update.removed),
+    }
+
+
+def snapshot_message(topic: str, seq: int, data: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "snapshot", "topic": topic, "seq": seq, "data": data}
+
+
+# -- sinks: where a client's bytes go ---------------------------------------------------------
+
+
+class Sink(Protocol):
+    """The socket end of one client. ``raw`` sinks take whole frames synchronously."""
+
+    raw: bool
+
+    def is_open(self) -> bool: ...
+
+    def buffered(self) -> int:
+        """Bytes written but not yet accepted by the kernel."""
+        ...
+
+    def write(self, data: bytes) -> None: ...
+
+    async def send(self, out: Outgoing) -> None: ...
+
+    def close(self, code: int, reason: str) -> None: ...
+
+
+class RawSink:
+    """Writes pre-built frames straight to the transport of uvicorn's sans-I/O websocket
+    protocol (``ws="websockets-sansio"``, no per-message deflate). That protocol never
+    fragments outgoing messages, so whole frames may be interleaved with its own writes."""
+
+    raw = True
+
+    def __init__(self, protocol: Any, close_grace: float = 5.0) -> None:
+        self._protocol = protocol
+        self._transport: asyncio.WriteTransport = protocol.transport
+        self._close_grace = close_grace
+
+    @staticmethod
+    def supports(protocol: Any) -> bool:
+        return (
+            type(protocol).__name__ == "WebSocketsSansIOProtocol"
+            and hasattr(protocol, "transport")
+            and hasattr(protocol, "close_sent")
+            and not getattr(protocol.conn, "extensions", None)
+        )
+
+    def is_open(self) -> bool:
+        return not (self._transport.is_closing() or self._protocol.close_sent)
+
+    def buffered(self) -> int:
+        return self._transport.get_write_buffer_size()
+
+    def write(self, data: bytes) -> None:
+        if self.is_open():
+            self._transport.write(data)
+
+    async def send(self, out: Outgoing) -> None:
+        self.write(out.frame)
+
+    def close(self, code: int, reason: str) -> None:
+        """Queue a close frame after what is buffered and close once it is flushed; a peer
+        that never reads is cut off after the grace period."""
+        if not self.is_open():
+            return
+        self._protocol.close_sent = True
+        self._transport.write(_close_frame(code, reason))
+        self._transport.close()
+        asyncio.get_running_loop().call_later(self._close_grace, self._transport.abort)
+
+
+class AsgiSink:
+    """Portable fallback through the ASGI ``send`` (any server); one await per frame."""
+
+    raw = False
+
+    def __init__(self, websocket: Any, close_timeout: float = 5.0) -> None:
+        self._ws = websocket
+        self._close_timeout = close_timeout
+        self._open = True
+        self._closing: asyncio.Task[None] | None = None
+
+    def is_open(self) -> bool:
+        return self._open
+
+    def buffered(self) -> int:
+        return 0
+
+    def write(self, data: bytes) -> None:
+        raise TypeError("AsgiSink takes messages through send()")
+
+    async def send(self, out: Outgoing) -> None:
+        if not self._open:
+            return
+        try:
+            if out.text:
+                await self._ws.send({"type": "websocket.send", "text": out.as_str})
+            else:
+                await self._ws.send({"type": "websocket.send", "bytes": out.payload})
+        except Exception:
+            self._open = False
+
+    def close(self, code: int, reason: str) -> None:
+        if not self._open:
+            return
+        self._open = False
+        self._closing = asyncio.get_running_loop().create_task(self._close(code, reason))
+
+    async def _close(self, code: int, reason: str) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                self._ws.send({"type": "websocket.close", "code": code, "reason": reason}),
+                self._close_timeout,
+            )
+
+
+# -- clients ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Per-client buffering policy."""
+
+    max_frames: int = 256  # queued frames before the client's topics are conflated
+    max_bytes: int = 1 << 20  # queued bytes, likewise
+    high_water: int = 256 << 10  # transport buffer above which we stop writing
+    slow_timeout: float = 5.0  # stale (conflated) for longer than this: closed
+    max_overflows: int = 3  # overflows within overflow_window: closed
+    overflow_window: float = 10.0
+    poll: float = 0.02  # how often a backed-up client's socket is checked
+
+
+class Client:
+    """One websocket client: role, wire format, subscriptions and a bounded outgoing queue."""
+
+    def __init__(
+        self, fanout: Fanout, sink: Sink, role: str, audience: str, fmt: str, limits: Limits
+    ) -> None:
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown format {fmt!r}")
+        self.fanout = fanout
+        self.sink = sink
+        self.role = role
+        self.audience = audience
+        self.format = fmt
+        self.limits = limits
+        self.topics: set[str] = set()
+        self.stale: set[str] = set()
+        self.closed = False
+        self.close_code: int | None = None
+        self._queue: deque[tuple[str | None, Outgoing]] = deque()
+        self._queued_bytes = 0
+        self._dirty = False
+        self._writer: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self._stale_since: float | None = None
+        self._overflows: deque[float] = deque()
+
+    @property
+    def queued(self) -> int:
+        return len(self._queue)
+
+    # -- producing (synchronous, never blocks) --
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Queue a message that belongs to no topic (hello, error, pong)."""
+        self.enqueue(None, Outgoing.encode(message, self.format))
+
+    def enqueue(self, topic: str | None, out: Outgoing) -> None:
+        if self.closed or (topic is not None and topic in self.stale):
+            if topic is not None:
+                self.fanout.frames_dropped += 1
+            return
+        self._queue.append((topic, out))
+        self._queued_bytes += len(out.payload)
+        if len(self._queue) > self.limits.max_frames or self._queued_bytes > self.limits.max_bytes:
+            self._overflow()
+            if self.closed:
+                return
+        if not self._dirty:
+            self._dirty = True
+            self.fanout._mark_dirty(self)
+
+    def drop_topic(self, topic: str) -> None:
+        """Forget queued frames and staleness of a topic (re-subscribe, unsubscribe)."""
+        self.stale.discard(topic)
+        if any(t == topic for t, _ in self._queue):
+            self._replace_queue([(t, o) for t, o in self._queue if t != topic])
+
+    def _replace_queue(self, entries: list[tuple[str | None, Outgoing]]) -> None:
+        self.fanout.frames_dropped += len(self._queue) - len(entries)
+        self._queue = deque(entries)
+        self._queued_bytes = sum(len(o.payload) for _, o in entries)
+
+    def _overflow(self) -> None:
+        """Conflate: drop every queued topic frame; those topics get a snapshot later."""
+        now = time.monotonic()
+        self._overflows.append(now)
+        while self._overflows and now - self._overflows[0] > self.limits.overflow_window:
+            self._overflows.popleft()
+        if len(self._overflows) >= self.limits.max_overflows:
+            self.kill()
+            return
+        kept: list[tuple[str | None, Outgoing]] = []
+        for topic, out in self._queue:
+            if topic is None:
+                kept.append((topic, out))
+            else:
+                self.stale.add(topic)
+        if len(kept) > self.limits.max_frames:
+            self.kill()  # only control frames are queued: the client is not reading at all
+            return
+        self._replace_queue(kept)
+        if self._stale_since is None:
+            self._stale_since = now
+
+    def kill(self, code: int = CLOSE_TOO_SLOW, reason: str = "client too slow") -> None:
+        """Close a client that cannot keep up."""
+        if self.closed:
+            return
+        self.fanout.slow_closes += 1
+        log.info("closing slow %s client (%s)", self.role, reason)
+        self.close(code, reason)
+
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.close_code = code
+        self.fanout.frames_dropped += len(self._queue)
+        self._queue.clear()
+        self._queued_bytes = 0
+        self.fanout.remove(self)
+        self.sink.close(code, reason)
+        self._wake.set()
+
+    # -- writing --
+
+    def flush(self) -> None:
+        """Write what is queued if the socket can take it; otherwise let the writer wait."""
+        self._dirty = False
+        if self.closed:
+            return
+        if not self.sink.raw or self.sink.buffered() > self.limits.high_water:
+            self._start_writer()
+            return
+        if self._writer is not None and not self._writer.done():
+            return  # the writer is catching up; it will flush
+        self._write_all()
+
+    def _write_all(self) -> None:
+        """Raw sinks: everything queued in one write, then snapshots of stale topics."""
+        for _ in range(2):
+            if self._queue:
+                frames = [out.frame for _, out in self._queue]
+                self._queue.clear()
+                self._queued_bytes = 0
+                self.sink.write(b"".join(frames))
+                self.fanout.frames_sent += len(frames)
+            if not self.stale:
+                return
+            self._resolve_stale()
+
+    def _resolve_stale(self) -> None:
+        stale, self.stale = self.stale, set()
+        self._stale_since = None
+        for topic in stale:
+            if topic in self.topics:
+                self.enqueue(topic, self.fanout.snapshot_out((self.audience, topic), self.format))
+
+    def _start_writer(self) -> None:
+        self._wake.set()
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._run_writer())
+
+    async def _run_writer(self) -> None:
+        try:
+            if self.sink.raw:
+                await self._drain_raw()
+            else:
+                await self._drain_asgi()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("writer of a %s client failed", self.role)
+            self.close(1011, "internal error")
+
+    async def _drain_raw(self) -> None:
+        """Wait for a backed-up socket to drain, then write; the task ends once caught up."""
+        limits = self.limits
+        while not self.closed and self.sink.is_open():
+            if self.sink.buffered() <= limits.high_water // 2:
+                self._write_all()
+                if self.sink.buffered() <= limits.high_water:
+                    return
+            if self._too_slow():
+                self.kill()
+                return
+            await asyncio.sleep(limits.poll)
+
+    async def _drain_asgi(self) -> None:
+        while not self.closed and self.sink.is_open():
+            while self._queue:
+                _, out = self._queue.popleft()
+                self._queued_bytes -= len(out.payload)
+                await self.sink.send(out)
+                self.fanout.frames_sent += 1
+                if self._too_slow():
+                    self.kill()
+                    return
+            if self.stale:
+                self._resolve_stale()
+                continue
+            self._wake.clear()
+            await self._wake.wait()
+
+    def _too_slow(self) -> bool:
+        since = self._stale_since
+        return since is not None and time.monotonic() - since > self.limits.slow_timeout
+
+    async def aclose(self) -> None:
+        """Stop the writer (the connection is gone)."""
+        self.close()
+        if self._writer is not None and not self._writer.done():
+            self._writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._writer
+
+
+# -- the registry -----------------------------------------------------------------------------
+
+
+class Fanout:
+    """Clients and their subscriptions; ``publish`` is synchronous and O(subscribers)."""
+
+    def __init__(
+        self, store: TopicStore, limits: Limits | None = None, flush_delay: float = 0.0
+    ) -> None:
+        """``flush_delay``: 0 writes at the end of the current loop iteration; a few
+        milliseconds coalesce a burst of updates into one write per client (fewer syscalls,
+        that much more latency)."""
+        self.store = store
+        self.limits = limits or Limits()
+        self.flush_delay = flush_delay
+        self.clients: set[Client] = set()
+        self.frames_sent = 0
+        self.frames_dropped = 0
+        self.slow_closes = 0
+        self._subs: dict[TopicKey, dict[str, set[Client]]] = {}
+        self._dirty: list[Client] = []
+        self._flush_handle: asyncio.Handle | asyncio.TimerHandle | None = None
+        self._snapshots: dict[tuple[TopicKey, str], tuple[int, Outgoing]] = {}
+
+    def add(self, sink: Sink, role: str, audience: str, fmt: str = "json") -> Client:
+        client = Client(self, sink, role, audience, fmt, self.limits)
+        self.clients.add(client)
+        return client
+
+    def remove(self, client: Client) -> None:
+        """Forget a client (idempotent); ``Client.close`` calls it."""
+        self.clients.discard(client)
+        for topic in client.topics:
+            by_format = self._subs.get((client.audience, topic))
+            if by_format is not None:
+                by_format[client.format].discard(client)
+        client.topics.clear()
+        client.stale.clear()
+
+    def roles(self) -> Counter[str]:
+        return Counter(c.role for c in self.clients)
+
+    def subscribed(self, key: TopicKey) -> int:
+        by_format = self._subs.get(key)
+        return 0 if by_format is None else sum(len(s) for s in by_format.values())
+
+    def subscribe(self, client: Client, topic: str, resume: int | None = None) -> None:
+        """Subscribe and queue what the client needs first: the missed deltas when its
+        ``resume`` seq is still in the history, else the current snapshot."""
+        if client.closed:
+            return
+        key = (client.audience, topic)
+        client.drop_topic(topic)
+        missed = None if resume is None else self.store.since(key, resume)
+        if missed is None:
+            client.enqueue(topic, self.snapshot_out(key, client.format))
+        else:
+            for update in missed:
+                client.enqueue(topic, Outgoing.encode(message_for(update), client.format))
+        if client.closed:
+            return
+        client.topics.add(topic)
+        by_format = self._subs.get(key)
+        if by_format is None:
+            by_format = self._subs[key] = {fmt: set() for fmt in FORMATS}
+        by_format[client.format].add(client)
+
+    def unsubscribe(self, client: Client, topic: str) -> None:
+        client.topics.discard(topic)
+        client.drop_topic(topic)
+        by_format = self._subs.get((client.audience, topic))
+        if by_format is not None:
+            by_format[client.format].discard(client)
+
+    def snapshot_out(self, key: TopicKey, fmt: str) -> Outgoing:
+        """The topic's current snapshot, encoded once per seq and format."""
+        seq = self.store.seq(key)
+        cached = self._snapshots.get((key, fmt))
+        if cached is not None and cached[0] == seq and seq > 0:
+            return cached[1]
+        seq, payload = self.store.snapshot(key)
+        out = Outgoing.encode(snapshot_message(key[1], seq, payload), fmt)
+        self._snapshots[(key, fmt)] = (seq, out)
+        return out
+
+    def publish(self, update: Update) -> None:
+        """Queue the update for every subscriber; the writes happen in the next flush.
+        Call it right after the store changed, with no await in between."""
+        by_format = self._subs.get(update.key)
+        if not by_format:
+            return
+        message: dict[str, Any] | None = None
+        topic = update.topic
+        for fmt, clients in by_format.items():
+            if not clients:
+                continue
+            if message is None:
+                message = message_for(update)
+            out = Outgoing.encode(message, fmt)
+            for client in list(clients):  # a copy: enqueue may close (and remove) a client
+                client.enqueue(topic, out)
+
+    def publish_many(self, updates: Iterable[Update]) -> None:
+        for update in updates:
+            self.publish(update)
+
+    def _mark_dirty(self, client: Client) -> None:
+        self._dirty.append(client)
+        if self._flush_handle is None:
+            loop = asyncio.get_running_loop()
+            if self.flush_delay > 0:
+                self._flush_handle = loop.call_later(self.flush_delay, self.flush)
+            else:
+                self._flush_handle = loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write every dirty client's queue (normally scheduled by ``publish``)."""
+        self._flush_handle = None
+        dirty, self._dirty = self._dirty, []
+        for client in dirty:
+            try:
+                client.flush()
+            except Exception:
+                log.exception("flushing a %s client failed", client.role)
+                client.close(1011, "internal error")
+
+    async def close_all(self, code: int = 1001, reason: str = "server shutting down") -> None:
+        for client in list(self.clients):
+            client.close(code, reason)
+            await client.aclose()

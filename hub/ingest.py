@@ -1,0 +1,269 @@
+"""Ingest: console channels in, journal and acknowledgements and feed updates out.
+
+Order of effects for one event (what makes delivery at-least-once and the effect exactly-once):
+1. the engine validates and applies it in memory (a refusal changes nothing);
+2. an accepted event is appended to the journal stream; only then
+3. the console gets its acknowledgement, carrying the journal position;
+4. topic payloads that changed are diffed and published on the feed channel.
+If the process dies between 1 and 2 the event was never acknowledged, so the console resends it
+and the rebuilt state (journal replay) never saw it: nothing lost, nothing doubled. Messages are
+taken in batches: a burst costs one payload rebuild and one feed update per changed topic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from hub import codec
+from hub.bus.base import Bus
+from hub.engine.core import Engine, Outcome, TopicKey
+from hub.feed import (
+    TopicStore,
+    control_channel,
+    encode_snapshot,
+    encode_update,
+    feed_channel,
+    load_snapshots,
+    snapshot_field,
+    snapshots_key,
+)
+from hub.metrics import Metrics
+from hub.tasks import cancel_and_wait
+
+log = logging.getLogger("duplicast.ingest")
+
+BATCH = 512
+
+
+def channels(tournament: str) -> dict[str, str]:
+    prefix = f"dup:{tournament}"
+    return {
+        "console": f"{prefix}:console:*",
+        "control": control_channel(tournament),
+        "journal": f"{prefix}:journal",
+        "feed": feed_channel(tournament),
+        "topics": snapshots_key(tournament),
+        "consoles": f"{prefix}:consoles",
+        "ack": f"{prefix}:ack:",
+        "errors": f"{prefix}:errors:",
+    }
+
+
+class Ingest:
+    """The single writer of a tournament: owns the Engine, the journal and the feed seqs."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        engine: Engine,
+        *,
+        store: TopicStore | None = None,
+        on_update: Callable[[Any], None] | None = None,
+        clock: Callable[[], float] = time.time,
+        tick_interval: float = 0.25,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self.metrics = metrics or Metrics()
+        self.bus = bus
+        self.engine = engine
+        self.tournament = engine.config.id
+        self.names = channels(self.tournament)
+        self.store = store or TopicStore()
+        self.on_update = on_update
+        self.clock = clock
+        self.tick_interval = tick_interval
+        self.ready = False
+        self.replayed = 0
+        self.last_position = "0-0"
+        self._queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(maxsize=50_000)
+        self._lock = asyncio.Lock()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._subs: list[Any] = []
+        self._stopping = False
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        self._stopping = False
+        await self.rebuild()
+        for pattern in (self.names["console"], self.names["control"]):
+            sub = self.bus.subscribe(pattern)
+            await sub.ready()
+            self._subs.append(sub)
+            self._tasks.append(asyncio.create_task(self._read(sub), name=f"ingest-read {pattern}"))
+        self._tasks.append(asyncio.create_task(self._process(), name="ingest-process"))
+        self._tasks.append(asyncio.create_task(self._ticker(), name="ingest-release"))
+        self.ready = True
+        log.info("ingest ready for %s after replaying %d records", self.tournament, self.replayed)
+
+    async def stop(self) -> None:
+        self.ready = False
+        self._stopping = True
+        await cancel_and_wait(self._tasks)
+        for sub in self._subs:
+            with contextlib.suppress(Exception):
+                await sub.aclose()
+        self._tasks.clear()
+        self._subs.clear()
+
+    async def rebuild(self) -> None:
+        """Replay the journal into the engine, then continue the feed seqs where they were."""
+        after = "0-0"
+        while True:
+            page = await self.bus.read(self.names["journal"], after, 1000)
+            if not page:
+                break
+            for entry_id, data in page:
+                record = codec.unpack(data)
+                self.engine.restore(record)
+                self.replayed += 1
+                after = entry_id
+        self.last_position = after
+        persisted = await self.bus.hgetall(self.names["consoles"])
+        self.engine.sequencer.restore({k: int(v) for k, v in persisted.items()})
+        for key, (seq, payload) in (await load_snapshots(self.bus, self.tournament)).items():
+            self.store.seed(key, seq, payload)
+        self.engine.tick(self.clock())
+        await self._publish(set(self.engine.topic_keys()))
+
+    # ------------------------------------------------------------------ loops
+    async def _read(self, sub: Any) -> None:
+        async for message in sub:
+            await self._queue.put((message.channel, message.data))
+
+    async def _process(self) -> None:
+        while not self._stopping:
+            batch = [await self._queue.get()]
+            while len(batch) < BATCH and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            changed: set[TopicKey] = set()
+            for channel, data in batch:
+                try:
+                    changed |= await self.handle(channel, data)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # a bug must not take the tournament down
+                    log.exception("ingest failed on a message from %s", channel)
+                    self.metrics.reject("internal_error")
+            if changed:
+                await self._publish(changed)
+
+    async def _ticker(self) -> None:
+        while not self._stopping:
+            await asyncio.sleep(self.tick_interval)
+            changed = self.engine.tick(self.clock())
+            if changed:
+                await self._publish(changed)
+
+    # ------------------------------------------------------------------ one message
+    async def handle(self, channel: str, data: bytes) -> set[TopicKey]:
+        now = self.clock()
+        if channel == self.names["control"]:
+            try:
+                command = codec.unpack(data)
+            except codec.CodecError:
+                return set()
+            if not isinstance(command, dict):
+                return set()
+            outcome = await self.control(command)
+            return outcome.changed
+        table = _table_of(channel)
+        try:
+            raw = codec.unpack(data)
+        except codec.CodecError as exc:
+            # Nothing in it says which console sent it: answer on the table's error channel.
+            self.metrics.event("rejected")
+            self.metrics.reject("bad_schema")
+            log.warning("undecodable event on %s: %s", channel, exc)
+            answer = {
+                "seq": None,
+                "ok": False,
+                "code": "bad_schema",
+                "error": f"not msgpack: {exc}",
+            }
+            await self.bus.publish(f"{self.names['errors']}{table}", codec.pack(answer))
+            return set()
+        async with self._lock:  # journal order == apply order, also against operator commands
+            outcome = self.engine.submit(raw, now, channel_table=table)
+            if outcome.record is not None:
+                outcome.ack["position"] = await self._journal(outcome.record)
+        if outcome.record is not None:
+            self.metrics.event("accepted")
+        elif outcome.duplicate:
+            self.metrics.event("duplicate")
+        else:
+            self.metrics.event("rejected")
+            self.metrics.reject(outcome.code or "unknown")
+            if outcome.seq_advanced and outcome.console is not None:
+                await self.bus.hset(
+                    self.names["consoles"],
+                    outcome.console,
+                    str(self.engine.sequencer.last(outcome.console)).encode(),
+                )
+        ts = raw.get("ts") if isinstance(raw, dict) else None
+        if isinstance(ts, int | float) and not isinstance(ts, bool):
+            self.metrics.ingest_lag(max(0.0, now - float(ts)))
+        if outcome.console is not None:
+            await self.bus.publish(self.names["ack"] + outcome.console, codec.pack(outcome.ack))
+        return outcome.changed
+
+    async def control(self, command: dict[str, Any]) -> Outcome:
+        """An operator command (from an edge or in-process): validated, journaled, applied."""
+        async with self._lock:
+            outcome = self.engine.control(command, self.clock())
+            if outcome.record is not None:
+                outcome.ack["position"] = await self._journal(outcome.record)
+        return outcome
+
+    async def _journal(self, record: dict[str, Any]) -> str:
+        """Append until it is durable. The engine has already applied the record, so giving up
+        would leave memory ahead of the journal: instead the ingest waits for the bus to come
+        back (consoles keep their events in their outboxes meanwhile and resend them)."""
+        delay = 0.05
+        while True:
+            try:
+                position = await self.bus.append(self.names["journal"], codec.pack(record))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("journal append failed (%s); retrying in %.2f s", exc, delay)
+                self.metrics.reject("journal_retry")
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                continue
+            self.last_position = position
+            return position
+
+    async def control_now(self, command: dict[str, Any]) -> dict[str, Any]:
+        """In-process control (role all): apply and publish at once."""
+        outcome = await self.control(command)
+        if outcome.changed:
+            await self._publish(outcome.changed)
+        return outcome.ack
+
+    # ------------------------------------------------------------------ feed
+    async def _publish(self, keys: set[TopicKey]) -> None:
+        for key in sorted(keys):
+            payload = self.engine.payload(key)
+            if payload is None:
+                continue
+            update = self.store.put(key, payload)
+            if update is None:
+                continue
+            # Snapshot first: an edge that notices a gap reloads it and finds this update.
+            seq, data = self.store.snapshot(key)
+            await self.bus.hset(
+                self.names["topics"], snapshot_field(key), encode_snapshot(seq, data)
+            )
+            await self.bus.publish(self.names["feed"], encode_update(update))
+            if self.on_update is not None:
+                self.on_update(update)
+
+
+def _table_of(channel: str) -> int | None:
+    tail = channel.rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else 0

@@ -1,0 +1,94 @@
+"""Prometheus metrics of one process, in their own registry (tests build many apps).
+
+Hot-path counts (frames sent or dropped) stay plain integers on the ``Fanout`` and are read at
+scrape time by a collector; the ingest reports through the helper methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from hub.fanout import Fanout
+
+__all__ = ["CONTENT_TYPE", "Metrics"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+ROLES = ("public", "commentator", "operator")
+
+
+class _FanoutCollector(Collector):
+    def __init__(self) -> None:
+        self.fanouts: list[Fanout] = []
+
+    def collect(self) -> Iterator[Metric]:
+        clients = GaugeMetricFamily(
+            "duplicast_clients", "Connected websocket clients", labels=["role"]
+        )
+        roles = {role: 0 for role in ROLES}
+        sent = dropped = slow = 0
+        for fanout in self.fanouts:
+            for role, n in fanout.roles().items():
+                roles[role] = roles.get(role, 0) + n
+            sent += fanout.frames_sent
+            dropped += fanout.frames_dropped
+            slow += fanout.slow_closes
+        for role, n in roles.items():
+            clients.add_metric([role], n)
+        yield clients
+        yield CounterMetricFamily(
+            "duplicast_frames_sent", "Websocket frames written to clients", value=sent
+        )
+        yield CounterMetricFamily(
+            "duplicast_frames_dropped",
+            "Frames dropped for slow clients (conflated into a snapshot)",
+            value=dropped,
+        )
+        yield CounterMetricFamily(
+            "duplicast_slow_client_closes", "Clients closed for being too slow", value=slow
+        )
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self._fanout = _FanoutCollector()
+        self.registry.register(self._fanout)
+        self._lag = Gauge(
+            "duplicast_ingest_lag_seconds",
+            "Seconds between a console event's timestamp and its processing",
+            registry=self.registry,
+        )
+        self._events = Counter(
+            "duplicast_events",
+            "Console events processed, by result",
+            ["result"],
+            registry=self.registry,
+        )
+        self._rejects = Counter(
+            "duplicast_rejects",
+            "Rejected console events, by code",
+            ["code"],
+            registry=self.registry,
+        )
+
+    def watch(self, fanout: Fanout) -> None:
+        """Report this fan-out's clients and frame counts."""
+        if fanout not in self._fanout.fanouts:
+            self._fanout.fanouts.append(fanout)
+
+    def ingest_lag(self, seconds: float) -> None:
+        self._lag.set(seconds)
+
+    def event(self, result: str) -> None:
+        """``result``: e.g. ``accepted``, ``rejected``, ``duplicate``."""
+        self._events.labels(result).inc()
+
+    def reject(self, code: str) -> None:
+        self._rejects.labels(code).inc()
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

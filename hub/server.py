@@ -1,0 +1,392 @@
+"""The client-facing Starlette app: ``/ws`` feeds, REST snapshots, health, metrics, overlays.
+
+The app knows nothing of the engine or the bus: it reads topics from a ``FeedSource``
+(the ingest in the embedded/``all`` process, an ``EdgeSource`` in an edge process) and hands
+operator commands back to it. Client protocol: docs/protocol.md §2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket
+
+from hub.auth import OPERATOR, Auth, Role, audience_for, check_topic, may_control
+from hub.codec import CodecError, from_json, pack, to_json, unpack
+from hub.fanout import FORMATS, AsgiSink, Client, Fanout, RawSink, Sink
+from hub.feed import TopicStore
+from hub.metrics import CONTENT_TYPE, Metrics
+
+__all__ = ["FeedSource", "RunningServer", "create_app", "serve"]
+
+log = logging.getLogger(__name__)
+
+MAX_MALFORMED = 10
+"""Malformed client messages tolerated on one connection before it is closed (1008)."""
+
+_SEND_KEY = "duplicast.send"
+
+
+class FeedSource(Protocol):
+    """What the app needs from the process that owns the topics."""
+
+    tournament: str
+    store: TopicStore
+    fanout: Fanout
+
+    def ready(self) -> bool: ...
+
+    async def control(self, command: dict[str, Any]) -> dict[str, Any]:
+        """An operator command (``{"op": "onair", "slot", "value"}``); answers
+        ``{"ok": bool, "code"?, "error"?, "queued"?}``."""
+        ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+class _ExposeSend:
+    """Keeps the server's own websocket ``send`` in the scope, so the fan-out can write
+    pre-built frames to uvicorn's transport (Starlette wraps ``send`` further in)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            scope[_SEND_KEY] = send
+        await self.app(scope, receive, send)
+
+
+def _json(body: Any, status: int = 200) -> Response:
+    return Response(to_json(body), status_code=status, media_type="application/json")
+
+
+def _error(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "error", "code": code, "message": message, **extra}
+
+
+class _Endpoints:
+    def __init__(self, source: FeedSource, auth: Auth, metrics: Metrics, raw: bool) -> None:
+        self.source = source
+        self.auth = auth
+        self.metrics = metrics
+        self.raw = raw
+
+    # -- websocket --
+
+    def _sink(self, websocket: WebSocket) -> Sink:
+        protocol = getattr(websocket.scope.get(_SEND_KEY), "__self__", None)
+        if self.raw and RawSink.supports(protocol):
+            return RawSink(protocol)
+        return AsgiSink(websocket)
+
+    async def websocket(self, websocket: WebSocket) -> None:
+        fmt = websocket.query_params.get("format", "json")
+        role = self.auth.role_for(websocket.query_params.get("token"))
+        await websocket.accept()
+        if role is None or fmt not in FORMATS:
+            problem = (
+                _error("unauthorized", "unknown token")
+                if role is None
+                else _error("bad_request", f"format must be one of {', '.join(FORMATS)}")
+            )
+            if fmt == "msgpack":
+                await websocket.send_bytes(pack(problem))
+            else:
+                await websocket.send_text(to_json(problem).decode())
+            await websocket.close(1008, problem["message"])
+            return
+        client = self.source.fanout.add(self._sink(websocket), role, audience_for(role), fmt)
+        client.send({"type": "hello", "role": role, "tournament": self.source.tournament})
+        malformed = 0
+        try:
+            while not client.closed:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                error = await self._handle(client, message)
+                if error is None:
+                    continue
+                client.send(error)
+                if error["code"] == "bad_request":
+                    malformed += 1
+                    if malformed > MAX_MALFORMED:
+                        client.close(1008, "too many malformed messages")
+        finally:
+            await client.aclose()
+
+    async def _handle(self, client: Client, message: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Act on one client message; the error to send back, if any."""
+        try:
+            if message.get("text") is not None:
+                request = from_json(message["text"])
+            else:
+                request = unpack(message.get("bytes") or b"")
+        except CodecError as exc:
+            return _error("bad_request", str(exc))
+        if not isinstance(request, dict) or not isinstance(request.get("op"), str):
+            return _error("bad_request", "a message is an object with an 'op'")
+        op = request["op"]
+        if op == "ping":
+            client.send({"type": "pong"})
+            return None
+        if op in ("subscribe", "unsubscribe"):
+            return self._subscription(client, op, request)
+        if op == "onair":
+            return await self._onair(client, request)
+        if op == "confirm":
+            return await self._confirm(client, request)
+        return _error("bad_request", f"unknown op {op!r}")
+
+    def _subscription(
+        self, client: Client, op: str, request: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        topics = request.get("topics")
+        resume = request.get("resume", {})
+        if not (isinstance(topics, list) and all(isinstance(t, str) for t in topics)):
+            return _error("bad_request", "'topics' must be a list of topic names")
+        if not isinstance(resume, dict) or not all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in resume.values()
+        ):
+            return _error("bad_request", "'resume' must map topics to seqs (integers >= 0)")
+        fanout = self.source.fanout
+        for topic in dict.fromkeys(topics):
+            code = check_topic(client.role, topic)
+            if code == "unknown_topic":
+                client.send(_error(code, f"no topic named {topic!r}", topic=topic))
+            elif code == "forbidden":
+                client.send(_error(code, f"topic {topic} needs the operator role", topic=topic))
+            elif op == "subscribe":
+                fanout.subscribe(client, topic, resume.get(topic))
+            else:
+                fanout.unsubscribe(client, topic)
+        return None
+
+    async def _onair(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        if not may_control(client.role):
+            return _error("forbidden", "onair needs the operator role", op="onair")
+        if not isinstance(request.get("slot"), str) or "value" not in request:
+            return _error("bad_request", "onair needs a 'slot' and a 'value'", op="onair")
+        result = await self.source.control(
+            {"op": "onair", "slot": request["slot"], "value": request["value"]}
+        )
+        if not result.get("ok"):
+            return _error(
+                str(result.get("code", "rejected")), str(result.get("error", "")), op="onair"
+            )
+        client.send(
+            {"type": "ok", "op": "onair", **({"queued": True} if result.get("queued") else {})}
+        )
+        return None
+
+    async def _confirm(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        """An official settles a disputed hand from the operator panel (journaled by ingest)."""
+        if not may_control(client.role):
+            return _error("forbidden", "confirm needs the operator role", op="confirm")
+        table, deal, seats = request.get("table"), request.get("deal"), request.get("seats")
+        if not (isinstance(table, int) and isinstance(deal, int)) or not (
+            seats is None or (isinstance(seats, list) and all(isinstance(s, int) for s in seats))
+        ):
+            return _error("bad_request", "confirm needs int 'table', 'deal' and optional 'seats'")
+        command: dict[str, Any] = {"op": "confirm", "table": table, "deal": deal}
+        if seats:
+            command["seats"] = seats
+        result = await self.source.control(command)
+        if not result.get("ok"):
+            return _error(
+                str(result.get("code", "rejected")), str(result.get("error", "")), op="confirm"
+            )
+        client.send(
+            {"type": "ok", "op": "confirm", **({"queued": True} if result.get("queued") else {})}
+        )
+        return None
+
+    # -- REST --
+
+    def _role(self, request: Request) -> Role | None:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer":
+            token = request.query_params.get("token", "")
+        return self.auth.role_for(token.strip() or None)
+
+    async def _topic(self, request: Request, topic: str) -> Response:
+        role = self._role(request)
+        if role is None:
+            return _json({"error": "unauthorized", "message": "unknown token"}, 401)
+        code = check_topic(role, topic)
+        if code == "forbidden":
+            return _json({"error": code, "message": f"topic {topic} needs the operator role"}, 403)
+        if code is not None:
+            return _json({"error": "not_found", "message": f"no topic named {topic!r}"}, 404)
+        seq, payload = self.source.store.snapshot((audience_for(role), topic))
+        if seq == 0:
+            return _json({"error": "not_found", "message": f"topic {topic} has no data yet"}, 404)
+        return _json({"topic": topic, "seq": seq, "data": payload})
+
+    async def standings(self, request: Request) -> Response:
+        return await self._topic(request, "standings")
+
+    async def seat(self, request: Request) -> Response:
+        return await self._topic(request, f"seat:{request.path_params['s']}")
+
+    async def table(self, request: Request) -> Response:
+        return await self._topic(request, f"table:{request.path_params['t']}")
+
+    async def deal(self, request: Request) -> Response:
+        return await self._topic(request, f"deal:{request.path_params['d']}")
+
+    async def compare(self, request: Request) -> Response:
+        p = request.path_params
+        return await self._topic(request, f"compare:{p['d']}:{p['s']}")
+
+    async def onair(self, request: Request) -> Response:
+        if request.method == "GET":
+            return await self._topic(request, "onair")
+        role = self._role(request)
+        if role is None:
+            return _json({"error": "unauthorized", "message": "unknown token"}, 401)
+        if role != OPERATOR:
+            return _json({"error": "forbidden", "message": "onair needs the operator role"}, 403)
+        try:
+            body = from_json(await request.body())
+        except CodecError as exc:
+            return _json({"error": "bad_request", "message": str(exc)}, 400)
+        if not (isinstance(body, dict) and isinstance(body.get("slot"), str) and "value" in body):
+            return _json({"error": "bad_request", "message": "needs 'slot' and 'value'"}, 400)
+        result = await self.source.control(
+            {"op": "onair", "slot": body["slot"], "value": body["value"]}
+        )
+        return _json(result, 200 if result.get("ok") else 400)
+
+    # -- operations --
+
+    async def healthz(self, request: Request) -> Response:
+        return _json({"ok": True})
+
+    async def readyz(self, request: Request) -> Response:
+        ready = self.source.ready()
+        return _json({"ready": ready}, 200 if ready else 503)
+
+    async def metrics_text(self, request: Request) -> Response:
+        return Response(self.metrics.render(), headers={"content-type": CONTENT_TYPE})
+
+    async def root(self, request: Request) -> Response:
+        return RedirectResponse("/overlays/")
+
+
+def create_app(
+    source: FeedSource,
+    *,
+    overlays_dir: str | Path | None = None,
+    auth: Auth | None = None,
+    metrics: Metrics | None = None,
+    manage_source: bool = True,
+    raw_frames: bool = True,
+) -> Starlette:
+    """The app for one process. ``manage_source``: start and stop ``source`` in the lifespan.
+    ``raw_frames``: write pre-built frames to uvicorn's transport when it allows it."""
+    auth = Auth.from_env() if auth is None else auth
+    metrics = Metrics() if metrics is None else metrics
+    metrics.watch(source.fanout)
+    ep = _Endpoints(source, auth, metrics, raw_frames)
+    routes: list[BaseRoute] = [
+        WebSocketRoute("/ws", ep.websocket),
+        Route("/api/standings", ep.standings),
+        Route("/api/seats/{s:int}", ep.seat),
+        Route("/api/tables/{t:int}", ep.table),
+        Route("/api/deals/{d:int}", ep.deal),
+        Route("/api/compare/{d:int}/{s:int}", ep.compare),
+        Route("/api/onair", ep.onair, methods=["GET", "POST"]),
+        Route("/healthz", ep.healthz),
+        Route("/readyz", ep.readyz),
+        Route("/metrics", ep.metrics_text),
+        Route("/", ep.root),
+    ]
+    if overlays_dir is not None:
+        routes.append(Mount("/overlays", StaticFiles(directory=overlays_dir, html=True)))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if manage_source:
+            await source.start()
+        try:
+            yield
+        finally:
+            await source.fanout.close_all()
+            if manage_source:
+                await source.stop()
+
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(_ExposeSend)])
+    app.state.source = source
+    app.state.metrics = metrics
+    return app
+
+
+# -- running in-process -----------------------------------------------------------------------
+
+
+@dataclass
+class RunningServer:
+    server: uvicorn.Server
+    task: asyncio.Task[None]
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}/ws"
+
+    async def stop(self) -> None:
+        self.server.should_exit = True
+        await self.task
+
+
+async def serve(
+    app: ASGIApp, host: str = "127.0.0.1", port: int = 0, **options: Any
+) -> RunningServer:
+    """Start uvicorn in this event loop and return once it listens (``port=0``: a free one).
+    Websockets use the sans-I/O protocol without per-message deflate, which the fan-out
+    writes pre-built frames to."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    config = uvicorn.Config(
+        app,
+        ws="websockets-sansio",
+        ws_per_message_deflate=False,
+        ws_max_size=1 << 20,
+        log_level="warning",
+        lifespan="on",
+        **options,
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            sock.close()
+            await task  # raises the startup error
+            raise RuntimeError("uvicorn exited during startup")
+        await asyncio.sleep(0.01)
+    return RunningServer(server, task, host, sock.getsockname()[1])

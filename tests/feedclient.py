@@ -1,0 +1,83 @@
+"""A websocket feed client for tests: keeps every topic's state and checks seqs as they arrive."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+
+
+class FeedClient:
+    def __init__(self, ws_url: str, token: str | None = None) -> None:
+        self.url = ws_url + (f"?token={token}" if token else "")
+        self.ws: ClientConnection | None = None
+        self.states: dict[str, dict[str, Any]] = {}
+        self.seqs: dict[str, int] = {}
+        self.log: list[dict[str, Any]] = []
+        self.errors: list[dict[str, Any]] = []
+        self.gaps: list[tuple[str, int, int]] = []
+        self.hello: dict[str, Any] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.changed = asyncio.Event()
+
+    async def __aenter__(self) -> FeedClient:
+        self.ws = await connect(self.url, max_size=None, compression=None)
+        self.hello = json.loads(await self.ws.recv())
+        self._task = asyncio.create_task(self._read())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._task:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        if self.ws:
+            await self.ws.close()
+
+    async def subscribe(self, topics: list[str], resume: dict[str, int] | None = None) -> None:
+        assert self.ws is not None
+        request: dict[str, Any] = {"op": "subscribe", "topics": topics}
+        if resume:
+            request["resume"] = resume
+        await self.ws.send(json.dumps(request))
+
+    async def send(self, message: dict[str, Any]) -> None:
+        assert self.ws is not None
+        await self.ws.send(json.dumps(message))
+
+    async def _read(self) -> None:
+        assert self.ws is not None
+        async for raw in self.ws:
+            message = json.loads(raw)
+            self.log.append(message)
+            kind = message.get("type")
+            topic = message.get("topic")
+            if kind == "snapshot":
+                self.states[topic] = dict(message["data"])
+                self.seqs[topic] = message["seq"]
+            elif kind == "delta":
+                last = self.seqs.get(topic)
+                if last is None or message["seq"] != last + 1:
+                    self.gaps.append((topic, -1 if last is None else last, message["seq"]))
+                state = self.states.setdefault(topic, {})
+                state.update(message["data"])
+                for name in message.get("removed", []):
+                    state.pop(name, None)
+                self.seqs[topic] = message["seq"]
+            elif kind == "error":
+                self.errors.append(message)
+            self.changed.set()
+
+    async def wait_for(self, predicate: Any, timeout: float = 10.0) -> None:
+        """Wait until `predicate(self)` holds (checked after every message)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not predicate(self):
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                raise TimeoutError("feed condition not reached")
+            self.changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), min(remaining, 0.2))

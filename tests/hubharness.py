@@ -1,0 +1,79 @@
+"""Running hubs for end-to-end tests: the sample tournament under a unique id, on a real bus."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from hub.auth import Auth
+from hub.bus.base import Bus
+from hub.deckfile import load_decks
+from hub.domain.config import TournamentConfig, load_config
+from hub.edge import EdgeSource
+from hub.engine.core import Engine
+from hub.runner import OVERLAYS, IngestSource
+from hub.server import RunningServer, create_app, serve
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "ifp6.toml"
+SESSION = ROOT / "samples" / "ifp6-session.jsonl"
+COMMENTATOR = "test-commentator-token"
+OPERATOR = "test-operator-token"
+
+
+def unique_tournament(prefix: str = "e2e") -> tuple[TournamentConfig, Any]:
+    config = load_config(SAMPLE)
+    decks = load_decks(config, SAMPLE.parent, dict(os.environ))
+    return dataclasses.replace(config, id=f"{prefix}-{uuid.uuid4().hex[:8]}"), decks
+
+
+def session_events(tournament: str, path: Path = SESSION) -> list[dict[str, Any]]:
+    events = []
+    for line in path.read_text().splitlines():
+        if line.strip():
+            events.append({**json.loads(line), "tournament": tournament})
+    return events
+
+
+def offline(config: TournamentConfig, decks: Any, events: list[dict[str, Any]]) -> Engine:
+    engine = Engine(config, decks)
+    for event in events:
+        out = engine.submit(event, float(event.get("ts", 0.0)))
+        assert out.ok, out.ack
+    engine.tick(float("inf"))
+    return engine
+
+
+def auth() -> Auth:
+    return Auth(commentator_token=COMMENTATOR, operator_token=OPERATOR)
+
+
+@contextlib.asynccontextmanager
+async def ingest_hub(
+    bus: Bus, config: TournamentConfig, decks: Any
+) -> AsyncIterator[tuple[IngestSource, RunningServer]]:
+    """Ingest + edge in one process (role all) on `bus`, served on a free loopback port."""
+    source = IngestSource(bus, Engine(config, decks), own_bus=False)
+    app = create_app(source, overlays_dir=OVERLAYS, auth=auth(), metrics=source.metrics)
+    server = await serve(app, "127.0.0.1", 0)
+    try:
+        yield source, server
+    finally:
+        await server.stop()
+
+
+@contextlib.asynccontextmanager
+async def edge_hub(bus: Bus, tournament: str) -> AsyncIterator[tuple[EdgeSource, RunningServer]]:
+    source = EdgeSource(bus, tournament)
+    app = create_app(source, overlays_dir=OVERLAYS, auth=auth())
+    server = await serve(app, "127.0.0.1", 0)
+    try:
+        yield source, server
+    finally:
+        await server.stop()

@@ -1,0 +1,302 @@
+"""The bus contract, run on the memory bus and on Redis; then Redis faults on a private server."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis_server import RedisServer, free_port
+
+from hub.bus.base import Bus, Message, Subscription, open_bus, parse_id
+from hub.bus.memory import MemoryBus
+from hub.bus.redis import RedisBus, RetryPolicy
+
+QUIET = 0.2  # how long "nothing arrives" is watched for
+
+
+async def receive(sub: Subscription, n: int, timeout: float = 5.0) -> list[Message]:
+    async def take() -> list[Message]:
+        return [await anext(sub) for _ in range(n)]
+
+    return await asyncio.wait_for(take(), timeout)
+
+
+async def assert_nothing_more(sub: Subscription) -> None:
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(anext(sub), QUIET)
+
+
+# --- pub/sub -------------------------------------------------------------------------------
+
+
+async def test_pattern_subscription_sees_matching_channels_only(bus: Bus, key_prefix: str) -> None:
+    sub = bus.subscribe(f"{key_prefix}:console:*")
+    await sub.ready()
+    await bus.publish(f"{key_prefix}:console:1", b"one")
+    await bus.publish(f"{key_prefix}:ack:c1", b"not for us")
+    await bus.publish(f"{key_prefix}:console:12", b"twelve")
+    got = await receive(sub, 2)
+    assert got == [
+        Message(f"{key_prefix}:console:1", b"one"),
+        Message(f"{key_prefix}:console:12", b"twelve"),
+    ]
+    await assert_nothing_more(sub)
+    await sub.aclose()
+
+
+async def test_no_cross_talk_between_subscriptions(bus: Bus, key_prefix: str) -> None:
+    acks_a = bus.subscribe(f"{key_prefix}:ack:a")
+    acks_b = bus.subscribe(f"{key_prefix}:ack:b")
+    everything = bus.subscribe(f"{key_prefix}:*")
+    for sub in (acks_a, acks_b, everything):
+        await sub.ready()
+    await bus.publish(f"{key_prefix}:ack:a", b"A")
+    await bus.publish(f"{key_prefix}:ack:b", b"B")
+    assert [m.data for m in await receive(acks_a, 1)] == [b"A"]
+    assert [m.data for m in await receive(acks_b, 1)] == [b"B"]
+    assert [m.data for m in await receive(everything, 2)] == [b"A", b"B"]
+    for sub in (acks_a, acks_b, everything):
+        await assert_nothing_more(sub)
+        await sub.aclose()
+
+
+async def test_order_is_preserved_and_bytes_are_exact(bus: Bus, key_prefix: str) -> None:
+    sub = bus.subscribe(f"{key_prefix}:feed")
+    await sub.ready()
+    payloads = [bytes([i % 256]) * (i % 7) + i.to_bytes(4, "big") for i in range(500)]
+    payloads.append(b"")
+    payloads.append(bytes(range(256)))
+    for data in payloads:
+        await bus.publish(f"{key_prefix}:feed", data)
+    got = await receive(sub, len(payloads))
+    assert [m.data for m in got] == payloads
+    assert all(isinstance(m.data, bytes) and isinstance(m.channel, str) for m in got)
+    await sub.aclose()
+
+
+async def test_messages_before_subscribe_are_not_delivered(bus: Bus, key_prefix: str) -> None:
+    await bus.publish(f"{key_prefix}:feed", b"too early")
+    sub = bus.subscribe(f"{key_prefix}:feed")
+    await sub.ready()
+    await bus.publish(f"{key_prefix}:feed", b"on time")
+    assert [m.data for m in await receive(sub, 1)] == [b"on time"]
+    await sub.aclose()
+
+
+async def test_closed_subscription_stops_and_others_continue(bus: Bus, key_prefix: str) -> None:
+    closing = bus.subscribe(f"{key_prefix}:feed")
+    staying = bus.subscribe(f"{key_prefix}:feed")
+    await closing.ready()
+    await staying.ready()
+
+    async def consume() -> list[bytes]:
+        return [m.data async for m in closing]
+
+    consumer = asyncio.create_task(consume())
+    await bus.publish(f"{key_prefix}:feed", b"1")
+    await asyncio.sleep(0.1)
+    await closing.aclose()
+    assert await asyncio.wait_for(consumer, 2.0) == [b"1"]
+    await closing.aclose()  # idempotent
+    await bus.publish(f"{key_prefix}:feed", b"2")
+    assert [m.data for m in await receive(staying, 2)] == [b"1", b"2"]
+    with pytest.raises(StopAsyncIteration):
+        await anext(closing)
+    await staying.aclose()
+
+
+async def test_bus_close_ends_subscriptions(bus: Bus, key_prefix: str) -> None:
+    sub = bus.subscribe(f"{key_prefix}:feed")
+    await sub.ready()
+    waiting = asyncio.create_task(anext(sub))
+    await asyncio.sleep(0.05)
+    await bus.close()
+    with pytest.raises(StopAsyncIteration):
+        await asyncio.wait_for(waiting, 2.0)
+
+
+# --- journal streams -----------------------------------------------------------------------
+
+
+async def test_append_ids_increase_and_read_pages(bus: Bus, key_prefix: str) -> None:
+    stream = f"{key_prefix}:journal"
+    ids = [await bus.append(stream, f"entry {i}".encode()) for i in range(25)]
+    keys = [parse_id(i) for i in ids]
+    assert keys == sorted(keys) and len(set(keys)) == 25
+
+    pages: list[list[tuple[str, bytes]]] = []
+    after = "0-0"
+    while page := await bus.read(stream, after=after, count=10):
+        pages.append(page)
+        after = page[-1][0]
+    assert [len(p) for p in pages] == [10, 10, 5]
+    flat = [entry for page in pages for entry in page]
+    assert flat == [(i, f"entry {n}".encode()) for n, i in enumerate(ids)]
+
+    assert await bus.read(stream, after=ids[-1]) == []
+    assert await bus.read(stream, after=ids[11], count=2) == flat[12:14]
+    assert await bus.read(stream, after="0") == flat
+    assert await bus.read(stream) == flat
+
+
+async def test_read_of_missing_stream_and_bad_arguments(bus: Bus, key_prefix: str) -> None:
+    assert await bus.read(f"{key_prefix}:nothing") == []
+    with pytest.raises(ValueError):
+        await bus.read(f"{key_prefix}:nothing", after="yesterday")
+    with pytest.raises(ValueError):
+        await bus.read(f"{key_prefix}:nothing", count=0)
+
+
+async def test_delete_removes_streams_and_hashes(bus: Bus, key_prefix: str) -> None:
+    await bus.append(f"{key_prefix}:journal", b"x")
+    await bus.hset(f"{key_prefix}:snap", "standings", b"{}")
+    await bus.delete(f"{key_prefix}:journal", f"{key_prefix}:snap", f"{key_prefix}:absent")
+    await bus.delete()
+    assert await bus.read(f"{key_prefix}:journal") == []
+    assert await bus.hgetall(f"{key_prefix}:snap") == {}
+
+
+# --- hashes --------------------------------------------------------------------------------
+
+
+async def test_hash_set_get_overwrite(bus: Bus, key_prefix: str) -> None:
+    key = f"{key_prefix}:snapshots"
+    assert await bus.hgetall(key) == {}
+    await bus.hset(key, "standings", b"\x81\xa1a\x01")
+    await bus.hset(key, "table:1", b"one")
+    await bus.hset(key, "table:1", b"uno")
+    assert await bus.hgetall(key) == {"standings": b"\x81\xa1a\x01", "table:1": b"uno"}
+    result = await bus.hgetall(key)
+    result["table:1"] = b"changed by the caller"
+    assert (await bus.hgetall(key))["table:1"] == b"uno"
+
+
+# --- memory bus specifics ------------------------------------------------------------------
+
+
+async def test_memory_subscription_is_registered_by_subscribe_itself() -> None:
+    bus = MemoryBus()
+    sub = bus.subscribe("feed")  # no ready(), no iteration yet
+    await bus.publish("feed", b"right after")
+    assert (await receive(sub, 1))[0].data == b"right after"
+
+
+async def test_memory_slow_subscriber_drops_and_counts() -> None:
+    bus = MemoryBus(subscription_buffer=3)
+    slow = bus.subscribe("feed")
+    for i in range(5):
+        await bus.publish("feed", bytes([i]))
+    assert slow.dropped == 2
+    assert [m.data for m in await receive(slow, 3)] == [b"\x00", b"\x01", b"\x02"]
+    await bus.publish("feed", b"later")
+    assert (await receive(slow, 1))[0].data == b"later"
+
+
+async def test_memory_ids_never_go_back_when_the_clock_does() -> None:
+    now = [1000.0]
+    bus = MemoryBus(clock=lambda: now[0])
+    first = await bus.append("j", b"a")
+    second = await bus.append("j", b"b")
+    now[0] = 999.0
+    third = await bus.append("j", b"c")
+    now[0] = 1001.0
+    fourth = await bus.append("j", b"d")
+    assert [first, second, third, fourth] == ["1000000-0", "1000000-1", "1000000-2", "1001000-0"]
+    after_first = await bus.read("j", after="1000000")
+    assert after_first == [("1000000-1", b"b"), ("1000000-2", b"c"), ("1001000-0", b"d")]
+
+
+def test_open_bus_picks_the_transport() -> None:
+    assert isinstance(open_bus(None), MemoryBus)
+    assert isinstance(open_bus("memory://"), MemoryBus)
+    assert isinstance(open_bus("redis://127.0.0.1:6379/0"), RedisBus)
+    with pytest.raises(ValueError, match="unknown bus URL"):
+        open_bus("kafka://x")
+
+
+# --- Redis faults (a private redis-server, killed and restarted) ---------------------------
+
+FAST_RETRY = RetryPolicy(deadline=15.0, base=0.02, cap=0.2)
+
+
+@pytest.mark.redis
+async def test_redis_subscription_and_append_survive_a_restart(tmp_path: Path) -> None:
+    with RedisServer(tmp_path) as server:
+        bus = RedisBus(server.url, retry=FAST_RETRY)
+        await bus.connect()
+        sub = bus.subscribe("dup:t:feed")
+        await sub.ready()
+        await bus.publish("dup:t:feed", b"before")
+        assert (await receive(sub, 1))[0].data == b"before"
+        first = await bus.append("dup:t:journal", b"first")
+
+        server.stop()
+        appending = asyncio.create_task(bus.append("dup:t:journal", b"second"))
+        await asyncio.sleep(0.5)
+        assert not appending.done()  # retrying while the server is down
+        await asyncio.to_thread(server.start)
+        second = await asyncio.wait_for(appending, 10.0)
+        assert parse_id(second) > parse_id(first)
+        # AOF kept the entry appended before the crash, and the retry added exactly one.
+        assert await bus.read("dup:t:journal") == [(first, b"first"), (second, b"second")]
+
+        # The subscription re-subscribes by itself; publish until it hears us again.
+        deadline = time.monotonic() + 10.0
+        heard: Message | None = None
+        while heard is None and time.monotonic() < deadline:
+            await bus.publish("dup:t:feed", b"after")
+            try:
+                heard = await asyncio.wait_for(anext(sub), 0.1)
+            except TimeoutError:
+                pass
+        assert heard == Message("dup:t:feed", b"after")
+        assert sub.reconnects >= 1
+        await bus.close()
+
+
+@pytest.mark.redis
+async def test_retried_append_does_not_duplicate_an_entry_whose_reply_was_lost(
+    redis_url: str, key_prefix: str
+) -> None:
+    bus = RedisBus(redis_url, retry=FAST_RETRY)
+    await bus.connect()
+    client = bus._client()
+    real_xadd = client.xadd
+
+    async def xadd_then_lose_the_reply(*args: object, **kwargs: object) -> object:
+        await real_xadd(*args, **kwargs)  # type: ignore[arg-type]
+        raise RedisConnectionError("connection lost before the reply")
+
+    client.xadd = xadd_then_lose_the_reply  # type: ignore[method-assign]
+    stream = f"{key_prefix}:journal"
+    entry_id = await bus.append(stream, b"event 1")
+    assert await bus.read(stream) == [(entry_id, b"event 1")]
+    # A different entry after it is appended normally by the retry path.
+    second = await bus.append(stream, b"event 2")
+    assert await bus.read(stream) == [(entry_id, b"event 1"), (second, b"event 2")]
+    await bus.close()
+
+
+@pytest.mark.redis
+async def test_redis_commands_give_up_after_the_deadline() -> None:
+    bus = RedisBus(f"redis://127.0.0.1:{free_port()}/0", retry=RetryPolicy(0.5, 0.02, 0.1))
+    started = time.monotonic()
+    with pytest.raises(RedisConnectionError):
+        await bus.append("journal", b"x")
+    assert 0.3 < time.monotonic() - started < 3.0
+    await bus.close()
+
+
+@pytest.mark.redis
+async def test_redis_subscription_outside_a_loop_starts_on_first_use(
+    redis_url: str, key_prefix: str
+) -> None:
+    bus = RedisBus(redis_url)
+    sub = await asyncio.to_thread(bus.subscribe, f"{key_prefix}:feed")  # no loop in that thread
+    await sub.ready()
+    await bus.publish(f"{key_prefix}:feed", b"x")
+    assert (await receive(sub, 1))[0].data == b"x"
+    await bus.close()

@@ -1,0 +1,370 @@
+"""Fan-out: encode once, never wait on a client, conflate or close slow ones."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import struct
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import websockets
+from websockets.frames import Frame, Opcode
+
+import hub.fanout as fanout_module
+from hub.codec import to_json, unpack
+from hub.fanout import CLOSE_TOO_SLOW, Fanout, Limits, Outgoing, build_frame
+from hub.feed import TopicKey, TopicStore
+from hub.server import RunningServer, create_app, serve
+
+STANDINGS: TopicKey = ("public", "standings")
+
+
+class FakeSink:
+    """A raw sink whose kernel buffer we control."""
+
+    raw = True
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.backlog = 0
+        self.closed: tuple[int, str] | None = None
+
+    def is_open(self) -> bool:
+        return self.closed is None
+
+    def buffered(self) -> int:
+        return self.backlog
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    async def send(self, out: Outgoing) -> None:
+        self.write(out.frame)
+
+    def close(self, code: int, reason: str) -> None:
+        self.closed = (code, reason)
+
+    def messages(self) -> list[dict[str, Any]]:
+        """Parse the unmasked frames written so far."""
+        out, data, i = [], bytes(self.data), 0
+        while i < len(data):
+            head, n = data[i], data[i + 1] & 0x7F
+            i += 2
+            if n == 126:
+                (n,) = struct.unpack_from("!H", data, i)
+                i += 2
+            elif n == 127:
+                (n,) = struct.unpack_from("!Q", data, i)
+                i += 8
+            payload = data[i : i + n]
+            i += n
+            out.append(json.loads(payload) if head == 0x81 else unpack(payload))
+        return out
+
+
+def test_build_frame_matches_websockets() -> None:
+    for size in (0, 1, 125, 126, 127, 65535, 65536, 70000):
+        payload = bytes(range(256)) * (size // 256) + bytes(size % 256)
+        for text, opcode in ((True, Opcode.TEXT), (False, Opcode.BINARY)):
+            expected = Frame(opcode, payload).serialize(mask=False, extensions=[])
+            assert build_frame(payload, text) == expected
+
+
+async def test_publish_encodes_once_per_format_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = {"json": 0, "msgpack": 0}
+
+    def counting(name: str, real: Any) -> Any:
+        def encode(obj: Any) -> bytes:
+            calls[name] += 1
+            return real(obj)
+
+        return encode
+
+    monkeypatch.setattr(fanout_module, "to_json", counting("json", fanout_module.to_json))
+    monkeypatch.setattr(fanout_module, "pack", counting("msgpack", fanout_module.pack))
+    store = TopicStore()
+    fanout = Fanout(store)
+    store.put(STANDINGS, {"a": 0})
+    sinks = [FakeSink() for _ in range(5)]
+    clients = [fanout.add(sink, "public", "public", "json") for sink in sinks]
+    for client in clients:
+        fanout.subscribe(client, "standings")
+    assert calls == {"json": 1, "msgpack": 0}  # one snapshot encoding shared by all
+    for n in range(1, 4):
+        update = store.put(STANDINGS, {"a": n})
+        assert update is not None
+        fanout.publish(update)
+    assert calls == {"json": 4, "msgpack": 0}
+    await asyncio.sleep(0)  # the flush
+    first = bytes(sinks[0].data)
+    assert all(bytes(sink.data) == first for sink in sinks)
+    assert [m["seq"] for m in sinks[0].messages()] == [1, 2, 3, 4]
+    msgpack_client = fanout.add(FakeSink(), "public", "public", "msgpack")
+    fanout.subscribe(msgpack_client, "standings")
+    update = store.put(STANDINGS, {"a": 9})
+    assert update is not None
+    fanout.publish(update)
+    assert calls == {"json": 5, "msgpack": 2}
+    assert fanout.frames_sent == 20
+
+
+async def test_one_flush_writes_a_burst_in_one_write() -> None:
+    store = TopicStore()
+    fanout = Fanout(store)
+    writes: list[bytes] = []
+    sink = FakeSink()
+    sink.write = writes.append  # type: ignore[method-assign]
+    client = fanout.add(sink, "public", "public", "json")
+    for topic in ("standings", "table:1", "seat:1"):
+        fanout.subscribe(client, topic)
+    await asyncio.sleep(0)
+    assert len(writes) == 1
+    for topic in ("standings", "table:1", "seat:1"):
+        update = store.put(("public", topic), {"x": 1})
+        assert update is not None
+        fanout.publish(update)
+    await asyncio.sleep(0)
+    assert len(writes) == 2 and writes[1].count(b'"type":"snapshot"') == 3
+
+
+async def wait_for(predicate: Any, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached"
+        await asyncio.sleep(0.01)
+
+
+def replay(messages: list[dict[str, Any]]) -> dict[str, tuple[int, dict[str, Any]]]:
+    """Apply a client's messages as a page would, asserting it never sees a gap."""
+    state: dict[str, tuple[int, dict[str, Any]]] = {}
+    for m in messages:
+        if m["type"] == "snapshot":
+            assert m["seq"] >= state.get(m["topic"], (0, {}))[0]
+            state[m["topic"]] = (m["seq"], m["data"])
+        elif m["type"] == "delta":
+            seq, data = state[m["topic"]]
+            assert m["seq"] == seq + 1, f"gap in {m['topic']}: {seq} -> {m['seq']}"
+            data = {**data, **m["data"]}
+            for name in m["removed"]:
+                del data[name]
+            state[m["topic"]] = (m["seq"], data)
+    return state
+
+
+async def test_backed_up_client_is_conflated_to_latest_snapshots() -> None:
+    store = TopicStore()
+    fanout = Fanout(store, Limits(max_frames=8, high_water=1000, slow_timeout=60, poll=0.005))
+    fast_sink, slow_sink = FakeSink(), FakeSink()
+    fast = fanout.add(fast_sink, "public", "public", "json")
+    slow = fanout.add(slow_sink, "public", "public", "json")
+    for client in (fast, slow):
+        fanout.subscribe(client, "standings")
+        fanout.subscribe(client, "table:1")
+    await asyncio.sleep(0)
+    slow_sink.backlog = 10_000  # its socket stopped draining
+    for n in range(50):
+        for topic in ("standings", "table:1"):
+            update = store.put(("public", topic), {"n": n, "keep": topic})
+            assert update is not None
+            fanout.publish(update)
+        await asyncio.sleep(0)
+    assert slow.stale == {"standings", "table:1"} and slow.queued <= 8
+    assert fanout.frames_dropped > 0
+    assert len(fast_sink.messages()) == 2 + 100  # the fast client got everything meanwhile
+    slow_sink.backlog = 0
+    await wait_for(lambda: not slow.stale and slow.queued == 0)
+    final = {t: (50, {"n": 49, "keep": t}) for t in ("standings", "table:1")}
+    assert replay(slow_sink.messages()) == final
+    assert replay(fast_sink.messages()) == final
+    update = store.put(STANDINGS, {"n": 50, "keep": "standings"})
+    assert update is not None
+    fanout.publish(update)
+    await asyncio.sleep(0)
+    assert slow_sink.messages()[-1] == {
+        "type": "delta",
+        "topic": "standings",
+        "seq": 51,
+        "data": {"n": 50},
+        "removed": [],
+    }
+    assert slow_sink.closed is None and fanout.slow_closes == 0
+
+
+async def test_client_stale_too_long_is_closed() -> None:
+    store = TopicStore()
+    fanout = Fanout(store, Limits(max_frames=4, high_water=100, slow_timeout=0.05, poll=0.005))
+    sink = FakeSink()
+    client = fanout.add(sink, "public", "public", "msgpack")
+    fanout.subscribe(client, "standings")
+    sink.backlog = 1_000
+    for n in range(10):
+        update = store.put(STANDINGS, {"n": n})
+        assert update is not None
+        fanout.publish(update)
+    await wait_for(lambda: client.closed)
+    assert sink.closed == (CLOSE_TOO_SLOW, "client too slow")
+    assert fanout.slow_closes == 1 and client not in fanout.clients
+    assert fanout.subscribed(STANDINGS) == 0
+
+
+async def test_repeated_overflows_close_the_client() -> None:
+    store = TopicStore()
+    fanout = Fanout(store, Limits(max_frames=2, max_overflows=3, slow_timeout=60))
+    sink = FakeSink()
+    sink.backlog = 10**6
+    client = fanout.add(sink, "public", "public", "json")
+    for seat in range(1, 7):  # 3 topics overflow a queue of 2: conflated, not closed
+        fanout.subscribe(client, f"seat:{seat}")
+    assert not client.closed and len(client.stale) == 6
+    for seat in range(7, 10):  # the third overflow within the window
+        fanout.subscribe(client, f"seat:{seat}")
+    assert client.closed and sink.closed == (CLOSE_TOO_SLOW, "client too slow")
+    await client.aclose()
+
+
+async def test_unsubscribe_stops_delivery() -> None:
+    store = TopicStore()
+    fanout = Fanout(store)
+    sink = FakeSink()
+    client = fanout.add(sink, "live", "live", "json")
+    fanout.subscribe(client, "table:1")
+    fanout.unsubscribe(client, "table:1")
+    update = store.put(("live", "table:1"), {"x": 1})
+    assert update is not None
+    fanout.publish(update)
+    await asyncio.sleep(0)
+    assert sink.messages() == []  # the queued snapshot was dropped too
+
+
+# -- over real sockets ------------------------------------------------------------------------
+
+
+class Source:
+    def __init__(self, limits: Limits) -> None:
+        self.tournament = "t-fan"
+        self.store = TopicStore()
+        self.fanout = Fanout(self.store, limits)
+
+    def put(self, key: TopicKey, payload: dict[str, Any]) -> None:
+        update = self.store.put(key, payload)
+        if update is not None:
+            self.fanout.publish(update)
+
+    def ready(self) -> bool:
+        return True
+
+    async def control(self, command: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": False, "code": "not_allowed", "error": "read-only"}
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+@contextlib.asynccontextmanager
+async def running(source: Source, raw: bool = True) -> AsyncIterator[RunningServer]:
+    server = await serve(create_app(source, raw_frames=raw))
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def stalled_client(url: str) -> websockets.ClientConnection:
+    """A client that reads nothing after the handshake (tiny receive buffer, tiny queue)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    host, port = url.removeprefix("ws://").split("/")[0].split(":")
+    await asyncio.get_running_loop().sock_connect(sock, (host, int(port)))
+    return await websockets.connect(url, sock=sock, max_queue=1, compression=None)
+
+
+async def read_all(ws: websockets.ClientConnection) -> tuple[list[dict[str, Any]], int | None]:
+    messages = []
+    try:
+        while True:
+            frame = await asyncio.wait_for(ws.recv(), 10)
+            messages.append(json.loads(frame))
+    except websockets.ConnectionClosed as closed:
+        return messages, closed.rcvd.code if closed.rcvd else None
+    except TimeoutError:
+        return messages, None
+
+
+BLOB = "x" * 20_000
+
+
+async def flood(source: Source, fast: websockets.ClientConnection, updates: int) -> float:
+    """Publish big updates while a fast client reads them all; its worst latency."""
+    received: list[dict[str, Any]] = []
+    worst = 0.0
+    for n in range(1, updates + 1):
+        sent = time.monotonic()
+        source.put(STANDINGS, {"n": n, "blob": f"{BLOB}{n}", "at": sent})
+        received.append(json.loads(await asyncio.wait_for(fast.recv(), 5)))
+        worst = max(worst, time.monotonic() - sent)
+    assert [m["seq"] for m in received] == list(range(2, updates + 2))
+    return worst
+
+
+async def subscribed(url: str, client: websockets.ClientConnection | None = None) -> Any:
+    ws = client or await websockets.connect(url, compression=None)
+    await ws.send(to_json({"op": "subscribe", "topics": ["standings"]}).decode())
+    return ws
+
+
+@pytest.mark.parametrize("raw", [True, False], ids=["raw-frames", "asgi-send"])
+async def test_stalled_client_is_conflated_while_fast_client_keeps_up(raw: bool) -> None:
+    source = Source(Limits(max_frames=16, high_water=64 << 10, slow_timeout=60))
+    source.put(STANDINGS, {"n": 0, "blob": BLOB})
+    async with running(source, raw) as server:
+        slow = await subscribed(server.ws_url, await stalled_client(server.ws_url))
+        fast = await subscribed(server.ws_url)
+        assert json.loads(await fast.recv())["type"] == "hello"
+        assert json.loads(await fast.recv())["seq"] == 1
+        await asyncio.sleep(0.05)
+        worst = await flood(source, fast, 400)  # 8 MB: more than the kernel buffers hold
+        assert worst < 1.0
+        assert source.fanout.frames_dropped > 0
+        messages, code = await read_all_until(slow, 401)
+        assert code is None
+        assert replay(messages) == {"standings": (401, source.store.snapshot(STANDINGS)[1])}
+        assert len(messages) < 400  # the backlog was conflated into snapshots
+        assert source.fanout.slow_closes == 0
+        await slow.close()
+        await fast.close()
+
+
+async def read_all_until(
+    ws: websockets.ClientConnection, seq: int
+) -> tuple[list[dict[str, Any]], int | None]:
+    messages: list[dict[str, Any]] = []
+    while not messages or messages[-1].get("seq") != seq:
+        try:
+            messages.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+        except websockets.ConnectionClosed as closed:
+            return messages, closed.rcvd.code if closed.rcvd else None
+    return messages, None
+
+
+async def test_stalled_client_is_closed_with_4008() -> None:
+    source = Source(Limits(max_frames=16, high_water=64 << 10, slow_timeout=0.2))
+    source.put(STANDINGS, {"n": 0, "blob": BLOB})
+    async with running(source) as server:
+        slow = await subscribed(server.ws_url, await stalled_client(server.ws_url))
+        fast = await subscribed(server.ws_url)
+        await fast.recv(), await fast.recv()
+        await asyncio.sleep(0.05)
+        await flood(source, fast, 400)
+        await wait_for(lambda: source.fanout.slow_closes == 1)
+        messages, code = await read_all(slow)
+        assert code == CLOSE_TOO_SLOW
+        replay(messages)  # what it did get had no gap
+        assert len(source.fanout.clients) == 1  # the fast one
+        await fast.close()

@@ -1,0 +1,434 @@
+"""The client-facing app over real loopback websockets (uvicorn on a free port)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgpack
+import pytest
+import websockets
+from websockets.asyncio.client import ClientConnection
+
+from hub.auth import Auth
+from hub.bus.base import Bus
+from hub.bus.memory import MemoryBus
+from hub.codec import pack, unpack
+from hub.edge import EdgeSource
+from hub.fanout import Fanout
+from hub.feed import (
+    TopicKey,
+    TopicStore,
+    control_channel,
+    encode_snapshot,
+    encode_update,
+    feed_channel,
+    snapshot_field,
+    snapshots_key,
+)
+from hub.server import RunningServer, create_app, serve
+
+AUTH = Auth(commentator_token="comm-secret", operator_token="op-secret")
+
+
+class FakeSource:
+    """A FeedSource on a TopicStore alone: what the ingest does, minus the engine."""
+
+    def __init__(self, tournament: str = "t-test") -> None:
+        self.tournament = tournament
+        self.store = TopicStore(history=16)
+        self.fanout = Fanout(self.store)
+        self.commands: list[dict[str, Any]] = []
+        self.is_ready = True
+
+    def put(self, key: TopicKey, payload: dict[str, Any]) -> None:
+        update = self.store.put(key, payload)
+        if update is not None:
+            self.fanout.publish(update)
+
+    def ready(self) -> bool:
+        return self.is_ready
+
+    async def control(self, command: dict[str, Any]) -> dict[str, Any]:
+        self.commands.append(command)
+        if command.get("slot") == "nope":
+            return {"ok": False, "code": "not_allowed", "error": "no such slot"}
+        return {"ok": True}
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+@pytest.fixture
+async def source() -> FakeSource:
+    return FakeSource()
+
+
+@pytest.fixture
+async def server(source: FakeSource, tmp_path: Path) -> AsyncIterator[RunningServer]:
+    (tmp_path / "index.html").write_text("<h1>overlays</h1>")
+    running = await serve(create_app(source, overlays_dir=tmp_path, auth=AUTH))
+    yield running
+    await running.stop()
+
+
+async def recv(ws: ClientConnection, timeout: float = 5.0) -> dict[str, Any]:
+    frame = await asyncio.wait_for(ws.recv(), timeout)
+    message: dict[str, Any] = unpack(frame) if isinstance(frame, bytes) else json.loads(frame)
+    return message
+
+
+async def send(ws: ClientConnection, message: dict[str, Any]) -> None:
+    await ws.send(json.dumps(message))
+
+
+async def connect(server: RunningServer, query: str = "") -> ClientConnection:
+    ws = await websockets.connect(f"{server.ws_url}{query}", compression=None)
+    return ws
+
+
+async def test_hello_snapshot_then_deltas_in_order(
+    server: RunningServer, source: FakeSource
+) -> None:
+    source.put(("public", "standings"), {"tournament": "t-test", "teams": [1, 2], "n": 0})
+    source.put(("live", "standings"), {"running": {"secret": True}})
+    async with await connect(server) as ws:
+        assert await recv(ws) == {"type": "hello", "role": "public", "tournament": "t-test"}
+        (client,) = source.fanout.clients
+        assert type(client.sink).__name__ == "RawSink"  # pre-built frames to uvicorn's transport
+        await send(ws, {"op": "subscribe", "topics": ["standings"]})
+        snap = await recv(ws)
+        assert snap == {
+            "type": "snapshot",
+            "topic": "standings",
+            "seq": 1,
+            "data": {"tournament": "t-test", "teams": [1, 2], "n": 0},
+        }
+        for n in range(1, 30):
+            source.put(("public", "standings"), {"tournament": "t-test", "teams": [1, 2], "n": n})
+        source.put(("public", "standings"), {"tournament": "t-test", "n": 29})
+        for n in range(1, 30):
+            assert await recv(ws) == {
+                "type": "delta",
+                "topic": "standings",
+                "seq": n + 1,
+                "data": {"n": n},
+                "removed": [],
+            }
+        last = await recv(ws)
+        assert (last["seq"], last["data"], last["removed"]) == (31, {}, ["teams"])
+        # The live audience's updates never reach a public client.
+        source.put(("live", "standings"), {"running": {"secret": False}})
+        await send(ws, {"op": "ping"})
+        assert await recv(ws) == {"type": "pong"}
+
+
+async def test_missing_topic_gets_empty_snapshot_then_fills(
+    server: RunningServer, source: FakeSource
+) -> None:
+    async with await connect(server, "?token=comm-secret") as ws:
+        assert (await recv(ws))["role"] == "commentator"
+        await send(ws, {"op": "subscribe", "topics": ["deal:3"]})
+        assert await recv(ws) == {"type": "snapshot", "topic": "deal:3", "seq": 0, "data": {}}
+        source.put(("public", "deal:3"), {"deal": 3, "released": True})  # other audience
+        source.put(("live", "deal:3"), {"deal": 3, "board": ["Ah"]})
+        assert await recv(ws) == {
+            "type": "snapshot",
+            "topic": "deal:3",
+            "seq": 1,
+            "data": {"deal": 3, "board": ["Ah"]},
+        }
+
+
+async def test_resume_within_history_and_beyond(server: RunningServer, source: FakeSource) -> None:
+    key = ("public", "table:1")
+    for n in range(10):
+        source.put(key, {"table": 1, "n": n})  # seqs 1..10, history of 16
+    async with await connect(server) as ws:
+        await recv(ws)
+        await send(ws, {"op": "subscribe", "topics": ["table:1"], "resume": {"table:1": 7}})
+        assert [(m["type"], m["seq"], m["data"]) for m in [await recv(ws) for _ in range(3)]] == [
+            ("delta", 8, {"n": 7}),
+            ("delta", 9, {"n": 8}),
+            ("delta", 10, {"n": 9}),
+        ]
+        await send(ws, {"op": "ping"})
+        assert await recv(ws) == {"type": "pong"}  # nothing else was queued before it
+    for n in range(10, 40):
+        source.put(key, {"table": 1, "n": n})  # seq 40; 24 has left the history
+    async with await connect(server) as ws:
+        await recv(ws)
+        await send(ws, {"op": "subscribe", "topics": ["table:1"], "resume": {"table:1": 10}})
+        assert await recv(ws) == {
+            "type": "snapshot",
+            "topic": "table:1",
+            "seq": 40,
+            "data": {"table": 1, "n": 39},
+        }
+        # Up to date already: nothing but later deltas.
+        await send(ws, {"op": "subscribe", "topics": ["table:1"], "resume": {"table:1": 40}})
+        source.put(key, {"table": 1, "n": 40})
+        assert (await recv(ws))["seq"] == 41
+
+
+async def test_msgpack_format(server: RunningServer, source: FakeSource) -> None:
+    source.put(("live", "table:2"), {"table": 2, "pot": 30})
+    async with await connect(server, "?format=msgpack&token=op-secret") as ws:
+        hello = await asyncio.wait_for(ws.recv(), 5)
+        assert isinstance(hello, bytes)
+        assert msgpack.unpackb(hello) == {
+            "type": "hello",
+            "role": "operator",
+            "tournament": "t-test",
+        }
+        await ws.send(pack({"op": "subscribe", "topics": ["table:2", "ops"]}))
+        snap = await recv(ws)
+        assert snap == {
+            "type": "snapshot",
+            "topic": "table:2",
+            "seq": 1,
+            "data": {"table": 2, "pot": 30},
+        }
+        assert await recv(ws) == {"type": "snapshot", "topic": "ops", "seq": 0, "data": {}}
+        source.put(("live", "table:2"), {"table": 2, "pot": 60})
+        frame = await asyncio.wait_for(ws.recv(), 5)
+        assert isinstance(frame, bytes)
+        assert unpack(frame) == {
+            "type": "delta",
+            "topic": "table:2",
+            "seq": 2,
+            "data": {"pot": 60},
+            "removed": [],
+        }
+
+
+async def test_public_denied_ops_and_unknown_topics(
+    server: RunningServer, source: FakeSource
+) -> None:
+    source.put(("live", "ops"), {"consoles": []})
+    async with await connect(server) as ws:
+        await recv(ws)
+        await send(ws, {"op": "subscribe", "topics": ["ops", "seat:x", "standings", "seat:01"]})
+        assert await recv(ws) == {
+            "type": "error",
+            "code": "forbidden",
+            "message": "topic ops needs the operator role",
+            "topic": "ops",
+        }
+        err = await recv(ws)
+        assert (err["type"], err["code"], err["topic"]) == ("error", "unknown_topic", "seat:x")
+        assert (await recv(ws))["topic"] == "standings"
+        assert (await recv(ws))["code"] == "unknown_topic"
+        source.put(("live", "ops"), {"consoles": [1]})
+        await send(ws, {"op": "onair", "slot": "compare", "value": {"visible": True}})
+        err = await recv(ws)
+        assert (err["type"], err["code"]) == ("error", "forbidden")
+        assert source.commands == []
+
+
+async def test_malformed_messages_answered_then_closed(server: RunningServer) -> None:
+    async with await connect(server) as ws:
+        await recv(ws)
+        malformed: list[str | bytes] = [
+            "{nope",
+            "[1, 2]",
+            '{"op": 3}',
+            '{"op": "dance"}',
+            b"\xc1",
+            '{"op": "subscribe", "topics": "standings"}',
+            '{"op": "subscribe", "topics": ["standings"], "resume": {"standings": -1}}',
+        ]
+        for bad in malformed:
+            await ws.send(bad)
+            msg = await recv(ws)
+            assert (msg["type"], msg["code"]) == ("error", "bad_request")
+        await send(ws, {"op": "ping"})
+        assert await recv(ws) == {"type": "pong"}  # still open
+        for _ in range(4):
+            await ws.send("nope")
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            while True:
+                await recv(ws)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+
+
+async def test_bad_token_refused(server: RunningServer) -> None:
+    async with await connect(server, "?token=guess") as ws:
+        assert (await recv(ws))["code"] == "unauthorized"
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await recv(ws)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+
+
+async def test_operator_onair_goes_to_control(server: RunningServer, source: FakeSource) -> None:
+    async with await connect(server, "?token=op-secret") as ws:
+        await recv(ws)
+        value = {"visible": True, "deal": 3, "seat": 5, "tables": [1, 4]}
+        await send(ws, {"op": "onair", "slot": "compare", "value": value})
+        assert await recv(ws) == {"type": "ok", "op": "onair"}
+        await send(ws, {"op": "onair", "slot": "nope", "value": 1})
+        err = await recv(ws)
+        assert (err["code"], err["message"]) == ("not_allowed", "no such slot")
+    assert source.commands[0] == {"op": "onair", "slot": "compare", "value": value}
+
+
+async def test_rest_endpoints(server: RunningServer, source: FakeSource) -> None:
+    source.put(("public", "standings"), {"like_for_like": {"teams": []}})
+    source.put(("live", "standings"), {"like_for_like": {"teams": []}, "running": {}})
+    source.put(("live", "compare:3:5"), {"deal": 3, "seat": 5})
+    source.put(("public", "onair"), {"slots": {}})
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        r = await http.get("/api/standings")
+        assert r.status_code == 200
+        assert r.json() == {
+            "topic": "standings",
+            "seq": 1,
+            "data": {"like_for_like": {"teams": []}},
+        }
+        r = await http.get("/api/standings", headers={"Authorization": "Bearer comm-secret"})
+        assert "running" in r.json()["data"]
+        r = await http.get("/api/compare/3/5?token=comm-secret")
+        assert r.json()["data"] == {"deal": 3, "seat": 5}
+        assert (await http.get("/api/compare/3/5")).status_code == 404  # not public yet
+        r = await http.get("/api/seats/9")
+        assert r.status_code == 404 and r.json()["error"] == "not_found"
+        assert (await http.get("/api/tables/x")).status_code == 404
+        assert (await http.get("/api/standings?token=wrong")).status_code == 401
+        assert (await http.get("/api/onair")).json()["data"] == {"slots": {}}
+        body = {"slot": "ticker", "value": {"visible": False}}
+        assert (await http.post("/api/onair", json=body)).status_code == 403
+        r = await http.post("/api/onair", json=body, headers={"Authorization": "Bearer op-secret"})
+        assert r.status_code == 200 and r.json() == {"ok": True}
+        assert source.commands == [{"op": "onair", **body}]
+        r = await http.post("/api/onair?token=op-secret", content=b"{")
+        assert r.status_code == 400
+        assert (await http.get("/healthz")).json() == {"ok": True}
+        assert (await http.get("/readyz")).status_code == 200
+        source.is_ready = False
+        assert (await http.get("/readyz")).status_code == 503
+        r = await http.get("/")
+        assert r.status_code in (302, 307) and r.headers["location"] == "/overlays/"
+        assert "overlays" in (await http.get("/overlays/")).text
+
+
+async def test_metrics_text(server: RunningServer, source: FakeSource) -> None:
+    async with await connect(server, "?token=comm-secret") as ws:
+        await recv(ws)
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            text = (await http.get("/metrics")).text
+    for name in [
+        'duplicast_clients{role="commentator"} 1.0',
+        "duplicast_frames_sent_total",
+        "duplicast_frames_dropped_total",
+        "duplicast_slow_client_closes_total",
+        "duplicast_ingest_lag_seconds",
+        "duplicast_events_total",
+        "duplicast_rejects_total",
+    ]:
+        assert name in text
+
+
+# -- edges ------------------------------------------------------------------------------------
+
+
+class Ingest:
+    """What the ingest does on the bus for one topic store: hash first, then the feed."""
+
+    def __init__(self, bus: Bus, tournament: str) -> None:
+        self.bus, self.tournament, self.store = bus, tournament, TopicStore()
+
+    async def put(self, key: TopicKey, payload: dict[str, Any], *, publish: bool = True) -> None:
+        update = self.store.put(key, payload)
+        assert update is not None
+        seq, data = self.store.snapshot(key)
+        await self.bus.hset(
+            snapshots_key(self.tournament), snapshot_field(key), encode_snapshot(seq, data)
+        )
+        if publish:
+            await self.bus.publish(feed_channel(self.tournament), encode_update(update))
+
+
+async def collect(ws: ClientConnection, count: int) -> list[dict[str, Any]]:
+    return [await recv(ws) for _ in range(count)]
+
+
+async def edges_deliver_identical_feeds(bus: Bus, tournament: str) -> None:
+    ingest = Ingest(bus, tournament)
+    await ingest.put(("public", "standings"), {"n": 0, "teams": []})
+    edges = [EdgeSource(bus, tournament) for _ in range(2)]
+    servers = [await serve(create_app(edge, auth=AUTH)) for edge in edges]
+    control = bus.subscribe(control_channel(tournament))
+    await control.ready()
+    try:
+        clients = [await connect(s) for s in servers]
+        for ws in clients:
+            await recv(ws)
+            await send(ws, {"op": "subscribe", "topics": ["standings", "ticker"]})
+        firsts = [await collect(ws, 2) for ws in clients]
+        assert firsts[0] == firsts[1]
+        assert firsts[0][0] == {
+            "type": "snapshot",
+            "topic": "standings",
+            "seq": 1,
+            "data": {"n": 0, "teams": []},
+        }
+        for n in range(1, 21):
+            await ingest.put(("public", "standings"), {"n": n, "teams": []})
+        await ingest.put(("public", "ticker"), {"items": [1]})
+        # A lost feed message: the edges notice the gap and reload from the hash.
+        await ingest.put(("public", "ticker"), {"items": [1, 2]}, publish=False)
+        await ingest.put(("public", "ticker"), {"items": [1, 2, 3]})
+        feeds = [await collect(ws, 22) for ws in clients]
+        assert feeds[0] == feeds[1]
+        assert [m["seq"] for m in feeds[0][:20]] == list(range(2, 22))
+        assert feeds[0][20:] == [
+            {"type": "snapshot", "topic": "ticker", "seq": 1, "data": {"items": [1]}},
+            # healed from the hash, which already includes the update that revealed the gap
+            {"type": "snapshot", "topic": "ticker", "seq": 3, "data": {"items": [1, 2, 3]}},
+        ]
+        assert all(edge.gaps == 1 for edge in edges)
+        # Operator commands on an edge are queued for the ingest.
+        op = await connect(servers[1], "?token=op-secret")
+        await recv(op)
+        await send(op, {"op": "onair", "slot": "leaderboard", "value": {"visible": True}})
+        assert await recv(op) == {"type": "ok", "op": "onair", "queued": True}
+        message = await asyncio.wait_for(anext(control), 5)
+        assert unpack(message.data) == {
+            "op": "onair",
+            "slot": "leaderboard",
+            "value": {"visible": True},
+        }
+        for ws in [*clients, op]:
+            await ws.close()
+    finally:
+        await control.aclose()
+        for s in servers:
+            await s.stop()
+
+
+async def test_two_edges_on_memory_bus() -> None:
+    await edges_deliver_identical_feeds(MemoryBus(), "t-mem")
+
+
+@pytest.mark.redis
+async def test_two_edges_on_redis() -> None:
+    try:
+        from hub.bus.redis import RedisBus
+    except ImportError:
+        pytest.fail("hub.bus.redis is missing")
+    url = os.environ.get("DUPLICAST_TEST_REDIS", "redis://127.0.0.1:6379/0")
+    bus = RedisBus(url)
+    await bus.connect()
+    tournament = f"test-{uuid.uuid4().hex[:8]}"
+    try:
+        await edges_deliver_identical_feeds(bus, tournament)
+    finally:
+        await bus.delete(snapshots_key(tournament))
+        await bus.close()
