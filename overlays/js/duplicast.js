@@ -1,0 +1,386 @@
+// Duplicast browser client: the one module every overlay, the operator panel and the
+// commentator view share. It speaks the client protocol of docs/protocol.md §2 (JSON frames),
+// keeps the full current state of every subscribed topic, never shows a gap (a delta whose seq
+// is not last + 1 triggers a resubscribe with resume), and reconnects with capped exponential
+// backoff and full jitter, resuming every topic from its last seq.
+
+const BACKOFF_BASE_MS = 250;
+const BACKOFF_CAP_MS = 5000;
+const PING_EVERY_MS = 10000;
+
+/** Backoff with full jitter: uniform in [0, min(cap, base * 2^attempt)]. */
+export function backoffDelay(attempt, rand = Math.random, base = BACKOFF_BASE_MS, cap = BACKOFF_CAP_MS) {
+  return Math.round(rand() * Math.min(cap, base * 2 ** attempt));
+}
+
+/** A delta replaces the listed top-level keys and deletes those in `removed`. */
+export function applyDelta(state, data, removed) {
+  const next = { ...state, ...(data || {}) };
+  for (const key of removed || []) delete next[key];
+  return next;
+}
+
+const OFF = new Set(['0', 'off', 'false', 'no']);
+
+function intOrNull(v) {
+  if (v === undefined || v === null || v === '') return null;
+  const n = Number.parseInt(String(v), 10);
+  return Number.isFinite(n) ? n : null;
+}
+
+function intList(v) {
+  if (v === undefined || v === null || v === '') return null;
+  const items = Array.isArray(v) ? v : String(v).split(',');
+  const out = items.map((x) => intOrNull(x)).filter((x) => x !== null);
+  return out.length ? out : null;
+}
+
+/** Normalise a raw selection (URL parameters, CasparCG data, onair slot) into typed values. */
+export function normalise(raw) {
+  const out = {};
+  const has = (k) => Object.prototype.hasOwnProperty.call(raw, k) && raw[k] !== undefined;
+  for (const k of ['deal', 'seat', 'table', 'group']) if (has(k)) out[k] = intOrNull(raw[k]);
+  if (has('tables')) out.tables = intList(raw.tables);
+  if (has('scale')) out.scale = Number.parseFloat(raw.scale) || 1;
+  for (const k of ['ws', 'token', 'theme', 'view', 'mode']) if (has(k)) out[k] = String(raw[k]);
+  if (has('slot')) out.slot = OFF.has(String(raw.slot).toLowerCase()) ? false : String(raw.slot);
+  if (has('visible')) out.visible = raw.visible === true || raw.visible === 'true' || raw.visible === '1';
+  if (has('autoplay')) out.autoplay = !OFF.has(String(raw.autoplay).toLowerCase());
+  return out;
+}
+
+/** URL parameters of the page, with defaults (slot following on, transparent theme). */
+export function params(search = globalThis.location ? location.search : '') {
+  const raw = Object.fromEntries(new URLSearchParams(search));
+  return {
+    ws: null, token: null, theme: 'transparent', scale: 1, deal: null, seat: null,
+    tables: null, table: null, group: null, view: 'like_for_like', mode: 'live',
+    slot: '1', autoplay: true, ...normalise(raw),
+  };
+}
+
+/** Default hub websocket URL: same origin, path /ws. */
+export function defaultWsUrl() {
+  const loc = globalThis.location;
+  if (!loc || !loc.host) return 'ws://localhost:8000/ws';
+  return `${loc.protocol === 'https:' ? 'wss' : 'ws'}://${loc.host}/ws`;
+}
+
+/**
+ * Connect to the hub. Returns a client with subscribe/unsubscribe/send/close.
+ * onStatus({state: 'connecting'|'open'|'closed', attempt, role}) reports the link;
+ * onError(frame) receives hub error frames (for example `forbidden`).
+ */
+export function connect({ url, token, format = 'json', onStatus, onError, onHello } = {}) {
+  return new DuplicastClient({ url, token, format, onStatus, onError, onHello });
+}
+
+class DuplicastClient {
+  constructor({ url, token, format, onStatus, onError, onHello }) {
+    if (format !== 'json') throw new Error('the browser client speaks format=json only');
+    const base = new URL(url || defaultWsUrl(), globalThis.location ? location.href : undefined);
+    base.searchParams.set('format', 'json');
+    if (token) base.searchParams.set('token', token);
+    this.url = base.toString();
+    this.onStatus = onStatus || (() => {});
+    this.onError = onError || (() => {});
+    this.onHello = onHello || (() => {});
+    this.topics = new Map(); // topic -> {seq, state, listeners:Set}
+    this.role = null;
+    this.attempt = 0;
+    this.closed = false;
+    this.ws = null;
+    this.timer = null;
+    this.pinger = null;
+    this.lastFrameAt = 0;
+    this.open();
+  }
+
+  open() {
+    this.onStatus({ state: 'connecting', attempt: this.attempt, role: this.role });
+    const ws = new WebSocket(this.url);
+    this.ws = ws;
+    ws.onopen = () => {
+      this.lastFrameAt = Date.now();
+      this.resubscribe([...this.topics.keys()]);
+      clearInterval(this.pinger);
+      this.pinger = setInterval(() => this.keepAlive(), PING_EVERY_MS);
+    };
+    ws.onmessage = (ev) => {
+      this.lastFrameAt = Date.now();
+      if (typeof ev.data !== 'string') return;
+      let frame;
+      try {
+        frame = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      this.handle(frame);
+    };
+    ws.onclose = () => {
+      clearInterval(this.pinger);
+      if (this.ws !== ws) return;
+      this.ws = null;
+      if (this.closed) return;
+      this.onStatus({ state: 'closed', attempt: this.attempt, role: this.role });
+      const delay = backoffDelay(this.attempt);
+      this.attempt = Math.min(this.attempt + 1, 10);
+      this.timer = setTimeout(() => this.open(), delay);
+    };
+    ws.onerror = () => {}; // onclose follows and schedules the reconnect
+  }
+
+  keepAlive() {
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return;
+    if (Date.now() - this.lastFrameAt > 3 * PING_EVERY_MS) {
+      this.ws.close(); // silent link: reconnect and resume
+      return;
+    }
+    this.send({ op: 'ping' });
+  }
+
+  handle(frame) {
+    switch (frame.type) {
+      case 'hello':
+        this.role = frame.role || 'public';
+        this.attempt = 0;
+        this.onHello(frame);
+        this.onStatus({ state: 'open', attempt: 0, role: this.role });
+        break;
+      case 'snapshot': {
+        const t = this.topics.get(frame.topic);
+        if (!t) return;
+        t.seq = frame.seq;
+        t.state = frame.data || {};
+        this.emit(frame.topic, t, frame);
+        break;
+      }
+      case 'delta': {
+        const t = this.topics.get(frame.topic);
+        if (!t || t.seq === null) return; // wait for the snapshot
+        if (frame.seq <= t.seq) return; // already applied (resume overlap)
+        if (frame.seq !== t.seq + 1) {
+          this.resubscribe([frame.topic]); // gap: ask for what we missed
+          return;
+        }
+        t.seq = frame.seq;
+        t.state = applyDelta(t.state, frame.data, frame.removed);
+        this.emit(frame.topic, t, frame);
+        break;
+      }
+      case 'error':
+        this.onError(frame);
+        break;
+      default:
+        break;
+    }
+  }
+
+  emit(topic, t, frame) {
+    for (const fn of [...t.listeners]) {
+      try {
+        fn(t.state, { topic, seq: t.seq, type: frame.type });
+      } catch (err) {
+        console.error(err);
+      }
+    }
+  }
+
+  resubscribe(topics) {
+    if (!topics.length) return;
+    const resume = {};
+    for (const topic of topics) {
+      const t = this.topics.get(topic);
+      if (t && t.seq !== null) resume[topic] = t.seq;
+    }
+    this.send({ op: 'subscribe', topics, resume });
+  }
+
+  /** Call onState(state, info) with the full state after every snapshot/delta of `topic`. */
+  subscribe(topic, onState) {
+    let t = this.topics.get(topic);
+    if (!t) {
+      t = { seq: null, state: null, listeners: new Set() };
+      this.topics.set(topic, t);
+      this.send({ op: 'subscribe', topics: [topic] });
+    } else if (t.state !== null) {
+      const info = { topic, seq: t.seq, type: 'snapshot' };
+      queueMicrotask(() => t.listeners.has(onState) && onState(t.state, info));
+    }
+    t.listeners.add(onState);
+    return () => this.unsubscribe(topic, onState);
+  }
+
+  /** Remove one listener (or all); the hub is told when no listener is left. */
+  unsubscribe(topic, onState) {
+    const t = this.topics.get(topic);
+    if (!t) return;
+    if (onState) t.listeners.delete(onState);
+    else t.listeners.clear();
+    if (t.listeners.size) return;
+    this.topics.delete(topic);
+    this.send({ op: 'unsubscribe', topics: [topic] });
+  }
+
+  state(topic) {
+    const t = this.topics.get(topic);
+    return t ? t.state : null;
+  }
+
+  /** Send one op; returns false when the link is down (ops are not queued). */
+  send(op) {
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(JSON.stringify(op));
+    return true;
+  }
+
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+    clearInterval(this.pinger);
+    if (this.ws) this.ws.close();
+  }
+}
+
+/** Parse CasparCG template data: a JSON string, an object, or templateData XML. */
+export function parseTemplateData(data) {
+  if (data === undefined || data === null || data === '') return {};
+  if (typeof data === 'object') return data;
+  const text = String(data).trim();
+  if (text.startsWith('<')) {
+    const doc = new DOMParser().parseFromString(text, 'application/xml');
+    const out = {};
+    for (const comp of doc.querySelectorAll('componentData')) {
+      const d = comp.querySelector('data');
+      if (d) out[comp.getAttribute('id')] = d.getAttribute('value');
+    }
+    return out;
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return Object.fromEntries(new URLSearchParams(text));
+  }
+}
+
+/** Install window.play/stop/update/next (CasparCG HTML template hooks). */
+export function installTemplateHooks({ play, stop, update, next }) {
+  window.play = () => play();
+  window.stop = () => stop();
+  window.update = (data) => update(normalise(parseTemplateData(data)));
+  window.next = () => next();
+}
+
+/** Apply theme and scale parameters to the page. */
+export function applyTheme(p) {
+  document.documentElement.dataset.theme = p.theme || 'transparent';
+  const stage = document.querySelector('.stage');
+  if (stage && p.scale && p.scale !== 1) {
+    stage.style.transform = `scale(${p.scale})`;
+  }
+}
+
+/**
+ * Run an overlay page: URL selection, onair slot following, CasparCG hooks, subscriptions that
+ * follow the selection, batched rendering and animated show/hide.
+ *   slot: the onair slot name; topics(sel) -> topic list; render(ctx) -> true if there is
+ *   something to show; next(ctx) optional (CasparCG next()).
+ */
+export function mountOverlay({ slot, topics, render, next, root }) {
+  const p = params();
+  applyTheme(p);
+  const gfx = root || document.querySelector('[data-testid="gfx"]');
+  const followOf = (v) => (v === false ? null : ['1', 'on', 'true', 'yes', ''].includes(v) ? slot : v);
+  let base = { ...p };
+  let playing = p.autoplay;
+  const states = new Map();
+  const unsubs = new Map();
+  const ctx = { sel: { ...base }, states, client: null, slotVisible: true, rerender: schedule };
+  /** Change the page's own selection (as CasparCG update() does). */
+  ctx.update = (data) => {
+    base = { ...base, ...data };
+    schedule();
+  };
+
+  const client = connect({
+    url: p.ws,
+    token: p.token,
+    onStatus: (s) => {
+      document.documentElement.dataset.link = s.state;
+    },
+    onError: (f) => console.warn('hub:', f.code, f.message || ''),
+  });
+  ctx.client = client;
+
+  function selection() {
+    const sel = { ...base };
+    ctx.slotVisible = true;
+    const follow = followOf(base.slot);
+    const onair = states.get('onair');
+    const value = follow && onair && onair.slots ? onair.slots[follow] : null;
+    if (value && typeof value === 'object') {
+      const v = normalise(value);
+      ctx.slotVisible = v.visible !== false;
+      for (const k of ['deal', 'seat', 'tables', 'table', 'view', 'group', 'mode']) {
+        if (v[k] !== undefined && v[k] !== null) sel[k] = v[k];
+      }
+    }
+    return sel;
+  }
+
+  function sync() {
+    const want = new Set(topics(ctx.sel));
+    if (followOf(ctx.sel.slot)) want.add('onair');
+    for (const [topic, off] of unsubs) {
+      if (!want.has(topic)) {
+        off();
+        unsubs.delete(topic);
+        states.delete(topic);
+      }
+    }
+    for (const topic of want) {
+      if (unsubs.has(topic)) continue;
+      unsubs.set(topic, client.subscribe(topic, (state) => {
+        states.set(topic, state);
+        schedule();
+      }));
+    }
+  }
+
+  let pending = false;
+  function schedule() {
+    if (pending) return;
+    pending = true;
+    queueMicrotask(() => {
+      pending = false;
+      draw();
+    });
+  }
+
+  function draw() {
+    const sel = selection();
+    const changed = JSON.stringify(sel) !== JSON.stringify(ctx.sel);
+    ctx.sel = sel;
+    if (changed) sync();
+    let content = false;
+    try {
+      content = Boolean(render(ctx));
+    } catch (err) {
+      console.error(err);
+    }
+    const visible = playing && ctx.slotVisible && content;
+    gfx.classList.toggle('on', visible);
+    gfx.dataset.visible = String(visible);
+  }
+
+  installTemplateHooks({
+    play: () => { playing = true; schedule(); },
+    stop: () => { playing = false; schedule(); },
+    update: (data) => ctx.update(data),
+    next: () => { if (next) next(ctx); schedule(); },
+  });
+  gfx.dataset.visible = 'false';
+  sync();
+  schedule();
+  return ctx;
+}

@@ -1,0 +1,111 @@
+// Team standings overlay: like-for-like by default (the only view public feeds carry),
+// `view=running` for commentator/operator tokens. Rows reorder with FLIP; movement arrows
+// compare each team's rank with the previous update.
+import { mountOverlay } from './duplicast.js';
+import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle } from './ui.js';
+
+const groupsEl = document.querySelector('[data-testid="groups"]');
+const viewLabel = document.querySelector('[data-testid="view-label"]');
+const afterEl = document.querySelector('[data-testid="after-deals"]');
+const rows = new Map(); // key -> row element
+const sections = new Map(); // group -> list element
+let prevRanks = new Map();
+let prevView = null;
+let movement = new Map();
+
+function keyOf(t) {
+  return `${t.group}|${t.team}`;
+}
+
+function rowFor(t) {
+  const key = keyOf(t);
+  let row = rows.get(key);
+  if (!row) {
+    row = el('div', { class: 'team-row', dataset: { testid: 'team-row', team: String(t.team), key } },
+      el('span', { class: 'rank num', dataset: { testid: 'team-rank' } }),
+      el('span', { class: 'move', dataset: { testid: 'team-move' } }),
+      el('span', { class: 'who' },
+        el('span', { class: 'chip', dataset: { testid: 'team-code' } }),
+        el('span', { class: 'name', dataset: { testid: 'team-name' } })),
+      el('span', { class: 'chips num', dataset: { testid: 'team-chips' } }),
+      el('span', { class: 'points num', dataset: { testid: 'team-points' } }));
+    rows.set(key, row);
+  }
+  for (const [k, v] of Object.entries(teamStyle(t.colour))) row.style.setProperty(k, v);
+  row.querySelector('.rank').textContent = t.rank ?? '';
+  const mv = movement.get(key) || 0;
+  const move = row.querySelector('.move');
+  move.textContent = mv > 0 ? `\u25B2${mv}` : mv < 0 ? `\u25BC${-mv}` : '\u2013';
+  move.className = `move ${mv > 0 ? 'up' : mv < 0 ? 'down' : 'same'}`;
+  row.querySelector('.chip').textContent = t.code || String(t.team);
+  row.querySelector('.name').textContent = t.name || t.code || String(t.team);
+  const chips = row.querySelector('.chips');
+  setText(chips, fmtSigned(t.chips));
+  chips.className = `chips num ${signClass(t.chips)}`;
+  setText(row.querySelector('.points'), fmtPoints(t.points));
+  return row;
+}
+
+function render({ sel, states }) {
+  const s = states.get('standings');
+  if (!s) return false;
+  const wantRunning = sel.view === 'running' && s.running && s.running.teams;
+  const view = wantRunning ? 'running' : 'like_for_like';
+  const block = s[view] || {};
+  let teams = [...(block.teams || [])];
+  if (sel.group !== null && sel.group !== undefined) teams = teams.filter((t) => String(t.group) === String(sel.group));
+  teams.sort((a, b) => String(a.group).localeCompare(String(b.group)) || a.rank - b.rank || String(a.code).localeCompare(String(b.code)));
+
+  if (view !== prevView) {
+    prevRanks = new Map();
+    movement = new Map();
+    prevView = view;
+  }
+  const ranks = new Map(teams.map((t) => [keyOf(t), t.rank]));
+  const changed = [...ranks].some(([k, r]) => prevRanks.has(k) && prevRanks.get(k) !== r);
+  if (changed) movement = new Map([...ranks].map(([k, r]) => [k, prevRanks.has(k) ? prevRanks.get(k) - r : 0]));
+  prevRanks = ranks;
+
+  viewLabel.textContent = view === 'running' ? 'Running · all hands' : 'Like-for-like';
+  const groups = [...new Set(teams.map((t) => String(t.group)))];
+  for (const [g, section] of sections) {
+    if (!groups.includes(g)) {
+      section.parentElement.remove();
+      sections.delete(g);
+    }
+  }
+  for (const g of groups) {
+    let list = sections.get(g);
+    if (!list) {
+      list = el('div', { class: 'team-list' });
+      const wrap = el('div', { class: 'group', dataset: { group: g } },
+        groups.length > 1 ? el('div', { class: 'group-title' }, `Group ${g}`) : null, list);
+      groupsEl.append(wrap);
+      sections.set(g, list);
+    }
+    const members = teams.filter((t) => String(t.group) === g);
+    const keep = new Set(members.map(keyOf));
+    flip(list, (n) => n.dataset.key, () => {
+      for (const t of members) list.append(rowFor(t));
+      for (const n of [...list.children]) {
+        if (!keep.has(n.dataset.key)) {
+          n.remove();
+          rows.delete(n.dataset.key);
+        }
+      }
+    });
+  }
+
+  const complete = (s.deals && s.deals.complete) || {};
+  const total = s.deals && typeof s.deals.total === 'number' ? s.deals.total : null;
+  const parts = groups.map((g) => {
+    const n = (complete[g] || []).length;
+    const text = `after ${n}${total ? ` of ${total}` : ''} deal${n === 1 && !total ? '' : 's'}`;
+    return groups.length > 1 ? `Group ${g} ${text}` : text;
+  });
+  afterEl.textContent = view === 'running' ? 'All completed hands · in-running' : parts.join(' · ');
+  afterEl.dataset.deals = groups.length === 1 ? String((complete[groups[0]] || []).length) : '';
+  return teams.length > 0;
+}
+
+mountOverlay({ slot: 'leaderboard', topics: () => ['standings'], render });

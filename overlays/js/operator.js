@@ -1,0 +1,152 @@
+// Operator panel (operator token): console health, rejections, what is on air, dispute
+// confirmation, corrections and the release state of every deal.
+import { connect, params } from './duplicast.js';
+import { el } from './ui.js';
+
+const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
+const p = params();
+const SILENT_AFTER_S = 60;
+const SLOTS = {
+  leaderboard: [['view', 'select', ['like_for_like', 'running']], ['group', 'text']],
+  seat: [['seat', 'number'], ['view', 'select', ['like_for_like', 'running']]],
+  table: [['table', 'number']],
+  compare: [['deal', 'number'], ['seat', 'number'], ['tables', 'text'], ['mode', 'select', ['live', 'sync']]],
+  ticker: [],
+};
+let ops = {};
+let onair = { slots: {} };
+
+const client = connect({
+  url: p.ws,
+  token: p.token,
+  onStatus: (s) => {
+    $('link').dataset.state = s.state;
+    $('link').textContent = s.state === 'open' ? `live · ${s.role}` : s.state;
+  },
+  onError: (f) => {
+    $('op-error').textContent = `${f.code}: ${f.message || ''}`;
+  },
+});
+
+function ago(at) {
+  if (!at) return '–';
+  const s = Math.max(0, Date.now() / 1000 - at);
+  return s < 90 ? `${Math.round(s)} s ago` : s < 5400 ? `${Math.round(s / 60)} min ago` : new Date(at * 1000).toLocaleTimeString();
+}
+
+function drawOps() {
+  const now = Date.now() / 1000;
+  $('consoles').replaceChildren(...(ops.tables || []).map((t) => {
+    const silent = t.connected && t.last_event_at && now - t.last_event_at > SILENT_AFTER_S;
+    const state = !t.connected ? 'down' : silent ? 'silent' : 'ok';
+    return el('tr', { dataset: { testid: 'console-row', table: String(t.table), state } },
+      el('td', {}, `T${t.table}`), el('td', {}, t.console || ''),
+      el('td', {}, el('span', { class: `dot ${state}` }), state === 'ok' ? 'connected' : state),
+      el('td', {}, ago(t.last_event_at)), el('td', { class: 'r' }, t.last_seq ?? ''),
+      el('td', { class: 'r' }, t.deal ?? ''), el('td', {}, t.status || ''),
+      el('td', { class: `r ${t.rejections ? 'warn' : ''}`, dataset: { testid: 'console-rejections' } }, t.rejections ?? 0));
+  }));
+  $('rejections').replaceChildren(...(ops.rejections || []).slice(-20).reverse().map((r) =>
+    el('tr', { dataset: { testid: 'rejection-row' } }, el('td', {}, `T${r.table}`), el('td', {}, `${r.console} #${r.seq}`),
+      el('td', { class: 'warn' }, r.code), el('td', {}, r.message || ''), el('td', {}, ago(r.at)))));
+  $('disputes').replaceChildren(...(ops.disputes || []).map((d) => {
+    const seats = el('input', { placeholder: 'hub', title: 'winning seats, comma separated; empty: the hub\'s' });
+    return el('tr', { dataset: { testid: 'dispute-row', table: String(d.table), deal: String(d.deal) } },
+      el('td', {}, `T${d.table}`), el('td', {}, d.deal), el('td', {}, (d.declared || []).join(', ')),
+      el('td', {}, (d.computed || []).join(', ')), el('td', {}, seats),
+      el('td', {}, el('button', {
+        class: 'primary', dataset: { testid: 'confirm' },
+        onclick: () => {
+          const op = { op: 'confirm', table: d.table, deal: d.deal };
+          const list = seats.value.split(',').map((x) => Number.parseInt(x, 10)).filter(Number.isFinite);
+          if (list.length) op.seats = list;
+          client.send(op);
+        },
+      }, 'Confirm')));
+  }));
+  $('corrections').replaceChildren(...(ops.corrections || []).slice(-30).reverse().map((c) =>
+    el('tr', { dataset: { testid: 'correction-row' } }, el('td', {}, `T${c.table}`), el('td', {}, `deal ${c.deal}`),
+      el('td', { class: 'warn' }, c.type), el('td', {}, ago(c.at)))));
+  const groups = [...new Set((ops.release || []).map((r) => String(r.group)))];
+  $('release').replaceChildren(...groups.map((g) => {
+    const rows = (ops.release || []).filter((r) => String(r.group) === g).sort((a, b) => a.deal - b.deal);
+    return el('table', { class: 't release' },
+      el('thead', {}, el('tr', {}, el('th', {}, `Group ${g}`), ...rows.map((r) => el('th', { class: 'r' }, `D${r.deal}`)))),
+      el('tbody', {},
+        el('tr', {}, el('td', {}, 'Done'), ...rows.map((r) => el('td', {
+          class: `r ${r.tables_complete === r.tables ? 'done' : ''}`, dataset: { testid: 'release-cell', deal: String(r.deal) },
+        }, `${r.tables_complete}/${r.tables}`))),
+        el('tr', {}, el('td', {}, 'Released'), ...rows.map((r) => el('td', {
+          class: `r ${r.released ? 'rel' : ''}`, dataset: { testid: 'released-cell', deal: String(r.deal) },
+        }, r.released ? 'yes' : '–')))));
+  }));
+}
+
+function field([name, type, options], value) {
+  const v = value === undefined || value === null ? '' : Array.isArray(value) ? value.join(',') : String(value);
+  if (type === 'select') {
+    const s = el('select', { name }, options.map((o) => el('option', { value: o }, o)));
+    s.value = v || options[0];
+    return s;
+  }
+  return el('input', { name, type: type === 'number' ? 'number' : 'text', value: v, placeholder: name });
+}
+
+function readFields(row, slot) {
+  const value = {};
+  for (const [name, type] of SLOTS[slot]) {
+    const input = row.querySelector(`[name="${name}"]`);
+    const raw = input.value.trim();
+    if (raw === '') continue;
+    if (name === 'tables') value.tables = raw.split(',').map((x) => Number.parseInt(x, 10)).filter(Number.isFinite);
+    else value[name] = type === 'number' ? Number.parseInt(raw, 10) : raw;
+  }
+  return value;
+}
+
+function slotValue(slot) {
+  return (onair.slots || {})[slot] || {};
+}
+
+function buildSlots() {
+  $('slots').replaceChildren(...Object.keys(SLOTS).map((slot) => {
+    const row = el('div', { class: 'slot', dataset: { testid: `slot-${slot}`, slot } });
+    const send = (vis) => client.send({ op: 'onair', slot, value: { ...readFields(row, slot), visible: vis } });
+    row.append(
+      el('span', { class: 'name' }, slot),
+      el('span', { class: 'fields' }, SLOTS[slot].map((f) => el('label', {}, `${f[0]} `, field(f, undefined)))),
+      el('button', { class: 'primary', dataset: { testid: 'slot-take' }, onclick: () => send(true) }, 'Take'),
+      el('button', { dataset: { testid: 'slot-toggle' }, onclick: () => send(slotValue(slot).visible !== true) }, 'Show'),
+      el('span', { class: 'cur', dataset: { testid: 'slot-current' } }));
+    return row;
+  }));
+}
+
+/** Show what is on air; fill a field from it unless the operator is editing that field. */
+function refreshSlots() {
+  for (const row of $('slots').children) {
+    const cur = slotValue(row.dataset.slot);
+    const visible = cur.visible === true;
+    row.dataset.visible = String(visible);
+    const toggle = row.querySelector('[data-testid="slot-toggle"]');
+    toggle.textContent = visible ? 'Hide' : 'Show';
+    toggle.className = visible ? 'on' : '';
+    row.querySelector('.cur').textContent = `now: ${JSON.stringify(cur)}`;
+    for (const input of row.querySelectorAll('input, select')) {
+      if (input === document.activeElement || !(input.name in cur)) continue;
+      const v = cur[input.name];
+      input.value = Array.isArray(v) ? v.join(',') : String(v);
+    }
+  }
+}
+
+client.subscribe('ops', (state) => {
+  ops = state;
+  drawOps();
+});
+client.subscribe('onair', (state) => {
+  onair = state;
+  refreshSlots();
+});
+buildSlots();
+setInterval(drawOps, 5000); // keep "silent" and "ago" honest between updates

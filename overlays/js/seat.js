@@ -1,0 +1,69 @@
+// One seat position across every table: the players who got the same cards, ranked by
+// chip-score. Team names and colours come from the standings payload.
+import { mountOverlay } from './duplicast.js';
+import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle } from './ui.js';
+
+const list = document.querySelector('[data-testid="seat-rows"]');
+const title = document.querySelector('[data-testid="seat-title"]');
+const viewLabel = document.querySelector('[data-testid="view-label"]');
+const afterEl = document.querySelector('[data-testid="after-deals"]');
+const nodes = new Map();
+
+function teamsOf(standings) {
+  const out = new Map();
+  for (const view of ['like_for_like', 'running']) {
+    for (const t of (standings && standings[view] && standings[view].teams) || []) out.set(String(t.team), t);
+  }
+  return out;
+}
+
+function rowFor(r, team) {
+  const key = `${r.table}|${r.team}`;
+  let row = nodes.get(key);
+  if (!row) {
+    row = el('div', { class: 'team-row', dataset: { testid: 'seat-row', table: String(r.table), team: String(r.team), key } },
+      el('span', { class: 'rank num', dataset: { testid: 'seat-rank' } }),
+      el('span', { class: 'chip', dataset: { testid: 'team-code' } }),
+      el('span', { class: 'who' }, el('span', { class: 'player', dataset: { testid: 'player' } }),
+        el('span', { class: 'tname' })),
+      el('span', { class: 'table-no num' }),
+      el('span', { class: 'chips num', dataset: { testid: 'seat-chips' } }),
+      el('span', { class: 'points num', dataset: { testid: 'seat-points' } }));
+    nodes.set(key, row);
+  }
+  for (const [k, v] of Object.entries(teamStyle(team && team.colour))) row.style.setProperty(k, v);
+  row.querySelector('.rank').textContent = r.rank ?? '';
+  row.querySelector('.chip').textContent = (team && team.code) || String(r.team);
+  row.querySelector('.player').textContent = r.player || '';
+  row.querySelector('.tname').textContent = team && team.name ? team.name : '';
+  row.querySelector('.table-no').textContent = `T${r.table}`;
+  const chips = row.querySelector('.chips');
+  setText(chips, fmtSigned(r.chips));
+  chips.className = `chips num ${signClass(r.chips)}`;
+  setText(row.querySelector('.points'), fmtPoints(r.points));
+  return row;
+}
+
+function render({ sel, states }) {
+  if (sel.seat === null) return false;
+  const s = states.get(`seat:${sel.seat}`);
+  if (!s) return false;
+  const running = sel.view === 'running' && s.running && s.running.rows;
+  const rows = [...((running ? s.running : s.like_for_like || {}).rows || [])];
+  rows.sort((a, b) => a.rank - b.rank || a.table - b.table);
+  const teams = teamsOf(states.get('standings'));
+  title.textContent = `Seat ${sel.seat}`;
+  viewLabel.textContent = running ? 'Running · all hands' : 'Like-for-like';
+  const keep = new Set(rows.map((r) => `${r.table}|${r.team}`));
+  flip(list, (n) => n.dataset.key, () => {
+    for (const r of rows) list.append(rowFor(r, teams.get(String(r.team))));
+    for (const n of [...list.children]) if (!keep.has(n.dataset.key)) { n.remove(); nodes.delete(n.dataset.key); }
+  });
+  const st = states.get('standings');
+  const complete = (st && st.deals && st.deals.complete) || {};
+  const counts = Object.values(complete).map((d) => d.length);
+  afterEl.textContent = running ? 'All completed hands' : counts.length ? `Same cards, same seat · after ${Math.min(...counts)} deal${Math.min(...counts) === 1 ? '' : 's'}` : 'Same cards, same seat';
+  return rows.length > 0;
+}
+
+mountOverlay({ slot: 'seat', topics: (sel) => (sel.seat === null ? [] : [`seat:${sel.seat}`, 'standings']), render });

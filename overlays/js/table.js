@@ -1,0 +1,90 @@
+// Live table: seats round an oval, pot, board, who is to act and the last action. Hole cards
+// only when the payload carries them (commentator role); the public payload is a roster only.
+import { mountOverlay } from './duplicast.js';
+import { STREET_LABEL, actionText, cards, el, fmtInt, setText, statusOf, teamStyle } from './ui.js';
+
+const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
+const seatsEl = $('seats');
+const CX = 960;
+const CY = 540;
+const RX = 600;
+const RY = 350;
+
+function place(seat, n) {
+  const a = ((90 + ((seat - 1) * 360) / n) * Math.PI) / 180;
+  return [Math.cos(a), Math.sin(a)];
+}
+
+function seatBox(s, t, n, live) {
+  const [dx, dy] = place(s.seat, n);
+  const box = el('div', {
+    class: `seat${s.folded ? ' folded' : ''}${live && t.to_act === s.seat ? ' acting' : ''}`,
+    style: { left: `${CX + dx * RX}px`, top: `${CY + dy * RY}px` },
+    dataset: { testid: 'seat', seat: String(s.seat), team: String(s.team) },
+  },
+  el('div', { class: 'top' }, el('span', { class: 'chip' }, s.code || String(s.team)),
+    s.hole ? el('span', { class: 'hole', dataset: { testid: 'hole' } }, cards(s.hole, 0, 'sm')) : null,
+    el('span', { class: 'sno' }, `S${s.seat}`)),
+  el('div', { class: 'player' }, s.player || s.name || ''),
+  live ? el('div', { class: 'nums' }, el('span', {}, 'Stack ', el('b', { class: 'num', dataset: { testid: 'seat-stack' } }, fmtInt(s.stack))),
+    el('span', {}, 'In ', el('b', { class: 'num', dataset: { testid: 'seat-committed' } }, fmtInt(s.committed)))) : null,
+  live && t.button === s.seat ? el('span', { class: 'dealer' }, 'D') : null,
+  s.all_in ? el('span', { class: 'badge allin allin-badge', dataset: { testid: 'all-in' } }, 'All-in') : null);
+  for (const [k, v] of Object.entries(teamStyle(s.colour))) box.style.setProperty(k, v);
+  const parts = [box];
+  if (live && s.street_bet > 0) {
+    parts.push(el('div', { class: 'bet num', style: { left: `${CX + dx * RX * 0.55}px`, top: `${CY + dy * RY * 0.5}px` } },
+      fmtInt(s.street_bet)));
+  }
+  return parts;
+}
+
+function render({ sel, states }) {
+  if (sel.table === null) return false;
+  const t = states.get(`table:${sel.table}`);
+  if (!t || !t.seats || !t.seats.length) return false;
+  const live = 'status' in t || 'actions' in t || 'pot' in t;
+  const n = Math.max(t.seats.length, ...t.seats.map((s) => s.seat));
+  $('table-title').textContent = `Table ${t.table ?? sel.table}`;
+  seatsEl.replaceChildren(...t.seats.flatMap((s) => seatBox(s, t, n, live)));
+  if (!live) {
+    $('deal-label').textContent = t.completed !== undefined ? `${t.completed} deals completed` : '';
+    $('street').textContent = '';
+    $('board').replaceChildren();
+    $('pot').parentElement.hidden = true;
+    $('to-act').textContent = '';
+    $('notice').textContent = 'Hand in progress';
+    $('last-action').textContent = '';
+    return true;
+  }
+  const status = statusOf(t.status);
+  $('deal-label').textContent = t.deal ? `Deal ${t.deal} · ${status}` : status;
+  $('street').textContent = STREET_LABEL[t.street] || t.street || '';
+  const board = $('board');
+  const boardKey = (t.board || []).join(' ');
+  if (board.dataset.cards !== boardKey) {
+    board.replaceChildren(...cards(t.board, 5, 'lg'));
+    board.dataset.cards = boardKey;
+  }
+  $('pot').parentElement.hidden = false;
+  setText($('pot'), fmtInt(t.pot ?? 0));
+  const acting = t.seats.find((s) => s.seat === t.to_act);
+  const toAct = $('to-act');
+  toAct.dataset.seat = acting ? String(acting.seat) : '';
+  toAct.textContent = acting ? `To act: ${acting.code || ''} ${acting.player || ''} (seat ${acting.seat})` : '';
+  $('notice').textContent = ['void', 'disputed'].includes(status) ? status : '';
+  const la = t.last_action;
+  const banner = $('last-action');
+  const laSeat = la && typeof la === 'object' ? t.seats.find((s) => s.seat === la.seat) : null;
+  const text = la ? `${laSeat ? `${laSeat.code || ''} ${laSeat.player || ''} ` : ''}${actionText(la)}` : '';
+  if (banner.textContent !== text) {
+    banner.textContent = text;
+    banner.style.setProperty('--team', laSeat ? teamStyle(laSeat.colour)['--team'] : 'var(--accent)');
+    banner.style.animation = 'none';
+    void banner.offsetWidth;
+    banner.style.animation = '';
+  }
+  return true;
+}
+
+mountOverlay({ slot: 'table', topics: (sel) => (sel.table === null ? [] : [`table:${sel.table}`]), render });

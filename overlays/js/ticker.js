@@ -1,0 +1,58 @@
+// Lower-third ticker of notable hands (swings, all-ins, voids). Items rotate every `dwell`
+// seconds (URL parameter, default 7); a new item goes on air at once.
+import { mountOverlay } from './duplicast.js';
+import { el } from './ui.js';
+
+const win = document.querySelector('[data-testid="ticker-window"]');
+const count = document.querySelector('[data-testid="ticker-count"]');
+const dwell = (Number.parseFloat(new URLSearchParams(location.search).get('dwell')) || 7) * 1000;
+const KIND = { swing: 'Swing', all_in: 'All-in', void: 'Void' };
+let items = [];
+let index = 0;
+let shownKey = null;
+let seen = new Set();
+let timer = null;
+
+function keyOf(item) {
+  return `${item.id}|${item.text}`;
+}
+
+function show(item) {
+  const key = keyOf(item);
+  if (key === shownKey) return;
+  shownKey = key;
+  for (const old of win.children) {
+    old.classList.add('out');
+    setTimeout(() => old.remove(), 500);
+  }
+  win.append(el('div', { class: 'item', dataset: { testid: 'ticker-item', id: String(item.id), kind: item.kind } },
+    el('span', { class: 'badge', dataset: { kind: item.kind, testid: 'ticker-kind' } }, KIND[item.kind] || item.kind),
+    el('span', { class: 'text', dataset: { testid: 'ticker-text' } }, item.text)));
+  count.textContent = items.length > 1 ? `${index + 1}/${items.length}` : '';
+}
+
+function rotate() {
+  if (!items.length) return;
+  index = (index + 1) % items.length;
+  show(items[index]);
+}
+
+function render({ states }) {
+  const t = states.get('ticker');
+  const list = (t && t.items) || [];
+  items = [...list].sort((a, b) => (typeof a.id === 'number' && typeof b.id === 'number' ? b.id - a.id : 0));
+  if (!items.length) {
+    shownKey = null;
+    win.replaceChildren();
+    return false;
+  }
+  const fresh = items.findIndex((i) => !seen.has(keyOf(i)));
+  seen = new Set(items.map(keyOf));
+  const current = items.findIndex((i) => keyOf(i) === shownKey);
+  index = fresh >= 0 && shownKey !== null ? fresh : current >= 0 ? current : 0;
+  show(items[index]);
+  if (!timer) timer = setInterval(rotate, dwell);
+  return true;
+}
+
+mountOverlay({ slot: 'ticker', topics: () => ['ticker'], render, next: rotate });

@@ -1,0 +1,445 @@
+"""Browser tests of the overlays, operator panel and commentator desk against the fake feed.
+
+Each page runs in headless Debian Chromium at 1920x1080: it must show the numbers of the feed's
+snapshot, show a pushed delta within 1 s, recover after the feed drops every connection, follow
+the on-air slots, and log no console errors. Screenshots go to test-artifacts/screenshots/.
+Point FEED_URL elsewhere (the real hub) by replacing the `feed` fixture.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+
+from tests.fake_feed import COMPARE_ACTIONS, FakeFeed, act
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
+FAST = 1000  # ms: a pushed delta must show within 1 s
+RECOVER = 8000  # ms: reconnect with backoff after the feed drops every connection
+# Chromium logs a refused websocket handshake as a console error; during a feed restart that
+# is the expected behaviour, not a page bug.
+EXPECTED_ERRORS = ("WebSocket connection to",)
+
+
+def signed(n: int) -> str:
+    return f"+{n:,}" if n > 0 else f"\u2212{-n:,}" if n < 0 else "0"
+
+
+@pytest.fixture(scope="module")
+def feed() -> Iterator[FakeFeed]:
+    f = FakeFeed().start()
+    yield f
+    f.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Browser, feed: FakeFeed) -> Iterator[Page]:
+    feed.reset()
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    pg = context.new_page()
+    errors: list[str] = []
+
+    def on_console(msg: ConsoleMessage) -> None:
+        if msg.type == "error" and not msg.text.startswith(EXPECTED_ERRORS):
+            errors.append(msg.text)
+
+    pg.on("console", on_console)
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield pg
+    context.close()
+    assert errors == []
+
+
+def open_page(page: Page, feed: FakeFeed, path: str, visible: bool = True) -> None:
+    page.goto(f"{feed.url}/overlays/{path}")
+    if visible:
+        expect(page.locator('[data-testid="gfx"]')).to_have_attribute(
+            "data-visible", "true", timeout=5000
+        )
+
+
+def shot(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(700)  # let the entry animations settle
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def row(page: Page, team: str) -> Any:
+    return page.locator(f'[data-testid="team-row"][data-team="{team}"]')
+
+
+# ---- leaderboard ---------------------------------------------------------------------------
+
+
+def test_leaderboard_snapshot_delta_restart(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "leaderboard.html")
+    teams = feed.payload("standings")["like_for_like"]["teams"]
+    for t in teams:
+        r = row(page, t["team"])
+        expect(r.locator('[data-testid="team-points"]')).to_have_text(str(t["points"]))
+        expect(r.locator('[data-testid="team-chips"]')).to_have_text(signed(t["chips"]))
+        expect(r.locator('[data-testid="team-rank"]')).to_have_text(str(t["rank"]))
+    expect(page.locator('[data-testid="after-deals"]')).to_have_text("after 1 of 24 deals")
+    shot(page, "leaderboard")
+
+    # swap first and last: rows reorder and show movement arrows
+    swapped = copy.deepcopy(teams)
+    swapped[0]["rank"], swapped[-1]["rank"] = 6, 1
+    swapped[0]["points"], swapped[-1]["points"] = 12, 27
+    lfl = {"teams": swapped, "seats": feed.payload("standings")["like_for_like"]["seats"]}
+    feed.push(
+        "standings", {"like_for_like": lfl, "deals": {"total": 24, "complete": {"A": [1, 2]}}}
+    )
+    last = swapped[-1]["team"]
+    expect(row(page, last).locator('[data-testid="team-points"]')).to_have_text("27", timeout=FAST)
+    expect(row(page, last).locator('[data-testid="team-move"]')).to_have_text("\u25b25")
+    expect(row(page, swapped[0]["team"]).locator('[data-testid="team-move"]')).to_have_text(
+        "\u25bc5"
+    )
+    expect(page.locator('[data-testid="team-row"]').first).to_have_attribute("data-team", last)
+    expect(page.locator('[data-testid="after-deals"]')).to_have_text("after 2 of 24 deals")
+
+    # the feed drops every connection and refuses for a while; a delta pushed meanwhile arrives
+    # through resume, and later deltas keep coming
+    feed.restart(down_for=0.4)
+    swapped[-1]["points"] = 28
+    feed.push("standings", {"like_for_like": {**lfl, "teams": swapped}})
+    expect(row(page, last).locator('[data-testid="team-points"]')).to_have_text(
+        "28", timeout=RECOVER
+    )
+    swapped[-1]["points"] = 29
+    feed.push("standings", {"like_for_like": {**lfl, "teams": swapped}})
+    expect(row(page, last).locator('[data-testid="team-points"]')).to_have_text("29", timeout=FAST)
+
+
+def test_leaderboard_running_view_needs_live_payload(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "leaderboard.html?view=running&token=com&slot=0")
+    running = feed.payload("standings", "live")["running"]["teams"]
+    expect(page.locator('[data-testid="view-label"]')).to_contain_text("Running")
+    expect(page.locator('[data-testid="team-row"]').first).to_have_attribute(
+        "data-team", running[0]["team"]
+    )
+    page.goto(f"{feed.url}/overlays/leaderboard.html?view=running&slot=0")  # public: no running
+    expect(page.locator('[data-testid="view-label"]')).to_have_text("Like-for-like")
+
+
+def test_gap_triggers_resume(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "ticker.html")
+    items = feed.payload("ticker")["items"]
+    lost = {"id": 50, "kind": "swing", "text": "Lost frame item", "chips": 1}
+    feed.push("ticker", {"items": [*items, lost]}, hide=True)  # the page never sees seq n
+    newer = {"id": 51, "kind": "all_in", "text": "After the gap", "chips": 2}
+    feed.push("ticker", {"items": [*items, lost, newer]})  # seq n+1: a gap, resubscribe
+    expect(page.locator('[data-testid="ticker-item"]').last).to_have_attribute(
+        "data-id", "51", timeout=FAST
+    )
+    resumes = [op for op in feed.received if op.get("op") == "subscribe" and op.get("resume")]
+    assert resumes and resumes[-1]["resume"]["ticker"] == 1
+
+
+def test_onair_hides_and_shows_overlays(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "leaderboard.html")
+    slots = feed.payload("onair")["slots"]
+    feed.push("onair", {"slots": {**slots, "leaderboard": {"visible": False}}})
+    gfx = page.locator('[data-testid="gfx"]')
+    expect(gfx).to_have_attribute("data-visible", "false", timeout=FAST)
+    expect(gfx).to_be_hidden(timeout=FAST)  # animated out, then drawn as nothing
+    feed.push("onair", {"slots": {**slots, "leaderboard": {"visible": True}}})
+    expect(gfx).to_be_visible(timeout=FAST)
+
+
+# ---- seat, table, ticker -------------------------------------------------------------------
+
+
+def test_seat(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "seat.html?seat=3&slot=0")
+    rows = feed.payload("seat:3")["like_for_like"]["rows"]
+    for r in rows:
+        loc = page.locator(f'[data-testid="seat-row"][data-table="{r["table"]}"]')
+        expect(loc.locator('[data-testid="seat-chips"]')).to_have_text(signed(r["chips"]))
+        expect(loc.locator('[data-testid="player"]')).to_have_text(r["player"])
+    shot(page, "seat")
+    rows[5]["chips"] = 4321
+    feed.push("seat:3", {"like_for_like": {"rows": rows}})
+    loc = page.locator('[data-testid="seat-row"][data-table="6"] [data-testid="seat-chips"]')
+    expect(loc).to_have_text("+4,321", timeout=FAST)
+
+
+def test_seat_follows_onair(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "seat.html")
+    expect(page.locator('[data-testid="seat-title"]')).to_have_text("Seat 3")
+    slots = feed.payload("onair")["slots"]
+    feed.push("onair", {"slots": {**slots, "seat": {"visible": True, "seat": 4}}})
+    expect(page.locator('[data-testid="seat-title"]')).to_have_text("Seat 4", timeout=FAST)
+
+
+def test_table_live(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "table.html?table=1&token=com&slot=0")
+    t = feed.payload("table:1", "live")
+    expect(page.locator('[data-testid="pot"]')).to_have_text(f"{t['pot']:,}")
+    expect(page.locator('[data-testid="board"] [data-card]')).to_have_count(3)
+    expect(page.locator('[data-testid="to-act"]')).to_have_attribute("data-seat", "5")
+    expect(page.locator('[data-testid="seat"][data-seat="5"]')).to_have_class("seat acting")
+    expect(page.locator('[data-testid="seat"][data-seat="1"]')).to_have_class("seat folded")
+    expect(page.locator('[data-testid="hole"]')).to_have_count(6)
+    expect(page.locator('[data-testid="last-action"]')).to_contain_text("checks")
+    shot(page, "table_commentator")
+    seats = t["seats"]
+    seats[4]["all_in"] = True
+    feed.push(
+        "table:1",
+        {
+            "pot": 20150,
+            "to_act": 3,
+            "board": ["9d", "5c", "2h", "Qs"],
+            "seats": seats,
+            "last_action": act(8, 5, "bet", 8900, 8900, "flop"),
+        },
+    )
+    expect(page.locator('[data-testid="pot"]')).to_have_text("20,150", timeout=FAST)
+    expect(page.locator('[data-testid="to-act"]')).to_have_attribute("data-seat", "3")
+    expect(page.locator('[data-testid="board"] [data-card]')).to_have_count(4)
+    expect(page.locator('[data-testid="all-in"]')).to_have_count(1)
+
+
+def test_table_public_shows_roster_only(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "table.html?table=1")
+    expect(page.locator('[data-testid="seat"]')).to_have_count(6)
+    expect(page.locator('[data-testid="notice"]')).to_have_text("Hand in progress")
+    expect(page.locator('[data-testid="hole"]')).to_have_count(0)
+    expect(page.locator('[data-testid="pot"]')).to_be_hidden()
+    shot(page, "table_public")
+    # CasparCG update(): switch to a table with no data yet -> nothing drawn
+    page.evaluate('window.update(\'{"table": 2, "slot": 0}\')')
+    expect(page.locator('[data-testid="gfx"]')).to_have_attribute(
+        "data-visible", "false", timeout=FAST
+    )
+
+
+def test_ticker(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "ticker.html")
+    first = max(feed.payload("ticker")["items"], key=lambda i: i["id"])
+    expect(page.locator('[data-testid="ticker-item"]').last).to_contain_text(first["text"])
+    shot(page, "ticker")
+    items = feed.payload("ticker")["items"]
+    feed.push(
+        "ticker",
+        {
+            "items": [
+                *items,
+                {
+                    "id": 9,
+                    "kind": "all_in",
+                    "text": "Breaking: all-in",
+                    "deal": 4,
+                    "table": 2,
+                    "seat": 1,
+                    "chips": 0,
+                },
+            ]
+        },
+    )
+    expect(page.locator('[data-testid="ticker-item"]').last).to_contain_text(
+        "Breaking: all-in", timeout=FAST
+    )
+    page.evaluate("window.stop()")  # CasparCG stop(): animate out
+    expect(page.locator('[data-testid="gfx"]')).to_have_attribute("data-visible", "false")
+    page.evaluate("window.play()")
+    expect(page.locator('[data-testid="gfx"]')).to_have_attribute("data-visible", "true")
+
+
+# ---- compare -------------------------------------------------------------------------------
+
+
+def panel(page: Page, table: int) -> Any:
+    return page.locator(f'[data-testid="compare-panel"][data-table="{table}"]')
+
+
+def test_compare_follows_onair(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "compare.html")  # public: only released rows
+    c = feed.payload("compare:3:5")
+    shown = [r for r in c["rows"] if r["table"] in (1, 2, 3, 4)]
+    expect(page.locator('[data-testid="compare-panel"]')).to_have_count(len(shown))
+    for r in shown:
+        expect(panel(page, r["table"]).locator('[data-testid="panel-chips"]')).to_have_text(
+            signed(r["chips"])
+        )
+        expect(panel(page, r["table"]).locator('[data-testid="panel-pot"]')).to_have_text(
+            f"{r['pot']:,}"
+        )
+    focus = panel(page, 1).locator('[data-testid="focus-action"]')
+    expect(focus).to_have_count(sum(1 for a in COMPARE_ACTIONS[1] if a["seat"] == 5))
+    shot(page, "compare_public")
+
+    slots = feed.payload("onair")["slots"]
+    feed.push(
+        "onair",
+        {"slots": {**slots, "compare": {"visible": True, "deal": 2, "seat": 5, "tables": [1, 4]}}},
+    )
+    expect(page.locator('[data-testid="compare-title"]')).to_have_text(
+        "Deal 2 · Seat 5", timeout=FAST
+    )
+    expect(page.locator('[data-testid="compare-panel"]')).to_have_count(2)
+    feed.restart()
+    feed.push("onair", {"slots": {**slots, "compare": {"visible": False}}})
+    expect(page.locator('[data-testid="gfx"]')).to_have_attribute(
+        "data-visible", "false", timeout=RECOVER
+    )
+
+
+def test_compare_sync_follows_live_table(page: Page, feed: FakeFeed) -> None:
+    open_page(
+        page, feed, "compare.html?deal=3&seat=5&tables=1,2,3,4,5,6&token=com&slot=0&mode=sync"
+    )
+    live_last = COMPARE_ACTIONS[3][-1]["i"]
+    expect(page.locator('[data-testid="cursor"]')).to_have_attribute("data-index", str(live_last))
+    # table 1 finished long ago: it shows only the actions up to the live table's index
+    t1 = panel(page, 1)
+    expect(t1.locator("[data-i]")).to_have_count(live_last + 1)
+    expect(t1.locator('[data-testid="panel-chips"]')).to_have_text("\u2013")  # no spoiler
+    expect(t1.locator('[data-testid="panel-status"]')).to_have_text("in progress")
+    expect(panel(page, 4).locator('[data-testid="panel-chips"]')).to_have_text("+10,000")
+    shot(page, "compare_sync")
+
+    rows = feed.payload("compare:3:5", "live")["rows"]
+    live = next(r for r in rows if r["table"] == 3)
+    live["actions"] = [*live["actions"], act(live_last + 1, 5, "bet", 1500, 1500, "flop")]
+    live["pot"] += 1500
+    feed.push("compare:3:5", {"rows": rows}, audience="live")
+    expect(page.locator('[data-testid="cursor"]')).to_have_attribute(
+        "data-index", str(live_last + 1), timeout=FAST
+    )
+    expect(t1.locator("[data-i]")).to_have_count(live_last + 2)
+    expect(panel(page, 3).locator('[data-testid="panel-pot"]')).to_have_text(f"{live['pot']:,}")
+
+
+def test_compare_replay_steps_with_next(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "compare.html?deal=2&seat=5&tables=1,4&slot=0")
+    expect(page.locator('[data-testid="cursor"]')).to_have_attribute("data-index", "")
+    page.evaluate("window.next()")  # CasparCG next(): start the replay
+    expect(page.locator('[data-testid="cursor"]')).to_have_attribute("data-index", "0")
+    page.evaluate("window.next(); window.next()")
+    expect(page.locator('[data-testid="cursor"]')).to_have_attribute("data-index", "2")
+    expect(panel(page, 1).locator("[data-i]")).to_have_count(3)
+    page.evaluate("window.update({deal: 3})")
+    expect(page.locator('[data-testid="compare-title"]')).to_have_text("Deal 3 · Seat 5")
+
+
+# ---- operator and commentator --------------------------------------------------------------
+
+
+def test_operator_panel(page: Page, feed: FakeFeed) -> None:
+    page.goto(f"{feed.url}/overlays/operator.html?token=op")
+    expect(page.locator('[data-testid="console-row"]')).to_have_count(6)
+    expect(page.locator('[data-testid="console-row"][data-table="5"]')).to_have_attribute(
+        "data-state", "down"
+    )
+    expect(page.locator('[data-testid="rejection-row"]')).to_have_count(1)
+    expect(page.locator('[data-testid="released-cell"][data-deal="1"]')).to_have_text("yes")
+    expect(page.locator('[data-testid="release-cell"][data-deal="3"]')).to_have_text("3/6")
+    shot(page, "operator")
+
+    slot = page.locator('[data-testid="slot-compare"]')
+    slot.locator('input[name="deal"]').fill("2")
+    slot.locator('input[name="tables"]').fill("1,4")
+    slot.locator('[data-testid="slot-take"]').click()
+    expect(
+        page.locator('[data-testid="slot-compare"] [data-testid="slot-current"]')
+    ).to_contain_text('"deal":2', timeout=FAST)
+    sent = [op for op in feed.received if op.get("op") == "onair"]
+    assert sent[-1] == {
+        "op": "onair",
+        "slot": "compare",
+        "value": {"deal": 2, "seat": 5, "tables": [1, 4], "mode": "live", "visible": True},
+    }
+    page.locator('[data-testid="slot-ticker"] [data-testid="slot-toggle"]').click()
+    expect(page.locator('[data-testid="slot-ticker"]')).to_have_attribute(
+        "data-visible", "false", timeout=FAST
+    )
+
+    page.locator('[data-testid="dispute-row"] input').fill("5")
+    page.locator('[data-testid="confirm"]').click()
+    expect(page.locator('[data-testid="dispute-row"]')).to_have_count(0, timeout=FAST)
+    assert {"op": "confirm", "table": 4, "deal": 2, "seats": [5]} in feed.received
+
+
+def test_operator_needs_token(page: Page, feed: FakeFeed) -> None:
+    page.goto(f"{feed.url}/overlays/operator.html")
+    expect(page.locator('[data-testid="op-error"]')).to_contain_text("forbidden")
+
+
+def test_commentator_desk(page: Page, feed: FakeFeed) -> None:
+    page.goto(f"{feed.url}/overlays/commentator.html?token=com")
+    expect(page.locator('[data-testid="com-table"]')).to_have_count(6)
+    t1 = page.locator('[data-testid="com-table"][data-table="1"]')
+    expect(t1.locator('[data-testid="com-hole"]')).to_have_count(6)
+    expect(t1.locator('[data-testid="com-pot"]')).to_have_text("2,350")
+    rows = feed.payload("compare:3:5", "live")["rows"]
+    done = [r for r in rows if r["status"] == "complete"]
+    avg = sum(r["chips"] for r in done) / len(done)
+    for r in done:
+        cell = page.locator(
+            f'[data-testid="swing-row"][data-table="{r["table"]}"] [data-testid="swing"]'
+        )
+        expect(cell).to_have_text(signed(round(r["chips"] - avg)))
+    expect(page.locator('[data-testid="stake-row"]')).to_have_count(1)
+    expect(page.locator('[data-testid="com-team"]')).to_have_count(6)
+    shot(page, "commentator")
+    feed.push("table:1", {"pot": 4000}, audience="live")
+    expect(t1.locator('[data-testid="com-pot"]')).to_have_text("4,000", timeout=FAST)
+
+
+def test_index_and_client_helpers(page: Page, feed: FakeFeed) -> None:
+    page.goto(f"{feed.url}/overlays/")
+    for name in ("leaderboard", "seat", "table", "compare", "ticker", "operator", "commentator"):
+        expect(
+            page.locator(f'[data-testid="directory"] a[href^="{name}.html"]').first
+        ).to_be_visible()
+    shot(page, "index")
+    xml = (
+        '<templateData><componentData id="deal"><data id="text" value="7"/></componentData>'
+        "</templateData>"
+    )
+    out = page.evaluate(
+        """async (XML) => {
+        const m = await import('./js/duplicast.js');
+        return {
+          cap: m.backoffDelay(20, () => 1), zero: m.backoffDelay(3, () => 0),
+          third: m.backoffDelay(2, () => 0.5),
+          delta: m.applyDelta({a: 1, b: 2, c: 3}, {b: 5}, ['c']),
+          params: m.params('?seat=3&tables=1,4&theme=dark&slot=0&scale=0.5'),
+          xml: m.parseTemplateData(XML),
+        };
+    }""",
+        xml,
+    )
+    assert out["cap"] == 5000 and out["zero"] == 0 and out["third"] == 500
+    assert out["delta"] == {"a": 1, "b": 5}
+    assert out["params"]["seat"] == 3 and out["params"]["tables"] == [1, 4]
+    assert out["params"]["theme"] == "dark" and out["params"]["slot"] is False
+    assert out["params"]["scale"] == 0.5 and out["params"]["view"] == "like_for_like"
+    assert out["xml"] == {"deal": "7"}
