@@ -1,0 +1,109 @@
+"""The benchmark scripts in a tiny configuration, so they cannot rot unnoticed.
+
+Asserts the shape of what they report (and that every event got through), never timings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while being built
+    spec.loader.exec_module(module)
+    return module
+
+
+def is_figure(f: dict[str, Any], events: int) -> bool:
+    return (
+        f["events"] == events
+        and f["seconds"] >= 0
+        and f["cpu_seconds"] >= 0
+        and isinstance(f["events_per_s"], int)
+        and f["events_per_s"] > 0
+    )
+
+
+@pytest.fixture(scope="module")
+def ingest_bench() -> ModuleType:
+    return load("ingest_bench")
+
+
+def test_ingest_bench_tiny(ingest_bench: ModuleType, redis_url: str) -> None:
+    result = ingest_bench.run(
+        events=300,
+        replay_events=300,
+        e2e_events=200,
+        payload_events=100,
+        repeat=1,
+        time_limit=20.0,
+        redis_url=redis_url,
+        top=5,
+    )
+    assert result["machine"]["nproc"] >= 1
+    assert result["workload"]["events"] == 300
+    assert is_figure(result["baseline"], 300)
+    engine = result["engine"]
+    assert set(engine) == {
+        "submit",
+        "decode_submit",
+        "payloads_per_event",
+        "payloads_per_batch_100",
+        "payloads_per_batch_512",
+        "ingest_cpu_batch_512",
+    }
+    for name, f in engine.items():
+        assert is_figure(f, 100 if name == "payloads_per_event" else 300), name
+        assert f["ratio_to_baseline"] > 0
+    assert isinstance(result["targets"]["ingest_met"], bool)
+
+    replay = result["replay"]
+    assert replay["records"] == 300  # simulated sessions hold no refused events
+    assert is_figure(replay["restore"], 300)
+    assert is_figure(replay["unpack_restore"], 300)
+    assert replay["all_topic_payloads"]["topics"] > 0
+    assert replay["journal_bytes"] > 0
+    assert isinstance(replay["met"], bool)
+    for bus in ("memory", "redis"):
+        assert is_figure(replay["rebuild"][bus], 300), bus
+
+    for bus in ("memory", "redis"):
+        f = result["ingest"][bus]
+        assert is_figure(f, 200), bus
+        assert (f["accepted"], f["rejected"], f["complete"]) == (200, 0, True), bus
+
+    for rows in result["profiles"].values():
+        assert 0 < len(rows) <= 5
+        assert {"function", "calls", "own_s", "cum_s"} <= set(rows[0])
+
+    text = ingest_bench.report(result)
+    assert "baseline" in text and "replay of 300 records" in text
+
+
+def test_ingest_bench_sessions_are_legal(ingest_bench: ModuleType) -> None:
+    """The workloads are what the engine accepts: a cut session and a large tournament."""
+    from hub.engine.core import Engine
+
+    for session in [*ingest_bench.sample_sessions(150, seed=3), ingest_bench.large_session(150, 3)]:
+        engine = Engine(session.config, session.decks, release_delay=0.0)
+        assert all(engine.submit(e, e["ts"]).ok for e in session.events)
+    assert len(ingest_bench.large_session(150, 3).events) == 150
+
+
+def test_fanout_bench_tiny() -> None:
+    fanout_bench = load("fanout_bench")
+    for mode in ("naive", "fanout"):
+        rate, cpu = asyncio.run(fanout_bench.measure(mode, 3, 5))
+        assert rate > 0 and cpu > 0, mode
