@@ -233,7 +233,8 @@ class _Endpoints:
             return _json({"error": "unauthorized", "message": "unknown token"}, 401)
         code = check_topic(role, topic)
         if code == "forbidden":
-            return _json({"error": code, "message": f"topic {topic} needs the operator role"}, 403)
+            needs = "operator" if topic == "ops" else "commentator or operator"
+            return _json({"error": code, "message": f"topic {topic} needs the {needs} role"}, 403)
         if code is not None:
             return _json({"error": "not_found", "message": f"no topic named {topic!r}"}, 404)
         seq, payload = self.source.store.snapshot((audience_for(role), topic))
@@ -256,6 +257,12 @@ class _Endpoints:
     async def compare(self, request: Request) -> Response:
         p = request.path_params
         return await self._topic(request, f"compare:{p['d']}:{p['s']}")
+
+    async def projection(self, request: Request) -> Response:
+        return await self._topic(request, "projection")
+
+    async def ticker(self, request: Request) -> Response:
+        return await self._topic(request, "ticker")
 
     async def onair(self, request: Request) -> Response:
         if request.method == "GET":
@@ -314,6 +321,8 @@ def create_app(
         Route("/api/tables/{t:int}", ep.table),
         Route("/api/deals/{d:int}", ep.deal),
         Route("/api/compare/{d:int}/{s:int}", ep.compare),
+        Route("/api/projection", ep.projection),
+        Route("/api/ticker", ep.ticker),
         Route("/api/onair", ep.onair, methods=["GET", "POST"]),
         Route("/healthz", ep.healthz),
         Route("/readyz", ep.readyz),

@@ -348,7 +348,26 @@ def scripted_payloads() -> dict[str, dict[str, dict[str, Any]]]:
         topics["onair"] = onair_payload()
         topics["ticker"] = ticker_payload()
     out["live"]["ops"] = ops_payload()
+    out["live"]["projection"] = projection_payload()
     return out
+
+
+def projection_payload() -> dict[str, Any]:
+    """Live standings if table 1's hand (deal 3, flop) ended now: China from 4th to 2nd."""
+    block = standings_block([3, 2, 0, 1, 5, 4])
+    return {
+        "hands": [
+            {
+                "table": 1,
+                "deal": 3,
+                "street": "flop",
+                "pot": 2350,
+                "result": {"1": -50, "2": 1175, "3": -1125, "4": 0, "5": 0, "6": 0},
+            }
+        ],
+        "teams": block["teams"],
+        "seats": block["seats"],
+    }
 
 
 @dataclass

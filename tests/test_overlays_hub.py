@@ -43,6 +43,11 @@ PRELOAD = 1300  # events of the sample session played before the pages open
 EXPECTED_ERRORS = ("WebSocket connection to",)  # logged by Chromium while the hub restarts
 
 
+def points(n: float) -> str:
+    """As the pages print points: at most one decimal (5.5, 24)."""
+    return f"{n:,.1f}".removesuffix(".0")
+
+
 def signed(n: int) -> str:
     return f"+{n:,}" if n > 0 else f"\u2212{-n:,}" if n < 0 else "0"
 
@@ -262,6 +267,12 @@ def test_ticker_and_commentator_and_operator_pages(page: Page, hub: HubThread) -
     shot(page, "ticker")
     page.goto(f"{hub.url}/overlays/commentator.html?token={COMMENTATOR}")
     expect(page.locator('[data-testid="com-table"]').first).to_be_visible(timeout=5000)
+    # "If the hands ended now" shows the hub's projection, team by team.
+    projection = hub.rest("/api/projection", COMMENTATOR)
+    assert len(projection["teams"]) == 6
+    for row in projection["teams"]:
+        cell = page.locator(f'[data-testid="proj-team"][data-team="{row["team"]}"]')
+        expect(cell.locator('[data-testid="proj-points"]')).to_have_text(points(row["points"]))
     shot(page, "commentator")
     page.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
     expect(page.locator('[data-testid="console-row"]')).to_have_count(6, timeout=5000)

@@ -302,6 +302,12 @@ async def test_rest_endpoints(server: RunningServer, source: FakeSource) -> None
         assert (await http.get("/api/tables/x")).status_code == 404
         assert (await http.get("/api/standings?token=wrong")).status_code == 401
         assert (await http.get("/api/onair")).json()["data"] == {"slots": {}}
+        source.put(("live", "projection"), {"hands": [], "teams": [], "seats": []})
+        r = await http.get("/api/projection")
+        assert r.status_code == 403 and "commentator" in r.json()["message"]
+        r = await http.get("/api/projection?token=comm-secret")
+        assert r.json()["data"] == {"hands": [], "teams": [], "seats": []}
+        assert (await http.get("/api/ticker")).status_code == 404  # nothing notable yet
         body = {"slot": "ticker", "value": {"visible": False}}
         assert (await http.post("/api/onair", json=body)).status_code == 403
         r = await http.post("/api/onair", json=body, headers={"Authorization": "Bearer op-secret"})

@@ -1,6 +1,7 @@
 // Commentator desk (commentator token): every table's hand with hole cards, how the tables that
 // already played the deal on air did (swing against the seat average), and running vs
-// like-for-like standings with the chips still at stake.
+// like-for-like standings with the chips still at stake, and the running standings "if every
+// hand in progress ended now" (the hub deals the known board out and awards the pots).
 import { connect, params } from './duplicast.js';
 import { STREET_LABEL, cards, el, fmtInt, fmtPoints, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 
@@ -13,6 +14,7 @@ let standings = null;
 let onair = null;
 let compareTopic = null;
 let compare = null;
+let projection = null;
 
 const client = connect({
   url: p.ws,
@@ -86,6 +88,31 @@ function drawStandings() {
   }));
 }
 
+/** Projected team rows with the move against the running standings (points and places). */
+export function projectionRows(proj, stand) {
+  const now = new Map(((stand && stand.running && stand.running.teams) || []).map((t) => [`${t.group}|${t.team}`, t]));
+  return [...((proj && proj.teams) || [])].sort((a, b) => a.rank - b.rank).map((t) => {
+    const cur = now.get(`${t.group}|${t.team}`);
+    return { team: t, current: cur || null, points: cur ? t.points - cur.points : null, places: cur ? cur.rank - t.rank : null };
+  });
+}
+
+function drawProjection() {
+  const hands = (projection && projection.hands) || [];
+  $('proj-hands').textContent = hands.length
+    ? hands.map((h) => `T${h.table} deal ${h.deal} ${STREET_LABEL[h.street] || h.street} · pot ${fmtInt(h.pot)}`).join('   ')
+    : 'no hand in progress: projection equals the running standings';
+  $('proj-teams').replaceChildren(...projectionRows(projection, standings).map(({ team, current, points, places }) =>
+    el('tr', { dataset: { testid: 'proj-team', team: String(team.team) } },
+      el('td', {}, String(team.rank)),
+      el('td', {}, code(team), ` ${team.name || ''}`),
+      el('td', { class: 'r num' }, current ? fmtPoints(current.points) : '–'),
+      el('td', { class: 'r num', dataset: { testid: 'proj-points' } }, fmtPoints(team.points)),
+      el('td', { class: `r num ${places ? signClass(places) : ''}`, dataset: { testid: 'proj-move' } },
+        places === null ? '–' : places > 0 ? `▲${places}` : places < 0 ? `▼${-places}` : '='),
+      el('td', { class: `r num ${signClass(team.chips)}` }, fmtSigned(team.chips)))));
+}
+
 function followCompare() {
   const slot = onair && onair.slots && onair.slots.compare;
   const deal = (slot && slot.deal) ?? p.deal;
@@ -100,7 +127,8 @@ function followCompare() {
 }
 
 for (const t of TABLES) client.subscribe(`table:${t}`, (s) => { tables.set(t, s); drawTables(); });
-client.subscribe('standings', (s) => { standings = s; drawStandings(); });
+client.subscribe('standings', (s) => { standings = s; drawStandings(); drawProjection(); });
+client.subscribe('projection', (s) => { projection = s; drawProjection(); });
 client.subscribe('onair', (s) => { onair = s; followCompare(); });
 drawTables();
 followCompare();

@@ -108,6 +108,8 @@ function render({ sel, states }) {
     if (prev) node.style.animation = 'none';
     return node;
   }));
+  // A long hand overflows its panel: keep the latest street in view (the newest action is news).
+  for (const box of panelsEl.querySelectorAll('.streets')) box.scrollTop = box.scrollHeight;
 
   $('compare-title').textContent = `Deal ${c.deal ?? sel.deal} · Seat ${c.seat ?? sel.seat}`;
   const hole = $('hole');
