@@ -6,7 +6,7 @@ COPY hub ./hub
 COPY overlays ./overlays
 COPY samples ./samples
 RUN pip install --no-cache-dir .
-ENV PYTHONUNBUFFERED=1
+ENV PYTHONUNBUFFERED=1 DUPLICAST_HOME=/app
 EXPOSE 8000
 ENTRYPOINT ["duplicast"]
 CMD ["serve", "--config", "samples/ifp6.toml", "--redis", "redis://redis:6379/0", "--host", "0.0.0.0"]

@@ -31,7 +31,17 @@ from hub.metrics import Metrics
 
 log = logging.getLogger("duplicast")
 
-ROOT = Path(__file__).resolve().parent.parent
+
+def _home() -> Path:
+    """Where `overlays/` and `samples/` live: $DUPLICAST_HOME, else the source checkout (an
+    editable install), else the working directory (a wheel install run from /app in Docker)."""
+    if os.environ.get("DUPLICAST_HOME"):
+        return Path(os.environ["DUPLICAST_HOME"])
+    checkout = Path(__file__).resolve().parent.parent
+    return checkout if (checkout / "overlays").is_dir() else Path.cwd()
+
+
+ROOT = _home()
 OVERLAYS = ROOT / "overlays"
 SAMPLE_CONFIG = ROOT / "samples" / "ifp6.toml"
 

@@ -1,0 +1,128 @@
+"""docker-compose.yml, deploy/nginx.conf and the Dockerfile, checked without a Docker daemon.
+
+The machines that run CI have no Docker daemon, so the deployment files are checked for what
+would break a venue start: Redis with AOF and a healthcheck, exactly one ingest (the single
+writer), two edges behind a websocket-aware balancer, every hub command accepted by our own CLI
+parser with files that exist in the image. Where a compose client exists, `config` must accept
+the file too.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hub.cli import build_parser
+from hub.domain.config import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+HUBS = ("ingest", "edge1", "edge2")
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    data = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def option(command: list[str], name: str) -> str:
+    return command[command.index(name) + 1]
+
+
+def test_redis_keeps_the_journal_and_reports_health(compose: dict[str, Any]) -> None:
+    redis = compose["services"]["redis"]
+    command = " ".join(redis["command"])
+    assert "--appendonly yes" in command
+    assert redis["healthcheck"]["test"][-1] == "ping"
+    assert any(v.endswith(":/data") for v in redis["volumes"])
+
+
+def test_one_ingest_two_edges_each_a_valid_command(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    roles = {}
+    parser = build_parser()
+    for name in HUBS:
+        service = services[name]
+        assert service["depends_on"]["redis"]["condition"] == "service_healthy"
+        command = service["command"]
+        args = parser.parse_args(command)  # exits (fails the test) on an unknown option
+        assert args.redis == "redis://redis:6379/0"
+        roles[name] = args.role
+        config = ROOT / option(command, "--config")
+        assert config.is_file()
+        load_config(config)
+        env = service["environment"]
+        assert {"DUPLICAST_COMMENTATOR_TOKEN", "DUPLICAST_OPERATOR_TOKEN"} <= set(env)
+    assert roles == {"ingest": "ingest", "edge1": "edge", "edge2": "edge"}
+
+
+def test_the_balancer_proxies_websockets_to_both_edges(compose: dict[str, Any]) -> None:
+    lb = compose["services"]["lb"]
+    assert set(lb["depends_on"]) == {"edge1", "edge2"}
+    mount = next(v for v in lb["volumes"] if "nginx.conf" in v)
+    conf = (ROOT / mount.split(":")[0]).read_text()
+    upstream = re.search(r"upstream edges \{(.*?)\}", conf, re.S)
+    assert upstream is not None
+    assert "server edge1:8000" in upstream.group(1) and "server edge2:8000" in upstream.group(1)
+    ws = re.search(r"location /ws \{(.*?)\}", conf, re.S)
+    assert ws is not None
+    block = ws.group(1)
+    assert "proxy_http_version 1.1" in block
+    assert "proxy_set_header Upgrade $http_upgrade" in block
+    assert "proxy_set_header Connection $connection_upgrade" in block
+    listen = re.search(r"listen (\d+);", conf)
+    assert listen is not None and any(p.endswith(f":{listen.group(1)}") for p in lb["ports"])
+
+
+def test_the_image_serves_the_overlays_it_copies() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    for folder in ("hub", "overlays", "samples"):
+        assert f"COPY {folder} ./{folder}" in dockerfile
+    # A wheel install puts `hub` in site-packages: the overlays are found through this.
+    assert "DUPLICAST_HOME=/app" in dockerfile and "WORKDIR /app" in dockerfile
+
+
+def test_runner_finds_overlays_through_duplicast_home(tmp_path: Path) -> None:
+    (tmp_path / "overlays").mkdir()
+    code = "from hub import runner; print(runner.OVERLAYS)"
+    env = {"DUPLICAST_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert out == str(tmp_path / "overlays")
+
+
+def compose_client() -> list[str] | None:
+    if shutil.which("docker-compose"):
+        return ["docker-compose"]
+    if shutil.which("docker"):
+        probe = subprocess.run(["docker", "compose", "version"], capture_output=True)
+        if probe.returncode == 0:
+            return ["docker", "compose"]
+    return None
+
+
+@pytest.mark.skipif(compose_client() is None, reason="no docker compose client on this machine")
+def test_compose_client_accepts_the_file() -> None:
+    client = compose_client()
+    assert client is not None
+    result = subprocess.run(
+        [*client, "-f", str(ROOT / "docker-compose.yml"), "config", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
