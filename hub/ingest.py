@@ -140,15 +140,14 @@ class Ingest:
             batch = [await self._queue.get()]
             while len(batch) < BATCH and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
-            changed: set[TopicKey] = set()
-            for channel, data in batch:
-                try:
-                    changed |= await self.handle(channel, data)
-                except asyncio.CancelledError:
-                    raise
-                except Exception:  # a bug must not take the tournament down
-                    log.exception("ingest failed on a message from %s", channel)
-                    self.metrics.reject("internal_error")
+            try:
+                changed = await self.handle_batch(batch)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a bug must not take the tournament down
+                log.exception("ingest failed on a batch of %d messages", len(batch))
+                self.metrics.reject("internal_error")
+                continue
             if changed:
                 await self._publish(changed)
 
@@ -159,23 +158,76 @@ class Ingest:
             if changed:
                 await self._publish(changed)
 
-    # ------------------------------------------------------------------ one message
+    # ------------------------------------------------------------------ messages
     async def handle(self, channel: str, data: bytes) -> set[TopicKey]:
+        """One message (a batch of one)."""
+        return await self.handle_batch([(channel, data)])
+
+    async def handle_batch(self, batch: list[tuple[str, bytes]]) -> set[TopicKey]:
+        """Apply a burst of messages in arrival order, journal every accepted record in one
+        append, then answer: the consoles' seq high-water marks, then the acks. A batch costs a
+        few round trips whatever its size; the order of effects per event is unchanged."""
         now = self.clock()
+        changed: set[TopicKey] = set()
+        answers: list[tuple[str, bytes]] = []
+        seqs: dict[str, bytes] = {}
+        async with self._lock:  # journal order == apply order, also against operator commands
+            decided: list[tuple[Outcome, Any]] = []
+            for channel, data in batch:
+                try:
+                    outcome, raw = self._decide(channel, data, now, answers)
+                except Exception:  # a bug in one event must not lose the rest of the batch
+                    log.exception("ingest failed on a message from %s", channel)
+                    self.metrics.reject("internal_error")
+                    continue
+                if outcome is not None:
+                    decided.append((outcome, raw))
+            records = [o.record for o, _ in decided if o.record is not None]
+            positions = iter(await self._journal(records))
+            for outcome, _ in decided:
+                if outcome.record is not None:
+                    outcome.ack["position"] = next(positions)
+        for outcome, raw in decided:
+            changed |= outcome.changed
+            if raw is _CONTROL:  # operator commands from an edge: journaled, not acked here
+                continue
+            if outcome.record is not None:
+                self.metrics.event("accepted")
+            elif outcome.duplicate:
+                self.metrics.event("duplicate")
+            else:
+                self.metrics.event("rejected")
+                self.metrics.reject(outcome.code or "unknown")
+                if outcome.seq_advanced and outcome.console is not None:
+                    last = self.engine.sequencer.last(outcome.console)
+                    seqs[outcome.console] = str(last).encode()
+            ts = raw.get("ts") if isinstance(raw, dict) else None
+            if isinstance(ts, int | float) and not isinstance(ts, bool):
+                self.metrics.ingest_lag(max(0.0, now - float(ts)))
+            if outcome.console is not None:
+                answers.append((self.names["ack"] + outcome.console, codec.pack(outcome.ack)))
+        # A refused event's seq is persisted before its answer: a restarted hub expects the next.
+        await self.bus.hset_many(self.names["consoles"], seqs)
+        await self.bus.publish_many(answers)
+        return changed
+
+    def _decide(
+        self, channel: str, data: bytes, now: float, answers: list[tuple[str, bytes]]
+    ) -> tuple[Outcome | None, Any]:
+        """Decode and apply one message in memory (no I/O). Undecodable console messages are
+        answered on the table's error channel (nothing in them says which console sent them)."""
         if channel == self.names["control"]:
             try:
                 command = codec.unpack(data)
             except codec.CodecError:
-                return set()
+                return None, None
             if not isinstance(command, dict):
-                return set()
-            outcome = await self.control(command)
-            return outcome.changed
+                return None, None
+            return self.engine.control(command, now), _CONTROL
         table = _table_of(channel)
         try:
             raw = codec.unpack(data)
         except codec.CodecError as exc:
-            # Nothing in it says which console sent it: answer on the table's error channel.
             self.metrics.event("rejected")
             self.metrics.reject("bad_schema")
             log.warning("undecodable event on %s: %s", channel, exc)
@@ -185,48 +237,29 @@ class Ingest:
                 "code": "bad_schema",
                 "error": f"not msgpack: {exc}",
             }
-            await self.bus.publish(f"{self.names['errors']}{table}", codec.pack(answer))
-            return set()
-        async with self._lock:  # journal order == apply order, also against operator commands
-            outcome = self.engine.submit(raw, now, channel_table=table)
-            if outcome.record is not None:
-                outcome.ack["position"] = await self._journal(outcome.record)
-        if outcome.record is not None:
-            self.metrics.event("accepted")
-        elif outcome.duplicate:
-            self.metrics.event("duplicate")
-        else:
-            self.metrics.event("rejected")
-            self.metrics.reject(outcome.code or "unknown")
-            if outcome.seq_advanced and outcome.console is not None:
-                await self.bus.hset(
-                    self.names["consoles"],
-                    outcome.console,
-                    str(self.engine.sequencer.last(outcome.console)).encode(),
-                )
-        ts = raw.get("ts") if isinstance(raw, dict) else None
-        if isinstance(ts, int | float) and not isinstance(ts, bool):
-            self.metrics.ingest_lag(max(0.0, now - float(ts)))
-        if outcome.console is not None:
-            await self.bus.publish(self.names["ack"] + outcome.console, codec.pack(outcome.ack))
-        return outcome.changed
+            answers.append((f"{self.names['errors']}{table}", codec.pack(answer)))
+            return None, None
+        return self.engine.submit(raw, now, channel_table=table), raw
 
     async def control(self, command: dict[str, Any]) -> Outcome:
         """An operator command (from an edge or in-process): validated, journaled, applied."""
         async with self._lock:
             outcome = self.engine.control(command, self.clock())
             if outcome.record is not None:
-                outcome.ack["position"] = await self._journal(outcome.record)
+                (outcome.ack["position"],) = await self._journal([outcome.record])
         return outcome
 
-    async def _journal(self, record: dict[str, Any]) -> str:
-        """Append until it is durable. The engine has already applied the record, so giving up
+    async def _journal(self, records: list[dict[str, Any]]) -> list[str]:
+        """Append until it is durable. The engine has already applied the records, so giving up
         would leave memory ahead of the journal: instead the ingest waits for the bus to come
         back (consoles keep their events in their outboxes meanwhile and resend them)."""
+        if not records:
+            return []
+        packed = [codec.pack(record) for record in records]
         delay = 0.05
         while True:
             try:
-                position = await self.bus.append(self.names["journal"], codec.pack(record))
+                positions = await self.bus.append_many(self.names["journal"], packed)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -235,8 +268,8 @@ class Ingest:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
                 continue
-            self.last_position = position
-            return position
+            self.last_position = positions[-1]
+            return positions
 
     async def control_now(self, command: dict[str, Any]) -> dict[str, Any]:
         """In-process control (role all): apply and publish at once."""
@@ -247,6 +280,8 @@ class Ingest:
 
     # ------------------------------------------------------------------ feed
     async def _publish(self, keys: set[TopicKey]) -> None:
+        snapshots: dict[str, bytes] = {}
+        updates: list[tuple[str, bytes]] = []
         for key in sorted(keys):
             payload = self.engine.payload(key)
             if payload is None:
@@ -254,14 +289,17 @@ class Ingest:
             update = self.store.put(key, payload)
             if update is None:
                 continue
-            # Snapshot first: an edge that notices a gap reloads it and finds this update.
             seq, data = self.store.snapshot(key)
-            await self.bus.hset(
-                self.names["topics"], snapshot_field(key), encode_snapshot(seq, data)
-            )
-            await self.bus.publish(self.names["feed"], encode_update(update))
+            snapshots[snapshot_field(key)] = encode_snapshot(seq, data)
+            updates.append((self.names["feed"], encode_update(update)))
             if self.on_update is not None:
                 self.on_update(update)
+        # Snapshots first: an edge that notices a gap reloads them and finds these updates.
+        await self.bus.hset_many(self.names["topics"], snapshots)
+        await self.bus.publish_many(updates)
+
+
+_CONTROL = object()  # marks an operator command among a batch's decided outcomes
 
 
 def _table_of(channel: str) -> int | None:

@@ -142,6 +142,40 @@ async def test_append_ids_increase_and_read_pages(bus: Bus, key_prefix: str) -> 
     assert await bus.read(stream) == flat
 
 
+async def test_append_many_keeps_order_and_interleaves_with_append(
+    bus: Bus, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}:journal"
+    first = await bus.append(stream, b"single")
+    batch = [f"batch {i}".encode() for i in range(300)]
+    ids = await bus.append_many(stream, batch)
+    assert await bus.append_many(stream, []) == []
+    one = await bus.append_many(stream, [b"alone"])
+    last = await bus.append(stream, b"after")
+    keys = [parse_id(i) for i in [first, *ids, *one, last]]
+    assert keys == sorted(keys) and len(set(keys)) == len(keys)
+    entries = await bus.read(stream, count=1000)
+    assert entries == list(
+        zip([first, *ids, *one, last], [b"single", *batch, b"alone", b"after"], strict=True)
+    )
+
+
+async def test_publish_many_and_hset_many(bus: Bus, key_prefix: str) -> None:
+    sub = bus.subscribe(f"{key_prefix}:ack:*")
+    await sub.ready()
+    messages = [(f"{key_prefix}:ack:{i % 3}", f"m{i}".encode()) for i in range(20)]
+    await bus.publish_many(messages)
+    await bus.publish_many([])
+    heard = await receive(sub, 20)
+    assert [(m.channel, m.data) for m in heard] == messages
+    await sub.aclose()
+    key = f"{key_prefix}:snapshots"
+    await bus.hset(key, "standings", b"old")
+    await bus.hset_many(key, {"standings": b"new", "table:1": b"t1"})
+    await bus.hset_many(key, {})
+    assert await bus.hgetall(key) == {"standings": b"new", "table:1": b"t1"}
+
+
 async def test_read_of_missing_stream_and_bad_arguments(bus: Bus, key_prefix: str) -> None:
     assert await bus.read(f"{key_prefix}:nothing") == []
     with pytest.raises(ValueError):
@@ -277,6 +311,38 @@ async def test_retried_append_does_not_duplicate_an_entry_whose_reply_was_lost(
     # A different entry after it is appended normally by the retry path.
     second = await bus.append(stream, b"event 2")
     assert await bus.read(stream) == [(entry_id, b"event 1"), (second, b"event 2")]
+    await bus.close()
+
+
+@pytest.mark.redis
+async def test_retried_batch_append_lands_once_whether_or_not_the_lost_attempt_did(
+    redis_url: str, key_prefix: str
+) -> None:
+    bus = RedisBus(redis_url, retry=FAST_RETRY)
+    await bus.connect()
+    bus._client()
+    real_script = bus._append_batch
+    calls = {"n": 0, "land": True}
+
+    async def run_then_lose_the_reply(*args: object, **kwargs: object) -> object:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            if calls["land"]:
+                await real_script(*args, **kwargs)
+            raise RedisConnectionError("connection lost before the reply")
+        return await real_script(*args, **kwargs)
+
+    bus._append_batch = run_then_lose_the_reply
+    stream = f"{key_prefix}:journal"
+    landed = await bus.append_many(stream, [b"a1", b"a2", b"a3"])  # first attempt landed
+    assert calls["n"] == 2
+    assert await bus.read(stream) == list(zip(landed, [b"a1", b"a2", b"a3"], strict=True))
+    calls.update(n=0, land=False)  # first attempt never reached Redis: the retry appends
+    added = await bus.append_many(stream, [b"b1", b"b2"])
+    assert calls["n"] == 2
+    assert await bus.read(stream) == list(
+        zip([*landed, *added], [b"a1", b"a2", b"a3", b"b1", b"b2"], strict=True)
+    )
     await bus.close()
 
 

@@ -41,6 +41,7 @@ def test_redis_keeps_the_journal_and_reports_health(compose: dict[str, Any]) -> 
     redis = compose["services"]["redis"]
     command = " ".join(redis["command"])
     assert "--appendonly yes" in command
+    assert "--appendfsync always" in command  # an acknowledged event survives a power cut
     assert redis["healthcheck"]["test"][-1] == "ping"
     assert any(v.endswith(":/data") for v in redis["volumes"])
 

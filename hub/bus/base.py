@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import asyncio
 from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Self
 
@@ -137,6 +138,14 @@ class Bus(abc.ABC):
         It either returns the id or raises: callers may rely on nothing being lost silently.
         """
 
+    async def append_many(self, stream: str, items: Sequence[bytes]) -> list[str]:
+        """Append ``items`` in order, all or none; their entry ids. Durable once it returns.
+
+        The ingest journals a whole batch of accepted events with one call, so a batch costs
+        one round trip, not one per event. This default suits transports without failures.
+        """
+        return [await self.append(stream, data) for data in items]
+
     @abc.abstractmethod
     async def read(
         self, stream: str, after: str = "0-0", count: int = 1000
@@ -145,6 +154,20 @@ class Bus(abc.ABC):
 
     @abc.abstractmethod
     async def hset(self, key: str, field: str, value: bytes) -> None: ...
+
+    async def publish_many(self, messages: Sequence[tuple[str, bytes]]) -> None:
+        """Publish ``(channel, data)`` pairs in order (one round trip where possible).
+
+        At least once: a transport that retries may deliver some of them twice, which every
+        consumer tolerates (acks by seq, feed updates by per-topic seq).
+        """
+        for channel, data in messages:
+            await self.publish(channel, data)
+
+    async def hset_many(self, key: str, fields: Mapping[str, bytes]) -> None:
+        """Set several fields of one hash at once."""
+        for field, value in fields.items():
+            await self.hset(key, field, value)
 
     @abc.abstractmethod
     async def hgetall(self, key: str) -> dict[str, bytes]: ...
