@@ -2,9 +2,17 @@
 
 Protocol (docs/protocol.md §1): events go to ``dup:{tournament}:console:{table}`` as msgpack,
 acks come back on ``dup:{tournament}:ack:{console}``. Pub/sub may lose messages, so:
-- an event unacknowledged ``timeout`` seconds after it was sent is sent again; the n-th resend
-  of an event waits an extra full-jitter backoff ``uniform(0, min(max_backoff, timeout * 2**n))``
-  so a hub recovering from an outage is not hit by every console at the same instant;
+- an event unacknowledged ``ack_timeout`` seconds after it was sent is sent again; the n-th
+  resend of an event waits an extra full-jitter backoff
+  ``uniform(0, min(max_backoff, ack_timeout * 2**n))`` so a hub recovering from an outage is not
+  hit by every console at the same instant;
+- ``ack_timeout`` adapts to the hub, as TCP's retransmission timer does (RFC 6298): never below
+  ``timeout``, otherwise the smoothed ack delay plus four times its deviation, measured on
+  events acknowledged at their first send (Karn), or on resends the hub reports as duplicates
+  (the first copy had arrived: the timer was too short). A resend on timeout doubles the timer
+  until the next clean sample (Karn's backoff), so the next event can measure the real delay.
+  A busy hub, whose acks come later than ``timeout``, is then not flooded with copies of events
+  it already holds;
 - a ``seq_gap`` answer (the hub missed an earlier event) resends everything from ``expected``
   in order, at most once per ack timeout for the same ``expected`` (a pipelined burst answers
   many gaps at once; resending the burst for each would be quadratic);
@@ -45,6 +53,7 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 WARN_AFTER_SENDS = 3
+MAX_ACK_TIMEOUT = 5.0  # seconds; the adaptive timer never waits longer than this
 
 
 def console_channel(tournament: str, table: int) -> str:
@@ -113,6 +122,7 @@ class _Pending:
     future: asyncio.Future[Ack]
     due: float
     sends: int = 0
+    first_sent: float = 0.0
 
 
 class ConsoleClient:
@@ -154,6 +164,9 @@ class ConsoleClient:
         self._wakeup = asyncio.Event()
         self._send_lock = asyncio.Lock()
         self._gap_resends: dict[int, float] = {}
+        self._srtt: float | None = None  # smoothed ack delay (seconds)
+        self._rttvar = 0.0
+        self._backed_off: float | None = None  # doubled timer after a timeout, until a sample
         self._wake_at: float | None = None  # when the resend loop will look next (None: idle)
         self._subscription: Subscription | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -222,7 +235,9 @@ class ConsoleClient:
         data = pack(event)  # CodecError here consumes no seq
         self._next_seq += 1
         loop = asyncio.get_running_loop()
-        pending = _Pending(seq, data, loop.create_future(), due=loop.time() + self.timeout)
+        now = loop.time()
+        pending = _Pending(seq, data, loop.create_future(), due=now + self.ack_timeout)
+        pending.first_sent = now
         self._outbox[seq] = pending
         if self._wake_at is None or pending.due < self._wake_at:
             self._wakeup.set()
@@ -235,12 +250,32 @@ class ConsoleClient:
         async with asyncio.timeout(timeout), self._changed:
             await self._changed.wait_for(lambda: not self._outbox)
 
+    @property
+    def ack_timeout(self) -> float:
+        """Seconds to wait for an ack before sending again: ``timeout`` until the hub's ack
+        delay is known, then the smoothed delay plus four deviations (at least ``timeout``)."""
+        return min(MAX_ACK_TIMEOUT, max(self._measured_timeout(), self._backed_off or 0.0))
+
+    def _measured_timeout(self) -> float:
+        measured = self.timeout if self._srtt is None else self._srtt + 4 * self._rttvar
+        return min(MAX_ACK_TIMEOUT, max(self.timeout, measured))
+
+    def observe_ack_delay(self, seconds: float) -> None:
+        """One ack delay sample (RFC 6298 smoothing: gains 1/8 and 1/4)."""
+        self._backed_off = None
+        if self._srtt is None:
+            self._srtt, self._rttvar = seconds, seconds / 2
+        else:
+            self._rttvar = 0.75 * self._rttvar + 0.25 * abs(self._srtt - seconds)
+            self._srtt = 0.875 * self._srtt + 0.125 * seconds
+
     def resend_delay(self, sends: int) -> float:
         """Seconds to wait for an ack after an event's ``sends``-th transmission."""
         if sends <= 1:
-            return self.timeout
-        bound = min(self.max_backoff, self.timeout * 2 ** min(sends - 1, 30))
-        return self.timeout + self._rng.uniform(0.0, bound)
+            return self.ack_timeout
+        base = self._measured_timeout()  # resends back off through the jitter bound instead
+        bound = min(self.max_backoff, base * 2 ** min(sends - 1, 30))
+        return base + self._rng.uniform(0.0, bound)
 
     async def _transmit(self, pending: _Pending) -> None:
         pending.sends += 1
@@ -267,6 +302,8 @@ class ConsoleClient:
             now = loop.time()
             due = [p for p in self._outbox.values() if p.due <= now]
             if due:
+                # Karn: until a clean sample, new events wait twice as long per timeout round.
+                self._backed_off = min(MAX_ACK_TIMEOUT, 2 * self.ack_timeout)
                 async with self._send_lock:
                     for pending in due:
                         if pending.seq in self._outbox:
@@ -295,6 +332,9 @@ class ConsoleClient:
         if pending is None:
             self.stats.stale_acks += 1
             return
+        if pending.sends == 1 or ack.duplicate:
+            # Unambiguous, or the first copy had arrived: the delay since the first send is real.
+            self.observe_ack_delay(asyncio.get_running_loop().time() - pending.first_sent)
         if ack.ok:
             self.stats.accepted += 1
             self.stats.duplicates += ack.duplicate
@@ -311,7 +351,7 @@ class ConsoleClient:
     async def _resend_from(self, expected: int) -> None:
         now = asyncio.get_running_loop().time()
         last = self._gap_resends.get(expected)
-        if last is not None and now - last < self.timeout:
+        if last is not None and now - last < self.ack_timeout:
             return  # an echo of the burst we already resent
         todo = [p for seq, p in self._outbox.items() if seq >= expected]
         if not todo:
@@ -322,7 +362,8 @@ class ConsoleClient:
                 self.table,
                 expected,
             )
-        self._gap_resends = {e: t for e, t in self._gap_resends.items() if now - t < self.timeout}
+        window = self.ack_timeout
+        self._gap_resends = {e: t for e, t in self._gap_resends.items() if now - t < window}
         self._gap_resends[expected] = now
         async with self._send_lock:
             for pending in todo:

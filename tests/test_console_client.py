@@ -34,8 +34,11 @@ class FakeHub:
         lose_events: set[int] = frozenset(),  # type: ignore[assignment]
         lose_acks: set[int] = frozenset(),  # type: ignore[assignment]
         reject: dict[int, tuple[str, str]] | None = None,
+        ack_delay: float = 0.0,  # a busy hub: every answer leaves this long after the event
     ) -> None:
         self.bus = bus
+        self.ack_delay = ack_delay
+        self.late: set[asyncio.Task[None]] = set()
         self.lose_events = set(lose_events)
         self.lose_acks = set(lose_acks)
         self.reject = reject or {}
@@ -77,7 +80,16 @@ class FakeHub:
             if seq in self.lose_acks and self.received[console, seq] == 1:
                 self.lost_acceptances += ack["ok"] and not ack.get("duplicate")
                 continue
-            await self.bus.publish(ack_channel(T, console), pack(ack))
+            if self.ack_delay:
+                task = asyncio.create_task(self.answer_later(console, ack))
+                self.late.add(task)
+                task.add_done_callback(self.late.discard)
+            else:
+                await self.bus.publish(ack_channel(T, console), pack(ack))
+
+    async def answer_later(self, console: str, ack: dict[str, Any]) -> None:
+        await asyncio.sleep(self.ack_delay)
+        await self.bus.publish(ack_channel(T, console), pack(ack))
 
     def applied_seqs(self, console: str) -> list[int]:
         return [seq for c, seq, _ in self.applied if c == console]
@@ -207,6 +219,37 @@ async def test_resends_back_off_exponentially_up_to_the_cap(bus: MemoryBus) -> N
     assert len(gaps) >= 3
     for gap, delay in zip(gaps, expected, strict=False):
         assert delay - 0.01 <= gap <= delay + 0.15
+
+
+async def test_ack_timeout_adapts_to_a_slow_hub_and_stops_needless_resends(
+    bus: MemoryBus,
+) -> None:
+    """Acks take 0.25 s, the configured timeout is 0.1 s: the first event is sent again (and the
+    timer backs off), then the timer has learnt the delay and the rest go once. Without
+    adaptation every event would be sent at least twice."""
+    hub = FakeHub(bus, ack_delay=0.25)
+    async with ConsoleClient(bus, T, 1, "c1", timeout=0.1, max_backoff=0.1) as client:
+        assert client.ack_timeout == 0.1
+        for seat in range(1, 6):
+            await client.send(fold(seat))
+        learnt = client.stats.resent
+        assert learnt >= 1  # the fixture really is slower than the configured timeout
+        assert client.ack_timeout >= 0.25
+        for seat in range(1, 21):  # pipelined: all twenty in flight at once
+            await client.submit(fold(seat))
+        await client.drain(timeout=5)
+        assert client.stats.resent == learnt
+        assert client.stats.accepted == 25
+    await hub.stop()
+
+
+async def test_ack_timeout_ignores_ambiguous_samples_and_stays_bounded(bus: MemoryBus) -> None:
+    client = ConsoleClient(bus, T, 1, "c1", timeout=0.5)
+    client.observe_ack_delay(0.01)
+    assert client.ack_timeout == 0.5  # never below the configured floor
+    for _ in range(50):
+        client.observe_ack_delay(60.0)
+    assert client.ack_timeout == 5.0  # never above the cap
 
 
 async def test_full_jitter_stays_within_the_bound(bus: MemoryBus) -> None:
