@@ -117,3 +117,14 @@ def test_ingest_redis_bench_one_session() -> None:
     assert run["events"] > 1000 and run["events_per_s"] > 0
     assert run["ratio_to_baseline"] > 0 and run["baseline_events_per_s"] > 0
     assert "0 rejected" in run["consoles"] and f"{run['events']} accepted" in run["consoles"]
+
+
+def test_clients_bench_small() -> None:
+    """Memory per connection and latency with a few clients: every frame arrives, figures sane."""
+    bench = load("clients_bench")
+    bare = asyncio.run(bench.run("bare", 40, 0, 10.0, 0))
+    hub = asyncio.run(bench.run("hub", 40, 10, 20.0, 1.0))
+    assert bare["kib_per_client"] > 0 and hub["server_rss_kib_after"] > 0
+    assert hub["frames_delivered"] >= 0.8 * hub["frames_expected"] > 0
+    assert hub["latency_samples"] > 0 and hub["latency_ms_max"] >= hub["latency_ms_p50"] >= 0
+    assert hub["server_write_ms_max"] >= hub["server_write_ms_p50"] >= 0
