@@ -6,13 +6,14 @@ directory with AOF on (``--appendonly yes``), so data survives ``restart()`` as 
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import time
 from pathlib import Path
 from types import TracebackType
 
-REDIS_SERVER = "/usr/bin/redis-server"
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
 def free_port() -> int:

@@ -15,9 +15,7 @@ import pytest
 
 from hub.domain.holdem import Hand, HandSpec
 
-PHH_DIR = Path("/work/shared/data/phh/pluribus")
-if not PHH_DIR.is_dir():  # the repository copy, when the shared data sits next to the tests
-    PHH_DIR = Path(__file__).resolve().parents[1] / "data" / "phh" / "pluribus"
+PHH_DIR = Path(__file__).resolve().parent / "data" / "phh" / "pluribus"  # see its README
 
 
 @dataclass(frozen=True)
