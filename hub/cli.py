@@ -83,8 +83,8 @@ def _add_simulate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def _run_simulate(args: argparse.Namespace) -> int:
     import random
 
+    from hub.configfile import load_config
     from hub.deckfile import load_decks
-    from hub.domain.config import load_config
     from hub.engine.simulate import simulate_session
 
     config = load_config(args.config)

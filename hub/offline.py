@@ -15,11 +15,10 @@ import os
 import random
 import secrets
 import sys
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from hub.configfile import read_config
 from hub.deckfile import (
     KEY_ENV,
     NEW_KEY_HINT,
@@ -46,15 +45,9 @@ def _fail(message: str, code: int = 1) -> int:
 
 def load_for_preparation(path: str | Path) -> TournamentConfig:
     """Read a tournament file that may not have its ``[draw]`` section yet."""
-    source = str(path)
-    try:
-        data: dict[str, Any] = tomllib.loads(Path(path).read_text("utf-8"))
-    except OSError as exc:
-        raise ConfigError(source, "-", f"cannot read the file ({exc.strerror})") from None
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(source, "-", f"not valid TOML ({exc})") from None
+    data, text = read_config(path)
     data.setdefault("draw", dict(_PLACEHOLDER_DRAW))
-    return parse_config(data, source)
+    return parse_config(data, str(path), text)
 
 
 def _write_text(out: str | None, text: str, private: bool = False) -> None:

@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hub.configfile import load_config
 from hub.deckfile import load_decks
-from hub.domain.config import TournamentConfig, load_config
+from hub.domain.config import TournamentConfig
 from hub.engine.core import Engine
 
 

@@ -13,8 +13,9 @@ from typing import Any
 
 from hub.auth import Auth
 from hub.bus.base import Bus
+from hub.configfile import load_config
 from hub.deckfile import load_decks
-from hub.domain.config import TournamentConfig, load_config
+from hub.domain.config import TournamentConfig
 from hub.edge import EdgeSource
 from hub.engine.core import Engine
 from hub.runner import OVERLAYS, IngestSource

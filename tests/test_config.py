@@ -4,9 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from hub.domain.config import ConfigError, DeckSource, load_config, parse_config
+from hub.configfile import load_config
+from hub.domain.config import ConfigError, DeckSource, KeyLines, key_path, parse_config
 from hub.domain.draw import cyclic_draw, is_cyclic, validate_draw
 from hub.domain.schedule import random_deal_orders
+from hub.engine.core import Engine
+from tests.factories import config_data, make_decks
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "ifp6.toml"
 
@@ -61,7 +64,7 @@ def error_of(tmp_path, text):
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert info.value.file == str(path)
-    return str(info.value).removeprefix(f"{path}: ")
+    return str(info.value).removeprefix(f"{path}:")
 
 
 def test_sample_loads_with_everything_the_guide_describes():
@@ -144,123 +147,123 @@ def replace(old, new, text=SMALL):
 BAD = [
     (
         replace('colour = "#112233"', 'colour = "blue"'),
-        "teams[0].colour: expected a colour like #75AADB, got 'blue'",
+        "13: teams[0].colour: expected a colour like #75AADB, got 'blue'",
     ),
-    (replace("seats = 3", 'seats = "3"'), "tournament.seats: expected an integer, got '3'"),
-    (replace("seats = 3", "seats = true"), "tournament.seats: expected an integer, got True"),
-    (replace("deals = 4\n", ""), "tournament.deals: missing"),
+    (replace("seats = 3", 'seats = "3"'), "5: tournament.seats: expected an integer, got '3'"),
+    (replace("seats = 3", "seats = true"), "5: tournament.seats: expected an integer, got True"),
+    (replace("deals = 4\n", ""), "2: tournament.deals: missing"),
     (
         replace("deals = 4", "deals = 4\ndeal = 5"),
-        "tournament.deal: unknown key (did you mean 'deals'?)",
+        "7: tournament.deal: unknown key (did you mean 'deals'?)",
     ),
-    (replace("[[groups]]", "[extra]\nx = 1\n[[groups]]"), "extra: unknown key"),
+    (replace("[[groups]]", "[extra]\nx = 1\n[[groups]]"), "29: extra: unknown key"),
     (
         replace('teams = ["A", "B", "C"]', 'teams = ["A", "B", "X"]'),
-        "groups[0].teams[2]: team X is not defined in [[teams]]",
+        "32: groups[0].teams[2]: team X is not defined in [[teams]]",
     ),
     (
         replace('players = ["a1", "a2", "a3"]', 'players = ["a1", "a2"]'),
-        "teams[0].players: team A plays at 3 tables of group G: expected 3 players, got 2",
+        "14: teams[0].players: team A plays at 3 tables of group G: expected 3 players, got 2",
     ),
     (
         replace("tables = [1, 2, 3]", "tables = [1, 2, 3, 4]"),
-        "groups[0].tables: a group needs as many tables as seats (3), got 4",
+        "31: groups[0].tables: a group needs as many tables as seats (3), got 4",
     ),
     (
         replace('teams = ["A", "B", "C"]', 'teams = ["A", "B"]'),
-        "groups[0].teams: a group needs as many teams as seats (3), got 2",
+        "32: groups[0].teams: a group needs as many teams as seats (3), got 2",
     ),
     (
         replace('teams = ["A", "B", "C"]', 'teams = ["A", "B", "B"]'),
-        "groups[0].teams[2]: team B is already in group G",
+        "32: groups[0].teams[2]: team B is already in group G",
     ),
     (
         replace("small_blind = 5", "small_blind = 20"),
-        "tournament.small_blind: 20 is more than the big blind 10",
+        "7: tournament.small_blind: 20 is more than the big blind 10",
     ),
     (
         replace("small_blind = 5", "small_blind = 0"),
-        "tournament.small_blind: must be at least 1, got 0",
+        "7: tournament.small_blind: must be at least 1, got 0",
     ),
     (
         replace("big_blind = 10", "big_blind = 10\ncap_bb = 1"),
-        "tournament.cap_bb: must be at least 2, got 1",
+        "9: tournament.cap_bb: must be at least 2, got 1",
     ),
     (
         replace("big_blind = 10", 'big_blind = 10\nbetting = "limit"'),
-        "tournament.betting: expected 'pot-limit' or 'no-limit', got 'limit'",
+        "9: tournament.betting: expected 'pot-limit' or 'no-limit', got 'limit'",
     ),
     (
         replace("big_blind = 10", "big_blind = 10\nrelease_delay = -1"),
-        "tournament.release_delay: expected seconds >= 0, got -1",
+        "9: tournament.release_delay: expected seconds >= 0, got -1",
     ),
     (
         replace('id = "t3"', 'id = "t:3"'),
-        "tournament.id: expected letters, digits, '-', '_' or '.', got 't:3'",
+        "3: tournament.id: expected letters, digits, '-', '_' or '.', got 't:3'",
     ),
     (
         replace('"2" = ["B", "C", "A"]', '"2" = ["B", "A", "C"]'),
-        "draw.tables: group G: team A twice in seat 2",
+        "34: draw.tables: group G: team A twice in seat 2",
     ),
     (
         replace('"2" = ["B", "C", "A"]', '"2" = ["B", "B", "A"]'),
-        "draw.tables: group G: team B twice at table 2",
+        "34: draw.tables: group G: team B twice at table 2",
     ),
     (
         replace('"2" = ["B", "C", "A"]', '"2" = ["B", "C"]'),
-        "draw.tables.2: expected a team for each of the 3 seats, got 2",
+        "36: draw.tables.2: expected a team for each of the 3 seats, got 2",
     ),
     (
         replace('"3" = ["C", "A", "B"]', '"7" = ["C", "A", "B"]'),
-        "draw.tables.7: table 7 is not in any group",
+        "37: draw.tables.7: table 7 is not in any group",
     ),
-    (replace('"3" = ["C", "A", "B"]\n', ""), "draw.tables: group G: seat 1 of table 3 empty"),
+    (replace('"3" = ["C", "A", "B"]\n', ""), "34: draw.tables: group G: seat 1 of table 3 empty"),
     (
         replace('"1" = ["A", "B", "C"]', '"1" = ["A", "B", "Q"]'),
-        "draw.tables: group G: unknown team Q at table 1 seat 3",
+        "34: draw.tables: group G: unknown team Q at table 1 seat 3",
     ),
     (
         SMALL.split("[draw.tables]")[0] + '[draw]\nmethod = "cyclic"\n',
-        "draw.seed: missing (a generated draw must be the same at every read)",
+        "34: draw.seed: missing (a generated draw must be the same at every read)",
     ),
     (
         SMALL.split("[draw.tables]")[0] + '[draw]\nmethod = "swiss"\nseed = 1\n',
-        "draw.method: expected 'random' or 'cyclic', got 'swiss'",
+        "35: draw.method: expected 'random' or 'cyclic', got 'swiss'",
     ),
     (
         SMALL + '[schedule.tables]\n"1" = [1, 2, 3, 4]\n"2" = [4, 3, 2, 1]\n"3" = [1, 2, 2, 4]\n',
-        "schedule.tables: table 3: deal 2 twice",
+        "38: schedule.tables: table 3: deal 2 twice",
     ),
     (
         SMALL + '[schedule.tables]\n"1" = [1, 2, 3, 4]\n"2" = [4, 3, 2, 1]\n',
-        "schedule.tables: table 3 has no deal order",
+        "38: schedule.tables: table 3 has no deal order",
     ),
     (
         SMALL + '[schedule]\nmethod = "random"\n',
-        "schedule.seed: missing (random orders must be the same at every read)",
+        "38: schedule.seed: missing (random orders must be the same at every read)",
     ),
     (
         SMALL + "[schedule]\nbuttons = [1, 2, 3, 4, 1]\n",
-        "schedule.buttons: expected one button per deal (4), got 5",
+        "39: schedule.buttons: expected one button per deal (4), got 5",
     ),
     (
         SMALL + "[schedule]\nbuttons = [1, 2, 4, 1]\n",
-        "schedule.buttons: deal 3: button 4 is not a seat of 1..3",
+        "39: schedule.buttons: deal 3: button 4 is not a seat of 1..3",
     ),
     (
         SMALL + '[decks]\nfile = "d.enc"\nrehearsal_seed = "x"\n',
-        "decks: expected exactly one of file or rehearsal_seed",
+        "38: decks: expected exactly one of file or rehearsal_seed",
     ),
-    (SMALL + "[decks]\n", "decks: expected exactly one of file or rehearsal_seed"),
+    (SMALL + "[decks]\n", "38: decks: expected exactly one of file or rehearsal_seed"),
     (
         replace(
             '[[teams]]\nid = "C"',
             '[[teams]]\nid = "D"\nname = "D"\ncolour = "#000000"\n'
             'players = ["d", "d", "d"]\n\n[[teams]]\nid = "C"',
         ),
-        "teams[2]: team D is in no group",
+        "23: teams[2]: team D is in no group",
     ),
-    (replace('id = "B"', 'id = "A"'), "teams[1].id: team A defined twice"),
+    (replace('id = "B"', 'id = "A"'), "17: teams[1].id: team A defined twice"),
     ("[tournament\n", None),
 ]
 
@@ -269,18 +272,267 @@ BAD = [
 def test_bad_files_name_file_key_and_problem(tmp_path, text, expected):
     message = error_of(tmp_path, text)
     if expected is None:
-        assert message.startswith("-: not valid TOML")
+        assert message.startswith("1: -: not valid TOML")
     else:
         assert message == expected
 
 
 def test_missing_file_is_a_config_error(tmp_path):
-    with pytest.raises(ConfigError, match="cannot read the file"):
+    with pytest.raises(ConfigError, match="cannot read the file") as info:
         load_config(tmp_path / "nope.toml")
+    assert info.value.line is None
 
 
 def test_parse_config_is_pure_and_names_its_source():
     with pytest.raises(ConfigError) as info:
         parse_config({"tournament": {}}, "memory")
     assert str(info.value) == "memory: teams: missing"
+    assert info.value.line is None  # no text, no line
     assert isinstance(info.value, ValueError)
+
+
+# -- line numbers -------------------------------------------------------------------------------
+
+# A file that uses what the locator must follow: comments, a multi-line array holding brackets
+# and '=' in strings, a multi-line string, dotted and quoted keys, array tables, sub-tables.
+LINED = '''# Lined: a small event
+[tournament]
+id = "lined"
+name = """Lined
+[teams]
+event"""
+seats = 3
+deals = 4
+small_blind = 5
+big_blind = 10
+
+[[teams]]
+id = "A"
+name = "Alpha [x] = 1"   # not a header
+colour = "#112233"
+players = [
+    "a1",   # table 1
+    "a]2",
+    "a=3",
+]
+
+[[teams]]
+id = "B"
+name = "Beta"
+colour = "#445566"
+players = ["b1", "b2", "b3"]
+
+[[teams]]
+id = "C"
+name = "Gamma"
+colour = "#778899"
+players = ["c1", "c2", "c3"]
+
+[[groups]]
+id = "G"
+tables = [1, 2, 3]
+teams = ["A", "B", "C"]
+
+[draw]
+tables."1" = ["A", "B", "C"]
+tables.'2' = ["B", "C", "A"]
+tables."3" = ["C", "A", "B"]
+'''
+
+
+def test_lined_file_loads(tmp_path):
+    assert load_config(write(tmp_path, LINED)).teams["A"].players == ("a1", "a]2", "a=3")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # a key in the third [[teams]] block, after a multi-line array and string
+        ('colour = "#778899"', 'colour = "grey"', "31: teams[2].colour: expected a colour"),
+        # an unknown key: its own line
+        ("deals = 4", "deals = 4\ncap_bbb = 3", "9: tournament.cap_bbb: unknown key"),
+        # a missing key: the line of its table's header
+        ('name = "Beta"\n', "", "22: teams[1].name: missing"),
+        ("small_blind = 5\n", "", "2: tournament.small_blind: missing"),
+        # an element of a multi-line array: the line of the array's key
+        ('"a=3"', '""', "16: teams[0].players[2]: must not be empty"),
+        # dotted and quoted keys
+        ("tables.'2' = [", "tables.'7' = [", "41: draw.tables.7: table 7 is not in any group"),
+        (
+            'tables."3" = ["C", "A", "B"]',
+            'tables."3" = ["C", "A"]',
+            "42: draw.tables.3: expected a team for each of the 3 seats, got 2",
+        ),
+    ],
+)
+def test_errors_give_file_line_key_and_problem(tmp_path, old, new, expected):
+    path = write(tmp_path, replace(old, new, LINED), "lined.toml")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    line, key, problem = expected.split(": ", 2)
+    assert str(info.value).startswith(f"{path}:{line}: {key}: {problem}")
+    assert (info.value.line, info.value.key) == (int(line), key)
+
+
+def test_exact_messages_of_bad_files(tmp_path):
+    cases = [
+        (
+            replace("[draw]\ntables.", '[draw]\nmethod = "cyclic"\ntables.', LINED),
+            "39: draw: give either method and seed, or tables, not both",
+        ),
+        (
+            replace('players = ["b1", "b2", "b3"]', 'players = ["b1", "b2", 3]', LINED),
+            "26: teams[1].players[2]: expected a string, got 3",
+        ),
+        (
+            SMALL.replace("[draw.tables]", '[draw.tables]\n"x" = ["A", "B", "C"]'),
+            "35: draw.tables.x: a table number is expected as key",
+        ),
+        (
+            SMALL + '\n[schedule]\nmethod = "sequential"\n\n[schedule.tables]\n"1" = [1]\n',
+            "39: schedule: give either method (and seed), or tables, not both",
+        ),
+        (
+            SMALL + "\n[consoles]\n# the pads\ntable1 = 1\ntable2 = 2\n'table 3' = 3\n",
+            "43: consoles.table 3: expected letters, digits, '-', '_' or '.', got 'table 3'",
+        ),
+        ("[tournament]\nid = 1\nid = 2\n", "3: -: not valid TOML (Cannot overwrite a value"),
+        ('\n\n[tournament]\nname = "x\n', "4: -: not valid TOML (Illegal character"),
+    ]
+    for text, expected in cases:
+        path = write(tmp_path, text, "c.toml")
+        with pytest.raises(ConfigError) as info:
+            load_config(path)
+        if "not valid TOML" in expected:  # tomllib's own words, less its line: a prefix
+            assert str(info.value).startswith(f"{path}:{expected}"), str(info.value)
+            assert "(at column " in str(info.value) and "line" not in info.value.problem
+        else:
+            assert str(info.value) == f"{path}:{expected}"
+
+
+def test_not_utf8_names_the_line(tmp_path):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b'[tournament]\nname = "Se\xf1or"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}:2: -: not UTF-8 text"
+
+
+def test_key_lines_follow_headers_array_tables_dotted_and_quoted_keys():
+    text = (
+        "top = 1\n"  # 1
+        "[a.b]\n"  # 2
+        'c.d = "x # not a comment"\n'  # 3
+        "[[t]]\n"  # 4
+        "[[t]]\n"  # 5
+        "k = 1\n"  # 6
+        "[t.sub]\n"  # 7
+        "'q.r' = [\n"  # 8
+        "  1,\n"  # 9
+        "]\n"  # 10
+        '"\\u0041" = 1\n'  # 11: the key "A"
+        "[a]\n"  # 12
+    )
+    lines = KeyLines(text)
+    assert lines.find(("top",)) == 1
+    assert lines.find(("a", "b", "c", "d")) == 3
+    assert lines.find(("a", "b", "c")) == 3
+    assert lines.find(("a",)) == 12  # the [a] header, not the [a.b] that implied it
+    assert lines.find(("t",)) == 4
+    assert lines.find(("t", 0)) == 4
+    assert lines.find(("t", 1, "k")) == 6
+    assert lines.find(("t", 1, "sub", "q.r")) == 8
+    assert lines.find(("t", 1, "sub", "A")) == 11
+    assert lines.find(("t", 1, "missing")) == 5  # the enclosing block
+    assert lines.find(("nowhere",)) is None
+    assert key_path("teams[2].players[0]") == ("teams", 2, "players", 0)
+    assert key_path("draw.tables.3") == ("draw", "tables", "3")
+    assert key_path("-") == ()
+
+
+def test_key_lines_never_raise_on_text_that_is_not_toml():
+    assert KeyLines('[a\nb = "unterminated\n').find(("b",)) is None
+
+
+# -- consoles -----------------------------------------------------------------------------------
+
+
+def test_sample_lists_the_simulated_consoles():
+    from hub.engine.simulate import console_name
+
+    config = load_config(SAMPLE)
+    assert config.consoles == {console_name(t): t for t in config.tables}
+
+
+def test_consoles_are_optional():
+    assert parse_config(config_data(), "x").consoles is None
+
+
+def test_consoles_allow_a_backup_per_table():
+    data = config_data()
+    data["consoles"] = {"table1": 1, "table1-backup": 1, "table2": 2, "table3": 3}
+    config = parse_config(data, "x")
+    assert config.consoles == {"table1": 1, "table1-backup": 1, "table2": 2, "table3": 3}
+
+
+def test_consoles_must_cover_every_table():
+    data = config_data()
+    data["consoles"] = {"table1": 1, "table3": 3}
+    with pytest.raises(ConfigError) as info:
+        parse_config(data, "x")
+    assert str(info.value) == "x: consoles: table 2 has no console: nothing could be entered there"
+
+
+@pytest.mark.parametrize(
+    ("consoles", "expected"),
+    [
+        ({"table1": 9}, "x: consoles.table1: table 9 is not in any group"),
+        ({"table1": 0}, "x: consoles.table1: must be at least 1, got 0"),
+        ({"table1": [1, 2]}, "x: consoles.table1: expected an integer, got [1, 2]"),
+        ({"table1": "1"}, "x: consoles.table1: expected an integer, got '1'"),
+        (
+            {"pad/1": 1},
+            "x: consoles.pad/1: expected letters, digits, '-', '_' or '.', got 'pad/1'",
+        ),
+        ({"operator": 1}, "x: consoles.operator: 'operator' is the hub's own console"),
+        ({}, "x: consoles: no consoles (leave the section out to allow any console)"),
+        ([], "x: consoles: expected a table, got []"),
+    ],
+)
+def test_bad_consoles(consoles, expected):
+    data = config_data()
+    data["consoles"] = consoles
+    with pytest.raises(ConfigError) as info:
+        parse_config(data, "x")
+    assert str(info.value) == expected
+
+
+def test_consoles_error_carries_its_line(tmp_path):
+    text = SMALL + '\n[consoles]\ntable1 = 1\n"table-9" = 9\n'
+    assert error_of(tmp_path, text) == "41: consoles.table-9: table 9 is not in any group"
+
+
+def test_engine_refuses_consoles_not_on_the_list():
+    data = config_data(seats=3)
+    data["consoles"] = {"table1": 1, "table1-backup": 1, "table2": 2, "table3": 3}
+    config = parse_config(data, "x")
+    engine = Engine(config, make_decks(config))
+
+    def event(table, console, seq=1):
+        deal = config.deal_orders[table][0]
+        return {
+            "v": 1,
+            "tournament": config.id,
+            "table": table,
+            "console": console,
+            "seq": seq,
+            "type": "start",
+            "deal": deal,
+        }
+
+    stranger = engine.submit(event(1, "laptop"), 0)
+    assert (stranger.ok, stranger.code) == (False, "unknown_console")
+    wrong_table = engine.submit(event(2, "table1"), 0)
+    assert (wrong_table.ok, wrong_table.code) == (False, "unknown_console")
+    assert engine.submit(event(1, "table1-backup"), 0).ok  # a listed console, its own table
+    assert engine.submit(event(2, "table2"), 0).ok

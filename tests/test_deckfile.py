@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from hub.configfile import load_config
 from hub.deckfile import (
     KEY_ENV,
     DeckFileError,
@@ -18,7 +19,7 @@ from hub.deckfile import (
     read_deck_file,
     write_deck_file,
 )
-from hub.domain.config import DeckSource, load_config
+from hub.domain.config import DeckSource
 from hub.domain.deck import random_deck_orders, seeded_deck_orders
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "ifp6.toml"

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from hub.cli import build_parser
-from hub.domain.config import load_config
+from hub.configfile import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 HUBS = ("ingest", "edge1", "edge2")

@@ -1,4 +1,4 @@
-"""The domain core and the engine stay pure: they import no I/O, and layers only import downward."""
+"""The domain core and the engine stay pure: they do no I/O, and layers only import downward."""
 
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ FORBIDDEN_EXTERNAL = {
     "prometheus_client",
     "time",
     "cryptography",
+    "pathlib",
+    "os",
+    "io",
 }
 IO_MODULES = {"hub.bus", "hub.codec", "hub.feed", "hub.fanout", "hub.server", "hub.ingest"}
 
@@ -34,6 +37,24 @@ def imports_of(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
     return names
+
+
+def opens_files(path: Path) -> list[int]:
+    """Lines that call the builtin ``open`` (or ``builtins.open``, ``io.open``...)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if (isinstance(func, ast.Name) and func.id == "open") or (
+            isinstance(func, ast.Attribute)
+            and func.attr == "open"
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("builtins", "io", "os")
+        ):
+            lines.append(node.lineno)
+    return sorted(lines)
 
 
 def modules(package: str) -> list[Path]:
@@ -55,6 +76,12 @@ def test_pure_layers_import_no_io(package: str) -> None:
             )
 
 
+@pytest.mark.parametrize("package", ["domain", "engine"])
+def test_pure_layers_open_no_files(package: str) -> None:
+    for path in modules(package):
+        assert not opens_files(path), f"{path.name} calls open() at lines {opens_files(path)}"
+
+
 def test_domain_does_not_import_engine() -> None:
     for path in modules("domain"):
         for name in imports_of(path):
@@ -65,3 +92,12 @@ def test_the_check_sees_a_violation(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("import asyncio\nfrom redis import asyncio as r\n")
     assert {"asyncio", "redis"} <= imports_of(bad)
+    bad.write_text(
+        "from pathlib import Path\nimport os.path\n"
+        "def f(p):\n    return open(p).read()\n\n"
+        "def g(p):\n    return builtins.open(p)\n\n"
+        "def h(f):\n    return f.open()  # a method of something else: not flagged\n"
+    )
+    assert {"pathlib", "os.path"} <= imports_of(bad)
+    assert {name.split(".")[0] for name in imports_of(bad)} <= FORBIDDEN_EXTERNAL
+    assert opens_files(bad) == [4, 7]

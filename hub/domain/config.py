@@ -1,9 +1,12 @@
 """The tournament configuration: one TOML file, checked to the last key before anything runs.
 
 A mistake in this file would surface mid-session as a wrong seat or a wrong score, so every
-problem is reported up front as ``ConfigError(file, key, problem)`` naming the key, e.g.
-``samples/x.toml: teams[2].colour: expected a colour like #75AADB, got 'blue'``. Array entries
-are numbered from 0 (``teams[0]`` is the first ``[[teams]]`` block).
+problem is reported up front as ``ConfigError(file, key, problem, line)`` naming the line and
+the key, e.g. ``samples/x.toml:31: teams[2].colour: expected a colour like #75AADB, got
+'blue'``. Array entries are numbered from 0 (``teams[0]`` is the first ``[[teams]]`` block).
+The line is that of the key in the TOML text (for a missing key, that of its table's header;
+for an element of an array, that of the array's key), and is left out when the text is not
+given or the key cannot be found in it.
 
 File shape (see ``samples/ifp6.toml``)::
 
@@ -50,8 +53,15 @@ File shape (see ``samples/ifp6.toml``)::
     # file = "decks.enc"       # encrypted deck file (relative to this file; key from the
                                # environment variable DUPLICAST_DECK_KEY)
 
+    [consoles]                 # optional allow-list: console name -> the one table it writes
+    "table1" = 1               # names follow the rule of ids; tables must be in a group;
+    "table1-backup" = 1        # a table may have several consoles (e.g. a backup pad)
+    "table2" = 2               # without this section any console may write any table; with
+                               # it, the engine refuses other consoles (``unknown_console``)
+
 Generated draws and schedules need a seed: the hub must get the same seats every time it
-reads the file. ``parse_config`` is pure; ``load_config`` only reads the bytes.
+reads the file. ``parse_config`` is pure (it takes the parsed data, and the source text only
+to number lines); ``hub.configfile.load_config`` reads the file.
 """
 
 from __future__ import annotations
@@ -59,11 +69,9 @@ from __future__ import annotations
 import difflib
 import random
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import Any, NoReturn
 
 from hub.domain.draw import Draw, DrawError, make_draw, validate_draw
@@ -82,14 +90,20 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")
 
 
-class ConfigError(ValueError):
-    """A problem in the tournament file: which file, which key, what is wrong."""
+# The engine's own console name: nobody else may write as it (see hub.engine.core).
+RESERVED_CONSOLES = ("operator",)
 
-    def __init__(self, file: str, key: str, problem: str) -> None:
-        super().__init__(f"{file}: {key}: {problem}")
+
+class ConfigError(ValueError):
+    """A problem in the tournament file: which file, which line (if known), which key, what."""
+
+    def __init__(self, file: str, key: str, problem: str, line: int | None = None) -> None:
+        where = file if line is None else f"{file}:{line}"
+        super().__init__(f"{where}: {key}: {problem}")
         self.file = file
         self.key = key
         self.problem = problem
+        self.line = line
 
 
 @dataclass(frozen=True)
@@ -137,6 +151,7 @@ class TournamentConfig:
     betting: str = "pot-limit"
     decks: DeckSource | None = None
     release_delay: float = 0.0
+    consoles: Mapping[str, int] | None = None  # console name -> its table; None: any console
 
     @property
     def cap(self) -> int:
@@ -195,25 +210,14 @@ class TournamentConfig:
         return self.group_of_team(team).tables[index]
 
 
-def load_config(path: str | Path) -> TournamentConfig:
-    """Read and check a tournament file; the file name appears in every error."""
-    source = str(path)
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise ConfigError(source, "-", f"cannot read the file ({exc.strerror})") from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(source, "-", "not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(source, "-", f"not valid TOML ({exc})") from None
-    return parse_config(data, source)
+def parse_config(
+    data: Mapping[str, Any], source: str = "<config>", text: str | None = None
+) -> TournamentConfig:
+    """Check parsed TOML data and build the configuration (pure).
 
-
-def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TournamentConfig:
-    """Check parsed TOML data and build the configuration (pure)."""
-    return _Parser(source).parse(data)
+    ``text`` is the TOML source ``data`` was parsed from; given, errors carry line numbers.
+    """
+    return _Parser(source, text).parse(data)
 
 
 def _show(value: Any) -> str:
@@ -222,11 +226,15 @@ def _show(value: Any) -> str:
 
 
 class _Parser:
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, text: str | None = None) -> None:
         self.source = source
+        self.source_text = text
 
     def fail(self, key: str, problem: str) -> NoReturn:
-        raise ConfigError(self.source, key, problem)
+        # The text is only scanned for lines once there is an error to place.
+        text = self.source_text
+        line = KeyLines(text).find(key_path(key)) if text is not None else None
+        raise ConfigError(self.source, key, problem, line)
 
     # -- generic checks ---------------------------------------------------------------------
 
@@ -285,7 +293,10 @@ class _Parser:
 
     def parse(self, data: Mapping[str, Any]) -> TournamentConfig:
         root = self.table(
-            dict(data), "", ["tournament", "teams", "groups", "draw"], ["schedule", "decks"]
+            dict(data),
+            "",
+            ["tournament", "teams", "groups", "draw"],
+            ["schedule", "decks", "consoles"],
         )
         t = self.table(
             root["tournament"],
@@ -319,6 +330,7 @@ class _Parser:
         tables = sorted(t for g in groups.values() for t in g.tables)
         orders, buttons = self.schedule(root.get("schedule"), tables, deals, seats)
         decks = self.decks(root["decks"]) if "decks" in root else None
+        consoles = self.consoles(root["consoles"], tables) if "consoles" in root else None
         return TournamentConfig(
             id=tid,
             name=name,
@@ -335,6 +347,7 @@ class _Parser:
             buttons=buttons,
             decks=decks,
             release_delay=float(delay),
+            consoles=consoles,
         )
 
     def teams(self, value: Any) -> dict[str, Team]:
@@ -526,6 +539,29 @@ class _Parser:
         seed = self.seed(d["rehearsal_seed"], "decks.rehearsal_seed")
         return DeckSource(rehearsal_seed=str(seed))
 
+    def consoles(self, value: Any, tables: Sequence[int]) -> dict[str, int]:
+        entries = self.mapping(value, "consoles")
+        if not entries:
+            self.fail("consoles", "no consoles (leave the section out to allow any console)")
+        consoles: dict[str, int] = {}
+        for name, table in entries.items():
+            key = f"consoles.{name}"
+            if not _ID.match(name):
+                self.fail(key, f"expected letters, digits, '-', '_' or '.', got {_show(name)}")
+            if name in RESERVED_CONSOLES:
+                self.fail(key, f"{name!r} is the hub's own console")
+            self.integer(table, key, 1)
+            if table not in tables:
+                self.fail(key, f"table {table} is not in any group")
+            consoles[name] = table
+        unwritable = sorted(set(tables) - set(consoles.values()))
+        if unwritable:
+            self.fail(
+                "consoles",
+                f"table {unwritable[0]} has no console: nothing could be entered there",
+            )
+        return consoles
+
 
 def _join(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
@@ -533,3 +569,207 @@ def _join(prefix: str, name: str) -> str:
 
 def _table_number(name: str) -> int | None:
     return int(name) if re.fullmatch(r"[1-9][0-9]*", name) else None
+
+
+# -- line numbers -----------------------------------------------------------------------------
+#
+# tomllib gives values without positions, so errors find their line in the text itself. The
+# locator below is not a TOML parser: it trusts that the text is valid TOML (tomllib accepted it)
+# and only follows headers, keys and the extent of values (strings, multi-line arrays, inline
+# tables, comments) to know which line defines which key path.
+
+KeyPath = tuple[str | int, ...]
+_KEY_TOKEN = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
+_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", "e": "\x1b", '"': '"'}
+_ESCAPES["\\"] = "\\"
+
+
+def key_path(key: str) -> KeyPath:
+    """``teams[2].players[0]`` -> ``("teams", 2, "players", 0)``; ``"-"`` (the file) -> ``()``."""
+    if key in ("", "-"):
+        return ()
+    path: list[str | int] = []
+    for match in _KEY_TOKEN.finditer(key):
+        index, name = match.groups()
+        path.append(int(index) if index is not None else name)
+    return tuple(path)
+
+
+class KeyLines:
+    """Where each key path of a TOML text is defined: ``find(("teams", 2, "colour"))`` -> 31.
+
+    Paths are as tomllib builds them: ``[[teams]]`` blocks are indexed from 0, keys of
+    ``[a.b]`` and dotted keys ``a.b = 1`` nest, quoted keys are unquoted. A header also
+    defines the tables it implies (``[draw.tables]`` defines ``draw`` unless ``[draw]`` does).
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines: dict[KeyPath, int] = {}
+        self.implied: dict[KeyPath, int] = {}
+        self._arrays: dict[KeyPath, int] = {}  # array-of-tables path -> blocks seen so far
+        self._pos = 0
+        self._line = 1
+        try:
+            self._scan()
+        except (IndexError, ValueError):  # not the TOML it should be: keep what was found
+            pass
+
+    def find(self, path: KeyPath) -> int | None:
+        """The line of ``path``, else of its closest enclosing key or table; None if none."""
+        for end in range(len(path), 0, -1):
+            part = path[:end]
+            if part in self.lines:
+                return self.lines[part]
+            if part in self.implied:
+                return self.implied[part]
+        return None
+
+    # -- scanning ---------------------------------------------------------------------------
+
+    def _peek(self, n: int = 1) -> str:
+        return self.text[self._pos : self._pos + n]
+
+    def _advance(self, n: int = 1) -> None:
+        self._line += self.text.count("\n", self._pos, self._pos + n)
+        self._pos += n
+
+    def _skip_blanks(self) -> None:
+        while self._peek() in (" ", "\t"):
+            self._pos += 1
+
+    def _skip_to_line_end(self) -> None:
+        end = self.text.find("\n", self._pos)
+        self._pos = len(self.text) if end < 0 else end
+
+    def _scan(self) -> None:
+        table: KeyPath = ()
+        while self._pos < len(self.text):
+            self._skip_blanks()
+            char = self._peek()
+            if char in ("\n", "\r"):
+                self._advance()
+            elif char == "#":
+                self._skip_to_line_end()
+            elif char == "[":
+                table = self._header()
+            else:
+                line = self._line
+                keys = self._key()
+                self._skip_blanks()
+                if self._peek() != "=":
+                    raise ValueError("expected '='")
+                self._advance()
+                for end in range(1, len(keys)):
+                    self.implied.setdefault(table + keys[:end], line)
+                self.lines[table + keys] = line
+                self._value()
+
+    def _header(self) -> KeyPath:
+        line = self._line
+        array = self._peek(2) == "[["
+        self._advance(2 if array else 1)
+        self._skip_blanks()
+        keys = self._key()
+        self._skip_blanks()
+        self._advance(2 if array else 1)  # "]]" or "]"
+        path: list[str | int] = []
+        for i, name in enumerate(keys):
+            path.append(name)
+            if array and i == len(keys) - 1:
+                here = tuple(path)
+                count = self._arrays.get(here, 0)
+                self._arrays[here] = count + 1
+                self.lines.setdefault(here, line)
+                path.append(count)
+            elif tuple(path) in self._arrays:
+                path.append(self._arrays[tuple(path)] - 1)  # inside the latest block
+            elif i < len(keys) - 1:
+                self.implied.setdefault(tuple(path), line)
+        self.lines[tuple(path)] = line
+        return tuple(path)
+
+    def _key(self) -> tuple[str, ...]:
+        keys: list[str] = []
+        while True:
+            self._skip_blanks()
+            char = self._peek()
+            if char == '"':
+                keys.append(self._basic_string())
+            elif char == "'":
+                end = self.text.index("'", self._pos + 1)
+                keys.append(self.text[self._pos + 1 : end])
+                self._pos = end + 1
+            else:
+                match = _BARE.match(self.text, self._pos)
+                if match is None:
+                    raise ValueError("expected a key")
+                keys.append(match.group())
+                self._pos = match.end()
+            self._skip_blanks()
+            if self._peek() != ".":
+                return tuple(keys)
+            self._pos += 1
+
+    def _basic_string(self) -> str:
+        """A one-line "..." string at the cursor, unescaped; the cursor moves past it."""
+        out: list[str] = []
+        pos = self._pos + 1
+        while self.text[pos] != '"':
+            char = self.text[pos]
+            if char == "\\":
+                code = self.text[pos + 1]
+                if code in ("u", "U"):
+                    size = 4 if code == "u" else 8
+                    out.append(chr(int(self.text[pos + 2 : pos + 2 + size], 16)))
+                    pos += 2 + size
+                    continue
+                out.append(_ESCAPES.get(code, code))
+                pos += 2
+                continue
+            out.append(char)
+            pos += 1
+        self._pos = pos + 1
+        return "".join(out)
+
+    def _value(self) -> None:
+        """Move past the value at the cursor, to the end of the line where it ends."""
+        depth = 0
+        while self._pos < len(self.text):
+            char = self._peek()
+            if char == "\n":
+                if depth == 0:
+                    return
+                self._advance()
+            elif char == "#":
+                self._skip_to_line_end()
+            elif self._peek(3) in ('"""', "'''"):
+                quote = self._peek(3)
+                start = self._pos + 3
+                end = self._closing(quote, start)
+                while self.text[end + 3 : end + 4] == quote[0]:  # up to two quotes inside
+                    end += 1
+                self._advance(end + 3 - self._pos)
+            elif char == '"':
+                self._advance(self._closing('"', self._pos + 1) + 1 - self._pos)
+            elif char == "'":
+                self._advance(self.text.index("'", self._pos + 1) + 1 - self._pos)
+            else:
+                if char in "[{":
+                    depth += 1
+                elif char in "]}":
+                    depth -= 1
+                self._pos += 1
+
+    def _closing(self, quote: str, pos: int) -> int:
+        """Where ``quote`` closes a string whose content starts at ``pos``."""
+        if quote.startswith("'"):
+            return self.text.index(quote, pos)
+        while True:
+            if self.text[pos] == "\\":
+                pos += 2
+            elif self.text.startswith(quote, pos):
+                return pos
+            else:
+                pos += 1

@@ -1,0 +1,52 @@
+"""Reading the tournament file: the I/O half of `hub.domain.config`.
+
+`load_config` reads the bytes, decodes them and parses the TOML; the pure `parse_config` checks
+the result, with the text at hand to put the line of the faulty key in every error.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from hub.domain.config import ConfigError, TournamentConfig, parse_config
+
+_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def load_config(path: str | Path) -> TournamentConfig:
+    """Read and check a tournament file; the file name (and line) appears in every error."""
+    data, text = read_config(path)
+    return parse_config(data, str(path), text)
+
+
+def read_config(path: str | Path) -> tuple[dict[str, Any], str]:
+    """The parsed TOML and its text (for line numbers), or a `ConfigError` naming the line."""
+    source = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(source, "-", f"cannot read the file ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(source, "-", "not UTF-8 text", line) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise toml_error(source, exc) from None
+    return data, text
+
+
+def toml_error(source: str, exc: tomllib.TOMLDecodeError) -> ConfigError:
+    """A TOML syntax error as a `ConfigError`, its line moved to the line slot."""
+    message = str(exc)
+    position = _TOML_POSITION.search(message)
+    if position is None:
+        return ConfigError(source, "-", f"not valid TOML ({message})")
+    line, column = position.groups()
+    message = message.replace(position.group(), f"(at column {column})")
+    return ConfigError(source, "-", f"not valid TOML ({message})", int(line))
