@@ -116,11 +116,26 @@ def test_decks_writes_an_encrypted_file_and_a_commitment(tmp_path: Path) -> None
     )
     assert run.returncode == 0, run.stderr
     assert "commitment: sha256:" in run.stdout
-    blob = out.read_bytes()
-    assert b"Ah" not in blob and b"Kd" not in blob
     from hub.deckfile import read_deck_file
+    from hub.domain.deck import commitment
 
     decks = read_deck_file(out, env["DUPLICAST_DECK_KEY"])
     assert sorted(decks) == list(range(1, 13))
+    assert not any(order.rehearsal for order in decks.values())
+    # No run of 3 consecutive cards of any order is in the file in plain text (two-card
+    # substrings like b"Ah" turn up in ~1.7 KB of ciphertext by chance).
+    blob = out.read_bytes()
+    for order in decks.values():
+        for i in range(len(order.cards) - 2):
+            cards = order.cards[i : i + 3]
+            assert "".join(cards).encode() not in blob
+            assert " ".join(cards).encode() not in blob
+    assert b"cards" not in blob and b"deals" not in blob
+    printed = [
+        line.removeprefix("commitment: sha256:")
+        for line in run.stdout.splitlines()
+        if line.startswith("commitment: sha256:")
+    ]
+    assert printed == [commitment(decks)]
     missing = duplicast("decks", "--config", str(SAMPLE), "--out", str(tmp_path / "x.enc"))
     assert missing.returncode == 2 and "DUPLICAST_DECK_KEY" in missing.stderr

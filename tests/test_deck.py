@@ -36,13 +36,28 @@ def test_random_deck_order_is_a_shuffle_and_not_rehearsal():
     assert sorted(order.cards) == sorted(FULL_DECK)
     assert not order.rehearsal
     assert repr(order) == "DeckOrder(<secret>)"
-    assert random_deck_order(random.Random(1)) == random_deck_order(random.Random(1))
+    assert not random_deck_order(random.SystemRandom()).rehearsal
+
+
+def test_random_deck_order_from_a_non_csprng_is_reproducible_and_marked_rehearsal() -> None:
+    order = random_deck_order(random.Random(1))
+    assert order == random_deck_order(random.Random(1))
+    assert order.rehearsal
+    assert repr(order) != "DeckOrder(<secret>)"
 
 
 def test_random_deck_orders_differ_per_deal():
     orders = random_deck_orders(3)
     assert sorted(orders) == [1, 2, 3]
     assert len({o.cards for o in orders.values()}) == 3
+    assert not any(o.rehearsal for o in orders.values())
+
+
+def test_random_deck_orders_from_a_non_csprng_are_marked_rehearsal() -> None:
+    orders = random_deck_orders(3, random.Random(7))
+    assert orders == random_deck_orders(3, random.Random(7))
+    assert all(o.rehearsal for o in orders.values())
+    assert not any(o.rehearsal for o in random_deck_orders(2, random.SystemRandom()).values())
 
 
 def test_seeded_deck_order_is_reproducible_and_marked_rehearsal():

@@ -330,7 +330,7 @@ def test_fold_out_completes_the_hand_at_once() -> None:
 
 def test_board_visible_follows_the_street_reached() -> None:
     board = ("2c", "7s", "9c", "3s", "4d")
-    cards = Cards({s: ("Ah", "Ad") for s in range(1, 4)}, board)
+    cards = Cards({1: ("Ah", "Ad"), 2: ("Kh", "Kd"), 3: ("Qh", "Qd")}, board)
     hand = Hand(HandSpec(3, 3, 50, 100, 10000, cards=cards))
     assert hand.board_visible() == ()
     for seat in (3, 1):
@@ -345,6 +345,21 @@ def test_board_visible_follows_the_street_reached() -> None:
     hand.act(3, "fold")
     assert hand.street == "complete" and hand.board_visible() == board[:4]
     assert six().board_visible() == ()  # no cards known
+
+
+def test_a_card_dealt_twice_is_refused() -> None:
+    board = ("2c", "7s", "9c", "3s", "4d")
+    with pytest.raises(ValueError, match="card Ah dealt twice"):
+        HandSpec(3, 3, 50, 100, 10000, cards=Cards({1: ("Ah", "Kd"), 2: ("Ah", "Qd")}, board))
+    with pytest.raises(ValueError, match="card Ad dealt twice"):
+        HandSpec(3, 3, 50, 100, 10000, cards=Cards({1: ("Ad", "Ad")}, board))
+    with pytest.raises(ValueError, match="card 9c dealt twice"):
+        HandSpec(3, 3, 50, 100, 10000, cards=Cards({1: ("9c", "Kd")}, board))
+    with pytest.raises(ValueError, match="card 7s dealt twice"):
+        HandSpec(3, 3, 50, 100, 10000, cards=Cards({1: ("Ah", "Kd")}, ("2c", "7s", "7s")))
+    # Distinct cards, or no cards at all, are fine.
+    HandSpec(3, 3, 50, 100, 10000, cards=Cards({1: ("Ah", "Kd"), 2: ("Qh", "Qd")}, board))
+    HandSpec(3, 3, 50, 100, 10000)
 
 
 def test_all_in_with_one_player_left_to_act_runs_out_the_board() -> None:

@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pokerkit import (
     Automation,
@@ -141,38 +141,86 @@ def _expected_code(hand: Hand, seat: int, kind: str, amount: int | None) -> str 
 
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32), st.booleans(), st.booleans())
+@example(seed=48160, pot_limit=True, unequal=True)  # an all-in for one chip: min_to is 1
 def test_illegal_actions_are_rejected_with_the_right_code_and_change_nothing(
     seed: int, pot_limit: bool, unequal: bool
 ) -> None:
     rng = random.Random(seed)
     spec = random_spec(rng, pot_limit, unequal)
     hand = Hand(spec)
+    boundary_codes: set[str] = set()
+    pot_limit_binding = False  # some decision had a pot-limit maximum below all-in
+
+    def check(seat: int, kind: str, amount: int | None) -> str | None:
+        expected = _expected_code(hand, seat, kind, amount)
+        before = copy.deepcopy(vars(hand))
+        try:
+            hand.verify(seat, kind, amount)
+            got = None
+        except Rejection as rejection:
+            got = rejection.code
+        assert got == expected, (seat, kind, amount, hand.legal(seat))
+        assert hand.can_act(seat, kind, amount) == (expected is None)
+        if expected is not None:
+            try:
+                hand.act(seat, kind, amount)
+            except Rejection:
+                pass
+            assert vars(hand) == before
+        return got
+
     while True:
+        boundaries = _boundary_amounts(hand)
         for _ in range(6):
             seat = rng.choice([hand.to_act or 1, rng.randint(0, spec.seats + 1)])
             kind = rng.choice(["fold", "check", "call", "bet", "raise"])
-            amount = rng.choice([None, 0, -1, rng.randint(1, spec.cap + 200), spec.cap + 1])
+            amount = rng.choice(
+                [None, 0, -1, rng.randint(1, spec.cap + 200), spec.cap + 1, *boundaries]
+            )
             if kind in ("fold", "check", "call"):
                 amount = None
-            expected = _expected_code(hand, seat, kind, amount)
-            before = copy.deepcopy(vars(hand))
-            try:
-                hand.verify(seat, kind, amount)
-                got = None
-            except Rejection as rejection:
-                got = rejection.code
-            assert got == expected, (seat, kind, amount, hand.legal(seat))
-            assert hand.can_act(seat, kind, amount) == (expected is None)
-            if expected is not None:
-                try:
-                    hand.act(seat, kind, amount)
-                except Rejection:
-                    pass
-                assert vars(hand) == before
+            check(seat, kind, amount)
         if hand.to_act is None:
             break
         seat = hand.to_act
+        legal = hand.legal(seat)
+        if legal.min_to is not None and legal.max_to is not None:
+            # Every boundary, every time: one chip below the minimum, one above the maximum,
+            # one above all-in; the codes follow from the rules, not from _expected_code.
+            kind = "raise" if hand.high_bet else "bet"
+            all_in = hand.street_bet[seat] + hand.stack(seat)
+            over_max = "over_cap" if legal.max_to == all_in else "over_pot_limit"
+            pot_limit_binding |= legal.max_to < all_in
+            # (An all-in for a single chip has min_to 1: one below is no amount at all.)
+            below_min = "below_min_raise" if legal.min_to > 1 else "bad_amount"
+            assert check(seat, kind, legal.min_to - 1) == below_min
+            assert check(seat, kind, legal.max_to + 1) == over_max
+            assert check(seat, kind, all_in + 1) == "over_cap"
+            assert check(seat, kind, legal.min_to) is None
+            assert check(seat, kind, legal.max_to) is None
+            boundary_codes |= {below_min, over_max, "over_cap"}
         hand.act(seat, *choose_action(hand, seat, rng))
+    if boundary_codes:
+        assert "over_cap" in boundary_codes
+        assert "below_min_raise" in boundary_codes or boundary_codes <= {
+            "bad_amount",
+            "over_cap",
+        }
+    if pot_limit_binding:
+        assert pot_limit and "over_pot_limit" in boundary_codes
+
+
+def _boundary_amounts(hand: Hand) -> list[int]:
+    """The amounts next to the limits of the seat to act: ``min_to - 1``, ``max_to + 1`` and
+    all-in + 1 (empty when it may not bet or raise)."""
+    seat = hand.to_act
+    if seat is None:
+        return []
+    legal = hand.legal(seat)
+    if legal.min_to is None or legal.max_to is None:
+        return []
+    all_in = hand.street_bet[seat] + hand.stack(seat)
+    return [legal.min_to - 1, legal.min_to, legal.max_to, legal.max_to + 1, all_in + 1]
 
 
 # ------------------------------------------------------------------ PokerKit oracle
@@ -223,6 +271,7 @@ def test_matches_pokerkit_legal_bounds_and_results(seed: int, pot_limit: bool) -
         assert (legal.call or 0) == state.checking_or_calling_amount
         assert legal.min_to == state.min_completion_betting_or_raising_to_amount
         assert legal.max_to == state.max_completion_betting_or_raising_to_amount
+        _boundaries_agree_with_pokerkit(hand, seat, state)
         kind, amount = choose_action(hand, seat, rng)
         hand.act(seat, kind, amount)
         if kind == "fold":
@@ -245,6 +294,14 @@ def test_matches_pokerkit_legal_bounds_and_results(seed: int, pot_limit: bool) -
         assert sum(oracle_result.values()) == 0  # PokerKit hands odd chips out differently
     else:
         assert hand.result == oracle_result
+
+
+def _boundaries_agree_with_pokerkit(hand: Hand, seat: int, state: State) -> None:
+    """One chip either side of each limit: we and PokerKit accept and refuse the same."""
+    kind = "raise" if hand.high_bet else "bet"
+    for amount in _boundary_amounts(hand):
+        ours = hand.can_act(seat, kind, amount)
+        assert ours == state.can_complete_bet_or_raise_to(amount), (kind, amount)
 
 
 def _three_way_odd_split(hand: Hand) -> bool:

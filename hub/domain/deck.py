@@ -46,15 +46,22 @@ class DeckOrder:
 
 
 def random_deck_order(rng: random.Random | None = None) -> DeckOrder:
-    """A shuffled deck; by default from the operating system's CSPRNG (``secrets``)."""
+    """A shuffled deck; by default from the operating system's CSPRNG (``secrets``).
+
+    A caller-supplied generator that is not a ``random.SystemRandom`` (e.g. a seeded
+    ``random.Random``) is reproducible, so its orders are marked ``rehearsal=True``.
+    """
     generator = rng if rng is not None else secrets.SystemRandom()
     cards = list(FULL_DECK)
     generator.shuffle(cards)
-    return DeckOrder(tuple(cards))
+    return DeckOrder(tuple(cards), rehearsal=not isinstance(generator, random.SystemRandom))
 
 
 def random_deck_orders(deals: int, rng: random.Random | None = None) -> dict[int, DeckOrder]:
-    """One CSPRNG deck order per deal, numbered ``1..deals``."""
+    """One CSPRNG deck order per deal, numbered ``1..deals``.
+
+    As with ``random_deck_order``, a non-CSPRNG ``rng`` yields ``rehearsal=True`` orders.
+    """
     generator = rng if rng is not None else secrets.SystemRandom()
     return {deal: random_deck_order(generator) for deal in range(1, deals + 1)}
 

@@ -76,6 +76,19 @@ class HandSpec:
             raise ValueError("the cap must be positive")
         if self.stacks is not None and (len(self.stacks) != self.seats or min(self.stacks) <= 0):
             raise ValueError("stacks needs one positive stack per seat")
+        if self.cards is not None:
+            # Cards from a DeckOrder are distinct by construction; hand-written ones (PHH
+            # imports, tests) are not, and a duplicate would rank hands that cannot exist.
+            seen: set[str] = set()
+            for seat in sorted(self.cards.hole):
+                for card in self.cards.hole[seat]:
+                    if card in seen:
+                        raise ValueError(f"card {card} dealt twice (hole cards of seat {seat})")
+                    seen.add(card)
+            for card in self.cards.board:
+                if card in seen:
+                    raise ValueError(f"card {card} dealt twice (board)")
+                seen.add(card)
 
     def starting_stack(self, seat: int) -> int:
         return self.cap if self.stacks is None else self.stacks[seat - 1]

@@ -311,7 +311,7 @@ class TournamentState:
             del table.hands[current.deal]
             table.current = None
             self._log(table, current, "undo", now)
-            if current.reopened:  # pragma: no cover - reopened hands always have inputs
+            if current.reopened:  # e.g. start, void, reopen, undo: no inputs to take back
                 self.board.set_result(table.table, current.deal, None)
             return Change(table.table, current.deal)
         inputs = current.inputs[:-1]
