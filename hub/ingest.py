@@ -8,6 +8,18 @@ Order of effects for one event (what makes delivery at-least-once and the effect
 If the process dies between 1 and 2 the event was never acknowledged, so the console resends it
 and the rebuilt state (journal replay) never saw it: nothing lost, nothing doubled. Messages are
 taken in batches: a burst costs one payload rebuild and one feed update per changed topic.
+
+One writer per tournament: the ingest holds a lease (``dup:{t}:ingest``) that it renews every
+third of its time to live, and every journal append is fenced by it inside Redis. A second
+ingest started by mistake (or a standby) waits, not ready, until the lease is free; an ingest
+that loses its lease (a long pause, a partition) cannot append any more: it stops and says so
+(``lost`` is set; ``duplicast serve`` then exits non-zero so its supervisor restarts it into
+standby). Its unacknowledged events are resent by the consoles to the new holder.
+
+Every event gets an answer: on ``dup:{t}:ack:{console}``, or, when nothing in it names a
+console (not msgpack, not a map, no console field), on ``dup:{t}:errors:{table}``. A refused
+event's answer is persisted (``dup:{t}:rejected``) with the consoles' seq high-water marks
+(``dup:{t}:consoles``), so a resend after a restart is told the same refusal.
 """
 
 from __future__ import annotations
@@ -15,12 +27,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hub import codec
-from hub.bus.base import Bus
+from hub.bus.base import Bus, Fence, LeaseLost
 from hub.engine.core import Engine, Outcome, TopicKey
 from hub.feed import (
     TopicStore,
@@ -38,6 +53,7 @@ from hub.tasks import cancel_and_wait
 log = logging.getLogger("duplicast.ingest")
 
 BATCH = 512
+LEASE_TTL = 5.0  # seconds; a successor waits at most this long after a crash
 
 
 def channels(tournament: str) -> dict[str, str]:
@@ -49,6 +65,8 @@ def channels(tournament: str) -> dict[str, str]:
         "feed": feed_channel(tournament),
         "topics": snapshots_key(tournament),
         "consoles": f"{prefix}:consoles",
+        "rejected": f"{prefix}:rejected",
+        "lease": f"{prefix}:ingest",
         "ack": f"{prefix}:ack:",
         "errors": f"{prefix}:errors:",
     }
@@ -67,6 +85,8 @@ class Ingest:
         clock: Callable[[], float] = time.time,
         tick_interval: float = 0.25,
         metrics: Metrics | None = None,
+        lease_ttl: float = LEASE_TTL,
+        on_lost: Callable[[], None] | None = None,
     ) -> None:
         self.metrics = metrics or Metrics()
         self.bus = bus
@@ -78,9 +98,15 @@ class Ingest:
         self.clock = clock
         self.tick_interval = tick_interval
         self.ready = False
+        self.standby = False
+        self.lost = False
         self.replayed = 0
         self.last_position = "0-0"
-        self._queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(maxsize=50_000)
+        self.lease_ttl = lease_ttl
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.fence = Fence(self.names["lease"], self.owner)
+        self.on_lost = on_lost
+        self._queue: asyncio.Queue[tuple[str, bytes, float]] = asyncio.Queue(maxsize=50_000)
         self._lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
         self._subs: list[Any] = []
@@ -88,7 +114,25 @@ class Ingest:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
+        """Take the lease and start; if another ingest holds it, wait for it in the background
+        (``standby``, not ready) and start once it is free."""
         self._stopping = False
+        self.lost = False
+        if await self.bus.claim(self.fence.key, self.owner, self.lease_ttl):
+            await self._run()
+            return
+        self.standby = True
+        log.warning("standby: another ingest holds %s; waiting for it", self.fence.key)
+        self._tasks.append(asyncio.create_task(self._wait_for_lease(), name="ingest-standby"))
+
+    async def _wait_for_lease(self) -> None:
+        while not await self.bus.claim(self.fence.key, self.owner, self.lease_ttl):
+            await asyncio.sleep(self.lease_ttl / 4)
+        self.standby = False
+        log.warning("took over %s", self.fence.key)
+        await self._run()
+
+    async def _run(self) -> None:
         await self.rebuild()
         for pattern in (self.names["console"], self.names["control"]):
             sub = self.bus.subscribe(pattern)
@@ -97,6 +141,7 @@ class Ingest:
             self._tasks.append(asyncio.create_task(self._read(sub), name=f"ingest-read {pattern}"))
         self._tasks.append(asyncio.create_task(self._process(), name="ingest-process"))
         self._tasks.append(asyncio.create_task(self._ticker(), name="ingest-release"))
+        self._tasks.append(asyncio.create_task(self._keep_lease(), name="ingest-lease"))
         self.ready = True
         log.info("ingest ready for %s after replaying %d records", self.tournament, self.replayed)
 
@@ -109,6 +154,38 @@ class Ingest:
                 await sub.aclose()
         self._tasks.clear()
         self._subs.clear()
+        if not self.lost and not self.standby:
+            with contextlib.suppress(Exception):
+                await self.bus.release(self.fence.key, self.owner)
+        self.standby = False
+
+    async def _keep_lease(self) -> None:
+        while not self._stopping:
+            await asyncio.sleep(self.lease_ttl / 3)
+            try:
+                held = await self.bus.claim(self.fence.key, self.owner, self.lease_ttl)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the appends are fenced: keep trying, they will tell
+                log.warning("could not renew the ingest lease: %s", exc)
+                continue
+            if not held:
+                self._lose_lease()
+                return
+
+    def _lose_lease(self) -> None:
+        """Memory may now be ahead of the journal: stop taking events, tell the process."""
+        if self.lost:
+            return
+        log.critical(
+            "lost the ingest lease %s: another ingest writes the journal now; stopping",
+            self.fence.key,
+        )
+        self.lost = True
+        self.ready = False
+        self._stopping = True
+        if self.on_lost is not None:
+            self.on_lost()
 
     async def rebuild(self) -> None:
         """Replay the journal into the engine, then continue the feed seqs where they were."""
@@ -119,10 +196,22 @@ class Ingest:
                 break
             for entry_id, data in page:
                 record = codec.unpack(data)
-                self.engine.restore(record)
+                self.engine.restore(record, position=entry_id)
                 self.replayed += 1
                 after = entry_id
         self.last_position = after
+        if self.engine.restore_skipped:
+            log.warning(
+                "journal holds %d records applied before (same console and seq): skipped",
+                self.engine.restore_skipped,
+            )
+        rejected: dict[tuple[str, int], dict[str, Any]] = {}
+        for name, packed in (await self.bus.hgetall(self.names["rejected"])).items():
+            seq_text, _, console = name.partition(":")
+            answer = codec.unpack(packed)
+            if seq_text.isdigit() and isinstance(answer, dict):
+                rejected[(console, int(seq_text))] = answer
+        self.engine.sequencer.restore_rejected(rejected)
         persisted = await self.bus.hgetall(self.names["consoles"])
         self.engine.sequencer.restore({k: int(v) for k, v in persisted.items()})
         for key, (seq, payload) in (await load_snapshots(self.bus, self.tournament)).items():
@@ -133,7 +222,7 @@ class Ingest:
     # ------------------------------------------------------------------ loops
     async def _read(self, sub: Any) -> None:
         async for message in sub:
-            await self._queue.put((message.channel, message.data))
+            await self._queue.put((message.channel, message.data, time.monotonic()))
 
     async def _process(self) -> None:
         while not self._stopping:
@@ -144,6 +233,9 @@ class Ingest:
                 changed = await self.handle_batch(batch)
             except asyncio.CancelledError:
                 raise
+            except LeaseLost:
+                self._lose_lease()
+                return
             except Exception:  # a bug must not take the tournament down
                 log.exception("ingest failed on a batch of %d messages", len(batch))
                 self.metrics.reject("internal_error")
@@ -161,33 +253,40 @@ class Ingest:
     # ------------------------------------------------------------------ messages
     async def handle(self, channel: str, data: bytes) -> set[TopicKey]:
         """One message (a batch of one)."""
-        return await self.handle_batch([(channel, data)])
+        return await self.handle_batch([(channel, data, time.monotonic())])
 
-    async def handle_batch(self, batch: list[tuple[str, bytes]]) -> set[TopicKey]:
+    async def handle_batch(self, batch: Sequence[tuple[str, bytes, float]]) -> set[TopicKey]:
         """Apply a burst of messages in arrival order, journal every accepted record in one
-        append, then answer: the consoles' seq high-water marks, then the acks. A batch costs a
-        few round trips whatever its size; the order of effects per event is unchanged."""
+        append, then answer: refusals and the consoles' seq high-water marks, then the acks.
+        A batch costs a few round trips whatever its size; the order of effects per event is
+        unchanged. Items are (channel, data, monotonic time of arrival)."""
         now = self.clock()
         changed: set[TopicKey] = set()
         answers: list[tuple[str, bytes]] = []
+        acked: list[str | None] = []  # the console of each answer (None: an error channel)
         seqs: dict[str, bytes] = {}
+        refusals: dict[str, bytes] = {}
         async with self._lock:  # journal order == apply order, also against operator commands
-            decided: list[tuple[Outcome, Any]] = []
-            for channel, data in batch:
+            decided: list[tuple[Outcome, Any, str]] = []
+            for channel, data, _ in batch:
                 try:
-                    outcome, raw = self._decide(channel, data, now, answers)
+                    outcome, raw = self._decide(channel, data, now, answers, acked)
                 except Exception:  # a bug in one event must not lose the rest of the batch
                     log.exception("ingest failed on a message from %s", channel)
                     self.metrics.reject("internal_error")
                     continue
                 if outcome is not None:
-                    decided.append((outcome, raw))
-            records = [o.record for o, _ in decided if o.record is not None]
+                    decided.append((outcome, raw, channel))
+            records = [o.record for o, _, _ in decided if o.record is not None]
             positions = iter(await self._journal(records))
-            for outcome, _ in decided:
+            for outcome, _, _ in decided:
                 if outcome.record is not None:
-                    outcome.ack["position"] = next(positions)
-        for outcome, raw in decided:
+                    position = next(positions)
+                    outcome.ack["position"] = position
+                    console, seq = outcome.record.get("console"), outcome.record.get("seq")
+                    if isinstance(console, str) and isinstance(seq, int):
+                        self.engine.sequencer.set_position(console, seq, position)
+        for outcome, raw, channel in decided:
             changed |= outcome.changed
             if raw is _CONTROL:  # operator commands from an edge: journaled, not acked here
                 continue
@@ -201,18 +300,34 @@ class Ingest:
                 if outcome.seq_advanced and outcome.console is not None:
                     last = self.engine.sequencer.last(outcome.console)
                     seqs[outcome.console] = str(last).encode()
-            ts = raw.get("ts") if isinstance(raw, dict) else None
-            if isinstance(ts, int | float) and not isinstance(ts, bool):
-                self.metrics.ingest_lag(max(0.0, now - float(ts)))
+                    refusals[f"{outcome.ack['seq']}:{outcome.console}"] = codec.pack(outcome.ack)
             if outcome.console is not None:
                 answers.append((self.names["ack"] + outcome.console, codec.pack(outcome.ack)))
-        # A refused event's seq is persisted before its answer: a restarted hub expects the next.
+                acked.append(outcome.console)
+            elif not outcome.ok:  # nothing names a console: answer on the table's error channel
+                errors = f"{self.names['errors']}{_table_of(channel)}"
+                answers.append((errors, codec.pack(outcome.ack)))
+                acked.append(None)
+        # A refused event's answer and seq are persisted before the answer goes out: a
+        # restarted hub expects the next seq and repeats the refusal to a resend.
+        await self.bus.hset_many(self.names["rejected"], refusals)
         await self.bus.hset_many(self.names["consoles"], seqs)
-        await self.bus.publish_many(answers)
+        receivers = await self.bus.publish_many(answers)
+        done = time.monotonic()
+        for _, _, arrived in batch:
+            self.metrics.ingest_lag(max(0.0, done - arrived))
+        links = {c: n > 0 for c, n in zip(acked, receivers, strict=True) if c is not None}
+        if links:
+            changed |= self.engine.note_links(links)
         return changed
 
     def _decide(
-        self, channel: str, data: bytes, now: float, answers: list[tuple[str, bytes]]
+        self,
+        channel: str,
+        data: bytes,
+        now: float,
+        answers: list[tuple[str, bytes]],
+        acked: list[str | None],
     ) -> tuple[Outcome | None, Any]:
         """Decode and apply one message in memory (no I/O). Undecodable console messages are
         answered on the table's error channel (nothing in them says which console sent them)."""
@@ -238,6 +353,7 @@ class Ingest:
                 "error": f"not msgpack: {exc}",
             }
             answers.append((f"{self.names['errors']}{table}", codec.pack(answer)))
+            acked.append(None)
             return None, None
         return self.engine.submit(raw, now, channel_table=table), raw
 
@@ -246,7 +362,17 @@ class Ingest:
         async with self._lock:
             outcome = self.engine.control(command, self.clock())
             if outcome.record is not None:
-                (outcome.ack["position"],) = await self._journal([outcome.record])
+                try:
+                    (outcome.ack["position"],) = await self._journal([outcome.record])
+                except LeaseLost:
+                    self._lose_lease()
+                    message = "this ingest lost its lease; retry on the active one"
+                    return Outcome(
+                        ok=False,
+                        ack={"ok": False, "code": "not_ready", "error": message},
+                        code="not_ready",
+                        message=message,
+                    )
         return outcome
 
     async def _journal(self, records: list[dict[str, Any]]) -> list[str]:
@@ -259,8 +385,10 @@ class Ingest:
         delay = 0.05
         while True:
             try:
-                positions = await self.bus.append_many(self.names["journal"], packed)
-            except asyncio.CancelledError:
+                positions = await self.bus.append_many(
+                    self.names["journal"], packed, fence=self.fence
+                )
+            except (asyncio.CancelledError, LeaseLost):
                 raise
             except Exception as exc:
                 log.warning("journal append failed (%s); retrying in %.2f s", exc, delay)

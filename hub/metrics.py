@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -57,9 +57,17 @@ class Metrics:
         self.registry = CollectorRegistry()
         self._fanout = _FanoutCollector()
         self.registry.register(self._fanout)
+        # Measured on the hub's own clock, from an event's arrival to its answer being
+        # published (consoles' clocks are neither synchronised nor trusted).
         self._lag = Gauge(
             "duplicast_ingest_lag_seconds",
-            "Seconds between a console event's timestamp and its processing",
+            "Seconds from a console event's arrival at the hub to its answer (latest event)",
+            registry=self.registry,
+        )
+        self._latency = Histogram(
+            "duplicast_ingest_latency_seconds",
+            "Seconds from a console event's arrival at the hub to its answer",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
             registry=self.registry,
         )
         self._events = Counter(
@@ -82,6 +90,7 @@ class Metrics:
 
     def ingest_lag(self, seconds: float) -> None:
         self._lag.set(seconds)
+        self._latency.observe(seconds)
 
     def event(self, result: str) -> None:
         """``result``: e.g. ``accepted``, ``rejected``, ``duplicate``."""

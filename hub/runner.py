@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from hub.bus.base import Bus, open_bus
+from hub.configfile import load_config
 from hub.deckfile import load_decks
-from hub.domain.config import TournamentConfig, load_config
+from hub.domain.config import TournamentConfig
 from hub.engine.core import Engine
 from hub.fanout import Fanout
 from hub.feed import TopicStore, Update
@@ -56,12 +57,18 @@ class IngestSource:
         self.store = TopicStore()
         self.fanout = Fanout(self.store)
         self.metrics = Metrics()
+        self.lost = asyncio.Event()  # set when the ingest lost its lease to another one
         self.ingest = self._ingest(engine)
         self._own_bus = own_bus
 
     def _ingest(self, engine: Engine) -> Ingest:
         return Ingest(
-            self.bus, engine, store=self.store, on_update=self._on_update, metrics=self.metrics
+            self.bus,
+            engine,
+            store=self.store,
+            on_update=self._on_update,
+            metrics=self.metrics,
+            on_lost=self.lost.set,
         )
 
     def _on_update(self, update: Update) -> None:
@@ -118,16 +125,25 @@ async def run_serve(args: argparse.Namespace) -> int:
     else:
         source = IngestSource(bus, Engine(config, decks), own_bus=False)
     app = create_app(source, overlays_dir=OVERLAYS, metrics=getattr(source, "metrics", None))
+    lost = getattr(source, "lost", None)
     try:
         server = await serve(app, args.host, args.port)
         print(f"duplicast {args.role} for {config.id!r} on {server.url}", flush=True)
         stop = asyncio.Event()
+        waits = [asyncio.ensure_future(_until_signalled(stop))]
+        if lost is not None:
+            waits.append(asyncio.ensure_future(lost.wait()))
         try:
-            await _until_signalled(stop)
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         finally:
+            for waiter in waits:
+                waiter.cancel()
             await server.stop()
     finally:
         await bus.close()
+    if lost is not None and lost.is_set():
+        print("duplicast: this ingest lost its lease to another one; exiting", file=sys.stderr)
+        return 3
     return 0
 
 

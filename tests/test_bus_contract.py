@@ -10,7 +10,7 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis_server import RedisServer, free_port
 
-from hub.bus.base import Bus, Message, Subscription, open_bus, parse_id
+from hub.bus.base import Bus, Fence, LeaseLost, Message, Subscription, open_bus, parse_id
 from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus, RetryPolicy
 
@@ -191,6 +191,53 @@ async def test_delete_removes_streams_and_hashes(bus: Bus, key_prefix: str) -> N
     await bus.delete()
     assert await bus.read(f"{key_prefix}:journal") == []
     assert await bus.hgetall(f"{key_prefix}:snap") == {}
+
+
+async def test_publish_counts_the_receivers(bus: Bus, key_prefix: str) -> None:
+    """The ingest learns from an ack's receiver count whether its console is connected."""
+    channel = f"{key_prefix}:ack:pad1"
+    assert await bus.publish(channel, b"to nobody") == 0
+    one, two = bus.subscribe(channel), bus.subscribe(f"{key_prefix}:ack:*")
+    await one.ready()
+    await two.ready()
+    assert await bus.publish(channel, b"x") == 2
+    assert await bus.publish_many([(channel, b"y"), (f"{key_prefix}:other", b"z")]) == [2, 0]
+    await one.aclose()
+    await two.aclose()
+
+
+# --- the journal lease ---------------------------------------------------------------------
+
+
+async def test_lease_has_one_holder_and_fences_appends(bus: Bus, key_prefix: str) -> None:
+    lease, stream = f"{key_prefix}:ingest", f"{key_prefix}:journal"
+    assert await bus.claim(lease, "a", 30.0)
+    assert await bus.claim(lease, "a", 30.0)  # renewal by the holder
+    assert not await bus.claim(lease, "b", 30.0)
+    ids = await bus.append_many(stream, [b"1"], fence=Fence(lease, "a"))
+    with pytest.raises(LeaseLost):
+        await bus.append_many(stream, [b"2", b"3"], fence=Fence(lease, "b"))
+    with pytest.raises(LeaseLost):
+        await bus.append_many(stream, [b"4"], fence=Fence(lease, "b"))
+    assert [entry_id for entry_id, _ in await bus.read(stream)] == ids
+    await bus.release(lease, "b")  # not b's: nothing happens
+    assert not await bus.claim(lease, "b", 30.0)
+    await bus.release(lease, "a")
+    assert await bus.claim(lease, "b", 30.0)
+    with pytest.raises(LeaseLost):  # a's lease is gone: its writes are refused
+        await bus.append_many(stream, [b"5"], fence=Fence(lease, "a"))
+    await bus.append_many(stream, [b"6"], fence=Fence(lease, "b"))
+    assert [data for _, data in await bus.read(stream)] == [b"1", b"6"]
+
+
+async def test_lease_expires_when_not_renewed(bus: Bus, key_prefix: str) -> None:
+    lease = f"{key_prefix}:ingest"
+    assert await bus.claim(lease, "a", 0.2)
+    assert not await bus.claim(lease, "b", 0.2)
+    await asyncio.sleep(0.35)
+    assert await bus.claim(lease, "b", 30.0)
+    with pytest.raises(LeaseLost):
+        await bus.append_many(f"{key_prefix}:journal", [b"x"], fence=Fence(lease, "a"))
 
 
 # --- hashes --------------------------------------------------------------------------------

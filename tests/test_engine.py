@@ -295,12 +295,75 @@ def test_public_table_topic_hides_the_hand(engine: Engine) -> None:
     assert "deal" not in public and "actions" not in public and "board" not in public
     assert all("hole" not in s for s in public["seats"])
     assert live["deal"] is not None and all("hole" in s for s in live["seats"])
+    # Nothing that moves with this table's own play: no playing/idle, no completed count.
+    assert set(public) == {"table", "group", "deals_total", "seats", "released"}
+    before = engine.payload(("public", "table:1"))
+    play = Console(engine, 2)
+    play_fold_out(play, engine)
+    assert engine.payload(("public", "table:1")) == before
+
+
+def test_a_deal_goes_public_only_when_every_group_has_played_it() -> None:
+    """Every group is dealt the same deck order of a deal: a deal finished by one group must
+    not show its cards, actions or scores while another group has yet to play it."""
+    config = make_config(seats=2, deals=2, groups=2)
+    engine = Engine(config, make_decks(config))
+    consoles = {t: Console(engine, t) for t in config.tables}
+    first = {t: config.deal_orders[t][0] for t in config.tables}
+    g0, g1 = (config.groups[g].tables for g in ("G0", "G1"))
+    target = first[g0[0]]
+    for t in g0:  # group G0 plays every deal
+        while engine.state.tables[t].next_deal() is not None:
+            play_fold_out(consoles[t], engine)
+    assert engine.state.board.deal_complete("G0", target)
+    engine.control({"op": "onair", "slot": "compare", "value": {"deal": target}}, 0)
+    for deal_no in (1, 2):
+        assert engine.payload(("public", f"deal:{deal_no}")) is None
+        assert engine.payload(("public", f"compare:{deal_no}:1")) is None
+    standings = engine.payload(("public", "standings"))
+    assert standings["deals"]["complete"] == {"G0": [], "G1": []}
+    assert all(row["chips"] == 0 for row in standings["like_for_like"]["teams"])
+    assert engine.payload(("public", "onair"))["slots"]["compare"] == {"visible": False}
+    for t in g1:
+        while engine.state.tables[t].next_deal() is not None:
+            play_fold_out(consoles[t], engine)
+    assert engine.released("G0", 1) and engine.released("G1", 2)
+    public = engine.payload(("public", "deal:1"))
+    assert public is not None and public["hole"] and public["released"] == ["G0", "G1"]
+    assert engine.payload(("public", "onair"))["slots"]["compare"]["deal"] == target
+
+
+def test_resent_events_get_their_original_answer_after_a_restore(engine: Engine) -> None:
+    """A resend is answered as the original was, also after a rebuild from the journal and
+    however old: a refusal stays a refusal (with its code), an acceptance keeps its position."""
+    deal = engine.config.deal_orders[1][0]
+    started = engine.submit(ev(1, 1, "start", deal=deal), 0)
+    engine.sequencer.set_position("table1", 1, "5-0")
+    refused = engine.submit(ev(1, 2, "start", deal=deal), 0)
+    assert refused.code == "hand_in_progress"
+    for _ in range(300):  # far more than any window of recent answers
+        engine.submit(ev(1, engine.sequencer.expected("table1"), "undo", deal=99), 0)
+    fresh = Engine(engine.config, engine.state.decks)
+    assert started.record is not None
+    fresh.restore(started.record, position="5-0")
+    fresh.sequencer.restore_rejected({("table1", 2): refused.ack})
+    fresh.sequencer.restore(engine.sequencer.state())
+    for hub in (engine, fresh):
+        again = hub.submit(ev(1, 2, "start", deal=deal), 0)
+        assert again.duplicate and not again.ok and again.ack["code"] == "hand_in_progress"
+        first = hub.submit(ev(1, 1, "start", deal=deal), 0)
+        assert first.duplicate and first.ok and first.ack["position"] == "5-0"
+    # A journal holding a record twice rebuilds the same state (the copy is skipped).
+    assert fresh.restore(started.record) == set() and fresh.restore_skipped == 1
 
 
 def test_onair_control(engine: Engine) -> None:
-    out = engine.control({"op": "onair", "slot": "compare", "value": {"deal": 3}}, 0)
+    value = {"deal": 3, "seat": 2, "visible": True}
+    out = engine.control({"op": "onair", "slot": "compare", "value": value}, 0)
     assert out.ok and out.record is not None
-    assert engine.payload(("public", "onair"))["slots"]["compare"]["deal"] == 3
+    assert engine.payload(("live", "onair"))["slots"]["compare"]["deal"] == 3
+    # Deal 3 is not public yet: the public on-air state does not even name it.
+    assert engine.payload(("public", "onair"))["slots"]["compare"] == {"visible": False}
     bad = engine.control({"op": "onair", "slot": "nope", "value": {}}, 0)
     assert not bad.ok and bad.code == "bad_request"
     fresh = Engine(engine.config, engine.state.decks)

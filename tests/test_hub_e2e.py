@@ -37,7 +37,8 @@ async def redis_bus(redis_url: str) -> Any:
         yield bus
     finally:
         for tid in created:
-            keys = [f"dup:{tid}:{n}" for n in ("journal", "topics", "consoles")]
+            names = ("journal", "topics", "consoles", "rejected", "ingest")
+            keys = [f"dup:{tid}:{n}" for n in names]
             await bus.delete(*keys)
         await bus.close()
 
@@ -134,18 +135,29 @@ async def test_bad_input_is_rejected_with_codes_and_journals_nothing(redis_bus: 
         ]
         for table, payload, _code in cases:
             await redis_bus.publish(f"{prefix}:console:{table}", codec.pack(payload))
-        await redis_bus.publish(f"{prefix}:console:1", b"\xc1\xff not msgpack")
+        # Nothing in these names a console: they are answered on the table's error channel.
+        unaddressed = [
+            b"\xc1\xff not msgpack",
+            codec.pack([1, 2, 3]),
+            codec.pack({k: v for k, v in event(10, type="undo").items() if k != "console"}),
+        ]
+        for data in unaddressed:
+            await redis_bus.publish(f"{prefix}:console:1", data)
         got: list[dict[str, Any]] = []
         async with asyncio.timeout(10):
             async for message in acks:
                 got.append(codec.unpack(message.data))
                 if len(got) == len(cases):
                     break
-            error = codec.unpack((await errors.__anext__()).data)
+            answered = [await errors.__anext__() for _ in unaddressed]
         assert [a["code"] for a in got] == [code for *_, code in cases]
         assert all(a["ok"] is False and a["error"] for a in got)
         assert got[-1]["expected"] == 8
-        assert error["code"] == "bad_schema"
+        assert {m.channel for m in answered} == {f"{prefix}:errors:1"}
+        bodies = [codec.unpack(m.data) for m in answered]
+        assert [b["code"] for b in bodies] == ["bad_schema"] * 3
+        assert "not msgpack" in bodies[0]["error"] and "map" in bodies[1]["error"]
+        assert "console" in bodies[2]["error"]
         # Nothing journaled; the hub still takes a good event.
         assert await redis_bus.read(f"{prefix}:journal") == []
         await redis_bus.publish(
@@ -158,6 +170,93 @@ async def test_bad_input_is_rejected_with_codes_and_journals_nothing(redis_bus: 
         assert source.ready()
         await acks.aclose()
         await errors.aclose()
+
+
+async def _ack(sub: Any) -> dict[str, Any]:
+    async with asyncio.timeout(10):
+        return dict(codec.unpack((await sub.__anext__()).data))
+
+
+async def test_resends_after_a_restart_get_the_original_answer(redis_bus: Any) -> None:
+    """A refused event resent after the hub restarted is refused again with the same code (not
+    re-acked as accepted); an accepted one is re-acked with its journal position. The hub also
+    learns from each ack's receiver count whether the console is connected."""
+    config, decks = unique_tournament("resend")
+    track(redis_bus, config.id)
+    prefix = f"dup:{config.id}"
+    deal = config.deal_orders[1][0]
+
+    def event(seq: int) -> bytes:
+        return codec.pack(
+            {"v": 1, "tournament": config.id, "table": 1, "console": "table1", "seq": seq}
+            | {"type": "start", "deal": deal}
+        )
+
+    acks = redis_bus.subscribe(f"{prefix}:ack:table1")
+    await acks.ready()
+    async with ingest_hub(redis_bus, config, decks) as (source, _server):
+        await redis_bus.publish(f"{prefix}:console:1", event(1))
+        accepted = await _ack(acks)
+        await redis_bus.publish(f"{prefix}:console:1", event(2))
+        refused = await _ack(acks)
+        assert accepted["ok"] and accepted["position"]
+        assert refused["code"] == "hand_in_progress"
+        assert source.engine.links == {"table1": True}
+        ops = source.engine.payload(("live", "ops"))
+        assert ops is not None and ops["tables"][0]["connected"] is True
+    async with ingest_hub(redis_bus, config, decks) as (source, _server):
+        for seq, original in ((2, refused), (1, accepted)):
+            await redis_bus.publish(f"{prefix}:console:1", event(seq))
+            again = await _ack(acks)
+            assert again == {**original, "duplicate": True}
+        assert len(await redis_bus.read(f"{prefix}:journal")) == 1
+        await acks.aclose()  # the console goes away: its next ack reaches nobody
+        await redis_bus.publish(f"{prefix}:console:1", event(3))
+        async with asyncio.timeout(10):
+            while source.engine.links.get("table1") is not False:
+                await asyncio.sleep(0.02)
+        ops = source.engine.payload(("live", "ops"))
+        assert ops is not None and ops["tables"][0]["connected"] is False
+
+
+async def test_one_ingest_writes_a_tournament_at_a_time(redis_bus: Any) -> None:
+    """A second ingest waits (not ready) while the first holds the lease and takes over when it
+    stops; an ingest whose lease was taken cannot append any more and stops."""
+    config, decks = unique_tournament("lease")
+    track(redis_bus, config.id)
+    prefix = f"dup:{config.id}"
+    deal = config.deal_orders[1][0]
+    acks = redis_bus.subscribe(f"{prefix}:ack:table1")
+    await acks.ready()
+
+    def event(seq: int, **fields: Any) -> bytes:
+        base = {"v": 1, "tournament": config.id, "table": 1, "console": "table1", "seq": seq}
+        return codec.pack(base | fields)
+
+    second = IngestSource(redis_bus, Engine(config, decks), own_bus=False)
+    second.ingest.lease_ttl = 1.0
+    async with ingest_hub(redis_bus, config, decks) as (_first, _server):
+        await second.start()
+        assert second.ingest.standby and not second.ready()
+        await redis_bus.publish(f"{prefix}:console:1", event(1, type="start", deal=deal))
+        assert (await _ack(acks))["ok"]
+    # The first stopped (and gave the lease up): the second takes over and rebuilds.
+    async with asyncio.timeout(10):
+        while not second.ready():
+            await asyncio.sleep(0.05)
+    assert second.engine.state.tables[1].current is not None
+    assert len(await redis_bus.read(f"{prefix}:journal")) == 1
+    # Someone else takes the lease (a successor after a long pause): the second is fenced.
+    await redis_bus.delete(f"{prefix}:ingest")
+    assert await redis_bus.claim(f"{prefix}:ingest", "successor", 30.0)
+    seat = second.engine.state.tables[1].current.hand.to_act
+    await redis_bus.publish(f"{prefix}:console:1", event(2, type="fold", seat=seat))
+    async with asyncio.timeout(10):
+        await second.lost.wait()
+    assert not second.ready() and second.ingest.lost
+    assert len(await redis_bus.read(f"{prefix}:journal")) == 1  # nothing written after
+    await second.stop()
+    await acks.aclose()
 
 
 async def test_public_client_sees_no_deal_before_every_table_completed_it(
@@ -216,7 +315,8 @@ async def test_public_client_sees_no_deal_before_every_table_completed_it(
         if topic == "ticker":
             assert {i["deal"] for i in data.get("items", [])} <= done
         if topic.startswith("table:"):
-            assert set(data) <= {"table", "group", "completed", "deals_total", "seats", "status"}
+            assert set(data) <= {"table", "group", "deals_total", "seats", "released"}
+            assert data.get("released", 0) <= len(done)
             assert all("hole" not in s for s in data.get("seats", []))
         if topic == "standings" and "like_for_like" in data:
             assert "running" not in data

@@ -1,9 +1,13 @@
 """The bus interface every transport implements (after encode/broadcaster's backend shape).
 
-Three facilities, all bytes in, bytes out:
+Four facilities, all bytes in, bytes out:
 - pub/sub with glob patterns (console events, acks, the feed channel);
 - an append-only journal stream with ids that sort in append order (Redis stream semantics);
-- a hash of small values (latest topic snapshots, so edges can start or heal a gap).
+- a hash of small values (latest topic snapshots, so edges can start or heal a gap);
+- a lease with fencing: one ingest writes a tournament's journal. ``claim`` takes or renews
+  the lease; ``append_many(..., fence=Fence(key, owner))`` refuses (``LeaseLost``) unless
+  ``owner`` still holds it, checked where the append happens (inside Redis, atomically), so
+  a paused or partitioned ingest that lost its lease can never write after its successor.
 """
 
 from __future__ import annotations
@@ -17,6 +21,18 @@ from typing import Self
 
 DEFAULT_SUBSCRIPTION_BUFFER = 10_000
 """Messages a subscription holds for a slow consumer before it drops (and counts) new ones."""
+
+
+class LeaseLost(RuntimeError):
+    """The writer no longer holds the journal's lease: nothing was appended."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """``append_many`` writes only while ``owner`` holds the lease at ``key``."""
+
+    key: str
+    owner: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +136,8 @@ class Bus(abc.ABC):
         """Release the transport; every open subscription stops iterating."""
 
     @abc.abstractmethod
-    async def publish(self, channel: str, data: bytes) -> None: ...
+    async def publish(self, channel: str, data: bytes) -> int:
+        """Publish; returns how many subscribers received it (0: nobody is listening)."""
 
     @abc.abstractmethod
     def subscribe(self, pattern: str) -> Subscription:
@@ -138,13 +155,26 @@ class Bus(abc.ABC):
         It either returns the id or raises: callers may rely on nothing being lost silently.
         """
 
-    async def append_many(self, stream: str, items: Sequence[bytes]) -> list[str]:
+    @abc.abstractmethod
+    async def append_many(
+        self, stream: str, items: Sequence[bytes], *, fence: Fence | None = None
+    ) -> list[str]:
         """Append ``items`` in order, all or none; their entry ids. Durable once it returns.
 
         The ingest journals a whole batch of accepted events with one call, so a batch costs
-        one round trip, not one per event. This default suits transports without failures.
+        one round trip, not one per event. With ``fence``, raises ``LeaseLost`` (appending
+        nothing) unless ``fence.owner`` holds the lease ``fence.key``.
         """
-        return [await self.append(stream, data) for data in items]
+
+    @abc.abstractmethod
+    async def claim(self, key: str, owner: str, ttl: float) -> bool:
+        """Take the lease ``key`` for ``ttl`` seconds if free, or renew it if ``owner`` holds
+        it; True while ``owner`` holds it, False when someone else does."""
+
+    @abc.abstractmethod
+    async def release(self, key: str, owner: str) -> None:
+        """Give the lease up at once if ``owner`` holds it (a clean stop: no wait for a
+        successor)."""
 
     @abc.abstractmethod
     async def read(
@@ -155,14 +185,14 @@ class Bus(abc.ABC):
     @abc.abstractmethod
     async def hset(self, key: str, field: str, value: bytes) -> None: ...
 
-    async def publish_many(self, messages: Sequence[tuple[str, bytes]]) -> None:
-        """Publish ``(channel, data)`` pairs in order (one round trip where possible).
+    async def publish_many(self, messages: Sequence[tuple[str, bytes]]) -> list[int]:
+        """Publish ``(channel, data)`` pairs in order (one round trip where possible); the
+        receiver count of each.
 
         At least once: a transport that retries may deliver some of them twice, which every
         consumer tolerates (acks by seq, feed updates by per-topic seq).
         """
-        for channel, data in messages:
-            await self.publish(channel, data)
+        return [await self.publish(channel, data) for channel, data in messages]
 
     async def hset_many(self, key: str, fields: Mapping[str, bytes]) -> None:
         """Set several fields of one hash at once."""

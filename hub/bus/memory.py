@@ -13,12 +13,14 @@ import bisect
 import fnmatch
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from hub.bus.base import (
     DEFAULT_SUBSCRIPTION_BUFFER,
     BufferedSubscription,
     Bus,
+    Fence,
+    LeaseLost,
     Message,
     parse_id,
 )
@@ -65,6 +67,7 @@ class MemoryBus(Bus):
         self._subscriptions: set[MemorySubscription] = set()
         self._streams: dict[str, _Stream] = {}
         self._hashes: dict[str, dict[str, bytes]] = {}
+        self._leases: dict[str, tuple[str, float]] = {}  # key -> (owner, expires at)
 
     async def connect(self) -> None:
         return None
@@ -74,11 +77,14 @@ class MemoryBus(Bus):
             sub._finish()
         self._subscriptions.clear()
 
-    async def publish(self, channel: str, data: bytes) -> None:
+    async def publish(self, channel: str, data: bytes) -> int:
         message = Message(channel, bytes(data))
+        receivers = 0
         for sub in self._subscriptions:
             if sub.matches(channel):
                 sub._deliver(message)
+                receivers += 1
+        return receivers
 
     def subscribe(self, pattern: str) -> MemorySubscription:
         return MemorySubscription(self, pattern, self._subscription_buffer)
@@ -94,6 +100,29 @@ class MemoryBus(Bus):
         entries.ids.append(entry_id)
         entries.data.append(bytes(data))
         return entry_id
+
+    async def append_many(
+        self, stream: str, items: Sequence[bytes], *, fence: Fence | None = None
+    ) -> list[str]:
+        if fence is not None and self._holder(fence.key) != fence.owner:
+            raise LeaseLost(f"{fence.owner} does not hold {fence.key}")
+        return [await self.append(stream, data) for data in items]
+
+    def _holder(self, key: str) -> str | None:
+        held = self._leases.get(key)
+        if held is None or held[1] <= self._clock():
+            return None
+        return held[0]
+
+    async def claim(self, key: str, owner: str, ttl: float) -> bool:
+        if self._holder(key) not in (None, owner):
+            return False
+        self._leases[key] = (owner, self._clock() + ttl)
+        return True
+
+    async def release(self, key: str, owner: str) -> None:
+        if self._holder(key) == owner:
+            del self._leases[key]
 
     async def read(
         self, stream: str, after: str = "0-0", count: int = 1000
@@ -118,3 +147,4 @@ class MemoryBus(Bus):
         for key in keys:
             self._streams.pop(key, None)
             self._hashes.pop(key, None)
+            self._leases.pop(key, None)

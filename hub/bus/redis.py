@@ -16,7 +16,11 @@ Failure policy, because ingest builds its guarantees on it:
   ``appendfsync always`` (as docker-compose.yml does); ``everysec`` may lose the last second of
   acknowledged events on a power cut (none on a Redis process crash).
 - ``append_many`` journals a batch with one script call: all entries or none, and a retry whose
-  lost attempt landed returns the ids already written instead of writing them twice.
+  lost attempt landed returns the ids already written instead of writing them twice. With a
+  ``Fence`` the same script first checks, atomically with the XADDs, that the lease key still
+  holds the writer's name, and refuses (``LeaseLost``) otherwise.
+- The lease is a plain key: ``SET key owner NX PX ttl`` to take it, ``PEXPIRE`` to renew it
+  only while it still holds our name (one script), ``DEL`` only if ours.
 """
 
 from __future__ import annotations
@@ -32,12 +36,15 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from hub.bus.base import (
     DEFAULT_SUBSCRIPTION_BUFFER,
     BufferedSubscription,
     Bus,
+    Fence,
+    LeaseLost,
     Message,
     parse_id,
 )
@@ -63,11 +70,16 @@ if last[1] and last[1][2][1] == ARGV[1] and last[1][2][2] == ARGV[2] then
 end
 return redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[2])
 """
-# A batch is appended by one script, so it lands all or nothing. ARGV: field, retry flag, items.
+# A batch is appended by one script, so it lands all or nothing. KEYS: stream, then the lease
+# key when fenced. ARGV: field, retry flag, fence owner ('' = unfenced), items.
+# Fenced: refuse unless the lease still names the owner (atomic with the XADDs below).
 # On a retry, a newest entry equal to the batch's last item means the lost attempt landed: the
 # ids of the batch's entries are returned instead of adding them again.
 _APPEND_BATCH = """
-local n = #ARGV - 2
+if KEYS[2] and redis.call('GET', KEYS[2]) ~= ARGV[3] then
+  return redis.error_reply('FENCED the journal lease is held by another writer')
+end
+local n = #ARGV - 3
 if ARGV[2] == '1' then
   local tail = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', n)
   if #tail == n and tail[1][2][1] == ARGV[1] and tail[1][2][2] == ARGV[#ARGV] then
@@ -77,8 +89,25 @@ if ARGV[2] == '1' then
   end
 end
 local ids = {}
-for i = 3, #ARGV do ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[i]) end
+for i = 4, #ARGV do ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[i]) end
 return ids
+"""
+# Take the lease if free, renew it if ours. ARGV: owner, ttl in ms. Returns 1 if held by owner.
+_CLAIM = """
+local holder = redis.call('GET', KEYS[1])
+if not holder then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 """
 
 
@@ -213,6 +242,8 @@ class RedisBus(Bus):
         self._subscriptions: set[RedisSubscription] = set()
         self._append_once: Any = None
         self._append_batch: Any = None
+        self._claim: Any = None
+        self._release: Any = None
 
     def _client(self) -> aioredis.Redis:
         if self._redis is None:
@@ -226,6 +257,8 @@ class RedisBus(Bus):
             )
             self._append_once = self._redis.register_script(_APPEND_ONCE)
             self._append_batch = self._redis.register_script(_APPEND_BATCH)
+            self._claim = self._redis.register_script(_CLAIM)
+            self._release = self._redis.register_script(_RELEASE)
         return self._redis
 
     async def _call(self, what: str, command: Callable[[int], Awaitable[T]]) -> T:
@@ -256,9 +289,9 @@ class RedisBus(Bus):
             client, self._redis = self._redis, None
             await _quietly(client.aclose())
 
-    async def publish(self, channel: str, data: bytes) -> None:
+    async def publish(self, channel: str, data: bytes) -> int:
         client = self._client()
-        await self._call("publish", lambda _: client.publish(channel, data))
+        return int(await self._call("publish", lambda _: client.publish(channel, data)))
 
     def subscribe(self, pattern: str) -> RedisSubscription:
         self._client()
@@ -276,25 +309,34 @@ class RedisBus(Bus):
 
         return _text(await self._call("append", attempt))
 
-    async def append_many(self, stream: str, items: Sequence[bytes]) -> list[str]:
+    async def append_many(
+        self, stream: str, items: Sequence[bytes], *, fence: Fence | None = None
+    ) -> list[str]:
         if not items:
             return []
-        if len(items) == 1:
+        if len(items) == 1 and fence is None:
             return [await self.append(stream, items[0])]
         self._client()
         script = self._append_batch
+        keys = [stream] if fence is None else [stream, fence.key]
+        owner = b"" if fence is None else fence.owner.encode()
 
         async def attempt(n: int) -> Any:
-            return await script(keys=[stream], args=[_FIELD, b"1" if n else b"0", *items])
+            return await script(keys=keys, args=[_FIELD, b"1" if n else b"0", owner, *items])
 
-        ids: Any = await self._call("append", attempt)
+        try:
+            ids: Any = await self._call("append", attempt)
+        except ResponseError as exc:
+            if "FENCED" in str(exc):
+                raise LeaseLost(str(exc)) from None
+            raise
         if len(ids) != len(items):  # pragma: no cover - the script returns one id per item
             raise RuntimeError(f"journal append returned {len(ids)} ids for {len(items)} items")
         return [_text(entry_id) for entry_id in ids]
 
-    async def publish_many(self, messages: Sequence[tuple[str, bytes]]) -> None:
+    async def publish_many(self, messages: Sequence[tuple[str, bytes]]) -> list[int]:
         if not messages:
-            return
+            return []
         client = self._client()
 
         async def attempt(_: int) -> Any:
@@ -303,7 +345,19 @@ class RedisBus(Bus):
                 pipe.publish(channel, data)
             return await pipe.execute()
 
-        await self._call("publish", attempt)
+        return [int(n) for n in await self._call("publish", attempt)]
+
+    async def claim(self, key: str, owner: str, ttl: float) -> bool:
+        self._client()
+        script = self._claim
+        ms = max(1, int(ttl * 1000))
+        held = await self._call("claim", lambda _: script(keys=[key], args=[owner, ms]))
+        return bool(held)
+
+    async def release(self, key: str, owner: str) -> None:
+        self._client()
+        script = self._release
+        await self._call("release", lambda _: script(keys=[key], args=[owner]))
 
     async def hset_many(self, key: str, fields: Mapping[str, bytes]) -> None:
         if fields:

@@ -67,8 +67,10 @@ class Engine:
         self.sequencer = Sequencer()
         self.release_delay = config.release_delay if release_delay is None else release_delay
         self.public_board = Scoreboard(self.state.layout)
-        self._completed_at: dict[tuple[str, int], float] = {}
+        self._completed_at: dict[int, float] = {}  # deal -> when its last table completed it
         self._released: set[tuple[str, int]] = set()
+        self.links: dict[str, bool] = {}  # console -> its last ack reached a listener
+        self.restore_skipped = 0
         self.onair: dict[str, Any] = default_onair()
         self.rejections: deque[dict[str, Any]] = deque(maxlen=100)
         self.reject_counts: dict[str, int] = {}
@@ -186,17 +188,35 @@ class Engine:
             seq_advanced=advance,
         )
 
-    def restore(self, record: Mapping[str, Any]) -> set[TopicKey]:
-        """Re-apply one journal record (same effect as when it was first accepted)."""
+    def restore(self, record: Mapping[str, Any], position: str | None = None) -> set[TopicKey]:
+        """Re-apply one journal record (same effect as when it was first accepted).
+
+        A (console, seq) already applied is skipped and counted in ``restore_skipped``: a
+        journal written twice by accident (two ingests before fencing, a restored backup
+        appended again) still rebuilds the state it describes instead of refusing to start.
+        """
         now = float(record.get("at", 0.0))
         self._now = now
         if record.get("kind") == "control":
             return self._apply_control(record, now)
         fields = {k: v for k, v in record.items() if k not in ("kind", "at")}
         event = parse_event(fields)
+        if self.sequencer.check(event.console, event.seq) == "duplicate":
+            self.restore_skipped += 1
+            return set()
         change = self.state.apply(event, now)
         self.sequencer.record(event.console, event.seq, {"seq": event.seq, "ok": True})
+        if position is not None:
+            self.sequencer.set_position(event.console, event.seq, position)
         return self._changed(change, now)
+
+    def note_links(self, links: Mapping[str, bool]) -> set[TopicKey]:
+        """Record whether each console's latest acknowledgement reached a listener."""
+        changed = {c: up for c, up in links.items() if self.links.get(c) != up}
+        if not changed:
+            return set()
+        self.links.update(changed)
+        return self._invalidate({(views.LIVE, "ops")})
 
     # ----------------------------------------------------------------- control
     def control(self, command: Mapping[str, Any], now: float) -> Outcome:
@@ -264,20 +284,23 @@ class Engine:
         """Release deals whose delay has passed; returns the public topics that changed."""
         self._now = now
         changed: set[TopicKey] = set()
-        for (group, deal_no), at in list(self._completed_at.items()):
+        for deal_no, at in list(self._completed_at.items()):
             if now >= at + self.release_delay:
-                del self._completed_at[(group, deal_no)]
-                changed |= self._release(group, deal_no)
+                del self._completed_at[deal_no]
+                changed |= self._release(deal_no)
         return changed
 
-    def _release(self, group: str, deal_no: int) -> set[TopicKey]:
-        self._released.add((group, deal_no))
-        for t in self.config.groups[group].tables:
-            self.public_board.set_result(t, deal_no, self._result(t, deal_no))
+    def _release(self, deal_no: int) -> set[TopicKey]:
+        keys = self._public_deal_keys(deal_no) | {(views.LIVE, "ops"), (views.PUBLIC, "onair")}
+        for group in self.config.groups.values():
+            self._released.add((group.id, deal_no))
+            for t in group.tables:
+                self.public_board.set_result(t, deal_no, self._result(t, deal_no))
+                keys.add((views.PUBLIC, f"table:{t}"))
         for item in self.ticker:
             if item["deal"] == deal_no:
-                item.setdefault("released", []).append(group)
-        return self._invalidate(self._public_deal_keys(deal_no) | {(views.LIVE, "ops")})
+                item["released"] = True
+        return self._invalidate(keys)
 
     def _result(self, table: int, deal_no: int) -> dict[int, int] | None:
         h = self.state.hand(table, deal_no)
@@ -295,7 +318,6 @@ class Engine:
         if deal_no is not None:
             keys.add((views.LIVE, f"deal:{deal_no}"))
             keys |= {(views.LIVE, f"compare:{deal_no}:{s}") for s in seats}
-        keys.add((views.PUBLIC, f"table:{change.table}"))
         for item in change.notable:
             self._add_ticker(item)
         if change.scores and deal_no is not None:
@@ -308,17 +330,20 @@ class Engine:
         return self._invalidate(keys)
 
     def _track_release(self, table: int, deal_no: int, now: float) -> set[TopicKey]:
+        """Every group plays the same deck order of a deal, so the public sees a deal only
+        once every table of every group has completed it (then the release delay)."""
         group = self.config.group_of(table).id
         if (group, deal_no) in self._released:
             # Already public: corrections show to the public as they happen.
             self.public_board.set_result(table, deal_no, self._result(table, deal_no))
             return self._public_deal_keys(deal_no)
-        if self.state.board.deal_complete(group, deal_no):
-            self._completed_at.setdefault((group, deal_no), now)
+        board = self.state.board
+        if all(board.deal_complete(g, deal_no) for g in self.config.groups):
+            self._completed_at.setdefault(deal_no, now)
             if self.release_delay <= 0:
                 return self.tick(now)
         else:
-            self._completed_at.pop((group, deal_no), None)
+            self._completed_at.pop(deal_no, None)
         return set()
 
     def _public_deal_keys(self, deal_no: int) -> set[TopicKey]:
@@ -386,7 +411,9 @@ class Engine:
         if name == "seat" and len(parts) == 1 and 1 <= parts[0] <= self.config.seats:
             return views.seat_payload(self.payload((audience, "standings")) or {}, parts[0])
         if name == "table" and len(parts) == 1 and parts[0] in self.state.tables:
-            return views.table_payload(self.state, self.state.tables[parts[0]], live=live)
+            table = self.state.tables[parts[0]]
+            released = sum(1 for g, _ in self._released if g == table.group)
+            return views.table_payload(self.state, table, live=live, released_deals=released)
         if name == "deal" and len(parts) == 1 and 1 <= parts[0] <= self.config.deals:
             return views.deal_payload(self.state, parts[0], live=live, released=self.released)
         if (
@@ -399,7 +426,10 @@ class Engine:
                 self.state, parts[0], parts[1], live=live, released=self.released
             )
         if name == "onair" and not parts:
-            return {"slots": {k: dict(v) for k, v in self.onair["slots"].items()}}
+            slots = {k: dict(v) for k, v in self.onair["slots"].items()}
+            if not live and not self._onair_compare_public(slots["compare"]):
+                slots["compare"] = {"visible": False}  # not even the deal number leaks
+            return {"slots": slots}
         if name == "ticker" and not parts:
             items = [
                 {k: v for k, v in item.items() if k != "released"}
@@ -411,7 +441,7 @@ class Engine:
             return views.projection_payload(self.state)
         if name == "ops" and live and not parts:
             return views.ops_payload(
-                self.state, list(self.rejections), self.release_state(), self._now
+                self.state, list(self.rejections), self.release_state(), self._now, self.links
             )
         return None
 
@@ -420,6 +450,12 @@ class Engine:
         if table is None:
             return False
         return self.released(self.config.group_of(int(table)).id, int(item["deal"]))
+
+    def _onair_compare_public(self, slot: Mapping[str, Any]) -> bool:
+        deal_no = slot.get("deal")
+        if isinstance(deal_no, bool) or not isinstance(deal_no, int):
+            return False
+        return any(self.released(g, deal_no) for g in self.config.groups)
 
     def _standings(self, live: bool) -> dict[str, Any]:
         if live:

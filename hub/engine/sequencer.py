@@ -1,20 +1,21 @@
 """Per-console sequence numbers: what makes at-least-once delivery an exactly-once effect.
 
 Every console numbers its events 1, 2, 3, ... A resent event (same seq) is answered again with
-the original acknowledgement and never applied twice; an event beyond the next expected seq
-means something was lost on the way, so the console is told where to resume. Rejected events
-consume their seq too (the console moved on), which is why the sequencer state is persisted
-beside the journal rather than derived from it alone.
+the original answer and never applied twice; an event beyond the next expected seq means
+something was lost on the way, so the console is told where to resume. Rejected events consume
+their seq too (the console moved on), which is why the sequencer's high-water marks and the
+rejections' answers are persisted beside the journal rather than derived from it alone: after a
+restart, a resent rejected event must still be told it was rejected, and why.
+
+Answers are kept for every seq, not a recent window: an accepted event costs one journal
+position string, and rejections are rare. A resend of any old seq gets its true answer.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-RECENT_ACKS = 256
 
 Verdict = Literal["new", "duplicate", "gap"]
 
@@ -22,11 +23,12 @@ Verdict = Literal["new", "duplicate", "gap"]
 @dataclass(slots=True)
 class _ConsoleSeq:
     last: int = 0
-    acks: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
+    rejected: dict[int, dict[str, Any]] = field(default_factory=dict)
+    positions: dict[int, str] = field(default_factory=dict)
 
 
 class Sequencer:
-    """Tracks the last seq handled for each console and its recent acknowledgements."""
+    """Tracks the last seq handled for each console and the answer given to each seq."""
 
     def __init__(self) -> None:
         self._consoles: dict[str, _ConsoleSeq] = {}
@@ -47,16 +49,27 @@ class Sequencer:
         return self.last(console) + 1
 
     def previous_ack(self, console: str, seq: int) -> dict[str, Any] | None:
+        """The answer ``seq`` got: its rejection, or acceptance with its journal position."""
         entry = self._consoles.get(console)
-        return entry.acks.get(seq) if entry else None
+        if entry is None or seq > entry.last:
+            return None
+        if seq in entry.rejected:
+            return dict(entry.rejected[seq])
+        ack: dict[str, Any] = {"seq": seq, "ok": True}
+        if seq in entry.positions:
+            ack["position"] = entry.positions[seq]
+        return ack
 
     def record(self, console: str, seq: int, ack: Mapping[str, Any]) -> None:
-        """Mark `seq` handled (accepted or rejected) and remember its acknowledgement."""
+        """Mark ``seq`` handled (accepted or rejected); a rejection's answer is kept."""
         entry = self._consoles.setdefault(console, _ConsoleSeq())
         entry.last = max(entry.last, seq)
-        entry.acks[seq] = dict(ack)
-        while len(entry.acks) > RECENT_ACKS:
-            entry.acks.popitem(last=False)
+        if not ack.get("ok"):
+            entry.rejected[seq] = dict(ack)
+
+    def set_position(self, console: str, seq: int, position: str) -> None:
+        """The journal position of an accepted ``seq`` (repeated in its re-acks)."""
+        self._consoles.setdefault(console, _ConsoleSeq()).positions[seq] = position
 
     def state(self) -> dict[str, int]:
         return {name: entry.last for name, entry in self._consoles.items()}
@@ -66,3 +79,8 @@ class Sequencer:
         for name, last in last_seqs.items():
             entry = self._consoles.setdefault(name, _ConsoleSeq())
             entry.last = max(entry.last, int(last))
+
+    def restore_rejected(self, answers: Mapping[tuple[str, int], Mapping[str, Any]]) -> None:
+        """Persisted rejections, (console, seq) -> answer: resends are told again."""
+        for (name, seq), ack in answers.items():
+            self.record(name, seq, {**ack, "ok": False})

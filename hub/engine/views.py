@@ -8,7 +8,7 @@ standings that count it. Payloads are plain JSON-friendly dicts; the feed layer 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from hub.domain.config import TournamentConfig
@@ -42,6 +42,7 @@ def standings_payload(
     out: dict[str, Any] = {
         "tournament": config.id,
         "name": config.name,
+        "tables": list(config.tables),
         "deals": {"total": config.deals, "complete": complete},
     }
     for view in views:
@@ -83,20 +84,33 @@ def action_rows(hand: HandState) -> list[dict[str, Any]]:
     ]
 
 
-def table_payload(state: TournamentState, table: TableState, *, live: bool) -> dict[str, Any]:
+def street_rows(actions: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The same action rows grouped street by street (only streets that saw an action)."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in actions:
+        grouped.setdefault(row["street"], []).append(row)
+    return grouped
+
+
+def table_payload(
+    state: TournamentState, table: TableState, *, live: bool, released_deals: int = 0
+) -> dict[str, Any]:
+    """A table's live state. The public gets the roster and how many deals its group has
+    released: nothing that moves with this table's own play (not even playing/idle or a
+    completed count, whose timing would tell how long each hand took before release)."""
     config = state.config
     seats = roster(config, table.table)
     out: dict[str, Any] = {
         "table": table.table,
         "group": table.group,
-        "completed": table.completed,
         "deals_total": len(table.order),
     }
     current = table.current
     if not live:
         out["seats"] = seats
-        out["status"] = "playing" if current is not None else "idle"
+        out["released"] = released_deals
         return out
+    out["completed"] = table.completed
     if current is None:
         out.update(seats=seats, status="idle", deal=None, street=None, pot=0, to_act=None)
         out.update(board=[], last_action=None, actions=[], button=None)
@@ -183,6 +197,7 @@ def compare_payload(
         for t in g.tables:
             team, player = config.seat_holder(t, seat)
             h = state.hand(t, deal_no)
+            actions = action_rows(h) if h else []
             row: dict[str, Any] = {
                 "table": t,
                 "group": g.id,
@@ -190,7 +205,8 @@ def compare_payload(
                 **info[team.id],
                 "player": player,
                 "status": hand_status(h),
-                "actions": action_rows(h) if h else [],
+                "actions": actions,
+                "streets": street_rows(actions),
                 "pot": h.hand.pot if h else 0,
                 "committed": h.hand.committed.get(seat, 0) if h else 0,
                 "folded": bool(h and seat in h.hand.folded),
@@ -227,19 +243,32 @@ def ops_payload(
     rejections: Iterable[dict[str, Any]],
     release: list[dict[str, Any]],
     now: float,
+    links: Mapping[str, bool] | None = None,
 ) -> dict[str, Any]:
+    """The operator's desk. ``links``: console -> whether its last acknowledgement reached a
+    listener (the console is connected); a table's ``connected`` is None until a console wrote."""
+    links = links or {}
+    disputed = state.disputes()
     tables = []
     for table in state.tables.values():
         current = table.current
+        waiting = [h for h in disputed if h.table == table.table]
+        if current is not None:
+            deal_no, status = current.deal, current.status
+        elif waiting:
+            deal_no, status = waiting[0].deal, waiting[0].status
+        else:
+            deal_no, status = None, "idle"
         tables.append(
             {
                 "table": table.table,
                 "group": table.group,
                 "console": table.console,
+                "connected": links.get(table.console) if table.console else None,
                 "last_event_at": table.last_event_at,
                 "last_seq": table.last_seq,
-                "deal": current.deal if current else None,
-                "status": current.status if current else "idle",
+                "deal": deal_no,
+                "status": status,
                 "completed": table.completed,
                 "rejections": sum(1 for r in rejections if r.get("table") == table.table),
             }
@@ -248,10 +277,17 @@ def ops_payload(
         {
             "table": h.table,
             "deal": h.deal,
+            "status": h.status,
+            "pot": h.hand.pot,
             "declared": list(h.declared or ()),
             "computed": list(h.computed or ()),
+            "players": [
+                {k: row[k] for k in ("seat", "team", "code", "player")}
+                for row in roster(state.config, h.table)
+                if row["seat"] not in h.hand.folded
+            ],
         }
-        for h in state.disputes()
+        for h in disputed
     ]
     return {
         "at": now,
