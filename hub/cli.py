@@ -71,6 +71,38 @@ def _run_decks(args: argparse.Namespace) -> int:
     return run_decks(args)
 
 
+def _add_acl(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "acl", help="Redis ACL users: each console may publish only to its own table"
+    )
+    p.add_argument("--config", required=True, type=Path)
+    p.add_argument("--out", required=True, type=Path, help="ACL file for redis-server --aclfile")
+    p.add_argument("--credentials-out", required=True, type=Path, help="clear passwords (mode 600)")
+    p.add_argument("--host", default="127.0.0.1:6379", help="host:port in the printed URLs")
+    p.set_defaults(func=_run_acl)
+
+
+def _run_acl(args: argparse.Namespace) -> int:
+    from hub.configfile import load_config
+    from hub.domain.config import ConfigError
+    from hub.offline import write_text
+    from hub.redis_acl import acl_file, credentials_text
+
+    try:
+        text, credentials = acl_file(load_config(args.config))
+    except (ConfigError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    write_text(str(args.out), text, private=True)
+    write_text(str(args.credentials_out), credentials_text(credentials, args.host), True)
+    print(
+        f"wrote {len(credentials)} Redis users to {args.out} (load with redis-server "
+        f"--aclfile) and their URLs to {args.credentials_out}",
+        file=sys.stderr,
+    )
+    return 0
+
+
 def _add_simulate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("simulate", help="offline: bots play a session, events as JSON Lines")
     p.add_argument("--config", type=Path, default=SAMPLE_CONFIG)
@@ -115,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_replay(sub)
     _add_draw(sub)
     _add_decks(sub)
+    _add_acl(sub)
     _add_simulate(sub)
     _add_server_commands(sub)
     return parser

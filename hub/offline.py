@@ -50,7 +50,7 @@ def load_for_preparation(path: str | Path) -> TournamentConfig:
     return parse_config(data, str(path), text)
 
 
-def _write_text(out: str | None, text: str, private: bool = False) -> None:
+def write_text(out: str | None, text: str, private: bool = False) -> None:
     """Write ``text`` to the file ``out`` (owner-only if ``private``), or to stdout."""
     if out is None:
         sys.stdout.write(text)
@@ -105,7 +105,7 @@ def run_draw(args: argparse.Namespace) -> int:
     else:
         note = f"{args.method} draw from seed {args.seed} (reproducible)"
     try:
-        _write_text(args.out, draw_fragment(config, draw, note))
+        write_text(args.out, draw_fragment(config, draw, note))
     except OSError as exc:
         return _fail(f"{args.out}: cannot write ({exc.strerror})")
     if args.out is not None:
@@ -184,7 +184,7 @@ def run_decks(args: argparse.Namespace) -> int:
                 return _fail(f"{args.out}: the written file does not read back the same")
             print(f"wrote {deals} encrypted deck orders to {args.out}", file=sys.stderr)
         if args.plain_out is not None:
-            _write_text(args.plain_out, export_plain(orders), private=True)
+            write_text(args.plain_out, export_plain(orders), private=True)
             print(
                 f"wrote {deals} deck orders IN PLAIN TEXT to {args.plain_out} "
                 "(for the dealing machine; delete it after use)",
@@ -193,7 +193,7 @@ def run_decks(args: argparse.Namespace) -> int:
         if args.orders_out is not None:
             deal_orders = random_deal_orders(config.tables, deals, schedule_rng)
             validate_deal_orders(deal_orders, config.tables, deals)
-            _write_text(args.orders_out, orders_fragment(config, deal_orders, note))
+            write_text(args.orders_out, orders_fragment(config, deal_orders, note))
             print(f"wrote the deal order per table to {args.orders_out}", file=sys.stderr)
     except DeckFileError as exc:
         return _fail(str(exc))

@@ -23,11 +23,12 @@ def free_port() -> int:
 
 
 def ping(port: int, timeout: float = 0.5) -> bool:
-    """True if a Redis on ``port`` answers PING (raw RESP: no client library involved)."""
+    """True if a Redis on ``port`` answers PING (raw RESP: no client library involved); one
+    that wants a user first (``NOAUTH``) is up too."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
             sock.sendall(b"PING\r\n")
-            return sock.recv(64).startswith(b"+PONG")
+            return sock.recv(64).startswith((b"+PONG", b"-NOAUTH"))
     except OSError:
         return False
 
@@ -35,10 +36,17 @@ def ping(port: int, timeout: float = 0.5) -> bool:
 class RedisServer:
     """``with RedisServer(tmp_path) as server: ... server.restart() ... server.url``."""
 
-    def __init__(self, directory: Path, port: int | None = None, binary: str = REDIS_SERVER):
+    def __init__(
+        self,
+        directory: Path,
+        port: int | None = None,
+        binary: str = REDIS_SERVER,
+        extra: tuple[str, ...] = (),
+    ):
         self.directory = Path(directory)
         self.port = port or free_port()
         self.binary = binary
+        self.extra = extra  # more redis-server arguments, e.g. ("--aclfile", path)
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -59,6 +67,7 @@ class RedisServer:
                 "--appendonly", "yes",
                 "--dir", str(self.directory),
                 "--daemonize", "no",
+                *self.extra,
             ],
             stdout=log,
             stderr=subprocess.STDOUT,

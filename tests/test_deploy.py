@@ -37,6 +37,11 @@ def option(command: list[str], name: str) -> str:
     return command[command.index(name) + 1]
 
 
+def defaults(text: str) -> str:
+    """Compose's ``${NAME:-default}`` interpolation with nothing set in the environment."""
+    return re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", text)
+
+
 def test_redis_keeps_the_journal_and_reports_health(compose: dict[str, Any]) -> None:
     redis = compose["services"]["redis"]
     command = " ".join(redis["command"])
@@ -54,7 +59,7 @@ def test_one_ingest_two_edges_each_a_valid_command(compose: dict[str, Any]) -> N
         service = services[name]
         assert service["depends_on"]["redis"]["condition"] == "service_healthy"
         command = service["command"]
-        args = parser.parse_args(command)  # exits (fails the test) on an unknown option
+        args = parser.parse_args([defaults(c) for c in command])  # exits on a bad option
         assert args.redis == "redis://redis:6379/0"
         roles[name] = args.role
         config = ROOT / option(command, "--config")
@@ -120,10 +125,37 @@ def compose_client() -> list[str] | None:
 def test_compose_client_accepts_the_file() -> None:
     client = compose_client()
     assert client is not None
-    result = subprocess.run(
-        [*client, "-f", str(ROOT / "docker-compose.yml"), "config", "-q"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
+    for extra in ([], ["-f", str(ROOT / "deploy" / "docker-compose.venue.yml")]):
+        result = subprocess.run(
+            [*client, "-f", str(ROOT / "docker-compose.yml"), *extra, "config", "-q"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stderr
+
+
+def test_venue_override_loads_the_acl_file_and_its_healthcheck_works(tmp_path: Path) -> None:
+    """The venue override starts Redis with the users of `duplicast acl`; its healthcheck
+    command answers PONG against a real redis-server started the same way."""
+    from redis_server import RedisServer
+
+    from hub.redis_acl import acl_file
+
+    venue = yaml.safe_load((ROOT / "deploy" / "docker-compose.venue.yml").read_text())
+    redis = venue["services"]["redis"]
+    command = redis["command"]
+    assert command[command.index("--aclfile") + 1] == "/etc/redis/users.acl"
+    assert any(v.startswith("./deploy/users.acl:/etc/redis/users.acl") for v in redis["volumes"])
+    text, _ = acl_file(load_config(ROOT / "samples" / "ifp6.toml"))
+    (tmp_path / "users.acl").write_text(text)
+    if shutil.which("redis-cli") is None:
+        pytest.skip("no redis-cli on this machine")
+    with RedisServer(tmp_path / "redis", extra=("--aclfile", str(tmp_path / "users.acl"))) as s:
+        probe = redis["healthcheck"]["test"][1:]  # drop "CMD"
+        out = subprocess.run(
+            [*probe[:1], "-p", str(s.port), *probe[1:]], capture_output=True, text=True
+        )
+        assert out.stdout.strip() == "PONG", out.stderr
+        anonymous = subprocess.run(["redis-cli", "-p", str(s.port), "ping"], capture_output=True)
+        assert b"NOAUTH" in anonymous.stdout + anonymous.stderr

@@ -1,0 +1,115 @@
+"""`duplicast acl` on a real redis-server: each console may publish only to its own table."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from redis.exceptions import NoPermissionError, ResponseError
+from redis_server import RedisServer
+
+from hub import codec
+from hub.bus.redis import RedisBus, RetryPolicy
+from hub.cli import main
+from hub.configfile import load_config
+from hub.console import ConsoleClient
+from hub.engine.core import Engine
+from hub.redis_acl import HUB_USER, acl_file
+from hub.runner import IngestSource
+
+pytestmark = [pytest.mark.redis]
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "samples" / "ifp6.toml"
+FAST = RetryPolicy(deadline=0.5, base=0.01, cap=0.05)
+
+
+@pytest.fixture
+def acl_server(tmp_path: Path):
+    config = load_config(SAMPLE)
+    text, credentials = acl_file(config)
+    (tmp_path / "users.acl").write_text(text)
+    with RedisServer(tmp_path / "redis", extra=("--aclfile", str(tmp_path / "users.acl"))) as s:
+        yield config, credentials, s
+
+
+async def test_a_console_can_write_only_its_own_table(acl_server) -> None:
+    config, credentials, server = acl_server
+    host = f"127.0.0.1:{server.port}"
+    prefix = f"dup:{config.id}"
+    pad = RedisBus(credentials["table1"].url(host), retry=FAST)
+    await pad.connect()
+    try:
+        await pad.publish(f"{prefix}:console:1", b"x")  # its own table
+        for channel in (f"{prefix}:console:2", f"{prefix}:feed", f"{prefix}:control"):
+            with pytest.raises(NoPermissionError):
+                await pad.publish(channel, b"x")
+        with pytest.raises(NoPermissionError):
+            await pad.read(f"{prefix}:journal")
+        with pytest.raises(NoPermissionError):
+            await pad.append_many(f"{prefix}:journal", [b"forged", b"events"])
+        own = pad.subscribe(f"{prefix}:ack:table1")
+        await own.ready()
+        other = pad.subscribe(f"{prefix}:ack:table2")
+        with pytest.raises(ResponseError):
+            await other.ready()
+        await own.aclose()
+    finally:
+        await pad.close()
+    # Nobody gets in without a user; a wrong password is refused (raw RESP, no client).
+    assert raw(server.port, b"PING\r\n").startswith(b"-NOAUTH")
+    assert raw(server.port, b"AUTH table1 guess\r\n").startswith(b"-WRONGPASS")
+    assert raw(server.port, b"AUTH probe x\r\nPING\r\n") == b"+OK\r\n+PONG\r\n"
+
+
+def raw(port: int, command: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+        sock.sendall(command)
+        time.sleep(0.05)
+        return sock.recv(256)
+
+
+async def test_hub_and_consoles_play_with_their_own_users(acl_server) -> None:
+    config, credentials, server = acl_server
+    host = f"127.0.0.1:{server.port}"
+    hub_bus = RedisBus(credentials[HUB_USER].url(host))
+    await hub_bus.connect()
+    source = IngestSource(hub_bus, Engine(config), own_bus=False)
+    await source.start()
+    pad_bus = RedisBus(credentials["table1"].url(host))
+    await pad_bus.connect()
+    try:
+        deal = config.deal_orders[1][0]
+        async with ConsoleClient(pad_bus, config.id, 1, "table1") as pad:
+            ack = await asyncio.wait_for(pad.send({"type": "start", "deal": deal}), 10)
+            assert ack.ok
+        journal = await hub_bus.read(f"dup:{config.id}:journal")
+        assert [codec.unpack(data)["console"] for _, data in journal] == ["table1"]
+    finally:
+        await source.stop()
+        await pad_bus.close()
+        await hub_bus.close()
+
+
+def test_acl_command_writes_private_files(tmp_path: Path, capsys) -> None:
+    acl, creds = tmp_path / "users.acl", tmp_path / "consoles.txt"
+    args = ["acl", "--config", str(SAMPLE), "--out", str(acl), "--credentials-out", str(creds)]
+    assert main([*args, "--host", "venue-redis:6379"]) == 0
+    text, urls = acl.read_text(), creds.read_text()
+    assert acl.stat().st_mode & 0o777 == 0o600 and creds.stat().st_mode & 0o777 == 0o600
+    assert "user default off" in text
+    lines = [line for line in urls.splitlines() if not line.startswith("#")]
+    assert len(lines) == 1 + 6  # the hub and six consoles
+    for line in lines:
+        user, url = line.split()
+        password = url.split(":")[2].split("@")[0]
+        assert url.startswith(f"redis://{user}:") and url.endswith("@venue-redis:6379/0")
+        assert password not in text  # only its hash is in the ACL file
+    bare = tmp_path / "bare.toml"
+    bare.write_text(SAMPLE.read_text().split("[consoles]")[0])
+    assert main(["acl", "--config", str(bare), "--out", str(acl), "--credentials-out",
+                 str(creds)]) == 1  # fmt: skip
+    assert "[consoles]" in capsys.readouterr().err
