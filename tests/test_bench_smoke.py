@@ -128,3 +128,12 @@ def test_clients_bench_small() -> None:
     assert hub["frames_delivered"] >= 0.8 * hub["frames_expected"] > 0
     assert hub["latency_samples"] > 0 and hub["latency_ms_max"] >= hub["latency_ms_p50"] >= 0
     assert hub["server_write_ms_max"] >= hub["server_write_ms_p50"] >= 0
+
+
+def test_evaluator_bench_tiny() -> None:
+    """Our evaluator and PokerKit's agree on the order of every pair of sampled hands."""
+    result = load("evaluator_bench").run(hands=200, repeat=1, seed=3)
+    assert result["disagreements"] == 0 and result["pairs_checked"] == 199
+    figures = result["evaluators"]
+    assert len(figures) == 3
+    assert all(f["us_per_hand"] > 0 and f["ratio_to_strength"] > 0 for f in figures.values())
