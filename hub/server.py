@@ -172,7 +172,8 @@ class _Endpoints:
             if code == "unknown_topic":
                 client.send(_error(code, f"no topic named {topic!r}", topic=topic))
             elif code == "forbidden":
-                client.send(_error(code, f"topic {topic} needs the operator role", topic=topic))
+                needs = "the operator role" if topic == "ops" else "a commentator or operator token"
+                client.send(_error(code, f"topic {topic} needs {needs}", topic=topic))
             elif op == "subscribe":
                 fanout.subscribe(client, topic, resume.get(topic))
             else:

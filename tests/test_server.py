@@ -215,13 +215,17 @@ async def test_public_denied_ops_and_unknown_topics(
     source.put(("live", "ops"), {"consoles": []})
     async with await connect(server) as ws:
         await recv(ws)
-        await send(ws, {"op": "subscribe", "topics": ["ops", "seat:x", "standings", "seat:01"]})
+        topics = ["ops", "projection", "seat:x", "standings", "seat:01"]
+        await send(ws, {"op": "subscribe", "topics": topics})
         assert await recv(ws) == {
             "type": "error",
             "code": "forbidden",
             "message": "topic ops needs the operator role",
             "topic": "ops",
         }
+        assert (await recv(ws))["message"] == (
+            "topic projection needs a commentator or operator token"
+        )
         err = await recv(ws)
         assert (err["type"], err["code"], err["topic"]) == ("error", "unknown_topic", "seat:x")
         assert (await recv(ws))["topic"] == "standings"
