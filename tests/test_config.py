@@ -532,6 +532,8 @@ def test_engine_refuses_consoles_not_on_the_list():
 
     stranger = engine.submit(event(1, "laptop"), 0)
     assert (stranger.ok, stranger.code) == (False, "unknown_console")
+    late = engine.submit(event(1, "laptop", seq=7), 0)  # refused as a stranger, not as a gap
+    assert (late.ok, late.code) == (False, "unknown_console")
     wrong_table = engine.submit(event(2, "table1"), 0)
     assert (wrong_table.ok, wrong_table.code) == (False, "unknown_console")
     assert engine.submit(event(1, "table1-backup"), 0).ok  # a listed console, its own table

@@ -1,8 +1,9 @@
 """Hand strength and pot winners, on phevaluator (C: ~1 µs per 7-card hand here).
 
 Why phevaluator: showdowns sit on the ingest path (20,000 events/s target), where PokerKit's own
-evaluator (~270 µs per 7-card hand, ~260x ours; ``bench/evaluator_bench.py``) would dominate. Callers see ``strength`` (lower is better,
-comparable across any 5 to 7 cards) and never phevaluator's card ids.
+evaluator (~270 µs per 7-card hand, ~260x ours; ``bench/evaluator_bench.py``) would dominate.
+Callers see ``strength`` (lower is better, comparable across any 5 to 7 cards) and never
+phevaluator's card ids.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ Why our own machine rather than a PokerKit subclass: PokerKit 0.7.7 has no pot-l
 class; it lets some illegal actions through with only a warning (folding when nothing is to
 call); its operations carry no seat; its automated burns draw from its own shuffled deck while
 our deck order is an input; and its evaluator costs ~270 µs per 7-card hand (~1.6 ms for a
-six-player showdown; ``bench/evaluator_bench.py``) against an ingest target of 20,000 events/s. PokerKit stays in the tests as the oracle (differential tests)
-and phevaluator (``evaluation.py``) ranks hands.
+six-player showdown; ``bench/evaluator_bench.py``) against an ingest target of 20,000
+events/s. PokerKit stays in the tests as the oracle (differential tests) and phevaluator
+(``evaluation.py``) ranks hands.
 
 Rules, in the words officials use:
 

@@ -88,6 +88,10 @@ class Engine:
         console, seq = _address(raw)
         table = _table(raw)
         sequenced = console is not None and seq is not None and console != OPERATOR_CONSOLE
+        if console is not None and self._consoles is not None and console not in self._consoles:
+            # Not one of ours: refused whatever its seq says (and no seq of it is tracked).
+            listed = Rejection("unknown_console", f"console {console!r} is not in [consoles]")
+            return self._reject(console, seq, listed, table, advance=False)
         if sequenced:
             assert console is not None and seq is not None
             verdict = self.sequencer.check(console, seq)

@@ -146,6 +146,11 @@ def table_payload(
     return out
 
 
+def r_text(result: dict[int, int]) -> dict[str, int]:
+    """A result with JSON keys (seat numbers as strings)."""
+    return {str(seat): chips for seat, chips in result.items()}
+
+
 def hand_status(hand: HandState | None) -> str:
     return "waiting" if hand is None else hand.status
 
@@ -167,7 +172,7 @@ def deal_payload(
                     "table": t,
                     "group": g.id,
                     "status": hand_status(h),
-                    "result": {str(k): v for k, v in (h.result or {}).items()} if h else None,
+                    "result": None if h is None or (r := h.result) is None else r_text(r),
                     "pot": h.hand.pot if h else 0,
                 }
             )
