@@ -131,32 +131,62 @@ COMPARE_RESULT = {
 }
 
 
+COMPARE_BOARD = ["9d", "5c", "2h", "Qs", "8c"]
+# Board each table's hand of deal 3 has dealt: table 1 folded on the turn, table 4 ran it out
+# after an all-in preflop, table 6 was void before the flop.
+COMPARE_BOARD_SEEN = {1: 4, 2: 3, 3: 3, 4: 5, 5: None, 6: 0}
+
+
+def streets_of(actions: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """As the hub's street_rows: the action rows grouped street by street."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in actions:
+        grouped.setdefault(row["street"], []).append(row)
+    return grouped
+
+
 def compare_payload(deal: int, seat: int, live: bool) -> dict[str, Any]:
+    """The hub's compare payload (hub/engine/views.py compare_payload), key for key."""
     rows = []
     for table in range(1, 7):
         status, pot, chips = COMPARE_RESULT[table]
         actions = COMPARE_ACTIONS[table]
+        seen = COMPARE_BOARD_SEEN[table]
         if not live and status in ("in_progress", "waiting"):
             continue  # the public sees only what is released
         if deal != 3:  # another deal: every table done, different numbers
-            status, pot, chips = "complete", 1000 + 100 * table, 100 * table - 350
+            status, pot, chips = "complete", 2550, 100 * table - 350
             actions = COMPARE_ACTIONS[2]
-        rows.append(
-            {
-                "table": table,
-                **team_fields(table, seat),
-                "player": player(table, seat),
-                "status": status,
-                "actions": actions,
-                "pot": pot,
-                "chips": chips,
-            }
-        )
+            seen = 3
+        row: dict[str, Any] = {
+            "table": table,
+            "group": "A",
+            **team_fields(table, seat),
+            "player": player(table, seat),
+            "status": status,
+            "actions": actions,
+            "streets": streets_of(actions),
+            "pot": pot,
+            "committed": sum(a["added"] for a in actions if a["seat"] == seat),
+            "folded": any(a["seat"] == seat and a["kind"] == "fold" for a in actions),
+            "street": None if status == "waiting" else actions[-1]["street"] if actions else PF,
+            "chips": chips,
+        }
+        if seen is not None:
+            row["board"] = COMPARE_BOARD[:seen]
+        rows.append(row)
+    finished = [r["chips"] for r in rows if r["chips"] is not None]
+    average = sum(finished) / len(finished) if finished else None
+    for r in rows:
+        if r["chips"] is not None and average is not None:
+            r["swing"] = round(r["chips"] - average, 2)
     return {
         "deal": deal,
         "seat": seat,
+        "button": 6,
         "hole": ["Kh", "Ks"] if deal == 3 else ["Ad", "Qc"],
-        "board": ["9d", "5c", "2h", "Qs", "8c"],
+        "board": COMPARE_BOARD,
+        "average": None if average is None else round(average, 2),
         "rows": rows,
     }
 
@@ -198,7 +228,7 @@ def standings_block(order: list[int], seat_numbers: Iterable[int] = range(1, 7))
 def table_payload(live: bool) -> dict[str, Any]:
     roster = [{"seat": s, **team_fields(1, s), "player": player(1, s)} for s in range(1, 7)]
     if not live:
-        return {"table": 1, "group": "A", "seats": roster, "completed": 6}
+        return {"table": 1, "group": "A", "deals_total": 24, "seats": roster, "released": 1}
     holes = {
         1: ["7s", "2d"],
         2: ["Jc", "Td"],
@@ -216,6 +246,7 @@ def table_payload(live: bool) -> dict[str, Any]:
             "stack": 10000 - committed[r["seat"]],
             "folded": r["seat"] in (1, 2, 4, 6),
             "all_in": False,
+            "to_act": r["seat"] == 5,
             "hole": holes[r["seat"]],
         }
         for r in roster
@@ -224,8 +255,10 @@ def table_payload(live: bool) -> dict[str, Any]:
     return {
         "table": 1,
         "group": "A",
+        "deals_total": 24,
         "deal": 3,
         "status": "in_progress",
+        "reopened": False,
         "street": "flop",
         "button": 6,
         "pot": 2350,
@@ -235,6 +268,34 @@ def table_payload(live: bool) -> dict[str, Any]:
         "actions": actions,
         "seats": seats,
         "completed": 6,
+    }
+
+
+def deal_payload(deal: int, live: bool) -> dict[str, Any]:
+    """The hub's deal payload: every table's status, pot and result (seat -> chips)."""
+    tables = []
+    for table in range(1, 7):
+        status, pot, chips = COMPARE_RESULT[table]
+        if deal != 3:
+            status, pot, chips = "complete", 2550, 100 * table - 350
+        if not live and status in ("in_progress", "waiting"):
+            continue
+        result = None
+        if chips is not None:
+            # seat 5 as in the comparison; the other seats share the rest by seat number
+            others = {s: (-chips if s == 3 else 0) + 10 * (s - 3) * table for s in (1, 2, 3, 4, 6)}
+            others[6] -= sum(others.values()) + chips  # chips sum to zero
+            result = {str(s): c for s, c in sorted({**others, 5: chips}.items())}
+        tables.append(
+            {"table": table, "group": "A", "status": status, "result": result, "pot": pot}
+        )
+    return {
+        "deal": deal,
+        "button": 6,
+        "released": ["A"] if deal != 3 else [],
+        "board": COMPARE_BOARD,
+        "hole": {"5": ["Kh", "Ks"] if deal == 3 else ["Ad", "Qc"]},
+        "tables": tables,
     }
 
 
@@ -284,22 +345,71 @@ def ticker_payload() -> dict[str, Any]:
     }
 
 
+# The hub's ops payload (hub/engine/views.py ops_payload), key for key: tests/test_overlays_hub.py
+# checks these key sets against the real hub's `ops` snapshot so the fake cannot drift again.
+OPS_KEYS = frozenset({"at", "tables", "rejections", "disputes", "corrections", "release"})
+OPS_TABLE_KEYS = frozenset(
+    {
+        "table",
+        "group",
+        "console",
+        "connected",
+        "last_event_at",
+        "last_seq",
+        "deal",
+        "status",
+        "completed",
+        "rejections",
+    }
+)
+OPS_DISPUTE_KEYS = frozenset({"table", "deal", "status", "pot", "declared", "computed", "players"})
+OPS_PLAYER_KEYS = frozenset({"seat", "team", "code", "player"})
+OPS_REJECTION_KEYS = frozenset({"table", "console", "seq", "code", "message", "at"})
+OPS_CORRECTION_KEYS = frozenset({"table", "deal", "type", "at"})
+OPS_RELEASE_KEYS = frozenset({"group", "deal", "tables_complete", "tables", "released"})
+
+# Link state of each table's console in the fake: connected (True, recent event), silent
+# (True, last event 95 s ago), down (False: its last ack went to nobody), none (None: no
+# console seen yet), and table 4's hand waits for an official (status "disputed").
+FAKE_LINKS: dict[int, tuple[bool | None, float | None]] = {
+    1: (True, 4),
+    2: (True, 4),
+    3: (True, 95),
+    4: (True, 12),
+    5: (False, 40),
+    6: (None, None),
+}
+FAKE_LINK_STATE = {1: "ok", 2: "ok", 3: "silent", 4: "ok", 5: "down", 6: "none"}
+
+
 def ops_payload() -> dict[str, Any]:
     now = time.time()
-    return {
-        "tables": [
+    tables = []
+    for t in range(1, 7):
+        connected, age = FAKE_LINKS[t]
+        seen = connected is not None
+        status = "disputed" if t == 4 else COMPARE_RESULT[t][0] if seen else "idle"
+        tables.append(
             {
                 "table": t,
-                "console": f"pad-{t}",
-                "connected": t != 5,
-                "last_event_at": now - (4 if t != 5 else 95),
-                "last_seq": 100 + t,
-                "deal": 3,
-                "status": COMPARE_RESULT[t][0],
+                "group": "A",
+                "console": f"pad-{t}" if seen else None,
+                "connected": connected,
+                "last_event_at": now - age if age is not None else None,
+                "last_seq": 100 + t if seen else 0,
+                "deal": (2 if t == 4 else 3) if seen else None,
+                "status": status,
+                "completed": 2 if seen else 0,
                 "rejections": 1 if t == 2 else 0,
             }
-            for t in range(1, 7)
-        ],
+        )
+    players = [
+        {"seat": s, "team": team_at(4, s)[0], "code": team_at(4, s)[2], "player": player(4, s)}
+        for s in (3, 5)
+    ]
+    return {
+        "at": now,
+        "tables": tables,
         "rejections": [
             {
                 "table": 2,
@@ -310,7 +420,17 @@ def ops_payload() -> dict[str, Any]:
                 "at": now - 30,
             }
         ],
-        "disputes": [{"table": 4, "deal": 2, "declared": [3], "computed": [5]}],
+        "disputes": [
+            {
+                "table": 4,
+                "deal": 2,
+                "status": "disputed",
+                "pot": 20150,
+                "declared": [3],
+                "computed": [5],
+                "players": players,
+            }
+        ],
         "corrections": [
             {"table": 6, "deal": 3, "type": "void", "at": now - 60},
             {"table": 1, "deal": 1, "type": "undo", "at": now - 600},
@@ -327,6 +447,8 @@ def scripted_payloads() -> dict[str, dict[str, dict[str, Any]]]:
     order = [1, 3, 0, 5, 2, 4]
     live_standings = {
         "tournament": "ifp-demo",
+        "name": "IFP demo",
+        "tables": [1, 2, 3, 4, 5, 6],
         "deals": {"total": 24, "complete": {"A": [1]}},
         "like_for_like": standings_block(order),
         "running": standings_block([3, 1, 0, 2, 5, 4]),
@@ -345,6 +467,7 @@ def scripted_payloads() -> dict[str, dict[str, dict[str, Any]]]:
         for deal in (2, 3):
             for seat in range(1, 7):
                 topics[f"compare:{deal}:{seat}"] = compare_payload(deal, seat, live)
+            topics[f"deal:{deal}"] = deal_payload(deal, live)
         topics["onair"] = onair_payload()
         topics["ticker"] = ticker_payload()
     out["live"]["ops"] = ops_payload()

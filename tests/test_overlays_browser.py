@@ -9,6 +9,7 @@ Point FEED_URL elsewhere (the real hub) by replacing the `feed` fixture.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
 
-from tests.fake_feed import COMPARE_ACTIONS, FakeFeed, act
+from tests.fake_feed import COMPARE_ACTIONS, FAKE_LINK_STATE, FakeFeed, act, streets_of
 
 pytestmark = pytest.mark.browser
 
@@ -35,6 +36,11 @@ RECOVER = 8000  # ms: reconnect with backoff after the feed drops every connecti
 # Chromium logs a refused websocket handshake as a console error; during a feed restart that
 # is the expected behaviour, not a page bug.
 EXPECTED_ERRORS = ("WebSocket connection to",)
+
+
+def js_round(x: float) -> int:
+    """Math.round: halves go up (Python's round() goes to even)."""
+    return math.floor(x + 0.5)
 
 
 def signed(n: int) -> str:
@@ -240,6 +246,48 @@ def test_table_public_shows_roster_only(page: Page, feed: FakeFeed) -> None:
     )
 
 
+def test_table_layout_inside_title_safe_without_overlaps(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "table.html?table=1&token=com&slot=0")
+    t = feed.payload("table:1", "live")
+    seats = t["seats"]
+    for s in seats:  # a bet in front of every seat, the longest names, one all-in
+        s["street_bet"] = 10000 + s["seat"]
+        s["folded"] = False
+        s["player"] = "W. Wolfeschlegelstein"
+    seats[3]["all_in"] = True
+    feed.push(
+        "table:1",
+        {
+            "seats": seats,
+            "button": 4,
+            "board": ["9d", "5c", "2h", "Qs", "8c"],
+            "street": "river",
+            "to_act": 4,
+            "last_action": act(12, 4, "raise", 88800, 78800, "river"),
+        },
+    )
+    expect(page.locator('[data-testid="bet"]')).to_have_count(6, timeout=FAST)
+    page.wait_for_timeout(600)
+    shot(page, "table_layout")
+    boxes = page.evaluate(
+        """() => {
+        const pick = (sel) => [...document.querySelectorAll(sel)].filter((n) => n.offsetParent)
+          .map((n) => { const r = n.getBoundingClientRect();
+            const text = n.textContent.slice(0, 30);
+            return { sel, text, l: r.left, t: r.top, r: r.right, b: r.bottom }; });
+        return ['.title', '.seat', '.bet', '.street', '.board', '.pot-line', '.to-act', '.banner']
+          .flatMap(pick);
+    }"""
+    )
+    assert len(boxes) >= 6 + 6 + 6
+    for b in boxes:  # 10 % title-safe: x 192-1728, y 108-972
+        assert b["l"] >= 192 and b["r"] <= 1728 and b["t"] >= 108 and b["b"] <= 972, b
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            apart = a["r"] <= b["l"] or b["r"] <= a["l"] or a["b"] <= b["t"] or b["b"] <= a["t"]
+            assert apart, (a, b)
+
+
 def test_ticker(page: Page, feed: FakeFeed) -> None:
     open_page(page, feed, "ticker.html")
     first = max(feed.payload("ticker")["items"], key=lambda i: i["id"])
@@ -315,26 +363,126 @@ def test_compare_sync_follows_live_table(page: Page, feed: FakeFeed) -> None:
     open_page(
         page, feed, "compare.html?deal=3&seat=5&tables=1,2,3,4,5,6&token=com&slot=0&mode=sync"
     )
-    live_last = COMPARE_ACTIONS[3][-1]["i"]
-    expect(page.locator('[data-testid="cursor"]')).to_have_attribute("data-index", str(live_last))
-    # table 1 finished long ago: it shows only the actions up to the live table's index
+    # The live table (3) is on the flop after one flop action: every replayed panel shows its
+    # whole preflop and its first flop action, whatever its global action numbers are.
+    cursor = page.locator('[data-testid="cursor"]')
+    expect(cursor).to_have_attribute("data-street", "flop")
+    expect(cursor).to_have_attribute("data-index", "0")
     t1 = panel(page, 1)
-    expect(t1.locator("[data-i]")).to_have_count(live_last + 1)
+    preflop_1 = sum(1 for a in COMPARE_ACTIONS[1] if a["street"] == "preflop")
+    expect(t1.locator("[data-i]")).to_have_count(preflop_1 + 1)
+    expect(t1.locator('[data-street="flop"] [data-i]')).to_have_count(1)
     expect(t1.locator('[data-testid="panel-chips"]')).to_have_text("\u2013")  # no spoiler
     expect(t1.locator('[data-testid="panel-status"]')).to_have_text("in progress")
+    expect(t1).to_have_attribute("data-street", "flop")
+    # table 2 bet at global action 6 (its first flop action) and raised at 7: aligned by street,
+    # it shows the bet only (a global index 7 would show the raise too)
+    t2 = panel(page, 2)
+    expect(t2.locator('[data-street="flop"] [data-i]')).to_have_count(1)
+    expect(t2).to_have_attribute("data-street", "flop")
+    # table 4 went all-in preflop: its replay is over, result shown, still on its own street
     expect(panel(page, 4).locator('[data-testid="panel-chips"]')).to_have_text("+10,000")
+    expect(panel(page, 4)).to_have_attribute("data-street", "preflop")
+    # the board: the flop (the furthest street a panel reached), not table 4's run-out river
+    expect(page.locator('[data-testid="board"] [data-card]')).to_have_count(3)
     shot(page, "compare_sync")
 
     rows = feed.payload("compare:3:5", "live")["rows"]
     live = next(r for r in rows if r["table"] == 3)
-    live["actions"] = [*live["actions"], act(live_last + 1, 5, "bet", 1500, 1500, "flop")]
-    live["pot"] += 1500
+    n = len(live["actions"])
+    live["actions"] = [
+        *live["actions"],
+        act(n, 5, "bet", 1500, 1500, "flop"),
+        act(n + 1, 3, "call", 1500, 1500, "flop"),
+    ]
+    live["streets"] = streets_of(live["actions"])
+    live["pot"] += 3000
     feed.push("compare:3:5", {"rows": rows}, audience="live")
-    expect(page.locator('[data-testid="cursor"]')).to_have_attribute(
-        "data-index", str(live_last + 1), timeout=FAST
-    )
-    expect(t1.locator("[data-i]")).to_have_count(live_last + 2)
+    expect(cursor).to_have_attribute("data-index", "2", timeout=FAST)
+    expect(t1.locator('[data-street="flop"] [data-i]')).to_have_count(3)
     expect(panel(page, 3).locator('[data-testid="panel-pot"]')).to_have_text(f"{live['pot']:,}")
+    # the turn comes on the live table: every replayed table that reached the turn is on it
+    live["street"] = "turn"
+    live["board"] = ["9d", "5c", "2h", "Qs"]
+    feed.push("compare:3:5", {"rows": rows}, audience="live")
+    expect(cursor).to_have_attribute("data-street", "turn", timeout=FAST)
+    expect(t1).to_have_attribute("data-street", "turn")
+    expect(t1.locator('[data-street="turn"] [data-i]')).to_have_count(0)
+    expect(t2).to_have_attribute("data-street", "flop")  # table 2 ended on the flop
+    expect(t2.locator('[data-testid="panel-chips"]')).to_have_text("+850")
+    expect(page.locator('[data-testid="board"] [data-card]')).to_have_count(4)
+    # the live table finishes: every panel shows its result (no restart from the first action)
+    live["status"] = "complete"
+    live["chips"] = -1500
+    feed.push("compare:3:5", {"rows": rows}, audience="live")
+    expect(cursor).to_have_attribute("data-mode", "Result", timeout=FAST)
+    expect(t1.locator('[data-testid="panel-chips"]')).to_have_text("+2,250")
+    expect(panel(page, 3).locator('[data-testid="panel-chips"]')).to_have_text("\u22121,500")
+
+
+def test_compare_sync_with_no_live_table_replays_by_itself(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "compare.html?deal=2&seat=5&tables=1,4&slot=0&mode=sync")
+    cursor = page.locator('[data-testid="cursor"]')
+    # it starts at the first action, with that action's pot, and advances by itself
+    expect(cursor).to_have_attribute("data-step", "0")
+    expect(panel(page, 1).locator("[data-i]")).to_have_count(1)
+    expect(panel(page, 1).locator('[data-testid="panel-pot"]')).not_to_have_text("0")
+    expect(cursor).to_have_attribute("data-step", "1", timeout=2500)
+    expect(panel(page, 1).locator("[data-i]")).to_have_count(2)
+    # nothing but the preflop reached yet: no board
+    expect(page.locator('[data-testid="board"] [data-card]')).to_have_count(0)
+    for _ in range(len(COMPARE_ACTIONS[2])):
+        page.evaluate("window.next()")
+    expect(cursor).to_have_attribute("data-mode", "Replay")
+    expect(panel(page, 1).locator('[data-testid="panel-chips"]')).to_have_text("\u2212250")
+    expect(panel(page, 1).locator('[data-testid="panel-status"]')).to_have_text("complete")
+    expect(page.locator('[data-testid="board"] [data-card]')).to_have_count(3)
+
+
+def test_compare_live_board_counts_the_furthest_street(page: Page, feed: FakeFeed) -> None:
+    # every table finished deal 2 on the flop: three board cards, not the river
+    open_page(page, feed, "compare.html?deal=2&seat=5&tables=1,4&slot=0&mode=live&token=com")
+    expect(page.locator('[data-testid="board"]')).to_have_attribute("data-count", "3")
+    expect(page.locator('[data-testid="board"] [data-card]')).to_have_count(3)
+
+
+def test_compare_action_lists_show_whole_rows(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "compare.html?deal=3&seat=5&tables=1,2,3,4,5,6&token=com&slot=0")
+    rows = feed.payload("compare:3:5", "live")["rows"]
+    long = next(r for r in rows if r["table"] == 3)
+    acts = list(long["actions"])
+    for street in ("flop", "turn", "river"):
+        for k in range(14):
+            seat = 3 if k % 2 else 5
+            acts.append(act(len(acts), seat, "raise", 1000 * (k + 1), 1000, street))
+    long["actions"] = acts
+    long["streets"] = streets_of(acts)
+    feed.push("compare:3:5", {"rows": rows}, audience="live")
+    t3 = panel(page, 3)
+    expect(t3.locator("[data-i]")).to_have_count(len(acts), timeout=FAST)
+    page.wait_for_timeout(500)  # the list slides to its place
+    cut = page.evaluate(
+        """() => {
+        const out = [];
+        for (const box of document.querySelectorAll('.streets')) {
+          const o = box.getBoundingClientRect();
+          const top = o.top + box.clientTop;
+          const b = { top, bottom: top + box.clientHeight };
+          for (const a of box.querySelectorAll('.act, .lbl')) {
+            const r = a.getBoundingClientRect();
+            const inside = r.top >= b.top - 0.5 && r.bottom <= b.bottom + 0.5;
+            const outside = r.bottom <= b.top + 0.5 || r.top >= b.bottom - 0.5;
+            if (!inside && !outside) out.push(a.textContent);
+          }
+        }
+        return out;
+    }"""
+    )
+    assert cut == []
+    # the newest action is in view
+    newest = t3.locator(f'[data-i="{len(acts) - 1}"]')
+    expect(newest).to_be_in_viewport()
+    shot(page, "compare_long")
 
 
 def test_compare_replay_steps_with_next(page: Page, feed: FakeFeed) -> None:
@@ -355,21 +503,41 @@ def test_compare_replay_steps_with_next(page: Page, feed: FakeFeed) -> None:
 def test_operator_panel(page: Page, feed: FakeFeed) -> None:
     page.goto(f"{feed.url}/overlays/operator.html?token=op")
     expect(page.locator('[data-testid="console-row"]')).to_have_count(6)
-    expect(page.locator('[data-testid="console-row"][data-table="5"]')).to_have_attribute(
-        "data-state", "down"
-    )
+    labels = {"ok": "connected", "silent": "silent", "down": "down", "none": "no console"}
+    for table, state in FAKE_LINK_STATE.items():
+        row = page.locator(f'[data-testid="console-row"][data-table="{table}"]')
+        expect(row).to_have_attribute("data-state", state)
+        expect(row.locator('[data-testid="console-link"]')).to_have_text(labels[state])
+    # statuses in words, a disputed table flagged
+    t3 = page.locator('[data-testid="console-row"][data-table="3"]')
+    expect(t3.locator('[data-testid="console-status"]')).to_have_text("in progress")
+    t4 = page.locator('[data-testid="console-row"][data-table="4"]')
+    expect(t4.locator('[data-testid="console-status"]')).to_have_text("disputed")
     expect(page.locator('[data-testid="rejection-row"]')).to_have_count(1)
+    expect(page.locator('[data-testid="rejection-row"]')).to_contain_text("out of turn")
     expect(page.locator('[data-testid="released-cell"][data-deal="1"]')).to_have_text("yes")
     expect(page.locator('[data-testid="release-cell"][data-deal="3"]')).to_have_text("3/6")
+    # dispute rows: pot and the players of the declared and computed winners
+    dispute = page.locator('[data-testid="dispute-row"]')
+    expect(dispute.locator('[data-testid="dispute-pot"]')).to_have_text("20,150")
+    expect(dispute.locator('[data-testid="dispute-declared"]')).to_contain_text("D. Virtanen")
+    expect(dispute.locator('[data-testid="dispute-computed"]')).to_contain_text("D. Silva")
+    # the view dropdown shows its whole option text
+    for select in page.locator("select").all():
+        assert select.evaluate("s => s.scrollWidth <= s.clientWidth + 1"), select.input_value()
+    expect(page.locator('[data-testid="slot-leaderboard"] select[name="view"]')).to_contain_text(
+        "like for like"
+    )
+    # what is on air, in words (no raw JSON)
+    current = page.locator('[data-testid="slot-compare"] [data-testid="slot-current"]')
+    expect(current).to_have_text("on air · deal 3 · seat 5 · tables 1, 2, 3, 4")
     shot(page, "operator")
 
     slot = page.locator('[data-testid="slot-compare"]')
     slot.locator('input[name="deal"]').fill("2")
     slot.locator('input[name="tables"]').fill("1,4")
     slot.locator('[data-testid="slot-take"]').click()
-    expect(
-        page.locator('[data-testid="slot-compare"] [data-testid="slot-current"]')
-    ).to_contain_text('"deal":2', timeout=FAST)
+    expect(current).to_have_text("on air · deal 2 · seat 5 · tables 1, 4 · live", timeout=FAST)
     sent = [op for op in feed.received if op.get("op") == "onair"]
     assert sent[-1] == {
         "op": "onair",
@@ -386,6 +554,13 @@ def test_operator_panel(page: Page, feed: FakeFeed) -> None:
     expect(page.locator('[data-testid="dispute-row"]')).to_have_count(0, timeout=FAST)
     assert {"op": "confirm", "table": 4, "deal": 2, "seats": [5]} in feed.received
 
+    # a console's link changes: the row follows within a second
+    tables = feed.payload("ops", "live")["tables"]
+    tables[4]["connected"] = True
+    feed.push("ops", {"tables": tables}, audience="live")
+    t5 = page.locator('[data-testid="console-row"][data-table="5"]')
+    expect(t5).to_have_attribute("data-state", "ok", timeout=FAST)
+
 
 def test_operator_needs_token(page: Page, feed: FakeFeed) -> None:
     page.goto(f"{feed.url}/overlays/operator.html")
@@ -399,13 +574,11 @@ def test_commentator_desk(page: Page, feed: FakeFeed) -> None:
     expect(t1.locator('[data-testid="com-hole"]')).to_have_count(6)
     expect(t1.locator('[data-testid="com-pot"]')).to_have_text("2,350")
     rows = feed.payload("compare:3:5", "live")["rows"]
-    done = [r for r in rows if r["status"] == "complete"]
-    avg = sum(r["chips"] for r in done) / len(done)
-    for r in done:
+    for r in rows:
         cell = page.locator(
             f'[data-testid="swing-row"][data-table="{r["table"]}"] [data-testid="swing"]'
         )
-        expect(cell).to_have_text(signed(round(r["chips"] - avg)))
+        expect(cell).to_have_text(signed(js_round(r["swing"])) if "swing" in r else "\u2013")
     expect(page.locator('[data-testid="stake-row"]')).to_have_count(1)
     expect(page.locator('[data-testid="com-team"]')).to_have_count(6)
     # "If the hands ended now": projected ranks, points and the move against running standings.
@@ -416,9 +589,58 @@ def test_commentator_desk(page: Page, feed: FakeFeed) -> None:
     bra = page.locator('[data-testid="proj-team"][data-team="bra"]')
     expect(bra.locator('[data-testid="proj-move"]')).to_have_text("▼2")
     expect(page.locator('[data-testid="proj-hands"]')).to_contain_text("T1 deal 3")
-    shot(page, "commentator")
     feed.push("table:1", {"pot": 4000}, audience="live")
     expect(t1.locator('[data-testid="com-pot"]')).to_have_text("4,000", timeout=FAST)
+    # table 1 finishes deal 3: its seats show their swing against the seat average of deal 3
+    feed.push("table:1", {"status": "idle", "deal": None, "pot": 0}, audience="live")
+    expect(t1.locator('[data-testid="last-hand"]')).to_have_text("D3 swing", timeout=FAST)
+    results = [r["result"] for r in feed.payload("deal:3", "live")["tables"] if r["result"]]
+    for seat in range(1, 7):
+        chips = [res[str(seat)] for res in results]
+        mine = results[0][str(seat)]
+        swing = js_round(mine - sum(chips) / len(chips))
+        cell = t1.locator(
+            f'[data-testid="com-seat"][data-seat="{seat}"] [data-testid="last-swing"]'
+        )
+        expect(cell).to_have_text(signed(swing))
+    shot(page, "commentator")
+    # the hub's table list (standings `tables`) decides which tables the desk shows
+    feed.push("standings", {"tables": [1, 2, 3]}, audience="live")
+    expect(page.locator('[data-testid="com-table"]')).to_have_count(3, timeout=FAST)
+
+
+def test_commentator_tables_from_url(page: Page, feed: FakeFeed) -> None:
+    page.goto(f"{feed.url}/overlays/commentator.html?token=com&tables=2,1")
+    expect(page.locator('[data-testid="com-table"]')).to_have_count(2)
+    expect(page.locator('[data-testid="com-table"]').first).to_have_attribute("data-table", "2")
+
+
+def test_wrong_tournament_draws_nothing(browser: Browser, feed: FakeFeed) -> None:
+    feed.reset()
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda exc: errors.append(f"pageerror {exc}"))
+    try:
+        pg.goto(f"{feed.url}/overlays/leaderboard.html?tournament=other-cup")
+        gfx = pg.locator('[data-testid="gfx"]')
+        expect(gfx).to_have_attribute("data-error", "wrong_tournament")
+        expect(gfx).to_have_attribute("data-visible", "false")
+        expect(pg.locator('[data-testid="team-row"]')).to_have_count(0)
+        assert any("wrong tournament" in e and "other-cup" in e for e in errors), errors
+        assert not any(e.startswith("pageerror") for e in errors), errors
+        # the operator desk says so visibly
+        pg.goto(f"{feed.url}/overlays/operator.html?token=op&tournament=other-cup")
+        expect(pg.locator('[data-testid="op-error"]')).to_contain_text("wrong tournament")
+        expect(pg.locator('[data-testid="console-row"]')).to_have_count(0)
+        pg.goto(f"{feed.url}/overlays/commentator.html?token=com&tournament=other-cup")
+        expect(pg.locator('[data-testid="com-error"]')).to_contain_text("ifp-demo")
+        # the right tournament draws as usual
+        pg.goto(f"{feed.url}/overlays/leaderboard.html?tournament=ifp-demo")
+        expect(pg.locator('[data-testid="gfx"]')).to_have_attribute("data-visible", "true")
+    finally:
+        context.close()
 
 
 def test_index_and_client_helpers(page: Page, feed: FakeFeed) -> None:

@@ -9,7 +9,9 @@ overlays. Screenshots of each page at 1920x1080 go to test-artifacts/screenshots
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -22,8 +24,18 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_play
 from hub.bus.memory import MemoryBus
 from hub.console import replay_log
 from hub.engine.core import Engine
+from hub.engine.views import LIVE
 from hub.runner import OVERLAYS, IngestSource
 from hub.server import RunningServer, create_app, serve
+from tests.fake_feed import (
+    OPS_DISPUTE_KEYS,
+    OPS_KEYS,
+    OPS_PLAYER_KEYS,
+    OPS_TABLE_KEYS,
+    compare_payload,
+    ops_payload,
+    scripted_payloads,
+)
 from tests.hubharness import COMMENTATOR, OPERATOR, auth, session_events, unique_tournament
 
 pytestmark = pytest.mark.browser
@@ -40,12 +52,26 @@ ARGS = [
 SHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
 FAST = 1000  # ms: a console event must show within 1 s
 PRELOAD = 1300  # events of the sample session played before the pages open
+STREETS = ("preflop", "flop", "turn", "river")
+SILENT_AFTER = 60  # seconds, as overlays/js/operator.js
+LINK_LABEL = {
+    "ok": "connected",
+    "silent": "silent",
+    "down": "down",
+    "none": "no console",
+    "unknown": "not heard yet",
+}
 EXPECTED_ERRORS = ("WebSocket connection to",)  # logged by Chromium while the hub restarts
 
 
 def points(n: float) -> str:
     """As the pages print points: at most one decimal (5.5, 24)."""
     return f"{n:,.1f}".removesuffix(".0")
+
+
+def js_round(x: float) -> int:
+    """Math.round: halves go up (Python's round() goes to even)."""
+    return math.floor(x + 0.5)
 
 
 def signed(n: int) -> str:
@@ -55,8 +81,8 @@ def signed(n: int) -> str:
 class HubThread:
     """The hub (role all) on its own event loop in a background thread, restartable."""
 
-    def __init__(self) -> None:
-        self.config, self.decks = unique_tournament("gfx")
+    def __init__(self, prefix: str = "gfx") -> None:
+        self.config, self.decks = unique_tournament(prefix)
         self.events = session_events(self.config.id)
         self.sent = 0
         self.loop = asyncio.new_event_loop()
@@ -124,6 +150,22 @@ class HubThread:
         response.raise_for_status()
         return response.json()["data"]
 
+    def ops(self) -> dict[str, Any]:
+        """The operator's `ops` payload: GET /api/ops when the hub serves it, else the hub's
+        own snapshot of the topic (what a subscribing operator receives)."""
+        response = httpx.get(self.url + "/api/ops", params={"token": OPERATOR}, timeout=5)
+        if response.status_code == 200:
+            data: dict[str, Any] = response.json()["data"]
+            return data
+        assert self.source is not None
+
+        async def snapshot() -> dict[str, Any]:
+            assert self.source is not None
+            return self.source.store.snapshot((LIVE, "ops"))[1]
+
+        ops: dict[str, Any] = self.run(snapshot())
+        return ops
+
 
 @pytest.fixture(scope="module")
 def hub() -> Iterator[HubThread]:
@@ -176,23 +218,55 @@ def team_row(page: Page, team: str) -> Any:
     return page.locator(f'[data-testid="team-row"][data-team="{team}"]')
 
 
+def finish_a_hand(hub: HubThread) -> int:
+    """Send events until some table completes a hand (the running standings change)."""
+    done = {t: hub.rest(f"/api/tables/{t}", COMMENTATOR)["completed"] for t in range(1, 7)}
+    for _ in range(400):
+        for t in range(1, 7):
+            try:
+                hub.next_event(t)
+            except AssertionError:
+                continue
+            if hub.rest(f"/api/tables/{t}", COMMENTATOR)["completed"] > done[t]:
+                return t
+    raise AssertionError("no hand completed")
+
+
+def expect_standings(page: Page, block: dict[str, Any], timeout: int) -> None:
+    for t in block["teams"]:
+        row = team_row(page, t["team"])
+        expect(row.locator('[data-testid="team-chips"]')).to_have_text(
+            signed(t["chips"]), timeout=timeout
+        )
+        expect(row.locator('[data-testid="team-points"]')).to_have_text(
+            points(t["points"]), timeout=timeout
+        )
+
+
 def test_leaderboard_matches_rest_and_survives_a_restart(page: Page, hub: HubThread) -> None:
     open_page(page, hub, "leaderboard.html?slot=0")
     standings = hub.rest("/api/standings")
     assert standings["deals"]["complete"]["A"], "the preload must complete some deals"
     for t in standings["like_for_like"]["teams"]:
         row = team_row(page, t["team"])
-        expect(row.locator('[data-testid="team-points"]')).to_have_text(str(t["points"]))
+        expect(row.locator('[data-testid="team-points"]')).to_have_text(points(t["points"]))
         expect(row.locator('[data-testid="team-chips"]')).to_have_text(signed(t["chips"]))
         expect(row.locator('[data-testid="team-rank"]')).to_have_text(str(t["rank"]))
     shot(page, "leaderboard")
     running = hub.rest("/api/standings", COMMENTATOR)
     assert running["like_for_like"] == standings["like_for_like"]
     page.goto(f"{hub.url}/overlays/leaderboard.html?view=running&slot=0&token={COMMENTATOR}")
-    for t in running["running"]["teams"]:
-        expect(team_row(page, t["team"]).locator('[data-testid="team-chips"]')).to_have_text(
-            signed(t["chips"])
-        )
+    expect_standings(page, running["running"], 5000)
+    # A console event that completes a hand moves the running standings within a second.
+    finish_a_hand(hub)
+    expect_standings(page, hub.rest("/api/standings", COMMENTATOR)["running"], FAST)
+    # The hub restarts (rebuilding from the journal); the open page reconnects by itself and
+    # keeps following the consoles.
+    hub.restart()
+    finish_a_hand(hub)
+    expect_standings(page, hub.rest("/api/standings", COMMENTATOR)["running"], 8000)
+    finish_a_hand(hub)
+    expect_standings(page, hub.rest("/api/standings", COMMENTATOR)["running"], FAST)
 
 
 def expect_table(page: Page, table: dict[str, Any], timeout: int) -> None:
@@ -201,15 +275,94 @@ def expect_table(page: Page, table: dict[str, Any], timeout: int) -> None:
         expect(page.locator('[data-testid="to-act"]')).to_have_attribute(
             "data-seat", str(table["to_act"]), timeout=timeout
         )
+    for s in table["seats"]:
+        seat = page.locator(f'[data-testid="seat"][data-seat="{s["seat"]}"]')
+        expect(seat.locator('[data-testid="seat-stack"]')).to_have_text(
+            f"{s['stack']:,}", timeout=timeout
+        )
 
 
 def advance_to_betting(hub: HubThread, table: int) -> dict[str, Any]:
     """Send table events until a hand is in its betting with someone to act."""
-    state = hub.rest(f"/api/tables/{table}", COMMENTATOR)
+    state: dict[str, Any] = hub.rest(f"/api/tables/{table}", COMMENTATOR)
     while state["status"] != "in_progress" or not state["to_act"]:
         hub.next_event(table)
         state = hub.rest(f"/api/tables/{table}", COMMENTATOR)
     return state
+
+
+def live_pair(hub: HubThread) -> tuple[int, int, int]:
+    """(live table, its deal, a table that finished that deal past the flop)."""
+    best: tuple[int, int, int, int] | None = None
+    for t in range(1, 7):
+        state = hub.rest(f"/api/tables/{t}", COMMENTATOR)
+        if state["status"] != "in_progress":
+            continue
+        rows = hub.rest(f"/api/compare/{state['deal']}/1", COMMENTATOR)["rows"]
+        for r in rows:
+            reached = max((STREETS.index(a["street"]) for a in r["actions"]), default=-1)
+            if r["table"] != t and r["status"] == "complete" and reached >= 2:
+                rank = STREETS.index(state["street"]) if state["street"] in STREETS else 9
+                if best is None or rank < best[0]:
+                    best = (rank, t, state["deal"], r["table"])
+    assert best is not None, "the preload must leave a table playing a deal another finished"
+    return best[1], best[2], best[3]
+
+
+def live_street(row: dict[str, Any]) -> str:
+    if row["street"] in STREETS:
+        return str(row["street"])
+    return str(row["actions"][-1]["street"]) if row["actions"] else "preflop"
+
+
+def test_split_screen_replay_follows_the_live_table_street_by_street(
+    page: Page, hub: HubThread
+) -> None:
+    live_t, deal, done_t = live_pair(hub)
+    open_page(
+        page,
+        hub,
+        f"compare.html?deal={deal}&seat=1&tables={done_t},{live_t}&mode=sync&slot=0"
+        f"&token={COMMENTATOR}",
+    )
+    live_panel = page.locator(f'[data-testid="compare-panel"][data-table="{live_t}"]')
+    replay = page.locator(f'[data-testid="compare-panel"][data-table="{done_t}"]')
+    timeout = 5000
+    streets_seen = set()
+    for _ in range(200):
+        rows = {r["table"]: r for r in hub.rest(f"/api/compare/{deal}/1", COMMENTATOR)["rows"]}
+        live, done = rows[live_t], rows[done_t]
+        if live["status"] not in ("in_progress", "showdown"):
+            break
+        street = live_street(live)
+        streets_seen.add(street)
+        si = STREETS.index(street)
+        reached = max(STREETS.index(a["street"]) for a in done["actions"])
+        # the replayed table is on the live table's street (or on its own last one if it
+        # ended earlier), with as many actions on that street as the live table
+        expected = street if reached >= si else STREETS[reached]
+        expect(live_panel).to_have_attribute("data-street", street, timeout=timeout)
+        expect(replay).to_have_attribute("data-street", expected, timeout=timeout)
+        live_on = sum(1 for a in live["actions"] if a["street"] == street)
+        done_on = sum(1 for a in done["actions"] if a["street"] == street)
+        shown = replay.locator(f'.street[data-street="{street}"] [data-i]')
+        expect(shown).to_have_count(min(live_on, done_on), timeout=timeout)
+        expect(page.locator('[data-testid="cursor"]')).to_have_attribute(
+            "data-street", street, timeout=timeout
+        )
+        if street == "flop" and len(streets_seen) == 2:
+            shot(page, "compare-sync")
+        timeout = FAST  # after the first check: each console event shows within 1 s
+        hub.next_event(live_t)
+    assert len(streets_seen) >= 2, streets_seen
+    # the live table finished: both panels show their chip-scores (no restart of the replay)
+    rows = {r["table"]: r for r in hub.rest(f"/api/compare/{deal}/1", COMMENTATOR)["rows"]}
+    for t in (live_t, done_t):
+        if rows[t]["chips"] is not None:
+            panel = page.locator(f'[data-testid="compare-panel"][data-table="{t}"]')
+            expect(panel.locator('[data-testid="panel-chips"]')).to_have_text(
+                signed(rows[t]["chips"]), timeout=FAST
+            )
 
 
 def test_live_table_shows_a_console_event_within_a_second_and_survives_a_restart(
@@ -237,6 +390,13 @@ def test_public_table_shows_no_cards(page: Page, hub: HubThread) -> None:
     open_page(page, hub, "table.html?table=2&slot=0")
     expect(page.locator('[data-testid="seat"]')).to_have_count(6)
     expect(page.locator('[data-testid="hole"]')).to_have_count(0)
+    public = hub.rest("/api/tables/2")
+    for s in public["seats"]:
+        seat = page.locator(f'[data-testid="seat"][data-seat="{s["seat"]}"]')
+        expect(seat.locator(".pname")).to_have_text(s["player"])
+    expect(page.locator('[data-testid="deal-label"]')).to_contain_text(
+        f"{public['released']} of {public['deals_total']}"
+    )
     shot(page, "table-public")
 
 
@@ -259,27 +419,178 @@ def test_split_screen_matches_rest(page: Page, hub: HubThread) -> None:
     for r in compare["rows"][:6]:
         panel = page.locator(f'[data-testid="compare-panel"][data-table="{r["table"]}"]')
         expect(panel.locator('[data-testid="panel-chips"]')).to_have_text(signed(r["chips"]))
+        expect(panel.locator('[data-testid="panel-pot"]')).to_have_text(f"{r['pot']:,}")
+        expect(panel.locator('[data-testid="focus-action"]')).to_have_count(
+            sum(1 for a in r["actions"] if a["seat"] == 5)
+        )
+    reached = max(len(r.get("board") or []) for r in compare["rows"][:6])
+    expect(page.locator('[data-testid="board"] [data-card]')).to_have_count(reached)
     shot(page, "compare")
 
 
-def test_ticker_and_commentator_and_operator_pages(page: Page, hub: HubThread) -> None:
+def test_ticker_matches_rest(page: Page, hub: HubThread) -> None:
+    items = hub.rest("/api/ticker")["items"]
+    assert items, "the preload must produce ticker items"
     open_page(page, hub, "ticker.html?slot=0")
+    newest = max(items, key=lambda i: i["id"])
+    expect(page.locator('[data-testid="ticker-item"]').last).to_have_attribute(
+        "data-id", str(newest["id"])
+    )
+    expect(page.locator('[data-testid="ticker-item"]').last).to_contain_text(newest["text"])
     shot(page, "ticker")
-    page.goto(f"{hub.url}/overlays/commentator.html?token={COMMENTATOR}")
-    expect(page.locator('[data-testid="com-table"]').first).to_be_visible(timeout=5000)
+
+
+def test_commentator_desk_matches_rest(page: Page, hub: HubThread) -> None:
+    live = advance_to_betting(hub, 2)
+    # the desk follows the deal on air (the compare slot), else its URL's deal and seat
+    slot = hub.rest("/api/onair", COMMENTATOR)["slots"].get("compare") or {}
+    deal = slot.get("deal") or hub.rest("/api/standings")["deals"]["complete"]["A"][0]
+    seat = slot.get("seat") or 5
+    page.goto(f"{hub.url}/overlays/commentator.html?token={COMMENTATOR}&deal={deal}&seat={seat}")
+    tables = hub.rest("/api/standings", COMMENTATOR)["tables"]
+    expect(page.locator('[data-testid="com-table"]')).to_have_count(len(tables), timeout=5000)
+    # every seat's hole cards from the live feed
+    t2 = page.locator('[data-testid="com-table"][data-table="2"]')
+    for s in live["seats"]:
+        row = t2.locator(f'[data-testid="com-seat"][data-seat="{s["seat"]}"]')
+        for code in s["hole"]:
+            expect(row.locator(f'[data-card="{code}"]')).to_have_count(1)
+    expect(t2.locator('[data-testid="com-pot"]')).to_have_text(f"{live['pot']:,}")
+    # the deal on air: each table's swing against the seat average, as the hub computes it
+    expect(page.locator('[data-testid="onair-deal"]')).to_contain_text(f"Deal {deal} · seat {seat}")
+    for r in hub.rest(f"/api/compare/{deal}/{seat}", COMMENTATOR)["rows"]:
+        cell = page.locator(
+            f'[data-testid="swing-row"][data-table="{r["table"]}"] [data-testid="swing"]'
+        )
+        want = signed(js_round(r["swing"])) if r.get("swing") is not None else "\u2013"
+        expect(cell).to_have_text(want)
     # "If the hands ended now" shows the hub's projection, team by team.
     projection = hub.rest("/api/projection", COMMENTATOR)
     assert len(projection["teams"]) == 6
     for row in projection["teams"]:
         cell = page.locator(f'[data-testid="proj-team"][data-team="{row["team"]}"]')
         expect(cell.locator('[data-testid="proj-points"]')).to_have_text(points(row["points"]))
+    # a console event shows within a second
+    hub.next_event(2)
+    after = hub.rest("/api/tables/2", COMMENTATOR)
+    if after["status"] == "in_progress":
+        expect(t2.locator('[data-testid="com-pot"]')).to_have_text(
+            f"{after['pot']:,}", timeout=FAST
+        )
     shot(page, "commentator")
+
+
+def link_state(row: dict[str, Any], now: float) -> str:
+    if row["connected"] is None:
+        return "unknown" if row["console"] else "none"
+    if row["connected"] is False:
+        return "down"
+    if row["last_event_at"] and now - row["last_event_at"] > SILENT_AFTER:
+        return "silent"
+    return "ok"
+
+
+def words(s: str | None) -> str:
+    return "" if s is None else s.replace("_", " ")
+
+
+def expect_consoles(page: Page, ops: dict[str, Any], timeout: int) -> None:
+    now = time.time()
+    for row in ops["tables"]:
+        loc = page.locator(f'[data-testid="console-row"][data-table="{row["table"]}"]')
+        state = link_state(row, now)
+        expect(loc).to_have_attribute("data-state", state, timeout=timeout)
+        expect(loc.locator('[data-testid="console-link"]')).to_have_text(LINK_LABEL[state])
+        expect(loc.locator('[data-testid="console-status"]')).to_have_text(words(row["status"]))
+        expect(loc.locator('[data-testid="console-seq"]')).to_have_text(str(row["last_seq"]))
+
+
+def test_fake_feed_has_the_hubs_shapes(hub: HubThread) -> None:
+    """tests/fake_feed.py must send what the hub sends: same keys, so the pages developed
+    against the fake read the fields the real hub has."""
+    ops = hub.ops()
+    assert set(ops) == OPS_KEYS == set(ops_payload())
+    for row in ops["tables"]:
+        assert set(row) == OPS_TABLE_KEYS
+    for row in ops_payload()["tables"]:
+        assert set(row) == OPS_TABLE_KEYS
+    for d in ops_payload()["disputes"]:
+        assert set(d) == OPS_DISPUTE_KEYS
+        assert all(set(p) == OPS_PLAYER_KEYS for p in d["players"])
+    deal = hub.rest("/api/standings")["deals"]["complete"]["A"][0]
+    real = hub.rest(f"/api/compare/{deal}/5", COMMENTATOR)
+    fake = compare_payload(3, 5, True)
+    assert set(real) == set(fake)
+    real_keys = set().union(*(set(r) for r in real["rows"]))
+    fake_keys = set().union(*(set(r) for r in fake["rows"]))
+    assert real_keys == fake_keys
+    standings = hub.rest("/api/standings", COMMENTATOR)
+    assert set(standings) == set(scripted_payloads()["live"]["standings"])
+    table = hub.rest("/api/tables/1", COMMENTATOR)
+    fake_table = scripted_payloads()["live"]["table:1"]
+    if table.get("status") != "idle":
+        assert set(table) == set(fake_table)
+        assert set(table["seats"][0]) == set(fake_table["seats"][0])
+    public = hub.rest("/api/tables/1")
+    assert set(public) == set(scripted_payloads()["public"]["table:1"])
+
+
+def test_operator_panel_shows_the_hubs_console_links(page: Page, hub: HubThread) -> None:
     page.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
     expect(page.locator('[data-testid="console-row"]')).to_have_count(6, timeout=5000)
+    expect_consoles(page, hub.ops(), 5000)
     shot(page, "operator")
+    # a console event shows within a second
+    hub.next_event(3)
+    expect_consoles(page, hub.ops(), FAST)
 
 
-def test_operator_onair_change_moves_the_overlays(page: Page, hub: HubThread) -> None:
+def test_operator_clicks_move_the_overlays(browser: Browser, hub: HubThread) -> None:
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        overlay = context.new_page()
+        overlay.goto(f"{hub.url}/overlays/table.html?token={COMMENTATOR}")
+        compare = context.new_page()
+        compare.goto(f"{hub.url}/overlays/compare.html")
+        desk = context.new_page()
+        desk.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
+        # the table slot: type table 4, Take: the open table overlay shows table 4
+        slot = desk.locator('[data-testid="slot-table"]')
+        slot.locator('input[name="table"]').fill("4")
+        slot.locator('[data-testid="slot-take"]').click()
+        expect(overlay.locator('[data-testid="table-title"]')).to_have_text("Table 4", timeout=FAST)
+        expect(overlay.locator('[data-testid="gfx"]')).to_have_attribute("data-visible", "true")
+        assert hub.rest("/api/onair")["slots"]["table"] == {"table": 4, "visible": True}
+        slot.locator('input[name="table"]').fill("5")
+        slot.locator('[data-testid="slot-take"]').click()
+        expect(overlay.locator('[data-testid="table-title"]')).to_have_text("Table 5", timeout=FAST)
+        # Hide from the desk: the overlay animates out
+        slot.locator('[data-testid="slot-toggle"]').click()
+        expect(overlay.locator('[data-testid="gfx"]')).to_have_attribute(
+            "data-visible", "false", timeout=FAST
+        )
+        # the split screen: a deal, a seat and two tables chosen on the desk
+        deal = hub.rest("/api/standings")["deals"]["complete"]["A"][0]
+        cs = desk.locator('[data-testid="slot-compare"]')
+        cs.locator('input[name="deal"]').fill(str(deal))
+        cs.locator('input[name="seat"]').fill("2")
+        cs.locator('input[name="tables"]').fill("3,1")
+        cs.locator('[data-testid="slot-take"]').click()
+        expect(compare.locator('[data-testid="compare-title"]')).to_have_text(
+            f"Deal {deal} · Seat 2", timeout=FAST
+        )
+        panels = compare.locator('[data-testid="compare-panel"]')
+        expect(panels).to_have_count(2)
+        expect(panels.first).to_have_attribute("data-table", "3")
+        expect(cs.locator('[data-testid="slot-current"]')).to_have_text(
+            f"on air · deal {deal} · seat 2 · tables 3, 1 · live"
+        )
+        shot(desk, "operator-onair")
+    finally:
+        context.close()
+
+
+def test_operator_onair_rest_moves_the_overlays(page: Page, hub: HubThread) -> None:
     open_page(page, hub, "leaderboard.html")
     gfx = page.locator('[data-testid="gfx"]')
     headers = {"Authorization": f"Bearer {OPERATOR}"}
@@ -291,3 +602,60 @@ def test_operator_onair_change_moves_the_overlays(page: Page, hub: HubThread) ->
     expect(gfx).to_have_attribute("data-visible", "true", timeout=FAST)
     # A public client cannot change what is on air.
     assert httpx.post(f"{hub.url}/api/onair", json=off).status_code == 403
+
+
+def test_wrong_tournament_draws_nothing(browser: Browser, hub: HubThread) -> None:
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        pg = context.new_page()
+        pg.goto(f"{hub.url}/overlays/leaderboard.html?slot=0&tournament=another-cup")
+        gfx = pg.locator('[data-testid="gfx"]')
+        expect(gfx).to_have_attribute("data-error", "wrong_tournament", timeout=5000)
+        expect(gfx).to_have_attribute("data-visible", "false")
+        pg.goto(f"{hub.url}/overlays/leaderboard.html?slot=0&tournament={hub.config.id}")
+        expect(pg.locator('[data-testid="gfx"]')).to_have_attribute(
+            "data-visible", "true", timeout=5000
+        )
+    finally:
+        context.close()
+
+
+CONFIRM_AT = 86  # events of the sample session before its first "confirm" (table 3, deal 10)
+
+
+@pytest.fixture
+def dispute_hub() -> Iterator[HubThread]:
+    h = HubThread("gfxd")
+    assert h.events[CONFIRM_AT]["type"] == "confirm"
+    h.start()
+    h.preload(CONFIRM_AT)
+    yield h
+    h.stop()
+
+
+def test_operator_confirms_a_dispute(page: Page, dispute_hub: HubThread) -> None:
+    hub = dispute_hub
+    event = hub.events[CONFIRM_AT]
+    table, deal = event["table"], event["deal"]
+    ops = hub.ops()
+    disputes = [d for d in ops["disputes"] if (d["table"], d["deal"]) == (table, deal)]
+    assert disputes, ops["disputes"]
+    dispute = disputes[0]
+    page.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
+    row = page.locator(f'[data-testid="dispute-row"][data-table="{table}"][data-deal="{deal}"]')
+    expect(row).to_have_count(1, timeout=5000)
+    expect(row.locator('[data-testid="dispute-pot"]')).to_have_text(f"{dispute['pot']:,}")
+    by_seat = {p["seat"]: p for p in dispute["players"]}
+    for s in dispute["computed"]:
+        expect(row.locator('[data-testid="dispute-computed"]')).to_contain_text(
+            by_seat[s]["player"]
+        )
+    console = page.locator(f'[data-testid="console-row"][data-table="{table}"]')
+    expect(console.locator('[data-testid="console-status"]')).to_have_text("disputed")
+    shot(page, "operator-dispute")
+    row.locator('[data-testid="confirm"]').click()  # empty: the hub's computed winners
+    expect(row).to_have_count(0, timeout=FAST)
+    status = {
+        r["table"]: r["status"] for r in hub.rest(f"/api/compare/{deal}/1", COMMENTATOR)["rows"]
+    }
+    assert status[table] == "complete"

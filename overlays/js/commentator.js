@@ -7,9 +7,16 @@ import { STREET_LABEL, cards, el, fmtInt, fmtPoints, fmtSigned, signClass, statu
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
+// The tables: the URL's `tables=` when given (a list, or N for 1..N), else the hub's list (the
+// standings payload's `tables`), else 1..6 until the standings arrive.
 const n = p.tables && p.tables.length === 1 ? p.tables[0] : null;
-const TABLES = p.tables && p.tables.length > 1 ? p.tables : Array.from({ length: n || 6 }, (_, i) => i + 1);
+const URL_TABLES = p.tables ? (p.tables.length > 1 ? p.tables : Array.from({ length: n }, (_, i) => i + 1)) : null;
+let TABLES = URL_TABLES || [1, 2, 3, 4, 5, 6];
 const tables = new Map();
+const tableSubs = new Map();
+const lastDeal = new Map(); // table -> the deal it last finished (seen while this desk is open)
+const dealSubs = new Map(); // deal -> unsubscribe
+const deals = new Map(); // deal -> deal payload
 let standings = null;
 let onair = null;
 let compareTopic = null;
@@ -19,6 +26,7 @@ let projection = null;
 const client = connect({
   url: p.ws,
   token: p.token,
+  tournament: p.tournament,
   onStatus: (s) => {
     $('link').dataset.state = s.state;
     $('link').textContent = s.state === 'open' ? `live · ${s.role}` : s.state;
@@ -26,7 +34,52 @@ const client = connect({
   onError: (f) => {
     $('com-error').textContent = `${f.code}: ${f.message || ''}`;
   },
+  onHello: () => {
+    if (!client.mismatch && $('com-error').textContent.startsWith('wrong_tournament')) $('com-error').textContent = '';
+  },
 });
+
+/** Each seat's chips at `table` in `deal` against the seat's average over the tables that
+ * finished the deal (as the hub's comparison rows' `swing`). */
+export function seatSwings(dealPayload, table) {
+  const rows = ((dealPayload && dealPayload.tables) || []).filter((r) => r.result);
+  const mine = rows.find((r) => r.table === table);
+  if (!mine || rows.length < 1) return new Map();
+  const out = new Map();
+  for (const seat of Object.keys(mine.result)) {
+    const all = rows.map((r) => r.result[seat] ?? 0);
+    const avg = all.reduce((a, b) => a + b, 0) / all.length;
+    out.set(Number(seat), Math.round((mine.result[seat] ?? 0) - avg));
+  }
+  return out;
+}
+
+function followDeals() {
+  const want = new Set(lastDeal.values());
+  for (const [d, off] of dealSubs) if (!want.has(d)) { off(); dealSubs.delete(d); deals.delete(d); }
+  for (const d of want) {
+    if (!dealSubs.has(d)) dealSubs.set(d, client.subscribe(`deal:${d}`, (s) => { deals.set(d, s); drawTables(); }));
+  }
+}
+
+function onTable(t, s) {
+  const prev = tables.get(t);
+  // A hand the table was playing is over once the table moves to another deal or goes idle.
+  if (prev && prev.deal && prev.deal !== s.deal) lastDeal.set(t, prev.deal);
+  if (s.deal && ['complete', 'void', 'disputed'].includes(statusOf(s.status))) lastDeal.set(t, s.deal);
+  tables.set(t, s);
+  followDeals();
+  drawTables();
+}
+
+function setTables(list) {
+  const next = [...new Set(list)].filter(Number.isFinite);
+  if (!next.length || next.join(',') === TABLES.join(',') && tableSubs.size) return;
+  TABLES = next;
+  for (const [t, off] of tableSubs) if (!TABLES.includes(t)) { off(); tableSubs.delete(t); tables.delete(t); }
+  for (const t of TABLES) if (!tableSubs.has(t)) tableSubs.set(t, client.subscribe(`table:${t}`, (s) => onTable(t, s)));
+  drawTables();
+}
 
 function code(row) {
   const c = el('span', { class: 'tcode' }, row.code || String(row.team ?? ''));
@@ -38,26 +91,39 @@ function drawTables() {
   $('tables').replaceChildren(...TABLES.map((t) => {
     const s = tables.get(t) || {};
     const live = 'status' in s;
+    const ld = lastDeal.get(t);
+    const sw = ld ? seatSwings(deals.get(ld), t) : new Map();
     return el('div', { class: 'card-box', dataset: { testid: 'com-table', table: String(t) } },
-      el('h2', {}, `Table ${t}`, live && s.deal ? ` · deal ${s.deal} · ${STREET_LABEL[s.street] || s.street || ''}` : ''),
+      el('h2', {}, `Table ${t}`, live && s.deal ? ` · deal ${s.deal} · ${STREET_LABEL[s.street] || s.street || ''}` : live ? ' · between hands' : ''),
       live ? el('div', { style: { display: 'flex', gap: '16px', alignItems: 'center' } },
         el('span', { class: 'mini', dataset: { testid: 'com-board' } }, cards(s.board, 5, 'sm')),
         el('span', {}, 'Pot ', el('b', { class: 'num', dataset: { testid: 'com-pot' } }, fmtInt(s.pot ?? 0))),
         el('span', {}, statusOf(s.status))) : el('p', {}, s.seats ? 'No live details for this token' : 'waiting for data'),
-      el('table', { class: 't' }, el('tbody', {}, (s.seats || []).map((st) =>
-        el('tr', { class: `${st.folded ? 'folded' : ''} ${s.to_act === st.seat ? 'acting' : ''}`, dataset: { testid: 'com-seat', seat: String(st.seat) } },
-          el('td', {}, `S${st.seat}${s.button === st.seat ? ' D' : ''}`), el('td', {}, code(st)), el('td', {}, st.player || ''),
-          el('td', {}, st.hole ? el('span', { class: 'mini', dataset: { testid: 'com-hole' } }, cards(st.hole, 0, 'sm')) : ''),
-          el('td', { class: 'r num' }, live ? fmtInt(st.committed) : ''),
-          el('td', {}, st.all_in ? 'ALL-IN' : ''))))));
+      el('table', { class: 't' },
+        el('thead', {}, el('tr', {}, el('th', {}, 'Seat'), el('th', {}, 'Team'), el('th', {}, 'Player'), el('th', {}, 'Hole'),
+          el('th', { class: 'r' }, 'In'), el('th', {}, ''),
+          el('th', { class: 'r', dataset: { testid: 'last-hand' }, title: 'chips in the last finished hand against the seat average' },
+            ld ? `D${ld} swing` : 'Last swing'))),
+        el('tbody', {}, (s.seats || []).map((st) =>
+          el('tr', { class: `${st.folded ? 'folded' : ''} ${s.to_act === st.seat ? 'acting' : ''}`, dataset: { testid: 'com-seat', seat: String(st.seat) } },
+            el('td', {}, `S${st.seat}${s.button === st.seat ? ' D' : ''}`), el('td', {}, code(st)), el('td', {}, st.player || ''),
+            el('td', {}, st.hole ? el('span', { class: 'mini', dataset: { testid: 'com-hole' } }, cards(st.hole, 0, 'sm')) : ''),
+            el('td', { class: 'r num' }, live ? fmtInt(st.committed) : ''),
+            el('td', {}, st.all_in ? 'ALL-IN' : ''),
+            el('td', { class: `r num ${sw.has(st.seat) ? signClass(sw.get(st.seat)) : ''}`, dataset: { testid: 'last-swing' } },
+              sw.has(st.seat) ? fmtSigned(sw.get(st.seat)) : '–'))))));
   }));
   const stake = TABLES.map((t) => [t, tables.get(t)]).filter(([, s]) => s && statusOf(s.status) === 'in progress');
   $('at-stake').replaceChildren(...stake.map(([t, s]) => el('tr', { dataset: { testid: 'stake-row', table: String(t) } },
     el('td', {}, `Table ${t}`), el('td', {}, `deal ${s.deal}`), el('td', { class: 'r num' }, `${fmtInt(s.pot)} at stake`))));
 }
 
-/** Each completed row's chips against the average of the completed rows (same deal, same seat). */
+/** Each finished row's swing against the seat average: the hub's `swing` when the row carries
+ * it, else chips minus the mean of the completed rows. */
 export function swings(rows) {
+  if (rows.some((r) => 'swing' in r)) {
+    return rows.map((r) => ({ row: r, swing: typeof r.swing === 'number' ? Math.round(r.swing) : null }));
+  }
   const done = rows.filter((r) => statusOf(r.status) === 'complete' && typeof r.chips === 'number');
   const avg = done.length ? done.reduce((s, r) => s + r.chips, 0) / done.length : null;
   return rows.map((r) => ({ row: r, swing: avg !== null && done.includes(r) ? Math.round(r.chips - avg) : null }));
@@ -126,9 +192,13 @@ function followCompare() {
   drawCompare();
 }
 
-for (const t of TABLES) client.subscribe(`table:${t}`, (s) => { tables.set(t, s); drawTables(); });
-client.subscribe('standings', (s) => { standings = s; drawStandings(); drawProjection(); });
+client.subscribe('standings', (s) => {
+  standings = s;
+  if (!URL_TABLES && Array.isArray(s.tables) && s.tables.length) setTables(s.tables);
+  drawStandings();
+  drawProjection();
+});
 client.subscribe('projection', (s) => { projection = s; drawProjection(); });
 client.subscribe('onair', (s) => { onair = s; followCompare(); });
-drawTables();
+setTables(TABLES);
 followCompare();

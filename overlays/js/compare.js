@@ -1,16 +1,26 @@
 // THE split screen: one deal, one seat, 2 to 6 tables side by side. `mode=live` shows every
-// table as it stands; `mode=sync` aligns them action by action: every panel shows the actions up
-// to the same index, which follows the live table's latest action (or next() when none is live).
+// table as it stands; `mode=sync` aligns them street by street: every panel shows the streets
+// before the cursor's street in full and, on the cursor's street, its actions up to the same
+// number within that street. The cursor follows the live table's latest action, so a table
+// replayed from history is always on the same street as the live table it follows. With no live
+// table the replay starts at the first action and advances by itself (next() steps it by hand),
+// ending on the finished results.
 import { mountOverlay } from './duplicast.js';
 import { BOARD_AT, STREETS, STREET_LABEL, cards, el, fmtInt, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const panelsEl = $('panels');
 const SHORT = { fold: 'F', check: 'X', call: 'C', bet: 'B', raise: 'R' };
-let manual = null; // cursor set by next()
+const STEP_MS = 1600; // automatic replay (no live table): one action every STEP_MS
+const FINISHED = ['complete', 'void', 'disputed'];
+let manual = null; // replay step set by next()
+let auto = null; // replay step of the automatic replay
+let autoTimer = null;
 let selKey = '';
-let lastCursorMax = -1;
-let lastCursorShown = -1;
+let sawLive = false; // this selection had a live table (its end shows results, no restart)
+let lastSteps = [];
+let lastStep = -1;
+let rerender = () => {};
 
 function selectedRows(c, sel) {
   const rows = (c.rows || []).filter((r) => !sel.tables || sel.tables.includes(r.table));
@@ -18,17 +28,38 @@ function selectedRows(c, sel) {
   return rows.slice(0, 6);
 }
 
-function lastIndex(row) {
-  const acts = row.actions || [];
-  return acts.length ? Math.max(...acts.map((a) => a.i)) : -1;
+const streetIdx = (s) => STREETS.indexOf(s);
+
+/** A row's actions in order, each with `si` (street index) and `k` (its number on the street). */
+function positioned(row) {
+  const all = [...(row.actions || [])].sort((a, b) => a.i - b.i);
+  const count = new Map();
+  return all.map((a) => {
+    const k = count.get(a.street) || 0;
+    count.set(a.street, k + 1);
+    return { ...a, si: Math.max(0, streetIdx(a.street)), k };
+  });
 }
 
-/** The action index every panel shows; null = everything (live mode). */
-function cursorOf(rows, sel) {
-  if (sel.mode !== 'sync') return null;
-  const live = rows.filter((r) => statusOf(r.status) === 'in progress');
-  const liveIdx = live.length ? Math.max(...live.map(lastIndex)) : -1;
-  return Math.max(liveIdx, manual ?? -1);
+const before = (a, c) => a.si < c.si || (a.si === c.si && a.k <= c.k);
+const later = (x, y) => (x.si !== y.si ? x.si > y.si : x.k > y.k);
+
+/** Where a live row stands: its street (even before anyone acted on it) and its last action there. */
+function livePos(row, acts) {
+  let si = streetIdx(row.street);
+  if (si < 0) si = acts.length ? acts[acts.length - 1].si : 0; // showdown: the last action
+  const on = acts.filter((a) => a.si === si);
+  return { si, k: on.length ? on[on.length - 1].k : -1 };
+}
+
+/** Every replay step: street by street, action number by action number, across the panels. */
+function replaySteps(rowsActs) {
+  const steps = [];
+  for (let si = 0; si < STREETS.length; si += 1) {
+    const most = Math.max(0, ...rowsActs.map((acts) => acts.filter((a) => a.si === si).length));
+    for (let k = 0; k < most; k += 1) steps.push({ si, k });
+  }
+  return steps;
 }
 
 const BLIND = { small_blind: 'SB', big_blind: 'BB' };
@@ -43,61 +74,153 @@ function actionLabel(a, focus) {
   return `S${a.seat} ${SHORT[a.kind] || BLIND[a.kind] || a.kind}${amount}`;
 }
 
-function panel(row, c, cursor) {
+/** Board cards a row has dealt (its own visible board when the hub sends it). */
+function boardOf(row, acts) {
+  if (Array.isArray(row.board)) return row.board.length;
+  return Math.max(0, BOARD_AT[row.street] ?? 0, ...acts.map((a) => BOARD_AT[a.street] ?? 0));
+}
+
+function panel(row, acts, c, cursor) {
   const status = statusOf(row.status);
-  const all = [...(row.actions || [])].sort((a, b) => a.i - b.i);
-  const shown = cursor === null ? all : all.filter((a) => a.i <= cursor);
-  const hiddenAdded = all.filter((a) => !shown.includes(a)).reduce((s, a) => s + (a.added || 0), 0);
-  const finished = shown.length === all.length && ['complete', 'void', 'disputed'].includes(status);
+  const live = status === 'in progress';
+  const shown = cursor === null || live ? acts : acts.filter((a) => before(a, cursor));
+  const hiddenAdded = acts.filter((a) => !shown.includes(a)).reduce((s, a) => s + (a.added || 0), 0);
+  const whole = shown.length === acts.length;
+  const finished = whole && FINISHED.includes(status);
   const pot = (row.pot ?? 0) - hiddenAdded;
-  const shownStatus = cursor !== null && !finished && status !== 'waiting' ? 'in progress' : status;
+  const shownStatus = cursor !== null && !whole && status !== 'waiting' ? 'in progress' : status;
+  let street;
+  if (live) street = livePos(row, acts).si;
+  else if (!whole) street = cursor.si;
+  else street = shown.length ? shown[shown.length - 1].si : 0;
+  // Board cards this panel has reached: never beyond the cursor's street in a replay.
+  const cursorBoard = cursor === null || cursor.si >= STREETS.length ? Infinity : BOARD_AT[STREETS[cursor.si]];
+  const board = live ? boardOf(row, acts) : Math.min(boardOf(row, acts), cursorBoard);
+  const nowAt = cursor && !live ? cursor : null;
   const streets = STREETS.map((st) => {
-    const acts = shown.filter((a) => a.street === st);
-    if (!acts.length) return null;
+    const list = shown.filter((a) => a.street === st);
+    if (!list.length) return null;
     return el('div', { class: 'street', dataset: { street: st } },
       el('span', { class: 'lbl' }, st === 'preflop' ? 'Pre' : STREET_LABEL[st]),
-      el('span', { class: 'acts' }, acts.map((a) => {
+      el('span', { class: 'acts' }, list.map((a) => {
         const focus = a.seat === c.seat;
+        const now = nowAt ? a.si === nowAt.si && a.k === nowAt.k : false;
         return el('span', {
-          class: `act${focus ? ' focus' : ''}${cursor !== null && a.i === cursor ? ' now' : ''}`,
-          dataset: { testid: focus ? 'focus-action' : 'action', i: String(a.i) },
+          class: `act${focus ? ' focus' : ''}${now ? ' now' : ''}`,
+          dataset: { testid: focus ? 'focus-action' : 'action', i: String(a.i), street: a.street, k: String(a.k) },
         }, actionLabel(a, focus));
       })));
   });
   const chips = finished || (cursor === null && row.chips !== null && row.chips !== undefined) ? row.chips : null;
+  const streetName = STREETS[street];
   const node = el('article', {
-    class: 'panel', dataset: { testid: 'compare-panel', table: String(row.table), team: String(row.team), status: shownStatus },
+    class: 'panel',
+    dataset: { testid: 'compare-panel', table: String(row.table), team: String(row.team), status: shownStatus, street: streetName },
   },
   el('div', { class: 'phead' }, el('span', { class: 'code' }, row.code || String(row.team)),
     el('span', { class: 'tname' }, row.name || ''), el('span', { class: 'tno' }, `Table ${row.table}`)),
   el('div', { class: 'who' }, el('span', { class: 'player', dataset: { testid: 'panel-player' } }, row.player || ''),
     el('span', { class: 'holecards' }, cards(c.hole, 0, 'sm')),
     el('span', { class: 'badge', dataset: { testid: 'panel-status', status: shownStatus } }, shownStatus)),
-  el('div', { class: 'streets', dataset: { testid: 'panel-actions' } }, streets,
-    shown.length === 0 ? el('div', { class: 'empty' }, status === 'waiting' ? 'Not yet played' : 'Cards dealt') : null),
-  el('div', { class: 'pfoot' }, 'Pot', el('span', { class: 'num', dataset: { testid: 'panel-pot' } }, fmtInt(pot)),
+  el('div', { class: 'streets', dataset: { testid: 'panel-actions' } }, el('div', { class: 'scroll' }, streets,
+    shown.length === 0 ? el('div', { class: 'empty' }, status === 'waiting' ? 'Not yet played' : 'Cards dealt') : null)),
+  el('div', { class: 'pfoot' },
+    el('span', { class: 'pstreet', dataset: { testid: 'panel-street', street: streetName } }, status === 'waiting' ? '' : STREET_LABEL[streetName]),
+    'Pot', el('span', { class: 'num', dataset: { testid: 'panel-pot' } }, fmtInt(pot)),
     el('span', { class: 'score' }, 'Chip-score ', el('span', {
       class: `num ${chips === null ? '' : signClass(chips)}`, dataset: { testid: 'panel-chips' },
     }, chips === null ? '–' : fmtSigned(chips)))));
   for (const [k, v] of Object.entries(teamStyle(row.colour))) node.style.setProperty(k, v);
-  return { node, shown };
+  return { node, shown, board: status === 'waiting' ? 0 : board };
 }
 
-function render({ sel, states }) {
+/**
+ * Keep the newest actions in view with whole rows only: shift the list up to the first row
+ * (a street or a wrapped line of actions) that lets the last row fit, never half a row.
+ */
+export function fitRows(box) {
+  const inner = box.firstElementChild;
+  if (!inner) return;
+  inner.style.transform = '';
+  const room = box.clientHeight - (Number.parseFloat(getComputedStyle(box).paddingTop) || 0)
+    - (Number.parseFloat(getComputedStyle(box).paddingBottom) || 0);
+  const need = inner.scrollHeight - room;
+  if (need <= 0) return;
+  const tops = [...inner.querySelectorAll('.street, .act')].map((n) => n.offsetTop).filter((t) => t >= need);
+  const shift = tops.length ? Math.min(...tops) : need;
+  inner.style.transform = `translateY(${-shift}px)`;
+  box.dataset.shift = String(shift);
+}
+
+function fitAll() {
+  for (const box of panelsEl.querySelectorAll('.streets')) fitRows(box);
+}
+
+function stopAuto() {
+  clearInterval(autoTimer);
+  autoTimer = null;
+}
+
+function startAuto() {
+  if (autoTimer) return;
+  autoTimer = setInterval(() => {
+    if (auto === null || auto >= lastSteps.length - 1) {
+      stopAuto();
+      return;
+    }
+    auto += 1;
+    rerender();
+  }, STEP_MS);
+}
+
+function render(ctx) {
+  const { sel, states } = ctx;
+  rerender = ctx.rerender;
   if (sel.deal === null || sel.seat === null) return false;
-  const key = `${sel.deal}:${sel.seat}`;
+  const key = `${sel.deal}:${sel.seat}:${sel.mode}`;
   if (key !== selKey) {
     manual = null;
+    auto = null;
+    sawLive = false;
+    stopAuto();
     selKey = key;
   }
-  const c = states.get(`compare:${key}`);
+  const c = states.get(`compare:${sel.deal}:${sel.seat}`);
   if (!c || !c.rows) return false;
   const rows = selectedRows(c, sel);
   if (!rows.length) return false;
-  const cursor = cursorOf(rows, sel);
-  lastCursorMax = Math.max(-1, ...rows.map(lastIndex));
-  lastCursorShown = cursor ?? -1;
-  const built = rows.map((r) => panel(r, c, cursor));
+  const rowsActs = rows.map(positioned);
+  const steps = replaySteps(rowsActs);
+  lastSteps = steps;
+  const liveRows = rows.map((r, n) => [r, rowsActs[n]]).filter(([r]) => statusOf(r.status) === 'in progress');
+  const anyLive = liveRows.length > 0;
+  let cursor = null;
+  let mode = anyLive ? 'Live' : 'All tables';
+  if (sel.mode === 'sync') {
+    const fromStep = (n) => (n === null || n < 0 ? null : steps[Math.min(n, steps.length - 1)] || null);
+    if (anyLive) {
+      sawLive = true;
+      stopAuto();
+      cursor = liveRows.map(([r, acts]) => livePos(r, acts)).reduce((x, y) => (later(y, x) ? y : x));
+      const m = fromStep(manual);
+      if (m && later(m, cursor)) cursor = m;
+      mode = 'In sync';
+    } else if (manual !== null) {
+      stopAuto();
+      cursor = fromStep(manual) || { si: 0, k: -1 };
+      mode = 'Replay';
+    } else if (sawLive || !steps.length) {
+      cursor = { si: STREETS.length, k: 0 }; // the live table just finished: the results, no restart
+      mode = 'Result';
+    } else {
+      if (auto === null) auto = 0; // no table live: replay from the first action
+      if (auto < steps.length - 1) startAuto();
+      cursor = steps[Math.min(auto, steps.length - 1)];
+      mode = auto >= steps.length - 1 ? 'Result' : 'Replay';
+    }
+  }
+  lastStep = cursor === null ? -1 : steps.findIndex((s) => s.si === cursor.si && s.k === cursor.k);
+  const built = rows.map((r, n) => panel(r, rowsActs[n], c, cursor));
   const n = built.length;
   panelsEl.style.setProperty('--cols', String(n <= 3 ? n : n === 4 ? 2 : 3));
   panelsEl.dataset.many = String(n > 3);
@@ -108,8 +231,7 @@ function render({ sel, states }) {
     if (prev) node.style.animation = 'none';
     return node;
   }));
-  // A long hand overflows its panel: keep the latest street in view (the newest action is news).
-  for (const box of panelsEl.querySelectorAll('.streets')) box.scrollTop = box.scrollHeight;
+  fitAll();
 
   $('compare-title').textContent = `Deal ${c.deal ?? sel.deal} · Seat ${c.seat ?? sel.seat}`;
   const hole = $('hole');
@@ -118,32 +240,42 @@ function render({ sel, states }) {
     hole.replaceChildren(...cards(c.hole, 0));
     hole.dataset.cards = holeKey;
   }
-  const anyLive = rows.some((r) => statusOf(r.status) === 'in progress');
-  let streetsSeen;
-  if (cursor !== null) streetsSeen = built.flatMap((b) => b.shown.map((a) => a.street));
-  else if (anyLive) streetsSeen = rows.filter((r) => statusOf(r.status) === 'in progress').flatMap((r) => (r.actions || []).map((a) => a.street));
-  else streetsSeen = ['river'];
-  const boardCount = Math.max(0, ...streetsSeen.map((s) => BOARD_AT[s] ?? 0));
+  // The board up to the furthest street a panel has actually reached (in live mode with a table
+  // live, only the live tables count: a finished table never spoils the live table's river).
+  const counted = cursor === null && anyLive ? built.filter((b, i) => statusOf(rows[i].status) === 'in progress') : built;
+  const boardCount = Math.min((c.board || []).length, Math.max(0, ...counted.map((b) => b.board)));
   const board = $('board');
   const boardKey = (c.board || []).slice(0, boardCount).join(' ');
   if (board.dataset.cards !== boardKey) {
     board.replaceChildren(...cards((c.board || []).slice(0, boardCount), 0));
     board.dataset.cards = boardKey;
   }
+  board.dataset.count = String(boardCount);
   const cur = $('cursor');
-  cur.dataset.index = cursor === null ? '' : String(cursor);
-  cur.textContent = cursor === null ? (anyLive ? 'Live' : 'All tables') : anyLive ? `In sync · action ${cursor + 1}` : `Replay · action ${cursor + 1}`;
+  const onStreet = cursor && cursor.si < STREETS.length ? STREETS[cursor.si] : '';
+  cur.dataset.street = onStreet;
+  cur.dataset.index = cursor === null || !onStreet ? '' : String(cursor.k);
+  cur.dataset.step = String(lastStep);
+  cur.dataset.mode = mode;
+  cur.textContent = cursor === null || !onStreet ? mode
+    : `${mode} · ${STREET_LABEL[onStreet]}${cursor.k >= 0 ? ` · action ${cursor.k + 1}` : ''}`;
   return true;
 }
 
 function next(ctx) {
   if (ctx.sel.mode !== 'sync') {
     ctx.update({ mode: 'sync' }); // stepping starts a replay from the first action
+    selKey = `${ctx.sel.deal}:${ctx.sel.seat}:sync`;
     manual = 0;
     return;
   }
-  manual = Math.min((manual ?? lastCursorShown) + 1, lastCursorMax);
+  stopAuto();
+  const from = manual ?? (lastStep >= 0 ? lastStep : auto ?? -1);
+  manual = Math.min(from + 1, Math.max(0, lastSteps.length - 1));
 }
+
+if (document.fonts) document.fonts.ready.then(fitAll);
+window.addEventListener('resize', fitAll);
 
 mountOverlay({
   slot: 'compare',

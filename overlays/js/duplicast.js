@@ -42,7 +42,7 @@ export function normalise(raw) {
   for (const k of ['deal', 'seat', 'table', 'group']) if (has(k)) out[k] = intOrNull(raw[k]);
   if (has('tables')) out.tables = intList(raw.tables);
   if (has('scale')) out.scale = Number.parseFloat(raw.scale) || 1;
-  for (const k of ['ws', 'token', 'theme', 'view', 'mode']) if (has(k)) out[k] = String(raw[k]);
+  for (const k of ['ws', 'token', 'theme', 'view', 'mode', 'tournament']) if (has(k)) out[k] = String(raw[k]);
   if (has('slot')) out.slot = OFF.has(String(raw.slot).toLowerCase()) ? false : String(raw.slot);
   if (has('visible')) out.visible = raw.visible === true || raw.visible === 'true' || raw.visible === '1';
   if (has('autoplay')) out.autoplay = !OFF.has(String(raw.autoplay).toLowerCase());
@@ -55,7 +55,7 @@ export function params(search = globalThis.location ? location.search : '') {
   return {
     ws: null, token: null, theme: 'transparent', scale: 1, deal: null, seat: null,
     tables: null, table: null, group: null, view: 'like_for_like', mode: 'live',
-    slot: '1', autoplay: true, ...normalise(raw),
+    tournament: null, slot: '1', autoplay: true, ...normalise(raw),
   };
 }
 
@@ -70,13 +70,22 @@ export function defaultWsUrl() {
  * Connect to the hub. Returns a client with subscribe/unsubscribe/send/close.
  * onStatus({state: 'connecting'|'open'|'closed', attempt, role}) reports the link;
  * onError(frame) receives hub error frames (for example `forbidden`).
+ * tournament: the tournament id the page expects; when the hub's hello names another one the
+ * client reports a `wrong_tournament` error and delivers no data (client.mismatch is set) until a
+ * hello names the expected tournament again.
  */
-export function connect({ url, token, format = 'json', onStatus, onError, onHello } = {}) {
-  return new DuplicastClient({ url, token, format, onStatus, onError, onHello });
+export function connect({ url, token, format = 'json', onStatus, onError, onHello, tournament } = {}) {
+  return new DuplicastClient({ url, token, format, onStatus, onError, onHello, tournament });
+}
+
+/** The error text of a tournament mismatch (null when the hello matches). */
+export function tournamentMismatch(expected, hello) {
+  if (!expected || !hello || hello.tournament === undefined || String(hello.tournament) === expected) return null;
+  return `wrong tournament: this page expects "${expected}" but the hub at this address runs "${hello.tournament}"`;
 }
 
 class DuplicastClient {
-  constructor({ url, token, format, onStatus, onError, onHello }) {
+  constructor({ url, token, format, onStatus, onError, onHello, tournament }) {
     if (format !== 'json') throw new Error('the browser client speaks format=json only');
     const base = new URL(url || defaultWsUrl(), globalThis.location ? location.href : undefined);
     base.searchParams.set('format', 'json');
@@ -85,6 +94,8 @@ class DuplicastClient {
     this.onStatus = onStatus || (() => {});
     this.onError = onError || (() => {});
     this.onHello = onHello || (() => {});
+    this.tournament = tournament || null;
+    this.mismatch = null;
     this.topics = new Map(); // topic -> {seq, state, listeners:Set}
     this.role = null;
     this.attempt = 0;
@@ -144,10 +155,20 @@ class DuplicastClient {
       case 'hello':
         this.role = frame.role || 'public';
         this.attempt = 0;
+        this.mismatch = tournamentMismatch(this.tournament, frame);
+        if (this.mismatch) {
+          for (const t of this.topics.values()) {
+            t.seq = null; // nothing of the other tournament is kept or resumed
+            t.state = null;
+          }
+          console.error(`duplicast: ${this.mismatch}`);
+          this.onError({ type: 'error', code: 'wrong_tournament', message: this.mismatch });
+        }
         this.onHello(frame);
         this.onStatus({ state: 'open', attempt: 0, role: this.role });
         break;
       case 'snapshot': {
+        if (this.mismatch) return; // another tournament's data: never show it
         const t = this.topics.get(frame.topic);
         if (!t) return;
         t.seq = frame.seq;
@@ -156,6 +177,7 @@ class DuplicastClient {
         break;
       }
       case 'delta': {
+        if (this.mismatch) return;
         const t = this.topics.get(frame.topic);
         if (!t || t.seq === null) return; // wait for the snapshot
         if (frame.seq <= t.seq) return; // already applied (resume overlap)
@@ -295,7 +317,7 @@ export function mountOverlay({ slot, topics, render, next, root }) {
   let playing = p.autoplay;
   const states = new Map();
   const unsubs = new Map();
-  const ctx = { sel: { ...base }, states, client: null, slotVisible: true, rerender: schedule };
+  const ctx = { sel: { ...base }, states, client: null, slotVisible: true, blocked: false, rerender: schedule };
   /** Change the page's own selection (as CasparCG update() does). */
   ctx.update = (data) => {
     base = { ...base, ...data };
@@ -305,10 +327,23 @@ export function mountOverlay({ slot, topics, render, next, root }) {
   const client = connect({
     url: p.ws,
     token: p.token,
+    tournament: p.tournament,
     onStatus: (s) => {
       document.documentElement.dataset.link = s.state;
     },
-    onError: (f) => console.warn('hub:', f.code, f.message || ''),
+    onError: (f) => {
+      if (f.code !== 'wrong_tournament') console.warn('hub:', f.code, f.message || '');
+    },
+    onHello: () => {
+      // On air, a mismatch draws nothing at all (the error is in the console log and in
+      // data-error on the graphic, for whoever checks the source).
+      ctx.blocked = Boolean(client.mismatch);
+      if (ctx.blocked) {
+        gfx.dataset.error = 'wrong_tournament';
+        states.clear();
+      } else delete gfx.dataset.error;
+      schedule();
+    },
   });
   ctx.client = client;
 
@@ -364,7 +399,7 @@ export function mountOverlay({ slot, topics, render, next, root }) {
     if (changed) sync();
     let content = false;
     try {
-      content = Boolean(render(ctx));
+      content = !ctx.blocked && Boolean(render(ctx));
     } catch (err) {
       console.error(err);
     }

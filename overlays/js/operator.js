@@ -1,11 +1,11 @@
 // Operator panel (operator token): console health, rejections, what is on air, dispute
 // confirmation, corrections and the release state of every deal.
 import { connect, params } from './duplicast.js';
-import { el } from './ui.js';
+import { el, fmtInt, teamStyle } from './ui.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
-const SILENT_AFTER_S = 60;
+export const SILENT_AFTER_S = 60;
 const SLOTS = {
   leaderboard: [['view', 'select', ['like_for_like', 'running']], ['group', 'text']],
   seat: [['seat', 'number'], ['view', 'select', ['like_for_like', 'running']]],
@@ -19,6 +19,7 @@ let onair = { slots: {} };
 const client = connect({
   url: p.ws,
   token: p.token,
+  tournament: p.tournament,
   onStatus: (s) => {
     $('link').dataset.state = s.state;
     $('link').textContent = s.state === 'open' ? `live · ${s.role}` : s.state;
@@ -26,7 +27,47 @@ const client = connect({
   onError: (f) => {
     $('op-error').textContent = `${f.code}: ${f.message || ''}`;
   },
+  onHello: () => {
+    if (!client.mismatch && $('op-error').textContent.startsWith('wrong_tournament')) $('op-error').textContent = '';
+  },
 });
+
+/**
+ * A console's link from the hub's ops row: `connected` null with no console seen yet -> none,
+ * null for a console the hub knows (no ack since the hub restarted) -> unknown,
+ * false (its last ack went to nobody) -> down, true but no event for SILENT_AFTER_S -> silent.
+ */
+export function linkState(t, now = Date.now() / 1000) {
+  if (t.connected === null || t.connected === undefined) return t.console ? 'unknown' : 'none';
+  if (t.connected === false) return 'down';
+  if (t.last_event_at && now - t.last_event_at > SILENT_AFTER_S) return 'silent';
+  return 'ok';
+}
+export const LINK_LABEL = {
+  none: 'no console', unknown: 'not heard yet', down: 'down', silent: 'silent', ok: 'connected',
+};
+
+/** "in_progress" -> "in progress". */
+export function words(s) {
+  return s === undefined || s === null ? '' : String(s).replace(/_/g, ' ');
+}
+
+function code(p) {
+  const c = el('span', { class: 'tcode' }, p.code || String(p.team ?? ''));
+  for (const [k, v] of Object.entries(teamStyle(p.colour))) c.style.setProperty(k, v);
+  return c;
+}
+
+/** The seats of a dispute with their team and player: "S3 DEN A. Jensen". */
+function seatList(seats, players) {
+  const bySeat = new Map((players || []).map((x) => [x.seat, x]));
+  const list = seats || [];
+  if (!list.length) return '–';
+  return el('span', { class: 'seats' }, list.map((s) => {
+    const pl = bySeat.get(s);
+    return el('span', { class: 'who', dataset: { seat: String(s) } }, `S${s} `, pl ? code(pl) : null, pl ? ` ${pl.player || ''}` : '');
+  }));
+}
 
 function ago(at) {
   if (!at) return '–';
@@ -37,23 +78,25 @@ function ago(at) {
 function drawOps() {
   const now = Date.now() / 1000;
   $('consoles').replaceChildren(...(ops.tables || []).map((t) => {
-    const silent = t.connected && t.last_event_at && now - t.last_event_at > SILENT_AFTER_S;
-    const state = !t.connected ? 'down' : silent ? 'silent' : 'ok';
+    const state = linkState(t, now);
     return el('tr', { dataset: { testid: 'console-row', table: String(t.table), state } },
-      el('td', {}, `T${t.table}`), el('td', {}, t.console || ''),
-      el('td', {}, el('span', { class: `dot ${state}` }), state === 'ok' ? 'connected' : state),
-      el('td', {}, ago(t.last_event_at)), el('td', { class: 'r' }, t.last_seq ?? ''),
-      el('td', { class: 'r' }, t.deal ?? ''), el('td', {}, t.status || ''),
+      el('td', {}, `T${t.table}`), el('td', {}, t.console || '–'),
+      el('td', { dataset: { testid: 'console-link' } }, el('span', { class: `dot ${state}` }), LINK_LABEL[state]),
+      el('td', {}, ago(t.last_event_at)), el('td', { class: 'r', dataset: { testid: 'console-seq' } }, t.last_seq ?? ''),
+      el('td', { class: 'r', dataset: { testid: 'console-deal' } }, t.deal ?? '–'),
+      el('td', { class: t.status === 'disputed' ? 'warn' : '', dataset: { testid: 'console-status' } }, words(t.status)),
       el('td', { class: `r ${t.rejections ? 'warn' : ''}`, dataset: { testid: 'console-rejections' } }, t.rejections ?? 0));
   }));
   $('rejections').replaceChildren(...(ops.rejections || []).slice(-20).reverse().map((r) =>
     el('tr', { dataset: { testid: 'rejection-row' } }, el('td', {}, `T${r.table}`), el('td', {}, `${r.console} #${r.seq}`),
-      el('td', { class: 'warn' }, r.code), el('td', {}, r.message || ''), el('td', {}, ago(r.at)))));
+      el('td', { class: 'warn' }, words(r.code)), el('td', {}, r.message || ''), el('td', {}, ago(r.at)))));
   $('disputes').replaceChildren(...(ops.disputes || []).map((d) => {
     const seats = el('input', { placeholder: 'hub', title: 'winning seats, comma separated; empty: the hub\'s' });
     return el('tr', { dataset: { testid: 'dispute-row', table: String(d.table), deal: String(d.deal) } },
-      el('td', {}, `T${d.table}`), el('td', {}, d.deal), el('td', {}, (d.declared || []).join(', ')),
-      el('td', {}, (d.computed || []).join(', ')), el('td', {}, seats),
+      el('td', {}, `T${d.table}`), el('td', {}, d.deal),
+      el('td', { class: 'r num', dataset: { testid: 'dispute-pot' } }, d.pot === undefined ? '–' : fmtInt(d.pot)),
+      el('td', { dataset: { testid: 'dispute-declared' } }, seatList(d.declared, d.players)),
+      el('td', { dataset: { testid: 'dispute-computed' } }, seatList(d.computed, d.players)), el('td', {}, seats),
       el('td', {}, el('button', {
         class: 'primary', dataset: { testid: 'confirm' },
         onclick: () => {
@@ -66,7 +109,7 @@ function drawOps() {
   }));
   $('corrections').replaceChildren(...(ops.corrections || []).slice(-30).reverse().map((c) =>
     el('tr', { dataset: { testid: 'correction-row' } }, el('td', {}, `T${c.table}`), el('td', {}, `deal ${c.deal}`),
-      el('td', { class: 'warn' }, c.type), el('td', {}, ago(c.at)))));
+      el('td', { class: 'warn' }, words(c.type)), el('td', {}, ago(c.at)))));
   const groups = [...new Set((ops.release || []).map((r) => String(r.group)))];
   $('release').replaceChildren(...groups.map((g) => {
     const rows = (ops.release || []).filter((r) => String(r.group) === g).sort((a, b) => a.deal - b.deal);
@@ -85,7 +128,7 @@ function drawOps() {
 function field([name, type, options], value) {
   const v = value === undefined || value === null ? '' : Array.isArray(value) ? value.join(',') : String(value);
   if (type === 'select') {
-    const s = el('select', { name }, options.map((o) => el('option', { value: o }, o)));
+    const s = el('select', { name }, options.map((o) => el('option', { value: o }, words(o))));
     s.value = v || options[0];
     return s;
   }
@@ -106,6 +149,18 @@ function readFields(row, slot) {
 
 function slotValue(slot) {
   return (onair.slots || {})[slot] || {};
+}
+
+/** What a slot has on air, in words: "on air · deal 3 · seat 5 · tables 1, 4 · live". */
+export function slotSummary(cur) {
+  const keys = Object.keys(cur || {});
+  if (!keys.length) return 'not set: the overlay follows its URL';
+  const parts = [cur.visible === true ? 'on air' : 'hidden'];
+  for (const k of ['table', 'deal', 'seat', 'group']) if (cur[k] !== undefined && cur[k] !== null) parts.push(`${k} ${cur[k]}`);
+  if (Array.isArray(cur.tables) && cur.tables.length) parts.push(`tables ${cur.tables.join(', ')}`);
+  if (cur.view) parts.push(words(cur.view));
+  if (cur.mode) parts.push(cur.mode === 'sync' ? 'deal-aligned replay' : 'live');
+  return parts.join(' · ');
 }
 
 function buildSlots() {
@@ -131,7 +186,7 @@ function refreshSlots() {
     const toggle = row.querySelector('[data-testid="slot-toggle"]');
     toggle.textContent = visible ? 'Hide' : 'Show';
     toggle.className = visible ? 'on' : '';
-    row.querySelector('.cur').textContent = `now: ${JSON.stringify(cur)}`;
+    row.querySelector('.cur').textContent = slotSummary(cur);
     for (const input of row.querySelectorAll('input, select')) {
       if (input === document.activeElement || !(input.name in cur)) continue;
       const v = cur[input.name];

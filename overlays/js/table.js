@@ -5,10 +5,10 @@ import { STREET_LABEL, actionText, cards, el, fmtInt, setText, statusOf, teamSty
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const seatsEl = $('seats');
-const CX = 960;
-const CY = 540;
-const RX = 600;
-const RY = 350;
+// Geometry on the 1920x1080 stage, all inside the 10 % title-safe area (x 192-1728, y 108-972):
+// the title bar sits at the top of title-safe, the seats round an oval below it, each street bet
+// beside its seat on the side facing the felt (never over the street label, board or banner).
+export const GEOMETRY = { cx: 960, cy: 584, rx: 700, ry: 306 };
 
 function place(seat, n) {
   const a = ((90 + ((seat - 1) * 360) / n) * Math.PI) / 180;
@@ -16,28 +16,39 @@ function place(seat, n) {
 }
 
 function seatBox(s, t, n, live) {
+  const { cx, cy, rx, ry } = GEOMETRY;
   const [dx, dy] = place(s.seat, n);
+  const x = cx + dx * rx;
+  const y = cy + dy * ry;
   const box = el('div', {
     class: `seat${s.folded ? ' folded' : ''}${live && t.to_act === s.seat ? ' acting' : ''}`,
-    style: { left: `${CX + dx * RX}px`, top: `${CY + dy * RY}px` },
+    style: { left: `${x}px`, top: `${y}px` },
     dataset: { testid: 'seat', seat: String(s.seat), team: String(s.team) },
   },
   el('div', { class: 'top' }, el('span', { class: 'chip' }, s.code || String(s.team)),
     s.hole ? el('span', { class: 'hole', dataset: { testid: 'hole' } }, cards(s.hole, 0, 'sm')) : null,
     el('span', { class: 'sno' }, `S${s.seat}`)),
-  el('div', { class: 'player' }, s.player || s.name || ''),
+  el('div', { class: 'player' }, el('span', { class: 'pname' }, s.player || s.name || ''),
+    s.all_in ? el('span', { class: 'badge allin allin-badge', dataset: { testid: 'all-in' } }, 'All-in') : null,
+    live && t.button === s.seat ? el('span', { class: 'dealer', dataset: { testid: 'dealer' } }, 'D') : null),
   live ? el('div', { class: 'nums' }, el('span', {}, 'Stack ', el('b', { class: 'num', dataset: { testid: 'seat-stack' } }, fmtInt(s.stack))),
-    el('span', {}, 'In ', el('b', { class: 'num', dataset: { testid: 'seat-committed' } }, fmtInt(s.committed)))) : null,
-  live && t.button === s.seat ? el('span', { class: 'dealer' }, 'D') : null,
-  s.all_in ? el('span', { class: 'badge allin allin-badge', dataset: { testid: 'all-in' } }, 'All-in') : null);
+    el('span', {}, 'In ', el('b', { class: 'num', dataset: { testid: 'seat-committed' } }, fmtInt(s.committed)))) : null);
   for (const [k, v] of Object.entries(teamStyle(s.colour))) box.style.setProperty(k, v);
   const parts = [box];
   if (live && s.street_bet > 0) {
-    parts.push(el('div', { class: 'bet num', style: { left: `${CX + dx * RX * 0.55}px`, top: `${CY + dy * RY * 0.5}px` } },
-      fmtInt(s.street_bet)));
+    // Top and bottom seats: to the right of the box; side seats: on the side facing the felt.
+    const right = Math.abs(dx) < 0.3 || dx < 0;
+    parts.push(el('div', {
+      class: `bet num ${right ? 'right' : 'left'}`,
+      style: { left: `${right ? x + SEAT_HALF + BET_GAP : x - SEAT_HALF - BET_GAP}px`, top: `${y}px` },
+      dataset: { testid: 'bet', seat: String(s.seat) },
+    }, fmtInt(s.street_bet)));
   }
   return parts;
 }
+
+const SEAT_HALF = 150; // half the seat box width (table.css .seat width)
+const BET_GAP = 14;
 
 function render({ sel, states }) {
   if (sel.table === null) return false;
@@ -48,7 +59,9 @@ function render({ sel, states }) {
   $('table-title').textContent = `Table ${t.table ?? sel.table}`;
   seatsEl.replaceChildren(...t.seats.flatMap((s) => seatBox(s, t, n, live)));
   if (!live) {
-    $('deal-label').textContent = t.completed !== undefined ? `${t.completed} deals completed` : '';
+    $('deal-label').textContent = t.released !== undefined
+      ? `${t.released}${t.deals_total ? ` of ${t.deals_total}` : ''} deals released`
+      : t.completed !== undefined ? `${t.completed} deals completed` : '';
     $('street').textContent = '';
     $('board').replaceChildren();
     $('pot').parentElement.hidden = true;
