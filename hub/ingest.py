@@ -262,15 +262,15 @@ class Ingest:
         unchanged. Items are (channel, data, monotonic time of arrival)."""
         now = self.clock()
         changed: set[TopicKey] = set()
-        answers: list[tuple[str, bytes]] = []
-        acked: list[str | None] = []  # the console of each answer (None: an error channel)
+        # (channel, data, the console it answers; None for an error channel)
+        answers: list[tuple[str, bytes, str | None]] = []
         seqs: dict[str, bytes] = {}
         refusals: dict[str, bytes] = {}
         async with self._lock:  # journal order == apply order, also against operator commands
             decided: list[tuple[Outcome, Any, str]] = []
             for channel, data, _ in batch:
                 try:
-                    outcome, raw = self._decide(channel, data, now, answers, acked)
+                    outcome, raw = self._decide(channel, data, now, answers)
                 except Exception:  # a bug in one event must not lose the rest of the batch
                     log.exception("ingest failed on a message from %s", channel)
                     self.metrics.reject("internal_error")
@@ -302,21 +302,24 @@ class Ingest:
                     seqs[outcome.console] = str(last).encode()
                     refusals[f"{outcome.ack['seq']}:{outcome.console}"] = codec.pack(outcome.ack)
             if outcome.console is not None:
-                answers.append((self.names["ack"] + outcome.console, codec.pack(outcome.ack)))
-                acked.append(outcome.console)
+                ack_channel = self.names["ack"] + outcome.console
+                answers.append((ack_channel, codec.pack(outcome.ack), outcome.console))
             elif not outcome.ok:  # nothing names a console: answer on the table's error channel
                 errors = f"{self.names['errors']}{_table_of(channel)}"
-                answers.append((errors, codec.pack(outcome.ack)))
-                acked.append(None)
+                answers.append((errors, codec.pack(outcome.ack), None))
         # A refused event's answer and seq are persisted before the answer goes out: a
         # restarted hub expects the next seq and repeats the refusal to a resend.
         await self.bus.hset_many(self.names["rejected"], refusals)
         await self.bus.hset_many(self.names["consoles"], seqs)
-        receivers = await self.bus.publish_many(answers)
+        receivers = await self.bus.publish_many([(c, data) for c, data, _ in answers])
         done = time.monotonic()
         for _, _, arrived in batch:
             self.metrics.ingest_lag(max(0.0, done - arrived))
-        links = {c: n > 0 for c, n in zip(acked, receivers, strict=True) if c is not None}
+        links = {
+            console: n > 0
+            for (_, _, console), n in zip(answers, receivers, strict=True)
+            if console is not None
+        }
         if links:
             changed |= self.engine.note_links(links)
         return changed
@@ -326,8 +329,7 @@ class Ingest:
         channel: str,
         data: bytes,
         now: float,
-        answers: list[tuple[str, bytes]],
-        acked: list[str | None],
+        answers: list[tuple[str, bytes, str | None]],
     ) -> tuple[Outcome | None, Any]:
         """Decode and apply one message in memory (no I/O). Undecodable console messages are
         answered on the table's error channel (nothing in them says which console sent them)."""
@@ -352,8 +354,7 @@ class Ingest:
                 "code": "bad_schema",
                 "error": f"not msgpack: {exc}",
             }
-            answers.append((f"{self.names['errors']}{table}", codec.pack(answer)))
-            acked.append(None)
+            answers.append((f"{self.names['errors']}{table}", codec.pack(answer), None))
             return None, None
         return self.engine.submit(raw, now, channel_table=table), raw
 
