@@ -67,14 +67,14 @@ async def server_main(mode: str, hz: float) -> None:
 
     from hub.auth import Auth
     from hub.fanout import Fanout
-    from hub.feed import TopicStore
+    from hub.feed import PayloadFeed
     from hub.server import create_app, serve
 
     class Source:
         tournament = "bench"
 
         def __init__(self) -> None:
-            self.store = TopicStore()
+            self.store = PayloadFeed()
             self.fanout = Fanout(self.store)
             self.store.put(KEY, payload(0))
 
@@ -120,7 +120,7 @@ async def server_main(mode: str, hz: float) -> None:
             t0 = time.perf_counter()
             update = source.store.put(KEY, payload(n))
             assert update is not None
-            source.fanout.publish(update)
+            source.fanout.publish(KEY, update.outs)
             written = loop.create_future()  # runs after the fan-out's flush (call_soon order)
             loop.call_soon(written.set_result, None)
             await written
@@ -189,7 +189,8 @@ class Client(asyncio.Protocol):
                 self.ready.set_result(None)
             elif self.probe and self.frames > 2:
                 message = json.loads(buf[start : start + size])
-                t = message.get("data", {}).get("t")
+                ops = message.get("patch") or []
+                t = next((op["value"] for op in ops if op.get("path") == "/t"), None)
                 if t is not None:
                     self.latencies.append(now - t)
             i = start + size

@@ -34,7 +34,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from hub.auth import Auth
 from hub.codec import to_json
 from hub.fanout import Fanout
-from hub.feed import TopicStore
+from hub.feed import PayloadFeed
 from hub.server import create_app, serve
 
 KEY = ("public", "standings")
@@ -55,7 +55,7 @@ class Source:
     tournament = "bench"
 
     def __init__(self, flush_delay: float = 0.0) -> None:
-        self.store = TopicStore()
+        self.store = PayloadFeed()
         self.fanout = Fanout(self.store, flush_delay=flush_delay)
         self.store.put(KEY, payload(0))
 
@@ -126,7 +126,7 @@ async def measure(mode: str, clients: int, updates: int) -> tuple[float, float]:
             else:
                 update = source.store.put(KEY, payload(n))
                 assert update is not None
-                source.fanout.publish(update)
+                source.fanout.publish(KEY, update.outs)
             await asyncio.sleep(0)
         line = await child.stdout.readline()
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0

@@ -47,10 +47,10 @@ from hub import codec
 from hub.bus.base import Bus
 from hub.domain.config import TournamentConfig, parse_config
 from hub.domain.deck import DeckOrder, seeded_deck_orders
-from hub.engine.core import Engine, TopicKey
+from hub.engine.core import Engine
 from hub.engine.events import parse_event
 from hub.engine.simulate import simulate_session
-from hub.feed import TopicStore, encode_update
+from hub.feed import IngestFeed, encode_feed
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "samples" / "ifp6.toml"
@@ -218,37 +218,43 @@ def decode_submit(packed: dict[int, list[bytes]]) -> Callable[[Engine, Session],
 
 
 def payload_per_event(engine: Engine, s: Session) -> None:
-    submit, payload = engine.submit, engine.payload
+    """The topic projections moved and flushed (their patches taken) after every event."""
+    submit, changes = engine.submit, engine.changes
+    engine.start_feed()
+    changes()
     for event in s.events:
-        for key in submit(event, event["ts"]).changed:
-            payload(key)
+        submit(event, event["ts"])
+        changes()
 
 
 def payload_per_batch(size: int) -> Callable[[Engine, Session], None]:
     def body(engine: Engine, s: Session) -> None:
-        submit, payload = engine.submit, engine.payload
+        submit, changes = engine.submit, engine.changes
+        engine.start_feed()
+        changes()
         events = s.events
         for start in range(0, len(events), size):
-            changed: set[TopicKey] = set()
             for event in events[start : start + size]:
-                changed |= submit(event, event["ts"]).changed
-            for key in changed:
-                payload(key)
+                submit(event, event["ts"])
+            changes()
 
     return body
 
 
 def ingest_cpu(packed: dict[int, list[bytes]], size: int) -> Callable[[Engine, Session], None]:
     """What ``Ingest`` computes per batch, without the bus: decode, submit, encode the journal
-    record and the ack, build payloads, diff them into feed updates and encode those."""
+    record and the ack, take the projections' patches and encode each as client frames (JSON
+    and msgpack, once) inside a feed message."""
 
     def body(engine: Engine, s: Session) -> None:
-        store = TopicStore()
-        submit, payload, pack, unpack = engine.submit, engine.payload, codec.pack, codec.unpack
+        store = IngestFeed()
+        submit, changes, pack, unpack = engine.submit, engine.changes, codec.pack, codec.unpack
+        engine.start_feed()
+        for change in changes():
+            store.publish(change)
         data = packed[id(s)]
         events = s.events
         for start in range(0, len(events), size):
-            changed: set[TopicKey] = set()
             for raw, event in zip(
                 data[start : start + size], events[start : start + size], strict=True
             ):
@@ -256,11 +262,10 @@ def ingest_cpu(packed: dict[int, list[bytes]], size: int) -> Callable[[Engine, S
                 if outcome.record is not None:
                     pack(outcome.record)
                 pack(outcome.ack)
-                changed |= outcome.changed
-            for key in sorted(changed):
-                value = payload(key)
-                if value is not None and (update := store.put(key, value)) is not None:
-                    encode_update(update)
+            for change in changes():
+                frame = store.publish(change)
+                if frame is not None:
+                    encode_feed(change.key, frame)
 
     return body
 
@@ -338,8 +343,8 @@ def bench_replay(events: int, seed: int, baseline: float, redis_url: str | None)
         raise AssertionError("replayed state differs from the live state")
     w0, c0 = time.perf_counter(), time.process_time()
     keys = list(replayed.topic_keys())
-    for key in keys:
-        replayed.payload(key)
+    replayed.start_feed()
+    replayed.changes()
     topics = {
         "topics": len(keys),
         "seconds": round(time.perf_counter() - w0, 4),
@@ -387,9 +392,10 @@ def bench_rebuild(session: Session, packed: list[bytes], redis_url: str | None) 
 async def rebuild_run(
     bus: Bus, session: Session, packed: list[bytes], redis_url: str | None = None
 ) -> dict[str, Any]:
-    from hub.ingest import Ingest, channels
+    from hub.feed import Channels
+    from hub.ingest import Ingest
 
-    stream = channels(session.config.id)["journal"]
+    stream = Channels(session.config.id).journal
     await bus.connect()
     try:
         if redis_url is None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hmac
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
+
+from hub.engine.topics import FAMILIES
 
 __all__ = [
     "COMMENTATOR",
@@ -31,11 +32,6 @@ Role = Literal["public", "commentator", "operator"]
 PUBLIC: Role = "public"
 COMMENTATOR: Role = "commentator"
 OPERATOR: Role = "operator"
-
-_N = r"(?:0|[1-9][0-9]{0,5})"
-_TOPIC = re.compile(
-    rf"(?:standings|onair|ops|ticker|projection|seat:{_N}|table:{_N}|deal:{_N}|compare:{_N}:{_N})\Z"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,17 +74,26 @@ def audience_for(role: Role | str) -> str:
 
 
 def is_topic(topic: object) -> bool:
-    return isinstance(topic, str) and _TOPIC.match(topic) is not None
+    """Is this the name of a topic of some tournament (a family and whole-number parameters)?
+    A running hub checks names against its tournament's ``TopicSpace`` instead."""
+    if not isinstance(topic, str) or len(topic) > 40:
+        return False
+    name, *args = topic.split(":")
+    family = FAMILIES.get(name)
+    return (
+        family is not None
+        and len(args) == len(family.params)
+        and all(a.isdigit() and a == str(int(a)) and len(a) < 7 for a in args)
+    )
 
 
 def check_topic(role: Role | str, topic: object) -> str | None:
     """The error code refusing a subscription (``unknown_topic``, ``forbidden``), or None."""
     if not is_topic(topic):
         return "unknown_topic"
-    if topic == "ops" and role != OPERATOR:
+    assert isinstance(topic, str)
+    if not FAMILIES[topic.split(":", 1)[0]].allows(role):
         return "forbidden"
-    if topic == "projection" and role == PUBLIC:
-        return "forbidden"  # built from hands in progress: commentators and operators only
     return None
 
 

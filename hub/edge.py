@@ -1,31 +1,32 @@
 """An edge process: holds websocket clients, follows the ingest through the bus (DESIGN §2).
 
-It subscribes to the feed channel once, seeds its topic store from the snapshot hash, applies
-every update and fans it out. An update that skips a seq (pub/sub is lossy) makes it reload
-that topic's snapshot from the hash and send clients a fresh snapshot: clients never see a gap.
-Operator commands are forwarded to the ingest on the control channel.
+It subscribes to the feed channel once and forwards each frame's bytes, as the ingest encoded
+them, to the subscribed clients: it never decodes or re-encodes a payload (only a REST read
+decodes one). It starts from the snapshot hash, after asking the ingest to bring the hash up to
+date. A frame that skips a seq (pub/sub is lossy) makes it ask the ingest for that topic's
+snapshot, reload it from the hash and send clients the snapshot: clients never see a gap.
+
+Operator commands go to the ingest on the control channel with a request id; the ingest answers
+on this edge's reply channel, and the operator gets that answer (or a clear error when no ingest
+answers). An edge needs no deck key: cards reach it only inside the payloads of started deals.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import uuid
 from pathlib import Path
 from typing import Any
 
 from hub.auth import Auth
 from hub.bus import Bus, open_bus
 from hub.bus.base import Subscription
-from hub.codec import CodecError, pack
+from hub.codec import CodecError, pack, unpack
+from hub.engine.topics import TopicKey, TopicSpace
 from hub.fanout import Fanout, Limits
-from hub.feed import (
-    TopicStore,
-    Update,
-    control_channel,
-    decode_update,
-    feed_channel,
-    load_snapshots,
-)
+from hub.feed import HISTORY, Channels, EdgeFeed, Frame, decode_feed, load_snapshots
 from hub.metrics import Metrics
 from hub.server import create_app, serve
 from hub.tasks import cancel_and_wait
@@ -33,6 +34,9 @@ from hub.tasks import cancel_and_wait
 __all__ = ["EdgeSource", "run_edge"]
 
 log = logging.getLogger(__name__)
+
+ANSWER_TIMEOUT = 3.0
+"""Seconds an edge waits for the ingest to answer an operator command or snapshot request."""
 
 
 class EdgeSource:
@@ -43,100 +47,190 @@ class EdgeSource:
         bus: Bus,
         tournament: str,
         *,
+        topics: TopicSpace | None = None,
         limits: Limits | None = None,
         heal_attempts: int = 5,
         heal_delay: float = 0.05,
+        answer_timeout: float = ANSWER_TIMEOUT,
     ) -> None:
         self.bus = bus
         self.tournament = tournament
-        self.store = TopicStore()
+        self.topics = topics
+        self.names = Channels(tournament)
+        self.store = EdgeFeed()
         self.fanout = Fanout(self.store, limits)
-        self.gaps = 0  # updates that revealed a gap
-        self.malformed = 0  # feed messages that were not updates
+        self.gaps = 0  # frames that revealed a gap
+        self.malformed = 0  # feed messages that were not frames
+        self.id = uuid.uuid4().hex[:12]
         self._heal_attempts = heal_attempts
         self._heal_delay = heal_delay
+        self._answer_timeout = answer_timeout
         self._subscription: Subscription | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._replies: Subscription | None = None
+        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._refreshing: set[TopicKey] = set()
 
     def ready(self) -> bool:
-        return self._task is not None and not self._task.done()
+        return bool(self._tasks) and not any(t.done() for t in self._tasks)
+
+    def check_topic(self, role: str, topic: object) -> str | None:
+        """Why ``role`` may not subscribe to ``topic`` (a topic outside the tournament is
+        unknown), or None."""
+        if self.topics is None:
+            from hub.auth import check_topic
+
+            return check_topic(role, topic)
+        return self.topics.check(role, topic)
 
     async def start(self) -> None:
-        """Subscribe first, then read the snapshots: an update published in between is
-        either in the snapshot already (ignored by seq) or arrives after it."""
-        self._subscription = self.bus.subscribe(feed_channel(self.tournament))
+        """Subscribe first, then have the ingest bring the snapshot hash up to date and read
+        it: a frame published in between is either in the snapshot (ignored by seq) or
+        arrives after it."""
+        self._subscription = self.bus.subscribe(self.names.feed)
         await self._subscription.ready()
-        for key, (seq, payload) in (await load_snapshots(self.bus, self.tournament)).items():
-            self.store.seed(key, seq, payload)
-        self._task = asyncio.get_running_loop().create_task(self._consume())
+        self._replies = self.bus.subscribe(self.names.reply(self.id))
+        await self._replies.ready()
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._read_replies(), name="edge-replies"),
+        ]
+        with contextlib.suppress(Exception):
+            await self.request({"op": "snapshots"})
+        await self._load(None)
+        self._tasks.append(loop.create_task(self._consume(), name="edge-feed"))
 
     async def stop(self) -> None:
-        if self._task is not None:
-            await cancel_and_wait([self._task])
-        if self._subscription is not None:
-            await self._subscription.aclose()
+        await cancel_and_wait(self._tasks)
+        self._tasks = []
+        for sub in (self._subscription, self._replies):
+            if sub is not None:
+                with contextlib.suppress(Exception):
+                    await sub.aclose()
+        for waiter in self._waiting.values():
+            waiter.cancel()
+
+    async def _load(self, keys: set[TopicKey] | None) -> None:
+        """Seed topics (all, or ``keys``) from the snapshot hash; clients get what is newer."""
+        found = load_snapshots(await self.bus.hgetall(self.names.topics))
+        for key, frame in found.items():
+            if keys is not None and key not in keys:
+                continue
+            if self.store.seed(key, frame):
+                self.fanout.publish(key, frame.outs)
 
     async def _consume(self) -> None:
         assert self._subscription is not None
         async for message in self._subscription:
             try:
-                update = decode_update(message.data)
+                feed = decode_feed(message.data)
             except CodecError as exc:
                 self.malformed += 1
                 log.warning("ignoring a malformed feed message: %s", exc)
                 continue
             try:
-                await self.receive(update)
+                await self.receive(feed.key, feed.frame)
+            except asyncio.CancelledError:
+                raise
             except Exception:
-                log.exception("failed to apply feed update %s seq %d", update.key, update.seq)
+                log.exception("failed to apply feed frame %s seq %d", feed.key, feed.frame.seq)
 
-    async def receive(self, update: Update) -> None:
-        """Apply one update from the feed and fan it out (or heal the gap it reveals)."""
-        current = self.store.seq(update.key)
-        if update.seq <= current:
+    async def receive(self, key: TopicKey, frame: Frame) -> None:
+        """Apply one frame from the feed and fan it out (or heal the gap it reveals)."""
+        if frame.seq <= self.store.seq(key):
             return  # already in the snapshot we started from
-        if self.store.apply(update):
-            self.fanout.publish(update)
+        if self.store.apply(key, frame):
+            self.fanout.publish(key, frame.outs)
+            if self.store.behind(key) > HISTORY // 2 and key not in self._refreshing:
+                # Keep the snapshot new subscribers start from close to the head.
+                self._refreshing.add(key)
+                asyncio.get_running_loop().create_task(self._refresh(key))
             return
         self.gaps += 1
-        await self._heal(update)
+        await self._heal(key, frame)
 
-    async def _heal(self, update: Update) -> None:
-        """Reload the topic from the snapshot hash (retrying briefly while the hash lags the
-        feed), send it to clients as a snapshot, then apply ``update`` if it follows."""
-        key = update.key
-        found = None
+    async def _refresh(self, key: TopicKey) -> None:
+        try:
+            await self.request({"op": "snapshots", "keys": [f"{key[0]}|{key[1]}"]})
+            await self._load({key})
+        except Exception as exc:
+            log.info("could not refresh the snapshot of %s: %s", key, exc)
+        finally:
+            self._refreshing.discard(key)
+
+    async def _heal(self, key: TopicKey, frame: Frame) -> None:
+        """Have the ingest persist the topic's snapshot, reload it from the hash (retrying
+        briefly while the hash lags the feed), send it to clients, then apply ``frame`` if it
+        follows."""
+        with contextlib.suppress(Exception):
+            await self.request({"op": "snapshots", "keys": [f"{key[0]}|{key[1]}"]})
         for attempt in range(self._heal_attempts):
-            found = (await load_snapshots(self.bus, self.tournament)).get(key)
-            if found is not None and found[0] >= update.seq - 1:
+            found = load_snapshots(await self.bus.hgetall(self.names.topics)).get(key)
+            if found is not None and found.seq >= frame.seq - 1:
+                if self.store.seed(key, found):
+                    self.fanout.publish(key, found.outs)
                 break
             if attempt + 1 < self._heal_attempts:
                 await asyncio.sleep(self._heal_delay)
-        if found is not None and found[0] > self.store.seq(key):
-            self.fanout.publish(self.store.seed(key, *found))
-        if update.seq == self.store.seq(key) + 1 and self.store.apply(update):
-            self.fanout.publish(update)
-        elif update.seq > self.store.seq(key):
+        if frame.seq == self.store.seq(key) + 1 and self.store.apply(key, frame):
+            self.fanout.publish(key, frame.outs)
+        elif frame.seq > self.store.seq(key):
             log.warning(
-                "topic %s: snapshot hash at seq %d lags update %d",
+                "topic %s: snapshot hash at seq %d lags frame %d",
                 key,
                 self.store.seq(key),
-                update.seq,
+                frame.seq,
             )
 
-    async def control(self, command: dict[str, Any]) -> dict[str, Any]:
-        """Forward to the ingest, which executes operator commands."""
+    # -- asking the ingest --
+
+    async def request(self, command: dict[str, Any]) -> dict[str, Any]:
+        """Send a command to the ingest and wait for its answer (``{"ok": ...}``)."""
+        rid = uuid.uuid4().hex
+        waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[rid] = waiter
         try:
-            await self.bus.publish(control_channel(self.tournament), pack(command))
+            receivers = await self.bus.publish(
+                self.names.control, pack({**command, "id": rid, "reply": self.id})
+            )
+            if receivers == 0:
+                return _unavailable("no ingest is running for this tournament")
+            return await asyncio.wait_for(waiter, self._answer_timeout)
+        except TimeoutError:
+            return _unavailable(f"the ingest did not answer within {self._answer_timeout:g} s")
         except Exception as exc:
-            return {"ok": False, "code": "unavailable", "error": f"bus unavailable: {exc}"}
-        return {"ok": True, "queued": True}
+            return _unavailable(f"bus unavailable: {exc}")
+        finally:
+            self._waiting.pop(rid, None)
+
+    async def _read_replies(self) -> None:
+        assert self._replies is not None
+        async for message in self._replies:
+            try:
+                answer = unpack(message.data)
+            except CodecError:
+                continue
+            if not isinstance(answer, dict):
+                continue
+            waiter = self._waiting.get(str(answer.get("id")))
+            if waiter is not None and not waiter.done():
+                answer.pop("id", None)
+                waiter.set_result(answer)
+
+    async def control(self, command: dict[str, Any]) -> dict[str, Any]:
+        """An operator command, executed by the ingest: its answer, or why there is none."""
+        return await self.request(command)
+
+
+def _unavailable(message: str) -> dict[str, Any]:
+    return {"ok": False, "code": "unavailable", "error": message}
 
 
 async def run_edge(
     bus: Bus | str | None,
     tournament: str,
     *,
+    topics: TopicSpace | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
     overlays_dir: str | Path | None = None,
@@ -149,7 +243,7 @@ async def run_edge(
     if owned:
         await the_bus.connect()
     try:
-        source = EdgeSource(the_bus, tournament)
+        source = EdgeSource(the_bus, tournament, topics=topics)
         app = create_app(source, overlays_dir=overlays_dir, auth=auth, metrics=metrics)
         running = await serve(app, host, port)
         log.info("edge for %s listening on %s", tournament, running.url)

@@ -22,25 +22,24 @@ import logging
 import struct
 import time
 from collections import Counter, deque
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hub.codec import pack, to_json
-from hub.feed import TopicKey, TopicStore, Update
+from hub.engine.topics import TopicKey
 
 __all__ = [
     "CLOSE_TOO_SLOW",
     "AsgiSink",
     "Client",
     "Fanout",
+    "FrameSource",
     "Limits",
     "Outgoing",
     "RawSink",
     "Sink",
     "build_frame",
-    "message_for",
-    "snapshot_message",
 ]
 
 log = logging.getLogger(__name__)
@@ -97,21 +96,10 @@ class Outgoing:
         return self._text
 
 
-def message_for(update: Update) -> dict[str, Any]:
-    """The client-facing message of an update (docs/protocol.md §2)."""
-    if update.full:
-        return snapshot_message(update.topic, update.seq, update.data)
-    return {
-        "type": "delta",
-        "topic": update.topic,
-        "seq": update.seq,
-        "data": update.data,
-        "removed": list(update.removed),
-    }
+class FrameSource(Protocol):
+    """Where a (re)subscribing client's first frames come from (``hub.feed`` stores)."""
 
-
-def snapshot_message(topic: str, seq: int, data: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "snapshot", "topic": topic, "seq": seq, "data": data}
+    def catch_up(self, key: TopicKey, fmt: str, resume: int | None) -> list[Outgoing]: ...
 
 
 # -- sinks: where a client's bytes go ---------------------------------------------------------
@@ -377,7 +365,8 @@ class Client:
         self._stale_since = None
         for topic in stale:
             if topic in self.topics:
-                self.enqueue(topic, self.fanout.snapshot_out((self.audience, topic), self.format))
+                for out in self.fanout.store.catch_up((self.audience, topic), self.format, None):
+                    self.enqueue(topic, out)
 
     def _start_writer(self) -> None:
         self._wake.set()
@@ -445,7 +434,7 @@ class Fanout:
     """Clients and their subscriptions; ``publish`` is synchronous and O(subscribers)."""
 
     def __init__(
-        self, store: TopicStore, limits: Limits | None = None, flush_delay: float = 0.0
+        self, store: FrameSource, limits: Limits | None = None, flush_delay: float = 0.0
     ) -> None:
         """``flush_delay``: 0 writes at the end of the current loop iteration; a few
         milliseconds coalesce a burst of updates into one write per client (fewer syscalls,
@@ -460,7 +449,6 @@ class Fanout:
         self._subs: dict[TopicKey, dict[str, set[Client]]] = {}
         self._dirty: list[Client] = []
         self._flush_handle: asyncio.Handle | asyncio.TimerHandle | None = None
-        self._snapshots: dict[tuple[TopicKey, str], tuple[int, Outgoing]] = {}
 
     def add(self, sink: Sink, role: str, audience: str, fmt: str = "json") -> Client:
         client = Client(self, sink, role, audience, fmt, self.limits)
@@ -471,9 +459,7 @@ class Fanout:
         """Forget a client (idempotent); ``Client.close`` calls it."""
         self.clients.discard(client)
         for topic in client.topics:
-            by_format = self._subs.get((client.audience, topic))
-            if by_format is not None:
-                by_format[client.format].discard(client)
+            self._forget(client, (client.audience, topic))
         client.topics.clear()
         client.stale.clear()
 
@@ -486,17 +472,14 @@ class Fanout:
 
     def subscribe(self, client: Client, topic: str, resume: int | None = None) -> None:
         """Subscribe and queue what the client needs first: the missed deltas when its
-        ``resume`` seq is still in the history, else the current snapshot."""
+        ``resume`` seq is still in the history, else the current snapshot (and any deltas
+        after it)."""
         if client.closed:
             return
         key = (client.audience, topic)
         client.drop_topic(topic)
-        missed = None if resume is None else self.store.since(key, resume)
-        if missed is None:
-            client.enqueue(topic, self.snapshot_out(key, client.format))
-        else:
-            for update in missed:
-                client.enqueue(topic, Outgoing.encode(message_for(update), client.format))
+        for out in self.store.catch_up(key, client.format, resume):
+            client.enqueue(topic, out)
         if client.closed:
             return
         client.topics.add(topic)
@@ -508,41 +491,29 @@ class Fanout:
     def unsubscribe(self, client: Client, topic: str) -> None:
         client.topics.discard(topic)
         client.drop_topic(topic)
-        by_format = self._subs.get((client.audience, topic))
+        self._forget(client, (client.audience, topic))
+
+    def _forget(self, client: Client, key: TopicKey) -> None:
+        """Drop a client from a topic; the topic's entry goes with its last subscriber."""
+        by_format = self._subs.get(key)
         if by_format is not None:
             by_format[client.format].discard(client)
+            if not any(by_format.values()):
+                del self._subs[key]
 
-    def snapshot_out(self, key: TopicKey, fmt: str) -> Outgoing:
-        """The topic's current snapshot, encoded once per seq and format."""
-        seq = self.store.seq(key)
-        cached = self._snapshots.get((key, fmt))
-        if cached is not None and cached[0] == seq and seq > 0:
-            return cached[1]
-        seq, payload = self.store.snapshot(key)
-        out = Outgoing.encode(snapshot_message(key[1], seq, payload), fmt)
-        self._snapshots[(key, fmt)] = (seq, out)
-        return out
-
-    def publish(self, update: Update) -> None:
-        """Queue the update for every subscriber; the writes happen in the next flush.
-        Call it right after the store changed, with no await in between."""
-        by_format = self._subs.get(update.key)
+    def publish(self, key: TopicKey, frames: Mapping[str, Outgoing]) -> None:
+        """Queue an update, already encoded once per wire format, for every subscriber; the
+        writes happen in the next flush. Call it right after the store changed, with no
+        await in between."""
+        by_format = self._subs.get(key)
         if not by_format:
             return
-        message: dict[str, Any] | None = None
-        topic = update.topic
+        topic = key[1]
         for fmt, clients in by_format.items():
-            if not clients:
-                continue
-            if message is None:
-                message = message_for(update)
-            out = Outgoing.encode(message, fmt)
-            for client in list(clients):  # a copy: enqueue may close (and remove) a client
-                client.enqueue(topic, out)
-
-    def publish_many(self, updates: Iterable[Update]) -> None:
-        for update in updates:
-            self.publish(update)
+            if clients:
+                out = frames[fmt]
+                for client in list(clients):  # a copy: enqueue may close (and remove) a client
+                    client.enqueue(topic, out)
 
     def _mark_dirty(self, client: Client) -> None:
         self._dirty.append(client)

@@ -1,13 +1,20 @@
-"""Topic store: the current payload of every topic, its seq, and a short history of deltas.
+"""The feed: every topic's updates as client frames, encoded once, with the seqs that order them.
 
-The ingest ``put``s whole payloads; the store turns each change into a top-level delta with the
-next seq. Edges ``apply`` the deltas they receive on the feed channel and notice gaps. Either
-side can answer a resuming client from ``since`` (missed deltas) or ``snapshot``.
+The ingest turns each ``TopicChange`` of the engine into one ``Frame``: the client message
+(``snapshot`` or ``delta`` with a JSON Patch) encoded once in JSON and once in msgpack. The same
+bytes go to the ingest's own clients, onto the feed channel for the edges, and from an edge to
+its clients: nobody decodes or re-encodes them on the way.
 
-Wire names shared by ingest and edges (DESIGN §2):
-- feed channel ``dup:{tournament}:feed``: one ``encode_update`` message per update;
-- snapshot hash ``dup:{tournament}:topics``: field ``"{audience}|{topic}"`` →
-  ``pack({"seq", "data"})``, so an edge can start (or heal a gap) without the ingest.
+A store keeps, per topic, its seq and a short history of delta frames, which answers a client
+that subscribes or resumes (``catch_up``): the deltas it missed, or a snapshot and the deltas
+after it. ``IngestFeed`` owns the payloads and encodes a snapshot only when one is needed (a new
+subscriber, a REST read, a persisted copy). ``EdgeFeed`` holds the bytes it received: a snapshot
+frame from the snapshot hash and the delta frames after it.
+
+Wire names (DESIGN §2), declared once in ``Channels``:
+- feed channel ``dup:{t}:feed``: one ``encode_feed`` message per update;
+- snapshot hash ``dup:{t}:topics``: field ``"{audience}|{topic}"`` → ``encode_snapshot``;
+  written lazily: every ``SNAPSHOT_EVERY`` deltas of a topic, when asked, and on stop.
 """
 
 from __future__ import annotations
@@ -17,234 +24,429 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hub.bus import Bus
-from hub.codec import CodecError, pack, unpack
+from hub.codec import CodecError, from_json, pack, to_json, unpack
+from hub.engine.patch import PatchError, apply_patch, clone, diff
+from hub.engine.projections import TopicChange
+from hub.engine.topics import TopicKey
+from hub.fanout import Outgoing
 
 __all__ = [
     "HISTORY",
+    "SNAPSHOT_EVERY",
+    "Channels",
+    "EdgeFeed",
+    "FeedMessage",
+    "Frame",
+    "IngestFeed",
+    "PayloadFeed",
     "TopicKey",
-    "TopicStore",
-    "Update",
-    "control_channel",
+    "decode_feed",
     "decode_snapshot",
-    "decode_update",
+    "encode_feed",
     "encode_snapshot",
-    "encode_update",
-    "feed_channel",
-    "load_snapshots",
-    "snapshot_field",
-    "snapshots_key",
 ]
 
-TopicKey = tuple[str, str]
-"""``(audience, topic)``: audience is ``"public"`` or ``"live"``."""
-
 HISTORY = 256
-"""Deltas kept per topic for resuming clients; older resumes get a snapshot."""
+"""Delta frames kept per topic for resuming clients; older resumes get a snapshot."""
 
-_MISSING = object()
+SNAPSHOT_EVERY = 64
+"""A topic's snapshot is persisted at least every this many deltas, so a restarted ingest that
+continues at (persisted seq + SNAPSHOT_EVERY) never reuses a seq a client has seen."""
+
+FORMATS = ("json", "msgpack")
+WIRE = 2
 
 
 @dataclass(frozen=True, slots=True)
-class Update:
-    """One change of one topic. ``full``: ``data`` is the whole payload (a snapshot)."""
+class Channels:
+    """Every Redis key and channel name of one tournament, spelled out here only."""
 
-    audience: str
-    topic: str
-    seq: int
-    data: dict[str, Any]
-    removed: tuple[str, ...] = ()
-    full: bool = False
+    tournament: str
 
     @property
-    def key(self) -> TopicKey:
-        return (self.audience, self.topic)
+    def prefix(self) -> str:
+        return f"dup:{self.tournament}"
 
+    @property
+    def consoles_pattern(self) -> str:
+        return f"{self.prefix}:console:*"
 
-class _Topic:
-    __slots__ = ("history", "payload", "seq")
+    def console(self, table: int) -> str:
+        return f"{self.prefix}:console:{table}"
 
-    def __init__(self, history: int) -> None:
-        self.seq = 0
-        self.payload: dict[str, Any] = {}
-        self.history: deque[Update] = deque(maxlen=history)
+    def ack(self, console: str) -> str:
+        return f"{self.prefix}:ack:{console}"
 
+    def errors(self, table: int | None) -> str:
+        return f"{self.prefix}:errors:{table if table is not None else 0}"
 
-class TopicStore:
-    """Per-topic state; synchronous so that reading a snapshot and subscribing never race."""
+    @property
+    def control(self) -> str:
+        return f"{self.prefix}:control"
 
-    def __init__(self, history: int = HISTORY) -> None:
-        self._history = history
-        self._topics: dict[TopicKey, _Topic] = {}
+    def reply(self, edge: str) -> str:
+        return f"{self.prefix}:reply:{edge}"
 
-    def _topic(self, key: TopicKey) -> _Topic:
-        topic = self._topics.get(key)
-        if topic is None:
-            topic = self._topics[key] = _Topic(self._history)
-        return topic
+    @property
+    def feed(self) -> str:
+        return f"{self.prefix}:feed"
 
-    def keys(self) -> Iterable[TopicKey]:
-        return self._topics.keys()
+    @property
+    def topics(self) -> str:
+        return f"{self.prefix}:topics"
 
-    def seq(self, key: TopicKey) -> int:
-        topic = self._topics.get(key)
-        return 0 if topic is None else topic.seq
+    @property
+    def journal(self) -> str:
+        return f"{self.prefix}:journal"
 
-    def snapshot(self, key: TopicKey) -> tuple[int, dict[str, Any]]:
-        """``(seq, payload)``; ``(0, {})`` for a topic that has no payload yet."""
-        topic = self._topics.get(key)
-        if topic is None:
-            return 0, {}
-        return topic.seq, dict(topic.payload)
+    @property
+    def engine(self) -> str:
+        return f"{self.prefix}:engine"
 
-    def put(self, key: TopicKey, payload: Mapping[str, Any]) -> Update | None:
-        """Record the topic's new payload; the delta to publish, or None if nothing changed."""
-        topic = self._topic(key)
-        new = dict(payload)
-        if topic.seq == 0:
-            update = Update(key[0], key[1], 1, new, (), True)
-        else:
-            old = topic.payload
-            data = {k: v for k, v in new.items() if old.get(k, _MISSING) != v}
-            removed = tuple(k for k in old if k not in new)
-            if not data and not removed:
-                return None
-            update = Update(key[0], key[1], topic.seq + 1, data, removed, False)
-        topic.seq = update.seq
-        topic.payload = new
-        topic.history.append(update)
-        return update
+    @property
+    def seqs(self) -> str:
+        return f"{self.prefix}:consoles"
 
-    def seed(self, key: TopicKey, seq: int, payload: Mapping[str, Any]) -> Update:
-        """Set a topic's state outright (restart, edge start, gap repair); returns it as a
-        full update so edges can send it to clients as a snapshot. Later ``put``s continue
-        from ``seq``, so clients never see seqs go back after an ingest restart."""
-        if seq < 0:
-            raise ValueError(f"seq must not be negative, not {seq}")
-        topic = self._topic(key)
-        update = Update(key[0], key[1], seq, dict(payload), (), True)
-        topic.seq = seq
-        topic.payload = dict(payload)
-        topic.history.clear()
-        topic.history.append(update)
-        return update
+    @property
+    def rejected(self) -> str:
+        return f"{self.prefix}:rejected"
 
-    def apply(self, update: Update) -> bool:
-        """Apply an update from the feed channel. False: it reveals a gap and nothing changed
-        (reload the topic's snapshot). Updates at or below the current seq are ignored."""
-        topic = self._topic(update.key)
-        if update.full:
-            if update.seq >= topic.seq:
-                self.seed(update.key, update.seq, update.data)
-            return True
-        if update.seq <= topic.seq:
-            return True
-        if update.seq != topic.seq + 1:
-            return False
-        payload = dict(topic.payload)
-        payload.update(update.data)
-        for name in update.removed:
-            payload.pop(name, None)
-        topic.seq = update.seq
-        topic.payload = payload
-        topic.history.append(update)
-        return True
+    @property
+    def lease(self) -> str:
+        return f"{self.prefix}:ingest"
 
-    def since(self, key: TopicKey, seq: int) -> list[Update] | None:
-        """Updates after ``seq``; None when the history no longer covers it (send a snapshot)."""
-        topic = self._topics.get(key)
-        current = 0 if topic is None else topic.seq
-        if seq == current:
-            return []
-        if topic is None or seq > current or seq < 0:
-            return None
-        history = topic.history
-        if not history or history[0].seq > seq + 1:
-            return None
-        return [u for u in history if u.seq > seq]
-
-
-# -- wire formats -----------------------------------------------------------------------------
-
-
-def feed_channel(tournament: str) -> str:
-    return f"dup:{tournament}:feed"
-
-
-def control_channel(tournament: str) -> str:
-    return f"dup:{tournament}:control"
-
-
-def snapshots_key(tournament: str) -> str:
-    return f"dup:{tournament}:topics"
+    def table_of(self, channel: str) -> int | None:
+        """The table of a console channel name (one this hub subscribed to)."""
+        tail = channel.rpartition(":")[2]
+        return int(tail) if tail.isdigit() and len(tail) < 7 else None
 
 
 def snapshot_field(key: TopicKey) -> str:
     return f"{key[0]}|{key[1]}"
 
 
-def encode_update(update: Update) -> bytes:
+# -- frames -----------------------------------------------------------------------------------
+
+
+class Frame:
+    """One update of one topic as its clients receive it, in every wire format."""
+
+    __slots__ = ("full", "outs", "seq")
+
+    def __init__(self, seq: int, full: bool, outs: dict[str, Outgoing]) -> None:
+        self.seq = seq
+        self.full = full
+        self.outs = outs
+
+    @classmethod
+    def encode(cls, message: dict[str, Any]) -> Frame:
+        return cls(
+            message["seq"],
+            message["type"] == "snapshot",
+            {"json": Outgoing(to_json(message), True), "msgpack": Outgoing(pack(message), False)},
+        )
+
+    @classmethod
+    def snapshot(cls, topic: str, seq: int, payload: dict[str, Any]) -> Frame:
+        return cls.encode({"type": "snapshot", "topic": topic, "seq": seq, "data": payload})
+
+    @classmethod
+    def delta(cls, topic: str, seq: int, patch: list[dict[str, Any]]) -> Frame:
+        return cls.encode({"type": "delta", "topic": topic, "seq": seq, "patch": patch})
+
+
+@dataclass(frozen=True, slots=True)
+class FeedMessage:
+    key: TopicKey
+    frame: Frame
+
+
+def encode_feed(key: TopicKey, frame: Frame) -> bytes:
+    """A feed channel message: the frame's bytes behind a small envelope."""
     return pack(
         {
-            "audience": update.audience,
-            "topic": update.topic,
-            "seq": update.seq,
-            "data": update.data,
-            "removed": list(update.removed),
-            "full": update.full,
+            "v": WIRE,
+            "a": key[0],
+            "t": key[1],
+            "s": frame.seq,
+            "f": frame.full,
+            "j": frame.outs["json"].payload,
+            "m": frame.outs["msgpack"].payload,
         }
     )
 
 
-def decode_update(data: bytes) -> Update:
-    """Raises ``CodecError`` for anything that is not an encoded update."""
+def decode_feed(data: bytes) -> FeedMessage:
+    """Reads the envelope only; the frame bytes stay as they are. Raises ``CodecError``."""
     msg = unpack(data)
-    try:
-        audience, topic, seq = msg["audience"], msg["topic"], msg["seq"]
-        payload, removed, full = msg["data"], msg.get("removed", []), msg.get("full", False)
-    except (TypeError, KeyError) as exc:
-        raise CodecError(f"not a feed update: {exc}") from exc
+    if not isinstance(msg, dict) or msg.get("v") != WIRE:
+        raise CodecError("not a feed message of this version")
+    a, t, s, j, m = msg.get("a"), msg.get("t"), msg.get("s"), msg.get("j"), msg.get("m")
     if not (
-        isinstance(audience, str)
-        and isinstance(topic, str)
-        and isinstance(seq, int)
-        and isinstance(payload, dict)
-        and isinstance(removed, list)
-        and all(isinstance(name, str) for name in removed)
+        isinstance(a, str)
+        and isinstance(t, str)
+        and isinstance(s, int)
+        and not isinstance(s, bool)
+        and isinstance(j, bytes)
+        and isinstance(m, bytes)
     ):
-        raise CodecError("not a feed update: wrong field types")
-    return Update(audience, topic, seq, payload, tuple(removed), bool(full))
+        raise CodecError("not a feed message: wrong field types")
+    outs = {"json": Outgoing(j, True), "msgpack": Outgoing(m, False)}
+    return FeedMessage((a, t), Frame(s, bool(msg.get("f")), outs))
 
 
-def encode_snapshot(seq: int, payload: Mapping[str, Any]) -> bytes:
-    return pack({"seq": seq, "data": dict(payload)})
+def encode_snapshot(frame: Frame) -> bytes:
+    return pack(
+        {
+            "v": WIRE,
+            "s": frame.seq,
+            "j": frame.outs["json"].payload,
+            "m": frame.outs["msgpack"].payload,
+        }
+    )
 
 
-def decode_snapshot(data: bytes) -> tuple[int, dict[str, Any]]:
+def decode_snapshot(data: bytes) -> Frame:
     msg = unpack(data)
-    if not (isinstance(msg, dict) and isinstance(msg.get("seq"), int)):
-        raise CodecError("not a topic snapshot")
-    payload = msg.get("data")
-    if not isinstance(payload, dict):
-        raise CodecError("not a topic snapshot: data is not a map")
-    return msg["seq"], payload
+    if not isinstance(msg, dict) or msg.get("v") != WIRE or not isinstance(msg.get("s"), int):
+        raise CodecError("not a topic snapshot of this version")
+    j, m = msg.get("j"), msg.get("m")
+    if not (isinstance(j, bytes) and isinstance(m, bytes)):
+        raise CodecError("not a topic snapshot: wrong field types")
+    return Frame(msg["s"], True, {"json": Outgoing(j, True), "msgpack": Outgoing(m, False)})
 
 
-def _parse_field(field: str) -> TopicKey | None:
-    audience, sep, topic = field.partition("|")
-    return (audience, topic) if sep and audience and topic else None
+def snapshot_payload(frame: Frame) -> dict[str, Any]:
+    """The payload inside a snapshot frame (decoded: for REST and restarts, not the hot path)."""
+    message = from_json(frame.outs["json"].payload)
+    data = message.get("data") if isinstance(message, dict) else None
+    if not isinstance(data, dict):
+        raise CodecError("snapshot frame without a data map")
+    return data
 
 
-async def load_snapshots(bus: Bus, tournament: str) -> dict[TopicKey, tuple[int, dict[str, Any]]]:
-    """Every topic snapshot the ingest persisted; malformed entries are skipped."""
-    raw = await bus.hgetall(snapshots_key(tournament))
-    result: dict[TopicKey, tuple[int, dict[str, Any]]] = {}
+# -- stores -----------------------------------------------------------------------------------
+
+
+class _Log:
+    __slots__ = ("base", "deltas", "payload", "seq", "unsaved")
+
+    def __init__(self) -> None:
+        self.seq = 0
+        self.base: Frame | None = None  # a snapshot frame at base.seq <= seq
+        self.deltas: deque[Frame] = deque(maxlen=HISTORY)  # contiguous, ending at seq
+        self.payload: dict[str, Any] | None = None  # decoded current payload (if known)
+        self.unsaved = 0  # deltas since the snapshot hash last got this topic
+
+
+class _Store:
+    """What both sides share: seqs, delta history, and catching a client up."""
+
+    def __init__(self) -> None:
+        self._logs: dict[TopicKey, _Log] = {}
+
+    def keys(self) -> Iterable[TopicKey]:
+        return self._logs.keys()
+
+    def seq(self, key: TopicKey) -> int:
+        log = self._logs.get(key)
+        return 0 if log is None else log.seq
+
+    def _base(self, key: TopicKey, log: _Log) -> Frame | None:
+        return log.base
+
+    def catch_up(self, key: TopicKey, fmt: str, resume: int | None) -> list[Outgoing]:
+        """What a client subscribing (``resume``: the last seq it has) gets first: the deltas
+        it missed, or a snapshot and the deltas after it."""
+        log = self._logs.get(key)
+        if log is None or log.seq == 0:
+            return [Frame.snapshot(key[1], 0, {}).outs[fmt]]
+        if resume is not None and 0 <= resume <= log.seq:
+            missed = _since(log, resume)
+            if missed is not None:
+                return [f.outs[fmt] for f in missed]
+        base = self._base(key, log)
+        if base is None:
+            return []
+        return [base.outs[fmt], *(f.outs[fmt] for f in log.deltas if f.seq > base.seq)]
+
+    def snapshot(self, key: TopicKey) -> tuple[int, dict[str, Any]]:
+        """``(seq, payload)`` for REST; ``(0, {})`` for a topic with no data yet."""
+        log = self._logs.get(key)
+        if log is None or log.seq == 0:
+            return 0, {}
+        payload = self._payload(key, log)
+        return (0, {}) if payload is None else (log.seq, payload)
+
+    def _payload(self, key: TopicKey, log: _Log) -> dict[str, Any] | None:
+        return log.payload
+
+
+def _since(log: _Log, seq: int) -> list[Frame] | None:
+    if seq == log.seq:
+        return []
+    if not log.deltas or log.deltas[0].seq > seq + 1:
+        return None
+    return [f for f in log.deltas if f.seq > seq]
+
+
+class IngestFeed(_Store):
+    """The ingest's side: turns engine changes into frames; knows every payload."""
+
+    def publish(self, change: TopicChange) -> Frame | None:
+        """The frame of one engine change (None: nothing a client would see changed)."""
+        key = change.key
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = _Log()
+        if change.patch is None:  # a topic new to the engine's projections
+            if log.payload is not None:  # known from before a restart: send the difference
+                patch = diff(log.payload, change.payload)
+                if not patch:
+                    return None
+                return self._delta(key, log, patch)
+            log.seq += 1
+            log.payload = clone(change.payload)
+            log.base = Frame.snapshot(key[1], log.seq, log.payload)
+            log.deltas.clear()
+            log.unsaved = SNAPSHOT_EVERY  # a new topic is persisted at once
+            return log.base
+        if not change.patch:
+            return None
+        return self._delta(key, log, change.patch)
+
+    def _delta(self, key: TopicKey, log: _Log, patch: list[dict[str, Any]]) -> Frame:
+        log.seq += 1
+        frame = Frame.delta(key[1], log.seq, patch)
+        log.deltas.append(frame)
+        assert log.payload is not None
+        apply_patch(log.payload, clone(patch), in_place=True)
+        log.base = None  # the next snapshot is encoded when someone needs it
+        log.unsaved += 1
+        return frame
+
+    def _base(self, key: TopicKey, log: _Log) -> Frame | None:
+        if log.base is None or log.base.seq != log.seq:
+            if log.payload is None:
+                return None
+            log.base = Frame.snapshot(key[1], log.seq, log.payload)
+        return log.base
+
+    def seed(self, key: TopicKey, seq: int, payload: dict[str, Any]) -> None:
+        """A topic as persisted before a restart: later changes continue after ``seq``."""
+        if seq < 0:
+            raise ValueError(f"seq must not be negative, not {seq}")
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = _Log()
+        log.seq, log.payload, log.base = seq, payload, None
+        log.deltas.clear()
+        log.unsaved = 0
+
+    def unsaved(self, *, at_least: int = 1) -> list[TopicKey]:
+        """Topics whose persisted snapshot is ``at_least`` deltas behind."""
+        return [k for k, log in self._logs.items() if log.unsaved >= at_least and log.seq > 0]
+
+    def snapshots(self, keys: Iterable[TopicKey]) -> dict[str, bytes]:
+        """Encoded snapshots of ``keys`` for the snapshot hash; marks them saved."""
+        out: dict[str, bytes] = {}
+        for key in keys:
+            log = self._logs.get(key)
+            if log is None or log.seq == 0:
+                continue
+            base = self._base(key, log)
+            if base is None:
+                continue
+            out[snapshot_field(key)] = encode_snapshot(base)
+            log.unsaved = 0
+        return out
+
+
+class PayloadFeed(IngestFeed):
+    """An ``IngestFeed`` given whole payloads rather than the engine's changes: each is diffed
+    against the last (for feeds without an engine: benchmarks, tests, tools)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: dict[TopicKey, dict[str, Any]] = {}
+
+    def put(self, key: TopicKey, payload: dict[str, Any]) -> Frame | None:
+        old = self._last.get(key)
+        self._last[key] = clone(payload)
+        return self.publish(TopicChange(key, None if old is None else diff(old, payload), payload))
+
+
+class EdgeFeed(_Store):
+    """An edge's side: frames as received, forwarded as bytes; payloads decoded only for REST."""
+
+    def apply(self, key: TopicKey, frame: Frame) -> bool:
+        """A frame from the feed channel. False: it reveals a gap (nothing changed; reload the
+        topic's snapshot). Frames at or below the current seq are ignored (True)."""
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = _Log()
+        if frame.full:
+            if frame.seq >= log.seq:
+                self._seed(log, frame)
+            return True
+        if frame.seq <= log.seq:
+            return True
+        if frame.seq != log.seq + 1 or log.base is None:
+            return False
+        log.seq = frame.seq
+        log.deltas.append(frame)
+        log.payload = None
+        return True
+
+    def seed(self, key: TopicKey, frame: Frame) -> bool:
+        """A snapshot from the hash; taken when newer than what the edge has."""
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = _Log()
+        if frame.seq < log.seq:
+            return False
+        if frame.seq == log.seq and log.base is not None:
+            return False
+        self._seed(log, frame)
+        return True
+
+    def _seed(self, log: _Log, frame: Frame) -> None:
+        log.seq = frame.seq
+        log.base = frame
+        log.deltas.clear()
+        log.payload = None
+
+    def behind(self, key: TopicKey) -> int:
+        """Deltas held after the snapshot (a new snapshot is worth asking for when many)."""
+        log = self._logs.get(key)
+        return 0 if log is None or log.base is None else log.seq - log.base.seq
+
+    def drop(self, key: TopicKey) -> None:
+        self._logs.pop(key, None)
+
+    def _payload(self, key: TopicKey, log: _Log) -> dict[str, Any] | None:
+        if log.payload is None and log.base is not None:
+            try:
+                payload = snapshot_payload(log.base)
+                for frame in log.deltas:
+                    if frame.seq > log.base.seq:
+                        message = from_json(frame.outs["json"].payload)
+                        apply_patch(payload, message["patch"], in_place=True)
+            except (CodecError, PatchError, KeyError, TypeError):
+                return None
+            log.payload = payload
+        return log.payload
+
+
+def load_snapshots(raw: Mapping[str, bytes]) -> dict[TopicKey, Frame]:
+    """The snapshot hash's entries; malformed ones are skipped."""
+    out: dict[TopicKey, Frame] = {}
     for field, value in raw.items():
-        key = _parse_field(field)
-        if key is None:
+        audience, sep, topic = field.partition("|")
+        if not (sep and audience and topic):
             continue
         try:
-            result[key] = decode_snapshot(value)
+            out[(audience, topic)] = decode_snapshot(value)
         except CodecError:
             continue
-    return result
+    return out

@@ -36,16 +36,16 @@ from typing import Any
 
 from hub import codec
 from hub.bus.base import Bus, Fence, LeaseLost
-from hub.engine.core import Engine, Outcome, TopicKey
+from hub.engine.core import Engine, Outcome
 from hub.feed import (
-    TopicStore,
-    control_channel,
-    encode_snapshot,
-    encode_update,
-    feed_channel,
+    SNAPSHOT_EVERY,
+    Channels,
+    Frame,
+    IngestFeed,
+    TopicKey,
+    encode_feed,
     load_snapshots,
-    snapshot_field,
-    snapshots_key,
+    snapshot_payload,
 )
 from hub.metrics import Metrics
 from hub.tasks import cancel_and_wait
@@ -56,20 +56,8 @@ BATCH = 512
 LEASE_TTL = 5.0  # seconds; a successor waits at most this long after a crash
 
 
-def channels(tournament: str) -> dict[str, str]:
-    prefix = f"dup:{tournament}"
-    return {
-        "console": f"{prefix}:console:*",
-        "control": control_channel(tournament),
-        "journal": f"{prefix}:journal",
-        "feed": feed_channel(tournament),
-        "topics": snapshots_key(tournament),
-        "consoles": f"{prefix}:consoles",
-        "rejected": f"{prefix}:rejected",
-        "lease": f"{prefix}:ingest",
-        "ack": f"{prefix}:ack:",
-        "errors": f"{prefix}:errors:",
-    }
+SNAPSHOT_INTERVAL = 2.0  # seconds: changed topics' snapshots are persisted at least this often
+MAX_REFUSALS = 1000  # refusals whose answer is kept per console (older ones: "refused")
 
 
 class Ingest:
@@ -80,8 +68,8 @@ class Ingest:
         bus: Bus,
         engine: Engine,
         *,
-        store: TopicStore | None = None,
-        on_update: Callable[[Any], None] | None = None,
+        store: IngestFeed | None = None,
+        on_frame: Callable[[TopicKey, Frame], None] | None = None,
         clock: Callable[[], float] = time.time,
         tick_interval: float = 0.25,
         metrics: Metrics | None = None,
@@ -92,22 +80,27 @@ class Ingest:
         self.bus = bus
         self.engine = engine
         self.tournament = engine.config.id
-        self.names = channels(self.tournament)
-        self.store = store or TopicStore()
-        self.on_update = on_update
+        self.names = Channels(self.tournament)
+        self.store = store or IngestFeed()
+        self.on_frame = on_frame
         self.clock = clock
         self.tick_interval = tick_interval
         self.ready = False
+        self.ready_once = False  # it served once: persist its snapshots on stop
         self.standby = False
         self.lost = False
         self.replayed = 0
         self.last_position = "0-0"
         self.lease_ttl = lease_ttl
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self.fence = Fence(self.names["lease"], self.owner)
+        self.fence = Fence(self.names.lease, self.owner)
         self.on_lost = on_lost
         self._queue: asyncio.Queue[tuple[str, bytes, float]] = asyncio.Queue(maxsize=50_000)
         self._lock = asyncio.Lock()
+        self._feed_lock = asyncio.Lock()  # feed messages go out in seq order
+        self._saved_at = 0.0
+        self._refusals: dict[str, list[int]] = {}  # console -> seqs whose answer is persisted
+        self._snapshot_requests: list[_Command] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._subs: list[Any] = []
         self._stopping = False
@@ -134,7 +127,7 @@ class Ingest:
 
     async def _run(self) -> None:
         await self.rebuild()
-        for pattern in (self.names["console"], self.names["control"]):
+        for pattern in (self.names.consoles_pattern, self.names.control):
             sub = self.bus.subscribe(pattern)
             await sub.ready()
             self._subs.append(sub)
@@ -142,7 +135,7 @@ class Ingest:
         self._tasks.append(asyncio.create_task(self._process(), name="ingest-process"))
         self._tasks.append(asyncio.create_task(self._ticker(), name="ingest-release"))
         self._tasks.append(asyncio.create_task(self._keep_lease(), name="ingest-lease"))
-        self.ready = True
+        self.ready = self.ready_once = True
         log.info("ingest ready for %s after replaying %d records", self.tournament, self.replayed)
 
     async def stop(self) -> None:
@@ -154,6 +147,9 @@ class Ingest:
                 await sub.aclose()
         self._tasks.clear()
         self._subs.clear()
+        if self.ready_once and not self.lost and not self.standby:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.save_snapshots(), self.lease_ttl)
         if not self.lost and not self.standby:
             with contextlib.suppress(Exception):
                 await self.bus.release(self.fence.key, self.owner)
@@ -191,7 +187,7 @@ class Ingest:
         """Replay the journal into the engine, then continue the feed seqs where they were."""
         after = "0-0"
         while True:
-            page = await self.bus.read(self.names["journal"], after, 1000)
+            page = await self.bus.read(self.names.journal, after, 1000)
             if not page:
                 break
             for entry_id, data in page:
@@ -205,19 +201,28 @@ class Ingest:
                 "journal holds %d records applied before (same console and seq): skipped",
                 self.engine.restore_skipped,
             )
-        rejected: dict[tuple[str, int], dict[str, Any]] = {}
-        for name, packed in (await self.bus.hgetall(self.names["rejected"])).items():
+        refusals: dict[tuple[str, int], dict[str, Any]] = {}
+        for name, packed in (await self.bus.hgetall(self.names.rejected)).items():
             seq_text, _, console = name.partition(":")
             answer = codec.unpack(packed)
             if seq_text.isdigit() and isinstance(answer, dict):
-                rejected[(console, int(seq_text))] = answer
-        self.engine.sequencer.restore_rejected(rejected)
-        persisted = await self.bus.hgetall(self.names["consoles"])
-        self.engine.sequencer.restore({k: int(v) for k, v in persisted.items()})
-        for key, (seq, payload) in (await load_snapshots(self.bus, self.tournament)).items():
-            self.store.seed(key, seq, payload)
+                refusals[(console, int(seq_text))] = answer
+                self._refusals.setdefault(console, []).append(int(seq_text))
+        for seqs in self._refusals.values():
+            seqs.sort()
+        persisted = await self.bus.hgetall(self.names.seqs)
+        self.engine.restore_answers(refusals, {k: int(v) for k, v in persisted.items()})
+        # A crashed ingest may have published up to SNAPSHOT_EVERY - 1 deltas past a topic's
+        # persisted snapshot: continue after all of them, with a snapshot.
+        for key, frame in load_snapshots(await self.bus.hgetall(self.names.topics)).items():
+            try:
+                payload = snapshot_payload(frame)
+            except codec.CodecError:
+                continue
+            self.store.seed(key, frame.seq + SNAPSHOT_EVERY, payload)
         self.engine.tick(self.clock())
-        await self._publish(set(self.engine.topic_keys()))
+        self.engine.start_feed()
+        await self._publish()
 
     # ------------------------------------------------------------------ loops
     async def _read(self, sub: Any) -> None:
@@ -230,7 +235,7 @@ class Ingest:
             while len(batch) < BATCH and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             try:
-                changed = await self.handle_batch(batch)
+                await self.handle_batch(batch)
             except asyncio.CancelledError:
                 raise
             except LeaseLost:
@@ -240,37 +245,43 @@ class Ingest:
                 log.exception("ingest failed on a batch of %d messages", len(batch))
                 self.metrics.reject("internal_error")
                 continue
-            if changed:
-                await self._publish(changed)
+            await self._publish()
 
     async def _ticker(self) -> None:
         while not self._stopping:
             await asyncio.sleep(self.tick_interval)
-            changed = self.engine.tick(self.clock())
-            if changed:
-                await self._publish(changed)
+            self.engine.tick(self.clock())
+            try:
+                await self._publish(save_due=self.clock() - self._saved_at >= SNAPSHOT_INTERVAL)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the bus is down: the next round tries again
+                log.warning("could not publish the feed: %s", exc)
 
     # ------------------------------------------------------------------ messages
-    async def handle(self, channel: str, data: bytes) -> set[TopicKey]:
-        """One message (a batch of one)."""
-        return await self.handle_batch([(channel, data, time.monotonic())])
+    async def handle(self, channel: str, data: bytes) -> None:
+        """One message (a batch of one), then the feed."""
+        await self.handle_batch([(channel, data, time.monotonic())])
+        await self._publish()
 
-    async def handle_batch(self, batch: Sequence[tuple[str, bytes, float]]) -> set[TopicKey]:
+    async def handle_batch(self, batch: Sequence[tuple[str, bytes, float]]) -> None:
         """Apply a burst of messages in arrival order, journal every accepted record in one
         append, then answer: refusals and the consoles' seq high-water marks, then the acks.
         A batch costs a few round trips whatever its size; the order of effects per event is
-        unchanged. Items are (channel, data, monotonic time of arrival)."""
+        unchanged. Items are (channel, data, monotonic time of arrival). The feed follows in
+        ``_publish``."""
         now = self.clock()
-        changed: set[TopicKey] = set()
         # (channel, data, the console it answers; None for an error channel)
         answers: list[tuple[str, bytes, str | None]] = []
         seqs: dict[str, bytes] = {}
         refusals: dict[str, bytes] = {}
+        forget: dict[str, list[int]] = {}
+        replies: list[tuple[str, bytes]] = []
         async with self._lock:  # journal order == apply order, also against operator commands
             decided: list[tuple[Outcome, Any, str]] = []
             for channel, data, _ in batch:
                 try:
-                    outcome, raw = self._decide(channel, data, now, answers)
+                    outcome, raw = self._decide(channel, data, now, answers, replies)
                 except Exception:  # a bug in one event must not lose the rest of the batch
                     log.exception("ingest failed on a message from %s", channel)
                     self.metrics.reject("internal_error")
@@ -281,14 +292,12 @@ class Ingest:
             positions = iter(await self._journal(records))
             for outcome, _, _ in decided:
                 if outcome.record is not None:
-                    position = next(positions)
-                    outcome.ack["position"] = position
-                    console, seq = outcome.record.get("console"), outcome.record.get("seq")
-                    if isinstance(console, str) and isinstance(seq, int):
-                        self.engine.sequencer.set_position(console, seq, position)
+                    self.engine.journaled(outcome, next(positions))
         for outcome, raw, channel in decided:
-            changed |= outcome.changed
-            if raw is _CONTROL:  # operator commands from an edge: journaled, not acked here
+            if isinstance(raw, _Command):  # operator commands from an edge: answered there
+                reply = raw.answer(self.names, outcome.ack)
+                if reply[0]:
+                    replies.append(reply)
                 continue
             if outcome.record is not None:
                 self.metrics.event("accepted")
@@ -298,31 +307,47 @@ class Ingest:
                 self.metrics.event("rejected")
                 self.metrics.reject(outcome.code or "unknown")
                 if outcome.seq_advanced and outcome.console is not None:
-                    last = self.engine.sequencer.last(outcome.console)
-                    seqs[outcome.console] = str(last).encode()
-                    refusals[f"{outcome.ack['seq']}:{outcome.console}"] = codec.pack(outcome.ack)
+                    seqs[outcome.console] = str(outcome.last_seq).encode()
+                    seq = int(outcome.ack["seq"])
+                    refusals[f"{seq}:{outcome.console}"] = codec.pack(outcome.ack)
+                    forget.setdefault(outcome.console, []).extend(
+                        self._keep_refusal(outcome.console, seq)
+                    )
             if outcome.console is not None:
-                ack_channel = self.names["ack"] + outcome.console
+                ack_channel = self.names.ack(outcome.console)
                 answers.append((ack_channel, codec.pack(outcome.ack), outcome.console))
             elif not outcome.ok:  # nothing names a console: answer on the table's error channel
-                errors = f"{self.names['errors']}{_table_of(channel)}"
+                errors = self.names.errors(self.names.table_of(channel))
                 answers.append((errors, codec.pack(outcome.ack), None))
         # A refused event's answer and seq are persisted before the answer goes out: a
-        # restarted hub expects the next seq and repeats the refusal to a resend.
-        await self.bus.hset_many(self.names["rejected"], refusals)
-        await self.bus.hset_many(self.names["consoles"], seqs)
-        receivers = await self.bus.publish_many([(c, data) for c, data, _ in answers])
+        # restarted hub expects the next seq and repeats the refusal to a resend. Only the
+        # latest MAX_REFUSALS answers per console are kept (a resend is of a recent seq).
+        await self.bus.hset_many(self.names.rejected, refusals)
+        old = [f"{seq}:{console}" for console, seqs_ in forget.items() for seq in seqs_]
+        if old:
+            await self.bus.hdel(self.names.rejected, old)
+        await self.bus.hset_many(self.names.seqs, seqs)
+        receivers = await self.bus.publish_many([(c, data) for c, data, _ in answers] + replies)
         done = time.monotonic()
         for _, _, arrived in batch:
             self.metrics.ingest_lag(max(0.0, done - arrived))
         links = {
             console: n > 0
-            for (_, _, console), n in zip(answers, receivers, strict=True)
+            for (_, _, console), n in zip(answers, receivers, strict=False)
             if console is not None
         }
         if links:
-            changed |= self.engine.note_links(links)
-        return changed
+            self.engine.note_links(links)
+
+    def _keep_refusal(self, console: str, seq: int) -> list[int]:
+        """Remember that ``seq``'s answer is persisted; the seqs whose answers to drop."""
+        kept = self._refusals.setdefault(console, [])
+        kept.append(seq)
+        if len(kept) <= MAX_REFUSALS:
+            return []
+        dropped = kept[:-MAX_REFUSALS]
+        del kept[:-MAX_REFUSALS]
+        return dropped
 
     def _decide(
         self,
@@ -330,18 +355,23 @@ class Ingest:
         data: bytes,
         now: float,
         answers: list[tuple[str, bytes, str | None]],
+        replies: list[tuple[str, bytes]],
     ) -> tuple[Outcome | None, Any]:
         """Decode and apply one message in memory (no I/O). Undecodable console messages are
         answered on the table's error channel (nothing in them says which console sent them)."""
-        if channel == self.names["control"]:
+        if channel == self.names.control:
             try:
                 command = codec.unpack(data)
             except codec.CodecError:
                 return None, None
             if not isinstance(command, dict):
                 return None, None
-            return self.engine.control(command, now), _CONTROL
-        table = _table_of(channel)
+            request = _Command.of(command)
+            if command.get("op") == "snapshots":  # an edge needs current snapshots
+                self._snapshot_requests.append(request)
+                return None, None
+            return self.engine.control(command, now), request
+        table = self.names.table_of(channel)
         try:
             raw = codec.unpack(data)
         except codec.CodecError as exc:
@@ -354,17 +384,17 @@ class Ingest:
                 "code": "bad_schema",
                 "error": f"not msgpack: {exc}",
             }
-            answers.append((f"{self.names['errors']}{table}", codec.pack(answer), None))
+            answers.append((self.names.errors(table), codec.pack(answer), None))
             return None, None
         return self.engine.submit(raw, now, channel_table=table), raw
 
     async def control(self, command: dict[str, Any]) -> Outcome:
-        """An operator command (from an edge or in-process): validated, journaled, applied."""
+        """An operator command (in-process): validated, journaled, applied."""
         async with self._lock:
             outcome = self.engine.control(command, self.clock())
             if outcome.record is not None:
                 try:
-                    (outcome.ack["position"],) = await self._journal([outcome.record])
+                    (position,) = await self._journal([outcome.record])
                 except LeaseLost:
                     self._lose_lease()
                     message = "this ingest lost its lease; retry on the active one"
@@ -374,6 +404,7 @@ class Ingest:
                         code="not_ready",
                         message=message,
                     )
+                self.engine.journaled(outcome, position)
         return outcome
 
     async def _journal(self, records: list[dict[str, Any]]) -> list[str]:
@@ -386,9 +417,7 @@ class Ingest:
         delay = 0.05
         while True:
             try:
-                positions = await self.bus.append_many(
-                    self.names["journal"], packed, fence=self.fence
-                )
+                positions = await self.bus.append_many(self.names.journal, packed, fence=self.fence)
             except (asyncio.CancelledError, LeaseLost):
                 raise
             except Exception as exc:
@@ -403,34 +432,81 @@ class Ingest:
     async def control_now(self, command: dict[str, Any]) -> dict[str, Any]:
         """In-process control (role all): apply and publish at once."""
         outcome = await self.control(command)
-        if outcome.changed:
-            await self._publish(outcome.changed)
+        await self._publish()
         return outcome.ack
 
     # ------------------------------------------------------------------ feed
-    async def _publish(self, keys: set[TopicKey]) -> None:
-        snapshots: dict[str, bytes] = {}
-        updates: list[tuple[str, bytes]] = []
-        for key in sorted(keys):
-            payload = self.engine.payload(key)
-            if payload is None:
-                continue
-            update = self.store.put(key, payload)
-            if update is None:
-                continue
-            seq, data = self.store.snapshot(key)
-            snapshots[snapshot_field(key)] = encode_snapshot(seq, data)
-            updates.append((self.names["feed"], encode_update(update)))
-            if self.on_update is not None:
-                self.on_update(update)
-        # Snapshots first: an edge that notices a gap reloads them and finds these updates.
-        await self.bus.hset_many(self.names["topics"], snapshots)
-        await self.bus.publish_many(updates)
+    async def _publish(self, *, save_due: bool = False) -> None:
+        """Turn what changed in the engine into frames (encoded once), persist the snapshots
+        that are due, and publish the frames in seq order. ``save_due``: also persist every
+        topic changed since its last snapshot (the periodic round)."""
+        async with self._feed_lock:
+            async with self._lock:  # never a batch applied but not yet journaled
+                changes = self.engine.changes()
+            frames: list[tuple[str, bytes]] = []
+            for change in changes:
+                frame = self.store.publish(change)
+                if frame is None:
+                    continue
+                frames.append((self.names.feed, encode_feed(change.key, frame)))
+                if self.on_frame is not None:
+                    self.on_frame(change.key, frame)
+            # Before the frames: a topic is never more than SNAPSHOT_EVERY - 1 deltas ahead
+            # of its persisted snapshot (what a restart continues from).
+            due = self.store.unsaved(at_least=1 if save_due else SNAPSHOT_EVERY)
+            requests, self._snapshot_requests = self._snapshot_requests, []
+            for request in requests:
+                due.extend(request.keys(self.store))
+            if due:
+                await self.bus.hset_many(self.names.topics, self.store.snapshots(due))
+            if save_due or due:
+                self._saved_at = self.clock()
+            if requests:
+                replies = [r.answer(self.names, {"ok": True}) for r in requests]
+                await self.bus.publish_many([r for r in replies if r[0]])
+            if frames:
+                await self.bus.publish_many(frames)
+
+    async def save_snapshots(self) -> None:
+        """Persist every topic's current snapshot (on a clean stop, or when asked)."""
+        async with self._feed_lock:
+            due = self.store.unsaved()
+            if due:
+                await self.bus.hset_many(self.names.topics, self.store.snapshots(due))
 
 
-_CONTROL = object()  # marks an operator command among a batch's decided outcomes
+class _Command:
+    """An operator command or request from an edge, and where its answer goes."""
 
+    __slots__ = ("command", "id", "reply")
 
-def _table_of(channel: str) -> int | None:
-    tail = channel.rsplit(":", 1)[-1]
-    return int(tail) if tail.isdigit() else 0
+    def __init__(self, command: dict[str, Any], id: str, reply: str) -> None:
+        self.command = command
+        self.id = id
+        self.reply = reply
+
+    @classmethod
+    def of(cls, command: dict[str, Any]) -> _Command:
+        rid, reply = command.get("id"), command.get("reply")
+        ok = isinstance(rid, str) and isinstance(reply, str) and 0 < len(reply) <= 64
+        return cls(command, rid if ok else "", reply if ok else "")  # type: ignore[arg-type]
+
+    def answer(self, names: Channels, ack: dict[str, Any]) -> tuple[str, bytes]:
+        """(channel, message) of the answer; channel "" when nobody asked for one."""
+        if not self.reply:
+            return "", b""
+        return names.reply(self.reply), codec.pack({**ack, "id": self.id})
+
+    def keys(self, store: IngestFeed) -> list[TopicKey]:
+        """The topics a ``snapshots`` request names (all of them when it names none)."""
+        wanted = self.command.get("keys")
+        if not isinstance(wanted, list):
+            return list(store.keys())
+        known = set(store.keys())
+        out = []
+        for field in wanted[:10_000]:
+            if isinstance(field, str):
+                audience, _, topic = field.partition("|")
+                if (audience, topic) in known:
+                    out.append((audience, topic))
+        return out

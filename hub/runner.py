@@ -25,8 +25,9 @@ from hub.configfile import load_config
 from hub.deckfile import load_decks
 from hub.domain.config import TournamentConfig
 from hub.engine.core import Engine
+from hub.engine.topics import TopicSpace
 from hub.fanout import Fanout
-from hub.feed import TopicStore, Update
+from hub.feed import Frame, IngestFeed, TopicKey
 from hub.ingest import Ingest
 from hub.metrics import Metrics
 
@@ -54,7 +55,7 @@ class IngestSource:
         self.bus = bus
         self.engine = engine
         self.tournament = engine.config.id
-        self.store = TopicStore()
+        self.store = IngestFeed()
         self.fanout = Fanout(self.store)
         self.metrics = Metrics()
         self.lost = asyncio.Event()  # set when the ingest lost its lease to another one
@@ -66,16 +67,19 @@ class IngestSource:
             self.bus,
             engine,
             store=self.store,
-            on_update=self._on_update,
+            on_frame=self._on_frame,
             metrics=self.metrics,
             on_lost=self.lost.set,
         )
 
-    def _on_update(self, update: Update) -> None:
-        self.fanout.publish(update)
+    def _on_frame(self, key: TopicKey, frame: Frame) -> None:
+        self.fanout.publish(key, frame.outs)
 
     def ready(self) -> bool:
         return self.ingest.ready
+
+    def check_topic(self, role: str, topic: object) -> str | None:
+        return self.engine.topics.check(role, topic)
 
     async def control(self, command: dict[str, Any]) -> dict[str, Any]:
         return await self.ingest.control_now(command)
@@ -116,13 +120,14 @@ async def run_serve(args: argparse.Namespace) -> int:
     from hub.edge import EdgeSource
     from hub.server import create_app, serve
 
-    config, decks = load_tournament(args.config)
+    config = load_config(args.config)
     bus = open_bus(args.redis)
     await bus.connect()
     source: Any
-    if args.role == "edge":
-        source = EdgeSource(bus, config.id)
+    if args.role == "edge":  # an edge never needs the deck key: it holds no cards of its own
+        source = EdgeSource(bus, config.id, topics=TopicSpace.of(config))
     else:
+        decks = load_decks(config, args.config.parent, dict(os.environ))
         source = IngestSource(bus, Engine(config, decks), own_bus=False)
     app = create_app(source, overlays_dir=OVERLAYS, metrics=getattr(source, "metrics", None))
     lost = getattr(source, "lost", None)

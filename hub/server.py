@@ -28,8 +28,8 @@ from starlette.websockets import WebSocket
 
 from hub.auth import OPERATOR, Auth, Role, audience_for, check_topic, may_control
 from hub.codec import CodecError, from_json, pack, to_json, unpack
+from hub.engine.topics import FAMILIES, Family
 from hub.fanout import FORMATS, AsgiSink, Client, Fanout, RawSink, Sink
-from hub.feed import TopicStore
 from hub.metrics import CONTENT_TYPE, Metrics
 
 __all__ = ["FeedSource", "RunningServer", "create_app", "serve"]
@@ -46,10 +46,15 @@ class FeedSource(Protocol):
     """What the app needs from the process that owns the topics."""
 
     tournament: str
-    store: TopicStore
+    store: Any  # hub.feed store: ``snapshot(key) -> (seq, payload)``, ``catch_up``
     fanout: Fanout
 
     def ready(self) -> bool: ...
+
+    def check_topic(self, role: str, topic: object) -> str | None:
+        """Why ``role`` may not subscribe to ``topic`` (``unknown_topic``: not a topic of this
+        tournament; ``forbidden``), or None."""
+        ...
 
     async def control(self, command: dict[str, Any]) -> dict[str, Any]:
         """An operator command (``{"op": "onair", "slot", "value"}``); answers
@@ -85,6 +90,8 @@ def _error(code: str, message: str, **extra: Any) -> dict[str, Any]:
 class _Endpoints:
     def __init__(self, source: FeedSource, auth: Auth, metrics: Metrics, raw: bool) -> None:
         self.source = source
+        # Topics of this tournament when the source knows them; any well-formed name else.
+        self.check_topic = getattr(source, "check_topic", None) or check_topic
         self.auth = auth
         self.metrics = metrics
         self.raw = raw
@@ -168,7 +175,7 @@ class _Endpoints:
             return _error("bad_request", "'resume' must map topics to seqs (integers >= 0)")
         fanout = self.source.fanout
         for topic in dict.fromkeys(topics):
-            code = check_topic(client.role, topic)
+            code = self.check_topic(client.role, topic)
             if code == "unknown_topic":
                 client.send(_error(code, f"no topic named {topic!r}", topic=topic))
             elif code == "forbidden":
@@ -232,7 +239,7 @@ class _Endpoints:
         role = self._role(request)
         if role is None:
             return _json({"error": "unauthorized", "message": "unknown token"}, 401)
-        code = check_topic(role, topic)
+        code = self.check_topic(role, topic)
         if code == "forbidden":
             needs = "operator" if topic == "ops" else "commentator or operator"
             return _json({"error": code, "message": f"topic {topic} needs the {needs} role"}, 403)
@@ -243,31 +250,18 @@ class _Endpoints:
             return _json({"error": "not_found", "message": f"topic {topic} has no data yet"}, 404)
         return _json({"topic": topic, "seq": seq, "data": payload})
 
-    async def standings(self, request: Request) -> Response:
-        return await self._topic(request, "standings")
+    def topic_route(self, family: Family) -> Any:
+        """The REST endpoint of a topic family: its path parameters name the topic."""
 
-    async def seat(self, request: Request) -> Response:
-        return await self._topic(request, f"seat:{request.path_params['s']}")
+        async def endpoint(request: Request) -> Response:
+            args = [request.path_params[p] for p in family.params]
+            return await self._topic(request, family.name_of(*args))
 
-    async def table(self, request: Request) -> Response:
-        return await self._topic(request, f"table:{request.path_params['t']}")
-
-    async def deal(self, request: Request) -> Response:
-        return await self._topic(request, f"deal:{request.path_params['d']}")
-
-    async def compare(self, request: Request) -> Response:
-        p = request.path_params
-        return await self._topic(request, f"compare:{p['d']}:{p['s']}")
-
-    async def projection(self, request: Request) -> Response:
-        return await self._topic(request, "projection")
-
-    async def ticker(self, request: Request) -> Response:
-        return await self._topic(request, "ticker")
+        return endpoint
 
     async def onair(self, request: Request) -> Response:
         if request.method == "GET":
-            return await self._topic(request, "onair")
+            return await self._topic(request, FAMILIES["onair"].name_of())
         role = self._role(request)
         if role is None:
             return _json({"error": "unauthorized", "message": "unknown token"}, 401)
@@ -317,14 +311,12 @@ def create_app(
     ep = _Endpoints(source, auth, metrics, raw_frames)
     routes: list[BaseRoute] = [
         WebSocketRoute("/ws", ep.websocket),
-        Route("/api/standings", ep.standings),
-        Route("/api/seats/{s:int}", ep.seat),
-        Route("/api/tables/{t:int}", ep.table),
-        Route("/api/deals/{d:int}", ep.deal),
-        Route("/api/compare/{d:int}/{s:int}", ep.compare),
-        Route("/api/projection", ep.projection),
-        Route("/api/ticker", ep.ticker),
-        Route("/api/onair", ep.onair, methods=["GET", "POST"]),
+        *(
+            Route(f.route, ep.topic_route(f))
+            for f in FAMILIES.values()
+            if f.route is not None and f.name != "onair"
+        ),
+        Route(FAMILIES["onair"].route or "/api/onair", ep.onair, methods=["GET", "POST"]),
         Route("/healthz", ep.healthz),
         Route("/readyz", ep.readyz),
         Route("/metrics", ep.metrics_text),

@@ -32,6 +32,8 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from hub.engine.patch import diff
+
 OVERLAYS = Path(__file__).resolve().parent.parent / "overlays"
 TOKENS = {"com": "commentator", "op": "operator"}
 HISTORY = 64
@@ -137,14 +139,6 @@ COMPARE_BOARD = ["9d", "5c", "2h", "Qs", "8c"]
 COMPARE_BOARD_SEEN = {1: 4, 2: 3, 3: 3, 4: 5, 5: None, 6: 0}
 
 
-def streets_of(actions: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """As the hub's street_rows: the action rows grouped street by street."""
-    grouped: dict[str, list[dict[str, Any]]] = {}
-    for row in actions:
-        grouped.setdefault(row["street"], []).append(row)
-    return grouped
-
-
 def compare_payload(deal: int, seat: int, live: bool) -> dict[str, Any]:
     """The hub's compare payload (hub/engine/views.py compare_payload), key for key."""
     rows = []
@@ -165,7 +159,6 @@ def compare_payload(deal: int, seat: int, live: bool) -> dict[str, Any]:
             "player": player(table, seat),
             "status": status,
             "actions": actions,
-            "streets": streets_of(actions),
             "pot": pot,
             "committed": sum(a["added"] for a in actions if a["seat"] == seat),
             "folded": any(a["seat"] == seat and a["kind"] == "fold" for a in actions),
@@ -268,6 +261,7 @@ def table_payload(live: bool) -> dict[str, Any]:
         "actions": actions,
         "seats": seats,
         "completed": 6,
+        "last_deal": 8,
     }
 
 
@@ -653,16 +647,11 @@ class FakeFeed:
             if t.seq == 0:  # the topic appears: the first delta carries the whole payload
                 t.data = {}
             t.seq += 1
+            old = t.data
             t.data = {**t.data, **copy.deepcopy(data)}
             for key in removed:
                 t.data.pop(key, None)
-            frame = {
-                "type": "delta",
-                "topic": topic,
-                "seq": t.seq,
-                "data": data,
-                "removed": list(removed),
-            }
+            frame = {"type": "delta", "topic": topic, "seq": t.seq, "patch": diff(old, t.data)}
             t.history.append(frame)
             if hide:
                 continue  # simulate a lost frame: the next delta opens a gap

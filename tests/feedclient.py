@@ -9,6 +9,8 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
+from hub.engine.patch import apply_patch, clone
+
 
 class FeedClient:
     def __init__(self, ws_url: str, token: str | None = None) -> None:
@@ -56,16 +58,14 @@ class FeedClient:
             kind = message.get("type")
             topic = message.get("topic")
             if kind == "snapshot":
-                self.states[topic] = dict(message["data"])
+                self.states[topic] = clone(message["data"])  # the log keeps the message
                 self.seqs[topic] = message["seq"]
             elif kind == "delta":
                 last = self.seqs.get(topic)
                 if last is None or message["seq"] != last + 1:
                     self.gaps.append((topic, -1 if last is None else last, message["seq"]))
                 state = self.states.setdefault(topic, {})
-                state.update(message["data"])
-                for name in message.get("removed", []):
-                    state.pop(name, None)
+                self.states[topic] = apply_patch(state, clone(message["patch"]), in_place=True)
                 self.seqs[topic] = message["seq"]
             elif kind == "error":
                 self.errors.append(message)

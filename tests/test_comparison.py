@@ -187,8 +187,25 @@ def test_the_live_topic_is_the_payload_and_the_public_sees_nothing_unreleased(
 def test_a_deal_no_table_has_started_is_all_waiting(engine: Engine) -> None:
     payload = compare_payload(engine.state, 2, 3, live=True, released=lambda g, d: False)
     assert payload is not None
-    dealt = deal(DECKS[2], CONFIG.buttons[2], CONFIG.seats)
-    assert payload["hole"] == list(dealt.hole[3])
+    # No table has started deal 2: its cards exist only in the ingest (issue #9.6).
+    assert payload["hole"] == []
     assert payload["board"] == [] and payload["average"] is None
     assert {row["status"] for row in payload["rows"]} == {"waiting"}
     assert all(row["chips"] is None and "swing" not in row for row in payload["rows"])
+
+
+def test_cards_of_a_deal_leave_the_ingest_only_once_a_table_started_it() -> None:
+    """Issue #9.6: the live deal and comparison payloads held every deal's cards from the
+    start of the session; now a deal's cards appear once a table has started it."""
+    engine = Engine(CONFIG, DECKS)
+    dealt = deal(DECKS[DEAL], CONFIG.buttons[DEAL], CONFIG.seats)
+    assert engine.payload(("live", f"deal:{DEAL}"))["hole"] == {}  # type: ignore[index]
+    assert engine.payload(("live", f"deal:{DEAL}"))["board"] == []  # type: ignore[index]
+    assert engine.payload(("live", f"compare:{DEAL}:1"))["hole"] == []  # type: ignore[index]
+    Console(engine, CONFIG.tables[0]).ok("start", deal=DEAL)
+    live = engine.payload(("live", f"deal:{DEAL}"))
+    assert live is not None and live["hole"]["1"] == list(dealt.hole[1])
+    assert live["board"] == list(dealt.board)
+    assert engine.payload(("live", f"compare:{DEAL}:1"))["hole"] == list(dealt.hole[1])  # type: ignore[index]
+    other = CONFIG.deal_orders[CONFIG.tables[0]][1]
+    assert engine.payload(("live", f"deal:{other}"))["hole"] == {}  # type: ignore[index]

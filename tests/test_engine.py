@@ -132,11 +132,16 @@ def test_envelope_checks(engine: Engine) -> None:
     bad_t = {**ev(1, 1, "undo"), "tournament": "other"}
     assert engine.submit(bad_t, 0).code == "unknown_tournament"
     assert engine.submit(ev(7, 1, "undo"), 0).code == "unknown_table"
-    assert engine.submit(ev(1, 2, "undo"), 0, channel_table=2).code == "wrong_channel"
-    forged = {**ev(1, 1, "undo"), "console": "operator"}
+    foreign = engine.submit(ev(1, 2, "undo"), 0, channel_table=2)
+    # Table 1's console on table 2's channel: answered on that channel's error channel, and
+    # table 1's seqs are untouched (issue #9.1).
+    assert foreign.code == "wrong_channel" and foreign.console is None
+    assert not foreign.seq_advanced
+    forged = {**ev(1, 2, "undo"), "console": "operator"}
     assert engine.submit(forged, 0).code == "unknown_console"
-    # Each refusal used up its seq (the console moved on); a resend is answered the same.
-    assert engine.sequencer.expected("table1") == 3
+    # A refusal of its own event used up the seq (the console moved on); a resend is
+    # answered the same.
+    assert engine.sequencer.expected("table1") == 2
     again = engine.submit(bad_t, 0)
     assert again.duplicate and again.ack["code"] == "unknown_tournament"
     assert engine.sequencer.expected("operator") == 1

@@ -17,9 +17,11 @@ from websockets.frames import Frame, Opcode
 
 import hub.fanout as fanout_module
 from hub.codec import to_json, unpack
+from hub.engine.patch import apply_patch
 from hub.fanout import CLOSE_TOO_SLOW, Fanout, Limits, Outgoing, build_frame
-from hub.feed import TopicKey, TopicStore
+from hub.feed import TopicKey
 from hub.server import RunningServer, create_app, serve
+from tests.feedwriter import FeedWriter
 
 STANDINGS: TopicKey = ("public", "standings")
 
@@ -75,31 +77,25 @@ def test_build_frame_matches_websockets() -> None:
             assert build_frame(payload, text) == expected
 
 
-async def test_publish_encodes_once_per_format_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = {"json": 0, "msgpack": 0}
+async def test_fanout_never_encodes_a_topic_frame(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Frames arrive encoded once per format (hub.feed); every client gets the same bytes."""
 
-    def counting(name: str, real: Any) -> Any:
-        def encode(obj: Any) -> bytes:
-            calls[name] += 1
-            return real(obj)
+    def refuse(obj: Any) -> bytes:
+        raise AssertionError("the fan-out encoded a topic frame")
 
-        return encode
-
-    monkeypatch.setattr(fanout_module, "to_json", counting("json", fanout_module.to_json))
-    monkeypatch.setattr(fanout_module, "pack", counting("msgpack", fanout_module.pack))
-    store = TopicStore()
+    store = FeedWriter()
     fanout = Fanout(store)
     store.put(STANDINGS, {"a": 0})
+    monkeypatch.setattr(fanout_module, "to_json", refuse)
+    monkeypatch.setattr(fanout_module, "pack", refuse)
     sinks = [FakeSink() for _ in range(5)]
     clients = [fanout.add(sink, "public", "public", "json") for sink in sinks]
     for client in clients:
         fanout.subscribe(client, "standings")
-    assert calls == {"json": 1, "msgpack": 0}  # one snapshot encoding shared by all
     for n in range(1, 4):
         update = store.put(STANDINGS, {"a": n})
         assert update is not None
-        fanout.publish(update)
-    assert calls == {"json": 4, "msgpack": 0}
+        fanout.publish(update.key, update.outs)
     await asyncio.sleep(0)  # the flush
     first = bytes(sinks[0].data)
     assert all(bytes(sink.data) == first for sink in sinks)
@@ -108,13 +104,13 @@ async def test_publish_encodes_once_per_format_in_use(monkeypatch: pytest.Monkey
     fanout.subscribe(msgpack_client, "standings")
     update = store.put(STANDINGS, {"a": 9})
     assert update is not None
-    fanout.publish(update)
-    assert calls == {"json": 5, "msgpack": 2}
-    assert fanout.frames_sent == 20
+    fanout.publish(update.key, update.outs)
+    await asyncio.sleep(0)
+    assert fanout.frames_sent == 5 * 5 + 2
 
 
 async def test_one_flush_writes_a_burst_in_one_write() -> None:
-    store = TopicStore()
+    store = FeedWriter()
     fanout = Fanout(store)
     writes: list[bytes] = []
     sink = FakeSink()
@@ -127,7 +123,7 @@ async def test_one_flush_writes_a_burst_in_one_write() -> None:
     for topic in ("standings", "table:1", "seat:1"):
         update = store.put(("public", topic), {"x": 1})
         assert update is not None
-        fanout.publish(update)
+        fanout.publish(update.key, update.outs)
     await asyncio.sleep(0)
     assert len(writes) == 2 and writes[1].count(b'"type":"snapshot"') == 3
 
@@ -149,15 +145,12 @@ def replay(messages: list[dict[str, Any]]) -> dict[str, tuple[int, dict[str, Any
         elif m["type"] == "delta":
             seq, data = state[m["topic"]]
             assert m["seq"] == seq + 1, f"gap in {m['topic']}: {seq} -> {m['seq']}"
-            data = {**data, **m["data"]}
-            for name in m["removed"]:
-                del data[name]
-            state[m["topic"]] = (m["seq"], data)
+            state[m["topic"]] = (m["seq"], apply_patch(data, m["patch"]))
     return state
 
 
 async def test_backed_up_client_is_conflated_to_latest_snapshots() -> None:
-    store = TopicStore()
+    store = FeedWriter()
     fanout = Fanout(store, Limits(max_frames=8, high_water=1000, slow_timeout=60, poll=0.005))
     fast_sink, slow_sink = FakeSink(), FakeSink()
     fast = fanout.add(fast_sink, "public", "public", "json")
@@ -171,7 +164,7 @@ async def test_backed_up_client_is_conflated_to_latest_snapshots() -> None:
         for topic in ("standings", "table:1"):
             update = store.put(("public", topic), {"n": n, "keep": topic})
             assert update is not None
-            fanout.publish(update)
+            fanout.publish(update.key, update.outs)
         await asyncio.sleep(0)
     assert slow.stale == {"standings", "table:1"} and slow.queued <= 8
     assert fanout.frames_dropped > 0
@@ -183,20 +176,19 @@ async def test_backed_up_client_is_conflated_to_latest_snapshots() -> None:
     assert replay(fast_sink.messages()) == final
     update = store.put(STANDINGS, {"n": 50, "keep": "standings"})
     assert update is not None
-    fanout.publish(update)
+    fanout.publish(update.key, update.outs)
     await asyncio.sleep(0)
     assert slow_sink.messages()[-1] == {
         "type": "delta",
         "topic": "standings",
         "seq": 51,
-        "data": {"n": 50},
-        "removed": [],
+        "patch": [{"op": "replace", "path": "/n", "value": 50}],
     }
     assert slow_sink.closed is None and fanout.slow_closes == 0
 
 
 async def test_client_stale_too_long_is_closed() -> None:
-    store = TopicStore()
+    store = FeedWriter()
     fanout = Fanout(store, Limits(max_frames=4, high_water=100, slow_timeout=0.05, poll=0.005))
     sink = FakeSink()
     client = fanout.add(sink, "public", "public", "msgpack")
@@ -205,7 +197,7 @@ async def test_client_stale_too_long_is_closed() -> None:
     for n in range(10):
         update = store.put(STANDINGS, {"n": n})
         assert update is not None
-        fanout.publish(update)
+        fanout.publish(update.key, update.outs)
     await wait_for(lambda: client.closed)
     assert sink.closed == (CLOSE_TOO_SLOW, "client too slow")
     assert fanout.slow_closes == 1 and client not in fanout.clients
@@ -213,7 +205,7 @@ async def test_client_stale_too_long_is_closed() -> None:
 
 
 async def test_repeated_overflows_close_the_client() -> None:
-    store = TopicStore()
+    store = FeedWriter()
     fanout = Fanout(store, Limits(max_frames=2, max_overflows=3, slow_timeout=60))
     sink = FakeSink()
     sink.backlog = 10**6
@@ -228,7 +220,7 @@ async def test_repeated_overflows_close_the_client() -> None:
 
 
 async def test_unsubscribe_stops_delivery() -> None:
-    store = TopicStore()
+    store = FeedWriter()
     fanout = Fanout(store)
     sink = FakeSink()
     client = fanout.add(sink, "live", "live", "json")
@@ -236,7 +228,7 @@ async def test_unsubscribe_stops_delivery() -> None:
     fanout.unsubscribe(client, "table:1")
     update = store.put(("live", "table:1"), {"x": 1})
     assert update is not None
-    fanout.publish(update)
+    fanout.publish(update.key, update.outs)
     await asyncio.sleep(0)
     assert sink.messages() == []  # the queued snapshot was dropped too
 
@@ -247,13 +239,13 @@ async def test_unsubscribe_stops_delivery() -> None:
 class Source:
     def __init__(self, limits: Limits) -> None:
         self.tournament = "t-fan"
-        self.store = TopicStore()
+        self.store = FeedWriter()
         self.fanout = Fanout(self.store, limits)
 
     def put(self, key: TopicKey, payload: dict[str, Any]) -> None:
         update = self.store.put(key, payload)
         if update is not None:
-            self.fanout.publish(update)
+            self.fanout.publish(update.key, update.outs)
 
     def ready(self) -> bool:
         return True

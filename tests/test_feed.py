@@ -1,150 +1,209 @@
-"""TopicStore: diffs, seqs, history, gaps, and the feed/snapshot wire formats."""
+"""The feed: frames encoded once, seqs, history, catching up, the edge's side, wire formats."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import msgpack
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hub.bus.memory import MemoryBus
 from hub.codec import CodecError, pack
+from hub.engine.patch import apply_patch
+from hub.engine.projections import TopicChange
 from hub.feed import (
-    TopicStore,
-    Update,
-    decode_update,
+    HISTORY,
+    SNAPSHOT_EVERY,
+    Channels,
+    EdgeFeed,
+    Frame,
+    IngestFeed,
+    decode_feed,
+    decode_snapshot,
+    encode_feed,
     encode_snapshot,
-    encode_update,
     load_snapshots,
-    snapshot_field,
-    snapshots_key,
 )
 
 KEY = ("public", "standings")
 
 
-def test_first_put_is_full_then_top_level_deltas() -> None:
-    store = TopicStore()
-    first = store.put(KEY, {"a": 1, "b": {"x": [1, 2]}, "c": "keep"})
-    assert first == Update(
-        "public", "standings", 1, {"a": 1, "b": {"x": [1, 2]}, "c": "keep"}, (), True
+def replace(path: str, value: Any) -> list[dict[str, Any]]:
+    return [{"op": "replace", "path": path, "value": value}]
+
+
+def message(frame: Frame, fmt: str = "json") -> dict[str, Any]:
+    out = frame.outs[fmt]
+    decoded: dict[str, Any] = (
+        json.loads(out.payload) if fmt == "json" else msgpack.unpackb(out.payload)
     )
-    second = store.put(KEY, {"a": 2, "b": {"x": [1, 2]}, "c": "keep"})
-    assert second is not None
-    assert (second.seq, second.data, second.removed, second.full) == (2, {"a": 2}, (), False)
-    third = store.put(KEY, {"a": 2, "b": {"x": [1, 3]}})
-    assert third is not None
-    assert (third.seq, third.data, third.removed) == (3, {"b": {"x": [1, 3]}}, ("c",))
-    assert store.put(KEY, {"a": 2, "b": {"x": [1, 3]}}) is None
-    assert store.snapshot(KEY) == (3, {"a": 2, "b": {"x": [1, 3]}})
+    return decoded
 
 
-def test_unknown_topic_snapshot_is_empty() -> None:
-    store = TopicStore()
-    assert store.snapshot(("live", "table:1")) == (0, {})
-    assert store.since(("live", "table:1"), 0) == []
-    assert store.since(("live", "table:1"), 3) is None
+def decode(outs: list[Any]) -> list[dict[str, Any]]:
+    return [json.loads(o.payload) for o in outs]
 
 
-def test_since_covers_history_only() -> None:
-    store = TopicStore(history=4)
-    for i in range(10):
-        store.put(KEY, {"n": i})
-    assert store.seq(KEY) == 10
-    assert store.since(KEY, 10) == []
-    assert [u.seq for u in store.since(KEY, 6) or []] == [7, 8, 9, 10]
-    assert store.since(KEY, 5) is None  # 6 fell out of the history
-    assert store.since(KEY, 11) is None  # from the future: snapshot
-    assert store.since(KEY, -1) is None
+def test_first_change_is_a_snapshot_then_patches() -> None:
+    feed = IngestFeed()
+    first = feed.publish(TopicChange(KEY, None, {"a": 1, "b": [1]}))
+    assert first is not None and first.full and first.seq == 1
+    assert message(first) == message(first, "msgpack")  # one message, two encodings
+    assert message(first) == {
+        "type": "snapshot",
+        "topic": "standings",
+        "seq": 1,
+        "data": {"a": 1, "b": [1]},
+    }
+    patch = [{"op": "add", "path": "/b/-", "value": 2}]
+    second = feed.publish(TopicChange(KEY, patch, {"a": 1, "b": [1, 2]}))
+    assert second is not None and not second.full
+    assert message(second) == {"type": "delta", "topic": "standings", "seq": 2, "patch": patch}
+    assert feed.publish(TopicChange(KEY, [], {"a": 1, "b": [1, 2]})) is None
+    assert feed.snapshot(KEY) == (2, {"a": 1, "b": [1, 2]})
 
 
-def test_seed_continues_seqs_after_restart() -> None:
-    store = TopicStore()
-    seeded = store.seed(KEY, 41, {"a": 1})
-    assert seeded.full and seeded.seq == 41
-    update = store.put(KEY, {"a": 2})
-    assert update is not None and (update.seq, update.data, update.full) == (42, {"a": 2}, False)
-    assert [u.seq for u in store.since(KEY, 41) or []] == [42]
-    # A resume from before the seed gets the seeded state as a full update (a snapshot).
-    assert [(u.seq, u.full) for u in store.since(KEY, 40) or []] == [(41, True), (42, False)]
-    assert store.since(KEY, 39) is None
+def test_catch_up_from_history_or_a_snapshot() -> None:
+    feed = IngestFeed()
+    feed.publish(TopicChange(KEY, None, {"n": 0}))
+    for n in range(1, HISTORY + 20):
+        feed.publish(TopicChange(KEY, replace("/n", n), {"n": n}))
+    head = HISTORY + 20
+    assert feed.seq(KEY) == head
+    assert feed.catch_up(KEY, "json", head) == []
+    missed = decode(feed.catch_up(KEY, "json", head - 3))
+    assert [m["seq"] for m in missed] == [head - 2, head - 1, head]
+    # Out of the history (or from the future): the snapshot, encoded now, at the head.
+    for resume in (None, 1, head + 5):
+        (snap,) = decode(feed.catch_up(KEY, "json", resume))
+        assert snap == {
+            "type": "snapshot",
+            "topic": "standings",
+            "seq": head,
+            "data": {"n": head - 1},
+        }
+    # A topic with no data yet: an empty snapshot at seq 0.
+    assert decode(feed.catch_up(("live", "ops"), "json", None)) == [
+        {"type": "snapshot", "topic": "ops", "seq": 0, "data": {}}
+    ]
+
+
+def test_snapshot_encoded_once_per_seq() -> None:
+    feed = IngestFeed()
+    feed.publish(TopicChange(KEY, None, {"n": 0}))
+    feed.publish(TopicChange(KEY, replace("/n", 1), {"n": 1}))
+    a = feed.catch_up(KEY, "json", None)[0]
+    b = feed.catch_up(KEY, "msgpack", None)[0]
+    assert feed.catch_up(KEY, "json", None)[0] is a
+    assert msgpack.unpackb(b.payload) == json.loads(a.payload)
+
+
+def test_seed_continues_after_restart_with_a_snapshot() -> None:
+    feed = IngestFeed()
+    feed.seed(KEY, 41 + SNAPSHOT_EVERY, {"a": 1})
+    frame = feed.publish(TopicChange(KEY, None, {"a": 2}))
+    assert frame is not None and frame.seq == 42 + SNAPSHOT_EVERY
     with pytest.raises(ValueError):
-        store.seed(KEY, -1, {})
+        feed.seed(KEY, -1, {})
 
 
-def test_apply_detects_gaps_and_ignores_old_updates() -> None:
-    store = TopicStore()
-    assert store.apply(Update("public", "standings", 1, {"a": 1}, (), True))
-    assert store.apply(Update("public", "standings", 2, {"b": 2}, (), False))
-    assert not store.apply(Update("public", "standings", 4, {"c": 3}, (), False))
-    assert store.snapshot(KEY) == (2, {"a": 1, "b": 2})  # the gap changed nothing
-    assert store.apply(Update("public", "standings", 2, {"b": 99}, (), False))  # old: ignored
-    assert store.snapshot(KEY) == (2, {"a": 1, "b": 2})
-    assert store.apply(Update("public", "standings", 3, {}, ("a",), False))
-    assert store.snapshot(KEY) == (3, {"b": 2})
-    assert store.apply(Update("public", "standings", 9, {"z": 0}, (), True))  # full heals
-    assert store.snapshot(KEY) == (9, {"z": 0})
+def test_snapshots_persisted_lazily() -> None:
+    feed = IngestFeed()
+    feed.publish(TopicChange(KEY, None, {"n": 0}))
+    assert feed.unsaved(at_least=SNAPSHOT_EVERY) == [KEY]  # a new topic: at once
+    saved = feed.snapshots([KEY])
+    assert decode_snapshot(saved["public|standings"]).seq == 1
+    for n in range(1, SNAPSHOT_EVERY):
+        feed.publish(TopicChange(KEY, replace("/n", n), {"n": n}))
+        assert feed.unsaved(at_least=SNAPSHOT_EVERY) == []
+    assert feed.unsaved() == [KEY]
+    feed.publish(TopicChange(KEY, replace("/n", 99), {"n": 99}))
+    assert feed.unsaved(at_least=SNAPSHOT_EVERY) == [KEY]
+    frame = decode_snapshot(feed.snapshots([KEY])["public|standings"])
+    assert frame.seq == SNAPSHOT_EVERY + 1
+    assert json.loads(frame.outs["json"].payload)["data"] == {"n": 99}
+    assert feed.unsaved() == []
 
 
-payloads = st.lists(
-    st.dictionaries(
-        st.sampled_from(["a", "b", "c", "d", "e"]),
-        st.one_of(st.integers(0, 3), st.lists(st.integers(0, 2), max_size=2)),
-    ),
-    min_size=1,
-    max_size=25,
-)
+def test_edge_forwards_bytes_heals_gaps_and_decodes_only_for_rest() -> None:
+    ingest = IngestFeed()
+    edge = EdgeFeed()
+    frames = [ingest.publish(TopicChange(KEY, None, {"rows": []}))]
+    for n in range(5):
+        patch = [{"op": "add", "path": "/rows/-", "value": n}]
+        frames.append(ingest.publish(TopicChange(KEY, patch, {"rows": list(range(n + 1))})))
+    assert all(f is not None for f in frames)
+    assert edge.apply(KEY, frames[0])  # type: ignore[arg-type]
+    assert edge.apply(KEY, frames[1])  # type: ignore[arg-type]
+    assert edge.apply(KEY, frames[1])  # an old one: ignored
+    assert not edge.apply(KEY, frames[3])  # type: ignore[arg-type]  # a gap
+    assert edge.seq(KEY) == 2
+    # The same bytes go out: a new subscriber gets the snapshot and the deltas after it.
+    outs = edge.catch_up(KEY, "json", None)
+    assert outs[0] is frames[0].outs["json"] and outs[1] is frames[1].outs["json"]  # type: ignore[union-attr]
+    assert edge.snapshot(KEY) == (2, {"rows": [0]})
+    # Healing: a fresher snapshot from the hash, then the frames after it.
+    snapshot = decode_snapshot(ingest.snapshots([KEY])["public|standings"])
+    assert edge.seed(KEY, snapshot)
+    assert not edge.seed(KEY, snapshot)  # not newer
+    assert edge.snapshot(KEY) == (6, {"rows": [0, 1, 2, 3, 4]})
+    assert edge.behind(KEY) == 0
+
+
+def test_feed_and_snapshot_wire_formats() -> None:
+    feed = IngestFeed()
+    frame = feed.publish(TopicChange(("live", "table:3"), None, {"pot": 30}))
+    assert frame is not None
+    decoded = decode_feed(encode_feed(("live", "table:3"), frame))
+    assert decoded.key == ("live", "table:3")
+    assert decoded.frame.seq == 1 and decoded.frame.full
+    assert decoded.frame.outs["json"].payload == frame.outs["json"].payload
+    assert decoded.frame.outs["msgpack"].payload == frame.outs["msgpack"].payload
+    snap = decode_snapshot(encode_snapshot(frame))
+    assert snap.seq == 1 and snap.outs["json"].payload == frame.outs["json"].payload
+    loaded = load_snapshots({"live|table:3": encode_snapshot(frame), "bad": b"x", "a|b": b"\xc1"})
+    assert list(loaded) == [("live", "table:3")]
+    for bad in (pack({"v": 1}), pack([1, 2]), pack({"v": 2, "a": "x", "t": 1, "s": 1})):
+        with pytest.raises(CodecError):
+            decode_feed(bad)
 
 
 @settings(max_examples=200, deadline=None)
-@given(payloads, st.integers(0, 30))
-def test_replica_applying_deltas_tracks_source(
-    sequence: list[dict[str, Any]], resume_at: int
-) -> None:
-    source, replica = TopicStore(history=8), TopicStore()
-    states: dict[int, dict[str, Any]] = {0: {}}  # seq -> payload at that seq
-    for payload in sequence:
-        update = source.put(KEY, payload)
-        if update is not None:
-            # Through the wire format, as edges receive them.
-            assert replica.apply(decode_update(encode_update(update)))
-            states[update.seq] = payload
-        assert replica.snapshot(KEY) == source.snapshot(KEY) == (source.seq(KEY), payload)
-    final = source.seq(KEY)
-    assert sorted(states) == list(range(final + 1))
-    # A client resuming at any seq either gets exactly the missed deltas or must reload.
-    missed = source.since(KEY, resume_at)
-    if resume_at > final:
-        assert missed is None
-    if missed is not None:
-        assert [u.seq for u in missed] == list(range(resume_at + 1, final + 1))
-        state = dict(states[resume_at])
-        for u in missed:
-            state = dict(u.data) if u.full else {**state, **u.data}
-            for name in u.removed:
-                del state[name]
-        assert state == states[final]
-    elif resume_at <= final:
-        assert final - resume_at >= 8  # only beyond the history
+@given(st.binary(max_size=200))
+def test_garbage_on_the_feed_is_one_codec_error(data: bytes) -> None:
+    try:
+        decode_feed(data)
+    except CodecError:
+        pass
 
 
-def test_decode_update_refuses_garbage() -> None:
-    for data in (
-        b"\xc1",
-        pack([1, 2]),
-        pack({"audience": "public"}),
-        pack({"audience": "public", "topic": "x", "seq": "1", "data": {}}),
-    ):
-        with pytest.raises(CodecError):
-            decode_update(data)
+def test_channel_names_spelled_once() -> None:
+    names = Channels("ifp")
+    assert names.console(3) == "dup:ifp:console:3"
+    assert names.consoles_pattern == "dup:ifp:console:*"
+    assert names.ack("table1") == "dup:ifp:ack:table1"
+    assert names.errors(2) == "dup:ifp:errors:2"
+    assert (names.feed, names.topics, names.journal) == (
+        "dup:ifp:feed",
+        "dup:ifp:topics",
+        "dup:ifp:journal",
+    )
+    assert names.table_of(names.console(12)) == 12
+    assert names.table_of("dup:ifp:console:x") is None
 
 
-async def test_load_snapshots_from_the_bus_hash() -> None:
-    bus = MemoryBus()
-    await bus.hset(snapshots_key("t1"), snapshot_field(KEY), encode_snapshot(7, {"a": 1}))
-    await bus.hset(snapshots_key("t1"), snapshot_field(("live", "table:2")), encode_snapshot(3, {}))
-    await bus.hset(snapshots_key("t1"), "garbage", b"x")
-    await bus.hset(snapshots_key("t1"), "public|deal:1", b"\xc1")
-    assert await load_snapshots(bus, "t1") == {KEY: (7, {"a": 1}), ("live", "table:2"): (3, {})}
-    assert await load_snapshots(bus, "other") == {}
+def test_patches_applied_by_a_client_rebuild_the_payload() -> None:
+    feed = IngestFeed()
+    payloads = [{"rows": [], "n": 0}, {"rows": [{"a": 1}], "n": 1}, {"rows": [{"a": 2}], "n": 1}]
+    state: dict[str, Any] = {}
+    from hub.engine.patch import diff
+
+    for i, payload in enumerate(payloads):
+        change = TopicChange(KEY, None if i == 0 else diff(payloads[i - 1], payload), payload)
+        frame = feed.publish(change)
+        assert frame is not None
+        m = message(frame)
+        state = m["data"] if m["type"] == "snapshot" else apply_patch(state, m["patch"])
+        assert state == payload

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
 
-from tests.fake_feed import COMPARE_ACTIONS, FAKE_LINK_STATE, FakeFeed, act, streets_of
+from tests.fake_feed import COMPARE_ACTIONS, FAKE_LINK_STATE, FakeFeed, act
 
 pytestmark = pytest.mark.browser
 
@@ -395,7 +395,6 @@ def test_compare_sync_follows_live_table(page: Page, feed: FakeFeed) -> None:
         act(n, 5, "bet", 1500, 1500, "flop"),
         act(n + 1, 3, "call", 1500, 1500, "flop"),
     ]
-    live["streets"] = streets_of(live["actions"])
     live["pot"] += 3000
     feed.push("compare:3:5", {"rows": rows}, audience="live")
     expect(cursor).to_have_attribute("data-index", "2", timeout=FAST)
@@ -456,7 +455,6 @@ def test_compare_action_lists_show_whole_rows(page: Page, feed: FakeFeed) -> Non
             seat = 3 if k % 2 else 5
             acts.append(act(len(acts), seat, "raise", 1000 * (k + 1), 1000, street))
     long["actions"] = acts
-    long["streets"] = streets_of(acts)
     feed.push("compare:3:5", {"rows": rows}, audience="live")
     t3 = panel(page, 3)
     expect(t3.locator("[data-i]")).to_have_count(len(acts), timeout=FAST)
@@ -660,7 +658,14 @@ def test_index_and_client_helpers(page: Page, feed: FakeFeed) -> None:
         return {
           cap: m.backoffDelay(20, () => 1), zero: m.backoffDelay(3, () => 0),
           third: m.backoffDelay(2, () => 0.5),
-          delta: m.applyDelta({a: 1, b: 2, c: 3}, {b: 5}, ['c']),
+          delta: m.applyPatch({a: 1, b: 2, c: 3, rows: [{x: 1}]}, [
+            {op: 'replace', path: '/b', value: 5}, {op: 'remove', path: '/c'},
+            {op: 'add', path: '/rows/-', value: {x: 2}},
+            {op: 'replace', path: '/rows/0/x', value: 0},
+            {op: 'add', path: '/a~1b', value: 7},
+          ]),
+          kept: (() => { const s = {a: {b: 1}, c: {d: 2}}; const n = m.applyPatch(s, [
+            {op: 'replace', path: '/a/b', value: 3}]); return [s.a.b, n.a.b, n.c === s.c]; })(),
           params: m.params('?seat=3&tables=1,4&theme=dark&slot=0&scale=0.5'),
           xml: m.parseTemplateData(XML),
         };
@@ -668,7 +673,8 @@ def test_index_and_client_helpers(page: Page, feed: FakeFeed) -> None:
         xml,
     )
     assert out["cap"] == 5000 and out["zero"] == 0 and out["third"] == 500
-    assert out["delta"] == {"a": 1, "b": 5}
+    assert out["delta"] == {"a": 1, "b": 5, "rows": [{"x": 0}, {"x": 2}], "a/b": 7}
+    assert out["kept"] == [1, 3, True]  # the old state is unchanged; untouched parts shared
     assert out["params"]["seat"] == 3 and out["params"]["tables"] == [1, 4]
     assert out["params"]["theme"] == "dark" and out["params"]["slot"] is False
     assert out["params"]["scale"] == 0.5 and out["params"]["view"] == "like_for_like"

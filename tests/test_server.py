@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import os
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,44 +16,53 @@ import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection
 
-from hub.auth import Auth
+from hub.auth import Auth, check_topic
 from hub.bus.base import Bus
 from hub.bus.memory import MemoryBus
 from hub.codec import pack, unpack
 from hub.edge import EdgeSource
+from hub.engine.patch import clone, diff
+from hub.engine.projections import TopicChange
 from hub.fanout import Fanout
-from hub.feed import (
-    TopicKey,
-    TopicStore,
-    control_channel,
-    encode_snapshot,
-    encode_update,
-    feed_channel,
-    snapshot_field,
-    snapshots_key,
-)
+from hub.feed import Channels, IngestFeed, TopicKey, encode_feed
 from hub.server import RunningServer, create_app, serve
 
 AUTH = Auth(commentator_token="comm-secret", operator_token="op-secret")
 
 
+class Payloads:
+    """Turns whole payloads into the engine's changes (a JSON Patch against the last one)."""
+
+    def __init__(self) -> None:
+        self.last: dict[TopicKey, dict[str, Any]] = {}
+
+    def change(self, key: TopicKey, payload: dict[str, Any]) -> TopicChange:
+        old = self.last.get(key)
+        self.last[key] = clone(payload)
+        return TopicChange(key, None if old is None else diff(old, payload), payload)
+
+
 class FakeSource:
-    """A FeedSource on a TopicStore alone: what the ingest does, minus the engine."""
+    """A FeedSource on a feed store alone: what the ingest does, minus the engine."""
 
     def __init__(self, tournament: str = "t-test") -> None:
         self.tournament = tournament
-        self.store = TopicStore(history=16)
+        self.store = IngestFeed()
         self.fanout = Fanout(self.store)
         self.commands: list[dict[str, Any]] = []
         self.is_ready = True
+        self.payloads = Payloads()
 
     def put(self, key: TopicKey, payload: dict[str, Any]) -> None:
-        update = self.store.put(key, payload)
-        if update is not None:
-            self.fanout.publish(update)
+        frame = self.store.publish(self.payloads.change(key, payload))
+        if frame is not None:
+            self.fanout.publish(key, frame.outs)
 
     def ready(self) -> bool:
         return self.is_ready
+
+    def check_topic(self, role: str, topic: object) -> str | None:
+        return check_topic(role, topic)
 
     async def control(self, command: dict[str, Any]) -> dict[str, Any]:
         self.commands.append(command)
@@ -119,11 +128,10 @@ async def test_hello_snapshot_then_deltas_in_order(
                 "type": "delta",
                 "topic": "standings",
                 "seq": n + 1,
-                "data": {"n": n},
-                "removed": [],
+                "patch": [{"op": "replace", "path": "/n", "value": n}],
             }
         last = await recv(ws)
-        assert (last["seq"], last["data"], last["removed"]) == (31, {}, ["teams"])
+        assert (last["seq"], last["patch"]) == (31, [{"op": "remove", "path": "/teams"}])
         # The live audience's updates never reach a public client.
         source.put(("live", "standings"), {"running": {"secret": False}})
         await send(ws, {"op": "ping"})
@@ -154,28 +162,27 @@ async def test_resume_within_history_and_beyond(server: RunningServer, source: F
     async with await connect(server) as ws:
         await recv(ws)
         await send(ws, {"op": "subscribe", "topics": ["table:1"], "resume": {"table:1": 7}})
-        assert [(m["type"], m["seq"], m["data"]) for m in [await recv(ws) for _ in range(3)]] == [
-            ("delta", 8, {"n": 7}),
-            ("delta", 9, {"n": 8}),
-            ("delta", 10, {"n": 9}),
+        got = [await recv(ws) for _ in range(3)]
+        assert [(m["type"], m["seq"], m["patch"]) for m in got] == [
+            ("delta", n + 1, [{"op": "replace", "path": "/n", "value": n}]) for n in (7, 8, 9)
         ]
         await send(ws, {"op": "ping"})
         assert await recv(ws) == {"type": "pong"}  # nothing else was queued before it
-    for n in range(10, 40):
-        source.put(key, {"table": 1, "n": n})  # seq 40; 24 has left the history
+    for n in range(10, 300):
+        source.put(key, {"table": 1, "n": n})  # seq 300; 11 has left the history
     async with await connect(server) as ws:
         await recv(ws)
         await send(ws, {"op": "subscribe", "topics": ["table:1"], "resume": {"table:1": 10}})
         assert await recv(ws) == {
             "type": "snapshot",
             "topic": "table:1",
-            "seq": 40,
-            "data": {"table": 1, "n": 39},
+            "seq": 300,
+            "data": {"table": 1, "n": 299},
         }
         # Up to date already: nothing but later deltas.
-        await send(ws, {"op": "subscribe", "topics": ["table:1"], "resume": {"table:1": 40}})
-        source.put(key, {"table": 1, "n": 40})
-        assert (await recv(ws))["seq"] == 41
+        await send(ws, {"op": "subscribe", "topics": ["table:1"], "resume": {"table:1": 300}})
+        source.put(key, {"table": 1, "n": 300})
+        assert (await recv(ws))["seq"] == 301
 
 
 async def test_msgpack_format(server: RunningServer, source: FakeSource) -> None:
@@ -204,8 +211,7 @@ async def test_msgpack_format(server: RunningServer, source: FakeSource) -> None
             "type": "delta",
             "topic": "table:2",
             "seq": 2,
-            "data": {"pot": 60},
-            "removed": [],
+            "patch": [{"op": "replace", "path": "/pot", "value": 60}],
         }
 
 
@@ -349,20 +355,43 @@ async def test_metrics_text(server: RunningServer, source: FakeSource) -> None:
 
 
 class Ingest:
-    """What the ingest does on the bus for one topic store: hash first, then the feed."""
+    """What the ingest does on the bus for one topic store: persists each snapshot, publishes
+    the frame, and answers the edges' requests on the control channel."""
 
     def __init__(self, bus: Bus, tournament: str) -> None:
-        self.bus, self.tournament, self.store = bus, tournament, TopicStore()
+        self.bus, self.names, self.store = bus, Channels(tournament), IngestFeed()
+        self.payloads = Payloads()
+        self.commands: list[dict[str, Any]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        control = self.bus.subscribe(self.names.control)
+        await control.ready()
+        self._task = asyncio.create_task(self._answer(control))
+
+    async def _answer(self, control: Any) -> None:
+        try:
+            async for message in control:
+                command = unpack(message.data)
+                if command.get("op") != "snapshots":
+                    self.commands.append(command)
+                answer = {"ok": True, "id": command["id"]}
+                await self.bus.publish(self.names.reply(command["reply"]), pack(answer))
+        finally:
+            await control.aclose()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
 
     async def put(self, key: TopicKey, payload: dict[str, Any], *, publish: bool = True) -> None:
-        update = self.store.put(key, payload)
-        assert update is not None
-        seq, data = self.store.snapshot(key)
-        await self.bus.hset(
-            snapshots_key(self.tournament), snapshot_field(key), encode_snapshot(seq, data)
-        )
+        frame = self.store.publish(self.payloads.change(key, payload))
+        assert frame is not None
+        await self.bus.hset_many(self.names.topics, self.store.snapshots([key]))
         if publish:
-            await self.bus.publish(feed_channel(self.tournament), encode_update(update))
+            await self.bus.publish(self.names.feed, encode_feed(key, frame))
 
 
 async def collect(ws: ClientConnection, count: int) -> list[dict[str, Any]]:
@@ -371,11 +400,10 @@ async def collect(ws: ClientConnection, count: int) -> list[dict[str, Any]]:
 
 async def edges_deliver_identical_feeds(bus: Bus, tournament: str) -> None:
     ingest = Ingest(bus, tournament)
+    await ingest.start()
     await ingest.put(("public", "standings"), {"n": 0, "teams": []})
     edges = [EdgeSource(bus, tournament) for _ in range(2)]
     servers = [await serve(create_app(edge, auth=AUTH)) for edge in edges]
-    control = bus.subscribe(control_channel(tournament))
-    await control.ready()
     try:
         clients = [await connect(s) for s in servers]
         for ws in clients:
@@ -404,13 +432,13 @@ async def edges_deliver_identical_feeds(bus: Bus, tournament: str) -> None:
             {"type": "snapshot", "topic": "ticker", "seq": 3, "data": {"items": [1, 2, 3]}},
         ]
         assert all(edge.gaps == 1 for edge in edges)
-        # Operator commands on an edge are queued for the ingest.
+        # Operator commands on an edge go to the ingest, whose answer comes back.
         op = await connect(servers[1], "?token=op-secret")
         await recv(op)
         await send(op, {"op": "onair", "slot": "leaderboard", "value": {"visible": True}})
-        assert await recv(op) == {"type": "ok", "op": "onair", "queued": True}
-        message = await asyncio.wait_for(anext(control), 5)
-        assert unpack(message.data) == {
+        assert await recv(op) == {"type": "ok", "op": "onair"}
+        (command,) = ingest.commands
+        assert {k: command[k] for k in ("op", "slot", "value")} == {
             "op": "onair",
             "slot": "leaderboard",
             "value": {"visible": True},
@@ -418,9 +446,9 @@ async def edges_deliver_identical_feeds(bus: Bus, tournament: str) -> None:
         for ws in [*clients, op]:
             await ws.close()
     finally:
-        await control.aclose()
         for s in servers:
             await s.stop()
+        await ingest.stop()
 
 
 async def test_two_edges_on_memory_bus() -> None:
@@ -428,17 +456,14 @@ async def test_two_edges_on_memory_bus() -> None:
 
 
 @pytest.mark.redis
-async def test_two_edges_on_redis() -> None:
-    try:
-        from hub.bus.redis import RedisBus
-    except ImportError:
-        pytest.fail("hub.bus.redis is missing")
-    url = os.environ.get("DUPLICAST_TEST_REDIS", "redis://127.0.0.1:6379/0")
-    bus = RedisBus(url)
+async def test_two_edges_on_redis(redis_url: str) -> None:
+    from hub.bus.redis import RedisBus
+
+    bus = RedisBus(redis_url)
     await bus.connect()
     tournament = f"test-{uuid.uuid4().hex[:8]}"
     try:
         await edges_deliver_identical_feeds(bus, tournament)
     finally:
-        await bus.delete(snapshots_key(tournament))
+        await bus.delete(Channels(tournament).topics)
         await bus.close()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import abc
 import asyncio
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Self
 
@@ -201,6 +201,10 @@ class Bus(abc.ABC):
 
     @abc.abstractmethod
     async def hgetall(self, key: str) -> dict[str, bytes]: ...
+
+    @abc.abstractmethod
+    async def hdel(self, key: str, fields: Iterable[str]) -> None:
+        """Remove fields of a hash (missing ones are ignored)."""
 
     @abc.abstractmethod
     async def delete(self, *keys: str) -> None: ...

@@ -13,7 +13,7 @@ import bisect
 import fnmatch
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from hub.bus.base import (
     DEFAULT_SUBSCRIPTION_BUFFER,
@@ -142,6 +142,12 @@ class MemoryBus(Bus):
 
     async def hgetall(self, key: str) -> dict[str, bytes]:
         return dict(self._hashes.get(key, {}))
+
+    async def hdel(self, key: str, fields: Iterable[str]) -> None:
+        found = self._hashes.get(key)
+        if found is not None:
+            for field in fields:
+                found.pop(field, None)
 
     async def delete(self, *keys: str) -> None:
         for key in keys:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -385,6 +385,12 @@ class RedisBus(Bus):
         client = self._client()
         raw: Any = await self._call("hgetall", lambda _: client.hgetall(key))
         return {_text(name): value for name, value in raw.items()}
+
+    async def hdel(self, key: str, fields: Iterable[str]) -> None:
+        names = list(fields)
+        if names:
+            client = self._client()
+            await self._call("hdel", lambda _: client.hdel(key, *names))
 
     async def delete(self, *keys: str) -> None:
         if keys:

@@ -1,10 +1,14 @@
 """`Engine`: the one object the I/O layer talks to. Pure: time comes in as an argument.
 
 `submit` takes one decoded console event and answers an `Outcome`: the acknowledgement to send,
-the record to journal (accepted events only) and the topics whose payload may have changed.
-`restore` replays a journal record with exactly the effect the original `submit` had, which is
-what makes "rebuild from the journal" give the live state back. Payloads are built lazily per
-batch of events (`payload` caches until the next change), so a burst costs one rebuild.
+the record to journal (accepted events only), and what to persist of a refusal. Every change of
+state is announced as a typed event (`hub.engine.changes`) that moves the topic projections;
+`changes()` hands the feed what moved since it last asked, as JSON Patch deltas. `restore`
+replays a journal record with exactly the effect the original `submit` had, which is what makes
+"rebuild from the journal" give the live state back; `snapshot`/`from_snapshot` make that
+rebuild start from a recent state instead of the first record.
+
+The ingest uses nothing else: not the sequencer, not the state, not the projections.
 """
 
 from __future__ import annotations
@@ -19,14 +23,37 @@ from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.scoring import Scoreboard
 from hub.engine import views
-from hub.engine.events import ConsoleEvent, parse_event
+from hub.engine.changes import (
+    ActionApplied,
+    DealReleased,
+    EngineEvent,
+    HandRewound,
+    HandSettled,
+    HandStarted,
+    LinkChanged,
+    OnAirChanged,
+    Rejected,
+    TickerItem,
+)
+from hub.engine.events import ACTION_TYPES, MAX_INT, ConsoleEvent, parse_event
+from hub.engine.projections import Projections, TopicChange
 from hub.engine.sequencer import Sequencer
+from hub.engine.ticker import Ticker
+from hub.engine.topics import LIVE, PUBLIC, TopicKey, TopicSpace
 from hub.engine.tournament import Change, TournamentState
 
-TopicKey = tuple[str, str]
+__all__ = [
+    "ONAIR_SLOTS",
+    "OPERATOR_CONSOLE",
+    "Engine",
+    "Outcome",
+    "TopicChange",
+    "TopicKey",
+    "default_onair",
+]
+
 OPERATOR_CONSOLE = "operator"
 ONAIR_SLOTS = ("leaderboard", "seat", "table", "compare", "ticker")
-TICKER_ITEMS = 30
 
 
 @dataclass(slots=True)
@@ -38,8 +65,9 @@ class Outcome:
     duplicate: bool = False
     record: dict[str, Any] | None = None  # what to journal; None: nothing
     changed: set[TopicKey] = field(default_factory=set)
-    console: str | None = None  # where the ack goes
-    seq_advanced: bool = False  # the sequencer moved without a journal record (a rejection)
+    console: str | None = None  # where the ack goes; None: the channel's error channel
+    seq_advanced: bool = False  # a refusal used up the console's seq: persist it
+    last_seq: int = 0  # the console's high-water mark after this event (to persist)
 
 
 def default_onair() -> dict[str, Any]:
@@ -64,6 +92,7 @@ class Engine:
     ) -> None:
         self.config = config
         self.state = TournamentState(config, decks)
+        self.topics = TopicSpace.of(config)
         self.sequencer = Sequencer()
         self.release_delay = config.release_delay if release_delay is None else release_delay
         self.public_board = Scoreboard(self.state.layout)
@@ -74,24 +103,43 @@ class Engine:
         self.onair: dict[str, Any] = default_onair()
         self.rejections: deque[dict[str, Any]] = deque(maxlen=100)
         self.reject_counts: dict[str, int] = {}
-        self.ticker: deque[dict[str, Any]] = deque(maxlen=TICKER_ITEMS)
-        self._ticker_id = 0
-        self._cache: dict[TopicKey, dict[str, Any] | None] = {}
+        self.ticker = Ticker()
+        self.projections = Projections(self.state, self.payload)
+        self.events: list[EngineEvent] = []  # emitted since the last `changes()`
         self._now = 0.0
         consoles = getattr(config, "consoles", None)
         self._consoles: dict[str, int] | None = dict(consoles) if consoles else None
 
     # ------------------------------------------------------------------ intake
     def submit(self, raw: Any, now: float, *, channel_table: int | None = None) -> Outcome:
-        """Validate and apply one console event. Never raises for bad input."""
+        """Validate and apply one console event. Never raises for bad input.
+
+        ``channel_table``: the table whose channel carried the event. Only the console of that
+        table speaks there: an event naming any other console is refused on the channel's
+        error channel without touching that console's seqs or answers (a console cannot stall,
+        or read the answers of, another table)."""
         self._now = now
         console, seq = _address(raw)
         table = _table(raw)
-        sequenced = console is not None and seq is not None and console != OPERATOR_CONSOLE
         if console is not None and self._consoles is not None and console not in self._consoles:
             # Not one of ours: refused whatever its seq says (and no seq of it is tracked).
             listed = Rejection("unknown_console", f"console {console!r} is not in [consoles]")
             return self._reject(console, seq, listed, table, advance=False)
+        if channel_table is not None and console is not None and console != OPERATOR_CONSOLE:
+            bound = self._consoles.get(console) if self._consoles is not None else table
+            if bound is not None and bound != channel_table:
+                foreign = Rejection(
+                    "wrong_channel",
+                    f"console {console!r} does not write table {channel_table}: "
+                    f"publish on its own table's channel",
+                )
+                out = self._reject(None, seq, foreign, channel_table, advance=False)
+                out.ack["console"] = console
+                return out
+        if console is not None and seq is not None and not 1 <= seq < MAX_INT:
+            bad = Rejection("bad_schema", f"field 'seq' must be from 1 to 2^53 - 1, got {seq}")
+            return self._reject(console, seq, bad, table, advance=False)
+        sequenced = console is not None and seq is not None and console != OPERATOR_CONSOLE
         if sequenced:
             assert console is not None and seq is not None
             verdict = self.sequencer.check(console, seq)
@@ -125,8 +173,9 @@ class Engine:
             ok=True,
             ack=accepted,
             record=record,
-            changed=self._changed(change, now),
+            changed=self._after(event, change, now),
             console=event.console,
+            last_seq=self.sequencer.last(event.console),
         )
 
     def _check_envelope(self, event: ConsoleEvent, channel_table: int | None) -> None:
@@ -180,8 +229,7 @@ class Engine:
                     "at": self._now,
                 }
             )
-            changed.add((views.LIVE, "ops"))
-            self._cache.pop((views.LIVE, "ops"), None)
+            changed = self._emit(Rejected(table, exc.code))
         return Outcome(
             ok=False,
             ack=ack,
@@ -189,8 +237,28 @@ class Engine:
             message=exc.message,
             console=console,
             changed=changed,
-            seq_advanced=advance,
+            seq_advanced=advance and console is not None and seq is not None,
+            last_seq=self.sequencer.last(console) if console is not None else 0,
         )
+
+    def journaled(self, outcome: Outcome, position: str) -> None:
+        """The ingest appended ``outcome.record`` to the journal at ``position``: its ack (and
+        any later re-ack of the same seq) carries it."""
+        outcome.ack["position"] = position
+        record = outcome.record or {}
+        console, seq = record.get("console"), record.get("seq")
+        if isinstance(console, str) and isinstance(seq, int):
+            self.sequencer.set_position(console, seq, position)
+
+    def restore_answers(
+        self,
+        refusals: Mapping[tuple[str, int], Mapping[str, Any]],
+        last_seqs: Mapping[str, int],
+    ) -> None:
+        """What the ingest persisted beside the journal on earlier runs: each refused event's
+        answer, and each console's high-water mark (refusals use up seqs the journal lacks)."""
+        self.sequencer.restore_rejected(refusals)
+        self.sequencer.restore(last_seqs)
 
     def restore(self, record: Mapping[str, Any], position: str | None = None) -> set[TopicKey]:
         """Re-apply one journal record (same effect as when it was first accepted).
@@ -212,15 +280,16 @@ class Engine:
         self.sequencer.record(event.console, event.seq, {"seq": event.seq, "ok": True})
         if position is not None:
             self.sequencer.set_position(event.console, event.seq, position)
-        return self._changed(change, now)
+        return self._after(event, change, now)
 
     def note_links(self, links: Mapping[str, bool]) -> set[TopicKey]:
         """Record whether each console's latest acknowledgement reached a listener."""
-        changed = {c: up for c, up in links.items() if self.links.get(c) != up}
-        if not changed:
-            return set()
-        self.links.update(changed)
-        return self._invalidate({(views.LIVE, "ops")})
+        keys: set[TopicKey] = set()
+        for console, up in links.items():
+            if self.links.get(console) != up:
+                self.links[console] = up
+                keys |= self._emit(LinkChanged(console, up))
+        return keys
 
     # ----------------------------------------------------------------- control
     def control(self, command: Mapping[str, Any], now: float) -> Outcome:
@@ -260,7 +329,10 @@ class Engine:
                 self.sequencer.record(OPERATOR_CONSOLE, seq, {"seq": seq, "ok": True})
                 record = {"kind": "console", **event.as_record(), "at": now}
                 return Outcome(
-                    ok=True, ack={"ok": True}, record=record, changed=self._changed(change, now)
+                    ok=True,
+                    ack={"ok": True},
+                    record=record,
+                    changed=self._after(event, change, now),
                 )
             raise Rejection("bad_request", f"unknown operator command {op!r}")
         except Rejection as exc:
@@ -275,14 +347,15 @@ class Engine:
         slot = str(record["slot"])
         merged = {**self.onair["slots"].get(slot, {}), **dict(record["value"])}
         self.onair = {"slots": {**self.onair["slots"], slot: merged}}
-        keys = {(a, "onair") for a in views.AUDIENCES}
-        for key in keys:
-            self._cache.pop(key, None)
-        return keys
+        return self._emit(OnAirChanged(slot))
 
     # ----------------------------------------------------------------- release
     def released(self, group: str, deal_no: int) -> bool:
         return (group, deal_no) in self._released
+
+    def deal_released(self, deal_no: int) -> bool:
+        """Every group plays the same deck orders, so a deal is public for all or none."""
+        return any(self.released(g, deal_no) for g in self.config.groups)
 
     def tick(self, now: float) -> set[TopicKey]:
         """Release deals whose delay has passed; returns the public topics that changed."""
@@ -295,43 +368,50 @@ class Engine:
         return changed
 
     def _release(self, deal_no: int) -> set[TopicKey]:
-        keys = self._public_deal_keys(deal_no) | {(views.LIVE, "ops"), (views.PUBLIC, "onair")}
         for group in self.config.groups.values():
             self._released.add((group.id, deal_no))
             for t in group.tables:
                 self.public_board.set_result(t, deal_no, self._result(t, deal_no))
-                keys.add((views.PUBLIC, f"table:{t}"))
-        for item in self.ticker:
-            if item["deal"] == deal_no:
-                item["released"] = True
-        return self._invalidate(keys)
+        keys = self._emit(DealReleased(deal_no))
+        if self.ticker.release(deal_no):
+            keys |= self._emit(TickerItem(PUBLIC, {}))
+        return keys
 
     def _result(self, table: int, deal_no: int) -> dict[int, int] | None:
         h = self.state.hand(table, deal_no)
         return h.result if h else None
 
     # ----------------------------------------------------------------- changes
-    def _changed(self, change: Change, now: float) -> set[TopicKey]:
-        seats = range(1, self.config.seats + 1)
-        keys: set[TopicKey] = {
-            (views.LIVE, f"table:{change.table}"),
-            (views.LIVE, "ops"),
-            (views.LIVE, "projection"),
-        }
-        deal_no = change.deal
-        if deal_no is not None:
-            keys.add((views.LIVE, f"deal:{deal_no}"))
-            keys |= {(views.LIVE, f"compare:{deal_no}:{s}") for s in seats}
+    def _emit(self, event: EngineEvent) -> set[TopicKey]:
+        self.events.append(event)
+        if len(self.events) > 10_000:  # nobody is collecting (a replay): keep the tail only
+            del self.events[:-1000]
+        return self.projections.on(event)
+
+    def _after(self, event: ConsoleEvent, change: Change, now: float) -> set[TopicKey]:
+        """Announce what one applied console event changed."""
+        table, deal_no = change.table, change.deal
+        keys: set[TopicKey] = set()
+        if deal_no is None:  # pragma: no cover - every applied event names its deal
+            return keys
+        hand = self.state.hand(table, deal_no)
+        if event.type == "start":
+            keys |= self._emit(HandStarted(table, deal_no))
+        elif event.type in ACTION_TYPES and hand is not None:
+            keys |= self._emit(ActionApplied(table, deal_no, len(hand.hand.actions) - 1))
+        elif event.type in ("undo", "reopen"):
+            keys |= self._emit(HandRewound(table, deal_no))
+        elif not change.scores:
+            keys |= self.projections.on(HandRewound(table, deal_no))
         for item in change.notable:
-            self._add_ticker(item)
-        if change.scores and deal_no is not None:
-            keys.add((views.LIVE, "standings"))
-            keys |= {(views.LIVE, f"seat:{s}") for s in seats}
-            keys.add((views.LIVE, "ticker"))
-            for item in views.swing_items(self.state, change.table, deal_no):
-                self._add_ticker(item)
-            keys |= self._track_release(change.table, deal_no, now)
-        return self._invalidate(keys)
+            keys |= self._add_ticker(item)
+        if change.scores:
+            status = views.hand_status(hand)
+            keys |= self._emit(HandSettled(table, deal_no, status))
+            for item in views.swing_items(self.state, table, deal_no):
+                keys |= self._add_ticker(item)
+            keys |= self._track_release(table, deal_no, now)
+        return keys
 
     def _track_release(self, table: int, deal_no: int, now: float) -> set[TopicKey]:
         """Every group plays the same deck order of a deal, so the public sees a deal only
@@ -340,7 +420,9 @@ class Engine:
         if (group, deal_no) in self._released:
             # Already public: corrections show to the public as they happen.
             self.public_board.set_result(table, deal_no, self._result(table, deal_no))
-            return self._public_deal_keys(deal_no)
+            keys = self.projections.public_deal_keys(deal_no)
+            self.projections.touch(keys)
+            return keys
         board = self.state.board
         if all(board.deal_complete(g, deal_no) for g in self.config.groups):
             self._completed_at.setdefault(deal_no, now)
@@ -350,116 +432,82 @@ class Engine:
             self._completed_at.pop(deal_no, None)
         return set()
 
-    def _public_deal_keys(self, deal_no: int) -> set[TopicKey]:
-        seats = range(1, self.config.seats + 1)
-        keys = {(views.PUBLIC, "standings"), (views.PUBLIC, "ticker")}
-        keys |= {(views.PUBLIC, f"seat:{s}") for s in seats}
-        keys.add((views.PUBLIC, f"deal:{deal_no}"))
-        keys |= {(views.PUBLIC, f"compare:{deal_no}:{s}") for s in seats}
-        return keys
-
-    def _add_ticker(self, item: dict[str, Any]) -> None:
-        self._ticker_id += 1
-        item = {"id": self._ticker_id, **item}
+    def _add_ticker(self, item: dict[str, Any]) -> set[TopicKey]:
         if "text" not in item:
-            item["text"] = _ticker_text(self.config, item)
-        self.ticker.appendleft(item)
-        for key in ((views.LIVE, "ticker"), (views.PUBLIC, "ticker")):
-            self._cache.pop(key, None)
-
-    def _invalidate(self, keys: set[TopicKey]) -> set[TopicKey]:
-        for key in keys:
-            self._cache.pop(key, None)
-        # Standings-derived topics share one computation.
-        if any(k[1] == "standings" or k[1].startswith("seat:") for k in keys):
-            for audience in views.AUDIENCES:
-                self._cache.pop((audience, "standings"), None)
+            item = {**item, "text": _ticker_text(self.config, item)}
+        deal_no = item.get("deal")
+        public_now = isinstance(deal_no, int) and self.deal_released(deal_no)
+        keys: set[TopicKey] = set()
+        for audience in self.ticker.add(item, public_now=public_now):
+            keys |= self._emit(TickerItem(audience, item))
         return keys
+
+    # ----------------------------------------------------------------- the feed
+    def start_feed(self) -> None:
+        """Start projecting topics (after the journal replay): every topic that exists is
+        built at the next ``changes()``."""
+        self.projections.start(self.topic_keys())
+
+    def changes(self) -> list[TopicChange]:
+        """What changed in the topic payloads since the last call (after ``start_feed``)."""
+        self.events.clear()
+        return self.projections.flush()
 
     # ----------------------------------------------------------------- reading
     def topic_keys(self) -> Iterable[TopicKey]:
-        seats = range(1, self.config.seats + 1)
-        for audience in views.AUDIENCES:
-            yield (audience, "standings")
-            yield (audience, "onair")
-            yield (audience, "ticker")
-            for s in seats:
-                yield (audience, f"seat:{s}")
-            for t in self.state.tables:
-                yield (audience, f"table:{t}")
-            for d in range(1, self.config.deals + 1):
-                if audience == views.LIVE or any(self.released(g, d) for g in self.config.groups):
-                    yield (audience, f"deal:{d}")
-                    for s in seats:
-                        yield (audience, f"compare:{d}:{s}")
-        yield (views.LIVE, "ops")
-        yield (views.LIVE, "projection")
+        """Every topic that exists now, per audience."""
+        for topic in self.topics:
+            fam = topic.family
+            embargoed = fam.name in ("deal", "compare") and not self.deal_released(topic.args[0])
+            for audience in fam.audiences:
+                if audience == PUBLIC and embargoed:
+                    continue
+                yield (audience, topic.name)
 
     def payload(self, key: TopicKey) -> dict[str, Any] | None:
-        if key in self._cache:
-            return self._cache[key]
-        value = self._build(key)
-        self._cache[key] = value
-        return value
-
-    def _build(self, key: TopicKey) -> dict[str, Any] | None:
-        audience, topic = key
-        live = audience == views.LIVE
-        name, _, rest = topic.partition(":")
-        try:
-            parts = [int(p) for p in rest.split(":")] if rest else []
-        except ValueError:
+        """A topic's payload built from the state now (None: no such topic for that audience,
+        or not yet)."""
+        audience, name = key
+        topic = self.topics.get(name)
+        if topic is None or audience not in topic.family.audiences:
             return None
-        if name == "standings":
+        live = audience == LIVE
+        fam, args = topic.family.name, topic.args
+        if fam == "standings":
             return self._standings(live)
-        if name == "seat" and len(parts) == 1 and 1 <= parts[0] <= self.config.seats:
-            return views.seat_payload(self.payload((audience, "standings")) or {}, parts[0])
-        if name == "table" and len(parts) == 1 and parts[0] in self.state.tables:
-            table = self.state.tables[parts[0]]
+        if fam == "seat":
+            return views.seat_payload(self._standings(live), args[0])
+        if fam == "table":
+            table = self.state.tables[args[0]]
             released = sum(1 for g, _ in self._released if g == table.group)
             return views.table_payload(self.state, table, live=live, released_deals=released)
-        if name == "deal" and len(parts) == 1 and 1 <= parts[0] <= self.config.deals:
-            return views.deal_payload(self.state, parts[0], live=live, released=self.released)
-        if (
-            name == "compare"
-            and len(parts) == 2
-            and 1 <= parts[0] <= self.config.deals
-            and 1 <= parts[1] <= self.config.seats
-        ):
+        if fam == "deal":
+            return views.deal_payload(self.state, args[0], live=live, released=self.released)
+        if fam == "compare":
             return views.compare_payload(
-                self.state, parts[0], parts[1], live=live, released=self.released
+                self.state, args[0], args[1], live=live, released=self.released
             )
-        if name == "onair" and not parts:
+        if fam == "onair":
             slots = {k: dict(v) for k, v in self.onair["slots"].items()}
             if not live and not self._onair_compare_public(slots["compare"]):
                 slots["compare"] = {"visible": False}  # not even the deal number leaks
             return {"slots": slots}
-        if name == "ticker" and not parts:
-            items = [
-                {k: v for k, v in item.items() if k != "released"}
-                for item in self.ticker
-                if live or self._item_public(item)
-            ]
-            return {"items": items}
-        if name == "projection" and live and not parts:
-            return views.projection_payload(self.state)
-        if name == "ops" and live and not parts:
+        if fam == "ticker":
+            return self.ticker.payload(audience)
+        if fam == "projection":
+            board = self.projections.board or views.projected_board(self.state)
+            return views.projection_payload(self.state, board)
+        if fam == "ops":
             return views.ops_payload(
                 self.state, list(self.rejections), self.release_state(), self._now, self.links
             )
-        return None
-
-    def _item_public(self, item: Mapping[str, Any]) -> bool:
-        table = item.get("table")
-        if table is None:
-            return False
-        return self.released(self.config.group_of(int(table)).id, int(item["deal"]))
+        return None  # pragma: no cover - every family is handled above
 
     def _onair_compare_public(self, slot: Mapping[str, Any]) -> bool:
         deal_no = slot.get("deal")
         if isinstance(deal_no, bool) or not isinstance(deal_no, int):
             return False
-        return any(self.released(g, deal_no) for g in self.config.groups)
+        return self.deal_released(deal_no)
 
     def _standings(self, live: bool) -> dict[str, Any]:
         if live:

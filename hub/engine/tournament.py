@@ -80,6 +80,14 @@ class TableState:
         return None
 
     @property
+    def last_finished(self) -> int | None:
+        """The deal of this table's most recently finished hand (None before the first)."""
+        done = [h for h in self.hands.values() if h.finished_at is not None]
+        if not done:
+            return None
+        return max(done, key=lambda h: (h.finished_at or 0.0, self.order.index(h.deal))).deal
+
+    @property
     def completed(self) -> int:
         return sum(1 for h in self.hands.values() if h.status in (COMPLETE, VOID))
 
@@ -123,6 +131,10 @@ class TournamentState:
 
     def hand(self, table: int, deal_no: int) -> HandState | None:
         return self.tables[table].hands.get(deal_no)
+
+    def started(self, deal_no: int) -> bool:
+        """Has any table started this deal? Until one has, its cards exist only in the ingest."""
+        return any(deal_no in t.hands for t in self.tables.values())
 
     def disputes(self) -> list[HandState]:
         return [h for t in self.tables.values() for h in t.hands.values() if h.status == DISPUTED]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from hub.domain.config import TournamentConfig
-from hub.domain.scoring import Scoreboard, full_recompute
+from hub.domain.scoring import Scoreboard
 from hub.engine.tournament import TERMINAL, HandState, TableState, TournamentState
 
 PUBLIC = "public"
@@ -77,19 +77,47 @@ def roster(config: TournamentConfig, table: int) -> list[dict[str, Any]]:
     return seats
 
 
+def action_row(i: int, action: Any) -> dict[str, Any]:
+    """One action as shown everywhere (rows are final once made: deltas share them)."""
+    return {
+        "i": i,
+        "seat": action.seat,
+        "kind": action.kind,
+        "to": action.to,
+        "added": action.added,
+        "street": action.street,
+    }
+
+
 def action_rows(hand: HandState) -> list[dict[str, Any]]:
-    return [
-        {"i": i, "seat": a.seat, "kind": a.kind, "to": a.to, "added": a.added, "street": a.street}
-        for i, a in enumerate(hand.hand.actions)
-    ]
+    return [action_row(i, a) for i, a in enumerate(hand.hand.actions)]
 
 
-def street_rows(actions: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """The same action rows grouped street by street (only streets that saw an action)."""
-    grouped: dict[str, list[dict[str, Any]]] = {}
-    for row in actions:
-        grouped.setdefault(row["street"], []).append(row)
-    return grouped
+def seat_fields(current: HandState, seat: int) -> dict[str, Any]:
+    """A seat's live fields at a table's hand in progress (they move with every action)."""
+    hand = current.hand
+    committed = hand.committed.get(seat, 0)
+    return {
+        "committed": committed,
+        "street_bet": hand.street_bet.get(seat, 0),
+        "stack": current.spec.cap - committed,
+        "folded": seat in hand.folded,
+        "all_in": seat in hand.all_in,
+        "to_act": hand.to_act == seat,
+    }
+
+
+def hand_fields(current: HandState) -> dict[str, Any]:
+    """A table's live fields of its hand in progress that move with every action."""
+    hand = current.hand
+    return {
+        "status": current.status,
+        "reopened": current.reopened,
+        "street": hand.street,
+        "pot": hand.pot,
+        "to_act": hand.to_act,
+        "board": list(hand.board_visible()),
+    }
 
 
 def table_payload(
@@ -111,39 +139,34 @@ def table_payload(
         out["released"] = released_deals
         return out
     out["completed"] = table.completed
+    out["last_deal"] = table.last_finished
     if current is None:
         out.update(seats=seats, status="idle", deal=None, street=None, pot=0, to_act=None)
         out.update(board=[], last_action=None, actions=[], button=None)
         return out
-    hand = current.hand
     dealt = current.spec.cards
     for row in seats:
-        s = row["seat"]
-        row.update(
-            committed=hand.committed.get(s, 0),
-            street_bet=hand.street_bet.get(s, 0),
-            stack=current.spec.cap - hand.committed.get(s, 0),
-            folded=s in hand.folded,
-            all_in=s in hand.all_in,
-            to_act=hand.to_act == s,
-        )
+        row.update(seat_fields(current, row["seat"]))
         if dealt is not None:
-            row["hole"] = list(dealt.hole[s])
+            row["hole"] = list(dealt.hole[row["seat"]])
     actions = action_rows(current)
-    out.update(
-        seats=seats,
-        status=current.status,
-        reopened=current.reopened,
-        deal=current.deal,
-        street=hand.street,
-        button=current.spec.button,
-        pot=hand.pot,
-        to_act=hand.to_act,
-        board=list(hand.board_visible()),
-        last_action=actions[-1] if actions else None,
-        actions=actions,
-    )
+    out.update(seats=seats, deal=current.deal, button=current.spec.button)
+    out.update(hand_fields(current))
+    out.update(last_action=actions[-1] if actions else None, actions=actions)
     return out
+
+
+def compare_fields(h: HandState, seat: int) -> dict[str, Any]:
+    """A traveller row's fields that move with every action at its table."""
+    hand = h.hand
+    return {
+        "status": h.status,
+        "pot": hand.pot,
+        "committed": hand.committed.get(seat, 0),
+        "folded": seat in hand.folded,
+        "street": hand.street,
+        "board": list(hand.board_visible()),
+    }
 
 
 def r_text(result: dict[int, int]) -> dict[str, int]:
@@ -155,6 +178,15 @@ def hand_status(hand: HandState | None) -> str:
     return "waiting" if hand is None else hand.status
 
 
+def deal_row(h: HandState | None) -> dict[str, Any]:
+    """What a deal's payload says of one table's hand."""
+    return {
+        "status": hand_status(h),
+        "result": None if h is None or (r := h.result) is None else r_text(r),
+        "pot": h.hand.pot if h else 0,
+    }
+
+
 def deal_payload(
     state: TournamentState, deal_no: int, *, live: bool, released: Released
 ) -> dict[str, Any] | None:
@@ -162,20 +194,12 @@ def deal_payload(
     groups = [g for g in config.groups.values() if live or released(g.id, deal_no)]
     if not groups:
         return None
-    dealt = state.dealt(deal_no)
+    dealt = state.dealt(deal_no) if state.started(deal_no) else None
     tables = []
     for g in groups:
         for t in g.tables:
             h = state.hand(t, deal_no)
-            tables.append(
-                {
-                    "table": t,
-                    "group": g.id,
-                    "status": hand_status(h),
-                    "result": None if h is None or (r := h.result) is None else r_text(r),
-                    "pot": h.hand.pot if h else 0,
-                }
-            )
+            tables.append({"table": t, "group": g.id, **deal_row(h)})
     return {
         "deal": deal_no,
         "button": config.buttons[deal_no],
@@ -186,6 +210,37 @@ def deal_payload(
     }
 
 
+def compare_row(
+    state: TournamentState,
+    deal_no: int,
+    table: int,
+    group: str,
+    seat: int,
+    info: dict[str, dict[str, str]],
+) -> dict[str, Any]:
+    """One table's row of the traveller: who holds the seat there and how they played it. Each
+    action carries its street, so a client groups them street by street itself."""
+    team, player = state.config.seat_holder(table, seat)
+    h = state.hand(table, deal_no)
+    row: dict[str, Any] = {
+        "table": table,
+        "group": group,
+        "team": team.id,
+        **info[team.id],
+        "player": player,
+        "actions": action_rows(h) if h else [],
+        "chips": None,
+    }
+    if h is None:
+        row.update(status="waiting", pot=0, committed=0, folded=False, street=None)
+        return row
+    row.update(compare_fields(h, seat))
+    result = h.result
+    if result is not None:
+        row["chips"] = result.get(seat, 0)
+    return row
+
+
 def compare_payload(
     state: TournamentState, deal_no: int, seat: int, *, live: bool, released: Released
 ) -> dict[str, Any] | None:
@@ -193,54 +248,34 @@ def compare_payload(
     groups = [g for g in config.groups.values() if live or released(g.id, deal_no)]
     if not groups:
         return None
-    dealt = state.dealt(deal_no)
+    dealt = state.dealt(deal_no) if state.started(deal_no) else None
     info = team_info(config)
-    rows = []
-    best_board: list[str] = []
-    finished: list[int] = []
-    for g in groups:
-        for t in g.tables:
-            team, player = config.seat_holder(t, seat)
-            h = state.hand(t, deal_no)
-            actions = action_rows(h) if h else []
-            row: dict[str, Any] = {
-                "table": t,
-                "group": g.id,
-                "team": team.id,
-                **info[team.id],
-                "player": player,
-                "status": hand_status(h),
-                "actions": actions,
-                "streets": street_rows(actions),
-                "pot": h.hand.pot if h else 0,
-                "committed": h.hand.committed.get(seat, 0) if h else 0,
-                "folded": bool(h and seat in h.hand.folded),
-                "street": h.hand.street if h else None,
-                "chips": None,
-            }
-            if h is not None:
-                board = list(h.hand.board_visible())
-                row["board"] = board
-                if len(board) > len(best_board):
-                    best_board = board
-                result = h.result
-                if result is not None:
-                    row["chips"] = result.get(seat, 0)
-                    finished.append(result.get(seat, 0))
-            rows.append(row)
-    average = sum(finished) / len(finished) if finished else None
-    for row in rows:
-        if row["chips"] is not None and average is not None:
-            row["swing"] = round(row["chips"] - average, 2)
-    return {
+    rows = [compare_row(state, deal_no, t, g.id, seat, info) for g in groups for t in g.tables]
+    out: dict[str, Any] = {
         "deal": deal_no,
         "seat": seat,
         "button": config.buttons[deal_no],
         "hole": list(dealt.hole[seat]) if dealt else [],
-        "board": best_board,
-        "average": None if average is None else round(average, 2),
         "rows": rows,
     }
+    out.update(compare_summary(rows))
+    return out
+
+
+def compare_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The traveller's fields that depend on every row: the board furthest dealt, the average
+    chip-score of the finished rows (and each finished row's swing against it)."""
+    best_board: list[str] = []
+    finished = [row["chips"] for row in rows if row["chips"] is not None]
+    for row in rows:
+        board = row.get("board")
+        if board is not None and len(board) > len(best_board):
+            best_board = board
+    average = sum(finished) / len(finished) if finished else None
+    for row in rows:
+        if row["chips"] is not None and average is not None:
+            row["swing"] = round(row["chips"] - average, 2)
+    return {"board": list(best_board), "average": None if average is None else round(average, 2)}
 
 
 def ops_payload(
@@ -339,10 +374,33 @@ def swing_items(state: TournamentState, table: int, deal_no: int) -> list[dict[s
     return items
 
 
-def projection_payload(state: TournamentState) -> dict[str, Any]:
-    """Standings "if every hand in progress ended now": no more betting, the known board
-    dealt out, pots awarded by the cards. Only possible when deck orders are loaded."""
-    results = state.board.results()
+def projected_result(state: TournamentState, table: int, deal_no: int) -> dict[int, int] | None:
+    """What the projection counts for one hand: the hand in progress as if it ended now (no
+    more betting, the known board dealt out, pots by the cards), else its counted result."""
+    h = state.hand(table, deal_no)
+    if h is None:
+        return None
+    if h is state.tables[table].current:
+        projected = h.hand.if_ended_now()
+        if projected is not None:
+            return projected
+    return h.result
+
+
+def projected_board(state: TournamentState) -> Scoreboard:
+    """The scoreboard of the projection, from scratch (the engine then moves it hand by hand)."""
+    board = Scoreboard(state.layout)
+    for table in state.tables.values():
+        for deal_no in table.hands:
+            result = projected_result(state, table.table, deal_no)
+            if result is not None:
+                board.set_result(table.table, deal_no, result)
+    return board
+
+
+def projection_payload(state: TournamentState, board: Scoreboard) -> dict[str, Any]:
+    """Standings "if every hand in progress ended now", from the projected ``board``. Only
+    possible when deck orders are loaded."""
     hands = []
     for table in state.tables.values():
         current = table.current
@@ -351,7 +409,6 @@ def projection_payload(state: TournamentState) -> dict[str, Any]:
         projected = current.hand.if_ended_now()
         if projected is None:
             continue
-        results[(table.table, current.deal)] = projected
         hands.append(
             {
                 "table": table.table,
@@ -361,9 +418,8 @@ def projection_payload(state: TournamentState) -> dict[str, Any]:
                 "result": {str(s): v for s, v in projected.items()},
             }
         )
-    projected_board = full_recompute(state.layout, results)
     info = team_info(state.config)
-    running = projected_board.view_as_dict("running")
+    running = board.view_as_dict("running")
     return {
         "hands": hands,
         "teams": [{**row, **info[row["team"]]} for row in running["teams"]],

@@ -13,11 +13,60 @@ export function backoffDelay(attempt, rand = Math.random, base = BACKOFF_BASE_MS
   return Math.round(rand() * Math.min(cap, base * 2 ** attempt));
 }
 
-/** A delta replaces the listed top-level keys and deletes those in `removed`. */
-export function applyDelta(state, data, removed) {
-  const next = { ...state, ...(data || {}) };
-  for (const key of removed || []) delete next[key];
-  return next;
+/**
+ * Apply a delta: a JSON Patch (RFC 6902: add, replace, remove; `/-` appends). `state` is not
+ * changed: the objects along each path are copied, everything else is shared, so a renderer
+ * can tell what changed by identity. Throws on an operation that does not fit.
+ */
+export function applyPatch(state, ops) {
+  let doc = state;
+  for (const op of ops || []) {
+    const parts = op.path === '' ? [] : String(op.path).slice(1).split('/').map(unescapePointer);
+    if (!parts.length) {
+      if (op.op === 'remove') throw new Error('cannot remove the whole document');
+      doc = op.value;
+      continue;
+    }
+    doc = patchIn(doc, parts, 0, op);
+  }
+  return doc;
+}
+
+function unescapePointer(part) {
+  return part.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+function arrayIndex(list, part, extend) {
+  if (part === '-' && extend) return list.length;
+  if (!/^(0|[1-9][0-9]*)$/.test(part)) throw new Error(`bad array index ${part}`);
+  const i = Number(part);
+  if (i > list.length || (i === list.length && !extend)) throw new Error(`index ${i} out of range`);
+  return i;
+}
+
+function patchIn(node, parts, i, op) {
+  if (node === null || typeof node !== 'object') throw new Error(`no container at ${op.path}`);
+  const copy = Array.isArray(node) ? node.slice() : { ...node };
+  const part = parts[i];
+  if (i < parts.length - 1) {
+    const key = Array.isArray(copy) ? arrayIndex(copy, part, false) : part;
+    if (!Object.prototype.hasOwnProperty.call(copy, key)) throw new Error(`no member ${part}`);
+    copy[key] = patchIn(copy[key], parts, i + 1, op);
+    return copy;
+  }
+  if (Array.isArray(copy)) {
+    if (op.op === 'add') copy.splice(arrayIndex(copy, part, true), 0, op.value);
+    else if (op.op === 'replace') copy[arrayIndex(copy, part, false)] = op.value;
+    else if (op.op === 'remove') copy.splice(arrayIndex(copy, part, false), 1);
+    else throw new Error(`unsupported operation ${op.op}`);
+  } else if (op.op === 'add' || op.op === 'replace') {
+    copy[part] = op.value;
+  } else if (op.op === 'remove') {
+    delete copy[part];
+  } else {
+    throw new Error(`unsupported operation ${op.op}`);
+  }
+  return copy;
 }
 
 const OFF = new Set(['0', 'off', 'false', 'no']);
@@ -185,8 +234,15 @@ class DuplicastClient {
           this.resubscribe([frame.topic]); // gap: ask for what we missed
           return;
         }
+        try {
+          t.state = applyPatch(t.state, frame.patch);
+        } catch (err) {
+          console.error(`duplicast: ${frame.topic}: ${err.message}; asking for a snapshot`);
+          t.seq = null;
+          this.send({ op: 'subscribe', topics: [frame.topic] });
+          return;
+        }
         t.seq = frame.seq;
-        t.state = applyDelta(t.state, frame.data, frame.removed);
         this.emit(frame.topic, t, frame);
         break;
       }

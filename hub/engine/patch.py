@@ -1,0 +1,217 @@
+"""Deltas as JSON Patch (RFC 6902): what changed in a topic payload, not the payload again.
+
+A delta is a list of operations, each ``{"op": "add" | "replace" | "remove", "path": ...}`` with
+a JSON Pointer path (RFC 6901); ``add`` at ``/list/-`` appends. Any JSON Patch library applies
+them; ``apply_patch`` here is the reference the tests hold the browser client to.
+
+Two ways to produce one: projections that know what moved record it directly (``Recorder``: one
+action appends one row), and ``diff`` compares two versions of a payload for the rest. ``diff``
+recognises a list that only grew and emits just the new rows, so even a rebuilt payload costs
+the client only its change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["Op", "PatchError", "Recorder", "apply_patch", "clone", "diff", "pointer"]
+
+Op = dict[str, Any]
+_MISSING = object()
+
+
+def clone(value: Any) -> Any:
+    """A copy of JSON-like data (dicts, lists, scalars); far cheaper than ``copy.deepcopy``."""
+    if type(value) is dict:
+        return {k: clone(v) for k, v in value.items()}
+    if type(value) is list:
+        return [clone(v) for v in value]
+    return value
+
+
+class PatchError(ValueError):
+    """A patch that does not fit the document it is applied to."""
+
+
+def _escape(part: str | int) -> str:
+    return str(part).replace("~", "~0").replace("/", "~1")
+
+
+def pointer(*parts: str | int) -> str:
+    """The JSON Pointer of a path given as parts: ``pointer("rows", 2)`` → ``/rows/2``."""
+    return "".join("/" + _escape(p) for p in parts)
+
+
+def _unescape(part: str) -> str:
+    return part.replace("~1", "/").replace("~0", "~")
+
+
+def _split(path: str) -> list[str]:
+    if path == "":
+        return []
+    if not path.startswith("/"):
+        raise PatchError(f"a JSON Pointer starts with '/': {path!r}")
+    return [_unescape(p) for p in path[1:].split("/")]
+
+
+# -- producing ----------------------------------------------------------------------------------
+
+
+def diff(old: Any, new: Any, path: str = "") -> list[Op]:
+    """Operations that turn ``old`` into ``new`` (both JSON-like). Maps are compared key by key,
+    a list that only grew becomes ``add``s at ``/-``, a list of the same length is compared item
+    by item; anything else that differs is replaced whole."""
+    ops: list[Op] = []
+    _diff(old, new, path, ops)
+    return ops
+
+
+def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
+    if old is new:
+        return
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key, value in new.items():
+            before = old.get(key, _MISSING)
+            where = f"{path}/{_escape(key)}"
+            if before is _MISSING:
+                ops.append({"op": "add", "path": where, "value": value})
+            elif before is not value and before != value:
+                _diff(before, value, where, ops)
+        for key in old:
+            if key not in new:
+                ops.append({"op": "remove", "path": f"{path}/{_escape(key)}"})
+        return
+    if isinstance(old, list) and isinstance(new, list):
+        n_old, n_new = len(old), len(new)
+        if n_new > n_old and old == new[:n_old]:
+            ops.extend({"op": "add", "path": f"{path}/-", "value": v} for v in new[n_old:])
+            return
+        if n_new == n_old and n_old and all(isinstance(v, dict | list) for v in new):
+            for i, (a, b) in enumerate(zip(old, new, strict=True)):
+                if a is not b and a != b:
+                    _diff(a, b, f"{path}/{i}", ops)
+            return
+    if type(old) is not type(new) or old != new:
+        ops.append({"op": "replace", "path": path, "value": new})
+
+
+class Recorder:
+    """Edits a payload in place and records each edit as a patch operation.
+
+    Operations are encoded later (once per batch), while the payload keeps changing, so an
+    operation never shares a container with the payload: values set are copied, and a row
+    given to ``append`` must never be changed afterwards (rows of actions are final).
+    """
+
+    __slots__ = ("doc", "ops")
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.doc = doc
+        self.ops: list[Op] = []
+
+    def _parent(self, parts: Sequence[str | int]) -> Any:
+        node: Any = self.doc
+        for part in parts[:-1]:
+            node = node[part]
+        return node
+
+    def set(self, parts: Sequence[str | int], value: Any) -> None:
+        """Set a value; recorded only if it changed."""
+        parent = self._parent(parts)
+        key = parts[-1]
+        if isinstance(parent, dict):
+            before = parent.get(key, _MISSING)
+            if before is not _MISSING and (before is value or before == value):
+                return
+            op = "add" if before is _MISSING else "replace"
+        else:
+            if parent[key] == value:
+                return
+            op = "replace"
+        parent[key] = value
+        recorded = clone(value) if isinstance(value, dict | list) else value
+        self.ops.append({"op": op, "path": pointer(*parts), "value": recorded})
+
+    def append(self, parts: Sequence[str | int], value: Any) -> None:
+        node: Any = self.doc
+        for part in parts:
+            node = node[part]
+        node.append(value)
+        self.ops.append({"op": "add", "path": pointer(*parts) + "/-", "value": value})
+
+    def replace_with(self, new: dict[str, Any]) -> None:
+        """A rebuilt payload: record its difference and adopt it."""
+        for op in diff(self.doc, new):
+            if isinstance(op.get("value"), dict | list):
+                op["value"] = clone(op["value"])
+            self.ops.append(op)
+        self.doc.clear()
+        self.doc.update(new)
+
+
+# -- applying -----------------------------------------------------------------------------------
+
+
+def _child(node: Any, part: str) -> Any:
+    if isinstance(node, dict):
+        if part not in node:
+            raise PatchError(f"no member {part!r}")
+        return node[part]
+    if isinstance(node, list):
+        return node[_index(node, part, extend=False)]
+    raise PatchError(f"cannot descend into {type(node).__name__} at {part!r}")
+
+
+def _index(node: list[Any], part: str, *, extend: bool) -> int:
+    if part == "-" and extend:
+        return len(node)
+    if not part.isdigit() or (len(part) > 1 and part[0] == "0"):
+        raise PatchError(f"bad array index {part!r}")
+    i = int(part)
+    if i > len(node) or (i == len(node) and not extend):
+        raise PatchError(f"array index {i} out of range")
+    return i
+
+
+def apply_patch(doc: Any, ops: Sequence[Op], *, in_place: bool = False) -> Any:
+    """Apply ``add``/``replace``/``remove`` operations; returns the new document. Raises
+    ``PatchError`` for an operation that does not fit (the document is then unusable when
+    ``in_place``; resubscribe for a snapshot)."""
+    if not in_place:
+        doc = clone(doc)
+    for op in ops:
+        kind, parts = op.get("op"), _split(str(op.get("path", "")))
+        if not parts:
+            if kind == "remove":
+                raise PatchError("cannot remove the whole document")
+            doc = op["value"] if in_place else clone(op["value"])
+            continue
+        parent: Any = doc
+        for part in parts[:-1]:
+            parent = _child(parent, part)
+        last = parts[-1]
+        if kind == "add":
+            if isinstance(parent, list):
+                parent.insert(_index(parent, last, extend=True), op["value"])
+            elif isinstance(parent, dict):
+                parent[last] = op["value"]
+            else:
+                raise PatchError(f"cannot add into {type(parent).__name__}")
+        elif kind == "replace":
+            if isinstance(parent, list):
+                parent[_index(parent, last, extend=False)] = op["value"]
+            elif isinstance(parent, dict) and last in parent:
+                parent[last] = op["value"]
+            else:
+                raise PatchError(f"nothing to replace at {op.get('path')!r}")
+        elif kind == "remove":
+            if isinstance(parent, list):
+                del parent[_index(parent, last, extend=False)]
+            elif isinstance(parent, dict) and last in parent:
+                del parent[last]
+            else:
+                raise PatchError(f"nothing to remove at {op.get('path')!r}")
+        else:
+            raise PatchError(f"unsupported operation {kind!r}")
+    return doc

@@ -1,0 +1,224 @@
+"""Topic payloads kept current by the engine's typed events, and what changed since last asked.
+
+Each payload the feed has asked for is kept as a document that events edit in place, recording
+each edit as a JSON Patch operation (``hub.engine.patch``). The hot path moves by the hand that
+changed: an ``ActionApplied`` appends one row to the live table and to each traveller of that
+deal and sets the few fields it moved; the projection's scoreboard moves by that one hand. Rarer
+events (a hand starts, settles or is corrected, a deal is released) mark the topics they touch
+*stale*: those are rebuilt once at the next ``flush`` and diffed against what was published, so
+a burst of events costs one rebuild per topic.
+
+Invariant (tested after every event): a flushed document equals its builder's payload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from hub.domain.scoring import Scoreboard
+from hub.engine import views
+from hub.engine.changes import (
+    ActionApplied,
+    DealReleased,
+    EngineEvent,
+    HandRewound,
+    HandSettled,
+    HandStarted,
+    LinkChanged,
+    OnAirChanged,
+    Rejected,
+    TickerItem,
+)
+from hub.engine.patch import Op, Recorder
+from hub.engine.topics import AUDIENCES, LIVE, PUBLIC, TopicKey, topic_name
+from hub.engine.tournament import TournamentState
+
+__all__ = ["Projections", "TopicChange"]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicChange:
+    """One topic's change since the last flush: ``patch`` (JSON Patch operations) or, for a
+    topic the feed has not had before, ``patch=None`` and the whole ``payload``."""
+
+    key: TopicKey
+    patch: list[Op] | None
+    payload: dict[str, Any]
+
+
+class Projections:
+    def __init__(
+        self,
+        state: TournamentState,
+        build: Callable[[TopicKey], dict[str, Any] | None],
+    ) -> None:
+        self.state = state
+        self.build = build
+        self.active = False  # off while the journal replays: nothing is projected then
+        self.docs: dict[TopicKey, Recorder] = {}
+        self._stale: dict[TopicKey, None] = {}
+        self._moved: dict[TopicKey, None] = {}
+        self.board: Scoreboard | None = None  # the projection's scoreboard, once asked for
+        config = state.config
+        seats = range(1, config.seats + 1)
+        self._seats = tuple(seats)
+        self._k: dict[str, dict[Any, Any]] = {a: {} for a in AUDIENCES}
+        for a in AUDIENCES:
+            k = self._k[a]
+            for name in ("standings", "onair", "ticker", "projection", "ops"):
+                k[name] = (a, topic_name(name))
+            k["seat"] = [(a, topic_name("seat", s)) for s in seats]
+            k["table"] = {t: (a, topic_name("table", t)) for t in config.tables}
+            k["deal"] = {d: (a, topic_name("deal", d)) for d in range(1, config.deals + 1)}
+            k["compare"] = {
+                d: [(a, topic_name("compare", d, s)) for s in seats]
+                for d in range(1, config.deals + 1)
+            }
+        # Row of each table in the live deal and compare payloads (every group, in order).
+        self._row = {
+            t: i for i, t in enumerate(t for g in config.groups.values() for t in g.tables)
+        }
+
+    # ----------------------------------------------------------------- keys
+    def key(self, audience: str, name: str, arg: Any = None) -> Any:
+        found = self._k[audience][name]
+        return found if arg is None else found[arg]
+
+    def hand_keys(self, table: int, deal: int) -> set[TopicKey]:
+        k = self._k[LIVE]
+        keys = {k["table"][table], k["deal"][deal], k["ops"], k["projection"]}
+        keys.update(k["compare"][deal])
+        return keys
+
+    def public_deal_keys(self, deal: int) -> set[TopicKey]:
+        k = self._k[PUBLIC]
+        keys = {k["standings"], k["ticker"], k["deal"][deal], *k["seat"], *k["compare"][deal]}
+        return keys
+
+    # ----------------------------------------------------------------- events
+    def on(self, event: EngineEvent) -> set[TopicKey]:
+        """Move the projections by one event; returns the topics it touched."""
+        live = self._k[LIVE]
+        if isinstance(event, ActionApplied):
+            keys = self.hand_keys(event.table, event.deal)
+            if self.active:
+                self._action(event)
+                self._stale[live["ops"]] = None
+                self._project(event.table, event.deal)
+            return keys
+        if isinstance(event, HandStarted | HandRewound | HandSettled):
+            keys = self.hand_keys(event.table, event.deal)
+            if isinstance(event, HandSettled):
+                keys |= {live["standings"], *live["seat"]}
+            self.touch(keys)
+            self._project(event.table, event.deal)
+            return keys
+        if isinstance(event, DealReleased):
+            pub = self._k[PUBLIC]
+            keys = self.public_deal_keys(event.deal) | {pub["onair"], live["ops"]}
+            keys.update(pub["table"].values())
+            self.touch(keys)
+            return keys
+        if isinstance(event, TickerItem):
+            keys = {self._k[event.audience]["ticker"]}
+        elif isinstance(event, OnAirChanged):
+            keys = {self._k[a]["onair"] for a in AUDIENCES}
+        elif isinstance(event, Rejected | LinkChanged):
+            keys = {live["ops"]}
+        else:  # pragma: no cover - every event type is handled above
+            raise TypeError(f"unknown engine event {event!r}")
+        self.touch(keys)
+        return keys
+
+    def touch(self, keys: Iterable[TopicKey]) -> None:
+        """These topics may have changed in ways only a rebuild tells: rebuild at flush."""
+        if self.active:
+            for key in keys:
+                self._stale[key] = None
+
+    def _action(self, event: ActionApplied) -> None:
+        """One action: one row appended where it shows, and the fields it moved."""
+        h = self.state.hand(event.table, event.deal)
+        live = self._k[LIVE]
+        if h is None or event.index >= len(h.hand.actions):
+            self.touch(self.hand_keys(event.table, event.deal))
+            return
+        row = views.action_row(event.index, h.hand.actions[event.index])
+        table_key = live["table"][event.table]
+        rec = self.docs.get(table_key)
+        if (
+            rec is None
+            or rec.doc.get("deal") != event.deal
+            or len(rec.doc["actions"]) != event.index
+        ):
+            self._stale[table_key] = None
+        else:
+            rec.append(("actions",), row)
+            rec.set(("last_action",), row)
+            for name, value in views.hand_fields(h).items():
+                rec.set((name,), value)
+            for i, seat_row in enumerate(rec.doc["seats"]):
+                for name, value in views.seat_fields(h, seat_row["seat"]).items():
+                    rec.set(("seats", i, name), value)
+            self._moved[table_key] = None
+        i = self._row[event.table]
+        deal_key = live["deal"][event.deal]
+        rec = self.docs.get(deal_key)
+        if rec is None:
+            self._stale[deal_key] = None
+        else:
+            for name, value in views.deal_row(h).items():
+                rec.set(("tables", i, name), value)
+            self._moved[deal_key] = None
+        for seat, key in zip(self._seats, live["compare"][event.deal], strict=True):
+            rec = self.docs.get(key)
+            if rec is None or len(rec.doc["rows"][i]["actions"]) != event.index:
+                self._stale[key] = None
+                continue
+            rec.append(("rows", i, "actions"), row)
+            fields = views.compare_fields(h, seat)
+            for name, value in fields.items():
+                rec.set(("rows", i, name), value)
+            if len(fields["board"]) > len(rec.doc["board"]):
+                rec.set(("board",), fields["board"])
+            self._moved[key] = None
+
+    def _project(self, table: int, deal: int) -> None:
+        """The projection's scoreboard moves by this one hand."""
+        if self.board is None or not self.active:
+            return
+        self.board.set_result(table, deal, views.projected_result(self.state, table, deal))
+        self._stale[self._k[LIVE]["projection"]] = None
+
+    # ----------------------------------------------------------------- flushing
+    def start(self, keys: Iterable[TopicKey]) -> None:
+        """Begin projecting (after the journal replay): every topic is built at the next flush."""
+        self.active = True
+        self.board = views.projected_board(self.state)
+        for key in keys:
+            self._stale[key] = None
+
+    def flush(self) -> list[TopicChange]:
+        """Every topic that changed since the last flush, with its patch (or whole payload)."""
+        out: list[TopicChange] = []
+        stale, self._stale = self._stale, {}
+        for key in stale:
+            new = self.build(key)
+            if new is None:
+                continue
+            rec = self.docs.get(key)
+            if rec is None:
+                self.docs[key] = Recorder(new)
+                out.append(TopicChange(key, None, new))
+            else:
+                rec.replace_with(new)
+                self._moved[key] = None
+        moved, self._moved = self._moved, {}
+        for key in moved:
+            rec = self.docs[key]
+            if rec.ops:
+                out.append(TopicChange(key, rec.ops, rec.doc))
+                rec.ops = []
+        return out

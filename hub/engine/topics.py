@@ -1,0 +1,222 @@
+"""The topic registry: every topic family declared once, and the topics a tournament has.
+
+A family says everything the hub needs to know about a kind of topic: its name pattern, which
+audiences have it, who may subscribe, its REST route, which engine events change it and what its
+delta carries. The websocket subscription check, the REST routes, the engine's payload builders
+and the documentation all read this one table, and nothing re-parses a topic name the hub built:
+names from outside (a client's subscription, a REST path) are looked up in ``TopicSpace``, which
+holds exactly the topics of this tournament, so a name outside it is refused without the hub
+keeping anything of it.
+
+Audience ``live`` serves commentators and operators, ``public`` everyone else.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "FAMILIES",
+    "LIVE",
+    "PUBLIC",
+    "ROLES",
+    "Family",
+    "Topic",
+    "TopicKey",
+    "TopicSpace",
+    "family",
+    "topic_name",
+]
+
+PUBLIC = "public"
+LIVE = "live"
+AUDIENCES = (PUBLIC, LIVE)
+ROLES = ("public", "commentator", "operator")  # in order of what they may see
+
+TopicKey = tuple[str, str]
+"""``(audience, topic name)``: how the feed and the fan-out key a topic."""
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One kind of topic, declared once."""
+
+    name: str
+    params: tuple[str, ...]  # integer parameters, in name order: compare:{deal}:{seat}
+    audiences: tuple[str, ...]  # which audiences have it
+    role: str  # the least role that may subscribe
+    route: str | None  # REST path (Starlette syntax), None: websocket only
+    touched_by: tuple[str, ...]  # engine events (hub.engine.events_out) that change it
+    delta: str  # what a delta of it carries
+
+    def name_of(self, *args: int) -> str:
+        if len(args) != len(self.params):
+            raise ValueError(f"{self.name} takes {len(self.params)} parameters, not {len(args)}")
+        return ":".join((self.name, *map(str, args)))
+
+    @property
+    def pattern(self) -> str:
+        return ":".join((self.name, *(f"{{{p}}}" for p in self.params)))
+
+    def allows(self, role: str) -> bool:
+        return ROLES.index(role) >= ROLES.index(self.role)
+
+
+BOTH = (PUBLIC, LIVE)
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        Family(
+            "standings",
+            (),
+            BOTH,
+            "public",
+            "/api/standings",
+            ("HandSettled", "DealReleased"),
+            "replace of the rows whose rank, points or chips moved",
+        ),
+        Family(
+            "seat",
+            ("seat",),
+            BOTH,
+            "public",
+            "/api/seats/{seat:int}",
+            ("HandSettled", "DealReleased"),
+            "replace of the rows that moved",
+        ),
+        Family(
+            "table",
+            ("table",),
+            BOTH,
+            "public",
+            "/api/tables/{table:int}",
+            ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "DealReleased"),
+            "live: one action adds one row at /actions/- and replaces the seat fields it moved",
+        ),
+        Family(
+            "deal",
+            ("deal",),
+            BOTH,
+            "public",
+            "/api/deals/{deal:int}",
+            ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "DealReleased"),
+            "replace of the table row that moved (status, pot, result)",
+        ),
+        Family(
+            "compare",
+            ("deal", "seat"),
+            BOTH,
+            "public",
+            "/api/compare/{deal:int}/{seat:int}",
+            ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "DealReleased"),
+            "one action adds one row at /rows/{i}/actions/- and replaces what it moved",
+        ),
+        Family(
+            "onair",
+            (),
+            BOTH,
+            "public",
+            "/api/onair",
+            ("OnAirChanged", "DealReleased"),
+            "replace of the slot that changed",
+        ),
+        Family(
+            "ticker",
+            (),
+            BOTH,
+            "public",
+            "/api/ticker",
+            ("TickerItem", "DealReleased"),
+            "new items at the front; the oldest leave at the end",
+        ),
+        Family(
+            "projection",
+            (),
+            (LIVE,),
+            "commentator",
+            "/api/projection",
+            ("HandStarted", "ActionApplied", "HandSettled", "HandRewound"),
+            "replace of the hands and rows that moved",
+        ),
+        Family(
+            "ops",
+            (),
+            (LIVE,),
+            "operator",
+            "/api/ops",
+            ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "Rejected", "Link"),
+            "replace of the fields that moved",
+        ),
+    )
+}
+
+
+def family(name: str) -> Family:
+    return FAMILIES[name]
+
+
+def topic_name(family_name: str, *args: int) -> str:
+    """Build a topic name (the one place names are put together)."""
+    return FAMILIES[family_name].name_of(*args)
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """One topic of this tournament: its family, parameters and name, made once."""
+
+    family: Family
+    args: tuple[int, ...]
+    name: str
+
+    def arg(self, param: str) -> int:
+        return self.args[self.family.params.index(param)]
+
+
+class TopicSpace:
+    """Every topic a tournament has, by name: the only way a name from outside becomes a topic.
+
+    Built from the tournament's shape (tables, seats, deals), so its size is fixed by the
+    configuration and no client input can grow it."""
+
+    def __init__(self, *, tables: Any, seats: int, deals: int) -> None:
+        values = {
+            "seat": range(1, seats + 1),
+            "table": tuple(tables),
+            "deal": range(1, deals + 1),
+        }
+        self._topics: dict[str, Topic] = {}
+        for fam in FAMILIES.values():
+            for args in itertools.product(*(values[p] for p in fam.params)):
+                name = fam.name_of(*args)
+                self._topics[name] = Topic(fam, args, name)
+
+    @classmethod
+    def of(cls, config: Any) -> TopicSpace:
+        """From a ``TournamentConfig`` (duck-typed: ``tables``, ``seats``, ``deals``)."""
+        return cls(tables=config.tables, seats=config.seats, deals=config.deals)
+
+    def get(self, name: object) -> Topic | None:
+        return self._topics.get(name) if isinstance(name, str) else None
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._topics
+
+    def __iter__(self) -> Iterator[Topic]:
+        return iter(self._topics.values())
+
+    def __len__(self) -> int:
+        return len(self._topics)
+
+    def check(self, role: str, name: object) -> str | None:
+        """Why ``role`` may not subscribe to ``name`` (``unknown_topic`` / ``forbidden``), or
+        None when it may."""
+        topic = self.get(name)
+        if topic is None:
+            return "unknown_topic"
+        if not topic.family.allows(role):
+            return "forbidden"
+        return None
