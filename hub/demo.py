@@ -7,6 +7,7 @@ a person can watch. When the session is over it starts again (unless `--once`).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import os
@@ -17,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from hub.auth import Auth
-from hub.bus.base import open_bus
+from hub.bus import open_bus
 from hub.console import ConsoleClient
+from hub.embedded import OVERLAYS, SAMPLE_CONFIG, IngestSource, load_tournament, until_signalled
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
-from hub.runner import OVERLAYS, SAMPLE_CONFIG, IngestSource, load_tournament
 from hub.server import create_app, serve
 from hub.tasks import cancel_and_wait
 
@@ -160,3 +161,29 @@ class Demo:
             "Ctrl-C to stop.",
         ]
         return "\n".join(lines)
+
+
+async def run_demo(args: argparse.Namespace) -> int:
+    demo = Demo(
+        config_path=args.config,
+        redis_url=args.redis,
+        host=args.host,
+        port=args.port,
+        speed=args.speed,
+        seed=args.seed,
+        loop_session=not args.once,
+    )
+    await demo.start()
+    print(demo.banner(), flush=True)
+    stop = asyncio.Event()
+    waiter = asyncio.create_task(until_signalled(stop))
+    done = asyncio.create_task(demo.wait_finished()) if args.once else None
+    try:
+        wait_for: list[asyncio.Task[Any]] = [waiter] + ([done] if done else [])
+        await asyncio.wait(wait_for, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        if done:
+            done.cancel()
+        await demo.stop()
+    return 0

@@ -17,8 +17,8 @@ from hub.configfile import load_config
 from hub.deckfile import load_decks
 from hub.domain.config import TournamentConfig
 from hub.edge import EdgeSource
+from hub.embedded import OVERLAYS, IngestSource
 from hub.engine.core import Engine
-from hub.runner import OVERLAYS, IngestSource
 from hub.server import RunningServer, create_app, serve
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,8 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis_server import RedisServer, free_port
 
-from hub.bus.base import Bus, Fence, LeaseLost, Message, Subscription, open_bus, parse_id
+from hub.bus import open_bus
+from hub.bus.base import Bus, Fence, LeaseLost, Message, Subscription, parse_id
 from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus, RetryPolicy
 

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
+from hub.domain.config import parse_config
 from hub.domain.errors import Rejection
 from hub.engine.core import Engine
 from hub.engine.events import parse_event
 from hub.engine.sequencer import Sequencer
-from tests.factories import make_config, make_decks
+from tests.factories import config_data, make_config, make_decks
 
 
 def ev(table: int, seq: int, kind: str, **fields: Any) -> dict[str, Any]:
@@ -397,3 +398,47 @@ def test_projection_if_the_hand_ended_now(engine: Engine) -> None:
     n = engine.config.seats
     points = sum(t["points"] for t in engine.payload(("live", "projection"))["teams"])
     assert points == n * n * (n + 1) / 2
+
+
+# ---------------------------------------------------------------- issue #9: console isolation
+@pytest.mark.parametrize("listed", [True, False], ids=["consoles-listed", "no-allow-list"])
+def test_a_console_cannot_stall_another_table_through_its_own_channel(listed: bool) -> None:
+    """Issue #9.1: with table 2's credentials, publish on table 2's channel events that name
+    table 1's console, seqs 1..40. Table 1's seqs are untouched, nothing of table 1's answers
+    is told, and table 1's real events are then accepted. (Without a [consoles] allow-list a
+    console is bound to the table it first wrote.)"""
+    data = config_data(seats=3, deals=4)
+    if listed:
+        data["consoles"] = {f"table{t}": t for t in (1, 2, 3)}
+    config = parse_config(data, "<test>")
+    engine = Engine(config, make_decks(config))
+    deal = engine.config.deal_orders[1][0]
+    if not listed:  # table 1's console has written its table once
+        assert engine.submit(ev(1, 1, "start", deal=deal), 0, channel_table=1).ok
+        assert engine.submit(ev(1, 2, "undo"), 0, channel_table=1).ok
+    first = engine.sequencer.expected("table1")
+    for seq in range(first, first + 40):
+        forged = {**ev(1, seq, "start", deal=deal), "table": 1}
+        out = engine.submit(forged, 0, channel_table=2)
+        assert out.code == "wrong_channel" and out.console is None and not out.duplicate
+        assert not out.seq_advanced and "position" not in out.ack
+        forged_t2 = {**forged, "table": 2}
+        assert engine.submit(forged_t2, 0, channel_table=2).code == "wrong_channel"
+    assert engine.sequencer.expected("table1") == first
+    real = engine.submit(ev(1, first, "start", deal=deal), 0, channel_table=1)
+    assert real.ok and not real.duplicate
+    # And a resend of an accepted event on the wrong channel reveals nothing either.
+    probe = engine.submit(ev(1, first, "start", deal=deal), 0, channel_table=2)
+    assert probe.code == "wrong_channel" and not probe.duplicate
+
+
+@pytest.mark.parametrize("seq", [0, -1, -(2**40), 2**53, 2**60])
+def test_seq_out_of_range_is_bad_schema_and_changes_nothing(engine: Engine, seq: int) -> None:
+    """Issue #9.5: seq <= 0 was acknowledged "ok, duplicate" unvalidated; seq >= 2^53 got
+    seq_gap."""
+    deal = engine.config.deal_orders[1][0]
+    out = engine.submit(ev(1, seq, "start", deal=deal), 0, channel_table=1)
+    assert out.code == "bad_schema" and not out.ok and not out.duplicate
+    assert "seq" in (out.message or "") and not out.seq_advanced
+    assert engine.sequencer.expected("table1") == 1
+    assert engine.state.tables[1].current is None

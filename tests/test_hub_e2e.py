@@ -12,9 +12,9 @@ from hub import codec
 from hub.bus.redis import RedisBus
 from hub.console import replay_log
 from hub.domain.scoring import full_recompute
+from hub.embedded import IngestSource
 from hub.engine.core import Engine
 from hub.engine.patch import apply_patch
-from hub.runner import IngestSource
 from tests.feedclient import FeedClient
 from tests.hubharness import (
     COMMENTATOR,

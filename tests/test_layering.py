@@ -27,6 +27,38 @@ FORBIDDEN_EXTERNAL = {
 }
 IO_MODULES = {"hub.bus", "hub.codec", "hub.feed", "hub.fanout", "hub.server", "hub.ingest"}
 
+# Every module of hub/ and its layer: a module imports only from lower layers (so no import
+# cycle can form), at module level or inside a function alike. A new module needs a line here.
+LAYERS: dict[str, int] = {
+    "hub": 0,  # the package itself (empty)
+    "hub.domain": 0,  # pure duplicate-poker core
+    "hub.engine": 1,  # pure tournament state machine, projections, topic registry
+    "hub.codec": 2,
+    "hub.tasks": 2,
+    "hub.configfile": 2,
+    "hub.deckfile": 2,
+    "hub.redis_acl": 2,
+    "hub.auth": 2,
+    "hub.bus.base": 2,
+    "hub.bus.memory": 3,
+    "hub.bus.redis": 3,
+    "hub.bus": 4,  # open_bus: picks an implementation
+    "hub.fanout": 4,
+    "hub.metrics": 5,
+    "hub.feed": 5,
+    "hub.console": 5,
+    "hub.server": 6,
+    "hub.ingest": 6,
+    "hub.offline": 6,
+    "hub.replay": 6,
+    "hub.edge": 7,
+    "hub.embedded": 7,
+    "hub.demo": 8,
+    "hub.runner": 9,
+    "hub.cli": 10,
+    "hub.__main__": 11,
+}
+
 
 def imports_of(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -101,3 +133,89 @@ def test_the_check_sees_a_violation(tmp_path: Path) -> None:
     assert {"pathlib", "os.path"} <= imports_of(bad)
     assert {name.split(".")[0] for name in imports_of(bad)} <= FORBIDDEN_EXTERNAL
     assert opens_files(bad) == [4, 7]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(HUB.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer_of(name: str) -> int | None:
+    """The layer of a module: its own line, else its package's (hub.domain.cards -> 0); a
+    module directly in hub/ needs its own line."""
+    if name in LAYERS:
+        return LAYERS[name]
+    package = name.rpartition(".")[0]
+    return layer_of(package) if package not in ("", "hub") else None
+
+
+def hub_graph() -> dict[str, set[str]]:
+    return {
+        module_name(path): {n for n in imports_of(path) if n == "hub" or n.startswith("hub.")}
+        for path in sorted(HUB.rglob("*.py"))
+    }
+
+
+def test_every_module_of_hub_imports_only_lower_layers() -> None:
+    graph = hub_graph()
+    assert len(graph) > 40
+    problems = []
+    for module, deps in graph.items():
+        mine = layer_of(module)
+        if mine is None:
+            problems.append(f"{module} has no layer in tests/test_layering.py")
+            continue
+        pure = module.startswith(("hub.domain", "hub.engine"))
+        for dep in deps:
+            theirs = layer_of(dep)
+            if theirs is None:
+                problems.append(f"{module} imports {dep}, which has no layer")
+            elif theirs > mine or (theirs == mine and not pure):
+                problems.append(f"{module} (layer {mine}) imports {dep} (layer {theirs})")
+    assert not problems, "\n".join(problems)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Import cycles (Tarjan's strongly connected components of more than one module, or a
+    module importing itself)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in graph:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph.get(v, ()):
+                found.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_hub_has_no_import_cycles() -> None:
+    assert cycles(hub_graph()) == []
+
+
+def test_the_layer_check_sees_a_cycle_and_an_upward_import() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"a"}}) == [["a"]]
+    assert layer_of("hub.domain.cards") == 0 and layer_of("hub.engine.topics") == 1
+    assert layer_of("hub.nothing") is None

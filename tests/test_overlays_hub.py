@@ -23,9 +23,9 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_play
 
 from hub.bus.memory import MemoryBus
 from hub.console import replay_log
+from hub.embedded import OVERLAYS, IngestSource
 from hub.engine.core import Engine
 from hub.engine.views import LIVE
-from hub.runner import OVERLAYS, IngestSource
 from hub.server import RunningServer, create_app, serve
 from tests.fake_feed import (
     OPS_DISPUTE_KEYS,

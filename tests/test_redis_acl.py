@@ -16,9 +16,9 @@ from hub.bus.redis import RedisBus, RetryPolicy
 from hub.cli import main
 from hub.configfile import load_config
 from hub.console import ConsoleClient
+from hub.embedded import IngestSource
 from hub.engine.core import Engine
 from hub.redis_acl import HUB_USER, acl_file
-from hub.runner import IngestSource
 
 pytestmark = [pytest.mark.redis]
 

@@ -220,16 +220,3 @@ def parse_id(entry_id: str) -> tuple[int, int]:
     if parsed[0] < 0 or parsed[1] < 0:
         raise ValueError(f"bad stream id {entry_id!r} (negative)")
     return parsed
-
-
-def open_bus(url: str | None) -> Bus:
-    """``None`` or ``memory://`` gives the embedded bus; ``redis://...`` gives Redis."""
-    if url is None or url.startswith("memory:"):
-        from hub.bus.memory import MemoryBus
-
-        return MemoryBus()
-    if url.startswith(("redis://", "rediss://", "unix://")):
-        from hub.bus.redis import RedisBus
-
-        return RedisBus(url)
-    raise ValueError(f"unknown bus URL scheme: {url!r} (use memory:// or redis://)")

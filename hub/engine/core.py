@@ -109,6 +109,8 @@ class Engine:
         self._now = 0.0
         consoles = getattr(config, "consoles", None)
         self._consoles: dict[str, int] | None = dict(consoles) if consoles else None
+        # Without an allow-list a console is bound to the table it first wrote (accepted).
+        self._bound: dict[str, int] = {}
 
     # ------------------------------------------------------------------ intake
     def submit(self, raw: Any, now: float, *, channel_table: int | None = None) -> Outcome:
@@ -126,7 +128,10 @@ class Engine:
             listed = Rejection("unknown_console", f"console {console!r} is not in [consoles]")
             return self._reject(console, seq, listed, table, advance=False)
         if channel_table is not None and console is not None and console != OPERATOR_CONSOLE:
-            bound = self._consoles.get(console) if self._consoles is not None else table
+            if self._consoles is not None:
+                bound = self._consoles.get(console)
+            else:
+                bound = self._bound.get(console, table)
             if bound is not None and bound != channel_table:
                 foreign = Rejection(
                     "wrong_channel",
@@ -168,6 +173,7 @@ class Engine:
             return self._reject(console, seq, exc, event.table, advance=True)
         accepted: dict[str, Any] = {"seq": event.seq, "ok": True}
         self.sequencer.record(event.console, event.seq, accepted)
+        self._bound.setdefault(event.console, event.table)
         record = {"kind": "console", **event.as_record(), "at": now}
         return Outcome(
             ok=True,
@@ -278,6 +284,8 @@ class Engine:
             return set()
         change = self.state.apply(event, now)
         self.sequencer.record(event.console, event.seq, {"seq": event.seq, "ok": True})
+        if event.console != OPERATOR_CONSOLE:
+            self._bound.setdefault(event.console, event.table)
         if position is not None:
             self.sequencer.set_position(event.console, event.seq, position)
         return self._after(event, change, now)
@@ -359,7 +367,6 @@ class Engine:
 
     def tick(self, now: float) -> set[TopicKey]:
         """Release deals whose delay has passed; returns the public topics that changed."""
-        self._now = now
         changed: set[TopicKey] = set()
         for deal_no, at in list(self._completed_at.items()):
             if now >= at + self.release_delay:

@@ -1,0 +1,165 @@
+"""Projections: the patches the engine hands the feed rebuild exactly the payloads its builders
+make, after every event; one action moves the live table and travellers by one row; JSON Patch
+diff and apply agree on any JSON."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hub.engine.core import Engine
+from hub.engine.patch import Recorder, apply_patch, clone, diff
+from hub.engine.simulate import simulate_session
+from tests.factories import make_config, make_decks
+from tests.test_engine_properties import CONFIG, DECKS, run
+
+
+class Client:
+    """Follows every topic as a browser would: snapshot, then patches."""
+
+    def __init__(self) -> None:
+        self.states: dict[tuple[str, str], Any] = {}
+
+    def take(self, engine: Engine) -> list[tuple[str, str]]:
+        """Apply what changed; the keys that did."""
+        keys = []
+        for change in engine.changes():
+            keys.append(change.key)
+            if change.patch is None:
+                self.states[change.key] = clone(change.payload)
+            else:
+                # Through JSON, as on the wire: nothing is shared with the engine's documents.
+                patch = json.loads(json.dumps(change.patch))
+                self.states[change.key] = apply_patch(self.states[change.key], patch)
+        return keys
+
+
+def assert_projected(engine: Engine, client: Client, keys: Any = None) -> None:
+    for key in engine.topic_keys() if keys is None else keys:
+        built = engine.payload(key)
+        assert engine.projections.docs[key].doc == built, key
+        assert client.states[key] == built, key
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10_000), st.booleans())
+def test_patches_rebuild_every_payload_after_every_event(seed: int, noise: bool) -> None:
+    """After every event the topics that changed are checked; every topic every 20 events."""
+    client = Client()
+    checked = 0
+
+    def check(engine: Engine) -> None:
+        nonlocal checked
+        if not engine.projections.active:
+            engine.start_feed()
+        engine.tick(float(checked))  # releases (delay 0 here), as the ingest's ticker does
+        changed = client.take(engine)
+        assert_projected(engine, client, None if checked % 20 == 0 else changed)
+        checked += 1
+
+    engine, _ = run(seed, corrections_noise=noise, after_each=check)
+    engine.tick(float("inf"))
+    client.take(engine)
+    assert_projected(engine, client)
+    assert checked > 10
+
+
+def test_one_action_is_one_row_in_the_table_and_travellers() -> None:
+    config = make_config(seats=6, deals=4)
+    decks = make_decks(config)
+    engine = Engine(config, decks)
+    events = list(simulate_session(config, decks, random.Random(7)))
+    engine.start_feed()
+    engine.changes()
+    now = 0.0
+    seen = 0
+    for event in events[:400]:
+        now += 1
+        out = engine.submit(event, now)
+        assert out.ok
+        changes = {c.key: c for c in engine.changes()}
+        if event["type"] not in ("fold", "check", "call", "bet", "raise"):
+            continue
+        if engine.state.hand(event["table"], event.get("deal") or 0) is None:
+            pass
+        hand = engine.state.tables[event["table"]].current
+        if hand is None:  # the action ended the hand: a settle, rebuilt (rarer)
+            continue
+        seen += 1
+        table_patch = changes[("live", f"table:{event['table']}")].patch
+        assert table_patch is not None
+        appended = [op for op in table_patch if op["op"] == "add"]
+        assert [op["path"] for op in appended] == ["/actions/-"]
+        compare = changes[("live", f"compare:{hand.deal}:1")]
+        assert compare.patch is not None
+        adds = [op for op in compare.patch if op["op"] == "add"]
+        assert len(adds) == 1 and adds[0]["path"].endswith("/actions/-")
+        assert adds[0]["value"]["seat"] == event["seat"]
+        # The delta is the change, not the document.
+        assert len(json.dumps(compare.patch)) < len(json.dumps(compare.payload)) / 4
+    assert seen > 50
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(alphabet="ab/~", max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text("ab/~", max_size=3), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON, JSON)
+def test_diff_then_apply_gives_the_new_document(old: Any, new: Any) -> None:
+    patch = diff(old, new)
+    assert apply_patch(old, patch) == new
+    assert apply_patch(old, json.loads(json.dumps(patch))) == new
+    if old == new:
+        assert patch == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text("ab", max_size=2), JSON, max_size=4), st.data())
+def test_recorded_edits_replay_on_a_copy(doc: dict[str, Any], data: st.DataObject) -> None:
+    before = clone(doc)
+    rec = Recorder(doc)
+    rec.set(("x",), data.draw(JSON))
+    rec.set(("rows",), [])
+    rec.append(("rows",), {"i": 0})
+    rec.append(("rows",), {"i": 1})
+    rec.set(("rows", 0, "i"), 5)
+    rec.replace_with({**clone(rec.doc), "y": data.draw(JSON)})
+    assert apply_patch(before, json.loads(json.dumps(rec.ops))) == rec.doc
+
+
+def test_public_ticker_ids_count_only_what_the_public_saw() -> None:
+    """Issue #9.7: one ticker per audience. Public ids have no gaps that hint at hidden items,
+    and live-only items never push released items out of the public list."""
+    config = make_config(seats=3, deals=3)
+    decks = make_decks(config)
+    engine = Engine(config, decks, release_delay=0)
+    now = 0.0
+    for event in simulate_session(config, decks, random.Random(3)):
+        now += 1
+        assert engine.submit(event, now).ok
+        engine.tick(now)
+        public = engine.payload(("public", "ticker"))
+        live = engine.payload(("live", "ticker"))
+        assert public is not None and live is not None
+        ids = [item["id"] for item in public["items"]]
+        assert ids == list(range(len(ids), 0, -1)) or ids == list(
+            range(ids[0], ids[0] - len(ids), -1)
+        )
+        released = {d for d in range(1, config.deals + 1) if engine.deal_released(d)}
+        assert {item["deal"] for item in public["items"]} <= released
+    assert len(engine.payload(("live", "ticker"))["items"]) > 0  # type: ignore[index]
+
+
+def test_config_is_the_property_session() -> None:
+    assert CONFIG.seats == 3 and DECKS
