@@ -35,7 +35,10 @@ class PatchError(ValueError):
 
 
 def _escape(part: str | int) -> str:
-    return str(part).replace("~", "~0").replace("/", "~1")
+    text = str(part)
+    if "~" in text or "/" in text:
+        return text.replace("~", "~0").replace("/", "~1")
+    return text
 
 
 def pointer(*parts: str | int) -> str:
@@ -139,6 +142,22 @@ class Recorder:
             node = node[part]
         node.append(value)
         self.ops.append({"op": "add", "path": pointer(*parts) + "/-", "value": value})
+
+    def remove(self, parts: Sequence[str | int]) -> None:
+        """Remove a member of a map, if it is there."""
+        parent = self._parent(parts)
+        if parts[-1] in parent:
+            del parent[parts[-1]]
+            self.ops.append({"op": "remove", "path": pointer(*parts)})
+
+    def replace_at(self, parts: Sequence[str | int], new: Any) -> None:
+        """A rebuilt part of the payload: record its difference and adopt it."""
+        parent = self._parent(parts)
+        for op in diff(parent[parts[-1]], new, pointer(*parts)):
+            if isinstance(op.get("value"), dict | list):
+                op["value"] = clone(op["value"])
+            self.ops.append(op)
+        parent[parts[-1]] = new
 
     def replace_with(self, new: dict[str, Any]) -> None:
         """A rebuilt payload: record its difference and adopt it."""

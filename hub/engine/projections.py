@@ -60,6 +60,10 @@ class Projections:
         self.docs: dict[TopicKey, Recorder] = {}
         self._stale: dict[TopicKey, None] = {}
         self._moved: dict[TopicKey, None] = {}
+        self._acted: dict[tuple[int, int], int] = {}  # hand -> its first action not yet shown
+        self._rehand: dict[tuple[int, int], None] = {}  # hands whose traveller rows to rebuild
+        self._info = views.team_info(state.config)
+        self._projected: dict[tuple[int, int], None] = {}  # hands the projection must re-read
         self.board: Scoreboard | None = None  # the projection's scoreboard, once asked for
         config = state.config
         seats = range(1, config.seats + 1)
@@ -103,16 +107,20 @@ class Projections:
         live = self._k[LIVE]
         if isinstance(event, ActionApplied):
             keys = self.hand_keys(event.table, event.deal)
-            if self.active:
-                self._action(event)
+            if self.active:  # shown at the next flush, however many actions come before it
+                self._acted.setdefault((event.table, event.deal), event.index)
                 self._stale[live["ops"]] = None
                 self._project(event.table, event.deal)
             return keys
         if isinstance(event, HandStarted | HandRewound | HandSettled):
             keys = self.hand_keys(event.table, event.deal)
+            others = {live["table"][event.table], live["deal"][event.deal], live["ops"]}
             if isinstance(event, HandSettled):
-                keys |= {live["standings"], *live["seat"]}
-            self.touch(keys)
+                others |= {live["standings"], *live["seat"]}
+                keys |= others
+            self.touch(others)
+            if self.active:  # the travellers: that table's row only
+                self._rehand[(event.table, event.deal)] = None
             self._project(event.table, event.deal)
             return keys
         if isinstance(event, DealReleased):
@@ -138,46 +146,81 @@ class Projections:
             for key in keys:
                 self._stale[key] = None
 
-    def _action(self, event: ActionApplied) -> None:
-        """One action: one row appended where it shows, and the fields it moved."""
-        h = self.state.hand(event.table, event.deal)
+    def _rebuild_rows(self, table: int, deal: int) -> None:
+        """A hand started, settled or was corrected: its table's row of each traveller of the
+        deal is rebuilt, and the fields that depend on every row (board, average, swings)."""
+        i = self._row[table]
+        group = self.state.config.group_of(table).id
+        for seat, key in zip(self._seats, self._k[LIVE]["compare"][deal], strict=True):
+            if key in self._stale:
+                continue
+            rec = self.docs.get(key)
+            if rec is None:
+                self._stale[key] = None
+                continue
+            rows = [{k: v for k, v in r.items() if k != "swing"} for r in rec.doc["rows"]]
+            rows[i] = views.compare_row(self.state, deal, table, group, seat, self._info)
+            summary = views.compare_summary(rows)  # sets each finished row's swing
+            swing = rows[i].pop("swing", None)
+            rec.replace_at(("rows", i), rows[i])
+            for j, row in enumerate(rows):
+                value = swing if j == i else row.get("swing")
+                if value is None:
+                    rec.remove(("rows", j, "swing"))
+                else:
+                    rec.set(("rows", j, "swing"), value)
+            for name, value in summary.items():
+                rec.set((name,), value)
+            rec.set(("hole",), views.compare_hole(self.state, deal, seat))
+            self._moved[key] = None
+
+    def _show_actions(self, table: int, deal: int, first: int, *, travellers: bool = True) -> None:
+        """A hand's new actions (from ``first``): one row appended for each where it shows
+        (the live table, and that table's row of each traveller), and the fields they moved,
+        set once. A document that is not where the rows continue is rebuilt instead."""
+        h = self.state.hand(table, deal)
         live = self._k[LIVE]
-        if h is None or event.index >= len(h.hand.actions):
-            self.touch(self.hand_keys(event.table, event.deal))
+        if h is None or first >= len(h.hand.actions):
+            self.touch(self.hand_keys(table, deal))
             return
-        row = views.action_row(event.index, h.hand.actions[event.index])
-        table_key = live["table"][event.table]
+        actions = h.hand.actions
+        rows = [views.action_row(i, actions[i]) for i in range(first, len(actions))]
+        table_key = live["table"][table]
         rec = self.docs.get(table_key)
-        if (
-            rec is None
-            or rec.doc.get("deal") != event.deal
-            or len(rec.doc["actions"]) != event.index
-        ):
+        if table_key in self._stale:
+            pass
+        elif rec is None or rec.doc.get("deal") != deal or len(rec.doc["actions"]) != first:
             self._stale[table_key] = None
         else:
-            rec.append(("actions",), row)
-            rec.set(("last_action",), row)
+            for row in rows:
+                rec.append(("actions",), row)
+            rec.set(("last_action",), rows[-1])
             for name, value in views.hand_fields(h).items():
                 rec.set((name,), value)
             for i, seat_row in enumerate(rec.doc["seats"]):
                 for name, value in views.seat_fields(h, seat_row["seat"]).items():
                     rec.set(("seats", i, name), value)
             self._moved[table_key] = None
-        i = self._row[event.table]
-        deal_key = live["deal"][event.deal]
+        i = self._row[table]
+        deal_key = live["deal"][deal]
         rec = self.docs.get(deal_key)
-        if rec is None:
+        if deal_key in self._stale:
+            pass
+        elif rec is None:
             self._stale[deal_key] = None
         else:
             for name, value in views.deal_row(h).items():
                 rec.set(("tables", i, name), value)
             self._moved[deal_key] = None
-        for seat, key in zip(self._seats, live["compare"][event.deal], strict=True):
+        for seat, key in zip(self._seats, live["compare"][deal], strict=True):
+            if key in self._stale or not travellers:
+                continue
             rec = self.docs.get(key)
-            if rec is None or len(rec.doc["rows"][i]["actions"]) != event.index:
+            if rec is None or len(rec.doc["rows"][i]["actions"]) != first:
                 self._stale[key] = None
                 continue
-            rec.append(("rows", i, "actions"), row)
+            for row in rows:
+                rec.append(("rows", i, "actions"), row)
             fields = views.compare_fields(h, seat)
             for name, value in fields.items():
                 rec.set(("rows", i, name), value)
@@ -186,11 +229,10 @@ class Projections:
             self._moved[key] = None
 
     def _project(self, table: int, deal: int) -> None:
-        """The projection's scoreboard moves by this one hand."""
-        if self.board is None or not self.active:
-            return
-        self.board.set_result(table, deal, views.projected_result(self.state, table, deal))
-        self._stale[self._k[LIVE]["projection"]] = None
+        """The projection's scoreboard will move by this one hand (at the next flush)."""
+        if self.board is not None and self.active:
+            self._projected[(table, deal)] = None
+            self._stale[self._k[LIVE]["projection"]] = None
 
     # ----------------------------------------------------------------- flushing
     def start(self, keys: Iterable[TopicKey]) -> None:
@@ -203,6 +245,17 @@ class Projections:
     def flush(self) -> list[TopicChange]:
         """Every topic that changed since the last flush, with its patch (or whole payload)."""
         out: list[TopicChange] = []
+        acted, self._acted = self._acted, {}
+        rehand, self._rehand = self._rehand, {}
+        for table, deal in rehand:
+            self._rebuild_rows(table, deal)
+        for (table, deal), first in acted.items():
+            self._show_actions(table, deal, first, travellers=(table, deal) not in rehand)
+        projected, self._projected = self._projected, {}
+        if self.board is not None:
+            for table, deal in projected:
+                result = views.projected_result(self.state, table, deal)
+                self.board.set_result(table, deal, result)
         stale, self._stale = self._stale, {}
         for key in stale:
             new = self.build(key)

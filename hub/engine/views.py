@@ -248,18 +248,23 @@ def compare_payload(
     groups = [g for g in config.groups.values() if live or released(g.id, deal_no)]
     if not groups:
         return None
-    dealt = state.dealt(deal_no) if state.started(deal_no) else None
     info = team_info(config)
     rows = [compare_row(state, deal_no, t, g.id, seat, info) for g in groups for t in g.tables]
     out: dict[str, Any] = {
         "deal": deal_no,
         "seat": seat,
         "button": config.buttons[deal_no],
-        "hole": list(dealt.hole[seat]) if dealt else [],
+        "hole": compare_hole(state, deal_no, seat),
         "rows": rows,
     }
     out.update(compare_summary(rows))
     return out
+
+
+def compare_hole(state: TournamentState, deal_no: int, seat: int) -> list[str]:
+    """The seat's hole cards, once a table has started the deal (else nothing)."""
+    dealt = state.dealt(deal_no) if state.started(deal_no) else None
+    return list(dealt.hole[seat]) if dealt else []
 
 
 def compare_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
