@@ -16,6 +16,7 @@ from hub.domain.bots import choose_action
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.engine.events import ConsoleEvent, parse_event
+from hub.engine.sequencer import Sequencer
 from hub.engine.simulate import simulate_session
 from hub.engine.tournament import DISPUTED, SHOWDOWN, VOID, TournamentState
 from tests.factories import make_config, make_decks
@@ -293,3 +294,25 @@ def test_a_snapshot_that_does_not_replay_is_refused() -> None:
     hand["inputs"][1][0] = hand["inputs"][0][0]  # the same seat twice: out of turn
     with pytest.raises(ValueError, match="inputs do not replay: out_of_turn"):
         TournamentState.from_snapshot(CONFIG, DECKS, data)
+
+
+def test_sequencer_round_trip() -> None:
+    seq = Sequencer()
+    for n in range(1, 8):
+        ack: dict[str, Any] = {"seq": n, "ok": n != 4}
+        if n == 4:
+            ack |= {"code": "out_of_turn", "error": "seat 2 is to act, not seat 3"}
+        seq.record("table1", n, ack)
+        if ack["ok"]:
+            seq.set_position("table1", n, f"1700000000000-{n}")
+    seq.record("table2", 1, {"seq": 1, "ok": True})
+    data = seq.snapshot()
+    restored = Sequencer.from_snapshot(codec.unpack(codec.pack(data)))
+    assert restored.snapshot() == data
+    assert restored.state() == seq.state() == {"table1": 7, "table2": 1}
+    for console in ("table1", "table2", "table3"):
+        for n in range(0, 10):
+            assert restored.previous_ack(console, n) == seq.previous_ack(console, n)
+            assert restored.check(console, n) == seq.check(console, n)
+    with pytest.raises(ValueError, match="version 2 is not supported"):
+        Sequencer.from_snapshot({**data, "version": 2})
