@@ -316,3 +316,14 @@ def test_sequencer_round_trip() -> None:
             assert restored.check(console, n) == seq.check(console, n)
     with pytest.raises(ValueError, match="version 2 is not supported"):
         Sequencer.from_snapshot({**data, "version": 2})
+
+
+def test_a_hand_in_play_must_be_the_current_one() -> None:
+    attempts = noisy_session(3, DECKS)
+    cut = first_cut(attempts, SITUATIONS["mid_hand"])
+    assert cut is not None
+    data = codec.unpack(codec.pack(play(attempts[:cut], DECKS).snapshot()))
+    table = next(t for t in data["tables"] if t["current"] is not None)
+    table["current"] = None
+    with pytest.raises(ValueError, match="in_progress but not the current hand"):
+        TournamentState.from_snapshot(CONFIG, DECKS, data)

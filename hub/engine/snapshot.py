@@ -41,6 +41,7 @@ from hub.engine.tournament import (
     DISPUTED,
     IN_PROGRESS,
     SHOWDOWN,
+    TERMINAL,
     VOID,
     HandState,
     TournamentState,
@@ -180,6 +181,12 @@ def restore_into(state: TournamentState, data: Mapping[str, Any]) -> None:
             if found is None:
                 raise ValueError(f"snapshot: table {number} current deal {current} not played")
             table.current = found
+        for played in table.hands.values():  # exactly the current hand is in play
+            if (played.status not in TERMINAL) != (played is table.current):
+                raise ValueError(
+                    f"snapshot: table {number} deal {played.deal} is {played.status}"
+                    f" but {'not ' if played is not table.current else ''}the current hand"
+                )
         table.last_event_at = entry["last_event_at"]
         table.last_seq = int(entry["last_seq"])
         table.console = entry["console"]
