@@ -137,3 +137,15 @@ def test_evaluator_bench_tiny() -> None:
     figures = result["evaluators"]
     assert len(figures) == 3
     assert all(f["us_per_hand"] > 0 and f["ratio_to_strength"] > 0 for f in figures.values())
+
+
+def test_snapshot_bench_tiny() -> None:
+    """Snapshot vs replay on a tiny session: the restored states equal the replayed one."""
+    bench = load("snapshot_bench")
+    result = bench.run(events=400, tail=50, repeat=1)
+    assert (result["events"], result["tail_events"]) == (400, 50)
+    assert result["hands"] > 0 and result["snapshot_bytes"] > 0 and result["sequencer_bytes"] > 0
+    for name in ("replay", "snapshot", "pack", "unpack", "from_snapshot", "restart"):
+        assert result[f"{name}_seconds"] >= 0, name
+    text = bench.report(result)
+    assert "from_snapshot" in text and "400 events" in text

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Verdict = Literal["new", "duplicate", "gap"]
+SNAPSHOT_VERSION = 1
 
 
 @dataclass(slots=True)
@@ -84,3 +85,43 @@ class Sequencer:
         """Persisted rejections, (console, seq) -> answer: resends are told again."""
         for (name, seq), ack in answers.items():
             self.record(name, seq, {**ack, "ok": False})
+
+    # ----------------------------------------------------------------- snapshots
+    def snapshot(self) -> dict[str, Any]:
+        """Every console's last seq, kept rejections and positions, as plain data::
+
+            {"version": 1, "consoles": {console: {"last": int,
+                                                  "rejected": {seq: ack, ...},
+                                                  "positions": {seq: position, ...}}}}
+
+        Seqs are int map keys (msgpack with ``strict_map_key=False``, as ``hub.codec`` reads).
+        """
+        return {
+            "version": SNAPSHOT_VERSION,
+            "consoles": {
+                name: {
+                    "last": entry.last,
+                    "rejected": {seq: dict(ack) for seq, ack in entry.rejected.items()},
+                    "positions": dict(entry.positions),
+                }
+                for name, entry in self._consoles.items()
+            },
+        }
+
+    @classmethod
+    def from_snapshot(cls, data: Mapping[str, Any]) -> Sequencer:
+        """The sequencer `snapshot()` was taken of; `ValueError` for an unknown version."""
+        version = data.get("version") if isinstance(data, Mapping) else None
+        if version != SNAPSHOT_VERSION:
+            raise ValueError(
+                f"sequencer snapshot version {version!r} is not supported"
+                f" (this hub reads version {SNAPSHOT_VERSION})"
+            )
+        sequencer = cls()
+        for name, entry in data["consoles"].items():
+            sequencer._consoles[str(name)] = _ConsoleSeq(
+                last=int(entry["last"]),
+                rejected={int(seq): dict(ack) for seq, ack in entry["rejected"].items()},
+                positions={int(seq): str(pos) for seq, pos in entry["positions"].items()},
+            )
+        return sequencer

@@ -45,6 +45,10 @@ class HandState:
     winners: tuple[int, ...] | None = None  # declared (or confirmed) at showdown
     declared: tuple[int, ...] | None = None  # kept while disputed
     computed: tuple[int, ...] | None = None
+    # How `hand` was settled at showdown: "cards" (settle(None)), "declared" (settle(winners)),
+    # None when `settle` was not called on it (in play, disputed, a fold-out). A snapshot needs
+    # it: the winners alone cannot tell a confirmation by the cards from one naming the seats.
+    settled_by: str | None = None
     reopened: bool = False
     started_at: float = 0.0
     finished_at: float | None = None
@@ -276,11 +280,13 @@ class TournamentState:
         if computed_set is None:
             current.hand = trial
             current.winners = declared
+            current.settled_by = "declared"
             return self._finish(table, current, COMPLETE, now)
         computed = tuple(sorted(computed_set))
         if set(declared) == computed_set:
             current.hand.settle(None)
             current.winners = computed
+            current.settled_by = "cards"
             return self._finish(table, current, COMPLETE, now)
         current.declared = declared
         current.computed = computed
@@ -299,6 +305,7 @@ class TournamentState:
             trial.settle(winners)
             target.hand = trial
             target.winners = tuple(winners) if winners else target.computed
+            target.settled_by = "declared" if winners else "cards"
             target.declared = None
             self._log(table, target, "confirm", now)
             return self._finish(table, target, COMPLETE, now)
@@ -330,6 +337,7 @@ class TournamentState:
         current.hand = current.rebuild(inputs)
         current.inputs = inputs
         current.winners = None
+        current.settled_by = None
         self._log(table, current, "undo", now)
         return self._after_betting(table, current, now)
 
@@ -370,7 +378,7 @@ class TournamentState:
             )
         target.hand = target.rebuild(target.inputs)
         target.reopened = True
-        target.winners = target.declared = target.computed = None
+        target.winners = target.declared = target.computed = target.settled_by = None
         target.finished_at = None
         target.status = SHOWDOWN if target.hand.street == "showdown" else IN_PROGRESS
         table.current = target
@@ -381,3 +389,26 @@ class TournamentState:
     def _log(self, table: TableState, hand: HandState, kind: str, now: float) -> None:
         self.corrections.append({"table": table.table, "deal": hand.deal, "type": kind, "at": now})
         del self.corrections[:-200]
+
+    # ----------------------------------------------------------------- snapshots
+    def snapshot(self) -> dict[str, Any]:
+        """The state as plain msgpack-friendly data (layout: `hub.engine.snapshot`)."""
+        from hub.engine import snapshot as snapshots  # it builds on this module
+
+        return snapshots.snapshot(self)
+
+    @classmethod
+    def from_snapshot(
+        cls,
+        config: TournamentConfig,
+        decks: Mapping[int, DeckOrder] | None,
+        data: Mapping[str, Any],
+    ) -> TournamentState:
+        """The state `snapshot()` was taken of, with the same config and deck orders; then
+        apply the journal written after it. `ValueError` for an unknown version or a snapshot
+        of another tournament, other decks, or anything that does not replay."""
+        from hub.engine import snapshot as snapshots
+
+        state = cls(config, decks)
+        snapshots.restore_into(state, data)
+        return state
