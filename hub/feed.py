@@ -291,7 +291,11 @@ def _since(log: _Log, seq: int) -> list[Frame] | None:
 
 
 class IngestFeed(_Store):
-    """The ingest's side: turns engine changes into frames; knows every payload."""
+    """The ingest's side: turns engine changes into frames; knows every payload.
+
+    It keeps a reference to each payload the change carries, not a copy: the engine edits its
+    documents only while it computes the next changes, and the ingest publishes those before
+    anything reads the store again, so the document always stands at the store's seq."""
 
     def publish(self, change: TopicChange) -> Frame | None:
         """The frame of one engine change (None: nothing a client would see changed)."""
@@ -300,27 +304,18 @@ class IngestFeed(_Store):
         if log is None:
             log = self._logs[key] = _Log()
         if change.patch is None:  # a topic new to the engine's projections
-            if log.payload is not None:  # known from before a restart: send the difference
-                patch = diff(log.payload, change.payload)
-                if not patch:
-                    return None
-                return self._delta(key, log, patch)
             log.seq += 1
-            log.payload = clone(change.payload)
+            log.payload = change.payload
             log.base = Frame.snapshot(key[1], log.seq, log.payload)
             log.deltas.clear()
             log.unsaved = SNAPSHOT_EVERY  # a new topic is persisted at once
             return log.base
         if not change.patch:
             return None
-        return self._delta(key, log, change.patch)
-
-    def _delta(self, key: TopicKey, log: _Log, patch: list[dict[str, Any]]) -> Frame:
         log.seq += 1
-        frame = Frame.delta(key[1], log.seq, patch)
+        frame = Frame.delta(key[1], log.seq, change.patch)
         log.deltas.append(frame)
-        assert log.payload is not None
-        apply_patch(log.payload, clone(patch), in_place=True)
+        log.payload = change.payload  # already moved by the patch
         log.base = None  # the next snapshot is encoded when someone needs it
         log.unsaved += 1
         return frame
@@ -372,8 +367,9 @@ class PayloadFeed(IngestFeed):
 
     def put(self, key: TopicKey, payload: dict[str, Any]) -> Frame | None:
         old = self._last.get(key)
-        self._last[key] = clone(payload)
-        return self.publish(TopicChange(key, None if old is None else diff(old, payload), payload))
+        new = clone(payload)
+        self._last[key] = new
+        return self.publish(TopicChange(key, None if old is None else diff(old, new), new))
 
 
 class EdgeFeed(_Store):

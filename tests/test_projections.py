@@ -127,15 +127,28 @@ def test_diff_then_apply_gives_the_new_document(old: Any, new: Any) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.text("ab", max_size=2), JSON, max_size=4), st.data())
 def test_recorded_edits_replay_on_a_copy(doc: dict[str, Any], data: st.DataObject) -> None:
-    before = clone(doc)
+    """Edits recorded between two takes of the operations (a flush) replay on a copy; the
+    operations are taken (encoded) before the next edits, as the feed does."""
+    copy = clone(doc)
     rec = Recorder(doc)
+
+    def take() -> None:
+        nonlocal copy
+        copy = apply_patch(copy, json.loads(json.dumps(rec.ops)))
+        rec.ops = []
+        assert copy == rec.doc
+
     rec.set(("x",), data.draw(JSON))
     rec.set(("rows",), [])
+    take()
     rec.append(("rows",), {"i": 0})
     rec.append(("rows",), {"i": 1})
+    take()
     rec.set(("rows", 0, "i"), 5)
+    rec.remove(("rows", 0, "i"))
+    rec.replace_at(("rows", 1), {"i": 2, "j": [1]})
     rec.replace_with({**clone(rec.doc), "y": data.draw(JSON)})
-    assert apply_patch(before, json.loads(json.dumps(rec.ops))) == rec.doc
+    take()
 
 
 def test_public_ticker_ids_count_only_what_the_public_saw() -> None:

@@ -102,10 +102,11 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
 class Recorder:
     """Edits a payload in place and records each edit as a patch operation.
 
-    Operations are encoded later (once per batch), while the payload keeps changing, so an
-    operation never shares a container with the payload: values set are copied, and a row
-    given to ``append`` must never be changed afterwards (rows of actions are final).
-    """
+    Operations share their values with the payload (no copies on the hot path), so they hold
+    only until the payload is next edited: take them (``ops``), encode them, then edit again.
+    The engine's projections do exactly that: every edit happens inside one ``flush``, whose
+    operations the feed encodes before anything can edit the payload again. Within a flush a
+    value, once recorded, is never changed (rows of actions are final)."""
 
     __slots__ = ("doc", "ops")
 
@@ -133,8 +134,7 @@ class Recorder:
                 return
             op = "replace"
         parent[key] = value
-        recorded = clone(value) if isinstance(value, dict | list) else value
-        self.ops.append({"op": op, "path": pointer(*parts), "value": recorded})
+        self.ops.append({"op": op, "path": pointer(*parts), "value": value})
 
     def append(self, parts: Sequence[str | int], value: Any) -> None:
         node: Any = self.doc
@@ -153,18 +153,12 @@ class Recorder:
     def replace_at(self, parts: Sequence[str | int], new: Any) -> None:
         """A rebuilt part of the payload: record its difference and adopt it."""
         parent = self._parent(parts)
-        for op in diff(parent[parts[-1]], new, pointer(*parts)):
-            if isinstance(op.get("value"), dict | list):
-                op["value"] = clone(op["value"])
-            self.ops.append(op)
+        self.ops.extend(diff(parent[parts[-1]], new, pointer(*parts)))
         parent[parts[-1]] = new
 
     def replace_with(self, new: dict[str, Any]) -> None:
         """A rebuilt payload: record its difference and adopt it."""
-        for op in diff(self.doc, new):
-            if isinstance(op.get("value"), dict | list):
-                op["value"] = clone(op["value"])
-            self.ops.append(op)
+        self.ops.extend(diff(self.doc, new))
         self.doc.clear()
         self.doc.update(new)
 
