@@ -8,7 +8,7 @@ tables at 100,000 events) is applied through ``TournamentState.apply``; then, be
 
 - ``replay``: every event applied to a fresh state (events parsed beforehand; ``parse`` is
   the schema check of them all, what a journal replay adds);
-- ``snapshot``: ``TournamentState.snapshot()`` of the final state, ``pack`` / ``unpack`` of it
+- ``snapshot``: ``hub.engine.snapshot.snapshot`` of the final state, ``pack`` / ``unpack`` of it
   through ``hub.codec`` (and its size), ``from_snapshot`` of the unpacked data;
 - ``snapshot_plus_tail``: ``from_snapshot`` of the state ``--tail`` events before the end, then
   those events applied: the restart the ingest will do;
@@ -35,6 +35,7 @@ from ingest_bench import large_session  # a sibling script, not a package
 from hub import codec
 from hub.engine.events import ConsoleEvent, parse_event
 from hub.engine.sequencer import Sequencer
+from hub.engine.snapshot import restore_state, snapshot
 from hub.engine.tournament import TournamentState
 
 T = TypeVar("T")
@@ -69,27 +70,27 @@ def run(
     state, t_replay = best(repeat, lambda: replay(session, parsed))
     hands = sum(len(t.hands) for t in state.tables.values())
 
-    data, t_snapshot = best(repeat, state.snapshot)
+    data, t_snapshot = best(repeat, lambda: snapshot(state))
     packed, t_pack = best(repeat, lambda: codec.pack(data))
     unpacked, t_unpack = best(repeat, lambda: codec.unpack(packed))
     restored, t_restore = best(
-        repeat, lambda: TournamentState.from_snapshot(session.config, session.decks, unpacked)
+        repeat, lambda: restore_state(session.config, session.decks, unpacked)
     )
-    if restored.snapshot() != data or restored.board.as_dict() != state.board.as_dict():
+    if snapshot(restored) != data or restored.board.as_dict() != state.board.as_dict():
         raise AssertionError("the restored state differs from the replayed one")  # pragma: no cover
 
     tail = max(0, min(tail, len(parsed)))
     cut = len(parsed) - tail
-    early = codec.pack(replay(session, parsed[:cut]).snapshot())
+    early = codec.pack(snapshot(replay(session, parsed[:cut])))
 
     def restart() -> TournamentState:
-        s = TournamentState.from_snapshot(session.config, session.decks, codec.unpack(early))
+        s = restore_state(session.config, session.decks, codec.unpack(early))
         for event, now in parsed[cut:]:
             s.apply(event, now)
         return s
 
     restarted, t_restart = best(repeat, restart)
-    if restarted.snapshot() != data:
+    if snapshot(restarted) != data:
         raise AssertionError("snapshot + tail differs from the whole replay")  # pragma: no cover
 
     sequencer = Sequencer()

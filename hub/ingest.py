@@ -57,6 +57,7 @@ LEASE_TTL = 5.0  # seconds; a successor waits at most this long after a crash
 
 
 SNAPSHOT_INTERVAL = 2.0  # seconds: changed topics' snapshots are persisted at least this often
+ENGINE_SNAPSHOT_EVERY = 10_000  # journal records between two engine snapshots (restart cost)
 MAX_REFUSALS = 1000  # refusals whose answer is kept per console (older ones: "refused")
 
 
@@ -101,6 +102,10 @@ class Ingest:
         self._saved_at = 0.0
         self._refusals: dict[str, list[int]] = {}  # console -> seqs whose answer is persisted
         self._snapshot_requests: list[_Command] = []
+        self._since_snapshot = 0  # journal records since the last engine snapshot
+        self._unjournaled = False  # a batch was applied but not (yet) journaled
+        self.engine_snapshot_every = ENGINE_SNAPSHOT_EVERY
+        self.restored_from: str | None = None  # journal position of the snapshot used
         self._tasks: list[asyncio.Task[None]] = []
         self._subs: list[Any] = []
         self._stopping = False
@@ -150,6 +155,9 @@ class Ingest:
         if self.ready_once and not self.lost and not self.standby:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.save_snapshots(), self.lease_ttl)
+            if self._since_snapshot:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self.save_engine(), self.lease_ttl)
         if not self.lost and not self.standby:
             with contextlib.suppress(Exception):
                 await self.bus.release(self.fence.key, self.owner)
@@ -184,8 +192,9 @@ class Ingest:
             self.on_lost()
 
     async def rebuild(self) -> None:
-        """Replay the journal into the engine, then continue the feed seqs where they were."""
-        after = "0-0"
+        """Rebuild the engine: from its latest snapshot, if there is one it can take, and the
+        journal after it (else the whole journal); then continue the feed seqs."""
+        after = await self._restore_snapshot()
         while True:
             page = await self.bus.read(self.names.journal, after, 1000)
             if not page:
@@ -223,6 +232,35 @@ class Ingest:
         self.engine.tick(self.clock())
         self.engine.start_feed()
         await self._publish()
+
+    async def _restore_snapshot(self) -> str:
+        """Take the engine's latest snapshot; the journal position to replay after."""
+        found = (await self.bus.hgetall(self.names.engine)).get("snapshot")
+        if found is None:
+            return "0-0"
+        try:
+            saved = codec.unpack(found)
+            self.engine.restore_snapshot(saved["engine"])
+            position = str(saved["position"])
+        except (codec.CodecError, ValueError, KeyError, TypeError) as exc:
+            log.warning("not using the engine snapshot (%s): replaying the whole journal", exc)
+            return "0-0"
+        self.restored_from = position
+        log.info("engine restored from its snapshot at %s", position)
+        return position
+
+    async def save_engine(self) -> bool:
+        """Persist the engine's snapshot with the journal position it stands at; not when a
+        batch was applied but never journaled (an append cut short): the engine is then ahead
+        of the journal, and only the journal may say what happened."""
+        async with self._lock:
+            if self._unjournaled:
+                log.warning("no engine snapshot: a batch was applied but not journaled")
+                return False
+            data = codec.pack({"position": self.last_position, "engine": self.engine.snapshot()})
+            self._since_snapshot = 0
+        await self.bus.hset(self.names.engine, "snapshot", data)
+        return True
 
     # ------------------------------------------------------------------ loops
     async def _read(self, sub: Any) -> None:
@@ -278,6 +316,7 @@ class Ingest:
         forget: dict[str, list[int]] = {}
         replies: list[tuple[str, bytes]] = []
         async with self._lock:  # journal order == apply order, also against operator commands
+            self._unjournaled = True  # until the append below returns
             decided: list[tuple[Outcome, Any, str]] = []
             for channel, data, _ in batch:
                 try:
@@ -293,6 +332,15 @@ class Ingest:
             for outcome, _, _ in decided:
                 if outcome.record is not None:
                     self.engine.journaled(outcome, next(positions))
+            self._unjournaled = False
+            self._since_snapshot += len(records)
+            snapshot = None
+            if self._since_snapshot >= self.engine_snapshot_every:
+                self._since_snapshot = 0
+                state = {"position": self.last_position, "engine": self.engine.snapshot()}
+                snapshot = codec.pack(state)
+        if snapshot is not None:
+            await self.bus.hset(self.names.engine, "snapshot", snapshot)
         for outcome, raw, channel in decided:
             if isinstance(raw, _Command):  # operator commands from an edge: answered there
                 reply = raw.answer(self.names, outcome.ack)
@@ -391,6 +439,7 @@ class Ingest:
     async def control(self, command: dict[str, Any]) -> Outcome:
         """An operator command (in-process): validated, journaled, applied."""
         async with self._lock:
+            self._unjournaled = True
             outcome = self.engine.control(command, self.clock())
             if outcome.record is not None:
                 try:
@@ -405,6 +454,8 @@ class Ingest:
                         message=message,
                     )
                 self.engine.journaled(outcome, position)
+                self._since_snapshot += 1
+            self._unjournaled = False
         return outcome
 
     async def _journal(self, records: list[dict[str, Any]]) -> list[str]:

@@ -15,11 +15,16 @@ from hub import codec
 from hub.domain.bots import choose_action
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
+from hub.engine.core import Engine
 from hub.engine.events import ConsoleEvent, parse_event
 from hub.engine.sequencer import Sequencer
 from hub.engine.simulate import simulate_session
+from hub.engine.snapshot import restore_state, snapshot
 from hub.engine.tournament import DISPUTED, SHOWDOWN, VOID, TournamentState
 from tests.factories import make_config, make_decks
+from tests.test_engine_properties import CONFIG as PCONFIG
+from tests.test_engine_properties import DECKS as PDECKS
+from tests.test_engine_properties import run
 
 CONFIG = make_config(seats=3, deals=3)
 DECKS = make_decks(CONFIG)
@@ -161,11 +166,11 @@ def play(attempts: list[Attempt], decks: Mapping[int, DeckOrder] | None) -> Tour
 
 
 def round_trip(state: TournamentState, decks: Mapping[int, DeckOrder] | None) -> TournamentState:
-    data = state.snapshot()
+    data = snapshot(state)
     unpacked = codec.unpack(codec.pack(data))
     assert unpacked == data  # plain data only: no tuples, no objects
-    restored = TournamentState.from_snapshot(CONFIG, decks, unpacked)
-    assert restored.snapshot() == data
+    restored = restore_state(CONFIG, decks, unpacked)
+    assert snapshot(restored) == data
     return restored
 
 
@@ -185,7 +190,7 @@ def check_cut(
         if every(i):
             assert observe(restored) == observe(original), (i, event)
     assert observe(restored) == observe(original)
-    assert restored.snapshot() == original.snapshot()
+    assert snapshot(restored) == snapshot(original)
 
 
 @FAST
@@ -273,27 +278,27 @@ def test_disputed_hand_keeps_the_unsettled_copy() -> None:
 
 def test_unknown_version_and_other_tournament_or_decks_are_refused() -> None:
     state = play(simulated(1)[:40], DECKS)
-    data = state.snapshot()
+    data = snapshot(state)
     with pytest.raises(ValueError, match="version 99 is not supported"):
-        TournamentState.from_snapshot(CONFIG, DECKS, {**data, "version": 99})
+        restore_state(CONFIG, DECKS, {**data, "version": 99})
     with pytest.raises(ValueError, match="version None"):
-        TournamentState.from_snapshot(CONFIG, DECKS, {})
+        restore_state(CONFIG, DECKS, {})
     with pytest.raises(ValueError, match="other deck orders"):
-        TournamentState.from_snapshot(CONFIG, make_decks(CONFIG, "other"), data)
+        restore_state(CONFIG, make_decks(CONFIG, "other"), data)
     with pytest.raises(ValueError, match="other deck orders"):
-        TournamentState.from_snapshot(CONFIG, None, data)
+        restore_state(CONFIG, None, data)
     other = make_config(seats=3, deals=3, tid="another")
     with pytest.raises(ValueError, match="not of 'another'"):
-        TournamentState.from_snapshot(other, DECKS, data)
+        restore_state(other, DECKS, data)
 
 
 def test_a_snapshot_that_does_not_replay_is_refused() -> None:
     state = play(simulated(1)[:40], DECKS)
-    data = codec.unpack(codec.pack(state.snapshot()))
+    data = codec.unpack(codec.pack(snapshot(state)))
     hand = next(h for t in data["tables"] for h in t["hands"] if len(h["inputs"]) > 1)
     hand["inputs"][1][0] = hand["inputs"][0][0]  # the same seat twice: out of turn
     with pytest.raises(ValueError, match="inputs do not replay: out_of_turn"):
-        TournamentState.from_snapshot(CONFIG, DECKS, data)
+        restore_state(CONFIG, DECKS, data)
 
 
 def test_sequencer_round_trip() -> None:
@@ -322,8 +327,54 @@ def test_a_hand_in_play_must_be_the_current_one() -> None:
     attempts = noisy_session(3, DECKS)
     cut = first_cut(attempts, SITUATIONS["mid_hand"])
     assert cut is not None
-    data = codec.unpack(codec.pack(play(attempts[:cut], DECKS).snapshot()))
+    data = codec.unpack(codec.pack(snapshot(play(attempts[:cut], DECKS))))
     table = next(t for t in data["tables"] if t["current"] is not None)
     table["current"] = None
     with pytest.raises(ValueError, match="in_progress but not the current hand"):
-        TournamentState.from_snapshot(CONFIG, DECKS, data)
+        restore_state(CONFIG, DECKS, data)
+
+
+# -- the engine: snapshot + journal tail == full replay (issue #8.6) ---------------------------
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000), st.booleans(), st.floats(0, 1))
+def test_engine_snapshot_plus_tail_equals_a_full_replay(
+    seed: int, noise: bool, where: float
+) -> None:
+    _, records = run(seed, corrections_noise=noise)
+    onair = {"kind": "control", "op": "onair", "slot": "seat", "value": {"seat": 2}, "at": 1.0}
+    records.insert(len(records) // 3, onair)
+    cut = int(len(records) * where)
+    full = Engine(PCONFIG, PDECKS)
+    for i, record in enumerate(records):
+        full.restore(record, position=f"{i + 1}-0")
+    head = Engine(PCONFIG, PDECKS)
+    for i, record in enumerate(records[:cut]):
+        head.restore(record, position=f"{i + 1}-0")
+    data = codec.unpack(codec.pack(head.snapshot()))
+    assert data == head.snapshot()  # plain data: equal to its own msgpack round trip
+    resumed = Engine(PCONFIG, PDECKS)
+    resumed.restore_snapshot(data)
+    for i, record in enumerate(records[cut:], start=cut):
+        resumed.restore(record, position=f"{i + 1}-0")
+    for engine in (full, resumed):
+        engine.tick(float("inf"))
+    assert set(resumed.topic_keys()) == set(full.topic_keys())
+    for key in full.topic_keys():
+        assert resumed.payload(key) == full.payload(key), key
+    assert resumed.snapshot() == full.snapshot()
+    assert resumed.sequencer.previous_ack("table1", 1) == full.sequencer.previous_ack("table1", 1)
+
+
+def test_engine_snapshot_refused_when_it_does_not_fit() -> None:
+    engine = Engine(CONFIG, DECKS)
+    data = engine.snapshot()
+    with pytest.raises(ValueError):
+        Engine(CONFIG, DECKS).restore_snapshot({**data, "version": 9})
+    with pytest.raises(ValueError):
+        Engine(CONFIG, make_decks(CONFIG, "other")).restore_snapshot(data)
+    used = Engine(CONFIG, DECKS)
+    used.start_feed()
+    with pytest.raises(ValueError):
+        used.restore_snapshot(data)

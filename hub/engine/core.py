@@ -22,6 +22,7 @@ from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.scoring import Scoreboard
+from hub.engine import snapshot as snapshots
 from hub.engine import views
 from hub.engine.changes import (
     ActionApplied,
@@ -53,6 +54,7 @@ __all__ = [
 ]
 
 OPERATOR_CONSOLE = "operator"
+SNAPSHOT_VERSION = 1
 ONAIR_SLOTS = ("leaderboard", "seat", "table", "compare", "ticker")
 
 
@@ -448,6 +450,51 @@ class Engine:
         for audience in self.ticker.add(item, public_now=public_now):
             keys |= self._emit(TickerItem(audience, item))
         return keys
+
+    # ----------------------------------------------------------------- snapshots
+    def snapshot(self) -> dict[str, Any]:
+        """Everything the journal built, as plain data (msgpack-friendly): the tournament
+        state, the consoles' seqs and answers, releases, on-air slots and the tickers. With the
+        journal position of the last record applied, a restart replays only what follows."""
+        return {
+            "version": SNAPSHOT_VERSION,
+            "state": snapshots.snapshot(self.state),
+            "sequencer": self.sequencer.snapshot(),
+            "released": sorted([g, d] for g, d in self._released),
+            "completed_at": [[d, at] for d, at in self._completed_at.items()],
+            "onair": self.onair,
+            "ticker": self.ticker.snapshot(),
+            "bound": dict(self._bound),
+            "now": self._now,
+        }
+
+    def restore_snapshot(self, data: Mapping[str, Any]) -> None:
+        """Take the state of ``snapshot()`` (an engine of the same config and deck orders that
+        has applied nothing yet); `ValueError` if the snapshot does not fit."""
+        if self.state.events_applied or self.projections.active:
+            raise ValueError("an engine restores a snapshot before it applies anything")
+        if not isinstance(data, Mapping) or data.get("version") != SNAPSHOT_VERSION:
+            raise ValueError(f"engine snapshot version {data.get('version')!r} is not supported")
+        try:
+            state = snapshots.restore_state(self.config, self.state.decks, data["state"])
+            sequencer = Sequencer.from_snapshot(data["sequencer"])
+            released = {(str(g), int(d)) for g, d in data["released"]}
+            completed_at = {int(d): float(at) for d, at in data["completed_at"]}
+            onair = {"slots": dict(data["onair"]["slots"])}
+            ticker = Ticker()
+            ticker.restore(data["ticker"])
+            bound = {str(c): int(t) for c, t in data["bound"].items()}
+            now = float(data["now"])
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"engine snapshot is malformed: {exc!r}") from exc
+        self.state, self.sequencer, self.ticker = state, sequencer, ticker
+        self.projections = Projections(self.state, self.payload)
+        self._released, self._completed_at = released, completed_at
+        self.onair, self._bound, self._now = onair, bound, now
+        self.public_board = Scoreboard(self.state.layout)
+        for (table, deal_no), result in self.state.board.results().items():
+            if self.released(self.config.group_of(table).id, deal_no):
+                self.public_board.set_result(table, deal_no, result)
 
     # ----------------------------------------------------------------- the feed
     def start_feed(self) -> None:

@@ -183,8 +183,7 @@ class Projections:
         if h is None or first >= len(h.hand.actions):
             self.touch(self.hand_keys(table, deal))
             return
-        actions = h.hand.actions
-        rows = [views.action_row(i, actions[i]) for i in range(first, len(actions))]
+        rows = views.action_rows(h)[first:]
         table_key = live["table"][table]
         rec = self.docs.get(table_key)
         if table_key in self._stale:

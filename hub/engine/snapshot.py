@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder, commitment
 from hub.domain.errors import Rejection
 from hub.domain.holdem import Hand
@@ -207,3 +208,14 @@ def restore_into(state: TournamentState, data: Mapping[str, Any]) -> None:
         raise ValueError(f"snapshot: {finished} hands count, but {len(counted)} are listed")
     state.corrections = [dict(c) for c in data["corrections"]]
     state.events_applied = int(data["events_applied"])
+
+
+def restore_state(
+    config: TournamentConfig, decks: Mapping[int, DeckOrder] | None, data: Mapping[str, Any]
+) -> TournamentState:
+    """The state ``snapshot`` was taken of, with the same config and deck orders; then apply
+    the journal written after it. `ValueError` for an unknown version or a snapshot of another
+    tournament, other decks, or anything that does not replay."""
+    state = TournamentState(config, decks)
+    restore_into(state, data)
+    return state

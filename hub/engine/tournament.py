@@ -389,26 +389,3 @@ class TournamentState:
     def _log(self, table: TableState, hand: HandState, kind: str, now: float) -> None:
         self.corrections.append({"table": table.table, "deal": hand.deal, "type": kind, "at": now})
         del self.corrections[:-200]
-
-    # ----------------------------------------------------------------- snapshots
-    def snapshot(self) -> dict[str, Any]:
-        """The state as plain msgpack-friendly data (layout: `hub.engine.snapshot`)."""
-        from hub.engine import snapshot as snapshots  # it builds on this module
-
-        return snapshots.snapshot(self)
-
-    @classmethod
-    def from_snapshot(
-        cls,
-        config: TournamentConfig,
-        decks: Mapping[int, DeckOrder] | None,
-        data: Mapping[str, Any],
-    ) -> TournamentState:
-        """The state `snapshot()` was taken of, with the same config and deck orders; then
-        apply the journal written after it. `ValueError` for an unknown version or a snapshot
-        of another tournament, other decks, or anything that does not replay."""
-        from hub.engine import snapshot as snapshots
-
-        state = cls(config, decks)
-        snapshots.restore_into(state, data)
-        return state

@@ -8,6 +8,7 @@ standings that count it. Payloads are plain JSON-friendly dicts; the feed layer 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -89,8 +90,21 @@ def action_row(i: int, action: Any) -> dict[str, Any]:
     }
 
 
+_ROWS: weakref.WeakKeyDictionary[Any, list[dict[str, Any]]] = weakref.WeakKeyDictionary()
+
+
 def action_rows(hand: HandState) -> list[dict[str, Any]]:
-    return [action_row(i, a) for i, a in enumerate(hand.hand.actions)]
+    """The hand's action rows. A hand's actions only grow until a correction replaces the
+    hand's engine, so the rows are made once per engine and shared by every payload that
+    shows them (the live table, each traveller): equal rows are the same objects."""
+    engine = hand.hand
+    rows = _ROWS.get(engine)
+    if rows is None:
+        rows = _ROWS[engine] = []
+    actions = engine.actions
+    for i in range(len(rows), len(actions)):
+        rows.append(action_row(i, actions[i]))
+    return rows[: len(actions)]
 
 
 def seat_fields(current: HandState, seat: int) -> dict[str, Any]:
