@@ -56,7 +56,6 @@ BATCH = 512
 LEASE_TTL = 5.0  # seconds; a successor waits at most this long after a crash
 
 
-SNAPSHOT_INTERVAL = 2.0  # seconds: changed topics' snapshots are persisted at least this often
 ENGINE_SNAPSHOT_EVERY = 10_000  # journal records between two engine snapshots (restart cost)
 MAX_REFUSALS = 1000  # refusals whose answer is kept per console (older ones: "refused")
 
@@ -99,7 +98,6 @@ class Ingest:
         self._queue: asyncio.Queue[tuple[str, bytes, float]] = asyncio.Queue(maxsize=50_000)
         self._lock = asyncio.Lock()
         self._feed_lock = asyncio.Lock()  # feed messages go out in seq order
-        self._saved_at = 0.0
         self._refusals: dict[str, list[int]] = {}  # console -> seqs whose answer is persisted
         self._snapshot_requests: list[_Command] = []
         self._since_snapshot = 0  # journal records since the last engine snapshot
@@ -290,7 +288,7 @@ class Ingest:
             await asyncio.sleep(self.tick_interval)
             self.engine.tick(self.clock())
             try:
-                await self._publish(save_due=self.clock() - self._saved_at >= SNAPSHOT_INTERVAL)
+                await self._publish()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the bus is down: the next round tries again
@@ -487,10 +485,10 @@ class Ingest:
         return outcome.ack
 
     # ------------------------------------------------------------------ feed
-    async def _publish(self, *, save_due: bool = False) -> None:
+    async def _publish(self) -> None:
         """Turn what changed in the engine into frames (encoded once), persist the snapshots
-        that are due, and publish the frames in seq order. ``save_due``: also persist every
-        topic changed since its last snapshot (the periodic round)."""
+        that are due (a topic every SNAPSHOT_EVERY deltas, and those edges asked for), and
+        publish the frames in seq order."""
         async with self._feed_lock:
             async with self._lock:  # never a batch applied but not yet journaled
                 changes = self.engine.changes()
@@ -504,14 +502,12 @@ class Ingest:
                     self.on_frame(change.key, frame)
             # Before the frames: a topic is never more than SNAPSHOT_EVERY - 1 deltas ahead
             # of its persisted snapshot (what a restart continues from).
-            due = self.store.unsaved(at_least=1 if save_due else SNAPSHOT_EVERY)
+            due = self.store.unsaved(at_least=SNAPSHOT_EVERY)
             requests, self._snapshot_requests = self._snapshot_requests, []
             for request in requests:
                 due.extend(request.keys(self.store))
             if due:
                 await self.bus.hset_many(self.names.topics, self.store.snapshots(due))
-            if save_due or due:
-                self._saved_at = self.clock()
             if requests:
                 replies = [r.answer(self.names, {"ok": True}) for r in requests]
                 await self.bus.publish_many([r for r in replies if r[0]])

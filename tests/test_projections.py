@@ -176,3 +176,16 @@ def test_public_ticker_ids_count_only_what_the_public_saw() -> None:
 
 def test_config_is_the_property_session() -> None:
     assert CONFIG.seats == 3 and DECKS
+
+
+def test_a_ticker_delta_is_its_new_items() -> None:
+    old = {"items": [{"id": i} for i in range(30, 0, -1)]}
+    new = {"items": [{"id": i} for i in range(32, 2, -1)]}  # two new in front, two gone
+    patch = diff(old, new)
+    assert patch == [
+        {"op": "remove", "path": "/items/29"},
+        {"op": "remove", "path": "/items/28"},
+        {"op": "add", "path": "/items/0", "value": {"id": 32}},
+        {"op": "add", "path": "/items/1", "value": {"id": 31}},
+    ]
+    assert apply_patch(old, patch) == new

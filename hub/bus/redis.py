@@ -93,6 +93,14 @@ for i = 4, #ARGV do ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', ARGV[1], AR
 return ids
 """
 # Take the lease if free, renew it if ours. ARGV: owner, ttl in ms. Returns 1 if held by owner.
+_PUBLISH_MANY = """
+local counts = {}
+for i = 1, #ARGV, 2 do
+    counts[#counts + 1] = redis.call('PUBLISH', ARGV[i], ARGV[i + 1])
+end
+return counts
+"""
+
 _CLAIM = """
 local holder = redis.call('GET', KEYS[1])
 if not holder then
@@ -242,6 +250,7 @@ class RedisBus(Bus):
         self._subscriptions: set[RedisSubscription] = set()
         self._append_once: Any = None
         self._append_batch: Any = None
+        self._publish_many: Any = None
         self._claim: Any = None
         self._release: Any = None
 
@@ -258,6 +267,7 @@ class RedisBus(Bus):
             self._append_once = self._redis.register_script(_APPEND_ONCE)
             self._append_batch = self._redis.register_script(_APPEND_BATCH)
             self._claim = self._redis.register_script(_CLAIM)
+            self._publish_many = self._redis.register_script(_PUBLISH_MANY)
             self._release = self._redis.register_script(_RELEASE)
         return self._redis
 
@@ -338,6 +348,11 @@ class RedisBus(Bus):
         if not messages:
             return []
         client = self._client()
+        if len(messages) > 4:  # one script call instead of a command each: far less client CPU
+            script = self._publish_many
+            args = [part for message in messages for part in message]
+            counts = await self._call("publish", lambda _: script(keys=[], args=args))
+            return [int(n) for n in counts]
 
         async def attempt(_: int) -> Any:
             pipe = client.pipeline(transaction=False)

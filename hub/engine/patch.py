@@ -90,6 +90,14 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
         if n_new > n_old and old == new[:n_old]:
             ops.extend({"op": "add", "path": f"{path}/-", "value": v} for v in new[n_old:])
             return
+        front = _prepended(old, new)
+        if front:  # new items at the front, the oldest gone from the end (a ticker)
+            kept = n_new - front
+            ops.extend(
+                {"op": "remove", "path": f"{path}/{i}"} for i in range(n_old - 1, kept - 1, -1)
+            )
+            ops.extend({"op": "add", "path": f"{path}/{i}", "value": new[i]} for i in range(front))
+            return
         if n_new == n_old and n_old and all(isinstance(v, dict | list) for v in new):
             for i, (a, b) in enumerate(zip(old, new, strict=True)):
                 if a is not b and a != b:
@@ -97,6 +105,19 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
             return
     if type(old) is not type(new) or old != new:
         ops.append({"op": "replace", "path": path, "value": new})
+
+
+def _prepended(old: list[Any], new: list[Any], most: int = 64) -> int:
+    """How many items ``new`` has in front of (a prefix of) ``old``; 0 if it is not that."""
+    if not old or not new or new[0] == old[0]:
+        return 0
+    first = old[0]
+    for front in range(1, min(len(new), most + 1)):
+        if new[front] == first if front < len(new) else False:
+            kept = len(new) - front
+            if kept <= len(old) and new[front:] == old[:kept]:
+                return front
+    return 0
 
 
 class Recorder:

@@ -158,21 +158,29 @@ class Projections:
             if rec is None:
                 self._stale[key] = None
                 continue
-            rows = [{k: v for k, v in r.items() if k != "swing"} for r in rec.doc["rows"]]
-            rows[i] = views.compare_row(self.state, deal, table, group, seat, self._info)
-            summary = views.compare_summary(rows)  # sets each finished row's swing
-            swing = rows[i].pop("swing", None)
-            rec.replace_at(("rows", i), rows[i])
-            for j, row in enumerate(rows):
-                value = swing if j == i else row.get("swing")
-                if value is None:
-                    rec.remove(("rows", j, "swing"))
-                else:
-                    rec.set(("rows", j, "swing"), value)
-            for name, value in summary.items():
-                rec.set((name,), value)
+            row = views.compare_row(self.state, deal, table, group, seat, self._info)
+            rec.replace_at(("rows", i), row)
+            self._summarise(rec)
             rec.set(("hole",), views.compare_hole(self.state, deal, seat))
             self._moved[key] = None
+
+    @staticmethod
+    def _summarise(rec: Recorder) -> None:
+        """A traveller's fields that depend on every row, as ``views.compare_summary``."""
+        rows = rec.doc["rows"]
+        finished = [r["chips"] for r in rows if r["chips"] is not None]
+        average = sum(finished) / len(finished) if finished else None
+        best: list[str] = []
+        for j, r in enumerate(rows):
+            board = r.get("board")
+            if board is not None and len(board) > len(best):
+                best = board
+            if r["chips"] is None or average is None:
+                rec.remove(("rows", j, "swing"))
+            else:
+                rec.set(("rows", j, "swing"), round(r["chips"] - average, 2))
+        rec.set(("board",), list(best))
+        rec.set(("average",), None if average is None else round(average, 2))
 
     def _show_actions(self, table: int, deal: int, first: int, *, travellers: bool = True) -> None:
         """A hand's new actions (from ``first``): one row appended for each where it shows

@@ -1,0 +1,250 @@
+"""The whole ingest on Redis, consoles in another process; and its restart (DESIGN §6).
+
+Run by hand: ``.venv/bin/python bench/ingest_load.py [--events 60000] [--journal 100000]``.
+
+``throughput``: one ``Ingest`` (decode, validate, apply, journal with fenced XADD, acks, the
+topic projections' patches encoded once as feed frames, lazy snapshots) runs in this process on
+Redis. A console fleet runs in a child process: one console per table of a large tournament,
+each keeping ``--window`` events in flight and sending the next as acks come back (as
+``hub.console`` does, without its outbox bookkeeping, so the fleet is not the bottleneck). The
+figure is events acknowledged per second from the first to the last, with this process's CPU
+share. Baseline, same run, same events: msgpack decode + ``Engine.submit`` in a plain loop.
+
+``rebuild``: a journal of ``--journal`` records in Redis; ``Ingest.rebuild`` from the journal
+alone, then from an engine snapshot ``--tail`` records before the end plus that tail (the worst
+case of snapshots every ``hub.ingest.ENGINE_SNAPSHOT_EVERY`` records), against 3 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from ingest_bench import large_session, redis_cleanup  # noqa: E402
+
+from hub import codec  # noqa: E402
+from hub.engine.core import Engine  # noqa: E402
+from hub.feed import Channels  # noqa: E402
+
+TARGET_EVENTS_PER_S = 20_000
+TARGET_REBUILD_S = 3.0
+
+
+# -- the console fleet (child process) ---------------------------------------------------------
+
+
+async def fleet(url: str, tournament: str, path: Path, window: int) -> None:
+    import redis.asyncio as aioredis
+
+    events: list[dict[str, Any]] = codec.unpack(path.read_bytes())
+    names = Channels(tournament)
+    queues: dict[str, list[tuple[int, bytes, str]]] = defaultdict(list)
+    for event in events:
+        queues[event["console"]].append(
+            (event["seq"], codec.pack(event), names.console(event["table"]))
+        )
+    client = aioredis.Redis.from_url(url)
+    pubsub = client.pubsub()
+    await pubsub.psubscribe(names.ack("*"))
+    sent = {console: 0 for console in queues}  # index of the next event to send
+    acked = {console: 0 for console in queues}  # highest seq acknowledged
+    done = asyncio.Event()
+    remaining = len(events)
+
+    async def send_more() -> None:
+        pipe = client.pipeline(transaction=False)
+        n = 0
+        for console, queue in queues.items():
+            while sent[console] < len(queue) and sent[console] - acked[console] < window:
+                _, data, channel = queue[sent[console]]
+                pipe.publish(channel, data)
+                sent[console] += 1
+                n += 1
+        if n:
+            await pipe.execute()
+
+    async def read_acks() -> None:
+        nonlocal remaining
+        async for message in pubsub.listen():
+            if message["type"] != "pmessage":
+                continue
+            ack = codec.unpack(message["data"])
+            console = message["channel"].decode().rpartition(":")[2]
+            seq = ack.get("seq")
+            if console in acked and isinstance(seq, int) and seq > acked[console]:
+                remaining -= seq - acked[console]
+                acked[console] = seq
+                if remaining <= 0:
+                    done.set()
+                    return
+
+    reader = asyncio.create_task(read_acks())
+    await send_more()
+    while not done.is_set():
+        await asyncio.sleep(0.002)
+        await send_more()
+    reader.cancel()
+    await pubsub.aclose()
+    await client.aclose()
+
+
+# -- the ingest (this process) -----------------------------------------------------------------
+
+
+def baseline(session: Any) -> float:
+    packed = [codec.pack(e) for e in session.events]
+    engine = Engine(session.config, session.decks, release_delay=0.0)
+    t0 = time.perf_counter()
+    for data in packed:
+        engine.submit(codec.unpack(data), 0.0)
+    return len(packed) / (time.perf_counter() - t0)
+
+
+async def throughput(url: str, events: int, window: int, seed: int) -> dict[str, Any]:
+    from hub.bus.redis import RedisBus
+    from hub.ingest import Ingest
+
+    session = large_session(events, seed, tid=f"load-{uuid.uuid4().hex[:8]}")
+    base = baseline(session)
+    with tempfile.NamedTemporaryFile("wb", suffix=".msgpack", delete=False) as f:
+        f.write(codec.pack(session.events))
+    bus = RedisBus(url)
+    await bus.connect()
+    ingest = Ingest(bus, Engine(session.config, session.decks, release_delay=0.0))
+    await ingest.start()
+    command = [sys.executable, __file__, "--child", url, session.config.id, f.name, str(window)]
+    child = subprocess.Popen(command, cwd=ROOT)
+    state = ingest.engine.state
+    try:
+        async with asyncio.timeout(300):
+            while state.events_applied == 0:
+                await asyncio.sleep(0.001)
+            w0, c0 = time.perf_counter(), time.process_time()
+            while state.events_applied < len(session.events):
+                await asyncio.sleep(0.005)
+            wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+            await asyncio.to_thread(child.wait, 60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        await ingest.stop()
+        await bus.close()
+        redis_cleanup(url)(session.config.id)
+        os.unlink(f.name)
+    rate = len(session.events) / wall
+    return {
+        "events": len(session.events),
+        "tables": len(session.config.tables),
+        "window": window,
+        "events_per_s": round(rate),
+        "ingest_cpu_share": round(cpu / wall, 3),
+        "baseline_decode_submit_per_s": round(base),
+        "ratio_to_baseline": round(rate / base, 3),
+        "target": TARGET_EVENTS_PER_S,
+    }
+
+
+async def rebuild(url: str, records: int, tail: int, seed: int) -> dict[str, Any]:
+    import redis.asyncio as aioredis
+
+    from hub.bus.redis import RedisBus
+    from hub.ingest import Ingest
+
+    session = large_session(records, seed, tid=f"rebuild-{uuid.uuid4().hex[:8]}")
+    engine = Engine(session.config, session.decks, release_delay=0.0)
+    journal: list[dict[str, Any]] = []
+    for event in session.events:
+        out = engine.submit(event, float(event.get("ts", 0.0)))
+        if out.record is not None:
+            journal.append(out.record)
+    names = Channels(session.config.id)
+    client = aioredis.Redis.from_url(url)
+    ids: list[str] = []
+    try:
+        for start in range(0, len(journal), 5000):
+            pipe = client.pipeline(transaction=False)
+            for record in journal[start : start + 5000]:
+                pipe.xadd(names.journal, {b"d": codec.pack(record)})
+            ids += [i.decode() for i in await pipe.execute()]
+        out: dict[str, Any] = {"records": len(journal), "tail": tail}
+
+        async def timed_rebuild() -> tuple[float, float, Ingest]:
+            bus = RedisBus(url)
+            await bus.connect()
+            ingest = Ingest(bus, Engine(session.config, session.decks, release_delay=0.0))
+            w0, c0 = time.perf_counter(), time.process_time()
+            await ingest.rebuild()
+            wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+            await bus.close()
+            return wall, cpu, ingest
+
+        wall, cpu, full = await timed_rebuild()
+        out["journal_only"] = {"seconds": round(wall, 3), "cpu": round(cpu, 3)}
+        # The snapshot an ingest would have written ``tail`` records before the end.
+        head = Engine(session.config, session.decks, release_delay=0.0)
+        cut = len(journal) - tail
+        for i, record in enumerate(journal[:cut]):
+            head.restore(record, position=ids[i])
+        snapshot = codec.pack({"position": ids[cut - 1], "engine": head.snapshot()})
+        await client.hset(names.engine, "snapshot", snapshot)
+        wall, cpu, resumed = await timed_rebuild()
+        if resumed.engine.standings_json() != full.engine.standings_json():
+            raise AssertionError("snapshot + tail differs from the full replay")
+        out["snapshot_plus_tail"] = {
+            "seconds": round(wall, 3),
+            "cpu": round(cpu, 3),
+            "replayed": resumed.replayed,
+            "snapshot_bytes": len(snapshot),
+            "target": TARGET_REBUILD_S,
+        }
+    finally:
+        keys = [k async for k in client.scan_iter(match=f"dup:{session.config.id}:*")]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+    return out
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        url, tournament, path, window = sys.argv[2:6]
+        asyncio.run(fleet(url, tournament, Path(path), int(window)))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--events", type=int, default=60_000)
+    parser.add_argument("--window", type=int, default=64, help="events in flight per console")
+    parser.add_argument("--journal", type=int, default=100_000)
+    parser.add_argument("--tail", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    result = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "throughput": asyncio.run(throughput(args.redis, args.events, args.window, args.seed)),
+        "rebuild": asyncio.run(rebuild(args.redis, args.journal, args.tail, args.seed)),
+    }
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
