@@ -139,3 +139,49 @@ def test_decks_writes_an_encrypted_file_and_a_commitment(tmp_path: Path) -> None
     assert printed == [commitment(decks)]
     missing = duplicast("decks", "--config", str(SAMPLE), "--out", str(tmp_path / "x.enc"))
     assert missing.returncode == 2 and "DUPLICAST_DECK_KEY" in missing.stderr
+
+
+def test_an_edge_starts_without_the_deck_key(tmp_path: Path, redis_url: str) -> None:
+    """Issue #9.6: an edge holds no cards of its own, so it needs no deck key (an ingest with
+    an encrypted deck file still refuses to start without one)."""
+    import socket
+    import time
+
+    key = duplicast("decks", "--new-key").stdout.strip()
+    config = tmp_path / "event.toml"
+    text = SAMPLE.read_text().replace('rehearsal_seed = "ifp-demo"', 'file = "decks.enc"')
+    config.write_text(text)
+    made = duplicast(
+        "decks", "--config", str(config), "--out", str(tmp_path / "decks.enc"),
+        env={"DUPLICAST_DECK_KEY": key},
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    env = {k: v for k, v in os.environ.items() if k != "DUPLICAST_DECK_KEY"}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = ["serve", "--config", str(config), "--redis", redis_url, "--port", str(port)]
+    edge = subprocess.Popen(
+        [sys.executable, "-m", "hub", *args, "--role", "edge"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert edge.stdout is not None
+        deadline = time.monotonic() + 30
+        line = ""
+        while time.monotonic() < deadline and "duplicast edge" not in line:
+            line = edge.stdout.readline()
+            assert line or edge.poll() is None, "the edge exited"
+        assert "duplicast edge for" in line
+    finally:
+        edge.terminate()
+        edge.wait(10)
+    ingest = subprocess.run(
+        [sys.executable, "-m", "hub", *args, "--role", "ingest"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert ingest.returncode != 0 and "DUPLICAST_DECK_KEY" in (ingest.stderr + ingest.stdout)

@@ -496,3 +496,64 @@ async def test_no_engine_snapshot_while_a_batch_is_applied_but_not_journaled() -
     assert await bus.hgetall(f"dup:{config.id}:engine") == {}
     await ingest.stop()
     assert await bus.hgetall(f"dup:{config.id}:engine") == {}
+
+
+async def test_refusal_answers_persisted_are_bounded_per_console(redis_bus: Any) -> None:
+    """Issue #9.8: refusal answers were persisted without bound; now the latest MAX_REFUSALS
+    per console are kept (a resend is of a recent seq), older ones are deleted."""
+    from hub import ingest as ingest_module
+
+    config, decks = unique_tournament("bound")
+    track(redis_bus, config.id)
+    source = IngestSource(redis_bus, Engine(config, decks), own_bus=False)
+    await source.ingest.start()
+    keep = 20
+    old, ingest_module.MAX_REFUSALS = ingest_module.MAX_REFUSALS, keep
+    try:
+        channel = f"dup:{config.id}:console:1"
+        for seq in range(1, 61):
+            bad = {"v": 1, "tournament": config.id, "table": 1, "console": "table1", "seq": seq}
+            bad["type"] = "fold"  # no hand in progress: hand_not_started, seq used up
+            await source.ingest.handle(channel, codec.pack({**bad, "seat": 1}))
+        kept = await redis_bus.hgetall(f"dup:{config.id}:rejected")
+        assert sorted(int(k.split(":")[0]) for k in kept) == list(range(41, 61))
+        # A resend of a kept seq is told its refusal; the high-water mark holds.
+        assert source.engine.sequencer.expected("table1") == 61
+    finally:
+        ingest_module.MAX_REFUSALS = old
+        await source.ingest.stop()
+    restarted = IngestSource(redis_bus, Engine(config, decks), own_bus=False)
+    await restarted.ingest.start()
+    try:
+        assert restarted.engine.sequencer.expected("table1") == 61
+        again = restarted.engine.submit(
+            {"v": 1, "tournament": config.id, "table": 1, "console": "table1", "seq": 55,
+             "type": "fold", "seat": 1}, 0.0, channel_table=1,
+        )  # fmt: skip
+        assert again.duplicate and again.ack["code"] == "hand_not_started"
+    finally:
+        await restarted.ingest.stop()
+
+
+async def test_an_operator_command_on_an_edge_with_no_ingest_says_so() -> None:
+    """Operator commands sent through an edge were fire-and-forget; with no ingest running the
+    operator now hears so at once."""
+    from hub.bus.memory import MemoryBus
+    from hub.edge import EdgeSource
+
+    bus = MemoryBus()
+    await bus.connect()
+    edge = EdgeSource(bus, "nobody", answer_timeout=0.5)
+    await edge.start()
+    try:
+        answer = await edge.control({"op": "onair", "slot": "ticker", "value": {"visible": False}})
+        assert answer["ok"] is False and answer["code"] == "unavailable"
+        assert "no ingest" in answer["error"]
+        # An ingest that listens but never answers: a clear timeout, not a silent success.
+        deaf = bus.subscribe("dup:nobody:control")
+        await deaf.ready()
+        answer = await edge.control({"op": "onair", "slot": "ticker", "value": {}})
+        assert answer["code"] == "unavailable" and "did not answer" in answer["error"]
+        await deaf.aclose()
+    finally:
+        await edge.stop()
