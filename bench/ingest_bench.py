@@ -392,7 +392,7 @@ def bench_rebuild(session: Session, packed: list[bytes], redis_url: str | None) 
 async def rebuild_run(
     bus: Bus, session: Session, packed: list[bytes], redis_url: str | None = None
 ) -> dict[str, Any]:
-    from hub.feed import Channels
+    from hub.channels import Channels
     from hub.ingest import Ingest
 
     stream = Channels(session.config.id).journal

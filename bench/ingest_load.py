@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from ingest_bench import large_session, redis_cleanup  # noqa: E402
 
 from hub import codec  # noqa: E402
+from hub.channels import Channels  # noqa: E402
 from hub.engine.core import Engine  # noqa: E402
-from hub.feed import Channels  # noqa: E402
 
 TARGET_EVENTS_PER_S = 20_000
 TARGET_REBUILD_S = 3.0

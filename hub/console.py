@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hub.bus.base import Bus, Subscription
+from hub.channels import Channels
 from hub.codec import CodecError, from_json, pack, unpack
 from hub.tasks import cancel_and_wait
 
@@ -57,11 +58,11 @@ MAX_ACK_TIMEOUT = 5.0  # seconds; the adaptive timer never waits longer than thi
 
 
 def console_channel(tournament: str, table: int) -> str:
-    return f"dup:{tournament}:console:{table}"
+    return Channels(tournament).console(table)
 
 
 def ack_channel(tournament: str, console: str) -> str:
-    return f"dup:{tournament}:ack:{console}"
+    return Channels(tournament).ack(console)
 
 
 @dataclass(frozen=True, slots=True)

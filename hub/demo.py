@@ -19,6 +19,7 @@ from typing import Any
 
 from hub.auth import Auth
 from hub.bus import open_bus
+from hub.channels import Channels
 from hub.console import ConsoleClient
 from hub.embedded import OVERLAYS, SAMPLE_CONFIG, IngestSource, load_tournament, until_signalled
 from hub.engine.core import Engine
@@ -84,8 +85,7 @@ class Demo:
         self._tasks.append(asyncio.create_task(self._play(), name="demo-consoles"))
 
     async def _clear(self) -> None:
-        prefix = f"dup:{self.config.id}:"
-        await self.bus.delete(*(prefix + name for name in ("journal", "topics", "consoles")))
+        await self.bus.delete(*Channels(self.config.id).data_keys)
 
     async def _play(self) -> None:
         seed = self.seed

@@ -23,10 +23,11 @@ from typing import Any
 from hub.auth import Auth
 from hub.bus import Bus, open_bus
 from hub.bus.base import Subscription
+from hub.channels import Channels
 from hub.codec import CodecError, pack, unpack
 from hub.engine.topics import TopicKey, TopicSpace
 from hub.fanout import Fanout, Limits
-from hub.feed import HISTORY, Channels, EdgeFeed, Frame, decode_feed, load_snapshots
+from hub.feed import HISTORY, EdgeFeed, Frame, decode_feed, load_snapshots
 from hub.metrics import Metrics
 from hub.server import create_app, serve
 from hub.tasks import cancel_and_wait

@@ -11,7 +11,7 @@ after it. ``IngestFeed`` owns the payloads and encodes a snapshot only when one 
 subscriber, a REST read, a persisted copy). ``EdgeFeed`` holds the bytes it received: a snapshot
 frame from the snapshot hash and the delta frames after it.
 
-Wire names (DESIGN §2), declared once in ``Channels``:
+Wire names (DESIGN §2), declared once in ``hub.channels.Channels``:
 - feed channel ``dup:{t}:feed``: one ``encode_feed`` message per update;
 - snapshot hash ``dup:{t}:topics``: field ``"{audience}|{topic}"`` → ``encode_snapshot``;
   written lazily: every ``SNAPSHOT_EVERY`` deltas of a topic, when asked, and on stop.
@@ -33,7 +33,6 @@ from hub.fanout import Outgoing
 __all__ = [
     "HISTORY",
     "SNAPSHOT_EVERY",
-    "Channels",
     "EdgeFeed",
     "FeedMessage",
     "Frame",
@@ -55,70 +54,6 @@ continues at (persisted seq + SNAPSHOT_EVERY) never reuses a seq a client has se
 
 FORMATS = ("json", "msgpack")
 WIRE = 2
-
-
-@dataclass(frozen=True, slots=True)
-class Channels:
-    """Every Redis key and channel name of one tournament, spelled out here only."""
-
-    tournament: str
-
-    @property
-    def prefix(self) -> str:
-        return f"dup:{self.tournament}"
-
-    @property
-    def consoles_pattern(self) -> str:
-        return f"{self.prefix}:console:*"
-
-    def console(self, table: int) -> str:
-        return f"{self.prefix}:console:{table}"
-
-    def ack(self, console: str) -> str:
-        return f"{self.prefix}:ack:{console}"
-
-    def errors(self, table: int | None) -> str:
-        return f"{self.prefix}:errors:{table if table is not None else 0}"
-
-    @property
-    def control(self) -> str:
-        return f"{self.prefix}:control"
-
-    def reply(self, edge: str) -> str:
-        return f"{self.prefix}:reply:{edge}"
-
-    @property
-    def feed(self) -> str:
-        return f"{self.prefix}:feed"
-
-    @property
-    def topics(self) -> str:
-        return f"{self.prefix}:topics"
-
-    @property
-    def journal(self) -> str:
-        return f"{self.prefix}:journal"
-
-    @property
-    def engine(self) -> str:
-        return f"{self.prefix}:engine"
-
-    @property
-    def seqs(self) -> str:
-        return f"{self.prefix}:consoles"
-
-    @property
-    def rejected(self) -> str:
-        return f"{self.prefix}:rejected"
-
-    @property
-    def lease(self) -> str:
-        return f"{self.prefix}:ingest"
-
-    def table_of(self, channel: str) -> int | None:
-        """The table of a console channel name (one this hub subscribed to)."""
-        tail = channel.rpartition(":")[2]
-        return int(tail) if tail.isdigit() and len(tail) < 7 else None
 
 
 def snapshot_field(key: TopicKey) -> str:

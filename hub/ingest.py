@@ -36,10 +36,10 @@ from typing import Any
 
 from hub import codec
 from hub.bus.base import Bus, Fence, LeaseLost
+from hub.channels import Channels
 from hub.engine.core import Engine, Outcome
 from hub.feed import (
     SNAPSHOT_EVERY,
-    Channels,
     Frame,
     IngestFeed,
     TopicKey,

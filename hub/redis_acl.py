@@ -24,6 +24,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
+from hub.channels import Channels
 from hub.domain.config import TournamentConfig
 
 HUB_USER = "duplicast-hub"
@@ -41,11 +42,11 @@ class Credential:
 
 def console_rules(tournament: str, console: str, table: int) -> str:
     """The ACL rules of one console: its table's console channel out, its answers in."""
-    prefix = f"dup:{tournament}"
+    names = Channels(tournament)
     channels = (
-        f"{prefix}:console:{table}",
-        f"{prefix}:ack:{console}",
-        f"{prefix}:errors:{table}",
+        names.console(table),
+        names.ack(console),
+        names.errors(table),
     )
     allowed = " ".join(f"&{c}" for c in channels)
     commands = "+publish +subscribe +psubscribe +unsubscribe +punsubscribe +ping"
@@ -55,8 +56,9 @@ def console_rules(tournament: str, console: str, table: int) -> str:
 def hub_rules(tournament: str) -> str:
     """Ingest and edges. Redis matches a PSUBSCRIBE pattern literally against the allowed
     patterns, so the hub's own subscription patterns are listed besides ``dup:{t}:*``."""
-    prefix = f"dup:{tournament}"
-    patterns = (f"{prefix}:*", f"{prefix}:console:*", f"{prefix}:control", f"{prefix}:feed")
+    names = Channels(tournament)
+    prefix = names.prefix
+    patterns = (f"{prefix}:*", names.consoles_pattern, names.control, names.feed)
     allowed = " ".join(f"&{p}" for p in patterns)
     return f"resetkeys resetchannels ~{prefix}:* {allowed} +@all -@admin -@dangerous"
 

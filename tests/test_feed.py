@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hub.channels import Channels
 from hub.codec import CodecError, pack
 from hub.engine.patch import apply_patch
 from hub.engine.projections import TopicChange
 from hub.feed import (
     HISTORY,
     SNAPSHOT_EVERY,
-    Channels,
     EdgeFeed,
     Frame,
     IngestFeed,

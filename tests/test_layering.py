@@ -34,10 +34,11 @@ LAYERS: dict[str, int] = {
     "hub.domain": 0,  # pure duplicate-poker core
     "hub.engine": 1,  # pure tournament state machine, projections, topic registry
     "hub.codec": 2,
+    "hub.channels": 2,
     "hub.tasks": 2,
     "hub.configfile": 2,
     "hub.deckfile": 2,
-    "hub.redis_acl": 2,
+    "hub.redis_acl": 3,
     "hub.auth": 2,
     "hub.bus.base": 2,
     "hub.bus.memory": 3,

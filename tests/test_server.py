@@ -19,12 +19,13 @@ from websockets.asyncio.client import ClientConnection
 from hub.auth import Auth, check_topic
 from hub.bus.base import Bus
 from hub.bus.memory import MemoryBus
+from hub.channels import Channels
 from hub.codec import pack, unpack
 from hub.edge import EdgeSource
 from hub.engine.patch import clone, diff
 from hub.engine.projections import TopicChange
 from hub.fanout import Fanout
-from hub.feed import Channels, IngestFeed, TopicKey, encode_feed
+from hub.feed import IngestFeed, TopicKey, encode_feed
 from hub.server import RunningServer, create_app, serve
 
 AUTH = Auth(commentator_token="comm-secret", operator_token="op-secret")
