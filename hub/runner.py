@@ -126,6 +126,11 @@ async def run_serve(args: argparse.Namespace) -> int:
         source = IngestSource(bus, Engine(config, decks), own_bus=False)
     app = create_app(source, overlays_dir=OVERLAYS, metrics=getattr(source, "metrics", None))
     lost = getattr(source, "lost", None)
+    stop_metrics = None
+    if args.metrics_port:  # every metric, unauthenticated: a port kept off the public network
+        from hub.metrics import serve_private
+
+        stop_metrics = serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
     try:
         server = await serve(app, args.host, args.port)
         print(f"duplicast {args.role} for {config.id!r} on {server.url}", flush=True)
@@ -140,6 +145,8 @@ async def run_serve(args: argparse.Namespace) -> int:
                 waiter.cancel()
             await server.stop()
     finally:
+        if stop_metrics is not None:
+            stop_metrics()
         await bus.close()
     if lost is not None and lost.is_set():
         print("duplicast: this ingest lost its lease to another one; exiting", file=sys.stderr)
@@ -249,6 +256,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--role", choices=("all", "ingest", "edge"), default="all")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument(
+        "--metrics-port", type=int, default=None, help="every metric here, no token (private)"
+    )
+    p.add_argument("--metrics-host", default="127.0.0.1", help="address of --metrics-port")
     p.set_defaults(func=_sync(run_serve))
 
     c = sub.add_parser("console", help="console client: send, replay or simulate")

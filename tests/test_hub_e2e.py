@@ -17,6 +17,7 @@ from hub.runner import IngestSource
 from tests.feedclient import FeedClient
 from tests.hubharness import (
     COMMENTATOR,
+    OPERATOR,
     edge_hub,
     ingest_hub,
     offline,
@@ -84,7 +85,8 @@ async def test_session_through_redis_equals_offline_replay(redis_bus: Any) -> No
                 body = (await http.get("/api/standings")).json()
                 assert body["data"]["like_for_like"] == want["like_for_like"]
                 assert "running" not in body["data"]
-                metrics = (await http.get("/metrics")).text
+                operator = {"authorization": f"Bearer {OPERATOR}"}
+                metrics = (await http.get("/metrics", headers=operator)).text
                 assert 'duplicast_events_total{result="accepted"}' in metrics
         # The journal holds exactly the accepted events, in order.
         journal = await redis_bus.read(f"dup:{config.id}:journal", "0-0", 10_000)
