@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from hub import logs
 from hub.bus.base import Bus, open_bus
 from hub.configfile import load_config
 from hub.deckfile import load_decks
@@ -241,10 +242,14 @@ def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[.
             level=os.environ.get("DUPLICAST_LOG", "INFO"),
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
+        repeats = logs.install()  # a flood of bad input must not flood the log
         try:
             return asyncio.run(coro_fn(args))  # type: ignore[arg-type]
         except KeyboardInterrupt:
             return 130
+        finally:
+            for repeat in repeats:
+                repeat.flush()
 
     return run
 
