@@ -46,6 +46,7 @@ def _home() -> Path:
 ROOT = _home()
 OVERLAYS = ROOT / "overlays"
 SAMPLE_CONFIG = ROOT / "samples" / "ifp6.toml"
+NEW_TOKEN_HINT = "make a token with: python3 -c 'import secrets; print(secrets.token_urlsafe(24))'"
 
 
 class IngestSource:
@@ -114,9 +115,17 @@ async def _until_signalled(stop: asyncio.Event) -> None:
 
 
 async def run_serve(args: argparse.Namespace) -> int:
+    from hub.auth import Auth, weak_tokens
     from hub.edge import EdgeSource
     from hub.server import create_app, serve
 
+    auth = Auth.from_env()
+    problems = weak_tokens(auth)
+    for problem in problems:  # refuse before anything listens
+        print(f"duplicast serve: refusing to start: {problem}", file=sys.stderr)
+    if problems:
+        print(NEW_TOKEN_HINT, file=sys.stderr)
+        return 2
     config, decks = load_tournament(args.config)
     bus = open_bus(args.redis)
     await bus.connect()
@@ -125,7 +134,8 @@ async def run_serve(args: argparse.Namespace) -> int:
         source = EdgeSource(bus, config.id)
     else:
         source = IngestSource(bus, Engine(config, decks), own_bus=False)
-    app = create_app(source, overlays_dir=OVERLAYS, metrics=getattr(source, "metrics", None))
+    metrics = getattr(source, "metrics", None)
+    app = create_app(source, overlays_dir=OVERLAYS, auth=auth, metrics=metrics)
     lost = getattr(source, "lost", None)
     stop_metrics = None
     if args.metrics_port:  # every metric, unauthenticated: a port kept off the public network
