@@ -167,7 +167,9 @@ async def run_serve(args: argparse.Namespace) -> int:
 
 async def run_console(args: argparse.Namespace) -> int:
     from hub.console import replay_log
+    from hub.outbox import default_outbox_template
 
+    outbox = None if args.no_outbox else (args.outbox or default_outbox_template())
     bus = open_bus(args.redis)
     await bus.connect()
     try:
@@ -183,9 +185,9 @@ async def run_console(args: argparse.Namespace) -> int:
                     **fields,
                 }
             ]
-            report = await replay_log(bus, args.tournament, events)
+            report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False)
         elif args.action == "replay":
-            report = await replay_log(bus, args.tournament, args.log, pace=args.pace)
+            report = await replay_log(bus, args.tournament, args.log, pace=args.pace, outbox=outbox)
         else:
             config, decks = load_tournament(args.config)
             from hub.engine.simulate import simulate_session
@@ -193,11 +195,17 @@ async def run_console(args: argparse.Namespace) -> int:
             rng = random.Random(args.seed)
             tables = [args.table] if args.table else None
             events = list(simulate_session(config, decks, rng, tables=tables))
-            report = await replay_log(bus, config.id, events, pace=args.pace)
+            report = await replay_log(bus, config.id, events, pace=args.pace, outbox=outbox)
         print(
             f"{report.events} events from {report.consoles} console(s) in {report.seconds:.1f} s: "
             f"{report.accepted} accepted, {report.rejected} rejected, "
-            f"{report.duplicates} duplicates, {report.resent} resent",
+            f"{report.duplicates} duplicates, {report.resent} resent"
+            + (
+                f"; from the outbox: {report.restored} unanswered resent, "
+                f"{report.skipped} sent before"
+                if report.restored or report.skipped
+                else ""
+            ),
             flush=True,
         )
         return 1 if report.rejected else 0
@@ -284,7 +292,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     send.add_argument("--tournament", required=True)
     send.add_argument("--table", type=int, required=True)
     send.add_argument("--console", default=None)
-    send.add_argument("--seq", type=int, required=True, help="this console's next seq")
+    send.add_argument(
+        "--seq", type=int, required=True, help="this console's next seq (if its outbox has none)"
+    )
     send.add_argument("fields", nargs="+", help="key=value (type=raise seat=3 amount=350)")
     replay = csub.add_parser("replay", help="send a JSON Lines event log")
     replay.add_argument("--tournament", required=True)
@@ -297,6 +307,16 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     sim.add_argument("--pace", type=float, default=0.5, help="seconds between a table's events")
     for parser in (send, replay, sim):
         parser.add_argument("--redis", default=argparse.SUPPRESS)
+        parser.add_argument(
+            "--outbox",
+            default=None,
+            help="unacknowledged events on disk (SQLite), resent after a crash; {console} and "
+            "{tournament} are filled in (default: "
+            "$XDG_STATE_HOME/duplicast/outbox-{tournament}-{console}.sqlite)",
+        )
+        parser.add_argument(
+            "--no-outbox", action="store_true", help="keep the outbox in memory only"
+        )
     c.set_defaults(func=_sync(run_console))
 
     d = sub.add_parser("demo", help="embedded demo: no Redis needed, overlays served")

@@ -38,7 +38,7 @@ async def redis_bus(redis_url: str) -> Any:
         yield bus
     finally:
         for tid in created:
-            names = ("journal", "topics", "consoles", "rejected", "ingest")
+            names = ("journal", "topics", "consoles", "rejected", "ingest", "ingest:token")
             keys = [f"dup:{tid}:{n}" for n in names]
             await bus.delete(*keys)
         await bus.close()
