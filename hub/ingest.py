@@ -137,7 +137,16 @@ class Ingest:
         self.fence = Fence(self.names["lease"], self.owner, token)
 
     async def _wait_for_lease(self) -> None:
-        while not (token := await self.bus.claim(self.fence.key, self.owner, self.lease_ttl)):
+        while True:
+            try:
+                token = await self.bus.claim(self.fence.key, self.owner, self.lease_ttl)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis away: a standby keeps waiting, it does not die
+                log.warning("standby could not reach the ingest lease: %s", exc)
+                token = 0
+            if token:
+                break
             await asyncio.sleep(self.lease_ttl / 4)
         self._hold(token)
         self.standby = False

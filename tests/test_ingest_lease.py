@@ -127,3 +127,35 @@ async def test_stop_is_bounded_while_redis_does_not_answer(tmp_path: Path) -> No
         server.stop()
         with_timeout = asyncio.ensure_future(bus.close())
         await asyncio.wait({with_timeout}, timeout=5.0)
+
+
+class FlakyClaims(MemoryBus):
+    """A memory bus whose ``claim`` fails (as Redis past its retry deadline) while ``down``."""
+
+    down = False
+
+    async def claim(self, key: str, owner: str, ttl: float, *, token: int | None = None) -> int:
+        if self.down:
+            raise ConnectionError("Redis is away")
+        return await super().claim(key, owner, ttl, token=token)
+
+
+async def test_a_standby_keeps_waiting_through_bus_errors() -> None:
+    config, decks = unique_tournament("standby")
+    bus = FlakyClaims()
+    lease = f"dup:{config.id}:ingest"
+    assert await bus.claim(lease, "first", 30.0)
+    standby = Ingest(bus, Engine(config, decks), lease_ttl=0.2)
+    await standby.start()
+    try:
+        assert standby.standby and not standby.ready
+        bus.down = True
+        await asyncio.sleep(0.3)  # several failed claims: the standby task must survive them
+        bus.down = False
+        await bus.release(lease, "first")
+        async with asyncio.timeout(5):
+            while not standby.ready:
+                await asyncio.sleep(0.02)
+        assert standby.token >= 2 and not standby.standby
+    finally:
+        await standby.stop()
