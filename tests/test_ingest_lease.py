@@ -121,6 +121,10 @@ async def test_stop_is_bounded_while_redis_does_not_answer(tmp_path: Path) -> No
         took = time.monotonic() - started
         assert done, "Ingest.stop() hung on a Redis that does not answer"
         assert took < 6.0
+        started = time.monotonic()
+        closing = asyncio.ensure_future(bus.close())  # and so does closing the bus
+        done, _ = await asyncio.wait({closing}, timeout=10.0)
+        assert done and time.monotonic() - started < 4.0, "RedisBus.close() hung"
     finally:
         if stopped:
             os.kill(pid, signal.SIGCONT)
