@@ -115,16 +115,12 @@ async def _until_signalled(stop: asyncio.Event) -> None:
 
 
 async def run_serve(args: argparse.Namespace) -> int:
-    from hub.auth import Auth, weak_tokens
+    from hub.auth import Auth
     from hub.edge import EdgeSource
     from hub.server import create_app, serve
 
     auth = Auth.from_env()
-    problems = weak_tokens(auth)
-    for problem in problems:  # refuse before anything listens
-        print(f"duplicast serve: refusing to start: {problem}", file=sys.stderr)
-    if problems:
-        print(NEW_TOKEN_HINT, file=sys.stderr)
+    if _weak_tokens_refused("serve", auth):
         return 2
     config, decks = load_tournament(args.config)
     bus = open_bus(args.redis)
@@ -163,6 +159,18 @@ async def run_serve(args: argparse.Namespace) -> int:
         print("duplicast: this ingest lost its lease to another one; exiting", file=sys.stderr)
         return 3
     return 0
+
+
+def _weak_tokens_refused(command: str, auth: Any) -> bool:
+    """Say why and return True if a configured token is a default or weak one."""
+    from hub.auth import weak_tokens
+
+    problems = weak_tokens(auth)
+    for problem in problems:  # refuse before anything listens
+        print(f"duplicast {command}: refusing to start: {problem}", file=sys.stderr)
+    if problems:
+        print(NEW_TOKEN_HINT, file=sys.stderr)
+    return bool(problems)
 
 
 async def run_console(args: argparse.Namespace) -> int:
@@ -227,7 +235,11 @@ def _parse_fields(pairs: list[str]) -> dict[str, Any]:
 
 
 async def run_demo(args: argparse.Namespace) -> int:
+    from hub.auth import Auth
     from hub.demo import Demo
+
+    if _weak_tokens_refused("demo", Auth.from_env()):  # made-up tokens when none are set
+        return 2
 
     demo = Demo(
         config_path=args.config,

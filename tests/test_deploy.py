@@ -109,12 +109,13 @@ def test_nginx_never_logs_a_query_string_or_a_referer() -> None:
         assert "$uri" in fmt
 
 
-def test_serve_refuses_default_or_weak_tokens(tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "DUPLICAST_OPERATOR_TOKEN": "change-me-operator"}
+@pytest.mark.parametrize("command", ["serve", "demo"])
+def test_serve_refuses_default_or_weak_tokens(command: str) -> None:
+    env = {"PATH": "/usr/bin:/bin"}
     for weak in ("change-me-operator", "short", "aaaaaaaaaaaaaaaaaaaaaaaa"):
         env["DUPLICAST_OPERATOR_TOKEN"] = weak
         result = subprocess.run(
-            [sys.executable, "-m", "hub", "serve", "--redis", "redis://127.0.0.1:1/0"],
+            [sys.executable, "-m", "hub", command, "--redis", "redis://127.0.0.1:1/0"],
             cwd=ROOT,
             env=env,
             capture_output=True,
@@ -122,7 +123,7 @@ def test_serve_refuses_default_or_weak_tokens(tmp_path: Path) -> None:
             timeout=60,
         )
         assert result.returncode == 2, result.stderr
-        assert "refusing to start: DUPLICAST_OPERATOR_TOKEN" in result.stderr
+        assert f"duplicast {command}: refusing to start: DUPLICAST_OPERATOR_TOKEN" in result.stderr
 
 
 def test_weak_token_rules() -> None:
