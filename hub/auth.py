@@ -104,3 +104,48 @@ def may_subscribe(role: Role | str, topic: object) -> bool:
 def may_control(role: Role | str) -> bool:
     """Only operators change what is on air or settle disputes."""
     return role == OPERATOR
+
+
+MIN_TOKEN_LENGTH = 16
+_KNOWN_WEAK = {
+    "admin",
+    "changeme",
+    "change-me",
+    "commentator",
+    "default",
+    "letmein",
+    "operator",
+    "password",
+    "secret",
+    "test",
+    "token",
+}
+
+
+def weak_token(token: str) -> str | None:
+    """Why ``token`` must not guard a role (a placeholder, a known default, too short or too
+    uniform to resist guessing), or None. ``duplicast serve`` refuses to start with one."""
+    lowered = token.strip().lower()
+    if lowered in _KNOWN_WEAK or lowered.startswith(("change-me", "changeme", "replace-me")):
+        return "is a placeholder or a well-known default"
+    if len(token) < MIN_TOKEN_LENGTH:
+        return f"is shorter than {MIN_TOKEN_LENGTH} characters"
+    if len(set(token)) < 8:
+        return "has fewer than 8 distinct characters"
+    return None
+
+
+def weak_tokens(auth: Auth) -> list[str]:
+    """One sentence per configured token that is weak (empty: every configured token is fine;
+    a role without a token is disabled, which is not weak)."""
+    problems = []
+    for name, token in (
+        ("DUPLICAST_COMMENTATOR_TOKEN", auth.commentator_token),
+        ("DUPLICAST_OPERATOR_TOKEN", auth.operator_token),
+    ):
+        reason = None if token is None else weak_token(token)
+        if reason is not None:
+            problems.append(f"{name} {reason}")
+    if auth.commentator_token and auth.commentator_token == auth.operator_token:
+        problems.append("DUPLICAST_COMMENTATOR_TOKEN and DUPLICAST_OPERATOR_TOKEN are the same")
+    return problems

@@ -52,8 +52,16 @@ def _run_draw(args: argparse.Namespace) -> int:
 
 def _add_decks(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
-        "decks", help="deck orders (encrypted file), per-table deal orders, commitment"
+        "decks",
+        help="deck orders (encrypted file), per-table deal orders, commitment; "
+        "'decks verify' checks a published commitment after play",
     )
+    p.add_argument(
+        "action", nargs="?", choices=("verify",), help="verify: check a published commitment"
+    )
+    p.add_argument("--commitment", default=None, help="verify: the published sha256:HEX")
+    p.add_argument("--deck-file", type=Path, default=None, help="verify: encrypted deck file")
+    p.add_argument("--plain", type=Path, default=None, help="verify: a plain export")
     p.add_argument("--config", type=Path, default=None)
     p.add_argument("--deals", type=int, default=None)
     p.add_argument("--out", type=Path, default=None, help="encrypted deck file to write")

@@ -16,7 +16,10 @@ acks come back on ``dup:{tournament}:ack:{console}``. Pub/sub may lose messages,
 - a ``seq_gap`` answer (the hub missed an earlier event) resends everything from ``expected``
   in order, at most once per ack timeout for the same ``expected`` (a pipelined burst answers
   many gaps at once; resending the burst for each would be quadratic);
-- a rejection removes the event from the outbox and is reported, never retried.
+- a rejection removes the event from the outbox and is reported, never retried;
+- with ``outbox=FILE`` the outbox is also kept on disk (``hub.outbox``, SQLite): a console
+  restarted after a crash resends what was never answered, in order, with its original seqs,
+  and numbers new events after the highest seq it used.
 The hub applies ``(console, seq)`` at most once and in seq order, so resends are always safe:
 the client only has to make sure every event eventually gets through.
 """
@@ -36,6 +39,7 @@ from typing import Any
 from hub.bus.base import Bus, Subscription
 from hub.channels import Channels
 from hub.codec import CodecError, from_json, pack, unpack
+from hub.outbox import Outbox
 from hub.tasks import cancel_and_wait
 
 __all__ = [
@@ -143,6 +147,7 @@ class ConsoleClient:
         window: int = 1000,
         clock: Callable[[], float] = time.time,
         on_reject: Callable[[str], object] | None = None,
+        outbox: str | os.PathLike[str] | None = None,
     ) -> None:
         if timeout <= 0 or max_backoff < 0 or window < 1 or first_seq < 1:
             raise ValueError("timeout > 0, max_backoff >= 0, window >= 1, first_seq >= 1")
@@ -171,6 +176,9 @@ class ConsoleClient:
         self._wake_at: float | None = None  # when the resend loop will look next (None: idle)
         self._subscription: Subscription | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self.outbox_path = outbox
+        self._store: Outbox | None = None
+        self.restored = 0  # unacknowledged events found on disk at start (resent)
 
     @property
     def next_seq(self) -> int:
@@ -185,15 +193,20 @@ class ConsoleClient:
         """Listen for acks (registered before anything is sent, so none is missed)."""
         if self._subscription is not None:
             return
+        if self.outbox_path is not None and self._store is None:
+            self._store = Outbox(self.outbox_path, self.tournament, self.table, self.console)
         self._subscription = self.bus.subscribe(ack_channel(self.tournament, self.console))
         await self._subscription.ready()
+        if self._store is not None:
+            await self._restore(self._store)
         self._tasks = [
             asyncio.create_task(self._receive(), name=f"console-acks:{self.console}"),
             asyncio.create_task(self._resend_loop(), name=f"console-resend:{self.console}"),
         ]
 
     async def close(self) -> None:
-        """Stop listening and resending; unacknowledged sends are cancelled."""
+        """Stop listening and resending; unacknowledged sends are cancelled (an outbox on disk
+        keeps them for the next start)."""
         await cancel_and_wait(self._tasks)
         self._tasks = []
         if self._subscription is not None:
@@ -201,6 +214,35 @@ class ConsoleClient:
             self._subscription = None
         for pending in self._outbox.values():
             pending.future.cancel()
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    async def _restore(self, store: Outbox) -> None:
+        """Resend, in seq order and with their original bytes, the events a previous run of
+        this console left unanswered; continue numbering after the highest seq it used."""
+        self._next_seq = max(self._next_seq, store.next_seq())
+        loop = asyncio.get_running_loop()
+        restored = []
+        for seq, data in store.pending():
+            pending = _Pending(seq, data, loop.create_future(), due=loop.time())
+            pending.first_sent = loop.time()
+            pending.sends = 1  # sent before the crash: what follows are resends (Karn)
+            self._outbox[seq] = pending
+            restored.append(pending)
+        self.restored = len(restored)
+        if restored:
+            log.warning(
+                "console %s: resending %d unacknowledged event(s) from %s (seqs %d..%d)",
+                self.console,
+                len(restored),
+                store.path,
+                restored[0].seq,
+                restored[-1].seq,
+            )
+        async with self._send_lock:
+            for pending in restored:
+                await self._transmit(pending)
 
     async def __aenter__(self) -> ConsoleClient:
         await self.start()
@@ -234,6 +276,8 @@ class ConsoleClient:
         )
         event.setdefault("ts", self._clock())
         data = pack(event)  # CodecError here consumes no seq
+        if self._store is not None:  # on disk before it is ever sent (an OSError: no seq used)
+            self._store.add(seq, data)
         self._next_seq += 1
         loop = asyncio.get_running_loop()
         now = loop.time()
@@ -333,6 +377,8 @@ class ConsoleClient:
         if pending is None:
             self.stats.stale_acks += 1
             return
+        if self._store is not None:
+            self._store.remove(ack.seq)
         if pending.sends == 1 or ack.duplicate:
             # Unambiguous, or the first copy had arrived: the delay since the first send is real.
             self.observe_ack_delay(asyncio.get_running_loop().time() - pending.first_sent)
@@ -391,6 +437,8 @@ class ReplayReport:
     rejected: int = 0
     duplicates: int = 0
     resent: int = 0
+    restored: int = 0  # unacknowledged events found in the consoles' outboxes and resent
+    skipped: int = 0  # events of the log those outboxes show as sent before (not sent again)
     seconds: float = 0.0
     rejections: list[str] = field(default_factory=list)
 
@@ -426,12 +474,18 @@ async def replay_log(
     timeout: float = 1.0,
     max_backoff: float = 5.0,
     rng: random.Random | None = None,
+    outbox: str | None = None,
+    resume: bool = True,
 ) -> ReplayReport:
     """Send a log's events, each console's in order, consoles concurrently; wait for all acks.
 
     Each console's events are renumbered consecutively from the seq of its first event (1 if
     absent), which is what a hub replaying the log from scratch expects. ``pace`` is the pause
     between two events of one console (0: pipelined, as fast as the hub acknowledges).
+    ``outbox`` is a path template (``{tournament}`` and ``{console}`` filled in) for each
+    console's outbox on disk: a replay restarted after a crash resends what was unanswered and
+    carries on after the last event sent, instead of sending the log again (``resume=False``:
+    every event is sent, numbered after the last seq the outbox used).
     """
     events = load_events(path_or_events)
     groups: dict[str, tuple[int, list[dict[str, Any]]]] = {}
@@ -451,25 +505,34 @@ async def replay_log(
         on_reject(line)
 
     async def play(console: str, table: int, items: list[dict[str, Any]]) -> ConsoleStats:
-        first = items[0].get("seq")
         client = ConsoleClient(
             bus,
             tournament,
             table,
             console,
-            first_seq=first if type(first) is int and first >= 1 else 1,
+            first_seq=client_first(items),
             timeout=timeout,
             max_backoff=max_backoff,
             rng=rng,
             on_reject=reject,
+            outbox=None
+            if outbox is None
+            else outbox.format(tournament=tournament, console=console),
         )
         async with client:
-            for event in items:
+            done = max(0, client.next_seq - client_first(items)) if resume else 0
+            report.restored += client.restored
+            report.skipped += min(done, len(items))
+            for event in items[done:]:
                 await client.submit(event)
                 if pace > 0:
                     await asyncio.sleep(pace)
             await client.drain()
         return client.stats
+
+    def client_first(items: list[dict[str, Any]]) -> int:
+        first = items[0].get("seq")
+        return first if type(first) is int and first >= 1 else 1
 
     started = time.perf_counter()
     async with asyncio.TaskGroup() as group:

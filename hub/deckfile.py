@@ -122,6 +122,28 @@ def export_plain(orders: Mapping[int, DeckOrder]) -> str:
     return "".join(f"{deal}\t{' '.join(orders[deal].cards)}\n" for deal in sorted(orders))
 
 
+def parse_plain(text: str, source: str = "<plain export>") -> dict[int, DeckOrder]:
+    """The deck orders of a plain export (``export_plain``'s format: per deal a line
+    ``<deal><TAB or spaces><52 cards>``; blank lines and ``#`` comments skipped)."""
+    orders: dict[int, DeckOrder] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        deal_text, _, cards = line.strip().partition("\t")
+        if not cards:
+            deal_text, _, cards = line.strip().partition(" ")
+        try:
+            deal = int(deal_text)
+            if deal < 1 or deal in orders:
+                raise ValueError(f"deal {deal} is not a new deal number")
+            orders[deal] = deck_order_from_cards("".join(cards.split()))
+        except ValueError as exc:
+            raise DeckFileError(f"{source}:{number}: not '<deal> <52 cards>' ({exc})") from None
+    if not orders:
+        raise DeckFileError(f"{source}: holds no deck order")
+    return orders
+
+
 def load_decks(
     config: TournamentConfig, config_dir: str | Path, env: Mapping[str, str]
 ) -> dict[int, DeckOrder] | None:

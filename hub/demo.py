@@ -21,7 +21,14 @@ from hub.auth import Auth
 from hub.bus import open_bus
 from hub.channels import Channels
 from hub.console import ConsoleClient
-from hub.embedded import OVERLAYS, SAMPLE_CONFIG, IngestSource, load_tournament, until_signalled
+from hub.embedded import (
+    OVERLAYS,
+    SAMPLE_CONFIG,
+    IngestSource,
+    load_tournament,
+    until_signalled,
+    weak_tokens_refused,
+)
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
 from hub.server import create_app, serve
@@ -164,6 +171,8 @@ class Demo:
 
 
 async def run_demo(args: argparse.Namespace) -> int:
+    if weak_tokens_refused("demo", Auth.from_env()):  # made-up tokens when none are set
+        return 2
     demo = Demo(
         config_path=args.config,
         redis_url=args.redis,

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "IngestSource",
     "load_tournament",
     "until_signalled",
+    "weak_tokens_refused",
 ]
 
 
@@ -110,3 +112,18 @@ async def until_signalled(stop: asyncio.Event) -> None:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+
+
+NEW_TOKEN_HINT = "make a token with: python3 -c 'import secrets; print(secrets.token_urlsafe(24))'"
+
+
+def weak_tokens_refused(command: str, auth: Any) -> bool:
+    """Say why and return True if a configured token is a default or weak one."""
+    from hub.auth import weak_tokens
+
+    problems = weak_tokens(auth)
+    for problem in problems:  # refuse before anything listens
+        print(f"duplicast {command}: refusing to start: {problem}", file=sys.stderr)
+    if problems:
+        print(NEW_TOKEN_HINT, file=sys.stderr)
+    return bool(problems)

@@ -10,11 +10,15 @@ and the rebuilt state (journal replay) never saw it: nothing lost, nothing doubl
 taken in batches: a burst costs one payload rebuild and one feed update per changed topic.
 
 One writer per tournament: the ingest holds a lease (``dup:{t}:ingest``) that it renews every
-third of its time to live, and every journal append is fenced by it inside Redis. A second
-ingest started by mistake (or a standby) waits, not ready, until the lease is free; an ingest
-that loses its lease (a long pause, a partition) cannot append any more: it stops and says so
-(``lost`` is set; ``duplicast serve`` then exits non-zero so its supervisor restarts it into
-standby). Its unacknowledged events are resent by the consoles to the new holder.
+third of its time to live, with a fencing token (``dup:{t}:ingest:token``, one more on every
+claim of a free lease), and every journal append is fenced by that token inside Redis. A second
+ingest started by mistake (or a standby) waits, not ready, until the lease is free. A lease
+that merely ran out (a Redis outage longer than its time to live) is taken back with the same
+token, provided no one claimed it since: a lone ingest survives an outage of any length. An
+ingest whose token is no longer the latest (someone else claimed the lease: a long pause, a
+partition) cannot append any more: it stops and says so (``lost`` is set; ``duplicast serve``
+then exits non-zero so its supervisor restarts it into standby). Its unacknowledged events are
+resent by the consoles to the new holder.
 
 Every event gets an answer: on ``dup:{t}:ack:{console}``, or, when nothing in it names a
 console (not msgpack, not a map, no console field), on ``dup:{t}:errors:{table}``. A refused
@@ -25,7 +29,6 @@ event's answer is persisted (``dup:{t}:rejected``) with the consoles' seq high-w
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import socket
@@ -48,12 +51,13 @@ from hub.feed import (
     snapshot_payload,
 )
 from hub.metrics import Metrics
-from hub.tasks import cancel_and_wait
+from hub.tasks import bounded, cancel_and_wait
 
 log = logging.getLogger("duplicast.ingest")
 
 BATCH = 512
 LEASE_TTL = 5.0  # seconds; a successor waits at most this long after a crash
+STOP_STEP = 1.0  # seconds; each step of stop() that talks to the bus waits at most this long
 
 
 ENGINE_SNAPSHOT_EVERY = 10_000  # journal records between two engine snapshots (restart cost)
@@ -93,6 +97,7 @@ class Ingest:
         self.last_position = "0-0"
         self.lease_ttl = lease_ttl
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.token = 0  # fencing token of our claim of the lease (0: none)
         self.fence = Fence(self.names.lease, self.owner)
         self.on_lost = on_lost
         self._queue: asyncio.Queue[tuple[str, bytes, float]] = asyncio.Queue(maxsize=50_000)
@@ -114,16 +119,32 @@ class Ingest:
         (``standby``, not ready) and start once it is free."""
         self._stopping = False
         self.lost = False
-        if await self.bus.claim(self.fence.key, self.owner, self.lease_ttl):
+        token = await self.bus.claim(self.fence.key, self.owner, self.lease_ttl)
+        if token:
+            self._hold(token)
             await self._run()
             return
         self.standby = True
         log.warning("standby: another ingest holds %s; waiting for it", self.fence.key)
         self._tasks.append(asyncio.create_task(self._wait_for_lease(), name="ingest-standby"))
 
+    def _hold(self, token: int) -> None:
+        self.token = token
+        self.fence = Fence(self.names.lease, self.owner, token)
+
     async def _wait_for_lease(self) -> None:
-        while not await self.bus.claim(self.fence.key, self.owner, self.lease_ttl):
+        while True:
+            try:
+                token = await self.bus.claim(self.fence.key, self.owner, self.lease_ttl)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis away: a standby keeps waiting, it does not die
+                log.warning("standby could not reach the ingest lease: %s", exc)
+                token = 0
+            if token:
+                break
             await asyncio.sleep(self.lease_ttl / 4)
+        self._hold(token)
         self.standby = False
         log.warning("took over %s", self.fence.key)
         await self._run()
@@ -142,36 +163,39 @@ class Ingest:
         log.info("ingest ready for %s after replaying %d records", self.tournament, self.replayed)
 
     async def stop(self) -> None:
+        """Stop within a few seconds whatever the bus does (a Redis that stopped answering
+        leaves each step hanging; each is bounded and, if need be, left behind). The lease is
+        released when the bus answers in time, else it simply runs out."""
         self.ready = False
         self._stopping = True
-        await cancel_and_wait(self._tasks)
-        for sub in self._subs:
-            with contextlib.suppress(Exception):
-                await sub.aclose()
+        await cancel_and_wait(self._tasks, grace=STOP_STEP / 4, attempts=4)
+        subs, self._subs = self._subs, []
         self._tasks.clear()
-        self._subs.clear()
         if self.ready_once and not self.lost and not self.standby:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.save_snapshots(), self.lease_ttl)
+            await bounded(self.save_snapshots(), STOP_STEP, "saving the topic snapshots")
             if self._since_snapshot:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(self.save_engine(), self.lease_ttl)
-        if not self.lost and not self.standby:
-            with contextlib.suppress(Exception):
-                await self.bus.release(self.fence.key, self.owner)
+                await bounded(self.save_engine(), STOP_STEP, "saving the engine snapshot")
+        if subs:
+            closing = asyncio.gather(*(sub.aclose() for sub in subs), return_exceptions=True)
+            await bounded(closing, STOP_STEP, "closing the ingest's subscriptions")
+        if not self.lost and not self.standby and self.token:
+            releasing = self.bus.release(self.fence.key, self.owner)
+            await bounded(releasing, STOP_STEP, "releasing the ingest lease")
         self.standby = False
 
     async def _keep_lease(self) -> None:
         while not self._stopping:
             await asyncio.sleep(self.lease_ttl / 3)
-            try:
-                held = await self.bus.claim(self.fence.key, self.owner, self.lease_ttl)
+            try:  # renews it, or takes it back with our token if it ran out meanwhile
+                held = await self.bus.claim(
+                    self.fence.key, self.owner, self.lease_ttl, token=self.token
+                )
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the appends are fenced: keep trying, they will tell
                 log.warning("could not renew the ingest lease: %s", exc)
                 continue
-            if not held:
+            if held != self.token:  # someone claimed it since: our token is stale
                 self._lose_lease()
                 return
 
@@ -281,18 +305,23 @@ class Ingest:
                 log.exception("ingest failed on a batch of %d messages", len(batch))
                 self.metrics.reject("internal_error")
                 continue
-            await self._publish()
+            await self._publish_or_log()
 
     async def _ticker(self) -> None:
         while not self._stopping:
             await asyncio.sleep(self.tick_interval)
             self.engine.tick(self.clock())
-            try:
-                await self._publish()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # the bus is down: the next round tries again
-                log.warning("could not publish the feed: %s", exc)
+            await self._publish_or_log()
+
+    async def _publish_or_log(self) -> None:
+        """A feed publish that fails (the bus gave up after its retry deadline: a long Redis
+        outage) must not end the loop that called it: the journal and the acks carry on."""
+        try:
+            await self._publish()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("feed publish failed (%s); continuing", exc)
 
     # ------------------------------------------------------------------ messages
     async def handle(self, channel: str, data: bytes) -> None:

@@ -1,20 +1,35 @@
-"""Prometheus metrics of one process, in their own registry (tests build many apps).
+"""Prometheus metrics of one process, in their own registries (tests build many apps).
 
 Hot-path counts (frames sent or dropped) stay plain integers on the ``Fanout`` and are read at
 scrape time by a collector; the ingest reports through the helper methods.
+
+Two views (issue #9: a 20 Hz poller of the public ``/metrics`` counted the steps of an
+unreleased hand from the event counters). ``render(private=False)``, what anyone gets, says
+only that the process is up and how many websocket clients it holds in all: nothing that moves
+with one table's play, no reject codes, no count per role. Everything else (events and rejects
+by code, ingest latency, clients per role, frames sent and dropped: commentators' frames move
+with every action of a deal not yet released) is in ``render(private=True)``, served to the
+operator token or on the separate ``--metrics-port``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    start_http_server,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from hub.fanout import Fanout
 
-__all__ = ["CONTENT_TYPE", "Metrics"]
+__all__ = ["CONTENT_TYPE", "Metrics", "serve_private"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 ROLES = ("public", "commentator", "operator")
@@ -52,11 +67,27 @@ class _FanoutCollector(Collector):
         )
 
 
+class _PublicCollector(Collector):
+    """What anyone may scrape: up, and the total of connected clients (no role, no frames)."""
+
+    def __init__(self, fanouts: _FanoutCollector) -> None:
+        self._fanouts = fanouts
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily("duplicast_up", "1 while this hub process serves", value=1)
+        total = sum(sum(f.roles().values()) for f in self._fanouts.fanouts)
+        yield GaugeMetricFamily(
+            "duplicast_clients_connected", "Connected websocket clients, all roles", value=total
+        )
+
+
 class Metrics:
     def __init__(self) -> None:
-        self.registry = CollectorRegistry()
+        self.registry = CollectorRegistry()  # everything: operator token or --metrics-port
+        self.public_registry = CollectorRegistry()  # process-level only: anyone
         self._fanout = _FanoutCollector()
         self.registry.register(self._fanout)
+        self.public_registry.register(_PublicCollector(self._fanout))
         # Measured on the hub's own clock, from an event's arrival to its answer being
         # published (consoles' clocks are neither synchronised nor trusted).
         self._lag = Gauge(
@@ -99,5 +130,19 @@ class Metrics:
     def reject(self, code: str) -> None:
         self._rejects.labels(code).inc()
 
-    def render(self) -> bytes:
-        return generate_latest(self.registry)
+    def render(self, private: bool = False) -> bytes:
+        """The Prometheus text: everything if ``private``, else the public view only."""
+        return generate_latest(self.registry if private else self.public_registry)
+
+
+def serve_private(metrics: Metrics, host: str, port: int) -> Callable[[], None]:
+    """Every metric on a port of its own (``--metrics-port``: keep it off the public network,
+    e.g. for a Prometheus on the venue LAN); returns a function that stops it."""
+    server, thread = start_http_server(port, addr=host, registry=metrics.registry)
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+    return stop

@@ -26,6 +26,7 @@ from hub.deckfile import (
     export_plain,
     generate_key,
     parse_key,
+    parse_plain,
     read_deck_file,
     write_deck_file,
 )
@@ -138,6 +139,8 @@ REHEARSAL_WARNING = (
 
 def run_decks(args: argparse.Namespace) -> int:
     """`duplicast decks`: deck orders (encrypted file, plain export), deal orders, commitment."""
+    if getattr(args, "action", None) == "verify":
+        return run_decks_verify(args)
     if getattr(args, "new_key", False):
         print(generate_key())
         return 0
@@ -206,3 +209,75 @@ def run_decks(args: argparse.Namespace) -> int:
         )
     print(f"commitment: sha256:{commitment(orders)}")
     return 0
+
+
+def run_decks_verify(args: argparse.Namespace) -> int:
+    """`duplicast decks verify --commitment sha256:HEX (--deck-file F | --plain F)`: after play,
+    does the published commitment match the revealed deck orders? Exit 0 ("commitment
+    matches") or 1 naming the mismatch."""
+    published = (getattr(args, "commitment", None) or "").strip().lower()
+    published = published.removeprefix("sha256:")
+    if len(published) != 64 or any(c not in "0123456789abcdef" for c in published):
+        return _fail("--commitment must be the published sha256:<64 hex digits>", 2)
+    deck_file, plain = getattr(args, "deck_file", None), getattr(args, "plain", None)
+    if (deck_file is None) == (plain is None):
+        return _fail(
+            "give the revealed orders: --deck-file FILE (key in the environment) "
+            "or --plain FILE (a plain export)",
+            2,
+        )
+    try:
+        if deck_file is not None:
+            key = os.environ.get(KEY_ENV)
+            if not key:
+                return _fail(f"{deck_file}: the deck file needs its key in {KEY_ENV}", 2)
+            orders = read_deck_file(deck_file, key)
+        else:
+            assert plain is not None
+            try:
+                text = Path(plain).read_text("utf-8")
+            except OSError as exc:
+                return _fail(f"{plain}: cannot read ({exc.strerror})")
+            orders = parse_plain(text, str(plain))
+    except DeckFileError as exc:
+        return _fail(str(exc))
+    deals = getattr(args, "deals", None)
+    if deals is not None and sorted(orders) != list(range(1, deals + 1)):
+        return _fail(
+            f"commitment does NOT match: expected deals 1..{deals}, the revealed orders hold "
+            f"deals {_ranges(sorted(orders))}"
+        )
+    actual = commitment(orders)
+    if actual == published:
+        print(f"commitment matches: sha256:{actual} ({len(orders)} deals)")
+        return 0
+    # Name the mismatch as closely as the hash allows: fewer deals committed than revealed?
+    ordered = sorted(orders)
+    for n in range(len(ordered) - 1, 0, -1):
+        if commitment({deal: orders[deal] for deal in ordered[:n]}) == published:
+            return _fail(
+                f"commitment does NOT match all {len(orders)} revealed deals: it matches deals "
+                f"{_ranges(ordered[:n])} only; deals {_ranges(ordered[n:])} were not committed"
+            )
+    return _fail(
+        f"commitment does NOT match: published sha256:{published}, the revealed orders of "
+        f"deals {_ranges(ordered)} hash to sha256:{actual} (a deck order differs from the one "
+        "committed to, or a deal is missing)"
+    )
+
+
+def _ranges(deals: list[int]) -> str:
+    """``[1, 2, 3, 5]`` as ``1-3, 5``."""
+    parts: list[str] = []
+    start = prev = None
+    for deal in deals:
+        if start is None:
+            start = prev = deal
+        elif prev is not None and deal == prev + 1:
+            prev = deal
+        else:
+            parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = prev = deal
+    if start is not None:
+        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return ", ".join(parts) or "none"

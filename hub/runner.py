@@ -18,11 +18,19 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from hub import logs
 from hub.bus import open_bus
 from hub.configfile import load_config
 from hub.deckfile import load_decks
 from hub.demo import run_demo
-from hub.embedded import OVERLAYS, SAMPLE_CONFIG, IngestSource, load_tournament, until_signalled
+from hub.embedded import (
+    OVERLAYS,
+    SAMPLE_CONFIG,
+    IngestSource,
+    load_tournament,
+    until_signalled,
+    weak_tokens_refused,
+)
 from hub.engine.core import Engine
 from hub.engine.topics import TopicSpace
 
@@ -30,9 +38,13 @@ log = logging.getLogger("duplicast")
 
 
 async def run_serve(args: argparse.Namespace) -> int:
+    from hub.auth import Auth
     from hub.edge import EdgeSource
     from hub.server import create_app, serve
 
+    auth = Auth.from_env()
+    if weak_tokens_refused("serve", auth):
+        return 2
     config = load_config(args.config)
     bus = open_bus(args.redis)
     await bus.connect()
@@ -42,8 +54,14 @@ async def run_serve(args: argparse.Namespace) -> int:
     else:
         decks = load_decks(config, args.config.parent, dict(os.environ))
         source = IngestSource(bus, Engine(config, decks), own_bus=False)
-    app = create_app(source, overlays_dir=OVERLAYS, metrics=getattr(source, "metrics", None))
+    metrics = getattr(source, "metrics", None)
+    app = create_app(source, overlays_dir=OVERLAYS, auth=auth, metrics=metrics)
     lost = getattr(source, "lost", None)
+    stop_metrics = None
+    if args.metrics_port:  # every metric, unauthenticated: a port kept off the public network
+        from hub.metrics import serve_private
+
+        stop_metrics = serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
     try:
         server = await serve(app, args.host, args.port)
         print(f"duplicast {args.role} for {config.id!r} on {server.url}", flush=True)
@@ -58,6 +76,8 @@ async def run_serve(args: argparse.Namespace) -> int:
                 waiter.cancel()
             await server.stop()
     finally:
+        if stop_metrics is not None:
+            stop_metrics()
         await bus.close()
     if lost is not None and lost.is_set():
         print("duplicast: this ingest lost its lease to another one; exiting", file=sys.stderr)
@@ -67,7 +87,9 @@ async def run_serve(args: argparse.Namespace) -> int:
 
 async def run_console(args: argparse.Namespace) -> int:
     from hub.console import replay_log
+    from hub.outbox import default_outbox_template
 
+    outbox = None if args.no_outbox else (args.outbox or default_outbox_template())
     bus = open_bus(args.redis)
     await bus.connect()
     try:
@@ -83,9 +105,9 @@ async def run_console(args: argparse.Namespace) -> int:
                     **fields,
                 }
             ]
-            report = await replay_log(bus, args.tournament, events)
+            report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False)
         elif args.action == "replay":
-            report = await replay_log(bus, args.tournament, args.log, pace=args.pace)
+            report = await replay_log(bus, args.tournament, args.log, pace=args.pace, outbox=outbox)
         else:
             config, decks = load_tournament(args.config)
             from hub.engine.simulate import simulate_session
@@ -93,11 +115,17 @@ async def run_console(args: argparse.Namespace) -> int:
             rng = random.Random(args.seed)
             tables = [args.table] if args.table else None
             events = list(simulate_session(config, decks, rng, tables=tables))
-            report = await replay_log(bus, config.id, events, pace=args.pace)
+            report = await replay_log(bus, config.id, events, pace=args.pace, outbox=outbox)
         print(
             f"{report.events} events from {report.consoles} console(s) in {report.seconds:.1f} s: "
             f"{report.accepted} accepted, {report.rejected} rejected, "
-            f"{report.duplicates} duplicates, {report.resent} resent",
+            f"{report.duplicates} duplicates, {report.resent} resent"
+            + (
+                f"; from the outbox: {report.restored} unanswered resent, "
+                f"{report.skipped} sent before"
+                if report.restored or report.skipped
+                else ""
+            ),
             flush=True,
         )
         return 1 if report.rejected else 0
@@ -124,10 +152,14 @@ def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[.
             level=os.environ.get("DUPLICAST_LOG", "INFO"),
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
+        repeats = logs.install()  # a flood of bad input must not flood the log
         try:
             return asyncio.run(coro_fn(args))  # type: ignore[arg-type]
         except KeyboardInterrupt:
             return 130
+        finally:
+            for repeat in repeats:
+                repeat.flush()
 
     return run
 
@@ -139,6 +171,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--role", choices=("all", "ingest", "edge"), default="all")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument(
+        "--metrics-port", type=int, default=None, help="every metric here, no token (private)"
+    )
+    p.add_argument("--metrics-host", default="127.0.0.1", help="address of --metrics-port")
     p.set_defaults(func=_sync(run_serve))
 
     c = sub.add_parser("console", help="console client: send, replay or simulate")
@@ -148,7 +184,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     send.add_argument("--tournament", required=True)
     send.add_argument("--table", type=int, required=True)
     send.add_argument("--console", default=None)
-    send.add_argument("--seq", type=int, required=True, help="this console's next seq")
+    send.add_argument(
+        "--seq", type=int, required=True, help="this console's next seq (if its outbox has none)"
+    )
     send.add_argument("fields", nargs="+", help="key=value (type=raise seat=3 amount=350)")
     replay = csub.add_parser("replay", help="send a JSON Lines event log")
     replay.add_argument("--tournament", required=True)
@@ -161,6 +199,16 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     sim.add_argument("--pace", type=float, default=0.5, help="seconds between a table's events")
     for parser in (send, replay, sim):
         parser.add_argument("--redis", default=argparse.SUPPRESS)
+        parser.add_argument(
+            "--outbox",
+            default=None,
+            help="unacknowledged events on disk (SQLite), resent after a crash; {console} and "
+            "{tournament} are filled in (default: "
+            "$XDG_STATE_HOME/duplicast/outbox-{tournament}-{console}.sqlite)",
+        )
+        parser.add_argument(
+            "--no-outbox", action="store_true", help="keep the outbox in memory only"
+        )
     c.set_defaults(func=_sync(run_console))
 
     d = sub.add_parser("demo", help="embedded demo: no Redis needed, overlays served")

@@ -288,7 +288,11 @@ class _Endpoints:
         return _json({"ready": ready}, 200 if ready else 503)
 
     async def metrics_text(self, request: Request) -> Response:
-        return Response(self.metrics.render(), headers={"content-type": CONTENT_TYPE})
+        role = self._role(request)  # everything for the operator; process-level for the rest
+        if role is None:
+            return _json({"error": "unauthorized", "message": "unknown token"}, 401)
+        text = self.metrics.render(private=role == "operator")
+        return Response(text, headers={"content-type": CONTENT_TYPE})
 
     async def root(self, request: Request) -> Response:
         return RedirectResponse("/overlays/")

@@ -241,6 +241,53 @@ async def test_lease_expires_when_not_renewed(bus: Bus, key_prefix: str) -> None
         await bus.append_many(f"{key_prefix}:journal", [b"x"], fence=Fence(lease, "a"))
 
 
+async def test_claim_issues_growing_tokens_and_renewal_keeps_them(
+    bus: Bus, key_prefix: str
+) -> None:
+    lease = f"{key_prefix}:ingest"
+    first = await bus.claim(lease, "a", 30.0)
+    assert first >= 1
+    assert await bus.claim(lease, "a", 30.0) == first  # renewal: same token
+    assert await bus.claim(lease, "a", 30.0, token=first) == first
+    await bus.release(lease, "a")
+    second = await bus.claim(lease, "b", 30.0)
+    assert second > first  # a free lease claimed afresh: a newer token
+    await bus.release(lease, "b")
+    assert not await bus.claim(lease, "a", 30.0, token=first)  # stale: b claimed since
+
+
+async def test_an_expired_lease_with_no_successor_still_fences_for_its_holder(
+    bus: Bus, key_prefix: str
+) -> None:
+    """A Redis outage longer than the lease: the lease ran out, but no one claimed it since,
+    so its holder's token still writes and takes the lease back (same token)."""
+    lease, stream = f"{key_prefix}:ingest", f"{key_prefix}:journal"
+    token = await bus.claim(lease, "a", 0.2)
+    fence = Fence(lease, "a", token)
+    await asyncio.sleep(0.35)
+    await bus.append_many(stream, [b"1", b"2"], fence=fence)
+    assert await bus.claim(lease, "a", 30.0, token=token) == token
+    assert not await bus.claim(lease, "b", 30.0)
+    await bus.append_many(stream, [b"3"], fence=fence)
+    assert [data for _, data in await bus.read(stream)] == [b"1", b"2", b"3"]
+
+
+async def test_a_newer_claim_fences_the_older_token_for_good(bus: Bus, key_prefix: str) -> None:
+    lease, stream = f"{key_prefix}:ingest", f"{key_prefix}:journal"
+    old = await bus.claim(lease, "a", 0.2)
+    await asyncio.sleep(0.35)
+    new = await bus.claim(lease, "b", 30.0)
+    assert new > old
+    with pytest.raises(LeaseLost):
+        await bus.append_many(stream, [b"stale"], fence=Fence(lease, "a", old))
+    await bus.append_many(stream, [b"fresh"], fence=Fence(lease, "b", new))
+    await bus.release(lease, "b")  # free again, but a's token is no longer the latest
+    with pytest.raises(LeaseLost):
+        await bus.append_many(stream, [b"stale"], fence=Fence(lease, "a", old))
+    assert not await bus.claim(lease, "a", 30.0, token=old)
+    assert [data for _, data in await bus.read(stream)] == [b"fresh"]
+
+
 # --- hashes --------------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ the file too.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -42,6 +43,9 @@ def defaults(text: str) -> str:
     return re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", text)
 
 
+TOKENS = ("DUPLICAST_COMMENTATOR_TOKEN", "DUPLICAST_OPERATOR_TOKEN")
+
+
 def test_redis_keeps_the_journal_and_reports_health(compose: dict[str, Any]) -> None:
     redis = compose["services"]["redis"]
     command = " ".join(redis["command"])
@@ -68,6 +72,71 @@ def test_one_ingest_two_edges_each_a_valid_command(compose: dict[str, Any]) -> N
         env = service["environment"]
         assert {"DUPLICAST_COMMENTATOR_TOKEN", "DUPLICAST_OPERATOR_TOKEN"} <= set(env)
     assert roles == {"ingest": "ingest", "edge1": "edge", "edge2": "edge"}
+
+
+def test_compose_supplies_no_token_and_requires_both(compose: dict[str, Any]) -> None:
+    """No fallback token (``change-me-...`` was one): compose stops with a message unless the
+    operator sets each token, and the hub refuses a weak one anyway."""
+    text = (ROOT / "docker-compose.yml").read_text()
+    assert "change-me" not in text.lower()
+    for name in HUBS:
+        env = compose["services"][name]["environment"]
+        for token in TOKENS:
+            assert re.fullmatch(rf"\$\{{{token}:\?[^}}]+\}}", env[token]), env[token]
+
+
+def test_nginx_never_logs_a_query_string_or_a_referer() -> None:
+    """``?token=`` in overlay and websocket URLs must not land in the access log: a format of
+    its own without ``$request``/``$request_uri``/``$args`` (nor the Referer, which is an
+    overlay page's own URL, token included), and the access log uses it."""
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    formats = dict(re.findall(r"log_format\s+(\w+)\s+((?:'[^']*'\s*)+);", conf))
+    assert formats, "nginx.conf defines no log_format"
+    logs = re.findall(r"access_log\s+([^;]+);", conf)
+    assert logs and all(line.split()[-1] in formats or line.strip() == "off" for line in logs)
+    for fmt in formats.values():
+        for leak in (
+            "$request ",
+            '$request"',
+            "$request_uri",
+            "$args",
+            "$query_string",
+            "$arg_",
+            "$http_referer",
+            "$is_args",
+        ):
+            assert leak not in fmt, leak
+        assert "$uri" in fmt
+
+
+@pytest.mark.parametrize("command", ["serve", "demo"])
+def test_serve_refuses_default_or_weak_tokens(command: str) -> None:
+    env = {"PATH": "/usr/bin:/bin"}
+    for weak in ("change-me-operator", "short", "aaaaaaaaaaaaaaaaaaaaaaaa"):
+        env["DUPLICAST_OPERATOR_TOKEN"] = weak
+        result = subprocess.run(
+            [sys.executable, "-m", "hub", command, "--redis", "redis://127.0.0.1:1/0"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 2, result.stderr
+        assert f"duplicast {command}: refusing to start: DUPLICAST_OPERATOR_TOKEN" in result.stderr
+
+
+def test_weak_token_rules() -> None:
+    from hub.auth import Auth, weak_token, weak_tokens
+
+    assert weak_token("change-me-commentator") and weak_token("secret")
+    assert weak_token("x" * 40) and weak_token("0123456789")
+    assert weak_token("kq3Z-vYp8_Lw2mXc7RtB9sHd") is None
+    assert weak_tokens(Auth()) == []  # no token: that role is off, which is not weak
+    same = "kq3Z-vYp8_Lw2mXc7RtB9sHd"
+    assert weak_tokens(Auth(same, same)) == [
+        "DUPLICAST_COMMENTATOR_TOKEN and DUPLICAST_OPERATOR_TOKEN are the same"
+    ]
 
 
 def test_the_balancer_proxies_websockets_to_both_edges(compose: dict[str, Any]) -> None:
@@ -98,7 +167,7 @@ def test_the_image_serves_the_overlays_it_copies() -> None:
 
 def test_runner_finds_overlays_through_duplicast_home(tmp_path: Path) -> None:
     (tmp_path / "overlays").mkdir()
-    code = "from hub import runner; print(runner.OVERLAYS)"
+    code = "from hub import embedded; print(embedded.OVERLAYS)"
     env = {"DUPLICAST_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -126,13 +195,24 @@ def test_compose_client_accepts_the_file() -> None:
     client = compose_client()
     assert client is not None
     for extra in ([], ["-f", str(ROOT / "deploy" / "docker-compose.venue.yml")]):
+        env = {**os.environ, **{token: "kq3Z-vYp8_Lw2mXc7RtB9sHd" + token for token in TOKENS}}
         result = subprocess.run(
             [*client, "-f", str(ROOT / "docker-compose.yml"), *extra, "config", "-q"],
             capture_output=True,
             text=True,
             timeout=60,
+            env=env,
         )
         assert result.returncode == 0, result.stderr
+        without = {k: v for k, v in os.environ.items() if k not in TOKENS}
+        refused = subprocess.run(
+            [*client, "-f", str(ROOT / "docker-compose.yml"), *extra, "config", "-q"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=without,
+        )
+        assert refused.returncode != 0 and "DUPLICAST_" in refused.stderr
 
 
 def test_venue_override_loads_the_acl_file_and_its_healthcheck_works(tmp_path: Path) -> None:
@@ -159,3 +239,13 @@ def test_venue_override_loads_the_acl_file_and_its_healthcheck_works(tmp_path: P
         assert out.stdout.strip() == "PONG", out.stderr
         anonymous = subprocess.run(["redis-cli", "-p", str(s.port), "ping"], capture_output=True)
         assert b"NOAUTH" in anonymous.stdout + anonymous.stderr
+
+
+def test_only_the_ingest_gets_the_deck_key(compose: dict[str, Any]) -> None:
+    """Issue #9.6: compose handed the deck key to every edge; edges hold no cards of their own."""
+    services = compose["services"]
+    assert "DUPLICAST_DECK_KEY" in services["ingest"]["environment"]
+    for name in ("edge1", "edge2"):
+        assert "DUPLICAST_DECK_KEY" not in services[name]["environment"]
+        for token in TOKENS:
+            assert token in services[name]["environment"]

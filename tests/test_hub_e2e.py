@@ -19,6 +19,7 @@ from hub.engine.patch import apply_patch
 from tests.feedclient import FeedClient
 from tests.hubharness import (
     COMMENTATOR,
+    OPERATOR,
     edge_hub,
     ingest_hub,
     offline,
@@ -39,7 +40,7 @@ async def redis_bus(redis_url: str) -> Any:
         yield bus
     finally:
         for tid in created:
-            names = ("journal", "topics", "consoles", "rejected", "ingest")
+            names = ("journal", "topics", "consoles", "rejected", "ingest", "ingest:token")
             keys = [f"dup:{tid}:{n}" for n in names]
             await bus.delete(*keys)
         await bus.close()
@@ -86,7 +87,8 @@ async def test_session_through_redis_equals_offline_replay(redis_bus: Any) -> No
                 body = (await http.get("/api/standings")).json()
                 assert body["data"]["like_for_like"] == want["like_for_like"]
                 assert "running" not in body["data"]
-                metrics = (await http.get("/metrics")).text
+                operator = {"authorization": f"Bearer {OPERATOR}"}
+                metrics = (await http.get("/metrics", headers=operator)).text
                 assert 'duplicast_events_total{result="accepted"}' in metrics
         # The journal holds exactly the accepted events, in order.
         journal = await redis_bus.read(f"dup:{config.id}:journal", "0-0", 10_000)

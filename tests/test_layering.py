@@ -36,6 +36,8 @@ LAYERS: dict[str, int] = {
     "hub.codec": 2,
     "hub.channels": 2,
     "hub.tasks": 2,
+    "hub.logs": 2,
+    "hub.outbox": 2,
     "hub.configfile": 2,
     "hub.deckfile": 2,
     "hub.redis_acl": 3,

@@ -336,10 +336,20 @@ async def test_rest_endpoints(server: RunningServer, source: FakeSource) -> None
 
 
 async def test_metrics_text(server: RunningServer, source: FakeSource) -> None:
+    """The operator's token gets every metric; anyone else the process-level view only."""
     async with await connect(server, "?token=comm-secret") as ws:
         await recv(ws)
         async with httpx.AsyncClient(base_url=server.url) as http:
-            text = (await http.get("/metrics")).text
+            operator = {"authorization": "Bearer op-secret"}
+            text = (await http.get("/metrics", headers=operator)).text
+            public = (await http.get("/metrics")).text
+            commentator = {"authorization": "Bearer comm-secret"}
+            assert (await http.get("/metrics", headers=commentator)).text == public
+            bad = await http.get("/metrics", headers={"authorization": "Bearer nope"})
+            assert bad.status_code == 401
+    assert "duplicast_clients_connected 1.0" in public and "duplicast_up 1.0" in public
+    for private in ("events", "rejects", "role=", "frames", "ingest", "slow"):
+        assert private not in public
     for name in [
         'duplicast_clients{role="commentator"} 1.0',
         "duplicast_frames_sent_total",

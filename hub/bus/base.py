@@ -4,10 +4,13 @@ Four facilities, all bytes in, bytes out:
 - pub/sub with glob patterns (console events, acks, the feed channel);
 - an append-only journal stream with ids that sort in append order (Redis stream semantics);
 - a hash of small values (latest topic snapshots, so edges can start or heal a gap);
-- a lease with fencing: one ingest writes a tournament's journal. ``claim`` takes or renews
-  the lease; ``append_many(..., fence=Fence(key, owner))`` refuses (``LeaseLost``) unless
-  ``owner`` still holds it, checked where the append happens (inside Redis, atomically), so
-  a paused or partitioned ingest that lost its lease can never write after its successor.
+- a lease with a fencing token: one ingest writes a tournament's journal. ``claim`` takes a
+  free lease with a new token (a counter that only grows, kept after the lease expires) or
+  renews it; ``append_many(..., fence=Fence(key, owner, token))`` refuses (``LeaseLost``)
+  unless no one has claimed the lease since that token was issued, checked where the append
+  happens (inside Redis, atomically). So a paused or partitioned ingest can never write after a
+  successor took over, while a lone ingest whose lease merely ran out during a Redis outage
+  takes it back with the same token and carries on.
 """
 
 from __future__ import annotations
@@ -29,10 +32,14 @@ class LeaseLost(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class Fence:
-    """``append_many`` writes only while ``owner`` holds the lease at ``key``."""
+    """``append_many`` writes only while ``owner``'s claim of the lease at ``key`` is the
+    latest one: with ``token``, while the lease's token is still ``token`` and no one else
+    holds the lease (it may have expired meanwhile: no one has written since); without a token
+    (older callers), only while ``owner`` holds the lease."""
 
     key: str
     owner: str
+    token: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,9 +174,16 @@ class Bus(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def claim(self, key: str, owner: str, ttl: float) -> bool:
-        """Take the lease ``key`` for ``ttl`` seconds if free, or renew it if ``owner`` holds
-        it; True while ``owner`` holds it, False when someone else does."""
+    async def claim(self, key: str, owner: str, ttl: float, *, token: int | None = None) -> int:
+        """Take the lease ``key`` for ``ttl`` seconds or renew it; the fencing token held, or
+        0 (falsy) when ``owner`` may not hold it.
+
+        - held by ``owner``: renewed; its token is returned;
+        - held by someone else: 0;
+        - free, ``token`` None: taken with a new token (one more than any issued before);
+        - free, ``token`` given (taking back a lease that ran out): taken with that same token
+          only if it is still the latest issued (no one claimed the lease since), else 0.
+        """
 
     @abc.abstractmethod
     async def release(self, key: str, owner: str) -> None:
@@ -208,6 +222,11 @@ class Bus(abc.ABC):
 
     @abc.abstractmethod
     async def delete(self, *keys: str) -> None: ...
+
+
+def token_key(lease: str) -> str:
+    """Where a lease's latest fencing token lives (it outlives the lease itself)."""
+    return f"{lease}:token"
 
 
 def parse_id(entry_id: str) -> tuple[int, int]:

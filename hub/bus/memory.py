@@ -23,6 +23,7 @@ from hub.bus.base import (
     LeaseLost,
     Message,
     parse_id,
+    token_key,
 )
 
 __all__ = ["MemoryBus", "MemorySubscription"]
@@ -68,6 +69,7 @@ class MemoryBus(Bus):
         self._streams: dict[str, _Stream] = {}
         self._hashes: dict[str, dict[str, bytes]] = {}
         self._leases: dict[str, tuple[str, float]] = {}  # key -> (owner, expires at)
+        self._tokens: dict[str, int] = {}  # token_key(lease) -> latest fencing token issued
 
     async def connect(self) -> None:
         return None
@@ -104,7 +106,7 @@ class MemoryBus(Bus):
     async def append_many(
         self, stream: str, items: Sequence[bytes], *, fence: Fence | None = None
     ) -> list[str]:
-        if fence is not None and self._holder(fence.key) != fence.owner:
+        if fence is not None and not self._fenced_ok(fence):
             raise LeaseLost(f"{fence.owner} does not hold {fence.key}")
         return [await self.append(stream, data) for data in items]
 
@@ -114,11 +116,25 @@ class MemoryBus(Bus):
             return None
         return held[0]
 
-    async def claim(self, key: str, owner: str, ttl: float) -> bool:
-        if self._holder(key) not in (None, owner):
-            return False
+    def _fenced_ok(self, fence: Fence) -> bool:
+        holder = self._holder(fence.key)
+        if fence.token is None:
+            return holder == fence.owner
+        latest = self._tokens.get(token_key(fence.key))
+        return holder in (None, fence.owner) and latest == fence.token
+
+    async def claim(self, key: str, owner: str, ttl: float, *, token: int | None = None) -> int:
+        holder, counter = self._holder(key), token_key(key)
+        if holder is None:
+            latest = self._tokens.get(counter, 0)
+            if token is None:
+                self._tokens[counter] = latest = latest + 1
+            elif token != latest:
+                return 0
+        elif holder != owner:
+            return 0
         self._leases[key] = (owner, self._clock() + ttl)
-        return True
+        return self._tokens.get(counter, 0)
 
     async def release(self, key: str, owner: str) -> None:
         if self._holder(key) == owner:
@@ -154,3 +170,4 @@ class MemoryBus(Bus):
             self._streams.pop(key, None)
             self._hashes.pop(key, None)
             self._leases.pop(key, None)
+            self._tokens.pop(key, None)

@@ -19,8 +19,11 @@ Failure policy, because ingest builds its guarantees on it:
   lost attempt landed returns the ids already written instead of writing them twice. With a
   ``Fence`` the same script first checks, atomically with the XADDs, that the lease key still
   holds the writer's name, and refuses (``LeaseLost``) otherwise.
-- The lease is a plain key: ``SET key owner NX PX ttl`` to take it, ``PEXPIRE`` to renew it
-  only while it still holds our name (one script), ``DEL`` only if ours.
+- The lease is a plain key holding its owner's name, with a fencing token beside it
+  (``{lease}:token``, an INCR counter that never expires): claiming a free lease increments
+  the token, renewing it is ``PEXPIRE`` only while it still holds our name, taking back a lease
+  that expired (a Redis outage longer than its time to live) keeps our token only if it is
+  still the latest, ``DEL`` only if ours. All in scripts, so each is atomic.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from hub.bus.base import (
     LeaseLost,
     Message,
     parse_id,
+    token_key,
 )
 
 __all__ = ["RedisBus", "RedisSubscription", "RetryPolicy"]
@@ -62,6 +66,9 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     OSError,
 )
 
+CLOSE_GRACE = 0.25  # seconds a stopping subscription loop gets per cancellation
+CLOSE_ATTEMPTS = 4
+
 _FIELD = b"d"
 _APPEND_ONCE = """
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
@@ -71,15 +78,25 @@ end
 return redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[2])
 """
 # A batch is appended by one script, so it lands all or nothing. KEYS: stream, then the lease
-# key when fenced. ARGV: field, retry flag, fence owner ('' = unfenced), items.
-# Fenced: refuse unless the lease still names the owner (atomic with the XADDs below).
+# key and its token key when fenced. ARGV: field, retry flag, fence owner ('' = unfenced),
+# fence token ('' = owner only), items.
+# Fenced with a token: refuse if someone else holds the lease or a newer token was issued (a
+# lease that merely expired, with no claim since, still lets its last holder write). Without a
+# token: refuse unless the lease names the owner. Both atomic with the XADDs below.
 # On a retry, a newest entry equal to the batch's last item means the lost attempt landed: the
 # ids of the batch's entries are returned instead of adding them again.
 _APPEND_BATCH = """
-if KEYS[2] and redis.call('GET', KEYS[2]) ~= ARGV[3] then
-  return redis.error_reply('FENCED the journal lease is held by another writer')
+if KEYS[2] then
+  local holder = redis.call('GET', KEYS[2])
+  if ARGV[4] == '' then
+    if holder ~= ARGV[3] then
+      return redis.error_reply('FENCED the journal lease is held by another writer')
+    end
+  elseif (holder and holder ~= ARGV[3]) or redis.call('GET', KEYS[3]) ~= ARGV[4] then
+    return redis.error_reply('FENCED the journal lease was claimed by another writer')
+  end
 end
-local n = #ARGV - 3
+local n = #ARGV - 4
 if ARGV[2] == '1' then
   local tail = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', n)
   if #tail == n and tail[1][2][1] == ARGV[1] and tail[1][2][2] == ARGV[#ARGV] then
@@ -89,10 +106,9 @@ if ARGV[2] == '1' then
   end
 end
 local ids = {}
-for i = 4, #ARGV do ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[i]) end
+for i = 5, #ARGV do ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[i]) end
 return ids
 """
-# Take the lease if free, renew it if ours. ARGV: owner, ttl in ms. Returns 1 if held by owner.
 _PUBLISH_MANY = """
 local counts = {}
 for i = 1, #ARGV, 2 do
@@ -101,17 +117,24 @@ end
 return counts
 """
 
+# Take the lease if free (a new token, or the caller's own if it is still the latest), renew it
+# if ours. KEYS: lease, token key. ARGV: owner, ttl in ms, token ('' = new). Returns the token
+# held, 0 when the owner may not hold the lease.
 _CLAIM = """
 local holder = redis.call('GET', KEYS[1])
-if not holder then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
-end
 if holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
+  return tonumber(redis.call('GET', KEYS[2]) or '0')
 end
-return 0
+if holder then return 0 end
+local latest = tonumber(redis.call('GET', KEYS[2]) or '0')
+if ARGV[3] == '' then
+  latest = redis.call('INCR', KEYS[2])
+elseif tonumber(ARGV[3]) ~= latest then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return latest
 """
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -173,13 +196,15 @@ class RedisSubscription(BufferedSubscription):
         self._finish()
         task, self._task = self._task, None
         if task is not None and not task.done():
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    raise  # our caller is being cancelled, not just the loop
+            # Bounded: a cancellation swallowed below (redis-py, a Redis that stopped
+            # answering) must not hang whoever closes us; the loop is then left behind.
+            for _ in range(CLOSE_ATTEMPTS):
+                task.cancel()
+                done, _ = await asyncio.wait({task}, timeout=CLOSE_GRACE)
+                if done:
+                    break
+            else:
+                log.error("subscription %r would not stop; left behind", self.pattern)
 
     async def _run(self) -> None:
         attempt = 0
@@ -293,11 +318,18 @@ class RedisBus(Bus):
         await self._call("connect", lambda _: client.ping())
 
     async def close(self) -> None:
-        for sub in list(self._subscriptions):
-            await sub.aclose()
+        """Bounded, even when Redis does not answer: subscriptions are stopped together (each
+        within about a second) and the connections closed within ``CLOSE_GRACE`` more."""
+        subs = list(self._subscriptions)
+        if subs:
+            await asyncio.gather(*(sub.aclose() for sub in subs), return_exceptions=True)
         if self._redis is not None:
             client, self._redis = self._redis, None
-            await _quietly(client.aclose())
+            closing = asyncio.ensure_future(_quietly(client.aclose()))
+            done, _ = await asyncio.wait({closing}, timeout=CLOSE_GRACE * CLOSE_ATTEMPTS)
+            if not done:
+                closing.cancel()
+                log.error("closing the Redis connections did not finish; left behind")
 
     async def publish(self, channel: str, data: bytes) -> int:
         client = self._client()
@@ -328,11 +360,13 @@ class RedisBus(Bus):
             return [await self.append(stream, items[0])]
         self._client()
         script = self._append_batch
-        keys = [stream] if fence is None else [stream, fence.key]
+        keys = [stream] if fence is None else [stream, fence.key, token_key(fence.key)]
         owner = b"" if fence is None else fence.owner.encode()
+        token = b"" if fence is None or fence.token is None else str(fence.token).encode()
 
         async def attempt(n: int) -> Any:
-            return await script(keys=keys, args=[_FIELD, b"1" if n else b"0", owner, *items])
+            flag = b"1" if n else b"0"
+            return await script(keys=keys, args=[_FIELD, flag, owner, token, *items])
 
         try:
             ids: Any = await self._call("append", attempt)
@@ -362,12 +396,13 @@ class RedisBus(Bus):
 
         return [int(n) for n in await self._call("publish", attempt)]
 
-    async def claim(self, key: str, owner: str, ttl: float) -> bool:
+    async def claim(self, key: str, owner: str, ttl: float, *, token: int | None = None) -> int:
         self._client()
         script = self._claim
-        ms = max(1, int(ttl * 1000))
-        held = await self._call("claim", lambda _: script(keys=[key], args=[owner, ms]))
-        return bool(held)
+        keys = [key, token_key(key)]
+        args = [owner, max(1, int(ttl * 1000)), "" if token is None else str(token)]
+        held = await self._call("claim", lambda _: script(keys=keys, args=args))
+        return int(held)
 
     async def release(self, key: str, owner: str) -> None:
         self._client()
