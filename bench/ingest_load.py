@@ -195,7 +195,8 @@ async def rebuild(url: str, records: int, tail: int, seed: int) -> dict[str, Any
             return wall, cpu, ingest
 
         wall, cpu, full = await timed_rebuild()
-        out["journal_only"] = {"seconds": round(wall, 3), "cpu": round(cpu, 3)}
+        phases = {k: round(v, 3) for k, v in full.timings.items()}
+        out["journal_only"] = {"seconds": round(wall, 3), "cpu": round(cpu, 3), "phases": phases}
         # The snapshot an ingest would have written ``tail`` records before the end.
         head = Engine(session.config, session.decks, release_delay=0.0)
         cut = len(journal) - tail
@@ -210,6 +211,7 @@ async def rebuild(url: str, records: int, tail: int, seed: int) -> dict[str, Any
             "seconds": round(wall, 3),
             "cpu": round(cpu, 3),
             "replayed": resumed.replayed,
+            "phases": {k: round(v, 3) for k, v in resumed.timings.items()},
             "snapshot_bytes": len(snapshot),
             "target": TARGET_REBUILD_S,
         }

@@ -46,6 +46,10 @@ class Channels:
         return f"{self.prefix}:topics"
 
     @property
+    def topic_seqs(self) -> str:
+        return f"{self.prefix}:topic-seqs"
+
+    @property
     def journal(self) -> str:
         return f"{self.prefix}:journal"
 
@@ -73,4 +77,11 @@ class Channels:
     @property
     def data_keys(self) -> tuple[str, ...]:
         """Every key holding the tournament's data (all but the ingest's lease)."""
-        return (self.journal, self.topics, self.engine, self.seqs, self.rejected)
+        return (
+            self.journal,
+            self.topics,
+            self.topic_seqs,
+            self.engine,
+            self.seqs,
+            self.rejected,
+        )

@@ -14,7 +14,10 @@ frame from the snapshot hash and the delta frames after it.
 Wire names (DESIGN §2), declared once in ``hub.channels.Channels``:
 - feed channel ``dup:{t}:feed``: one ``encode_feed`` message per update;
 - snapshot hash ``dup:{t}:topics``: field ``"{audience}|{topic}"`` → ``encode_snapshot``;
-  written lazily: every ``SNAPSHOT_EVERY`` deltas of a topic, when asked, and on stop.
+  written lazily: when an edge asks (at its start, to heal a gap, to refresh), and on stop;
+- seq hash ``dup:{t}:topic-seqs``: field → the topic's seq, written every ``SNAPSHOT_EVERY``
+  deltas of a topic (a few bytes, nothing encoded): a restarted ingest continues each topic
+  ``SNAPSHOT_EVERY`` above it, with a snapshot, so a seq a client has seen is never reused.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ HISTORY = 256
 """Delta frames kept per topic for resuming clients; older resumes get a snapshot."""
 
 SNAPSHOT_EVERY = 64
-"""A topic's snapshot is persisted at least every this many deltas, so a restarted ingest that
+"""A topic's seq is persisted at least every this many deltas, so a restarted ingest that
 continues at (persisted seq + SNAPSHOT_EVERY) never reuses a seq a client has seen."""
 
 FORMATS = ("json", "msgpack")
@@ -171,7 +174,7 @@ class _Log:
         self.base: Frame | None = None  # a snapshot frame at base.seq <= seq
         self.deltas: deque[Frame] = deque(maxlen=HISTORY)  # contiguous, ending at seq
         self.payload: dict[str, Any] | None = None  # decoded current payload (if known)
-        self.unsaved = 0  # deltas since the snapshot hash last got this topic
+        self.unsaved = 0  # deltas since this topic's seq was last persisted
 
 
 class _Store:
@@ -243,7 +246,7 @@ class IngestFeed(_Store):
             log.payload = change.payload
             log.base = Frame.snapshot(key[1], log.seq, log.payload)
             log.deltas.clear()
-            log.unsaved = SNAPSHOT_EVERY  # a new topic is persisted at once
+            log.unsaved = SNAPSHOT_EVERY  # a new topic's seq is persisted at once
             return log.base
         if not change.patch:
             return None
@@ -262,8 +265,9 @@ class IngestFeed(_Store):
             log.base = Frame.snapshot(key[1], log.seq, log.payload)
         return log.base
 
-    def seed(self, key: TopicKey, seq: int, payload: dict[str, Any]) -> None:
-        """A topic as persisted before a restart: later changes continue after ``seq``."""
+    def seed(self, key: TopicKey, seq: int, payload: dict[str, Any] | None = None) -> None:
+        """A topic as persisted before a restart: later changes continue after ``seq`` (with
+        a snapshot: its payload, if not given, comes with the engine's first change)."""
         if seq < 0:
             raise ValueError(f"seq must not be negative, not {seq}")
         log = self._logs.get(key)
@@ -274,11 +278,23 @@ class IngestFeed(_Store):
         log.unsaved = 0
 
     def unsaved(self, *, at_least: int = 1) -> list[TopicKey]:
-        """Topics whose persisted snapshot is ``at_least`` deltas behind."""
+        """Topics whose persisted seq is ``at_least`` deltas behind."""
         return [k for k, log in self._logs.items() if log.unsaved >= at_least and log.seq > 0]
 
+    def seqs(self, keys: Iterable[TopicKey]) -> dict[str, bytes]:
+        """The seqs of ``keys`` for the seq hash (a restart continues above them); marks them
+        saved. Cheap: no payload is encoded."""
+        out: dict[str, bytes] = {}
+        for key in keys:
+            log = self._logs.get(key)
+            if log is not None and log.seq > 0:
+                out[snapshot_field(key)] = str(log.seq).encode()
+                log.unsaved = 0
+        return out
+
     def snapshots(self, keys: Iterable[TopicKey]) -> dict[str, bytes]:
-        """Encoded snapshots of ``keys`` for the snapshot hash; marks them saved."""
+        """Encoded snapshots of ``keys`` for the snapshot hash (what edges start and heal
+        from); write their ``seqs`` with them."""
         out: dict[str, bytes] = {}
         for key in keys:
             log = self._logs.get(key)
@@ -288,7 +304,6 @@ class IngestFeed(_Store):
             if base is None:
                 continue
             out[snapshot_field(key)] = encode_snapshot(base)
-            log.unsaved = 0
         return out
 
 

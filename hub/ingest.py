@@ -47,8 +47,6 @@ from hub.feed import (
     IngestFeed,
     TopicKey,
     encode_feed,
-    load_snapshots,
-    snapshot_payload,
 )
 from hub.metrics import Metrics
 from hub.tasks import bounded, cancel_and_wait
@@ -109,6 +107,7 @@ class Ingest:
         self._unjournaled = False  # a batch was applied but not (yet) journaled
         self.engine_snapshot_every = ENGINE_SNAPSHOT_EVERY
         self.restored_from: str | None = None  # journal position of the snapshot used
+        self.timings: dict[str, float] = {}  # seconds of each phase of the last rebuild
         self._tasks: list[asyncio.Task[None]] = []
         self._subs: list[Any] = []
         self._stopping = False
@@ -216,7 +215,9 @@ class Ingest:
     async def rebuild(self) -> None:
         """Rebuild the engine: from its latest snapshot, if there is one it can take, and the
         journal after it (else the whole journal); then continue the feed seqs."""
+        started = time.perf_counter()
         after = await self._restore_snapshot()
+        self.timings = {"snapshot": time.perf_counter() - started}
         while True:
             page = await self.bus.read(self.names.journal, after, 1000)
             if not page:
@@ -244,16 +245,24 @@ class Ingest:
         persisted = await self.bus.hgetall(self.names.seqs)
         self.engine.restore_answers(refusals, {k: int(v) for k, v in persisted.items()})
         # A crashed ingest may have published up to SNAPSHOT_EVERY - 1 deltas past a topic's
-        # persisted snapshot: continue after all of them, with a snapshot.
-        for key, frame in load_snapshots(await self.bus.hgetall(self.names.topics)).items():
-            try:
-                payload = snapshot_payload(frame)
-            except codec.CodecError:
-                continue
-            self.store.seed(key, frame.seq + SNAPSHOT_EVERY, payload)
+        # persisted seq: continue after all of them, with a snapshot.
+        for field, value in (await self.bus.hgetall(self.names.topic_seqs)).items():
+            audience, _, topic = field.partition("|")
+            if value.isdigit() and topic:
+                self.store.seed((audience, topic), int(value) + SNAPSHOT_EVERY)
+        self.timings["journal"] = time.perf_counter() - started - self.timings["snapshot"]
         self.engine.tick(self.clock())
         self.engine.start_feed()
         await self._publish()
+        self.timings["feed"] = time.perf_counter() - started - sum(self.timings.values())
+        log.info(
+            "rebuilt in %.2f s: snapshot %.2f s, journal (%d records) %.2f s, feed %.2f s",
+            time.perf_counter() - started,
+            self.timings["snapshot"],
+            self.replayed,
+            self.timings["journal"],
+            self.timings["feed"],
+        )
 
     async def _restore_snapshot(self) -> str:
         """Take the engine's latest snapshot; the journal position to replay after."""
@@ -529,14 +538,16 @@ class Ingest:
                 frames.append((self.names.feed, encode_feed(change.key, frame)))
                 if self.on_frame is not None:
                     self.on_frame(change.key, frame)
-            # Before the frames: a topic is never more than SNAPSHOT_EVERY - 1 deltas ahead
-            # of its persisted snapshot (what a restart continues from).
+            # Before the frames: a topic is never SNAPSHOT_EVERY deltas ahead of its persisted
+            # seq (what a restart continues from).
             due = self.store.unsaved(at_least=SNAPSHOT_EVERY)
             requests, self._snapshot_requests = self._snapshot_requests, []
-            for request in requests:
-                due.extend(request.keys(self.store))
+            asked = [key for request in requests for key in request.keys(self.store)]
+            if asked:  # edges start and heal from these
+                await self.bus.hset_many(self.names.topics, self.store.snapshots(asked))
+                due.extend(asked)
             if due:
-                await self.bus.hset_many(self.names.topics, self.store.snapshots(due))
+                await self.bus.hset_many(self.names.topic_seqs, self.store.seqs(due))
             if requests:
                 replies = [r.answer(self.names, {"ok": True}) for r in requests]
                 await self.bus.publish_many([r for r in replies if r[0]])
@@ -544,11 +555,12 @@ class Ingest:
                 await self.bus.publish_many(frames)
 
     async def save_snapshots(self) -> None:
-        """Persist every topic's current snapshot (on a clean stop, or when asked)."""
+        """On a clean stop: every topic's seq, then its snapshot (what edges that start while
+        no ingest runs serve)."""
         async with self._feed_lock:
-            due = self.store.unsaved()
-            if due:
-                await self.bus.hset_many(self.names.topics, self.store.snapshots(due))
+            keys = list(self.store.keys())
+            await self.bus.hset_many(self.names.topic_seqs, self.store.seqs(keys))
+            await self.bus.hset_many(self.names.topics, self.store.snapshots(keys))
 
 
 class _Command:

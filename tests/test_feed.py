@@ -109,22 +109,22 @@ def test_seed_continues_after_restart_with_a_snapshot() -> None:
         feed.seed(KEY, -1, {})
 
 
-def test_snapshots_persisted_lazily() -> None:
+def test_seqs_persisted_every_few_deltas_snapshots_when_asked() -> None:
     feed = IngestFeed()
     feed.publish(TopicChange(KEY, None, {"n": 0}))
-    assert feed.unsaved(at_least=SNAPSHOT_EVERY) == [KEY]  # a new topic: at once
-    saved = feed.snapshots([KEY])
-    assert decode_snapshot(saved["public|standings"]).seq == 1
+    assert feed.unsaved(at_least=SNAPSHOT_EVERY) == [KEY]  # a new topic's seq: at once
+    assert feed.seqs([KEY]) == {"public|standings": b"1"}
     for n in range(1, SNAPSHOT_EVERY):
         feed.publish(TopicChange(KEY, replace("/n", n), {"n": n}))
         assert feed.unsaved(at_least=SNAPSHOT_EVERY) == []
     assert feed.unsaved() == [KEY]
     feed.publish(TopicChange(KEY, replace("/n", 99), {"n": 99}))
     assert feed.unsaved(at_least=SNAPSHOT_EVERY) == [KEY]
-    frame = decode_snapshot(feed.snapshots([KEY])["public|standings"])
+    assert feed.seqs([KEY]) == {"public|standings": str(SNAPSHOT_EVERY + 1).encode()}
+    assert feed.unsaved() == []
+    frame = decode_snapshot(feed.snapshots([KEY])["public|standings"])  # an edge asked
     assert frame.seq == SNAPSHOT_EVERY + 1
     assert json.loads(frame.outs["json"].payload)["data"] == {"n": 99}
-    assert feed.unsaved() == []
 
 
 def test_edge_forwards_bytes_heals_gaps_and_decodes_only_for_rest() -> None:

@@ -243,11 +243,17 @@ class Projections:
 
     # ----------------------------------------------------------------- flushing
     def start(self, keys: Iterable[TopicKey]) -> None:
-        """Begin projecting (after the journal replay): every topic is built at the next flush."""
+        """Begin projecting (after the journal replay): every topic is built at the next flush
+        and handed out whole, as a topic new to the feed (also when projecting already: the
+        feed starts over, with snapshots)."""
         self.active = True
+        self.docs.clear()
+        self._moved.clear()
+        self._acted.clear()
+        self._rehand.clear()
+        self._projected.clear()
+        self._stale = dict.fromkeys(keys)
         self.board = views.projected_board(self.state)
-        for key in keys:
-            self._stale[key] = None
 
     def flush(self) -> list[TopicChange]:
         """Every topic that changed since the last flush, with its patch (or whole payload)."""
