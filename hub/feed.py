@@ -241,6 +241,15 @@ class IngestFeed(_Store):
         log = self._logs.get(key)
         if log is None:
             log = self._logs[key] = _Log()
+        if change.patch is None and log.seq > 0 and log.payload is None:
+            # Known from before a restart (seeded, seq already above any a client has seen):
+            # nothing is sent now. Its next change arrives as a gap, and clients and edges take
+            # a snapshot then; whoever subscribes meanwhile gets one at once.
+            log.payload = change.payload
+            log.base = None
+            log.deltas.clear()
+            log.unsaved = SNAPSHOT_EVERY  # persist the seq it continues from
+            return None
         if change.patch is None:  # a topic new to the engine's projections
             log.seq += 1
             log.payload = change.payload

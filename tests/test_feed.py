@@ -207,3 +207,18 @@ def test_patches_applied_by_a_client_rebuild_the_payload() -> None:
         m = message(frame)
         state = m["data"] if m["type"] == "snapshot" else apply_patch(state, m["patch"])
         assert state == payload
+
+
+def test_after_a_restart_a_topic_is_sent_again_only_when_it_changes() -> None:
+    """A restarted ingest knows each topic's persisted seq (not its payload): the rebuilt
+    payload is taken silently, above any seq a client may hold; a subscriber gets it as a
+    snapshot; its next change is a delta that every client already following sees as a gap."""
+    feed = IngestFeed()
+    feed.seed(KEY, 40 + SNAPSHOT_EVERY)
+    assert feed.catch_up(KEY, "json", None) == []  # nothing known of its payload yet
+    assert feed.publish(TopicChange(KEY, None, {"n": 1})) is None
+    assert feed.unsaved(at_least=SNAPSHOT_EVERY) == [KEY]  # the seq it continues from
+    (snap,) = decode(feed.catch_up(KEY, "json", None))
+    assert (snap["type"], snap["seq"], snap["data"]) == ("snapshot", 40 + SNAPSHOT_EVERY, {"n": 1})
+    frame = feed.publish(TopicChange(KEY, replace("/n", 2), {"n": 2}))
+    assert frame is not None and not frame.full and frame.seq == 41 + SNAPSHOT_EVERY
