@@ -40,7 +40,7 @@ from hub.engine.events import ACTION_TYPES, MAX_INT, ConsoleEvent, parse_event
 from hub.engine.projections import Projections, TopicChange
 from hub.engine.sequencer import Sequencer
 from hub.engine.ticker import Ticker
-from hub.engine.topics import LIVE, PUBLIC, TopicKey, TopicSpace
+from hub.engine.topics import LIVE, PUBLIC, TopicKey, TopicSpace, topic_name
 from hub.engine.tournament import Change, TournamentState
 
 __all__ = [
@@ -108,6 +108,7 @@ class Engine:
         self.ticker = Ticker()
         self.projections = Projections(self.state, self.payload)
         self.events: list[EngineEvent] = []  # emitted since the last `changes()`
+        self._memo: dict[bool, dict[str, Any]] = {}  # standings per audience until a change
         self._now = 0.0
         consoles = getattr(config, "consoles", None)
         self._consoles: dict[str, int] | None = dict(consoles) if consoles else None
@@ -392,6 +393,7 @@ class Engine:
 
     # ----------------------------------------------------------------- changes
     def _emit(self, event: EngineEvent) -> set[TopicKey]:
+        self._memo.clear()
         self.events.append(event)
         if len(self.events) > 10_000:  # nobody is collecting (a replay): keep the tail only
             del self.events[:-1000]
@@ -412,6 +414,18 @@ class Engine:
             keys |= self._emit(HandRewound(table, deal_no))
         elif not change.scores:
             keys |= self.projections.on(HandRewound(table, deal_no))
+        if not change.scores and self.deal_released(deal_no):
+            # A correction of a released deal (reopened, its actions re-entered) shows to the
+            # public as it happens.
+            public = {
+                (PUBLIC, topic_name("deal", deal_no)),
+                *(
+                    (PUBLIC, topic_name("compare", deal_no, s))
+                    for s in range(1, self.config.seats + 1)
+                ),
+            }
+            self.projections.touch(public)
+            keys |= public
         for item in change.notable:
             keys |= self._add_ticker(item)
         if change.scores:
@@ -429,6 +443,7 @@ class Engine:
         if (group, deal_no) in self._released:
             # Already public: corrections show to the public as they happen.
             self.public_board.set_result(table, deal_no, self._result(table, deal_no))
+            self._memo.clear()
             keys = self.projections.public_deal_keys(deal_no)
             self.projections.touch(keys)
             return keys
@@ -491,6 +506,7 @@ class Engine:
         self.projections = Projections(self.state, self.payload)
         self._released, self._completed_at = released, completed_at
         self.onair, self._bound, self._now = onair, bound, now
+        self._memo.clear()
         self.public_board = Scoreboard(self.state.layout)
         for (table, deal_no), result in self.state.board.results().items():
             if self.released(self.config.group_of(table).id, deal_no):
@@ -564,6 +580,14 @@ class Engine:
         return self.deal_released(deal_no)
 
     def _standings(self, live: bool) -> dict[str, Any]:
+        """Both audiences' standings payloads (the seat topics are cut from them), made once
+        per change of state."""
+        found = self._memo.get(live)
+        if found is None:
+            found = self._memo[live] = self._build_standings(live)
+        return found
+
+    def _build_standings(self, live: bool) -> dict[str, Any]:
         if live:
             complete = {g: sorted(self.state.board.completed_deals(g)) for g in self.config.groups}
             return views.standings_payload(

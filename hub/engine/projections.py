@@ -159,8 +159,17 @@ class Projections:
                 self._stale[key] = None
                 continue
             row = views.compare_row(self.state, deal, table, group, seat, self._info)
+            old = rec.doc["rows"][i]
+            same_sum = old["chips"] == row["chips"] and len(old.get("board") or ()) == len(
+                row.get("board") or ()
+            )
+            swing = old.get("swing")
             rec.replace_at(("rows", i), row)
-            self._summarise(rec)
+            if same_sum:  # the average, the board and the other rows' swings stand
+                if swing is not None:
+                    rec.set(("rows", i, "swing"), swing)
+            else:
+                self._summarise(rec)
             rec.set(("hole",), views.compare_hole(self.state, deal, seat))
             self._moved[key] = None
 
