@@ -149,3 +149,19 @@ def test_snapshot_bench_tiny() -> None:
         assert result[f"{name}_seconds"] >= 0, name
     text = bench.report(result)
     assert "from_snapshot" in text and "400 events" in text
+
+
+@pytest.mark.redis
+def test_ingest_load_bench_tiny(redis_url: str) -> None:
+    """The console fleet in its own process, the ingest here, and the two rebuilds: every
+    event acknowledged, the snapshot path replaying only the tail."""
+    bench = load("ingest_load")
+    run = asyncio.run(bench.throughput(redis_url, 1500, 16, 3))
+    assert (
+        run["events"] == 1500
+        and run["events_per_s"] > 0
+        and run["baseline_decode_submit_per_s"] > 0
+    )
+    rebuilt = asyncio.run(bench.rebuild(redis_url, 2000, 500, 3))
+    assert rebuilt["snapshot_plus_tail"]["replayed"] == 500
+    assert set(rebuilt["snapshot_plus_tail"]["phases"]) == {"snapshot", "journal", "feed"}
