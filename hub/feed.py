@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from hub.codec import CodecError, from_json, pack, to_json, unpack
 from hub.engine.patch import PatchError, apply_patch, clone, diff
 from hub.engine.projections import TopicChange
@@ -81,7 +83,7 @@ class Frame:
         return cls(
             message["seq"],
             message["type"] == "snapshot",
-            {"json": Outgoing(to_json(message), True), "msgpack": Outgoing(pack(message), False)},
+            {"json": Outgoing(_json(message), True), "msgpack": Outgoing(pack(message), False)},
         )
 
     @classmethod
@@ -97,6 +99,15 @@ class Frame:
 class FeedMessage:
     key: TopicKey
     frame: Frame
+
+
+def _json(message: dict[str, Any]) -> bytes:
+    """The hot path's JSON: orjson (the same compact UTF-8 bytes, several times faster); the
+    codec's encoder for anything orjson refuses (an integer beyond 64 bits)."""
+    try:
+        return orjson.dumps(message)
+    except (TypeError, orjson.JSONEncodeError):
+        return to_json(message)
 
 
 def encode_feed(key: TopicKey, frame: Frame) -> bytes:
