@@ -23,7 +23,7 @@ Wire names (DESIGN §2), declared once in ``hub.channels.Channels``:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -246,22 +246,42 @@ class IngestFeed(_Store):
     documents only while it computes the next changes, and the ingest publishes those before
     anything reads the store again, so the document always stands at the store's seq."""
 
+    def __init__(self, materialize: Callable[[TopicKey], dict[str, Any] | None] | None = None):
+        super().__init__()
+        self.materialize = materialize  # builds a topic the engine has not projected yet
+
+    def _known(self, key: TopicKey) -> _Log | None:
+        """The topic's log, with its payload: built by the engine now if nobody had asked
+        for it yet (at seq 1 for a topic never sent; at its seq for one known from before a
+        restart). Nothing is sent: whoever follows it already will see a gap at its next
+        change and take a snapshot then."""
+        log = self._logs.get(key)
+        if (log is None or log.payload is None) and self.materialize is not None:
+            payload = self.materialize(key)
+            if payload is not None:
+                if log is None:
+                    log = self._logs[key] = _Log()
+                    log.seq = 1
+                log.payload, log.base = payload, None
+                log.deltas.clear()
+                log.unsaved = SNAPSHOT_EVERY  # persist the seq it stands at
+        return log
+
+    def catch_up(self, key: TopicKey, fmt: str, resume: int | None) -> list[Outgoing]:
+        self._known(key)
+        return super().catch_up(key, fmt, resume)
+
+    def snapshot(self, key: TopicKey) -> tuple[int, dict[str, Any]]:
+        self._known(key)
+        return super().snapshot(key)
+
     def publish(self, change: TopicChange) -> Frame | None:
         """The frame of one engine change (None: nothing a client would see changed)."""
         key = change.key
         log = self._logs.get(key)
         if log is None:
             log = self._logs[key] = _Log()
-        if change.patch is None and log.seq > 0 and log.payload is None:
-            # Known from before a restart (seeded, seq already above any a client has seen):
-            # nothing is sent now. Its next change arrives as a gap, and clients and edges take
-            # a snapshot then; whoever subscribes meanwhile gets one at once.
-            log.payload = change.payload
-            log.base = None
-            log.deltas.clear()
-            log.unsaved = SNAPSHOT_EVERY  # persist the seq it continues from
-            return None
-        if change.patch is None:  # a topic new to the engine's projections
+        if change.patch is None:  # new to the feed, or not sent since a restart: whole
             log.seq += 1
             log.payload = change.payload
             log.base = Frame.snapshot(key[1], log.seq, log.payload)
@@ -284,6 +304,13 @@ class IngestFeed(_Store):
                 return None
             log.base = Frame.snapshot(key[1], log.seq, log.payload)
         return log.base
+
+    def restart(self) -> None:
+        """A new engine takes over: every payload held is the old engine's; forget them (the
+        seqs stay, so they never go back)."""
+        for log in self._logs.values():
+            log.payload, log.base = None, None
+            log.deltas.clear()
 
     def seed(self, key: TopicKey, seq: int, payload: dict[str, Any] | None = None) -> None:
         """A topic as persisted before a restart: later changes continue after ``seq`` (with
@@ -314,10 +341,10 @@ class IngestFeed(_Store):
 
     def snapshots(self, keys: Iterable[TopicKey]) -> dict[str, bytes]:
         """Encoded snapshots of ``keys`` for the snapshot hash (what edges start and heal
-        from); write their ``seqs`` with them."""
+        from), built if need be; write their ``seqs`` with them."""
         out: dict[str, bytes] = {}
         for key in keys:
-            log = self._logs.get(key)
+            log = self._known(key)
             if log is None or log.seq == 0:
                 continue
             base = self._base(key, log)
@@ -332,7 +359,7 @@ class PayloadFeed(IngestFeed):
     against the last (for feeds without an engine: benchmarks, tests, tools)."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(None)
         self._last: dict[TopicKey, dict[str, Any]] = {}
 
     def put(self, key: TopicKey, payload: dict[str, Any]) -> Frame | None:

@@ -84,6 +84,7 @@ class Ingest:
         self.tournament = engine.config.id
         self.names = Channels(self.tournament)
         self.store = store or IngestFeed()
+        self.store.materialize = engine.materialize
         self.on_frame = on_frame
         self.clock = clock
         self.tick_interval = tick_interval
@@ -246,6 +247,7 @@ class Ingest:
         self.engine.restore_answers(refusals, {k: int(v) for k, v in persisted.items()})
         # A crashed ingest may have published up to SNAPSHOT_EVERY - 1 deltas past a topic's
         # persisted seq: continue after all of them, with a snapshot.
+        self.store.restart()
         for field, value in (await self.bus.hgetall(self.names.topic_seqs)).items():
             audience, _, topic = field.partition("|")
             if value.isdigit() and topic:
@@ -542,7 +544,7 @@ class Ingest:
             # seq (what a restart continues from).
             due = self.store.unsaved(at_least=SNAPSHOT_EVERY)
             requests, self._snapshot_requests = self._snapshot_requests, []
-            asked = [key for request in requests for key in request.keys(self.store)]
+            asked = [key for request in requests for key in request.keys(self.engine)]
             if asked:  # edges start and heal from these
                 await self.bus.hset_many(self.names.topics, self.store.snapshots(asked))
                 due.extend(asked)
@@ -585,16 +587,17 @@ class _Command:
             return "", b""
         return names.reply(self.reply), codec.pack({**ack, "id": self.id})
 
-    def keys(self, store: IngestFeed) -> list[TopicKey]:
-        """The topics a ``snapshots`` request names (all of them when it names none)."""
+    def keys(self, engine: Engine) -> list[TopicKey]:
+        """The topics a ``snapshots`` request names (every topic when it names none); only
+        topics of this tournament."""
         wanted = self.command.get("keys")
         if not isinstance(wanted, list):
-            return list(store.keys())
-        known = set(store.keys())
+            return list(engine.topic_keys())
         out = []
         for field in wanted[:10_000]:
             if isinstance(field, str):
-                audience, _, topic = field.partition("|")
-                if (audience, topic) in known:
-                    out.append((audience, topic))
+                audience, _, name = field.partition("|")
+                topic = engine.topics.get(name)
+                if topic is not None and audience in topic.family.audiences:
+                    out.append((audience, name))
         return out

@@ -209,16 +209,27 @@ def test_patches_applied_by_a_client_rebuild_the_payload() -> None:
         assert state == payload
 
 
-def test_after_a_restart_a_topic_is_sent_again_only_when_it_changes() -> None:
-    """A restarted ingest knows each topic's persisted seq (not its payload): the rebuilt
-    payload is taken silently, above any seq a client may hold; a subscriber gets it as a
-    snapshot; its next change is a delta that every client already following sees as a gap."""
-    feed = IngestFeed()
+def test_after_a_restart_topics_are_built_when_asked_for_or_when_they_change() -> None:
+    """A restarted ingest knows each topic's persisted seq, not its payload. A subscriber makes
+    the engine build it (a snapshot at the seq above any a client has seen, nothing sent to
+    anyone else); a topic that changes first is sent whole at the next seq."""
+    built: list[Any] = []
+
+    def materialize(key: Any) -> dict[str, Any] | None:
+        built.append(key)
+        return {"n": 1} if key == KEY else None
+
+    feed = IngestFeed(materialize)
     feed.seed(KEY, 40 + SNAPSHOT_EVERY)
-    assert feed.catch_up(KEY, "json", None) == []  # nothing known of its payload yet
-    assert feed.publish(TopicChange(KEY, None, {"n": 1})) is None
-    assert feed.unsaved(at_least=SNAPSHOT_EVERY) == [KEY]  # the seq it continues from
+    feed.seed(("live", "ops"), 7 + SNAPSHOT_EVERY)
     (snap,) = decode(feed.catch_up(KEY, "json", None))
     assert (snap["type"], snap["seq"], snap["data"]) == ("snapshot", 40 + SNAPSHOT_EVERY, {"n": 1})
+    assert built == [KEY] and feed.unsaved(at_least=SNAPSHOT_EVERY) == [KEY]
     frame = feed.publish(TopicChange(KEY, replace("/n", 2), {"n": 2}))
     assert frame is not None and not frame.full and frame.seq == 41 + SNAPSHOT_EVERY
+    # Never asked for, then changed: sent whole.
+    ops = feed.publish(TopicChange(("live", "ops"), None, {"at": 1}))
+    assert ops is not None and ops.full and ops.seq == 8 + SNAPSHOT_EVERY
+    # A topic the engine does not have: an empty snapshot, and nothing kept of it.
+    assert decode(feed.catch_up(("live", "deal:9"), "json", None))[0]["seq"] == 0
+    assert ("live", "deal:9") not in set(feed.keys())

@@ -24,6 +24,13 @@ class Client:
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], Any] = {}
 
+    def subscribe_all(self, engine: Engine) -> None:
+        """What subscribing to every topic does: the engine builds each, the client holds it."""
+        for key in engine.topic_keys():
+            payload = engine.materialize(key)
+            assert payload is not None, key
+            self.states[key] = clone(payload)
+
     def take(self, engine: Engine) -> list[tuple[str, str]]:
         """Apply what changed; the keys that did."""
         keys = []
@@ -56,6 +63,7 @@ def test_patches_rebuild_every_payload_after_every_event(seed: int, noise: bool)
         nonlocal checked
         if not engine.projections.active:
             engine.start_feed()
+            client.subscribe_all(engine)
         engine.tick(float(checked))  # releases (delay 0 here), as the ingest's ticker does
         changed = client.take(engine)
         assert_projected(engine, client, None if checked % 20 == 0 else changed)
@@ -74,6 +82,7 @@ def test_one_action_is_one_row_in_the_table_and_travellers() -> None:
     engine = Engine(config, decks)
     events = list(simulate_session(config, decks, random.Random(7)))
     engine.start_feed()
+    Client().subscribe_all(engine)
     engine.changes()
     now = 0.0
     seen = 0

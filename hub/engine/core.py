@@ -514,9 +514,15 @@ class Engine:
 
     # ----------------------------------------------------------------- the feed
     def start_feed(self) -> None:
-        """Start projecting topics (after the journal replay): every topic that exists is
-        built at the next ``changes()``."""
-        self.projections.start(self.topic_keys())
+        """Start projecting topics (after the journal replay). Topics are built lazily: when
+        ``materialize``d (someone subscribes, reads or asks for a snapshot) or when an event
+        first touches them (``changes()`` then hands them out whole)."""
+        self.projections.start()
+
+    def materialize(self, key: TopicKey) -> dict[str, Any] | None:
+        """A topic's current payload, projected from now on (None: no such topic for that
+        audience, or not yet). Its changes come through ``changes()`` as patches."""
+        return self.projections.materialize(key)
 
     def changes(self) -> list[TopicChange]:
         """What changed in the topic payloads since the last call (after ``start_feed``)."""

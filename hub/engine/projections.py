@@ -251,18 +251,32 @@ class Projections:
             self._stale[self._k[LIVE]["projection"]] = None
 
     # ----------------------------------------------------------------- flushing
-    def start(self, keys: Iterable[TopicKey]) -> None:
-        """Begin projecting (after the journal replay): every topic is built at the next flush
-        and handed out whole, as a topic new to the feed (also when projecting already: the
-        feed starts over, with snapshots)."""
+    def start(self) -> None:
+        """Begin projecting (after the journal replay), from nothing: a topic is built when
+        someone asks for it (``materialize``) or when an event first touches it (then handed
+        out whole, as a topic new to the feed); also when projecting already (the feed starts
+        over)."""
         self.active = True
         self.docs.clear()
+        self._stale.clear()
         self._moved.clear()
         self._acted.clear()
         self._rehand.clear()
         self._projected.clear()
-        self._stale = dict.fromkeys(keys)
         self.board = views.projected_board(self.state)
+
+    def materialize(self, key: TopicKey) -> dict[str, Any] | None:
+        """A topic's document, built now if need be, and moved by events from now on (None:
+        no such topic for that audience, or not yet)."""
+        rec = self.docs.get(key)
+        if rec is not None:
+            return rec.doc
+        if not self.active:
+            return None
+        new = self.build(key)
+        if new is not None:
+            self.docs[key] = Recorder(new)
+        return new
 
     def flush(self) -> list[TopicChange]:
         """Every topic that changed since the last flush, with its patch (or whole payload)."""
