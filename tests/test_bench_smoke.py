@@ -110,10 +110,10 @@ def test_fanout_bench_tiny() -> None:
 
 
 @pytest.mark.redis
-def test_ingest_redis_bench_one_session() -> None:
+def test_ingest_redis_bench_one_session(redis_url: str) -> None:
     """The ingest alone on Redis, consoles in a subprocess: every event applied and acked."""
     bench = load("ingest_redis_bench")
-    run = asyncio.run(bench.one_session("redis://127.0.0.1:6379/0", timeout=60))
+    run = asyncio.run(bench.one_session(redis_url, timeout=60))
     assert run["events"] > 1000 and run["events_per_s"] > 0
     assert run["ratio_to_baseline"] > 0 and run["baseline_events_per_s"] > 0
     assert "0 rejected" in run["consoles"] and f"{run['events']} accepted" in run["consoles"]

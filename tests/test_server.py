@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -428,13 +427,12 @@ async def test_two_edges_on_memory_bus() -> None:
 
 
 @pytest.mark.redis
-async def test_two_edges_on_redis() -> None:
+async def test_two_edges_on_redis(redis_url: str) -> None:
     try:
         from hub.bus.redis import RedisBus
     except ImportError:
         pytest.fail("hub.bus.redis is missing")
-    url = os.environ.get("DUPLICAST_TEST_REDIS", "redis://127.0.0.1:6379/0")
-    bus = RedisBus(url)
+    bus = RedisBus(redis_url)
     await bus.connect()
     tournament = f"test-{uuid.uuid4().hex[:8]}"
     try:
