@@ -96,7 +96,7 @@ class EdgeSource:
         if update.seq <= current:
             return  # already in the snapshot we started from
         if self.store.apply(update):
-            self.fanout.publish(update)
+            self.fanout.publish_update(update)
             return
         self.gaps += 1
         await self._heal(update)
@@ -113,9 +113,9 @@ class EdgeSource:
             if attempt + 1 < self._heal_attempts:
                 await asyncio.sleep(self._heal_delay)
         if found is not None and found[0] > self.store.seq(key):
-            self.fanout.publish(self.store.seed(key, *found))
+            self.fanout.publish_update(self.store.seed(key, *found))
         if update.seq == self.store.seq(key) + 1 and self.store.apply(update):
-            self.fanout.publish(update)
+            self.fanout.publish_update(update)
         elif update.seq > self.store.seq(key):
             log.warning(
                 "topic %s: snapshot hash at seq %d lags update %d",

@@ -72,7 +72,7 @@ class IngestSource:
         )
 
     def _on_update(self, update: Update) -> None:
-        self.fanout.publish(update)
+        self.fanout.publish_update(update)
 
     def ready(self) -> bool:
         return self.ingest.ready
