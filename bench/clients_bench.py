@@ -120,7 +120,7 @@ async def server_main(mode: str, hz: float) -> None:
             t0 = time.perf_counter()
             update = source.store.put(KEY, payload(n))
             assert update is not None
-            source.fanout.publish(update)
+            source.fanout.publish_update(update)
             written = loop.create_future()  # runs after the fan-out's flush (call_soon order)
             loop.call_soon(written.set_result, None)
             await written

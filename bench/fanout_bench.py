@@ -126,7 +126,7 @@ async def measure(mode: str, clients: int, updates: int) -> tuple[float, float]:
             else:
                 update = source.store.put(KEY, payload(n))
                 assert update is not None
-                source.fanout.publish(update)
+                source.fanout.publish_update(update)
             await asyncio.sleep(0)
         line = await child.stdout.readline()
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
