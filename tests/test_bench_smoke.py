@@ -137,3 +137,22 @@ def test_evaluator_bench_tiny() -> None:
     figures = result["evaluators"]
     assert len(figures) == 3
     assert all(f["us_per_hand"] > 0 and f["ratio_to_strength"] > 0 for f in figures.values())
+
+
+@pytest.mark.redis
+def test_edge_bench_tiny(redis_url: str, tmp_path: Path) -> None:
+    """The edge bench end to end on a tiny point: structure only, no timing assertions."""
+    bench = load("edge_bench")
+    servers = ["edge", "naive", "websockets"]
+    if (Path(bench.__file__).parent / "socketio" / "node_modules").is_dir():
+        servers.append("socketio")
+    points = bench.sweep(servers, [(20, 20.0, 0.05)], 1.0, redis_url, tmp_path)
+    assert [p["server"] for p in points] == servers
+    for point in points:
+        assert "error" not in point, point
+        assert point["published"] == 20 and point["stalled"] == 1
+        assert point["frames_per_s"] > 0 and 0 < point["delivered_pct"] <= 100
+        assert point["p999_ms"] >= point["p99_ms"] >= point["p50_ms"] >= 0
+        assert point["server_us_per_frame"] > 0 and "kib_per_conn" in point
+    assert "gc_max_ms" in points[0]
+    assert bench.parse_points("10k@10,1k@100/1%") == [(10000, 10.0, 0.0), (1000, 100.0, 0.01)]
