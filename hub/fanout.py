@@ -348,7 +348,11 @@ class Client:
         self.stale: set[str] = set()
         self.closed = False
         self.close_code: int | None = None
-        self._queue: deque[tuple[str | None, Outgoing]] = deque()
+        # the queue as two parallel deques: appending existing objects allocates nothing the
+        # garbage collector tracks (a (topic, out) tuple per client per update did, and under
+        # load those tuples lived long enough to be promoted and trigger full collections)
+        self._queue: deque[Outgoing] = deque()
+        self._queue_topics: deque[str | None] = deque()
         self._queued_bytes = 0
         self._dirty = False
         self._writer: asyncio.Task[None] | None = None
@@ -372,7 +376,8 @@ class Client:
             if topic is not None:
                 self.fanout.frames_dropped += 1
             return
-        self._queue.append((topic, out))
+        self._queue.append(out)
+        self._queue_topics.append(topic)
         self._queued_bytes += len(out.payload)
         if len(self._queue) > self.limits.max_frames or self._queued_bytes > self.limits.max_bytes:
             self._overflow()
@@ -385,12 +390,14 @@ class Client:
     def drop_topic(self, topic: str) -> None:
         """Forget queued frames and staleness of a topic (re-subscribe, unsubscribe)."""
         self.stale.discard(topic)
-        if any(t == topic for t, _ in self._queue):
-            self._replace_queue([(t, o) for t, o in self._queue if t != topic])
+        if topic in self._queue_topics:
+            pairs = zip(self._queue_topics, self._queue, strict=True)
+            self._replace_queue([(t, o) for t, o in pairs if t != topic])
 
     def _replace_queue(self, entries: list[tuple[str | None, Outgoing]]) -> None:
         self.fanout.frames_dropped += len(self._queue) - len(entries)
-        self._queue = deque(entries)
+        self._queue = deque(o for _, o in entries)
+        self._queue_topics = deque(t for t, _ in entries)
         self._queued_bytes = sum(len(o.payload) for _, o in entries)
 
     def _overflow(self) -> None:
@@ -403,7 +410,7 @@ class Client:
             self.kill()
             return
         kept: list[tuple[str | None, Outgoing]] = []
-        for topic, out in self._queue:
+        for topic, out in zip(self._queue_topics, self._queue, strict=True):
             if topic is None:
                 kept.append((topic, out))
             else:
@@ -430,6 +437,7 @@ class Client:
         self.close_code = code
         self.fanout.frames_dropped += len(self._queue)
         self._queue.clear()
+        self._queue_topics.clear()
         self._queued_bytes = 0
         self.fanout.remove(self)
         self.sink.close(code, reason)
@@ -457,12 +465,15 @@ class Client:
     def _write_all(self) -> None:
         """Raw sinks: everything queued in one write, then snapshots of stale topics."""
         for _ in range(2):
-            if self._queue:
-                frames = [out.frame for _, out in self._queue]
-                self._queue.clear()
+            queue = self._queue
+            if queue:
+                n = len(queue)
+                data = queue[0].frame if n == 1 else b"".join([out.frame for out in queue])
+                queue.clear()
+                self._queue_topics.clear()
                 self._queued_bytes = 0
-                self.sink.write(b"".join(frames))
-                self.fanout.frames_sent += len(frames)
+                self.sink.write(data)
+                self.fanout.frames_sent += n
             if not self.stale:
                 return
             self._resolve_stale()
@@ -511,7 +522,8 @@ class Client:
     async def _drain_asgi(self) -> None:
         while not self.closed and self.sink.is_open():
             while self._queue:
-                _, out = self._queue.popleft()
+                out = self._queue.popleft()
+                self._queue_topics.popleft()
                 self._queued_bytes -= len(out.payload)
                 await self.sink.send(out)
                 self.fanout.frames_sent += 1

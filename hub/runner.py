@@ -114,7 +114,7 @@ async def _until_signalled(stop: asyncio.Event) -> None:
 
 async def run_serve(args: argparse.Namespace) -> int:
     from hub.edge import EdgeSource
-    from hub.server import create_app, serve
+    from hub.server import create_app, serve, tune_gc
 
     config, decks = load_tournament(args.config)
     bus = open_bus(args.redis)
@@ -128,6 +128,7 @@ async def run_serve(args: argparse.Namespace) -> int:
     lost = getattr(source, "lost", None)
     try:
         server = await serve(app, args.host, args.port)
+        tune_gc()
         print(f"duplicast {args.role} for {config.id!r} on {server.url}", flush=True)
         stop = asyncio.Event()
         waits = [asyncio.ensure_future(_until_signalled(stop))]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import socket
@@ -34,7 +35,7 @@ from hub.fanout import FORMATS, AsgiSink, Client, Fanout, RawSink, Sink
 from hub.feed import TopicStore
 from hub.metrics import CONTENT_TYPE, Metrics
 
-__all__ = ["FeedSource", "RunningServer", "create_app", "serve"]
+__all__ = ["FeedSource", "RunningServer", "create_app", "serve", "tune_gc"]
 
 log = logging.getLogger(__name__)
 
@@ -428,6 +429,17 @@ def create_app(
     return app
 
 
+def tune_gc(young: int = 50_000) -> None:
+    """For a serving process, once start-up is done: move everything allocated so far out of
+    the collector's sight (``gc.freeze``) and collect the young generation every ``young``
+    allocations instead of 700. With 10,000 connections a full collection walks millions of
+    objects (~0.9 s measured); per-update objects are short-lived, so rarer young collections
+    promote far fewer of them and full collections become rare."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(young, 20, 100)
+
+
 # -- running in-process -----------------------------------------------------------------------
 
 
@@ -452,13 +464,16 @@ class RunningServer:
 
 
 async def serve(
-    app: ASGIApp, host: str = "127.0.0.1", port: int = 0, **options: Any
+    app: ASGIApp, host: str = "127.0.0.1", port: int = 0, reuse_port: bool = False, **options: Any
 ) -> RunningServer:
     """Start uvicorn in this event loop and return once it listens (``port=0``: a free one).
     Websockets use the sans-I/O protocol without per-message deflate, which the fan-out
-    writes pre-built frames to."""
+    writes pre-built frames to. ``reuse_port``: several edge processes share the port
+    (``SO_REUSEPORT``; the kernel spreads connections over them), one per core."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
     config = uvicorn.Config(
         app,
