@@ -22,8 +22,9 @@ Each point: a fresh server process; N clients connect and subscribe; the server'
 over the N idle connections gives KiB per connection; the publisher then publishes at R Hz for
 D seconds, each message carrying its publish time; the clients record publish→receive latency
 of every frame. Server CPU per delivered frame comes from /proc/PID/stat of the server process;
-GC pauses of our edge from ``gc.callbacks`` in its process. Loopback only; every process this
-bench starts is ended by its pid.
+GC pauses of our edge from ``gc.callbacks`` in its process. Keepalive pings are off in every
+server for the length of a point (they would be the same small per-connection cost in all).
+Loopback only; every process this bench starts is ended by its pid.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ import msgpack  # noqa: E402
 TOURNAMENT = "bench"
 TOPIC = "standings"
 TEXT_CHANNEL = "bench:text"
-SERVERS = ("edge", "naive", "websockets", "socketio")
+SERVERS = ("edge", "edgex2", "naive", "websockets", "socketio")
 PAYLOAD_BYTES = 206
 CLK = getattr(time, "CLOCK_MONOTONIC", 1)
 
@@ -159,8 +160,8 @@ async def _serve_edge(port: int, redis_url: str) -> None:
     import redis.asyncio as aioredis
 
     from hub.auth import Auth
-    from hub.fanout import Fanout, Outgoing
-    from hub.server import create_app, serve
+    from hub.fanout import Fanout, Limits, Outgoing
+    from hub.server import create_app, serve, tune_gc
 
     snapshot = json.dumps({"type": "snapshot", "topic": TOPIC, "seq": 0, "data": {}}).encode()
 
@@ -175,7 +176,8 @@ async def _serve_edge(port: int, redis_url: str) -> None:
         store: Any = None
 
         def __init__(self) -> None:
-            self.fanout = Fanout(Store())
+            # every bench client comes from 127.0.0.1
+            self.fanout = Fanout(Store(), Limits(max_per_address=1 << 20))
 
         def ready(self) -> bool:
             return True
@@ -205,8 +207,12 @@ async def _serve_edge(port: int, redis_url: str) -> None:
             )
 
     app = create_app(source, auth=Auth(), allowed_origins=["*"])
-    running = await serve(app, "127.0.0.1", port, backlog=4096)
+    running = await serve(
+        app, "127.0.0.1", port, reuse_port=True, backlog=4096, ws_ping_interval=None
+    )
     task = asyncio.create_task(consume())
+    if os.environ.get("BENCH_EDGE_GC", "tuned") == "tuned":
+        tune_gc()
     print("listening", flush=True)
     try:
         await running.task
@@ -288,7 +294,15 @@ async def _serve_naive(port: int, redis_url: str) -> None:
         await broadcast.disconnect()
 
     app = Starlette(routes=[WebSocketRoute("/ws", endpoint)], lifespan=lifespan)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", backlog=4096)
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        backlog=4096,
+        ws_ping_interval=None,
+        ws_per_message_deflate=False,
+    )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:
@@ -314,7 +328,9 @@ async def _serve_websockets(port: int, redis_url: str) -> None:
     client = aioredis.Redis.from_url(redis_url)
     pubsub = client.pubsub()
     await pubsub.subscribe(TEXT_CHANNEL)
-    async with serve(handler, "127.0.0.1", port, compression=None, backlog=4096):
+    async with serve(
+        handler, "127.0.0.1", port, compression=None, backlog=4096, ping_interval=None
+    ):
         print("listening", flush=True)
         while True:
             message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
@@ -368,10 +384,13 @@ _T0 = re.compile(rb't0\\?",\\?"value\\?":(\d+)')
 class WsClient(asyncio.Protocol):
     """A minimal websocket client (RFC 6455; unmasked server frames, no extensions)."""
 
-    def __init__(self, pool: ClientPool, kind: str, stall: bool) -> None:
+    def __init__(self, pool: ClientPool, kind: str, stall: bool, sampler: bool) -> None:
         self.pool = pool
         self.kind = kind
         self.stall = stall
+        self.sampler = sampler  # parses every frame; the others count bytes once subscribed
+        self.counting = False
+        self.count_next = False
         self.buf = bytearray()
         self.open = False
         self.transport: asyncio.Transport | None = None  # uvloop's is not a subclass
@@ -399,6 +418,9 @@ class WsClient(asyncio.Protocol):
         self.transport.write(head + mask + body)
 
     def data_received(self, data: bytes) -> None:
+        if self.counting:
+            self.pool.counted_bytes += len(data)
+            return
         buf = self.buf
         buf += data
         if not self.open:
@@ -422,6 +444,7 @@ class WsClient(asyncio.Protocol):
         i = 0
         n_buf = len(buf)
         while n_buf - i >= 2:
+            start = i
             op = buf[i] & 0x0F
             n = buf[i + 1] & 0x7F
             j = i + 2
@@ -445,8 +468,10 @@ class WsClient(asyncio.Protocol):
             elif op == 0x9:
                 self._pong(payload)
             else:
-                self._message(payload, now)
+                self._message(payload, now, i - start)
         del buf[:i]
+        if self.count_next and not buf:
+            self.counting = True
 
     def _pong(self, payload: bytes) -> None:
         assert self.transport is not None
@@ -454,13 +479,14 @@ class WsClient(asyncio.Protocol):
         body = bytes(b ^ mask[k % 4] for k, b in enumerate(payload))
         self.transport.write(bytes([0x8A, 0x80 | len(payload)]) + mask + body)
 
-    def _message(self, payload: bytes, now: int) -> None:
+    def _message(self, payload: bytes, now: int, size: int) -> None:
         pool = self.pool
         match = _T0.search(payload)
         if match is not None:
             sent = int(match.group(1))
             if sent >= pool.window_start:
                 pool.frames += 1
+                pool.sampled_bytes += size
                 pool.latencies.append((now - sent) // 1000)
             return
         if self.kind == "socketio":
@@ -478,6 +504,8 @@ class WsClient(asyncio.Protocol):
             self.ready.set_result(None)
         if self.stall and self.transport is not None:
             self.transport.pause_reading()
+        elif not self.sampler:
+            self.count_next = True  # once this read is parsed
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.pool.lost += 1
@@ -489,16 +517,23 @@ class ClientPool:
     def __init__(self, host: str, port: int) -> None:
         self.host = host
         self.port = port
-        self.frames = 0
+        self.frames = 0  # parsed by the samplers
+        self.sampled_bytes = 0  # their size on the wire
+        self.counted_bytes = 0  # received by the others
         self.latencies: array[int] = array("q")
         self.window_start = 1 << 62
         self.closes: dict[int, int] = {}
         self.lost = 0
 
 
-async def run_clients(kind: str, url: str, n: int, stalled: int) -> None:
+async def run_clients(kind: str, url: str, n: int, stalled: int, sample: int = 10) -> None:
     """Connect ``n`` clients (the first ``stalled`` stop reading once subscribed), print
-    ``connected``, then read ``start NS`` / ``stop`` lines on stdin; print results as JSON."""
+    ``connected``, then read ``start NS`` / ``stop`` lines on stdin; print results as JSON.
+
+    Every ``sample``-th client parses every frame and records its latency; the others only
+    count bytes (a Python client parsing 100,000 frames/s would be the bottleneck on two
+    cores). Frames delivered = the samplers' frames + the others' bytes / the samplers' mean
+    frame size (every update has the same size)."""
     raise_nofile()
     host, port = url.split(":")
     pool = ClientPool(host, int(port))
@@ -511,7 +546,7 @@ async def run_clients(kind: str, url: str, n: int, stalled: int) -> None:
             for attempt in range(5):
                 try:
                     _, proto = await loop.create_connection(
-                        lambda: WsClient(pool, kind, i < stalled), host, int(port)
+                        lambda: WsClient(pool, kind, i < stalled, i % sample == 0), host, int(port)
                     )
                     await asyncio.wait_for(proto.ready, 30)
                     clients.append(proto)
@@ -530,7 +565,7 @@ async def run_clients(kind: str, url: str, n: int, stalled: int) -> None:
             break
         if line[0] == "start":
             pool.window_start = int(line[1])
-            pool.frames = 0
+            pool.frames = pool.sampled_bytes = pool.counted_bytes = 0
             pool.latencies = array("q")
     lat = sorted(pool.latencies)
 
@@ -540,7 +575,9 @@ async def run_clients(kind: str, url: str, n: int, stalled: int) -> None:
     print(
         json.dumps(
             {
-                "frames": pool.frames,
+                "frames": pool.frames
+                + round(pool.counted_bytes * pool.frames / max(1, pool.sampled_bytes)),
+                "sampled_frames": pool.frames,
                 "p50_ms": pct(0.50),
                 "p99_ms": pct(0.99),
                 "p999_ms": pct(0.999),
@@ -630,38 +667,53 @@ def measure_point(
         "seconds": seconds,
         "stalled": stalled,
     }
+    base, _, procs = kind.partition("x")  # "edgex2": two edge processes on one port
+    copies = int(procs or 1)
+    point["processes"] = copies
     log = (work / f"server-{kind}.log").open("a")
-    command = server_command(kind, port, redis_url, stats)
-    with log, started(command, stdout=subprocess.PIPE, stderr=log) as server:
-        _wait_line(server, "listening", 30)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(log)
+        servers = []
+        for copy in range(copies):
+            command = server_command(base, port, redis_url, stats.with_suffix(f".{copy}.json"))
+            servers.append(
+                stack.enter_context(started(command, stdout=subprocess.PIPE, stderr=log))
+            )
+        for server in servers:
+            _wait_line(server, "listening", 30)
         time.sleep(0.5)
-        rss0 = proc_rss_kib(server.pid)
-        client_cmd = [sys.executable, __file__, "_clients", kind, f"127.0.0.1:{port}"]
+        rss0 = sum(proc_rss_kib(server.pid) for server in servers)
+        client_cmd = [sys.executable, __file__, "_clients", base, f"127.0.0.1:{port}"]
         client_cmd += [str(clients), str(stalled)]
         with started(client_cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE) as pool:
             assert pool.stdin is not None and pool.stdout is not None
             _wait_line(pool, "connected", 60 + clients / 100)
             time.sleep(1.0)
-            rss1 = proc_rss_kib(server.pid)
+            rss1 = sum(proc_rss_kib(server.pid) for server in servers)
             point["kib_per_conn"] = round((rss1 - rss0) / clients, 2)
             point["server_rss_mib"] = round(rss1 / 1024, 1)
-            if kind != "socketio":
-                os.kill(server.pid, signal.SIGUSR1)
+            if base != "socketio":
+                for server in servers:
+                    os.kill(server.pid, signal.SIGUSR1)
             start_ns = now_ns()
             pool.stdin.write(f"start {start_ns}\n")
             pool.stdin.flush()
-            cpu0 = proc_cpu_s(server.pid)
+            cpu0 = sum(proc_cpu_s(server.pid) for server in servers)
+            load0 = proc_cpu_s(pool.pid)
             pub = subprocess.run(
-                [sys.executable, __file__, "_publish", kind, redis_url, str(rate), str(seconds)],
+                [sys.executable, __file__, "_publish", base, redis_url, str(rate), str(seconds)],
                 capture_output=True,
                 text=True,
                 timeout=seconds * 3 + 30,
                 check=True,
             )
             time.sleep(1.0)  # let the last frames arrive
-            cpu1 = proc_cpu_s(server.pid)
-            if kind != "socketio":
-                os.kill(server.pid, signal.SIGUSR2)
+            cpu1 = sum(proc_cpu_s(server.pid) for server in servers)
+            load1 = proc_cpu_s(pool.pid)
+            if base != "socketio":
+                for server in servers:
+                    os.kill(server.pid, signal.SIGUSR2)
+                time.sleep(0.2)
             pool.stdin.write("stop\n")
             pool.stdin.flush()
             result = json.loads(pool.stdout.readline())
@@ -675,12 +727,21 @@ def measure_point(
             "delivered_pct": round(100 * frames / max(1, published * readers), 2),
             "server_us_per_frame": round(1e6 * (cpu1 - cpu0) / max(1, frames), 2),
             "server_cpu_pct": round(100 * (cpu1 - cpu0) / (seconds + 1.0), 1),
+            "clients_cpu_pct": round(100 * (load1 - load0) / (seconds + 1.0), 1),
             **result,
         }
     )
-    if stats.exists():
-        point.update(json.loads(stats.read_text()))
-        stats.unlink()
+    gcs = []
+    for copy in range(copies):
+        path = stats.with_suffix(f".{copy}.json")
+        if path.exists():
+            gcs.append(json.loads(path.read_text()))
+            path.unlink()
+    if gcs:
+        point["gc_collections"] = sum(g["gc_collections"] for g in gcs)
+        point["gc_max_ms"] = max(g["gc_max_ms"] for g in gcs)
+        point["gc_over_10ms"] = sum(g["gc_over_10ms"] for g in gcs)
+        point["gc_full"] = sum(g["gc_full"] for g in gcs)
     return point
 
 

@@ -21,6 +21,8 @@ const [port, channel, url] = process.argv.slice(2);
     transports: ["websocket"],
     perMessageDeflate: false,
     serveClient: false,
+    pingInterval: 120000, // keepalive off for the length of a point, as in the other servers
+    pingTimeout: 60000,
   });
   await feed.subscribe(channel, (message) => io.emit("m", message));
   server.listen(Number(port), "127.0.0.1", () => console.log("listening"));
