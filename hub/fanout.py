@@ -12,6 +12,11 @@ queued deltas are dropped and their topics marked *stale*: once the socket drain
 gets each stale topic's latest snapshot instead of the backlog (conflation). A client that
 overflows repeatedly, or stays stale too long, is closed with ``CLOSE_TOO_SLOW``; it may
 reconnect and resume.
+
+Updates arrive already encoded: ``publish(key, frames)`` takes one ``Outgoing`` per wire format
+and never decodes or re-encodes it. What a (re)subscribing or conflated client gets first comes
+from the store's ``catch_up(key, fmt, resume)``. Per-topic state lives only while the topic has
+subscribers.
 """
 
 from __future__ import annotations
@@ -19,12 +24,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import struct
 import time
 from collections import Counter, deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from hub.codec import pack, to_json
 from hub.engine.topics import TopicKey
@@ -32,9 +38,9 @@ from hub.engine.topics import TopicKey
 __all__ = [
     "CLOSE_TOO_SLOW",
     "AsgiSink",
+    "CatchUp",
     "Client",
     "Fanout",
-    "FrameSource",
     "Limits",
     "Outgoing",
     "RawSink",
@@ -96,10 +102,14 @@ class Outgoing:
         return self._text
 
 
-class FrameSource(Protocol):
-    """Where a (re)subscribing client's first frames come from (``hub.feed`` stores)."""
+@runtime_checkable
+class CatchUp(Protocol):
+    """Where the fan-out gets what a (re)subscribing client must receive first."""
 
-    def catch_up(self, key: TopicKey, fmt: str, resume: int | None) -> list[Outgoing]: ...
+    def catch_up(self, key: TopicKey, fmt: str, resume: int | None) -> list[Outgoing]:
+        """The missed deltas after ``resume`` when they are still known, else the current
+        snapshot (possibly followed by later deltas), encoded for ``fmt``."""
+        ...
 
 
 # -- sinks: where a client's bytes go ---------------------------------------------------------
@@ -130,10 +140,12 @@ class RawSink:
 
     raw = True
 
-    def __init__(self, protocol: Any, close_grace: float = 5.0) -> None:
+    def __init__(self, protocol: Any, close_grace: float = 1.0, sndbuf: int = 0) -> None:
         self._protocol = protocol
         self._transport: asyncio.WriteTransport = protocol.transport
         self._close_grace = close_grace
+        if sndbuf:
+            set_sndbuf(self._transport, sndbuf)
 
     @staticmethod
     def supports(protocol: Any) -> bool:
@@ -159,13 +171,39 @@ class RawSink:
 
     def close(self, code: int, reason: str) -> None:
         """Queue a close frame after what is buffered and close once it is flushed; a peer
-        that never reads is cut off after the grace period."""
+        that reads nothing for the grace period is cut off."""
         if not self.is_open():
             return
         self._protocol.close_sent = True
         self._transport.write(_close_frame(code, reason))
         self._transport.close()
-        asyncio.get_running_loop().call_later(self._close_grace, self._transport.abort)
+        _abort_unless_draining(self._transport, self._close_grace)
+
+
+def set_sndbuf(transport: asyncio.BaseTransport, size: int) -> None:
+    """Cap the kernel send buffer of a client socket. Autotuned, it grows to megabytes that a
+    reader which stopped fills for seconds before the server can notice; capped, a stalled
+    reader shows in the transport buffer within ``size`` bytes and the kernel memory held for
+    it is bounded. (128 KiB still carries ~100 MB/s at 1 ms RTT, ~1 MB/s at 100 ms.)"""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
+
+
+def _abort_unless_draining(transport: asyncio.WriteTransport, grace: float) -> None:
+    """Abort a closing transport once its buffer made no progress for ``grace`` seconds."""
+    loop = asyncio.get_running_loop()
+
+    def check(before: int) -> None:
+        now = transport.get_write_buffer_size()
+        if transport.is_closing() and now:
+            if now < before:
+                loop.call_later(grace, check, now)
+            else:
+                transport.abort()
+
+    loop.call_later(grace, check, transport.get_write_buffer_size())
 
 
 class AsgiSink:
@@ -223,7 +261,11 @@ class Limits:
     max_frames: int = 256  # queued frames before the client's topics are conflated
     max_bytes: int = 1 << 20  # queued bytes, likewise
     high_water: int = 256 << 10  # transport buffer above which we stop writing
-    slow_timeout: float = 5.0  # stale (conflated) for longer than this: closed
+    slow_timeout: float = 5.0  # stale, or socket not draining, for longer than this: closed
+    close_grace: float = 1.0  # after the close frame: cut off if nothing drains for this long
+    sndbuf: int = 128 << 10  # kernel send buffer per client socket (0: the kernel's autotuning)
+    max_topics: int = 64  # topics one connection may subscribe to
+    max_per_address: int = 256  # connections from one client address (a venue's OBS machines)
     max_overflows: int = 3  # overflows within overflow_window: closed
     overflow_window: float = 10.0
     poll: float = 0.02  # how often a backed-up client's socket is checked
@@ -233,7 +275,14 @@ class Client:
     """One websocket client: role, wire format, subscriptions and a bounded outgoing queue."""
 
     def __init__(
-        self, fanout: Fanout, sink: Sink, role: str, audience: str, fmt: str, limits: Limits
+        self,
+        fanout: Fanout,
+        sink: Sink,
+        role: str,
+        audience: str,
+        fmt: str,
+        limits: Limits,
+        address: str | None = None,
     ) -> None:
         if fmt not in FORMATS:
             raise ValueError(f"unknown format {fmt!r}")
@@ -243,16 +292,22 @@ class Client:
         self.audience = audience
         self.format = fmt
         self.limits = limits
+        self.address = address
         self.topics: set[str] = set()
         self.stale: set[str] = set()
         self.closed = False
         self.close_code: int | None = None
-        self._queue: deque[tuple[str | None, Outgoing]] = deque()
+        # the queue as two parallel deques: appending existing objects allocates nothing the
+        # garbage collector tracks (a (topic, out) tuple per client per update did, and under
+        # load those tuples lived long enough to be promoted and trigger full collections)
+        self._queue: deque[Outgoing] = deque()
+        self._queue_topics: deque[str | None] = deque()
         self._queued_bytes = 0
         self._dirty = False
         self._writer: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._stale_since: float | None = None
+        self._blocked_since: float | None = None  # the socket stopped draining
         self._overflows: deque[float] = deque()
 
     @property
@@ -270,7 +325,8 @@ class Client:
             if topic is not None:
                 self.fanout.frames_dropped += 1
             return
-        self._queue.append((topic, out))
+        self._queue.append(out)
+        self._queue_topics.append(topic)
         self._queued_bytes += len(out.payload)
         if len(self._queue) > self.limits.max_frames or self._queued_bytes > self.limits.max_bytes:
             self._overflow()
@@ -283,12 +339,14 @@ class Client:
     def drop_topic(self, topic: str) -> None:
         """Forget queued frames and staleness of a topic (re-subscribe, unsubscribe)."""
         self.stale.discard(topic)
-        if any(t == topic for t, _ in self._queue):
-            self._replace_queue([(t, o) for t, o in self._queue if t != topic])
+        if topic in self._queue_topics:
+            pairs = zip(self._queue_topics, self._queue, strict=True)
+            self._replace_queue([(t, o) for t, o in pairs if t != topic])
 
     def _replace_queue(self, entries: list[tuple[str | None, Outgoing]]) -> None:
         self.fanout.frames_dropped += len(self._queue) - len(entries)
-        self._queue = deque(entries)
+        self._queue = deque(o for _, o in entries)
+        self._queue_topics = deque(t for t, _ in entries)
         self._queued_bytes = sum(len(o.payload) for _, o in entries)
 
     def _overflow(self) -> None:
@@ -301,7 +359,7 @@ class Client:
             self.kill()
             return
         kept: list[tuple[str | None, Outgoing]] = []
-        for topic, out in self._queue:
+        for topic, out in zip(self._queue_topics, self._queue, strict=True):
             if topic is None:
                 kept.append((topic, out))
             else:
@@ -328,6 +386,7 @@ class Client:
         self.close_code = code
         self.fanout.frames_dropped += len(self._queue)
         self._queue.clear()
+        self._queue_topics.clear()
         self._queued_bytes = 0
         self.fanout.remove(self)
         self.sink.close(code, reason)
@@ -340,7 +399,12 @@ class Client:
         self._dirty = False
         if self.closed:
             return
-        if not self.sink.raw or self.sink.buffered() > self.limits.high_water:
+        if not self.sink.raw:
+            self._start_writer()
+            return
+        if self.sink.buffered() > self.limits.high_water:
+            if self._blocked_since is None:
+                self._blocked_since = time.monotonic()
             self._start_writer()
             return
         if self._writer is not None and not self._writer.done():
@@ -350,12 +414,15 @@ class Client:
     def _write_all(self) -> None:
         """Raw sinks: everything queued in one write, then snapshots of stale topics."""
         for _ in range(2):
-            if self._queue:
-                frames = [out.frame for _, out in self._queue]
-                self._queue.clear()
+            queue = self._queue
+            if queue:
+                n = len(queue)
+                data = queue[0].frame if n == 1 else b"".join([out.frame for out in queue])
+                queue.clear()
+                self._queue_topics.clear()
                 self._queued_bytes = 0
-                self.sink.write(b"".join(frames))
-                self.fanout.frames_sent += len(frames)
+                self.sink.write(data)
+                self.fanout.frames_sent += n
             if not self.stale:
                 return
             self._resolve_stale()
@@ -390,9 +457,12 @@ class Client:
         limits = self.limits
         while not self.closed and self.sink.is_open():
             if self.sink.buffered() <= limits.high_water // 2:
+                self._blocked_since = None
                 self._write_all()
                 if self.sink.buffered() <= limits.high_water:
                     return
+            elif self._blocked_since is None:
+                self._blocked_since = time.monotonic()
             if self._too_slow():
                 self.kill()
                 return
@@ -401,7 +471,8 @@ class Client:
     async def _drain_asgi(self) -> None:
         while not self.closed and self.sink.is_open():
             while self._queue:
-                _, out = self._queue.popleft()
+                out = self._queue.popleft()
+                self._queue_topics.popleft()
                 self._queued_bytes -= len(out.payload)
                 await self.sink.send(out)
                 self.fanout.frames_sent += 1
@@ -415,7 +486,10 @@ class Client:
             await self._wake.wait()
 
     def _too_slow(self) -> bool:
+        """Stale, or its socket not draining, for longer than ``slow_timeout``."""
         since = self._stale_since
+        if since is None or (self._blocked_since is not None and self._blocked_since < since):
+            since = self._blocked_since
         return since is not None and time.monotonic() - since > self.limits.slow_timeout
 
     async def aclose(self) -> None:
@@ -434,11 +508,12 @@ class Fanout:
     """Clients and their subscriptions; ``publish`` is synchronous and O(subscribers)."""
 
     def __init__(
-        self, store: FrameSource, limits: Limits | None = None, flush_delay: float = 0.0
+        self, store: CatchUp, limits: Limits | None = None, flush_delay: float = 0.0
     ) -> None:
-        """``flush_delay``: 0 writes at the end of the current loop iteration; a few
-        milliseconds coalesce a burst of updates into one write per client (fewer syscalls,
-        that much more latency)."""
+        """``store``: what new subscribers get first (``hub.feed``'s stores). ``flush_delay``:
+        0 writes at the end of the current loop
+        iteration; a few milliseconds coalesce a burst of updates into one write per client
+        (fewer syscalls, that much more latency)."""
         self.store = store
         self.limits = limits or Limits()
         self.flush_delay = flush_delay
@@ -446,74 +521,112 @@ class Fanout:
         self.frames_sent = 0
         self.frames_dropped = 0
         self.slow_closes = 0
+        # (audience, topic) -> format -> subscribers; a key exists only while it has any
         self._subs: dict[TopicKey, dict[str, set[Client]]] = {}
+        self._addresses: Counter[str] = Counter()
         self._dirty: list[Client] = []
         self._flush_handle: asyncio.Handle | asyncio.TimerHandle | None = None
 
-    def add(self, sink: Sink, role: str, audience: str, fmt: str = "json") -> Client:
-        client = Client(self, sink, role, audience, fmt, self.limits)
+    def may_connect(self, address: str | None) -> bool:
+        """False when ``address`` already holds ``limits.max_per_address`` connections."""
+        return address is None or self._addresses[address] < self.limits.max_per_address
+
+    def add(
+        self, sink: Sink, role: str, audience: str, fmt: str = "json", address: str | None = None
+    ) -> Client:
+        client = Client(self, sink, role, audience, fmt, self.limits, address)
         self.clients.add(client)
+        if address is not None:
+            self._addresses[address] += 1
         return client
 
     def remove(self, client: Client) -> None:
         """Forget a client (idempotent); ``Client.close`` calls it."""
+        if client not in self.clients:
+            return
         self.clients.discard(client)
+        if client.address is not None:
+            self._addresses[client.address] -= 1
+            if self._addresses[client.address] <= 0:
+                del self._addresses[client.address]
         for topic in client.topics:
             self._forget(client, (client.audience, topic))
         client.topics.clear()
         client.stale.clear()
 
+    def _forget(self, client: Client, key: TopicKey) -> None:
+        """Drop one subscription; the topic's entry goes with its last subscriber."""
+        by_format = self._subs.get(key)
+        if by_format is None:
+            return
+        clients = by_format.get(client.format)
+        if clients is not None:
+            clients.discard(client)
+            if not clients:
+                del by_format[client.format]
+        if not by_format:
+            del self._subs[key]
+
     def roles(self) -> Counter[str]:
         return Counter(c.role for c in self.clients)
+
+    def topics(self) -> int:
+        """Topics with at least one subscriber (the only ones the fan-out keeps state for)."""
+        return len(self._subs)
+
+    def addresses(self) -> int:
+        return len(self._addresses)
 
     def subscribed(self, key: TopicKey) -> int:
         by_format = self._subs.get(key)
         return 0 if by_format is None else sum(len(s) for s in by_format.values())
 
-    def subscribe(self, client: Client, topic: str, resume: int | None = None) -> None:
-        """Subscribe and queue what the client needs first: the missed deltas when its
-        ``resume`` seq is still in the history, else the current snapshot (and any deltas
-        after it)."""
+    def subscribe(self, client: Client, topic: str, resume: int | None = None) -> str | None:
+        """Subscribe and queue what the client needs first (``store.catch_up``: the missed
+        deltas when its ``resume`` seq is still known, else the current snapshot). Returns
+        ``"too_many_topics"`` when the client is at ``limits.max_topics``, else None."""
         if client.closed:
-            return
+            return None
+        if topic not in client.topics and len(client.topics) >= self.limits.max_topics:
+            return "too_many_topics"
         key = (client.audience, topic)
         client.drop_topic(topic)
         for out in self.store.catch_up(key, client.format, resume):
             client.enqueue(topic, out)
         if client.closed:
-            return
+            return None
         client.topics.add(topic)
         by_format = self._subs.get(key)
         if by_format is None:
-            by_format = self._subs[key] = {fmt: set() for fmt in FORMATS}
-        by_format[client.format].add(client)
+            by_format = self._subs[key] = {}
+        clients = by_format.get(client.format)
+        if clients is None:
+            clients = by_format[client.format] = set()
+        clients.add(client)
+        return None
 
     def unsubscribe(self, client: Client, topic: str) -> None:
         client.topics.discard(topic)
         client.drop_topic(topic)
         self._forget(client, (client.audience, topic))
 
-    def _forget(self, client: Client, key: TopicKey) -> None:
-        """Drop a client from a topic; the topic's entry goes with its last subscriber."""
-        by_format = self._subs.get(key)
-        if by_format is not None:
-            by_format[client.format].discard(client)
-            if not any(by_format.values()):
-                del self._subs[key]
-
     def publish(self, key: TopicKey, frames: Mapping[str, Outgoing]) -> None:
-        """Queue an update, already encoded once per wire format, for every subscriber; the
-        writes happen in the next flush. Call it right after the store changed, with no
-        await in between."""
+        """Queue an update, already encoded once per wire format (``frames[fmt]``), for every
+        subscriber; the writes happen in the next flush. Nothing is decoded or re-encoded.
+        Call it right after the store changed, with no await in between."""
         by_format = self._subs.get(key)
         if not by_format:
             return
         topic = key[1]
-        for fmt, clients in by_format.items():
-            if clients:
-                out = frames[fmt]
-                for client in list(clients):  # a copy: enqueue may close (and remove) a client
-                    client.enqueue(topic, out)
+        for fmt, clients in list(by_format.items()):
+            out = frames.get(fmt)
+            if out is None:
+                log.warning(
+                    "update of %s has no %s frame; %s client(s) skipped", key, fmt, len(clients)
+                )
+                continue
+            for client in list(clients):  # a copy: enqueue may close (and remove) a client
+                client.enqueue(topic, out)
 
     def _mark_dirty(self, client: Client) -> None:
         self._dirty.append(client)

@@ -40,7 +40,7 @@ log = logging.getLogger("duplicast")
 async def run_serve(args: argparse.Namespace) -> int:
     from hub.auth import Auth
     from hub.edge import EdgeSource
-    from hub.server import create_app, serve
+    from hub.server import create_app, serve, tune_gc
 
     auth = Auth.from_env()
     if weak_tokens_refused("serve", auth):
@@ -64,6 +64,7 @@ async def run_serve(args: argparse.Namespace) -> int:
         stop_metrics = serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
     try:
         server = await serve(app, args.host, args.port)
+        tune_gc()
         print(f"duplicast {args.role} for {config.id!r} on {server.url}", flush=True)
         stop = asyncio.Event()
         waits = [asyncio.ensure_future(until_signalled(stop))]

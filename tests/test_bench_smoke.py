@@ -110,10 +110,10 @@ def test_fanout_bench_tiny() -> None:
 
 
 @pytest.mark.redis
-def test_ingest_redis_bench_one_session() -> None:
+def test_ingest_redis_bench_one_session(redis_url: str) -> None:
     """The ingest alone on Redis, consoles in a subprocess: every event applied and acked."""
     bench = load("ingest_redis_bench")
-    run = asyncio.run(bench.one_session("redis://127.0.0.1:6379/0", timeout=60))
+    run = asyncio.run(bench.one_session(redis_url, timeout=60))
     assert run["events"] > 1000 and run["events_per_s"] > 0
     assert run["ratio_to_baseline"] > 0 and run["baseline_events_per_s"] > 0
     assert "0 rejected" in run["consoles"] and f"{run['events']} accepted" in run["consoles"]
@@ -165,3 +165,22 @@ def test_ingest_load_bench_tiny(redis_url: str) -> None:
     rebuilt = asyncio.run(bench.rebuild(redis_url, 2000, 500, 3))
     assert rebuilt["snapshot_plus_tail"]["replayed"] == 500
     assert set(rebuilt["snapshot_plus_tail"]["phases"]) == {"snapshot", "journal", "feed"}
+
+
+@pytest.mark.redis
+def test_edge_bench_tiny(redis_url: str, tmp_path: Path) -> None:
+    """The edge bench end to end on a tiny point: structure only, no timing assertions."""
+    bench = load("edge_bench")
+    servers = ["edge", "naive", "websockets"]
+    if (Path(bench.__file__).parent / "socketio" / "node_modules").is_dir():
+        servers.append("socketio")
+    points = bench.sweep(servers, [(20, 20.0, 0.05)], 1.0, redis_url, tmp_path)
+    assert [p["server"] for p in points] == servers
+    for point in points:
+        assert "error" not in point, point
+        assert point["published"] == 20 and point["stalled"] == 1
+        assert point["frames_per_s"] > 0 and 0 < point["delivered_pct"] <= 100
+        assert point["p999_ms"] >= point["p99_ms"] >= point["p50_ms"] >= 0
+        assert point["server_us_per_frame"] > 0 and "kib_per_conn" in point
+    assert "gc_max_ms" in points[0]
+    assert bench.parse_points("10k@10,1k@100/1%") == [(10000, 10.0, 0.0), (1000, 100.0, 0.01)]

@@ -18,7 +18,7 @@ from websockets.frames import Frame, Opcode
 import hub.fanout as fanout_module
 from hub.codec import to_json, unpack
 from hub.engine.patch import apply_patch
-from hub.fanout import CLOSE_TOO_SLOW, Fanout, Limits, Outgoing, build_frame
+from hub.fanout import CLOSE_TOO_SLOW, FORMATS, Fanout, Limits, Outgoing, build_frame
 from hub.feed import TopicKey
 from hub.server import RunningServer, create_app, serve
 from tests.feedwriter import FeedWriter
@@ -359,4 +359,123 @@ async def test_stalled_client_is_closed_with_4008() -> None:
         assert code == CLOSE_TOO_SLOW
         replay(messages)  # what it did get had no gap
         assert len(source.fanout.clients) == 1  # the fast one
+        await fast.close()
+
+
+# -- bounded state and limits (issue #9.2, #9.8) ----------------------------------------------
+
+
+async def test_topic_state_is_freed_when_the_last_subscriber_leaves() -> None:
+    """Many distinct topic names subscribed once: once the sockets close, nothing is kept."""
+    import gc
+    import tracemalloc
+
+    store = FeedWriter()
+    fanout = Fanout(store, Limits(max_topics=64))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for batch in range(4):
+            clients = [fanout.add(FakeSink(), "public", "public", fmt) for fmt in FORMATS * 50]
+            for n, client in enumerate(clients):
+                for k in range(50):
+                    topic = f"seat:{(batch * 100 + n) * 50 + k}"
+                    assert fanout.subscribe(client, topic) is None
+            assert fanout.topics() == 100 * 50
+            await asyncio.sleep(0)
+            for client in clients:
+                client.close()
+            del clients, client
+        assert fanout.topics() == 0 and not fanout.clients
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 256 << 10, f"{grown} bytes kept after 20,000 distinct topics"
+
+
+async def test_topics_per_connection_are_limited() -> None:
+    fanout = Fanout(FeedWriter(), Limits(max_topics=3))
+    client = fanout.add(FakeSink(), "public", "public", "json")
+    assert [fanout.subscribe(client, f"seat:{s}") for s in range(1, 5)] == [
+        None,
+        None,
+        None,
+        "too_many_topics",
+    ]
+    assert fanout.subscribe(client, "seat:1") is None  # already held: a reset, not a new one
+    fanout.unsubscribe(client, "seat:2")
+    assert fanout.subscribe(client, "seat:4") is None and fanout.topics() == 3
+
+
+async def test_connections_per_address_are_counted_and_freed() -> None:
+    fanout = Fanout(FeedWriter(), Limits(max_per_address=2))
+    a = [fanout.add(FakeSink(), "public", "public", "json", "10.0.0.1") for _ in range(2)]
+    assert not fanout.may_connect("10.0.0.1") and fanout.may_connect("10.0.0.2")
+    a[0].close()
+    assert fanout.may_connect("10.0.0.1")
+    a[1].close()
+    assert fanout.addresses() == 0
+
+
+async def test_publish_takes_encoded_frames_and_never_reencodes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The contract: ``publish(key, frames)`` writes ``frames[fmt].frame`` as is; new
+    subscribers get what ``store.catch_up`` returns."""
+
+    class Store:
+        def __init__(self) -> None:
+            self.asked: list[tuple[TopicKey, str, int | None]] = []
+
+        def catch_up(self, key: TopicKey, fmt: str, resume: int | None) -> list[Outgoing]:
+            self.asked.append((key, fmt, resume))
+            return [Outgoing(f"first-{fmt}".encode(), fmt == "json")]
+
+    def refuse(obj: Any) -> bytes:
+        raise AssertionError("the fan-out encoded something")
+
+    store = Store()
+    fanout = Fanout(store)
+    sinks = {fmt: FakeSink() for fmt in FORMATS}
+    clients = {fmt: fanout.add(sinks[fmt], "public", "public", fmt) for fmt in FORMATS}
+    monkeypatch.setattr(fanout_module, "to_json", refuse)
+    monkeypatch.setattr(fanout_module, "pack", refuse)
+    for fmt, client in clients.items():
+        fanout.subscribe(client, "standings", 7 if fmt == "json" else None)
+    assert store.asked == [(STANDINGS, "json", 7), (STANDINGS, "msgpack", None)]
+    frames = {"json": Outgoing(b'{"x":1}', True), "msgpack": Outgoing(b"\x81\xa1x\x01", False)}
+    fanout.publish(STANDINGS, frames)
+    await asyncio.sleep(0)
+    assert bytes(sinks["json"].data) == build_frame(b"first-json", True) + frames["json"].frame
+    assert bytes(sinks["msgpack"].data) == (
+        build_frame(b"first-msgpack", False) + frames["msgpack"].frame
+    )
+    fanout.publish(("public", "ticker"), frames)  # nobody subscribed: nothing happens
+    assert fanout.topics() == 1
+
+
+async def test_stalled_client_is_closed_within_six_seconds_by_default() -> None:
+    """Issue #9.8: a reader that stops is closed after ~5 s (``slow_timeout``), not ~25 s."""
+    source = Source(Limits())
+    source.put(STANDINGS, {"n": 0, "blob": BLOB})
+    async with running(source) as server:
+        slow = await subscribed(server.ws_url, await stalled_client(server.ws_url))
+        fast = await subscribed(server.ws_url)
+        await fast.recv(), await fast.recv()
+        stalled_at = time.monotonic()
+        n = 0
+        while source.fanout.slow_closes == 0 and time.monotonic() - stalled_at < 15:
+            n += 1
+            source.put(STANDINGS, {"n": n, "blob": f"{BLOB}{n}"})
+            while True:  # the fast client keeps up
+                if json.loads(await asyncio.wait_for(fast.recv(), 5))["seq"] == n + 1:
+                    break
+            await asyncio.sleep(0.01)
+        took = time.monotonic() - stalled_at
+        assert source.fanout.slow_closes == 1, "the stalled client was never closed"
+        assert took < 6.5, f"closed after {took:.1f} s"
+        assert len(source.fanout.clients) == 1
+        await slow.close()
         await fast.close()

@@ -15,6 +15,7 @@ import msgpack
 import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection
+from websockets.typing import Origin
 
 from hub.auth import Auth, check_topic
 from hub.bus.base import Bus
@@ -24,7 +25,7 @@ from hub.codec import pack, unpack
 from hub.edge import EdgeSource
 from hub.engine.patch import clone, diff
 from hub.engine.projections import TopicChange
-from hub.fanout import Fanout
+from hub.fanout import Fanout, Limits
 from hub.feed import IngestFeed, TopicKey, encode_feed
 from hub.server import RunningServer, create_app, serve
 
@@ -478,3 +479,116 @@ async def test_two_edges_on_redis(redis_url: str) -> None:
     finally:
         await bus.delete(Channels(tournament).topics)
         await bus.close()
+
+
+# -- origins, limits, topics of the tournament (issue #9.2, #9.8) -----------------------------
+
+
+@contextlib.asynccontextmanager
+async def app_server(source: Any, **options: Any) -> AsyncIterator[RunningServer]:
+    running = await serve(create_app(source, auth=AUTH, **options))
+    try:
+        yield running
+    finally:
+        await running.stop()
+
+
+async def test_foreign_origin_refused_same_host_and_no_origin_allowed(
+    source: FakeSource, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DUPLICAST_ALLOWED_ORIGINS", raising=False)
+    async with app_server(source) as server:
+        url = f"{server.ws_url}?token=op-secret"
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            await websockets.connect(url, origin=Origin("https://evil.example"))
+        assert refused.value.response.status_code == 403
+        assert json.loads(refused.value.response.body or b"")["error"] == "forbidden_origin"
+        own = f"http://{server.host}:{server.port}"
+        for origin in (Origin(own), None):
+            async with websockets.connect(url, origin=origin) as ws:
+                assert (await recv(ws))["role"] == "operator"
+
+
+async def test_allowed_origins_from_the_environment(
+    source: FakeSource, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DUPLICAST_ALLOWED_ORIGINS", "https://overlays.example, https://b.example")
+    async with app_server(source) as server:
+        async with websockets.connect(server.ws_url, origin=Origin("https://b.example")) as ws:
+            assert (await recv(ws))["type"] == "hello"
+        own = f"http://{server.host}:{server.port}"
+        for origin in (own, "https://evil.example"):  # an explicit list replaces same-host
+            with pytest.raises(websockets.InvalidStatus):
+                await websockets.connect(server.ws_url, origin=Origin(origin))
+    monkeypatch.setenv("DUPLICAST_ALLOWED_ORIGINS", "*")
+    async with (
+        app_server(source) as server,
+        websockets.connect(server.ws_url, origin=Origin("https://any.example")) as ws,
+    ):
+        assert (await recv(ws))["type"] == "hello"
+
+
+async def test_connections_per_address_limited_with_a_coded_error() -> None:
+    source = FakeSource()
+    source.fanout = Fanout(source.store, Limits(max_per_address=2))
+    async with app_server(source) as server:
+        first = [await connect(server) for _ in range(2)]
+        for ws in first:
+            await recv(ws)
+        async with await connect(server) as third:
+            err = await recv(third)
+            assert (err["type"], err["code"]) == ("error", "too_many_connections")
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                await recv(third)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+        await first[0].close()
+        await wait_until(lambda: source.fanout.addresses() == 1 and len(source.fanout.clients) == 1)
+        async with await connect(server) as again:
+            assert (await recv(again))["type"] == "hello"
+        await first[1].close()
+
+
+async def wait_until(predicate: Any, timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        assert asyncio.get_running_loop().time() < deadline, "condition not reached"
+        await asyncio.sleep(0.01)
+
+
+async def test_topics_per_connection_limited_and_freed_on_close() -> None:
+    source = FakeSource()
+    source.fanout = Fanout(source.store, Limits(max_topics=64))
+    async with app_server(source) as server:
+        sockets = [await connect(server) for _ in range(20)]
+        for n, ws in enumerate(sockets):
+            await recv(ws)
+            topics = [f"deal:{n * 1000 + k}" for k in range(65)]
+            await send(ws, {"op": "subscribe", "topics": topics})
+            got = [await recv(ws) for _ in range(65)]
+            assert [m["type"] for m in got[:64]] == ["snapshot"] * 64
+            assert (got[64]["code"], got[64]["topic"]) == ("too_many_topics", topics[64])
+        assert source.fanout.topics() == 20 * 64
+        for ws in sockets:
+            await ws.close()
+        await wait_until(lambda: not source.fanout.clients)
+        assert source.fanout.topics() == 0 and source.fanout.addresses() == 0
+
+
+async def test_the_source_decides_which_topics_exist() -> None:
+    class Tournament(FakeSource):
+        def check_topic(self, role: str, topic: str) -> str | None:
+            if topic.startswith("table:") and int(topic[6:]) > 6:
+                return "unknown_topic"
+            return check_topic(role, topic)
+
+    source = Tournament()
+    async with app_server(source) as server, await connect(server) as ws:
+        await recv(ws)
+        await send(ws, {"op": "subscribe", "topics": ["table:7", "table:6", "ops"]})
+        assert [(m["type"], m.get("code")) for m in [await recv(ws) for _ in range(3)]] == [
+            ("error", "unknown_topic"),
+            ("snapshot", None),
+            ("error", "forbidden"),
+        ]
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            assert (await http.get("/api/tables/7")).status_code == 404

@@ -1,0 +1,835 @@
+"""Edge fan-out side by side with its peers, one workload, one run (DESIGN §6).
+
+    python bench/edge_bench.py --quick            # 1-2 minute smoke
+    python bench/edge_bench.py                    # the full sweep (~10-20 min)
+    python bench/edge_bench.py --servers edge,websockets --points 10k@10
+
+Every server gets its messages by Redis PUBLISH from a separate publisher process, and the
+clients run in another separate process (raw-socket websocket clients on one event loop; for
+Socket.IO they speak engine.io v4 over websocket). Servers:
+
+- ``edge``: our edge. ``hub.server.create_app`` + ``hub.server.serve`` (the real app, routes
+  and fan-out) in its own process, fed from Redis by a subscriber that reads the feed wire
+  format v2 (``encode_feed`` below) and calls ``Fanout.publish(key, frames)``: exactly what an
+  edge does with the v2 feed, without ``hub.edge.EdgeSource`` (which in this branch still reads
+  the v1 feed format).
+- ``naive``: Starlette + ``broadcaster`` (Redis), ``await websocket.send_text`` per client.
+- ``websockets``: the ``websockets`` library server with ``broadcast()``.
+- ``socketio``: Socket.IO 4.8 on node with ``@socket.io/redis-adapter`` (``bench/socketio``;
+  ``npm ci`` there first).
+
+Each point: a fresh server process; N clients connect and subscribe; the server's RSS growth
+over the N idle connections gives KiB per connection; the publisher then publishes at R Hz for
+D seconds, each message carrying its publish time; the clients record publish→receive latency
+of every frame. Server CPU per delivered frame comes from /proc/PID/stat of the server process;
+GC pauses of our edge from ``gc.callbacks`` in its process. Keepalive pings are off in every
+server for the length of a point (they would be the same small per-connection cost in all).
+Loopback only; every process this bench starts is ended by its pid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import gc
+import json
+import os
+import re
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import time
+from array import array
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import msgpack  # noqa: E402
+
+TOURNAMENT = "bench"
+TOPIC = "standings"
+TEXT_CHANNEL = "bench:text"
+SERVERS = ("edge", "edgex2", "naive", "websockets", "socketio")
+PAYLOAD_BYTES = 206
+CLK = getattr(time, "CLOCK_MONOTONIC", 1)
+
+
+def now_ns() -> int:
+    """A clock shared by all processes of the machine (CLOCK_MONOTONIC)."""
+    return time.clock_gettime_ns(CLK)
+
+
+def raise_nofile() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+# -- the messages -----------------------------------------------------------------------------
+
+
+def client_message(seq: int, sent_ns: int) -> bytes:
+    """The JSON client delta, ~206 bytes, carrying its publish time as ``t0``."""
+    head = {
+        "type": "delta",
+        "topic": TOPIC,
+        "seq": seq,
+        "patch": [{"op": "replace", "path": "/t0", "value": sent_ns}],
+    }
+    body = json.dumps(head, separators=(",", ":"))
+    pad = PAYLOAD_BYTES - len(body) - len(',{"op":"add","path":"/pad","value":""}')
+    head["patch"].append({"op": "add", "path": "/pad", "value": "x" * max(pad, 0)})
+    return json.dumps(head, separators=(",", ":")).encode()
+
+
+def encode_feed(
+    audience: str, topic: str, seq: int, full: bool, json_msg: bytes, msgpack_msg: bytes
+) -> bytes:
+    """The feed wire format v2 on ``dup:{tournament}:feed``; ``hub.feed.encode_feed`` when this
+    tree has it, else the same map built here."""
+    try:
+        from hub.feed import encode_feed as hub_encode  # type: ignore[attr-defined]
+    except ImportError:
+        hub_encode = None
+    if hub_encode is not None:
+        with contextlib.suppress(TypeError):
+            out: bytes = hub_encode(audience, topic, seq, full, json_msg, msgpack_msg)
+            return out
+    return msgpack.packb(
+        {"v": 2, "a": audience, "t": topic, "s": seq, "f": full, "j": json_msg, "m": msgpack_msg},
+        use_bin_type=True,
+    )
+
+
+def wire_message(kind: str, seq: int, sent_ns: int) -> tuple[str, bytes]:
+    """(channel, bytes) the publisher sends for one update to a server of ``kind``."""
+    text = client_message(seq, sent_ns)
+    if kind == "edge":
+        as_msgpack = msgpack.packb(json.loads(text), use_bin_type=True)
+        return f"dup:{TOURNAMENT}:feed", encode_feed("public", TOPIC, seq, False, text, as_msgpack)
+    return TEXT_CHANNEL, text
+
+
+# -- servers ----------------------------------------------------------------------------------
+
+
+def _install_gc_probe(stats_path: str) -> None:
+    """GC pauses of this process: reset on SIGUSR1, written to ``stats_path`` on SIGUSR2."""
+    state: dict[str, Any] = {"pauses": array("d"), "start": 0.0}
+
+    def callback(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            state["start"] = time.perf_counter()
+        else:
+            state["pauses"].append((time.perf_counter() - state["start"]) * 1000)
+            state.setdefault("gens", []).append(info.get("generation", -1))
+
+    def reset(*_: Any) -> None:
+        state["pauses"] = array("d")
+        state["gens"] = []
+
+    def dump(*_: Any) -> None:
+        pauses = sorted(state["pauses"])
+        gens = state.get("gens", [])
+        Path(stats_path).write_text(
+            json.dumps(
+                {
+                    "gc_collections": len(pauses),
+                    "gc_max_ms": round(pauses[-1], 2) if pauses else 0.0,
+                    "gc_over_10ms": sum(1 for p in pauses if p > 10),
+                    "gc_full": sum(1 for g in gens if g == 2),
+                }
+            )
+        )
+
+    gc.callbacks.append(callback)
+    signal.signal(signal.SIGUSR1, reset)
+    signal.signal(signal.SIGUSR2, dump)
+
+
+async def _serve_edge(port: int, redis_url: str) -> None:
+    import redis.asyncio as aioredis
+
+    from hub.auth import Auth
+    from hub.fanout import Fanout, Limits, Outgoing
+    from hub.server import create_app, serve, tune_gc
+
+    snapshot = json.dumps({"type": "snapshot", "topic": TOPIC, "seq": 0, "data": {}}).encode()
+
+    class Store:
+        def catch_up(self, key: Any, fmt: str, resume: int | None) -> list[Outgoing]:
+            if fmt == "json":
+                return [Outgoing(snapshot, True)]
+            return [Outgoing(msgpack.packb(json.loads(snapshot)), False)]
+
+    class Source:
+        tournament = TOURNAMENT
+        store: Any = None
+
+        def __init__(self) -> None:
+            # every bench client comes from 127.0.0.1
+            self.fanout = Fanout(Store(), Limits(max_per_address=1 << 20))
+
+        def ready(self) -> bool:
+            return True
+
+        async def control(self, command: dict[str, Any]) -> dict[str, Any]:
+            return {"ok": False, "code": "not_allowed"}
+
+        async def start(self) -> None: ...
+
+        async def stop(self) -> None: ...
+
+    source = Source()
+    client = aioredis.Redis.from_url(redis_url)
+    pubsub = client.pubsub()
+    await pubsub.subscribe(f"dup:{TOURNAMENT}:feed")
+
+    async def consume() -> None:
+        fanout = source.fanout
+        while True:
+            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            if message is None:
+                continue
+            feed = msgpack.unpackb(message["data"], raw=False)
+            key = (feed["a"], feed["t"])
+            fanout.publish(
+                key, {"json": Outgoing(feed["j"], True), "msgpack": Outgoing(feed["m"], False)}
+            )
+
+    app = create_app(source, auth=Auth(), allowed_origins=["*"])
+    running = await serve(
+        app, "127.0.0.1", port, reuse_port=True, backlog=4096, ws_ping_interval=None
+    )
+    task = asyncio.create_task(consume())
+    if os.environ.get("BENCH_EDGE_GC", "tuned") == "tuned":
+        tune_gc()
+    print("listening", flush=True)
+    try:
+        await running.task
+    finally:
+        task.cancel()
+
+
+async def _serve_naive(port: int, redis_url: str) -> None:
+    import redis.asyncio as aioredis
+    import uvicorn
+    from broadcaster import Broadcast, BroadcastBackend, Event
+    from starlette.applications import Starlette
+    from starlette.routing import WebSocketRoute
+    from starlette.websockets import WebSocket, WebSocketDisconnect
+
+    class RedisPubSub(BroadcastBackend):
+        """broadcaster's Redis backend, minus a start-up race: with redis-py 8 its listener
+        can start before the subscription exists, end at once and never listen again (seen
+        here: nothing delivered). Same interface, same PUBLISH/SUBSCRIBE."""
+
+        def __init__(self, url: str) -> None:
+            self.conn = aioredis.Redis.from_url(url)
+            self.pubsub = self.conn.pubsub()
+            self.subscribed = asyncio.Event()
+
+        async def connect(self) -> None:
+            pass
+
+        async def disconnect(self) -> None:
+            await self.pubsub.aclose()
+            await self.conn.aclose()
+
+        async def subscribe(self, channel: str) -> None:
+            await self.pubsub.subscribe(channel)
+            self.subscribed.set()
+
+        async def unsubscribe(self, channel: str) -> None:
+            await self.pubsub.unsubscribe(channel)
+
+        async def publish(self, channel: str, message: Any) -> None:
+            await self.conn.publish(channel, message)
+
+        async def next_published(self) -> Event:
+            await self.subscribed.wait()
+            while True:
+                message = await self.pubsub.get_message(ignore_subscribe_messages=True, timeout=1)
+                if message is not None:
+                    return Event(message["channel"].decode(), message["data"].decode())
+
+    broadcast = Broadcast(backend=RedisPubSub(redis_url))
+    clients: set[WebSocket] = set()
+
+    async def endpoint(websocket: WebSocket) -> None:
+        await websocket.accept()
+        clients.add(websocket)
+        try:
+            while True:
+                await websocket.receive_text()
+        except WebSocketDisconnect:
+            pass
+        finally:
+            clients.discard(websocket)
+
+    async def relay() -> None:
+        async with broadcast.subscribe(channel=TEXT_CHANNEL) as subscriber:
+            async for event in subscriber:  # type: ignore[union-attr]
+                for websocket in list(clients):
+                    try:
+                        await websocket.send_text(event.message)
+                    except Exception:
+                        clients.discard(websocket)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> Any:
+        await broadcast.connect()
+        task = asyncio.create_task(relay())
+        yield
+        task.cancel()
+        await broadcast.disconnect()
+
+    app = Starlette(routes=[WebSocketRoute("/ws", endpoint)], lifespan=lifespan)
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        backlog=4096,
+        ws_ping_interval=None,
+        ws_per_message_deflate=False,
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.02)
+    print("listening", flush=True)
+    await task
+
+
+async def _serve_websockets(port: int, redis_url: str) -> None:
+    import redis.asyncio as aioredis
+    from websockets.asyncio.server import ServerConnection, broadcast, serve
+
+    clients: set[ServerConnection] = set()
+
+    async def handler(websocket: ServerConnection) -> None:
+        clients.add(websocket)
+        try:
+            async for _ in websocket:
+                pass
+        finally:
+            clients.discard(websocket)
+
+    client = aioredis.Redis.from_url(redis_url)
+    pubsub = client.pubsub()
+    await pubsub.subscribe(TEXT_CHANNEL)
+    async with serve(
+        handler, "127.0.0.1", port, compression=None, backlog=4096, ping_interval=None
+    ):
+        print("listening", flush=True)
+        while True:
+            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            if message is not None:
+                broadcast(clients, message["data"].decode())
+
+
+def run_server(kind: str, port: int, redis_url: str, stats_path: str) -> None:
+    raise_nofile()
+    _install_gc_probe(stats_path)
+    serve_fn = {"edge": _serve_edge, "naive": _serve_naive, "websockets": _serve_websockets}[kind]
+    try:
+        import uvloop
+
+        uvloop.run(serve_fn(port, redis_url))
+    except ImportError:
+        asyncio.run(serve_fn(port, redis_url))
+
+
+# -- publisher --------------------------------------------------------------------------------
+
+
+def run_publisher(kind: str, redis_url: str, rate: float, seconds: float) -> None:
+    """PUBLISH at ``rate`` Hz for ``seconds`` (paced on the clock, no drift); prints a JSON
+    line with what it sent."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    interval = 1.0 / rate
+    count = int(rate * seconds)
+    start = time.monotonic()
+    first = last = 0
+    for seq in range(1, count + 1):
+        target = start + (seq - 1) * interval
+        delay = target - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        sent = now_ns()
+        first = first or sent
+        last = sent
+        channel, data = wire_message(kind, seq, sent)
+        client.publish(channel, data)
+    print(json.dumps({"published": count, "first_ns": first, "last_ns": last}), flush=True)
+
+
+# -- clients ----------------------------------------------------------------------------------
+
+_T0 = re.compile(rb't0\\?",\\?"value\\?":(\d+)')
+
+
+class WsClient(asyncio.Protocol):
+    """A minimal websocket client (RFC 6455; unmasked server frames, no extensions)."""
+
+    def __init__(self, pool: ClientPool, kind: str, stall: bool, sampler: bool) -> None:
+        self.pool = pool
+        self.kind = kind
+        self.stall = stall
+        self.sampler = sampler  # parses every frame; the others count bytes once subscribed
+        self.counting = False
+        self.count_next = False
+        self.buf = bytearray()
+        self.open = False
+        self.transport: asyncio.Transport | None = None  # uvloop's is not a subclass
+        self.ready = asyncio.get_running_loop().create_future()
+        self.closed_code: int | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        key = base64.b64encode(os.urandom(16)).decode()
+        path = "/socket.io/?EIO=4&transport=websocket" if self.kind == "socketio" else "/ws"
+        transport.write(
+            (
+                f"GET {path} HTTP/1.1\r\nHost: {self.pool.host}:{self.pool.port}\r\n"
+                "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+
+    def send_text(self, text: bytes) -> None:
+        assert self.transport is not None
+        mask = os.urandom(4)
+        n = len(text)
+        head = bytes([0x81, 0x80 | n]) if n < 126 else bytes([0x81, 0xFE]) + n.to_bytes(2, "big")
+        body = bytes(b ^ mask[i % 4] for i, b in enumerate(text))
+        self.transport.write(head + mask + body)
+
+    def data_received(self, data: bytes) -> None:
+        if self.counting:
+            self.pool.counted_bytes += len(data)
+            return
+        buf = self.buf
+        buf += data
+        if not self.open:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            if not buf.startswith(b"HTTP/1.1 101"):
+                if not self.ready.done():
+                    self.ready.set_exception(
+                        RuntimeError(bytes(buf[:200]).decode(errors="replace"))
+                    )
+                return
+            del buf[: end + 4]
+            self.open = True
+            if self.kind == "edge":
+                self.send_text(b'{"op":"subscribe","topics":["' + TOPIC.encode() + b'"]}')
+            elif self.kind != "socketio":
+                self._subscribed()  # the peers send every client everything
+        now = now_ns()
+        pool = self.pool
+        i = 0
+        n_buf = len(buf)
+        while n_buf - i >= 2:
+            start = i
+            op = buf[i] & 0x0F
+            n = buf[i + 1] & 0x7F
+            j = i + 2
+            if n == 126:
+                if n_buf - i < 4:
+                    break
+                n = int.from_bytes(buf[j : j + 2], "big")
+                j += 2
+            elif n == 127:
+                if n_buf - i < 10:
+                    break
+                n = int.from_bytes(buf[j : j + 8], "big")
+                j += 8
+            if n_buf - j < n:
+                break
+            payload = bytes(buf[j : j + n])
+            i = j + n
+            if op == 0x8:
+                self.closed_code = int.from_bytes(payload[:2], "big") if n >= 2 else 1005
+                pool.closes[self.closed_code] = pool.closes.get(self.closed_code, 0) + 1
+            elif op == 0x9:
+                self._pong(payload)
+            else:
+                self._message(payload, now, i - start)
+        del buf[:i]
+        if self.count_next and not buf:
+            self.counting = True
+
+    def _pong(self, payload: bytes) -> None:
+        assert self.transport is not None
+        mask = os.urandom(4)
+        body = bytes(b ^ mask[k % 4] for k, b in enumerate(payload))
+        self.transport.write(bytes([0x8A, 0x80 | len(payload)]) + mask + body)
+
+    def _message(self, payload: bytes, now: int, size: int) -> None:
+        pool = self.pool
+        match = _T0.search(payload)
+        if match is not None:
+            sent = int(match.group(1))
+            if sent >= pool.window_start:
+                pool.frames += 1
+                pool.sampled_bytes += size
+                pool.latencies.append((now - sent) // 1000)
+            return
+        if self.kind == "socketio":
+            if payload[:1] == b"0":
+                self.send_text(b"40")
+            elif payload == b"2":
+                self.send_text(b"3")
+            elif payload[:2] == b"40":
+                self._subscribed()
+        elif b'"snapshot"' in payload:
+            self._subscribed()
+
+    def _subscribed(self) -> None:
+        if not self.ready.done():
+            self.ready.set_result(None)
+        if self.stall and self.transport is not None:
+            self.transport.pause_reading()
+        elif not self.sampler:
+            self.count_next = True  # once this read is parsed
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.pool.lost += 1
+        if not self.ready.done():
+            self.ready.set_exception(ConnectionError("closed during the handshake"))
+
+
+class ClientPool:
+    def __init__(self, host: str, port: int) -> None:
+        self.host = host
+        self.port = port
+        self.frames = 0  # parsed by the samplers
+        self.sampled_bytes = 0  # their size on the wire
+        self.counted_bytes = 0  # received by the others
+        self.latencies: array[int] = array("q")
+        self.window_start = 1 << 62
+        self.closes: dict[int, int] = {}
+        self.lost = 0
+
+
+async def run_clients(kind: str, url: str, n: int, stalled: int, sample: int = 10) -> None:
+    """Connect ``n`` clients (the first ``stalled`` stop reading once subscribed), print
+    ``connected``, then read ``start NS`` / ``stop`` lines on stdin; print results as JSON.
+
+    Every ``sample``-th client parses every frame and records its latency; the others only
+    count bytes (a Python client parsing 100,000 frames/s would be the bottleneck on two
+    cores). Frames delivered = the samplers' frames + the others' bytes / the samplers' mean
+    frame size (every update has the same size)."""
+    raise_nofile()
+    host, port = url.split(":")
+    pool = ClientPool(host, int(port))
+    loop = asyncio.get_running_loop()
+    clients: list[WsClient] = []
+    sem = asyncio.Semaphore(200)
+
+    async def one(i: int) -> None:
+        async with sem:
+            for attempt in range(5):
+                try:
+                    _, proto = await loop.create_connection(
+                        lambda: WsClient(pool, kind, i < stalled, i % sample == 0), host, int(port)
+                    )
+                    await asyncio.wait_for(proto.ready, 30)
+                    clients.append(proto)
+                    return
+                except (OSError, ConnectionError, TimeoutError):
+                    await asyncio.sleep(0.2 * (attempt + 1))
+            raise RuntimeError("a client could not connect")
+
+    await asyncio.gather(*(one(i) for i in range(n)))
+    print("connected", flush=True)
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while True:
+        line = (await reader.readline()).decode().split()
+        if not line or line[0] == "stop":
+            break
+        if line[0] == "start":
+            pool.window_start = int(line[1])
+            pool.frames = pool.sampled_bytes = pool.counted_bytes = 0
+            pool.latencies = array("q")
+    lat = sorted(pool.latencies)
+
+    def pct(p: float) -> float:
+        return round(lat[min(len(lat) - 1, int(p * len(lat)))] / 1000, 2) if lat else -1.0
+
+    print(
+        json.dumps(
+            {
+                "frames": pool.frames
+                + round(pool.counted_bytes * pool.frames / max(1, pool.sampled_bytes)),
+                "sampled_frames": pool.frames,
+                "p50_ms": pct(0.50),
+                "p99_ms": pct(0.99),
+                "p999_ms": pct(0.999),
+                "max_ms": round(lat[-1] / 1000, 2) if lat else -1.0,
+                "closes": pool.closes,
+                "lost": pool.lost,
+            }
+        ),
+        flush=True,
+    )
+    for client in clients:
+        if client.transport is not None:
+            client.transport.abort()
+
+
+# -- orchestration ----------------------------------------------------------------------------
+
+
+def proc_cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def started(cmd: list[str], **kw: Any) -> Iterator[subprocess.Popen[str]]:
+    """A child process, ended by its pid (TERM, then KILL) whatever happens."""
+    proc = subprocess.Popen(cmd, text=True, **kw)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _wait_line(proc: subprocess.Popen[str], expected: str, timeout: float) -> None:
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    os.set_blocking(proc.stdout.fileno(), True)
+    import selectors
+
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    while time.monotonic() < deadline:
+        if sel.select(max(0.0, deadline - time.monotonic())):
+            line = proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{proc.args} exited before {expected!r}")
+            if line.strip() == expected:
+                return
+    raise TimeoutError(f"{proc.args}: no {expected!r} within {timeout} s")
+
+
+def server_command(kind: str, port: int, redis_url: str, stats: Path) -> list[str]:
+    if kind == "socketio":
+        return ["node", str(HERE / "socketio" / "server.js"), str(port), TEXT_CHANNEL, redis_url]
+    return [sys.executable, __file__, "_server", kind, str(port), redis_url, str(stats)]
+
+
+def measure_point(
+    kind: str, clients: int, rate: float, seconds: float, redis_url: str, stall: float, work: Path
+) -> dict[str, Any]:
+    port = free_port()
+    stats = work / f"gc-{kind}-{port}.json"
+    stalled = int(clients * stall)
+    point: dict[str, Any] = {
+        "server": kind,
+        "clients": clients,
+        "rate_hz": rate,
+        "seconds": seconds,
+        "stalled": stalled,
+    }
+    base, _, procs = kind.partition("x")  # "edgex2": two edge processes on one port
+    copies = int(procs or 1)
+    point["processes"] = copies
+    log = (work / f"server-{kind}.log").open("a")
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(log)
+        servers = []
+        for copy in range(copies):
+            command = server_command(base, port, redis_url, stats.with_suffix(f".{copy}.json"))
+            servers.append(
+                stack.enter_context(started(command, stdout=subprocess.PIPE, stderr=log))
+            )
+        for server in servers:
+            _wait_line(server, "listening", 30)
+        time.sleep(0.5)
+        rss0 = sum(proc_rss_kib(server.pid) for server in servers)
+        client_cmd = [sys.executable, __file__, "_clients", base, f"127.0.0.1:{port}"]
+        client_cmd += [str(clients), str(stalled)]
+        with started(client_cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE) as pool:
+            assert pool.stdin is not None and pool.stdout is not None
+            _wait_line(pool, "connected", 60 + clients / 100)
+            time.sleep(1.0)
+            rss1 = sum(proc_rss_kib(server.pid) for server in servers)
+            point["kib_per_conn"] = round((rss1 - rss0) / clients, 2)
+            point["server_rss_mib"] = round(rss1 / 1024, 1)
+            if base != "socketio":
+                for server in servers:
+                    os.kill(server.pid, signal.SIGUSR1)
+            start_ns = now_ns()
+            pool.stdin.write(f"start {start_ns}\n")
+            pool.stdin.flush()
+            cpu0 = sum(proc_cpu_s(server.pid) for server in servers)
+            load0 = proc_cpu_s(pool.pid)
+            pub = subprocess.run(
+                [sys.executable, __file__, "_publish", base, redis_url, str(rate), str(seconds)],
+                capture_output=True,
+                text=True,
+                timeout=seconds * 3 + 30,
+                check=True,
+            )
+            time.sleep(1.0)  # let the last frames arrive
+            cpu1 = sum(proc_cpu_s(server.pid) for server in servers)
+            load1 = proc_cpu_s(pool.pid)
+            if base != "socketio":
+                for server in servers:
+                    os.kill(server.pid, signal.SIGUSR2)
+                time.sleep(0.2)
+            pool.stdin.write("stop\n")
+            pool.stdin.flush()
+            result = json.loads(pool.stdout.readline())
+    published = json.loads(pub.stdout)["published"]
+    readers = clients - stalled
+    frames = result.pop("frames")
+    point.update(
+        {
+            "published": published,
+            "frames_per_s": round(frames / seconds),
+            "delivered_pct": round(100 * frames / max(1, published * readers), 2),
+            "server_us_per_frame": round(1e6 * (cpu1 - cpu0) / max(1, frames), 2),
+            "server_cpu_pct": round(100 * (cpu1 - cpu0) / (seconds + 1.0), 1),
+            "clients_cpu_pct": round(100 * (load1 - load0) / (seconds + 1.0), 1),
+            **result,
+        }
+    )
+    gcs = []
+    for copy in range(copies):
+        path = stats.with_suffix(f".{copy}.json")
+        if path.exists():
+            gcs.append(json.loads(path.read_text()))
+            path.unlink()
+    if gcs:
+        point["gc_collections"] = sum(g["gc_collections"] for g in gcs)
+        point["gc_max_ms"] = max(g["gc_max_ms"] for g in gcs)
+        point["gc_over_10ms"] = sum(g["gc_over_10ms"] for g in gcs)
+        point["gc_full"] = sum(g["gc_full"] for g in gcs)
+    return point
+
+
+FULL = [(1000, 10, 0.0), (5000, 10, 0.0), (10000, 10, 0.0), (1000, 100, 0.0)]
+FULL += [(1000, 200, 0.0), (1000, 300, 0.0), (1000, 100, 0.01)]
+QUICK = [(200, 10, 0.0), (200, 100, 0.0), (200, 100, 0.01)]
+
+
+def parse_points(spec: str) -> list[tuple[int, float, float]]:
+    """``10k@10,1k@300,1k@100/1%``: clients@rate[/stalled%]."""
+    points = []
+    for item in spec.split(","):
+        clients, _, rest = item.partition("@")
+        rate, _, stall = rest.partition("/")
+        n = int(float(clients.lower().replace("k", "")) * (1000 if "k" in clients.lower() else 1))
+        points.append((n, float(rate), float(stall.rstrip("%")) / 100 if stall else 0.0))
+    return points
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "_server":
+        run_server(argv[1], int(argv[2]), argv[3], argv[4])
+        return 0
+    if argv and argv[0] == "_publish":
+        run_publisher(argv[1], argv[2], float(argv[3]), float(argv[4]))
+        return 0
+    if argv and argv[0] == "_clients":
+        try:
+            import uvloop
+
+            uvloop.run(run_clients(argv[1], argv[2], int(argv[3]), int(argv[4])))
+        except ImportError:
+            asyncio.run(run_clients(argv[1], argv[2], int(argv[3]), int(argv[4])))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--redis", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    parser.add_argument("--servers", default=",".join(SERVERS))
+    parser.add_argument("--quick", action="store_true", help="small points, 3 s each")
+    parser.add_argument("--points", default=None, help="e.g. 10k@10,1k@300,1k@100/1%%")
+    parser.add_argument("--seconds", type=float, default=None)
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "edge.json")
+    args = parser.parse_args(argv)
+    raise_nofile()
+    points = parse_points(args.points) if args.points else (QUICK if args.quick else FULL)
+    seconds = args.seconds or (3.0 if args.quick else 10.0)
+    results = sweep(args.servers.split(","), points, seconds, args.redis, args.out.parent)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"machine": machine(), "points": results}, indent=1))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def sweep(
+    servers: list[str],
+    points: list[tuple[int, float, float]],
+    seconds: float,
+    redis_url: str,
+    work: Path,
+) -> list[dict[str, Any]]:
+    work.mkdir(parents=True, exist_ok=True)
+    results = []
+    for clients, rate, stall in points:
+        for kind in servers:
+            try:
+                point = measure_point(kind, clients, rate, seconds, redis_url, stall, work)
+            except Exception as exc:  # a peer that cannot take the point is a result too
+                point = {
+                    "server": kind,
+                    "clients": clients,
+                    "rate_hz": rate,
+                    "stalled": int(clients * stall),
+                    "error": repr(exc)[:300],
+                }
+            print(json.dumps(point), flush=True)
+            results.append(point)
+    return results
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {"nproc": os.cpu_count(), "cpu": model, "loadavg": os.getloadavg()}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
