@@ -559,3 +559,30 @@ async def test_an_operator_command_on_an_edge_with_no_ingest_says_so() -> None:
         await deaf.aclose()
     finally:
         await edge.stop()
+
+
+async def test_topics_outside_the_tournament_are_refused_and_nothing_is_kept() -> None:
+    """Issue #9.2: every distinct valid-looking topic name used to stay in the hub; now a name
+    outside the tournament (seat 9 of 6, a deal it does not have, a table it does not have) is
+    unknown_topic, over the websocket and REST alike, and leaves no state behind."""
+    import httpx
+
+    from hub.bus.memory import MemoryBus
+    from tests.feedclient import FeedClient
+
+    config, decks = unique_tournament("space")
+    bus = MemoryBus()
+    await bus.connect()
+    async with ingest_hub(bus, config, decks) as (source, server):
+        outside = [f"seat:{config.seats + 3}", f"deal:{config.deals + 1}", "table:99",
+                   f"compare:{config.deals + 1}:1", "seat:100000"]  # fmt: skip
+        async with FeedClient(server.ws_url) as client:
+            await client.subscribe([*outside, "standings"])
+            await client.wait_for(lambda c: "standings" in c.states and len(c.errors) == 5, 5)
+        assert sorted(e["topic"] for e in client.errors) == sorted(outside)
+        assert {e["code"] for e in client.errors} == {"unknown_topic"}
+        assert source.fanout.topics() == 0  # the client left: nothing kept of any topic
+        assert not any(key[1] in outside for key in source.store.keys())
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            for path in (f"/api/seats/{config.seats + 3}", f"/api/deals/{config.deals + 1}"):
+                assert (await http.get(path)).status_code == 404
