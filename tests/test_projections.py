@@ -198,3 +198,29 @@ def test_a_ticker_delta_is_its_new_items() -> None:
         {"op": "add", "path": "/items/1", "value": {"id": 31}},
     ]
     assert apply_patch(old, patch) == new
+
+
+def test_a_release_after_its_delay_moves_every_payload_that_shows_it() -> None:
+    """With a release delay the release comes on a later tick, apart from any hand event:
+    the live deal's released list, the public deal, travellers, standings, tables and ticker
+    all follow (every document equal to its builder's payload)."""
+    config = make_config(seats=3, deals=3)
+    decks = make_decks(config)
+    engine = Engine(config, decks, release_delay=30.0)
+    engine.start_feed()
+    client = Client()
+    client.subscribe_all(engine)
+    now = 0.0
+    for event in simulate_session(config, decks, random.Random(5)):
+        now += 1.0
+        assert engine.submit(event, now).ok
+        client.take(engine)
+    for _ in range(3):
+        now += 31.0
+        engine.tick(now)
+        for key in engine.topic_keys():  # what a client subscribing now would get
+            if key not in client.states and engine.materialize(key) is not None:
+                client.states[key] = clone(engine.payload(key))
+        client.take(engine)
+        assert_projected(engine, client)
+    assert all(engine.deal_released(d) for d in range(1, config.deals + 1))

@@ -126,6 +126,7 @@ class Projections:
         if isinstance(event, DealReleased):
             pub = self._k[PUBLIC]
             keys = self.public_deal_keys(event.deal) | {pub["onair"], live["ops"]}
+            keys.add(live["deal"][event.deal])  # its "released" list
             keys.update(pub["table"].values())
             self.touch(keys)
             return keys
