@@ -13,6 +13,7 @@ import logging
 import os
 import random
 import secrets
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,10 @@ ENVELOPE = ("v", "tournament", "table", "console", "seq")
 BASE_PACE = 1.2  # seconds between two events of one table at speed 1
 
 
+class DemoRefused(RuntimeError):
+    """The demo would delete data it did not write (a tournament's keys on a shared Redis)."""
+
+
 class Demo:
     def __init__(
         self,
@@ -53,8 +58,10 @@ class Demo:
         loop_session: bool = True,
         commentator_token: str | None = None,
         operator_token: str | None = None,
+        reset: bool = False,
     ) -> None:
         self.config, self.decks = load_tournament(config_path)
+        self.reset = reset
         self.bus = open_bus(redis_url)
         self.redis_url = redis_url
         self.host, self.port = host, port
@@ -84,12 +91,34 @@ class Demo:
     async def start(self) -> None:
         await self.bus.connect()
         if self.redis_url:
+            held = await self.existing_data()
+            if held and not self.reset:
+                await self.bus.close()
+                raise DemoRefused(
+                    f"Redis at {self.redis_url} already holds data of tournament "
+                    f"{self.config.id!r} ({', '.join(held)}): the demo would delete it. Pass "
+                    "--reset to delete it, or run the demo on another Redis database "
+                    "(e.g. redis://127.0.0.1:6379/15)"
+                )
             await self._clear()
         self.source = IngestSource(self.bus, Engine(self.config, self.decks), own_bus=False)
         auth = Auth(commentator_token=self.commentator_token, operator_token=self.operator_token)
         app = create_app(self.source, overlays_dir=OVERLAYS, auth=auth, metrics=self.source.metrics)
         self.server = await serve(app, self.host, self.port)
         self._tasks.append(asyncio.create_task(self._play(), name="demo-consoles"))
+
+    async def existing_data(self) -> list[str]:
+        """What of the tournament's data this Redis already holds (key: how much)."""
+        names = Channels(self.config.id)
+        held = []
+        journal = await self.bus.read(names.journal, "0-0", 1)
+        if journal:
+            held.append(f"{names.journal}: at least one record")
+        for key in (names.topics, names.topic_seqs, names.engine, names.seqs, names.rejected):
+            found = await self.bus.hgetall(key)
+            if found:
+                held.append(f"{key}: {len(found)} fields")
+        return held
 
     async def _clear(self) -> None:
         await self.bus.delete(*Channels(self.config.id).data_keys)
@@ -181,8 +210,13 @@ async def run_demo(args: argparse.Namespace) -> int:
         speed=args.speed,
         seed=args.seed,
         loop_session=not args.once,
+        reset=args.reset,
     )
-    await demo.start()
+    try:
+        await demo.start()
+    except DemoRefused as exc:
+        print(f"duplicast demo: refusing to start: {exc}", file=sys.stderr)
+        return 2
     print(demo.banner(), flush=True)
     stop = asyncio.Event()
     waiter = asyncio.create_task(until_signalled(stop))

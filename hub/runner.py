@@ -220,6 +220,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     d.add_argument("--speed", type=float, default=1.0, help="2 = twice as fast")
     d.add_argument("--seed", type=int, default=7)
     d.add_argument("--once", action="store_true", help="stop after one session")
+    d.add_argument(
+        "--reset",
+        action="store_true",
+        help="with --redis: delete the tournament's data already there (refused without it)",
+    )
     d.set_defaults(func=_sync(run_demo))
 
 

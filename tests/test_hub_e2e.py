@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from typing import Any
 
 import httpx
@@ -586,3 +587,29 @@ async def test_topics_outside_the_tournament_are_refused_and_nothing_is_kept() -
         async with httpx.AsyncClient(base_url=server.url) as http:
             for path in (f"/api/seats/{config.seats + 3}", f"/api/deals/{config.deals + 1}"):
                 assert (await http.get(path)).status_code == 404
+
+
+async def test_demo_on_redis_refuses_to_delete_data_it_did_not_write(
+    redis_bus: Any, redis_url: str, tmp_path: Any
+) -> None:
+    """Issue #10.9: `demo --redis` deleted the tournament's journal, topics and consoles keys at
+    start without a word. Now it refuses while they exist, unless --reset."""
+    from hub.demo import Demo, DemoRefused
+    from tests.hubharness import SAMPLE
+
+    tid = f"demo-{uuid.uuid4().hex[:8]}"
+    track(redis_bus, tid)
+    config = tmp_path / "event.toml"
+    config.write_text(SAMPLE.read_text().replace('id = "ifp-demo"', f'id = "{tid}"', 1))
+    await redis_bus.append(f"dup:{tid}:journal", codec.pack({"kept": True}))
+    refused = Demo(config_path=config, redis_url=redis_url, port=0, loop_session=False)
+    with pytest.raises(DemoRefused, match="--reset"):
+        await refused.start()
+    assert len(await redis_bus.read(f"dup:{tid}:journal")) == 1  # untouched
+    reset = Demo(config_path=config, redis_url=redis_url, port=0, loop_session=False, reset=True)
+    await reset.start()
+    try:
+        journal = await redis_bus.read(f"dup:{tid}:journal", "0-0", 10)
+        assert all(codec.unpack(d) != {"kept": True} for _, d in journal)
+    finally:
+        await reset.stop()
