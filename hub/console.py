@@ -80,9 +80,10 @@ class Ack:
     position: str | None = None
     duplicate: bool = False
     expected: int | None = None
+    final: bool = False  # made by this console: no resend can change it
 
     @classmethod
-    def from_wire(cls, data: Any) -> Ack:
+    def from_wire(cls, data: Any, *, final: bool = False) -> Ack:
         """Validate a decoded ack map; ``ValueError`` if it is not one."""
         if not isinstance(data, Mapping):
             raise ValueError(f"ack is not a map: {data!r}")
@@ -99,6 +100,7 @@ class Ack:
             position=_optional_str(data.get("position")),
             duplicate=data.get("duplicate") is True,
             expected=expected,
+            final=final,
         )
 
 
@@ -116,6 +118,8 @@ class ConsoleStats:
     accepted: int = 0
     rejected: int = 0
     duplicates: int = 0  # accepted, but an earlier transmission had already been applied
+    already: int = 0  # answered "duplicate" at the first send: the hub held that seq already,
+    #                   from another event or an earlier run; nothing was applied now
     resent: int = 0
     stale_acks: int = 0  # acks for events no longer in the outbox (answers to resends)
 
@@ -370,7 +374,7 @@ class ConsoleClient:
             await self._handle(ack)
 
     async def _handle(self, ack: Ack) -> None:
-        if not ack.ok and ack.code == "seq_gap":
+        if not ack.ok and ack.code == "seq_gap" and not ack.final:
             await self._resend_from(ack.expected if ack.expected is not None else ack.seq)
             return
         pending = self._outbox.pop(ack.seq, None)
@@ -382,7 +386,14 @@ class ConsoleClient:
         if pending.sends == 1 or ack.duplicate:
             # Unambiguous, or the first copy had arrived: the delay since the first send is real.
             self.observe_ack_delay(asyncio.get_running_loop().time() - pending.first_sent)
-        if ack.ok:
+        if ack.ok and ack.duplicate and pending.sends == 1:
+            self.stats.already += 1
+            if self._on_reject is not None:
+                self._on_reject(
+                    f"table {self.table} seq {ack.seq}: the hub already holds this seq (from "
+                    "another event or an earlier run): nothing applied; use the next free seq"
+                )
+        elif ack.ok:
             self.stats.accepted += 1
             self.stats.duplicates += ack.duplicate
         else:
@@ -404,11 +415,18 @@ class ConsoleClient:
         if not todo:
             return
         if todo[0].seq != expected:
-            log.error(
-                "hub expects table %s seq %s, which this console no longer holds",
-                self.table,
-                expected,
+            # The hub waits for a seq this console never had (or no longer holds): resending
+            # cannot help. Every event still waiting gets that answer, once, as a refusal.
+            message = (
+                f"the hub expects table {self.table}'s console to send seq {expected} next, "
+                f"which this console does not hold (it starts at {todo[0].seq}): send from "
+                f"seq {expected}"
             )
+            log.error("%s", message)
+            for pending in todo:
+                gap = {"seq": pending.seq, "ok": False, "code": "seq_gap", "error": message}
+                await self._handle(Ack.from_wire({**gap, "expected": expected}, final=True))
+            return
         window = self.ack_timeout
         self._gap_resends = {e: t for e, t in self._gap_resends.items() if now - t < window}
         self._gap_resends[expected] = now
@@ -439,6 +457,7 @@ class ReplayReport:
     resent: int = 0
     restored: int = 0  # unacknowledged events found in the consoles' outboxes and resent
     skipped: int = 0  # events of the log those outboxes show as sent before (not sent again)
+    already: int = 0  # seqs the hub held already at their first send: nothing applied
     seconds: float = 0.0
     rejections: list[str] = field(default_factory=list)
 
@@ -542,6 +561,7 @@ async def replay_log(
         report.accepted += stats.accepted
         report.rejected += stats.rejected
         report.duplicates += stats.duplicates
+        report.already += stats.already
         report.resent += stats.resent
     report.seconds = time.perf_counter() - started
     return report

@@ -122,6 +122,11 @@ async def run_console(args: argparse.Namespace) -> int:
             f"{report.accepted} accepted, {report.rejected} rejected, "
             f"{report.duplicates} duplicates, {report.resent} resent"
             + (
+                f", {report.already} already held by the hub (nothing applied)"
+                if report.already
+                else ""
+            )
+            + (
                 f"; from the outbox: {report.restored} unanswered resent, "
                 f"{report.skipped} sent before"
                 if report.restored or report.skipped
@@ -129,7 +134,7 @@ async def run_console(args: argparse.Namespace) -> int:
             ),
             flush=True,
         )
-        return 1 if report.rejected else 0
+        return 1 if report.rejected or (report.already and args.action == "send") else 0
     finally:
         await bus.close()
 

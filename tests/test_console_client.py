@@ -340,3 +340,35 @@ async def test_replay_log_continues_from_the_first_seq_and_checks_input(bus: Mem
         await replay_log(bus, T, [{"table": 1, "console": "x"}, {"table": 2, "console": "x"}])
     with pytest.raises(ValueError, match="int table"):
         await replay_log(bus, T, [{"console": "x"}])
+
+
+async def test_a_seq_the_hub_cannot_reach_ends_with_a_clear_refusal(bus: MemoryBus) -> None:
+    """Issue #10.4: `console send --seq 9999` logged "hub expects seq 255" every few seconds for
+    90 minutes. A seq gap that no resend can close (the console does not hold the seq the hub
+    expects) now ends at once as a refusal that says which seq to send."""
+    hub = FakeHub(bus)
+    hub.expected["c1"] = 255
+    lines: list[str] = []
+    events = [{"table": 1, "console": "c1", "seq": 9999, "type": "fold", "seat": 2}]
+    async with asyncio.timeout(5):
+        report = await replay_log(bus, T, events, on_reject=lines.append, timeout=0.05)
+    await hub.stop()
+    assert (report.accepted, report.rejected) == (0, 1)
+    assert hub.received["c1", 9999] <= 2  # no storm of resends
+    (line,) = lines
+    assert "seq_gap" in line and "send from seq 255" in line
+
+
+async def test_a_reused_seq_is_not_reported_as_accepted(bus: MemoryBus) -> None:
+    """Issue #10.4: a seq the hub already held was reported "1 accepted ... 1 duplicates" though
+    nothing was applied."""
+    hub = FakeHub(bus)
+    first = [{"table": 1, "console": "c1", "seq": 1, "type": "fold", "seat": 2}]
+    assert (await replay_log(bus, T, first, on_reject=print)).accepted == 1
+    lines: list[str] = []
+    again = [{"table": 1, "console": "c1", "seq": 1, "type": "check", "seat": 3}]
+    report = await replay_log(bus, T, again, on_reject=lines.append)
+    await hub.stop()
+    assert (report.accepted, report.already, report.duplicates) == (0, 1, 0)
+    assert "already holds this seq" in lines[0]
+    assert hub.applied_seqs("c1") == [1]
