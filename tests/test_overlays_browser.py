@@ -8,6 +8,7 @@ Point FEED_URL elsewhere (the real hub) by replacing the `feed` fixture.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.fake_feed import COMPARE_ACTIONS, FAKE_LINK_STATE, FakeFeed, act
 
@@ -458,9 +460,7 @@ def test_compare_action_lists_show_whole_rows(page: Page, feed: FakeFeed) -> Non
     feed.push("compare:3:5", {"rows": rows}, audience="live")
     t3 = panel(page, 3)
     expect(t3.locator("[data-i]")).to_have_count(len(acts), timeout=FAST)
-    page.wait_for_timeout(500)  # the list slides to its place
-    cut = page.evaluate(
-        """() => {
+    cut_rows = """() => {
         const out = [];
         for (const box of document.querySelectorAll('.streets')) {
           const o = box.getBoundingClientRect();
@@ -475,7 +475,10 @@ def test_compare_action_lists_show_whole_rows(page: Page, feed: FakeFeed) -> Non
         }
         return out;
     }"""
-    )
+    # The list slides to its place (a CSS transition): wait for it to settle, then check.
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_function(f"({cut_rows})().length === 0", timeout=5000)
+    cut = page.evaluate(cut_rows)
     assert cut == []
     # the newest action is in view
     newest = t3.locator(f'[data-i="{len(acts) - 1}"]')
