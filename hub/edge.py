@@ -96,8 +96,7 @@ class EdgeSource:
         self._tasks = [
             loop.create_task(self._read_replies(), name="edge-replies"),
         ]
-        with contextlib.suppress(Exception):
-            await self.request({"op": "snapshots"})
+        await self.request({"op": "snapshots"})  # answers "unavailable" when no ingest runs
         await self._load(None)
         self._tasks.append(loop.create_task(self._consume(), name="edge-feed"))
 
@@ -163,8 +162,7 @@ class EdgeSource:
         """Have the ingest persist the topic's snapshot, reload it from the hash (retrying
         briefly while the hash lags the feed), send it to clients, then apply ``frame`` if it
         follows."""
-        with contextlib.suppress(Exception):
-            await self.request({"op": "snapshots", "keys": [f"{key[0]}|{key[1]}"]})
+        await self.request({"op": "snapshots", "keys": [f"{key[0]}|{key[1]}"]})
         for attempt in range(self._heal_attempts):
             found = load_snapshots(await self.bus.hgetall(self.names.topics)).get(key)
             if found is not None and found.seq >= frame.seq - 1:
@@ -186,7 +184,9 @@ class EdgeSource:
     # -- asking the ingest --
 
     async def request(self, command: dict[str, Any]) -> dict[str, Any]:
-        """Send a command to the ingest and wait for its answer (``{"ok": ...}``)."""
+        """Send a command to the ingest and wait for its answer (``{"ok": ...}``); never
+        raises but for cancellation: no ingest, no answer or no bus is an ``unavailable``
+        answer."""
         rid = uuid.uuid4().hex
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[rid] = waiter

@@ -107,7 +107,6 @@ class Engine:
         self.reject_counts: dict[str, int] = {}
         self.ticker = Ticker()
         self.projections = Projections(self.state, self.payload)
-        self.events: list[EngineEvent] = []  # emitted since the last `changes()`
         self._memo: dict[bool, dict[str, Any]] = {}  # standings per audience until a change
         self._now = 0.0
         consoles = getattr(config, "consoles", None)
@@ -393,10 +392,8 @@ class Engine:
 
     # ----------------------------------------------------------------- changes
     def _emit(self, event: EngineEvent) -> set[TopicKey]:
+        """Announce a typed event: the projections move by it."""
         self._memo.clear()
-        self.events.append(event)
-        if len(self.events) > 10_000:  # nobody is collecting (a replay): keep the tail only
-            del self.events[:-1000]
         return self.projections.on(event)
 
     def _after(self, event: ConsoleEvent, change: Change, now: float) -> set[TopicKey]:
@@ -526,7 +523,6 @@ class Engine:
 
     def changes(self) -> list[TopicChange]:
         """What changed in the topic payloads since the last call (after ``start_feed``)."""
-        self.events.clear()
         return self.projections.flush()
 
     # ----------------------------------------------------------------- reading
