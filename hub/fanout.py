@@ -43,7 +43,6 @@ __all__ = [
     "Fanout",
     "Limits",
     "Outgoing",
-    "RawSink",
     "Sink",
     "build_frame",
 ]
@@ -65,11 +64,6 @@ def build_frame(payload: bytes, text: bool) -> bytes:
     if n < 65536:
         return struct.pack("!BBH", head, 126, n) + payload
     return struct.pack("!BBQ", head, 127, n) + payload
-
-
-def _close_frame(code: int, reason: str) -> bytes:
-    body = struct.pack("!H", code) + reason.encode()[:123]
-    return struct.pack("!BB", 0x88, len(body)) + body
 
 
 class Outgoing:
@@ -133,53 +127,6 @@ class Sink(Protocol):
     def close(self, code: int, reason: str) -> None: ...
 
 
-class RawSink:
-    """Writes pre-built frames straight to the transport of uvicorn's sans-I/O websocket
-    protocol (``ws="websockets-sansio"``, no per-message deflate). That protocol never
-    fragments outgoing messages, so whole frames may be interleaved with its own writes."""
-
-    raw = True
-
-    def __init__(self, protocol: Any, close_grace: float = 1.0, sndbuf: int = 0) -> None:
-        self._protocol = protocol
-        self._transport: asyncio.WriteTransport = protocol.transport
-        self._close_grace = close_grace
-        if sndbuf:
-            set_sndbuf(self._transport, sndbuf)
-
-    @staticmethod
-    def supports(protocol: Any) -> bool:
-        return (
-            type(protocol).__name__ == "WebSocketsSansIOProtocol"
-            and hasattr(protocol, "transport")
-            and hasattr(protocol, "close_sent")
-            and not getattr(protocol.conn, "extensions", None)
-        )
-
-    def is_open(self) -> bool:
-        return not (self._transport.is_closing() or self._protocol.close_sent)
-
-    def buffered(self) -> int:
-        return self._transport.get_write_buffer_size()
-
-    def write(self, data: bytes) -> None:
-        if self.is_open():
-            self._transport.write(data)
-
-    async def send(self, out: Outgoing) -> None:
-        self.write(out.frame)
-
-    def close(self, code: int, reason: str) -> None:
-        """Queue a close frame after what is buffered and close once it is flushed; a peer
-        that reads nothing for the grace period is cut off."""
-        if not self.is_open():
-            return
-        self._protocol.close_sent = True
-        self._transport.write(_close_frame(code, reason))
-        self._transport.close()
-        _abort_unless_draining(self._transport, self._close_grace)
-
-
 def set_sndbuf(transport: asyncio.BaseTransport, size: int) -> None:
     """Cap the kernel send buffer of a client socket. Autotuned, it grows to megabytes that a
     reader which stopped fills for seconds before the server can notice; capped, a stalled
@@ -189,21 +136,6 @@ def set_sndbuf(transport: asyncio.BaseTransport, size: int) -> None:
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
-
-
-def _abort_unless_draining(transport: asyncio.WriteTransport, grace: float) -> None:
-    """Abort a closing transport once its buffer made no progress for ``grace`` seconds."""
-    loop = asyncio.get_running_loop()
-
-    def check(before: int) -> None:
-        now = transport.get_write_buffer_size()
-        if transport.is_closing() and now:
-            if now < before:
-                loop.call_later(grace, check, now)
-            else:
-                transport.abort()
-
-    loop.call_later(grace, check, transport.get_write_buffer_size())
 
 
 class AsgiSink:
@@ -274,6 +206,29 @@ class Limits:
 class Client:
     """One websocket client: role, wire format, subscriptions and a bounded outgoing queue."""
 
+    __slots__ = (
+        "_blocked_since",
+        "_dirty",
+        "_overflows",
+        "_queue",
+        "_queue_topics",
+        "_queued_bytes",
+        "_stale_since",
+        "_wake",
+        "_writer",
+        "address",
+        "audience",
+        "close_code",
+        "closed",
+        "fanout",
+        "format",
+        "limits",
+        "role",
+        "sink",
+        "stale",
+        "topics",
+    )
+
     def __init__(
         self,
         fanout: Fanout,
@@ -297,18 +252,20 @@ class Client:
         self.stale: set[str] = set()
         self.closed = False
         self.close_code: int | None = None
-        # the queue as two parallel deques: appending existing objects allocates nothing the
+        # the queue as two parallel lists: appending existing objects allocates nothing the
         # garbage collector tracks (a (topic, out) tuple per client per update did, and under
         # load those tuples lived long enough to be promoted and trigger full collections)
-        self._queue: deque[Outgoing] = deque()
-        self._queue_topics: deque[str | None] = deque()
+        # (lists, not deques: an empty deque holds a 64-slot block, ~1.2 KiB per client for
+        # the pair; the queue is emptied whole on every write)
+        self._queue: list[Outgoing] = []
+        self._queue_topics: list[str | None] = []
         self._queued_bytes = 0
         self._dirty = False
         self._writer: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
+        self._wake: asyncio.Event | None = None  # only the ASGI writer waits on it
         self._stale_since: float | None = None
         self._blocked_since: float | None = None  # the socket stopped draining
-        self._overflows: deque[float] = deque()
+        self._overflows: deque[float] | None = None  # times of recent overflows
 
     @property
     def queued(self) -> int:
@@ -345,13 +302,15 @@ class Client:
 
     def _replace_queue(self, entries: list[tuple[str | None, Outgoing]]) -> None:
         self.fanout.frames_dropped += len(self._queue) - len(entries)
-        self._queue = deque(o for _, o in entries)
-        self._queue_topics = deque(t for t, _ in entries)
+        self._queue = [o for _, o in entries]
+        self._queue_topics = [t for t, _ in entries]
         self._queued_bytes = sum(len(o.payload) for _, o in entries)
 
     def _overflow(self) -> None:
         """Conflate: drop every queued topic frame; those topics get a snapshot later."""
         now = time.monotonic()
+        if self._overflows is None:
+            self._overflows = deque()
         self._overflows.append(now)
         while self._overflows and now - self._overflows[0] > self.limits.overflow_window:
             self._overflows.popleft()
@@ -390,7 +349,8 @@ class Client:
         self._queued_bytes = 0
         self.fanout.remove(self)
         self.sink.close(code, reason)
-        self._wake.set()
+        if self._wake is not None:
+            self._wake.set()
 
     # -- writing --
 
@@ -436,6 +396,8 @@ class Client:
                     self.enqueue(topic, out)
 
     def _start_writer(self) -> None:
+        if self._wake is None:
+            self._wake = asyncio.Event()
         self._wake.set()
         if self._writer is None or self._writer.done():
             self._writer = asyncio.get_running_loop().create_task(self._run_writer())
@@ -471,8 +433,8 @@ class Client:
     async def _drain_asgi(self) -> None:
         while not self.closed and self.sink.is_open():
             while self._queue:
-                out = self._queue.popleft()
-                self._queue_topics.popleft()
+                out = self._queue.pop(0)  # at most limits.max_frames long
+                self._queue_topics.pop(0)
                 self._queued_bytes -= len(out.payload)
                 await self.sink.send(out)
                 self.fanout.frames_sent += 1
@@ -482,8 +444,10 @@ class Client:
             if self.stale:
                 self._resolve_stale()
                 continue
-            self._wake.clear()
-            await self._wake.wait()
+            wake = self._wake
+            assert wake is not None  # set by _start_writer
+            wake.clear()
+            await wake.wait()
 
     def _too_slow(self) -> bool:
         """Stale, or its socket not draining, for longer than ``slow_timeout``."""

@@ -11,76 +11,31 @@ import asyncio
 import contextlib
 import gc
 import logging
-import os
 import socket
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 import uvicorn
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 
-from hub.auth import OPERATOR, Auth, Role, audience_for, check_topic, may_control
-from hub.codec import CodecError, from_json, pack, to_json, unpack
+from hub.auth import OPERATOR, Auth, Role, audience_for
+from hub.codec import CodecError, from_json, pack, to_json
 from hub.engine.topics import FAMILIES, Family
-from hub.fanout import FORMATS, AsgiSink, Client, Fanout, RawSink, Sink
+from hub.fanout import AsgiSink, Fanout
+from hub.feedsocket import MAX_MALFORMED, FeedService, OriginPolicy
 from hub.metrics import CONTENT_TYPE, Metrics
 
 __all__ = ["FeedSource", "RunningServer", "create_app", "serve", "tune_gc"]
 
 log = logging.getLogger(__name__)
-
-MAX_MALFORMED = 10
-"""Malformed client messages tolerated on one connection before it is closed (1008)."""
-
-_SEND_KEY = "duplicast.send"
-
-ORIGINS_ENV = "DUPLICAST_ALLOWED_ORIGINS"
-"""Comma-separated ``Origin`` values allowed on ``/ws`` (``*``: any). Unset: the request's own
-host, plus clients that send no ``Origin`` (OBS, non-browser clients)."""
-
-TopicCheck = Callable[[str, str], "str | None"]
-"""``valid_topic(role, topic)``: an error code (``unknown_topic``, ``forbidden``, ...) or None."""
-
-
-class OriginPolicy:
-    """Which browser pages may open ``/ws``: a page's ``Origin`` must be allowed, so a page on
-    ``https://evil.example`` cannot drive an operator's browser into an operator socket."""
-
-    def __init__(self, allowed: Iterable[str] = ()) -> None:
-        self.any = False
-        self.allowed: set[str] = set()
-        for origin in allowed:
-            origin = origin.strip().rstrip("/").lower()
-            if origin == "*":
-                self.any = True
-            elif origin:
-                self.allowed.add(origin)
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> OriginPolicy:
-        env = os.environ if environ is None else environ
-        return cls(env.get(ORIGINS_ENV, "").split(","))
-
-    def allows(self, origin: str | None, host: str | None) -> bool:
-        if origin is None or self.any:
-            return True
-        origin = origin.strip().rstrip("/").lower()
-        if origin in self.allowed:
-            return True
-        if self.allowed:  # an explicit list replaces the same-host default
-            return False
-        netloc = urlsplit(origin).netloc
-        return bool(host) and netloc == (host or "").strip().lower()
 
 
 class FeedSource(Protocol):
@@ -107,197 +62,72 @@ class FeedSource(Protocol):
     async def stop(self) -> None: ...
 
 
-class _ExposeSend:
-    """Keeps the server's own websocket ``send`` in the scope, so the fan-out can write
-    pre-built frames to uvicorn's transport (Starlette wraps ``send`` further in)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket":
-            scope[_SEND_KEY] = send
-        await self.app(scope, receive, send)
-
-
 def _json(body: Any, status: int = 200) -> Response:
     return Response(to_json(body), status_code=status, media_type="application/json")
 
 
-def _error(code: str, message: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "error", "code": code, "message": message, **extra}
-
-
 class _Endpoints:
-    def __init__(
-        self, source: FeedSource, auth: Auth, metrics: Metrics, raw: bool, origins: OriginPolicy
-    ) -> None:
+    def __init__(self, source: FeedSource, service: FeedService, metrics: Metrics) -> None:
         self.source = source
-        self.auth = auth
+        self.service = service
+        self.auth = service.auth
         self.metrics = metrics
-        self.raw = raw
-        self.origins = origins
-        # Topics of this tournament when the source knows them; any well-formed name else.
-        checker = getattr(source, "check_topic", None)
-        self.valid_topic: TopicCheck = checker if callable(checker) else check_topic
-        self.origin_refusals = 0
+        self.valid_topic = service.valid_topic
 
-    # -- websocket --
+    @property
+    def origin_refusals(self) -> int:
+        return self.service.origin_refusals
 
-    def _sink(self, websocket: WebSocket) -> Sink:
-        protocol = getattr(websocket.scope.get(_SEND_KEY), "__self__", None)
-        if self.raw and RawSink.supports(protocol):
-            limits = self.source.fanout.limits
-            return RawSink(protocol, limits.close_grace, limits.sndbuf)
-        return AsgiSink(websocket)
+    # -- websocket, for ASGI servers other than ours (see hub.feedsocket) --
 
     async def websocket(self, websocket: WebSocket) -> None:
+        """The portable ``/ws``: the same sessions through the ASGI ``send``, one await per
+        frame. ``serve`` never routes here (its ``FeedSocket`` takes the upgrade first)."""
+        service = self.service
         origin = websocket.headers.get("origin")
-        if not self.origins.allows(origin, websocket.headers.get("host")):
-            self.origin_refusals += 1
+        if not service.origins.allows(origin, websocket.headers.get("host")):
+            service.origin_refusals += 1
             log.info("refused a websocket from origin %r", origin)
             await websocket.send_denial_response(
                 _json({"error": "forbidden_origin", "message": f"origin {origin} not allowed"}, 403)
             )
             return
-        fmt = websocket.query_params.get("format", "json")
-        role = self.auth.role_for(websocket.query_params.get("token"))
-        fanout = self.source.fanout
         address = websocket.client.host if websocket.client else None
+        role, fmt, problem = service.admit(websocket.query_params, address)
         await websocket.accept()
-        problem = None
-        if role is None:
-            problem = _error("unauthorized", "unknown token")
-        elif fmt not in FORMATS:
-            problem = _error("bad_request", f"format must be one of {', '.join(FORMATS)}")
-        elif not fanout.may_connect(address):
-            limit = fanout.limits.max_per_address
-            problem = _error(
-                "too_many_connections", f"more than {limit} connections from {address}"
-            )
         if problem is not None or role is None:
-            problem = problem or _error("unauthorized", "unknown token")
             if fmt == "msgpack":
                 await websocket.send_bytes(pack(problem))
             else:
                 await websocket.send_text(to_json(problem).decode())
-            await websocket.close(1008, problem["message"])
+            await websocket.close(1008, problem["message"] if problem else "")
             return
-        client = fanout.add(self._sink(websocket), role, audience_for(role), fmt, address)
-        client.send({"type": "hello", "role": role, "tournament": self.source.tournament})
+        client = service.fanout.add(AsgiSink(websocket), role, audience_for(role), fmt, address)
+        service.hello(client)
         malformed = 0
         try:
             while not client.closed:
                 message = await websocket.receive()
                 if message["type"] == "websocket.disconnect":
                     break
-                error = await self._handle(client, message)
-                if error is None:
+                text = message.get("text")
+                request, problem = service.parse(
+                    text if text is not None else message.get("bytes") or b"", text is not None
+                )
+                if request is not None:
+                    if service.is_command(request):
+                        problem = await service.command(client, request)
+                    else:
+                        problem = service.handle(client, request)
+                if problem is None:
                     continue
-                client.send(error)
-                if error["code"] == "bad_request":
+                client.send(problem)
+                if problem["code"] == "bad_request":
                     malformed += 1
                     if malformed > MAX_MALFORMED:
                         client.close(1008, "too many malformed messages")
         finally:
             await client.aclose()
-
-    async def _handle(self, client: Client, message: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Act on one client message; the error to send back, if any."""
-        try:
-            if message.get("text") is not None:
-                request = from_json(message["text"])
-            else:
-                request = unpack(message.get("bytes") or b"")
-        except CodecError as exc:
-            return _error("bad_request", str(exc))
-        if not isinstance(request, dict) or not isinstance(request.get("op"), str):
-            return _error("bad_request", "a message is an object with an 'op'")
-        op = request["op"]
-        if op == "ping":
-            client.send({"type": "pong"})
-            return None
-        if op in ("subscribe", "unsubscribe"):
-            return self._subscription(client, op, request)
-        if op == "onair":
-            return await self._onair(client, request)
-        if op == "confirm":
-            return await self._confirm(client, request)
-        return _error("bad_request", f"unknown op {op!r}")
-
-    def _subscription(
-        self, client: Client, op: str, request: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        topics = request.get("topics")
-        resume = request.get("resume", {})
-        if not (isinstance(topics, list) and all(isinstance(t, str) for t in topics)):
-            return _error("bad_request", "'topics' must be a list of topic names")
-        if not isinstance(resume, dict) or not all(
-            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in resume.values()
-        ):
-            return _error("bad_request", "'resume' must map topics to seqs (integers >= 0)")
-        fanout = self.source.fanout
-        for topic in dict.fromkeys(topics):
-            if op == "unsubscribe":
-                fanout.unsubscribe(client, topic)
-                continue
-            code = self.valid_topic(client.role, topic)
-            if code == "unknown_topic":
-                client.send(_error(code, f"no topic named {topic!r}", topic=topic))
-            elif code == "forbidden":
-                needs = "the operator role" if topic == "ops" else "a commentator or operator token"
-                client.send(_error(code, f"topic {topic} needs {needs}", topic=topic))
-            elif code is not None:
-                client.send(_error(code, f"topic {topic} refused", topic=topic))
-            elif fanout.subscribe(client, topic, resume.get(topic)) is not None:
-                limit = fanout.limits.max_topics
-                client.send(
-                    _error(
-                        "too_many_topics",
-                        f"at most {limit} topics per connection; unsubscribe first",
-                        topic=topic,
-                    )
-                )
-        return None
-
-    async def _onair(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
-        if not may_control(client.role):
-            return _error("forbidden", "onair needs the operator role", op="onair")
-        if not isinstance(request.get("slot"), str) or "value" not in request:
-            return _error("bad_request", "onair needs a 'slot' and a 'value'", op="onair")
-        result = await self.source.control(
-            {"op": "onair", "slot": request["slot"], "value": request["value"]}
-        )
-        if not result.get("ok"):
-            return _error(
-                str(result.get("code", "rejected")), str(result.get("error", "")), op="onair"
-            )
-        client.send(
-            {"type": "ok", "op": "onair", **({"queued": True} if result.get("queued") else {})}
-        )
-        return None
-
-    async def _confirm(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
-        """An official settles a disputed hand from the operator panel (journaled by ingest)."""
-        if not may_control(client.role):
-            return _error("forbidden", "confirm needs the operator role", op="confirm")
-        table, deal, seats = request.get("table"), request.get("deal"), request.get("seats")
-        if not (isinstance(table, int) and isinstance(deal, int)) or not (
-            seats is None or (isinstance(seats, list) and all(isinstance(s, int) for s in seats))
-        ):
-            return _error("bad_request", "confirm needs int 'table', 'deal' and optional 'seats'")
-        command: dict[str, Any] = {"op": "confirm", "table": table, "deal": deal}
-        if seats:
-            command["seats"] = seats
-        result = await self.source.control(command)
-        if not result.get("ok"):
-            return _error(
-                str(result.get("code", "rejected")), str(result.get("error", "")), op="confirm"
-            )
-        client.send(
-            {"type": "ok", "op": "confirm", **({"queued": True} if result.get("queued") else {})}
-        )
-        return None
 
     # -- REST --
 
@@ -382,7 +212,8 @@ def create_app(
     allowed_origins: Iterable[str] | None = None,
 ) -> Starlette:
     """The app for one process. ``manage_source``: start and stop ``source`` in the lifespan.
-    ``raw_frames``: write pre-built frames to uvicorn's transport when it allows it.
+    ``raw_frames``: ``serve`` hands ``/ws`` to ``hub.feedsocket.FeedSocket`` (frames written
+    straight to the socket, no task per connection); False: to Starlette's websocket route.
     ``allowed_origins``: ``Origin`` values allowed on ``/ws`` (default:
     ``$DUPLICAST_ALLOWED_ORIGINS``, else the request's own host and clients without
     ``Origin``)."""
@@ -390,7 +221,8 @@ def create_app(
     metrics = Metrics() if metrics is None else metrics
     metrics.watch(source.fanout)
     origins = OriginPolicy.from_env() if allowed_origins is None else OriginPolicy(allowed_origins)
-    ep = _Endpoints(source, auth, metrics, raw_frames, origins)
+    service = FeedService(source, auth, origins)
+    ep = _Endpoints(source, service, metrics)
     routes: list[BaseRoute] = [
         WebSocketRoute("/ws", ep.websocket),
         *(
@@ -415,11 +247,14 @@ def create_app(
             yield
         finally:
             await source.fanout.close_all()
+            await service.stop()
             if manage_source:
                 await source.stop()
 
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(_ExposeSend)])
+    app = Starlette(routes=routes, lifespan=lifespan)
     app.state.source = source
+    app.state.feed = service
+    app.state.ws_protocol = service.protocol() if raw_frames else None
     app.state.metrics = metrics
     return app
 
@@ -462,17 +297,19 @@ async def serve(
     app: ASGIApp, host: str = "127.0.0.1", port: int = 0, reuse_port: bool = False, **options: Any
 ) -> RunningServer:
     """Start uvicorn in this event loop and return once it listens (``port=0``: a free one).
-    Websockets use the sans-I/O protocol without per-message deflate, which the fan-out
-    writes pre-built frames to. ``reuse_port``: several edge processes share the port
-    (``SO_REUSEPORT``; the kernel spreads connections over them), one per core."""
+    Websocket upgrades go to the app's ``FeedSocket`` class (``create_app``), else to
+    uvicorn's sans-I/O protocol without per-message deflate. ``reuse_port``: several edge
+    processes share the port (``SO_REUSEPORT``; the kernel spreads connections over them), one
+    per core."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if reuse_port:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
+    state = getattr(app, "state", None)
     config = uvicorn.Config(
         app,
-        ws="websockets-sansio",
+        ws=getattr(state, "ws_protocol", None) or "websockets-sansio",
         ws_per_message_deflate=False,
         ws_max_size=1 << 20,
         log_level="warning",

@@ -113,7 +113,7 @@ async def test_hello_snapshot_then_deltas_in_order(
     async with await connect(server) as ws:
         assert await recv(ws) == {"type": "hello", "role": "public", "tournament": "t-test"}
         (client,) = source.fanout.clients
-        assert type(client.sink).__name__ == "RawSink"  # pre-built frames to uvicorn's transport
+        assert type(client.sink).__name__ == "FeedSocket"  # pre-built frames straight to the socket
         await send(ws, {"op": "subscribe", "topics": ["standings"]})
         snap = await recv(ws)
         assert snap == {

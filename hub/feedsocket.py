@@ -1,0 +1,539 @@
+"""``/ws``: the client sessions, and a websocket connection with no task of its own.
+
+Two parts. ``FeedService`` is what every connection shares: who may connect (token, Origin,
+connections per address), and what a client may say (subscribe, unsubscribe, ping, and the
+operator's onair and confirm) — docs/protocol.md §2. ``FeedSocket`` is one connection as a
+plain ``asyncio.Protocol``: uvicorn hands it each websocket upgrade (its documented ``ws``
+setting takes a protocol class), websockets' sans-I/O ``ServerProtocol`` does the handshake and
+reads what the client sends, and the fan-out writes the frames it built once per update
+straight to the transport.
+
+Why not uvicorn's own websocket protocol and an ASGI endpoint: that runs a task, an ASGI scope
+and a receive queue per connection, ~30 KiB each at 10,000 idle clients, and wraps each write in
+an await. A ``FeedSocket`` is the protocol object, the sans-I/O parser and the fan-out's
+``Client``: it costs nothing between messages, and keepalive is one sweep over all
+connections (one ping frame, built once), not a timer each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar, Protocol
+from urllib.parse import parse_qs, urlsplit
+
+from websockets.datastructures import Headers
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Request, Response
+from websockets.protocol import State
+from websockets.server import ServerProtocol
+
+from hub.auth import Auth, audience_for, check_topic, may_control
+from hub.codec import CodecError, from_json, to_json, unpack
+from hub.fanout import FORMATS, Client, Fanout, Outgoing, build_frame, set_sndbuf
+
+__all__ = ["MAX_MALFORMED", "FeedService", "FeedSocket", "OriginPolicy"]
+
+log = logging.getLogger(__name__)
+
+MAX_MALFORMED = 10
+"""Malformed client messages tolerated on one connection before it is closed (1008)."""
+
+MAX_MESSAGE = 1 << 16
+"""Largest message a client may send (a subscribe to every topic is a few KiB)."""
+
+MAX_BACKLOG = 64
+"""Messages a client may send while one of its operator commands is still being answered."""
+
+PING_INTERVAL = 20.0
+"""Keepalive: every connection gets a ping this often; one silent for twice as long is cut."""
+
+CLOSE_TIMEOUT = 5.0
+"""After our close frame (or the client's), the TCP connection is cut if still open then."""
+
+_PING = b"\x89\x00"  # an unmasked ping frame with no payload, the same bytes for everyone
+
+ORIGINS_ENV = "DUPLICAST_ALLOWED_ORIGINS"
+"""Comma-separated ``Origin`` values allowed on ``/ws`` (``*``: any). Unset: the request's own
+host, plus clients that send no ``Origin`` (OBS, non-browser clients)."""
+
+TopicCheck = Callable[[str, str], "str | None"]
+"""``valid_topic(role, topic)``: an error code (``unknown_topic``, ``forbidden``, ...) or None."""
+
+
+def error(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "error", "code": code, "message": message, **extra}
+
+
+class OriginPolicy:
+    """Which browser pages may open ``/ws``: a page's ``Origin`` must be allowed, so a page on
+    ``https://evil.example`` cannot drive an operator's browser into an operator socket."""
+
+    def __init__(self, allowed: Iterable[str] = ()) -> None:
+        self.any = False
+        self.allowed: set[str] = set()
+        for origin in allowed:
+            origin = origin.strip().rstrip("/").lower()
+            if origin == "*":
+                self.any = True
+            elif origin:
+                self.allowed.add(origin)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> OriginPolicy:
+        env = os.environ if environ is None else environ
+        return cls(env.get(ORIGINS_ENV, "").split(","))
+
+    def allows(self, origin: str | None, host: str | None) -> bool:
+        if origin is None or self.any:
+            return True
+        origin = origin.strip().rstrip("/").lower()
+        if origin in self.allowed:
+            return True
+        if self.allowed:  # an explicit list replaces the same-host default
+            return False
+        netloc = urlsplit(origin).netloc
+        return bool(host) and netloc == (host or "").strip().lower()
+
+
+class FeedSource(Protocol):
+    """What the sessions read from and send operator commands to."""
+
+    tournament: str
+    fanout: Fanout
+
+    async def control(self, command: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class FeedService:
+    """The sessions of one process's ``/ws``: admission, client messages, keepalive."""
+
+    def __init__(self, source: Any, auth: Auth, origins: OriginPolicy) -> None:
+        self.source = source
+        self.fanout: Fanout = source.fanout
+        self.auth = auth
+        self.origins = origins
+        checker = getattr(source, "check_topic", None)
+        self.valid_topic: TopicCheck = checker if callable(checker) else check_topic
+        self.origin_refusals = 0
+        self.sockets: set[FeedSocket] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._keepalive: asyncio.Task[None] | None = None
+
+    def protocol(self) -> type[FeedSocket]:
+        """The protocol class for uvicorn's ``ws`` setting, bound to this service."""
+        return type("FeedSocket", (FeedSocket,), {"service": self, "__slots__": ()})
+
+    # -- admission --
+
+    def admit(self, query: Mapping[str, str], address: str | None) -> tuple[Any, str, Any]:
+        """``(role, format, problem)`` of a new connection; ``problem`` is the error to send
+        before closing it (None: admitted)."""
+        fmt = query.get("format", "json")
+        role = self.auth.role_for(query.get("token"))
+        problem = None
+        if role is None:
+            problem = error("unauthorized", "unknown token")
+        elif fmt not in FORMATS:
+            problem = error("bad_request", f"format must be one of {', '.join(FORMATS)}")
+        elif not self.fanout.may_connect(address):
+            limit = self.fanout.limits.max_per_address
+            problem = error("too_many_connections", f"more than {limit} connections from {address}")
+        return role, fmt, problem
+
+    def hello(self, client: Client) -> None:
+        client.send({"type": "hello", "role": client.role, "tournament": self.source.tournament})
+
+    # -- what a client says --
+
+    def parse(self, data: bytes | str, text: bool) -> tuple[dict[str, Any] | None, Any]:
+        """``(request, error)``: a well-formed request, or the error to answer."""
+        try:
+            request = from_json(data) if text else unpack(bytes(data))  # type: ignore[arg-type]
+        except CodecError as exc:
+            return None, error("bad_request", str(exc))
+        if not isinstance(request, dict) or not isinstance(request.get("op"), str):
+            return None, error("bad_request", "a message is an object with an 'op'")
+        return request, None
+
+    @staticmethod
+    def is_command(request: dict[str, Any]) -> bool:
+        """Operator commands wait for the ingest's answer; everything else is answered now."""
+        return request["op"] in ("onair", "confirm")
+
+    def handle(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        """Act on a request that is not a command; the error to send back, if any."""
+        op = request["op"]
+        if op == "ping":
+            client.send({"type": "pong"})
+            return None
+        if op in ("subscribe", "unsubscribe"):
+            return self._subscription(client, op, request)
+        return error("bad_request", f"unknown op {op!r}")
+
+    async def command(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        if request["op"] == "onair":
+            return await self._onair(client, request)
+        return await self._confirm(client, request)
+
+    def _subscription(
+        self, client: Client, op: str, request: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        topics = request.get("topics")
+        resume = request.get("resume", {})
+        if not (isinstance(topics, list) and all(isinstance(t, str) for t in topics)):
+            return error("bad_request", "'topics' must be a list of topic names")
+        if not isinstance(resume, dict) or not all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in resume.values()
+        ):
+            return error("bad_request", "'resume' must map topics to seqs (integers >= 0)")
+        fanout = self.fanout
+        for topic in dict.fromkeys(topics):
+            if op == "unsubscribe":
+                fanout.unsubscribe(client, topic)
+                continue
+            code = self.valid_topic(client.role, topic)
+            if code == "unknown_topic":
+                client.send(error(code, f"no topic named {topic!r}", topic=topic))
+            elif code == "forbidden":
+                needs = "the operator role" if topic == "ops" else "a commentator or operator token"
+                client.send(error(code, f"topic {topic} needs {needs}", topic=topic))
+            elif code is not None:
+                client.send(error(code, f"topic {topic} refused", topic=topic))
+            elif fanout.subscribe(client, topic, resume.get(topic)) is not None:
+                limit = fanout.limits.max_topics
+                client.send(
+                    error(
+                        "too_many_topics",
+                        f"at most {limit} topics per connection; unsubscribe first",
+                        topic=topic,
+                    )
+                )
+        return None
+
+    async def _onair(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        if not may_control(client.role):
+            return error("forbidden", "onair needs the operator role", op="onair")
+        if not isinstance(request.get("slot"), str) or "value" not in request:
+            return error("bad_request", "onair needs a 'slot' and a 'value'", op="onair")
+        result = await self.source.control(
+            {"op": "onair", "slot": request["slot"], "value": request["value"]}
+        )
+        if not result.get("ok"):
+            return error(
+                str(result.get("code", "rejected")), str(result.get("error", "")), op="onair"
+            )
+        client.send(
+            {"type": "ok", "op": "onair", **({"queued": True} if result.get("queued") else {})}
+        )
+        return None
+
+    async def _confirm(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        """An official settles a disputed hand from the operator panel (journaled by ingest)."""
+        if not may_control(client.role):
+            return error("forbidden", "confirm needs the operator role", op="confirm")
+        table, deal, seats = request.get("table"), request.get("deal"), request.get("seats")
+        if not (isinstance(table, int) and isinstance(deal, int)) or not (
+            seats is None or (isinstance(seats, list) and all(isinstance(s, int) for s in seats))
+        ):
+            return error("bad_request", "confirm needs int 'table', 'deal' and optional 'seats'")
+        command: dict[str, Any] = {"op": "confirm", "table": table, "deal": deal}
+        if seats:
+            command["seats"] = seats
+        result = await self.source.control(command)
+        if not result.get("ok"):
+            return error(
+                str(result.get("code", "rejected")), str(result.get("error", "")), op="confirm"
+            )
+        client.send(
+            {"type": "ok", "op": "confirm", **({"queued": True} if result.get("queued") else {})}
+        )
+        return None
+
+    # -- background work shared by all connections --
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def watch(self, sock: FeedSocket) -> None:
+        self.sockets.add(sock)
+        if self._keepalive is None or self._keepalive.done():
+            self._keepalive = asyncio.get_running_loop().create_task(
+                self._keep_alive(), name="ws-keepalive"
+            )
+
+    async def _keep_alive(self) -> None:
+        """One ping frame to every open connection per interval; a connection that sent
+        nothing (not even a pong) for two intervals is cut. Stops with the last connection."""
+        while self.sockets:
+            await asyncio.sleep(PING_INTERVAL)
+            now = time.monotonic()
+            for sock in list(self.sockets):
+                sock.keepalive(now)
+
+    async def stop(self) -> None:
+        tasks = [t for t in (self._keepalive, *self._tasks) if t is not None and not t.done()]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+class FeedSocket(asyncio.Protocol):
+    """One ``/ws`` connection, and the fan-out's sink for it (``raw``: it takes whole frames
+    synchronously). Built by uvicorn with the upgrade request already read; see the module
+    docstring. ``FeedService.protocol()`` binds the class to a service."""
+
+    service: ClassVar[FeedService]
+    raw = True
+    __slots__ = (
+        "_backlog",
+        "_closer",
+        "_fragments",
+        "_malformed",
+        "_server_state",
+        "client",
+        "conn",
+        "last_seen",
+        "transport",
+    )
+
+    def __init__(
+        self,
+        config: Any = None,
+        server_state: Any = None,
+        app_state: Any = None,
+        _loop: Any = None,
+    ) -> None:
+        self._server_state = server_state
+        self.conn = ServerProtocol(max_size=MAX_MESSAGE, logger=log)
+        self.transport: asyncio.Transport | None = None
+        self.client: Client | None = None
+        self.last_seen = time.monotonic()
+        self._malformed = 0
+        self._backlog: list[tuple[bytes, bool]] | None = None  # while a command is answered
+        self._fragments: list[bytes] | None = None
+        self._closer: asyncio.TimerHandle | None = None
+
+    # -- asyncio.Protocol --
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's is no subclass
+        if self._server_state is not None:
+            self._server_state.connections.add(self)
+        self.service.watch(self)
+        sndbuf = self.service.fanout.limits.sndbuf
+        if sndbuf:
+            set_sndbuf(transport, sndbuf)
+
+    def data_received(self, data: bytes) -> None:
+        self.last_seen = time.monotonic()
+        conn = self.conn
+        conn.receive_data(data)
+        for event in conn.events_received():
+            if isinstance(event, Frame):
+                self._frame(event)
+            elif isinstance(event, Request):
+                self._handshake(event)
+        self._write_protocol_output()
+
+    def eof_received(self) -> bool | None:
+        self.conn.receive_eof()
+        self._write_protocol_output()
+        return None  # the transport closes itself
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._server_state is not None:
+            self._server_state.connections.discard(self)
+        self.service.sockets.discard(self)
+        if self._closer is not None:
+            self._closer.cancel()
+            self._closer = None
+        if self.client is not None:
+            self.client.close(1006, "connection lost")
+
+    def shutdown(self) -> None:
+        """uvicorn's server is stopping: a close frame (1012), then the TCP close."""
+        if self.conn.state is State.OPEN:
+            self.close(1012, "server restarting")
+        elif self.transport is not None:
+            self.transport.close()
+
+    # -- the fan-out's sink --
+
+    def is_open(self) -> bool:
+        t = self.transport
+        return self.conn.state is State.OPEN and t is not None and not t.is_closing()
+
+    def buffered(self) -> int:
+        t = self.transport
+        return 0 if t is None else t.get_write_buffer_size()
+
+    def write(self, data: bytes) -> None:
+        if self.is_open():
+            self.transport.write(data)  # type: ignore[union-attr]
+
+    async def send(self, out: Outgoing) -> None:
+        self.write(out.frame)
+
+    def close(self, code: int, reason: str) -> None:
+        """A close frame after what is already queued, then the TCP close once the client
+        answers or ``CLOSE_TIMEOUT`` passes; a client that stopped reading is cut off
+        after ``limits.close_grace`` with no progress."""
+        if self.conn.state is not State.OPEN:
+            return
+        self.conn.send_close(code, reason[:120])
+        self._write_protocol_output()
+
+    def keepalive(self, now: float) -> None:
+        if now - self.last_seen > 2 * PING_INTERVAL:
+            if self.transport is not None:
+                self.transport.abort()
+        elif self.is_open():
+            self.transport.write(_PING)  # type: ignore[union-attr]
+
+    # -- internals --
+
+    def _write_protocol_output(self) -> None:
+        """What the sans-I/O protocol wants sent (handshake response, pong, close frame);
+        an empty item means: end of stream."""
+        transport = self.transport
+        if transport is None:
+            return
+        for data in self.conn.data_to_send():
+            if data:
+                transport.write(data)
+            elif not transport.is_closing():
+                if self.conn.state is State.CLOSED:
+                    transport.close()
+                elif transport.can_write_eof():
+                    transport.write_eof()
+        if self.conn.close_expected() and self._closer is None:
+            loop = asyncio.get_running_loop()
+            self._closer = loop.call_later(CLOSE_TIMEOUT, transport.abort)
+            grace = self.service.fanout.limits.close_grace
+            _abort_unless_draining(transport, grace)
+
+    def _handshake(self, request: Request) -> None:
+        service = self.service
+        conn = self.conn
+        path, _, query_string = request.path.partition("?")
+        if path != "/ws":
+            conn.send_response(conn.reject(404, "no websocket endpoint here\n"))
+            return
+        origin = request.headers.get("Origin")
+        if not service.origins.allows(origin, request.headers.get("Host")):
+            service.origin_refusals += 1
+            log.info("refused a websocket from origin %r", origin)
+            body = to_json({"error": "forbidden_origin", "message": f"origin {origin} not allowed"})
+            headers = Headers(
+                [
+                    ("Content-Type", "application/json"),
+                    ("Content-Length", str(len(body))),
+                    ("Connection", "close"),
+                ]
+            )
+            conn.send_response(Response(403, "Forbidden", headers, body))
+            return
+        conn.send_response(conn.accept(request))
+        if conn.state is not State.OPEN:
+            return  # not a valid websocket handshake: websockets answered it (400/426)
+        query = {k: v[0] for k, v in parse_qs(query_string).items()}
+        peer = self.transport.get_extra_info("peername") if self.transport else None
+        address = peer[0] if isinstance(peer, tuple) else None
+        role, fmt, problem = service.admit(query, address)
+        if problem is not None:
+            self._write_protocol_output()  # the 101 response first
+            message = Outgoing.encode(problem, "msgpack" if fmt == "msgpack" else "json")
+            self.transport.write(build_frame(message.payload, message.text))  # type: ignore[union-attr]
+            self.close(1008, problem["message"])
+            return
+        self.client = service.fanout.add(self, role, audience_for(role), fmt, address)
+        self._write_protocol_output()  # the 101 response before the hello
+        service.hello(self.client)
+
+    def _frame(self, frame: Frame) -> None:
+        opcode = frame.opcode
+        if opcode is Opcode.TEXT or opcode is Opcode.BINARY:
+            if not frame.fin:
+                self._fragments = [bytes(frame.data), b"t" if opcode is Opcode.TEXT else b"b"]
+                return
+            self._message(bytes(frame.data), opcode is Opcode.TEXT)
+        elif opcode is Opcode.CONT and self._fragments is not None:
+            self._fragments.insert(-1, bytes(frame.data))
+            if frame.fin:
+                parts, self._fragments = self._fragments, None
+                self._message(b"".join(parts[:-1]), parts[-1] == b"t")
+
+    def _message(self, data: bytes, text: bool) -> None:
+        client = self.client
+        if client is None or client.closed:
+            return
+        if self._backlog is not None:
+            if len(self._backlog) >= MAX_BACKLOG:
+                client.close(1008, "too many messages while a command is answered")
+            else:
+                self._backlog.append((data, text))
+            return
+        self._act(client, data, text)
+
+    def _act(self, client: Client, data: bytes, text: bool) -> None:
+        service = self.service
+        request, problem = service.parse(data, text)
+        if request is not None:
+            if service.is_command(request):
+                self._backlog = []
+                service.spawn(self._command(client, request))
+                return
+            problem = service.handle(client, request)
+        if problem is not None:
+            self._answer(client, problem)
+
+    def _answer(self, client: Client, problem: dict[str, Any]) -> None:
+        client.send(problem)
+        if problem["code"] == "bad_request":
+            self._malformed += 1
+            if self._malformed > MAX_MALFORMED:
+                client.close(1008, "too many malformed messages")
+
+    async def _command(self, client: Client, request: dict[str, Any]) -> None:
+        """An operator command; messages that came meanwhile are acted on after it, in order."""
+        try:
+            problem = await self.service.command(client, request)
+        except Exception:
+            log.exception("operator command %s failed", request.get("op"))
+            problem = error("internal_error", "the command failed", op=request.get("op"))
+        if problem is not None and not client.closed:
+            self._answer(client, problem)
+        backlog, self._backlog = self._backlog or [], None
+        for i, (data, text) in enumerate(backlog):
+            if client.closed:
+                return
+            self._act(client, data, text)
+            if self._backlog is not None:  # another command: the rest waits for it
+                self._backlog.extend(backlog[i + 1 :])
+                return
+
+
+def _abort_unless_draining(transport: asyncio.WriteTransport, grace: float) -> None:
+    """Abort a closing transport once its buffer made no progress for ``grace`` seconds."""
+    loop = asyncio.get_running_loop()
+
+    def check(before: int) -> None:
+        if transport.is_closing() or before:
+            now = transport.get_write_buffer_size()
+            if not now:
+                return
+            if now < before:
+                loop.call_later(grace, check, now)
+            else:
+                transport.abort()
+
+    loop.call_later(grace, check, transport.get_write_buffer_size())

@@ -1,0 +1,164 @@
+"""``/ws`` as served by ``hub.feedsocket``: no task per connection, keepalive by one sweep,
+fragmented messages, ordered operator commands, the Starlette fallback speaking the same
+protocol. Real uvicorn on loopback, real websockets clients."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import websockets
+from websockets.asyncio.client import ClientConnection
+
+from hub import feedsocket
+from hub.server import RunningServer, create_app, serve
+from tests.test_server import AUTH, FakeSource
+
+
+@contextlib.asynccontextmanager
+async def running(source: FakeSource, **options: Any) -> AsyncIterator[RunningServer]:
+    server = await serve(create_app(source, auth=AUTH, **options))
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def recv(ws: ClientConnection, timeout: float = 5.0) -> dict[str, Any]:
+    message: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), timeout))
+    return message
+
+
+def server_tasks() -> int:
+    """Tasks running uvicorn's or the hub's code (the websockets clients run their own)."""
+    count = 0
+    for task in asyncio.all_tasks():
+        code = getattr(task.get_coro(), "cr_code", None)
+        filename = code.co_filename if code is not None else ""
+        count += "uvicorn" in filename or os.sep + "hub" + os.sep in filename
+    return count
+
+
+async def test_connections_hold_no_task_of_their_own() -> None:
+    """100 subscribed clients: the server runs the same tasks as with one (the ASGI path ran
+    one per connection), and every client gets each update."""
+    source = FakeSource()
+    source.put(("public", "standings"), {"n": 0})
+    async with running(source) as server:
+        first = await websockets.connect(server.ws_url, compression=None)
+        await recv(first)
+        await first.send(json.dumps({"op": "subscribe", "topics": ["standings"]}))
+        await recv(first)
+        with_one = server_tasks()
+        clients = [await websockets.connect(server.ws_url, compression=None) for _ in range(100)]
+        for ws in clients:
+            assert (await recv(ws))["type"] == "hello"
+            await ws.send(json.dumps({"op": "subscribe", "topics": ["standings"]}))
+            assert (await recv(ws))["type"] == "snapshot"
+        assert server_tasks() == with_one  # uvicorn's and ours: none more for 100 clients
+        source.put(("public", "standings"), {"n": 1})
+        for ws in [first, *clients]:
+            delta = await recv(ws)
+            assert delta["type"] == "delta" and delta["patch"] == [
+                {"op": "replace", "path": "/n", "value": 1}
+            ]
+        for ws in [first, *clients]:
+            await ws.close()
+
+
+async def test_keepalive_pings_everyone_and_cuts_the_silent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(feedsocket, "PING_INTERVAL", 0.2)
+    source = FakeSource()
+    async with running(source) as server:
+        # a polite client answers pings (websockets does it by itself) and stays
+        polite = await websockets.connect(server.ws_url, compression=None, ping_interval=None)
+        await recv(polite)
+        # a raw client that completes the handshake and then never sends a byte
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        key = base64.b64encode(os.urandom(16)).decode()
+        writer.write(
+            (
+                f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                "Sec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+        received = b""
+        with contextlib.suppress(ConnectionError):
+            while chunk := await asyncio.wait_for(reader.read(4096), 5):
+                received += chunk
+        assert received.startswith(b"HTTP/1.1 101")
+        assert b"\x89\x00" in received  # it was pinged before being cut
+        assert (await polite.ping()) is not None  # still open, after 5+ intervals
+        await asyncio.sleep(0.1)
+        await polite.send(json.dumps({"op": "ping"}))
+        assert (await recv(polite))["type"] == "pong"
+        writer.close()
+        await polite.close()
+
+
+async def test_fragmented_message_is_one_request() -> None:
+    source = FakeSource()
+    source.put(("public", "standings"), {"n": 0})
+    async with running(source) as server:
+        async with websockets.connect(server.ws_url, compression=None) as ws:
+            await recv(ws)
+            text = json.dumps({"op": "subscribe", "topics": ["standings"]})
+            await ws.send(iter([text[:5], text[5:17], text[17:]]))  # three frames
+            assert (await recv(ws))["type"] == "snapshot"
+
+
+async def test_messages_after_a_command_are_answered_after_it_in_order() -> None:
+    source = FakeSource()
+    release = asyncio.Event()
+    plain_control = source.control
+
+    async def slow_control(command: dict[str, Any]) -> dict[str, Any]:
+        await release.wait()
+        return await plain_control(command)
+
+    source.control = slow_control  # type: ignore[method-assign]
+    async with running(source) as server:
+        url = f"{server.ws_url}?token=op-secret"
+        async with websockets.connect(url, compression=None) as ws:
+            await recv(ws)
+            await ws.send(json.dumps({"op": "onair", "slot": "main", "value": {"deal": 1}}))
+            await ws.send(json.dumps({"op": "ping"}))
+            await ws.send(json.dumps({"op": "nonsense"}))
+            with pytest.raises(TimeoutError):
+                await recv(ws, timeout=0.3)  # nothing overtakes the command
+            release.set()
+            assert (await recv(ws)) == {"type": "ok", "op": "onair"}
+            assert (await recv(ws)) == {"type": "pong"}
+            assert (await recv(ws))["code"] == "bad_request"
+
+
+async def test_other_websocket_paths_are_404() -> None:
+    async with running(FakeSource()) as server:
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            await websockets.connect(f"ws://127.0.0.1:{server.port}/elsewhere")
+        assert refused.value.response.status_code == 404
+
+
+async def test_asgi_fallback_speaks_the_same_protocol() -> None:
+    """``raw_frames=False``: Starlette's websocket route, the same sessions."""
+    source = FakeSource()
+    source.put(("public", "standings"), {"n": 0})
+    async with running(source, raw_frames=False) as server:
+        async with websockets.connect(server.ws_url, compression=None) as ws:
+            assert (await recv(ws))["type"] == "hello"
+            (client,) = source.fanout.clients
+            assert type(client.sink).__name__ == "AsgiSink"
+            await ws.send(json.dumps({"op": "subscribe", "topics": ["standings", "nope:1"]}))
+            answers = [await recv(ws), await recv(ws)]
+            assert {a["type"] for a in answers} == {"snapshot", "error"}
+        async with websockets.connect(f"{server.ws_url}?token=wrong") as ws:
+            assert (await recv(ws))["code"] == "unauthorized"
