@@ -60,6 +60,11 @@ STOP_STEP = 1.0  # seconds; each step of stop() that talks to the bus waits at m
 
 ENGINE_SNAPSHOT_EVERY = 10_000  # journal records between two engine snapshots (restart cost)
 MAX_REFUSALS = 1000  # refusals whose answer is kept per console (older ones: "refused")
+FEED_INTERVAL = 0.02
+"""Under load (messages waiting after a batch), the feed is published at most this often:
+one flush of the projections then covers many batches (a topic touched by every batch is
+rebuilt and diffed once, not each time). When nothing waits it is published at once. Acks
+are never held back."""
 
 
 class Ingest:
@@ -301,6 +306,7 @@ class Ingest:
             await self._queue.put((message.channel, message.data, time.monotonic()))
 
     async def _process(self) -> None:
+        published = 0.0
         while not self._stopping:
             batch = [await self._queue.get()]
             while len(batch) < BATCH and not self._queue.empty():
@@ -316,7 +322,9 @@ class Ingest:
                 log.exception("ingest failed on a batch of %d messages", len(batch))
                 self.metrics.reject("internal_error")
                 continue
-            await self._publish_or_log()
+            if self._queue.empty() or time.monotonic() - published >= FEED_INTERVAL:
+                await self._publish_or_log()
+                published = time.monotonic()
 
     async def _ticker(self) -> None:
         while not self._stopping:

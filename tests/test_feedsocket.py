@@ -108,12 +108,14 @@ async def test_keepalive_pings_everyone_and_cuts_the_silent(
 async def test_fragmented_message_is_one_request() -> None:
     source = FakeSource()
     source.put(("public", "standings"), {"n": 0})
-    async with running(source) as server:
-        async with websockets.connect(server.ws_url, compression=None) as ws:
-            await recv(ws)
-            text = json.dumps({"op": "subscribe", "topics": ["standings"]})
-            await ws.send(iter([text[:5], text[5:17], text[17:]]))  # three frames
-            assert (await recv(ws))["type"] == "snapshot"
+    async with (
+        running(source) as server,
+        websockets.connect(server.ws_url, compression=None) as ws,
+    ):
+        await recv(ws)
+        text = json.dumps({"op": "subscribe", "topics": ["standings"]})
+        await ws.send(iter([text[:5], text[5:17], text[17:]]))  # three frames
+        assert (await recv(ws))["type"] == "snapshot"
 
 
 async def test_messages_after_a_command_are_answered_after_it_in_order() -> None:

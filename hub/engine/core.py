@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -237,7 +238,7 @@ class Engine:
                     "at": self._now,
                 }
             )
-            changed = self._emit(Rejected(table, exc.code))
+            changed = set(self._emit(Rejected(table, exc.code)))
         return Outcome(
             ok=False,
             ack=ack,
@@ -357,7 +358,7 @@ class Engine:
         slot = str(record["slot"])
         merged = {**self.onair["slots"].get(slot, {}), **dict(record["value"])}
         self.onair = {"slots": {**self.onair["slots"], slot: merged}}
-        return self._emit(OnAirChanged(slot))
+        return set(self._emit(OnAirChanged(slot)))
 
     # ----------------------------------------------------------------- release
     def released(self, group: str, deal_no: int) -> bool:
@@ -381,7 +382,7 @@ class Engine:
             self._released.add((group.id, deal_no))
             for t in group.tables:
                 self.public_board.set_result(t, deal_no, self._result(t, deal_no))
-        keys = self._emit(DealReleased(deal_no))
+        keys = set(self._emit(DealReleased(deal_no)))
         if self.ticker.release(deal_no):
             keys |= self._emit(TickerItem(PUBLIC, {}))
         return keys
@@ -391,7 +392,7 @@ class Engine:
         return h.result if h else None
 
     # ----------------------------------------------------------------- changes
-    def _emit(self, event: EngineEvent) -> set[TopicKey]:
+    def _emit(self, event: EngineEvent) -> AbstractSet[TopicKey]:
         """Announce a typed event: the projections move by it."""
         self._memo.clear()
         return self.projections.on(event)
@@ -607,9 +608,7 @@ class Engine:
         for g in self.config.groups.values():
             for d in range(1, self.config.deals + 1):
                 done = sum(
-                    1
-                    for t in g.tables
-                    if (h := self.state.hand(t, d)) is not None and h.result is not None
+                    1 for t in g.tables if (h := self.state.hand(t, d)) is not None and h.counts
                 )
                 out.append(
                     {

@@ -14,6 +14,7 @@ Invariant (tested after every event): a flushed document equals its builder's pa
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +82,7 @@ class Projections:
                 for d in range(1, config.deals + 1)
             }
         # Row of each table in the live deal and compare payloads (every group, in order).
+        self._hand_keys: dict[tuple[int, int], frozenset[TopicKey]] = {}
         self._row = {
             t: i for i, t in enumerate(t for g in config.groups.values() for t in g.tables)
         }
@@ -90,10 +92,15 @@ class Projections:
         found = self._k[audience][name]
         return found if arg is None else found[arg]
 
-    def hand_keys(self, table: int, deal: int) -> set[TopicKey]:
-        k = self._k[LIVE]
-        keys = {k["table"][table], k["deal"][deal], k["ops"], k["projection"]}
-        keys.update(k["compare"][deal])
+    def hand_keys(self, table: int, deal: int) -> frozenset[TopicKey]:
+        """The live topics a hand's actions touch (built once per hand: every action asks)."""
+        keys = self._hand_keys.get((table, deal))
+        if keys is None:
+            k = self._k[LIVE]
+            keys = frozenset(
+                (k["table"][table], k["deal"][deal], k["ops"], k["projection"], *k["compare"][deal])
+            )
+            self._hand_keys[(table, deal)] = keys
         return keys
 
     def public_deal_keys(self, deal: int) -> set[TopicKey]:
@@ -102,9 +109,10 @@ class Projections:
         return keys
 
     # ----------------------------------------------------------------- events
-    def on(self, event: EngineEvent) -> set[TopicKey]:
+    def on(self, event: EngineEvent) -> AbstractSet[TopicKey]:
         """Move the projections by one event; returns the topics it touched."""
         live = self._k[LIVE]
+        keys: AbstractSet[TopicKey]
         if isinstance(event, ActionApplied):
             keys = self.hand_keys(event.table, event.deal)
             if self.active:  # shown at the next flush, however many actions come before it
@@ -113,11 +121,11 @@ class Projections:
                 self._project(event.table, event.deal)
             return keys
         if isinstance(event, HandStarted | HandRewound | HandSettled):
-            keys = self.hand_keys(event.table, event.deal)
             others = {live["table"][event.table], live["deal"][event.deal], live["ops"]}
+            keys = self.hand_keys(event.table, event.deal)
             if isinstance(event, HandSettled):
                 others |= {live["standings"], *live["seat"]}
-                keys |= others
+                keys = keys | others
             self.touch(others)
             if self.active:  # the travellers: that table's row only
                 self._rehand[(event.table, event.deal)] = None

@@ -54,6 +54,11 @@ class HandState:
     finished_at: float | None = None
 
     @property
+    def counts(self) -> bool:
+        """The hand counts (complete or void): ``result`` is not None, without building it."""
+        return self.status == COMPLETE or self.status == VOID
+
+    @property
     def result(self) -> dict[int, int] | None:
         """Chip-score per seat when the hand counts (complete or void), else None."""
         if self.status == VOID:

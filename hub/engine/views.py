@@ -366,12 +366,11 @@ def swing_items(state: TournamentState, table: int, deal_no: int) -> list[dict[s
     if hand is None or hand.status not in TERMINAL or hand.result is None:
         return []
     items = []
+    results = [
+        r for t in group.tables if (h := state.hand(t, deal_no)) is not None and (r := h.result)
+    ]
     for seat, chips in hand.result.items():
-        others = [
-            r.get(seat, 0)
-            for t in group.tables
-            if (h := state.hand(t, deal_no)) is not None and (r := h.result) is not None
-        ]
+        others = [r.get(seat, 0) for r in results]
         if len(others) < 2:
             continue
         average = sum(others) / len(others)
