@@ -8,11 +8,12 @@ Every server gets its messages by Redis PUBLISH from a separate publisher proces
 clients run in another separate process (raw-socket websocket clients on one event loop; for
 Socket.IO they speak engine.io v4 over websocket). Servers:
 
-- ``edge``: our edge. ``hub.server.create_app`` + ``hub.server.serve`` (the real app, routes
-  and fan-out) in its own process, fed from Redis by a subscriber that reads the feed wire
-  format v2 (``encode_feed`` below) and calls ``Fanout.publish(key, frames)``: exactly what an
-  edge does with the v2 feed, without ``hub.edge.EdgeSource`` (which in this branch still reads
-  the v1 feed format).
+- ``edge``: our edge as deployed: ``duplicast serve --role edge --reuse-port`` on the sample
+  tournament (``hub.edge.EdgeSource`` reading the v2 feed channel and forwarding each frame's
+  bytes, ``hub.feedsocket`` on uvicorn, uvloop, ``tune_gc``), run inside the bench's server
+  process so that its GC probe sees it. ``edgex2``: two of them on one port (SO_REUSEPORT),
+  what ``duplicast serve --role edge --processes 2`` starts. The publisher writes the v2 feed
+  (``encode_feed``) with consecutive seqs after a seq-0 snapshot put in the snapshot hash.
 - ``naive``: Starlette + ``broadcaster`` (Redis), ``await websocket.send_text`` per client.
 - ``websockets``: the ``websockets`` library server with ``broadcast()``.
 - ``socketio``: Socket.IO 4.8 on node with ``@socket.io/redis-adapter`` (``bench/socketio``;
@@ -22,8 +23,9 @@ Each point: a fresh server process; N clients connect and subscribe; the server'
 over the N idle connections gives KiB per connection; the publisher then publishes at R Hz for
 D seconds, each message carrying its publish time; the clients record publish→receive latency
 of every frame. Server CPU per delivered frame comes from /proc/PID/stat of the server process;
-GC pauses of our edge from ``gc.callbacks`` in its process. Keepalive pings are off in every
-server for the length of a point (they would be the same small per-connection cost in all).
+GC pauses of our edge from ``gc.callbacks`` in its process. Keepalive pings are off in the
+peers for the length of a point; our edge keeps its one sweep every 20 s (one ping frame per
+client, answered by the bench clients), so at most one sweep falls in a point.
 Loopback only; every process this bench starts is ended by its pid.
 """
 
@@ -55,7 +57,8 @@ if str(ROOT) not in sys.path:
 
 import msgpack  # noqa: E402
 
-TOURNAMENT = "bench"
+EDGE_CONFIG = ROOT / "samples" / "ifp6.toml"
+TOURNAMENT = "ifp-demo"  # EDGE_CONFIG's id: the tournament our edge serves
 TOPIC = "standings"
 TEXT_CHANNEL = "bench:text"
 SERVERS = ("edge", "edgex2", "naive", "websockets", "socketio")
@@ -156,68 +159,41 @@ def _install_gc_probe(stats_path: str) -> None:
     signal.signal(signal.SIGUSR2, dump)
 
 
-async def _serve_edge(port: int, redis_url: str) -> None:
-    import redis.asyncio as aioredis
+def _run_edge(port: int, redis_url: str) -> int:
+    """Our edge as deployed: ``duplicast serve --role edge`` (``hub.edge.EdgeSource`` on the
+    Redis bus, ``hub.feedsocket`` on uvicorn, uvloop, ``tune_gc``), run in this process so the
+    GC probe sees it; ``--reuse-port`` so that two copies share the port (``edgex2``). The
+    topic's starting snapshot (seq 0) is put in the snapshot hash, as an ingest would."""
+    import redis
 
-    from hub.auth import Auth
-    from hub.fanout import Fanout, Limits, Outgoing
-    from hub.server import create_app, serve, tune_gc
+    from hub.channels import Channels
+    from hub.cli import main as duplicast
+    from hub.fanout import Outgoing
+    from hub.feed import Frame, encode_snapshot, snapshot_field
 
     snapshot = json.dumps({"type": "snapshot", "topic": TOPIC, "seq": 0, "data": {}}).encode()
-
-    class Store:
-        def catch_up(self, key: Any, fmt: str, resume: int | None) -> list[Outgoing]:
-            if fmt == "json":
-                return [Outgoing(snapshot, True)]
-            return [Outgoing(msgpack.packb(json.loads(snapshot)), False)]
-
-    class Source:
-        tournament = TOURNAMENT
-        store: Any = None
-
-        def __init__(self) -> None:
-            # every bench client comes from 127.0.0.1
-            self.fanout = Fanout(Store(), Limits(max_per_address=1 << 20))
-
-        def ready(self) -> bool:
-            return True
-
-        async def control(self, command: dict[str, Any]) -> dict[str, Any]:
-            return {"ok": False, "code": "not_allowed"}
-
-        async def start(self) -> None: ...
-
-        async def stop(self) -> None: ...
-
-    source = Source()
-    client = aioredis.Redis.from_url(redis_url)
-    pubsub = client.pubsub()
-    await pubsub.subscribe(f"dup:{TOURNAMENT}:feed")
-
-    async def consume() -> None:
-        fanout = source.fanout
-        while True:
-            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
-            if message is None:
-                continue
-            feed = msgpack.unpackb(message["data"], raw=False)
-            key = (feed["a"], feed["t"])
-            fanout.publish(
-                key, {"json": Outgoing(feed["j"], True), "msgpack": Outgoing(feed["m"], False)}
-            )
-
-    app = create_app(source, auth=Auth(), allowed_origins=["*"])
-    running = await serve(
-        app, "127.0.0.1", port, reuse_port=True, backlog=4096, ws_ping_interval=None
+    frame = Frame(
+        0,
+        True,
+        {
+            "json": Outgoing(snapshot, True),
+            "msgpack": Outgoing(msgpack.packb(json.loads(snapshot)), False),
+        },
     )
-    task = asyncio.create_task(consume())
-    if os.environ.get("BENCH_EDGE_GC", "tuned") == "tuned":
-        tune_gc()
-    print("listening", flush=True)
-    try:
-        await running.task
-    finally:
-        task.cancel()
+    client = redis.Redis.from_url(redis_url)
+    client.hset(
+        Channels(TOURNAMENT).topics, snapshot_field(("public", TOPIC)), encode_snapshot(frame)
+    )
+    client.close()
+    for role in ("COMMENTATOR", "OPERATOR"):
+        os.environ.setdefault(f"DUPLICAST_{role}_TOKEN", base64.b64encode(os.urandom(24)).decode())
+    os.environ.setdefault("DUPLICAST_LOG", "WARNING")
+    return duplicast(
+        [
+            "serve", "--role", "edge", "--config", str(EDGE_CONFIG), "--redis", redis_url,
+            "--port", str(port), "--reuse-port",
+        ]
+    )  # fmt: skip
 
 
 async def _serve_naive(port: int, redis_url: str) -> None:
@@ -341,7 +317,9 @@ async def _serve_websockets(port: int, redis_url: str) -> None:
 def run_server(kind: str, port: int, redis_url: str, stats_path: str) -> None:
     raise_nofile()
     _install_gc_probe(stats_path)
-    serve_fn = {"edge": _serve_edge, "naive": _serve_naive, "websockets": _serve_websockets}[kind]
+    if kind == "edge":
+        sys.exit(_run_edge(port, redis_url))
+    serve_fn = {"naive": _serve_naive, "websockets": _serve_websockets}[kind]
     try:
         import uvloop
 
@@ -643,7 +621,7 @@ def _wait_line(proc: subprocess.Popen[str], expected: str, timeout: float) -> No
             line = proc.stdout.readline()
             if not line:
                 raise RuntimeError(f"{proc.args} exited before {expected!r}")
-            if line.strip() == expected:
+            if line.strip() == expected or line.startswith(expected):
                 return
     raise TimeoutError(f"{proc.args}: no {expected!r} within {timeout} s")
 
@@ -680,7 +658,7 @@ def measure_point(
                 stack.enter_context(started(command, stdout=subprocess.PIPE, stderr=log))
             )
         for server in servers:
-            _wait_line(server, "listening", 30)
+            _wait_line(server, "duplicast edge for" if base == "edge" else "listening", 30)
         time.sleep(0.5)
         rss0 = sum(proc_rss_kib(server.pid) for server in servers)
         client_cmd = [sys.executable, __file__, "_clients", base, f"127.0.0.1:{port}"]

@@ -12,6 +12,8 @@ import asyncio
 import logging
 import os
 import random
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -45,6 +47,12 @@ async def run_serve(args: argparse.Namespace) -> int:
     auth = Auth.from_env()
     if weak_tokens_refused("serve", auth):
         return 2
+    if args.processes > 1 and args.role != "edge":
+        print(
+            "duplicast serve: --processes needs --role edge (one ingest writes the journal)",
+            file=sys.stderr,
+        )
+        return 2
     config = load_config(args.config)
     bus = open_bus(args.redis)
     await bus.connect()
@@ -62,10 +70,18 @@ async def run_serve(args: argparse.Namespace) -> int:
         from hub.metrics import serve_private
 
         stop_metrics = serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
+    workers: list[subprocess.Popen[bytes]] = []
     try:
-        server = await serve(app, args.host, args.port)
+        several = args.processes > 1 or args.reuse_port
+        server = await serve(app, args.host, args.port, reuse_port=several)
+        if args.processes > 1:
+            workers = start_edge_workers(args, server.port)
         tune_gc()
-        print(f"duplicast {args.role} for {config.id!r} on {server.url}", flush=True)
+        print(
+            f"duplicast {args.role} for {config.id!r} on {server.url}"
+            + (f" ({args.processes} processes)" if args.processes > 1 else ""),
+            flush=True,
+        )
         stop = asyncio.Event()
         waits = [asyncio.ensure_future(until_signalled(stop))]
         if lost is not None:
@@ -77,6 +93,7 @@ async def run_serve(args: argparse.Namespace) -> int:
                 waiter.cancel()
             await server.stop()
     finally:
+        stop_workers(workers)
         if stop_metrics is not None:
             stop_metrics()
         await bus.close()
@@ -84,6 +101,31 @@ async def run_serve(args: argparse.Namespace) -> int:
         print("duplicast: this ingest lost its lease to another one; exiting", file=sys.stderr)
         return 3
     return 0
+
+
+def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.Popen[bytes]]:
+    """``args.processes - 1`` more edge processes on this one's port (``SO_REUSEPORT``: the
+    kernel spreads new connections over them), each the same edge, without a metrics port of
+    its own. An update's fan-out is one socket write per client, so clients spread over N
+    processes are served by N cores at once (docs/performance.md)."""
+    command = [sys.executable, "-m", "hub", "serve", "--role", "edge", "--reuse-port"]
+    command += ["--config", str(args.config), "--redis", args.redis]
+    command += ["--host", args.host, "--port", str(port)]
+    return [subprocess.Popen(command) for _ in range(args.processes - 1)]
+
+
+def stop_workers(workers: list[subprocess.Popen[bytes]], grace: float = 5.0) -> None:
+    """End the worker processes this one started, by pid: TERM, then KILL after ``grace``."""
+    for worker in workers:
+        if worker.poll() is None:
+            worker.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for worker in workers:
+        try:
+            worker.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
 
 
 async def run_console(args: argparse.Namespace) -> int:
@@ -152,6 +194,16 @@ def _parse_fields(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
+def run_loop(coro: Awaitable[int]) -> int:
+    """Run a command's coroutine on uvloop when installed (uvicorn[standard] brings it: the
+    fan-out's socket writes and Redis reads cost less there), else on asyncio's loop."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvicorn[standard] installs it
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    return uvloop.run(coro)  # type: ignore[arg-type]
+
+
 def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[..., int]:
     def run(args: argparse.Namespace) -> int:
         logging.basicConfig(
@@ -160,7 +212,7 @@ def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[.
         )
         repeats = logs.install()  # a flood of bad input must not flood the log
         try:
-            return asyncio.run(coro_fn(args))  # type: ignore[arg-type]
+            return run_loop(coro_fn(args))
         except KeyboardInterrupt:
             return 130
         finally:
@@ -177,6 +229,17 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--role", choices=("all", "ingest", "edge"), default="all")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="edge role: this many edge processes on the one port (SO_REUSEPORT); one per core",
+    )
+    p.add_argument(
+        "--reuse-port",
+        action="store_true",
+        help="share the port with other edge processes started separately (SO_REUSEPORT)",
+    )
     p.add_argument(
         "--metrics-port", type=int, default=None, help="every metric here, no token (private)"
     )
