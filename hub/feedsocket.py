@@ -39,6 +39,10 @@ from hub.fanout import FORMATS, Client, Fanout, Outgoing, build_frame, set_sndbu
 __all__ = ["MAX_MALFORMED", "FeedService", "FeedSocket", "OriginPolicy"]
 
 log = logging.getLogger(__name__)
+wire_log = logging.getLogger(f"{__name__}.wire")
+"""websockets' own per-connection messages ("connection open", "closed"): one line per client
+is noise at 10,000 clients; warnings and errors still show (set its level to see the rest)."""
+wire_log.setLevel(logging.WARNING)
 
 MAX_MALFORMED = 10
 """Malformed client messages tolerated on one connection before it is closed (1008)."""
@@ -313,7 +317,7 @@ class FeedSocket(asyncio.Protocol):
         _loop: Any = None,
     ) -> None:
         self._server_state = server_state
-        self.conn = ServerProtocol(max_size=MAX_MESSAGE, logger=log)
+        self.conn = ServerProtocol(max_size=MAX_MESSAGE, logger=wire_log)
         self.transport: asyncio.Transport | None = None
         self.client: Client | None = None
         self.last_seen = time.monotonic()
