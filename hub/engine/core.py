@@ -101,6 +101,7 @@ class Engine:
         self.public_board = Scoreboard(self.state.layout)
         self._completed_at: dict[int, float] = {}  # deal -> when its last table completed it
         self._released: set[tuple[str, int]] = set()
+        self._released_deals: set[int] = set()  # the deals of _released (asked per event)
         self.links: dict[str, bool] = {}  # console -> its last ack reached a listener
         self.restore_skipped = 0
         self.onair: dict[str, Any] = default_onair()
@@ -366,7 +367,7 @@ class Engine:
 
     def deal_released(self, deal_no: int) -> bool:
         """Every group plays the same deck orders, so a deal is public for all or none."""
-        return any(self.released(g, deal_no) for g in self.config.groups)
+        return deal_no in self._released_deals
 
     def tick(self, now: float) -> set[TopicKey]:
         """Release deals whose delay has passed; returns the public topics that changed."""
@@ -380,6 +381,7 @@ class Engine:
     def _release(self, deal_no: int) -> set[TopicKey]:
         for group in self.config.groups.values():
             self._released.add((group.id, deal_no))
+            self._released_deals.add(deal_no)
             for t in group.tables:
                 self.public_board.set_result(t, deal_no, self._result(t, deal_no))
         keys = set(self._emit(DealReleased(deal_no)))
@@ -503,6 +505,7 @@ class Engine:
         self.state, self.sequencer, self.ticker = state, sequencer, ticker
         self.projections = Projections(self.state, self.payload)
         self._released, self._completed_at = released, completed_at
+        self._released_deals = {d for _, d in released}
         self.onair, self._bound, self._now = onair, bound, now
         self._memo.clear()
         self.public_board = Scoreboard(self.state.layout)
