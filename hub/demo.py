@@ -143,6 +143,9 @@ class Demo:
         await self.source.replace_engine(Engine(self.config, self.decks))
 
     async def _session(self, rng: random.Random) -> None:
+        assert self.source is not None
+        if self.config.clock is not None:  # the session clock runs from the first deal
+            await self.source.control({"op": "clock", "action": "start"})
         per_table: dict[int, list[dict[str, Any]]] = defaultdict(list)
         for event in simulate_session(self.config, self.decks, rng):
             per_table[event["table"]].append(
@@ -190,6 +193,7 @@ class Demo:
             f"  leaderboard        {base}/overlays/leaderboard.html",
             f"  split-screen       {base}/overlays/compare.html?deal=1&seat=1&token={c}",
             f"  live table         {base}/overlays/table.html?table=1&token={c}",
+            f"  clock              {base}/overlays/clock.html",
             f"  commentator view   {base}/overlays/commentator.html?token={c}",
             f"  operator panel     {base}/overlays/operator.html?token={o}",
             f"  standings (REST)   {base}/api/standings",

@@ -167,7 +167,7 @@ class FeedService:
     @staticmethod
     def is_command(request: dict[str, Any]) -> bool:
         """Operator commands wait for the ingest's answer; everything else is answered now."""
-        return request["op"] in ("onair", "confirm")
+        return request["op"] in ("onair", "confirm", "clock")
 
     def handle(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
         """Act on a request that is not a command; the error to send back, if any."""
@@ -182,6 +182,8 @@ class FeedService:
     async def command(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
         if request["op"] == "onair":
             return await self._onair(client, request)
+        if request["op"] == "clock":
+            return await self._clock(client, request)
         return await self._confirm(client, request)
 
     def _subscription(
@@ -233,6 +235,24 @@ class FeedService:
             )
         client.send(
             {"type": "ok", "op": "onair", **({"queued": True} if result.get("queued") else {})}
+        )
+        return None
+
+    async def _clock(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        """The operator runs the session clock: start (or resume), pause, adjust, level."""
+        if not may_control(client.role):
+            return error("forbidden", "clock needs the operator role", op="clock")
+        command = {"op": "clock", "action": request.get("action")}
+        for name in ("seconds", "level"):
+            if name in request:
+                command[name] = request[name]
+        result = await self.source.control(command)
+        if not result.get("ok"):
+            return error(
+                str(result.get("code", "rejected")), str(result.get("error", "")), op="clock"
+            )
+        client.send(
+            {"type": "ok", "op": "clock", **({"queued": True} if result.get("queued") else {})}
         )
         return None
 

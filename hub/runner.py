@@ -15,6 +15,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -76,6 +77,7 @@ async def run_serve(args: argparse.Namespace) -> int:
         server = await serve(app, args.host, args.port, reuse_port=several)
         if args.processes > 1:
             workers = start_edge_workers(args, server.port)
+            await wait_listening(workers)
         tune_gc()
         print(
             f"duplicast {args.role} for {config.id!r} on {server.url}"
@@ -107,11 +109,35 @@ def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.P
     """``args.processes - 1`` more edge processes on this one's port (``SO_REUSEPORT``: the
     kernel spreads new connections over them), each the same edge, without a metrics port of
     its own. An update's fan-out is one socket write per client, so clients spread over N
-    processes are served by N cores at once (docs/performance.md)."""
+    processes are served by N cores at once (docs/performance.md). Their output is passed on;
+    see ``wait_listening``."""
     command = [sys.executable, "-m", "hub", "serve", "--role", "edge", "--reuse-port"]
     command += ["--config", str(args.config), "--redis", args.redis]
     command += ["--host", args.host, "--port", str(port)]
-    return [subprocess.Popen(command) for _ in range(args.processes - 1)]
+    return [subprocess.Popen(command, stdout=subprocess.PIPE) for _ in range(args.processes - 1)]
+
+
+async def wait_listening(workers: list[subprocess.Popen[bytes]], timeout: float = 60.0) -> None:
+    """Until every worker printed its listening line (then its output goes on to ours)."""
+
+    def first_line(worker: subprocess.Popen[bytes]) -> bytes:
+        assert worker.stdout is not None
+        line = worker.stdout.readline()
+        threading.Thread(target=_forward, args=(worker.stdout,), daemon=True).start()
+        return line
+
+    lines = await asyncio.wait_for(
+        asyncio.gather(*(asyncio.to_thread(first_line, w) for w in workers)), timeout
+    )
+    for worker, line in zip(workers, lines, strict=True):
+        if not line.startswith(b"duplicast edge"):
+            raise RuntimeError(f"edge worker {worker.pid} did not start: {line!r}")
+
+
+def _forward(stream: Any) -> None:
+    for line in stream:
+        sys.stdout.buffer.write(line)
+        sys.stdout.flush()
 
 
 def stop_workers(workers: list[subprocess.Popen[bytes]], grace: float = 5.0) -> None:

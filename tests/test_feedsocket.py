@@ -164,3 +164,17 @@ async def test_asgi_fallback_speaks_the_same_protocol() -> None:
             assert {a["type"] for a in answers} == {"snapshot", "error"}
         async with websockets.connect(f"{server.ws_url}?token=wrong") as ws:
             assert (await recv(ws))["code"] == "unauthorized"
+
+
+async def test_clock_commands_need_the_operator() -> None:
+    source = FakeSource()
+    async with running(source) as server:
+        async with websockets.connect(server.ws_url) as public:
+            await recv(public)
+            await public.send(json.dumps({"op": "clock", "action": "start"}))
+            assert (await recv(public))["code"] == "forbidden"
+        async with websockets.connect(f"{server.ws_url}?token=op-secret") as operator:
+            await recv(operator)
+            await operator.send(json.dumps({"op": "clock", "action": "adjust", "seconds": 60}))
+            assert (await recv(operator)) == {"type": "ok", "op": "clock"}
+    assert source.commands == [{"op": "clock", "action": "adjust", "seconds": 60}]

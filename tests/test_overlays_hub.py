@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -659,3 +660,38 @@ def test_operator_confirms_a_dispute(page: Page, dispute_hub: HubThread) -> None
         r["table"]: r["status"] for r in hub.rest(f"/api/compare/{deal}/1", COMMENTATOR)["rows"]
     }
     assert status[table] == "complete"
+
+
+def test_clock_overlay_counts_down_and_the_operator_runs_it(
+    page: Page, browser: Browser, hub: HubThread
+) -> None:
+    """The session clock (issue #12.6): the operator's panel starts and pauses it, the clock
+    overlay shows the level, the blinds and a running countdown."""
+    operator = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
+    operator.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
+    expect(operator.locator('[data-testid="op-clock-state"]')).to_contain_text(
+        "not started", timeout=5000
+    )
+    operator.locator('[data-testid="clock-start"]').click()
+    open_page(page, hub, "clock.html")
+    expect(page.locator('[data-testid="clock-name"]')).to_have_text("Level 1")
+    expect(page.locator('[data-testid="clock-blinds"]')).to_have_text("Blinds 50 / 100")
+    time_left = page.locator('[data-testid="clock-time"]')
+    expect(time_left).to_have_text(re.compile(r"^4[45]:\d\d$"))  # 45 minutes from the start
+    first = time_left.inner_text()
+    expect(time_left).not_to_have_text(first, timeout=3000)  # counting down by itself
+    assert time_left.inner_text() < first
+    expect(page.locator('[data-testid="clock-next"]')).to_have_text("Next: Break")
+    shot(page, "clock")
+    operator.locator('[data-testid="clock-pause"]').click()
+    expect(page.locator('[data-testid="clock-status"]')).to_have_text("Paused", timeout=FAST)
+    paused = time_left.inner_text()
+    page.wait_for_timeout(1500)
+    assert time_left.inner_text() == paused  # a paused clock stands still
+    operator.locator('[data-testid="clock-plus"]').click()  # one more minute
+    expect(time_left).not_to_have_text(paused, timeout=FAST)
+    minutes, seconds = (int(x) for x in time_left.inner_text().split(":"))
+    assert 45 * 60 <= minutes * 60 + seconds <= 46 * 60
+    operator.locator('[data-testid="clock-start"]').click()
+    expect(page.locator('[data-testid="clock-status"]')).to_have_text("", timeout=FAST)
+    operator.context.close()

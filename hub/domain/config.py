@@ -53,6 +53,14 @@ File shape (see ``samples/ifp6.toml``)::
     # file = "decks.enc"       # encrypted deck file (relative to this file; key from the
                                # environment variable DUPLICAST_DECK_KEY)
 
+    [clock]                    # optional: the session clock (clock overlay, operator panel)
+    on_time_up = "flag"        # "flag" (shown) or "enforce" (no new deal starts once time is up)
+    levels = [                 # periods of play and breaks, in order; blinds do not change
+      { minutes = 40 },        # (every table plays a deal with the same blinds)
+      { minutes = 10, break = true },
+      { minutes = 40, name = "Last level" },
+    ]
+
     [consoles]                 # optional allow-list: console name -> the one table it writes
     "table1" = 1               # names follow the rule of ids; tables must be in a group;
     "table1-backup" = 1        # a table may have several consoles (e.g. a backup pad)
@@ -74,6 +82,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, NoReturn
 
+from hub.domain.clock import ON_TIME_UP, ClockSpec, Level
 from hub.domain.draw import Draw, DrawError, make_draw, validate_draw
 from hub.domain.schedule import (
     ScheduleError,
@@ -152,6 +161,7 @@ class TournamentConfig:
     decks: DeckSource | None = None
     release_delay: float = 0.0
     consoles: Mapping[str, int] | None = None  # console name -> its table; None: any console
+    clock: ClockSpec | None = None  # the session clock; None: no clock
 
     @property
     def cap(self) -> int:
@@ -296,7 +306,7 @@ class _Parser:
             dict(data),
             "",
             ["tournament", "teams", "groups", "draw"],
-            ["schedule", "decks", "consoles"],
+            ["schedule", "decks", "consoles", "clock"],
         )
         t = self.table(
             root["tournament"],
@@ -331,6 +341,7 @@ class _Parser:
         orders, buttons = self.schedule(root.get("schedule"), tables, deals, seats)
         decks = self.decks(root["decks"]) if "decks" in root else None
         consoles = self.consoles(root["consoles"], tables) if "consoles" in root else None
+        clock = self.clock(root["clock"]) if "clock" in root else None
         return TournamentConfig(
             id=tid,
             name=name,
@@ -348,7 +359,30 @@ class _Parser:
             decks=decks,
             release_delay=float(delay),
             consoles=consoles,
+            clock=clock,
         )
+
+    def clock(self, value: Any) -> ClockSpec:
+        c = self.table(value, "clock", ["levels"], ["on_time_up"])
+        on_time_up = c.get("on_time_up", "flag")
+        if on_time_up not in ON_TIME_UP:
+            self.fail("clock.on_time_up", f"expected 'flag' or 'enforce', got {_show(on_time_up)}")
+        entries = self.array(c["levels"], "clock.levels")
+        if not entries:
+            self.fail("clock.levels", "no levels")
+        levels = []
+        for i, entry in enumerate(entries):
+            key = f"clock.levels[{i}]"
+            e = self.table(entry, key, ["minutes"], ["break", "name"])
+            minutes = e["minutes"]
+            if isinstance(minutes, bool) or not isinstance(minutes, int | float) or minutes <= 0:
+                self.fail(f"{key}.minutes", f"expected minutes > 0, got {_show(minutes)}")
+            is_break = e.get("break", False)
+            if not isinstance(is_break, bool):
+                self.fail(f"{key}.break", f"expected true or false, got {_show(is_break)}")
+            name = self.text(e["name"], f"{key}.name") if "name" in e else None
+            levels.append(Level(float(minutes) * 60, is_break, name))
+        return ClockSpec(tuple(levels), on_time_up)
 
     def teams(self, value: Any) -> dict[str, Team]:
         entries = self.array(value, "teams")

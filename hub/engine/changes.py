@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "ActionApplied",
+    "ClockChanged",
     "DealReleased",
     "EngineEvent",
     "HandRewound",
@@ -89,6 +90,14 @@ class LinkChanged:
     connected: bool
 
 
+@dataclass(frozen=True, slots=True)
+class ClockChanged:
+    """The operator moved the session clock, or a level ended, or the time ran out."""
+
+    status: str
+    level: int
+
+
 EngineEvent = (
     HandStarted
     | ActionApplied
@@ -99,4 +108,5 @@ EngineEvent = (
     | OnAirChanged
     | Rejected
     | LinkChanged
+    | ClockChanged
 )

@@ -19,6 +19,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
@@ -27,6 +28,7 @@ from hub.engine import snapshot as snapshots
 from hub.engine import views
 from hub.engine.changes import (
     ActionApplied,
+    ClockChanged,
     DealReleased,
     EngineEvent,
     HandRewound,
@@ -115,6 +117,11 @@ class Engine:
         self._consoles: dict[str, int] | None = dict(consoles) if consoles else None
         # Without an allow-list a console is bound to the table it first wrote (accepted).
         self._bound: dict[str, int] = {}
+        spec = getattr(config, "clock", None)
+        self.clock: Clock | None = Clock(spec) if spec is not None else None
+        self._clock_at = 0.0  # when the clock last changed (what its topic is read at)
+        # (status, level) last announced: a clock nobody started is announced by nothing
+        self._clock_seen: tuple[str, int] | None = ("not_started", 0) if spec else None
 
     # ------------------------------------------------------------------ intake
     def submit(self, raw: Any, now: float, *, channel_table: int | None = None) -> Outcome:
@@ -172,6 +179,12 @@ class Engine:
             advance = sequenced and exc.code != "unknown_console"
             return self._reject(console, seq, exc, table, advance=advance)
         try:
+            if event.type == "start" and self._clock_forbids(now):
+                raise Rejection(
+                    "time_up",
+                    "the session's time is up: no new deal starts (the operator may add time "
+                    "to the clock)",
+                )
             change = self.state.apply(event, now)
         except Rejection as exc:
             return self._reject(console, seq, exc, event.table, advance=True)
@@ -187,6 +200,10 @@ class Engine:
             console=event.console,
             last_seq=self.sequencer.last(event.console),
         )
+
+    def _clock_forbids(self, now: float) -> bool:
+        clock = self.clock
+        return clock is not None and clock.spec.on_time_up == "enforce" and clock.time_up(now)
 
     def _check_envelope(self, event: ConsoleEvent, channel_table: int | None) -> None:
         if event.tournament != self.config.id:
@@ -319,6 +336,13 @@ class Engine:
                 record["at"] = now
                 changed = self._apply_control(record, now)
                 return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
+            if op == "clock":
+                if self.clock is None:
+                    raise Rejection("not_allowed", "this tournament has no [clock] configured")
+                checked = Clock.check(dict(command), len(self.clock.spec.levels))
+                record = {"kind": "control", "op": "clock", **checked, "at": now}
+                changed = self._apply_control(record, now)
+                return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
             if op == "confirm":
                 seq = self.sequencer.expected(OPERATOR_CONSOLE)
                 raw = {
@@ -356,6 +380,11 @@ class Engine:
             )
 
     def _apply_control(self, record: Mapping[str, Any], now: float) -> set[TopicKey]:
+        if record.get("op") == "clock":
+            if self.clock is None:  # a journal of another configuration: nothing to move
+                return set()
+            self.clock.apply(dict(record), now)
+            return self._clock_changed(now, force=True)
         slot = str(record["slot"])
         merged = {**self.onair["slots"].get(slot, {}), **dict(record["value"])}
         self.onair = {"slots": {**self.onair["slots"], slot: merged}}
@@ -369,9 +398,23 @@ class Engine:
         """Every group plays the same deck orders, so a deal is public for all or none."""
         return deal_no in self._released_deals
 
+    def _clock_changed(self, now: float, *, force: bool = False) -> set[TopicKey]:
+        """Announce the clock when an operator moved it, or when its level or status moved
+        by itself (a level ended, the time ran out)."""
+        if self.clock is None:
+            return set()
+        reading = self.clock.read(now)
+        seen = (reading.status, reading.level)
+        if not force and seen == self._clock_seen:
+            return set()
+        self._clock_seen = seen
+        self._clock_at = now
+        return set(self._emit(ClockChanged(reading.status, reading.level)))
+
     def tick(self, now: float) -> set[TopicKey]:
-        """Release deals whose delay has passed; returns the public topics that changed."""
-        changed: set[TopicKey] = set()
+        """Release deals whose delay has passed, move the clock's level; returns the topics
+        that changed."""
+        changed: set[TopicKey] = self._clock_changed(now)
         for deal_no, at in list(self._completed_at.items()):
             if now >= at + self.release_delay:
                 del self._completed_at[deal_no]
@@ -481,6 +524,8 @@ class Engine:
             "ticker": self.ticker.snapshot(),
             "bound": dict(self._bound),
             "now": self._now,
+            "clock": None if self.clock is None else self.clock.snapshot(),
+            "clock_at": self._clock_at,
         }
 
     def restore_snapshot(self, data: Mapping[str, Any]) -> None:
@@ -500,6 +545,9 @@ class Engine:
             ticker.restore(data["ticker"])
             bound = {str(c): int(t) for c, t in data["bound"].items()}
             now = float(data["now"])
+            if self.clock is not None and data.get("clock") is not None:
+                self.clock.restore(data["clock"])
+                self._clock_at = float(data.get("clock_at", now))
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"engine snapshot is malformed: {exc!r}") from exc
         self.state, self.sequencer, self.ticker = state, sequencer, ticker
@@ -573,6 +621,9 @@ class Engine:
         if fam == "projection":
             board = self.projections.board or views.projected_board(self.state)
             return views.projection_payload(self.state, board)
+        if fam == "clock":
+            at = self._clock_at if self.clock is None else self.clock.as_of(self._clock_at)
+            return views.clock_payload(self.config, self.clock, at)
         if fam == "ops":
             return views.ops_payload(
                 self.state, list(self.rejections), self.release_state(), self._now, self.links

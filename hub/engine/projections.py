@@ -22,6 +22,7 @@ from hub.domain.scoring import Scoreboard
 from hub.engine import views
 from hub.engine.changes import (
     ActionApplied,
+    ClockChanged,
     DealReleased,
     EngineEvent,
     HandRewound,
@@ -72,7 +73,7 @@ class Projections:
         self._k: dict[str, dict[Any, Any]] = {a: {} for a in AUDIENCES}
         for a in AUDIENCES:
             k = self._k[a]
-            for name in ("standings", "onair", "ticker", "projection", "ops"):
+            for name in ("standings", "onair", "ticker", "projection", "ops", "clock"):
                 k[name] = (a, topic_name(name))
             k["seat"] = [(a, topic_name("seat", s)) for s in seats]
             k["table"] = {t: (a, topic_name("table", t)) for t in config.tables}
@@ -142,6 +143,8 @@ class Projections:
             keys = {self._k[event.audience]["ticker"]}
         elif isinstance(event, OnAirChanged):
             keys = {self._k[a]["onair"] for a in AUDIENCES}
+        elif isinstance(event, ClockChanged):
+            keys = {self._k[a]["clock"] for a in AUDIENCES}
         elif isinstance(event, Rejected | LinkChanged):
             keys = {live["ops"]}
         else:  # pragma: no cover - every event type is handled above

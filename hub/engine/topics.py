@@ -134,6 +134,15 @@ FAMILIES: dict[str, Family] = {
             "new items at the front; the oldest leave at the end",
         ),
         Family(
+            "clock",
+            (),
+            BOTH,
+            "public",
+            "/api/clock",
+            ("ClockChanged",),
+            "replace of the fields that moved (status, level, time left as of as_of)",
+        ),
+        Family(
             "projection",
             (),
             (LIVE,),

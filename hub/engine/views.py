@@ -12,6 +12,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.scoring import Scoreboard
 from hub.engine.tournament import TERMINAL, HandState, TableState, TournamentState
@@ -442,4 +443,43 @@ def projection_payload(state: TournamentState, board: Scoreboard) -> dict[str, A
         "hands": hands,
         "teams": [{**row, **info[row["team"]]} for row in running["teams"]],
         "seats": running["seats"],
+    }
+
+
+def clock_payload(config: TournamentConfig, clock: Clock | None, at: float) -> dict[str, Any]:
+    """The session clock as read at ``at`` (when it last changed). While it runs, what is left
+    at any later moment is ``level_left - (now - as_of)`` (wall-clock seconds), so the payload
+    changes only when the operator moves the clock or a level ends; overlays count down
+    themselves."""
+    if clock is None:
+        return {"configured": False}
+    spec = clock.spec
+    reading = clock.read(at)
+    names = spec.names()
+    i = reading.level
+    following = i + 1 if i + 1 < len(spec.levels) else None
+    return {
+        "configured": True,
+        "status": reading.status,
+        "level": i + 1,
+        "levels": len(spec.levels),
+        "name": names[i],
+        "break": spec.levels[i].is_break,
+        "small_blind": config.small_blind,
+        "big_blind": config.big_blind,
+        "level_left": round(reading.level_left, 3),
+        "session_left": round(reading.session_left, 3),
+        "as_of": at,
+        "next": None
+        if following is None
+        else {
+            "name": names[following],
+            "minutes": round(spec.levels[following].seconds / 60, 2),
+            "break": spec.levels[following].is_break,
+        },
+        "on_time_up": spec.on_time_up,
+        "schedule": [
+            {"name": n, "minutes": round(lv.seconds / 60, 2), "break": lv.is_break}
+            for n, lv in zip(names, spec.levels, strict=True)
+        ],
     }

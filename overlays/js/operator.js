@@ -203,5 +203,27 @@ client.subscribe('onair', (state) => {
   onair = state;
   refreshSlots();
 });
+// The session clock: start (or resume), pause, one minute less or more.
+let clockState = null;
+function drawClock() {
+  const c = clockState;
+  const left = !c || c.status !== 'running' ? (c ? c.level_left : 0) : c.level_left - (Date.now() / 1000 - c.as_of);
+  const s = Math.max(0, Math.ceil(left));
+  $('op-clock-state').textContent = !c || !c.configured
+    ? 'no clock configured'
+    : `${c.name} · ${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')} · ${c.status.replace('_', ' ')}`;
+}
+for (const button of $('op-clock').querySelectorAll('button')) {
+  button.addEventListener('click', () => {
+    const command = { op: 'clock', action: button.dataset.action };
+    if (button.dataset.seconds) command.seconds = Number(button.dataset.seconds);
+    client.send(command);
+  });
+}
+client.subscribe('clock', (state) => {
+  clockState = state;
+  drawClock();
+});
+setInterval(drawClock, 1000);
 buildSlots();
 setInterval(drawOps, 5000); // keep "silent" and "ago" honest between updates
