@@ -170,7 +170,7 @@ def test_gap_triggers_resume(page: Page, feed: FakeFeed) -> None:
 
 
 def test_onair_hides_and_shows_overlays(page: Page, feed: FakeFeed) -> None:
-    open_page(page, feed, "leaderboard.html")
+    open_page(page, feed, "leaderboard.html?slot=1")
     slots = feed.payload("onair")["slots"]
     feed.push("onair", {"slots": {**slots, "leaderboard": {"visible": False}}})
     gfx = page.locator('[data-testid="gfx"]')
@@ -178,6 +178,43 @@ def test_onair_hides_and_shows_overlays(page: Page, feed: FakeFeed) -> None:
     expect(gfx).to_be_hidden(timeout=FAST)  # animated out, then drawn as nothing
     feed.push("onair", {"slots": {**slots, "leaderboard": {"visible": True}}})
     expect(gfx).to_be_visible(timeout=FAST)
+
+
+def test_url_parameters_are_obeyed_and_slots_followed_only_when_asked(
+    page: Page, feed: FakeFeed
+) -> None:
+    """Issue #10.2: every slot hidden and naming something else; a URL that names what it shows
+    is obeyed, and only `slot=` makes a page follow its slot."""
+    feed.push(
+        "onair",
+        {
+            "slots": {
+                "leaderboard": {"visible": False, "view": "like_for_like"},
+                "seat": {"visible": False, "seat": 4},
+                "table": {"visible": False, "table": 2},
+                "compare": {"visible": False, "deal": 3, "seat": 5, "tables": [1, 2, 3, 4]},
+                "ticker": {"visible": False},
+            }
+        },
+    )
+    open_page(page, feed, "leaderboard.html?view=running&token=com")
+    expect(page.locator('[data-testid="view-label"]')).to_contain_text("Running")
+    open_page(page, feed, "seat.html?seat=3")
+    expect(page.locator('[data-testid="seat-title"]')).to_have_text("Seat 3")
+    open_page(page, feed, "table.html?table=1&token=com")
+    expect(page.locator('[data-testid="table-title"]')).to_have_text("Table 1")
+    open_page(page, feed, "compare.html?deal=2&seat=5&tables=1,4&token=com")
+    expect(page.locator('[data-testid="compare-title"]')).to_have_text("Deal 2 · Seat 5")
+    expect(page.locator('[data-testid="compare-panel"]')).to_have_count(2)
+    open_page(page, feed, "ticker.html")
+    # asked to follow: the slot decides (hidden), here and for another slot by name
+    for path in ("seat.html?seat=3&slot=1", "table.html?table=1&token=com&slot=table"):
+        open_page(page, feed, path, visible=False)
+        expect(page.locator('[data-testid="gfx"]')).to_have_attribute("data-visible", "false")
+        expect(page.locator('[data-testid="gfx"]')).to_be_hidden()
+    feed.push("onair", {"slots": {"seat": {"visible": True, "seat": 4}}})
+    open_page(page, feed, "seat.html?seat=3&slot=1")
+    expect(page.locator('[data-testid="seat-title"]')).to_have_text("Seat 4")
 
 
 # ---- seat, table, ticker -------------------------------------------------------------------
@@ -198,7 +235,7 @@ def test_seat(page: Page, feed: FakeFeed) -> None:
 
 
 def test_seat_follows_onair(page: Page, feed: FakeFeed) -> None:
-    open_page(page, feed, "seat.html")
+    open_page(page, feed, "seat.html?slot=1")
     expect(page.locator('[data-testid="seat-title"]')).to_have_text("Seat 3")
     slots = feed.payload("onair")["slots"]
     feed.push("onair", {"slots": {**slots, "seat": {"visible": True, "seat": 4}}})
@@ -330,7 +367,7 @@ def panel(page: Page, table: int) -> Any:
 
 
 def test_compare_follows_onair(page: Page, feed: FakeFeed) -> None:
-    open_page(page, feed, "compare.html")  # public: only released rows
+    open_page(page, feed, "compare.html?slot=1")  # public: only released rows
     c = feed.payload("compare:3:5")
     shown = [r for r in c["rows"] if r["table"] in (1, 2, 3, 4)]
     expect(page.locator('[data-testid="compare-panel"]')).to_have_count(len(shown))
@@ -670,6 +707,8 @@ def test_index_and_client_helpers(page: Page, feed: FakeFeed) -> None:
           kept: (() => { const s = {a: {b: 1}, c: {d: 2}}; const n = m.applyPatch(s, [
             {op: 'replace', path: '/a/b', value: 3}]); return [s.a.b, n.a.b, n.c === s.c]; })(),
           params: m.params('?seat=3&tables=1,4&theme=dark&slot=0&scale=0.5'),
+          defaults: m.params(''), follow: m.params('?slot=1').slot, other: m.params('?slot=table').slot,
+          fit: [m.stageScale(m.params(''), 1280, 720), m.stageScale(m.params('?scale=0.5'), 1280, 720)],
           xml: m.parseTemplateData(XML),
         };
     }""",
@@ -682,3 +721,7 @@ def test_index_and_client_helpers(page: Page, feed: FakeFeed) -> None:
     assert out["params"]["theme"] == "dark" and out["params"]["slot"] is False
     assert out["params"]["scale"] == 0.5 and out["params"]["view"] == "like_for_like"
     assert out["xml"] == {"deal": "7"}
+    # a page follows an on-air slot only when asked; the stage fits the window unless scaled
+    assert out["defaults"]["slot"] is False and out["defaults"]["scale"] is None
+    assert out["follow"] == "1" and out["other"] == "table"
+    assert out["fit"] == [pytest.approx(2 / 3), 0.5]

@@ -255,7 +255,10 @@ def test_leaderboard_matches_rest_and_survives_a_restart(page: Page, hub: HubThr
     shot(page, "leaderboard")
     running = hub.rest("/api/standings", COMMENTATOR)
     assert running["like_for_like"] == standings["like_for_like"]
-    page.goto(f"{hub.url}/overlays/leaderboard.html?view=running&slot=0&token={COMMENTATOR}")
+    # The index's running-view link, as it is: the hub's leaderboard slot (like-for-like) does not
+    # override the view the URL names (issue #10.2).
+    page.goto(f"{hub.url}/overlays/leaderboard.html?view=running&token={COMMENTATOR}")
+    expect(page.locator('[data-testid="view-label"]')).to_have_text("Running · all hands")
     expect_standings(page, running["running"], 5000)
     # A console event that completes a hand moves the running standings within a second.
     finish_a_hand(hub)
@@ -549,9 +552,9 @@ def test_operator_clicks_move_the_overlays(browser: Browser, hub: HubThread) -> 
     context = browser.new_context(viewport={"width": 1920, "height": 1080})
     try:
         overlay = context.new_page()
-        overlay.goto(f"{hub.url}/overlays/table.html?token={COMMENTATOR}")
+        overlay.goto(f"{hub.url}/overlays/table.html?slot=1&token={COMMENTATOR}")
         compare = context.new_page()
-        compare.goto(f"{hub.url}/overlays/compare.html")
+        compare.goto(f"{hub.url}/overlays/compare.html?slot=1")
         desk = context.new_page()
         desk.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
         # the table slot: type table 4, Take: the open table overlay shows table 4
@@ -591,7 +594,7 @@ def test_operator_clicks_move_the_overlays(browser: Browser, hub: HubThread) -> 
 
 
 def test_operator_onair_rest_moves_the_overlays(page: Page, hub: HubThread) -> None:
-    open_page(page, hub, "leaderboard.html")
+    open_page(page, hub, "leaderboard.html?slot=1")
     gfx = page.locator('[data-testid="gfx"]')
     headers = {"Authorization": f"Bearer {OPERATOR}"}
     off = {"slot": "leaderboard", "value": {"visible": False}}
