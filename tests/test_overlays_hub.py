@@ -9,6 +9,7 @@ overlays. Screenshots of each page at 1920x1080 go to test-artifacts/screenshots
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import threading
 import time
@@ -20,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from hub.bus.memory import MemoryBus
 from hub.console import replay_log
@@ -662,3 +664,94 @@ def test_operator_confirms_a_dispute(page: Page, dispute_hub: HubThread) -> None
         r["table"]: r["status"] for r in hub.rest(f"/api/compare/{deal}/1", COMMENTATOR)["rows"]
     }
     assert status[table] == "complete"
+
+
+# Issue #10.5: every page shows everything it has at 1920x1080 and 1280x720 (a busy session).
+# A text element is wrong when it is off screen, when its text overflows its own box or is cut
+# with an ellipsis, or when a clipping ancestor cuts it. Rows a list scrolled out of view on
+# purpose ([data-scrolls], the split screen's newest-actions list) may be wholly out of it,
+# never half; a street with a line in view shows its label.
+CLIPPED = """() => {
+  const W = innerWidth, H = innerHeight, out = [];
+  const inside = (r, b) => r.left >= b.left - 1 && r.right <= b.right + 1
+    && r.top >= b.top - 1 && r.bottom <= b.bottom + 1;
+  const apart = (r, b) => r.right <= b.left + 1 || r.left >= b.right - 1
+    || r.bottom <= b.top + 1 || r.top >= b.bottom - 1;
+  const clips = (cs) => cs.overflowX !== 'visible' || cs.overflowY !== 'visible';
+  for (const n of document.body.querySelectorAll('*')) {
+    const own = [...n.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim());
+    if (!own || !n.checkVisibility({ visibilityProperty: true })) continue;
+    const r = n.getBoundingClientRect();
+    if (!r.width || !r.height) continue;
+    const cs = getComputedStyle(n);
+    const why = [];
+    let scrolledOut = false;
+    for (let a = n.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (!clips(getComputedStyle(a))) continue;
+      const box = a.getBoundingClientRect();
+      if (a.hasAttribute('data-scrolls') && apart(r, box)) { scrolledOut = true; break; }
+      if (!inside(r, box)) { why.push(`cut by .${a.className || a.tagName}`); break; }
+    }
+    if (scrolledOut) continue;
+    if (r.left < -1 || r.top < -1 || r.right > W + 1 || r.bottom > H + 1) why.push('off screen');
+    if (n.clientWidth && n.scrollWidth > n.clientWidth + 1) why.push('overflows its box');
+    if (cs.textOverflow === 'ellipsis' && n.scrollWidth > n.clientWidth) why.push('ellipsis');
+    if (why.length) out.push(`${n.textContent.trim().slice(0, 40)} [${n.className}]: ${why}`);
+  }
+  for (const box of document.querySelectorAll('[data-scrolls]')) {
+    const b = box.getBoundingClientRect();
+    for (const st of box.querySelectorAll('.street')) {
+      const shown = [...st.querySelectorAll('.act')]
+        .some((a) => inside(a.getBoundingClientRect(), b));
+      const lbl = st.querySelector('.lbl');
+      if (shown && lbl && !inside(lbl.getBoundingClientRect(), b)) {
+        out.push(`${st.dataset.street}: no label`);
+      }
+    }
+  }
+  return out;
+}"""
+
+FIT_PAGES = {
+    "leaderboard": "leaderboard.html",
+    "seat": "seat.html?seat=2",
+    "table": "table.html?table=1&token={c}",
+    "compare": "compare.html?deal={deal}&seat=1&token={c}",
+    "commentator": "commentator.html?token={c}",
+    "ticker": "ticker.html",
+    "operator": "operator.html?token={o}",
+    "index": "",
+}
+READY = {  # what each page shows once its data arrived
+    "commentator": '[data-testid="com-seat"]',
+    "operator": '[data-testid="console-row"]',
+    "index": '[data-testid="directory"] a',
+}
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (1280, 720)], ids=["1080p", "720p"])
+@pytest.mark.parametrize("name", list(FIT_PAGES))
+def test_page_shows_everything_uncut(
+    browser: Browser, hub: HubThread, name: str, size: tuple[int, int]
+) -> None:
+    deal = hub.rest(f"/api/tables/{live_pair(hub)[0]}", COMMENTATOR)["deal"]
+    path = FIT_PAGES[name].format(c=COMMENTATOR, o=OPERATOR, deal=deal)
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    try:
+        page = context.new_page()
+        page.goto(f"{hub.url}/overlays/{path}")
+        if name in READY:
+            expect(page.locator(READY[name]).first).to_be_visible(timeout=5000)
+        else:
+            gfx = page.locator('[data-testid="gfx"]')
+            expect(gfx).to_have_attribute("data-visible", "true", timeout=5000)
+        page.evaluate("document.fonts.ready")
+        # Entry animations, FLIP moves and the ticker's slide settle: wait until nothing is cut,
+        # then report what still is.
+        with contextlib.suppress(PlaywrightTimeoutError):
+            page.wait_for_function(f"({CLIPPED})().length === 0", timeout=8000)
+        assert page.evaluate(CLIPPED) == []
+        if size == (1920, 1080):
+            shot(page, f"fit-{name}")
+    finally:
+        context.close()
