@@ -274,6 +274,39 @@ def test_leaderboard_matches_rest_and_survives_a_restart(page: Page, hub: HubThr
     expect_standings(page, hub.rest("/api/standings", COMMENTATOR)["running"], FAST)
 
 
+@pytest.fixture
+def fresh_hub() -> Iterator[HubThread]:
+    h = HubThread("gfx0")
+    h.start()
+    yield h
+    h.stop()
+
+
+def test_before_any_deal_teams_are_unranked(page: Page, fresh_hub: HubThread) -> None:
+    """Issue #10.5: before any deal the scoring ties every team (rank 1, 21 points); the boards
+    list them unranked, and the first finished hand ranks them (running view)."""
+    hub = fresh_hub
+    tied = hub.rest("/api/standings")["like_for_like"]["teams"]
+    assert {(t["rank"], t["points"]) for t in tied} == {(1, 21)}  # what the hub sends
+    open_page(page, hub, "leaderboard.html")
+    for t in tied:
+        row = team_row(page, t["team"])
+        expect(row.locator('[data-testid="team-rank"]')).to_have_text("\u2013")
+        expect(row.locator('[data-testid="team-points"]')).to_have_text("\u2013")
+    expect(page.locator('[data-testid="after-deals"]')).to_have_text("after 0 of 12 deals")
+    open_page(page, hub, "seat.html?seat=1")
+    expect(page.locator('[data-testid="seat-rank"]')).to_have_text(["\u2013"] * 6)
+    open_page(page, hub, f"leaderboard.html?view=running&token={COMMENTATOR}")
+    expect(team_row(page, tied[0]["team"]).locator('[data-testid="team-rank"]')).to_have_text(
+        "\u2013"
+    )
+    finish_a_hand(hub)
+    for t in hub.rest("/api/standings", COMMENTATOR)["running"]["teams"]:
+        row = team_row(page, t["team"])
+        expect(row.locator('[data-testid="team-rank"]')).to_have_text(str(t["rank"]), timeout=FAST)
+        expect(row.locator('[data-testid="team-points"]')).to_have_text(points(t["points"]))
+
+
 def expect_table(page: Page, table: dict[str, Any], timeout: int) -> None:
     expect(page.locator('[data-testid="pot"]')).to_have_text(f"{table['pot']:,}", timeout=timeout)
     if table["to_act"]:
