@@ -58,9 +58,11 @@ function render({ sel, states }) {
   if (sel.group !== null && sel.group !== undefined) teams = teams.filter((t) => String(t.group) === String(sel.group));
   const open = new Set([...new Set(teams.map((t) => String(t.group)))]
     .filter((g) => unscored(teams.filter((t) => String(t.group) === g))));
+  // Ranked groups by rank, then code; unranked ones by name.
   const rankOf = (t) => (open.has(String(t.group)) ? 0 : t.rank);
+  const nameOf = (t) => String((open.has(String(t.group)) && t.name) || t.code);
   teams.sort((a, b) => String(a.group).localeCompare(String(b.group)) || rankOf(a) - rankOf(b)
-    || String(open.has(String(a.group)) ? a.name : a.code).localeCompare(String(open.has(String(b.group)) ? b.name : b.code)));
+    || nameOf(a).localeCompare(nameOf(b)));
 
   if (view !== prevView) {
     prevRanks = new Map();
