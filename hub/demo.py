@@ -184,15 +184,20 @@ class Demo:
         await self.bus.close()
 
     def banner(self) -> str:
+        """The links to open. Each names what it shows (no on-air slot to Take first): the split
+        screen shows the deal table 1 plays first, live at table 1 from the first seconds."""
         base = self.url
         c, o = self.commentator_token, self.operator_token
         bus = self.redis_url or "embedded in-memory bus"
+        table = self.config.tables[0]
+        deal = self.config.deal_orders[table][0]
         lines = [
             f"Duplicast demo: {self.config.name} ({self.config.id}) on {bus}",
             f"  overlays index     {base}/overlays/",
             f"  leaderboard        {base}/overlays/leaderboard.html",
-            f"  split-screen       {base}/overlays/compare.html?deal=1&seat=1&token={c}",
-            f"  live table         {base}/overlays/table.html?table=1&token={c}",
+            f"  seat ranking       {base}/overlays/seat.html?seat=1",
+            f"  split-screen       {base}/overlays/compare.html?deal={deal}&seat=1&token={c}",
+            f"  live table         {base}/overlays/table.html?table={table}&token={c}",
             f"  clock              {base}/overlays/clock.html",
             f"  commentator view   {base}/overlays/commentator.html?token={c}",
             f"  operator panel     {base}/overlays/operator.html?token={o}",

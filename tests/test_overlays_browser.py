@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -170,7 +171,7 @@ def test_gap_triggers_resume(page: Page, feed: FakeFeed) -> None:
 
 
 def test_onair_hides_and_shows_overlays(page: Page, feed: FakeFeed) -> None:
-    open_page(page, feed, "leaderboard.html")
+    open_page(page, feed, "leaderboard.html?slot=1")
     slots = feed.payload("onair")["slots"]
     feed.push("onair", {"slots": {**slots, "leaderboard": {"visible": False}}})
     gfx = page.locator('[data-testid="gfx"]')
@@ -178,6 +179,43 @@ def test_onair_hides_and_shows_overlays(page: Page, feed: FakeFeed) -> None:
     expect(gfx).to_be_hidden(timeout=FAST)  # animated out, then drawn as nothing
     feed.push("onair", {"slots": {**slots, "leaderboard": {"visible": True}}})
     expect(gfx).to_be_visible(timeout=FAST)
+
+
+def test_url_parameters_are_obeyed_and_slots_followed_only_when_asked(
+    page: Page, feed: FakeFeed
+) -> None:
+    """Issue #10.2: every slot hidden and naming something else; a URL that names what it shows
+    is obeyed, and only `slot=` makes a page follow its slot."""
+    feed.push(
+        "onair",
+        {
+            "slots": {
+                "leaderboard": {"visible": False, "view": "like_for_like"},
+                "seat": {"visible": False, "seat": 4},
+                "table": {"visible": False, "table": 2},
+                "compare": {"visible": False, "deal": 3, "seat": 5, "tables": [1, 2, 3, 4]},
+                "ticker": {"visible": False},
+            }
+        },
+    )
+    open_page(page, feed, "leaderboard.html?view=running&token=com")
+    expect(page.locator('[data-testid="view-label"]')).to_contain_text("Running")
+    open_page(page, feed, "seat.html?seat=3")
+    expect(page.locator('[data-testid="seat-title"]')).to_have_text("Seat 3")
+    open_page(page, feed, "table.html?table=1&token=com")
+    expect(page.locator('[data-testid="table-title"]')).to_have_text("Table 1")
+    open_page(page, feed, "compare.html?deal=2&seat=5&tables=1,4&token=com")
+    expect(page.locator('[data-testid="compare-title"]')).to_have_text("Deal 2 · Seat 5")
+    expect(page.locator('[data-testid="compare-panel"]')).to_have_count(2)
+    open_page(page, feed, "ticker.html")
+    # asked to follow: the slot decides (hidden), here and for another slot by name
+    for path in ("seat.html?seat=3&slot=1", "table.html?table=1&token=com&slot=table"):
+        open_page(page, feed, path, visible=False)
+        expect(page.locator('[data-testid="gfx"]')).to_have_attribute("data-visible", "false")
+        expect(page.locator('[data-testid="gfx"]')).to_be_hidden()
+    feed.push("onair", {"slots": {"seat": {"visible": True, "seat": 4}}})
+    open_page(page, feed, "seat.html?seat=3&slot=1")
+    expect(page.locator('[data-testid="seat-title"]')).to_have_text("Seat 4")
 
 
 # ---- seat, table, ticker -------------------------------------------------------------------
@@ -198,7 +236,7 @@ def test_seat(page: Page, feed: FakeFeed) -> None:
 
 
 def test_seat_follows_onair(page: Page, feed: FakeFeed) -> None:
-    open_page(page, feed, "seat.html")
+    open_page(page, feed, "seat.html?slot=1")
     expect(page.locator('[data-testid="seat-title"]')).to_have_text("Seat 3")
     slots = feed.payload("onair")["slots"]
     feed.push("onair", {"slots": {**slots, "seat": {"visible": True, "seat": 4}}})
@@ -322,6 +360,82 @@ def test_ticker(page: Page, feed: FakeFeed) -> None:
     expect(page.locator('[data-testid="gfx"]')).to_have_attribute("data-visible", "true")
 
 
+TEXT_FITS = """() => {
+  const text = document.querySelector('[data-testid="ticker-item"]:last-child .text');
+  const win = document.querySelector('[data-testid="ticker-window"]').getBoundingClientRect();
+  const r = text.getBoundingClientRect();
+  return { sw: text.scrollWidth, cw: text.clientWidth, sh: text.scrollHeight,
+    ch: text.clientHeight,
+    fits: text.scrollWidth <= text.clientWidth && text.scrollHeight <= text.clientHeight + 1,
+    inside: r.left >= win.left && r.right <= win.right + 1 && r.top >= win.top - 1
+      && r.bottom <= win.bottom + 1,
+    ellipsis: getComputedStyle(text).textOverflow,
+    size: parseFloat(getComputedStyle(text).fontSize) };
+}"""
+
+
+@pytest.mark.parametrize("words", [14, 30])
+def test_ticker_shows_a_long_item_whole(page: Page, feed: FakeFeed, words: int) -> None:
+    """Issue #10.5: a long item was cut with an ellipsis; now it shrinks to fit, on one line
+    or, when it must, on two."""
+    open_page(page, feed, "ticker.html")
+    text = " ".join(["Wolfeschlegelstein (DEU) +48,254"] + ["against the seat average"] * words)
+    text = " ".join(text.split()[: words + 4])
+    items = feed.payload("ticker")["items"]
+    long = {"id": 77, "kind": "swing", "text": text, "deal": 4, "table": 2, "seat": 1, "chips": 1}
+    feed.push("ticker", {"items": [*items, long]})
+    expect(page.locator('[data-testid="ticker-item"]').last).to_have_attribute(
+        "data-id", "77", timeout=FAST
+    )
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_function(f"(({TEXT_FITS})()).inside", timeout=3000)
+    got = page.evaluate(TEXT_FITS)
+    assert got["fits"] and got["inside"] and got["ellipsis"] != "ellipsis", got
+    assert got["size"] < 42  # shrunk from the usual size
+    expect(page.locator('[data-testid="ticker-item"]').last).to_have_text(
+        re.compile(re.escape(text))
+    )
+    shot(page, f"ticker_long_{words}")
+
+
+def test_leaderboard_before_any_deal_shows_teams_unranked(page: Page, feed: FakeFeed) -> None:
+    """Issue #10.5: before any deal the scoring ties every team ("1" on 21 points); the board
+    shows them unranked, and ranks, points and movement start with the first deal."""
+    open_page(page, feed, "leaderboard.html")
+    standings = feed.payload("standings")
+    scored = copy.deepcopy(standings["like_for_like"]["teams"])
+    tied = [{**t, "rank": 1, "points": 21, "chips": 0} for t in scored]
+    feed.push(
+        "standings",
+        {
+            "like_for_like": {"teams": tied, "seats": []},
+            "deals": {"total": 24, "complete": {"A": []}},
+        },
+    )
+    rows = page.locator('[data-testid="team-row"]')
+    expect(rows.first.locator('[data-testid="team-rank"]')).to_have_text("\u2013", timeout=FAST)
+    for t in tied:
+        r = row(page, t["team"])
+        expect(r.locator('[data-testid="team-rank"]')).to_have_text("\u2013")
+        expect(r.locator('[data-testid="team-points"]')).to_have_text("\u2013")
+        expect(r.locator('[data-testid="team-chips"]')).to_have_text("0")
+    names = sorted(t["name"] for t in tied)
+    expect(page.locator('[data-testid="team-name"]')).to_have_text(names)
+    expect(page.locator('[data-testid="after-deals"]')).to_have_text("after 0 of 24 deals")
+    shot(page, "leaderboard_before_play")
+    feed.push(
+        "standings",
+        {
+            "like_for_like": {"teams": scored, "seats": []},
+            "deals": {"total": 24, "complete": {"A": [1]}},
+        },
+    )
+    for t in scored:
+        r = row(page, t["team"])
+        expect(r.locator('[data-testid="team-rank"]')).to_have_text(str(t["rank"]), timeout=FAST)
+        expect(r.locator('[data-testid="team-move"]')).to_have_text("\u2013")  # no move yet
+
+
 # ---- compare -------------------------------------------------------------------------------
 
 
@@ -330,7 +444,7 @@ def panel(page: Page, table: int) -> Any:
 
 
 def test_compare_follows_onair(page: Page, feed: FakeFeed) -> None:
-    open_page(page, feed, "compare.html")  # public: only released rows
+    open_page(page, feed, "compare.html?slot=1")  # public: only released rows
     c = feed.payload("compare:3:5")
     shown = [r for r in c["rows"] if r["table"] in (1, 2, 3, 4)]
     expect(page.locator('[data-testid="compare-panel"]')).to_have_count(len(shown))
@@ -480,6 +594,25 @@ def test_compare_action_lists_show_whole_rows(page: Page, feed: FakeFeed) -> Non
         page.wait_for_function(f"({cut_rows})().length === 0", timeout=5000)
     cut = page.evaluate(cut_rows)
     assert cut == []
+    # Issue #10.5: a street whose first lines scrolled away keeps its label beside its first
+    # line in view (the list shifted past the flop's first line: "FLOP" still shows)
+    labels = page.evaluate(
+        """() => [...document.querySelectorAll('.streets')].flatMap((box) => {
+          const o = box.getBoundingClientRect();
+          const top = o.top + box.clientTop, bottom = top + box.clientHeight;
+          const seen = (n) => { const r = n.getBoundingClientRect();
+            return r.top >= top - 0.5 && r.bottom <= bottom + 0.5; };
+          return [...box.querySelectorAll('.street')].filter((st) =>
+            [...st.querySelectorAll('.act')].some(seen)).map((st) => ({
+              street: st.dataset.street, shown: seen(st.querySelector('.lbl')),
+              first: st.querySelector('.lbl').getBoundingClientRect().top
+                === Math.min(...[...st.querySelectorAll('.act')].filter(seen)
+                  .map((a) => a.getBoundingClientRect().top)),
+              shift: Number(box.dataset.shift || 0), scrolled: !seen(st) }));
+        })"""
+    )
+    assert any(x["scrolled"] for x in labels), labels  # some street did lose its first lines
+    assert all(x["shown"] and x["first"] for x in labels), labels
     # the newest action is in view
     newest = t3.locator(f'[data-i="{len(acts) - 1}"]')
     expect(newest).to_be_in_viewport()
@@ -670,6 +803,10 @@ def test_index_and_client_helpers(page: Page, feed: FakeFeed) -> None:
           kept: (() => { const s = {a: {b: 1}, c: {d: 2}}; const n = m.applyPatch(s, [
             {op: 'replace', path: '/a/b', value: 3}]); return [s.a.b, n.a.b, n.c === s.c]; })(),
           params: m.params('?seat=3&tables=1,4&theme=dark&slot=0&scale=0.5'),
+          defaults: m.params(''), follow: m.params('?slot=1').slot,
+          other: m.params('?slot=table').slot,
+          fit: [m.stageScale(m.params(''), 1280, 720),
+            m.stageScale(m.params('?scale=0.5'), 1280, 720)],
           xml: m.parseTemplateData(XML),
         };
     }""",
@@ -682,3 +819,7 @@ def test_index_and_client_helpers(page: Page, feed: FakeFeed) -> None:
     assert out["params"]["theme"] == "dark" and out["params"]["slot"] is False
     assert out["params"]["scale"] == 0.5 and out["params"]["view"] == "like_for_like"
     assert out["xml"] == {"deal": "7"}
+    # a page follows an on-air slot only when asked; the stage fits the window unless scaled
+    assert out["defaults"]["slot"] is False and out["defaults"]["scale"] is None
+    assert out["follow"] == "1" and out["other"] == "table"
+    assert out["fit"] == [pytest.approx(2 / 3), 0.5]

@@ -9,6 +9,7 @@ overlays. Screenshots of each page at 1920x1080 go to test-artifacts/screenshots
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import re
 import threading
@@ -21,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from hub.bus.memory import MemoryBus
 from hub.console import replay_log
@@ -256,7 +258,10 @@ def test_leaderboard_matches_rest_and_survives_a_restart(page: Page, hub: HubThr
     shot(page, "leaderboard")
     running = hub.rest("/api/standings", COMMENTATOR)
     assert running["like_for_like"] == standings["like_for_like"]
-    page.goto(f"{hub.url}/overlays/leaderboard.html?view=running&slot=0&token={COMMENTATOR}")
+    # The index's running-view link, as it is: the hub's leaderboard slot (like-for-like) does not
+    # override the view the URL names (issue #10.2).
+    page.goto(f"{hub.url}/overlays/leaderboard.html?view=running&token={COMMENTATOR}")
+    expect(page.locator('[data-testid="view-label"]')).to_have_text("Running · all hands")
     expect_standings(page, running["running"], 5000)
     # A console event that completes a hand moves the running standings within a second.
     finish_a_hand(hub)
@@ -268,6 +273,39 @@ def test_leaderboard_matches_rest_and_survives_a_restart(page: Page, hub: HubThr
     expect_standings(page, hub.rest("/api/standings", COMMENTATOR)["running"], 8000)
     finish_a_hand(hub)
     expect_standings(page, hub.rest("/api/standings", COMMENTATOR)["running"], FAST)
+
+
+@pytest.fixture
+def fresh_hub() -> Iterator[HubThread]:
+    h = HubThread("gfx0")
+    h.start()
+    yield h
+    h.stop()
+
+
+def test_before_any_deal_teams_are_unranked(page: Page, fresh_hub: HubThread) -> None:
+    """Issue #10.5: before any deal the scoring ties every team (rank 1, 21 points); the boards
+    list them unranked, and the first finished hand ranks them (running view)."""
+    hub = fresh_hub
+    tied = hub.rest("/api/standings")["like_for_like"]["teams"]
+    assert {(t["rank"], t["points"]) for t in tied} == {(1, 21)}  # what the hub sends
+    open_page(page, hub, "leaderboard.html")
+    for t in tied:
+        row = team_row(page, t["team"])
+        expect(row.locator('[data-testid="team-rank"]')).to_have_text("\u2013")
+        expect(row.locator('[data-testid="team-points"]')).to_have_text("\u2013")
+    expect(page.locator('[data-testid="after-deals"]')).to_have_text("after 0 of 12 deals")
+    open_page(page, hub, "seat.html?seat=1")
+    expect(page.locator('[data-testid="seat-rank"]')).to_have_text(["\u2013"] * 6)
+    open_page(page, hub, f"leaderboard.html?view=running&token={COMMENTATOR}")
+    expect(team_row(page, tied[0]["team"]).locator('[data-testid="team-rank"]')).to_have_text(
+        "\u2013"
+    )
+    finish_a_hand(hub)
+    for t in hub.rest("/api/standings", COMMENTATOR)["running"]["teams"]:
+        row = team_row(page, t["team"])
+        expect(row.locator('[data-testid="team-rank"]')).to_have_text(str(t["rank"]), timeout=FAST)
+        expect(row.locator('[data-testid="team-points"]')).to_have_text(points(t["points"]))
 
 
 def expect_table(page: Page, table: dict[str, Any], timeout: int) -> None:
@@ -550,9 +588,9 @@ def test_operator_clicks_move_the_overlays(browser: Browser, hub: HubThread) -> 
     context = browser.new_context(viewport={"width": 1920, "height": 1080})
     try:
         overlay = context.new_page()
-        overlay.goto(f"{hub.url}/overlays/table.html?token={COMMENTATOR}")
+        overlay.goto(f"{hub.url}/overlays/table.html?slot=1&token={COMMENTATOR}")
         compare = context.new_page()
-        compare.goto(f"{hub.url}/overlays/compare.html")
+        compare.goto(f"{hub.url}/overlays/compare.html?slot=1")
         desk = context.new_page()
         desk.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
         # the table slot: type table 4, Take: the open table overlay shows table 4
@@ -592,7 +630,7 @@ def test_operator_clicks_move_the_overlays(browser: Browser, hub: HubThread) -> 
 
 
 def test_operator_onair_rest_moves_the_overlays(page: Page, hub: HubThread) -> None:
-    open_page(page, hub, "leaderboard.html")
+    open_page(page, hub, "leaderboard.html?slot=1")
     gfx = page.locator('[data-testid="gfx"]')
     headers = {"Authorization": f"Bearer {OPERATOR}"}
     off = {"slot": "leaderboard", "value": {"visible": False}}
@@ -695,3 +733,107 @@ def test_clock_overlay_counts_down_and_the_operator_runs_it(
     operator.locator('[data-testid="clock-start"]').click()
     expect(page.locator('[data-testid="clock-status"]')).to_have_text("", timeout=FAST)
     operator.context.close()
+
+
+# Issue #10.5: every page shows everything it has at 1920x1080 and 1280x720 (a busy session).
+# A text element is wrong when it is off screen, when its text overflows its own box or is cut
+# with an ellipsis, or when a clipping ancestor cuts it. Rows a list scrolled out of view on
+# purpose ([data-scrolls], the split screen's newest-actions list) may be wholly out of it,
+# never half; a street with a line in view shows its label.
+CLIPPED = """() => {
+  const W = innerWidth, H = innerHeight, out = [];
+  const inside = (r, b) => r.left >= b.left - 1 && r.right <= b.right + 1
+    && r.top >= b.top - 1 && r.bottom <= b.bottom + 1;
+  const apart = (r, b) => r.right <= b.left + 1 || r.left >= b.right - 1
+    || r.bottom <= b.top + 1 || r.top >= b.bottom - 1;
+  const clips = (cs) => cs.overflowX !== 'visible' || cs.overflowY !== 'visible';
+  for (const n of document.body.querySelectorAll('*')) {
+    const own = [...n.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim());
+    if (!own || !n.checkVisibility({ visibilityProperty: true })) continue;
+    const r = n.getBoundingClientRect();
+    if (!r.width || !r.height) continue;
+    const cs = getComputedStyle(n);
+    const why = [];
+    let scrolledOut = false;
+    for (let a = n.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (!clips(getComputedStyle(a))) continue;
+      const box = a.getBoundingClientRect();
+      if (a.hasAttribute('data-scrolls') && apart(r, box)) { scrolledOut = true; break; }
+      if (!inside(r, box)) { why.push(`cut by .${a.className || a.tagName}`); break; }
+    }
+    if (scrolledOut) continue;
+    if (r.left < -1 || r.top < -1 || r.right > W + 1 || r.bottom > H + 1) why.push('off screen');
+    if (n.clientWidth && n.scrollWidth > n.clientWidth + 1) why.push('overflows its box');
+    if (cs.textOverflow === 'ellipsis' && n.scrollWidth > n.clientWidth) why.push('ellipsis');
+    if (why.length) out.push(`${n.textContent.trim().slice(0, 40)} [${n.className}]: ${why}`);
+  }
+  for (const box of document.querySelectorAll('[data-scrolls]')) {
+    const b = box.getBoundingClientRect();
+    for (const st of box.querySelectorAll('.street')) {
+      const shown = [...st.querySelectorAll('.act')]
+        .some((a) => inside(a.getBoundingClientRect(), b));
+      const lbl = st.querySelector('.lbl');
+      if (shown && lbl && !inside(lbl.getBoundingClientRect(), b)) {
+        out.push(`${st.dataset.street}: no label`);
+      }
+    }
+  }
+  return out;
+}"""
+
+FIT_PAGES = {
+    "leaderboard": "leaderboard.html",
+    "seat": "seat.html?seat=2",
+    "table": "table.html?table=1&token={c}",
+    "compare": "compare.html?deal={deal}&seat=1&token={c}",
+    "commentator": "commentator.html?token={c}",
+    "ticker": "ticker.html",
+    "clock": "clock.html",
+    "operator": "operator.html?token={o}",
+    "index": "",
+}
+READY = {  # what each page shows once its data arrived
+    "commentator": '[data-testid="com-seat"]',
+    "operator": '[data-testid="console-row"]',
+    "index": '[data-testid="directory"] a',
+}
+
+
+def busy_deal(hub: HubThread) -> int:
+    """A deal some table is playing now (others finished it or wait for it), else the first
+    completed one."""
+    for t in range(1, 7):
+        state = hub.rest(f"/api/tables/{t}", COMMENTATOR)
+        if state["status"] == "in_progress":
+            return int(state["deal"])
+    return int(hub.rest("/api/standings")["deals"]["complete"]["A"][0])
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (1280, 720)], ids=["1080p", "720p"])
+@pytest.mark.parametrize("name", list(FIT_PAGES))
+def test_page_shows_everything_uncut(
+    browser: Browser, hub: HubThread, name: str, size: tuple[int, int]
+) -> None:
+    path = FIT_PAGES[name].format(c=COMMENTATOR, o=OPERATOR, deal=busy_deal(hub))
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    try:
+        page = context.new_page()
+        page.goto(f"{hub.url}/overlays/{path}")
+        if name in READY:
+            expect(page.locator(READY[name]).first).to_be_visible(timeout=5000)
+        else:
+            gfx = page.locator('[data-testid="gfx"]')
+            expect(gfx).to_have_attribute("data-visible", "true", timeout=5000)
+        page.evaluate("document.fonts.ready")
+        # Entry animations, FLIP moves and the ticker's slide settle: wait until nothing is cut,
+        # then report what still is.
+        # The verdict is the last check's (kept in window.clipped).
+        with contextlib.suppress(PlaywrightTimeoutError):
+            page.wait_for_function(
+                f"(window.clipped = ({CLIPPED})()).length === 0", timeout=8000, polling=100
+            )
+        assert page.evaluate("window.clipped") == []
+        if size == (1920, 1080):
+            shot(page, f"fit-{name}")
+    finally:
+        context.close()

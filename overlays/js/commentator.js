@@ -3,10 +3,11 @@
 // like-for-like standings with the chips still at stake, and the running standings "if every
 // hand in progress ended now" (the hub deals the known board out and awards the pots).
 import { connect, params } from './duplicast.js';
-import { STREET_LABEL, cards, el, fmtInt, fmtPoints, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
+import { STREET_LABEL, cards, el, fitDesk, fmtInt, fmtPoints, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
+fitDesk();
 // The tables: the URL's `tables=` when given (a list, or N for 1..N), else the hub's list (the
 // standings payload's `tables`), else 1..6 until the standings arrive.
 const n = p.tables && p.tables.length === 1 ? p.tables[0] : null;
@@ -88,6 +89,7 @@ function code(row) {
 }
 
 function drawTables() {
+  $('tables').style.setProperty('--cols', String(Math.min(4, Math.max(1, Math.ceil(TABLES.length / 2)))));
   $('tables').replaceChildren(...TABLES.map((t) => {
     const s = tables.get(t) || {};
     const live = 'status' in s;
@@ -95,27 +97,27 @@ function drawTables() {
     const sw = ld ? seatSwings(deals.get(ld), t) : new Map();
     return el('div', { class: 'card-box', dataset: { testid: 'com-table', table: String(t) } },
       el('h2', {}, `Table ${t}`, live && s.deal ? ` · deal ${s.deal} · ${STREET_LABEL[s.street] || s.street || ''}` : live ? ' · between hands' : ''),
-      live ? el('div', { style: { display: 'flex', gap: '16px', alignItems: 'center' } },
+      live ? el('div', { class: 'tline' },
         el('span', { class: 'mini', dataset: { testid: 'com-board' } }, cards(s.board, 5, 'sm')),
         el('span', {}, 'Pot ', el('b', { class: 'num', dataset: { testid: 'com-pot' } }, fmtInt(s.pot ?? 0))),
         el('span', {}, statusOf(s.status))) : el('p', {}, s.seats ? 'No live details for this token' : 'waiting for data'),
       el('table', { class: 't' },
         el('thead', {}, el('tr', {}, el('th', {}, 'Seat'), el('th', {}, 'Team'), el('th', {}, 'Player'), el('th', {}, 'Hole'),
-          el('th', { class: 'r' }, 'In'), el('th', {}, ''),
+          el('th', { class: 'r' }, 'In'),
           el('th', { class: 'r', dataset: { testid: 'last-hand' }, title: 'chips in the last finished hand against the seat average' },
             ld ? `D${ld} swing` : 'Last swing'))),
         el('tbody', {}, (s.seats || []).map((st) =>
           el('tr', { class: `${st.folded ? 'folded' : ''} ${s.to_act === st.seat ? 'acting' : ''}`, dataset: { testid: 'com-seat', seat: String(st.seat) } },
             el('td', {}, `S${st.seat}${s.button === st.seat ? ' D' : ''}`), el('td', {}, code(st)), el('td', {}, st.player || ''),
             el('td', {}, st.hole ? el('span', { class: 'mini', dataset: { testid: 'com-hole' } }, cards(st.hole, 0, 'sm')) : ''),
-            el('td', { class: 'r num' }, live ? fmtInt(st.committed) : ''),
-            el('td', {}, st.all_in ? 'ALL-IN' : ''),
+            el('td', { class: 'r num' }, st.all_in ? el('span', { class: 'warn' }, 'ALL-IN ') : '', live ? fmtInt(st.committed) : ''),
             el('td', { class: `r num ${sw.has(st.seat) ? signClass(sw.get(st.seat)) : ''}`, dataset: { testid: 'last-swing' } },
               sw.has(st.seat) ? fmtSigned(sw.get(st.seat)) : '–'))))));
   }));
   const stake = TABLES.map((t) => [t, tables.get(t)]).filter(([, s]) => s && statusOf(s.status) === 'in progress');
-  $('at-stake').replaceChildren(...stake.map(([t, s]) => el('tr', { dataset: { testid: 'stake-row', table: String(t) } },
-    el('td', {}, `Table ${t}`), el('td', {}, `deal ${s.deal}`), el('td', { class: 'r num' }, `${fmtInt(s.pot)} at stake`))));
+  $('at-stake').replaceChildren(stake.length ? 'At stake: ' : 'Nothing at stake: no hand in progress',
+    ...stake.map(([t, s]) => el('span', { dataset: { testid: 'stake-row', table: String(t) } },
+      `T${t} deal ${s.deal} `, el('b', { class: 'num' }, fmtInt(s.pot)))));
 }
 
 /** Each finished row's swing against the seat average: the hub's `swing` when the row carries
@@ -131,7 +133,8 @@ export function swings(rows) {
 
 function drawCompare() {
   const c = compare || {};
-  $('onair-deal').textContent = compareTopic ? `Deal ${c.deal ?? '?'} · seat ${c.seat ?? '?'} (on air)` : 'No deal on air';
+  const where = p.deal && p.seat ? '' : ' (on air)';
+  $('onair-deal').textContent = compareTopic ? `Deal ${c.deal ?? '?'} · seat ${c.seat ?? '?'}${where}` : 'No deal on air';
   $('swings').replaceChildren(...swings(c.rows || []).map(({ row, swing }) =>
     el('tr', { dataset: { testid: 'swing-row', table: String(row.table) } },
       el('td', {}, `T${row.table}`), el('td', {}, code(row)), el('td', {}, row.player || ''), el('td', {}, statusOf(row.status)),
@@ -179,10 +182,12 @@ function drawProjection() {
       el('td', { class: `r num ${signClass(team.chips)}` }, fmtSigned(team.chips)))));
 }
 
+/** The deal shown: the URL's `deal` and `seat` when it names them, else the compare slot's. */
 function followCompare() {
-  const slot = onair && onair.slots && onair.slots.compare;
-  const deal = (slot && slot.deal) ?? p.deal;
-  const seat = (slot && slot.seat) ?? p.seat;
+  const slot = (onair && onair.slots && onair.slots.compare) || {};
+  const named = p.deal && p.seat;
+  const deal = named ? p.deal : slot.deal;
+  const seat = named ? p.seat : slot.seat;
   const topic = deal && seat ? `compare:${deal}:${seat}` : null;
   if (topic === compareTopic) return;
   if (compareTopic) client.unsubscribe(compareTopic);

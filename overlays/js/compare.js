@@ -122,7 +122,7 @@ function panel(row, acts, c, cursor) {
   el('div', { class: 'who' }, el('span', { class: 'player', dataset: { testid: 'panel-player' } }, row.player || ''),
     el('span', { class: 'holecards' }, cards(c.hole, 0, 'sm')),
     el('span', { class: 'badge', dataset: { testid: 'panel-status', status: shownStatus } }, shownStatus)),
-  el('div', { class: 'streets', dataset: { testid: 'panel-actions' } }, el('div', { class: 'scroll' }, streets,
+  el('div', { class: 'streets', dataset: { testid: 'panel-actions', scrolls: '' } }, el('div', { class: 'scroll' }, streets,
     shown.length === 0 ? el('div', { class: 'empty' }, status === 'waiting' ? 'Not yet played' : 'Cards dealt') : null)),
   el('div', { class: 'pfoot' },
     el('span', { class: 'pstreet', dataset: { testid: 'panel-street', street: streetName } }, status === 'waiting' ? '' : STREET_LABEL[streetName]),
@@ -136,12 +136,15 @@ function panel(row, acts, c, cursor) {
 
 /**
  * Keep the newest actions in view with whole rows only: shift the list up to the first row
- * (a street or a wrapped line of actions) that lets the last row fit, never half a row.
+ * (a street or a wrapped line of actions) that lets the last row fit, never half a row. A street
+ * whose first lines scrolled away keeps its label beside its first line still in view.
  */
 export function fitRows(box) {
   const inner = box.firstElementChild;
   if (!inner) return;
   inner.style.transform = '';
+  for (const lbl of inner.querySelectorAll('.lbl')) lbl.style.transform = '';
+  box.dataset.shift = '0';
   const room = box.clientHeight - (Number.parseFloat(getComputedStyle(box).paddingTop) || 0)
     - (Number.parseFloat(getComputedStyle(box).paddingBottom) || 0);
   const need = inner.scrollHeight - room;
@@ -150,6 +153,13 @@ export function fitRows(box) {
   const shift = tops.length ? Math.min(...tops) : need;
   inner.style.transform = `translateY(${-shift}px)`;
   box.dataset.shift = String(shift);
+  for (const street of inner.querySelectorAll('.street')) {
+    const top = street.offsetTop;
+    if (top < shift && top + street.offsetHeight > shift) {
+      const first = [...street.querySelectorAll('.act')].map((a) => a.offsetTop).filter((t) => t >= shift);
+      street.querySelector('.lbl').style.transform = `translateY(${(first.length ? Math.min(...first) : shift) - top}px)`;
+    }
+  }
 }
 
 function fitAll() {

@@ -98,13 +98,17 @@ export function normalise(raw) {
   return out;
 }
 
-/** URL parameters of the page, with defaults (slot following on, transparent theme). */
+/**
+ * URL parameters of the page, with defaults (transparent theme; no on-air slot followed: a page
+ * shows what its URL names, and follows its slot only when asked with `slot=`). `scale` is null
+ * when the URL does not set it: the stage then fits the window.
+ */
 export function params(search = globalThis.location ? location.search : '') {
   const raw = Object.fromEntries(new URLSearchParams(search));
   return {
-    ws: null, token: null, theme: 'transparent', scale: 1, deal: null, seat: null,
+    ws: null, token: null, theme: 'transparent', scale: null, deal: null, seat: null,
     tables: null, table: null, group: null, view: 'like_for_like', mode: 'live',
-    tournament: null, slot: '1', autoplay: true, ...normalise(raw),
+    tournament: null, slot: false, autoplay: true, ...normalise(raw),
   };
 }
 
@@ -349,13 +353,28 @@ export function installTemplateHooks({ play, stop, update, next }) {
   window.next = () => next();
 }
 
-/** Apply theme and scale parameters to the page. */
+export const STAGE = { width: 1920, height: 1080 };
+
+/** The stage's scale in a window of `width` x `height`: the URL's `scale`, else fit the window. */
+export function stageScale(p, width, height) {
+  if (p.scale) return p.scale;
+  return Math.min(width / STAGE.width, height / STAGE.height) || 1;
+}
+
+/**
+ * Apply theme and scale parameters to the page: the 1920x1080 stage is scaled by `scale`, or
+ * to fit the window when the URL has none (a 1280x720 browser source shows the whole graphic).
+ */
 export function applyTheme(p) {
   document.documentElement.dataset.theme = p.theme || 'transparent';
   const stage = document.querySelector('.stage');
-  if (stage && p.scale && p.scale !== 1) {
-    stage.style.transform = `scale(${p.scale})`;
-  }
+  if (!stage) return;
+  const fit = () => {
+    const s = stageScale(p, window.innerWidth, window.innerHeight);
+    stage.style.transform = s === 1 ? '' : `scale(${s})`;
+  };
+  fit();
+  if (!p.scale) window.addEventListener('resize', fit);
 }
 
 /**

@@ -2,7 +2,7 @@
 // `view=running` for commentator/operator tokens. Rows reorder with FLIP; movement arrows
 // compare each team's rank with the previous update.
 import { mountOverlay } from './duplicast.js';
-import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle } from './ui.js';
+import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle, unscored } from './ui.js';
 
 const groupsEl = document.querySelector('[data-testid="groups"]');
 const viewLabel = document.querySelector('[data-testid="view-label"]');
@@ -17,7 +17,8 @@ function keyOf(t) {
   return `${t.group}|${t.team}`;
 }
 
-function rowFor(t) {
+/** A team's row; `open`: its group has no scores yet (no rank, no points, shown as "–"). */
+function rowFor(t, open) {
   const key = keyOf(t);
   let row = rows.get(key);
   if (!row) {
@@ -32,7 +33,8 @@ function rowFor(t) {
     rows.set(key, row);
   }
   for (const [k, v] of Object.entries(teamStyle(t.colour))) row.style.setProperty(k, v);
-  row.querySelector('.rank').textContent = t.rank ?? '';
+  row.dataset.unranked = String(open);
+  row.querySelector('.rank').textContent = open ? '\u2013' : t.rank ?? '';
   const mv = movement.get(key) || 0;
   const move = row.querySelector('.move');
   move.textContent = mv > 0 ? `\u25B2${mv}` : mv < 0 ? `\u25BC${-mv}` : '\u2013';
@@ -42,7 +44,7 @@ function rowFor(t) {
   const chips = row.querySelector('.chips');
   setText(chips, fmtSigned(t.chips));
   chips.className = `chips num ${signClass(t.chips)}`;
-  setText(row.querySelector('.points'), fmtPoints(t.points));
+  setText(row.querySelector('.points'), open ? '\u2013' : fmtPoints(t.points));
   return row;
 }
 
@@ -54,16 +56,24 @@ function render({ sel, states }) {
   const block = s[view] || {};
   let teams = [...(block.teams || [])];
   if (sel.group !== null && sel.group !== undefined) teams = teams.filter((t) => String(t.group) === String(sel.group));
-  teams.sort((a, b) => String(a.group).localeCompare(String(b.group)) || a.rank - b.rank || String(a.code).localeCompare(String(b.code)));
+  const open = new Set([...new Set(teams.map((t) => String(t.group)))]
+    .filter((g) => unscored(teams.filter((t) => String(t.group) === g))));
+  // Ranked groups by rank, then code; unranked ones by name.
+  const rankOf = (t) => (open.has(String(t.group)) ? 0 : t.rank);
+  const nameOf = (t) => String((open.has(String(t.group)) && t.name) || t.code);
+  teams.sort((a, b) => String(a.group).localeCompare(String(b.group)) || rankOf(a) - rankOf(b)
+    || nameOf(a).localeCompare(nameOf(b)));
 
   if (view !== prevView) {
     prevRanks = new Map();
     movement = new Map();
     prevView = view;
   }
-  const ranks = new Map(teams.map((t) => [keyOf(t), t.rank]));
+  // Unranked teams have no rank to move from: movement starts with their first ranking.
+  const ranks = new Map(teams.filter((t) => !open.has(String(t.group))).map((t) => [keyOf(t), t.rank]));
   const changed = [...ranks].some(([k, r]) => prevRanks.has(k) && prevRanks.get(k) !== r);
   if (changed) movement = new Map([...ranks].map(([k, r]) => [k, prevRanks.has(k) ? prevRanks.get(k) - r : 0]));
+  else if (![...ranks.keys()].some((k) => prevRanks.has(k))) movement = new Map();
   prevRanks = ranks;
 
   viewLabel.textContent = view === 'running' ? 'Running · all hands' : 'Like-for-like';
@@ -86,7 +96,7 @@ function render({ sel, states }) {
     const members = teams.filter((t) => String(t.group) === g);
     const keep = new Set(members.map(keyOf));
     flip(list, (n) => n.dataset.key, () => {
-      for (const t of members) list.append(rowFor(t));
+      for (const t of members) list.append(rowFor(t, open.has(g)));
       for (const n of [...list.children]) {
         if (!keep.has(n.dataset.key)) {
           n.remove();

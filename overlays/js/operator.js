@@ -1,10 +1,11 @@
 // Operator panel (operator token): console health, rejections, what is on air, dispute
 // confirmation, corrections and the release state of every deal.
 import { connect, params } from './duplicast.js';
-import { el, fmtInt, teamStyle } from './ui.js';
+import { el, fitDesk, fmtInt, teamStyle } from './ui.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
+fitDesk();
 export const SILENT_AFTER_S = 60;
 const SLOTS = {
   leaderboard: [['view', 'select', ['like_for_like', 'running']], ['group', 'text']],
@@ -75,6 +76,13 @@ function ago(at) {
   return s < 90 ? `${Math.round(s)} s ago` : s < 5400 ? `${Math.round(s / 60)} min ago` : new Date(at * 1000).toLocaleTimeString();
 }
 
+const LOG_ROWS = 10; // newest rejections and corrections shown: the desk fits one screen
+
+/** "+ 4 earlier" under a log that shows only its newest LOG_ROWS lines (nothing when all show). */
+function earlier(total) {
+  return total > LOG_ROWS ? [el('tr', { class: 'note' }, el('td', { colspan: 5 }, `+ ${total - LOG_ROWS} earlier`))] : [];
+}
+
 function drawOps() {
   const now = Date.now() / 1000;
   $('consoles').replaceChildren(...(ops.tables || []).map((t) => {
@@ -87,9 +95,11 @@ function drawOps() {
       el('td', { class: t.status === 'disputed' ? 'warn' : '', dataset: { testid: 'console-status' } }, words(t.status)),
       el('td', { class: `r ${t.rejections ? 'warn' : ''}`, dataset: { testid: 'console-rejections' } }, t.rejections ?? 0));
   }));
-  $('rejections').replaceChildren(...(ops.rejections || []).slice(-20).reverse().map((r) =>
+  const rejections = ops.rejections || [];
+  $('rejections').replaceChildren(...rejections.slice(-LOG_ROWS).reverse().map((r) =>
     el('tr', { dataset: { testid: 'rejection-row' } }, el('td', {}, `T${r.table}`), el('td', {}, `${r.console} #${r.seq}`),
-      el('td', { class: 'warn' }, words(r.code)), el('td', {}, r.message || ''), el('td', {}, ago(r.at)))));
+      el('td', { class: 'warn' }, words(r.code)), el('td', {}, r.message || ''), el('td', {}, ago(r.at)))),
+  ...earlier(rejections.length));
   $('disputes').replaceChildren(...(ops.disputes || []).map((d) => {
     const seats = el('input', { placeholder: 'hub', title: 'winning seats, comma separated; empty: the hub\'s' });
     return el('tr', { dataset: { testid: 'dispute-row', table: String(d.table), deal: String(d.deal) } },
@@ -107,9 +117,11 @@ function drawOps() {
         },
       }, 'Confirm')));
   }));
-  $('corrections').replaceChildren(...(ops.corrections || []).slice(-30).reverse().map((c) =>
+  const corrections = ops.corrections || [];
+  $('corrections').replaceChildren(...corrections.slice(-LOG_ROWS).reverse().map((c) =>
     el('tr', { dataset: { testid: 'correction-row' } }, el('td', {}, `T${c.table}`), el('td', {}, `deal ${c.deal}`),
-      el('td', { class: 'warn' }, words(c.type)), el('td', {}, ago(c.at)))));
+      el('td', { class: 'warn' }, words(c.type)), el('td', {}, ago(c.at)))),
+  ...earlier(corrections.length));
   const groups = [...new Set((ops.release || []).map((r) => String(r.group)))];
   $('release').replaceChildren(...groups.map((g) => {
     const rows = (ops.release || []).filter((r) => String(r.group) === g).sort((a, b) => a.deal - b.deal);

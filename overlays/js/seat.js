@@ -1,7 +1,7 @@
 // One seat position across every table: the players who got the same cards, ranked by
 // chip-score. Team names and colours come from the standings payload.
 import { mountOverlay } from './duplicast.js';
-import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle } from './ui.js';
+import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle, unscored } from './ui.js';
 
 const list = document.querySelector('[data-testid="seat-rows"]');
 const title = document.querySelector('[data-testid="seat-title"]');
@@ -17,7 +17,7 @@ function teamsOf(standings) {
   return out;
 }
 
-function rowFor(r, team) {
+function rowFor(r, team, open) {
   const key = `${r.table}|${r.team}`;
   let row = nodes.get(key);
   if (!row) {
@@ -32,7 +32,8 @@ function rowFor(r, team) {
     nodes.set(key, row);
   }
   for (const [k, v] of Object.entries(teamStyle(team && team.colour))) row.style.setProperty(k, v);
-  row.querySelector('.rank').textContent = r.rank ?? '';
+  row.dataset.unranked = String(open);
+  row.querySelector('.rank').textContent = open ? '\u2013' : r.rank ?? '';
   row.querySelector('.chip').textContent = (team && team.code) || String(r.team);
   row.querySelector('.player').textContent = r.player || '';
   row.querySelector('.tname').textContent = team && team.name ? team.name : '';
@@ -40,7 +41,7 @@ function rowFor(r, team) {
   const chips = row.querySelector('.chips');
   setText(chips, fmtSigned(r.chips));
   chips.className = `chips num ${signClass(r.chips)}`;
-  setText(row.querySelector('.points'), fmtPoints(r.points));
+  setText(row.querySelector('.points'), open ? '\u2013' : fmtPoints(r.points));
   return row;
 }
 
@@ -50,13 +51,14 @@ function render({ sel, states }) {
   if (!s) return false;
   const running = sel.view === 'running' && s.running && s.running.rows;
   const rows = [...((running ? s.running : s.like_for_like || {}).rows || [])];
-  rows.sort((a, b) => a.rank - b.rank || a.table - b.table);
+  const open = unscored(rows); // before any deal: unranked, by table
+  rows.sort((a, b) => (open ? 0 : a.rank - b.rank) || a.table - b.table);
   const teams = teamsOf(states.get('standings'));
   title.textContent = `Seat ${sel.seat}`;
   viewLabel.textContent = running ? 'Running · all hands' : 'Like-for-like';
   const keep = new Set(rows.map((r) => `${r.table}|${r.team}`));
   flip(list, (n) => n.dataset.key, () => {
-    for (const r of rows) list.append(rowFor(r, teams.get(String(r.team))));
+    for (const r of rows) list.append(rowFor(r, teams.get(String(r.team)), open));
     for (const n of [...list.children]) if (!keep.has(n.dataset.key)) { n.remove(); nodes.delete(n.dataset.key); }
   });
   const st = states.get('standings');

@@ -25,10 +25,35 @@ function show(item) {
     old.classList.add('out');
     setTimeout(() => old.remove(), 500);
   }
-  win.append(el('div', { class: 'item', dataset: { testid: 'ticker-item', id: String(item.id), kind: item.kind } },
+  const node = el('div', { class: 'item', dataset: { testid: 'ticker-item', id: String(item.id), kind: item.kind } },
     el('span', { class: 'badge', dataset: { kind: item.kind, testid: 'ticker-kind' } }, KIND[item.kind] || item.kind),
-    el('span', { class: 'text', dataset: { testid: 'ticker-text' } }, item.text)));
+    el('span', { class: 'text', dataset: { testid: 'ticker-text' } }, item.text));
+  win.append(node);
   count.textContent = items.length > 1 ? `${index + 1}/${items.length}` : '';
+  fitText(node);
+}
+
+const SIZES = [42, 40, 38, 36, 34, 32, 30]; // px, one line
+const TWO_LINES = [32, 30, 28, 26, 24, 22, 20]; // px, wrapped, when one line at 30 px is too long
+
+/**
+ * Fit an item's whole text in the ticker: the largest size at which it fits on one line, else
+ * wrapped (two lines, more only for a text far too long for any); never cut with an ellipsis.
+ */
+export function fitText(node) {
+  const text = node.querySelector('.text');
+  const fits = () => text.scrollWidth <= text.clientWidth && text.scrollHeight <= text.clientHeight
+    && text.offsetHeight <= node.clientHeight;
+  node.classList.remove('two-lines');
+  for (const size of SIZES) {
+    node.style.fontSize = `${size}px`;
+    if (fits()) return;
+  }
+  node.classList.add('two-lines');
+  for (const size of TWO_LINES) {
+    node.style.fontSize = `${size}px`;
+    if (fits()) return;
+  }
 }
 
 function rotate() {
@@ -54,5 +79,7 @@ function render({ states }) {
   if (!timer) timer = setInterval(rotate, dwell);
   return true;
 }
+
+if (document.fonts) document.fonts.ready.then(() => win.querySelectorAll('.item').forEach(fitText));
 
 mountOverlay({ slot: 'ticker', topics: () => ['ticker'], render, next: rotate });

@@ -39,6 +39,15 @@ export function fmtPoints(n) {
   return n === undefined || n === null ? '–' : POINTS.format(n);
 }
 
+/**
+ * True when nothing separates the rows yet (before any deal counts): every row on 0 chips and
+ * the same points. The scoring still gives them the shared places (every team "1" on 21 points),
+ * which reads wrong on air; pages show such rows unranked.
+ */
+export function unscored(rows) {
+  return rows.length > 0 && rows.every((r) => !r.chips && r.points === rows[0].points);
+}
+
 export function signClass(n) {
   return n > 0 ? 'pos' : n < 0 ? 'neg' : 'zero';
 }
@@ -144,3 +153,16 @@ export const STREETS = ['preflop', 'flop', 'turn', 'river'];
 export const STREET_LABEL = { preflop: 'Pre-flop', flop: 'Flop', turn: 'Turn', river: 'River', showdown: 'Showdown', complete: 'Complete' };
 /** Board cards visible once a street is reached. */
 export const BOARD_AT = { preflop: 0, flop: 3, turn: 4, river: 5, showdown: 5, complete: 5 };
+
+/**
+ * Desks (operator, commentator) are laid out for a 1920x1080 window: in a smaller one the whole
+ * page is zoomed down to fit, so nothing is cut or pushed off screen.
+ */
+export function fitDesk(width = 1920, height = 1080) {
+  const fit = () => {
+    const z = Math.min(1, window.innerWidth / width, window.innerHeight / height);
+    document.body.style.zoom = z === 1 ? '' : String(z);
+  };
+  fit();
+  window.addEventListener('resize', fit);
+}
