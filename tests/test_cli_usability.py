@@ -286,3 +286,77 @@ def test_replay_against_other_deck_orders_warns(tmp_path: Path) -> None:
     wrong = duplicast("replay", "--config", str(other), str(SESSION))
     assert "warning:" in wrong.stderr and "showdowns contradict" in wrong.stderr, wrong.stderr
     assert "not those this log was played with" in wrong.stderr
+
+
+def test_a_refused_redis_login_is_one_line_at_once(redis_url: str) -> None:
+    wrong = redis_url.replace("redis://", "redis://nobody:wrong-password@", 1)
+    run = duplicast("export", "--events", "--config", str(SAMPLE), "--redis", wrong)
+    assert run.returncode == 1
+    assert run.stderr.strip().count("\n") == 0, run.stderr
+    assert run.stderr.startswith("duplicast export: Redis at redis://nobody:***@")
+    assert "refused" in run.stderr and "wrong-password" not in run.stderr
+
+
+def test_console_simulate_and_replay_show_progress(tmp_path: Path, redis_url: str) -> None:
+    """The long console commands: `--progress` gives the line on a pipe too, complete at the
+    end; against a real hub (`serve`) on the fixture's Redis."""
+    import socket
+    import time
+    import uuid
+
+    import httpx
+    import redis
+
+    tournament = f"progress-{uuid.uuid4().hex[:8]}"
+    config = tmp_path / "event.toml"
+    config.write_text(SAMPLE.read_text().replace('"ifp-demo"', f'"{tournament}"', 1))
+    table2 = tmp_path / "table2.jsonl"
+    events = [json.loads(line) for line in SESSION.read_text().splitlines() if line.strip()]
+    mine = [{**e, "tournament": tournament} for e in events if e["table"] == 2]
+    table2.write_text("".join(json.dumps(e) + "\n" for e in mine))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**CLEAN, **TOKENS, "DUPLICAST_REDIS_URL": redis_url}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "hub", "serve", "--config", str(config), "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        simulate = duplicast(
+            "console", "simulate", "--config", str(config), "--table", "1", "--seed", "5",
+            "--pace", "0", "--no-outbox", "--progress", env=env,
+        )  # fmt: skip
+        assert simulate.returncode == 0, simulate.stderr
+        assert "console simulate: 100%" in simulate.stderr, simulate.stderr
+        replay = duplicast(
+            "console", "replay", "--tournament", tournament, "--no-outbox", "--progress",
+            str(table2), env=env,
+        )  # fmt: skip
+        assert replay.returncode == 0, replay.stderr
+        assert "console replay: 100%" in replay.stderr and f"{len(mine)}/{len(mine)}" in (
+            replay.stderr
+        )
+        assert ", 0 rejected" in replay.stdout
+        quiet = duplicast(
+            "console", "replay", "--tournament", tournament, "--no-outbox", str(table2), env=env
+        )  # not a terminal, not asked: no progress line
+        assert "%|" not in quiet.stderr and "100%" not in quiet.stderr
+    finally:
+        server.terminate()
+        server.wait(20)
+        client = redis.Redis.from_url(redis_url)
+        keys = list(client.scan_iter(match=f"dup:{tournament}:*", count=1000))
+        if keys:
+            client.delete(*keys)
+        client.close()

@@ -38,8 +38,8 @@ from typing import Any, TypeVar
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import AuthenticationError, RedisError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from hub.bus.base import (
@@ -329,13 +329,22 @@ class RedisBus(Bus):
         """Ping until the retry deadline (Redis may still be starting); then ``BusUnavailable``
         with one line saying where and why (the password left out)."""
         client = self._client()
+
+        async def ping(_: int) -> Any:
+            try:
+                return await client.ping()
+            except AuthenticationError as exc:  # a ConnectionError to redis-py; no retry helps
+                raise RedisError(str(exc)) from None
+
         try:
-            await self._call("connect", lambda _: client.ping(), quiet=True)
-        except (RedisError, OSError) as exc:  # TRANSIENT_ERRORS and a refused login alike
+            await self._call("connect", ping, quiet=True)
+        except TRANSIENT_ERRORS as exc:
             raise BusUnavailable(
                 f"cannot reach Redis at {redacted_url(self.url)} within "
                 f"{self._retry.deadline:.0f} s: {exc}"
             ) from None
+        except RedisError as exc:  # a refused login, a missing ACL permission...
+            raise BusUnavailable(f"Redis at {redacted_url(self.url)} refused: {exc}") from None
 
     async def close(self) -> None:
         """Bounded, even when Redis does not answer: subscriptions are stopped together (each
