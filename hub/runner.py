@@ -271,7 +271,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--host", default="127.0.0.1", help="address the HTTP/websocket server binds")
     p.add_argument("--port", type=int, default=8000, help="port of the HTTP/websocket server")
     p.add_argument(
-        "--metrics-port", type=int, default=None, help="every metric here, no token (private)"
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="every metric here, no token: a private address (default: off)",
     )
     p.add_argument("--metrics-host", default="127.0.0.1", help="address of --metrics-port")
     add_key_file(p, "the tournament's deck file (ingest and all; an edge needs none)")
