@@ -1,4 +1,9 @@
-"""`duplicast` command line (also `python -m hub`): thin shells over the modules."""
+"""`duplicast` command line (also `python -m hub`): thin shells over the modules.
+
+Every option says what it does and shows its default (``hub.cliargs.HelpFormatter``). Output
+cut short by its reader (``duplicast ... | head``) ends the command quietly with the status a
+process killed by SIGPIPE has (141), without a traceback.
+"""
 
 from __future__ import annotations
 
@@ -6,40 +11,88 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeAlias
+
+from hub.cliargs import HelpFormatter, add_key_file, add_progress, apply_key_file, seed
 
 SAMPLE_CONFIG = Path(__file__).resolve().parent.parent / "samples" / "ifp6.toml"
 
+BROKEN_PIPE_EXIT = 128 + 13  # as if killed by SIGPIPE, what `cat`, `git` and others report
 
-def _add_replay(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("replay", help="offline: config + JSONL event log -> standings JSON")
+Sub: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def _add_replay(sub: Sub) -> None:
+    p = sub.add_parser(
+        "replay",
+        help="offline: tournament file + JSON Lines event log -> standings JSON",
+        description="Rescore an event log offline (a `duplicast simulate` session, or the "
+        "journal of a live event from `duplicast export --events`) and print the standings. "
+        "Warns when the showdowns contradict the winners declared in the log (the deck orders "
+        "of the tournament file are not those the log was played with).",
+        formatter_class=HelpFormatter,
+    )
     p.add_argument("--config", required=True, type=Path, help="tournament TOML file")
     p.add_argument("events", type=Path, help="console events, JSON Lines")
-    p.add_argument("--indent", type=int, default=2)
+    p.add_argument("--indent", type=int, default=2, help="JSON indent (0: one line)")
+    add_key_file(p)
+    add_progress(p)
     p.set_defaults(func=_run_replay)
 
 
 def _run_replay(args: argparse.Namespace) -> int:
     from hub.deckfile import DeckFileError
     from hub.domain.config import ConfigError
-    from hub.replay import ReplayError, replay_files
+    from hub.progress import Progress
+    from hub.replay import DeckCheck, ReplayError, replay_files
+
+    check = DeckCheck()
+    bars: list[Progress] = []
+
+    def on_start(total: int) -> Callable[[int], object]:
+        bars.append(Progress(total, "replay", enabled=args.progress))
+        return bars[0].advance
 
     try:
-        standings = replay_files(args.config, args.events, dict(os.environ))
+        standings = replay_files(
+            args.config, args.events, dict(os.environ), check=check, on_start=on_start
+        )
     except (ConfigError, ReplayError, DeckFileError) as exc:
         print(f"duplicast replay: {exc}", file=sys.stderr)
         return 1
+    finally:
+        for bar in bars:
+            bar.close()
+    warning = check.warning(str(args.events))
+    if warning:
+        print(warning, file=sys.stderr)
     json.dump(standings, sys.stdout, indent=args.indent or None)
     sys.stdout.write("\n")
     return 0
 
 
-def _add_draw(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("draw", help="write a seat draw (Latin square) as a TOML fragment")
-    p.add_argument("--config", required=True, type=Path)
-    p.add_argument("--method", choices=("random", "cyclic"), default="random")
-    p.add_argument("--seed", type=int, default=None, help="rehearsal only: a seeded draw")
+def _add_draw(sub: Sub) -> None:
+    p = sub.add_parser(
+        "draw",
+        help="write a seat draw (Latin square) as a TOML fragment",
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("--config", required=True, type=Path, help="tournament TOML file")
+    p.add_argument(
+        "--method",
+        choices=("random", "cyclic"),
+        default="random",
+        help="random: a random Latin square; cyclic: team i in seat i at table 1, shifted by "
+        "one seat each table",
+    )
+    p.add_argument(
+        "--seed",
+        type=seed,
+        default=None,
+        help="rehearsal only: a reproducible draw (default: the system CSPRNG)",
+    )
     p.add_argument("--out", type=Path, default=None, help="file to write (default: stdout)")
     p.set_defaults(func=_run_draw)
 
@@ -50,11 +103,15 @@ def _run_draw(args: argparse.Namespace) -> int:
     return run_draw(args)
 
 
-def _add_decks(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_decks(sub: Sub) -> None:
     p = sub.add_parser(
         "decks",
         help="deck orders (encrypted file), per-table deal orders, commitment; "
         "'decks verify' checks a published commitment after play",
+        description="Make the deck key once (--new-key --key-out FILE), then the encrypted deck "
+        "file with it (--key-file FILE --out decks.enc); prints the commitment to publish. "
+        "After play, 'decks verify' checks the published commitment.",
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "action", nargs="?", choices=("verify",), help="verify: check a published commitment"
@@ -62,13 +119,31 @@ def _add_decks(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--commitment", default=None, help="verify: the published sha256:HEX")
     p.add_argument("--deck-file", type=Path, default=None, help="verify: encrypted deck file")
     p.add_argument("--plain", type=Path, default=None, help="verify: a plain export")
-    p.add_argument("--config", type=Path, default=None)
-    p.add_argument("--deals", type=int, default=None)
+    p.add_argument("--config", type=Path, default=None, help="tournament TOML file")
+    p.add_argument(
+        "--deals", type=int, default=None, help="deck orders to make (default: the file's deals)"
+    )
     p.add_argument("--out", type=Path, default=None, help="encrypted deck file to write")
     p.add_argument("--orders-out", type=Path, default=None, help="per-table deal orders (TOML)")
     p.add_argument("--plain-out", type=Path, default=None, help="plain export for a dealer")
-    p.add_argument("--seed", default=None, help="rehearsal only: seeded deck orders")
-    p.add_argument("--new-key", action="store_true", help="print a fresh DUPLICAST_DECK_KEY")
+    p.add_argument(
+        "--seed",
+        type=seed,
+        default=None,
+        help="rehearsal only: seeded deck orders (default: the system CSPRNG)",
+    )
+    p.add_argument(
+        "--new-key",
+        action="store_true",
+        help="make a fresh deck key: into --key-out FILE, else printed",
+    )
+    p.add_argument(
+        "--key-out",
+        type=Path,
+        default=None,
+        help="with --new-key: the key file to create (owner-only; never overwritten)",
+    )
+    add_key_file(p, "--out and verify --deck-file")
     p.add_argument("--force", action="store_true", help="overwrite an existing deck file")
     p.set_defaults(func=_run_decks)
 
@@ -79,11 +154,13 @@ def _run_decks(args: argparse.Namespace) -> int:
     return run_decks(args)
 
 
-def _add_acl(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_acl(sub: Sub) -> None:
     p = sub.add_parser(
-        "acl", help="Redis ACL users: each console may publish only to its own table"
+        "acl",
+        help="Redis ACL users: each console may publish only to its own table",
+        formatter_class=HelpFormatter,
     )
-    p.add_argument("--config", required=True, type=Path)
+    p.add_argument("--config", required=True, type=Path, help="tournament TOML file")
     p.add_argument("--out", required=True, type=Path, help="ACL file for redis-server --aclfile")
     p.add_argument("--credentials-out", required=True, type=Path, help="clear passwords (mode 600)")
     p.add_argument("--host", default="127.0.0.1:6379", help="host:port in the printed URLs")
@@ -94,7 +171,7 @@ def _run_acl(args: argparse.Namespace) -> int:
     from hub.configfile import load_config
     from hub.domain.config import ConfigError
     from hub.offline import write_text
-    from hub.redis_acl import acl_file, credentials_text
+    from hub.redis_acl import acl_file, acl_users, credentials_text
 
     try:
         text, credentials = acl_file(load_config(args.config))
@@ -103,20 +180,39 @@ def _run_acl(args: argparse.Namespace) -> int:
         return 1
     write_text(str(args.out), text, private=True)
     write_text(str(args.credentials_out), credentials_text(credentials, args.host), True)
+    users = acl_users(args.out.read_text("utf-8"))
+    enabled = [name for name, on in users.items() if on]
+    off = [name for name, on in users.items() if not on]
     print(
-        f"wrote {len(credentials)} Redis users to {args.out} (load with redis-server "
-        f"--aclfile) and their URLs to {args.credentials_out}",
+        f"wrote {len(enabled)} Redis users to {args.out} ({', '.join(enabled)}"
+        + (f"; {', '.join(off)} switched off" if off else "")
+        + f"; load with redis-server --aclfile) and the URLs of the {len(credentials)} with a "
+        f"password to {args.credentials_out}",
         file=sys.stderr,
     )
     return 0
 
 
-def _add_simulate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("simulate", help="offline: bots play a session, events as JSON Lines")
-    p.add_argument("--config", type=Path, default=SAMPLE_CONFIG)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--out", type=Path, default=None)
-    p.add_argument("--no-corrections", action="store_true")
+def _add_simulate(sub: Sub) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="offline: bots play a session, events as JSON Lines",
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=SAMPLE_CONFIG,
+        help=f"tournament TOML file (default: the bundled sample, {SAMPLE_CONFIG.name})",
+    )
+    p.add_argument("--seed", type=seed, default=1, help="the bots' choices (same seed, same log)")
+    p.add_argument("--out", type=Path, default=None, help="file to write (default: stdout)")
+    p.add_argument(
+        "--no-corrections",
+        action="store_true",
+        help="no void, undo or dispute in the session (they are in by default)",
+    )
+    add_key_file(p)
     p.set_defaults(func=_run_simulate)
 
 
@@ -141,7 +237,7 @@ def _run_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_server_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_server_commands(sub: Sub) -> None:
     from hub import runner
 
     runner.add_parsers(sub)
@@ -149,7 +245,9 @@ def _add_server_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="duplicast", description="Real-time scoring and graphics hub for duplicate poker."
+        prog="duplicast",
+        description="Real-time scoring and graphics hub for duplicate poker.",
+        formatter_class=HelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
     _add_replay(sub)
@@ -164,7 +262,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    code: int = args.func(args)
+    apply_key_file(args)
+    try:
+        code: int = args.func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing more to say to it, and Python must not try
+        # to flush stdout again at exit (that would print "Exception ignored ...").
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return BROKEN_PIPE_EXIT
     return code
 
 

@@ -495,6 +495,7 @@ async def replay_log(
     rng: random.Random | None = None,
     outbox: str | None = None,
     resume: bool = True,
+    on_answer: Callable[[int], object] | None = None,
 ) -> ReplayReport:
     """Send a log's events, each console's in order, consoles concurrently; wait for all acks.
 
@@ -504,7 +505,8 @@ async def replay_log(
     ``outbox`` is a path template (``{tournament}`` and ``{console}`` filled in) for each
     console's outbox on disk: a replay restarted after a crash resends what was unanswered and
     carries on after the last event sent, instead of sending the log again (``resume=False``:
-    every event is sent, numbered after the last seq the outbox used).
+    every event is sent, numbered after the last seq the outbox used). ``on_answer(n)`` is
+    called as ``n`` more events of the log are done (answered, or found sent before).
     """
     events = load_events(path_or_events)
     groups: dict[str, tuple[int, list[dict[str, Any]]]] = {}
@@ -542,8 +544,12 @@ async def replay_log(
             done = max(0, client.next_seq - client_first(items)) if resume else 0
             report.restored += client.restored
             report.skipped += min(done, len(items))
+            if on_answer is not None and done:
+                on_answer(min(done, len(items)))
             for event in items[done:]:
-                await client.submit(event)
+                answer = await client.submit(event)
+                if on_answer is not None:
+                    answer.add_done_callback(lambda _: on_answer(1))
                 if pace > 0:
                     await asyncio.sleep(pace)
             await client.drain()

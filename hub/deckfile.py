@@ -4,8 +4,10 @@ File layout: the 8 bytes ``DUPDECK1``, a 12-byte random nonce, then the AES-GCM 
 its 16-byte tag) of a UTF-8 JSON document ``{"v": 1, "deals": {"1": {"cards": "AhKd...",
 "rehearsal": false}, ...}}``. The magic is authenticated as associated data, so a wrong key, a
 truncated file or a single flipped bit is refused as a whole. The key is the urlsafe base64 of
-32 random bytes, kept in the environment variable ``DUPLICAST_DECK_KEY``, never in a file the hub
-reads.
+32 random bytes. It is made once into a key file of its own (``write_key_file``: owner-only, never
+overwritten, kept apart from the event folder so that what is shared with edges or helpers never
+holds it), and every command that needs it reads it from that file (``--key-file``, or
+``DUPLICAST_DECK_KEY_FILE``); the key itself in ``DUPLICAST_DECK_KEY`` is still accepted.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import logging
 import os
 import secrets
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,13 +29,15 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder, deck_order_from_cards, seeded_deck_orders
 
+log = logging.getLogger(__name__)
+
 KEY_ENV = "DUPLICAST_DECK_KEY"
+KEY_FILE_ENV = "DUPLICAST_DECK_KEY_FILE"
 MAGIC = b"DUPDECK1"
 NONCE_SIZE = 12
 NEW_KEY_HINT = (
-    "create a key with `duplicast decks --new-key` (or "
-    'python -c "import base64, os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())") '
-    f"and export it as {KEY_ENV}"
+    "create a key file with `duplicast decks --new-key --key-out deck.key` and give it with "
+    f"--key-file deck.key (or {KEY_FILE_ENV}=deck.key)"
 )
 
 
@@ -42,6 +48,50 @@ class DeckFileError(Exception):
 def generate_key() -> str:
     """A fresh key: urlsafe base64 of 32 bytes from the operating system's CSPRNG."""
     return base64.urlsafe_b64encode(secrets.token_bytes(32)).decode("ascii")
+
+
+def write_key_file(path: str | Path, key: str) -> None:
+    """Write ``key`` to a new file readable by its owner only; an existing file is never
+    replaced (deck files encrypted with the key in it would become unreadable)."""
+    parse_key(key)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise DeckFileError(
+            f"{path}: already exists; it may hold the key of a deck file (not replaced)"
+        ) from None
+    except OSError as exc:
+        raise DeckFileError(f"{path}: cannot write the key file ({exc.strerror})") from None
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(key + "\n")
+
+
+def read_key_file(path: str | Path) -> str:
+    """The key in a key file (checked); a file others may read is used, with a warning."""
+    try:
+        mode = os.stat(path).st_mode
+        text = Path(path).read_text(encoding="ascii", errors="replace")
+    except OSError as exc:
+        raise DeckFileError(f"{path}: cannot read the deck key file ({exc.strerror})") from None
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        log.warning("%s: the deck key file is readable by others: chmod 600 %s", path, path)
+    key = text.strip()
+    try:
+        parse_key(key)
+    except DeckFileError:
+        raise DeckFileError(
+            f"{path}: not a deck key file (one line: urlsafe base64 of 32 bytes); {NEW_KEY_HINT}"
+        ) from None
+    return key
+
+
+def deck_key(env: Mapping[str, str]) -> str | None:
+    """The deck key: from the file ``DUPLICAST_DECK_KEY_FILE`` names (``--key-file`` sets it),
+    else ``DUPLICAST_DECK_KEY`` itself; None when neither is set."""
+    path = env.get(KEY_FILE_ENV)
+    if path:
+        return read_key_file(path)
+    return env.get(KEY_ENV) or None
 
 
 def parse_key(key: str | bytes) -> bytes:
@@ -84,7 +134,8 @@ def decrypt_orders(
         plain = AESGCM(raw_key).decrypt(nonce, data[len(MAGIC) + NONCE_SIZE :], MAGIC)
     except InvalidTag:
         raise DeckFileError(
-            f"{source}: cannot decrypt: wrong key in {KEY_ENV}, or the file was altered"
+            f"{source}: cannot decrypt: wrong deck key ({KEY_FILE_ENV} or {KEY_ENV}), or the "
+            "file was altered"
         ) from None
     try:
         document: Any = json.loads(plain)
@@ -155,9 +206,9 @@ def load_decks(
         return seeded_deck_orders(source.rehearsal_seed, config.deals)
     assert source.file is not None
     path = Path(config_dir) / source.file
-    key = env.get(KEY_ENV)
+    key = deck_key(env)
     if not key:
-        raise DeckFileError(f"{path}: the deck file needs its key in {KEY_ENV}, which is not set")
+        raise DeckFileError(f"{path}: the deck file needs its key; {NEW_KEY_HINT}")
     orders = read_deck_file(path, key)
     missing = [deal for deal in range(1, config.deals + 1) if deal not in orders]
     if missing:

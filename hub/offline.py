@@ -20,15 +20,16 @@ from pathlib import Path
 
 from hub.configfile import read_config
 from hub.deckfile import (
-    KEY_ENV,
     NEW_KEY_HINT,
     DeckFileError,
+    deck_key,
     export_plain,
     generate_key,
     parse_key,
     parse_plain,
     read_deck_file,
     write_deck_file,
+    write_key_file,
 )
 from hub.domain.config import ConfigError, TournamentConfig, parse_config
 from hub.domain.deck import DeckOrder, commitment, random_deck_orders, seeded_deck_orders
@@ -142,7 +143,21 @@ def run_decks(args: argparse.Namespace) -> int:
     if getattr(args, "action", None) == "verify":
         return run_decks_verify(args)
     if getattr(args, "new_key", False):
-        print(generate_key())
+        new_key = generate_key()
+        key_out = getattr(args, "key_out", None)
+        if key_out is None:
+            print(new_key)
+            return 0
+        try:
+            write_key_file(key_out, new_key)
+        except DeckFileError as exc:
+            return _fail(str(exc))
+        print(
+            f"wrote a new deck key to {key_out} (owner-only): give it to every command that "
+            f"needs it with --key-file {key_out}; keep it out of the event folder and back it "
+            "up (without it the deck file cannot be read)",
+            file=sys.stderr,
+        )
         return 0
     if args.config is None:
         return _fail("--config is required (the tournament file)", 2)
@@ -157,10 +172,10 @@ def run_decks(args: argparse.Namespace) -> int:
         return _fail("nothing to write: give --out (encrypted deck file) or --plain-out", 2)
     key: str | None = None
     if args.out is not None:
-        key = os.environ.get(KEY_ENV)
-        if not key:
-            return _fail(f"{KEY_ENV} is not set; {NEW_KEY_HINT}", 2)
         try:
+            key = deck_key(os.environ)
+            if not key:
+                return _fail(f"no deck key: {NEW_KEY_HINT}", 2)
             parse_key(key)
         except DeckFileError as exc:
             return _fail(str(exc), 2)
@@ -216,21 +231,22 @@ def run_decks_verify(args: argparse.Namespace) -> int:
     does the published commitment match the revealed deck orders? Exit 0 ("commitment
     matches") or 1 naming the mismatch."""
     published = (getattr(args, "commitment", None) or "").strip().lower()
-    published = published.removeprefix("sha256:")
+    # Also the line `duplicast decks` printed, as it was saved: "commitment: sha256:HEX".
+    published = published.removeprefix("commitment:").strip().removeprefix("sha256:")
     if len(published) != 64 or any(c not in "0123456789abcdef" for c in published):
         return _fail("--commitment must be the published sha256:<64 hex digits>", 2)
     deck_file, plain = getattr(args, "deck_file", None), getattr(args, "plain", None)
     if (deck_file is None) == (plain is None):
         return _fail(
-            "give the revealed orders: --deck-file FILE (key in the environment) "
+            "give the revealed orders: --deck-file FILE (with --key-file) "
             "or --plain FILE (a plain export)",
             2,
         )
     try:
         if deck_file is not None:
-            key = os.environ.get(KEY_ENV)
+            key = deck_key(os.environ)
             if not key:
-                return _fail(f"{deck_file}: the deck file needs its key in {KEY_ENV}", 2)
+                return _fail(f"{deck_file}: the deck file needs its key; {NEW_KEY_HINT}", 2)
             orders = read_deck_file(deck_file, key)
         else:
             assert plain is not None

@@ -98,3 +98,13 @@ def credentials_text(credentials: dict[str, Credential], host: str) -> str:
     """``name redis://user:password@host/0`` per user: what each console and the hub get."""
     rows = [f"{user} {cred.url(host)}" for user, cred in credentials.items()]
     return "# keep secret: one Redis URL per console, and the hub's\n" + "\n".join(rows) + "\n"
+
+
+def acl_users(text: str) -> dict[str, bool]:
+    """The users an ACL file defines, and whether each is on (what a report should count)."""
+    users: dict[str, bool] = {}
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0] == "user":
+            users[words[1]] = "on" in words[2:]
+    return users

@@ -3,22 +3,65 @@
 No server, no bus: each line goes through the same `Engine.submit` the hub uses, so the replay is
 the reference the live feeds are checked against. A malformed line or a refused event stops the
 replay with the file, the line and the reason (an event log for scoring must be clean).
+
+A log exported from the journal (`duplicast export --events`) also holds the operator's
+commands: a `confirm` of the ``operator`` console and ``{"op": "onair", ...}`` lines go through
+`Engine.control`, as they did live.
+
+The deck orders come from the tournament file, not from the log. Replayed against other deck
+orders (another deck file, a changed ``rehearsal_seed``), the cards contradict the winners the
+officials declared, and each such showdown becomes a dispute, out of the scores: the replay
+counts them (``DeckCheck``) so the command can say so instead of printing wrong standings
+silently.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hub.configfile import load_config
 from hub.deckfile import load_decks
 from hub.domain.config import TournamentConfig
-from hub.engine.core import Engine
+from hub.engine.core import OPERATOR_CONSOLE, Engine
+from hub.engine.tournament import DISPUTED
 
 
 class ReplayError(ValueError):
     pass
+
+
+@dataclass(slots=True)
+class DeckCheck:
+    """Showdowns whose cards were known, and those whose cards contradicted the winners
+    declared in the log (each became a dispute)."""
+
+    showdowns: int = 0
+    contradicted: int = 0
+
+    @property
+    def mismatch(self) -> bool:
+        """More than half the showdowns contradicted (at least two): no table of officials
+        misreads that many hands; the deck orders are not those the log was played with."""
+        return self.contradicted >= 2 and 2 * self.contradicted > self.showdowns
+
+    def warning(self, source: str) -> str | None:
+        if self.mismatch:
+            return (
+                f"warning: {source}: {self.contradicted} of {self.showdowns} showdowns contradict "
+                "the winners declared in the log: the deck orders of the tournament file "
+                "([decks]: its deck file and key, or rehearsal_seed) are not those this log was "
+                "played with. Those hands are left disputed and out of the standings below."
+            )
+        if self.contradicted:
+            return (
+                f"note: {source}: {self.contradicted} of {self.showdowns} showdowns contradicted "
+                "the declared winners (disputes, as in play)"
+            )
+        return None
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
@@ -41,13 +84,42 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     return events
 
 
+def _operator_command(event: dict[str, Any]) -> dict[str, Any] | None:
+    """The operator command a log line stands for, if it is one."""
+    if "op" in event:
+        return {k: v for k, v in event.items() if k != "ts"}
+    if event.get("console") == OPERATOR_CONSOLE and event.get("type") == "confirm":
+        command = {"op": "confirm", "table": event.get("table"), "deal": event.get("deal")}
+        if event.get("seats"):
+            command["seats"] = event["seats"]
+        return command
+    return None
+
+
 def replay(
-    config: TournamentConfig, events: list[dict[str, Any]], engine: Engine, source: str
+    config: TournamentConfig,
+    events: list[dict[str, Any]],
+    engine: Engine,
+    source: str,
+    *,
+    check: DeckCheck | None = None,
+    on_event: Callable[[int], object] | None = None,
 ) -> Engine:
+    check = DeckCheck() if check is None else check
     for event in events:
         line = event.pop("_line", "?")
         now = float(event.get("ts") or 0.0)
-        outcome = engine.submit(event, now)
+        command = _operator_command(event)
+        if command is not None:
+            outcome = engine.control(command, now)
+        else:
+            showdown = _showdown(engine, event)
+            outcome = engine.submit(event, now)
+            if showdown is not None and outcome.ok and not outcome.duplicate:
+                check.showdowns += 1
+                check.contradicted += showdown.status == DISPUTED
+        if on_event is not None:
+            on_event(1)
         if outcome.duplicate:
             continue
         if not outcome.ok:
@@ -56,9 +128,31 @@ def replay(
     return engine
 
 
-def replay_files(config_path: Path, events_path: Path, env: dict[str, str]) -> dict[str, Any]:
+def _showdown(engine: Engine, event: dict[str, Any]) -> Any:
+    """The hand a `win` event settles, when its cards are known (else None)."""
+    if event.get("type") != "win":
+        return None
+    table = engine.state.tables.get(event.get("table"))  # type: ignore[arg-type]
+    current = table.current if table is not None else None
+    if current is None or current.hand.computed_winners() is None:
+        return None
+    return current
+
+
+def replay_files(
+    config_path: Path,
+    events_path: Path,
+    env: dict[str, str],
+    *,
+    check: DeckCheck | None = None,
+    on_start: Callable[[int], Callable[[int], object] | None] | None = None,
+) -> dict[str, Any]:
+    """Standings of a log file; ``on_start(number of events)`` may return a per-event
+    callback (a progress line)."""
     config = load_config(config_path)
     decks = load_decks(config, config_path.parent, env)
     engine = Engine(config, decks)
-    replay(config, read_events(events_path), engine, str(events_path))
+    events = read_events(events_path)
+    on_event = on_start(len(events)) if on_start is not None else None
+    replay(config, events, engine, str(events_path), check=check, on_event=on_event)
     return engine.standings_json()

@@ -1,4 +1,5 @@
-"""Process roles and the commands that start them: `serve`, `console`, `demo`.
+"""Process roles and the commands that start them: `serve`, `console`, `demo`, and `export`
+(the journal out of Redis).
 
 - *ingest*: the single writer: console channels → engine → journal → feed channel.
 - *edge*: websocket and REST clients, fed from the feed channel (any number of them).
@@ -21,11 +22,15 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from redis.exceptions import RedisError
+
 from hub import logs
-from hub.bus import open_bus
+from hub.bus import BusUnavailable, open_bus, redacted_url
+from hub.cliargs import HelpFormatter, add_key_file, add_progress, add_redis, seed
 from hub.configfile import load_config
-from hub.deckfile import load_decks
+from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
 from hub.demo import run_demo
+from hub.domain.config import ConfigError
 from hub.embedded import (
     OVERLAYS,
     SAMPLE_CONFIG,
@@ -55,6 +60,7 @@ async def run_serve(args: argparse.Namespace) -> int:
         )
         return 2
     config = load_config(args.config)
+    print(_serve_line(args, config), file=sys.stderr, flush=True)
     bus = open_bus(args.redis)
     await bus.connect()
     source: Any
@@ -123,6 +129,8 @@ async def wait_listening(workers: list[subprocess.Popen[bytes]], timeout: float 
     def first_line(worker: subprocess.Popen[bytes]) -> bytes:
         assert worker.stdout is not None
         line = worker.stdout.readline()
+        while line and not line.startswith(b"duplicast edge"):  # what it runs on, first
+            line = worker.stdout.readline()
         threading.Thread(target=_forward, args=(worker.stdout,), daemon=True).start()
         return line
 
@@ -154,9 +162,61 @@ def stop_workers(workers: list[subprocess.Popen[bytes]], grace: float = 5.0) -> 
             worker.wait()
 
 
+def _serve_line(args: argparse.Namespace, config: Any) -> str:
+    """What `serve` runs on, before it starts: no silent defaults."""
+    sample = " (the bundled SAMPLE: give --config FILE for an event)" if _is_sample(args) else ""
+    decks = ""
+    if args.role != "edge" and config.decks is not None:
+        if config.decks.rehearsal_seed is not None:
+            decks = f", REHEARSAL deck orders (seed {config.decks.rehearsal_seed!r})"
+        else:
+            decks = f", deck file {config.decks.file} (key {_key_source()})"
+    return (
+        f"duplicast serve: role {args.role}, tournament {config.id!r} from "
+        f"{args.config}{sample}, Redis {redacted_url(args.redis)}{decks}, "
+        f"HTTP on {args.host}:{args.port}"
+        + (f", metrics on {args.metrics_host}:{args.metrics_port}" if args.metrics_port else "")
+    )
+
+
+def _is_sample(args: argparse.Namespace) -> bool:
+    return Path(args.config).resolve() == SAMPLE_CONFIG.resolve()
+
+
+def _key_source() -> str:
+    if os.environ.get(KEY_FILE_ENV):
+        return f"from {os.environ[KEY_FILE_ENV]}"
+    if os.environ.get(KEY_ENV):
+        return f"from ${KEY_ENV}"
+    return "not given"
+
+
+async def run_export(args: argparse.Namespace) -> int:
+    """`duplicast export --events`: the journal as the JSON Lines `replay` reads."""
+    from hub.export import dumps, journal_events
+
+    config = load_config(args.config)
+    bus = open_bus(args.redis)
+    await bus.connect()
+    count = 0
+    out = args.out.open("w", encoding="utf-8") if args.out else sys.stdout
+    try:
+        async for event in journal_events(bus, config.id):
+            out.write(dumps(event) + "\n")
+            count += 1
+    finally:
+        if args.out:
+            out.close()
+        await bus.close()
+    where = args.out or "stdout"
+    print(f"duplicast export: {count} journal records of {config.id!r} to {where}", file=sys.stderr)
+    return 0
+
+
 async def run_console(args: argparse.Namespace) -> int:
-    from hub.console import replay_log
+    from hub.console import load_events, replay_log
     from hub.outbox import default_outbox_template
+    from hub.progress import Progress
 
     outbox = None if args.no_outbox else (args.outbox or default_outbox_template())
     bus = open_bus(args.redis)
@@ -176,15 +236,29 @@ async def run_console(args: argparse.Namespace) -> int:
             ]
             report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False)
         elif args.action == "replay":
-            report = await replay_log(bus, args.tournament, args.log, pace=args.pace, outbox=outbox)
+            events = load_events(args.log)
+            with Progress(len(events), "console replay", enabled=args.progress) as bar:
+                report = await replay_log(
+                    bus,
+                    args.tournament,
+                    events,
+                    pace=args.pace,
+                    outbox=outbox,
+                    on_answer=bar.advance,
+                )
         else:
             config, decks = load_tournament(args.config)
             from hub.engine.simulate import simulate_session
 
-            rng = random.Random(args.seed)
+            seed = args.seed if args.seed is not None else int(time.time())
+            print(f"duplicast console simulate: seed {seed}", file=sys.stderr, flush=True)
+            rng = random.Random(seed)
             tables = [args.table] if args.table else None
             events = list(simulate_session(config, decks, rng, tables=tables))
-            report = await replay_log(bus, config.id, events, pace=args.pace, outbox=outbox)
+            with Progress(len(events), "console simulate", enabled=args.progress) as bar:
+                report = await replay_log(
+                    bus, config.id, events, pace=args.pace, outbox=outbox, on_answer=bar.advance
+                )
         print(
             f"{report.events} events from {report.consoles} console(s) in {report.seconds:.1f} s: "
             f"{report.accepted} accepted, {report.rejected} rejected, "
@@ -241,6 +315,11 @@ def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[.
             return run_loop(coro_fn(args))
         except KeyboardInterrupt:
             return 130
+        except (BusUnavailable, RedisError, ConfigError, DeckFileError) as exc:
+            # One line that says what is wrong, not the tracebacks of the layers it went
+            # through: an unreachable Redis, a refused password, a bad file.
+            print(f"duplicast {args.command}: {exc}", file=sys.stderr)
+            return 1
         finally:
             for repeat in repeats:
                 repeat.flush()
@@ -249,12 +328,28 @@ def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[.
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("serve", help="run the hub on Redis: ingest, edge or both")
-    p.add_argument("--config", type=Path, default=SAMPLE_CONFIG)
-    p.add_argument("--redis", default="redis://127.0.0.1:6379/0")
-    p.add_argument("--role", choices=("all", "ingest", "edge"), default="all")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p = sub.add_parser(
+        "serve",
+        help="run the hub on Redis: ingest, edge or both",
+        description="Run the hub on Redis. Prints, before it starts, the tournament file, "
+        "Redis, deck key and address it uses.",
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=SAMPLE_CONFIG,
+        help=f"tournament TOML file (default: the bundled sample, {SAMPLE_CONFIG.name})",
+    )
+    add_redis(p)
+    p.add_argument(
+        "--role",
+        choices=("all", "ingest", "edge"),
+        default="all",
+        help="ingest: the single writer; edge: serves clients; all: both in one process",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address the HTTP/websocket server binds")
+    p.add_argument("--port", type=int, default=8000, help="port of the HTTP/websocket server")
     p.add_argument(
         "--processes",
         type=int,
@@ -267,33 +362,78 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="share the port with other edge processes started separately (SO_REUSEPORT)",
     )
     p.add_argument(
-        "--metrics-port", type=int, default=None, help="every metric here, no token (private)"
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="every metric here, no token: a private address (default: off)",
     )
     p.add_argument("--metrics-host", default="127.0.0.1", help="address of --metrics-port")
+    add_key_file(p, "the tournament's deck file (ingest and all; an edge needs none)")
     p.set_defaults(func=_sync(run_serve))
 
-    c = sub.add_parser("console", help="console client: send, replay or simulate")
-    c.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    x = sub.add_parser(
+        "export",
+        help="a live tournament's journal out of Redis (--events: JSON Lines for replay)",
+        description="Write what the hub journaled in Redis. --events: every journal record as "
+        "the JSON Lines `duplicast replay` reads, to rescore a live event offline or archive it.",
+        formatter_class=HelpFormatter,
+    )
+    x.add_argument("--config", type=Path, required=True, help="tournament TOML file (its id)")
+    x.add_argument(
+        "--events",
+        action="store_true",
+        required=True,
+        help="the journal as an event log (the only export so far)",
+    )
+    x.add_argument("--out", type=Path, default=None, help="file to write (default: stdout)")
+    add_redis(x)
+    x.set_defaults(func=_sync(run_export))
+
+    c = sub.add_parser(
+        "console",
+        help="console client: send, replay or simulate",
+        formatter_class=HelpFormatter,
+    )
+    add_redis(c)
     csub = c.add_subparsers(dest="action", required=True)
-    send = csub.add_parser("send", help="send one event: type=fold seat=3 ...")
-    send.add_argument("--tournament", required=True)
-    send.add_argument("--table", type=int, required=True)
-    send.add_argument("--console", default=None)
+    send = csub.add_parser(
+        "send", help="send one event: type=fold seat=3 ...", formatter_class=HelpFormatter
+    )
+    send.add_argument("--tournament", required=True, help="tournament id")
+    send.add_argument("--table", type=int, required=True, help="the console's table")
+    send.add_argument("--console", default=None, help="console name (default: table{TABLE})")
     send.add_argument(
         "--seq", type=int, required=True, help="this console's next seq (if its outbox has none)"
     )
     send.add_argument("fields", nargs="+", help="key=value (type=raise seat=3 amount=350)")
-    replay = csub.add_parser("replay", help="send a JSON Lines event log")
-    replay.add_argument("--tournament", required=True)
+    replay = csub.add_parser(
+        "replay", help="send a JSON Lines event log", formatter_class=HelpFormatter
+    )
+    replay.add_argument("--tournament", required=True, help="tournament id")
     replay.add_argument("--pace", type=float, default=0.0, help="seconds between events")
-    replay.add_argument("log", type=Path)
-    sim = csub.add_parser("simulate", help="bots play a table or the whole session")
-    sim.add_argument("--config", type=Path, default=SAMPLE_CONFIG)
+    replay.add_argument("log", type=Path, help="console events, JSON Lines")
+    sim = csub.add_parser(
+        "simulate", help="bots play a table or the whole session", formatter_class=HelpFormatter
+    )
+    sim.add_argument(
+        "--config",
+        type=Path,
+        default=SAMPLE_CONFIG,
+        help=f"tournament TOML file (default: the bundled sample, {SAMPLE_CONFIG.name})",
+    )
     sim.add_argument("--table", type=int, default=None, help="one table (default: all)")
-    sim.add_argument("--seed", type=int, default=int(time.time()))
+    sim.add_argument(
+        "--seed",
+        type=seed,
+        default=None,
+        help="the bots' choices (default: the current time, printed)",
+    )
     sim.add_argument("--pace", type=float, default=0.5, help="seconds between a table's events")
+    add_key_file(sim)
+    for parser in (replay, sim):
+        add_progress(parser)
     for parser in (send, replay, sim):
-        parser.add_argument("--redis", default=argparse.SUPPRESS)
+        add_redis(parser, default=argparse.SUPPRESS, help="as `console --redis`")
         parser.add_argument(
             "--outbox",
             default=None,
@@ -306,19 +446,31 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         )
     c.set_defaults(func=_sync(run_console))
 
-    d = sub.add_parser("demo", help="embedded demo: no Redis needed, overlays served")
-    d.add_argument("--config", type=Path, default=SAMPLE_CONFIG)
-    d.add_argument("--redis", default=None, help="run the same demo on Redis")
-    d.add_argument("--host", default="127.0.0.1")
-    d.add_argument("--port", type=int, default=8000)
+    d = sub.add_parser(
+        "demo",
+        help="embedded demo: no Redis needed, overlays served",
+        formatter_class=HelpFormatter,
+    )
+    d.add_argument(
+        "--config",
+        type=Path,
+        default=SAMPLE_CONFIG,
+        help=f"tournament TOML file (default: the bundled sample, {SAMPLE_CONFIG.name})",
+    )
+    d.add_argument(
+        "--redis", default=None, metavar="URL", help="run the same demo on Redis (default: none)"
+    )
+    d.add_argument("--host", default="127.0.0.1", help="address the HTTP/websocket server binds")
+    d.add_argument("--port", type=int, default=8000, help="port of the HTTP/websocket server")
     d.add_argument("--speed", type=float, default=1.0, help="2 = twice as fast")
-    d.add_argument("--seed", type=int, default=7)
+    d.add_argument("--seed", type=seed, default=7, help="the bots' choices")
     d.add_argument("--once", action="store_true", help="stop after one session")
     d.add_argument(
         "--reset",
         action="store_true",
         help="with --redis: delete the tournament's data already there (refused without it)",
     )
+    add_key_file(d)
     d.set_defaults(func=_sync(run_demo))
 
 

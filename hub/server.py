@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
@@ -64,6 +65,14 @@ class FeedSource(Protocol):
 
 def _json(body: Any, status: int = 200) -> Response:
     return Response(to_json(body), status_code=status, media_type="application/json")
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (no such route, method not allowed) in the REST error shape
+    ``{"error": code, "message": text}`` every endpoint answers with."""
+    assert isinstance(exc, HTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "bad_request")
+    return _json({"error": code, "message": str(exc.detail)}, exc.status_code)
 
 
 class _Endpoints:
@@ -179,7 +188,11 @@ class _Endpoints:
         result = await self.source.control(
             {"op": "onair", "slot": body["slot"], "value": body["value"]}
         )
-        return _json(result, 200 if result.get("ok") else 400)
+        if result.get("ok"):
+            return _json(result)
+        code = str(result.get("code", "rejected"))
+        status = 503 if code == "unavailable" else 400
+        return _json({"error": code, "message": str(result.get("error", ""))}, status)
 
     # -- operations --
 
@@ -251,7 +264,11 @@ def create_app(
             if manage_source:
                 await source.stop()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error},
+    )
     app.state.source = source
     app.state.feed = service
     app.state.ws_protocol = service.protocol() if raw_frames else None

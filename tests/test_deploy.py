@@ -22,6 +22,7 @@ import yaml
 
 from hub.cli import build_parser
 from hub.configfile import load_config
+from hub.offline import load_for_preparation
 
 ROOT = Path(__file__).resolve().parent.parent
 HUBS = ("ingest", "edge1", "edge2")
@@ -66,9 +67,9 @@ def test_one_ingest_two_edges_each_a_valid_command(compose: dict[str, Any]) -> N
         args = parser.parse_args([defaults(c) for c in command])  # exits on a bad option
         assert args.redis == "redis://redis:6379/0"
         roles[name] = args.role
-        config = ROOT / option(command, "--config")
-        assert config.is_file()
-        load_config(config)
+        # The event comes from the mounted folder, never from the image's samples/.
+        assert str(args.config) == "/event/event.toml"
+        assert "${DUPLICAST_EVENT_DIR:-./event}:/event:ro" in service["volumes"]
         env = service["environment"]
         assert {"DUPLICAST_COMMENTATOR_TOKEN", "DUPLICAST_OPERATOR_TOKEN"} <= set(env)
     assert roles == {"ingest": "ingest", "edge1": "edge", "edge2": "edge"}
@@ -196,6 +197,7 @@ def test_compose_client_accepts_the_file() -> None:
     assert client is not None
     for extra in ([], ["-f", str(ROOT / "deploy" / "docker-compose.venue.yml")]):
         env = {**os.environ, **{token: "kq3Z-vYp8_Lw2mXc7RtB9sHd" + token for token in TOKENS}}
+        env["DUPLICAST_DECK_KEY_FILE"] = "/srv/secrets/deck.key"
         result = subprocess.run(
             [*client, "-f", str(ROOT / "docker-compose.yml"), *extra, "config", "-q"],
             capture_output=True,
@@ -242,10 +244,82 @@ def test_venue_override_loads_the_acl_file_and_its_healthcheck_works(tmp_path: P
 
 
 def test_only_the_ingest_gets_the_deck_key(compose: dict[str, Any]) -> None:
-    """Issue #9.6: compose handed the deck key to every edge; edges hold no cards of their own."""
+    """Issue #9.6: compose handed the deck key to every edge; edges hold no cards of their own.
+    Issue #10.3/6: the key is a file the operator made once, given as a secret, required."""
     services = compose["services"]
-    assert "DUPLICAST_DECK_KEY" in services["ingest"]["environment"]
+    ingest = services["ingest"]
+    assert ingest["secrets"] == ["deck_key"]
+    assert option(ingest["command"], "--key-file") == "/run/secrets/deck_key"
+    secret = compose["secrets"]["deck_key"]["file"]
+    assert re.fullmatch(r"\$\{DUPLICAST_DECK_KEY_FILE:\?[^}]+\}", secret), secret
     for name in ("edge1", "edge2"):
-        assert "DUPLICAST_DECK_KEY" not in services[name]["environment"]
+        assert "secrets" not in services[name] and "--key-file" not in services[name]["command"]
+        assert not any("DECK_KEY" in k for k in services[name]["environment"])
         for token in TOKENS:
             assert token in services[name]["environment"]
+    for name in HUBS:
+        assert not any("DECK_KEY" in k for k in services[name]["environment"])
+
+
+def test_compose_runs_the_event_from_a_mounted_folder(compose: dict[str, Any]) -> None:
+    """Issue #10.6: no service names samples/ (the image's sample); the event folder and file
+    are variables; the balancer publishes on loopback only."""
+    text = (ROOT / "docker-compose.yml").read_text()
+    assert "samples/" not in text.split("services:", 1)[1]
+    assert "DUPLICAST_EVENT_FILE" in text and "DUPLICAST_EVENT_DIR" in text
+    assert compose["services"]["lb"]["ports"] == ["127.0.0.1:8080:8080"]
+    # The template the README starts an event from is a tournament file `draw` can complete.
+    assert load_for_preparation(ROOT / "samples" / "event.toml").decks.file == "decks.enc"
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "samples/ifp6.toml" not in dockerfile.split("CMD", 1)[1]
+
+
+def test_dockerignore_keeps_the_build_context_small() -> None:
+    """Issue #10.6: the 390 MB .venv went into the build context. Everything the image copies
+    is still sent; a virtualenv, the history, test output and secrets are not."""
+    patterns = [
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    for needed in (".venv", ".git", "test-artifacts", "tests", "event", "*.key"):
+        assert needed in patterns, needed
+    copied = re.findall(r"^COPY (.+?) \S+$", (ROOT / "Dockerfile").read_text(), re.M)
+    sources = {part for line in copied for part in line.split()}
+    assert sources == {"pyproject.toml", "README.md", "hub", "overlays", "samples"}
+    assert not sources & set(patterns)
+
+
+@pytest.mark.skipif(compose_client() is None, reason="no docker compose client on this machine")
+def test_compose_takes_the_event_folder_file_and_key_from_variables(tmp_path: Path) -> None:
+    """Issue #10.6: the operator's folder, file and key file reach the services, and compose
+    stops with a message when the key file is not given."""
+    client = compose_client()
+    assert client is not None
+    base = {k: v for k, v in os.environ.items() if not k.startswith("DUPLICAST_")}
+    env = {
+        **base,
+        **{token: "kq3Z-vYp8_Lw2mXc7RtB9sHd" + token for token in TOKENS},
+        "DUPLICAST_EVENT_DIR": str(tmp_path / "finals"),
+        "DUPLICAST_EVENT_FILE": "finals.toml",
+        "DUPLICAST_DECK_KEY_FILE": str(tmp_path / "finals.key"),
+    }
+    run = subprocess.run(
+        [*client, "-f", str(ROOT / "docker-compose.yml"), "config"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    resolved = yaml.safe_load(run.stdout)
+    for name in HUBS:
+        service = resolved["services"][name]
+        assert option(service["command"], "--config") == "/event/finals.toml"
+        mounts = [v if isinstance(v, str) else f"{v['source']}:{v['target']}" for v in
+                  service["volumes"]]  # fmt: skip
+        assert any(m.startswith(f"{tmp_path / 'finals'}:/event") for m in mounts), mounts
+    assert resolved["secrets"]["deck_key"]["file"] == str(tmp_path / "finals.key")
+    without = {k: v for k, v in env.items() if k != "DUPLICAST_DECK_KEY_FILE"}
+    refused = subprocess.run(
+        [*client, "-f", str(ROOT / "docker-compose.yml"), "config", "-q"],
+        capture_output=True, text=True, timeout=60, env=without,
+    )  # fmt: skip
+    assert refused.returncode != 0 and "DUPLICAST_DECK_KEY_FILE" in refused.stderr

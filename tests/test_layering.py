@@ -49,6 +49,8 @@ LAYERS: dict[str, int] = {
     "hub.configfile": 2,
     "hub.deckfile": 2,
     "hub.redis_acl": 3,
+    "hub.cliargs": 3,  # options every command shares (reads the deck-key names)
+    "hub.progress": 2,
     "hub.auth": 2,
     "hub.bus.base": 2,
     "hub.bus.memory": 3,
@@ -63,6 +65,7 @@ LAYERS: dict[str, int] = {
     "hub.ingest": 6,
     "hub.offline": 6,
     "hub.replay": 6,
+    "hub.export": 6,  # the journal as an event log
     "hub.edge": 7,
     "hub.embedded": 7,
     "hub.demo": 8,

@@ -100,7 +100,7 @@ def test_decks_without_key_explains_how_to_make_one(unprepared, tmp_path, monkey
     monkeypatch.delenv(KEY_ENV, raising=False)
     assert run_decks(decks_args(unprepared, out=str(tmp_path / "d.enc"))) == 2
     err = capsys.readouterr().err
-    assert f"{KEY_ENV} is not set" in err and "duplicast decks --new-key" in err
+    assert "no deck key" in err and "duplicast decks --new-key --key-out" in err
     assert not (tmp_path / "d.enc").exists()
 
 

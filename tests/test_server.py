@@ -336,6 +336,32 @@ async def test_rest_endpoints(server: RunningServer, source: FakeSource) -> None
         assert "overlays" in (await http.get("/overlays/")).text
 
 
+async def test_every_rest_error_has_one_shape(server: RunningServer, source: FakeSource) -> None:
+    """Issue #10.10: `POST /api/onair` answered 400 in two body shapes (malformed JSON vs a
+    refused command). Every REST error is ``{"error": code, "message": text}``, Starlette's
+    own 404/405 included."""
+    operator = {"Authorization": "Bearer op-secret"}
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        answers = [
+            await http.post("/api/onair", content=b"{", headers=operator),
+            await http.post("/api/onair", json={"slot": "x"}, headers=operator),
+            await http.post("/api/onair", json={"slot": "nope", "value": {}}, headers=operator),
+            await http.post("/api/onair", json={"slot": "ticker", "value": {}}),
+            await http.get("/api/standings?token=wrong"),
+            await http.get("/api/seats/99"),
+            await http.get("/api/no-such-route"),
+            await http.delete("/api/onair", headers=operator),
+        ]
+    statuses = [r.status_code for r in answers]
+    assert statuses == [400, 400, 400, 403, 401, 404, 404, 405]
+    for r in answers:
+        body = r.json()
+        assert set(body) == {"error", "message"}, body
+        assert isinstance(body["error"], str) and body["error"]
+        assert isinstance(body["message"], str) and body["message"]
+    assert answers[2].json() == {"error": "not_allowed", "message": "no such slot"}
+
+
 async def test_metrics_text(server: RunningServer, source: FakeSource) -> None:
     """The operator's token gets every metric; anyone else the process-level view only."""
     async with await connect(server, "?token=comm-secret") as ws:

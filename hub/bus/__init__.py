@@ -1,8 +1,8 @@
 """Message bus: one small interface, an in-memory and a Redis implementation, bytes only."""
 
-from hub.bus.base import Bus, Message, Subscription
+from hub.bus.base import Bus, BusUnavailable, Message, Subscription, redacted_url
 
-__all__ = ["Bus", "Message", "Subscription", "open_bus"]
+__all__ = ["Bus", "BusUnavailable", "Message", "Subscription", "open_bus", "redacted_url"]
 
 
 def open_bus(url: str | None) -> Bus:

@@ -38,18 +38,20 @@ from typing import Any, TypeVar
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import AuthenticationError, RedisError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from hub.bus.base import (
     DEFAULT_SUBSCRIPTION_BUFFER,
     BufferedSubscription,
     Bus,
+    BusUnavailable,
     Fence,
     LeaseLost,
     Message,
     parse_id,
+    redacted_url,
     token_key,
 )
 
@@ -296,8 +298,11 @@ class RedisBus(Bus):
             self._release = self._redis.register_script(_RELEASE)
         return self._redis
 
-    async def _call(self, what: str, command: Callable[[int], Awaitable[T]]) -> T:
-        """Run ``command(attempt)``, retrying transient errors until the deadline."""
+    async def _call(
+        self, what: str, command: Callable[[int], Awaitable[T]], *, quiet: bool = False
+    ) -> T:
+        """Run ``command(attempt)``, retrying transient errors until the deadline (``quiet``:
+        the retries are logged at debug level only, the caller reports the failure)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._retry.deadline
         attempt = 0
@@ -307,15 +312,39 @@ class RedisBus(Bus):
             except TRANSIENT_ERRORS as exc:
                 delay = self._retry.delay(attempt, self._rng)
                 if loop.time() + delay > deadline:
-                    log.error("Redis %s failed for %.1fs: %s", what, self._retry.deadline, exc)
+                    if not quiet:
+                        log.error("Redis %s failed for %.1fs: %s", what, self._retry.deadline, exc)
                     raise
-                log.warning("Redis %s failed (%s); retrying in %.2fs", what, exc, delay)
+                log.log(
+                    logging.DEBUG if quiet else logging.WARNING,
+                    "Redis %s failed (%s); retrying in %.2fs",
+                    what,
+                    exc,
+                    delay,
+                )
                 attempt += 1
                 await asyncio.sleep(delay)
 
     async def connect(self) -> None:
+        """Ping until the retry deadline (Redis may still be starting); then ``BusUnavailable``
+        with one line saying where and why (the password left out)."""
         client = self._client()
-        await self._call("connect", lambda _: client.ping())
+
+        async def ping(_: int) -> Any:
+            try:
+                return await client.ping()
+            except AuthenticationError as exc:  # a ConnectionError to redis-py; no retry helps
+                raise RedisError(str(exc)) from None
+
+        try:
+            await self._call("connect", ping, quiet=True)
+        except TRANSIENT_ERRORS as exc:
+            raise BusUnavailable(
+                f"cannot reach Redis at {redacted_url(self.url)} within "
+                f"{self._retry.deadline:.0f} s: {exc}"
+            ) from None
+        except RedisError as exc:  # a refused login, a missing ACL permission...
+            raise BusUnavailable(f"Redis at {redacted_url(self.url)} refused: {exc}") from None
 
     async def close(self) -> None:
         """Bounded, even when Redis does not answer: subscriptions are stopped together (each

@@ -1,0 +1,53 @@
+"""The journal back to an event log: `duplicast export --events`.
+
+Every record the ingest journaled, in journal order, as the JSON Lines `duplicast replay` reads,
+so any live event can be rescored offline and archived as a plain file. A console event keeps
+its fields (``v``, ``tournament``, ``table``, ``console``, ``seq``, ``type``, ...) and gets as
+``ts`` the hub's clock when it applied it (the ``at`` of the record: the clock a replay runs
+on). A `confirm` from the operator panel stays an event of the ``operator`` console, and an
+on-air change becomes ``{"op": "onair", "slot", "value", "ts"}``: `replay` applies both as the
+operator commands they were, through the same checks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from hub import codec
+from hub.bus.base import Bus
+from hub.channels import Channels
+
+PAGE = 1000  # journal records read per request
+
+
+def log_line(record: Mapping[str, Any]) -> dict[str, Any]:
+    """One journal record as one event of a replayable log."""
+    at = record.get("at")
+    if record.get("kind") == "control":
+        line = {k: v for k, v in record.items() if k not in ("kind", "at")}
+    else:
+        line = {k: v for k, v in record.items() if k not in ("kind", "at", "ts")}
+    if isinstance(at, int | float):
+        line["ts"] = round(float(at), 3)
+    return line
+
+
+async def journal_events(bus: Bus, tournament: str) -> AsyncIterator[dict[str, Any]]:
+    """The tournament's journal from its first record, as replayable events."""
+    stream = Channels(tournament).journal
+    after = "0-0"
+    while True:
+        page = await bus.read(stream, after, PAGE)
+        if not page:
+            return
+        for entry_id, data in page:
+            record = codec.unpack(data)
+            if isinstance(record, dict):
+                yield log_line(record)
+            after = entry_id
+
+
+def dumps(event: Mapping[str, Any]) -> str:
+    return json.dumps(event, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,72 @@
+"""`duplicast export --events`: a live session's journal on Redis back to the event log `replay`
+reads, with the same standings (issue #10.7), the operator's commands included."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hub.bus.redis import RedisBus
+from hub.channels import Channels
+from hub.console import replay_log
+from hub.engine.core import Engine
+from hub.export import dumps, journal_events, log_line
+from hub.replay import DeckCheck, read_events, replay
+from tests.hubharness import ingest_hub, session_events, unique_tournament
+
+
+def test_log_line_of_each_journal_record_kind() -> None:
+    console = {
+        "kind": "console", "v": 1, "tournament": "t", "table": 2, "console": "table2",
+        "seq": 4, "type": "fold", "seat": 3, "ts": 17.0, "at": 1795380383.2914,
+    }  # fmt: skip
+    assert log_line(console) == {
+        "v": 1, "tournament": "t", "table": 2, "console": "table2", "seq": 4, "type": "fold",
+        "seat": 3, "ts": 1795380383.291,
+    }  # fmt: skip
+    control = {"kind": "control", "op": "onair", "slot": "ticker", "value": {"on": 1}, "at": 5}
+    assert log_line(control) == {"op": "onair", "slot": "ticker", "value": {"on": 1}, "ts": 5.0}
+
+
+@pytest.mark.redis
+async def test_a_live_session_exported_replays_to_the_same_standings(
+    redis_url: str, tmp_path: Path
+) -> None:
+    config, decks = unique_tournament("export")
+    events = session_events(config.id)
+    # The session's one dispute is settled from the operator panel, not by its console.
+    confirm = next(e for e in events if e["type"] == "confirm")
+    events.remove(confirm)
+    bus = RedisBus(redis_url)
+    await bus.connect()
+    try:
+        async with ingest_hub(bus, config, decks) as (source, _server):
+            report = await replay_log(bus, config.id, events, on_reject=lambda _: None)
+            assert report.rejected == 0 and report.accepted == len(events)
+            answer = await source.control(
+                {"op": "confirm", "table": confirm["table"], "deal": confirm["deal"]}
+            )
+            assert answer["ok"], answer
+            onair = {"op": "onair", "slot": "ticker", "value": {"visible": False}}
+            assert (await source.control(onair))["ok"]
+            live = source.engine.standings_json()
+            live_onair = source.engine.onair
+        log = tmp_path / "events.jsonl"
+        lines = [dumps(event) async for event in journal_events(bus, config.id)]
+        log.write_text("\n".join(lines) + "\n")
+    finally:
+        await bus.delete(*Channels(config.id).data_keys, Channels(config.id).lease)
+        await bus.close()
+    exported: list[dict[str, Any]] = [json.loads(line) for line in lines]
+    assert len(exported) == len(events) + 2
+    assert exported[-2]["console"] == "operator" and exported[-2]["type"] == "confirm"
+    assert exported[-1]["op"] == "onair"
+    # Offline, from the file alone: the same standings and the same on-air state.
+    check = DeckCheck()
+    engine = replay(config, read_events(log), Engine(config, decks), str(log), check=check)
+    assert engine.standings_json() == live
+    assert engine.onair == live_onair
+    assert check.contradicted == 1 and not check.mismatch  # the one dispute, as played
