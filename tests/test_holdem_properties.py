@@ -400,7 +400,7 @@ def pokerkit_spec(rng: random.Random, pot_limit: bool) -> HandSpec:
         cap=1,
         pot_limit=pot_limit,
         cards=Cards(hole, tuple(deck[30:35])),
-        stacks=tuple(rng.randint(1, 60 * bb) for _ in range(seats)),
+        stacks=tuple(rng.randint(ante + 1, 60 * bb) for _ in range(seats)),  # docs/phh.md
         antes=antes if ante else None,
         dead_antes=dead_antes,
         min_bet=rng.choice([None, bb, max(1, bb // 2)]),

@@ -332,6 +332,8 @@ class Hand:
             awards = self._declared_awards(frozenset(winners))
         won = {s: 0 for s in self.committed}
         all_to_first = self.spec.rules == "pokerkit"
+        if all_to_first:
+            awards = _merge_after_killing(awards)
         for pot, ordered in awards:
             share, odd = divmod(pot.amount, len(ordered))
             for i, s in enumerate(ordered):
@@ -379,6 +381,9 @@ class Hand:
         chips = min(blind, self.stack(seat))
         self._put(seat, chips)
         self.actions.append(ActionRecord(seat, kind, chips, self.street_bet[seat], "preflop"))
+
+    def _live(self) -> list[int]:
+        return [s for s in self.committed if s not in self.folded]
 
     def _can_still_act(self) -> set[int]:
         return {s for s in self.committed if s not in self.folded and s not in self.all_in}
@@ -468,6 +473,11 @@ class Hand:
         self._acted = set()
         self._min_incr = self.spec.increment_floor
         self._pending = self._can_still_act()
+        if self.spec.rules == "pokerkit":
+            # PokerKit skips, for the whole street, whoever no one can make put in another chip.
+            totals = sorted(self.street_bet[s] + self.stack(s) for s in self._live())
+            if len(totals) > 1:
+                self._pending = {s for s in self._pending if totals[-2] > self.street_bet[s]}
         high = self.high_bet
         if len(self._pending) <= 1 and all(self.street_bet[s] >= high for s in self._pending):
             self._pending = set()  # nobody left to bet against
@@ -530,6 +540,22 @@ class Hand:
                 chosen = pot.eligible
             awards.append((pot, self._odd_chip_order(chosen)))
         return awards
+
+
+def _merge_after_killing(
+    awards: list[tuple[Pot, tuple[int, ...]]],
+) -> list[tuple[Pot, tuple[int, ...]]]:
+    """PokerKit kills every hand that wins nothing before it pays, so pots next to each other
+    whose remaining players are the same become one pot (and one set of odd chips)."""
+    alive = {s for _, winners in awards for s in winners}
+    merged: list[tuple[Pot, tuple[int, ...]]] = []
+    for pot, winners in awards:
+        left = pot.eligible & alive
+        if merged and merged[-1][0].eligible == left:
+            merged[-1] = (Pot(merged[-1][0].amount + pot.amount, left), winners)
+        else:
+            merged.append((Pot(pot.amount, frozenset(left)), winners))
+    return merged
 
 
 def _seat_list(seats: Iterable[int]) -> str:
