@@ -141,6 +141,66 @@ def _run_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_phh_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "phh-check",
+        help="replay every PHH hand of a folder through the hand engine; list each mismatch "
+        "against the file's finishing_stacks (exit 1 if any)",
+    )
+    p.add_argument("folder", type=Path, help="searched recursively for .phh and .phhs files")
+    p.set_defaults(func=_run_phh_check)
+
+
+def _run_phh_check(args: argparse.Namespace) -> int:
+    from hub.phhfiles import check_folder
+
+    if not args.folder.is_dir():
+        print(f"duplicast phh-check: {args.folder} is not a folder", file=sys.stderr)
+        return 2
+    report = check_folder(args.folder)
+    report.write(sys.stdout)
+    if report.hands == 0 and not report.unreplayable and not report.unchecked:
+        print(f"duplicast phh-check: no .phh or .phhs files in {args.folder}", file=sys.stderr)
+        return 2
+    return 1 if report.mismatches else 0
+
+
+def _add_export(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "export", help="offline: config + JSON Lines event log -> every completed hand as PHH"
+    )
+    p.add_argument("--phh", action="store_true", required=True, help="write PHH (the format)")
+    p.add_argument("--config", required=True, type=Path, help="tournament TOML file")
+    p.add_argument("events", type=Path, help="console events, JSON Lines")
+    p.add_argument(
+        "--out", required=True, type=Path, help="a folder (one .phh per hand) or a .phhs bundle"
+    )
+    p.add_argument("--released-only", action="store_true", help="only deals released to the public")
+    p.set_defaults(func=_run_export)
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from hub.configfile import load_config
+    from hub.deckfile import DeckFileError, load_decks
+    from hub.domain.config import ConfigError
+    from hub.engine.core import Engine
+    from hub.engine.phh_export import collect, render
+    from hub.phhfiles import write_export
+    from hub.replay import ReplayError, read_events, replay
+
+    try:
+        config = load_config(args.config)
+        engine = Engine(config, load_decks(config, args.config.parent, dict(os.environ)))
+        replay(config, read_events(args.events), engine, str(args.events))
+    except (ConfigError, ReplayError, DeckFileError) as exc:
+        print(f"duplicast export: {exc}", file=sys.stderr)
+        return 1
+    released = engine.released if args.released_only else None
+    rendered = render(collect(engine.state, released), config.name)
+    print(write_export(rendered, args.out))
+    return 0
+
+
 def _add_server_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from hub import runner
 
@@ -157,6 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_decks(sub)
     _add_acl(sub)
     _add_simulate(sub)
+    _add_phh_check(sub)
+    _add_export(sub)
     _add_server_commands(sub)
     return parser
 

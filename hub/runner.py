@@ -107,7 +107,14 @@ async def run_console(args: argparse.Namespace) -> int:
                 }
             ]
             report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False)
+        elif args.action == "replay" and args.phh:
+            config = load_config(args.config)
+            events = phh_events(config, args.phh, args.table, args.console, args.deal)
+            report = await replay_log(bus, config.id, events, pace=args.pace, outbox=outbox)
         elif args.action == "replay":
+            if args.tournament is None or args.log is None:
+                print("console replay: needs --tournament and a log (or --phh)", file=sys.stderr)
+                return 2
             report = await replay_log(bus, args.tournament, args.log, pace=args.pace, outbox=outbox)
         else:
             config, decks = load_tournament(args.config)
@@ -137,6 +144,39 @@ async def run_console(args: argparse.Namespace) -> int:
         return 1 if report.rejected or (report.already and args.action == "send") else 0
     finally:
         await bus.close()
+
+
+def phh_events(
+    config: Any, files: list[Path], table: int, console: str | None, deal: int | None
+) -> list[dict[str, Any]]:
+    """The console events of PHH hands played one after another at ``table``."""
+    from hub.domain.phh import read_phh
+    from hub.phhfiles import ImportRefused, console_events, hands_in
+
+    if table not in config.deal_orders:
+        raise SystemExit(f"console replay: table {table} is not in {config.id}")
+    order = list(config.deal_orders[table])
+    start = order.index(deal) if deal is not None and deal in order else 0
+    if deal is not None and deal not in order:
+        raise SystemExit(f"console replay: deal {deal} is not played at table {table}")
+    events: list[dict[str, Any]] = []
+    hands = [(name, data) for path in files for name, data in hands_in(path)]
+    if len(hands) > len(order) - start:
+        raise SystemExit(
+            f"console replay: {len(hands)} hands, table {table} has deals left "
+            f"for {len(order) - start}"
+        )
+    for (name, data), deal_no in zip(hands, order[start:], strict=False):
+        try:
+            if isinstance(data, str):
+                raise ImportRefused(data)
+            phh = read_phh(data)
+            events += console_events(
+                config, phh, table=table, deal=deal_no, console=console or f"table{table}"
+            )
+        except (ImportRefused, ValueError, KeyError) as exc:
+            raise SystemExit(f"console replay: {name}: {exc}") from None
+    return events
 
 
 def _parse_fields(pairs: list[str]) -> dict[str, Any]:
@@ -194,10 +234,25 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--seq", type=int, required=True, help="this console's next seq (if its outbox has none)"
     )
     send.add_argument("fields", nargs="+", help="key=value (type=raise seat=3 amount=350)")
-    replay = csub.add_parser("replay", help="send a JSON Lines event log")
-    replay.add_argument("--tournament", required=True)
+    replay = csub.add_parser(
+        "replay", help="send a JSON Lines event log, or play PHH hands at a table (--phh)"
+    )
+    replay.add_argument("--tournament", default=None, help="with a log: the tournament id")
     replay.add_argument("--pace", type=float, default=0.0, help="seconds between events")
-    replay.add_argument("log", type=Path)
+    replay.add_argument("log", type=Path, nargs="?", default=None)
+    replay.add_argument(
+        "--phh", type=Path, nargs="+", default=None, help="PHH files: one hand each, in order"
+    )
+    replay.add_argument("--config", type=Path, default=SAMPLE_CONFIG, help="with --phh")
+    replay.add_argument("--table", type=int, default=1, help="with --phh: the table")
+    replay.add_argument("--console", default=None, help="with --phh (default: table{N})")
+    replay.add_argument(
+        "--deal",
+        type=int,
+        default=None,
+        help="with --phh: the first hand's deal (default: the table's first); "
+        "later files take the deals after it in the table's order",
+    )
     sim = csub.add_parser("simulate", help="bots play a table or the whole session")
     sim.add_argument("--config", type=Path, default=SAMPLE_CONFIG)
     sim.add_argument("--table", type=int, default=None, help="one table (default: all)")

@@ -54,6 +54,7 @@ LAYERS: dict[str, int] = {
     "hub.ingest": 6,
     "hub.offline": 6,
     "hub.replay": 6,
+    "hub.phhfiles": 6,
     "hub.edge": 7,
     "hub.embedded": 7,
     "hub.demo": 8,
