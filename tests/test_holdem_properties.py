@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from pokerkit import (
     Automation,
@@ -386,11 +386,10 @@ def pokerkit_spec(rng: random.Random, pot_limit: bool) -> HandSpec:
     rng.shuffle(deck)
     hole = {s: (deck[2 * s], deck[2 * s + 1]) for s in range(1, seats + 1)}
     bb = rng.choice([2, 10, 100, 150])
-    sb = rng.randint(1, bb - 1 if seats == 2 else bb)  # docs/phh.md: heads-up, SB < BB
+    sb = rng.randint(1, bb)
     ante = rng.choice([0, 0, 1, bb // 10 or 1, bb])
     dead_antes = rng.random() < 0.5
-    # Unequal antes (say, the big blind's ante) only as dead money: docs/phh.md, known gaps.
-    uneven = dead_antes and rng.random() < 0.5
+    uneven = rng.random() < 0.5  # say, only the big blind's ante
     antes = tuple(ante if not uneven or rng.random() < 0.5 else 0 for _ in range(seats))
     return HandSpec(
         seats=seats,
@@ -400,7 +399,7 @@ def pokerkit_spec(rng: random.Random, pot_limit: bool) -> HandSpec:
         cap=1,
         pot_limit=pot_limit,
         cards=Cards(hole, tuple(deck[30:35])),
-        stacks=tuple(rng.randint(ante + 1, 60 * bb) for _ in range(seats)),  # docs/phh.md
+        stacks=tuple(rng.randint(1, 60 * bb) for _ in range(seats)),
         antes=antes if ante else None,
         dead_antes=dead_antes,
         min_bet=rng.choice([None, bb, max(1, bb // 2)]),
@@ -459,6 +458,9 @@ def test_pokerkit_rules_match_pokerkit_exactly_with_antes_and_any_stacks(
         hand.settle(None)
     deal_oracle(state, spec)
     assert hand.result is not None and not state.status
+    # PokerKit burns a side pot whose every player folded (it warns "some chips will be
+    # burned"; our engine gives them to the pot below): no chips to compare such a hand by.
+    assume(sum(state.stacks) == sum(spec.starting_stack(s) for s in range(1, n + 1)))
     theirs = {
         (b + i) % n + 1: state.stacks[i] - spec.starting_stack((b + i) % n + 1) for i in range(n)
     }

@@ -135,13 +135,23 @@ AUTOMATIONS = (
 def pokerkit_hand(rng: random.Random) -> str:
     """A random hand played and written as PHH by PokerKit alone: 2-9 players, random stacks,
     blinds and antes, no-limit or pot-limit (written as NT with ``_betting``)."""
+    while True:
+        try:
+            return _pokerkit_hand(rng)
+        except AssertionError:  # PokerKit trips on its own assertions in a few odd spots
+            continue
+
+
+def _pokerkit_hand(rng: random.Random) -> str:
     n = rng.randint(2, 9)
     bb = rng.choice([2, 20, 100, 400, 1000])
-    sb = rng.randint(1, bb - 1 if n == 2 else bb)
+    sb = rng.randint(1, bb)
     ante = rng.choice([0, 0, 1, bb // 4 or 1, bb])
     trimming = rng.random() < 0.5
-    antes = [ante] * n if trimming or rng.random() < 0.5 else [0] * (n - 1) + [ante]
-    stacks = [rng.randint(ante + 1, rng.choice([5, 40, 200]) * bb) for _ in range(n)]
+    antes = (
+        [ante] * n if rng.random() < 0.5 else [ante if rng.random() < 0.5 else 0 for _ in range(n)]
+    )
+    stacks = [rng.randint(1, rng.choice([5, 40, 200]) * bb) for _ in range(n)]
     pot_limit = rng.random() < 0.5
     args = (AUTOMATIONS, trimming, antes, (sb, bb), bb)
     game: Any = (PotLimitTexasHoldem if pot_limit else NoLimitTexasHoldem)(*args)
@@ -169,7 +179,10 @@ def pokerkit_hand(rng: random.Random) -> str:
                 state.check_or_call()
         else:
             break
-    fields: dict[str, Any] = {"finishing_stacks": list(state.stacks)}
+    fields: dict[str, Any] = {
+        "ante_trimming_status": trimming,  # from_game_state does not take it from the game
+        "finishing_stacks": list(state.stacks),
+    }
     if pot_limit:
         fields[BETTING_FIELD] = "pot-limit"
     return str(HandHistory.from_game_state(NoLimitTexasHoldem(*args), state, **fields).dumps())
@@ -179,8 +192,19 @@ def test_phh_check_on_hands_pokerkit_made_up_finds_no_mismatch(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     rng = random.Random(20261123)
+    burned = 0
     for i in range(300):
-        (tmp_path / f"{i:03d}.phh").write_text(pokerkit_hand(rng))
+        while True:
+            text = pokerkit_hand(rng)
+            data = tomllib.loads(text)
+            if sum(data["finishing_stacks"]) == sum(data["starting_stacks"]):
+                break
+            # PokerKit burns a side pot whose every player folded: that file loses chips, and
+            # phh-check rightly reports it. Keep such hands out of the 300 (and count them).
+            burned += 1
+            assert check_hand_mismatches(text)
+        (tmp_path / f"{i:03d}.phh").write_text(text)
+    assert burned < 15
     report = check_folder(tmp_path)
     assert report.unreplayable == [] and report.unchecked == [] and report.fractional == []
     assert report.mismatches == []
@@ -189,6 +213,14 @@ def test_phh_check_on_hands_pokerkit_made_up_finds_no_mismatch(
 
 
 # ------------------------------------------------------------------ export
+
+
+def check_hand_mismatches(text: str) -> list[str]:
+    from hub.phhfiles import CheckReport, check_hand
+
+    report = CheckReport()
+    check_hand("burned.phh", tomllib.loads(text), report)
+    return report.mismatches
 
 
 def _session_engine(events: list[dict[str, Any]] | None = None) -> Engine:

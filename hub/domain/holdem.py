@@ -30,8 +30,10 @@ Rules, in the words officials use:
 ``rules = "pokerkit"`` follows PokerKit, the reference implementation of PHH, where it parts
 from the standard rules above (docs/phh.md): the first bet or raise of a street is a full one
 whatever its size (the blinds set no increment to beat), so an all-in for less than the big
-blind reopens the betting; and a split pot's odd chips all go to the first winner left of the
-button instead of one each.
+blind reopens the betting; a player no one can make put in another chip skips the street; an
+unmatched bet comes back round by round (antes, then each street), not by the hand's layers;
+and hands that win nothing are killed first, so pots of the same remaining players merge and a
+split pot's odd chips all go to the first winner left of the button instead of one each.
 """
 
 from __future__ import annotations
@@ -191,9 +193,21 @@ class Hand:
         for seat in range(1, n + 1):
             if spec.ante(seat):
                 self._post_ante(seat, spec.ante(seat))
+        if spec.rules == "pokerkit" and spec.antes is not None and not spec.dead_antes:
+            self._return_uncalled({s: self._ante_paid(s) for s in self.committed})
         self._post(sb_seat, "small_blind", spec.small_blind)
         self._post(bb_seat, "big_blind", spec.big_blind)
-        self._begin_street("preflop", first=self._left(bb_seat))
+        first = self._left(bb_seat)
+        if spec.rules == "pokerkit":
+            # PokerKit opens left of the largest blind posted (a tie: the later in its player
+            # order, p1 being left of the button), so a big blind short of the small blind acts
+            # first, and heads-up with equal blinds the big blind does.
+            def key(seat: int) -> tuple[int, int]:
+                posted = self.street_bet[seat] if seat in (sb_seat, bb_seat) else 0
+                return posted, (seat - spec.button - 1) % n
+
+            first = self._left(max(range(1, n + 1), key=key))
+        self._begin_street("preflop", first=first)
 
     # ----------------------------------------------------------------- reading the state
 
@@ -374,11 +388,25 @@ class Hand:
             self.all_in = self.all_in | {seat}
         self.actions.append(ActionRecord(seat, "ante", chips, 0, "preflop"))
 
+    def _return_uncalled(self, bets: Mapping[int, int]) -> None:
+        """PokerKit's rules: when a round of bets (the antes, a street) closes, the part of the
+        largest that no one matched in that round goes back to its player, round by round."""
+        ordered = sorted(bets.values())
+        if len(ordered) < 2 or ordered[-1] == ordered[-2]:
+            return
+        top = max(bets, key=bets.__getitem__)
+        excess = ordered[-1] - ordered[-2]
+        self.committed[top] -= excess
+        self.street_bet[top] = max(0, self.street_bet[top] - excess)
+        self.all_in = self.all_in - {top}
+
     def _ante_paid(self, seat: int) -> int:
         return min(self.spec.ante(seat), self.spec.starting_stack(seat))
 
     def _post(self, seat: int, kind: str, blind: int) -> None:
         chips = min(blind, self.stack(seat))
+        if self.spec.rules == "pokerkit":  # PokerKit: from the stack before antes come back
+            chips = min(chips, self.spec.starting_stack(seat) - self._ante_paid(seat))
         self._put(seat, chips)
         self.actions.append(ActionRecord(seat, kind, chips, self.street_bet[seat], "preflop"))
 
@@ -497,6 +525,8 @@ class Hand:
             self.to_act = next(s for s in order if s in self._pending)
             return
         self.to_act = None
+        if self.spec.rules == "pokerkit":
+            self._return_uncalled(self.street_bet)
         index = STREETS.index(self.street) if self.street in STREETS else len(STREETS)
         if len(self._can_still_act()) <= 1 or index == len(STREETS) - 1:
             self.street = "showdown"
