@@ -30,7 +30,8 @@ Rules, in the words officials use:
 ``rules = "pokerkit"`` follows PokerKit, the reference implementation of PHH, where it parts
 from the standard rules above (docs/phh.md): the first bet or raise of a street is a full one
 whatever its size (the blinds set no increment to beat), so an all-in for less than the big
-blind reopens the betting; a player no one can make put in another chip skips the street; an
+blind reopens the betting; preflop opens left of the largest blind posted; a player no one
+can make put in another chip skips the street; an
 unmatched bet comes back round by round (antes, then each street), not by the hand's layers;
 and hands that win nothing are killed first, so pots of the same remaining players merge and a
 split pot's odd chips all go to the first winner left of the button instead of one each.
