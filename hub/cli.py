@@ -237,6 +237,31 @@ def _run_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_phh_check(sub: Sub) -> None:
+    p = sub.add_parser(
+        "phh-check",
+        help="replay every PHH hand of a folder through the hand engine; list each mismatch "
+        "against the file's finishing_stacks (exit 1 if any)",
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("folder", type=Path, help="searched recursively for .phh and .phhs files")
+    p.set_defaults(func=_run_phh_check)
+
+
+def _run_phh_check(args: argparse.Namespace) -> int:
+    from hub.phhfiles import check_folder
+
+    if not args.folder.is_dir():
+        print(f"duplicast phh-check: {args.folder} is not a folder", file=sys.stderr)
+        return 2
+    report = check_folder(args.folder)
+    report.write(sys.stdout)
+    if report.hands == 0 and not report.unreplayable and not report.unchecked:
+        print(f"duplicast phh-check: no .phh or .phhs files in {args.folder}", file=sys.stderr)
+        return 2
+    return 1 if report.mismatches else 0
+
+
 def _add_server_commands(sub: Sub) -> None:
     from hub import runner
 
@@ -255,6 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_decks(sub)
     _add_acl(sub)
     _add_simulate(sub)
+    _add_phh_check(sub)
     _add_server_commands(sub)
     return parser
 

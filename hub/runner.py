@@ -191,6 +191,39 @@ def _key_source() -> str:
     return "not given"
 
 
+def export_phh(args: argparse.Namespace) -> int:
+    """`duplicast export --phh`: a JSON Lines event log replayed offline, every completed hand
+    as PHH (docs/phh.md)."""
+    from hub.configfile import load_config
+    from hub.deckfile import DeckFileError, load_decks
+    from hub.domain.config import ConfigError
+    from hub.engine.core import Engine
+    from hub.engine.phh_export import collect, render
+    from hub.phhfiles import write_export
+    from hub.replay import ReplayError, read_events, replay
+
+    try:
+        config = load_config(args.config)
+        engine = Engine(config, load_decks(config, args.config.parent, dict(os.environ)))
+        replay(config, read_events(args.log), engine, str(args.log))
+    except (ConfigError, ReplayError, DeckFileError) as exc:
+        print(f"duplicast export: {exc}", file=sys.stderr)
+        return 1
+    released = engine.released if args.released_only else None
+    rendered = render(collect(engine.state, released), config.name)
+    print(write_export(rendered, args.out))
+    return 0
+
+
+def _run_export_command(args: argparse.Namespace) -> int:
+    if args.phh:
+        if args.log is None or args.out is None:
+            print("duplicast export --phh: needs an event log and --out", file=sys.stderr)
+            return 2
+        return export_phh(args)
+    return _sync(run_export)(args)
+
+
 async def run_export(args: argparse.Namespace) -> int:
     """`duplicast export --events`: the journal as the JSON Lines `replay` reads."""
     from hub.export import dumps, journal_events
@@ -235,7 +268,14 @@ async def run_console(args: argparse.Namespace) -> int:
                 }
             ]
             report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False)
+        elif args.action == "replay" and args.phh:
+            config = load_config(args.config)
+            events = phh_events(config, args.phh, args.table, args.console, args.deal)
+            report = await replay_log(bus, config.id, events, pace=args.pace, outbox=outbox)
         elif args.action == "replay":
+            if args.tournament is None or args.log is None:
+                print("console replay: needs --tournament and a log (or --phh)", file=sys.stderr)
+                return 2
             events = load_events(args.log)
             with Progress(len(events), "console replay", enabled=args.progress) as bar:
                 report = await replay_log(
@@ -279,6 +319,39 @@ async def run_console(args: argparse.Namespace) -> int:
         return 1 if report.rejected or (report.already and args.action == "send") else 0
     finally:
         await bus.close()
+
+
+def phh_events(
+    config: Any, files: list[Path], table: int, console: str | None, deal: int | None
+) -> list[dict[str, Any]]:
+    """The console events of PHH hands played one after another at ``table``."""
+    from hub.domain.phh import read_phh
+    from hub.phhfiles import ImportRefused, console_events, hands_in
+
+    if table not in config.deal_orders:
+        raise SystemExit(f"console replay: table {table} is not in {config.id}")
+    order = list(config.deal_orders[table])
+    start = order.index(deal) if deal is not None and deal in order else 0
+    if deal is not None and deal not in order:
+        raise SystemExit(f"console replay: deal {deal} is not played at table {table}")
+    events: list[dict[str, Any]] = []
+    hands = [(name, data) for path in files for name, data in hands_in(path)]
+    if len(hands) > len(order) - start:
+        raise SystemExit(
+            f"console replay: {len(hands)} hands, table {table} has deals left "
+            f"for {len(order) - start}"
+        )
+    for (name, data), deal_no in zip(hands, order[start:], strict=False):
+        try:
+            if isinstance(data, str):
+                raise ImportRefused(data)
+            phh = read_phh(data)
+            events += console_events(
+                config, phh, table=table, deal=deal_no, console=console or f"table{table}"
+            )
+        except (ImportRefused, ValueError, KeyError) as exc:
+            raise SystemExit(f"console replay: {name}: {exc}") from None
+    return events
 
 
 def _parse_fields(pairs: list[str]) -> dict[str, Any]:
@@ -379,15 +452,31 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         formatter_class=HelpFormatter,
     )
     x.add_argument("--config", type=Path, required=True, help="tournament TOML file (its id)")
-    x.add_argument(
-        "--events",
-        action="store_true",
-        required=True,
-        help="the journal as an event log (the only export so far)",
+    what = x.add_mutually_exclusive_group(required=True)
+    what.add_argument(
+        "--events", action="store_true", help="the journal in Redis as a JSON Lines event log"
     )
-    x.add_argument("--out", type=Path, default=None, help="file to write (default: stdout)")
+    what.add_argument(
+        "--phh",
+        action="store_true",
+        help="every completed hand of an event log (the positional LOG) as PHH (docs/phh.md)",
+    )
+    x.add_argument(
+        "log", type=Path, nargs="?", default=None, help="with --phh: console events, JSON Lines"
+    )
+    x.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="--events: file to write (default: stdout); --phh: a folder (one .phh per hand) "
+        "or a .phhs bundle (required)",
+    )
+    x.add_argument(
+        "--released-only", action="store_true", help="with --phh: only deals released to the public"
+    )
     add_redis(x)
-    x.set_defaults(func=_sync(run_export))
+    add_key_file(x, "with --phh: the tournament's deck file (showdowns need the cards)")
+    x.set_defaults(func=_run_export_command)
 
     c = sub.add_parser(
         "console",
@@ -407,11 +496,30 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     send.add_argument("fields", nargs="+", help="key=value (type=raise seat=3 amount=350)")
     replay = csub.add_parser(
-        "replay", help="send a JSON Lines event log", formatter_class=HelpFormatter
+        "replay",
+        help="send a JSON Lines event log, or play PHH hands at a table (--phh)",
+        formatter_class=HelpFormatter,
     )
-    replay.add_argument("--tournament", required=True, help="tournament id")
+    replay.add_argument("--tournament", default=None, help="with a log: the tournament id")
     replay.add_argument("--pace", type=float, default=0.0, help="seconds between events")
-    replay.add_argument("log", type=Path, help="console events, JSON Lines")
+    replay.add_argument(
+        "log", type=Path, nargs="?", default=None, help="console events, JSON Lines"
+    )
+    replay.add_argument(
+        "--phh", type=Path, nargs="+", default=None, help="PHH files: one hand each, in order"
+    )
+    replay.add_argument(
+        "--config", type=Path, default=SAMPLE_CONFIG, help="with --phh: the tournament file"
+    )
+    replay.add_argument("--table", type=int, default=1, help="with --phh: the table")
+    replay.add_argument("--console", default=None, help="with --phh (default: table{N})")
+    replay.add_argument(
+        "--deal",
+        type=int,
+        default=None,
+        help="with --phh: the first hand's deal (default: the table's first); "
+        "later files take the deals after it in the table's order",
+    )
     sim = csub.add_parser(
         "simulate", help="bots play a table or the whole session", formatter_class=HelpFormatter
     )

@@ -194,6 +194,31 @@ class _Endpoints:
         status = 503 if code == "unavailable" else 400
         return _json({"error": code, "message": str(result.get("error", ""))}, status)
 
+    async def export_phh(self, request: Request) -> Response:
+        """Every completed hand as a ``.phhs`` bundle (docs/phh.md): the deals released to the
+        public for any role, every completed hand for the operator."""
+        role = self._role(request)
+        if role is None:
+            return _json({"error": "unauthorized", "message": "unknown token"}, 401)
+        engine = getattr(self.source, "engine", None)
+        if engine is None:
+            message = "the PHH export is served by the ingest process (--role all or ingest)"
+            return _json({"error": "not_found", "message": message}, 404)
+        from hub.engine.phh_export import bundle, collect, render
+
+        hands = collect(engine.state, None if role == OPERATOR else engine.released)
+        rendered = await asyncio.to_thread(render, hands, engine.config.name)  # PokerKit is slow
+        name = f"{self.source.tournament}.phhs"
+        return Response(
+            bundle(rendered),
+            media_type="application/toml; charset=utf-8",
+            headers={
+                "content-disposition": f'attachment; filename="{name}"',
+                "x-phh-hands": str(len(rendered.hands)),
+                "x-phh-skipped": str(len(rendered.skipped)),
+            },
+        )
+
     # -- operations --
 
     async def healthz(self, request: Request) -> Response:
@@ -244,6 +269,7 @@ def create_app(
             if f.route is not None and f.name != "onair"
         ),
         Route(FAMILIES["onair"].route or "/api/onair", ep.onair, methods=["GET", "POST"]),
+        Route("/api/export/phh", ep.export_phh),
         Route("/healthz", ep.healthz),
         Route("/readyz", ep.readyz),
         Route("/metrics", ep.metrics_text),

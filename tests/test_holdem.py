@@ -441,3 +441,35 @@ def test_a_folded_seat_cannot_be_declared_winner() -> None:
             hand.act(seat, "check")
     with pytest.raises(Rejection, match="seat 3 folded"):
         hand.settle([3])
+
+
+# ------------------------------------------------------------------ antes (PHH hands only)
+
+
+def test_antes_are_posted_before_the_blinds_and_are_no_bet() -> None:
+    hand = six(antes=(25,) * 6, stacks=(10000, 10000, 10000, 10000, 10000, 10))
+    assert [(a.seat, a.kind, a.added) for a in hand.actions[:6]] == [
+        (s, "ante", 25 if s < 6 else 10) for s in range(1, 7)
+    ]
+    assert hand.all_in == {6}  # the whole stack went in as the ante
+    assert hand.pot == 5 * 25 + 10 + 150 and hand.high_bet == 100
+    assert hand.legal(3).call == 100  # the ante does not count towards the call
+    assert hand.legal(3).max_to == 100 + 285 + 100  # pot limit: the antes are in the pot
+    assert six(antes=(25,) * 6, pot_limit=False).legal(3).max_to == 10000 - 25  # all-in
+
+
+def test_layered_antes_cap_a_short_player_and_dead_antes_do_not() -> None:
+    def fold_to_all_in(dead: bool) -> Hand:
+        spec = dict(seats=3, button=3, small_blind=50, big_blind=100, cap=1000, pot_limit=False)
+        hand = Hand(HandSpec(**spec, stacks=(1000, 1000, 300), antes=(0, 0, 100), dead_antes=dead))  # type: ignore[arg-type]
+        hand.act(3, "raise", 200)  # all-in: 100 ante + 200
+        hand.act(1, "call")
+        hand.act(2, "fold")
+        return hand
+
+    layered = fold_to_all_in(False)
+    # Layered: seat 3's ante is part of its 300, so its last 100 is uncalled and comes back.
+    assert [(p.amount, set(p.eligible)) for p in layered.pots()] == [(500, {1, 3}), (100, {3})]
+    # Dead: the ante is the main pot's own money; seat 3's 200 is matched, all 600 contested.
+    dead = fold_to_all_in(True)
+    assert [(p.amount, set(p.eligible)) for p in dead.pots()] == [(600, {1, 3})]

@@ -1,73 +1,33 @@
 """Replay the real Pluribus hands (PHH) through ``Hand`` and compare every chip-score.
 
 The files' ``finishing_stacks`` were written by the PokerKit authors, not by us: a ground truth.
-Seats map so that ``p1`` (the small blind) is seat 1 and the button is the last seat.
+Seats map so that ``p1`` (the small blind) is seat 1 and the button is the last seat. These
+tests play the hands by the tournament's rules; ``tests/test_phh.py`` checks the same folder
+through ``duplicast phh-check`` (PokerKit's conventions).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hub.domain.holdem import Hand, HandSpec
+from hub.domain.holdem import Hand
+from hub.domain.phh import read_phh, replay
 
 PHH_DIR = Path(__file__).resolve().parent / "data" / "phh" / "pluribus"  # see its README
 
 
-@dataclass(frozen=True)
-class Cards:
-    hole: dict[int, tuple[str, str]]
-    board: tuple[str, ...]
-
-
-def _split(cards: str) -> list[str]:
-    return [cards[i : i + 2] for i in range(0, len(cards), 2)]
-
-
 def replay_phh(data: dict[str, Any]) -> tuple[Hand, list[int]]:
-    """Play one PHH hand; returns the hand (settled) and the expected chip-scores per seat."""
-    n = len(data["starting_stacks"])
-    blinds = data["blinds_or_straddles"]
-    assert data["variant"] == "NT" and not any(data["antes"]) and not any(blinds[2:])
-    hole: dict[int, tuple[str, str]] = {}
-    board: list[str] = []
-    moves: list[tuple[int, str]] = []
-    for line in data["actions"]:
-        parts = line.split()
-        if parts[:2] == ["d", "dh"]:
-            c1, c2 = _split(parts[3])
-            hole[int(parts[2][1:])] = (c1, c2)
-        elif parts[:2] == ["d", "db"]:
-            board.extend(_split(parts[2]))
-        elif parts[1] in ("f", "cc", "cbr"):
-            moves.append((int(parts[0][1:]), " ".join(parts[1:])))
-        else:
-            assert parts[1] == "sm", line  # showing or mucking: cards speak
-    spec = HandSpec(
-        seats=n,
-        button=n,
-        small_blind=blinds[0],
-        big_blind=blinds[1],
-        cap=data["starting_stacks"][0],
-        pot_limit=False,
-        cards=Cards(hole, tuple(board)),
-        stacks=tuple(data["starting_stacks"]),
-    )
-    hand = Hand(spec)
-    for seat, move in moves:
-        if move == "f":
-            hand.act(seat, "fold")
-        elif move == "cc":
-            hand.act(seat, "check" if hand.legal(seat).check else "call")
-        else:
-            amount = int(move.split()[1])
-            hand.act(seat, "raise" if hand.high_bet else "bet", amount)
-    if hand.street == "showdown":
-        hand.settle(None)
+    """Play one PHH hand by the tournament's own (standard) rules through ``hub.domain.phh``'s
+    reader; returns the hand (settled) and the expected chip-scores per seat."""
+    phh = read_phh(data)
+    assert phh.spec.antes is None and not phh.spec.pot_limit
+    hand = replay(dataclasses.replace(phh, spec=dataclasses.replace(phh.spec, rules="standard")))
+    n = phh.spec.seats
     expected = [data["finishing_stacks"][i] - data["starting_stacks"][i] for i in range(n)]
     return hand, expected
 

@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from pokerkit import (
     Automation,
@@ -374,3 +374,116 @@ def test_matches_pokerkit_with_unequal_stacks_except_two_known_differences(
         seat = (b + i) % n + 1
         theirs_score = state.stacks[i] - spec.starting_stack(seat)
         assert abs(hand.result[seat] - theirs_score) <= len(hand.pots())
+
+
+# ------------------------------------------------------------------ PokerKit's rules (PHH)
+
+
+def pokerkit_spec(rng: random.Random, pot_limit: bool) -> HandSpec:
+    """Any table PHH may hold: 2-9 seats, unequal stacks, any blinds, antes of either kind."""
+    seats = rng.randint(2, 9)
+    deck = FULL_DECK[:]
+    rng.shuffle(deck)
+    hole = {s: (deck[2 * s], deck[2 * s + 1]) for s in range(1, seats + 1)}
+    bb = rng.choice([2, 10, 100, 150])
+    sb = rng.randint(1, bb)
+    ante = rng.choice([0, 0, 1, bb // 10 or 1, bb])
+    dead_antes = rng.random() < 0.5
+    uneven = rng.random() < 0.5  # say, only the big blind's ante
+    antes = tuple(ante if not uneven or rng.random() < 0.5 else 0 for _ in range(seats))
+    return HandSpec(
+        seats=seats,
+        button=rng.randint(1, seats),
+        small_blind=sb,
+        big_blind=bb,
+        cap=1,
+        pot_limit=pot_limit,
+        cards=Cards(hole, tuple(deck[30:35])),
+        stacks=tuple(rng.randint(1, 60 * bb) for _ in range(seats)),
+        antes=antes if ante else None,
+        dead_antes=dead_antes,
+        min_bet=rng.choice([None, bb, max(1, bb // 2)]),
+        rules="pokerkit",
+    )
+
+
+def pokerkit_oracle(spec: HandSpec) -> State:
+    n, b = spec.seats, spec.button
+    order = [(b + i) % n + 1 for i in range(n)]
+    antes = [spec.ante(s) for s in order]
+    if n == 2:
+        antes.reverse()  # PokerKit reads heads-up antes by position, like the blinds
+    cls: Any = PotLimitTexasHoldem if spec.pot_limit else NoLimitTexasHoldem
+    game = cls(
+        AUTOMATIONS,
+        not spec.dead_antes,
+        antes,
+        (spec.small_blind, spec.big_blind),
+        spec.smallest_bet,
+    )
+    return game([spec.starting_stack(s) for s in order], n)  # type: ignore[no-any-return]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32), st.booleans())
+def test_pokerkit_rules_match_pokerkit_exactly_with_antes_and_any_stacks(
+    seed: int, pot_limit: bool
+) -> None:
+    """``rules="pokerkit"``: the same legal bounds and the same chips to the last one, with
+    antes (layered or dead), unequal stacks, any blinds and minimum bet (what PHH files hold)."""
+    rng = random.Random(seed)
+    spec = pokerkit_spec(rng, pot_limit)
+    n, b = spec.seats, spec.button
+    hand = Hand(spec)
+    state = pokerkit_oracle(spec)
+    deal_oracle(state, spec)
+    while hand.to_act is not None:
+        seat = hand.to_act
+        assert state.actor_index == (seat - b - 1) % n
+        legal = hand.legal(seat)
+        assert (legal.call or 0) == state.checking_or_calling_amount
+        assert legal.min_to == state.min_completion_betting_or_raising_to_amount
+        assert legal.max_to == state.max_completion_betting_or_raising_to_amount
+        kind, amount = choose_action(hand, seat, rng)
+        hand.act(seat, kind, amount)
+        if kind == "fold":
+            state.fold()
+        elif kind in ("check", "call"):
+            state.check_or_call()
+        else:
+            state.complete_bet_or_raise_to(amount)
+        deal_oracle(state, spec)
+    assert state.actor_index is None
+    if hand.street == "showdown":
+        hand.settle(None)
+    deal_oracle(state, spec)
+    assert hand.result is not None and not state.status
+    # PokerKit burns a side pot whose every player folded (it warns "some chips will be
+    # burned"; our engine gives them to the pot below): no chips to compare such a hand by.
+    assume(sum(state.stacks) == sum(spec.starting_stack(s) for s in range(1, n + 1)))
+    theirs = {
+        (b + i) % n + 1: state.stacks[i] - spec.starting_stack((b + i) % n + 1) for i in range(n)
+    }
+    assert hand.result == theirs
+
+
+def test_standard_rules_are_the_default_and_differ_from_pokerkit_where_documented() -> None:
+    """An all-in for less than the big blind reopens the betting only by PokerKit's rules."""
+
+    def after_short_all_in(rules: str) -> Hand:
+        spec = HandSpec(
+            seats=3, button=3, small_blind=50, big_blind=100, cap=1000,
+            pot_limit=False, stacks=(1000, 1000, 130), rules=rules,
+        )  # fmt: skip
+        hand = Hand(spec)
+        hand.act(3, "call")
+        hand.act(1, "call")
+        hand.act(2, "check")  # flop: seat 3 has 30 left
+        hand.act(1, "check")
+        hand.act(2, "check")
+        hand.act(3, "bet", 30)  # all-in for less than the big blind
+        return hand
+
+    assert HandSpec(seats=2, button=1, small_blind=1, big_blind=2, cap=9).rules == "standard"
+    assert after_short_all_in("standard").legal(1).min_to is None  # call or fold only
+    assert after_short_all_in("pokerkit").legal(1).min_to == 130  # 30 + the minimum bet

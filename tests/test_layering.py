@@ -66,6 +66,7 @@ LAYERS: dict[str, int] = {
     "hub.offline": 6,
     "hub.replay": 6,
     "hub.export": 6,  # the journal as an event log
+    "hub.phhfiles": 6,
     "hub.edge": 7,
     "hub.embedded": 7,
     "hub.demo": 8,

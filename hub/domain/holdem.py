@@ -22,6 +22,19 @@ Rules, in the words officials use:
   that together add up to less than a full raise, does not reopen the betting for them).
 - Pot limit: the largest raise reaches ``high + pot + (high - mine)``: the player calls, then
   raises by the whole pot (``pot`` = every chip committed so far, current bets included).
+- Antes (``spec.antes``, none in the tournament) are posted before the blinds and are no bet:
+  they count in the pot, not in what a player must call. Each ante is the seat's own
+  contribution, layered into side pots like any chip, unless ``dead_antes``: then every ante
+  is dead money in the main pot (PHH's ``ante_trimming_status = false``).
+
+``rules = "pokerkit"`` follows PokerKit, the reference implementation of PHH, where it parts
+from the standard rules above (docs/phh.md): the first bet or raise of a street is a full one
+whatever its size (the blinds set no increment to beat), so an all-in for less than the big
+blind reopens the betting; preflop opens left of the largest blind posted; a player no one
+can make put in another chip skips the street; an
+unmatched bet comes back round by round (antes, then each street), not by the hand's layers;
+and hands that win nothing are killed first, so pots of the same remaining players merge and a
+split pot's odd chips all go to the first winner left of the button instead of one each.
 """
 
 from __future__ import annotations
@@ -35,6 +48,7 @@ from hub.domain.errors import Rejection
 from hub.domain.evaluation import winners_by_pot
 
 STREETS = ("preflop", "flop", "turn", "river")
+RULES = ("standard", "pokerkit")
 KINDS = ("fold", "check", "call", "bet", "raise")
 _BOARD_COUNT = {"preflop": 0, "flop": 3, "turn": 4, "river": 5, "showdown": 5}
 
@@ -55,6 +69,9 @@ class HandSpec:
 
     ``stacks`` (one per seat, seat 1 first) exists for hands where players start unequal (PHH
     imports, rule tests); ``None`` means every seat starts with exactly ``cap`` chips.
+    ``antes`` (one per seat, seat 1 first; ``None``: no antes, as in the tournament),
+    ``dead_antes``, ``min_bet`` (``None``: the big blind) and ``rules`` serve hands from
+    elsewhere (PHH files); the tournament leaves them at their defaults.
     """
 
     seats: int
@@ -65,6 +82,10 @@ class HandSpec:
     pot_limit: bool = True
     cards: KnownCards | None = None
     stacks: tuple[int, ...] | None = None
+    antes: tuple[int, ...] | None = None
+    dead_antes: bool = False
+    min_bet: int | None = None
+    rules: str = "standard"
 
     def __post_init__(self) -> None:
         if self.seats < 2:
@@ -77,6 +98,12 @@ class HandSpec:
             raise ValueError("the cap must be positive")
         if self.stacks is not None and (len(self.stacks) != self.seats or min(self.stacks) <= 0):
             raise ValueError("stacks needs one positive stack per seat")
+        if self.antes is not None and (len(self.antes) != self.seats or min(self.antes) < 0):
+            raise ValueError("antes needs one ante (0 or more) per seat")
+        if self.min_bet is not None and self.min_bet <= 0:
+            raise ValueError("the minimum bet must be positive")
+        if self.rules not in RULES:
+            raise ValueError(f"rules must be one of {', '.join(RULES)}, not {self.rules!r}")
         if self.cards is not None:
             # Cards from a DeckOrder are distinct by construction; hand-written ones (PHH
             # imports, tests) are not, and a duplicate would rank hands that cannot exist.
@@ -93,6 +120,19 @@ class HandSpec:
 
     def starting_stack(self, seat: int) -> int:
         return self.cap if self.stacks is None else self.stacks[seat - 1]
+
+    def ante(self, seat: int) -> int:
+        return 0 if self.antes is None else self.antes[seat - 1]
+
+    @property
+    def smallest_bet(self) -> int:
+        """The least a bet or raise adds (an all-in for less aside)."""
+        return self.big_blind if self.min_bet is None else self.min_bet
+
+    @property
+    def increment_floor(self) -> int:
+        """The increment to beat when a street opens: the big blind, or 0 by PokerKit's rules."""
+        return 0 if self.rules == "pokerkit" else self.big_blind
 
 
 @dataclass(frozen=True)
@@ -142,7 +182,8 @@ class Hand:
         self.actions: list[ActionRecord] = []
         self.result: dict[int, int] | None = None
         self._board_count = 0
-        self._min_incr = spec.big_blind  # largest bet/raise increment of the street (>= BB)
+        self._min_incr = spec.increment_floor  # largest bet/raise increment of the street
+        self._dead = 0  # antes in the main pot as dead money (``spec.dead_antes``)
         self._pending: set[int] = set()  # seats that must still act on this street
         self._acted: set[int] = set()  # seats that acted voluntarily on this street
         if n == 2:
@@ -150,9 +191,24 @@ class Hand:
         else:
             sb_seat = self._left(spec.button)
             bb_seat = self._left(sb_seat)
+        for seat in range(1, n + 1):
+            if spec.ante(seat):
+                self._post_ante(seat, spec.ante(seat))
+        if spec.rules == "pokerkit" and spec.antes is not None and not spec.dead_antes:
+            self._return_uncalled({s: self._ante_paid(s) for s in self.committed})
         self._post(sb_seat, "small_blind", spec.small_blind)
         self._post(bb_seat, "big_blind", spec.big_blind)
-        self._begin_street("preflop", first=self._left(bb_seat))
+        first = self._left(bb_seat)
+        if spec.rules == "pokerkit":
+            # PokerKit opens left of the largest blind posted (a tie: the later in its player
+            # order, p1 being left of the button), so a big blind short of the small blind acts
+            # first, and heads-up with equal blinds the big blind does.
+            def key(seat: int) -> tuple[int, int]:
+                posted = self.street_bet[seat] if seat in (sb_seat, bb_seat) else 0
+                return posted, (seat - spec.button - 1) % n
+
+            first = self._left(max(range(1, n + 1), key=key))
+        self._begin_street("preflop", first=first)
 
     # ----------------------------------------------------------------- reading the state
 
@@ -188,16 +244,19 @@ class Hand:
         )
 
     def pots(self) -> list[Pot]:
-        """Main pot then side pots, layered by committed amounts; folded chips stay in."""
+        """Main pot then side pots, layered by committed amounts; folded chips stay in.
+        Dead antes start the main pot, which every player still in may win."""
         live = [s for s in self.committed if s not in self.folded]
-        levels = sorted({c for c in self.committed.values() if c > 0})
+        layered = self.committed
         pots: list[Pot] = []
+        if self._dead:
+            layered = {s: c - self._ante_paid(s) for s, c in self.committed.items()}
+            pots.append(Pot(self._dead, frozenset(live)))
+        levels = sorted({c for c in layered.values() if c > 0})
         previous = 0
         for level in levels:
-            amount = sum(
-                min(c, level) - min(c, previous) for c in self.committed.values() if c > previous
-            )
-            eligible = frozenset(s for s in live if self.committed[s] >= level)
+            amount = sum(min(c, level) - min(c, previous) for c in layered.values() if c > previous)
+            eligible = frozenset(s for s in live if layered[s] >= level)
             previous = level
             if pots and (not eligible or pots[-1].eligible == eligible):
                 pots[-1] = Pot(pots[-1].amount + amount, pots[-1].eligible)
@@ -287,10 +346,16 @@ class Hand:
         else:
             awards = self._declared_awards(frozenset(winners))
         won = {s: 0 for s in self.committed}
+        all_to_first = self.spec.rules == "pokerkit"
+        if all_to_first:
+            awards = _merge_after_killing(awards)
         for pot, ordered in awards:
             share, odd = divmod(pot.amount, len(ordered))
             for i, s in enumerate(ordered):
-                won[s] += share + (1 if i < odd else 0)
+                if all_to_first:
+                    won[s] += share + (odd if i == 0 else 0)
+                else:
+                    won[s] += share + (1 if i < odd else 0)
         self._complete(won)
         assert self.result is not None
         return dict(self.result)
@@ -315,10 +380,39 @@ class Hand:
         if self.stack(seat) == 0:
             self.all_in = self.all_in | {seat}
 
+    def _post_ante(self, seat: int, ante: int) -> None:
+        chips = min(ante, self.stack(seat))
+        self.committed[seat] += chips
+        if self.spec.dead_antes:
+            self._dead += chips
+        if self.stack(seat) == 0:
+            self.all_in = self.all_in | {seat}
+        self.actions.append(ActionRecord(seat, "ante", chips, 0, "preflop"))
+
+    def _return_uncalled(self, bets: Mapping[int, int]) -> None:
+        """PokerKit's rules: when a round of bets (the antes, a street) closes, the part of the
+        largest that no one matched in that round goes back to its player, round by round."""
+        ordered = sorted(bets.values())
+        if len(ordered) < 2 or ordered[-1] == ordered[-2]:
+            return
+        top = max(bets, key=bets.__getitem__)
+        excess = ordered[-1] - ordered[-2]
+        self.committed[top] -= excess
+        self.street_bet[top] = max(0, self.street_bet[top] - excess)
+        self.all_in = self.all_in - {top}
+
+    def _ante_paid(self, seat: int) -> int:
+        return min(self.spec.ante(seat), self.spec.starting_stack(seat))
+
     def _post(self, seat: int, kind: str, blind: int) -> None:
         chips = min(blind, self.stack(seat))
+        if self.spec.rules == "pokerkit":  # PokerKit: from the stack before antes come back
+            chips = min(chips, self.spec.starting_stack(seat) - self._ante_paid(seat))
         self._put(seat, chips)
         self.actions.append(ActionRecord(seat, kind, chips, self.street_bet[seat], "preflop"))
+
+    def _live(self) -> list[int]:
+        return [s for s in self.committed if s not in self.folded]
 
     def _can_still_act(self) -> set[int]:
         return {s for s in self.committed if s not in self.folded and s not in self.all_in}
@@ -339,7 +433,7 @@ class Hand:
             s != seat and self.street_bet[s] + self.stack(s) > high for s in self._can_still_act()
         ):
             return None  # nobody left who could answer a raise
-        min_to = min(most, high + self._min_incr)
+        min_to = min(most, high + max(self._min_incr, self.spec.smallest_bet))
         if not self.spec.pot_limit:
             return min_to, most
         pot_to = high + self.pot + (high - mine)
@@ -406,8 +500,13 @@ class Hand:
         self.street = street
         self._board_count = _BOARD_COUNT[street]
         self._acted = set()
-        self._min_incr = self.spec.big_blind
+        self._min_incr = self.spec.increment_floor
         self._pending = self._can_still_act()
+        if self.spec.rules == "pokerkit":
+            # PokerKit skips, for the whole street, whoever no one can make put in another chip.
+            totals = sorted(self.street_bet[s] + self.stack(s) for s in self._live())
+            if len(totals) > 1:
+                self._pending = {s for s in self._pending if totals[-2] > self.street_bet[s]}
         high = self.high_bet
         if len(self._pending) <= 1 and all(self.street_bet[s] >= high for s in self._pending):
             self._pending = set()  # nobody left to bet against
@@ -427,6 +526,8 @@ class Hand:
             self.to_act = next(s for s in order if s in self._pending)
             return
         self.to_act = None
+        if self.spec.rules == "pokerkit":
+            self._return_uncalled(self.street_bet)
         index = STREETS.index(self.street) if self.street in STREETS else len(STREETS)
         if len(self._can_still_act()) <= 1 or index == len(STREETS) - 1:
             self.street = "showdown"
@@ -470,6 +571,22 @@ class Hand:
                 chosen = pot.eligible
             awards.append((pot, self._odd_chip_order(chosen)))
         return awards
+
+
+def _merge_after_killing(
+    awards: list[tuple[Pot, tuple[int, ...]]],
+) -> list[tuple[Pot, tuple[int, ...]]]:
+    """PokerKit kills every hand that wins nothing before it pays, so pots next to each other
+    whose remaining players are the same become one pot (and one set of odd chips)."""
+    alive = {s for _, winners in awards for s in winners}
+    merged: list[tuple[Pot, tuple[int, ...]]] = []
+    for pot, winners in awards:
+        left = pot.eligible & alive
+        if merged and merged[-1][0].eligible == left:
+            merged[-1] = (Pot(merged[-1][0].amount + pot.amount, left), winners)
+        else:
+            merged.append((Pot(pot.amount, frozenset(left)), winners))
+    return merged
 
 
 def _seat_list(seats: Iterable[int]) -> str:
