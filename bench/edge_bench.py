@@ -44,6 +44,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from array import array
 from collections.abc import Iterator
@@ -57,10 +58,13 @@ if str(ROOT) not in sys.path:
 
 import msgpack  # noqa: E402
 
-EDGE_CONFIG = ROOT / "samples" / "ifp6.toml"
-TOURNAMENT = "ifp-demo"  # EDGE_CONFIG's id: the tournament our edge serves
+SAMPLE_CONFIG = ROOT / "samples" / "ifp6.toml"
+# One run's names on Redis, shared with its child processes through the environment: two runs
+# on one Redis (say, the bench smoke test of two checkouts) must not hear each other.
+RUN = os.environ.setdefault("DUPLICAST_BENCH_RUN", f"{os.getpid()}-{os.urandom(3).hex()}")
+TOURNAMENT = f"bench-{RUN}"  # the tournament our edge serves: the sample under this id
 TOPIC = "standings"
-TEXT_CHANNEL = "bench:text"
+TEXT_CHANNEL = f"bench:text:{RUN}"
 SERVERS = ("edge", "edgex2", "naive", "websockets", "socketio")
 PAYLOAD_BYTES = 206
 CLK = getattr(time, "CLOCK_MONOTONIC", 1)
@@ -185,12 +189,16 @@ def _run_edge(port: int, redis_url: str) -> int:
         Channels(TOURNAMENT).topics, snapshot_field(("public", TOPIC)), encode_snapshot(frame)
     )
     client.close()
+    config = edge_config()
+    if not config.exists():  # the sample tournament under this run's id
+        text = SAMPLE_CONFIG.read_text(encoding="utf-8")
+        config.write_text(text.replace('id = "ifp-demo"', f'id = "{TOURNAMENT}"', 1))
     for role in ("COMMENTATOR", "OPERATOR"):
         os.environ.setdefault(f"DUPLICAST_{role}_TOKEN", base64.b64encode(os.urandom(24)).decode())
     os.environ.setdefault("DUPLICAST_LOG", "WARNING")
     return duplicast(
         [
-            "serve", "--role", "edge", "--config", str(EDGE_CONFIG), "--redis", redis_url,
+            "serve", "--role", "edge", "--config", str(config), "--redis", redis_url,
             "--port", str(port), "--reuse-port",
         ]
     )  # fmt: skip
@@ -796,7 +804,13 @@ def sweep(
                 }
             print(json.dumps(point), flush=True)
             results.append(point)
+    edge_config().unlink(missing_ok=True)
     return results
+
+
+def edge_config() -> Path:
+    """Where the edge's copy of the sample tournament (under this run's id) is written."""
+    return Path(tempfile.gettempdir()) / f"duplicast-bench-{RUN}.toml"
 
 
 def machine() -> dict[str, Any]:
