@@ -32,6 +32,8 @@ IO_MODULES = {"hub.bus", "hub.codec", "hub.feed", "hub.fanout", "hub.server", "h
 LAYERS: dict[str, int] = {
     "hub": 0,  # the package itself (empty)
     "hub.domain": 0,  # pure duplicate-poker core
+    "hub.domain.strength_tables": 0,  # numpy batch evaluation (tables from phevaluator)
+    "hub.domain.equity": 0,  # win/tie probabilities and outs
     "hub.engine": 1,  # pure tournament state machine, projections, topic registry
     "hub.codec": 2,
     "hub.channels": 2,
