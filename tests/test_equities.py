@@ -85,6 +85,7 @@ def test_live_table_equity_street_by_street_computed_once_per_spot(
     block = table["equity"]
     assert block["street"] == "preflop" and block["runout"] is None
     [pre] = block["streets"]
+    assert block["now"] == pre  # before any fold: the players who saw the cards are all in
     assert pre["exact"] is False and 0 < pre["error"] <= 0.005
     want = expected(h, 0)
     for row in table["seats"]:
@@ -98,13 +99,15 @@ def test_live_table_equity_street_by_street_computed_once_per_spot(
     assert not [op for op in change.patch if "equity" in op["path"]]
     assert table["equity"] is block and len(counted) == 1
 
-    # A fold does: the folded seat drops out, its cards are dead for the others.
+    # A fold does: the folded seat drops out of the figures now, its cards are dead for the
+    # others; the street's figures (as its cards came) stay.
     folded = act(c1, h, "fold")
     [change] = [c for c in engine.changes() if c.key == key]
     assert change.patch is not None
     paths = {op["path"] for op in change.patch if "equity" in op["path"]}
     assert "/equity" in paths and f"/seats/{folded - 1}/equity" in paths
     assert len(counted) == 2
+    assert table["equity"]["streets"] == [pre]
     want = expected(h, 0)
     for row in table["seats"]:
         if row["seat"] == folded:
@@ -121,6 +124,7 @@ def test_live_table_equity_street_by_street_computed_once_per_spot(
     assert flop["exact"] is True and flop["error"] == 0.0
     want = expected(h, 3)
     assert flop["seats"] == {str(s): figures_of(want, s) for s in want.win}
+    assert block["now"] == flop and block["street"] == "flop"
     assert engine.payload(key) == table  # the projection equals the builder
     # Nothing else in the hand was computed: one spot per fold or card dealt.
     assert len(counted) == 3 + (h.hand.folded != {folded})
@@ -140,15 +144,23 @@ def test_all_in_run_out_shows_every_street() -> None:
     table = engine.materialize(("live", "table:1"))
     assert table is not None
     block = table["equity"]
-    assert block["runout"] == "preflop" and block["street"] == "river"
+    assert block["street"] == "river"
     assert [s["street"] for s in block["streets"]] == ["preflop", "flop", "turn", "river"]
-    for entry, cards in zip(block["streets"], (0, 3, 4, 5), strict=True):
-        assert set(entry["seats"]) == {str(shover), str(caller)}
-        if cards:
-            want = expected(h, cards)
-            assert entry["seats"] == {str(s): figures_of(want, s) for s in want.win}
-    river = block["streets"][-1]["seats"]
-    assert sorted(river[str(s)]["win"] + river[str(s)]["tie"] for s in (shover, caller))[-1] == 1.0
+    assert len(block["streets"][0]["seats"]) == 3  # everyone saw the deal
+    in_hand = {str(shover), str(caller)}
+    # The moment of the all-in: the two players, no board yet, the folded cards dead.
+    runout = block["runout"]
+    assert runout["street"] == "preflop" and set(runout["seats"]) == in_hand
+    want = expected(h, 0)
+    assert runout["seats"] == {str(s): figures_of(want, s) for s in want.win}
+    for entry, cards in zip(block["streets"][1:], (3, 4, 5), strict=True):
+        want = expected(h, cards)
+        assert entry["seats"] == {str(s): figures_of(want, s) for s in want.win}
+    river = block["now"]["seats"]
+    assert set(river) == in_hand
+    assert max(river[s]["win"] + river[s]["tie"] for s in in_hand) == 1.0
+    seats = {row["seat"]: row for row in table["seats"]}
+    assert seats[shover]["equity"] == river[str(shover)]
 
 
 def test_travellers_carry_each_tables_equity_and_the_public_waits_for_release() -> None:
@@ -170,10 +182,15 @@ def test_travellers_carry_each_tables_equity_and_the_public_waits_for_release() 
     doc = engine.materialize(live)
     assert doc is not None
     rows = {row["table"]: row for row in doc["rows"]}
-    assert set(rows[1]["equity"]) == {"preflop", "flop"}
-    assert rows[1]["equity"]["flop"] == figures_of(expected(h1, 3), 2)
-    assert rows[2]["equity"] == {"preflop": None}  # folded: no chance shown
-    assert rows[3]["equity"]["preflop"] == figures_of(expected(current(engine, 3), 0), 2)
+    assert set(rows[1]["equity"]["streets"]) == {"preflop", "flop"}
+    assert rows[1]["equity"]["streets"]["flop"] == figures_of(expected(h1, 3), 2)
+    assert rows[1]["equity"]["now"] == rows[1]["equity"]["streets"]["flop"]
+    h3 = current(engine, 3)
+    assert rows[3]["equity"]["streets"] == {"preflop": figures_of(expected(h3, 0), 2)}
+    # Table 2's seat 2 folded: it had the same cards against the same hands as table 3's when
+    # they came, and has no chance now.
+    assert rows[2]["equity"]["streets"] == rows[3]["equity"]["streets"]
+    assert rows[2]["equity"]["now"] is None and rows[2]["equity"]["runout"] is None
     assert engine.payload(live) == doc
     assert engine.payload(public) is None  # nothing of an unreleased deal
     public_table = engine.payload(("public", "table:1"))
@@ -192,4 +209,4 @@ def test_travellers_carry_each_tables_equity_and_the_public_waits_for_release() 
     final = engine.payload(live)
     assert final is not None
     assert [r["equity"] for r in released["rows"]] == [r["equity"] for r in final["rows"]]
-    assert released["rows"][0]["equity"]["river"] is not None
+    assert any(r["equity"]["streets"].get("river") for r in released["rows"])

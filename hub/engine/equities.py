@@ -1,15 +1,19 @@
 """The equity of a hand in the live payloads: each street's chances and outs, computed once.
 
 A hand's figures move only when a card is dealt or a player folds (an all-in closes the
-betting, then the board is dealt out and each street of the run-out gets its figures), so they
-are computed per spot (who is still in, the board) and kept: every other action of the hand,
-every rebuild of a payload, and every other table that reaches the same spot of the deal (all
-tables play the deal's cards) finds them made. A street's figures are those of the players
-still in at its end (or now, on the street in play). The folded players' cards are dead.
+betting, then the board is dealt out street by street), so they are computed per spot (who is
+still in, the board) and kept: every other action of the hand, every rebuild of a payload, and
+every other table that reaches the same spot of the deal (all tables play the deal's cards) finds
+them made. The folded players' cards are dead.
+
+Three views of a hand: each street's figures as its cards come (the players who saw them: what
+a split screen compares street by street), the figures now (the players still in: what the live
+table shows, moving with each fold), and, when the betting ended before the river with two or
+more players in (all-in), the figures at that moment, before the board was dealt out.
 
 Payload fields (``docs/protocol.md``): the live table's ``equity`` (``hand_equity``), each of its
-seats' ``equity`` (``seat_equity``), and each traveller row's ``equity`` for its seat, street
-by street (``traveller_equity``).
+seats' ``equity`` (``seat_equity``), and each traveller row's ``equity`` for its seat
+(``traveller_equity``).
 """
 
 from __future__ import annotations
@@ -36,10 +40,11 @@ _MEMO: weakref.WeakKeyDictionary[Hand, tuple[tuple[int, str], dict[str, Any]]] =
 
 
 def hand_equity(h: HandState) -> dict[str, Any] | None:
-    """The live table's ``equity``: ``street`` (of the latest figures), ``runout`` (the street
-    the betting ended on when the board was then dealt out, else None) and ``streets``, one
-    entry per street the board reached: ``street``, ``exact``, ``error``, ``seats`` (seat ->
-    ``win``, ``tie``, ``outs``). None when the hub does not know the cards."""
+    """The live table's ``equity`` (None when the hub does not know the cards): ``street`` (the
+    latest the board reached), ``streets`` (one entry per street reached, for the players who
+    saw its cards), ``now`` (the players still in) and ``runout`` (the players all in when the
+    betting ended before the river, on the board of that moment; else None). An entry:
+    ``street``, ``exact``, ``error``, ``seats`` (seat -> ``win``, ``tie``, ``outs``)."""
     cards = h.spec.cards
     if cards is None:
         return None
@@ -51,32 +56,49 @@ def hand_equity(h: HandState) -> dict[str, Any] | None:
     holes: Holes = tuple(sorted(cards.hole.items()))
     board = hand.board_visible()
     reached = [s for s in STREETS if _BOARD[s] <= len(board)]
-    streets = []
-    for street in reached:
-        last = STREETS.index(street)
-        out = {a.seat for a in hand.actions if a.kind == "fold" and STREETS.index(a.street) <= last}
-        live = frozenset(s for s, _ in holes if s not in out)
-        streets.append(_figures(holes, live, board[: _BOARD[street]], street))
+    folds = {a.seat: STREETS.index(a.street) for a in hand.actions if a.kind == "fold"}
+
+    def entry(street: str, live: frozenset[int]) -> dict[str, Any]:
+        return _figures(holes, live, board[: _BOARD[street]], street)
+
+    def seen(street: str) -> frozenset[int]:  # the players in when the street's cards came
+        return frozenset(s for s, _ in holes if folds.get(s, 9) >= STREETS.index(street))
+
+    now = frozenset(s for s, _ in holes if s not in folds)
     acted = max((STREETS.index(a.street) for a in hand.actions), default=0)
-    runout = STREETS[acted] if hand.street in _DONE and acted < len(reached) - 1 else None
-    block = {"street": reached[-1], "runout": runout, "streets": streets}
+    ended = hand.street in _DONE and len(now) > 1 and acted < len(reached) - 1
+    block = {
+        "street": reached[-1],
+        "streets": [entry(street, seen(street)) for street in reached],
+        "now": entry(reached[-1], now),
+        "runout": entry(STREETS[acted], now) if ended else None,
+    }
     _MEMO[hand] = (state, block)
     return block
 
 
 def seat_equity(block: Mapping[str, Any] | None, seat: int) -> dict[str, Any] | None:
-    """A seat's figures on the latest street (None: folded, or cards unknown)."""
+    """A seat's figures now (None: folded, or cards unknown)."""
     if block is None:
         return None
-    found: dict[str, Any] | None = block["streets"][-1]["seats"].get(str(seat))
+    found: dict[str, Any] | None = block["now"]["seats"].get(str(seat))
     return found
 
 
-def traveller_equity(block: Mapping[str, Any] | None, seat: int) -> dict[str, Any]:
-    """A traveller row's ``equity``: street -> the seat's figures there (None once folded)."""
+def traveller_equity(block: Mapping[str, Any] | None, seat: int) -> dict[str, Any] | None:
+    """A traveller row's ``equity`` for its seat: ``streets`` (street -> the seat's figures as
+    the street's cards came, None once it had folded), ``now`` and ``runout`` (with its
+    ``street``; None unless the seat was all in when the betting ended before the river)."""
     if block is None:
-        return {}
-    return {entry["street"]: entry["seats"].get(str(seat)) for entry in block["streets"]}
+        return None
+    key = str(seat)
+    runout = block["runout"]
+    mine = runout["seats"].get(key) if runout is not None else None
+    return {
+        "streets": {entry["street"]: entry["seats"].get(key) for entry in block["streets"]},
+        "now": block["now"]["seats"].get(key),
+        "runout": None if mine is None else {"street": runout["street"], **mine},
+    }
 
 
 @functools.lru_cache(maxsize=4096)

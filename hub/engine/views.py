@@ -251,7 +251,7 @@ def compare_row(
         "chips": None,
     }
     if h is None:
-        row.update(status="waiting", pot=0, committed=0, folded=False, street=None, equity={})
+        row.update(status="waiting", pot=0, committed=0, folded=False, street=None, equity=None)
         return row
     row.update(compare_fields(h, seat))
     result = h.result
