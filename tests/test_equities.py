@@ -20,7 +20,7 @@ from tests.test_engine import Console
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
     """Every spot the engine asks the domain to compute (the cache emptied first)."""
     calls: list[tuple[Any, ...]] = []
-    equities._figures.cache_clear()
+    equities.figures.cache_clear()
 
     def counting(holes: Any, board: Any = (), dead: Any = ()) -> Equity:
         calls.append((tuple(sorted(holes)), tuple(board)))

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hub.domain.equity import equity
 from hub.domain.holdem import STREETS, Hand
 from hub.engine.tournament import HandState
 
-__all__ = ["hand_equity", "seat_equity", "traveller_equity"]
+__all__ = ["equity_block", "figures", "hand_equity", "seat_equity", "traveller_equity"]
 
 Holes = tuple[tuple[int, tuple[str, str]], ...]
 _BOARD = {"preflop": 0, "flop": 3, "turn": 4, "river": 5}
@@ -40,11 +40,9 @@ _MEMO: weakref.WeakKeyDictionary[Hand, tuple[tuple[int, str], dict[str, Any]]] =
 
 
 def hand_equity(h: HandState) -> dict[str, Any] | None:
-    """The live table's ``equity`` (None when the hub does not know the cards): ``street`` (the
-    latest the board reached), ``streets`` (one entry per street reached, for the players who
-    saw its cards), ``now`` (the players still in) and ``runout`` (the players all in when the
-    betting ended before the river, on the board of that moment; else None). An entry:
-    ``street``, ``exact``, ``error``, ``seats`` (seat -> ``win``, ``tie``, ``outs``)."""
+    """The live table's ``equity`` of a hand (``equity_block``); None when the hub does not
+    know the cards. Made once per state of the hand: later calls (every seat, every traveller
+    row) find it."""
     cards = h.spec.cards
     if cards is None:
         return None
@@ -53,28 +51,53 @@ def hand_equity(h: HandState) -> dict[str, Any] | None:
     memo = _MEMO.get(hand)
     if memo is not None and memo[0] == state:
         return memo[1]
-    holes: Holes = tuple(sorted(cards.hole.items()))
-    board = hand.board_visible()
-    reached = [s for s in STREETS if _BOARD[s] <= len(board)]
-    folds = {a.seat: STREETS.index(a.street) for a in hand.actions if a.kind == "fold"}
-
-    def entry(street: str, live: frozenset[int]) -> dict[str, Any]:
-        return _figures(holes, live, board[: _BOARD[street]], street)
-
-    def seen(street: str) -> frozenset[int]:  # the players in when the street's cards came
-        return frozenset(s for s, _ in holes if folds.get(s, 9) >= STREETS.index(street))
-
-    now = frozenset(s for s, _ in holes if s not in folds)
-    acted = max((STREETS.index(a.street) for a in hand.actions), default=0)
-    ended = hand.street in _DONE and len(now) > 1 and acted < len(reached) - 1
-    block = {
-        "street": reached[-1],
-        "streets": [entry(street, seen(street)) for street in reached],
-        "now": entry(reached[-1], now),
-        "runout": entry(STREETS[acted], now) if ended else None,
-    }
+    block = equity_block(
+        cards.hole,
+        hand.board_visible(),
+        {a.seat: a.street for a in hand.actions if a.kind == "fold"},
+        last_street=hand.actions[-1].street if hand.actions else "preflop",
+        over=hand.street in _DONE,
+    )
     _MEMO[hand] = (state, block)
     return block
+
+
+def equity_block(
+    hole: Mapping[int, tuple[str, str]],
+    board: Sequence[str],
+    folds: Mapping[int, str],
+    *,
+    last_street: str,
+    over: bool,
+) -> dict[str, Any]:
+    """A hand's figures from its cards: every seat's ``hole``, the ``board`` dealt so far,
+    the street each folded seat folded on, the street of the last action and whether the
+    betting is ``over``. Keys: ``street`` (the latest the board reached), ``streets`` (one
+    entry per street reached, for the players who saw its cards), ``now`` (the players still
+    in) and ``runout`` (the players all in when the betting ended before the river, on the
+    board of that moment; else None). An entry: ``street``, ``exact``, ``error``, ``seats``
+    (seat -> ``win``, ``tie``, ``outs``)."""
+    holes: Holes = tuple(sorted(hole.items()))
+    board = tuple(board)
+    reached = [s for s in STREETS if _BOARD[s] <= len(board)]
+    folded = {seat: STREETS.index(street) for seat, street in folds.items()}
+
+    def entry(street: str, live: frozenset[int]) -> dict[str, Any]:
+        return figures(holes, live, board[: _BOARD[street]], street)
+
+    def saw(street: str) -> frozenset[int]:  # the players in when the street's cards came
+        return frozenset(
+            s for s, _ in holes if folded.get(s, len(STREETS)) >= STREETS.index(street)
+        )
+
+    now = frozenset(s for s, _ in holes if s not in folded)
+    ended = over and len(now) > 1 and STREETS.index(last_street) < len(reached) - 1
+    return {
+        "street": reached[-1],
+        "streets": [entry(street, saw(street)) for street in reached],
+        "now": entry(reached[-1], now),
+        "runout": entry(last_street, now) if ended else None,
+    }
 
 
 def seat_equity(block: Mapping[str, Any] | None, seat: int) -> dict[str, Any] | None:
@@ -102,11 +125,11 @@ def traveller_equity(block: Mapping[str, Any] | None, seat: int) -> dict[str, An
 
 
 @functools.lru_cache(maxsize=4096)
-def _figures(
+def figures(
     holes: Holes, live: frozenset[int], board: tuple[str, ...], street: str
 ) -> dict[str, Any]:
-    """One street's figures for the players in ``live`` (shared by every payload: never
-    edited)."""
+    """One street's figures for the players in ``live``, the others' cards dead (cached; the
+    result is shared by every payload that shows it: never edit it)."""
     hole = dict(holes)
     dead = tuple(c for s, cs in holes if s not in live for c in cs)
     result = equity({s: hole[s] for s in live}, board, dead)

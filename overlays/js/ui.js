@@ -144,3 +144,19 @@ export const STREETS = ['preflop', 'flop', 'turn', 'river'];
 export const STREET_LABEL = { preflop: 'Pre-flop', flop: 'Flop', turn: 'Turn', river: 'River', showdown: 'Showdown', complete: 'Complete' };
 /** Board cards visible once a street is reached. */
 export const BOARD_AT = { preflop: 0, flop: 3, turn: 4, river: 5, showdown: 5, complete: 5 };
+
+/** A probability as broadcasts print it: 0.6234 -> "62.3%" ("–" when there is none). */
+export function fmtPct(p) {
+  return typeof p === 'number' ? `${(p * 100).toFixed(1)}%` : '–';
+}
+
+/** A seat's chances as one short text: "62.3%", with the split share when there is one. */
+export function equityText(e) {
+  if (!e) return '';
+  return e.tie >= 0.0005 ? `${fmtPct(e.win)} (tie ${fmtPct(e.tie)})` : fmtPct(e.win);
+}
+
+/** A card as text: "Ah" -> "A♥", "Td" -> "10♦" (lists of outs). */
+export function cardText(code) {
+  return `${code[0] === 'T' ? '10' : code[0]}${SUITS[code[1]] || code[1]}`;
+}
