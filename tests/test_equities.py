@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from hub.domain.equity import Equity, equity
 from hub.engine import equities
 from hub.engine.core import Engine
@@ -16,18 +14,21 @@ from tests.factories import make_config, make_decks
 from tests.test_engine import Console
 
 
-@pytest.fixture
-def counted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
-    """Every spot the engine asks the domain to compute (the cache emptied first)."""
-    calls: list[tuple[Any, ...]] = []
-    equities.figures.cache_clear()
+class Counted:
+    """What the engine computed since the caches were emptied: ``rankings`` (every seat's hand
+    on the run-outs of a deal's board) and ``spots`` (figures for a group of players)."""
 
-    def counting(holes: Any, board: Any = (), dead: Any = ()) -> Equity:
-        calls.append((tuple(sorted(holes)), tuple(board)))
-        return equity(holes, board, dead)
+    def __init__(self) -> None:
+        equities.figures.cache_clear()
+        equities._runouts.cache_clear()
 
-    monkeypatch.setattr(equities, "equity", counting)
-    return calls
+    @property
+    def rankings(self) -> int:
+        return equities._runouts.cache_info().misses
+
+    @property
+    def spots(self) -> int:
+        return equities.figures.cache_info().misses
 
 
 def feed_engine(**config: Any) -> Engine:
@@ -70,9 +71,8 @@ def act(console: Console, h: HandState, kind: str, amount: int | None = None) ->
     return seat
 
 
-def test_live_table_equity_street_by_street_computed_once_per_spot(
-    counted: list[tuple[Any, ...]],
-) -> None:
+def test_live_table_equity_street_by_street_computed_once_per_spot() -> None:
+    counted = Counted()
     engine = feed_engine(seats=4, deals=2)
     key = ("live", "table:1")
     engine.materialize(key)
@@ -90,14 +90,14 @@ def test_live_table_equity_street_by_street_computed_once_per_spot(
     want = expected(h, 0)
     for row in table["seats"]:
         assert row["equity"] == figures_of(want, row["seat"])
-    assert len(counted) == 1
+    assert (counted.rankings, counted.spots) == (1, 1)
 
     # A call changes no chance: nothing computed, no equity in the delta.
     act(c1, h, "call")
     [change] = [c for c in engine.changes() if c.key == key]
     assert change.patch is not None
     assert not [op for op in change.patch if "equity" in op["path"]]
-    assert table["equity"] is block and len(counted) == 1
+    assert table["equity"] is block and (counted.rankings, counted.spots) == (1, 1)
 
     # A fold does: the folded seat drops out of the figures now, its cards are dead for the
     # others; the street's figures (as its cards came) stay.
@@ -106,7 +106,8 @@ def test_live_table_equity_street_by_street_computed_once_per_spot(
     assert change.patch is not None
     paths = {op["path"] for op in change.patch if "equity" in op["path"]}
     assert "/equity" in paths and f"/seats/{folded - 1}/equity" in paths
-    assert len(counted) == 2
+    # One more spot, no new ranking: the folded cards were already out of the deck.
+    assert (counted.rankings, counted.spots) == (1, 2)
     assert table["equity"]["streets"] == [pre]
     want = expected(h, 0)
     for row in table["seats"]:
@@ -126,8 +127,9 @@ def test_live_table_equity_street_by_street_computed_once_per_spot(
     assert flop["seats"] == {str(s): figures_of(want, s) for s in want.win}
     assert block["now"] == flop and block["street"] == "flop"
     assert engine.payload(key) == table  # the projection equals the builder
-    # Nothing else in the hand was computed: one spot per fold or card dealt.
-    assert len(counted) == 3 + (h.hand.folded != {folded})
+    # Nothing else in the hand was computed: one ranking per board, one spot per fold or card.
+    assert counted.rankings == 2
+    assert counted.spots == 3 + (h.hand.folded != {folded})
 
 
 def test_all_in_run_out_shows_every_street() -> None:

@@ -14,7 +14,7 @@ from phevaluator import _pheval
 from pokerkit import StandardHighHand
 
 from hub.domain.cards import FULL_DECK
-from hub.domain.equity import SAMPLES, equity, error_bound, outs
+from hub.domain.equity import SAMPLES, Runouts, equity, error_bound, outs
 from hub.domain.evaluation import strength
 from hub.domain.strength_tables import CARD_BITS, CARD_KEYS, card_ids, strengths
 
@@ -197,3 +197,21 @@ def test_random_turn_spots_equal_pokerkit(
     assert result.win == pytest.approx({p: w / len(rivers) for p, w in wins.items()}, abs=1e-12)
     assert result.tie == pytest.approx({p: t / len(rivers) for p, t in ties.items()}, abs=1e-12)
     assert {p: set(o) for p, o in result.outs.items()} == expected_outs
+
+
+@settings(max_examples=25, deadline=None)
+@given(spots(streets=(0, 3, 4)), st.data())
+def test_runouts_of_a_deal_give_each_group_its_own_equity(
+    spot: tuple[dict[int, tuple[str, str]], tuple[str, ...], tuple[str, ...]],
+    data: st.DataObject,
+) -> None:
+    """Ranked once for every player, then any group of them (the others folded, their cards
+    dead) has exactly the figures computed for that group alone, before the flop too."""
+    holes, board, dead = spot
+    runouts = Runouts(holes, board, dead, samples=2000)
+    live = data.draw(st.sets(st.sampled_from(sorted(holes)), min_size=1))
+    folded = [c for p in holes if p not in live for c in holes[p]]
+    alone = equity({p: holes[p] for p in live}, board, (*dead, *folded), samples=2000)
+    assert runouts.equity(live) == alone
+    with pytest.raises(ValueError, match="not among"):
+        runouts.equity({99})

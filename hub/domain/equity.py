@@ -33,7 +33,7 @@ from hub.domain.cards import RANKS, SUITS, Card
 from hub.domain.evaluation import strength
 from hub.domain.strength_tables import CARD_BITS, CARD_KEYS, card_ids, strengths
 
-__all__ = ["SAMPLES", "SEED", "Equity", "equity", "outs"]
+__all__ = ["SAMPLES", "SEED", "Equity", "Runouts", "equity", "outs"]
 
 SAMPLES = 100_000
 SEED = 11  # any fixed seed: the figures depend only on the cards
@@ -71,49 +71,91 @@ def equity(
     """Win and tie probability of each player of ``holes`` (those still in) on ``board`` (0 to
     5 cards), with ``dead`` cards out of the deck. ``ValueError`` for a card that is not one or
     is seen twice."""
-    players = sorted(holes)
-    board = tuple(board)
-    if not players:
-        raise ValueError("equity needs at least one player")
-    if len(board) > 5:
-        raise ValueError(f"a board has at most 5 cards, not {len(board)}")
-    known = [*board, *(c for p in players for c in holes[p]), *dead]
-    ids = card_ids(known)
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"a card is seen twice among {known}")
-    if len(players) == 1:
-        only = players[0]
-        return Equity(board, {only: 1.0}, {only: 0.0}, {only: ()}, True, 1, 0.0)
-    deck = np.array(sorted(set(range(52)) - set(ids)), np.int64)
-    missing = 5 - len(board)
-    total = math.comb(len(deck), missing)
-    exact = total <= samples
-    if exact:
-        picks = _all_picks(len(deck), missing)
-    else:
-        picks = _sampled_picks(len(deck), missing, samples, seed)
-    runouts = deck[picks]
-    board_ids = card_ids(board)
-    bits = CARD_BITS[runouts].sum(axis=1) + CARD_BITS[board_ids].sum()
-    keys = CARD_KEYS[runouts].sum(axis=1) + CARD_KEYS[board_ids].sum()
-    ranked = np.empty((len(players), len(runouts)), np.uint16)
-    for row, player in enumerate(players):
-        hole = card_ids(holes[player])
-        ranked[row] = strengths(bits + CARD_BITS[hole].sum(), keys + CARD_KEYS[hole].sum())
-    best = ranked == ranked.min(axis=0)
-    alone = best.sum(axis=0) == 1
-    n = len(runouts)
-    wins = (best & alone).sum(axis=1) / n
-    ties = (best & ~alone).sum(axis=1) / n
-    return Equity(
-        board=board,
-        win={p: float(wins[i]) for i, p in enumerate(players)},
-        tie={p: float(ties[i]) for i, p in enumerate(players)},
-        outs=outs(holes, board, dead),
-        exact=exact,
-        runouts=n,
-        error=0.0 if exact else error_bound(n),
-    )
+    return Runouts(holes, board, dead, samples=samples, seed=seed).equity()
+
+
+class Runouts:
+    """Every player's hand on each way the board can still run out (or on ``samples`` drawn
+    ones): ranked once, then the chances of any group of these players are a comparison.
+
+    Why: when a player folds, his cards become dead and the others' deck is the same as
+    before (every card of the deal is still out of it), so the run-outs and the ranks of the
+    players still in do not change; only who is compared does. The hub keeps one per deal and
+    board, and each fold costs a comparison instead of a new ranking (``hub.engine.equities``).
+    """
+
+    def __init__(
+        self,
+        holes: Mapping[int, tuple[Card, Card]],
+        board: Sequence[Card] = (),
+        dead: Iterable[Card] = (),
+        *,
+        samples: int = SAMPLES,
+        seed: int = SEED,
+    ) -> None:
+        self.players = sorted(holes)
+        self.holes = {p: (holes[p][0], holes[p][1]) for p in self.players}
+        self.board = tuple(board)
+        self.dead = tuple(dead)
+        if not self.players:
+            raise ValueError("equity needs at least one player")
+        if len(self.board) > 5:
+            raise ValueError(f"a board has at most 5 cards, not {len(self.board)}")
+        known = [*self.board, *(c for p in self.players for c in self.holes[p]), *self.dead]
+        ids = card_ids(known)
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"a card is seen twice among {known}")
+        self._deck = np.array(sorted(set(range(52)) - set(ids)), np.int64)
+        missing = 5 - len(self.board)
+        self.exact = math.comb(len(self._deck), missing) <= samples
+        self._samples, self._seed = samples, seed
+        self._ranked: npt.NDArray[np.uint16] | None = None
+
+    def _rank(self) -> npt.NDArray[np.uint16]:
+        """Each player's strength on each run-out (one row per player), made on first use."""
+        if self._ranked is not None:
+            return self._ranked
+        n, missing = len(self._deck), 5 - len(self.board)
+        if self.exact:
+            picks = _all_picks(n, missing)
+        else:
+            picks = _sampled_picks(n, missing, self._samples, self._seed)
+        runouts = self._deck[picks]
+        board_ids = card_ids(self.board)
+        bits = CARD_BITS[runouts].sum(axis=1) + CARD_BITS[board_ids].sum()
+        keys = CARD_KEYS[runouts].sum(axis=1) + CARD_KEYS[board_ids].sum()
+        ranked = np.empty((len(self.players), len(runouts)), np.uint16)
+        for row, player in enumerate(self.players):
+            hole = card_ids(self.holes[player])
+            ranked[row] = strengths(bits + CARD_BITS[hole].sum(), keys + CARD_KEYS[hole].sum())
+        self._ranked = ranked
+        return ranked
+
+    def equity(self, live: Iterable[int] | None = None) -> Equity:
+        """The chances of the players in ``live`` (default: all), the others' cards dead."""
+        players = self.players if live is None else sorted(live)
+        if not players or not set(players) <= set(self.players):
+            raise ValueError(f"players {players} are not among {self.players}")
+        holes = {p: self.holes[p] for p in players}
+        dead = [*self.dead, *(c for p in self.players if p not in holes for c in self.holes[p])]
+        if len(players) == 1:
+            only = players[0]
+            return Equity(self.board, {only: 1.0}, {only: 0.0}, {only: ()}, True, 1, 0.0)
+        ranked = self._rank()[[self.players.index(p) for p in players]]
+        best = ranked == ranked.min(axis=0)
+        alone = best.sum(axis=0) == 1
+        n = ranked.shape[1]
+        wins = (best & alone).sum(axis=1) / n
+        ties = (best & ~alone).sum(axis=1) / n
+        return Equity(
+            board=self.board,
+            win={p: float(wins[i]) for i, p in enumerate(players)},
+            tie={p: float(ties[i]) for i, p in enumerate(players)},
+            outs=outs(holes, self.board, dead),
+            exact=self.exact,
+            runouts=n,
+            error=0.0 if self.exact else error_bound(n),
+        )
 
 
 def outs(
