@@ -150,6 +150,6 @@ def figures(
 def _runouts(holes: Holes, board: tuple[str, ...]) -> Runouts:
     """Every seat's hand of a deal ranked on the run-outs of one board, kept while the deal is
     in play (64: every board of the deals the tables play at once; before the flop 100,000
-    run-outs, 1.2 MB for six seats; at most 2 MB on later streets): each fold then costs a
+    run-outs, 1.2 MB for six seats; a few KB on later streets): each fold then costs a
     comparison, not a new ranking."""
     return Runouts(dict(holes), board)
