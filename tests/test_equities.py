@@ -212,3 +212,17 @@ def test_travellers_carry_each_tables_equity_and_the_public_waits_for_release() 
     assert final is not None
     assert [r["equity"] for r in released["rows"]] == [r["equity"] for r in final["rows"]]
     assert any(r["equity"]["streets"].get("river") for r in released["rows"])
+
+
+def test_the_feed_starts_with_what_equity_needs_made() -> None:
+    from hub.domain import equity as module
+    from hub.domain import strength_tables
+
+    strength_tables.tables.cache_clear()
+    module._sampled_picks.cache_clear()
+    cfg = make_config(seats=3, deals=1)
+    Engine(cfg).start_feed()  # no deck orders: no equity, nothing made
+    assert strength_tables.tables.cache_info().currsize == 0
+    feed_engine(seats=3, deals=1)
+    assert strength_tables.tables.cache_info().currsize == 1
+    assert module._sampled_picks.cache_info().currsize == 1

@@ -215,3 +215,17 @@ def test_runouts_of_a_deal_give_each_group_its_own_equity(
     assert runouts.equity(live) == alone
     with pytest.raises(ValueError, match="not among"):
         runouts.equity({99})
+
+
+def test_prepare_makes_what_the_first_deal_needs() -> None:
+    from hub.domain import equity as module
+    from hub.domain import strength_tables
+
+    strength_tables.tables.cache_clear()
+    module._sampled_picks.cache_clear()
+    module.prepare(6)
+    assert strength_tables.tables.cache_info().currsize == 1
+    drawn = module._sampled_picks.cache_info()
+    assert drawn.currsize == 1
+    equity({p: (FULL_DECK[2 * p], FULL_DECK[2 * p + 1]) for p in range(6)})  # 40 unseen cards
+    assert module._sampled_picks.cache_info().misses == drawn.misses  # found made
