@@ -201,7 +201,8 @@ def compare_payload(deal: int, seat: int, live: bool) -> dict[str, Any]:
         if seen is not None:
             row["board"] = COMPARE_BOARD[:seen]
         over = status not in ("in_progress", "waiting")
-        block = None if seen is None else scripted_equity(deal, actions, row["board"], over)
+        played = seen is not None and status != "void"  # a voided hand's cards do not count
+        block = scripted_equity(deal, actions, row["board"], over) if played else None
         row["equity"] = traveller_equity(block, seat)
         rows.append(row)
     finished = [r["chips"] for r in rows if r["chips"] is not None]

@@ -226,3 +226,19 @@ def test_the_feed_starts_with_what_equity_needs_made() -> None:
     feed_engine(seats=3, deals=1)
     assert strength_tables.tables.cache_info().currsize == 1
     assert module._sampled_picks.cache_info().currsize == 1
+
+
+def test_a_voided_hand_shows_no_equity() -> None:
+    engine = feed_engine(seats=3, deals=1)
+    live = ("live", "compare:1:1")
+    engine.materialize(live)
+    c1 = Console(engine, 1)
+    c1.ok("start", deal=1)
+    act(c1, current(engine, 1), "call")
+    engine.changes()
+    doc = engine.materialize(live)
+    assert doc is not None and doc["rows"][0]["equity"]["now"] is not None
+    c1.ok("void", deal=1)  # a misdeal: its cards do not count
+    engine.changes()
+    assert doc["rows"][0]["status"] == "void" and doc["rows"][0]["equity"] is None
+    assert engine.payload(live) == doc

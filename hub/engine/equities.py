@@ -25,7 +25,7 @@ from typing import Any
 
 from hub.domain.equity import Runouts
 from hub.domain.holdem import STREETS, Hand
-from hub.engine.tournament import HandState
+from hub.engine.tournament import VOID, HandState
 
 __all__ = ["equity_block", "figures", "hand_equity", "seat_equity", "traveller_equity"]
 
@@ -41,10 +41,10 @@ _MEMO: weakref.WeakKeyDictionary[Hand, tuple[tuple[int, str], dict[str, Any]]] =
 
 def hand_equity(h: HandState) -> dict[str, Any] | None:
     """The live table's ``equity`` of a hand (``equity_block``); None when the hub does not
-    know the cards. Made once per state of the hand: later calls (every seat, every traveller
-    row) find it."""
+    know the cards, or the hand was voided (a misdeal: its cards do not count). Made once per
+    state of the hand: later calls (every seat, every traveller row) find it."""
     cards = h.spec.cards
-    if cards is None:
+    if cards is None or h.status == VOID:
         return None
     hand = h.hand
     state = (len(hand.actions), hand.street)
