@@ -32,6 +32,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from hub.engine.equities import equity_block, seat_equity, traveller_equity
 from hub.engine.patch import diff
 
 OVERLAYS = Path(__file__).resolve().parent.parent / "overlays"
@@ -137,6 +138,38 @@ COMPARE_BOARD = ["9d", "5c", "2h", "Qs", "8c"]
 # Board each table's hand of deal 3 has dealt: table 1 folded on the turn, table 4 ran it out
 # after an all-in preflop, table 6 was void before the flop.
 COMPARE_BOARD_SEEN = {1: 4, 2: 3, 3: 3, 4: 5, 5: None, 6: 0}
+# Every seat's hole cards of the scripted deals (seat 5 holds the traveller's "hole").
+HOLES = {
+    3: {
+        1: ("7s", "2d"),
+        2: ("Jc", "Td"),
+        3: ("Jh", "Jd"),
+        4: ("4c", "4s"),
+        5: ("Kh", "Ks"),
+        6: ("Ac", "3h"),
+    },
+    2: {
+        1: ("6s", "6d"),
+        2: ("Tc", "9c"),
+        3: ("Ah", "Jd"),
+        4: ("3c", "3s"),
+        5: ("Ad", "Qc"),
+        6: ("Kc", "7h"),
+    },
+}
+
+
+def scripted_equity(
+    deal: int, actions: list[dict[str, Any]], board: list[str], over: bool
+) -> dict[str, Any]:
+    """The hub's equity block (hub/engine/equities.py) of a scripted hand: real figures."""
+    return equity_block(
+        HOLES[deal],
+        board,
+        {a["seat"]: a["street"] for a in actions if a["kind"] == "fold"},
+        last_street=actions[-1]["street"] if actions else PF,
+        over=over,
+    )
 
 
 def compare_payload(deal: int, seat: int, live: bool) -> dict[str, Any]:
@@ -167,6 +200,10 @@ def compare_payload(deal: int, seat: int, live: bool) -> dict[str, Any]:
         }
         if seen is not None:
             row["board"] = COMPARE_BOARD[:seen]
+        over = status not in ("in_progress", "waiting")
+        played = seen is not None and status != "void"  # a voided hand's cards do not count
+        block = scripted_equity(deal, actions, row["board"], over) if played else None
+        row["equity"] = traveller_equity(block, seat)
         rows.append(row)
     finished = [r["chips"] for r in rows if r["chips"] is not None]
     average = sum(finished) / len(finished) if finished else None
@@ -222,14 +259,9 @@ def table_payload(live: bool) -> dict[str, Any]:
     roster = [{"seat": s, **team_fields(1, s), "player": player(1, s)} for s in range(1, 7)]
     if not live:
         return {"table": 1, "group": "A", "deals_total": 24, "seats": roster, "released": 1}
-    holes = {
-        1: ["7s", "2d"],
-        2: ["Jc", "Td"],
-        3: ["Jh", "Jd"],
-        4: ["4c", "4s"],
-        5: ["Kh", "Ks"],
-        6: ["Ac", "3h"],
-    }
+    holes = {seat: list(cards) for seat, cards in HOLES[3].items()}
+    actions = COMPARE_ACTIONS[3]
+    block = scripted_equity(3, actions, ["9d", "5c", "2h"], over=False)
     committed = {1: 50, 2: 100, 3: 1100, 4: 0, 5: 1100, 6: 0}
     seats = [
         {
@@ -241,10 +273,10 @@ def table_payload(live: bool) -> dict[str, Any]:
             "all_in": False,
             "to_act": r["seat"] == 5,
             "hole": holes[r["seat"]],
+            "equity": seat_equity(block, r["seat"]),
         }
         for r in roster
     ]
-    actions = COMPARE_ACTIONS[3]
     return {
         "table": 1,
         "group": "A",
@@ -262,6 +294,7 @@ def table_payload(live: bool) -> dict[str, Any]:
         "seats": seats,
         "completed": 6,
         "last_deal": 8,
+        "equity": block,
     }
 
 

@@ -139,6 +139,22 @@ def test_evaluator_bench_tiny() -> None:
     assert all(f["us_per_hand"] > 0 and f["ratio_to_strength"] > 0 for f in figures.values())
 
 
+def test_equity_bench_tiny() -> None:
+    """The equity figures and the engine with equity on and off, on a few spots and events."""
+    result = load("equity_bench").run(spots=2, exact=0, events=200, repeat=1, seed=3)
+    assert result["tables"]["megabytes"] > 10
+    assert result["evaluators"]["ratio"] > 0
+    for street in ("flop", "turn", "preflop"):
+        assert result[street]["max_ms"] >= result[street]["p50_ms"] > 0
+    assert result["preflop"]["stated_error"] <= 0.005
+    engine = result["engine"]
+    assert engine["events"] == 200 and engine["on"]["spots_computed"] > 0
+    for mode in ("on", "off"):
+        assert engine[mode]["batch_512_events_per_s"] > 0
+        assert engine[mode]["per_event_latency"]["max_ms"] > 0
+    assert set(result["targets"]) >= {"flop_met", "preflop_met"}
+
+
 def test_snapshot_bench_tiny() -> None:
     """Snapshot vs replay on a tiny session: the restored states equal the replayed one."""
     bench = load("snapshot_bench")

@@ -40,6 +40,8 @@ IO_MODULES = {
 LAYERS: dict[str, int] = {
     "hub": 0,  # the package itself (empty)
     "hub.domain": 0,  # pure duplicate-poker core
+    "hub.domain.strength_tables": 0,  # numpy batch evaluation (tables from phevaluator)
+    "hub.domain.equity": 0,  # win/tie probabilities and outs
     "hub.engine": 1,  # pure tournament state machine, projections, topic registry
     "hub.codec": 2,
     "hub.channels": 2,

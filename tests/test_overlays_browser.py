@@ -50,6 +50,11 @@ def signed(n: int) -> str:
     return f"+{n:,}" if n > 0 else f"\u2212{-n:,}" if n < 0 else "0"
 
 
+def pct(p: float) -> str:
+    """As the pages print a chance: one decimal and a per cent sign."""
+    return f"{p * 100:.1f}%"
+
+
 @pytest.fixture(scope="module")
 def feed() -> Iterator[FakeFeed]:
     f = FakeFeed().start()
@@ -270,6 +275,26 @@ def test_table_live(page: Page, feed: FakeFeed) -> None:
     expect(page.locator('[data-testid="to-act"]')).to_have_attribute("data-seat", "3")
     expect(page.locator('[data-testid="board"] [data-card]')).to_have_count(4)
     expect(page.locator('[data-testid="all-in"]')).to_have_count(1)
+
+
+def test_table_shows_equity_and_outs(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "table.html?table=1&token=com&slot=0")
+    t = feed.payload("table:1", "live")
+    now = t["equity"]["now"]["seats"]  # seats 3 and 5 are in on the flop
+    for seat in (3, 5):
+        cell = page.locator(f'[data-testid="seat-equity"][data-seat="{seat}"]')
+        expect(cell).to_have_text(pct(now[str(seat)]["win"]))
+    expect(page.locator('[data-testid="seat-equity"]')).to_have_count(2)  # not the folded
+    assert now["3"]["outs"] == ["Js"]
+    code = t["seats"][2]["code"]
+    expect(page.locator('[data-testid="equity-note"]')).to_have_text(f"{code} 1 out: J\u2660")
+    # Seat 3 goes all in and is called: the board runs out, the all-in odds stay on screen.
+    block = copy.deepcopy(t["equity"])
+    block["runout"] = {"street": "flop", **block["now"]}
+    feed.push("table:1", {"equity": block, "status": "showdown"}, audience="live")
+    note = page.locator('[data-testid="equity-note"]')
+    expect(note).to_contain_text("All-in Flop", timeout=FAST)
+    expect(note).to_contain_text(pct(now["5"]["win"]))
 
 
 def test_table_public_shows_roster_only(page: Page, feed: FakeFeed) -> None:
@@ -535,6 +560,30 @@ def test_compare_sync_follows_live_table(page: Page, feed: FakeFeed) -> None:
     expect(panel(page, 3).locator('[data-testid="panel-chips"]')).to_have_text("\u22121,500")
 
 
+def test_compare_panels_show_equity_at_the_same_street(page: Page, feed: FakeFeed) -> None:
+    open_page(
+        page, feed, "compare.html?deal=3&seat=5&tables=1,2,3,4,5,6&token=com&slot=0&mode=sync"
+    )
+    rows = {r["table"]: r for r in feed.payload("compare:3:5", "live")["rows"]}
+    # The cursor is on the flop (the live table 3): replayed panels show seat 5's chance as the
+    # flop came at their table, the live one its chance now.
+    expect(page.locator('[data-testid="cursor"]')).to_have_attribute("data-street", "flop")
+    for table in (1, 2):
+        cell = panel(page, table).locator('[data-testid="panel-equity"]')
+        expect(cell).to_have_text(pct(rows[table]["equity"]["streets"]["flop"]["win"]))
+        expect(cell).to_have_attribute("data-street", "flop")
+    live = panel(page, 3).locator('[data-testid="panel-equity"]')
+    expect(live).to_have_text(pct(rows[3]["equity"]["now"]["win"]))
+    # table 4 was all in preflop: its panel keeps the odds of that moment
+    allin = panel(page, 4).locator('[data-testid="panel-equity"]')
+    expect(allin).to_have_text(f"All-in {pct(rows[4]['equity']['runout']['win'])}")
+    expect(panel(page, 5).locator('[data-testid="panel-equity"]')).to_have_text("")  # waiting
+    # the live table folds seat 3: seat 5's chance now moves on its panel
+    rows[3]["equity"] = {**rows[3]["equity"], "now": {"win": 1.0, "tie": 0.0, "outs": []}}
+    feed.push("compare:3:5", {"rows": list(rows.values())}, audience="live")
+    expect(live).to_have_text("100.0%", timeout=FAST)
+
+
 def test_compare_sync_with_no_live_table_replays_by_itself(page: Page, feed: FakeFeed) -> None:
     open_page(page, feed, "compare.html?deal=2&seat=5&tables=1,4&slot=0&mode=sync")
     cursor = page.locator('[data-testid="cursor"]')
@@ -741,6 +790,34 @@ def test_commentator_desk(page: Page, feed: FakeFeed) -> None:
     # the hub's table list (standings `tables`) decides which tables the desk shows
     feed.push("standings", {"tables": [1, 2, 3]}, audience="live")
     expect(page.locator('[data-testid="com-table"]')).to_have_count(3, timeout=FAST)
+
+
+def test_commentator_desk_shows_equity_and_outs(page: Page, feed: FakeFeed) -> None:
+    page.goto(f"{feed.url}/overlays/commentator.html?token=com")
+    t = feed.payload("table:1", "live")
+    t1 = page.locator('[data-testid="com-table"][data-table="1"]')
+    block = t["equity"]
+    for seat in (3, 5):
+        cells = t1.locator(f'[data-testid="com-seat"][data-seat="{seat}"]')
+        win = block["now"]["seats"][str(seat)]["win"]
+        expect(cells.locator('[data-testid="com-equity"]')).to_have_text(pct(win))
+        pre = round(block["streets"][0]["seats"][str(seat)]["win"] * 100)
+        trail = f"PF {pre} \u00b7 F {round(win * 100)}"
+        expect(cells.locator('[data-testid="com-equity-streets"]')).to_have_text(trail)
+    seat3 = t1.locator('[data-testid="com-seat"][data-seat="3"]')
+    expect(seat3.locator('[data-testid="com-outs"]')).to_have_text("1: J\u2660")
+    folded = t1.locator('[data-testid="com-seat"][data-seat="1"] [data-testid="com-equity"]')
+    expect(folded).to_have_text("")
+    # an all-in on the flop, the board run out: the desk says so and keeps the all-in odds
+    runout = copy.deepcopy(block)
+    runout["runout"] = {"street": "flop", **block["now"]}
+    feed.push("table:1", {"equity": runout}, audience="live")
+    expect(t1.locator('[data-testid="com-runout"]')).to_have_text(
+        "all-in Flop, board run out", timeout=FAST
+    )
+    expect(
+        t1.locator('[data-testid="com-seat"][data-seat="5"] [data-testid="com-equity-streets"]')
+    ).to_contain_text(f"all-in {pct(block['now']['seats']['5']['win'])}")
 
 
 def test_commentator_tables_from_url(page: Page, feed: FakeFeed) -> None:

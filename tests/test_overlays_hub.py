@@ -81,6 +81,22 @@ def signed(n: int) -> str:
     return f"+{n:,}" if n > 0 else f"\u2212{-n:,}" if n < 0 else "0"
 
 
+def pct(p: float) -> str:
+    """As the pages print a chance: one decimal and a per cent sign."""
+    return f"{p * 100:.1f}%"
+
+
+def panel_equity(row: dict[str, Any]) -> str:
+    """What a finished split-screen panel shows of its seat's chance (overlays/js/compare.js):
+    the all-in odds before a run-out, else the chance as its last street's cards came."""
+    e = row["equity"]
+    if e["runout"]:
+        return f"All-in {pct(e['runout']['win'])}"
+    last = max(row["actions"], key=lambda a: a["i"])["street"] if row["actions"] else "preflop"
+    figures = e["streets"].get(last)
+    return pct(figures["win"]) if figures else ""
+
+
 class HubThread:
     """The hub (role all) on its own event loop in a background thread, restartable."""
 
@@ -462,6 +478,8 @@ def test_split_screen_matches_rest(page: Page, hub: HubThread) -> None:
         expect(panel.locator('[data-testid="focus-action"]')).to_have_count(
             sum(1 for a in r["actions"] if a["seat"] == 5)
         )
+        # a released deal: the public sees each table's equity for the seat
+        expect(panel.locator('[data-testid="panel-equity"]')).to_have_text(panel_equity(r))
     reached = max(len(r.get("board") or []) for r in compare["rows"][:6])
     expect(page.locator('[data-testid="board"] [data-card]')).to_have_count(reached)
     shot(page, "compare")
@@ -494,6 +512,13 @@ def test_commentator_desk_matches_rest(page: Page, hub: HubThread) -> None:
         row = t2.locator(f'[data-testid="com-seat"][data-seat="{s["seat"]}"]')
         for code in s["hole"]:
             expect(row.locator(f'[data-card="{code}"]')).to_have_count(1)
+        # each seat still in: its chance to win now, as the hub computed it
+        chance = row.locator('[data-testid="com-equity"]')
+        if s["equity"] is None:
+            expect(chance).to_have_text("")
+        else:
+            expect(chance).to_contain_text(pct(s["equity"]["win"]))
+    assert any(s["equity"] for s in live["seats"])
     expect(t2.locator('[data-testid="com-pot"]')).to_have_text(f"{live['pot']:,}")
     # the deal on air: each table's swing against the seat average, as the hub computes it
     expect(page.locator('[data-testid="onair-deal"]')).to_contain_text(f"Deal {deal} · seat {seat}")

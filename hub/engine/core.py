@@ -19,6 +19,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+from hub.domain import equity
 from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
@@ -565,7 +566,10 @@ class Engine:
     def start_feed(self) -> None:
         """Start projecting topics (after the journal replay). Topics are built lazily: when
         ``materialize``d (someone subscribes, reads or asks for a snapshot) or when an event
-        first touches them (``changes()`` then hands them out whole)."""
+        first touches them (``changes()`` then hands them out whole). With deck orders, what
+        equity needs is made now rather than on the first hand's first action."""
+        if self.state.decks:
+            equity.prepare(self.config.seats)
         self.projections.start()
 
     def materialize(self, key: TopicKey) -> dict[str, Any] | None:

@@ -95,7 +95,8 @@ FAMILIES: dict[str, Family] = {
             "public",
             "/api/tables/{table:int}",
             ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "DealReleased"),
-            "live: one action adds one row at /actions/- and replaces the seat fields it moved",
+            "live: one action adds one row at /actions/- and replaces the seat fields it moved"
+            " (equity only when a card is dealt or someone folds)",
         ),
         Family(
             "deal",
@@ -113,7 +114,8 @@ FAMILIES: dict[str, Family] = {
             "public",
             "/api/compare/{deal:int}/{seat:int}",
             ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "DealReleased"),
-            "one action adds one row at /rows/{i}/actions/- and replaces what it moved",
+            "one action adds one row at /rows/{i}/actions/- and replaces what it moved (the"
+            " row's equity only when a card is dealt or someone folds)",
         ),
         Family(
             "onair",

@@ -15,6 +15,7 @@ from typing import Any
 from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.scoring import Scoreboard
+from hub.engine.equities import hand_equity, seat_equity, traveller_equity
 from hub.engine.tournament import TERMINAL, HandState, TableState, TournamentState
 
 PUBLIC = "public"
@@ -109,7 +110,8 @@ def action_rows(hand: HandState) -> list[dict[str, Any]]:
 
 
 def seat_fields(current: HandState, seat: int) -> dict[str, Any]:
-    """A seat's live fields at a table's hand in progress (they move with every action)."""
+    """A seat's live fields at a table's hand in progress (they move with every action;
+    ``equity`` only when a card is dealt or someone folds)."""
     hand = current.hand
     committed = hand.committed.get(seat, 0)
     return {
@@ -119,6 +121,7 @@ def seat_fields(current: HandState, seat: int) -> dict[str, Any]:
         "folded": seat in hand.folded,
         "all_in": seat in hand.all_in,
         "to_act": hand.to_act == seat,
+        "equity": seat_equity(hand_equity(current), seat),
     }
 
 
@@ -132,6 +135,7 @@ def hand_fields(current: HandState) -> dict[str, Any]:
         "pot": hand.pot,
         "to_act": hand.to_act,
         "board": list(hand.board_visible()),
+        "equity": hand_equity(current),
     }
 
 
@@ -157,7 +161,7 @@ def table_payload(
     out["last_deal"] = table.last_finished
     if current is None:
         out.update(seats=seats, status="idle", deal=None, street=None, pot=0, to_act=None)
-        out.update(board=[], last_action=None, actions=[], button=None)
+        out.update(board=[], last_action=None, actions=[], button=None, equity=None)
         return out
     dealt = current.spec.cards
     for row in seats:
@@ -181,6 +185,7 @@ def compare_fields(h: HandState, seat: int) -> dict[str, Any]:
         "folded": seat in hand.folded,
         "street": hand.street,
         "board": list(hand.board_visible()),
+        "equity": traveller_equity(hand_equity(h), seat),
     }
 
 
@@ -247,7 +252,7 @@ def compare_row(
         "chips": None,
     }
     if h is None:
-        row.update(status="waiting", pot=0, committed=0, folded=False, street=None)
+        row.update(status="waiting", pot=0, committed=0, folded=False, street=None, equity=None)
         return row
     row.update(compare_fields(h, seat))
     result = h.result

@@ -3,7 +3,7 @@
 // like-for-like standings with the chips still at stake, and the running standings "if every
 // hand in progress ended now" (the hub deals the known board out and awards the pots).
 import { connect, params } from './duplicast.js';
-import { STREET_LABEL, cards, el, fitDesk, fmtInt, fmtPoints, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
+import { STREET_LABEL, cardText, cards, el, equityText, fitDesk, fmtInt, fmtPct, fmtPoints, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
@@ -88,6 +88,40 @@ function code(row) {
   return c;
 }
 
+const SHORT_STREET = { preflop: 'PF', flop: 'F', turn: 'T', river: 'R' };
+
+/** A seat's chance to win street by street as the cards came ("PF 36 · F 95"), and at the
+ * all-in before a run-out. */
+export function equityTrail(block, seat) {
+  if (!block) return '';
+  const key = String(seat);
+  const parts = (block.streets || []).filter((e) => e.seats[key])
+    .map((e) => `${SHORT_STREET[e.street] || e.street} ${Math.round(e.seats[key].win * 100)}`);
+  const allIn = block.runout && block.runout.seats[key];
+  if (allIn) parts.push(`all-in ${fmtPct(allIn.win)}`);
+  return parts.length > 1 || allIn ? parts.join(' · ') : '';
+}
+
+// Up to OUTS_SHOWN outs as cards, then "+N": six tables share one 1920x1080 screen (the live
+// table page shows every out); the whole list is in the cell's tooltip.
+const OUTS_SHOWN = 4;
+function outsCell(outs) {
+  if (!outs.length) return el('td', { class: 'outs', dataset: { testid: 'com-outs' } }, '');
+  const shown = outs.slice(0, OUTS_SHOWN).map(cardText).join(' ');
+  const more = outs.length > OUTS_SHOWN ? ` +${outs.length - OUTS_SHOWN}` : '';
+  return el('td', { class: 'outs', title: outs.map(cardText).join(' '), dataset: { testid: 'com-outs' } },
+    `${outs.length}: ${shown}${more}`);
+}
+
+function equityCells(s, st) {
+  const trail = equityTrail(s.equity, st.seat);
+  return [
+    el('td', { class: 'r num' }, el('div', { dataset: { testid: 'com-equity' } }, equityText(st.equity)),
+      trail ? el('div', { class: 'trail', dataset: { testid: 'com-equity-streets' } }, trail) : null),
+    outsCell(st.equity ? st.equity.outs : []),
+  ];
+}
+
 function drawTables() {
   $('tables').style.setProperty('--cols', String(Math.min(4, Math.max(1, Math.ceil(TABLES.length / 2)))));
   $('tables').replaceChildren(...TABLES.map((t) => {
@@ -100,10 +134,12 @@ function drawTables() {
       live ? el('div', { class: 'tline' },
         el('span', { class: 'mini', dataset: { testid: 'com-board' } }, cards(s.board, 5, 'sm')),
         el('span', {}, 'Pot ', el('b', { class: 'num', dataset: { testid: 'com-pot' } }, fmtInt(s.pot ?? 0))),
-        el('span', {}, statusOf(s.status))) : el('p', {}, s.seats ? 'No live details for this token' : 'waiting for data'),
+        el('span', {}, statusOf(s.status)),
+        s.equity && s.equity.runout ? el('span', { class: 'warn', dataset: { testid: 'com-runout' } },
+          `all-in ${STREET_LABEL[s.equity.runout.street] || ''}, board run out`) : null) : el('p', {}, s.seats ? 'No live details for this token' : 'waiting for data'),
       el('table', { class: 't' },
         el('thead', {}, el('tr', {}, el('th', {}, 'Seat'), el('th', {}, 'Team'), el('th', {}, 'Player'), el('th', {}, 'Hole'),
-          el('th', { class: 'r' }, 'In'),
+          el('th', { class: 'r' }, 'In'), el('th', { class: 'r' }, 'Win'), el('th', {}, 'Outs'),
           el('th', { class: 'r', dataset: { testid: 'last-hand' }, title: 'chips in the last finished hand against the seat average' },
             ld ? `D${ld} swing` : 'Last swing'))),
         el('tbody', {}, (s.seats || []).map((st) =>
@@ -111,6 +147,7 @@ function drawTables() {
             el('td', {}, `S${st.seat}${s.button === st.seat ? ' D' : ''}`), el('td', {}, code(st)), el('td', {}, st.player || ''),
             el('td', {}, st.hole ? el('span', { class: 'mini', dataset: { testid: 'com-hole' } }, cards(st.hole, 0, 'sm')) : ''),
             el('td', { class: 'r num' }, st.all_in ? el('span', { class: 'warn' }, 'ALL-IN ') : '', live ? fmtInt(st.committed) : ''),
+            live ? equityCells(s, st) : [el('td', {}), el('td', {})],
             el('td', { class: `r num ${sw.has(st.seat) ? signClass(sw.get(st.seat)) : ''}`, dataset: { testid: 'last-swing' } },
               sw.has(st.seat) ? fmtSigned(sw.get(st.seat)) : '–'))))));
   }));

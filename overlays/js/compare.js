@@ -6,7 +6,7 @@
 // table the replay starts at the first action and advances by itself (next() steps it by hand),
 // ending on the finished results.
 import { mountOverlay } from './duplicast.js';
-import { BOARD_AT, STREETS, STREET_LABEL, cards, el, fmtInt, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
+import { BOARD_AT, STREETS, STREET_LABEL, cards, el, fmtInt, fmtPct, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const panelsEl = $('panels');
@@ -80,6 +80,21 @@ function boardOf(row, acts) {
   return Math.max(0, BOARD_AT[row.street] ?? 0, ...acts.map((a) => BOARD_AT[a.street] ?? 0));
 }
 
+/**
+ * The focus seat's chance to win on a panel: now on a live table; the odds of an all-in once
+ * its board was run out; else as the cards of the panel's street came (in a replay the
+ * cursor's street: every panel on the same street). '' when the seat had folded or the table
+ * never reached that street.
+ */
+export function panelEquity(row, live, whole, street) {
+  const e = row.equity;
+  if (!e) return '';
+  if ((live || whole) && e.runout) return `All-in ${fmtPct(e.runout.win)}`;
+  if (live) return e.now ? fmtPct(e.now.win) : '';
+  const f = e.streets && e.streets[street];
+  return f ? fmtPct(f.win) : '';
+}
+
 function panel(row, acts, c, cursor) {
   const status = statusOf(row.status);
   const live = status === 'in progress';
@@ -121,6 +136,7 @@ function panel(row, acts, c, cursor) {
     el('span', { class: 'tname' }, row.name || ''), el('span', { class: 'tno' }, `Table ${row.table}`)),
   el('div', { class: 'who' }, el('span', { class: 'player', dataset: { testid: 'panel-player' } }, row.player || ''),
     el('span', { class: 'holecards' }, cards(c.hole, 0, 'sm')),
+    el('span', { class: 'peq num', dataset: { testid: 'panel-equity', street: streetName } }, panelEquity(row, live, whole, streetName)),
     el('span', { class: 'badge', dataset: { testid: 'panel-status', status: shownStatus } }, shownStatus)),
   el('div', { class: 'streets', dataset: { testid: 'panel-actions', scrolls: '' } }, el('div', { class: 'scroll' }, streets,
     shown.length === 0 ? el('div', { class: 'empty' }, status === 'waiting' ? 'Not yet played' : 'Cards dealt') : null)),

@@ -1,7 +1,7 @@
 // Live table: seats round an oval, pot, board, who is to act and the last action. Hole cards
 // only when the payload carries them (commentator role); the public payload is a roster only.
 import { mountOverlay } from './duplicast.js';
-import { STREET_LABEL, actionText, cards, el, fmtInt, setText, statusOf, teamStyle } from './ui.js';
+import { STREET_LABEL, actionText, cardText, cards, el, fmtInt, fmtPct, setText, statusOf, teamStyle } from './ui.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const seatsEl = $('seats');
@@ -27,12 +27,17 @@ function seatBox(s, t, n, live) {
   },
   el('div', { class: 'top' }, el('span', { class: 'chip' }, s.code || String(s.team)),
     s.hole ? el('span', { class: 'hole', dataset: { testid: 'hole' } }, cards(s.hole, 0, 'sm')) : null,
+    live && s.equity ? el('span', { class: 'eq num', dataset: { testid: 'seat-equity', seat: String(s.seat) } }, fmtPct(s.equity.win)) : null,
     el('span', { class: 'sno' }, `S${s.seat}`)),
   el('div', { class: 'player' }, el('span', { class: 'pname' }, s.player || s.name || ''),
     s.all_in ? el('span', { class: 'badge allin allin-badge', dataset: { testid: 'all-in' } }, 'All-in') : null,
     live && t.button === s.seat ? el('span', { class: 'dealer', dataset: { testid: 'dealer' } }, 'D') : null),
   live ? el('div', { class: 'nums' }, el('span', {}, 'Stack ', el('b', { class: 'num', dataset: { testid: 'seat-stack' } }, fmtInt(s.stack))),
     el('span', {}, 'In ', el('b', { class: 'num', dataset: { testid: 'seat-committed' } }, fmtInt(s.committed)))) : null);
+  if (live && s.equity) {
+    // The chance to win as a bar along the foot of the box (no change to its size).
+    box.append(el('div', { class: 'eqbar', style: { width: `${Math.round(s.equity.win * 100)}%` } }));
+  }
   for (const [k, v] of Object.entries(teamStyle(s.colour))) box.style.setProperty(k, v);
   const parts = [box];
   if (live && s.street_bet > 0) {
@@ -45,6 +50,24 @@ function seatBox(s, t, n, live) {
     }, fmtInt(s.street_bet)));
   }
   return parts;
+}
+
+/** Under the board: the odds when the players were all in before a run-out, else the outs of
+ * each player behind ("ECU 2 outs: J♠ J♣"). */
+export function equityNote(t) {
+  const e = t.equity;
+  if (!e) return '';
+  const code = (seat) => {
+    const s = (t.seats || []).find((x) => String(x.seat) === String(seat));
+    return s ? s.code || s.player || `S${seat}` : `S${seat}`;
+  };
+  if (e.runout) {
+    const odds = Object.entries(e.runout.seats).map(([seat, f]) => `${code(seat)} ${fmtPct(f.win)}`);
+    return `All-in ${STREET_LABEL[e.runout.street] || e.runout.street}: ${odds.join(' · ')}`;
+  }
+  return Object.entries((e.now && e.now.seats) || {}).filter(([, f]) => f.outs && f.outs.length)
+    .map(([seat, f]) => `${code(seat)} ${f.outs.length} out${f.outs.length > 1 ? 's' : ''}: ${f.outs.map(cardText).join(' ')}`)
+    .join(' · ');
 }
 
 const SEAT_HALF = 150; // half the seat box width (table.css .seat width)
@@ -68,6 +91,7 @@ function render({ sel, states }) {
     $('to-act').textContent = '';
     $('notice').textContent = 'Hand in progress';
     $('last-action').textContent = '';
+    $('equity-note').textContent = '';
     return true;
   }
   const status = statusOf(t.status);
@@ -86,6 +110,7 @@ function render({ sel, states }) {
   toAct.dataset.seat = acting ? String(acting.seat) : '';
   toAct.textContent = acting ? `To act: ${acting.code || ''} ${acting.player || ''} (seat ${acting.seat})` : '';
   $('notice').textContent = ['void', 'disputed'].includes(status) ? status : '';
+  $('equity-note').textContent = equityNote(t);
   const la = t.last_action;
   const banner = $('last-action');
   const laSeat = la && typeof la === 'object' ? t.seats.find((s) => s.seat === la.seat) : null;

@@ -166,3 +166,19 @@ export function fitDesk(width = 1920, height = 1080) {
   fit();
   window.addEventListener('resize', fit);
 }
+
+/** A probability as broadcasts print it: 0.6234 -> "62.3%" ("–" when there is none). */
+export function fmtPct(p) {
+  return typeof p === 'number' ? `${(p * 100).toFixed(1)}%` : '–';
+}
+
+/** A seat's chances as one short text: "62.3%", with the split share when there is one. */
+export function equityText(e) {
+  if (!e) return '';
+  return e.tie >= 0.0005 ? `${fmtPct(e.win)} (tie ${fmtPct(e.tie)})` : fmtPct(e.win);
+}
+
+/** A card as text: "Ah" -> "A♥", "Td" -> "10♦" (lists of outs). */
+export function cardText(code) {
+  return `${code[0] === 'T' ? '10' : code[0]}${SUITS[code[1]] || code[1]}`;
+}
