@@ -7,6 +7,7 @@ const list = document.querySelector('[data-testid="seat-rows"]');
 const title = document.querySelector('[data-testid="seat-title"]');
 const viewLabel = document.querySelector('[data-testid="view-label"]');
 const afterEl = document.querySelector('[data-testid="after-deals"]');
+const headingEl = document.querySelector('[data-testid="score-heading"]');
 const nodes = new Map();
 
 function teamsOf(standings) {
@@ -17,7 +18,7 @@ function teamsOf(standings) {
   return out;
 }
 
-function rowFor(r, team) {
+function rowFor(r, team, column) {
   const key = `${r.table}|${r.team}`;
   let row = nodes.get(key);
   if (!row) {
@@ -40,7 +41,7 @@ function rowFor(r, team) {
   const chips = row.querySelector('.chips');
   setText(chips, fmtSigned(r.chips));
   chips.className = `chips num ${signClass(r.chips)}`;
-  setText(row.querySelector('.points'), fmtPoints(r.points));
+  setText(row.querySelector('.points'), column === 'points' ? fmtPoints(r.points) : fmtSigned(r[column]));
   return row;
 }
 
@@ -52,11 +53,13 @@ function render({ sel, states }) {
   const rows = [...((running ? s.running : s.like_for_like || {}).rows || [])];
   rows.sort((a, b) => a.rank - b.rank || a.table - b.table);
   const teams = teamsOf(states.get('standings'));
+  const scoring = s.scoring || { column: 'points', heading: 'Pts' }; // the scoring format's column
+  headingEl.textContent = scoring.heading;
   title.textContent = `Seat ${sel.seat}`;
   viewLabel.textContent = running ? 'Running · all hands' : 'Like-for-like';
   const keep = new Set(rows.map((r) => `${r.table}|${r.team}`));
   flip(list, (n) => n.dataset.key, () => {
-    for (const r of rows) list.append(rowFor(r, teams.get(String(r.team))));
+    for (const r of rows) list.append(rowFor(r, teams.get(String(r.team)), scoring.column));
     for (const n of [...list.children]) if (!keep.has(n.dataset.key)) { n.remove(); nodes.delete(n.dataset.key); }
   });
   const st = states.get('standings');
