@@ -624,3 +624,16 @@ def test_a_scale_file_needs_a_reader():
     data = tomllib.loads(f'{SMALL}\n[scoring]\nformat = "imp"\nscale = "x.csv"\n')
     with pytest.raises(ConfigError, match="a scale file is read only when the tournament file is"):
         parse_config(data, "memory")
+
+
+def test_the_samples_commented_scoring_block_loads_as_written(tmp_path):
+    text = SAMPLE.read_text(encoding="utf-8")
+    block = ["[scoring]", 'format = "imp"', 'unit = "big_blinds"', 'scale = "imp-scale-wbf.csv"']
+    for line in block:
+        assert f"# {line}" in text
+        text = text.replace(f"# {line}", line, 1)
+    scale = (SAMPLE.parent / "imp-scale-wbf.csv").read_text(encoding="utf-8")
+    (tmp_path / "imp-scale-wbf.csv").write_text(scale, encoding="utf-8")
+    scoring = load_config(write(tmp_path, text)).scoring
+    assert (scoring.name, scoring.unit, scoring.unit_name) == ("imp", 100, "big blinds")
+    assert scoring.scale.steps == WBF.steps
