@@ -488,3 +488,22 @@ def test_undo_before_any_hand_still_says_only_that_no_hand_is_in_progress(engine
     out = Console(engine, 1).send("undo")
     assert out.code == "hand_not_started"
     assert out.ack["error"] == "no hand is in progress at table 1"
+
+
+def test_undo_naming_an_earlier_finished_deal_points_to_reopen_that_deal(engine: Engine) -> None:
+    c1 = Console(engine, 1)
+    first, second = engine.config.deal_orders[1][:2]
+    for deal in (first, second):
+        c1.ok("start", deal=deal)
+        while (current := engine.state.tables[1].current) is not None:
+            assert current.hand.to_act is not None
+            c1.ok("fold", seat=current.hand.to_act)
+    out = c1.send("undo", deal=first)
+    assert out.code == "hand_not_started"
+    assert out.ack["error"] == (
+        f"no hand is in progress at table 1: deal {first} has ended; "
+        f"send 'reopen' for deal {first} first, then 'undo'"
+    )
+    unplayed = engine.config.deal_orders[1][2]
+    out = c1.send("undo", deal=unplayed)
+    assert out.ack["error"] == "no hand is in progress at table 1"

@@ -329,8 +329,10 @@ class TournamentState:
         )
 
     def _on_undo(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
-        named = table.hands.get(event.deal) if event.deal is not None else None
-        ended = named.deal if named is not None else table.last_finished
+        if event.deal is not None:
+            ended = event.deal if event.deal in table.hands else None
+        else:
+            ended = table.last_finished
         if table.current is None and ended is not None:
             # undo only reaches into the hand in progress; a finished hand is reopened first.
             raise Rejection(
