@@ -56,8 +56,8 @@ function render({ sel, states }) {
   const view = wantRunning ? 'running' : 'like_for_like';
   const block = s[view] || {};
   const scoring = s.scoring || { format: 'ifp-points', column: 'points', heading: 'Pts' };
-  gfx.dataset.scoring = scoring.format;
-  headingEl.textContent = scoring.heading;
+  if (gfx.dataset.scoring !== scoring.format) gfx.dataset.scoring = scoring.format;
+  if (headingEl.textContent !== scoring.heading) headingEl.textContent = scoring.heading;
   let teams = [...(block.teams || [])];
   if (sel.group !== null && sel.group !== undefined) teams = teams.filter((t) => String(t.group) === String(sel.group));
   teams.sort((a, b) => String(a.group).localeCompare(String(b.group)) || a.rank - b.rank || String(a.code).localeCompare(String(b.code)));

@@ -54,7 +54,7 @@ function render({ sel, states }) {
   rows.sort((a, b) => a.rank - b.rank || a.table - b.table);
   const teams = teamsOf(states.get('standings'));
   const scoring = s.scoring || { column: 'points', heading: 'Pts' }; // the scoring format's column
-  headingEl.textContent = scoring.heading;
+  if (headingEl.textContent !== scoring.heading) headingEl.textContent = scoring.heading;
   title.textContent = `Seat ${sel.seat}`;
   viewLabel.textContent = running ? 'Running · all hands' : 'Like-for-like';
   const keep = new Set(rows.map((r) => `${r.table}|${r.team}`));
