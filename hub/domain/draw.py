@@ -63,7 +63,7 @@ def mixing_steps(n: int) -> int:
 
     No mixing time is proven for the chain; the literature runs O(n^3) steps (n^3 is common).
     Twice that keeps the draw well mixed for the 2..10 seats of a table at a few milliseconds
-    (about 70 ms for 10 seats); ``tests/test_draw.py`` checks the order-4 draw against the
+    (about 0.1 s for 10 seats); ``tests/test_draw.py`` checks the order-4 draw against the
     uniform distribution over all 576 squares.
     """
     return 2 * n**3
