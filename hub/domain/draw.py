@@ -63,8 +63,9 @@ def mixing_steps(n: int) -> int:
 
     No mixing time is proven for the chain; the literature runs O(n^3) steps (n^3 is common).
     Twice that keeps the draw well mixed for the 2..10 seats of a table at a few milliseconds
-    (about 0.1 s for 10 seats); ``tests/test_draw.py`` checks the order-4 draw against the
-    uniform distribution over all 576 squares.
+    (about 0.1 s for 10 seats); ``tests/test_draw.py`` checks the draw against the uniform
+    distribution: all 12 squares of order 3, and the 4 reduced squares of order 4 (144 of the
+    576 squares each).
     """
     return 2 * n**3
 
