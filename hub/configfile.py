@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from hub.domain.config import ConfigError, TournamentConfig, parse_config
+from hub.domain.config import ConfigError, ReadFile, TournamentConfig, parse_config
 
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 
@@ -19,7 +19,17 @@ _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 def load_config(path: str | Path) -> TournamentConfig:
     """Read and check a tournament file; the file name (and line) appears in every error."""
     data, text = read_config(path)
-    return parse_config(data, str(path), text)
+    return parse_config(data, str(path), text, file_reader(path))
+
+
+def file_reader(path: str | Path) -> ReadFile:
+    """Reads the files a tournament file names (an IMP scale), relative to its directory."""
+    folder = Path(path).parent
+
+    def read(name: str) -> str:
+        return (folder / name).read_text(encoding="utf-8")
+
+    return read
 
 
 def read_config(path: str | Path) -> tuple[dict[str, Any], str]:

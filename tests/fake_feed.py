@@ -221,6 +221,10 @@ def compare_payload(deal: int, seat: int, live: bool) -> dict[str, Any]:
     }
 
 
+IFP_SCORING = {"format": "ifp-points", "column": "points", "heading": "Pts"}
+"""What the hub's standings, seat and projection payloads say of the default scoring format."""
+
+
 def standings_block(order: list[int], seat_numbers: Iterable[int] = range(1, 7)) -> dict[str, Any]:
     """order: team indexes from first to last; points and chips fall off down the table."""
     teams = []
@@ -477,6 +481,7 @@ def scripted_payloads() -> dict[str, dict[str, dict[str, Any]]]:
         "name": "IFP demo",
         "tables": [1, 2, 3, 4, 5, 6],
         "deals": {"total": 24, "complete": {"A": [1]}},
+        "scoring": dict(IFP_SCORING),
         "like_for_like": standings_block(order),
         "running": standings_block([3, 1, 0, 2, 5, 4]),
     }
@@ -487,7 +492,11 @@ def scripted_payloads() -> dict[str, dict[str, dict[str, Any]]]:
         topics["standings"] = copy.deepcopy(live_standings if live else public_standings)
         for s in range(1, 7):
             block = standings_block(order, [s])["seats"][0]
-            topics[f"seat:{s}"] = {"seat": s, "like_for_like": {"rows": block["rows"]}}
+            topics[f"seat:{s}"] = {
+                "seat": s,
+                "scoring": dict(IFP_SCORING),
+                "like_for_like": {"rows": block["rows"]},
+            }
             if live:
                 topics[f"seat:{s}"]["running"] = {"rows": block["rows"][::-1]}
         topics["table:1"] = table_payload(live)
@@ -506,6 +515,7 @@ def projection_payload() -> dict[str, Any]:
     """Live standings if table 1's hand (deal 3, flop) ended now: China from 4th to 2nd."""
     block = standings_block([3, 2, 0, 1, 5, 4])
     return {
+        "scoring": dict(IFP_SCORING),
         "hands": [
             {
                 "table": 1,

@@ -1,5 +1,6 @@
 import random
 import tomllib
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -7,7 +8,9 @@ import pytest
 from hub.configfile import load_config
 from hub.domain.config import ConfigError, DeckSource, KeyLines, key_path, parse_config
 from hub.domain.draw import cyclic_draw, is_cyclic, validate_draw
+from hub.domain.imp import WBF
 from hub.domain.schedule import random_deal_orders
+from hub.domain.scoring import ScoringFormat
 from hub.engine.core import Engine
 from tests.factories import config_data, make_decks
 
@@ -538,3 +541,99 @@ def test_engine_refuses_consoles_not_on_the_list():
     assert (wrong_table.ok, wrong_table.code) == (False, "unknown_console")
     assert engine.submit(event(1, "table1-backup"), 0).ok  # a listed console, its own table
     assert engine.submit(event(2, "table2"), 0).ok
+
+
+# -- [scoring] (issue 12.5) --------------------------------------------------------------------
+
+
+def test_scoring_defaults_to_ifp_points(tmp_path):
+    config = load_config(write(tmp_path, SMALL))
+    assert config.scoring == ScoringFormat()
+    assert config.scoring.name == "ifp-points"
+
+
+@pytest.mark.parametrize(
+    ("section", "expected"),
+    [
+        ('format = "chips"', ScoringFormat(name="chips")),
+        ('format = "imp"', ScoringFormat(name="imp", unit=1, unit_name="chips", scale=WBF)),
+        ('format = "imp"\nunit = "chips"', ScoringFormat(name="imp")),
+        ('format = "imp"\nunit = "big_blinds"', ScoringFormat("imp", 10, "big blinds")),
+        ('format = "imp"\nunit = 25', ScoringFormat("imp", 25, "25 chips")),
+        ('format = "ifp-points"', ScoringFormat()),
+    ],
+)
+def test_scoring_section(tmp_path, section, expected):
+    assert load_config(write(tmp_path, f"{SMALL}\n[scoring]\n{section}\n")).scoring == expected
+
+
+def test_imp_scale_file_is_read_relative_to_the_tournament_file(tmp_path):
+    (tmp_path / "scales").mkdir()
+    (tmp_path / "scales" / "bb.csv").write_text("0.5, 1\n2, 2\n", encoding="utf-8")
+    text = f'{SMALL}\n[scoring]\nformat = "imp"\nunit = "big_blinds"\nscale = "scales/bb.csv"\n'
+    scoring = load_config(write(tmp_path, text)).scoring
+    assert scoring.scale.steps == ((Fraction(1, 2), 1), (Fraction(2), 2))
+    assert scoring.scale.name == "scales/bb.csv"
+    assert scoring.unit == 10
+
+
+def test_the_sample_wbf_scale_file_loads_as_the_wbf_scale(tmp_path):
+    sample_scale = SAMPLE.parent / "imp-scale-wbf.csv"
+    (tmp_path / "wbf.csv").write_text(sample_scale.read_text(encoding="utf-8"), encoding="utf-8")
+    text = f'{SMALL}\n[scoring]\nformat = "imp"\nscale = "wbf.csv"\n'
+    assert load_config(write(tmp_path, text)).scoring.scale.steps == WBF.steps
+
+
+SCORING_LINE = SMALL.count("\n") + 2  # the line of "[scoring]" once appended after a blank
+
+
+@pytest.mark.parametrize(
+    ("section", "files", "expected"),
+    [
+        ('format = "bridge"', {}, "+1: scoring.format: expected one of 'ifp-points', 'imp', "
+         "'chips', got 'bridge'"),
+        ('format = "chips"\nunit = "chips"', {},
+         "+2: scoring.unit: only format 'imp' takes a unit"),
+        ('scale = "x.csv"', {}, "+1: scoring.scale: only format 'imp' takes a scale"),
+        ('format = "imp"\nunit = "bb"', {}, "+2: scoring.unit: expected 'chips', 'big_blinds' or "
+         "a number of chips >= 1, got 'bb'"),
+        ('format = "imp"\nunit = 0', {}, "+2: scoring.unit: expected 'chips', 'big_blinds' or "
+         "a number of chips >= 1, got 0"),
+        ('format = "imp"\nscale = "none.csv"', {}, "+2: scoring.scale: cannot read none.csv "
+         "(No such file or directory)"),
+        ('format = "imp"\nscale = "bad.csv"', {"bad.csv": "20, 1\n10, 2\n"},
+         "+2: scoring.scale: bad.csv: line 2: step 10 does not come after step 20"),
+        ('format = "imp"\nscale = "bin.csv"', {"bin.csv": b"\xff\xfe"},
+         "+2: scoring.scale: bin.csv is not UTF-8 text"),
+        ("formats = 1", {}, "+1: scoring.formats: unknown key (did you mean 'format'?)"),
+    ],
+)  # fmt: skip
+def test_bad_scoring_sections_name_line_key_and_problem(tmp_path, section, files, expected):
+    for name, content in files.items():
+        path = tmp_path / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    offset, message = expected.split(": ", 1)
+    line = SCORING_LINE + int(offset)
+    assert error_of(tmp_path, f"{SMALL}\n[scoring]\n{section}\n") == f"{line}: {message}"
+
+
+def test_a_scale_file_needs_a_reader():
+    data = tomllib.loads(f'{SMALL}\n[scoring]\nformat = "imp"\nscale = "x.csv"\n')
+    with pytest.raises(ConfigError, match="a scale file is read only when the tournament file is"):
+        parse_config(data, "memory")
+
+
+def test_the_samples_commented_scoring_block_loads_as_written(tmp_path):
+    text = SAMPLE.read_text(encoding="utf-8")
+    block = ["[scoring]", 'format = "imp"', 'unit = "big_blinds"', 'scale = "imp-scale-wbf.csv"']
+    for line in block:
+        assert f"# {line}" in text
+        text = text.replace(f"# {line}", line, 1)
+    scale = (SAMPLE.parent / "imp-scale-wbf.csv").read_text(encoding="utf-8")
+    (tmp_path / "imp-scale-wbf.csv").write_text(scale, encoding="utf-8")
+    scoring = load_config(write(tmp_path, text)).scoring
+    assert (scoring.name, scoring.unit, scoring.unit_name) == ("imp", 100, "big blinds")
+    assert scoring.scale.steps == WBF.steps

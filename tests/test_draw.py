@@ -1,4 +1,6 @@
+import itertools
 import random
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +13,7 @@ from hub.domain.draw import (
     make_draw,
     random_draw,
     relative_order,
+    uniform_latin_square,
     validate_draw,
 )
 
@@ -134,3 +137,94 @@ def test_sizes_must_match():
         make_draw("swiss", TEAMS, TABLES, 6, random.Random(0))
     with pytest.raises(DrawError, match="team ARG is not at table 1"):
         relative_order(with_changes(t1_2="XYZ"), 1, "ARG")
+
+
+# -- uniform over all Latin squares (issue 12.7) ----------------------------------------------
+
+
+def reduced(draw, teams, tables):
+    """The reduced form of a draw: columns (seats) ordered by the first table's teams, then
+    rows (tables) by their first seat. Each of the 4 reduced squares of order 4 stands for
+    exactly 4! x 3! = 144 of the 576 Latin squares, so a uniform draw hits each with 1/4."""
+    n = len(tables)
+    square = [[teams.index(draw[(t, s)]) for s in range(1, n + 1)] for t in tables]
+    columns = sorted(range(n), key=lambda c: square[0][c])
+    rows = sorted(([row[c] for c in columns] for row in square), key=lambda row: row[0])
+    return tuple(tuple(row) for row in rows)
+
+
+def chi_square(counts, cells, draws):
+    expected = draws / cells
+    return sum((counts.get(cell, 0) - expected) ** 2 / expected for cell in range(cells))
+
+
+def all_latin_squares(n):
+    """Every Latin square of order n by brute force (an oracle independent of the draw)."""
+    perms = list(itertools.permutations(range(n)))
+    out = []
+
+    def extend(rows):
+        if len(rows) == n:
+            out.append(tuple(rows))
+            return
+        for p in perms:
+            if all(p[c] != row[c] for row in rows for c in range(n)):
+                extend([*rows, p])
+
+    extend([])
+    return out
+
+
+def test_order_4_draws_hit_every_reduced_square_uniformly():
+    """Order 4 has 576 squares in two isotopy classes (432 of the cyclic group's, 144 of the
+    Klein group's); a draw isotopic to the cyclic square never reaches the Klein one."""
+    teams, tables = ["A", "B", "C", "D"], [1, 2, 3, 4]
+    squares = all_latin_squares(4)
+    assert len(squares) == 576
+    forms = sorted(
+        {
+            reduced(
+                {(t, s): teams[sq[t - 1][s - 1]] for t in tables for s in range(1, 5)},
+                teams,
+                tables,
+            )
+            for sq in squares
+        }
+    )
+    assert len(forms) == 4
+    rng = random.Random(20261123)
+    draws = 1200
+    seen = Counter(
+        forms.index(reduced(random_draw(teams, tables, 4, rng), teams, tables))
+        for _ in range(draws)
+    )
+    assert set(seen) == {0, 1, 2, 3}
+    # 3 degrees of freedom: 16.27 is the 0.1 % critical value.
+    assert chi_square(seen, 4, draws) < 16.27, seen
+
+
+def test_order_3_draws_hit_all_12_latin_squares_uniformly():
+    squares = all_latin_squares(3)
+    assert len(squares) == 12
+    rng = random.Random(7)
+    draws = 1200
+    seen = Counter(
+        squares.index(tuple(map(tuple, uniform_latin_square(3, rng)))) for _ in range(draws)
+    )
+    # 11 degrees of freedom: 31.26 is the 0.1 % critical value.
+    assert chi_square(seen, 12, draws) < 31.26, seen
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 10])
+def test_uniform_latin_square_is_a_latin_square_and_reproducible(n):
+    square = uniform_latin_square(n, random.Random(99))
+    assert all(sorted(row) == list(range(n)) for row in square)
+    assert all(sorted(column) == list(range(n)) for column in zip(*square, strict=True))
+    assert uniform_latin_square(n, random.Random(99)) == square
+
+
+def test_seeded_random_draws_are_reproducible():
+    one = make_draw("random", TEAMS, TABLES, 6, random.Random("event-7"))
+    two = make_draw("random", TEAMS, TABLES, 6, random.Random("event-7"))
+    assert one == two
+    validate_draw(one, TEAMS, TABLES, 6)

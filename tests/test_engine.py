@@ -442,3 +442,68 @@ def test_seq_out_of_range_is_bad_schema_and_changes_nothing(engine: Engine, seq:
     assert "seq" in (out.message or "") and not out.seq_advanced
     assert engine.sequencer.expected("table1") == 1
     assert engine.state.tables[1].current is None
+
+
+# ---------------------------------------------------------------- clearer refusals (issue 12.8)
+@pytest.mark.parametrize("field", ["amount", "seq", "deal", "seat", "table"])
+def test_a_too_large_integer_is_refused_as_too_large_with_the_limit(field: str) -> None:
+    raw = ev(1, 1, "bet", seat=1, amount=300, deal=1)
+    raw[field] = 2**60
+    with pytest.raises(Rejection) as info:
+        parse_event(raw)
+    assert info.value.code == "bad_schema"
+    assert info.value.message == (
+        f"field '{field}' is too large: at most 9007199254740991 (2^53 - 1), got {2**60}"
+    )
+
+
+def test_the_largest_integer_is_accepted_and_a_negative_one_is_below_the_minimum() -> None:
+    assert parse_event(ev(1, 1, "bet", seat=1, amount=2**53 - 1)).amount == 2**53 - 1
+    with pytest.raises(Rejection) as info:
+        parse_event(ev(1, 1, "bet", seat=1, amount=-1))
+    assert info.value.message == "field 'amount' must be at least 0, got -1"
+
+
+def test_undo_after_the_hand_ended_points_to_reopen(engine: Engine) -> None:
+    c1 = Console(engine, 1)
+    first = engine.config.deal_orders[1][0]
+    c1.ok("start", deal=first)
+    while (current := engine.state.tables[1].current) is not None:
+        seat = current.hand.to_act
+        assert seat is not None
+        c1.ok("fold", seat=seat)
+    out = c1.send("undo")
+    assert not out.ok
+    assert out.code == "hand_not_started"
+    assert out.ack["error"] == (
+        f"no hand is in progress at table 1: deal {first} has ended; "
+        f"send 'reopen' for deal {first} first, then 'undo'"
+    )
+    # What the refusal advises works: reopen, then undo.
+    c1.ok("reopen", deal=first)
+    c1.ok("undo")
+
+
+def test_undo_before_any_hand_still_says_only_that_no_hand_is_in_progress(engine: Engine) -> None:
+    out = Console(engine, 1).send("undo")
+    assert out.code == "hand_not_started"
+    assert out.ack["error"] == "no hand is in progress at table 1"
+
+
+def test_undo_naming_an_earlier_finished_deal_points_to_reopen_that_deal(engine: Engine) -> None:
+    c1 = Console(engine, 1)
+    first, second = engine.config.deal_orders[1][:2]
+    for deal in (first, second):
+        c1.ok("start", deal=deal)
+        while (current := engine.state.tables[1].current) is not None:
+            assert current.hand.to_act is not None
+            c1.ok("fold", seat=current.hand.to_act)
+    out = c1.send("undo", deal=first)
+    assert out.code == "hand_not_started"
+    assert out.ack["error"] == (
+        f"no hand is in progress at table 1: deal {first} has ended; "
+        f"send 'reopen' for deal {first} first, then 'undo'"
+    )
+    unplayed = engine.config.deal_orders[1][2]
+    out = c1.send("undo", deal=unplayed)
+    assert out.ack["error"] == "no hand is in progress at table 1"

@@ -161,6 +161,61 @@ def test_leaderboard_running_view_needs_live_payload(page: Page, feed: FakeFeed)
     expect(page.locator('[data-testid="view-label"]')).to_have_text("Like-for-like")
 
 
+IMP_SCORING = {
+    "format": "imp",
+    "column": "imps",
+    "heading": "IMPs",
+    "unit": "big blinds",
+    "unit_chips": 100,
+    "scale": "WBF",
+}
+
+
+def test_leaderboard_and_seat_follow_the_scoring_format(page: Page, feed: FakeFeed) -> None:
+    """Under IMP scoring the last column is headed IMPs and shows signed IMP totals, the unit
+    in the footer; under chips scoring the chips column makes way for the Chips column."""
+    standings = feed.payload("standings")
+    teams = standings["like_for_like"]["teams"]
+    for i, t in enumerate(teams):
+        del t["points"]
+        t["imps"] = 24 - 9 * i
+    seats = standings["like_for_like"]["seats"]
+    feed.push(
+        "standings",
+        {"scoring": IMP_SCORING, "like_for_like": {"teams": teams, "seats": seats}},
+    )
+    open_page(page, feed, "leaderboard.html")
+    expect(page.locator('[data-testid="score-heading"]')).to_have_text("IMPs")
+    for t in teams:
+        expect(row(page, t["team"]).locator('[data-testid="team-points"]')).to_have_text(
+            signed(t["imps"])
+        )
+    expect(page.locator('[data-testid="after-deals"]')).to_have_text(
+        "after 1 of 24 deals · IMPs in big blinds, WBF scale"
+    )
+    expect(page.locator('[data-testid="gfx"]')).to_have_attribute("data-scoring", "imp")
+    shot(page, "leaderboard-imp")
+
+    feed.push("standings", {"scoring": {"format": "chips", "column": "chips", "heading": "Chips"}})
+    expect(page.locator('[data-testid="score-heading"]')).to_have_text("Chips", timeout=FAST)
+    first = teams[0]
+    expect(row(page, first["team"]).locator('[data-testid="team-points"]')).to_have_text(
+        signed(first["chips"])
+    )
+    expect(row(page, first["team"]).locator('[data-testid="team-chips"]')).to_be_hidden()
+
+    rows = feed.payload("seat:3")["like_for_like"]["rows"]
+    for i, r in enumerate(rows):
+        del r["points"]
+        r["imps"] = 5 - 3 * i
+    feed.push("seat:3", {"scoring": IMP_SCORING, "like_for_like": {"rows": rows}})
+    page.goto(f"{feed.url}/overlays/seat.html?seat=3&slot=0")
+    expect(page.locator('[data-testid="score-heading"]')).to_have_text("IMPs", timeout=5000)
+    for r in rows:
+        loc = page.locator(f'[data-testid="seat-row"][data-table="{r["table"]}"]')
+        expect(loc.locator('[data-testid="seat-points"]')).to_have_text(signed(r["imps"]))
+
+
 def test_gap_triggers_resume(page: Page, feed: FakeFeed) -> None:
     open_page(page, feed, "ticker.html")
     items = feed.payload("ticker")["items"]

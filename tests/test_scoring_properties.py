@@ -1,4 +1,5 @@
-"""Property tests: the incremental scoreboard always equals a full recompute of its results."""
+"""Property tests: the incremental scoreboard always equals a full recompute of its results, in
+every scoring format, and each format's totals match a plain re-derivation."""
 
 from __future__ import annotations
 
@@ -8,15 +9,27 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hub.domain.scoring import VIEWS, Scoreboard, ScoringLayout, full_recompute
+from hub.domain.imp import ImpScale
+from hub.domain.scoring import VIEWS, Scoreboard, ScoringFormat, ScoringLayout, full_recompute
 
 Result = dict[int, int] | None
 Op = tuple[str, int, int, Result]  # ("set" | "check", table, deal, result)
 
 
+# A scale with small steps, so that the small chip-scores below move IMPs often.
+FINE = ImpScale(((Fraction(1), 1), (Fraction(5, 2), 2), (Fraction(6), 3), (Fraction(15), 4)))
+FORMATS = [
+    ScoringFormat(),
+    ScoringFormat(name="imp"),
+    ScoringFormat(name="imp", unit=3, unit_name="3 chips", scale=FINE),
+    ScoringFormat(name="chips"),
+]
+
+
 @st.composite
-def layouts(draw: st.DrawFn) -> ScoringLayout:
+def layouts(draw: st.DrawFn, formats: list[ScoringFormat] = FORMATS[:1]) -> ScoringLayout:
     """1-3 groups of 1-4 tables, 2-4 seats; teams seated cyclically within each group."""
+    scoring = draw(st.sampled_from(formats))
     seats = draw(st.integers(2, 4))
     sizes = draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
     groups: dict[str, tuple[int, ...]] = {}
@@ -32,7 +45,9 @@ def layouts(draw: st.DrawFn) -> ScoringLayout:
                 team = f"G{g}T{(i + seat) % size}"
                 holder[(t, seat)] = team
                 players[(t, seat)] = f"{team}s{seat}"
-    return ScoringLayout(groups=groups, seats=seats, holder=holder, players=players)
+    return ScoringLayout(
+        groups=groups, seats=seats, holder=holder, players=players, scoring=scoring
+    )
 
 
 def zero_sum(seats: int) -> st.SearchStrategy[dict[int, int]]:
@@ -45,8 +60,10 @@ def zero_sum(seats: int) -> st.SearchStrategy[dict[int, int]]:
 
 
 @st.composite
-def scenarios(draw: st.DrawFn) -> tuple[ScoringLayout, list[Op]]:
-    layout = draw(layouts())
+def scenarios(
+    draw: st.DrawFn, formats: list[ScoringFormat] = FORMATS[:1]
+) -> tuple[ScoringLayout, list[Op]]:
+    layout = draw(layouts(formats))
     tables = [t for ts in layout.groups.values() for t in ts]
     op = st.tuples(
         st.sampled_from(["set", "set", "set", "remove", "check"]),
@@ -135,3 +152,107 @@ def check_points(board: Scoreboard) -> None:
             for row in rows:
                 better = sum((o.points, o.chips) > (row.points, row.chips) for o in rows)
                 assert row.rank == better + 1
+
+
+Model = dict[tuple[int, int], dict[int, int]]
+
+
+def play(board: Scoreboard, ops: list[Op]) -> Model:
+    model: Model = {}
+    for kind, table, deal, result in ops:
+        if kind == "check":
+            assert_same_as_recompute(board, model)
+            continue
+        board.set_result(table, deal, result)
+        if result is None:
+            model.pop((table, deal), None)
+        else:
+            model[(table, deal)] = result
+    return model
+
+
+@settings(max_examples=200, deadline=None)
+@given(scenarios(FORMATS[1:]))
+def test_imp_and_chips_incremental_equals_full_recompute(
+    scenario: tuple[ScoringLayout, list[Op]],
+) -> None:
+    layout, ops = scenario
+    board = Scoreboard(layout)
+    model = play(board, ops)
+    assert_same_as_recompute(board, model)
+    if layout.scoring.name == "imp":
+        check_imps(board, model)
+    else:
+        check_chips(board)
+
+
+@settings(max_examples=100, deadline=None)
+@given(scenarios(FORMATS[1:]))
+def test_imp_and_chips_recomputed_board_keeps_working_incrementally(
+    scenario: tuple[ScoringLayout, list[Op]],
+) -> None:
+    layout, ops = scenario
+    half = len(ops) // 2
+    model = play(Scoreboard(layout), [op for op in ops[:half] if op[0] != "check"])
+    board = full_recompute(layout, model)
+    for _kind, table, deal, result in ops[half:]:
+        board.set_result(table, deal, result)
+        if result is None:
+            model.pop((table, deal), None)
+        else:
+            model[(table, deal)] = result
+    assert_same_as_recompute(board, model)
+
+
+def check_imps(board: Scoreboard, model: Model) -> None:
+    """IMP totals re-derived from the results with the definition: each counted (table, deal)
+    against the average of the same seat at the group's other tables that counted the deal
+    (like-for-like: complete deals only), in the format's unit, through its scale."""
+    scoring = board.layout.scoring
+    for view in VIEWS:
+        expected: dict[tuple[int, int], int] = {}
+        for tables in board.layout.groups.values():
+            deals = {deal for (table, deal) in model if table in tables}
+            for deal in deals:
+                counted = [t for t in tables if (t, deal) in model]
+                if view == "like_for_like" and len(counted) < len(tables):
+                    continue
+                for t in counted:
+                    for seat, chips in model[(t, deal)].items():
+                        others = [model[(o, deal)][seat] for o in counted if o != t]
+                        imps = 0
+                        if others:
+                            average = Fraction(sum(others), len(others))
+                            imps = scoring.scale.imps((chips - average) / scoring.unit)
+                        expected[(t, seat)] = expected.get((t, seat), 0) + imps
+        for block in board.seats(view):
+            for row in block.rows:
+                assert row.imps == expected.get((row.table, block.seat), 0)
+                assert row.points is None
+                assert row.rank == 1 + sum(o.imps > row.imps for o in block.rows)  # type: ignore[operator]
+        check_teams(board, view, "imps")
+
+
+def check_chips(board: Scoreboard) -> None:
+    for view in VIEWS:
+        for block in board.seats(view):
+            for row in block.rows:
+                assert row.points is None and row.imps is None
+                assert row.rank == 1 + sum(o.chips > row.chips for o in block.rows)
+        check_teams(board, view, "chips")
+
+
+def check_teams(board: Scoreboard, view: str, column: str) -> None:
+    """A team's total is the sum of its players' rows; teams rank by it, then by chips."""
+    totals: dict[str, list[int]] = {}
+    for block in board.seats(view):  # type: ignore[arg-type]
+        for row in block.rows:
+            total = totals.setdefault(row.team, [0, 0])
+            total[0] += getattr(row, column)
+            total[1] += row.chips
+    rows = board.standings(view)  # type: ignore[arg-type]
+    assert {row.team: [getattr(row, column), row.chips] for row in rows} == totals
+    for row in rows:
+        mine = (getattr(row, column), row.chips)
+        better = sum((getattr(o, column), o.chips) > mine for o in rows if o.group == row.group)
+        assert row.rank == better + 1

@@ -61,6 +61,13 @@ File shape (see ``samples/ifp6.toml``)::
       { minutes = 40, name = "Last level" },
     ]
 
+    [scoring]                  # optional; without it: IFP points
+    format = "imp"             # "ifp-points" (default), "imp" or "chips"
+    unit = "big_blinds"        # imp only (default "chips"): what the IMP difference counts,
+                               # "chips", "big_blinds" or a number of chips
+    scale = "imp-scale.csv"    # imp only (default: the WBF scale): an IMP scale file, relative
+                               # to this file (format in hub/domain/imp.py and docs/rules.md)
+
     [consoles]                 # optional allow-list: console name -> the one table it writes
     "table1" = 1               # names follow the rule of ids; tables must be in a group;
     "table1-backup" = 1        # a table may have several consoles (e.g. a backup pad)
@@ -68,8 +75,9 @@ File shape (see ``samples/ifp6.toml``)::
                                # it, the engine refuses other consoles (``unknown_console``)
 
 Generated draws and schedules need a seed: the hub must get the same seats every time it
-reads the file. ``parse_config`` is pure (it takes the parsed data, and the source text only
-to number lines); ``hub.configfile.load_config`` reads the file.
+reads the file. ``parse_config`` is pure (it takes the parsed data, the source text only to
+number lines, and a function that reads the files the configuration names, such as an IMP
+scale); ``hub.configfile.load_config`` reads the file.
 """
 
 from __future__ import annotations
@@ -77,13 +85,14 @@ from __future__ import annotations
 import difflib
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, NoReturn
 
 from hub.domain.clock import ON_TIME_UP, ClockSpec, Level
 from hub.domain.draw import Draw, DrawError, make_draw, validate_draw
+from hub.domain.imp import ScaleError, parse_scale
 from hub.domain.schedule import (
     ScheduleError,
     default_buttons,
@@ -92,6 +101,7 @@ from hub.domain.schedule import (
     validate_buttons,
     validate_deal_orders,
 )
+from hub.domain.scoring import DEFAULT_SCORING, FORMATS, ScoringFormat
 
 BETTING = ("pot-limit", "no-limit")
 MAX_SEATS = 10
@@ -162,6 +172,7 @@ class TournamentConfig:
     release_delay: float = 0.0
     consoles: Mapping[str, int] | None = None  # console name -> its table; None: any console
     clock: ClockSpec | None = None  # the session clock; None: no clock
+    scoring: ScoringFormat = DEFAULT_SCORING
 
     @property
     def cap(self) -> int:
@@ -220,14 +231,24 @@ class TournamentConfig:
         return self.group_of_team(team).tables[index]
 
 
+ReadFile = Callable[[str], str]
+"""Reads a file the configuration names (its path as written) and returns its text; raises
+``OSError`` when it cannot."""
+
+
 def parse_config(
-    data: Mapping[str, Any], source: str = "<config>", text: str | None = None
+    data: Mapping[str, Any],
+    source: str = "<config>",
+    text: str | None = None,
+    read_file: ReadFile | None = None,
 ) -> TournamentConfig:
     """Check parsed TOML data and build the configuration (pure).
 
     ``text`` is the TOML source ``data`` was parsed from; given, errors carry line numbers.
+    ``read_file`` reads the files the configuration names (an IMP scale); without it, naming
+    one is an error.
     """
-    return _Parser(source, text).parse(data)
+    return _Parser(source, text, read_file).parse(data)
 
 
 def _show(value: Any) -> str:
@@ -236,9 +257,10 @@ def _show(value: Any) -> str:
 
 
 class _Parser:
-    def __init__(self, source: str, text: str | None = None) -> None:
+    def __init__(self, source: str, text: str | None = None, read: ReadFile | None = None) -> None:
         self.source = source
         self.source_text = text
+        self.read = read
 
     def fail(self, key: str, problem: str) -> NoReturn:
         # The text is only scanned for lines once there is an error to place.
@@ -306,7 +328,7 @@ class _Parser:
             dict(data),
             "",
             ["tournament", "teams", "groups", "draw"],
-            ["schedule", "decks", "consoles", "clock"],
+            ["schedule", "decks", "consoles", "clock", "scoring"],
         )
         t = self.table(
             root["tournament"],
@@ -342,6 +364,7 @@ class _Parser:
         decks = self.decks(root["decks"]) if "decks" in root else None
         consoles = self.consoles(root["consoles"], tables) if "consoles" in root else None
         clock = self.clock(root["clock"]) if "clock" in root else None
+        scoring = self.scoring(root["scoring"], bb) if "scoring" in root else DEFAULT_SCORING
         return TournamentConfig(
             id=tid,
             name=name,
@@ -360,6 +383,7 @@ class _Parser:
             release_delay=float(delay),
             consoles=consoles,
             clock=clock,
+            scoring=scoring,
         )
 
     def clock(self, value: Any) -> ClockSpec:
@@ -572,6 +596,45 @@ class _Parser:
             return DeckSource(file=self.text(d["file"], "decks.file"))
         seed = self.seed(d["rehearsal_seed"], "decks.rehearsal_seed")
         return DeckSource(rehearsal_seed=str(seed))
+
+    def scoring(self, value: Any, big_blind: int) -> ScoringFormat:
+        d = self.table(value, "scoring", [], ["format", "unit", "scale"])
+        name = d.get("format", "ifp-points")
+        if name not in FORMATS:
+            expected = ", ".join(repr(f) for f in FORMATS)
+            self.fail("scoring.format", f"expected one of {expected}, got {_show(name)}")
+        if name != "imp":
+            for key in ("unit", "scale"):
+                if key in d:
+                    self.fail(f"scoring.{key}", f"only format 'imp' takes a {key}")
+            return ScoringFormat(name=name)
+        unit_value = d.get("unit", "chips")
+        if unit_value == "chips":
+            unit, unit_name = 1, "chips"
+        elif unit_value == "big_blinds":
+            unit, unit_name = big_blind, "big blinds"
+        elif isinstance(unit_value, int) and not isinstance(unit_value, bool) and unit_value >= 1:
+            unit, unit_name = unit_value, f"{unit_value} chips"
+        else:
+            self.fail(
+                "scoring.unit",
+                "expected 'chips', 'big_blinds' or a number of chips >= 1, "
+                f"got {_show(unit_value)}",
+            )
+        if "scale" not in d:
+            return ScoringFormat(name="imp", unit=unit, unit_name=unit_name)
+        path = self.text(d["scale"], "scoring.scale")
+        if self.read is None:
+            self.fail("scoring.scale", "a scale file is read only when the tournament file is")
+        try:
+            scale = parse_scale(self.read(path), path)
+        except OSError as exc:
+            self.fail("scoring.scale", f"cannot read {path} ({exc.strerror or exc})")
+        except UnicodeDecodeError:
+            self.fail("scoring.scale", f"{path} is not UTF-8 text")
+        except ScaleError as exc:
+            self.fail("scoring.scale", f"{path}: {exc}")
+        return ScoringFormat(name="imp", unit=unit, unit_name=unit_name, scale=scale)
 
     def consoles(self, value: Any, tables: Sequence[int]) -> dict[str, int]:
         entries = self.mapping(value, "consoles")

@@ -1,9 +1,18 @@
-"""IFP scoring kept up to date one hand result at a time, in a running and a like-for-like view.
+"""Scoring kept up to date one hand result at a time, in a running and a like-for-like view.
 
-Within a group, the players holding the same seat position (one per table) are ranked by total
-chip-score and earn N..1 points (N = tables in the group); tied players share the average of the
-points of the places they occupy. A team's points are the sum over seats; teams rank by points,
-then aggregate chip-score, then share the rank.
+Three formats (``ScoringFormat``, from the ``[scoring]`` section of the tournament file):
+
+* ``ifp-points`` (the default): within a group, the players holding the same seat position (one
+  per table) are ranked by total chip-score and earn N..1 points (N = tables in the group); tied
+  players share the average of the points of the places they occupy. A team's points are the
+  sum over seats; teams rank by points, then aggregate chip-score, then share the rank.
+* ``imp``: on every deal, each seat's chip-score is compared with the average of the same seat
+  on the same deal at the other tables of its group that counted it; the difference, in the
+  format's unit (chips, big blinds), becomes IMPs by an IMP scale (``hub.domain.imp``). Players
+  rank within their seat position by IMPs; a team's IMPs are the sum of its players'; teams rank
+  by IMPs, then aggregate chip-score, then share the rank.
+* ``chips``: players rank within their seat position by chip-score, teams by aggregate
+  chip-score (equal: shared rank).
 
 Two views are kept at all times because tables play the deals in different orders:
 
@@ -11,7 +20,9 @@ Two views are kept at all times because tables play the deals in different order
 * ``like_for_like``: only the deals counted at every table of the group (the fair comparison).
 
 A change costs O(seats x tables of one group), never O(tournament): totals are kept per
-(view, table, seat), and a ranking is recomputed only when one of its totals changed.
+(view, table, seat), and a ranking is recomputed only when one of its totals changed. (Under
+``imp`` a result moves the IMPs of every table of its deal, so the deal's IMPs are recomputed:
+still one group's tables.)
 
 Points are exact: ``fractions.Fraction`` in the dataclasses (a tie of an even number of players
 shares a half point); ``as_dict()`` turns them into JSON numbers, an ``int`` when whole, else a
@@ -25,8 +36,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal, TypeAlias
 
+from hub.domain.imp import WBF, ImpScale
+
 View: TypeAlias = Literal["running", "like_for_like"]
 VIEWS: tuple[View, ...] = ("running", "like_for_like")
+Format: TypeAlias = Literal["ifp-points", "imp", "chips"]
+FORMATS: tuple[Format, ...] = ("ifp-points", "imp", "chips")
 
 JsonNumber: TypeAlias = int | float
 
@@ -36,6 +51,70 @@ def json_number(value: Fraction) -> JsonNumber:
     if value.denominator == 1:
         return value.numerator
     return round(float(value), 4)
+
+
+@dataclass(frozen=True)
+class ScoringFormat:
+    """How standings are scored; see the module docstring for the three formats.
+
+    For ``imp``: ``unit`` is the chips in one unit the difference is measured in (1 for chips,
+    the big blind for big blinds), ``unit_name`` its name for people, ``scale`` the IMP scale.
+    """
+
+    name: Format = "ifp-points"
+    unit: int = 1
+    unit_name: str = "chips"
+    scale: ImpScale = WBF
+
+    def __post_init__(self) -> None:
+        if self.name not in FORMATS:
+            raise ValueError(f"unknown scoring format {self.name!r} (expected one of {FORMATS})")
+        if self.unit < 1:
+            raise ValueError(f"the IMP unit must be at least 1 chip, not {self.unit}")
+
+    @property
+    def column(self) -> str:
+        """The row field that ranks: ``points``, ``imps`` or ``chips``."""
+        return {"ifp-points": "points", "imp": "imps", "chips": "chips"}[self.name]
+
+    def describe(self) -> dict[str, Any]:
+        """What the standings payloads say of the format (overlays pick column and heading)."""
+        heading = {"ifp-points": "Pts", "imp": "IMPs", "chips": "Chips"}[self.name]
+        out: dict[str, Any] = {"format": self.name, "column": self.column, "heading": heading}
+        if self.name == "imp":
+            out.update(unit=self.unit_name, unit_chips=self.unit, scale=self.scale.name)
+        return out
+
+
+DEFAULT_SCORING = ScoringFormat()
+"""IFP points: the format when the tournament file names none."""
+
+
+def deal_imps(
+    results: Mapping[int, Mapping[int, int]], scoring: ScoringFormat
+) -> dict[int, dict[int, int]]:
+    """Every table's IMPs on one deal: table -> seat -> IMPs, from table -> seat -> chip-score
+    of the tables of one group that counted the deal.
+
+    A seat's difference is its chip-score minus the average chip-score of the same seat at the
+    other tables, divided by the unit (exact fractions, no rounding before the scale); a table
+    alone on the deal has nobody to compare with and scores 0.
+    """
+    others = len(results) - 1
+    if others < 1:
+        return {table: dict.fromkeys(result, 0) for table, result in results.items()}
+    sums: dict[int, int] = {}
+    for result in results.values():
+        for seat, chips in result.items():
+            sums[seat] = sums.get(seat, 0) + chips
+    scale, unit = scoring.scale, scoring.unit
+    return {
+        table: {
+            seat: scale.imps(Fraction(chips * others - (sums[seat] - chips), others * unit))
+            for seat, chips in result.items()
+        }
+        for table, result in results.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -50,6 +129,7 @@ class ScoringLayout:
     seats: int
     holder: Mapping[tuple[int, int], str]
     players: Mapping[tuple[int, int], str]
+    scoring: ScoringFormat = DEFAULT_SCORING
 
     def __post_init__(self) -> None:
         if self.seats < 1:
@@ -73,7 +153,8 @@ class ScoringLayout:
         Expects ``config.groups`` (a mapping of group id to an object with ``.tables``, or a
         sequence of such objects with ``.id``), ``config.seats`` and
         ``config.seat_holder(table, seat) -> (team, player)`` where ``team.id`` is the team id
-        and ``player`` a name (or an object with ``.name``).
+        and ``player`` a name (or an object with ``.name``); ``config.scoring`` (a
+        ``ScoringFormat``) when it has one.
         """
         groups_in = config.groups
         pairs: Iterable[tuple[Any, Any]]
@@ -93,19 +174,31 @@ class ScoringLayout:
                     players[(table, seat)] = (
                         player if isinstance(player, str) else str(getattr(player, "name", player))
                     )
-        return cls(groups=groups, seats=seats, holder=holder, players=players)
+        scoring = getattr(config, "scoring", None) or DEFAULT_SCORING
+        return cls(groups=groups, seats=seats, holder=holder, players=players, scoring=scoring)
+
+
+def _format_fields(points: Fraction | None, imps: int | None) -> dict[str, Any]:
+    """A row's format-specific totals: ``points`` (ifp-points), ``imps`` (imp), or none."""
+    out: dict[str, Any] = {}
+    if points is not None:
+        out["points"] = json_number(points)
+    if imps is not None:
+        out["imps"] = imps
+    return out
 
 
 @dataclass(frozen=True)
 class SeatRow:
-    """One player's line in a seat ranking."""
+    """One player's line in a seat ranking (``points`` under ifp-points, ``imps`` under imp)."""
 
     table: int
     team: str
     player: str
     chips: int
-    points: Fraction
+    points: Fraction | None
     rank: int
+    imps: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -113,7 +206,7 @@ class SeatRow:
             "team": self.team,
             "player": self.player,
             "chips": self.chips,
-            "points": json_number(self.points),
+            **_format_fields(self.points, self.imps),
             "rank": self.rank,
         }
 
@@ -132,20 +225,22 @@ class SeatStanding:
 
 @dataclass(frozen=True)
 class TeamStanding:
-    """One team's line in its group: IFP points, aggregate chip-score, shared rank."""
+    """One team's line in its group: its format's total (IFP points or IMPs), aggregate
+    chip-score, shared rank."""
 
     group: str
     team: str
     rank: int
-    points: Fraction
+    points: Fraction | None
     chips: int
+    imps: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "group": self.group,
             "team": self.team,
             "rank": self.rank,
-            "points": json_number(self.points),
+            **_format_fields(self.points, self.imps),
             "chips": self.chips,
         }
 
@@ -171,18 +266,45 @@ def ifp_ranking(chips: Mapping[int, int]) -> list[tuple[int, int, Fraction, int]
     return ranked
 
 
+def plain_ranking(scores: Mapping[int, int]) -> list[tuple[int, int, int]]:
+    """Rank players (key -> total) by total, best first: ``(key, total, rank)``; a tie shares
+    the rank of its first place (competition ranking) and is listed by key."""
+    order = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    ranked: list[tuple[int, int, int]] = []
+    for i, (key, total) in enumerate(order):
+        rank = ranked[-1][2] if ranked and ranked[-1][1] == total else i + 1
+        ranked.append((key, total, rank))
+    return ranked
+
+
 def rank_teams(
-    group: str, points: Mapping[str, Fraction], chips: Mapping[str, int]
+    group: str,
+    points: Mapping[str, Fraction],
+    chips: Mapping[str, int],
+    scoring: Format = "ifp-points",
 ) -> tuple[TeamStanding, ...]:
-    """Teams by points, then aggregate chips; equal on both -> shared rank, then by team id."""
+    """Teams by their format's total (``points``: IFP points or IMPs; unused under chips),
+    then aggregate chips; equal on both -> shared rank, then by team id."""
+    if scoring == "chips":
+        points = dict.fromkeys(chips, Fraction(0))
     order = sorted(points, key=lambda team: (-points[team], -chips[team], team))
     rows: list[TeamStanding] = []
+    previous: tuple[Fraction, int] | None = None
     for i, team in enumerate(order):
-        if rows and (rows[-1].points, rows[-1].chips) == (points[team], chips[team]):
-            rank = rows[-1].rank
-        else:
-            rank = i + 1
-        rows.append(TeamStanding(group, team, rank, points[team], chips[team]))
+        key = (points[team], chips[team])
+        rank = rows[-1].rank if rows and previous == key else i + 1
+        previous = key
+        total = points[team]
+        rows.append(
+            TeamStanding(
+                group,
+                team,
+                rank,
+                total if scoring == "ifp-points" else None,
+                chips[team],
+                int(total) if scoring == "imp" else None,
+            )
+        )
     return tuple(rows)
 
 
@@ -209,6 +331,13 @@ class Scoreboard:
         self._seat_cache: dict[tuple[View, str, int], SeatStanding] = {}
         self._team_cache: dict[tuple[View, str], tuple[TeamStanding, ...]] = {}
         self.rankings_computed = 0
+        self.scoring = layout.scoring
+        # imp: view -> table -> seat -> total IMPs, and each counted deal's IMPs per table.
+        self._imps: dict[View, dict[int, dict[int, int]]] = {
+            view: {t: dict.fromkeys(self._seat_numbers, 0) for t in self._group_of}
+            for view in VIEWS
+        }
+        self._deal_imps: dict[tuple[str, int], dict[int, dict[int, int]]] = {}
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -252,6 +381,41 @@ class Scoreboard:
             for other in self.layout.groups[group]:
                 gone = old if other == table else self._results[(other, deal)]
                 self._apply("like_for_like", group, other, gone, None)
+        if self.scoring.name == "imp":
+            self._move_imps(group, deal, complete_before, complete_now)
+
+    def _move_imps(self, group: str, deal: int, was_complete: bool, now_complete: bool) -> None:
+        """Recompute one deal's IMPs at every table of its group (a result there moves them
+        all) and move the totals: running by the change, like-for-like out and back in."""
+        tables = self.layout.groups[group]
+        old = self._deal_imps.pop((group, deal), {})
+        counted = {t: self._results[(t, deal)] for t in tables if (t, deal) in self._results}
+        new = deal_imps(counted, self.scoring)
+        if new:
+            self._deal_imps[(group, deal)] = new
+        for table in tables:
+            before, after = old.get(table), new.get(table)
+            self._apply_imps("running", group, table, before, after)
+            if was_complete:
+                self._apply_imps("like_for_like", group, table, before, None)
+            if now_complete:
+                self._apply_imps("like_for_like", group, table, None, after)
+
+    def _apply_imps(
+        self,
+        view: View,
+        group: str,
+        table: int,
+        old: Mapping[int, int] | None,
+        new: Mapping[int, int] | None,
+    ) -> None:
+        totals = self._imps[view][table]
+        for seat in self._seat_numbers:
+            delta = (new[seat] if new else 0) - (old[seat] if old else 0)
+            if delta:
+                totals[seat] += delta
+                self._seat_cache.pop((view, group, seat), None)
+                self._team_cache.pop((view, group), None)
 
     def _normalise(self, result: Mapping[int, int]) -> dict[int, int]:
         for seat, chips in result.items():
@@ -320,9 +484,10 @@ class Scoreboard:
             chips: dict[str, int] = {}
             for seat in self._seat_numbers:
                 for row in self.seat_standing(view, group, seat).rows:
-                    points[row.team] = points.get(row.team, Fraction(0)) + row.points
+                    score = row.points if row.points is not None else Fraction(row.imps or 0)
+                    points[row.team] = points.get(row.team, Fraction(0)) + score
                     chips[row.team] = chips.get(row.team, 0) + row.chips
-            cached = rank_teams(group, points, chips)
+            cached = rank_teams(group, points, chips, self.scoring.name)
             self._team_cache[key] = cached
         return cached
 
@@ -351,19 +516,34 @@ class Scoreboard:
 
     def _rank_seat(self, view: View, group: str, seat: int) -> SeatStanding:
         self.rankings_computed += 1
+        tables = self.layout.groups[group]
         totals = self._totals[view]
-        chips = {table: totals[table][seat] for table in self.layout.groups[group]}
-        rows = tuple(
-            SeatRow(
-                table=table,
-                team=self.layout.holder[(table, seat)],
-                player=self.layout.players[(table, seat)],
-                chips=total,
-                points=points,
-                rank=rank,
+        chips = {table: totals[table][seat] for table in tables}
+        holder, players = self.layout.holder, self.layout.players
+        if self.scoring.name == "ifp-points":
+            rows = tuple(
+                SeatRow(table, holder[(table, seat)], players[(table, seat)], total, points, rank)
+                for table, total, points, rank in ifp_ranking(chips)
             )
-            for table, total, points, rank in ifp_ranking(chips)
-        )
+        elif self.scoring.name == "imp":
+            imps = {table: self._imps[view][table][seat] for table in tables}
+            rows = tuple(
+                SeatRow(
+                    table,
+                    holder[(table, seat)],
+                    players[(table, seat)],
+                    chips[table],
+                    None,
+                    rank,
+                    imps=total,
+                )
+                for table, total, rank in plain_ranking(imps)
+            )
+        else:
+            rows = tuple(
+                SeatRow(table, holder[(table, seat)], players[(table, seat)], total, None, rank)
+                for table, total, rank in plain_ranking(chips)
+            )
         return SeatStanding(group, seat, rows)
 
 
@@ -388,9 +568,20 @@ def full_recompute(
         for seat, chips in result.items():
             board._totals["running"][table][seat] += chips
     for (group, deal), count in board._tables_counted.items():
-        if count == len(layout.groups[group]):
+        complete = count == len(layout.groups[group])
+        if complete:
             board._complete[group].add(deal)
             for table in layout.groups[group]:
                 for seat, chips in normalised[(table, deal)].items():
                     board._totals["like_for_like"][table][seat] += chips
+        if layout.scoring.name == "imp":
+            counted = {
+                t: normalised[(t, deal)] for t in layout.groups[group] if (t, deal) in normalised
+            }
+            imps = deal_imps(counted, layout.scoring)
+            board._deal_imps[(group, deal)] = imps
+            for view in ("running", "like_for_like") if complete else ("running",):
+                for table, row in imps.items():
+                    for seat, value in row.items():
+                        board._imps[view][table][seat] += value
     return board

@@ -78,8 +78,10 @@ def _int(raw: Mapping[str, Any], name: str, *, low: int = 0) -> int:
     value = raw[name]
     if isinstance(value, bool) or not isinstance(value, int):
         raise _bad(f"field '{name}' must be an integer, got {type(value).__name__}")
-    if not low <= value < MAX_INT:
+    if value < low:
         raise _bad(f"field '{name}' must be at least {low}, got {value}")
+    if value >= MAX_INT:
+        raise _bad(f"field '{name}' is too large: at most {MAX_INT - 1} (2^53 - 1), got {value}")
     return value
 
 

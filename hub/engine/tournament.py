@@ -329,6 +329,17 @@ class TournamentState:
         )
 
     def _on_undo(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        if event.deal is not None:
+            ended = event.deal if event.deal in table.hands else None
+        else:
+            ended = table.last_finished
+        if table.current is None and ended is not None:
+            # undo only reaches into the hand in progress; a finished hand is reopened first.
+            raise Rejection(
+                "hand_not_started",
+                f"no hand is in progress at table {table.table}: deal {ended} has ended; "
+                f"send 'reopen' for deal {ended} first, then 'undo'",
+            )
         current = self._current(table, event)
         if not current.inputs:
             # Undoing the start itself: the deal goes back to not played.

@@ -47,6 +47,7 @@ def standings_payload(
         "name": config.name,
         "tables": list(config.tables),
         "deals": {"total": config.deals, "complete": complete},
+        "scoring": board.scoring.describe(),
     }
     for view in views:
         block = scores[view]
@@ -58,7 +59,7 @@ def standings_payload(
 
 
 def seat_payload(standings: dict[str, Any], seat: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"seat": seat}
+    out: dict[str, Any] = {"seat": seat, "scoring": standings["scoring"]}
     for view in ("like_for_like", "running"):
         if view in standings:
             rows = [
@@ -446,6 +447,7 @@ def projection_payload(state: TournamentState, board: Scoreboard) -> dict[str, A
     running = board.view_as_dict("running")
     return {
         "hands": hands,
+        "scoring": board.scoring.describe(),
         "teams": [{**row, **info[row["team"]]} for row in running["teams"]],
         "seats": running["seats"],
     }

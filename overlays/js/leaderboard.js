@@ -1,12 +1,15 @@
 // Team standings overlay: like-for-like by default (the only view public feeds carry),
 // `view=running` for commentator/operator tokens. Rows reorder with FLIP; movement arrows
-// compare each team's rank with the previous update.
+// compare each team's rank with the previous update. The last column is the scoring format's
+// total (`standings.scoring`: IFP points, IMPs, or chips alone).
 import { mountOverlay } from './duplicast.js';
 import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle, unscored } from './ui.js';
 
 const groupsEl = document.querySelector('[data-testid="groups"]');
 const viewLabel = document.querySelector('[data-testid="view-label"]');
 const afterEl = document.querySelector('[data-testid="after-deals"]');
+const gfx = document.querySelector('[data-testid="gfx"]');
+const headingEl = document.querySelector('[data-testid="score-heading"]');
 const rows = new Map(); // key -> row element
 const sections = new Map(); // group -> list element
 let prevRanks = new Map();
@@ -18,7 +21,7 @@ function keyOf(t) {
 }
 
 /** A team's row; `open`: its group has no scores yet (no rank, no points, shown as "–"). */
-function rowFor(t, open) {
+function rowFor(t, column, open) {
   const key = keyOf(t);
   let row = rows.get(key);
   if (!row) {
@@ -44,7 +47,7 @@ function rowFor(t, open) {
   const chips = row.querySelector('.chips');
   setText(chips, fmtSigned(t.chips));
   chips.className = `chips num ${signClass(t.chips)}`;
-  setText(row.querySelector('.points'), open ? '\u2013' : fmtPoints(t.points));
+  setText(row.querySelector('.points'), open ? '\u2013' : column === 'points' ? fmtPoints(t.points) : fmtSigned(t[column]));
   return row;
 }
 
@@ -54,6 +57,9 @@ function render({ sel, states }) {
   const wantRunning = sel.view === 'running' && s.running && s.running.teams;
   const view = wantRunning ? 'running' : 'like_for_like';
   const block = s[view] || {};
+  const scoring = s.scoring || { format: 'ifp-points', column: 'points', heading: 'Pts' };
+  if (gfx.dataset.scoring !== scoring.format) gfx.dataset.scoring = scoring.format;
+  if (headingEl.textContent !== scoring.heading) headingEl.textContent = scoring.heading;
   let teams = [...(block.teams || [])];
   if (sel.group !== null && sel.group !== undefined) teams = teams.filter((t) => String(t.group) === String(sel.group));
   const open = new Set([...new Set(teams.map((t) => String(t.group)))]
@@ -96,7 +102,7 @@ function render({ sel, states }) {
     const members = teams.filter((t) => String(t.group) === g);
     const keep = new Set(members.map(keyOf));
     flip(list, (n) => n.dataset.key, () => {
-      for (const t of members) list.append(rowFor(t, open.has(g)));
+      for (const t of members) list.append(rowFor(t, scoring.column, open.has(g)));
       for (const n of [...list.children]) {
         if (!keep.has(n.dataset.key)) {
           n.remove();
@@ -113,6 +119,7 @@ function render({ sel, states }) {
     const text = `after ${n}${total ? ` of ${total}` : ''} deal${n === 1 && !total ? '' : 's'}`;
     return groups.length > 1 ? `Group ${g} ${text}` : text;
   });
+  if (scoring.unit) parts.push(`IMPs in ${scoring.unit}, ${scoring.scale} scale`);
   afterEl.textContent = view === 'running' ? 'All completed hands · in-running' : parts.join(' · ');
   afterEl.dataset.deals = groups.length === 1 ? String((complete[groups[0]] || []).length) : '';
   return teams.length > 0;

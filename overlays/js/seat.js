@@ -7,6 +7,7 @@ const list = document.querySelector('[data-testid="seat-rows"]');
 const title = document.querySelector('[data-testid="seat-title"]');
 const viewLabel = document.querySelector('[data-testid="view-label"]');
 const afterEl = document.querySelector('[data-testid="after-deals"]');
+const headingEl = document.querySelector('[data-testid="score-heading"]');
 const nodes = new Map();
 
 function teamsOf(standings) {
@@ -17,7 +18,7 @@ function teamsOf(standings) {
   return out;
 }
 
-function rowFor(r, team, open) {
+function rowFor(r, team, column, open) {
   const key = `${r.table}|${r.team}`;
   let row = nodes.get(key);
   if (!row) {
@@ -41,7 +42,7 @@ function rowFor(r, team, open) {
   const chips = row.querySelector('.chips');
   setText(chips, fmtSigned(r.chips));
   chips.className = `chips num ${signClass(r.chips)}`;
-  setText(row.querySelector('.points'), open ? '\u2013' : fmtPoints(r.points));
+  setText(row.querySelector('.points'), open ? '\u2013' : column === 'points' ? fmtPoints(r.points) : fmtSigned(r[column]));
   return row;
 }
 
@@ -54,11 +55,13 @@ function render({ sel, states }) {
   const open = unscored(rows); // before any deal: unranked, by table
   rows.sort((a, b) => (open ? 0 : a.rank - b.rank) || a.table - b.table);
   const teams = teamsOf(states.get('standings'));
+  const scoring = s.scoring || { column: 'points', heading: 'Pts' }; // the scoring format's column
+  if (headingEl.textContent !== scoring.heading) headingEl.textContent = scoring.heading;
   title.textContent = `Seat ${sel.seat}`;
   viewLabel.textContent = running ? 'Running · all hands' : 'Like-for-like';
   const keep = new Set(rows.map((r) => `${r.table}|${r.team}`));
   flip(list, (n) => n.dataset.key, () => {
-    for (const r of rows) list.append(rowFor(r, teams.get(String(r.team)), open));
+    for (const r of rows) list.append(rowFor(r, teams.get(String(r.team)), scoring.column, open));
     for (const n of [...list.children]) if (!keep.has(n.dataset.key)) { n.remove(); nodes.delete(n.dataset.key); }
   });
   const st = states.get('standings');
