@@ -106,9 +106,10 @@ class SeatRow:
     chips: int
     points: Fraction
     rank: int
+    penalty: tuple[int, Fraction] = (0, Fraction(0))  # (chips, points) taken off, included
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "table": self.table,
             "team": self.team,
             "player": self.player,
@@ -116,6 +117,13 @@ class SeatRow:
             "points": json_number(self.points),
             "rank": self.rank,
         }
+        if any(self.penalty):
+            out["penalty"] = penalty_dict(self.penalty)
+        return out
+
+
+def penalty_dict(penalty: tuple[int, Fraction]) -> dict[str, Any]:
+    return {"chips": penalty[0], "points": json_number(penalty[1])}
 
 
 @dataclass(frozen=True)
@@ -139,15 +147,19 @@ class TeamStanding:
     rank: int
     points: Fraction
     chips: int
+    penalty: tuple[int, Fraction] = (0, Fraction(0))  # its players' penalties, included
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "group": self.group,
             "team": self.team,
             "rank": self.rank,
             "points": json_number(self.points),
             "chips": self.chips,
         }
+        if any(self.penalty):
+            out["penalty"] = penalty_dict(self.penalty)
+        return out
 
 
 def ifp_ranking(chips: Mapping[int, int]) -> list[tuple[int, int, Fraction, int]]:
@@ -172,9 +184,13 @@ def ifp_ranking(chips: Mapping[int, int]) -> list[tuple[int, int, Fraction, int]
 
 
 def rank_teams(
-    group: str, points: Mapping[str, Fraction], chips: Mapping[str, int]
+    group: str,
+    points: Mapping[str, Fraction],
+    chips: Mapping[str, int],
+    penalties: Mapping[str, tuple[int, Fraction]] | None = None,
 ) -> tuple[TeamStanding, ...]:
     """Teams by points, then aggregate chips; equal on both -> shared rank, then by team id."""
+    penalties = penalties or {}
     order = sorted(points, key=lambda team: (-points[team], -chips[team], team))
     rows: list[TeamStanding] = []
     for i, team in enumerate(order):
@@ -182,7 +198,8 @@ def rank_teams(
             rank = rows[-1].rank
         else:
             rank = i + 1
-        rows.append(TeamStanding(group, team, rank, points[team], chips[team]))
+        penalty = penalties.get(team, (0, Fraction(0)))
+        rows.append(TeamStanding(group, team, rank, points[team], chips[team], penalty))
     return tuple(rows)
 
 
@@ -208,6 +225,8 @@ class Scoreboard:
         self._running_hands: dict[str, int] = dict.fromkeys(layout.groups, 0)
         self._seat_cache: dict[tuple[View, str, int], SeatStanding] = {}
         self._team_cache: dict[tuple[View, str], tuple[TeamStanding, ...]] = {}
+        # (table, seat) -> (chips, points) taken off by the tournament director, in both views.
+        self._penalties: dict[tuple[int, int], tuple[int, Fraction]] = {}
         self.rankings_computed = 0
 
     # -- writing -------------------------------------------------------------------------------
@@ -252,6 +271,23 @@ class Scoreboard:
             for other in self.layout.groups[group]:
                 gone = old if other == table else self._results[(other, deal)]
                 self._apply("like_for_like", group, other, gone, None)
+
+    def add_penalty(self, table: int, seat: int, chips: int, points: int | Fraction) -> None:
+        """Take ``chips`` off the player's chip-score total (their seat ranking moves by it)
+        and ``points`` off their IFP points (so off their team's), in both views."""
+        group = self._group_of.get(table)
+        if group is None:
+            raise ValueError(f"table {table} is in no group")
+        if seat not in self._seat_numbers:
+            raise ValueError(f"no seat {seat} (seats are 1..{self.layout.seats})")
+        old_chips, old_points = self._penalties.get((table, seat), (0, Fraction(0)))
+        self._penalties[(table, seat)] = (old_chips + chips, old_points + Fraction(points))
+        for view in VIEWS:
+            self._seat_cache.pop((view, group, seat), None)
+            self._team_cache.pop((view, group), None)
+
+    def penalties(self) -> dict[tuple[int, int], tuple[int, Fraction]]:
+        return dict(self._penalties)
 
     def _normalise(self, result: Mapping[int, int]) -> dict[int, int]:
         for seat, chips in result.items():
@@ -318,11 +354,15 @@ class Scoreboard:
         if cached is None:
             points: dict[str, Fraction] = {}
             chips: dict[str, int] = {}
+            penalties: dict[str, tuple[int, Fraction]] = {}
             for seat in self._seat_numbers:
                 for row in self.seat_standing(view, group, seat).rows:
                     points[row.team] = points.get(row.team, Fraction(0)) + row.points
                     chips[row.team] = chips.get(row.team, 0) + row.chips
-            cached = rank_teams(group, points, chips)
+                    if any(row.penalty):
+                        c, p = penalties.get(row.team, (0, Fraction(0)))
+                        penalties[row.team] = (c + row.penalty[0], p + row.penalty[1])
+            cached = rank_teams(group, points, chips, penalties)
             self._team_cache[key] = cached
         return cached
 
@@ -352,15 +392,18 @@ class Scoreboard:
     def _rank_seat(self, view: View, group: str, seat: int) -> SeatStanding:
         self.rankings_computed += 1
         totals = self._totals[view]
-        chips = {table: totals[table][seat] for table in self.layout.groups[group]}
+        none = (0, Fraction(0))
+        penalty = {t: self._penalties.get((t, seat), none) for t in self.layout.groups[group]}
+        chips = {t: totals[t][seat] - penalty[t][0] for t in self.layout.groups[group]}
         rows = tuple(
             SeatRow(
                 table=table,
                 team=self.layout.holder[(table, seat)],
                 player=self.layout.players[(table, seat)],
                 chips=total,
-                points=points,
+                points=points - penalty[table][1],
                 rank=rank,
+                penalty=penalty[table],
             )
             for table, total, points, rank in ifp_ranking(chips)
         )
@@ -368,9 +411,12 @@ class Scoreboard:
 
 
 def full_recompute(
-    layout: ScoringLayout, results: Mapping[tuple[int, int], Mapping[int, int]]
+    layout: ScoringLayout,
+    results: Mapping[tuple[int, int], Mapping[int, int]],
+    penalties: Iterable[tuple[int, int, int, int]] = (),
 ) -> Scoreboard:
-    """A board built from scratch from (table, deal) -> result, by plain sums.
+    """A board built from scratch from (table, deal) -> result, by plain sums, and the
+    penalties (table, seat, chips, points).
 
     The oracle for the incremental path (and a way to start from a journal in one go); the
     board it returns keeps working incrementally.
@@ -393,4 +439,6 @@ def full_recompute(
             for table in layout.groups[group]:
                 for seat, chips in normalised[(table, deal)].items():
                     board._totals["like_for_like"][table][seat] += chips
+    for table, seat, chips, points in penalties:
+        board.add_penalty(table, seat, chips, points)
     return board

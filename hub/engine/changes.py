@@ -20,6 +20,7 @@ __all__ = [
     "HandStarted",
     "LinkChanged",
     "OnAirChanged",
+    "PenaltyApplied",
     "Rejected",
     "TickerItem",
 ]
@@ -60,6 +61,15 @@ class HandSettled:
 
 
 @dataclass(frozen=True, slots=True)
+class PenaltyApplied:
+    """The tournament director took chips or points off the player in (table, seat): the
+    standings of both audiences move at once (a penalty tells nothing of any deal)."""
+
+    table: int
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
 class DealReleased:
     """Every table of every group completed the deal, and the delay passed: now public."""
 
@@ -94,6 +104,7 @@ EngineEvent = (
     | ActionApplied
     | HandRewound
     | HandSettled
+    | PenaltyApplied
     | DealReleased
     | TickerItem
     | OnAirChanged
