@@ -17,19 +17,38 @@ def _add_replay(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--config", required=True, type=Path, help="tournament TOML file")
     p.add_argument("events", type=Path, help="console events, JSON Lines")
     p.add_argument("--indent", type=int, default=2)
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the first refused event (exit 1) instead of reporting it and going on",
+    )
     p.set_defaults(func=_run_replay)
 
 
 def _run_replay(args: argparse.Namespace) -> int:
     from hub.deckfile import DeckFileError
     from hub.domain.config import ConfigError
-    from hub.replay import ReplayError, replay_files
+    from hub.replay import Refusal, ReplayError, replay_files
+
+    refused: list[Refusal] = []
+
+    def report(refusal: Refusal) -> None:
+        refused.append(refusal)
+        print(f"duplicast replay: refused: {refusal}", file=sys.stderr)
 
     try:
-        standings = replay_files(args.config, args.events, dict(os.environ))
+        standings = replay_files(
+            args.config, args.events, dict(os.environ), strict=args.strict, on_refusal=report
+        )
     except (ConfigError, ReplayError, DeckFileError) as exc:
         print(f"duplicast replay: {exc}", file=sys.stderr)
         return 1
+    if refused:
+        print(
+            f"duplicast replay: {len(refused)} event(s) refused; the hub answered them and "
+            "went on, and so did the replay (--strict stops at the first)",
+            file=sys.stderr,
+        )
     json.dump(standings, sys.stdout, indent=args.indent or None)
     sys.stdout.write("\n")
     return 0

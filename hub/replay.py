@@ -1,13 +1,17 @@
 """Offline replay: a tournament file and a JSON Lines event log in, standings JSON out.
 
 No server, no bus: each line goes through the same `Engine.submit` the hub uses, so the replay is
-the reference the live feeds are checked against. A malformed line or a refused event stops the
-replay with the file, the line and the reason (an event log for scoring must be clean).
+the reference the live feeds are checked against. A real console log holds refused events (the
+hub answered them and went on): the replay answers them the same way, reports each with its file,
+line and code, and goes on; ``strict`` stops at the first instead. A line that is not a JSON
+object is refused as ``bad_schema``, as the hub refuses a message it cannot decode.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +23,18 @@ from hub.engine.core import Engine
 
 class ReplayError(ValueError):
     pass
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """One event the engine refused, where it stands in the log."""
+
+    where: str  # file:line
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.code}: {self.message}"
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
@@ -33,32 +49,61 @@ def read_events(path: Path) -> list[dict[str, Any]]:
         try:
             event = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ReplayError(f"{path}:{number}: not JSON: {exc.msg}") from exc
+            events.append({"_line": number, "_bad": f"not JSON: {exc.msg}"})
+            continue
         if not isinstance(event, dict):
-            raise ReplayError(f"{path}:{number}: an event must be a JSON object")
+            events.append({"_line": number, "_bad": "an event must be a JSON object"})
+            continue
         event["_line"] = number
         events.append(event)
     return events
 
 
 def replay(
-    config: TournamentConfig, events: list[dict[str, Any]], engine: Engine, source: str
-) -> Engine:
+    config: TournamentConfig,
+    events: list[dict[str, Any]],
+    engine: Engine,
+    source: str,
+    *,
+    strict: bool = False,
+    on_refusal: Callable[[Refusal], None] | None = None,
+) -> list[Refusal]:
+    """Submit each event as the hub would; the refusals, in log order (each also handed to
+    ``on_refusal`` as it happens). ``strict``: `ReplayError` at the first refusal. A resent
+    event (a seq already answered) is skipped as the hub skips it."""
+    refusals: list[Refusal] = []
     for event in events:
         line = event.pop("_line", "?")
-        now = float(event.get("ts") or 0.0)
-        outcome = engine.submit(event, now)
-        if outcome.duplicate:
-            continue
-        if not outcome.ok:
-            raise ReplayError(f"{source}:{line}: {outcome.code}: {outcome.message}")
+        bad = event.pop("_bad", None)
+        if bad is not None:
+            refusal = Refusal(f"{source}:{line}", "bad_schema", bad)
+        else:
+            ts = event.get("ts")
+            now = float(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else 0.0
+            outcome = engine.submit(event, now)
+            if outcome.duplicate or outcome.ok:
+                continue
+            refusal = Refusal(f"{source}:{line}", str(outcome.code), str(outcome.message))
+        if strict:
+            raise ReplayError(str(refusal))
+        refusals.append(refusal)
+        if on_refusal is not None:
+            on_refusal(refusal)
     engine.tick(float("inf"))
-    return engine
+    return refusals
 
 
-def replay_files(config_path: Path, events_path: Path, env: dict[str, str]) -> dict[str, Any]:
+def replay_files(
+    config_path: Path,
+    events_path: Path,
+    env: dict[str, str],
+    *,
+    strict: bool = False,
+    on_refusal: Callable[[Refusal], None] | None = None,
+) -> dict[str, Any]:
     config = load_config(config_path)
     decks = load_decks(config, config_path.parent, env)
     engine = Engine(config, decks)
-    replay(config, read_events(events_path), engine, str(events_path))
+    events = read_events(events_path)
+    replay(config, events, engine, str(events_path), strict=strict, on_refusal=on_refusal)
     return engine.standings_json()
