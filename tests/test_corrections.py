@@ -232,6 +232,36 @@ def test_a_reopen_during_the_release_delay_cancels_the_release() -> None:
     assert engine.deal_released(1)
 
 
+def test_a_dispute_blocks_the_release_and_later_corrections_reach_the_public() -> None:
+    engine = engine_with()
+    consoles = [Console(engine, t) for t in engine.config.tables]
+    for c in consoles[1:]:
+        c.ok("start", deal=1)
+        c.fold_out()
+    c1 = consoles[0]
+    c1.ok("start", deal=1)
+    c1.passive_to("showdown")
+    c1.ok("win", seats=[1])  # disputed: every other table is done, but deal 1 stays secret
+    assert not engine.deal_released(1) and engine.payload(("public", "deal:1")) is None
+    c1.ok("confirm", deal=1)
+    assert engine.deal_released(1)
+
+    def public_row() -> Any:
+        rows = engine.payload(("public", "deal:1"))["tables"]
+        return next(r for r in rows if r["table"] == 1)
+
+    assert public_row()["status"] == "complete" and public_row()["result"]["3"] == 200
+    c1.ok("reopen", deal=1)  # after the release: the public sees the correction as it happens
+    assert public_row()["status"] == "showdown" and public_row()["result"] is None
+    c1.ok("undo")  # the last check of the river
+    c1.ok("bet", seat=1, amount=100)
+    c1.ok("fold", seat=2)
+    c1.ok("fold", seat=3)
+    c1.ok("confirm", deal=1)
+    assert public_row()["status"] == "complete" and public_row()["result"]["1"] == 200
+    assert standings(engine, "public")["like_for_like"] == standings(engine)["like_for_like"]
+
+
 # ---------------------------------------------------------------- misdeals and voids
 def test_a_misdeal_only_before_two_players_have_acted() -> None:
     engine = engine_with()
@@ -248,8 +278,9 @@ def test_a_misdeal_only_before_two_players_have_acted() -> None:
     d.ok("call", seat=1)
     d.ok("call", seat=2)
     message = d.refused("void", "not_allowed")
-    assert "2 players have acted" in message and "played out" in message
+    assert "2 actions after the blinds" in message and "played out" in message
     d.refused("void", "not_allowed", deal=1)
+    d.refused("void", "wrong_deal", deal=2)  # not played at this table
     assert d.hand.status == "in_progress"
 
 
@@ -270,7 +301,7 @@ def test_a_later_void_needs_the_operator_and_a_reason_both_journaled() -> None:
     # a finished hand: only the operator voids it
     c.ok("start", deal=2)
     c.fold_out()
-    assert "only the operator" in c.refused("void", "not_allowed", deal=2)
+    assert "is finished" in c.refused("void", "not_allowed", deal=2)
     assert operator(engine, "void", deal=2, reason="duplicate card", by="TD Ana").ok
     assert operator(engine, "void", deal=2, reason="again", by="TD Ana").code == "not_allowed"
     assert standings(rebuilt_from_journal(engine)) == standings(engine)

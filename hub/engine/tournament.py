@@ -395,29 +395,13 @@ class TournamentState:
         return self._after_betting(table, current, now)
 
     def _on_void(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        """A misdeal (the console's, before two players acted after the blinds), or the
+        operator's void of any hand of the table, with the official and a reason."""
         operator = event.console == OPERATOR_CONSOLE
         if operator and (not event.note or not event.by):
             raise Rejection("bad_request", "an operator void needs 'by' and a reason")
         if event.deal is None or (table.current and table.current.deal == event.deal):
             target = self._current(table, event)
-            if not operator and (target.reopened or target.actions_taken >= MISDEAL_ACTIONS):
-                raise Rejection(
-                    "not_allowed",
-                    f"deal {target.deal} at table {table.table}: "
-                    + (
-                        "a reopened hand"
-                        if target.reopened
-                        else f"{target.actions_taken} players have acted after the blinds"
-                    )
-                    + ", too late for a misdeal: the hand is played out "
-                    "(only the operator can void it, with a reason)",
-                )
-        elif not operator:
-            raise Rejection(
-                "not_allowed",
-                f"deal {event.deal} at table {table.table} is finished: only the operator can "
-                "void it, with a reason",
-            )
         else:
             found = table.hands.get(event.deal)
             if found is None:
@@ -428,6 +412,22 @@ class TournamentState:
             target = found
         if target.status == VOID:
             raise Rejection("not_allowed", f"deal {target.deal} is already void")
+        if not operator:
+            if target is not table.current:
+                why = "is finished"
+            elif target.reopened:
+                why = "is a reopened hand"
+            elif target.actions_taken >= MISDEAL_ACTIONS:
+                why = f"has {target.actions_taken} actions after the blinds"
+            else:
+                why = ""
+            if why:
+                raise Rejection(
+                    "not_allowed",
+                    f"deal {target.deal} at table {table.table} {why}: too late for a misdeal "
+                    "once two players have acted, the hand is played out (only the operator "
+                    "can void it, with a reason)",
+                )
         self._log(table, target, "void", now, event)
         return self._finish(
             table,
