@@ -39,6 +39,11 @@ def _add_replay(sub: Sub) -> None:
     p.add_argument("--indent", type=int, default=2, help="JSON indent (0: one line)")
     add_key_file(p)
     add_progress(p)
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the first refused event (exit 1) instead of reporting it and going on",
+    )
     p.set_defaults(func=_run_replay)
 
 
@@ -46,18 +51,29 @@ def _run_replay(args: argparse.Namespace) -> int:
     from hub.deckfile import DeckFileError
     from hub.domain.config import ConfigError
     from hub.progress import Progress
-    from hub.replay import DeckCheck, ReplayError, replay_files
+    from hub.replay import DeckCheck, Refusal, ReplayError, replay_files
 
     check = DeckCheck()
     bars: list[Progress] = []
+    refused: list[Refusal] = []
 
     def on_start(total: int) -> Callable[[int], object]:
         bars.append(Progress(total, "replay", enabled=args.progress))
         return bars[0].advance
 
+    def report(refusal: Refusal) -> None:
+        refused.append(refusal)
+        print(f"duplicast replay: refused: {refusal}", file=sys.stderr)
+
     try:
         standings = replay_files(
-            args.config, args.events, dict(os.environ), check=check, on_start=on_start
+            args.config,
+            args.events,
+            dict(os.environ),
+            check=check,
+            on_start=on_start,
+            strict=args.strict,
+            on_refusal=report,
         )
     except (ConfigError, ReplayError, DeckFileError) as exc:
         print(f"duplicast replay: {exc}", file=sys.stderr)
@@ -68,6 +84,12 @@ def _run_replay(args: argparse.Namespace) -> int:
     warning = check.warning(str(args.events))
     if warning:
         print(warning, file=sys.stderr)
+    if refused:
+        print(
+            f"duplicast replay: {len(refused)} event(s) refused; the hub answered them and "
+            "went on, and so did the replay (--strict stops at the first)",
+            file=sys.stderr,
+        )
     json.dump(standings, sys.stdout, indent=args.indent or None)
     sys.stdout.write("\n")
     return 0

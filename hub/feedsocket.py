@@ -167,7 +167,7 @@ class FeedService:
     @staticmethod
     def is_command(request: dict[str, Any]) -> bool:
         """Operator commands wait for the ingest's answer; everything else is answered now."""
-        return request["op"] in ("onair", "confirm", "clock")
+        return request["op"] in ("onair", "confirm", "clock", "void", "penalty")
 
     def handle(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
         """Act on a request that is not a command; the error to send back, if any."""
@@ -184,7 +184,9 @@ class FeedService:
             return await self._onair(client, request)
         if request["op"] == "clock":
             return await self._clock(client, request)
-        return await self._confirm(client, request)
+        if request["op"] == "confirm":
+            return await self._confirm(client, request)
+        return await self._ruling(client, request)
 
     def _subscription(
         self, client: Client, op: str, request: dict[str, Any]
@@ -276,6 +278,22 @@ class FeedService:
         client.send(
             {"type": "ok", "op": "confirm", **({"queued": True} if result.get("queued") else {})}
         )
+        return None
+
+    async def _ruling(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        """An official's `void` or `penalty` (journaled by the ingest with `by` and `reason`;
+        the engine checks the fields)."""
+        op = str(request["op"])
+        if not may_control(client.role):
+            return error("forbidden", f"{op} needs the operator role", op=op)
+        if not isinstance(request.get("table"), int):
+            return error("bad_request", f"{op} needs an int 'table'", op=op)
+        fields = ("table", "deal", "seat", "chips", "points", "by", "reason")
+        command = {"op": op, **{k: request[k] for k in fields if k in request}}
+        result = await self.source.control(command)
+        if not result.get("ok"):
+            return error(str(result.get("code", "rejected")), str(result.get("error", "")), op=op)
+        client.send({"type": "ok", "op": op, **({"queued": True} if result.get("queued") else {})})
         return None
 
     # -- background work shared by all connections --

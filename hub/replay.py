@@ -1,19 +1,20 @@
 """Offline replay: a tournament file and a JSON Lines event log in, standings JSON out.
 
 No server, no bus: each line goes through the same `Engine.submit` the hub uses, so the replay is
-the reference the live feeds are checked against. A malformed line or a refused event stops the
-replay with the file, the line and the reason (an event log for scoring must be clean).
+the reference the live feeds are checked against. A real console log holds refused events (the
+hub answered them and went on): the replay answers them the same way, reports each with its file,
+line and code, and goes on; ``strict`` stops at the first instead. A line that is not a JSON
+object is refused as ``bad_schema``, as the hub refuses a message it cannot decode.
 
 A log exported from the journal (`duplicast export --events`) also holds the operator's
-commands: a `confirm` of the ``operator`` console and ``{"op": "onair", ...}`` lines go through
-`Engine.control`, as they did live.
+commands: events of the ``operator`` console (``confirm``, ``void``, ``penalty``) and
+``{"op": ...}`` lines (``onair``, ``clock``) go through `Engine.control`, as they did live.
 
 The deck orders come from the tournament file, not from the log. Replayed against other deck
 orders (another deck file, a changed ``rehearsal_seed``), the cards contradict the winners the
 officials declared, and each such showdown becomes a dispute, out of the scores: the replay
 counts them (``DeckCheck``) so the command can say so instead of printing wrong standings
-silently.
-"""
+silently."""
 
 from __future__ import annotations
 
@@ -26,12 +27,24 @@ from typing import Any
 from hub.configfile import load_config
 from hub.deckfile import load_decks
 from hub.domain.config import TournamentConfig
-from hub.engine.core import OPERATOR_CONSOLE, Engine
+from hub.engine.core import OPERATOR_CONSOLE, OPERATOR_EVENTS, Engine
 from hub.engine.tournament import DISPUTED
 
 
 class ReplayError(ValueError):
     pass
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """One event the engine refused, where it stands in the log."""
+
+    where: str  # file:line
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.code}: {self.message}"
 
 
 @dataclass(slots=True)
@@ -76,9 +89,11 @@ def read_events(path: Path) -> list[dict[str, Any]]:
         try:
             event = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ReplayError(f"{path}:{number}: not JSON: {exc.msg}") from exc
+            events.append({"_line": number, "_bad": f"not JSON: {exc.msg}"})
+            continue
         if not isinstance(event, dict):
-            raise ReplayError(f"{path}:{number}: an event must be a JSON object")
+            events.append({"_line": number, "_bad": "an event must be a JSON object"})
+            continue
         event["_line"] = number
         events.append(event)
     return events
@@ -88,10 +103,15 @@ def _operator_command(event: dict[str, Any]) -> dict[str, Any] | None:
     """The operator command a log line stands for, if it is one."""
     if "op" in event:
         return {k: v for k, v in event.items() if k != "ts"}
-    if event.get("console") == OPERATOR_CONSOLE and event.get("type") == "confirm":
-        command = {"op": "confirm", "table": event.get("table"), "deal": event.get("deal")}
-        if event.get("seats"):
-            command["seats"] = event["seats"]
+    kind = event.get("type")
+    if event.get("console") == OPERATOR_CONSOLE and isinstance(kind, str):
+        fields = OPERATOR_EVENTS.get(kind)
+        if fields is None:
+            return None
+        command: dict[str, Any] = {"op": kind, "table": event.get("table")}
+        for name, field in fields.items():  # command field <- event field
+            if event.get(field) not in (None, []):
+                command[name] = event[field]
         return command
     return None
 
@@ -104,28 +124,43 @@ def replay(
     *,
     check: DeckCheck | None = None,
     on_event: Callable[[int], object] | None = None,
-) -> Engine:
+    strict: bool = False,
+    on_refusal: Callable[[Refusal], None] | None = None,
+) -> list[Refusal]:
+    """Submit each event as the hub would; the refusals, in log order (each also handed to
+    ``on_refusal`` as it happens). ``strict``: `ReplayError` at the first refusal. A resent
+    event (a seq already answered) is skipped as the hub skips it."""
     check = DeckCheck() if check is None else check
+    refusals: list[Refusal] = []
     for event in events:
         line = event.pop("_line", "?")
-        now = float(event.get("ts") or 0.0)
-        command = _operator_command(event)
-        if command is not None:
-            outcome = engine.control(command, now)
-        else:
-            showdown = _showdown(engine, event)
-            outcome = engine.submit(event, now)
-            if showdown is not None and outcome.ok and not outcome.duplicate:
-                check.showdowns += 1
-                check.contradicted += showdown.status == DISPUTED
+        bad = event.pop("_bad", None)
         if on_event is not None:
             on_event(1)
-        if outcome.duplicate:
-            continue
-        if not outcome.ok:
-            raise ReplayError(f"{source}:{line}: {outcome.code}: {outcome.message}")
+        if bad is not None:
+            refusal = Refusal(f"{source}:{line}", "bad_schema", bad)
+        else:
+            ts = event.get("ts")
+            now = float(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else 0.0
+            command = _operator_command(event)
+            if command is not None:
+                outcome = engine.control(command, now)
+            else:
+                showdown = _showdown(engine, event)
+                outcome = engine.submit(event, now)
+                if showdown is not None and outcome.ok and not outcome.duplicate:
+                    check.showdowns += 1
+                    check.contradicted += showdown.status == DISPUTED
+            if outcome.duplicate or outcome.ok:
+                continue
+            refusal = Refusal(f"{source}:{line}", str(outcome.code), str(outcome.message))
+        if strict:
+            raise ReplayError(str(refusal))
+        refusals.append(refusal)
+        if on_refusal is not None:
+            on_refusal(refusal)
     engine.tick(float("inf"))
-    return engine
+    return refusals
 
 
 def _showdown(engine: Engine, event: dict[str, Any]) -> Any:
@@ -146,6 +181,8 @@ def replay_files(
     *,
     check: DeckCheck | None = None,
     on_start: Callable[[int], Callable[[int], object] | None] | None = None,
+    strict: bool = False,
+    on_refusal: Callable[[Refusal], None] | None = None,
 ) -> dict[str, Any]:
     """Standings of a log file; ``on_start(number of events)`` may return a per-event
     callback (a progress line)."""
@@ -154,5 +191,14 @@ def replay_files(
     engine = Engine(config, decks)
     events = read_events(events_path)
     on_event = on_start(len(events)) if on_start is not None else None
-    replay(config, events, engine, str(events_path), check=check, on_event=on_event)
+    replay(
+        config,
+        events,
+        engine,
+        str(events_path),
+        check=check,
+        on_event=on_event,
+        strict=strict,
+        on_refusal=on_refusal,
+    )
     return engine.standings_json()

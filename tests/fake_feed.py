@@ -378,7 +378,9 @@ def ticker_payload() -> dict[str, Any]:
 
 # The hub's ops payload (hub/engine/views.py ops_payload), key for key: tests/test_overlays_hub.py
 # checks these key sets against the real hub's `ops` snapshot so the fake cannot drift again.
-OPS_KEYS = frozenset({"at", "tables", "rejections", "disputes", "corrections", "release"})
+OPS_KEYS = frozenset(
+    {"at", "tables", "rejections", "disputes", "corrections", "penalties", "release"}
+)
 OPS_TABLE_KEYS = frozenset(
     {
         "table",
@@ -463,9 +465,10 @@ def ops_payload() -> dict[str, Any]:
             }
         ],
         "corrections": [
-            {"table": 6, "deal": 3, "type": "void", "at": now - 60},
+            {"table": 6, "deal": 3, "type": "void", "at": now - 60, "by": "TD", "reason": "r"},
             {"table": 1, "deal": 1, "type": "undo", "at": now - 600},
         ],
+        "penalties": [],
         "release": [
             {"group": "A", "deal": d, "tables_complete": c, "tables": 6, "released": c == 6}
             for d, c in ((1, 6), (2, 5), (3, 3), (4, 0))

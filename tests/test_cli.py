@@ -67,18 +67,61 @@ def test_malformed_event_log_names_file_line_and_problem(tmp_path: Path) -> None
     lines = SESSION.read_text().splitlines()[:5]
     bad = tmp_path / "events.jsonl"
     bad.write_text("\n".join([*lines[:3], "{not json", *lines[3:]]) + "\n")
-    run = duplicast("replay", "--config", str(SAMPLE), str(bad))
+    run = duplicast("replay", "--strict", "--config", str(SAMPLE), str(bad))
     assert run.returncode == 1
-    assert f"{bad}:4: not JSON" in run.stderr
+    assert f"{bad}:4: bad_schema: not JSON" in run.stderr
     illegal = tmp_path / "illegal.jsonl"
     first = json.loads(lines[0])
     second = {**first, "seq": 2, "type": "check", "seat": 1}
     second.pop("deal")
     illegal.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
-    run = duplicast("replay", "--config", str(SAMPLE), str(illegal))
+    run = duplicast("replay", "--strict", "--config", str(SAMPLE), str(illegal))
     assert run.returncode == 1
     assert f"{illegal}:2:" in run.stderr
     assert "out_of_turn" in run.stderr or "not_allowed" in run.stderr
+
+
+def with_refusals(tmp_path: Path) -> tuple[Path, list[int]]:
+    """The sample session as a real console log: refused events in it (each uses up its seq,
+    so the console's later events move up by one), and one line that is not JSON."""
+    events = [json.loads(line) for line in SESSION.read_text().splitlines()]
+    out: list[str] = []
+    refused: list[int] = []
+    shift: dict[str, int] = {}
+    for i, event in enumerate(events):
+        console = event["console"]
+        event = {**event, "seq": event["seq"] + shift.get(console, 0)}
+        if i in (5, 400, 1200) and event["type"] in ("fold", "call", "check"):
+            wrong = {**event, "seat": event["seat"] % 6 + 1}  # out of turn
+            out.append(json.dumps(wrong))
+            refused.append(len(out))
+            shift[console] = shift.get(console, 0) + 1
+            event = {**event, "seq": event["seq"] + 1}
+        if i == 700:
+            out.append("{torn line")
+            refused.append(len(out))
+        out.append(json.dumps(event))
+    path = tmp_path / "console.jsonl"
+    path.write_text("\n".join(out) + "\n")
+    return path, refused
+
+
+def test_replay_reports_refused_events_and_goes_on_as_the_hub_does(tmp_path: Path) -> None:
+    log, refused = with_refusals(tmp_path)
+    assert len(refused) >= 3
+    clean = duplicast("replay", "--config", str(SAMPLE), str(SESSION))
+    run = duplicast("replay", "--config", str(SAMPLE), str(log))
+    assert run.returncode == 0, run.stderr
+    # every refusal named with file:line and code, in log order; then the same standings
+    reported = [line for line in run.stderr.splitlines() if ": refused: " in line]
+    assert [int(r.split(f"{log}:")[1].split(":")[0]) for r in reported] == refused
+    assert all(": out_of_turn: " in r or ": bad_schema: not JSON" in r for r in reported)
+    assert f"{len(refused)} event(s) refused" in run.stderr
+    assert json.loads(run.stdout) == json.loads(clean.stdout)
+    strict = duplicast("replay", "--strict", "--config", str(SAMPLE), str(log))
+    assert strict.returncode == 1 and strict.stdout == ""
+    assert f"{log}:{refused[0]}: out_of_turn: " in strict.stderr
+    assert strict.stderr.count(f"{log}:") == 1  # stopped at the first
 
 
 def test_malformed_config_names_file_key_and_problem(tmp_path: Path) -> None:

@@ -238,7 +238,9 @@ def test_undo_void_reopen(engine: Engine) -> None:
     c1.ok("undo")  # retract the last fold: the hand is open again
     current = table.current
     assert current is not None and current.hand.street == "preflop"
-    c1.ok("void")
+    assert c1.send("void").code == "not_allowed"  # a reopened hand is no misdeal
+    void = {"op": "void", "table": 1, "deal": played, "reason": "foreign card", "by": "TD"}
+    assert engine.control(void, 0.0).ok
     assert current.status == "void" and table.current is None
     assert engine.state.board.result(1, played) == {1: 0, 2: 0, 3: 0}
     assert c1.send("void", deal=played).code == "not_allowed"

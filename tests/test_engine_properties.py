@@ -63,9 +63,27 @@ def run(
         state = engine.state.tables[t]
         if corrections_noise and rng.random() < 0.12:
             played = sorted(state.hands)
-            kind = rng.choice(["undo", "reopen", "void", "confirm"])
-            deal = rng.choice(played) if played and kind in ("reopen", "confirm") else None
-            send(t, kind, deal=deal)
+            kind = rng.choice(["undo", "reopen", "void", "confirm", "exposed", "early", "op"])
+            deal = rng.choice(played) if played and kind in ("reopen", "confirm", "op") else None
+            if kind == "exposed":
+                send(t, kind, seat=rng.randint(1, CONFIG.seats), card=rng.randint(1, 2))
+            elif kind == "op":  # the operator voids a hand or penalises a player
+                now += 1.0
+                seat = rng.randint(1, CONFIG.seats)
+                command = rng.choice(
+                    [
+                        {"op": "void", "deal": deal},
+                        {"op": "penalty", "seat": seat, "chips": 100},
+                        {"op": "penalty", "seat": seat, "points": 1},
+                    ]
+                )
+                out = engine.control({**command, "table": t, "reason": "r", "by": "TD"}, now)
+                if out.record:
+                    records.append(out.record)
+                if out.ok and after_each is not None:
+                    after_each(engine)
+            else:
+                send(t, kind, deal=deal)
             continue
         current = state.current
         if current is None:
@@ -118,7 +136,8 @@ def assert_scores_equal_full_recompute(engine: Engine) -> None:
     scratch from the results the hands count right now."""
     counted = results_of(engine)
     assert engine.state.board.results() == counted
-    oracle = full_recompute(engine.state.layout, counted)
+    penalties = [(p["table"], p["seat"], p["chips"], p["points"]) for p in engine.state.penalties]
+    oracle = full_recompute(engine.state.layout, counted, penalties)
     board = engine.state.board.as_dict()
     expected = oracle.as_dict()
     assert set(board) == set(expected) == {"running", "like_for_like"}

@@ -613,3 +613,74 @@ async def test_demo_on_redis_refuses_to_delete_data_it_did_not_write(
         assert all(codec.unpack(d) != {"kept": True} for _, d in journal)
     finally:
         await reset.stop()
+
+
+async def test_operator_voids_and_penalties_through_an_edge_reach_every_audience(
+    redis_bus: Any,
+) -> None:
+    """The official's rulings from the operator panel on an edge: the ingest applies and
+    journals them, the public standings show the penalty, a restarted ingest has them back."""
+    config, decks = unique_tournament()
+    track(redis_bus, config.id)
+    events = session_events(config.id)[:300]
+    async with ingest_hub(redis_bus, config, decks) as (source, _):
+        report = await replay_log(redis_bus, config.id, events, on_reject=lambda _: None)
+        assert report.rejected == 0
+        async with edge_hub(redis_bus, config.id) as (_edge, server):
+            desk, public = FeedClient(server.ws_url, OPERATOR), FeedClient(server.ws_url)
+            async with desk, public:
+                await public.subscribe(["standings"])
+                await desk.subscribe(["ops"])
+                table = source.engine.state.tables[1]
+                played = table.last_finished
+                assert played is not None
+                await desk.send({"op": "void", "table": 1, "deal": played, "by": "TD"})
+                await desk.send(
+                    {
+                        "op": "penalty",
+                        "table": 1,
+                        "seat": 2,
+                        "chips": 300,
+                        "points": 1,
+                        "by": "TD Ana",
+                        "reason": "slow play",
+                    }
+                )
+                await desk.send(
+                    {
+                        "op": "void",
+                        "table": 1,
+                        "deal": played,
+                        "by": "TD Ana",
+                        "reason": "duplicate card found",
+                    }
+                )
+
+                def ruled(c: FeedClient) -> bool:
+                    oks = [m for m in c.log if m.get("type") == "ok"]
+                    return len(oks) == 2 and len(c.errors) == 1
+
+                await desk.wait_for(ruled, timeout=10)
+                assert desk.errors[0]["code"] == "bad_request" and desk.errors[0]["op"] == "void"
+
+                def penalised(c: FeedClient) -> bool:
+                    teams = c.states.get("standings", {}).get("like_for_like", {}).get("teams", [])
+                    return any(t.get("penalty") == {"chips": 300, "points": 1} for t in teams)
+
+                await public.wait_for(penalised, timeout=10)
+                await desk.wait_for(
+                    lambda c: any(
+                        k.get("reason") == "duplicate card found" and k.get("by") == "TD Ana"
+                        for k in c.states.get("ops", {}).get("corrections", [])
+                    ),
+                    timeout=10,
+                )
+        assert source.engine.state.hand(1, played).status == "void"  # type: ignore[union-attr]
+        before = source.engine.standings_json()
+    rebuilt = IngestSource(redis_bus, Engine(config, decks), own_bus=False)
+    await rebuilt.ingest.start()
+    try:
+        assert rebuilt.engine.standings_json() == before
+        assert rebuilt.engine.state.penalties[0]["reason"] == "slow play"
+    finally:
+        await rebuilt.ingest.stop()

@@ -150,6 +150,25 @@ def test_leaderboard_snapshot_delta_restart(page: Page, feed: FakeFeed) -> None:
     expect(row(page, last).locator('[data-testid="team-points"]')).to_have_text("29", timeout=FAST)
 
 
+def test_leaderboard_shows_a_penalty_beside_the_team(page: Page, feed: FakeFeed) -> None:
+    open_page(page, feed, "leaderboard.html")
+    teams = copy.deepcopy(feed.payload("standings")["like_for_like"]["teams"])
+    target = teams[1]["team"]
+    badge = row(page, target).locator('[data-testid="team-penalty"]')
+    expect(badge).to_be_hidden()
+    teams[1]["penalty"] = {"chips": 1500, "points": 1}
+    teams[1]["points"] -= 1
+    lfl = {"teams": teams, "seats": feed.payload("standings")["like_for_like"]["seats"]}
+    feed.push("standings", {"like_for_like": lfl})
+    expect(badge).to_have_text("penalty \u22121 pt \u00b7 \u22121,500", timeout=FAST)
+    expect(badge).to_be_visible()
+    expect(row(page, target).locator('[data-testid="team-points"]')).to_have_text(
+        str(teams[1]["points"])
+    )
+    for other in teams[2:]:
+        expect(row(page, other["team"]).locator('[data-testid="team-penalty"]')).to_be_hidden()
+
+
 def test_leaderboard_running_view_needs_live_payload(page: Page, feed: FakeFeed) -> None:
     open_page(page, feed, "leaderboard.html?view=running&token=com&slot=0")
     running = feed.payload("standings", "live")["running"]["teams"]

@@ -346,13 +346,26 @@ def advance_to_betting(hub: HubThread, table: int) -> dict[str, Any]:
     return state
 
 
+def furthest_street(hub: HubThread, table: int, deal: int) -> int:
+    """How far the hand (table, deal) goes in the whole session (an offline engine)."""
+    engine = Engine(hub.config, hub.decks)
+    for event in hub.events:
+        engine.submit({k: v for k, v in event.items() if k != "_sent"}, 0.0)
+    rows = (engine.payload((LIVE, f"compare:{deal}:1")) or {})["rows"]
+    (row,) = [r for r in rows if r["table"] == table]
+    return max((STREETS.index(a["street"]) for a in row["actions"]), default=-1)
+
+
 def live_pair(hub: HubThread) -> tuple[int, int, int]:
-    """(live table, its deal, a table that finished that deal past the flop)."""
+    """(live table, its deal, a table that finished that deal past the flop), the live
+    table's hand going on to another street."""
     best: tuple[int, int, int, int] | None = None
     for t in range(1, 7):
         state = hub.rest(f"/api/tables/{t}", COMMENTATOR)
-        if state["status"] != "in_progress":
+        if state["status"] != "in_progress" or state["street"] not in STREETS:
             continue
+        if furthest_street(hub, t, state["deal"]) <= STREETS.index(state["street"]):
+            continue  # the hand ends on this street: no second street to follow
         rows = hub.rest(f"/api/compare/{state['deal']}/1", COMMENTATOR)["rows"]
         for r in rows:
             reached = max((STREETS.index(a["street"]) for a in r["actions"]), default=-1)
@@ -684,7 +697,8 @@ def test_wrong_tournament_draws_nothing(browser: Browser, hub: HubThread) -> Non
         context.close()
 
 
-CONFIRM_AT = 86  # events of the sample session before its first "confirm" (table 3, deal 10)
+# events of the sample session before its first "confirm"
+CONFIRM_AT = next(i for i, e in enumerate(session_events("probe")) if e["type"] == "confirm")
 
 
 @pytest.fixture

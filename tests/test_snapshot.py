@@ -35,24 +35,27 @@ Attempt = tuple[ConsoleEvent, float]
 
 def noisy_session(seed: int, decks: Mapping[int, DeckOrder] | None) -> list[Attempt]:
     """Console events as an official might enter them, some refused: bots play every deal at
-    every table, mixed with random undo / reopen / void / confirm, wrong winners (disputes)
-    and confirmations by the cards or naming seats. Times are fractional."""
+    every table, mixed with random undo / reopen / void / confirm, dealer errors (exposed,
+    early), the operator's voids and penalties, wrong winners (disputes) and confirmations by
+    the cards or naming seats. Times are fractional."""
     rng = random.Random(seed)
     state = TournamentState(CONFIG, decks)
     attempts: list[Attempt] = []
-    seqs = dict.fromkeys(state.tables, 0)
+    seqs: dict[int | str, int] = dict.fromkeys(state.tables, 0)
+    seqs["operator"] = 0
     now = 0.0
 
-    def send(table: int, kind: str, **fields: Any) -> bool:
+    def send(table: int, kind: str, *, operator: bool = False, **fields: Any) -> bool:
         nonlocal now
         now += rng.random() * 3
-        seqs[table] += 1
+        who: int | str = "operator" if operator else table
+        seqs[who] += 1
         raw = {
             "v": 1,
             "tournament": CONFIG.id,
             "table": table,
-            "console": f"table{table}",
-            "seq": seqs[table],
+            "console": "operator" if operator else f"table{table}",
+            "seq": seqs[who],
             "type": kind,
             **{k: v for k, v in fields.items() if v is not None},
         }
@@ -78,10 +81,27 @@ def noisy_session(seed: int, decks: Mapping[int, DeckOrder] | None) -> list[Atte
         table = state.tables[t]
         if rng.random() < 0.12:
             played = sorted(table.hands)
-            kind = rng.choice(["undo", "reopen", "void", "confirm"])
+            kind = rng.choice(["undo", "reopen", "void", "confirm", "exposed", "early", "penalty"])
             named = kind in ("reopen", "confirm") or (kind == "void" and rng.random() < 0.5)
             deal = rng.choice(played) if played and named else None
-            send(t, kind, deal=deal, seats=some_seats() if kind == "confirm" else None)
+            if kind == "exposed":
+                send(t, kind, seat=rng.randint(1, CONFIG.seats), card=rng.randint(1, 2))
+            elif kind == "penalty":
+                chips, points = rng.choice([(100, None), (None, 1), (50, 1)])
+                send(
+                    t,
+                    kind,
+                    operator=True,
+                    seat=rng.randint(1, 3),
+                    amount=chips,
+                    points=points,
+                    note="slow play",
+                    by="TD",
+                )
+            elif kind == "void" and rng.random() < 0.5:  # the operator's, with a reason
+                send(t, kind, operator=True, deal=deal, note="foreign card", by="TD")
+            else:
+                send(t, kind, deal=deal, seats=some_seats() if kind == "confirm" else None)
             continue
         current = table.current
         if current is None:
@@ -144,6 +164,7 @@ def observe(state: TournamentState) -> dict[str, Any]:
         "board": state.board.as_dict(),
         "counted": list(state.board.results().items()),
         "corrections": state.corrections,
+        "penalties": state.penalties,
         "events_applied": state.events_applied,
         "disputes": [(h.table, h.deal) for h in state.disputes()],
     }
@@ -246,6 +267,11 @@ SITUATIONS: dict[str, Callable[[TournamentState], bool]] = {
         t.current is not None and t.current.reopened and t.current.hand.street == "complete"
         for t in s.tables.values()
     ),
+    "dealer_errors": lambda s: any(
+        {"exposed", "early"} <= {i[1] for i in h.inputs} and h.status == "complete"
+        for h in hands(s)
+    ),
+    "penalised": lambda s: len(s.penalties) > 1,
     "confirmed_naming_seats": lambda s: any(
         h.settled_by == "declared" and h.computed is not None for h in hands(s)
     ),

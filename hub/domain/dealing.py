@@ -59,3 +59,65 @@ def deal(order: DeckOrder, button: int, seats: int) -> Dealt:
     top = 2 * seats  # next card after the hole cards: the first burn
     board = (cards[top + 1], cards[top + 2], cards[top + 3], cards[top + 5], cards[top + 7])
     return Dealt(hole=dict(sorted(hole.items())), board=board)
+
+
+STREET_CARDS = (("flop", 3), ("turn", 1), ("river", 1))
+
+
+def card_position(button: int, seats: int, seat: int, which: int) -> int:
+    """Index in the deck order of ``seat``'s ``which``-th hole card (1 or 2)."""
+    return (which - 1) * seats + deal_sequence(button, seats).index(seat)
+
+
+def redeal(
+    order: DeckOrder,
+    button: int,
+    seats: int,
+    *,
+    exposed: tuple[int, int] | None = None,
+    early: frozenset[str] = frozenset(),
+) -> Dealt:
+    """The cards in play after dealer errors, by the home-tournament procedure (Robert's Rules)
+    with the stub kept in order where that procedure reshuffles it (a duplicate deck order is
+    never reshuffled, and the cards already seen stay out of play).
+
+    ``exposed = (seat, which)``: that hole card was exposed by the dealer (not the first or
+    second card of the deal: that is a misdeal). It is replaced by the top card of the stub once
+    the hole cards are dealt, and the exposed card serves as the burn before the flop.
+    ``early``: streets whose cards were turned before the betting before them closed:
+
+    * ``flop``: the seen flop goes out of play; a new flop is dealt from the stub without a burn;
+    * ``turn``: the seen turn goes out of play; burn and turn the next card in its place, then
+      the river is the next card without a burn;
+    * ``river``: the seen river goes out of play; the next card is the river, without a burn.
+
+    ``ValueError`` when the deck runs out (more seats than these replacements leave cards for).
+    """
+    cards = order.cards
+    hole = {seat: list(pair) for seat, pair in deal(order, button, seats).hole.items()}
+    top = 2 * seats
+    burn_is_exposed = False
+    if exposed is not None:
+        seat, which = exposed
+        hole[seat][which - 1] = cards[top]
+        top += 1
+        burn_is_exposed = True
+    board: list[Card] = []
+    burn_next = True
+    for street, count in STREET_CARDS:
+        if burn_next and not burn_is_exposed:
+            top += 1
+        burn_is_exposed = False
+        burn_next = True
+        if street in early:
+            top += count  # the early cards go out of play
+            if street == "turn":  # burn, and turn the would-be river in the turn's place;
+                top += 1  # the river then comes without a burn
+                burn_next = False
+            # a new flop or river comes without a burn
+        if top + count > len(cards):
+            raise ValueError(f"the deck runs out dealing the {street}")
+        board.extend(cards[top : top + count])
+        top += count
+    pairs = {s: (pair[0], pair[1]) for s, pair in sorted(hole.items())}
+    return Dealt(hole=pairs, board=tuple(board))

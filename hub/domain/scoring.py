@@ -199,9 +199,10 @@ class SeatRow:
     points: Fraction | None
     rank: int
     imps: int | None = None
+    penalty: tuple[int, Fraction] = (0, Fraction(0))  # (chips, points) taken off, included
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "table": self.table,
             "team": self.team,
             "player": self.player,
@@ -209,6 +210,13 @@ class SeatRow:
             **_format_fields(self.points, self.imps),
             "rank": self.rank,
         }
+        if any(self.penalty):
+            out["penalty"] = penalty_dict(self.penalty)
+        return out
+
+
+def penalty_dict(penalty: tuple[int, Fraction]) -> dict[str, Any]:
+    return {"chips": penalty[0], "points": json_number(penalty[1])}
 
 
 @dataclass(frozen=True)
@@ -234,15 +242,19 @@ class TeamStanding:
     points: Fraction | None
     chips: int
     imps: int | None = None
+    penalty: tuple[int, Fraction] = (0, Fraction(0))  # its players' penalties, included
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "group": self.group,
             "team": self.team,
             "rank": self.rank,
             **_format_fields(self.points, self.imps),
             "chips": self.chips,
         }
+        if any(self.penalty):
+            out["penalty"] = penalty_dict(self.penalty)
+        return out
 
 
 def ifp_ranking(chips: Mapping[int, int]) -> list[tuple[int, int, Fraction, int]]:
@@ -282,9 +294,12 @@ def rank_teams(
     points: Mapping[str, Fraction],
     chips: Mapping[str, int],
     scoring: Format = "ifp-points",
+    penalties: Mapping[str, tuple[int, Fraction]] | None = None,
 ) -> tuple[TeamStanding, ...]:
     """Teams by their format's total (``points``: IFP points or IMPs; unused under chips),
-    then aggregate chips; equal on both -> shared rank, then by team id."""
+    then aggregate chips; equal on both -> shared rank, then by team id. ``penalties``: each
+    team's (chips, points) taken off, already included in the totals (shown on the row)."""
+    penalties = penalties or {}
     if scoring == "chips":
         points = dict.fromkeys(chips, Fraction(0))
     order = sorted(points, key=lambda team: (-points[team], -chips[team], team))
@@ -303,6 +318,7 @@ def rank_teams(
                 total if scoring == "ifp-points" else None,
                 chips[team],
                 int(total) if scoring == "imp" else None,
+                penalties.get(team, (0, Fraction(0))),
             )
         )
     return tuple(rows)
@@ -330,6 +346,8 @@ class Scoreboard:
         self._running_hands: dict[str, int] = dict.fromkeys(layout.groups, 0)
         self._seat_cache: dict[tuple[View, str, int], SeatStanding] = {}
         self._team_cache: dict[tuple[View, str], tuple[TeamStanding, ...]] = {}
+        # (table, seat) -> (chips, points) taken off by the tournament director, in both views.
+        self._penalties: dict[tuple[int, int], tuple[int, Fraction]] = {}
         self.rankings_computed = 0
         self.scoring = layout.scoring
         # imp: view -> table -> seat -> total IMPs, and each counted deal's IMPs per table.
@@ -417,6 +435,23 @@ class Scoreboard:
                 self._seat_cache.pop((view, group, seat), None)
                 self._team_cache.pop((view, group), None)
 
+    def add_penalty(self, table: int, seat: int, chips: int, points: int | Fraction) -> None:
+        """Take ``chips`` off the player's chip-score total (their seat ranking moves by it)
+        and ``points`` off their IFP points (so off their team's), in both views."""
+        group = self._group_of.get(table)
+        if group is None:
+            raise ValueError(f"table {table} is in no group")
+        if seat not in self._seat_numbers:
+            raise ValueError(f"no seat {seat} (seats are 1..{self.layout.seats})")
+        old_chips, old_points = self._penalties.get((table, seat), (0, Fraction(0)))
+        self._penalties[(table, seat)] = (old_chips + chips, old_points + Fraction(points))
+        for view in VIEWS:
+            self._seat_cache.pop((view, group, seat), None)
+            self._team_cache.pop((view, group), None)
+
+    def penalties(self) -> dict[tuple[int, int], tuple[int, Fraction]]:
+        return dict(self._penalties)
+
     def _normalise(self, result: Mapping[int, int]) -> dict[int, int]:
         for seat, chips in result.items():
             if seat not in self._seat_numbers:
@@ -482,12 +517,16 @@ class Scoreboard:
         if cached is None:
             points: dict[str, Fraction] = {}
             chips: dict[str, int] = {}
+            penalties: dict[str, tuple[int, Fraction]] = {}
             for seat in self._seat_numbers:
                 for row in self.seat_standing(view, group, seat).rows:
                     score = row.points if row.points is not None else Fraction(row.imps or 0)
                     points[row.team] = points.get(row.team, Fraction(0)) + score
                     chips[row.team] = chips.get(row.team, 0) + row.chips
-            cached = rank_teams(group, points, chips, self.scoring.name)
+                    if any(row.penalty):
+                        c, p = penalties.get(row.team, (0, Fraction(0)))
+                        penalties[row.team] = (c + row.penalty[0], p + row.penalty[1])
+            cached = rank_teams(group, points, chips, self.scoring.name, penalties)
             self._team_cache[key] = cached
         return cached
 
@@ -518,15 +557,29 @@ class Scoreboard:
         self.rankings_computed += 1
         tables = self.layout.groups[group]
         totals = self._totals[view]
-        chips = {table: totals[table][seat] for table in tables}
+        # Penalties: chips come off before the ranking; points after it under ifp-points (no
+        # one else's points move), off the IMPs (what the seat ranks by) under imp.
+        none = (0, Fraction(0))
+        penalty = {t: self._penalties.get((t, seat), none) for t in tables}
+        chips = {table: totals[table][seat] - penalty[table][0] for table in tables}
         holder, players = self.layout.holder, self.layout.players
         if self.scoring.name == "ifp-points":
             rows = tuple(
-                SeatRow(table, holder[(table, seat)], players[(table, seat)], total, points, rank)
+                SeatRow(
+                    table,
+                    holder[(table, seat)],
+                    players[(table, seat)],
+                    total,
+                    points - penalty[table][1],
+                    rank,
+                    penalty=penalty[table],
+                )
                 for table, total, points, rank in ifp_ranking(chips)
             )
         elif self.scoring.name == "imp":
-            imps = {table: self._imps[view][table][seat] for table in tables}
+            imps = {
+                table: self._imps[view][table][seat] - int(penalty[table][1]) for table in tables
+            }
             rows = tuple(
                 SeatRow(
                     table,
@@ -536,21 +589,33 @@ class Scoreboard:
                     None,
                     rank,
                     imps=total,
+                    penalty=penalty[table],
                 )
                 for table, total, rank in plain_ranking(imps)
             )
         else:
             rows = tuple(
-                SeatRow(table, holder[(table, seat)], players[(table, seat)], total, None, rank)
+                SeatRow(
+                    table,
+                    holder[(table, seat)],
+                    players[(table, seat)],
+                    total,
+                    None,
+                    rank,
+                    penalty=penalty[table],
+                )
                 for table, total, rank in plain_ranking(chips)
             )
         return SeatStanding(group, seat, rows)
 
 
 def full_recompute(
-    layout: ScoringLayout, results: Mapping[tuple[int, int], Mapping[int, int]]
+    layout: ScoringLayout,
+    results: Mapping[tuple[int, int], Mapping[int, int]],
+    penalties: Iterable[tuple[int, int, int, int]] = (),
 ) -> Scoreboard:
-    """A board built from scratch from (table, deal) -> result, by plain sums.
+    """A board built from scratch from (table, deal) -> result, by plain sums, and the
+    penalties (table, seat, chips, points).
 
     The oracle for the incremental path (and a way to start from a journal in one go); the
     board it returns keeps working incrementally.
@@ -584,4 +649,6 @@ def full_recompute(
                 for table, row in imps.items():
                     for seat, value in row.items():
                         board._imps[view][table][seat] += value
+    for table, seat, chips, points in penalties:
+        board.add_penalty(table, seat, chips, points)
     return board

@@ -21,6 +21,7 @@ __all__ = [
     "HandStarted",
     "LinkChanged",
     "OnAirChanged",
+    "PenaltyApplied",
     "Rejected",
     "TickerItem",
 ]
@@ -58,6 +59,15 @@ class HandSettled:
     table: int
     deal: int
     status: str
+
+
+@dataclass(frozen=True, slots=True)
+class PenaltyApplied:
+    """The tournament director took chips or points off the player in (table, seat): the
+    standings of both audiences move at once (a penalty tells nothing of any deal)."""
+
+    table: int
+    seat: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +113,7 @@ EngineEvent = (
     | ActionApplied
     | HandRewound
     | HandSettled
+    | PenaltyApplied
     | DealReleased
     | TickerItem
     | OnAirChanged

@@ -37,10 +37,17 @@ from hub.engine.changes import (
     HandStarted,
     LinkChanged,
     OnAirChanged,
+    PenaltyApplied,
     Rejected,
     TickerItem,
 )
-from hub.engine.events import ACTION_TYPES, MAX_INT, ConsoleEvent, parse_event
+from hub.engine.events import (
+    ACTION_TYPES,
+    MAX_INT,
+    OPERATOR_CONSOLE,
+    ConsoleEvent,
+    parse_event,
+)
 from hub.engine.projections import Projections, TopicChange
 from hub.engine.sequencer import Sequencer
 from hub.engine.ticker import Ticker
@@ -57,9 +64,21 @@ __all__ = [
     "default_onair",
 ]
 
-OPERATOR_CONSOLE = "operator"
 SNAPSHOT_VERSION = 1
 ONAIR_SLOTS = ("leaderboard", "seat", "table", "compare", "ticker")
+# Operator commands that are console events of the reserved console "operator": command field
+# -> event field. `void` and `penalty` need the official (`by`) and a `reason`.
+OPERATOR_EVENTS: dict[str, dict[str, str]] = {
+    "confirm": {"deal": "deal", "seats": "seats"},
+    "void": {"deal": "deal", "reason": "note", "by": "by"},
+    "penalty": {
+        "seat": "seat",
+        "chips": "amount",
+        "points": "points",
+        "reason": "note",
+        "by": "by",
+    },
+}
 
 
 @dataclass(slots=True)
@@ -344,7 +363,7 @@ class Engine:
                 record = {"kind": "control", "op": "clock", **checked, "at": now}
                 changed = self._apply_control(record, now)
                 return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
-            if op == "confirm":
+            if isinstance(op, str) and op in OPERATOR_EVENTS:
                 seq = self.sequencer.expected(OPERATOR_CONSOLE)
                 raw = {
                     "v": 1,
@@ -352,11 +371,15 @@ class Engine:
                     "table": command.get("table"),
                     "console": OPERATOR_CONSOLE,
                     "seq": seq,
-                    "type": "confirm",
-                    "deal": command.get("deal"),
+                    "type": op,
                 }
-                if command.get("seats"):
-                    raw["seats"] = command.get("seats")
+                for name, field_name in OPERATOR_EVENTS[op].items():
+                    if command.get(name) not in (None, []):
+                        raw[field_name] = command[name]
+                if op in ("void", "penalty") and not (raw.get("note") and raw.get("by")):
+                    raise Rejection(
+                        "bad_request", f"'{op}' needs 'by' (the official) and a 'reason'"
+                    )
                 event = parse_event(raw)
                 if event.table not in self.state.tables:
                     raise Rejection(
@@ -447,7 +470,12 @@ class Engine:
         """Announce what one applied console event changed."""
         table, deal_no = change.table, change.deal
         keys: set[TopicKey] = set()
-        if deal_no is None:  # pragma: no cover - every applied event names its deal
+        if event.type == "penalty":
+            assert event.seat is not None
+            penalty = self.state.penalties[-1]
+            self.public_board.add_penalty(table, event.seat, penalty["chips"], penalty["points"])
+            return set(self._emit(PenaltyApplied(table, event.seat)))
+        if deal_no is None:  # pragma: no cover - every other event names its deal
             return keys
         hand = self.state.hand(table, deal_no)
         if event.type == "start":
@@ -561,6 +589,8 @@ class Engine:
         for (table, deal_no), result in self.state.board.results().items():
             if self.released(self.config.group_of(table).id, deal_no):
                 self.public_board.set_result(table, deal_no, result)
+        for p in self.state.penalties:
+            self.public_board.add_penalty(p["table"], p["seat"], p["chips"], p["points"])
 
     # ----------------------------------------------------------------- the feed
     def start_feed(self) -> None:

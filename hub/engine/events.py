@@ -15,10 +15,16 @@ from hub.domain.errors import Rejection
 
 VERSION = 1
 ACTION_TYPES = frozenset({"fold", "check", "call", "bet", "raise"})
-EVENT_TYPES = ACTION_TYPES | {"start", "win", "undo", "reopen", "void", "confirm"}
+# Dealer errors a table reports (hub.domain.dealing.redeal says which card replaced which).
+DEALER_ERRORS = frozenset({"exposed", "early"})
+EVENT_TYPES = (
+    ACTION_TYPES | DEALER_ERRORS | {"start", "win", "undo", "reopen", "void", "confirm", "penalty"}
+)
+# The reserved console name of the operator desk: its events are the hub's own.
+OPERATOR_CONSOLE = "operator"
 
 _REQUIRED = ("v", "tournament", "table", "console", "seq", "type")
-_OPTIONAL = ("ts", "deal", "seat", "amount", "seats", "note")
+_OPTIONAL = ("ts", "deal", "seat", "amount", "seats", "note", "card", "points", "by")
 _KNOWN = frozenset(_REQUIRED + _OPTIONAL)
 # Fields each type needs beyond the envelope.
 _NEEDS: dict[str, tuple[str, ...]] = {
@@ -33,6 +39,9 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "reopen": ("deal",),
     "void": (),
     "confirm": ("deal",),
+    "exposed": ("seat", "card"),
+    "early": (),
+    "penalty": ("seat", "note", "by"),
 }
 MAX_NAME = 64
 MAX_NOTE = 500
@@ -52,6 +61,9 @@ class ConsoleEvent:
     amount: int | None = None
     seats: tuple[int, ...] | None = None
     note: str | None = None
+    card: int | None = None  # exposed: the seat's first (1) or second (2) hole card
+    points: int | None = None  # penalty: IFP points taken off
+    by: str | None = None  # the official who ordered an operator void or a penalty
 
     def as_record(self) -> dict[str, Any]:
         """The event as a plain mapping with only the fields it carries (journal form)."""
@@ -126,6 +138,9 @@ def parse_event(raw: Any) -> ConsoleEvent:
     note = raw.get("note")
     if note is not None and (not isinstance(note, str) or len(note) > MAX_NOTE):
         raise _bad(f"field 'note' must be a string of at most {MAX_NOTE} characters")
+    card = _int(raw, "card", low=1) if raw.get("card") is not None else None
+    if card is not None and card > 2:
+        raise _bad(f"field 'card' must be 1 or 2 (the seat's first or second card), got {card}")
     return ConsoleEvent(
         tournament=_name(raw, "tournament"),
         table=_int(raw, "table", low=1),
@@ -138,4 +153,7 @@ def parse_event(raw: Any) -> ConsoleEvent:
         amount=_int(raw, "amount", low=0) if raw.get("amount") is not None else None,
         seats=seats,
         note=note,
+        card=card,
+        points=_int(raw, "points") if raw.get("points") is not None else None,
+        by=_name(raw, "by") if raw.get("by") is not None else None,
     )

@@ -30,6 +30,7 @@ from hub.engine.changes import (
     HandStarted,
     LinkChanged,
     OnAirChanged,
+    PenaltyApplied,
     Rejected,
     TickerItem,
 )
@@ -145,6 +146,10 @@ class Projections:
             keys = {self._k[a]["onair"] for a in AUDIENCES}
         elif isinstance(event, ClockChanged):
             keys = {self._k[a]["clock"] for a in AUDIENCES}
+        elif isinstance(event, PenaltyApplied):
+            keys = {live["ops"]}
+            for a in AUDIENCES:
+                keys |= {self._k[a]["standings"], *self._k[a]["seat"]}
         elif isinstance(event, Rejected | LinkChanged):
             keys = {live["ops"]}
         else:  # pragma: no cover - every event type is handled above
@@ -172,8 +177,9 @@ class Projections:
                 continue
             row = views.compare_row(self.state, deal, table, group, seat, self._info)
             old = rec.doc["rows"][i]
-            same_sum = old["chips"] == row["chips"] and len(old.get("board") or ()) == len(
-                row.get("board") or ()
+            # (a dealer error changes a table's board without changing its length)
+            same_sum = old["chips"] == row["chips"] and (old.get("board") or []) == (
+                row.get("board") or []
             )
             swing = old.get("swing")
             rec.replace_at(("rows", i), row)
@@ -181,12 +187,11 @@ class Projections:
                 if swing is not None:
                     rec.set(("rows", i, "swing"), swing)
             else:
-                self._summarise(rec)
+                self._summarise(rec, deal)
             rec.set(("hole",), views.compare_hole(self.state, deal, seat))
             self._moved[key] = None
 
-    @staticmethod
-    def _summarise(rec: Recorder) -> None:
+    def _summarise(self, rec: Recorder, deal: int) -> None:
         """A traveller's fields that depend on every row, as ``views.compare_summary``."""
         rows = rec.doc["rows"]
         finished = [r["chips"] for r in rows if r["chips"] is not None]
@@ -200,7 +205,7 @@ class Projections:
                 rec.remove(("rows", j, "swing"))
             else:
                 rec.set(("rows", j, "swing"), round(r["chips"] - average, 2))
-        rec.set(("board",), list(best))
+        rec.set(("board",), views.reference_board(self.state, deal, len(best)))
         rec.set(("average",), None if average is None else round(average, 2))
 
     def _show_actions(self, table: int, deal: int, first: int, *, travellers: bool = True) -> None:
@@ -253,7 +258,7 @@ class Projections:
             for name, value in fields.items():
                 rec.set(("rows", i, name), value)
             if len(fields["board"]) > len(rec.doc["board"]):
-                rec.set(("board",), fields["board"])
+                rec.set(("board",), views.reference_board(self.state, deal, len(fields["board"])))
             self._moved[key] = None
 
     def _project(self, table: int, deal: int) -> None:

@@ -36,9 +36,9 @@ def simulate_session(
 ) -> Iterator[dict[str, Any]]:
     """Yield the events of a whole session (every table plays every deal), in arrival order.
 
-    With `corrections`, a few hands get an `undo` of a mistyped action, one hand is voided and
-    replayed as a void, and one showdown is first declared wrongly and then confirmed by the
-    official, so the sample exercises every correction path.
+    With `corrections`, a few hands get an `undo` of a mistyped action, one hand is voided as a
+    misdeal (after its first action, before the second), and one showdown is first declared
+    wrongly and then confirmed by the official.
     """
     engine = Engine(config, decks, release_delay=0.0)
     chosen = sorted(tables or engine.state.tables)
@@ -97,7 +97,7 @@ def simulate_session(
             continue
         assert current.status == IN_PROGRESS and hand.to_act is not None
         seat = hand.to_act
-        if corrections and not void_done and len(current.inputs) == 3 and rng.random() < 0.05:
+        if corrections and not void_done and len(current.inputs) == 1 and rng.random() < 0.05:
             void_done = True
             yield emit(table, "void")
             continue

@@ -10,12 +10,14 @@ snapshot equals its own msgpack round trip; no pickle). Layout, version 1::
 
     {"version": 1, "tournament": config id, "decks": deck commitment (sha256 hex) or None,
      "events_applied": int,
-     "corrections": [{"table", "deal", "type", "at"}, ...],      # the last 200, oldest first
+     "corrections": [{"table", "deal", "type", "at", ...}, ...],  # the last 200, oldest first
+     "penalties": [{"table", "seat", "chips", "points", "reason", "by", "at"}, ...],  # all
      "counted": [[table, deal], ...],     # hands the scoreboard counts, in its order
      "tables": [{"table": int, "current": deal or None, "last_event_at": float or None,
                  "last_seq": int, "console": str or None,
                  "hands": [                 # in the table's order (the order they were started)
-                     {"deal": int, "inputs": [[seat, kind, amount or None], ...],
+                     {"deal": int,
+                      "inputs": [[seat, kind, amount or None], ...],  # with dealer errors
                       "status": "in_progress" | "showdown" | "complete" | "void" | "disputed",
                       "winners": [seat, ...] or None, "declared": ... or None,
                       "computed": ... or None,
@@ -36,7 +38,6 @@ from typing import Any
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder, commitment
 from hub.domain.errors import Rejection
-from hub.domain.holdem import Hand
 from hub.engine.tournament import (
     COMPLETE,
     DISPUTED,
@@ -84,6 +85,7 @@ def snapshot(state: TournamentState) -> dict[str, Any]:
         "decks": decks_fingerprint(state.decks),
         "events_applied": state.events_applied,
         "corrections": [dict(c) for c in state.corrections],
+        "penalties": [dict(p) for p in state.penalties],
         "counted": [[table, deal] for table, deal in state.board.results()],
         "tables": [
             {
@@ -113,11 +115,10 @@ def _restore_hand(state: TournamentState, table: int, data: Mapping[str, Any]) -
         raise ValueError(f"{where}: unknown status {status!r}")
     if settled not in SETTLEMENTS:
         raise ValueError(f"{where}: unknown settlement {settled!r}")
-    spec = state._spec(deal_no)
     inputs = [(int(seat), str(kind), amount) for seat, kind, amount in data["inputs"]]
     winners = _tuple(data["winners"])
     try:
-        hand = Hand.replay(spec, inputs)
+        spec, hand = state.replay_hand(deal_no, inputs)
         # The settlement `_on_win` / `_on_confirm` gave it; a fold-out settled itself, and a
         # disputed (or voided-while-disputed) hand keeps the unsettled copy at showdown.
         if settled == "cards":
@@ -207,6 +208,9 @@ def restore_into(state: TournamentState, data: Mapping[str, Any]) -> None:
     if len(counted) != finished:
         raise ValueError(f"snapshot: {finished} hands count, but {len(counted)} are listed")
     state.corrections = [dict(c) for c in data["corrections"]]
+    state.penalties = [dict(p) for p in data.get("penalties", ())]
+    for p in state.penalties:
+        state.board.add_penalty(int(p["table"]), int(p["seat"]), int(p["chips"]), int(p["points"]))
     state.events_applied = int(data["events_applied"])
 
 

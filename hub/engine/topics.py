@@ -76,7 +76,7 @@ FAMILIES: dict[str, Family] = {
             BOTH,
             "public",
             "/api/standings",
-            ("HandSettled", "DealReleased"),
+            ("HandSettled", "PenaltyApplied", "DealReleased"),
             "replace of the rows whose rank, points or chips moved",
         ),
         Family(
@@ -85,7 +85,7 @@ FAMILIES: dict[str, Family] = {
             BOTH,
             "public",
             "/api/seats/{seat:int}",
-            ("HandSettled", "DealReleased"),
+            ("HandSettled", "PenaltyApplied", "DealReleased"),
             "replace of the rows that moved",
         ),
         Family(
@@ -159,7 +159,15 @@ FAMILIES: dict[str, Family] = {
             (LIVE,),
             "operator",
             "/api/ops",
-            ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "Rejected", "Link"),
+            (
+                "HandStarted",
+                "ActionApplied",
+                "HandSettled",
+                "HandRewound",
+                "PenaltyApplied",
+                "Rejected",
+                "Link",
+            ),
             "replace of the fields that moved",
         ),
     )

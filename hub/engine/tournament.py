@@ -14,14 +14,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hub.domain.config import TournamentConfig
-from hub.domain.dealing import Dealt, deal
+from hub.domain.dealing import STREET_CARDS, Dealt, card_position, deal, redeal
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.holdem import Hand, HandSpec
 from hub.domain.scoring import Scoreboard, ScoringLayout
-from hub.engine.events import ACTION_TYPES, ConsoleEvent
+from hub.engine.events import ACTION_TYPES, DEALER_ERRORS, OPERATOR_CONSOLE, ConsoleEvent
 
+# One input of a hand: a betting action (seat, kind, amount), or a dealer error: (seat,
+# "exposed", which card) or (0, "early", index of the street in STREET_CARDS).
 Input = tuple[int, str, int | None]
+STREETS = tuple(name for name, _ in STREET_CARDS)
+# A misdeal may be declared only before this many players have acted after the blinds.
+MISDEAL_ACTIONS = 2
+
+
+def actions_of(inputs: list[Input]) -> list[Input]:
+    """The betting actions among a hand's inputs (what `Hand.replay` takes)."""
+    return [i for i in inputs if i[1] in ACTION_TYPES]
+
 
 # Hand statuses as shown on consoles, overlays and the comparison.
 IN_PROGRESS = "in_progress"
@@ -67,8 +78,10 @@ class HandState:
             return dict(self.hand.result or {})
         return None
 
-    def rebuild(self, inputs: list[Input]) -> Hand:
-        return Hand.replay(self.spec, inputs)
+    @property
+    def actions_taken(self) -> int:
+        """Voluntary actions so far (the blinds and dealer errors are not actions)."""
+        return sum(1 for i in self.inputs if i[1] in ACTION_TYPES)
 
 
 @dataclass(slots=True)
@@ -125,6 +138,9 @@ class TournamentState:
                 self.tables[t] = TableState(t, group.id, tuple(config.deal_orders[t]))
         self._dealt: dict[int, Dealt] = {}
         self.corrections: list[dict[str, Any]] = []
+        # Penalties from the tournament director, in order: {table, seat, chips, points,
+        # reason, by, at}. The scoreboard holds their sums.
+        self.penalties: list[dict[str, Any]] = []
         self.events_applied = 0
 
     # ----------------------------------------------------------------- queries
@@ -175,8 +191,25 @@ class TournamentState:
         self.events_applied += 1
         return change
 
-    def _spec(self, deal_no: int) -> HandSpec:
+    def _spec(self, deal_no: int, inputs: list[Input] | None = None) -> HandSpec:
+        """The hand's spec; with ``inputs``, its cards as the dealer errors among them left
+        them (`hub.domain.dealing.redeal`)."""
         cfg = self.config
+        cards = self.dealt(deal_no)
+        errors = [i for i in inputs or () if i[1] in DEALER_ERRORS]
+        if errors and cards is not None and self.decks is not None:
+            exposed = next(((s, int(w or 0)) for s, k, w in errors if k == "exposed"), None)
+            early = frozenset(STREETS[int(w or 0)] for _, k, w in errors if k == "early")
+            try:
+                cards = redeal(
+                    self.decks[deal_no],
+                    cfg.buttons[deal_no],
+                    cfg.seats,
+                    exposed=exposed,
+                    early=early,
+                )
+            except ValueError as exc:
+                raise Rejection("not_allowed", str(exc)) from exc
         return HandSpec(
             seats=cfg.seats,
             button=cfg.buttons[deal_no],
@@ -184,8 +217,17 @@ class TournamentState:
             big_blind=cfg.big_blind,
             cap=cfg.cap,
             pot_limit=cfg.betting == "pot-limit",
-            cards=self.dealt(deal_no),
+            cards=cards,
         )
+
+    def replay_hand(self, deal_no: int, inputs: list[Input]) -> tuple[HandSpec, Hand]:
+        """Rebuild a hand from its inputs: the spec its dealer errors give, then its actions."""
+        spec = self._spec(deal_no, inputs)
+        return spec, Hand.replay(spec, actions_of(inputs))
+
+    def _rebuild(self, state: HandState, inputs: list[Input]) -> None:
+        spec, hand = self.replay_hand(state.deal, inputs)
+        state.spec, state.hand, state.inputs = spec, hand, inputs
 
     def _on_start(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
         assert event.deal is not None
@@ -246,8 +288,10 @@ class TournamentState:
         notable: tuple[dict[str, Any], ...] = (),
     ) -> Change:
         street = current.hand.street
-        if street == "complete":
+        if street == "complete" and not current.reopened:
             return self._finish(table, current, COMPLETE, now, notable)
+        # A reopened hand whose corrected betting ended in a fold-out waits for the official's
+        # `confirm` (it stays in play, street "complete"), as a reopened showdown waits for `win`.
         current.status = SHOWDOWN if street == "showdown" else IN_PROGRESS
         return Change(table.table, current.deal, notable=notable)
 
@@ -270,6 +314,12 @@ class TournamentState:
     def _on_win(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
         current = self._current(table, event)
         assert event.seats is not None
+        if current.status != SHOWDOWN and current.hand.street == "complete":
+            raise Rejection(
+                "not_allowed",
+                f"the corrected deal {current.deal} at table {table.table} ended in a fold-out: "
+                "close it with confirm",
+            )
         if current.status != SHOWDOWN:
             raise Rejection(
                 "not_allowed",
@@ -349,15 +399,18 @@ class TournamentState:
             if current.reopened:  # e.g. start, void, reopen, undo: no inputs to take back
                 self.board.set_result(table.table, current.deal, None)
             return Change(table.table, current.deal)
-        inputs = current.inputs[:-1]
-        current.hand = current.rebuild(inputs)
-        current.inputs = inputs
+        self._rebuild(current, current.inputs[:-1])
         current.winners = None
         current.settled_by = None
         self._log(table, current, "undo", now)
         return self._after_betting(table, current, now)
 
     def _on_void(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        """A misdeal (the console's, before two players acted after the blinds), or the
+        operator's void of any hand of the table, with the official and a reason."""
+        operator = event.console == OPERATOR_CONSOLE
+        if operator and (not event.note or not event.by):
+            raise Rejection("bad_request", "an operator void needs 'by' and a reason")
         if event.deal is None or (table.current and table.current.deal == event.deal):
             target = self._current(table, event)
         else:
@@ -370,7 +423,23 @@ class TournamentState:
             target = found
         if target.status == VOID:
             raise Rejection("not_allowed", f"deal {target.deal} is already void")
-        self._log(table, target, "void", now)
+        if not operator:
+            if target is not table.current:
+                why = "is finished"
+            elif target.reopened:
+                why = "is a reopened hand"
+            elif target.actions_taken >= MISDEAL_ACTIONS:
+                why = f"has {target.actions_taken} actions after the blinds"
+            else:
+                why = ""
+            if why:
+                raise Rejection(
+                    "not_allowed",
+                    f"deal {target.deal} at table {table.table} {why}: too late for a misdeal "
+                    "once two players have acted, the hand is played out (only the operator "
+                    "can void it, with a reason)",
+                )
+        self._log(table, target, "void", now, event)
         return self._finish(
             table,
             target,
@@ -392,7 +461,7 @@ class TournamentState:
             raise Rejection(
                 "wrong_deal", f"deal {event.deal} is not a finished hand of table {table.table}"
             )
-        target.hand = target.rebuild(target.inputs)
+        self._rebuild(target, target.inputs)
         target.reopened = True
         target.winners = target.declared = target.computed = target.settled_by = None
         target.finished_at = None
@@ -402,6 +471,87 @@ class TournamentState:
         self._log(table, target, "reopen", now)
         return Change(table.table, target.deal, scores=True)
 
-    def _log(self, table: TableState, hand: HandState, kind: str, now: float) -> None:
-        self.corrections.append({"table": table.table, "deal": hand.deal, "type": kind, "at": now})
+    def _log(
+        self,
+        table: TableState,
+        hand: HandState,
+        kind: str,
+        now: float,
+        event: ConsoleEvent | None = None,
+    ) -> None:
+        entry: dict[str, Any] = {"table": table.table, "deal": hand.deal, "type": kind, "at": now}
+        if event is not None and event.console == OPERATOR_CONSOLE:
+            entry["by"], entry["reason"] = event.by, event.note
+        elif event is not None and kind in DEALER_ERRORS:
+            entry["seat"] = event.seat
+        self.corrections.append(entry)
         del self.corrections[:-200]
+
+    # ----------------------------------------------------------------- dealer errors
+    def _dealer_error(self, table: TableState, event: ConsoleEvent, entry: Input) -> HandState:
+        current = self._current(table, event)
+        if current.status != IN_PROGRESS or current.hand.street == "complete":
+            raise Rejection("hand_over", f"betting is over at table {table.table}")
+        trial = [*current.inputs, entry]
+        spec, hand = self.replay_hand(current.deal, trial)
+        current.spec, current.hand, current.inputs = spec, hand, trial
+        return current
+
+    def _on_exposed(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        """A hole card exposed by the dealer: replaced by the top card of the stub."""
+        assert event.seat is not None and event.card is not None
+        current = self._current(table, event)
+        if current.actions_taken:
+            raise Rejection(
+                "not_allowed",
+                "an exposed hole card is replaced before the first action: undo back to it",
+            )
+        if any(k == "exposed" for _, k, _ in current.inputs):
+            raise Rejection(
+                "not_allowed", "more than one hole card exposed is a misdeal: void the hand"
+            )
+        position = card_position(current.spec.button, self.config.seats, event.seat, event.card)
+        if position < 2:
+            raise Rejection(
+                "not_allowed",
+                f"card {position + 1} of the deal exposed is a misdeal: void the hand",
+            )
+        state = self._dealer_error(table, event, (event.seat, "exposed", event.card))
+        self._log(table, state, "exposed", now, event)
+        return Change(table.table, state.deal)
+
+    def _on_early(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        """The next board card(s) turned before the betting round closed."""
+        current = self._current(table, event)
+        street = current.hand.street
+        index = {"preflop": 0, "flop": 1, "turn": 2}.get(street)
+        if index is None:
+            raise Rejection("not_allowed", f"no board card comes after the {street}")
+        if (0, "early", index) in current.inputs:
+            raise Rejection("not_allowed", f"the {STREETS[index]} was already dealt early")
+        state = self._dealer_error(table, event, (0, "early", index))
+        self._log(table, state, "early", now, event)
+        return Change(table.table, state.deal)
+
+    # ----------------------------------------------------------------- penalties
+    def _on_penalty(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        """A tournament director's penalty on the player in (table, seat): chips off their
+        chip-score total, points off their IFP points (and so their team's)."""
+        assert event.seat is not None
+        if event.console != OPERATOR_CONSOLE:
+            raise Rejection("not_allowed", "penalties come from the operator desk")
+        chips, points = event.amount or 0, event.points or 0
+        if chips <= 0 and points <= 0:
+            raise Rejection("bad_amount", "a penalty takes off chips or points (give one > 0)")
+        entry = {
+            "table": table.table,
+            "seat": event.seat,
+            "chips": chips,
+            "points": points,
+            "reason": event.note,
+            "by": event.by,
+            "at": now,
+        }
+        self.penalties.append(entry)
+        self.board.add_penalty(table.table, event.seat, chips, points)
+        return Change(table.table, None, scores=True)

@@ -279,7 +279,15 @@ def compare_payload(
         "rows": rows,
     }
     out.update(compare_summary(rows))
+    out["board"] = reference_board(state, deal_no, len(out["board"]))
     return out
+
+
+def reference_board(state: TournamentState, deal_no: int, length: int) -> list[str]:
+    """The deck order's board as far as the furthest table has dealt it (a table's own board,
+    after a dealer error, is in its row)."""
+    dealt = state.dealt(deal_no)
+    return list(dealt.board[:length]) if dealt else []
 
 
 def compare_hole(state: TournamentState, deal_no: int, seat: int) -> list[str]:
@@ -361,6 +369,7 @@ def ops_payload(
         "rejections": list(rejections)[-50:],
         "disputes": disputes,
         "corrections": state.corrections[-50:],
+        "penalties": state.penalties[-50:],
         "release": release,
     }
 

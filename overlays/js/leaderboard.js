@@ -30,7 +30,8 @@ function rowFor(t, column, open) {
       el('span', { class: 'move', dataset: { testid: 'team-move' } }),
       el('span', { class: 'who' },
         el('span', { class: 'chip', dataset: { testid: 'team-code' } }),
-        el('span', { class: 'name', dataset: { testid: 'team-name' } })),
+        el('span', { class: 'name', dataset: { testid: 'team-name' } }),
+        el('span', { class: 'penalty', dataset: { testid: 'team-penalty' } })),
       el('span', { class: 'chips num', dataset: { testid: 'team-chips' } }),
       el('span', { class: 'points num', dataset: { testid: 'team-points' } }));
     rows.set(key, row);
@@ -48,6 +49,14 @@ function rowFor(t, column, open) {
   setText(chips, fmtSigned(t.chips));
   chips.className = `chips num ${signClass(t.chips)}`;
   setText(row.querySelector('.points'), open ? '\u2013' : column === 'points' ? fmtPoints(t.points) : fmtSigned(t[column]));
+  // A tournament director's penalty (already in the chips and points): shown beside the name.
+  const pen = t.penalty || {};
+  const parts = [];
+  if (pen.points) parts.push(`\u2212${fmtPoints(pen.points)} ${column === 'imps' ? 'IMP' : 'pt'}`);
+  if (pen.chips) parts.push(`\u2212${pen.chips.toLocaleString('en-US')}`);
+  const penalty = row.querySelector('.penalty');
+  penalty.textContent = parts.length ? `penalty ${parts.join(' \u00b7 ')}` : '';
+  penalty.hidden = parts.length === 0;
   return row;
 }
 
