@@ -66,7 +66,9 @@ async def test_a_live_session_exported_replays_to_the_same_standings(
     assert exported[-1]["op"] == "onair"
     # Offline, from the file alone: the same standings and the same on-air state.
     check = DeckCheck()
-    engine = replay(config, read_events(log), Engine(config, decks), str(log), check=check)
+    engine = Engine(config, decks)
+    refused = replay(config, read_events(log), engine, str(log), check=check)
+    assert refused == []
     assert engine.standings_json() == live
     assert engine.onair == live_onair
     assert check.contradicted == 1 and not check.mismatch  # the one dispute, as played
