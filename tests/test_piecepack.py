@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from itertools import combinations, pairwise
 from math import comb
+from pathlib import Path
 
 import pytest
 
+from hub.cli import main
 from hub.domain.piecepack import (
     CATEGORIES,
     TILES,
@@ -18,6 +21,8 @@ from hub.domain.piecepack import (
     parse_tile,
     parse_tiles,
 )
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "piecepack.md"
 
 # The seed's own example of each hand, in its notation (suit symbol then rank; ♠♥♦♣ black,
 # ♤♡♢♧ white), best category first as its table "Ranking of hands" lists them.
@@ -254,3 +259,35 @@ def test_counting_by_signature_agrees_with_evaluate5_hand_by_hand(subdeck: list[
     for hand in combinations(subdeck, 5):
         tally[evaluate5(hand).category] += 1
     assert category_counts(subdeck) == tally
+
+
+# -- the command and the docs ------------------------------------------------------------------
+
+
+def test_piecepack_counts_prints_17_lines_best_to_worst(
+    capsys: pytest.CaptureFixture[str], counts: dict[str, int]
+) -> None:
+    assert main(["piecepack-counts"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert out.endswith("\n") and len(lines) == 17
+    assert all(re.fullmatch(r"[SLGN]F (0P|1P|2P|3K|FH|4K|5K)\t\d+", line) for line in lines)
+    assert lines[0] == "SF 0P\t48" and lines[-1] == "NF 1P\t812160"
+    assert [line.split("\t")[0] for line in lines] == [c.abbreviation for c in CATEGORIES]
+    assert sum(int(line.split("\t")[1]) for line in lines) == 1_712_304
+    assert dict(line.split("\t") for line in lines) == {a: str(n) for a, n in counts.items()}
+
+
+def test_the_docs_table_is_the_enumeration(counts: dict[str, int]) -> None:
+    rows = {}
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 5 and re.fullmatch(r"[SLGN]F (0P|1P|2P|3K|FH|4K|5K)", cells[1]):
+            enumerated, seed = (int(c.replace(",", "").strip("*")) for c in cells[3:5])
+            rows[cells[1]] = (enumerated, seed, cells[5] if len(cells) > 5 else "")
+    assert list(rows) == list(counts)
+    assert {a: r[0] for a, r in rows.items()} == counts
+    differs = {a for a, (mine, seed, _) in rows.items() if mine != seed}
+    assert differs == {"LF 0P", "GF 1P", "NF 0P", "NF 1P"}
+    assert all(rows[a][2] for a in differs)  # each difference is explained
+    assert sum(r[1] for r in rows.values()) == 1_712_304  # the seed's column sums right too
