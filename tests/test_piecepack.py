@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import doctest
+import random
 import re
 from itertools import combinations, pairwise
 from math import comb
@@ -10,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hub.cli import main
+from hub.domain import piecepack
 from hub.domain.piecepack import (
     CATEGORIES,
     TILES,
@@ -49,6 +52,11 @@ SEED_EXAMPLES = [
 
 def value(text: str) -> HandValue:
     return evaluate5(parse_tiles(text))
+
+
+def test_the_docstring_examples_hold() -> None:
+    results = doctest.testmod(piecepack)
+    assert results.attempted >= 4 and results.failed == 0
 
 
 # -- tiles -------------------------------------------------------------------------------------
@@ -193,6 +201,16 @@ def test_best_of_is_the_best_five_and_splits_equal_hands() -> None:
     for bad in (board[:4], [*board, "2ws", "3wd", "4wd"], [*board, "Nbs"]):
         with pytest.raises(ValueError):
             best_of(bad)
+
+
+def test_best_of_is_the_maximum_of_evaluate5_over_every_five() -> None:
+    rng = random.Random(13)
+    for size in (5, 6, 7) * 100:
+        pool = rng.sample(TILES, size)
+        best = best_of(pool)
+        assert best == max(evaluate5(five) for five in combinations(pool, 5))
+        assert best.category == evaluate5(best.tiles).category
+        assert best.ranks == evaluate5(best.tiles).ranks
 
 
 # -- counts ------------------------------------------------------------------------------------

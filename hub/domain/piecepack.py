@@ -18,7 +18,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from math import comb
 
 Tile = str
 
@@ -93,7 +92,7 @@ class Category:
     @property
     def strength(self) -> int:
         """Position from the bottom: 16 for ``SF 0P`` down to 0 for ``NF 1P``."""
-        return len(CATEGORIES) - 1 - CATEGORIES.index(self)
+        return _STRENGTH[self]
 
 
 # The seed's ranking of hands, best first (its table "Ranking of hands", rarest first).
@@ -120,6 +119,7 @@ CATEGORIES: tuple[Category, ...] = tuple(
     )
 )
 _BY_KIND = {(c.flush, PATTERNS[c.pattern]): c for c in CATEGORIES}
+_STRENGTH = {c: len(CATEGORIES) - 1 - i for i, c in enumerate(CATEGORIES)}
 
 
 @dataclass(frozen=True, order=True)
@@ -233,18 +233,32 @@ def evaluate5(tiles: Sequence[Tile]) -> HandValue:
     hand = tuple(tiles)
     if len(hand) != 5 or len(set(hand)) != 5 or not all(is_tile(t) for t in hand):
         raise ValueError(f"expected five distinct piecepack tiles, got {list(hand)}")
-    counts = Counter(rank_of(t) for t in hand)
-    category = classify(counts.values(), (suit_of(t) for t in hand))
-    ranks = tuple(sorted(counts, key=lambda r: (counts[r], _HIGH[r]), reverse=True))
-    return HandValue((category.strength, *(_HIGH[r] for r in ranks)), category, ranks, hand)
+    return _value(hand)
 
 
 def best_of(tiles: Iterable[Tile]) -> HandValue:
-    """The best five of five to seven tiles (hold'em: two hole tiles and the board)."""
+    """The best five of five to seven tiles (hold'em: two hole tiles and the board).
+
+    >>> best_of(parse_tiles("Nbs Nwh 2bd 3wc 4bh 5ws Abc")).ranks  # no-pairs beat the pair
+    ('N', 'A', '5', '4', '3')
+    """
     pool = tuple(tiles)
-    if not 5 <= len(pool) <= 7 or len(set(pool)) != len(pool):
+    if not 5 <= len(pool) <= 7 or len(set(pool)) != len(pool) or not all(map(is_tile, pool)):
         raise ValueError(f"expected five to seven distinct piecepack tiles, got {list(pool)}")
-    return max(evaluate5(five) for five in combinations(pool, 5))
+    return _value(max(combinations(pool, 5), key=_key))
+
+
+def _key(hand: tuple[Tile, ...]) -> tuple[int, ...]:
+    """``HandValue.key`` alone: what ``best_of`` compares 21 times."""
+    counts = Counter(t[0] for t in hand)
+    category = classify(counts.values(), (t[1:] for t in hand))
+    ranks = sorted(counts, key=lambda r: (counts[r], _HIGH[r]), reverse=True)
+    return (category.strength, *(_HIGH[r] for r in ranks))
+
+
+def _value(hand: tuple[Tile, ...]) -> HandValue:
+    key = _key(hand)
+    return HandValue(key, CATEGORIES[-1 - key[0]], tuple(HIGH_ORDER[i] for i in key[1:]), hand)
 
 
 def category_counts(tiles: Sequence[Tile] = TILES) -> dict[Category, int]:
@@ -264,5 +278,4 @@ def category_counts(tiles: Sequence[Tile] = TILES) -> dict[Category, int]:
         digits = [signature // 8**i % 8 for i in range(len(RANKS) + len(SUITS))]
         shown = [suit for suit, n in zip(SUITS, digits[len(RANKS) :], strict=True) if n]
         counts[classify(digits[: len(RANKS)], shown)] += hands
-    assert sum(counts.values()) == comb(len(tiles), 5)
     return counts
