@@ -279,6 +279,12 @@ def test_counting_by_signature_agrees_with_evaluate5_hand_by_hand(subdeck: list[
     assert category_counts(subdeck) == tally
 
 
+def test_counting_refuses_repeated_or_unknown_tiles() -> None:
+    for tiles in ([*TILES[:6], TILES[0]], [*TILES[:6], "Kbs"]):
+        with pytest.raises(ValueError, match="distinct piecepack tiles"):
+            category_counts(tiles)
+
+
 # -- the command and the docs ------------------------------------------------------------------
 
 
