@@ -284,6 +284,26 @@ def _run_phh_check(args: argparse.Namespace) -> int:
     return 1 if report.mismatches else 0
 
 
+def _add_piecepack_counts(sub: Sub) -> None:
+    p = sub.add_parser(
+        "piecepack-counts",
+        help="Dual Piecepacks Poker: count all C(48,5) five-tile hands per hand category",
+        description="Enumerate all 1,712,304 five-tile hands of the 48 dual piecepack tiles and "
+        "print one line per hand category, best to worst: the seed's abbreviation (SF 0P, "
+        "GF 4K, ...), a tab, the count. docs/piecepack.md compares them with the seed's table.",
+        formatter_class=HelpFormatter,
+    )
+    p.set_defaults(func=_run_piecepack_counts)
+
+
+def _run_piecepack_counts(args: argparse.Namespace) -> int:
+    from hub.domain.piecepack import category_counts
+
+    for category, count in category_counts().items():
+        sys.stdout.write(f"{category.abbreviation}\t{count}\n")
+    return 0
+
+
 def _add_server_commands(sub: Sub) -> None:
     from hub import runner
 
@@ -303,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_acl(sub)
     _add_simulate(sub)
     _add_phh_check(sub)
+    _add_piecepack_counts(sub)
     _add_server_commands(sub)
     return parser
 
