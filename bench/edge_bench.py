@@ -199,7 +199,7 @@ def _run_edge(port: int, redis_url: str) -> int:
     return duplicast(
         [
             "serve", "--role", "edge", "--config", str(config), "--redis", redis_url,
-            "--port", str(port), "--reuse-port",
+            "--port", str(port), "--reuse-port", "--max-per-address", "1000000",
         ]
     )  # fmt: skip
 

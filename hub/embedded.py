@@ -16,7 +16,7 @@ from hub.configfile import load_config
 from hub.deckfile import load_decks
 from hub.domain.config import TournamentConfig
 from hub.engine.core import Engine
-from hub.fanout import Fanout
+from hub.fanout import Fanout, Limits
 from hub.feed import Frame, IngestFeed, TopicKey
 from hub.ingest import Ingest
 from hub.metrics import Metrics
@@ -49,12 +49,14 @@ SAMPLE_CONFIG = ROOT / "samples" / "ifp6.toml"
 class IngestSource:
     """FeedSource for a process that runs the ingest: its edge reads the ingest's own store."""
 
-    def __init__(self, bus: Bus, engine: Engine, *, own_bus: bool = True) -> None:
+    def __init__(
+        self, bus: Bus, engine: Engine, *, own_bus: bool = True, limits: Limits | None = None
+    ) -> None:
         self.bus = bus
         self.engine = engine
         self.tournament = engine.config.id
         self.store = IngestFeed()
-        self.fanout = Fanout(self.store)
+        self.fanout = Fanout(self.store, limits)
         self.metrics = Metrics()
         self.lost = asyncio.Event()  # set when the ingest lost its lease to another one
         self.ingest = self._ingest(engine)

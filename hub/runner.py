@@ -48,6 +48,7 @@ log = logging.getLogger("duplicast")
 async def run_serve(args: argparse.Namespace) -> int:
     from hub.auth import Auth
     from hub.edge import EdgeSource
+    from hub.fanout import Limits
     from hub.server import create_app, serve, tune_gc
 
     auth = Auth.from_env()
@@ -64,11 +65,12 @@ async def run_serve(args: argparse.Namespace) -> int:
     bus = open_bus(args.redis)
     await bus.connect()
     source: Any
+    limits = Limits(max_per_address=args.max_per_address)
     if args.role == "edge":  # an edge never needs the deck key: it holds no cards of its own
-        source = EdgeSource(bus, config.id, topics=TopicSpace.of(config))
+        source = EdgeSource(bus, config.id, topics=TopicSpace.of(config), limits=limits)
     else:
         decks = load_decks(config, args.config.parent, dict(os.environ))
-        source = IngestSource(bus, Engine(config, decks), own_bus=False)
+        source = IngestSource(bus, Engine(config, decks), own_bus=False, limits=limits)
     metrics = getattr(source, "metrics", None)
     app = create_app(source, overlays_dir=OVERLAYS, auth=auth, metrics=metrics)
     lost = getattr(source, "lost", None)
@@ -120,6 +122,7 @@ def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.P
     command = [sys.executable, "-m", "hub", "serve", "--role", "edge", "--reuse-port"]
     command += ["--config", str(args.config), "--redis", args.redis]
     command += ["--host", args.host, "--port", str(port)]
+    command += ["--max-per-address", str(args.max_per_address)]
     return [subprocess.Popen(command, stdout=subprocess.PIPE) for _ in range(args.processes - 1)]
 
 
@@ -423,6 +426,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     p.add_argument("--host", default="127.0.0.1", help="address the HTTP/websocket server binds")
     p.add_argument("--port", type=int, default=8000, help="port of the HTTP/websocket server")
+    p.add_argument(
+        "--max-per-address",
+        type=int,
+        default=256,
+        help="websocket connections one client address may hold (a venue's OBS machines "
+        "behind one NAT address, a load test)",
+    )
     p.add_argument(
         "--processes",
         type=int,
