@@ -22,7 +22,6 @@ from typing import Any
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
-from hub.domain.scoring import Scoreboard
 from hub.engine import snapshot as snapshots
 from hub.engine import views
 from hub.engine.changes import (
@@ -98,7 +97,7 @@ class Engine:
         self.topics = TopicSpace.of(config)
         self.sequencer = Sequencer()
         self.release_delay = config.release_delay if release_delay is None else release_delay
-        self.public_board = Scoreboard(self.state.layout)
+        self.public_board = self.state.new_board()
         self._completed_at: dict[int, float] = {}  # deal -> when its last table completed it
         self._released: set[tuple[str, int]] = set()
         self._released_deals: set[int] = set()  # the deals of _released (asked per event)
@@ -379,7 +378,7 @@ class Engine:
         return changed
 
     def _release(self, deal_no: int) -> set[TopicKey]:
-        for group in self.config.groups.values():
+        for group in self.config.groups_playing(deal_no):
             self._released.add((group.id, deal_no))
             self._released_deals.add(deal_no)
             for t in group.tables:
@@ -426,6 +425,8 @@ class Engine:
             }
             self.projections.touch(public)
             keys |= public
+        if change.filled is not None:
+            keys |= self._stage_filled(change.filled)
         for item in change.notable:
             keys |= self._add_ticker(item)
         if change.scores:
@@ -434,6 +435,23 @@ class Engine:
             for item in views.swing_items(self.state, table, deal_no):
                 keys |= self._add_ticker(item)
             keys |= self._track_release(table, deal_no, now)
+        return keys
+
+    def _stage_filled(self, stage: str) -> set[TopicKey]:
+        """A stage's teams were just fixed: what shows them (rosters of its tables, travellers
+        of its deals, standings) is rebuilt."""
+        plan = self.config.plan
+        tables = [t for g in plan.stage_by_id[stage].groups for t in self.config.groups[g].tables]
+        seats = range(1, self.config.seats + 1)
+        keys: set[TopicKey] = set()
+        for audience in (PUBLIC, LIVE):
+            keys.add((audience, topic_name("standings")))
+            keys.update((audience, topic_name("seat", s)) for s in seats)
+            keys.update((audience, topic_name("table", t)) for t in tables)
+        for deal_no in plan.deals_of_stage(stage):
+            keys.update((LIVE, topic_name("compare", deal_no, s)) for s in seats)
+        self._memo.clear()
+        self.projections.touch(keys)
         return keys
 
     def _track_release(self, table: int, deal_no: int, now: float) -> set[TopicKey]:
@@ -448,7 +466,7 @@ class Engine:
             self.projections.touch(keys)
             return keys
         board = self.state.board
-        if all(board.deal_complete(g, deal_no) for g in self.config.groups):
+        if all(board.deal_complete(g.id, deal_no) for g in self.config.groups_playing(deal_no)):
             self._completed_at.setdefault(deal_no, now)
             if self.release_delay <= 0:
                 return self.tick(now)
@@ -458,7 +476,7 @@ class Engine:
 
     def _add_ticker(self, item: dict[str, Any]) -> set[TopicKey]:
         if "text" not in item:
-            item = {**item, "text": _ticker_text(self.config, item)}
+            item = {**item, "text": _ticker_text(self.state, item)}
         deal_no = item.get("deal")
         public_now = isinstance(deal_no, int) and self.deal_released(deal_no)
         keys: set[TopicKey] = set()
@@ -508,7 +526,7 @@ class Engine:
         self._released_deals = {d for _, d in released}
         self.onair, self._bound, self._now = onair, bound, now
         self._memo.clear()
-        self.public_board = Scoreboard(self.state.layout)
+        self.public_board = self.state.new_board()
         for (table, deal_no), result in self.state.board.results().items():
             if self.released(self.config.group_of(table).id, deal_no):
                 self.public_board.set_result(table, deal_no, result)
@@ -555,8 +573,14 @@ class Engine:
             return views.seat_payload(self._standings(live), args[0])
         if fam == "table":
             table = self.state.tables[args[0]]
-            released = sum(1 for g, _ in self._released if g == table.group)
-            return views.table_payload(self.state, table, live=live, released_deals=released)
+            released = [d for g, d in self._released if g == table.group]
+            return views.table_payload(
+                self.state,
+                table,
+                live=live,
+                released_deals=len(released),
+                public_deal=max(released, default=None),
+            )
         if fam == "deal":
             return views.deal_payload(self.state, args[0], live=live, released=self.released)
         if fam == "compare":
@@ -597,19 +621,30 @@ class Engine:
         if live:
             complete = {g: sorted(self.state.board.completed_deals(g)) for g in self.config.groups}
             return views.standings_payload(
-                self.config, self.state.board, live=True, complete=complete
+                self.config,
+                self.state.board,
+                live=True,
+                complete=complete,
+                fills=self.state.seating.fills,
             )
         complete = {
             g: sorted(d for (gg, d) in self._released if gg == g) for g in self.config.groups
         }
         return views.standings_payload(
-            self.config, self.public_board, live=False, complete=complete
+            self.config,
+            self.public_board,
+            live=False,
+            complete=complete,
+            fills=self.state.seating.fills,
         )
 
     def release_state(self) -> list[dict[str, Any]]:
         out = []
+        plan = self.config.plan
         for g in self.config.groups.values():
             for d in range(1, self.config.deals + 1):
+                if not plan.plays(g.id, d):
+                    continue
                 done = sum(
                     1 for t in g.tables if (h := self.state.hand(t, d)) is not None and h.counts
                 )
@@ -646,11 +681,14 @@ def _table(raw: Any) -> int | None:
     return table if isinstance(table, int) and not isinstance(table, bool) else None
 
 
-def _ticker_text(config: TournamentConfig, item: Mapping[str, Any]) -> str:
+def _ticker_text(state: TournamentState, item: Mapping[str, Any]) -> str:
     table, deal_no, seat = item.get("table"), item.get("deal"), item.get("seat")
     if item["kind"] == "void":
         return f"Deal {deal_no} voided at table {table}"
+    held = None
     if item["kind"] == "all_in" and table is not None and seat is not None:
-        team, player = config.seat_holder(int(table), int(seat))
+        held = state.seat_holder(int(table), int(seat), None if deal_no is None else int(deal_no))
+    if held is not None:
+        team, player = held
         return f"{player} ({team.code}) all in on deal {deal_no} at table {table}"
     return str(item.get("kind"))
