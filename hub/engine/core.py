@@ -97,7 +97,7 @@ class Engine:
         self.topics = TopicSpace.of(config)
         self.sequencer = Sequencer()
         self.release_delay = config.release_delay if release_delay is None else release_delay
-        self.public_board = self.state.new_board()
+        self.public_board = self.state.new_board(self._public_teams)
         self._completed_at: dict[int, float] = {}  # deal -> when its last table completed it
         self._released: set[tuple[str, int]] = set()
         self._released_deals: set[int] = set()  # the deals of _released (asked per event)
@@ -526,7 +526,7 @@ class Engine:
         self._released_deals = {d for _, d in released}
         self.onair, self._bound, self._now = onair, bound, now
         self._memo.clear()
-        self.public_board = self.state.new_board()
+        self.public_board = self.state.new_board(self._public_teams)
         for (table, deal_no), result in self.state.board.results().items():
             if self.released(self.config.group_of(table).id, deal_no):
                 self.public_board.set_result(table, deal_no, result)
@@ -574,12 +574,15 @@ class Engine:
         if fam == "table":
             table = self.state.tables[args[0]]
             released = [d for g, d in self._released if g == table.group]
+            public_deal = max(released, default=None)
+            if public_deal is None and self._public_teams(table.group):
+                public_deal = table.order[0]
             return views.table_payload(
                 self.state,
                 table,
                 live=live,
                 released_deals=len(released),
-                public_deal=max(released, default=None),
+                public_deal=public_deal,
             )
         if fam == "deal":
             return views.deal_payload(self.state, args[0], live=live, released=self.released)
@@ -635,8 +638,23 @@ class Engine:
             self.public_board,
             live=False,
             complete=complete,
-            fills=self.state.seating.fills,
+            fills={
+                stage: fill
+                for stage, fill in self.state.seating.fills.items()
+                if self._public_teams(fill)
+            },
         )
+
+    def _public_teams(self, group: str | Mapping[str, Any]) -> bool:
+        """May the public know the teams of a group (or of a stage's fill)? Those of a filled
+        stage come from the stage before: only once all of its deals are public."""
+        plan = self.config.plan
+        if not isinstance(group, str):
+            group = next(iter(group))
+        stage = plan.stage_of_group[group]
+        if stage.advance is None:
+            return True
+        return all(d in self._released_deals for d in plan.deals_of_stage(stage.advance.source))
 
     def release_state(self) -> list[dict[str, Any]]:
         out = []

@@ -9,7 +9,7 @@ change through `Scoreboard.set_result`, which is incremental.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,12 +138,18 @@ class TournamentState:
         self.events_applied = 0
 
     # ----------------------------------------------------------------- queries
-    def new_board(self) -> Scoreboard | EventScoreboard:
-        """An empty scoreboard of this tournament (one per session when it has sessions)."""
+    def new_board(self, shown: Callable[[str], bool] | None = None) -> Scoreboard | EventScoreboard:
+        """An empty scoreboard of this tournament (one per session when it has sessions).
+        ``shown(group)``: may the board list the group's teams before they score (the public
+        board: not those of a stage filled from deals not yet released)."""
         if not self.config.phased:
             return Scoreboard(self.layout)
         seating = self.seating
-        return EventScoreboard(self.config.plan, seating.layout_of, seating.teams_of)
+
+        def teams_of(group: str) -> tuple[str, ...] | None:
+            return seating.teams_of(group) if shown is None or shown(group) else None
+
+        return EventScoreboard(self.config.plan, seating.layout_of, teams_of)
 
     def seat_holder(self, table: int, seat: int, deal: int | None) -> tuple[Team, str] | None:
         """Team and player in a seat for a deal (the session's draw and lineups); None while

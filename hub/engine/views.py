@@ -185,8 +185,14 @@ def table_payload(
     released: nothing that moves with this table's own play (not even playing/idle or a
     completed count, whose timing would tell how long each hand took before release). With
     sessions, the public roster is that of the group's latest released deal (``public_deal``)."""
-    deal_no = state.table_deal(table) if live else public_deal
-    seats = roster(state, table.table, deal_no)
+    if live:
+        seats = roster(state, table.table, state.table_deal(table))
+    elif public_deal is None:  # a stage whose teams are not public yet
+        seats = [
+            {"seat": s, "team": None, "player": None} for s in range(1, state.config.seats + 1)
+        ]
+    else:
+        seats = roster(state, table.table, public_deal)
     out: dict[str, Any] = {
         "table": table.table,
         "group": table.group,
