@@ -1,12 +1,15 @@
 // Team standings overlay: like-for-like by default (the only view public feeds carry),
 // `view=running` for commentator/operator tokens. Rows reorder with FLIP; movement arrows
-// compare each team's rank with the previous update.
+// compare each team's rank with the previous update. An event with stages and sessions shows
+// one block of its standings: `scope` = stage (default) | session | across | overall, with
+// `stage`, `session` and `group` (the same choice as GET /api/standings?scope=…).
 import { mountOverlay } from './duplicast.js';
 import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle } from './ui.js';
 
 const groupsEl = document.querySelector('[data-testid="groups"]');
 const viewLabel = document.querySelector('[data-testid="view-label"]');
 const afterEl = document.querySelector('[data-testid="after-deals"]');
+const gfx = document.querySelector('[data-testid="gfx"]');
 const rows = new Map(); // key -> row element
 const sections = new Map(); // group -> list element
 let prevRanks = new Map();
@@ -14,7 +17,7 @@ let prevView = null;
 let movement = new Map();
 
 function keyOf(t) {
-  return `${t.group}|${t.team}`;
+  return `${t.section}|${t.team}`;
 }
 
 function rowFor(t) {
@@ -46,15 +49,54 @@ function rowFor(t) {
   return row;
 }
 
+/**
+ * The block of the standings to show (as hub/engine/standings_select.py): rows, each with its
+ * `section` (the group; one section across groups and overall), the title and the deals that
+ * count (for the footer). Null when the selection names nothing in this payload.
+ */
+export function pick(s, view, sel) {
+  const block = s[view] || {};
+  const event = s.event;
+  if (!event) return { teams: (block.teams || []).map((t) => ({ ...t, section: String(t.group) })), title: null, deals: null };
+  const sessions = new Map(event.sessions.map((x) => [x.id, x]));
+  const stages = new Map(event.stages.map((x) => [x.id, x]));
+  const scope = sel.scope || (sel.session ? 'session' : 'stage');
+  const session = scope === 'session' ? (sel.session || event.current.session) : null;
+  if (session !== null && !sessions.has(session)) return null;
+  const stage = session !== null ? sessions.get(session).stage : (sel.stage || event.current.stage);
+  if (!stages.has(stage)) return null;
+  const st = stages.get(stage);
+  const spans = (session !== null ? [sessions.get(session)] : event.sessions.filter((x) => x.stage === stage)).map((x) => x.deals);
+  const deals = { total: spans.reduce((n, [a, b]) => n + b - a + 1, 0), inside: (d) => spans.some(([a, b]) => d >= a && d <= b) };
+  let teams;
+  let title;
+  if (scope === 'session') {
+    teams = ((block.sessions || {})[session] || {}).teams || [];
+    title = sessions.get(session).name;
+  } else if (scope === 'across') {
+    teams = (((block.stages || {})[stage] || {}).across || []).map((t) => ({ ...t, section: '*' }));
+    title = `${st.name} · all groups`;
+  } else if (scope === 'overall') {
+    teams = (block.overall || []).map((t) => ({ ...t, section: '*' }));
+    title = 'Overall';
+  } else {
+    teams = ((block.stages || {})[stage] || {}).teams || [];
+    title = st.name;
+  }
+  teams = teams.map((t) => ({ section: String(t.group), ...t }));
+  return { teams, title, deals: scope === 'overall' ? null : deals };
+}
+
 function render({ sel, states }) {
   const s = states.get('standings');
   if (!s) return false;
   const wantRunning = sel.view === 'running' && s.running && s.running.teams;
   const view = wantRunning ? 'running' : 'like_for_like';
-  const block = s[view] || {};
-  let teams = [...(block.teams || [])];
+  const picked = pick(s, view, sel);
+  if (!picked) return false;
+  let teams = [...picked.teams];
   if (sel.group !== null && sel.group !== undefined) teams = teams.filter((t) => String(t.group) === String(sel.group));
-  teams.sort((a, b) => String(a.group).localeCompare(String(b.group)) || a.rank - b.rank || String(a.code).localeCompare(String(b.code)));
+  teams.sort((a, b) => a.section.localeCompare(b.section) || a.rank - b.rank || String(a.code).localeCompare(String(b.code)));
 
   if (view !== prevView) {
     prevRanks = new Map();
@@ -66,8 +108,10 @@ function render({ sel, states }) {
   if (changed) movement = new Map([...ranks].map(([k, r]) => [k, prevRanks.has(k) ? prevRanks.get(k) - r : 0]));
   prevRanks = ranks;
 
-  viewLabel.textContent = view === 'running' ? 'Running · all hands' : 'Like-for-like';
-  const groups = [...new Set(teams.map((t) => String(t.group)))];
+  const label = view === 'running' ? 'Running · all hands' : 'Like-for-like';
+  viewLabel.textContent = picked.title ? `${picked.title} · ${label}` : label;
+  gfx.dataset.scope = picked.title === null ? '' : (sel.scope || (sel.session ? 'session' : 'stage'));
+  const groups = [...new Set(teams.map((t) => t.section))];
   for (const [g, section] of sections) {
     if (!groups.includes(g)) {
       section.parentElement.remove();
@@ -79,11 +123,11 @@ function render({ sel, states }) {
     if (!list) {
       list = el('div', { class: 'team-list' });
       const wrap = el('div', { class: 'group', dataset: { group: g } },
-        groups.length > 1 ? el('div', { class: 'group-title' }, `Group ${g}`) : null, list);
+        groups.length > 1 && g !== '*' ? el('div', { class: 'group-title' }, `Group ${g}`) : null, list);
       groupsEl.append(wrap);
       sections.set(g, list);
     }
-    const members = teams.filter((t) => String(t.group) === g);
+    const members = teams.filter((t) => t.section === g);
     const keep = new Set(members.map(keyOf));
     flip(list, (n) => n.dataset.key, () => {
       for (const t of members) list.append(rowFor(t));
@@ -97,14 +141,16 @@ function render({ sel, states }) {
   }
 
   const complete = (s.deals && s.deals.complete) || {};
-  const total = s.deals && typeof s.deals.total === 'number' ? s.deals.total : null;
-  const parts = groups.map((g) => {
-    const n = (complete[g] || []).length;
+  let total = s.deals && typeof s.deals.total === 'number' ? s.deals.total : null;
+  if (picked.deals) total = picked.deals.total;
+  const counted = (g) => (complete[g] || []).filter((d) => !picked.deals || picked.deals.inside(d)).length;
+  const parts = groups.filter((g) => g !== '*').map((g) => {
+    const n = counted(g);
     const text = `after ${n}${total ? ` of ${total}` : ''} deal${n === 1 && !total ? '' : 's'}`;
     return groups.length > 1 ? `Group ${g} ${text}` : text;
   });
   afterEl.textContent = view === 'running' ? 'All completed hands · in-running' : parts.join(' · ');
-  afterEl.dataset.deals = groups.length === 1 ? String((complete[groups[0]] || []).length) : '';
+  afterEl.dataset.deals = groups.length === 1 ? String(counted(groups[0])) : '';
   return teams.length > 0;
 }
 
