@@ -59,6 +59,40 @@ File shape (see ``samples/ifp6.toml``)::
     "table2" = 2               # without this section any console may write any table; with
                                # it, the engine refuses other consoles (``unknown_console``)
 
+An event of several sessions and stages (see ``samples/ifp-event.toml`` and docs/rules.md)
+adds::
+
+    [[groups]]                 # a group of a later stage lists no teams: its stage fills it
+    id = "F"
+    tables = [13, 14, 15, 16, 17, 18]
+
+    [[stages]]                 # in order; the first stage's groups list their teams
+    id = "groups"
+    name = "Group stage"       # optional (defaults to id)
+    groups = ["A", "B"]
+
+    [[stages]]
+    id = "final"
+    groups = ["F"]
+    advance = { from = "groups", top_per_group = 3 }   # from: default the stage before;
+                               # top_per_group (0): best N of each group, then best across groups
+
+    [[sessions]]               # in order; deal ranges consecutive from 1 to tournament.deals
+    id = "1"
+    name = "Session 1"         # optional
+    stage = "groups"           # optional when there is one stage
+    deals = [1, 4]             # first and last deal of the session
+    draw = { method = "random", seed = 7 }   # optional: this session's own seat draw (or
+                               # tables = {...}); the first session of a filled stage needs one
+
+    [[sessions.substitutions]] # optional: from this session on, `in` plays in place of `out`
+    team = "ARG"
+    out = "L. Gómez"
+    in = "R. Benítez"
+
+With sessions, ``tournament.deals`` counts every deal of the event, and ``[schedule]`` orders each
+table's sessions one after the other (random within each session).
+
 Generated draws and schedules need a seed: the hub must get the same seats every time it
 reads the file. ``parse_config`` is pure (it takes the parsed data, and the source text only
 to number lines); ``hub.configfile.load_config`` reads the file.
