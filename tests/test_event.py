@@ -5,6 +5,7 @@ snapshots, and the sample event through `duplicast replay`."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import subprocess
@@ -18,6 +19,7 @@ import pytest
 
 from hub.configfile import load_config
 from hub.deckfile import load_decks
+from hub.demo import Demo
 from hub.domain.advance import distribute, fill, qualifiers
 from hub.domain.config import ConfigError, parse_config
 from hub.domain.scoring import TeamStanding
@@ -426,3 +428,25 @@ def test_sample_event_replays_with_standings_per_session_stage_and_overall() -> 
     # Argentina's substitute plays from session 2 on.
     players = {r["player"] for b in lfl["sessions"]["2"]["seats"] for r in b["rows"]}
     assert "R. Benítez" in players and "L. Gómez" not in players
+
+
+async def test_demo_plays_the_sample_event_through_the_final() -> None:
+    """`duplicast demo --config samples/ifp-event.toml`: the consoles of the final wait for
+    the group stage, nothing is refused, and the hub ends where an offline replay of the same
+    simulated event ends."""
+    demo = Demo(config_path=SAMPLE, port=0, speed=400, seed=3, loop_session=False)
+    await demo.start()
+    try:
+        await asyncio.wait_for(demo.wait_finished(), 120)
+        assert demo.source is not None
+        engine = demo.source.engine
+        assert engine.reject_counts == {}
+        config, decks = demo.config, demo.decks
+        offline = Engine(config, decks)
+        play(offline, simulate_session(config, decks, random.Random(3)))
+        assert engine.state.seating.fills == offline.state.seating.fills
+        assert engine.standings_json() == offline.standings_json()
+        complete = engine.standings_json()["deals"]["complete"]
+        assert {g: len(d) for g, d in complete.items()} == {"A": 8, "B": 8, "F": 4}
+    finally:
+        await demo.stop()
