@@ -450,3 +450,47 @@ async def test_demo_plays_the_sample_event_through_the_final() -> None:
         assert {g: len(d) for g, d in complete.items()} == {"A": 8, "B": 8, "F": 4}
     finally:
         await demo.stop()
+
+
+def test_sessions_without_stages_and_a_written_session_draw() -> None:
+    """One stage of every group, played in two sessions; the second session's draw written out
+    (each table seats the same teams, shifted), checked as a Latin square like [draw.tables]."""
+    text = SMALL.split("[[stages]]")[0].replace('[[groups]]\nid = "F"\ntables = [7, 8, 9]\n', "")
+    text = (
+        text.replace("deals = 6", "deals = 4")
+        + """
+[draw]
+method = "cyclic"
+seed = 1
+
+[[sessions]]
+id = "am"
+deals = [1, 2]
+
+[[sessions]]
+id = "pm"
+deals = [3, 4]
+[sessions.draw.tables]
+"1" = ["T1", "T2", "T3"]
+"2" = ["T2", "T3", "T1"]
+"3" = ["T3", "T1", "T2"]
+"4" = ["T4", "T5", "T6"]
+"5" = ["T5", "T6", "T4"]
+"6" = ["T6", "T4", "T5"]
+"""
+    )
+    config = small_config(text)
+    assert [s.id for s in config.plan.stages] == ["main"]
+    decks = make_decks(config)
+    engine = Engine(config, decks)
+    play(engine, simulate_session(config, decks, random.Random(8)))
+    held = engine.state.seat_holder(2, 1, 3)
+    assert held is not None and held[0].id == "T2"
+    out = engine.standings_json()
+    assert out["event"]["current"] == {"session": "pm", "stage": "main"}
+    assert len(out["like_for_like"]["overall"]) == 6
+    broken = text.replace('"3" = ["T3", "T1", "T2"]', '"3" = ["T3", "T2", "T1"]')
+    with pytest.raises(ConfigError) as err:
+        small_config(broken)
+    assert err.value.key == "sessions[1].draw.tables"
+    assert "group A" in err.value.problem

@@ -138,7 +138,7 @@ class EventScoreboard:
         """The latest session with a counted hand (the first session before any)."""
         for session in reversed(self.plan.sessions):
             board = self.boards.get(session.id)
-            if board is not None and board.results():
+            if board is not None and any(board.counted("running", g) for g in board.layout.groups):
                 return session.id
         return self.plan.sessions[0].id
 
