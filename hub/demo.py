@@ -168,11 +168,23 @@ class Demo:
         try:
             for fields in events:
                 await asyncio.sleep(BASE_PACE * rng.uniform(0.3, 1.7) / self.speed)
+                if fields["type"] == "start":
+                    await self._stage_open(fields["deal"])
                 ack = await client.send(fields)
                 if not ack.ok:
                     log.warning("demo console table %s refused: %s", table, ack)
         finally:
             await client.close()
+
+    async def _stage_open(self, deal: int) -> None:
+        """A later stage's table waits until the stage before is complete (as an official
+        would wait for the draw of the final)."""
+        while not self._engine().state.stage_open(deal):
+            await asyncio.sleep(BASE_PACE / self.speed)
+
+    def _engine(self) -> Engine:
+        assert self.source is not None
+        return self.source.engine
 
     async def wait_finished(self) -> None:
         await self._finished.wait()

@@ -29,6 +29,7 @@ from starlette.websockets import WebSocket
 
 from hub.auth import OPERATOR, Auth, Role, audience_for
 from hub.codec import CodecError, from_json, pack, to_json
+from hub.engine.standings_select import select_standings
 from hub.engine.topics import FAMILIES, Family
 from hub.fanout import AsgiSink, Fanout
 from hub.feedsocket import MAX_MALFORMED, FeedService, OriginPolicy
@@ -61,6 +62,9 @@ class FeedSource(Protocol):
     async def start(self) -> None: ...
 
     async def stop(self) -> None: ...
+
+
+SELECT = ("scope", "stage", "session", "group")  # the standings' REST query parameters
 
 
 def _json(body: Any, status: int = 200) -> Response:
@@ -148,6 +152,8 @@ class _Endpoints:
         return self.auth.role_for(token.strip() or None)
 
     async def _topic(self, request: Request, topic: str) -> Response:
+        """A topic's snapshot; the standings take ``scope``, ``stage``, ``session`` and
+        ``group`` to serve one block of it (``hub.engine.standings_select``)."""
         role = self._role(request)
         if role is None:
             return _json({"error": "unauthorized", "message": "unknown token"}, 401)
@@ -160,6 +166,13 @@ class _Endpoints:
         seq, payload = self.source.store.snapshot((audience_for(role), topic))
         if seq == 0:
             return _json({"error": "not_found", "message": f"topic {topic} has no data yet"}, 404)
+        if topic == "standings":
+            picked = {k: request.query_params.get(k) for k in SELECT}
+            if any(v is not None for v in picked.values()):
+                chosen = select_standings(payload, **picked)
+                if isinstance(chosen, str):
+                    return _json({"error": "not_found", "message": chosen}, 404)
+                payload = chosen
         return _json({"topic": topic, "seq": seq, "data": payload})
 
     def topic_route(self, family: Family) -> Any:

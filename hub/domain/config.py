@@ -74,6 +74,40 @@ File shape (see ``samples/ifp6.toml``)::
     "table2" = 2               # without this section any console may write any table; with
                                # it, the engine refuses other consoles (``unknown_console``)
 
+An event of several sessions and stages (see ``samples/ifp-event.toml`` and docs/rules.md)
+adds::
+
+    [[groups]]                 # a group of a later stage lists no teams: its stage fills it
+    id = "F"
+    tables = [13, 14, 15, 16, 17, 18]
+
+    [[stages]]                 # in order; the first stage's groups list their teams
+    id = "groups"
+    name = "Group stage"       # optional (defaults to id)
+    groups = ["A", "B"]
+
+    [[stages]]
+    id = "final"
+    groups = ["F"]
+    advance = { from = "groups", top_per_group = 3 }   # from: default the stage before;
+                               # top_per_group (0): best N of each group, then best across groups
+
+    [[sessions]]               # in order; deal ranges consecutive from 1 to tournament.deals
+    id = "1"
+    name = "Session 1"         # optional
+    stage = "groups"           # optional when there is one stage
+    deals = [1, 4]             # first and last deal of the session
+    draw = { method = "random", seed = 7 }   # optional: this session's own seat draw (or
+                               # tables = {...}); the first session of a filled stage needs one
+
+    [[sessions.substitutions]] # optional: from this session on, `in` plays in place of `out`
+    team = "ARG"
+    out = "L. Gómez"
+    in = "R. Benítez"
+
+With sessions, ``tournament.deals`` counts every deal of the event, and ``[schedule]`` orders each
+table's sessions one after the other (random within each session).
+
 Generated draws and schedules need a seed: the hub must get the same seats every time it
 reads the file. ``parse_config`` is pure (it takes the parsed data, the source text only to
 number lines, and a function that reads the files the configuration names, such as an IMP
@@ -92,14 +126,17 @@ from typing import Any, NoReturn
 
 from hub.domain.clock import ON_TIME_UP, ClockSpec, Level
 from hub.domain.draw import Draw, DrawError, make_draw, validate_draw
+from hub.domain.event import Advance, DrawSpec, EventPlan, Session, Stage, Substitution
 from hub.domain.imp import ScaleError, parse_scale
 from hub.domain.schedule import (
     ScheduleError,
     default_buttons,
     random_deal_orders,
     sequential_deal_orders,
+    session_deal_orders,
     validate_buttons,
     validate_deal_orders,
+    validate_session_orders,
 )
 from hub.domain.scoring import DEFAULT_SCORING, FORMATS, ScoringFormat
 
@@ -173,6 +210,29 @@ class TournamentConfig:
     consoles: Mapping[str, int] | None = None  # console name -> its table; None: any console
     clock: ClockSpec | None = None  # the session clock; None: no clock
     scoring: ScoringFormat = DEFAULT_SCORING
+    event: EventPlan | None = None  # [[stages]] and [[sessions]]; None: one session
+
+    @cached_property
+    def plan(self) -> EventPlan:
+        """The event's stages and sessions (one stage, one session of every deal by default)."""
+        if self.event is not None:
+            return self.event
+        return EventPlan(
+            stages=(Stage("main", self.name, tuple(self.groups)),),
+            sessions=(Session("1", "Session 1", "main", 1, self.deals),),
+        )
+
+    @property
+    def phased(self) -> bool:
+        """The file describes several sessions or stages."""
+        return self.event is not None
+
+    def groups_playing(self, deal: int) -> list[Group]:
+        """The groups that play ``deal`` (every group, unless the event has stages)."""
+        if self.event is None:
+            return list(self.groups.values())
+        stage = self.event.stage_of(deal)
+        return [self.groups[g] for g in stage.groups]
 
     @property
     def cap(self) -> int:
@@ -328,7 +388,7 @@ class _Parser:
             dict(data),
             "",
             ["tournament", "teams", "groups", "draw"],
-            ["schedule", "decks", "consoles", "clock", "scoring"],
+            ["schedule", "decks", "consoles", "clock", "scoring", "stages", "sessions"],
         )
         t = self.table(
             root["tournament"],
@@ -357,14 +417,31 @@ class _Parser:
             self.fail("tournament.release_delay", f"expected seconds >= 0, got {_show(delay)}")
 
         teams = self.teams(root["teams"])
-        groups = self.groups(root["groups"], teams, seats)
-        draw = self.draw(root["draw"], groups, seats)
+        phased = "stages" in root or "sessions" in root
+        groups = self.groups(root["groups"], teams, seats, phased)
+        event = self.event(root, groups, teams, deals) if phased else None
+        fixed = {g: group for g, group in groups.items() if group.teams}
+        draw = self.draw(root["draw"], fixed, seats)
         tables = sorted(t for g in groups.values() for t in g.tables)
-        orders, buttons = self.schedule(root.get("schedule"), tables, deals, seats)
+        if event is None:
+            orders, buttons = self.schedule(root.get("schedule"), tables, deals, seats)
+        else:
+            ranges = {
+                t: [s.deals for s in event.sessions_of(event.stage_of_group[g.id].id)]
+                for g in groups.values()
+                for t in g.tables
+            }
+            orders, buttons = self.schedule(root.get("schedule"), tables, deals, seats, ranges)
         decks = self.decks(root["decks"]) if "decks" in root else None
         consoles = self.consoles(root["consoles"], tables) if "consoles" in root else None
         clock = self.clock(root["clock"]) if "clock" in root else None
         scoring = self.scoring(root["scoring"], bb) if "scoring" in root else DEFAULT_SCORING
+        if event is not None and scoring.name != "ifp-points":
+            self.fail(
+                "scoring.format",
+                f"{scoring.name!r} scoring with [[stages]]/[[sessions]] is not supported yet: "
+                "an event of several sessions or stages is scored in IFP points",
+            )
         return TournamentConfig(
             id=tid,
             name=name,
@@ -384,6 +461,7 @@ class _Parser:
             consoles=consoles,
             clock=clock,
             scoring=scoring,
+            event=event,
         )
 
     def clock(self, value: Any) -> ClockSpec:
@@ -433,7 +511,9 @@ class _Parser:
             )
         return teams
 
-    def groups(self, value: Any, teams: Mapping[str, Team], seats: int) -> dict[str, Group]:
+    def groups(
+        self, value: Any, teams: Mapping[str, Team], seats: int, phased: bool = False
+    ) -> dict[str, Group]:
         entries = self.array(value, "groups")
         if not entries:
             self.fail("groups", "no groups")
@@ -442,7 +522,9 @@ class _Parser:
         team_owner: dict[str, str] = {}
         for i, entry in enumerate(entries):
             key = f"groups[{i}]"
-            e = self.table(entry, key, ["id", "tables", "teams"])
+            e = self.table(entry, key, ["id", "tables"], ["teams"])
+            if "teams" not in e and not phased:
+                self.fail(f"{key}.teams", "missing")
             gid = self.identifier(e["id"], f"{key}.id")
             if gid in groups:
                 self.fail(f"{key}.id", f"group {gid} defined twice")
@@ -459,6 +541,9 @@ class _Parser:
                     f"{key}.tables",
                     f"a group needs as many tables as seats ({seats}), got {len(tables)}",
                 )
+            if "teams" not in e:  # filled by its stage's advance rule (checked with the stages)
+                groups[gid] = Group(gid, tuple(tables), ())
+                continue
             members = self.array(e["teams"], f"{key}.teams")
             for j, team in enumerate(members):
                 self.text(team, f"{key}.teams[{j}]")
@@ -487,6 +572,196 @@ class _Parser:
                 )
         return groups
 
+    def event(
+        self,
+        root: Mapping[str, Any],
+        groups: Mapping[str, Group],
+        teams: Mapping[str, Team],
+        deals: int,
+    ) -> EventPlan:
+        """``[[stages]]`` and ``[[sessions]]``: the event's stages and their sessions."""
+        if "sessions" not in root:
+            self.fail("sessions", "missing (an event with stages is played in sessions)")
+        stages = self.stages(root.get("stages"), groups)
+        by_id = {st.id: st for st in stages}
+        entries = self.array(root["sessions"], "sessions")
+        if not entries:
+            self.fail("sessions", "no sessions")
+        sessions: list[Session] = []
+        lineups = {tid: list(team.players) for tid, team in teams.items()}
+        next_deal = 1
+        for i, entry in enumerate(entries):
+            key = f"sessions[{i}]"
+            e = self.table(entry, key, ["id", "deals"], ["name", "stage", "draw", "substitutions"])
+            sid = self.identifier(e["id"], f"{key}.id")
+            if any(x.id == sid for x in sessions):
+                self.fail(f"{key}.id", f"session {sid} defined twice")
+            if "stage" in e:
+                stage_id = self.text(e["stage"], f"{key}.stage")
+                if stage_id not in by_id:
+                    self.fail(f"{key}.stage", f"stage {stage_id} is not defined in [[stages]]")
+            elif len(stages) == 1:
+                stage_id = stages[0].id
+            else:
+                self.fail(f"{key}.stage", "missing (the event has several stages)")
+            stage = by_id[stage_id]
+            if sessions and stages.index(by_id[sessions[-1].stage]) > stages.index(stage):
+                self.fail(f"{key}.stage", f"stage {stage_id} comes before {sessions[-1].stage}")
+            if (
+                sessions
+                and sessions[-1].stage != stage_id
+                and any(x.stage == stage_id for x in sessions)
+            ):
+                self.fail(
+                    f"{key}.stage", f"the sessions of stage {stage_id} must follow each other"
+                )
+            span = self.array(e["deals"], f"{key}.deals")
+            if len(span) != 2:
+                self.fail(f"{key}.deals", "expected [first, last]")
+            first = self.integer(span[0], f"{key}.deals[0]", 1)
+            last = self.integer(span[1], f"{key}.deals[1]", first)
+            if first != next_deal:
+                self.fail(f"{key}.deals", f"expected the session to start at deal {next_deal}")
+            if last > deals:
+                self.fail(f"{key}.deals", f"deal {last} is beyond tournament.deals ({deals})")
+            next_deal = last + 1
+            first_of_stage = not any(x.stage == stage_id for x in sessions)
+            spec = self.session_draw(e.get("draw"), f"{key}.draw", stage, groups)
+            if first_of_stage and stage.advance is not None and (spec is None or not spec.method):
+                self.fail(
+                    f"{key}.draw",
+                    f"stage {stage_id} is filled by its advance rule: its first session needs a "
+                    "generated draw (method and seed)",
+                )
+            subs = self.substitutions(e.get("substitutions", []), f"{key}.substitutions", lineups)
+            name = self.text(e["name"], f"{key}.name") if "name" in e else f"Session {sid}"
+            sessions.append(Session(sid, name, stage_id, first, last, spec, subs))
+        if next_deal != deals + 1:
+            self.fail("sessions", f"deals {next_deal}..{deals} are in no session")
+        for st in stages:
+            if not any(x.stage == st.id for x in sessions):
+                self.fail("stages", f"stage {st.id} has no session")
+        return EventPlan(tuple(stages), tuple(sessions), explicit=True)
+
+    def stages(self, value: Any, groups: Mapping[str, Group]) -> list[Stage]:
+        if value is None:
+            for gid, group in groups.items():
+                if not group.teams:
+                    self.fail("groups", f"group {gid} has no teams and no stage fills it")
+            return [Stage("main", "Main", tuple(groups))]
+        entries = self.array(value, "stages")
+        if not entries:
+            self.fail("stages", "no stages")
+        stages: list[Stage] = []
+        owner: dict[str, str] = {}
+        for i, entry in enumerate(entries):
+            key = f"stages[{i}]"
+            e = self.table(entry, key, ["id", "groups"], ["name", "advance"])
+            sid = self.identifier(e["id"], f"{key}.id")
+            if any(st.id == sid for st in stages):
+                self.fail(f"{key}.id", f"stage {sid} defined twice")
+            listed = self.array(e["groups"], f"{key}.groups")
+            if not listed:
+                self.fail(f"{key}.groups", "no groups")
+            for j, gid in enumerate(listed):
+                self.text(gid, f"{key}.groups[{j}]")
+                if gid not in groups:
+                    self.fail(f"{key}.groups[{j}]", f"group {gid} is not defined in [[groups]]")
+                if gid in owner:
+                    self.fail(f"{key}.groups[{j}]", f"group {gid} is already in stage {owner[gid]}")
+                owner[gid] = sid
+                if bool(groups[gid].teams) != (i == 0):
+                    self.fail(
+                        f"{key}.groups[{j}]",
+                        f"group {gid}: the first stage's groups list their teams, a later "
+                        "stage's groups are filled by its advance rule (no teams)",
+                    )
+            advance = None
+            if "advance" in e:
+                if i == 0:
+                    self.fail(f"{key}.advance", "the first stage has no stage before it")
+                advance = self.advance(e["advance"], f"{key}.advance", stages, groups, listed)
+            elif i > 0:
+                self.fail(f"{key}.advance", "missing (how are this stage's groups filled?)")
+            name = self.text(e["name"], f"{key}.name") if "name" in e else sid
+            stages.append(Stage(sid, name, tuple(listed), advance))
+        for gid in groups:
+            if gid not in owner:
+                self.fail("stages", f"group {gid} is in no stage")
+        return stages
+
+    def advance(
+        self,
+        value: Any,
+        key: str,
+        earlier: Sequence[Stage],
+        groups: Mapping[str, Group],
+        targets: Sequence[str],
+    ) -> Advance:
+        a = self.table(value, key, [], ["from", "top_per_group"])
+        source = earlier[-1].id
+        if "from" in a:
+            source = self.text(a["from"], f"{key}.from")
+            if source not in [st.id for st in earlier]:
+                self.fail(f"{key}.from", f"stage {source} is not an earlier stage")
+        top = self.integer(a.get("top_per_group", 0), f"{key}.top_per_group", 0)
+        src = next(st for st in earlier if st.id == source)
+        available = sum(len(groups[g].tables) for g in src.groups)
+        needed = sum(len(groups[g].tables) for g in targets)
+        if needed > available:
+            self.fail(key, f"{needed} teams advance but stage {source} has only {available}")
+        if top * len(src.groups) > needed:
+            self.fail(
+                f"{key}.top_per_group",
+                f"top {top} of {len(src.groups)} groups is more than the {needed} places",
+            )
+        return Advance(source, top)
+
+    def session_draw(
+        self, value: Any, key: str, stage: Stage, groups: Mapping[str, Group]
+    ) -> DrawSpec | None:
+        if value is None:
+            return None
+        d = self.table(value, key, [], ["method", "seed", "tables"])
+        if "tables" in d:
+            if "method" in d or "seed" in d:
+                self.fail(key, "give either method and seed, or tables, not both")
+            if stage.advance is not None:
+                self.fail(f"{key}.tables", "the teams of a filled stage are not known in advance")
+            part = {g: groups[g] for g in stage.groups}
+            written = self.written_draw(d["tables"], part, self.seats_of(groups), key)
+            return DrawSpec(tables=written)
+        method = d.get("method")
+        if method not in ("random", "cyclic"):
+            self.fail(f"{key}.method", f"expected 'random' or 'cyclic', got {_show(method)}")
+        if "seed" not in d:
+            self.fail(f"{key}.seed", "missing (a generated draw must be the same at every read)")
+        return DrawSpec(method=method, seed=self.seed(d["seed"], f"{key}.seed"))
+
+    @staticmethod
+    def seats_of(groups: Mapping[str, Group]) -> int:
+        return len(next(iter(groups.values())).tables)
+
+    def substitutions(
+        self, value: Any, key: str, lineups: dict[str, list[str]]
+    ) -> tuple[Substitution, ...]:
+        subs: list[Substitution] = []
+        for i, entry in enumerate(self.array(value, key)):
+            k = f"{key}[{i}]"
+            e = self.table(entry, k, ["team", "out", "in"])
+            team = self.text(e["team"], f"{k}.team")
+            if team not in lineups:
+                self.fail(f"{k}.team", f"team {team} is not defined in [[teams]]")
+            out = self.text(e["out"], f"{k}.out")
+            into = self.text(e["in"], f"{k}.in")
+            if out not in lineups[team]:
+                self.fail(f"{k}.out", f"{out} does not play for {team} at this session")
+            if into in lineups[team]:
+                self.fail(f"{k}.in", f"{into} already plays for {team}")
+            lineups[team][lineups[team].index(out)] = into
+            subs.append(Substitution(team, out, into))
+        return tuple(subs)
+
     def draw(self, value: Any, groups: Mapping[str, Group], seats: int) -> Draw:
         d = self.table(value, "draw", [], ["method", "seed", "tables"])
         if "tables" in d:
@@ -506,12 +781,14 @@ class _Parser:
             draw.update(make_draw(method, group.teams, group.tables, seats, rng))
         return draw
 
-    def written_draw(self, value: Any, groups: Mapping[str, Group], seats: int) -> Draw:
-        tables = self.mapping(value, "draw.tables")
+    def written_draw(
+        self, value: Any, groups: Mapping[str, Group], seats: int, where: str = "draw"
+    ) -> Draw:
+        tables = self.mapping(value, f"{where}.tables")
         group_of = {t: g for g in groups.values() for t in g.tables}
         draw: Draw = {}
         for name, row in tables.items():
-            key = f"draw.tables.{name}"
+            key = f"{where}.tables.{name}"
             table = _table_number(name)
             if table is None:
                 self.fail(key, "a table number is expected as key")
@@ -527,14 +804,26 @@ class _Parser:
             try:
                 validate_draw(part, group.teams, group.tables, seats)
             except DrawError as exc:
-                self.fail("draw.tables", f"group {group.id}: {exc}")
+                self.fail(f"{where}.tables", f"group {group.id}: {exc}")
         return draw
 
     def schedule(
-        self, value: Any, tables: Sequence[int], deals: int, seats: int
+        self,
+        value: Any,
+        tables: Sequence[int],
+        deals: int,
+        seats: int,
+        ranges: Mapping[int, Sequence[range]] | None = None,
     ) -> tuple[dict[int, tuple[int, ...]], dict[int, int]]:
+        """Deal orders and buttons; ``ranges`` (events with sessions): each table's sessions."""
+
+        def in_order() -> dict[int, tuple[int, ...]]:
+            if ranges is None:
+                return sequential_deal_orders(tables, deals)
+            return session_deal_orders(ranges, None)
+
         if value is None:
-            return sequential_deal_orders(tables, deals), default_buttons(deals, seats)
+            return in_order(), default_buttons(deals, seats)
         s = self.table(value, "schedule", [], ["method", "seed", "tables", "buttons"])
         orders: dict[int, tuple[int, ...]]
         if "tables" in s:
@@ -542,24 +831,30 @@ class _Parser:
                 self.fail("schedule", "give either method (and seed), or tables, not both")
             orders = self.written_orders(s["tables"])
             try:
-                validate_deal_orders(orders, tables, deals)
+                if ranges is None:
+                    validate_deal_orders(orders, tables, deals)
+                else:
+                    validate_session_orders(orders, ranges)
             except ScheduleError as exc:
                 self.fail("schedule.tables", str(exc))
         elif s.get("method") == "random":
             if "seed" not in s:
                 self.fail("schedule.seed", "missing (random orders must be the same at every read)")
             rng = random.Random(self.seed(s["seed"], "schedule.seed"))
-            orders = random_deal_orders(tables, deals, rng)
+            if ranges is None:
+                orders = random_deal_orders(tables, deals, rng)
+            else:
+                orders = session_deal_orders(ranges, rng)
         elif s.get("method") == "sequential":
             if "seed" in s:
                 self.fail("schedule.seed", "a sequential schedule takes no seed")
-            orders = sequential_deal_orders(tables, deals)
+            orders = in_order()
         elif "method" in s:
             self.fail(
                 "schedule.method", f"expected 'random' or 'sequential', got {_show(s['method'])}"
             )
         else:
-            orders = sequential_deal_orders(tables, deals)
+            orders = in_order()
         buttons = default_buttons(deals, seats)
         if "buttons" in s:
             listed = self.array(s["buttons"], "schedule.buttons")

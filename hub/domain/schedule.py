@@ -67,3 +67,42 @@ def validate_buttons(buttons: Mapping[int, int], deals: int, seats: int) -> None
     for deal in range(1, deals + 1):
         if deal not in buttons:
             raise ScheduleError(f"deal {deal} has no button")
+
+
+def session_deal_orders(
+    sessions: Mapping[int, Sequence[range]], rng: random.Random | None
+) -> dict[int, tuple[int, ...]]:
+    """Events with sessions: each table plays its stage's sessions one after the other, the
+    deals of each in its own random order (``rng``) or in order (``None``)."""
+    orders: dict[int, tuple[int, ...]] = {}
+    for table, ranges in sessions.items():
+        order: list[int] = []
+        for deals in ranges:
+            order.extend(rng.sample(list(deals), len(deals)) if rng else deals)
+        orders[table] = tuple(order)
+    return orders
+
+
+def validate_session_orders(
+    orders: Mapping[int, Sequence[int]], sessions: Mapping[int, Sequence[range]]
+) -> None:
+    """Raise ``ScheduleError`` unless each table plays each session of its stage in turn, every
+    deal of it once."""
+    for table in sorted(orders):
+        if table not in sessions:
+            raise ScheduleError(f"table {table} is not a table of the tournament")
+    for table, ranges in sessions.items():
+        if table not in orders:
+            raise ScheduleError(f"table {table} has no deal order")
+        order = list(orders[table])
+        start = 0
+        for deals in ranges:
+            part = order[start : start + len(deals)]
+            if sorted(part) != list(deals):
+                raise ScheduleError(
+                    f"table {table}: expected deals {deals.start}..{deals.stop - 1} "
+                    f"(a session) in some order at positions {start + 1}..{start + len(deals)}"
+                )
+            start += len(deals)
+        if start != len(order):
+            raise ScheduleError(f"table {table}: {len(order) - start} deals more than its stage")

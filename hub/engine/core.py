@@ -24,7 +24,6 @@ from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
-from hub.domain.scoring import Scoreboard
 from hub.engine import snapshot as snapshots
 from hub.engine import views
 from hub.engine.changes import (
@@ -120,7 +119,7 @@ class Engine:
         self.topics = TopicSpace.of(config)
         self.sequencer = Sequencer()
         self.release_delay = config.release_delay if release_delay is None else release_delay
-        self.public_board = Scoreboard(self.state.layout)
+        self.public_board = self.state.new_board(self._public_teams)
         self._completed_at: dict[int, float] = {}  # deal -> when its last table completed it
         self._released: set[tuple[str, int]] = set()
         self._released_deals: set[int] = set()  # the deals of _released (asked per event)
@@ -446,7 +445,7 @@ class Engine:
         return changed
 
     def _release(self, deal_no: int) -> set[TopicKey]:
-        for group in self.config.groups.values():
+        for group in self.config.groups_playing(deal_no):
             self._released.add((group.id, deal_no))
             self._released_deals.add(deal_no)
             for t in group.tables:
@@ -498,6 +497,8 @@ class Engine:
             }
             self.projections.touch(public)
             keys |= public
+        if change.filled is not None:
+            keys |= self._stage_filled(change.filled)
         for item in change.notable:
             keys |= self._add_ticker(item)
         if change.scores:
@@ -506,6 +507,23 @@ class Engine:
             for item in views.swing_items(self.state, table, deal_no):
                 keys |= self._add_ticker(item)
             keys |= self._track_release(table, deal_no, now)
+        return keys
+
+    def _stage_filled(self, stage: str) -> set[TopicKey]:
+        """A stage's teams were just fixed: what shows them (rosters of its tables, travellers
+        of its deals, standings) is rebuilt."""
+        plan = self.config.plan
+        tables = [t for g in plan.stage_by_id[stage].groups for t in self.config.groups[g].tables]
+        seats = range(1, self.config.seats + 1)
+        keys: set[TopicKey] = set()
+        for audience in (PUBLIC, LIVE):
+            keys.add((audience, topic_name("standings")))
+            keys.update((audience, topic_name("seat", s)) for s in seats)
+            keys.update((audience, topic_name("table", t)) for t in tables)
+        for deal_no in plan.deals_of_stage(stage):
+            keys.update((LIVE, topic_name("compare", deal_no, s)) for s in seats)
+        self._memo.clear()
+        self.projections.touch(keys)
         return keys
 
     def _track_release(self, table: int, deal_no: int, now: float) -> set[TopicKey]:
@@ -520,7 +538,7 @@ class Engine:
             self.projections.touch(keys)
             return keys
         board = self.state.board
-        if all(board.deal_complete(g, deal_no) for g in self.config.groups):
+        if all(board.deal_complete(g.id, deal_no) for g in self.config.groups_playing(deal_no)):
             self._completed_at.setdefault(deal_no, now)
             if self.release_delay <= 0:
                 return self.tick(now)
@@ -530,7 +548,7 @@ class Engine:
 
     def _add_ticker(self, item: dict[str, Any]) -> set[TopicKey]:
         if "text" not in item:
-            item = {**item, "text": _ticker_text(self.config, item)}
+            item = {**item, "text": _ticker_text(self.state, item)}
         deal_no = item.get("deal")
         public_now = isinstance(deal_no, int) and self.deal_released(deal_no)
         keys: set[TopicKey] = set()
@@ -585,7 +603,7 @@ class Engine:
         self._released_deals = {d for _, d in released}
         self.onair, self._bound, self._now = onair, bound, now
         self._memo.clear()
-        self.public_board = Scoreboard(self.state.layout)
+        self.public_board = self.state.new_board(self._public_teams)
         for (table, deal_no), result in self.state.board.results().items():
             if self.released(self.config.group_of(table).id, deal_no):
                 self.public_board.set_result(table, deal_no, result)
@@ -637,8 +655,17 @@ class Engine:
             return views.seat_payload(self._standings(live), args[0])
         if fam == "table":
             table = self.state.tables[args[0]]
-            released = sum(1 for g, _ in self._released if g == table.group)
-            return views.table_payload(self.state, table, live=live, released_deals=released)
+            released = [d for g, d in self._released if g == table.group]
+            public_deal = max(released, default=None)
+            if public_deal is None and self._public_teams(table.group):
+                public_deal = table.order[0]
+            return views.table_payload(
+                self.state,
+                table,
+                live=live,
+                released_deals=len(released),
+                public_deal=public_deal,
+            )
         if fam == "deal":
             return views.deal_payload(self.state, args[0], live=live, released=self.released)
         if fam == "compare":
@@ -682,19 +709,45 @@ class Engine:
         if live:
             complete = {g: sorted(self.state.board.completed_deals(g)) for g in self.config.groups}
             return views.standings_payload(
-                self.config, self.state.board, live=True, complete=complete
+                self.config,
+                self.state.board,
+                live=True,
+                complete=complete,
+                fills=self.state.seating.fills,
             )
         complete = {
             g: sorted(d for (gg, d) in self._released if gg == g) for g in self.config.groups
         }
         return views.standings_payload(
-            self.config, self.public_board, live=False, complete=complete
+            self.config,
+            self.public_board,
+            live=False,
+            complete=complete,
+            fills={
+                stage: fill
+                for stage, fill in self.state.seating.fills.items()
+                if self._public_teams(fill)
+            },
         )
+
+    def _public_teams(self, group: str | Mapping[str, Any]) -> bool:
+        """May the public know the teams of a group (or of a stage's fill)? Those of a filled
+        stage come from the stage before: only once all of its deals are public."""
+        plan = self.config.plan
+        if not isinstance(group, str):
+            group = next(iter(group))
+        stage = plan.stage_of_group[group]
+        if stage.advance is None:
+            return True
+        return all(d in self._released_deals for d in plan.deals_of_stage(stage.advance.source))
 
     def release_state(self) -> list[dict[str, Any]]:
         out = []
+        plan = self.config.plan
         for g in self.config.groups.values():
             for d in range(1, self.config.deals + 1):
+                if not plan.plays(g.id, d):
+                    continue
                 done = sum(
                     1 for t in g.tables if (h := self.state.hand(t, d)) is not None and h.counts
                 )
@@ -731,11 +784,14 @@ def _table(raw: Any) -> int | None:
     return table if isinstance(table, int) and not isinstance(table, bool) else None
 
 
-def _ticker_text(config: TournamentConfig, item: Mapping[str, Any]) -> str:
+def _ticker_text(state: TournamentState, item: Mapping[str, Any]) -> str:
     table, deal_no, seat = item.get("table"), item.get("deal"), item.get("seat")
     if item["kind"] == "void":
         return f"Deal {deal_no} voided at table {table}"
+    held = None
     if item["kind"] == "all_in" and table is not None and seat is not None:
-        team, player = config.seat_holder(int(table), int(seat))
+        held = state.seat_holder(int(table), int(seat), None if deal_no is None else int(deal_no))
+    if held is not None:
+        team, player = held
         return f"{player} ({team.code}) all in on deal {deal_no} at table {table}"
     return str(item.get("kind"))

@@ -18,6 +18,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
+from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard
 from hub.engine import views
 from hub.engine.changes import (
@@ -67,7 +68,8 @@ class Projections:
         self._rehand: dict[tuple[int, int], None] = {}  # hands whose traveller rows to rebuild
         self._info = views.team_info(state.config)
         self._projected: dict[tuple[int, int], None] = {}  # hands the projection must re-read
-        self.board: Scoreboard | None = None  # the projection's scoreboard, once asked for
+        # The projection's scoreboard, once asked for.
+        self.board: Scoreboard | EventScoreboard | None = None
         config = state.config
         seats = range(1, config.seats + 1)
         self._seats = tuple(seats)
@@ -85,8 +87,11 @@ class Projections:
             }
         # Row of each table in the live deal and compare payloads (every group, in order).
         self._hand_keys: dict[tuple[int, int], frozenset[TopicKey]] = {}
+        # With stages, a deal is played by its stage's groups only: rows are per stage.
         self._row = {
-            t: i for i, t in enumerate(t for g in config.groups.values() for t in g.tables)
+            t: i
+            for stage in config.plan.stages
+            for i, t in enumerate(t for g in stage.groups for t in config.groups[g].tables)
         }
 
     # ----------------------------------------------------------------- keys

@@ -35,6 +35,7 @@ def simulate_session(
     mean_gap: float = 4.0,
 ) -> Iterator[dict[str, Any]]:
     """Yield the events of a whole session (every table plays every deal), in arrival order.
+    With stages, a table of a later stage starts once the stage before is complete.
 
     With `corrections`, a few hands get an `undo` of a mistyped action, one hand is voided as a
     misdeal (after its first action, before the second), and one showdown is first declared
@@ -75,6 +76,10 @@ def simulate_session(
             if nxt is None:
                 active.remove(table)
                 continue
+            if not engine.state.stage_open(nxt):  # a later stage waits for the one before
+                if all(_waiting(engine, t) for t in active):  # pragma: no cover - a bug
+                    raise AssertionError(f"every table waits for a stage: {active}")
+                continue
             yield emit(table, "start", deal=nxt)
             continue
         hand = current.hand
@@ -107,3 +112,10 @@ def simulate_session(
             yield emit(table, "undo")
             continue
         yield emit(table, kind, seat=seat, amount=amount)
+
+
+def _waiting(engine: Engine, table: int) -> bool:
+    """Is the table idle before a deal of a stage that is not open yet?"""
+    state = engine.state.tables[table]
+    nxt = state.next_deal()
+    return state.current is None and nxt is not None and not engine.state.stage_open(nxt)

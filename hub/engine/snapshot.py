@@ -24,7 +24,8 @@ snapshot equals its own msgpack round trip; no pickle). Layout, version 1::
                       "settled": "cards" | "declared" | None,   # HandState.settled_by
                       "reopened": bool, "started_at": float, "finished_at": float or None},
                      ...]},
-                ...]}
+                ...],
+     "fills": {stage: {group: [team, ...]}}}   # events with stages only: the filled stages
 
 Restoring takes the same config and deck orders the snapshot was taken with (the deck
 commitment is checked) and refuses anything else, or an unknown version, with `ValueError`.
@@ -79,6 +80,16 @@ def _hand_data(h: HandState) -> dict[str, Any]:
 
 def snapshot(state: TournamentState) -> dict[str, Any]:
     """The state as plain data (see the module docstring); shares nothing with the state."""
+    data = _snapshot(state)
+    if state.config.phased:  # the teams each filled stage got (stage -> group -> teams)
+        data["fills"] = {
+            stage: {g: list(teams) for g, teams in groups.items()}
+            for stage, groups in state.seating.fills.items()
+        }
+    return data
+
+
+def _snapshot(state: TournamentState) -> dict[str, Any]:
     return {
         "version": VERSION,
         "tournament": state.config.id,
@@ -194,6 +205,11 @@ def restore_into(state: TournamentState, data: Mapping[str, Any]) -> None:
         table.console = entry["console"]
     if seen != set(state.tables):
         raise ValueError(f"snapshot: tables {sorted(set(state.tables) - seen)} are missing")
+    for stage, groups in (data.get("fills") or {}).items():
+        filled = state.config.plan.stage_by_id.get(stage)
+        if filled is None or filled.advance is None or set(groups) != set(filled.groups):
+            raise ValueError(f"snapshot: stage {stage!r} is not a filled stage of this event")
+        state.seating.set_fill(stage, {g: [str(t) for t in teams] for g, teams in groups.items()})
     # The board counts exactly the complete and void hands; re-fed in its own order.
     counted: set[tuple[int, int]] = set()
     for number, deal_no in data["counted"]:

@@ -9,14 +9,17 @@ change through `Scoreboard.set_result`, which is incremental.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hub.domain.config import TournamentConfig
+from hub.domain.advance import fill
+from hub.domain.config import Team, TournamentConfig
 from hub.domain.dealing import STREET_CARDS, Dealt, card_position, deal, redeal
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
+from hub.domain.event import Seating
+from hub.domain.eventscore import EventScoreboard
 from hub.domain.holdem import Hand, HandSpec
 from hub.domain.scoring import Scoreboard, ScoringLayout
 from hub.engine.events import ACTION_TYPES, DEALER_ERRORS, OPERATOR_CONSOLE, ConsoleEvent
@@ -122,6 +125,7 @@ class Change:
     deal: int | None
     scores: bool = False  # a counted result appeared, changed or left
     notable: tuple[dict[str, Any], ...] = ()
+    filled: str | None = None  # this event fixed the teams of this stage's groups
 
 
 class TournamentState:
@@ -130,8 +134,14 @@ class TournamentState:
     def __init__(self, config: TournamentConfig, decks: Mapping[int, DeckOrder] | None) -> None:
         self.config = config
         self.decks = dict(decks) if decks else None
-        self.layout = ScoringLayout.from_config(config)
-        self.board = Scoreboard(self.layout)
+        self.seating = Seating(config)
+        if config.phased:
+            first = self.seating.layout_of(config.plan.sessions[0].id)
+            assert first is not None  # the first stage's teams are in the file
+            self.layout = first
+        else:
+            self.layout = ScoringLayout.from_config(config)
+        self.board: Scoreboard | EventScoreboard = self.new_board()
         self.tables: dict[int, TableState] = {}
         for group in config.groups.values():
             for t in group.tables:
@@ -144,6 +154,71 @@ class TournamentState:
         self.events_applied = 0
 
     # ----------------------------------------------------------------- queries
+    def new_board(self, shown: Callable[[str], bool] | None = None) -> Scoreboard | EventScoreboard:
+        """An empty scoreboard of this tournament (one per session when it has sessions).
+        ``shown(group)``: may the board list the group's teams before they score (the public
+        board: not those of a stage filled from deals not yet released)."""
+        if not self.config.phased:
+            return Scoreboard(self.layout)
+        seating = self.seating
+
+        def teams_of(group: str) -> tuple[str, ...] | None:
+            return seating.teams_of(group) if shown is None or shown(group) else None
+
+        return EventScoreboard(self.config.plan, seating.layout_of, teams_of)
+
+    def seat_holder(self, table: int, seat: int, deal: int | None) -> tuple[Team, str] | None:
+        """Team and player in a seat for a deal (the session's draw and lineups); None while
+        the deal's stage has no teams yet."""
+        if not self.config.phased:
+            return self.config.seat_holder(table, seat)
+        if deal is None:
+            deal = self.config.deal_orders[table][0]
+        return self.seating.holder(table, seat, deal)
+
+    def table_deal(self, table: TableState) -> int:
+        """The deal whose seating a table shows: its hand in play, else the last it started,
+        else the first of its order."""
+        if table.current is not None:
+            return table.current.deal
+        if table.hands:
+            return next(reversed(table.hands))
+        return table.order[0]
+
+    def stage_open(self, deal_no: int) -> bool:
+        """May a table start ``deal_no``: its stage's teams are known, or can be now."""
+        if not self.config.phased:
+            return True
+        stage = self.config.plan.stage_of(deal_no)
+        if self.seating.filled(stage.id):
+            return True
+        assert stage.advance is not None and isinstance(self.board, EventScoreboard)
+        return self.board.stage_complete(stage.advance.source)
+
+    def _fill_stage(self, deal_no: int) -> str | None:
+        """Fix the teams of the deal's stage from the standings of the stage before, if not
+        yet (``stage_not_open`` while that stage is incomplete); returns the stage filled."""
+        if not self.config.phased:
+            return None
+        stage = self.config.plan.stage_of(deal_no)
+        if self.seating.filled(stage.id):
+            return None
+        advance = stage.advance
+        assert advance is not None and isinstance(self.board, EventScoreboard)
+        if not self.board.stage_complete(advance.source):
+            raise Rejection(
+                "stage_not_open",
+                f"deal {deal_no} belongs to stage {stage.id}, which opens once every deal of "
+                f"stage {advance.source} is counted at every table",
+            )
+        standings: dict[str, list[Any]] = {}
+        for row in self.board.stage_standings("like_for_like", advance.source):
+            standings.setdefault(row.group, []).append(row)
+        self.seating.set_fill(
+            stage.id, fill(standings, advance.top_per_group, stage.groups, self.config.seats)
+        )
+        return stage.id
+
     def dealt(self, deal_no: int) -> Dealt | None:
         """Hole cards and board of a deal, when deck orders are loaded."""
         if self.decks is None or deal_no not in self.decks:
@@ -245,11 +320,12 @@ class TournamentState:
             raise Rejection(
                 "wrong_deal", f"table {table.table} plays deal {expected} next, not {event.deal}"
             )
+        filled = self._fill_stage(event.deal)
         spec = self._spec(event.deal)
         state = HandState(table.table, event.deal, spec, Hand(spec), started_at=now)
         table.hands[event.deal] = state
         table.current = state
-        return Change(table.table, event.deal)
+        return Change(table.table, event.deal, filled=filled)
 
     def _current(self, table: TableState, event: ConsoleEvent) -> HandState:
         current = table.current

@@ -14,7 +14,8 @@ from typing import Any
 
 from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
-from hub.domain.scoring import Scoreboard
+from hub.domain.eventscore import EventScoreboard
+from hub.domain.scoring import VIEWS, Scoreboard
 from hub.engine.equities import hand_equity, seat_equity, traveller_equity
 from hub.engine.tournament import TERMINAL, HandState, TableState, TournamentState
 
@@ -34,10 +35,11 @@ def team_info(config: TournamentConfig) -> dict[str, dict[str, str]]:
 
 def standings_payload(
     config: TournamentConfig,
-    board: Scoreboard,
+    board: Scoreboard | EventScoreboard,
     *,
     live: bool,
     complete: dict[str, list[int]],
+    fills: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
 ) -> dict[str, Any]:
     info = team_info(config)
     scores = board.as_dict()
@@ -55,7 +57,37 @@ def standings_payload(
             "teams": [{**row, **info[row["team"]]} for row in block["teams"]],
             "seats": block["seats"],
         }
+    if isinstance(board, EventScoreboard):
+        out["event"] = event_block(config, board, fills or {})
+        for view in VIEWS:
+            if view in out:
+                blocks = board.event_as_dict(view)
+                _with_info(blocks, info)
+                out[view].update(blocks)
     return out
+
+
+def _with_info(blocks: dict[str, Any], info: dict[str, dict[str, str]]) -> None:
+    """Team names and colours on every team row of the event's blocks."""
+    rows = [r for b in blocks["sessions"].values() for r in b["teams"]]
+    rows += [r for b in blocks["stages"].values() for r in (*b["teams"], *b["across"])]
+    rows += blocks["overall"]
+    for row in rows:
+        row.update(info[row["team"]])
+
+
+def event_block(
+    config: TournamentConfig,
+    board: EventScoreboard,
+    fills: Mapping[str, Mapping[str, tuple[str, ...]]],
+) -> dict[str, Any]:
+    """The event's stages and sessions, which are current, and the teams of filled stages."""
+    session = board.current_session()
+    return {
+        **config.plan.as_dict(),
+        "current": {"session": session, "stage": config.plan.session_by_id[session].stage},
+        "fills": {st: {g: list(t) for g, t in groups.items()} for st, groups in fills.items()},
+    }
 
 
 def seat_payload(standings: dict[str, Any], seat: int) -> dict[str, Any]:
@@ -72,11 +104,18 @@ def seat_payload(standings: dict[str, Any], seat: int) -> dict[str, Any]:
     return out
 
 
-def roster(config: TournamentConfig, table: int) -> list[dict[str, Any]]:
+def roster(state: TournamentState, table: int, deal: int | None = None) -> list[dict[str, Any]]:
+    """Who sits where at ``table`` for ``deal`` (its session's draw and lineups; the seats
+    are empty while the deal's stage has no teams yet)."""
+    config = state.config
     info = team_info(config)
-    seats = []
+    seats: list[dict[str, Any]] = []
     for s in range(1, config.seats + 1):
-        team, player = config.seat_holder(table, s)
+        held = state.seat_holder(table, s, deal)
+        if held is None:
+            seats.append({"seat": s, "team": None, "player": None})
+            continue
+        team, player = held
         seats.append({"seat": s, "team": team.id, **info[team.id], "player": player})
     return seats
 
@@ -141,13 +180,25 @@ def hand_fields(current: HandState) -> dict[str, Any]:
 
 
 def table_payload(
-    state: TournamentState, table: TableState, *, live: bool, released_deals: int = 0
+    state: TournamentState,
+    table: TableState,
+    *,
+    live: bool,
+    released_deals: int = 0,
+    public_deal: int | None = None,
 ) -> dict[str, Any]:
     """A table's live state. The public gets the roster and how many deals its group has
     released: nothing that moves with this table's own play (not even playing/idle or a
-    completed count, whose timing would tell how long each hand took before release)."""
-    config = state.config
-    seats = roster(config, table.table)
+    completed count, whose timing would tell how long each hand took before release). With
+    sessions, the public roster is that of the group's latest released deal (``public_deal``)."""
+    if live:
+        seats = roster(state, table.table, state.table_deal(table))
+    elif public_deal is None:  # a stage whose teams are not public yet
+        seats = [
+            {"seat": s, "team": None, "player": None} for s in range(1, state.config.seats + 1)
+        ]
+    else:
+        seats = roster(state, table.table, public_deal)
     out: dict[str, Any] = {
         "table": table.table,
         "group": table.group,
@@ -212,7 +263,7 @@ def deal_payload(
     state: TournamentState, deal_no: int, *, live: bool, released: Released
 ) -> dict[str, Any] | None:
     config = state.config
-    groups = [g for g in config.groups.values() if live or released(g.id, deal_no)]
+    groups = [g for g in config.groups_playing(deal_no) if live or released(g.id, deal_no)]
     if not groups:
         return None
     dealt = state.dealt(deal_no) if state.started(deal_no) else None
@@ -224,7 +275,7 @@ def deal_payload(
     return {
         "deal": deal_no,
         "button": config.buttons[deal_no],
-        "released": sorted(g.id for g in config.groups.values() if released(g.id, deal_no)),
+        "released": sorted(g.id for g in config.groups_playing(deal_no) if released(g.id, deal_no)),
         "board": list(dealt.board) if dealt else [],
         "hole": {str(s): list(c) for s, c in dealt.hole.items()} if dealt else {},
         "tables": tables,
@@ -241,14 +292,14 @@ def compare_row(
 ) -> dict[str, Any]:
     """One table's row of the traveller: who holds the seat there and how they played it. Each
     action carries its street, so a client groups them street by street itself."""
-    team, player = state.config.seat_holder(table, seat)
+    held = state.seat_holder(table, seat, deal_no)
     h = state.hand(table, deal_no)
     row: dict[str, Any] = {
         "table": table,
         "group": group,
-        "team": team.id,
-        **info[team.id],
-        "player": player,
+        "team": held[0].id if held else None,
+        **(info[held[0].id] if held else {}),
+        "player": held[1] if held else None,
         "actions": action_rows(h) if h else [],
         "chips": None,
     }
@@ -266,7 +317,7 @@ def compare_payload(
     state: TournamentState, deal_no: int, seat: int, *, live: bool, released: Released
 ) -> dict[str, Any] | None:
     config = state.config
-    groups = [g for g in config.groups.values() if live or released(g.id, deal_no)]
+    groups = [g for g in config.groups_playing(deal_no) if live or released(g.id, deal_no)]
     if not groups:
         return None
     info = team_info(config)
@@ -357,7 +408,7 @@ def ops_payload(
             "computed": list(h.computed or ()),
             "players": [
                 {k: row[k] for k in ("seat", "team", "code", "player")}
-                for row in roster(state.config, h.table)
+                for row in roster(state, h.table, h.deal)
                 if row["seat"] not in h.hand.folded
             ],
         }
@@ -391,8 +442,9 @@ def swing_items(state: TournamentState, table: int, deal_no: int) -> list[dict[s
             continue
         average = sum(others) / len(others)
         swing = chips - average
-        if abs(swing) >= 20 * config.big_blind:
-            team, player = config.seat_holder(table, seat)
+        held = state.seat_holder(table, seat, deal_no)
+        if abs(swing) >= 20 * config.big_blind and held is not None:
+            team, player = held
             items.append(
                 {
                     "kind": "swing",
@@ -421,9 +473,9 @@ def projected_result(state: TournamentState, table: int, deal_no: int) -> dict[i
     return h.result
 
 
-def projected_board(state: TournamentState) -> Scoreboard:
+def projected_board(state: TournamentState) -> Scoreboard | EventScoreboard:
     """The scoreboard of the projection, from scratch (the engine then moves it hand by hand)."""
-    board = Scoreboard(state.layout)
+    board = state.new_board()
     for table in state.tables.values():
         for deal_no in table.hands:
             result = projected_result(state, table.table, deal_no)
@@ -432,7 +484,9 @@ def projected_board(state: TournamentState) -> Scoreboard:
     return board
 
 
-def projection_payload(state: TournamentState, board: Scoreboard) -> dict[str, Any]:
+def projection_payload(
+    state: TournamentState, board: Scoreboard | EventScoreboard
+) -> dict[str, Any]:
     """Standings "if every hand in progress ended now", from the projected ``board``. Only
     possible when deck orders are loaded."""
     hands = []

@@ -88,9 +88,11 @@ function intList(v) {
 export function normalise(raw) {
   const out = {};
   const has = (k) => Object.prototype.hasOwnProperty.call(raw, k) && raw[k] !== undefined;
-  for (const k of ['deal', 'seat', 'table', 'group']) if (has(k)) out[k] = intOrNull(raw[k]);
+  for (const k of ['deal', 'seat', 'table']) if (has(k)) out[k] = intOrNull(raw[k]);
   if (has('tables')) out.tables = intList(raw.tables);
   if (has('scale')) out.scale = Number.parseFloat(raw.scale) || 1;
+  // Group, stage and session ids are names ("A", "final"); an empty value selects nothing.
+  for (const k of ['group', 'stage', 'session', 'scope']) if (has(k)) out[k] = raw[k] === null || raw[k] === '' ? null : String(raw[k]);
   for (const k of ['ws', 'token', 'theme', 'view', 'mode', 'tournament']) if (has(k)) out[k] = String(raw[k]);
   if (has('slot')) out.slot = OFF.has(String(raw.slot).toLowerCase()) ? false : String(raw.slot);
   if (has('visible')) out.visible = raw.visible === true || raw.visible === 'true' || raw.visible === '1';
@@ -107,7 +109,8 @@ export function params(search = globalThis.location ? location.search : '') {
   const raw = Object.fromEntries(new URLSearchParams(search));
   return {
     ws: null, token: null, theme: 'transparent', scale: null, deal: null, seat: null,
-    tables: null, table: null, group: null, view: 'like_for_like', mode: 'live',
+    tables: null, table: null, group: null, stage: null, session: null, scope: null,
+    view: 'like_for_like', mode: 'live',
     tournament: null, slot: false, autoplay: true, ...normalise(raw),
   };
 }
@@ -431,7 +434,7 @@ export function mountOverlay({ slot, topics, render, next, root }) {
     if (value && typeof value === 'object') {
       const v = normalise(value);
       ctx.slotVisible = v.visible !== false;
-      for (const k of ['deal', 'seat', 'tables', 'table', 'view', 'group', 'mode']) {
+      for (const k of ['deal', 'seat', 'tables', 'table', 'view', 'group', 'stage', 'session', 'scope', 'mode']) {
         if (v[k] !== undefined && v[k] !== null) sel[k] = v[k];
       }
     }

@@ -1,7 +1,9 @@
 // Team standings overlay: like-for-like by default (the only view public feeds carry),
 // `view=running` for commentator/operator tokens. Rows reorder with FLIP; movement arrows
-// compare each team's rank with the previous update. The last column is the scoring format's
-// total (`standings.scoring`: IFP points, IMPs, or chips alone).
+// compare each team's rank with the previous update. An event with stages and sessions shows
+// one block of its standings: `scope` = stage (default) | session | across | overall, with
+// `stage`, `session` and `group` (the same choice as GET /api/standings?scope=…). The last column is
+// the scoring format's total (`standings.scoring`: IFP points, IMPs, or chips alone).
 import { mountOverlay } from './duplicast.js';
 import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle, unscored } from './ui.js';
 
@@ -17,7 +19,7 @@ let prevView = null;
 let movement = new Map();
 
 function keyOf(t) {
-  return `${t.group}|${t.team}`;
+  return `${t.section}|${t.team}`;
 }
 
 /** A team's row; `open`: its group has no scores yet (no rank, no points, shown as "–"). */
@@ -60,23 +62,62 @@ function rowFor(t, column, open) {
   return row;
 }
 
+/**
+ * The block of the standings to show (as hub/engine/standings_select.py): rows, each with its
+ * `section` (the group; one section across groups and overall), the title and the deals that
+ * count (for the footer). Null when the selection names nothing in this payload.
+ */
+export function pick(s, view, sel) {
+  const block = s[view] || {};
+  const event = s.event;
+  if (!event) return { teams: (block.teams || []).map((t) => ({ ...t, section: String(t.group) })), title: null, deals: null };
+  const sessions = new Map(event.sessions.map((x) => [x.id, x]));
+  const stages = new Map(event.stages.map((x) => [x.id, x]));
+  const scope = sel.scope || (sel.session ? 'session' : 'stage');
+  const session = scope === 'session' ? (sel.session || event.current.session) : null;
+  if (session !== null && !sessions.has(session)) return null;
+  const stage = session !== null ? sessions.get(session).stage : (sel.stage || event.current.stage);
+  if (!stages.has(stage)) return null;
+  const st = stages.get(stage);
+  const spans = (session !== null ? [sessions.get(session)] : event.sessions.filter((x) => x.stage === stage)).map((x) => x.deals);
+  const deals = { total: spans.reduce((n, [a, b]) => n + b - a + 1, 0), inside: (d) => spans.some(([a, b]) => d >= a && d <= b) };
+  let teams;
+  let title;
+  if (scope === 'session') {
+    teams = ((block.sessions || {})[session] || {}).teams || [];
+    title = sessions.get(session).name;
+  } else if (scope === 'across') {
+    teams = (((block.stages || {})[stage] || {}).across || []).map((t) => ({ ...t, section: '*' }));
+    title = `${st.name} · all groups`;
+  } else if (scope === 'overall') {
+    teams = (block.overall || []).map((t) => ({ ...t, section: '*' }));
+    title = 'Overall';
+  } else {
+    teams = ((block.stages || {})[stage] || {}).teams || [];
+    title = st.name;
+  }
+  teams = teams.map((t) => ({ section: String(t.group), ...t }));
+  return { teams, title, deals: scope === 'overall' ? null : deals };
+}
+
 function render({ sel, states }) {
   const s = states.get('standings');
   if (!s) return false;
   const wantRunning = sel.view === 'running' && s.running && s.running.teams;
   const view = wantRunning ? 'running' : 'like_for_like';
-  const block = s[view] || {};
+  const picked = pick(s, view, sel);
+  if (!picked) return false;
   const scoring = s.scoring || { format: 'ifp-points', column: 'points', heading: 'Pts' };
   if (gfx.dataset.scoring !== scoring.format) gfx.dataset.scoring = scoring.format;
   if (headingEl.textContent !== scoring.heading) headingEl.textContent = scoring.heading;
-  let teams = [...(block.teams || [])];
+  let teams = [...picked.teams];
   if (sel.group !== null && sel.group !== undefined) teams = teams.filter((t) => String(t.group) === String(sel.group));
-  const open = new Set([...new Set(teams.map((t) => String(t.group)))]
-    .filter((g) => unscored(teams.filter((t) => String(t.group) === g))));
-  // Ranked groups by rank, then code; unranked ones by name.
-  const rankOf = (t) => (open.has(String(t.group)) ? 0 : t.rank);
-  const nameOf = (t) => String((open.has(String(t.group)) && t.name) || t.code);
-  teams.sort((a, b) => String(a.group).localeCompare(String(b.group)) || rankOf(a) - rankOf(b)
+  const open = new Set([...new Set(teams.map((t) => t.section))]
+    .filter((g) => unscored(teams.filter((t) => t.section === g))));
+  // Ranked sections by rank, then code; unranked ones (no scores yet) by name.
+  const rankOf = (t) => (open.has(t.section) ? 0 : t.rank);
+  const nameOf = (t) => String((open.has(t.section) && t.name) || t.code);
+  teams.sort((a, b) => a.section.localeCompare(b.section) || rankOf(a) - rankOf(b)
     || nameOf(a).localeCompare(nameOf(b)));
 
   if (view !== prevView) {
@@ -91,8 +132,10 @@ function render({ sel, states }) {
   else if (![...ranks.keys()].some((k) => prevRanks.has(k))) movement = new Map();
   prevRanks = ranks;
 
-  viewLabel.textContent = view === 'running' ? 'Running · all hands' : 'Like-for-like';
-  const groups = [...new Set(teams.map((t) => String(t.group)))];
+  const label = view === 'running' ? 'Running · all hands' : 'Like-for-like';
+  viewLabel.textContent = picked.title ? `${picked.title} · ${label}` : label;
+  gfx.dataset.scope = picked.title === null ? '' : (sel.scope || (sel.session ? 'session' : 'stage'));
+  const groups = [...new Set(teams.map((t) => t.section))];
   for (const [g, section] of sections) {
     if (!groups.includes(g)) {
       section.parentElement.remove();
@@ -104,11 +147,11 @@ function render({ sel, states }) {
     if (!list) {
       list = el('div', { class: 'team-list' });
       const wrap = el('div', { class: 'group', dataset: { group: g } },
-        groups.length > 1 ? el('div', { class: 'group-title' }, `Group ${g}`) : null, list);
+        groups.length > 1 && g !== '*' ? el('div', { class: 'group-title' }, `Group ${g}`) : null, list);
       groupsEl.append(wrap);
       sections.set(g, list);
     }
-    const members = teams.filter((t) => String(t.group) === g);
+    const members = teams.filter((t) => t.section === g);
     const keep = new Set(members.map(keyOf));
     flip(list, (n) => n.dataset.key, () => {
       for (const t of members) list.append(rowFor(t, scoring.column, open.has(g)));
@@ -122,15 +165,17 @@ function render({ sel, states }) {
   }
 
   const complete = (s.deals && s.deals.complete) || {};
-  const total = s.deals && typeof s.deals.total === 'number' ? s.deals.total : null;
-  const parts = groups.map((g) => {
-    const n = (complete[g] || []).length;
+  let total = s.deals && typeof s.deals.total === 'number' ? s.deals.total : null;
+  if (picked.deals) total = picked.deals.total;
+  const counted = (g) => (complete[g] || []).filter((d) => !picked.deals || picked.deals.inside(d)).length;
+  const parts = groups.filter((g) => g !== '*').map((g) => {
+    const n = counted(g);
     const text = `after ${n}${total ? ` of ${total}` : ''} deal${n === 1 && !total ? '' : 's'}`;
     return groups.length > 1 ? `Group ${g} ${text}` : text;
   });
   if (scoring.unit) parts.push(`IMPs in ${scoring.unit}, ${scoring.scale} scale`);
   afterEl.textContent = view === 'running' ? 'All completed hands · in-running' : parts.join(' · ');
-  afterEl.dataset.deals = groups.length === 1 ? String((complete[groups[0]] || []).length) : '';
+  afterEl.dataset.deals = groups.length === 1 ? String(counted(groups[0])) : '';
   return teams.length > 0;
 }
 

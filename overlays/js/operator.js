@@ -8,7 +8,7 @@ const p = params();
 fitDesk();
 export const SILENT_AFTER_S = 60;
 const SLOTS = {
-  leaderboard: [['view', 'select', ['like_for_like', 'running']], ['group', 'text']],
+  leaderboard: [['view', 'select', ['like_for_like', 'running']], ['group', 'text'], ['scope', 'text'], ['stage', 'text'], ['session', 'text']],
   seat: [['seat', 'number'], ['view', 'select', ['like_for_like', 'running']]],
   table: [['table', 'number']],
   compare: [['deal', 'number'], ['seat', 'number'], ['tables', 'text'], ['mode', 'select', ['live', 'sync']]],
@@ -168,7 +168,7 @@ export function slotSummary(cur) {
   const keys = Object.keys(cur || {});
   if (!keys.length) return 'not set: the overlay follows its URL';
   const parts = [cur.visible === true ? 'on air' : 'hidden'];
-  for (const k of ['table', 'deal', 'seat', 'group']) if (cur[k] !== undefined && cur[k] !== null) parts.push(`${k} ${cur[k]}`);
+  for (const k of ['table', 'deal', 'seat', 'group', 'scope', 'stage', 'session']) if (cur[k] !== undefined && cur[k] !== null) parts.push(`${k} ${cur[k]}`);
   if (Array.isArray(cur.tables) && cur.tables.length) parts.push(`tables ${cur.tables.join(', ')}`);
   if (cur.view) parts.push(words(cur.view));
   if (cur.mode) parts.push(cur.mode === 'sync' ? 'deal-aligned replay' : 'live');
