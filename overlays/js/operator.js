@@ -76,7 +76,7 @@ function ago(at) {
   return s < 90 ? `${Math.round(s)} s ago` : s < 5400 ? `${Math.round(s / 60)} min ago` : new Date(at * 1000).toLocaleTimeString();
 }
 
-const LOG_ROWS = 10; // newest rejections and corrections shown: the desk fits one screen
+const LOG_ROWS = 8; // newest rejections and corrections shown: the desk fits one screen
 
 /** "+ 4 earlier" under a log that shows only its newest LOG_ROWS lines (nothing when all show). */
 function earlier(total) {
