@@ -519,7 +519,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--phh", type=Path, nargs="+", default=None, help="PHH files: one hand each, in order"
     )
     replay.add_argument(
-        "--config", type=Path, default=SAMPLE_CONFIG, help="with --phh: the tournament file"
+        "--config",
+        type=Path,
+        default=SAMPLE_CONFIG,
+        help=f"with --phh: the tournament file (default: the bundled sample, {SAMPLE_CONFIG.name})",
     )
     replay.add_argument("--table", type=int, default=1, help="with --phh: the table")
     replay.add_argument("--console", default=None, help="with --phh (default: table{N})")

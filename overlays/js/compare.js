@@ -178,8 +178,17 @@ export function fitRows(box) {
   }
 }
 
+// A list box that changes size after its rows were fitted (a panel's equity line or status
+// wrapping, fonts arriving, the graphic sliding in) is fitted again.
+const refit = typeof ResizeObserver === 'function'
+  ? new ResizeObserver((entries) => { for (const e of entries) fitRows(e.target); })
+  : null;
+
 function fitAll() {
-  for (const box of panelsEl.querySelectorAll('.streets')) fitRows(box);
+  for (const box of panelsEl.querySelectorAll('.streets')) {
+    fitRows(box);
+    if (refit) refit.observe(box);
+  }
 }
 
 function stopAuto() {
