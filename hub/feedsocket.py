@@ -24,7 +24,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from websockets.datastructures import Headers
@@ -108,15 +108,6 @@ class OriginPolicy:
             return False
         netloc = urlsplit(origin).netloc
         return bool(host) and netloc == (host or "").strip().lower()
-
-
-class FeedSource(Protocol):
-    """What the sessions read from and send operator commands to."""
-
-    tournament: str
-    fanout: Fanout
-
-    async def control(self, command: dict[str, Any]) -> dict[str, Any]: ...
 
 
 class FeedService:

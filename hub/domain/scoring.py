@@ -413,27 +413,11 @@ class Scoreboard:
             self._deal_imps[(group, deal)] = new
         for table in tables:
             before, after = old.get(table), new.get(table)
-            self._apply_imps("running", group, table, before, after)
+            self._apply("running", group, table, before, after, self._imps)
             if was_complete:
-                self._apply_imps("like_for_like", group, table, before, None)
+                self._apply("like_for_like", group, table, before, None, self._imps)
             if now_complete:
-                self._apply_imps("like_for_like", group, table, None, after)
-
-    def _apply_imps(
-        self,
-        view: View,
-        group: str,
-        table: int,
-        old: Mapping[int, int] | None,
-        new: Mapping[int, int] | None,
-    ) -> None:
-        totals = self._imps[view][table]
-        for seat in self._seat_numbers:
-            delta = (new[seat] if new else 0) - (old[seat] if old else 0)
-            if delta:
-                totals[seat] += delta
-                self._seat_cache.pop((view, group, seat), None)
-                self._team_cache.pop((view, group), None)
+                self._apply("like_for_like", group, table, None, after, self._imps)
 
     def add_penalty(self, table: int, seat: int, chips: int, points: int | Fraction) -> None:
         """Take ``chips`` off the player's chip-score total (their seat ranking moves by it)
@@ -467,9 +451,11 @@ class Scoreboard:
         table: int,
         old: Mapping[int, int] | None,
         new: Mapping[int, int] | None,
+        source: dict[View, dict[int, dict[int, int]]] | None = None,
     ) -> None:
-        """Move one table's totals from ``old`` to ``new``; drop the caches that changed."""
-        totals = self._totals[view][table]
+        """Move one table's totals (chip-scores, or ``source``: its IMPs) from ``old`` to
+        ``new``; drop the caches that changed."""
+        totals = (self._totals if source is None else source)[view][table]
         for seat in self._seat_numbers:
             delta = (new[seat] if new else 0) - (old[seat] if old else 0)
             if delta:
