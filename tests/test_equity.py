@@ -14,7 +14,7 @@ from phevaluator import _pheval
 from pokerkit import StandardHighHand
 
 from hub.domain.cards import FULL_DECK
-from hub.domain.equity import SAMPLES, Runouts, equity, error_bound, outs
+from hub.domain.equity import SAMPLES, Runouts, equity, error_bound, outs, tally
 from hub.domain.evaluation import strength
 from hub.domain.strength_tables import CARD_BITS, CARD_KEYS, card_ids, strengths
 
@@ -229,3 +229,27 @@ def test_prepare_makes_what_the_first_deal_needs() -> None:
     assert drawn.currsize == 1
     equity({p: (FULL_DECK[2 * p], FULL_DECK[2 * p + 1]) for p in range(6)})  # 40 unseen cards
     assert module._sampled_picks.cache_info().misses == drawn.misses  # found made
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    players=st.integers(min_value=1, max_value=9),
+    runouts=st.integers(min_value=1, max_value=40),
+    levels=st.integers(min_value=1, max_value=4),
+    seed=st.integers(min_value=0, max_value=2**32 - 1),
+)
+def test_tally_counts_every_group_as_comparing_it_directly(
+    players: int, runouts: int, levels: int, seed: int
+) -> None:
+    """The tallies of every group equal comparing that group's ranks run-out by run-out (few
+    strength levels, so ties are common; up to nine players, past one byte of bits)."""
+    ranked = np.random.default_rng(seed).integers(0, levels, (players, runouts)).astype(np.uint16)
+    wins, ties = tally(ranked)
+    for group in range(1, 1 << players):
+        rows = [i for i in range(players) if group >> i & 1]
+        sub = ranked[rows]
+        best = sub == sub.min(axis=0)
+        alone = best.sum(axis=0) == 1
+        for k, i in enumerate(rows):
+            assert wins[i, group] == int((best[k] & alone).sum())
+            assert ties[i, group] == int((best[k] & ~alone).sum())

@@ -34,7 +34,7 @@ from hub.domain.cards import RANKS, SUITS, Card
 from hub.domain.evaluation import strength
 from hub.domain.strength_tables import CARD_BITS, CARD_KEYS, card_ids, strengths
 
-__all__ = ["SAMPLES", "SEED", "Equity", "Runouts", "equity", "outs", "prepare"]
+__all__ = ["SAMPLES", "SEED", "Equity", "Runouts", "equity", "outs", "prepare", "tally"]
 
 SAMPLES = 100_000
 SEED = 11  # any fixed seed: the figures depend only on the cards
@@ -86,12 +86,14 @@ def equity(
 
 class Runouts:
     """Every player's hand on each way the board can still run out (or on ``samples`` drawn
-    ones): ranked once, then the chances of any group of these players are a comparison.
+    ones): ranked once and tallied for every group of these players (``tally``), so the chances
+    of any group are a lookup.
 
     Why: when a player folds, his cards become dead and the others' deck is the same as
     before (every card of the deal is still out of it), so the run-outs and the ranks of the
     players still in do not change; only who is compared does. The hub keeps one per deal and
-    board, and each fold costs a comparison instead of a new ranking (``hub.engine.equities``).
+    board, and each fold costs a lookup instead of a new ranking (``hub.engine.equities``). What
+    it keeps is a few KB whatever the number of run-outs (the ranks are dropped once tallied).
     """
 
     def __init__(
@@ -119,12 +121,10 @@ class Runouts:
         missing = 5 - len(self.board)
         self.exact = math.comb(len(self._deck), missing) <= samples
         self._samples, self._seed = samples, seed
-        self._ranked: npt.NDArray[np.uint16] | None = None
+        self._tallies: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int] | None = None
 
     def _rank(self) -> npt.NDArray[np.uint16]:
-        """Each player's strength on each run-out (one row per player), made on first use."""
-        if self._ranked is not None:
-            return self._ranked
+        """Each player's strength on each run-out (one row per player)."""
         n, missing = len(self._deck), 5 - len(self.board)
         if self.exact:
             picks = _all_picks(n, missing)
@@ -138,8 +138,18 @@ class Runouts:
         for row, player in enumerate(self.players):
             hole = card_ids(self.holes[player])
             ranked[row] = strengths(bits + CARD_BITS[hole].sum(), keys + CARD_KEYS[hole].sum())
-        self._ranked = ranked
         return ranked
+
+    def _tally(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int]:
+        """Wins and ties of every player against every group of the others, made on first
+        use: ``wins[i, S]`` counts the run-outs where player ``i`` (of ``players``) is best
+        alone among the players of the bit set ``S``, ``ties[i, S]`` those where he shares the
+        best hand; and the number of run-outs. The ranks (1.2 MB before the flop) are dropped."""
+        if self._tallies is None:
+            ranked = self._rank()
+            wins, ties = tally(ranked)
+            self._tallies = (wins, ties, ranked.shape[1])
+        return self._tallies
 
     def equity(self, live: Iterable[int] | None = None) -> Equity:
         """The chances of the players in ``live`` (default: all), the others' cards dead."""
@@ -151,21 +161,58 @@ class Runouts:
         if len(players) == 1:
             only = players[0]
             return Equity(self.board, {only: 1.0}, {only: 0.0}, {only: ()}, True, 1, 0.0)
-        ranked = self._rank()[[self.players.index(p) for p in players]]
-        best = ranked == ranked.min(axis=0)
-        alone = best.sum(axis=0) == 1
-        n = ranked.shape[1]
-        wins = (best & alone).sum(axis=1) / n
-        ties = (best & ~alone).sum(axis=1) / n
+        wins, ties, n = self._tally()
+        rows = [self.players.index(p) for p in players]
+        group = sum(1 << i for i in rows)
         return Equity(
             board=self.board,
-            win={p: float(wins[i]) for i, p in enumerate(players)},
-            tie={p: float(ties[i]) for i, p in enumerate(players)},
+            win={p: float(wins[i, group] / n) for p, i in zip(players, rows, strict=True)},
+            tie={p: float(ties[i, group] / n) for p, i in zip(players, rows, strict=True)},
             outs=outs(holes, self.board, dead),
             exact=self.exact,
             runouts=n,
             error=0.0 if self.exact else error_bound(n),
         )
+
+
+def tally(
+    ranked: npt.NDArray[np.uint16],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """From each player's strength on each run-out (``ranked``: one row per player, lower is
+    stronger), every player's wins alone and shared wins against every group of players: in
+    the returned ``wins[i, S]`` and ``ties[i, S]``, ``S`` is a bit set of rows that holds ``i``.
+
+    Why: a fold changes only who is compared, so the figures of every group are made at once,
+    and a fold is a lookup. Per run-out and player ``i``, ``better`` is the bit set of players
+    strictly stronger, ``level`` of the others as strong. ``i`` wins alone among ``S`` when
+    neither meets ``S``, and shares the best hand when only ``level`` does. Counting run-outs
+    by those bit sets, then summing the counts over subsets (a zeta transform), counts for
+    every ``S`` the run-outs whose sets miss it: n comparisons of the rows, 2n bincounts.
+    """
+    n = ranked.shape[0]
+    size = 1 << n
+    dtype = np.uint8 if n <= 8 else np.uint16 if n <= 16 else np.uint32
+    better = np.zeros(ranked.shape, dtype)
+    equal = np.zeros(ranked.shape, dtype)
+    for q in range(n):  # bit q: player q is stronger than (as strong as) the row's player
+        row = ranked[q]
+        better |= (row < ranked).astype(dtype) << dtype(q)
+        equal |= (row == ranked).astype(dtype) << dtype(q)
+    index = np.arange(size)
+    with_bit = [index[index & (1 << b) != 0] for b in range(n)]
+    outside = (size - 1) ^ index  # the players not in S
+    wins = np.empty((n, size), np.int64)
+    ties = np.empty((n, size), np.int64)
+    for i in range(n):
+        level = equal[i] & dtype((size - 1) ^ (1 << i))
+        beaten_or_tied = np.bincount(better[i] | level, minlength=size)
+        beaten = np.bincount(better[i], minlength=size)
+        for b, rows in enumerate(with_bit):  # counts of every subset of each mask
+            beaten_or_tied[rows] += beaten_or_tied[rows ^ (1 << b)]
+            beaten[rows] += beaten[rows ^ (1 << b)]
+        wins[i] = beaten_or_tied[outside]
+        ties[i] = beaten[outside] - beaten_or_tied[outside]
+    return wins, ties
 
 
 def outs(

@@ -146,10 +146,10 @@ def figures(
     }
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=1024)
 def _runouts(holes: Holes, board: tuple[str, ...]) -> Runouts:
-    """Every seat's hand of a deal ranked on the run-outs of one board, kept while the deal is
-    in play (64: every board of the deals the tables play at once; before the flop 100,000
-    run-outs, 1.2 MB for six seats; a few KB on later streets): each fold then costs a
-    comparison, not a new ranking."""
+    """Every seat's hand of a deal ranked on the run-outs of one board and tallied for every
+    group of seats (a few KB each, whatever the street), kept while deals are in play: 1,024
+    boards hold every street of 256 deals, so a table that reaches a deal long after another
+    (each table plays the deals in its own order) finds it, and each fold is a lookup."""
     return Runouts(dict(holes), board)
