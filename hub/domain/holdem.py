@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from hub.domain.errors import Rejection
-from hub.domain.evaluation import winners_by_pot
+from hub.domain.pieces import CARDS, PieceSet
 
 STREETS = ("preflop", "flop", "turn", "river")
 RULES = ("standard", "pokerkit")
@@ -71,7 +71,8 @@ class HandSpec:
     imports, rule tests); ``None`` means every seat starts with exactly ``cap`` chips.
     ``antes`` (one per seat, seat 1 first; ``None``: no antes, as in the tournament),
     ``dead_antes``, ``min_bet`` (``None``: the big blind) and ``rules`` serve hands from
-    elsewhere (PHH files); the tournament leaves them at their defaults.
+    elsewhere (PHH files); the tournament leaves them at their defaults. ``pieces``: what
+    ``cards`` are and who wins a showdown with them (``hub.domain.pieces``; the game's).
     """
 
     seats: int
@@ -86,6 +87,7 @@ class HandSpec:
     dead_antes: bool = False
     min_bet: int | None = None
     rules: str = "standard"
+    pieces: PieceSet = CARDS
 
     def __post_init__(self) -> None:
         if self.seats < 2:
@@ -546,7 +548,9 @@ class Hand:
         cards = self.spec.cards
         assert cards is not None
         pots = self.pots()
-        winners = winners_by_pot(pots, cards.hole, cards.board, self.spec.button, self.spec.seats)
+        winners = self.spec.pieces.winners_by_pot(
+            pots, cards.hole, cards.board, self.spec.button, self.spec.seats
+        )
         return list(zip(pots, winners, strict=True))
 
     def _declared_awards(self, declared: frozenset[int]) -> list[tuple[Pot, tuple[int, ...]]]:

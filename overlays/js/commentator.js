@@ -4,6 +4,7 @@
 // hand in progress ended now" (the hub deals the known board out and awards the pots).
 import { connect, params } from './duplicast.js';
 import { STREET_LABEL, cardText, cards, el, equityText, fitDesk, fmtInt, fmtPct, fmtPoints, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
+import { markGame } from './piecepack.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
@@ -69,6 +70,7 @@ function onTable(t, s) {
   if (prev && prev.deal && prev.deal !== s.deal) lastDeal.set(t, prev.deal);
   if (s.deal && ['complete', 'void', 'disputed'].includes(statusOf(s.status))) lastDeal.set(t, s.deal);
   tables.set(t, s);
+  markGame(s);
   followDeals();
   drawTables();
 }
