@@ -170,7 +170,8 @@ def read_deck_file(path: str | Path, key: str | bytes) -> dict[int, DeckOrder]:
 
 
 def export_plain(orders: Mapping[int, DeckOrder]) -> str:
-    """Plain text for a dealing machine: per deal a line ``<deal><TAB><52 cards, spaces>``."""
+    """Plain text for a dealing machine: per deal a line ``<deal><TAB><52 cards, spaces>``
+    (48 tile codes for piecepack hold'em)."""
     return "".join(f"{deal}\t{' '.join(orders[deal].cards)}\n" for deal in sorted(orders))
 
 
@@ -190,7 +191,9 @@ def parse_plain(text: str, source: str = "<plain export>") -> dict[int, DeckOrde
                 raise ValueError(f"deal {deal} is not a new deal number")
             orders[deal] = deck_order_from_pieces("".join(cards.split()))
         except ValueError as exc:
-            raise DeckFileError(f"{source}:{number}: not '<deal> <52 cards>' ({exc})") from None
+            raise DeckFileError(
+                f"{source}:{number}: not '<deal> <52 cards or 48 tiles>' ({exc})"
+            ) from None
     if not orders:
         raise DeckFileError(f"{source}: holds no deck order")
     return orders

@@ -97,7 +97,7 @@ def deck_order_from_cards(
     cards: str | Iterable[str], rehearsal: bool = False, pieces: PieceSet = CARDS
 ) -> DeckOrder:
     """A deck order from card texts in any spelling ``parse_card`` accepts (or one string);
-    tiles with ``pieces=pieces.TILES``."""
+    tiles with ``pieces=hub.domain.pieces.TILES``."""
     return DeckOrder(pieces.parse_order(cards), rehearsal)
 
 
