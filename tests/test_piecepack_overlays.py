@@ -172,6 +172,8 @@ def test_commentator_desk_and_seat_page_speak_tiles(page: Page, hub: PiecepackHu
         for s in tables[t]["seats"]:
             row = box.locator(f'[data-testid="com-seat"][data-seat="{s["seat"]}"]')
             expect_tiles(row.locator('[data-testid="com-hole"]'), s["hole"])
+    # Four tables: the desk's first guess (tables 1..6) leaves no refusal of table:5 on air.
+    expect(page.locator('[data-testid="com-error"]')).to_have_text("")
     page.screenshot(path=str(SHOTS / "hub-piecepack-commentator.png"))
     open_page(page, hub, "seat.html?seat=1&slot=0")
     expect(page.locator('[data-testid="after-deals"]')).to_contain_text("Same tiles, same seat")
