@@ -6,7 +6,8 @@ call); its operations carry no seat; its automated burns draw from its own shuff
 our deck order is an input; and its evaluator costs ~270 µs per 7-card hand (~1.6 ms for a
 six-player showdown; ``bench/evaluator_bench.py``) against an ingest target of 20,000
 events/s. PokerKit stays in the tests as the oracle (differential tests) and phevaluator
-(``evaluation.py``) ranks hands.
+(``evaluation.py``) ranks hands; the piecepack tiles' ranking instead when the spec's
+``pieces`` say so (``pieces.py``).
 
 Rules, in the words officials use:
 

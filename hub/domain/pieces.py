@@ -4,8 +4,8 @@ The hub plays hold'em with more than one set of pieces (``[tournament] game``): 
 cards, or the 48 tiles of Dual Piecepacks Poker (``hub.domain.piecepack``). Everything else,
 the betting, dealing positions, chip-scores, release and feeds, is the same, so the engine asks
 the game's ``PieceSet`` for the few things that differ, never ``if game == ...``: the full set
-(deck orders are permutations of it), how to read a piece, who wins a showdown, the name of a
-hand for overlays, and whether ``hub.domain.equity`` (card tables) can compute its chances.
+(deck orders are permutations of it), how to read an order, who wins a showdown, and whether
+``hub.domain.equity`` (card tables) can compute its chances.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ WinnersByPot = Callable[
 class PieceSet:
     """One game's pieces and hand ranking.
 
+    ``parse_order``: pieces from a list of texts or one string (a deck order, as people or
+    files write it; cards as ``cards.parse_cards``).
     ``winners_by_pot(pots, hole, board, button, seats)``: each pot's best eligible hands in
     odd-chip order (as ``evaluation.winners_by_pot``). ``equity``: False when the hub computes
     no chances for this game (payloads then carry ``equity: null``).
@@ -33,40 +35,26 @@ class PieceSet:
 
     game: str
     pieces: tuple[str, ...]
-    is_piece: Callable[[str], bool]
-    parse_piece: Callable[[str], str]
+    parse_order: Callable[[str | Iterable[str]], tuple[str, ...]]
     winners_by_pot: WinnersByPot
-    hand_name: Callable[[Iterable[str], Iterable[str]], str]
     equity: bool
 
-    @property
-    def width(self) -> int:
-        """Characters per piece code (2 for cards, 3 for tiles)."""
-        return len(self.pieces[0])
 
-    @property
-    def max_seats(self) -> int:
-        """Most seats one deck order can deal: two hole pieces each, 3 burns, 5 board."""
-        return (len(self.pieces) - 8) // 2
-
-    def parse_order(self, text: str | Iterable[str]) -> tuple[str, ...]:
-        """Pieces from a list of texts or one string: pieces apart (whitespace or commas) in
-        any spelling ``parse_piece`` reads, or codes run together (``"NbsAbs"``, cut every
-        ``width`` characters; cards as ``cards.parse_cards``, which also reads ``10h``)."""
-        if self is CARDS:
-            return cards.parse_cards(text)
-        if not isinstance(text, str):
-            return tuple(self.parse_piece(piece) for piece in text)
-        result: list[str] = []
-        for piece in text.replace(",", " ").split():
-            try:
-                result.append(self.parse_piece(piece))
-            except ValueError:
-                if len(piece) % self.width:
-                    raise
-                run = range(0, len(piece), self.width)
-                result.extend(self.parse_piece(piece[i : i + self.width]) for i in run)
-        return tuple(result)
+def _parse_tile_order(text: str | Iterable[str]) -> tuple[str, ...]:
+    """Tiles from a list of texts or one string: tiles apart (whitespace or commas) in any
+    spelling ``piecepack.parse_tile`` reads (``"N♠"``), or codes run together (``"NbsAbs"``,
+    cut every three characters)."""
+    if not isinstance(text, str):
+        return tuple(piecepack.parse_tile(piece) for piece in text)
+    result: list[str] = []
+    for piece in text.replace(",", " ").split():
+        try:
+            result.append(piecepack.parse_tile(piece))
+        except ValueError:
+            if len(piece) % 3:
+                raise
+            result.extend(piecepack.parse_tile(piece[i : i + 3]) for i in range(0, len(piece), 3))
+    return tuple(result)
 
 
 def _tile_winners(
@@ -86,33 +74,19 @@ def _tile_winners(
     return result
 
 
-def _tile_hand_name(hole: Iterable[str], board: Iterable[str]) -> str:
-    """The category of the best five so far, e.g. ``"Group-flush three-of-a-kind"``; before
-    five tiles are known, the pair pattern of those there are."""
-    tiles = [*hole, *board]
-    if len(tiles) >= 5:
-        return piecepack.best_of(tiles).category.name
-    ranks = [t[0] for t in tiles]
-    return "one-pair" if len(set(ranks)) < len(ranks) else "no-pairs"
-
-
 CARDS = PieceSet(
     game="holdem",
     pieces=cards.FULL_DECK,
-    is_piece=cards.is_card,
-    parse_piece=cards.parse_card,
+    parse_order=cards.parse_cards,
     winners_by_pot=evaluation.winners_by_pot,
-    hand_name=evaluation.hand_name,
     equity=True,
 )
 
 TILES = PieceSet(
     game="piecepack-holdem",
     pieces=piecepack.TILES,
-    is_piece=piecepack.is_tile,
-    parse_piece=piecepack.parse_tile,
+    parse_order=_parse_tile_order,
     winners_by_pot=_tile_winners,
-    hand_name=_tile_hand_name,
     # hub.domain.equity ranks run-outs with phevaluator's card tables; no such tables exist
     # for tiles, and best_of in Python (21 fives per hand) is too slow for every run-out on the
     # ingest path. No chances rather than wrong ones: payloads carry equity null.
