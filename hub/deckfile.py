@@ -27,7 +27,8 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from hub.domain.config import TournamentConfig
-from hub.domain.deck import DeckOrder, deck_order_from_cards, seeded_deck_orders
+from hub.domain.deck import DeckOrder, deck_order_from_pieces, seeded_deck_orders
+from hub.domain.pieces import piece_set, piece_set_of
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +142,7 @@ def decrypt_orders(
         document: Any = json.loads(plain)
         deals = document["deals"]
         return {
-            int(deal): deck_order_from_cards(entry["cards"], bool(entry["rehearsal"]))
+            int(deal): deck_order_from_pieces(entry["cards"], bool(entry["rehearsal"]))
             for deal, entry in deals.items()
         }
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -169,7 +170,8 @@ def read_deck_file(path: str | Path, key: str | bytes) -> dict[int, DeckOrder]:
 
 
 def export_plain(orders: Mapping[int, DeckOrder]) -> str:
-    """Plain text for a dealing machine: per deal a line ``<deal><TAB><52 cards, spaces>``."""
+    """Plain text for a dealing machine: per deal a line ``<deal><TAB><52 cards, spaces>``
+    (48 tile codes for piecepack hold'em)."""
     return "".join(f"{deal}\t{' '.join(orders[deal].cards)}\n" for deal in sorted(orders))
 
 
@@ -187,9 +189,11 @@ def parse_plain(text: str, source: str = "<plain export>") -> dict[int, DeckOrde
             deal = int(deal_text)
             if deal < 1 or deal in orders:
                 raise ValueError(f"deal {deal} is not a new deal number")
-            orders[deal] = deck_order_from_cards("".join(cards.split()))
+            orders[deal] = deck_order_from_pieces("".join(cards.split()))
         except ValueError as exc:
-            raise DeckFileError(f"{source}:{number}: not '<deal> <52 cards>' ({exc})") from None
+            raise DeckFileError(
+                f"{source}:{number}: not '<deal> <52 cards or 48 tiles>' ({exc})"
+            ) from None
     if not orders:
         raise DeckFileError(f"{source}: holds no deck order")
     return orders
@@ -203,7 +207,7 @@ def load_decks(
     if source is None:
         return None
     if source.rehearsal_seed is not None:
-        return seeded_deck_orders(source.rehearsal_seed, config.deals)
+        return seeded_deck_orders(source.rehearsal_seed, config.deals, piece_set(config.game))
     assert source.file is not None
     path = Path(config_dir) / source.file
     key = deck_key(env)
@@ -216,4 +220,11 @@ def load_decks(
             f"{path}: holds no deck order for deal {missing[0]} "
             f"(the tournament has {config.deals} deals)"
         )
+    wanted = piece_set(config.game)
+    for deal in range(1, config.deals + 1):
+        if piece_set_of(orders[deal].cards) is not wanted:
+            raise DeckFileError(
+                f"{path}: deal {deal} is not an order of the {len(wanted.pieces)} pieces "
+                f"of game {config.game!r} (a deck file made for another game?)"
+            )
     return {deal: orders[deal] for deal in range(1, config.deals + 1)}

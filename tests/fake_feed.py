@@ -218,6 +218,7 @@ def compare_payload(deal: int, seat: int, live: bool) -> dict[str, Any]:
         "board": COMPARE_BOARD,
         "average": None if average is None else round(average, 2),
         "rows": rows,
+        "game": "holdem",
     }
 
 
@@ -299,6 +300,7 @@ def table_payload(live: bool) -> dict[str, Any]:
         "completed": 6,
         "last_deal": 8,
         "equity": block,
+        "game": "holdem",
     }
 
 
@@ -327,6 +329,7 @@ def deal_payload(deal: int, live: bool) -> dict[str, Any]:
         "board": COMPARE_BOARD,
         "hole": {"5": ["Kh", "Ks"] if deal == 3 else ["Ad", "Qc"]},
         "tables": tables,
+        "game": "holdem",
     }
 
 
@@ -487,6 +490,7 @@ def scripted_payloads() -> dict[str, dict[str, dict[str, Any]]]:
         "scoring": dict(IFP_SCORING),
         "like_for_like": standings_block(order),
         "running": standings_block([3, 1, 0, 2, 5, 4]),
+        "game": "holdem",
     }
     public_standings = {k: v for k, v in live_standings.items() if k != "running"}
     out: dict[str, dict[str, dict[str, Any]]] = {"public": {}, "live": {}}

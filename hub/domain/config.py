@@ -20,6 +20,7 @@ File shape (see ``samples/ifp6.toml``)::
     cap_bb = 100               # optional (100): the cap, in big blinds, every hand starts with
     betting = "pot-limit"      # optional: "pot-limit" (default) or "no-limit"
     release_delay = 0          # optional (0): seconds before public feeds show a finished deal
+    game = "holdem"            # optional: "holdem" (default) or "piecepack-holdem" (48 tiles)
 
     [[teams]]                  # one block per team
     id = "ARG"                 # referenced by groups and draw
@@ -141,6 +142,7 @@ from hub.domain.schedule import (
 from hub.domain.scoring import DEFAULT_SCORING, FORMATS, ScoringFormat
 
 BETTING = ("pot-limit", "no-limit")
+GAMES = ("holdem", "piecepack-holdem")  # [tournament] game; hub.domain.pieces says what each deals
 MAX_SEATS = 10
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")
@@ -211,6 +213,7 @@ class TournamentConfig:
     clock: ClockSpec | None = None  # the session clock; None: no clock
     scoring: ScoringFormat = DEFAULT_SCORING
     event: EventPlan | None = None  # [[stages]] and [[sessions]]; None: one session
+    game: str = "holdem"  # one of GAMES
 
     @cached_property
     def plan(self) -> EventPlan:
@@ -394,7 +397,7 @@ class _Parser:
             root["tournament"],
             "tournament",
             ["id", "name", "seats", "deals", "small_blind", "big_blind"],
-            ["cap_bb", "betting", "release_delay"],
+            ["cap_bb", "betting", "release_delay", "game"],
         )
         tid = self.identifier(t["id"], "tournament.id")
         name = self.text(t["name"], "tournament.name")
@@ -411,6 +414,12 @@ class _Parser:
         if betting not in BETTING:
             self.fail(
                 "tournament.betting", f"expected 'pot-limit' or 'no-limit', got {_show(betting)}"
+            )
+        game = t.get("game", "holdem")
+        if game not in GAMES:
+            self.fail(
+                "tournament.game",
+                f"expected one of {', '.join(map(repr, GAMES))}, got {_show(game)}",
             )
         delay = t.get("release_delay", 0)
         if isinstance(delay, bool) or not isinstance(delay, int | float) or delay < 0:
@@ -462,6 +471,7 @@ class _Parser:
             clock=clock,
             scoring=scoring,
             event=event,
+            game=game,
         )
 
     def clock(self, value: Any) -> ClockSpec:

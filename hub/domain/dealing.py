@@ -1,5 +1,7 @@
 """Standard hold'em dealing: which card of a deck order lands where.
 
+The same for the 48 tiles of piecepack hold'em: a tile is dealt where a card would be.
+
 Seats are numbered ``1..seats`` clockwise. The dealer gives two rounds of one card each, starting
 with the seat left of the button (``button + 1``, wrapping) and ending with the button; then burns
 one card and turns the three-card flop, burns and turns the turn, burns and turns the river.
@@ -55,6 +57,8 @@ def deal(order: DeckOrder, button: int, seats: int) -> Dealt:
     """
     sequence = deal_sequence(button, seats)
     cards = order.cards
+    if 2 * seats + 8 > len(cards):  # 48 tiles deal to 20 seats at most
+        raise ValueError(f"{len(cards)} pieces cannot be dealt to {seats} seats")
     hole = {seat: (cards[i], cards[i + seats]) for i, seat in enumerate(sequence)}
     top = 2 * seats  # next card after the hole cards: the first burn
     board = (cards[top + 1], cards[top + 2], cards[top + 3], cards[top + 5], cards[top + 7])

@@ -4,6 +4,9 @@ The same deck order is dealt at every table of a group, so the orders must come 
 cryptographically secure generator (``secrets``), stay encrypted at rest (see ``hub.deckfile``)
 and be committed to publicly before play with a SHA-256 hash anyone can recompute afterwards.
 Seeded orders exist only for rehearsals and tests, and say so (``rehearsal=True``).
+An order is a permutation of the 52 cards, or of the 48 piecepack tiles for
+``game = "piecepack-holdem"`` (``hub.domain.pieces``: the pieces decide, every function here
+takes them, cards by default).
 """
 
 from __future__ import annotations
@@ -14,19 +17,24 @@ import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from hub.domain.cards import FULL_DECK, Card, is_card, parse_cards
+from hub.domain.cards import FULL_DECK, Card, is_card
+from hub.domain.piecepack import is_tile
+from hub.domain.pieces import CARDS, PIECE_SETS, PieceSet, piece_set_of
 
 COMMITMENT_HEADER = "duplicast-decks-v1"
 
 
 @dataclass(frozen=True)
 class DeckOrder:
-    """A full deck, top card first (index 0 is dealt first)."""
+    """A full deck, top card first (index 0 is dealt first): 52 cards, or 48 tiles."""
 
     cards: tuple[Card, ...]
     rehearsal: bool = False
 
     def __post_init__(self) -> None:
+        if self.cards and is_tile(self.cards[0]):
+            piece_set_of(self.cards)  # 48 tiles (ValueError otherwise)
+            return
         if len(self.cards) != len(FULL_DECK):
             raise ValueError(f"a deck order has 52 cards, got {len(self.cards)}")
         bad = [card for card in self.cards if not is_card(card)]
@@ -45,45 +53,62 @@ class DeckOrder:
         return "DeckOrder(<secret>)"
 
 
-def random_deck_order(rng: random.Random | None = None) -> DeckOrder:
+def random_deck_order(rng: random.Random | None = None, pieces: PieceSet = CARDS) -> DeckOrder:
     """A shuffled deck; by default from the operating system's CSPRNG (``secrets``).
 
     A caller-supplied generator that is not a ``random.SystemRandom`` (e.g. a seeded
     ``random.Random``) is reproducible, so its orders are marked ``rehearsal=True``.
     """
     generator = rng if rng is not None else secrets.SystemRandom()
-    cards = list(FULL_DECK)
+    cards = list(pieces.pieces)
     generator.shuffle(cards)
     return DeckOrder(tuple(cards), rehearsal=not isinstance(generator, random.SystemRandom))
 
 
-def random_deck_orders(deals: int, rng: random.Random | None = None) -> dict[int, DeckOrder]:
+def random_deck_orders(
+    deals: int, rng: random.Random | None = None, pieces: PieceSet = CARDS
+) -> dict[int, DeckOrder]:
     """One CSPRNG deck order per deal, numbered ``1..deals``.
 
     As with ``random_deck_order``, a non-CSPRNG ``rng`` yields ``rehearsal=True`` orders.
     """
     generator = rng if rng is not None else secrets.SystemRandom()
-    return {deal: random_deck_order(generator) for deal in range(1, deals + 1)}
+    return {deal: random_deck_order(generator, pieces) for deal in range(1, deals + 1)}
 
 
-def seeded_deck_order(seed: int | str) -> DeckOrder:
+def seeded_deck_order(seed: int | str, pieces: PieceSet = CARDS) -> DeckOrder:
     """A reproducible deck order for rehearsals and tests; marked ``rehearsal=True``."""
-    cards = list(FULL_DECK)
+    cards = list(pieces.pieces)
     random.Random(f"duplicast-rehearsal:{seed}").shuffle(cards)
     return DeckOrder(tuple(cards), rehearsal=True)
 
 
-def seeded_deck_orders(seed: int | str, deals: int) -> dict[int, DeckOrder]:
+def seeded_deck_orders(
+    seed: int | str, deals: int, pieces: PieceSet = CARDS
+) -> dict[int, DeckOrder]:
     """Rehearsal deck orders for deals ``1..deals``.
 
     Deal ``d`` gets ``seeded_deck_order(f"{seed}:{d}")``.
     """
-    return {deal: seeded_deck_order(f"{seed}:{deal}") for deal in range(1, deals + 1)}
+    return {deal: seeded_deck_order(f"{seed}:{deal}", pieces) for deal in range(1, deals + 1)}
 
 
-def deck_order_from_cards(cards: str | Iterable[str], rehearsal: bool = False) -> DeckOrder:
-    """A deck order from card texts in any spelling ``parse_card`` accepts (or one string)."""
-    return DeckOrder(parse_cards(cards), rehearsal)
+def deck_order_from_cards(
+    cards: str | Iterable[str], rehearsal: bool = False, pieces: PieceSet = CARDS
+) -> DeckOrder:
+    """A deck order from card texts in any spelling ``parse_card`` accepts (or one string);
+    tiles with ``pieces=hub.domain.pieces.TILES``."""
+    return DeckOrder(pieces.parse_order(cards), rehearsal)
+
+
+def deck_order_from_pieces(pieces: str | Iterable[str], rehearsal: bool = False) -> DeckOrder:
+    """A deck order from the codes of either set, the set told by the first piece (a tile's
+    second character is its group, ``b`` or ``w``, never a card's suit): for files that hold
+    orders of any game (the deck file, the plain export)."""
+    listed = [pieces] if isinstance(pieces, str) else list(pieces)
+    head = "".join("".join(listed).split())[:3]
+    chosen = PIECE_SETS["piecepack-holdem"] if is_tile(head) else CARDS
+    return DeckOrder(chosen.parse_order(pieces), rehearsal)
 
 
 def commitment_text(orders: Mapping[int, DeckOrder]) -> str:
@@ -99,7 +124,9 @@ def commitment(orders: Mapping[int, DeckOrder]) -> str:
     Canonical form, UTF-8 encoded, every line ending in ``\\n``: first the line
     ``duplicast-decks-v1``, then one line per deal in ascending deal number,
     ``<deal>:<the 52 cards concatenated, top card first>`` with cards in canonical form
-    (rank ``23456789TJQKA`` then suit ``cdhs``), e.g. ``1:AhKd2c...``. After the session anyone
+    (rank ``23456789TJQKA`` then suit ``cdhs``), e.g. ``1:AhKd2c...``; for piecepack hold'em
+    the 48 tile codes concatenated (rank ``NA2345``, group ``bw``, link ``shdc``), e.g.
+    ``1:Nbs5whAwc...``. After the session anyone
     holding the revealed orders can check with::
 
         printf 'duplicast-decks-v1\\n1:AhKd...\\n2:...\\n' | sha256sum

@@ -6,7 +6,8 @@ call); its operations carry no seat; its automated burns draw from its own shuff
 our deck order is an input; and its evaluator costs ~270 µs per 7-card hand (~1.6 ms for a
 six-player showdown; ``bench/evaluator_bench.py``) against an ingest target of 20,000
 events/s. PokerKit stays in the tests as the oracle (differential tests) and phevaluator
-(``evaluation.py``) ranks hands.
+(``evaluation.py``) ranks hands; the piecepack tiles' ranking instead when the spec's
+``pieces`` say so (``pieces.py``).
 
 Rules, in the words officials use:
 
@@ -45,7 +46,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from hub.domain.errors import Rejection
-from hub.domain.evaluation import winners_by_pot
+from hub.domain.pieces import CARDS, PieceSet
 
 STREETS = ("preflop", "flop", "turn", "river")
 RULES = ("standard", "pokerkit")
@@ -71,7 +72,8 @@ class HandSpec:
     imports, rule tests); ``None`` means every seat starts with exactly ``cap`` chips.
     ``antes`` (one per seat, seat 1 first; ``None``: no antes, as in the tournament),
     ``dead_antes``, ``min_bet`` (``None``: the big blind) and ``rules`` serve hands from
-    elsewhere (PHH files); the tournament leaves them at their defaults.
+    elsewhere (PHH files); the tournament leaves them at their defaults. ``pieces``: what
+    ``cards`` are and who wins a showdown with them (``hub.domain.pieces``; the game's).
     """
 
     seats: int
@@ -86,6 +88,7 @@ class HandSpec:
     dead_antes: bool = False
     min_bet: int | None = None
     rules: str = "standard"
+    pieces: PieceSet = CARDS
 
     def __post_init__(self) -> None:
         if self.seats < 2:
@@ -546,7 +549,9 @@ class Hand:
         cards = self.spec.cards
         assert cards is not None
         pots = self.pots()
-        winners = winners_by_pot(pots, cards.hole, cards.board, self.spec.button, self.spec.seats)
+        winners = self.spec.pieces.winners_by_pot(
+            pots, cards.hole, cards.board, self.spec.button, self.spec.seats
+        )
         return list(zip(pots, winners, strict=True))
 
     def _declared_awards(self, declared: frozenset[int]) -> list[tuple[Pot, tuple[int, ...]]]:

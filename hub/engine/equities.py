@@ -44,8 +44,8 @@ def hand_equity(h: HandState) -> dict[str, Any] | None:
     know the cards, or the hand was voided (a misdeal: its cards do not count). Made once per
     state of the hand: later calls (every seat, every traveller row) find it."""
     cards = h.spec.cards
-    if cards is None or h.status == VOID:
-        return None
+    if cards is None or h.status == VOID or not h.spec.pieces.equity:
+        return None  # (no equity for piecepack tiles: hub.domain.pieces)
     hand = h.hand
     state = (len(hand.actions), hand.street)
     memo = _MEMO.get(hand)

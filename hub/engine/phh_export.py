@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from hub.domain.holdem import HandSpec
 from hub.domain.phh import write_phh
+from hub.domain.pieces import CARDS
 from hub.engine.tournament import COMPLETE, TournamentState
 
 
@@ -74,10 +75,14 @@ def collect(
 
 def render(hands: Iterable[ExportedHand], event: str | None = None) -> Rendered:
     """Each hand as PHH text; a hand settled at a showdown whose cards the hub never knew
-    (no deck orders loaded) cannot be written and is returned with the reason."""
+    (no deck orders loaded), or played with piecepack tiles, cannot be written and is returned
+    with the reason."""
     written: list[tuple[ExportedHand, str]] = []
     skipped: list[tuple[ExportedHand, str]] = []
     for h in hands:
+        if h.spec.pieces is not CARDS:  # PHH and PokerKit know only the 52 cards
+            skipped.append((h, f"PHH has no notation for the pieces of {h.spec.pieces.game}"))
+            continue
         extra: dict[str, object] = {"table": h.table, "hand": h.deal}
         if event:
             extra["event"] = event

@@ -21,6 +21,7 @@ from hub.domain.errors import Rejection
 from hub.domain.event import Seating
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.holdem import Hand, HandSpec
+from hub.domain.pieces import piece_set, piece_set_of
 from hub.domain.scoring import Scoreboard, ScoringLayout
 from hub.engine.events import ACTION_TYPES, DEALER_ERRORS, OPERATOR_CONSOLE, ConsoleEvent
 
@@ -134,6 +135,10 @@ class TournamentState:
     def __init__(self, config: TournamentConfig, decks: Mapping[int, DeckOrder] | None) -> None:
         self.config = config
         self.decks = dict(decks) if decks else None
+        pieces = piece_set(config.game)
+        for d, order in (self.decks or {}).items():
+            if piece_set_of(order.cards) is not pieces:
+                raise ValueError(f"deal {d}: not a deck order of game {config.game!r}")
         self.seating = Seating(config)
         if config.phased:
             first = self.seating.layout_of(config.plan.sessions[0].id)
@@ -293,6 +298,7 @@ class TournamentState:
             cap=cfg.cap,
             pot_limit=cfg.betting == "pot-limit",
             cards=cards,
+            pieces=piece_set(cfg.game),
         )
 
     def replay_hand(self, deal_no: int, inputs: list[Input]) -> tuple[HandSpec, Hand]:

@@ -50,6 +50,7 @@ def standings_payload(
         "tables": list(config.tables),
         "deals": {"total": config.deals, "complete": complete},
         "scoring": board.scoring.describe(),
+        "game": config.game,
     }
     for view in views:
         block = scores[view]
@@ -209,6 +210,7 @@ def table_payload(
         out["seats"] = seats
         out["released"] = released_deals
         return out
+    out["game"] = state.config.game  # what the board and hole codes are: cards or tiles
     out["completed"] = table.completed
     out["last_deal"] = table.last_finished
     if current is None:
@@ -279,6 +281,7 @@ def deal_payload(
         "board": list(dealt.board) if dealt else [],
         "hole": {str(s): list(c) for s, c in dealt.hole.items()} if dealt else {},
         "tables": tables,
+        "game": config.game,
     }
 
 
@@ -328,6 +331,7 @@ def compare_payload(
         "button": config.buttons[deal_no],
         "hole": compare_hole(state, deal_no, seat),
         "rows": rows,
+        "game": config.game,
     }
     out.update(compare_summary(rows))
     out["board"] = reference_board(state, deal_no, len(out["board"]))

@@ -4,6 +4,7 @@
 // hand in progress ended now" (the hub deals the known board out and awards the pots).
 import { connect, params } from './duplicast.js';
 import { STREET_LABEL, cardText, cards, el, equityText, fitDesk, fmtInt, fmtPct, fmtPoints, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
+import { markGame } from './piecepack.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
@@ -33,7 +34,8 @@ const client = connect({
     $('link').textContent = s.state === 'open' ? `live · ${s.role}` : s.state;
   },
   onError: (f) => {
-    $('com-error').textContent = `${f.code}: ${f.message || ''}`;
+    const text = `${f.code}: ${f.message || ''}`;
+    if (!staleTableError(text)) $('com-error').textContent = text;
   },
   onHello: () => {
     if (!client.mismatch && $('com-error').textContent.startsWith('wrong_tournament')) $('com-error').textContent = '';
@@ -69,14 +71,23 @@ function onTable(t, s) {
   if (prev && prev.deal && prev.deal !== s.deal) lastDeal.set(t, prev.deal);
   if (s.deal && ['complete', 'void', 'disputed'].includes(statusOf(s.status))) lastDeal.set(t, s.deal);
   tables.set(t, s);
+  markGame(s);
   followDeals();
   drawTables();
+}
+
+/** The refusal of a table topic the tournament does not have (the desk follows tables 1..6
+ * until the standings name them: a tournament of 4 tables refuses table:5 and table:6). */
+function staleTableError(text) {
+  const m = /^unknown_topic: no topic named 'table:(\d+)'/.exec(text);
+  return m !== null && !TABLES.includes(Number(m[1]));
 }
 
 function setTables(list) {
   const next = [...new Set(list)].filter(Number.isFinite);
   if (!next.length || next.join(',') === TABLES.join(',') && tableSubs.size) return;
   TABLES = next;
+  if (staleTableError($('com-error').textContent)) $('com-error').textContent = '';
   for (const [t, off] of tableSubs) if (!TABLES.includes(t)) { off(); tableSubs.delete(t); tables.delete(t); }
   for (const t of TABLES) if (!tableSubs.has(t)) tableSubs.set(t, client.subscribe(`table:${t}`, (s) => onTable(t, s)));
   drawTables();

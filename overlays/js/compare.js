@@ -7,6 +7,7 @@
 // ending on the finished results.
 import { mountOverlay } from './duplicast.js';
 import { BOARD_AT, STREETS, STREET_LABEL, cards, el, fmtInt, fmtPct, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
+import { markGame } from './piecepack.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const panelsEl = $('panels');
@@ -269,6 +270,7 @@ function render(ctx) {
   fitAll();
 
   $('compare-title').textContent = `Deal ${c.deal ?? sel.deal} · Seat ${c.seat ?? sel.seat}`;
+  markGame(c);
   const hole = $('hole');
   const holeKey = (c.hole || []).join(' ');
   if (hole.dataset.cards !== holeKey) {

@@ -2,6 +2,7 @@
 // chip-score. Team names and colours come from the standings payload.
 import { mountOverlay } from './duplicast.js';
 import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle, unscored } from './ui.js';
+import { markGame, piecesWord } from './piecepack.js';
 
 const list = document.querySelector('[data-testid="seat-rows"]');
 const title = document.querySelector('[data-testid="seat-title"]');
@@ -67,7 +68,9 @@ function render({ sel, states }) {
   const st = states.get('standings');
   const complete = (st && st.deals && st.deals.complete) || {};
   const counts = Object.values(complete).map((d) => d.length);
-  afterEl.textContent = running ? 'All completed hands' : counts.length ? `Same cards, same seat · after ${Math.min(...counts)} deal${Math.min(...counts) === 1 ? '' : 's'}` : 'Same cards, same seat';
+  markGame(st);
+  const same = `Same ${piecesWord(st && st.game)}, same seat`;
+  afterEl.textContent = running ? 'All completed hands' : counts.length ? `${same} · after ${Math.min(...counts)} deal${Math.min(...counts) === 1 ? '' : 's'}` : same;
   return rows.length > 0;
 }
 

@@ -2,6 +2,7 @@
 // only when the payload carries them (commentator role); the public payload is a roster only.
 import { mountOverlay } from './duplicast.js';
 import { STREET_LABEL, actionText, cardText, cards, el, fmtInt, fmtPct, setText, statusOf, teamStyle } from './ui.js';
+import { markGame } from './piecepack.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const seatsEl = $('seats');
@@ -80,6 +81,7 @@ function render({ sel, states }) {
   const live = 'status' in t || 'actions' in t || 'pot' in t;
   const n = Math.max(t.seats.length, ...t.seats.map((s) => s.seat));
   $('table-title').textContent = `Table ${t.table ?? sel.table}`;
+  markGame(t);
   seatsEl.replaceChildren(...t.seats.flatMap((s) => seatBox(s, t, n, live)));
   if (!live) {
     $('deal-label').textContent = t.released !== undefined

@@ -1,5 +1,7 @@
 // Rendering helpers shared by the pages: elements, numbers, cards, team colours, FLIP moves.
 
+import { isTile, tile, tileText } from './piecepack.js';
+
 /** Create an element: el('div', {class: 'x', dataset: {testid: 'y'}}, child, 'text', ...). */
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -59,6 +61,7 @@ export function card(code, size = '') {
   if (!code || code.length < 2 || code === '??') {
     return el('span', { class: `card back ${size}`, dataset: { card: '' } });
   }
+  if (isTile(code)) return tile(code, size); // piecepack hold'em: "Nbs"
   const rank = code[0].toUpperCase() === 'T' ? '10' : code[0].toUpperCase();
   const suit = code[1].toLowerCase();
   const red = suit === 'h' || suit === 'd';
@@ -180,5 +183,6 @@ export function equityText(e) {
 
 /** A card as text: "Ah" -> "A♥", "Td" -> "10♦" (lists of outs). */
 export function cardText(code) {
+  if (isTile(code)) return tileText(code);
   return `${code[0] === 'T' ? '10' : code[0]}${SUITS[code[1]] || code[1]}`;
 }
