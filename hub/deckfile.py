@@ -28,6 +28,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder, deck_order_from_cards, seeded_deck_orders
+from hub.domain.mahjong import FULL_SET, seeded_walls, wall_from_tiles
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +142,7 @@ def decrypt_orders(
         document: Any = json.loads(plain)
         deals = document["deals"]
         return {
-            int(deal): deck_order_from_cards(entry["cards"], bool(entry["rehearsal"]))
+            int(deal): order_from_text(entry["cards"], bool(entry["rehearsal"]))
             for deal, entry in deals.items()
         }
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -168,6 +169,13 @@ def read_deck_file(path: str | Path, key: str | bytes) -> dict[int, DeckOrder]:
     return decrypt_orders(data, key, str(path))
 
 
+def order_from_text(text: str, rehearsal: bool = False) -> DeckOrder:
+    """A deck order from its codes run together: 52 cards, or a mahjong wall's 136 tiles."""
+    if len(text) == 2 * len(FULL_SET):
+        return wall_from_tiles(text, rehearsal)
+    return deck_order_from_cards(text, rehearsal)
+
+
 def export_plain(orders: Mapping[int, DeckOrder]) -> str:
     """Plain text for a dealing machine: per deal a line ``<deal><TAB><52 cards, spaces>``."""
     return "".join(f"{deal}\t{' '.join(orders[deal].cards)}\n" for deal in sorted(orders))
@@ -187,7 +195,7 @@ def parse_plain(text: str, source: str = "<plain export>") -> dict[int, DeckOrde
             deal = int(deal_text)
             if deal < 1 or deal in orders:
                 raise ValueError(f"deal {deal} is not a new deal number")
-            orders[deal] = deck_order_from_cards("".join(cards.split()))
+            orders[deal] = order_from_text("".join(cards.split()))
         except ValueError as exc:
             raise DeckFileError(f"{source}:{number}: not '<deal> <52 cards>' ({exc})") from None
     if not orders:
@@ -203,6 +211,8 @@ def load_decks(
     if source is None:
         return None
     if source.rehearsal_seed is not None:
+        if config.game == "mcr":
+            return seeded_walls(source.rehearsal_seed, config.deals)
         return seeded_deck_orders(source.rehearsal_seed, config.deals)
     assert source.file is not None
     path = Path(config_dir) / source.file
