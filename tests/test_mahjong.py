@@ -380,7 +380,9 @@ def test_public_feeds_show_no_tile_of_a_deal_before_every_table_played_it() -> N
         "points": {"1": -17, "2": 51, "3": -17, "4": -17},
     }
     public_table = engine.payload(("public", "table:4"))
-    assert public_table is not None and "mahjong" not in public_table  # the public table: roster only
+    assert (
+        public_table is not None and "mahjong" not in public_table
+    )  # the public table: roster only
 
 
 # -- the sample --------------------------------------------------------------------------------

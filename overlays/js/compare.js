@@ -7,6 +7,7 @@
 // ending on the finished results.
 import { mountOverlay } from './duplicast.js';
 import { BOARD_AT, STREETS, STREET_LABEL, cards, el, fmtInt, fmtPct, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
+import { renderCompare as renderMahjong } from './mahjong.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const panelsEl = $('panels');
@@ -224,6 +225,12 @@ function render(ctx) {
   if (!c || !c.rows) return false;
   const rows = selectedRows(c, sel);
   if (!rows.length) return false;
+  if (c.mahjong) { // duplicate MCR: each table's result for the seat (mahjong.js)
+    panelsEl.replaceChildren(...renderMahjong($('gfx'), c, rows, $));
+    const n = rows.length;
+    panelsEl.style.setProperty('--cols', String(n <= 3 ? n : n === 4 ? 2 : 3));
+    return true;
+  }
   const rowsActs = rows.map(positioned);
   const steps = replaySteps(rowsActs);
   lastSteps = steps;
