@@ -308,7 +308,7 @@ def test_the_default_scale_is_the_sample_scale_file() -> None:
     text = (ROOT / "samples" / "imp-scale-mcr.csv").read_text(encoding="utf-8")
     assert parse_scale(text).steps == MCR_SCALE.steps
     wbf = parse_scale((ROOT / "samples" / "imp-scale-wbf.csv").read_text(encoding="utf-8"))
-    # WBF / 10, rounded down to a whole point where a step is not a multiple of 10
+    # WBF / 10 (every WBF step is a multiple of 10)
     assert [low for low, _ in MCR_SCALE.steps] == [low // 10 for low, _ in wbf.steps]
     assert MCR_SCALE.imps(-35.5) == -8 and MCR_SCALE.imps(1) == 0 and MCR_SCALE.imps(999) == 24
 
@@ -443,3 +443,38 @@ def test_config_errors_name_the_key() -> None:
         3: "E",
         4: "E",
     }
+
+
+def test_decks_writes_encrypted_walls_and_verify_matches_the_commitment(tmp_path: Path) -> None:
+    """`duplicast decks` on a mahjong tournament: 136-tile walls in the encrypted file, the
+    commitment printed before play, and `decks verify` after it (as for card decks)."""
+    import subprocess
+    import sys
+
+    key = tmp_path / "deck.key"
+    run = [sys.executable, "-m", "hub"]
+    env = {"PATH": "/usr/bin:/bin", "DUPLICAST_DECK_KEY_FILE": str(key)}
+    subprocess.run([*run, "decks", "--new-key", "--key-out", str(key)], check=True, env=env)
+    walls = tmp_path / "walls.enc"
+    made = subprocess.run(
+        [*run, "decks", "--config", str(SAMPLE), "--out", str(walls)],
+        check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    line = made.stdout.strip().splitlines()[-1]
+    assert line.startswith("commitment: sha256:")
+    from hub.deckfile import read_deck_file
+
+    orders = read_deck_file(walls, key.read_text().strip())
+    assert len(orders) == 16 and all(isinstance(w, Wall) for w in orders.values())
+    assert not any(w.rehearsal for w in orders.values())
+    assert line == f"commitment: sha256:{commitment(orders)}"
+    checked = subprocess.run(
+        [*run, "decks", "verify", "--commitment", line, "--deck-file", str(walls)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0 and "commitment matches" in checked.stdout + checked.stderr

@@ -170,3 +170,16 @@ def test_leaderboard_shows_the_imps(hub: MahjongHub, page: Page) -> None:
             signed(t["imps"]), timeout=FAST
         )
     shot(page, "mcr-leaderboard")
+
+
+@pytest.mark.parametrize("path", ["commentator.html", "operator.html", "seat.html?seat=1"])
+def test_the_other_pages_load_a_mahjong_event_without_errors(
+    hub: MahjongHub, page: Page, path: str
+) -> None:
+    """The desks and the seat ranking show a mahjong event with their poker-shaped fields
+    empty; the page fixture fails the test on any console error."""
+    token = "test-operator-token" if path.startswith("operator") else COMMENTATOR
+    sep = "&" if "?" in path else "?"
+    page.goto(f"{hub.url}/overlays/{path}{sep}token={token}")
+    page.wait_for_timeout(1500)
+    shot(page, f"mcr-{path.split('.')[0]}")

@@ -48,6 +48,8 @@ def collect(
     table by table in the order played; ``released(group, deal)``: only the deals it allows."""
     config = state.config
     out = []
+    if config.mahjong is not None:  # PHH is a poker format: a mahjong hand has no history
+        return out
     for number in sorted(state.tables):
         table = state.tables[number]
         for deal in table.order:
