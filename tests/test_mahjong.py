@@ -478,3 +478,21 @@ def test_decks_writes_encrypted_walls_and_verify_matches_the_commitment(tmp_path
         text=True,
     )
     assert checked.returncode == 0 and "commitment matches" in checked.stdout + checked.stderr
+
+
+def test_a_penalty_in_points_comes_off_the_players_and_the_teams_imps() -> None:
+    engine = Engine(mcr_config())
+    console = Console(engine)
+    console.hand(1, 1, seat=1, fan=8, self_draw=True)
+    for table in (2, 3, 4):
+        console.hand(table, 1, draw=True)
+    # As in the team example: A +10 (table 1 seat 1 is A), B, C, D -4.
+    assert team_imps(engine) == {"A": 10, "B": -4, "C": -4, "D": -4}
+    out = engine.control(
+        {"op": "penalty", "table": 1, "seat": 1, "points": 3, "reason": "slow", "by": "TD"}, 50.0
+    )
+    assert out.ok, out.ack
+    # Player (table 1, seat 1): 48 - 12 = +36 against the seat average (48 + 0 + 0 + 0) / 4 = 12
+    # -> +8 (32 -> 8), less 3 = 5; team A: 10 - 3 = 7.
+    assert seat_imps(engine)[(1, 1)] == 5
+    assert team_imps(engine) == {"A": 7, "B": -4, "C": -4, "D": -4}
