@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder, deck_order_from_cards, seeded_deck_orders
-from hub.domain.mahjong import FULL_SET, seeded_walls, wall_from_tiles
+from hub.domain.mahjong import FULL_SET, Wall, seeded_walls, wall_from_tiles
 
 log = logging.getLogger(__name__)
 
@@ -226,4 +226,9 @@ def load_decks(
             f"{path}: holds no deck order for deal {missing[0]} "
             f"(the tournament has {config.deals} deals)"
         )
+    walls = [deal for deal, order in orders.items() if isinstance(order, Wall)]
+    if config.game == "mcr" and len(walls) != len(orders):
+        raise DeckFileError(f"{path}: holds card decks, not mahjong walls (game is 'mcr')")
+    if config.game != "mcr" and walls:
+        raise DeckFileError(f"{path}: holds mahjong walls, not card decks")
     return {deal: orders[deal] for deal in range(1, config.deals + 1)}

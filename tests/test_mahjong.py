@@ -496,3 +496,18 @@ def test_a_penalty_in_points_comes_off_the_players_and_the_teams_imps() -> None:
     # -> +8 (32 -> 8), less 3 = 5; team A: 10 - 3 = 7.
     assert seat_imps(engine)[(1, 1)] == 5
     assert team_imps(engine) == {"A": 7, "B": -4, "C": -4, "D": -4}
+
+
+def test_a_deck_file_of_the_other_game_is_refused(tmp_path: Path) -> None:
+    from hub.deckfile import DeckFileError, load_decks, write_deck_file
+    from hub.domain.deck import seeded_deck_orders
+
+    key = generate_key()
+    data = mcr_data()
+    data["decks"] = {"file": "decks.enc"}
+    config = parse_config(data, str(tmp_path / "t.toml"))
+    write_deck_file(tmp_path / "decks.enc", seeded_deck_orders("x", 2), key)
+    with pytest.raises(DeckFileError, match="card decks, not mahjong walls"):
+        load_decks(config, tmp_path, {"DUPLICAST_DECK_KEY": key})
+    write_deck_file(tmp_path / "decks.enc", seeded_walls("x", 2), key)
+    assert load_decks(config, tmp_path, {"DUPLICAST_DECK_KEY": key}) == seeded_walls("x", 2)
