@@ -28,6 +28,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder, deck_order_from_pieces, seeded_deck_orders
+from hub.domain.mahjong import FULL_SET, Wall, seeded_walls, wall_from_tiles
 from hub.domain.pieces import piece_set, piece_set_of
 
 log = logging.getLogger(__name__)
@@ -142,7 +143,7 @@ def decrypt_orders(
         document: Any = json.loads(plain)
         deals = document["deals"]
         return {
-            int(deal): deck_order_from_pieces(entry["cards"], bool(entry["rehearsal"]))
+            int(deal): order_from_text(entry["cards"], bool(entry["rehearsal"]))
             for deal, entry in deals.items()
         }
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -169,6 +170,14 @@ def read_deck_file(path: str | Path, key: str | bytes) -> dict[int, DeckOrder]:
     return decrypt_orders(data, key, str(path))
 
 
+def order_from_text(text: str, rehearsal: bool = False) -> DeckOrder:
+    """A deck order from its codes run together: 52 cards, 48 piecepack tiles, or a mahjong
+    wall's 136 tiles."""
+    if len(text) == 2 * len(FULL_SET):
+        return wall_from_tiles(text, rehearsal)
+    return deck_order_from_pieces(text, rehearsal)
+
+
 def export_plain(orders: Mapping[int, DeckOrder]) -> str:
     """Plain text for a dealing machine: per deal a line ``<deal><TAB><52 cards, spaces>``
     (48 tile codes for piecepack hold'em)."""
@@ -189,7 +198,7 @@ def parse_plain(text: str, source: str = "<plain export>") -> dict[int, DeckOrde
             deal = int(deal_text)
             if deal < 1 or deal in orders:
                 raise ValueError(f"deal {deal} is not a new deal number")
-            orders[deal] = deck_order_from_pieces("".join(cards.split()))
+            orders[deal] = order_from_text("".join(cards.split()))
         except ValueError as exc:
             raise DeckFileError(
                 f"{source}:{number}: not '<deal> <52 cards or 48 tiles>' ({exc})"
@@ -207,6 +216,8 @@ def load_decks(
     if source is None:
         return None
     if source.rehearsal_seed is not None:
+        if config.game == "mcr":
+            return seeded_walls(source.rehearsal_seed, config.deals)
         return seeded_deck_orders(source.rehearsal_seed, config.deals, piece_set(config.game))
     assert source.file is not None
     path = Path(config_dir) / source.file
@@ -220,11 +231,18 @@ def load_decks(
             f"{path}: holds no deck order for deal {missing[0]} "
             f"(the tournament has {config.deals} deals)"
         )
-    wanted = piece_set(config.game)
-    for deal in range(1, config.deals + 1):
-        if piece_set_of(orders[deal].cards) is not wanted:
-            raise DeckFileError(
-                f"{path}: deal {deal} is not an order of the {len(wanted.pieces)} pieces "
-                f"of game {config.game!r} (a deck file made for another game?)"
-            )
+    walls = [deal for deal, order in orders.items() if isinstance(order, Wall)]
+    if config.game == "mcr":
+        if len(walls) != len(orders):
+            raise DeckFileError(f"{path}: holds card decks, not mahjong walls (game is 'mcr')")
+    elif walls:
+        raise DeckFileError(f"{path}: holds mahjong walls, not card decks")
+    else:
+        wanted = piece_set(config.game)
+        for deal in range(1, config.deals + 1):
+            if piece_set_of(orders[deal].cards) is not wanted:
+                raise DeckFileError(
+                    f"{path}: deal {deal} is not an order of the {len(wanted.pieces)} pieces "
+                    f"of game {config.game!r} (a deck file made for another game?)"
+                )
     return {deal: orders[deal] for deal in range(1, config.deals + 1)}

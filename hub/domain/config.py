@@ -129,6 +129,7 @@ from hub.domain.clock import ON_TIME_UP, ClockSpec, Level
 from hub.domain.draw import Draw, DrawError, make_draw, validate_draw
 from hub.domain.event import Advance, DrawSpec, EventPlan, Session, Stage, Substitution
 from hub.domain.imp import ScaleError, parse_scale
+from hub.domain.mahjong import MCR_SCALE, WINDS, MahjongRules, PaymentRule, default_prevalent
 from hub.domain.schedule import (
     ScheduleError,
     default_buttons,
@@ -142,7 +143,9 @@ from hub.domain.schedule import (
 from hub.domain.scoring import DEFAULT_SCORING, FORMATS, ScoringFormat
 
 BETTING = ("pot-limit", "no-limit")
-GAMES = ("holdem", "piecepack-holdem")  # [tournament] game; hub.domain.pieces says what each deals
+# `[tournament] game`: what the tables play. hub.domain.pieces says what each hold'em game
+# deals; docs/mahjong.md for "mcr".
+GAMES = ("holdem", "piecepack-holdem", "mcr")
 MAX_SEATS = 10
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")
@@ -213,7 +216,8 @@ class TournamentConfig:
     clock: ClockSpec | None = None  # the session clock; None: no clock
     scoring: ScoringFormat = DEFAULT_SCORING
     event: EventPlan | None = None  # [[stages]] and [[sessions]]; None: one session
-    game: str = "holdem"  # one of GAMES
+    game: str = "holdem"  # [tournament] game (GAMES)
+    mahjong: MahjongRules | None = None  # game "mcr": [mahjong] (payments, prevalent winds)
 
     @cached_property
     def plan(self) -> EventPlan:
@@ -391,13 +395,15 @@ class _Parser:
             dict(data),
             "",
             ["tournament", "teams", "groups", "draw"],
-            ["schedule", "decks", "consoles", "clock", "scoring", "stages", "sessions"],
+            ["schedule", "decks", "consoles", "clock", "scoring", "stages", "sessions", "mahjong"],
         )
+        game = self.game(root["tournament"])
+        blinds = ["small_blind", "big_blind"]
         t = self.table(
             root["tournament"],
             "tournament",
-            ["id", "name", "seats", "deals", "small_blind", "big_blind"],
-            ["cap_bb", "betting", "release_delay", "game"],
+            ["id", "name", "seats", "deals", *(blinds if game != "mcr" else [])],
+            ["cap_bb", "betting", "release_delay", "game", *(blinds if game == "mcr" else [])],
         )
         tid = self.identifier(t["id"], "tournament.id")
         name = self.text(t["name"], "tournament.name")
@@ -405,8 +411,12 @@ class _Parser:
         if seats > MAX_SEATS:
             self.fail("tournament.seats", f"at most {MAX_SEATS} seats, got {seats}")
         deals = self.integer(t["deals"], "tournament.deals", 1)
-        sb = self.integer(t["small_blind"], "tournament.small_blind", 1)
-        bb = self.integer(t["big_blind"], "tournament.big_blind", 1)
+        if game == "mcr" and seats != 4:
+            self.fail("tournament.seats", f"MCR mahjong is played by 4 seats, got {seats}")
+        if game != "mcr" and "mahjong" in root:
+            self.fail("mahjong", 'a [mahjong] section needs game = "mcr" in [tournament]')
+        sb = self.integer(t.get("small_blind", 1), "tournament.small_blind", 1)
+        bb = self.integer(t.get("big_blind", 1), "tournament.big_blind", 1)
         if sb > bb:
             self.fail("tournament.small_blind", f"{sb} is more than the big blind {bb}")
         cap_bb = self.integer(t.get("cap_bb", 100), "tournament.cap_bb", 2)
@@ -414,12 +424,6 @@ class _Parser:
         if betting not in BETTING:
             self.fail(
                 "tournament.betting", f"expected 'pot-limit' or 'no-limit', got {_show(betting)}"
-            )
-        game = t.get("game", "holdem")
-        if game not in GAMES:
-            self.fail(
-                "tournament.game",
-                f"expected one of {', '.join(map(repr, GAMES))}, got {_show(game)}",
             )
         delay = t.get("release_delay", 0)
         if isinstance(delay, bool) or not isinstance(delay, int | float) or delay < 0:
@@ -444,7 +448,17 @@ class _Parser:
         decks = self.decks(root["decks"]) if "decks" in root else None
         consoles = self.consoles(root["consoles"], tables) if "consoles" in root else None
         clock = self.clock(root["clock"]) if "clock" in root else None
-        scoring = self.scoring(root["scoring"], bb) if "scoring" in root else DEFAULT_SCORING
+        scoring = DEFAULT_SCORING
+        if "scoring" in root and game != "mcr":
+            scoring = self.scoring(root["scoring"], bb)
+        mahjong = None
+        if game == "mcr":
+            if event is not None:
+                self.fail(
+                    "sessions", "a mahjong event of several sessions or stages is not supported yet"
+                )
+            mahjong = self.mahjong(root.get("mahjong", {}), deals)
+            scoring = self.mcr_scoring(root.get("scoring", {}))
         if event is not None and scoring.name != "ifp-points":
             self.fail(
                 "scoring.format",
@@ -472,6 +486,7 @@ class _Parser:
             scoring=scoring,
             event=event,
             game=game,
+            mahjong=mahjong,
         )
 
     def clock(self, value: Any) -> ClockSpec:
@@ -940,6 +955,58 @@ class _Parser:
         except ScaleError as exc:
             self.fail("scoring.scale", f"{path}: {exc}")
         return ScoringFormat(name="imp", unit=unit, unit_name=unit_name, scale=scale)
+
+    def game(self, tournament: Any) -> str:
+        game = tournament.get("game", "holdem") if isinstance(tournament, Mapping) else "holdem"
+        if game not in GAMES:
+            expected = ", ".join(repr(g) for g in GAMES)
+            self.fail("tournament.game", f"expected one of {expected}, got {_show(game)}")
+        return str(game)
+
+    def mahjong(self, value: Any, deals: int) -> MahjongRules:
+        m = self.table(value, "mahjong", [], ["base", "min_fan", "prevalent"])
+        rule = PaymentRule(
+            base=self.integer(m.get("base", 8), "mahjong.base", 0),
+            min_fan=self.integer(m.get("min_fan", 8), "mahjong.min_fan", 1),
+        )
+        prevalent = default_prevalent(deals)
+        if "prevalent" in m:
+            listed = self.array(m["prevalent"], "mahjong.prevalent")
+            if len(listed) != deals:
+                self.fail(
+                    "mahjong.prevalent",
+                    f"expected one prevalent wind per deal ({deals}), got {len(listed)}",
+                )
+            for i, wind in enumerate(listed):
+                if wind not in WINDS:
+                    self.fail(
+                        f"mahjong.prevalent[{i}]", f"expected E, S, W or N, got {_show(wind)}"
+                    )
+            prevalent = {deal: str(wind) for deal, wind in enumerate(listed, start=1)}
+        return MahjongRules(rule, prevalent)
+
+    def mcr_scoring(self, value: Any) -> ScoringFormat:
+        """Scoring of a mahjong tournament: IMPs in MCR points by default, each against the
+        average of all the tables (the seed's rule), teams by their total per hand."""
+        d = self.table(value, "scoring", [], ["format", "scale", "average", "teams"])
+        name = d.get("format", "imp")
+        if name not in FORMATS:
+            expected = ", ".join(repr(f) for f in FORMATS)
+            self.fail("scoring.format", f"expected one of {expected}, got {_show(name)}")
+        average = d.get("average", "all")
+        if average not in ("all", "others"):
+            self.fail("scoring.average", f"expected 'all' or 'others', got {_show(average)}")
+        teams = d.get("teams", "totals")
+        if teams not in ("totals", "players"):
+            self.fail("scoring.teams", f"expected 'totals' or 'players', got {_show(teams)}")
+        if name != "imp":
+            return ScoringFormat(name=name, unit_name="points")
+        scale = MCR_SCALE
+        if "scale" in d:
+            scale = self.scoring({"format": "imp", "scale": d["scale"]}, 1).scale
+        return ScoringFormat(
+            name="imp", unit=1, unit_name="points", scale=scale, average=average, teams=teams
+        )
 
     def consoles(self, value: Any, tables: Sequence[int]) -> dict[str, int]:
         entries = self.mapping(value, "consoles")

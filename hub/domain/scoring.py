@@ -65,6 +65,12 @@ class ScoringFormat:
     unit: int = 1
     unit_name: str = "chips"
     scale: ImpScale = WBF
+    # imp: a seat's result against the average of the "others" tables (poker's default) or of
+    # "all" the tables, itself included (duplicate mahjong, docs/mahjong.md).
+    average: str = "others"
+    # imp: a team's IMPs are the sum of its "players" IMPs, or each deal's team "totals"
+    # (its players' results summed) against the teams' average, turned into IMPs.
+    teams: str = "players"
 
     def __post_init__(self) -> None:
         if self.name not in FORMATS:
@@ -83,6 +89,8 @@ class ScoringFormat:
         out: dict[str, Any] = {"format": self.name, "column": self.column, "heading": heading}
         if self.name == "imp":
             out.update(unit=self.unit_name, unit_chips=self.unit, scale=self.scale.name)
+            if (self.average, self.teams) != ("others", "players"):
+                out.update(average=self.average, teams=self.teams)
         return out
 
 
@@ -108,12 +116,43 @@ def deal_imps(
         for seat, chips in result.items():
             sums[seat] = sums.get(seat, 0) + chips
     scale, unit = scoring.scale, scoring.unit
+    if scoring.average == "all":  # chips - sum / n, the table itself in the average
+        n = len(results)
+        return {
+            table: {
+                seat: scale.imps(Fraction(chips * n - sums[seat], n * unit))
+                for seat, chips in result.items()
+            }
+            for table, result in results.items()
+        }
     return {
         table: {
             seat: scale.imps(Fraction(chips * others - (sums[seat] - chips), others * unit))
             for seat, chips in result.items()
         }
         for table, result in results.items()
+    }
+
+
+def team_deal_imps(
+    results: Mapping[int, Mapping[int, int]],
+    holder: Mapping[tuple[int, int], str],
+    scoring: ScoringFormat,
+) -> dict[str, int]:
+    """Each team's IMPs on one deal counted at every table of its group (``teams =
+    "totals"``): the team's total (its players' results summed over the tables) against the
+    average total of the group's teams, in the unit, by the scale."""
+    totals: dict[str, int] = {}
+    for table, result in results.items():
+        for seat, chips in result.items():
+            team = holder[(table, seat)]
+            totals[team] = totals.get(team, 0) + chips
+    if not totals:
+        return {}
+    n, whole = len(totals), sum(totals.values())
+    return {
+        team: scoring.scale.imps(Fraction(total * n - whole, n * scoring.unit))
+        for team, total in totals.items()
     }
 
 
@@ -356,6 +395,10 @@ class Scoreboard:
             for view in VIEWS
         }
         self._deal_imps: dict[tuple[str, int], dict[int, dict[int, int]]] = {}
+        # imp with teams = "totals": each complete deal's team IMPs, and their sums (both views
+        # count only deals complete at every table: a team's total needs all its players).
+        self._team_deal: dict[tuple[str, int], dict[str, int]] = {}
+        self._team_imps: dict[str, int] = {}
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -401,6 +444,28 @@ class Scoreboard:
                 self._apply("like_for_like", group, other, gone, None)
         if self.scoring.name == "imp":
             self._move_imps(group, deal, complete_before, complete_now)
+            if self.scoring.teams == "totals":
+                self._move_team_totals(group, deal, complete_now)
+
+    def _move_team_totals(self, group: str, deal: int, complete: bool) -> None:
+        """Recompute one deal's team IMPs (``teams = "totals"``) and move the team sums."""
+        old = self._team_deal.pop((group, deal), {})
+        new: dict[str, int] = {}
+        if complete:
+            tables = self.layout.groups[group]
+            counted = {t: self._results[(t, deal)] for t in tables}
+            new = team_deal_imps(counted, self.layout.holder, self.scoring)
+            self._team_deal[(group, deal)] = new
+        for team in old.keys() | new.keys():
+            self._team_imps[team] = (
+                self._team_imps.get(team, 0) + new.get(team, 0) - old.get(team, 0)
+            )
+        for view in VIEWS:
+            self._team_cache.pop((view, group), None)
+
+    def team_deal_imps(self, group: str, deal: int) -> dict[str, int]:
+        """A complete deal's IMPs per team under ``teams = "totals"`` (empty otherwise)."""
+        return dict(self._team_deal.get((group, deal), {}))
 
     def _move_imps(self, group: str, deal: int, was_complete: bool, now_complete: bool) -> None:
         """Recompute one deal's IMPs at every table of its group (a result there moves them
@@ -512,6 +577,12 @@ class Scoreboard:
                     if any(row.penalty):
                         c, p = penalties.get(row.team, (0, Fraction(0)))
                         penalties[row.team] = (c + row.penalty[0], p + row.penalty[1])
+            if self.scoring.name == "imp" and self.scoring.teams == "totals":
+                # the team's IMPs from its totals per deal, less its players' IMP penalties
+                points = {
+                    team: Fraction(self._team_imps.get(team, 0)) - penalties.get(team, (0, 0))[1]
+                    for team in points
+                }
             cached = rank_teams(group, points, chips, self.scoring.name, penalties)
             self._team_cache[key] = cached
         return cached
@@ -635,6 +706,8 @@ def full_recompute(
                 for table, row in imps.items():
                     for seat, value in row.items():
                         board._imps[view][table][seat] += value
+            if complete and layout.scoring.teams == "totals":
+                board._move_team_totals(group, deal, True)
     for table, seat, chips, points in penalties:
         board.add_penalty(table, seat, chips, points)
     return board

@@ -24,7 +24,7 @@ from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
-from hub.domain.pieces import piece_set
+from hub.domain.pieces import PIECE_SETS
 from hub.engine import snapshot as snapshots
 from hub.engine import views
 from hub.engine.changes import (
@@ -617,7 +617,8 @@ class Engine:
         ``materialize``d (someone subscribes, reads or asks for a snapshot) or when an event
         first touches them (``changes()`` then hands them out whole). With deck orders, what
         equity needs is made now rather than on the first hand's first action."""
-        if self.state.decks and piece_set(self.config.game).equity:
+        pieces = PIECE_SETS.get(self.config.game)  # None: not hold'em (mahjong)
+        if self.state.decks and pieces is not None and pieces.equity:
             equity.prepare(self.config.seats)
         self.projections.start()
 

@@ -18,14 +18,19 @@ ACTION_TYPES = frozenset({"fold", "check", "call", "bet", "raise"})
 # Dealer errors a table reports (hub.domain.dealing.redeal says which card replaced which).
 DEALER_ERRORS = frozenset({"exposed", "early"})
 EVENT_TYPES = (
-    ACTION_TYPES | DEALER_ERRORS | {"start", "win", "undo", "reopen", "void", "confirm", "penalty"}
+    ACTION_TYPES
+    | DEALER_ERRORS
+    | {"start", "win", "undo", "reopen", "void", "confirm", "penalty"}
+    | {"result"}  # mahjong: a hand's result (docs/mahjong.md)
 )
 # The reserved console name of the operator desk: its events are the hub's own.
 OPERATOR_CONSOLE = "operator"
 
 _REQUIRED = ("v", "tournament", "table", "console", "seq", "type")
 _OPTIONAL = ("ts", "deal", "seat", "amount", "seats", "note", "card", "points", "by")
-_KNOWN = frozenset(_REQUIRED + _OPTIONAL)
+# A mahjong `result`: winner in `seat`, `fan`, and `discarder` or `self_draw`; or `draw`.
+_MAHJONG = ("fan", "discarder", "self_draw", "draw")
+_KNOWN = frozenset(_REQUIRED + _OPTIONAL + _MAHJONG)
 # Fields each type needs beyond the envelope.
 _NEEDS: dict[str, tuple[str, ...]] = {
     "start": ("deal",),
@@ -42,6 +47,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "exposed": ("seat", "card"),
     "early": (),
     "penalty": ("seat", "note", "by"),
+    "result": (),
 }
 MAX_NAME = 64
 MAX_NOTE = 500
@@ -64,6 +70,10 @@ class ConsoleEvent:
     card: int | None = None  # exposed: the seat's first (1) or second (2) hole card
     points: int | None = None  # penalty: IFP points taken off
     by: str | None = None  # the official who ordered an operator void or a penalty
+    fan: int | None = None  # mahjong result: the winner's fan total
+    discarder: int | None = None  # mahjong result: the seat whose discard won
+    self_draw: bool | None = None  # mahjong result: won on a tile from the winner's wall
+    draw: bool | None = None  # mahjong result: nobody won
 
     def as_record(self) -> dict[str, Any]:
         """The event as a plain mapping with only the fields it carries (journal form)."""
@@ -75,7 +85,7 @@ class ConsoleEvent:
             "seq": self.seq,
             "type": self.type,
         }
-        for name in _OPTIONAL:
+        for name in _OPTIONAL + _MAHJONG:
             value = getattr(self, name)
             if value is not None:
                 out[name] = list(value) if name == "seats" else value
@@ -141,7 +151,9 @@ def parse_event(raw: Any) -> ConsoleEvent:
     card = _int(raw, "card", low=1) if raw.get("card") is not None else None
     if card is not None and card > 2:
         raise _bad(f"field 'card' must be 1 or 2 (the seat's first or second card), got {card}")
+    mahjong = _mahjong_fields(raw, kind)
     return ConsoleEvent(
+        **mahjong,
         tournament=_name(raw, "tournament"),
         table=_int(raw, "table", low=1),
         console=_name(raw, "console"),
@@ -157,3 +169,32 @@ def parse_event(raw: Any) -> ConsoleEvent:
         points=_int(raw, "points") if raw.get("points") is not None else None,
         by=_name(raw, "by") if raw.get("by") is not None else None,
     )
+
+
+def _mahjong_fields(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    """The fields of a mahjong ``result`` (refused on any other type): a draw names nothing
+    else; a win names its winner (``seat``), ``fan`` and exactly one of ``discarder`` and
+    ``self_draw``."""
+    given = [name for name in _MAHJONG if raw.get(name) is not None]
+    if kind != "result":
+        if given:
+            raise _bad(f"field '{given[0]}' belongs to a 'result' event")
+        return {}
+    for flag in ("self_draw", "draw"):
+        if raw.get(flag) is not None and raw[flag] is not True:
+            raise _bad(f"field '{flag}' must be true when given")
+    if raw.get("draw"):
+        extra = [n for n in ("seat", "fan", "discarder", "self_draw") if raw.get(n) is not None]
+        if extra:
+            raise _bad(f"a drawn hand has no winner: field '{extra[0]}' does not belong")
+        return {"draw": True}
+    if raw.get("seat") is None or raw.get("fan") is None:
+        raise _bad("a 'result' needs the winner's 'seat' and 'fan' (or 'draw': true)")
+    if (raw.get("discarder") is None) == (raw.get("self_draw") is None):
+        raise _bad("a win needs exactly one of 'discarder' (a seat) and 'self_draw': true")
+    out: dict[str, Any] = {"fan": _int(raw, "fan")}
+    if raw.get("discarder") is not None:
+        out["discarder"] = _int(raw, "discarder", low=1)
+    else:
+        out["self_draw"] = True
+    return out

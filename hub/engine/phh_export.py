@@ -48,6 +48,8 @@ def collect(
     """Every complete hand at every table (void and disputed hands have no play to write),
     table by table in the order played; ``released(group, deal)``: only the deals it allows."""
     config = state.config
+    if config.mahjong is not None:  # PHH is a poker format: a mahjong hand has no history
+        return []
     out = []
     for number in sorted(state.tables):
         table = state.tables[number]

@@ -15,6 +15,7 @@ from typing import Any
 from hub.domain.bots import choose_action
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
+from hub.domain.mahjong import random_result, result_fields
 from hub.engine.core import Engine
 from hub.engine.tournament import IN_PROGRESS, SHOWDOWN
 
@@ -81,6 +82,19 @@ def simulate_session(
                     raise AssertionError(f"every table waits for a stage: {active}")
                 continue
             yield emit(table, "start", deal=nxt)
+            continue
+        if config.mahjong is not None:  # mahjong: the official enters the hand's result
+            if corrections and not void_done and rng.random() < 0.03:
+                void_done = True  # a misdeal: the wrong wall was restored
+                yield emit(table, "void")
+                continue
+            result = random_result(rng, config.mahjong.rule)
+            yield emit(table, "result", **result_fields(result))
+            if corrections and not dispute_done and rng.random() < 0.1:
+                dispute_done = True  # a result mistyped: reopened and entered again
+                yield emit(table, "reopen", deal=current.deal)
+                again = random_result(rng, config.mahjong.rule)
+                yield emit(table, "result", **result_fields(again))
             continue
         hand = current.hand
         if current.status == SHOWDOWN:

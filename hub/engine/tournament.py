@@ -21,6 +21,8 @@ from hub.domain.errors import Rejection
 from hub.domain.event import Seating
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.holdem import Hand, HandSpec
+from hub.domain.mahjong import MahjongResult, Wall
+from hub.domain.mahjong_hand import MahjongHand, mahjong_deal, mahjong_spec, result_input
 from hub.domain.pieces import piece_set, piece_set_of
 from hub.domain.scoring import Scoreboard, ScoringLayout
 from hub.engine.events import ACTION_TYPES, DEALER_ERRORS, OPERATOR_CONSOLE, ConsoleEvent
@@ -135,9 +137,11 @@ class TournamentState:
     def __init__(self, config: TournamentConfig, decks: Mapping[int, DeckOrder] | None) -> None:
         self.config = config
         self.decks = dict(decks) if decks else None
-        pieces = piece_set(config.game)
         for d, order in (self.decks or {}).items():
-            if piece_set_of(order.cards) is not pieces:
+            if config.mahjong is not None:
+                if not isinstance(order, Wall):
+                    raise ValueError(f"deal {d}: not a mahjong wall (game {config.game!r})")
+            elif piece_set_of(order.cards) is not piece_set(config.game):
                 raise ValueError(f"deal {d}: not a deck order of game {config.game!r}")
         self.seating = Seating(config)
         if config.phased:
@@ -228,6 +232,11 @@ class TournamentState:
         """Hole cards and board of a deal, when deck orders are loaded."""
         if self.decks is None or deal_no not in self.decks:
             return None
+        if deal_no not in self._dealt and self.config.mahjong is not None:
+            wall = self.decks[deal_no]
+            assert isinstance(wall, Wall)  # load_decks gives walls to a mahjong tournament
+            prevalent = self.config.mahjong.prevalent[deal_no]
+            self._dealt[deal_no] = mahjong_deal(wall, self.config.buttons[deal_no], prevalent)
         if deal_no not in self._dealt:
             self._dealt[deal_no] = deal(
                 self.decks[deal_no], self.config.buttons[deal_no], self.config.seats
@@ -275,6 +284,8 @@ class TournamentState:
         """The hand's spec; with ``inputs``, its cards as the dealer errors among them left
         them (`hub.domain.dealing.redeal`)."""
         cfg = self.config
+        if cfg.mahjong is not None:
+            return mahjong_spec(cfg.buttons[deal_no])
         cards = self.dealt(deal_no)
         errors = [i for i in inputs or () if i[1] in DEALER_ERRORS]
         if errors and cards is not None and self.decks is not None:
@@ -304,6 +315,8 @@ class TournamentState:
     def replay_hand(self, deal_no: int, inputs: list[Input]) -> tuple[HandSpec, Hand]:
         """Rebuild a hand from its inputs: the spec its dealer errors give, then its actions."""
         spec = self._spec(deal_no, inputs)
+        if self.config.mahjong is not None:
+            return spec, MahjongHand.replay_inputs(spec, self.config.mahjong.rule, inputs)
         return spec, Hand.replay(spec, actions_of(inputs))
 
     def _rebuild(self, state: HandState, inputs: list[Input]) -> None:
@@ -327,8 +340,12 @@ class TournamentState:
                 "wrong_deal", f"table {table.table} plays deal {expected} next, not {event.deal}"
             )
         filled = self._fill_stage(event.deal)
-        spec = self._spec(event.deal)
-        state = HandState(table.table, event.deal, spec, Hand(spec), started_at=now)
+        if self.config.mahjong is not None:
+            spec, hand = self.replay_hand(event.deal, [])
+        else:
+            spec = self._spec(event.deal)
+            hand = Hand(spec)
+        state = HandState(table.table, event.deal, spec, hand, started_at=now)
         table.hands[event.deal] = state
         table.current = state
         return Change(table.table, event.deal, filled=filled)
@@ -428,6 +445,25 @@ class TournamentState:
         current.declared = declared
         current.computed = computed
         return self._finish(table, current, DISPUTED, now)
+
+    def _on_result(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        """A mahjong hand's result (docs/mahjong.md): it completes the hand in play, or
+        replaces the result of a reopened hand."""
+        if self.config.mahjong is None:
+            raise Rejection(
+                "not_allowed", "'result' is a mahjong event: this tournament plays poker"
+            )
+        current = self._current(table, event)
+        assert isinstance(current.hand, MahjongHand)
+        result = MahjongResult(None)
+        if not event.draw:
+            result = MahjongResult(event.seat, event.fan, event.discarder)
+        trial = MahjongHand.replay_inputs(current.spec, self.config.mahjong.rule, [])
+        trial.set_result(result)  # raises: fan below the minimum, the winner's own discard
+        current.hand, current.inputs = trial, [result_input(result)]
+        if current.reopened:
+            self._log(table, current, "result", now)
+        return self._finish(table, current, COMPLETE, now)
 
     def _on_confirm(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
         assert event.deal is not None

@@ -16,6 +16,7 @@ from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import VIEWS, Scoreboard
+from hub.engine import mahjong_views
 from hub.engine.equities import hand_equity, seat_equity, traveller_equity
 from hub.engine.tournament import TERMINAL, HandState, TableState, TournamentState
 
@@ -213,6 +214,8 @@ def table_payload(
     out["game"] = state.config.game  # what the board and hole codes are: cards or tiles
     out["completed"] = table.completed
     out["last_deal"] = table.last_finished
+    if state.config.mahjong is not None:  # mahjong: winds, hands, result (mahjong_views)
+        out.update(mahjong_views.table_fields(state, table))
     if current is None:
         out.update(seats=seats, status="idle", deal=None, street=None, pot=0, to_act=None)
         out.update(board=[], last_action=None, actions=[], button=None, equity=None)
@@ -313,6 +316,8 @@ def compare_row(
     result = h.result
     if result is not None:
         row["chips"] = result.get(seat, 0)
+    if state.config.mahjong is not None:
+        row["result"] = mahjong_views.hand_result(h)
     return row
 
 
@@ -335,6 +340,8 @@ def compare_payload(
     }
     out.update(compare_summary(rows))
     out["board"] = reference_board(state, deal_no, len(out["board"]))
+    if config.mahjong is not None:
+        out.update(mahjong_views.compare_fields(state, deal_no, seat))
     return out
 
 

@@ -8,6 +8,7 @@
 import { mountOverlay } from './duplicast.js';
 import { BOARD_AT, STREETS, STREET_LABEL, cards, el, fmtInt, fmtPct, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 import { markGame } from './piecepack.js';
+import { renderCompare as renderMahjong } from './mahjong.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const panelsEl = $('panels');
@@ -225,6 +226,12 @@ function render(ctx) {
   if (!c || !c.rows) return false;
   const rows = selectedRows(c, sel);
   if (!rows.length) return false;
+  if (c.mahjong) { // duplicate MCR: each table's result for the seat (mahjong.js)
+    panelsEl.replaceChildren(...renderMahjong($('gfx'), c, rows, $));
+    const n = rows.length;
+    panelsEl.style.setProperty('--cols', String(n <= 3 ? n : n === 4 ? 2 : 3));
+    return true;
+  }
   const rowsActs = rows.map(positioned);
   const steps = replaySteps(rowsActs);
   lastSteps = steps;

@@ -3,6 +3,7 @@
 import { mountOverlay } from './duplicast.js';
 import { STREET_LABEL, actionText, cardText, cards, el, fmtInt, fmtPct, setText, statusOf, teamStyle } from './ui.js';
 import { markGame } from './piecepack.js';
+import { renderTable as renderMahjong } from './mahjong.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const seatsEl = $('seats');
@@ -82,6 +83,11 @@ function render({ sel, states }) {
   const n = Math.max(t.seats.length, ...t.seats.map((s) => s.seat));
   $('table-title').textContent = `Table ${t.table ?? sel.table}`;
   markGame(t);
+  if (live && 'mahjong' in t) { // duplicate MCR: seat rows with winds and tiles (mahjong.js)
+    $('deal-label').textContent = '';
+    renderMahjong($('gfx'), t);
+    return true;
+  }
   seatsEl.replaceChildren(...t.seats.flatMap((s) => seatBox(s, t, n, live)));
   if (!live) {
     $('deal-label').textContent = t.released !== undefined

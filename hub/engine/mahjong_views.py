@@ -1,0 +1,67 @@
+"""The mahjong fields of the topic payloads (game "mcr"): winds, hands and results.
+
+The payload builders of ``views`` call these for a mahjong tournament, so every topic keeps
+its family, audiences and release rule (docs/mahjong.md): the live table (commentator and
+operator) shows the four seats' winds, 13-tile hands and the hand's result; the traveller
+shows the seat's wind and every table's result; nothing here is public before release
+because the builders that call it are not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hub.domain.mahjong import seat_winds, tile_label
+from hub.domain.mahjong_hand import MahjongDeal, MahjongHand
+from hub.engine.tournament import HandState, TableState, TournamentState
+
+
+def deal_info(state: TournamentState, deal_no: int) -> dict[str, Any]:
+    """A deal's winds (seat -> wind as text keys), its East seat and prevalent wind."""
+    assert state.config.mahjong is not None
+    east = state.config.buttons[deal_no]
+    return {
+        "prevalent": state.config.mahjong.prevalent[deal_no],
+        "east": east,
+        "winds": {str(seat): wind for seat, wind in seat_winds(east).items()},
+    }
+
+
+def hand_result(h: HandState | None) -> dict[str, Any] | None:
+    """A hand's result as entered (``kind`` draw, self_draw or discard; winner, fan,
+    discarder) with its points per seat; None until it has one (or when void)."""
+    if h is None or not isinstance(h.hand, MahjongHand) or h.hand.mahjong is None:
+        return None
+    if h.status not in ("complete", "disputed"):
+        return None
+    out = dict(h.hand.mahjong.as_dict())
+    out["points"] = {str(seat): p for seat, p in (h.hand.result or {}).items()}
+    return out
+
+
+def table_fields(state: TournamentState, table: TableState) -> dict[str, Any]:
+    """The live table's ``mahjong`` block: the hand in play, else the last finished one."""
+    deal_no = table.current.deal if table.current is not None else table.last_finished
+    if deal_no is None:
+        return {"mahjong": None}
+    h = table.hands.get(deal_no)
+    dealt = state.dealt(deal_no)
+    hands: dict[str, list[str]] = {}
+    if isinstance(dealt, MahjongDeal):
+        hands = {str(seat): list(tiles) for seat, tiles in dealt.hole.items()}
+    return {
+        "mahjong": {
+            "deal": deal_no,
+            "status": h.status if h is not None else "waiting",
+            **deal_info(state, deal_no),
+            "hands": hands,
+            "labels": {tile: tile_label(tile) for tiles in hands.values() for tile in tiles},
+            "result": hand_result(h),
+        }
+    }
+
+
+def compare_fields(state: TournamentState, deal_no: int, seat: int) -> dict[str, Any]:
+    """The traveller's mahjong fields: the seat's wind on this deal and the deal's winds."""
+    info = deal_info(state, deal_no)
+    return {"mahjong": {**info, "wind": info["winds"][str(seat)]}}

@@ -1,0 +1,185 @@
+"""The overlays of a duplicate MCR tournament against the real hub (docs/mahjong.md): Debian
+Chromium at 1920x1080, the ingest and edge on the embedded bus, console clients sending the
+sample mahjong session. The live table shows the seats' winds, 13-tile hands and the result;
+the split screen the same deal at every table; the leaderboard the IMPs; a public page shows
+no tile of a deal before every table has played it. Screenshots: hub-mcr-*.png."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+
+from hub.configfile import load_config
+from hub.deckfile import load_decks
+from tests.hubharness import COMMENTATOR, session_events
+from tests.test_mahjong import SAMPLE, SESSION
+from tests.test_overlays_hub import (
+    ARGS,
+    CHROMIUM,
+    EXPECTED_ERRORS,
+    FAST,
+    HubThread,
+    open_page,
+    shot,
+    signed,
+)
+
+pytestmark = pytest.mark.browser
+
+WINDS_NAME = {"E": "East", "S": "South", "W": "West", "N": "North"}
+
+
+def arranged(tile: str) -> tuple[int, int]:
+    """Characters, dots, bamboo, honours, each by number (overlays/js/mahjong.js)."""
+    return ("mpsz".index(tile[1]), int(tile[0]))
+
+
+class MahjongHub(HubThread):
+    """The hub of test_overlays_hub, on the mahjong sample and its session."""
+
+    def __init__(self) -> None:
+        super().__init__("mcr")
+        config = load_config(SAMPLE)
+        self.decks = load_decks(config, SAMPLE.parent, {})
+        self.config = dataclasses.replace(config, id=f"mcr-{uuid.uuid4().hex[:8]}")
+        self.events = session_events(self.config.id, SESSION)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A 1920x1080 page that must log no error (as in test_overlays_hub)."""
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    pg = context.new_page()
+    errors: list[str] = []
+
+    def on_console(msg: ConsoleMessage) -> None:
+        if msg.type == "error" and not msg.text.startswith(EXPECTED_ERRORS):
+            errors.append(msg.text)
+
+    pg.on("console", on_console)
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield pg
+    context.close()
+    assert errors == []
+
+
+@pytest.fixture(scope="module")
+def hub() -> Iterator[MahjongHub]:
+    h = MahjongHub()
+    h.start()
+    yield h
+    h.stop()
+
+
+def play_until_table_one_is_in_a_hand(hub: MahjongHub) -> int:
+    """Play the session in order until table 1 has started a hand; returns its deal."""
+    for i in range(hub.sent, len(hub.events)):
+        event = hub.events[i]
+        hub.play([event])
+        hub.sent = i + 1
+        if event["table"] == 1 and event["type"] == "start":
+            return int(event["deal"])
+    raise AssertionError("table 1 never starts a hand")
+
+
+def test_live_table_shows_winds_hands_and_the_result(hub: MahjongHub, page: Page) -> None:
+    deal = play_until_table_one_is_in_a_hand(hub)
+    table = hub.rest("/api/tables/1", COMMENTATOR)
+    m = table["mahjong"]
+    assert m["deal"] == deal and m["result"] is None
+    open_page(page, hub, f"table.html?table=1&token={COMMENTATOR}")
+    rows = page.locator('[data-testid="mj-seat"]')
+    expect(rows).to_have_count(4, timeout=FAST)
+    for seat in range(1, 5):
+        row = page.locator(f'[data-testid="mj-seat"][data-seat="{seat}"]')
+        expect(row).to_have_attribute("data-wind", m["winds"][str(seat)])
+        tiles = row.locator(".tile")
+        expect(tiles).to_have_count(13)
+        shown = tiles.evaluate_all("ts => ts.map(t => t.dataset.tile)")
+        assert shown == sorted(m["hands"][str(seat)], key=arranged)  # as a player arranges them
+    prevalent = WINDS_NAME[m["prevalent"]]
+    expect(page.locator('[data-testid="mj-prevalent"]')).to_have_text(f"Prevalent wind {prevalent}")
+    expect(page.locator('[data-testid="mj-result"]')).to_have_text("Playing…")
+    # The official enters the result: it shows within 1 s, with each seat's points.
+    event = hub.next_event(1)
+    assert event["type"] == "result"
+    after = hub.rest("/api/tables/1", COMMENTATOR)
+    result = after["mahjong"]["result"]
+    assert result is not None and after["mahjong"]["deal"] == deal
+    if result["kind"] == "draw":
+        expect(page.locator('[data-testid="mj-result"]')).to_have_text(
+            "Draw (no winner)", timeout=FAST
+        )
+    else:
+        expect(page.locator('[data-testid="mj-result"]')).to_contain_text(
+            f"{result['fan']} fan", timeout=FAST
+        )
+    for seat, points in result["points"].items():
+        cell = page.locator(
+            f'[data-testid="mj-seat"][data-seat="{seat}"] [data-testid="mj-points"]'
+        )
+        expect(cell).to_have_text(signed(points))
+    shot(page, "mcr-table")
+
+
+def test_split_screen_compares_the_same_deal_at_every_table(hub: MahjongHub, page: Page) -> None:
+    hub.play(hub.events[hub.sent :])
+    hub.sent = len(hub.events)
+    compare = hub.rest("/api/compare/3/2")
+    assert len(compare["rows"]) == 4 and len(compare["hole"]) == 13
+    open_page(page, hub, "compare.html?deal=3&seat=2")
+    panels = page.locator('[data-testid="panel"]')
+    expect(panels).to_have_count(4, timeout=FAST)
+    for row in compare["rows"]:
+        panel = page.locator(f'[data-testid="panel"][data-table="{row["table"]}"]')
+        expect(panel.locator('[data-testid="panel-points"]')).to_have_text(signed(row["chips"]))
+    header = page.locator('[data-testid="hole"] .tile')
+    expect(header).to_have_count(13)
+    shown = header.evaluate_all("ts => ts.map(t => t.dataset.tile)")
+    assert shown == sorted(compare["hole"], key=arranged)
+    wind = compare["mahjong"]["wind"]
+    expect(page.locator('[data-testid="compare-title"]')).to_contain_text(
+        f"Seat 2 ({WINDS_NAME[wind]})"
+    )
+    shot(page, "mcr-compare")
+
+
+def test_leaderboard_shows_the_imps(hub: MahjongHub, page: Page) -> None:
+    hub.play(hub.events[hub.sent :])
+    hub.sent = len(hub.events)
+    standings: dict[str, Any] = hub.rest("/api/standings")
+    teams = standings["like_for_like"]["teams"]
+    assert standings["scoring"]["heading"] == "IMPs"
+    open_page(page, hub, "leaderboard.html")
+    for t in teams:
+        row = page.locator(f'[data-testid="team-row"][data-team="{t["team"]}"]')
+        expect(row.locator('[data-testid="team-points"]')).to_have_text(
+            signed(t["imps"]), timeout=FAST
+        )
+    shot(page, "mcr-leaderboard")
+
+
+@pytest.mark.parametrize("path", ["commentator.html", "operator.html", "seat.html?seat=1"])
+def test_the_other_pages_load_a_mahjong_event_without_errors(
+    hub: MahjongHub, page: Page, path: str
+) -> None:
+    """The desks and the seat ranking show a mahjong event with their poker-shaped fields
+    empty; the page fixture fails the test on any console error."""
+    token = "test-operator-token" if path.startswith("operator") else COMMENTATOR
+    sep = "&" if "?" in path else "?"
+    page.goto(f"{hub.url}/overlays/{path}{sep}token={token}")
+    page.wait_for_timeout(1500)
+    shot(page, f"mcr-{path.split('.')[0]}")
