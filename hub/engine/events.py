@@ -17,14 +17,17 @@ VERSION = 1
 ACTION_TYPES = frozenset({"fold", "check", "call", "bet", "raise"})
 # Dealer errors a table reports (hub.domain.dealing.redeal says which card replaced which).
 DEALER_ERRORS = frozenset({"exposed", "early"})
+# RPS Poker (hub.domain.rps): a player's throws for the round, the dealer's turned over.
+THROW_TYPES = frozenset({"throws", "reveal"})
 EVENT_TYPES = (
     ACTION_TYPES | DEALER_ERRORS | {"start", "win", "undo", "reopen", "void", "confirm", "penalty"}
 )
+EVENT_TYPES |= THROW_TYPES
 # The reserved console name of the operator desk: its events are the hub's own.
 OPERATOR_CONSOLE = "operator"
 
 _REQUIRED = ("v", "tournament", "table", "console", "seq", "type")
-_OPTIONAL = ("ts", "deal", "seat", "amount", "seats", "note", "card", "points", "by")
+_OPTIONAL = ("ts", "deal", "seat", "amount", "seats", "note", "card", "points", "by", "throws")
 _KNOWN = frozenset(_REQUIRED + _OPTIONAL)
 # Fields each type needs beyond the envelope.
 _NEEDS: dict[str, tuple[str, ...]] = {
@@ -42,6 +45,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "exposed": ("seat", "card"),
     "early": (),
     "penalty": ("seat", "note", "by"),
+    "throws": ("seat", "throws"),
+    "reveal": ("throws",),
 }
 MAX_NAME = 64
 MAX_NOTE = 500
@@ -64,6 +69,7 @@ class ConsoleEvent:
     card: int | None = None  # exposed: the seat's first (1) or second (2) hole card
     points: int | None = None  # penalty: IFP points taken off
     by: str | None = None  # the official who ordered an operator void or a penalty
+    throws: str | None = None  # RPS Poker: "RPS", one letter per throw of the round
 
     def as_record(self) -> dict[str, Any]:
         """The event as a plain mapping with only the fields it carries (journal form)."""
@@ -156,4 +162,12 @@ def parse_event(raw: Any) -> ConsoleEvent:
         card=card,
         points=_int(raw, "points") if raw.get("points") is not None else None,
         by=_name(raw, "by") if raw.get("by") is not None else None,
+        throws=_throws(raw) if raw.get("throws") is not None else None,
     )
+
+
+def _throws(raw: Mapping[str, Any]) -> str:
+    value = raw["throws"]
+    if not isinstance(value, str) or not 0 < len(value) <= 9:
+        raise _bad("field 'throws' must be a string of 1 to 9 throws (R, P, S)")
+    return value

@@ -1,0 +1,34 @@
+"""RPS Poker's fields in the live table and traveller payloads (hub.engine.views adds them).
+
+A seat's ``throws`` (its rounds so far) and ``score`` (against the dealer's throws turned over
+so far: ``diff``, ``wins``, ``losses``); the hand's ``round`` and ``dealer_throws`` (the rounds
+turned over at that table). The live table is the commentators'; the traveller reaches the
+public only once the deal is released at every table, as for cards.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hub.domain.rps import ROUNDS, RpsHand
+
+
+def seat_fields(hand: object, seat: int) -> dict[str, Any]:
+    if not isinstance(hand, RpsHand):
+        return {}
+    s = hand.seat_score(seat)
+    return {
+        "throws": list(hand.throws.get(seat, [])),
+        "score": None if s is None else {"diff": s.diff, "wins": s.wins, "losses": s.losses},
+    }
+
+
+def hand_fields(hand: object) -> dict[str, Any]:
+    if not isinstance(hand, RpsHand):
+        return {}
+    r = hand.round_index()
+    return {
+        "game": "rps-poker",
+        "round": None if r is None or r >= len(ROUNDS) else ROUNDS[r],
+        "dealer_throws": hand.dealer_throws(),
+    }
