@@ -242,6 +242,8 @@ def test_an_all_in_before_the_river_waits_for_every_throw() -> None:
     assert hand.computed_winners() == {1}
     # Seat 1: P x9 against R x9: 9-0. It wins 300 + 300 + 50 + 100: +450.
     assert hand.settle(None) == {1: 450, 2: -50, 3: -100, 4: -300}
+    # Thrown to the end after the betting closed: all four rounds were turned over.
+    assert hand.dealer_throws() == ["RRR", "R", "RR", "RRR"]
 
 
 def test_limit_betting_a_small_bet_then_a_big_bet_four_bets_a_round() -> None:

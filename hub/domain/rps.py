@@ -179,8 +179,11 @@ class RpsHand(Hand):
     def _rounds_shown(self) -> int:
         """How many of a sequence's rounds the table has seen turned over."""
         r = self.round_index()
-        if r is None:  # a fold-out: the rounds its betting reached were turned over
-            return 1 + max(STREETS.index(a.street) for a in self.actions)
+        if r is None:  # over: the rounds its betting reached, and those thrown to the end
+            bet_on = 1 + max(STREETS.index(a.street) for a in self.actions)
+            players = self.players_in()
+            thrown = min((len(self.throws.get(s, [])) for s in players), default=0)
+            return max(bet_on, thrown)
         return r + (1 if r < len(ROUNDS) and self.is_revealed(r) else 0)
 
     def seat_score(self, seat: int) -> Score | None:

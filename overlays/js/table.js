@@ -1,6 +1,7 @@
 // Live table: seats round an oval, pot, board, who is to act and the last action. Hole cards
 // only when the payload carries them (commentator role); the public payload is a roster only.
 import { mountOverlay } from './duplicast.js';
+import { ROUND_LABEL, dealerRounds, isRps, scoreText, throwTiles } from './rps.js';
 import { STREET_LABEL, actionText, cardText, cards, el, fmtInt, fmtPct, setText, statusOf, teamStyle } from './ui.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
@@ -32,6 +33,8 @@ function seatBox(s, t, n, live) {
   el('div', { class: 'player' }, el('span', { class: 'pname' }, s.player || s.name || ''),
     s.all_in ? el('span', { class: 'badge allin allin-badge', dataset: { testid: 'all-in' } }, 'All-in') : null,
     live && t.button === s.seat ? el('span', { class: 'dealer', dataset: { testid: 'dealer' } }, 'D') : null),
+  live && isRps(t) && s.seat !== t.button ? el('div', { class: 'rpsline' }, throwTiles(s.throws, 'sm', 'seat-throws'),
+    el('span', { class: 'rps-score num', dataset: { testid: 'seat-score', seat: String(s.seat) } }, scoreText(s.score))) : null,
   live ? el('div', { class: 'nums' }, el('span', {}, 'Stack ', el('b', { class: 'num', dataset: { testid: 'seat-stack' } }, fmtInt(s.stack))),
     el('span', {}, 'In ', el('b', { class: 'num', dataset: { testid: 'seat-committed' } }, fmtInt(s.committed)))) : null);
   if (live && s.equity) {
@@ -96,11 +99,12 @@ function render({ sel, states }) {
   }
   const status = statusOf(t.status);
   $('deal-label').textContent = t.deal ? `Deal ${t.deal} · ${status}` : status;
-  $('street').textContent = STREET_LABEL[t.street] || t.street || '';
+  const rps = isRps(t);
+  $('street').textContent = (rps ? ROUND_LABEL[t.round || t.street] : STREET_LABEL[t.street]) || t.street || '';
   const board = $('board');
-  const boardKey = (t.board || []).join(' ');
+  const boardKey = rps ? `rps ${(t.dealer_throws || []).join(' ')}` : (t.board || []).join(' ');
   if (board.dataset.cards !== boardKey) {
-    board.replaceChildren(...cards(t.board, 5, 'lg'));
+    board.replaceChildren(...(rps ? [dealerRounds(t.dealer_throws)] : cards(t.board, 5, 'lg')));
     board.dataset.cards = boardKey;
   }
   $('pot').parentElement.hidden = false;
