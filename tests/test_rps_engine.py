@@ -124,7 +124,13 @@ def test_console_events_and_their_rejections() -> None:
     assert live["dealer_throws"] == [gambit]  # turned over once the last player threw
     by_seat = {s["seat"]: s for s in live["seats"]}
     assert by_seat[players[0]]["throws"] == ["RPS"] and by_seat[players[2]]["throws"] == ["SSS"]
+    c.ok("undo")  # the last throw taken back: the dealer's gambit is face down again
+    live = engine.payload(("live", "table:1"))
+    assert live is not None and live["dealer_throws"] == []
+    assert c.code("call", seat=first) == "throws_pending"
+    c.ok("throws", seat=players[2], throws="PPP")
     c.ok("call", seat=first)
+    assert c.code("win", seats=[first]) == "not_allowed"  # betting is not over
 
 
 def _play_to_showdown(c: Console, dealer: int, throws: dict[int, str], reveal: str | None) -> None:
@@ -253,3 +259,27 @@ def test_duplicast_replay_scores_the_sample() -> None:
         ties = [tied for _, tied in at_showdown.pot_leaders() or [] if len(tied) > 1]
         assert ties and set(h.winners or ()) <= set().union(*ties)
     assert engine.payload(("public", "standings"))["like_for_like"] == standings["like_for_like"]  # type: ignore[index]
+
+
+def test_duplicast_rps_slips_prints_each_deals_dealer_throws() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "hub", "rps-slips", "--config", str(SAMPLE)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    lines = run.stdout.splitlines()
+    assert len(lines) == 8
+    config = load_config(SAMPLE)
+    decks = load_decks(config, SAMPLE.parent, {})
+    g, f, t, r = split_rounds(dealer_sequence(decks[2]))  # type: ignore[index]
+    assert lines[1] == f"deal 2 (dealer seat 2): gambit {g}  flop {f}  turn {t}  river {r}"
+    holdem = subprocess.run(
+        [sys.executable, "-m", "hub", "rps-slips", "--config", str(ROOT / "samples/ifp6.toml")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert holdem.returncode == 1 and "needs game" in holdem.stderr

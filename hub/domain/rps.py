@@ -123,6 +123,17 @@ def split_rounds(throws: str) -> list[str]:
     return out
 
 
+def dealer_slips(decks: Mapping[int, DeckOrder], dealers: Mapping[int, int]) -> str:
+    """Each deal's dealer's throws, one line a deal: what the dealer of every table turns over
+    in a duplicate event, printed on slips (the seed's "Gambit", "Flop", "Turn", "River")."""
+    lines = []
+    for deal in sorted(decks):
+        rounds = split_rounds(dealer_sequence(decks[deal]))
+        cells = "  ".join(f"{name} {r}" for name, r in zip(ROUNDS, rounds, strict=True))
+        lines.append(f"deal {deal} (dealer seat {dealers[deal]}): {cells}\n")
+    return "".join(lines)
+
+
 class RpsHand(Hand):
     """One hand of RPS Poker: hold'em's betting (``spec.order == "rps"``) gated by the throws.
 
