@@ -283,3 +283,41 @@ def test_duplicast_rps_slips_prints_each_deals_dealer_throws() -> None:
         timeout=60,
     )
     assert holdem.returncode == 1 and "needs game" in holdem.stderr
+
+
+def test_feed_patches_rebuild_every_rps_payload_after_every_event() -> None:
+    """The projections move the throws, scores and dealer's rounds exactly as the builders
+    make them (the RPS fields ride on the hold'em rows and fields)."""
+    from tests.test_projections import Client, assert_projected
+
+    config = load_config(SAMPLE)
+    engine = Engine(config, load_decks(config, SAMPLE.parent, {}))
+    engine.start_feed()
+    client = Client()
+    client.subscribe_all(engine)
+    for i, event in enumerate(session()):
+        assert engine.submit(event, event["ts"]).ok
+        engine.tick(event["ts"])
+        changed = client.take(engine)
+        assert_projected(engine, client, None if i % 50 == 0 else changed)
+    assert_projected(engine, client)
+
+
+@pytest.mark.parametrize("cut", [137, 500])
+def test_an_engine_snapshot_mid_session_restores_throws_and_all(cut: int) -> None:
+    config = load_config(SAMPLE)
+    decks = load_decks(config, SAMPLE.parent, {})
+    engine = Engine(config, decks)
+    events = session()
+    for event in events[:cut]:
+        assert engine.submit(event, event["ts"]).ok
+    fresh = Engine(config, decks)
+    fresh.restore_snapshot(engine.snapshot())
+    for event in events[cut:]:
+        assert engine.submit(event, event["ts"]).ok
+        assert fresh.submit(event, event["ts"]).ok
+        if event["type"] == "throws":  # compare mid-round, where the throws matter
+            key = ("live", f"table:{event['table']}")
+            assert fresh.payload(key) == engine.payload(key)
+    for key in engine.topic_keys():
+        assert fresh.payload(key) == engine.payload(key), key
