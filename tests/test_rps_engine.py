@@ -117,11 +117,15 @@ def test_console_events_and_their_rejections() -> None:
         c.ok("throws", seat=seat, throws="rps")  # letters in any case
     live = engine.payload(("live", "table:1"))
     assert live is not None and live["dealer_throws"] == [] and live["round"] == "gambit"
+    # While a throw is awaited no one is to act: the overlays say who must still throw.
+    assert live["to_act"] is None and live["throws_awaited"] == [players[2]]
+    assert not any(s["to_act"] for s in live["seats"])
     c.ok("throws", seat=players[2], throws="SSS")
     live = engine.payload(("live", "table:1"))
     assert live is not None
     gambit = split_rounds(dealer_sequence(engine.state.decks[deal]))[0]  # type: ignore[index]
     assert live["dealer_throws"] == [gambit]  # turned over once the last player threw
+    assert live["to_act"] == first and live["throws_awaited"] == []
     by_seat = {s["seat"]: s for s in live["seats"]}
     assert by_seat[players[0]]["throws"] == ["RPS"] and by_seat[players[2]]["throws"] == ["SSS"]
     c.ok("undo")  # the last throw taken back: the dealer's gambit is face down again

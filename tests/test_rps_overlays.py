@@ -239,3 +239,24 @@ def test_split_screen_shows_the_same_deal_and_seat_at_every_table(page: Page, hu
     public = httpx.get(f"{hub.url}/api/compare/{deal}/{seat}", timeout=5)
     finished = all(r["status"] in ("complete", "void") for r in c["rows"])
     assert (public.status_code == 200 and public.json().get("data") is not None) == finished
+
+
+def test_commentator_desk_shows_every_tables_throws(page: Page, hub: RpsHub) -> None:
+    page.goto(f"{hub.url}/overlays/commentator.html?tables=1,2,3,4&token={COMMENTATOR}")
+    for table in range(1, 5):
+        t = hub.rest(f"/api/tables/{table}", COMMENTATOR)
+        box = page.locator(f'[data-testid="com-table"][data-table="{table}"]')
+        if t["status"] == "idle":
+            continue
+        expect(box.locator('[data-testid="com-rps-dealer"]')).to_have_attribute(
+            "data-throws", " ".join(t["dealer_throws"]), timeout=5000
+        )
+        for s in t["seats"]:
+            row = box.locator(f'[data-testid="com-seat"][data-seat="{s["seat"]}"]')
+            if s["seat"] == t["button"]:  # the dealer's throws are the table's, above
+                expect(row.locator('[data-testid="com-throws"]')).to_have_count(0)
+                continue
+            expect(row.locator('[data-testid="com-throws"]')).to_have_attribute(
+                "data-throws", " ".join(s["throws"])
+            )
+    shot(page, "commentator")

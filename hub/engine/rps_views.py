@@ -13,22 +13,39 @@ from typing import Any
 from hub.domain.rps import ROUNDS, RpsHand
 
 
+def awaited(hand: RpsHand) -> list[int]:
+    """The seats whose throws the round waits for (the dealer's seat: his ``reveal``)."""
+    r = hand.round_index()
+    if r is None or r >= len(ROUNDS) or hand.is_revealed(r):
+        return []
+    return hand.missing(r) or [hand.dealer]
+
+
 def seat_fields(hand: object, seat: int) -> dict[str, Any]:
+    """A seat's throws and score; no one is ``to_act`` while the round's throws are awaited."""
     if not isinstance(hand, RpsHand):
         return {}
     s = hand.seat_score(seat)
-    return {
+    out: dict[str, Any] = {
         "throws": list(hand.throws.get(seat, [])),
         "score": None if s is None else {"diff": s.diff, "wins": s.wins, "losses": s.losses},
     }
+    if awaited(hand):
+        out["to_act"] = False
+    return out
 
 
 def hand_fields(hand: object) -> dict[str, Any]:
     if not isinstance(hand, RpsHand):
         return {}
     r = hand.round_index()
-    return {
+    waiting = awaited(hand)
+    out: dict[str, Any] = {
         "game": "rps-poker",
         "round": None if r is None or r >= len(ROUNDS) else ROUNDS[r],
         "dealer_throws": hand.dealer_throws(),
+        "throws_awaited": waiting,
     }
+    if waiting:
+        out["to_act"] = None
+    return out

@@ -113,6 +113,9 @@ function render({ sel, states }) {
   const toAct = $('to-act');
   toAct.dataset.seat = acting ? String(acting.seat) : '';
   toAct.textContent = acting ? `To act: ${acting.code || ''} ${acting.player || ''} (seat ${acting.seat})` : '';
+  if (rps && (t.throws_awaited || []).length) {
+    toAct.textContent = t.throws_awaited.includes(t.button) ? 'Dealer to reveal' : `Throwing: ${t.throws_awaited.map((x) => `S${x}`).join(' ')}`;
+  }
   $('notice').textContent = ['void', 'disputed'].includes(status) ? status : '';
   $('equity-note').textContent = equityNote(t);
   const la = t.last_action;
