@@ -265,3 +265,24 @@ def test_limit_betting_a_small_bet_then_a_big_bet_four_bets_a_round() -> None:
     throw_round(hand, {1: "PP", 2: "SS", 3: "SS"})
     assert (hand.legal(1).min_to, hand.legal(1).max_to) == (200, 200)  # turn: the big bet
     assert code_of(hand.act, 1, "bet", 400) == "over_pot_limit"
+
+
+# ------------------------------------------------------------------ odds for commentators
+
+
+def test_chances_to_win_with_one_throw_to_come() -> None:
+    from hub.domain.rps_odds import chances
+
+    # Seat 1 at +1 (1-0), seat 2 at 0 (0-0), the dealer (seat 4) in; one throw to come, each
+    # player's a win, a draw or a loss a third of the time, independently:
+    #   seat 1 ends W (2,2), D (1,1) or L (0,1); seat 2 ends W (1,1), D (0,0) or L (-1,0).
+    #   seat 1 wins: (2,2): 1/3; (1,1): seat 2 below 2/3, tied 1/3 (half the play-off):
+    #     1/3 x (2/3 + 1/6) = 5/18; (0,1): the dealer's. Total 6/18 + 5/18 = 11/18.
+    #   seat 2 wins only at (1,1): seat 1 below (0,1) 1/3, tied 1/3 -> 1/3 x (1/3 + 1/6) = 3/18.
+    #   the dealer wins when both end at 0 or below: 1/3 x 2/3 = 4/18. 11 + 3 + 4 = 18.
+    odds = chances({1: Score(1, 1, 0), 2: Score(0, 0), 4: Score(0, 0)}, dealer=4, k=1)
+    assert odds == pytest.approx({1: 11 / 18, 2: 3 / 18, 4: 4 / 18})
+    # Alone against the dealer from 0-0 with one throw: only a win beats him, 1/3.
+    assert chances({1: Score(0, 0), 4: Score(0, 0)}, dealer=4, k=1) == pytest.approx(
+        {1: 1 / 3, 4: 2 / 3}
+    )

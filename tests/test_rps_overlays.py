@@ -170,6 +170,11 @@ def expect_table(page: Page, t: dict[str, Any], timeout: int = FAST) -> None:
         expect(box.locator('[data-testid="seat-score"]')).to_have_text(
             score_text(s["score"]), timeout=timeout
         )
+        win = box.locator('[data-testid="seat-win"]')
+        if s["folded"] or s["win"] is None:
+            expect(win).to_have_count(0, timeout=timeout)
+        else:
+            expect(win).to_have_text(f"{s['win'] * 100:.1f}%", timeout=timeout)
 
 
 def test_live_table_shows_the_rounds_throws_and_scores_and_follows_the_console(

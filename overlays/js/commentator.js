@@ -149,7 +149,8 @@ function drawTables() {
             el('td', {}, st.hole ? el('span', { class: 'mini', dataset: { testid: 'com-hole' } }, cards(st.hole, 0, 'sm'))
               : st.throws && st.seat !== s.button ? el('span', { class: 'mini' }, throwTiles(st.throws, 'sm', 'com-throws'), ` ${scoreText(st.score)}`) : ''),
             el('td', { class: 'r num' }, st.all_in ? el('span', { class: 'warn' }, 'ALL-IN ') : '', live ? fmtInt(st.committed) : ''),
-            live ? equityCells(s, st) : [el('td', {}), el('td', {})],
+            live && isRps(s) ? [el('td', { class: 'r num', dataset: { testid: 'com-rps-win' } }, st.win === null || st.win === undefined || st.folded ? '' : fmtPct(st.win)), el('td', {})]
+              : live ? equityCells(s, st) : [el('td', {}), el('td', {})],
             el('td', { class: `r num ${sw.has(st.seat) ? signClass(sw.get(st.seat)) : ''}`, dataset: { testid: 'last-swing' } },
               sw.has(st.seat) ? fmtSigned(sw.get(st.seat)) : '–'))))));
   }));
