@@ -286,3 +286,21 @@ def test_chances_to_win_with_one_throw_to_come() -> None:
     assert chances({1: Score(0, 0), 4: Score(0, 0)}, dealer=4, k=1) == pytest.approx(
         {1: 1 / 3, 4: 2 / 3}
     )
+
+
+def test_the_seeds_odds_tables_follow_from_three_throws() -> None:
+    from hub.domain.rps_odds import outcomes
+
+    # After the gambit (3 throws) a hand is w-l with w + d + l = 3: 3!/(w! d! l!) of 27 ways.
+    start = outcomes(Score(0, 0), 3)  # keys (diff, wins)
+    by_record = {f"{w}-{w - diff}": round(p * 27) for (diff, w), p in start.items()}
+    assert by_record == {
+        "3-0": 1, "2-0": 3, "2-1": 3, "1-0": 3, "1-1": 6,
+        "0-0": 1, "1-2": 3, "0-1": 3, "0-2": 3, "0-3": 1,
+    }  # fmt: skip
+    # The change over the flop and turn (3 throws), or on the river (3): +-3 1 in 27, +-2 3,
+    # +-1 6 (w1 d2 and w2 l1: 3 + 3), no change 7 (d3 and w1 d1 l1: 1 + 6).
+    change: dict[int, int] = {}
+    for (diff, _), p in start.items():
+        change[diff] = change.get(diff, 0) + round(p * 27)
+    assert change == {3: 1, 2: 3, 1: 6, 0: 7, -1: 6, -2: 3, -3: 1}
