@@ -304,6 +304,35 @@ def _run_piecepack_counts(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_rps_slips(sub: Sub) -> None:
+    p = sub.add_parser(
+        "rps-slips",
+        help="RPS Poker: the dealer's throws of every deal, round by round (the slips to print)",
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("--config", type=Path, required=True, help="tournament TOML file")
+    add_key_file(p)
+    p.set_defaults(func=_run_rps_slips)
+
+
+def _run_rps_slips(args: argparse.Namespace) -> int:
+    from hub.configfile import load_config
+    from hub.deckfile import load_decks
+    from hub.domain.rps import dealer_slips
+
+    config = load_config(args.config)
+    decks = load_decks(config, args.config.parent, dict(os.environ))
+    if config.game != "rps-poker" or config.rps_dealer != "sequence" or not decks:
+        print(
+            'duplicast rps-slips: needs game = "rps-poker", [rps] dealer = "sequence" '
+            "and deck orders ([decks])",
+            file=sys.stderr,
+        )
+        return 1
+    sys.stdout.write(dealer_slips(decks, config.buttons))
+    return 0
+
+
 def _add_server_commands(sub: Sub) -> None:
     from hub import runner
 
@@ -324,6 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_simulate(sub)
     _add_phh_check(sub)
     _add_piecepack_counts(sub)
+    _add_rps_slips(sub)
     _add_server_commands(sub)
     return parser
 

@@ -20,7 +20,10 @@ File shape (see ``samples/ifp6.toml``)::
     cap_bb = 100               # optional (100): the cap, in big blinds, every hand starts with
     betting = "pot-limit"      # optional: "pot-limit" (default) or "no-limit"
     release_delay = 0          # optional (0): seconds before public feeds show a finished deal
-    game = "holdem"            # optional: "holdem" (default) or "piecepack-holdem" (48 tiles)
+    game = "holdem"            # optional: "holdem" (default), "piecepack-holdem" (48 tiles),
+                               # "mcr" (docs/mahjong.md) or "rps-poker" (docs/rps-poker.md;
+                               # RPS Poker also takes betting = "limit" and [rps] dealer =
+                               # "sequence" (default, duplicate) or "chosen")
 
     [[teams]]                  # one block per team
     id = "ARG"                 # referenced by groups and draw
@@ -144,8 +147,11 @@ from hub.domain.scoring import DEFAULT_SCORING, FORMATS, ScoringFormat
 
 BETTING = ("pot-limit", "no-limit")
 # `[tournament] game`: what the tables play. hub.domain.pieces says what each hold'em game
-# deals; docs/mahjong.md for "mcr".
-GAMES = ("holdem", "piecepack-holdem", "mcr")
+# deals; docs/mahjong.md for "mcr", docs/rps-poker.md for "rps-poker".
+GAMES = ("holdem", "piecepack-holdem", "mcr", "rps-poker")
+# RPS Poker's dealer: his throws read from the deal's deck order (duplicate), or chosen at the
+# table and revealed through the console (a plain game); docs/rps-poker.md.
+RPS_DEALER = ("sequence", "chosen")
 MAX_SEATS = 10
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")
@@ -210,6 +216,7 @@ class TournamentConfig:
     buttons: Mapping[int, int]
     cap_bb: int = 100
     betting: str = "pot-limit"
+    rps_dealer: str = "sequence"  # game "rps-poker": [rps] dealer
     decks: DeckSource | None = None
     release_delay: float = 0.0
     consoles: Mapping[str, int] | None = None  # console name -> its table; None: any console
@@ -395,7 +402,17 @@ class _Parser:
             dict(data),
             "",
             ["tournament", "teams", "groups", "draw"],
-            ["schedule", "decks", "consoles", "clock", "scoring", "stages", "sessions", "mahjong"],
+            [
+                "schedule",
+                "decks",
+                "consoles",
+                "clock",
+                "scoring",
+                "stages",
+                "sessions",
+                "mahjong",
+                "rps",
+            ],
         )
         game = self.game(root["tournament"])
         blinds = ["small_blind", "big_blind"]
@@ -421,10 +438,22 @@ class _Parser:
             self.fail("tournament.small_blind", f"{sb} is more than the big blind {bb}")
         cap_bb = self.integer(t.get("cap_bb", 100), "tournament.cap_bb", 2)
         betting = t.get("betting", "pot-limit")
-        if betting not in BETTING:
+        if betting == "limit" and game == "rps-poker":
+            pass  # limit betting: RPS Poker only (the seed offers it; docs/rps-poker.md)
+        elif betting not in BETTING:
             self.fail(
                 "tournament.betting", f"expected 'pot-limit' or 'no-limit', got {_show(betting)}"
             )
+        if game == "rps-poker" and seats < 3:
+            self.fail("tournament.seats", "RPS Poker needs at least 3 seats (2 blinds, dealer)")
+        rps_dealer = "sequence"
+        if "rps" in root:
+            if game != "rps-poker":
+                self.fail("rps", 'an [rps] section needs game = "rps-poker"')
+            r = self.table(root["rps"], "rps", [], ["dealer"])
+            rps_dealer = r.get("dealer", "sequence")
+            if rps_dealer not in RPS_DEALER:
+                self.fail("rps.dealer", f"expected 'sequence' or 'chosen', got {_show(rps_dealer)}")
         delay = t.get("release_delay", 0)
         if isinstance(delay, bool) or not isinstance(delay, int | float) or delay < 0:
             self.fail("tournament.release_delay", f"expected seconds >= 0, got {_show(delay)}")
@@ -476,6 +505,8 @@ class _Parser:
             big_blind=bb,
             cap_bb=cap_bb,
             betting=betting,
+            game=game,
+            rps_dealer=rps_dealer,
             draw=draw,
             deal_orders=orders,
             buttons=buttons,
@@ -485,7 +516,6 @@ class _Parser:
             clock=clock,
             scoring=scoring,
             event=event,
-            game=game,
             mahjong=mahjong,
         )
 

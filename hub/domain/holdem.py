@@ -28,6 +28,11 @@ Rules, in the words officials use:
   contribution, layered into side pots like any chip, unless ``dead_antes``: then every ante
   is dead money in the main pot (PHH's ``ante_trimming_status = false``).
 
+``order = "rps"`` (RPS Poker, ``hub.domain.rps``) moves the blinds to the two seats right of
+the button (small blind, big blind, button) and opens every street, pre-flop included, left of
+the button. ``limit = True`` is fixed-limit betting: one step of the big blind (twice it on the
+turn and river) above the high bet, at most ``LIMIT_BETS`` bets and raises a street.
+
 ``rules = "pokerkit"`` follows PokerKit, the reference implementation of PHH, where it parts
 from the standard rules above (docs/phh.md): the first bet or raise of a street is a full one
 whatever its size (the blinds set no increment to beat), so an all-in for less than the big
@@ -50,6 +55,13 @@ from hub.domain.pieces import CARDS, PieceSet
 
 STREETS = ("preflop", "flop", "turn", "river")
 RULES = ("standard", "pokerkit")
+# Who posts the blinds and who opens: "holdem" (blinds left of the button, pre-flop opened left
+# of the big blind) or "rps" (RPS Poker: blinds the two seats right of the dealer, so the order
+# goes small blind, big blind, dealer; the seat left of the dealer opens every round).
+ORDERS = ("holdem", "rps")
+# Limit betting: a bet or raise is one fixed step (the big blind on the first two streets,
+# twice it on the last two), at most this many bets and raises a street (the blind counts).
+LIMIT_BETS = 4
 KINDS = ("fold", "check", "call", "bet", "raise")
 _BOARD_COUNT = {"preflop": 0, "flop": 3, "turn": 4, "river": 5, "showdown": 5}
 
@@ -89,6 +101,8 @@ class HandSpec:
     min_bet: int | None = None
     rules: str = "standard"
     pieces: PieceSet = CARDS
+    order: str = "holdem"
+    limit: bool = False  # fixed-limit betting (``pot_limit`` is then ignored)
 
     def __post_init__(self) -> None:
         if self.seats < 2:
@@ -105,6 +119,10 @@ class HandSpec:
             raise ValueError("antes needs one ante (0 or more) per seat")
         if self.min_bet is not None and self.min_bet <= 0:
             raise ValueError("the minimum bet must be positive")
+        if self.order not in ORDERS:
+            raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {self.order!r}")
+        if self.order == "rps" and self.seats < 3:
+            raise ValueError("RPS Poker needs at least 3 seats (two blinds and the dealer)")
         if self.rules not in RULES:
             raise ValueError(f"rules must be one of {', '.join(RULES)}, not {self.rules!r}")
         if self.cards is not None:
@@ -189,7 +207,10 @@ class Hand:
         self._dead = 0  # antes in the main pot as dead money (``spec.dead_antes``)
         self._pending: set[int] = set()  # seats that must still act on this street
         self._acted: set[int] = set()  # seats that acted voluntarily on this street
-        if n == 2:
+        if spec.order == "rps":
+            bb_seat = self._right(spec.button)
+            sb_seat = self._right(bb_seat)
+        elif n == 2:
             sb_seat, bb_seat = spec.button, self._left(spec.button)
         else:
             sb_seat = self._left(spec.button)
@@ -201,7 +222,7 @@ class Hand:
             self._return_uncalled({s: self._ante_paid(s) for s in self.committed})
         self._post(sb_seat, "small_blind", spec.small_blind)
         self._post(bb_seat, "big_blind", spec.big_blind)
-        first = self._left(bb_seat)
+        first = self._left(spec.button if spec.order == "rps" else bb_seat)
         if spec.rules == "pokerkit":
             # PokerKit opens left of the largest blind posted (a tie: the later in its player
             # order, p1 being left of the button), so a big blind short of the small blind acts
@@ -368,6 +389,9 @@ class Hand:
     def _left(self, seat: int) -> int:
         return seat % self.spec.seats + 1
 
+    def _right(self, seat: int) -> int:
+        return (seat - 2) % self.spec.seats + 1
+
     def _order_from(self, first: int) -> list[int]:
         """Every seat clockwise starting at ``first``."""
         n = self.spec.seats
@@ -436,11 +460,28 @@ class Hand:
             s != seat and self.street_bet[s] + self.stack(s) > high for s in self._can_still_act()
         ):
             return None  # nobody left who could answer a raise
+        if self.spec.limit:
+            return self._limit_bounds(high, most)
         min_to = min(most, high + max(self._min_incr, self.spec.smallest_bet))
         if not self.spec.pot_limit:
             return min_to, most
         pot_to = high + self.pot + (high - mine)
         return min_to, min(most, max(min_to, pot_to))
+
+    def _limit_bounds(self, high: int, most: int) -> tuple[int, int] | None:
+        """Limit betting: one step (the big blind, doubled on the turn and river) above the
+        high bet, while fewer than ``LIMIT_BETS`` bets and raises were made on the street (the
+        big blind counts as the first before the flop); all-in for less is allowed."""
+        made = sum(
+            1 for a in self.actions if a.street == self.street and a.kind in ("bet", "raise")
+        )
+        if self.street == "preflop":
+            made += 1
+        if made >= LIMIT_BETS:
+            return None
+        step = self.spec.big_blind * (2 if self.street in ("turn", "river") else 1)
+        to = min(most, high + step)
+        return to, to
 
     def _check(self, seat: int, kind: str, amount: int | None) -> int:
         """Every rule of ``act``: return the chips the action adds, or raise ``Rejection``."""
@@ -494,7 +535,8 @@ class Hand:
                 "over_cap", f"{kind} to {amount} is more than seat {seat} has: all-in is {most}"
             )
         if amount > max_to:
-            raise Rejection("over_pot_limit", f"{kind} to {amount} is over the pot limit {max_to}")
+            limit = "limit" if self.spec.limit else "pot limit"
+            raise Rejection("over_pot_limit", f"{kind} to {amount} is over the {limit} {max_to}")
         if amount < min_to:
             raise Rejection("below_min_raise", f"{kind} to {amount} is below the minimum {min_to}")
         return amount - mine

@@ -71,9 +71,12 @@ def result_input(result: MahjongResult) -> tuple[int, str, int | None]:
     return (result.winner, f"{DISCARD}{result.discarder}", result.fan)
 
 
-def input_result(entry: tuple[int, str, int | None]) -> MahjongResult:
+def input_result(entry: tuple[int, str, int | str | None]) -> MahjongResult:
     """The result a journaled input records (``ValueError`` for anything else)."""
-    seat, kind, fan = entry
+    seat, kind, value = entry
+    if isinstance(value, str):  # a hand's inputs may hold other games' texts (RPS throws)
+        raise ValueError(f"not a mahjong result input: {entry!r}")
+    fan = value
     if kind == DRAW:
         return MahjongResult(None)
     if kind == SELF_DRAW:
@@ -83,7 +86,7 @@ def input_result(entry: tuple[int, str, int | None]) -> MahjongResult:
     raise ValueError(f"not a mahjong result input: {entry!r}")
 
 
-def is_result_input(entry: tuple[int, str, int | None]) -> bool:
+def is_result_input(entry: tuple[int, str, int | str | None]) -> bool:
     return entry[1] in (DRAW, SELF_DRAW) or entry[1].startswith(DISCARD)
 
 
@@ -106,7 +109,7 @@ class MahjongHand(Hand):
 
     @classmethod
     def replay_inputs(
-        cls, spec: HandSpec, rule: PaymentRule, inputs: Iterable[tuple[int, str, int | None]]
+        cls, spec: HandSpec, rule: PaymentRule, inputs: Iterable[tuple[int, str, int | str | None]]
     ) -> MahjongHand:
         """The hand its journaled inputs give (at most one result; ``Rejection`` otherwise)."""
         hand = cls(spec, rule)

@@ -96,12 +96,19 @@ TILES = PieceSet(
 PIECE_SETS: dict[str, PieceSet] = {s.game: s for s in (CARDS, TILES)}
 
 
+# Games that are not hold'em but whose deck orders are of one of these sets: RPS Poker's deck
+# order gives its dealer's throws (``hub.domain.rps.dealer_sequence``). (Mahjong's walls are
+# ``hub.domain.mahjong.Wall``, not a piece set: their 136 tiles hold each kind four times.)
+_DECKS_OF: dict[str, PieceSet] = {"rps-poker": CARDS}
+
+
 def piece_set(game: str) -> PieceSet:
-    """The pieces of ``[tournament] game`` (``config.GAMES``)."""
-    try:
-        return PIECE_SETS[game]
-    except KeyError:
-        raise ValueError(f"no pieces for game {game!r}") from None
+    """The pieces of ``[tournament] game`` (``config.GAMES``) whose deck orders are permutations
+    of a piece set (every game but mahjong)."""
+    found = PIECE_SETS.get(game) or _DECKS_OF.get(game)
+    if found is None:
+        raise ValueError(f"no pieces for game {game!r}")
+    return found
 
 
 def piece_set_of(order: Sequence[str]) -> PieceSet:

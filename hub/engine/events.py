@@ -17,17 +17,20 @@ VERSION = 1
 ACTION_TYPES = frozenset({"fold", "check", "call", "bet", "raise"})
 # Dealer errors a table reports (hub.domain.dealing.redeal says which card replaced which).
 DEALER_ERRORS = frozenset({"exposed", "early"})
+# RPS Poker (hub.domain.rps): a player's throws for the round, the dealer's turned over.
+THROW_TYPES = frozenset({"throws", "reveal"})
 EVENT_TYPES = (
     ACTION_TYPES
     | DEALER_ERRORS
     | {"start", "win", "undo", "reopen", "void", "confirm", "penalty"}
     | {"result"}  # mahjong: a hand's result (docs/mahjong.md)
+    | THROW_TYPES
 )
 # The reserved console name of the operator desk: its events are the hub's own.
 OPERATOR_CONSOLE = "operator"
 
 _REQUIRED = ("v", "tournament", "table", "console", "seq", "type")
-_OPTIONAL = ("ts", "deal", "seat", "amount", "seats", "note", "card", "points", "by")
+_OPTIONAL = ("ts", "deal", "seat", "amount", "seats", "note", "card", "points", "by", "throws")
 # A mahjong `result`: winner in `seat`, `fan`, and `discarder` or `self_draw`; or `draw`.
 _MAHJONG = ("fan", "discarder", "self_draw", "draw")
 _KNOWN = frozenset(_REQUIRED + _OPTIONAL + _MAHJONG)
@@ -48,6 +51,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "early": (),
     "penalty": ("seat", "note", "by"),
     "result": (),
+    "throws": ("seat", "throws"),
+    "reveal": ("throws",),
 }
 MAX_NAME = 64
 MAX_NOTE = 500
@@ -74,6 +79,7 @@ class ConsoleEvent:
     discarder: int | None = None  # mahjong result: the seat whose discard won
     self_draw: bool | None = None  # mahjong result: won on a tile from the winner's wall
     draw: bool | None = None  # mahjong result: nobody won
+    throws: str | None = None  # RPS Poker: "RPS", one letter per throw of the round
 
     def as_record(self) -> dict[str, Any]:
         """The event as a plain mapping with only the fields it carries (journal form)."""
@@ -168,6 +174,7 @@ def parse_event(raw: Any) -> ConsoleEvent:
         card=card,
         points=_int(raw, "points") if raw.get("points") is not None else None,
         by=_name(raw, "by") if raw.get("by") is not None else None,
+        throws=_throws(raw) if raw.get("throws") is not None else None,
     )
 
 
@@ -198,3 +205,10 @@ def _mahjong_fields(raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
     else:
         out["self_draw"] = True
     return out
+
+
+def _throws(raw: Mapping[str, Any]) -> str:
+    value = raw["throws"]
+    if not isinstance(value, str) or not 0 < len(value) <= 9:
+        raise _bad("field 'throws' must be a string of 1 to 9 throws (R, P, S)")
+    return value

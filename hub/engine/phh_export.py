@@ -48,9 +48,11 @@ def collect(
     """Every complete hand at every table (void and disputed hands have no play to write),
     table by table in the order played; ``released(group, deal)``: only the deals it allows."""
     config = state.config
+    out: list[ExportedHand] = []
     if config.mahjong is not None:  # PHH is a poker format: a mahjong hand has no history
-        return []
-    out = []
+        return out
+    if config.game == "rps-poker":  # PHH holds cards, not throws: nothing to write
+        return out
     for number in sorted(state.tables):
         table = state.tables[number]
         for deal in table.order:
@@ -66,7 +68,7 @@ def collect(
                     deal=deal,
                     group=table.group,
                     spec=h.spec,
-                    inputs=tuple(h.inputs),
+                    inputs=tuple(h.inputs),  # type: ignore[arg-type]  # hold'em: no throws
                     result=dict(h.hand.result),
                     players=tuple(player for _, player in holders),
                     teams=tuple(team.id for team, _ in holders),

@@ -16,6 +16,8 @@ from hub.domain.bots import choose_action
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
 from hub.domain.mahjong import random_result, result_fields
+from hub.domain.rps import RpsHand
+from hub.domain.rps_bots import next_throw, playoff_winners
 from hub.engine.core import Engine
 from hub.engine.tournament import IN_PROGRESS, SHOWDOWN
 
@@ -97,6 +99,17 @@ def simulate_session(
                 yield emit(table, "result", **result_fields(again))
             continue
         hand = current.hand
+        if isinstance(hand, RpsHand):  # RPS Poker: the round's throws come before its betting
+            owed = next_throw(hand, rng)
+            if owed is not None:
+                yield emit(table, owed[0], **owed[1])
+                continue
+            if current.status == SHOWDOWN:
+                declared = playoff_winners(hand, rng)
+                if declared is None:  # the dealer's throws unknown: a plausible winner
+                    declared = sorted({min(p.eligible) for p in hand.pots() if p.eligible})
+                yield emit(table, "win", seats=declared)
+                continue
         if current.status == SHOWDOWN:
             computed = hand.computed_winners()
             if computed is None:

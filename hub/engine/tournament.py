@@ -24,12 +24,15 @@ from hub.domain.holdem import Hand, HandSpec
 from hub.domain.mahjong import MahjongResult, Wall
 from hub.domain.mahjong_hand import MahjongHand, mahjong_deal, mahjong_spec, result_input
 from hub.domain.pieces import piece_set, piece_set_of
+from hub.domain.rps import RpsHand, dealer_sequence
+from hub.domain.rps import replay as rps_replay
 from hub.domain.scoring import Scoreboard, ScoringLayout
 from hub.engine.events import ACTION_TYPES, DEALER_ERRORS, OPERATOR_CONSOLE, ConsoleEvent
 
 # One input of a hand: a betting action (seat, kind, amount), or a dealer error: (seat,
 # "exposed", which card) or (0, "early", index of the street in STREET_CARDS).
-Input = tuple[int, str, int | None]
+# RPS Poker adds (seat, "throws", "RPS") and (dealer, "reveal", "RRP").
+Input = tuple[int, str, int | str | None]
 STREETS = tuple(name for name, _ in STREET_CARDS)
 # A misdeal may be declared only before this many players have acted after the blinds.
 MISDEAL_ACTIONS = 2
@@ -229,8 +232,9 @@ class TournamentState:
         return stage.id
 
     def dealt(self, deal_no: int) -> Dealt | None:
-        """Hole cards and board of a deal, when deck orders are loaded."""
-        if self.decks is None or deal_no not in self.decks:
+        """Hole cards and board of a deal, when deck orders are loaded (RPS Poker deals no
+        cards: its deck order only gives the dealer's throws)."""
+        if self.config.game == "rps-poker" or self.decks is None or deal_no not in self.decks:
             return None
         if deal_no not in self._dealt and self.config.mahjong is not None:
             wall = self.decks[deal_no]
@@ -286,6 +290,17 @@ class TournamentState:
         cfg = self.config
         if cfg.mahjong is not None:
             return mahjong_spec(cfg.buttons[deal_no])
+        if cfg.game == "rps-poker":  # no cards: the deck order gives the dealer's throws
+            return HandSpec(
+                seats=cfg.seats,
+                button=cfg.buttons[deal_no],
+                small_blind=cfg.small_blind,
+                big_blind=cfg.big_blind,
+                cap=cfg.cap,
+                pot_limit=cfg.betting == "pot-limit",
+                order="rps",
+                limit=cfg.betting == "limit",
+            )
         cards = self.dealt(deal_no)
         errors = [i for i in inputs or () if i[1] in DEALER_ERRORS]
         if errors and cards is not None and self.decks is not None:
@@ -317,7 +332,25 @@ class TournamentState:
         spec = self._spec(deal_no, inputs)
         if self.config.mahjong is not None:
             return spec, MahjongHand.replay_inputs(spec, self.config.mahjong.rule, inputs)
-        return spec, Hand.replay(spec, actions_of(inputs))
+        if self.config.game == "rps-poker":
+            return spec, rps_replay(spec, inputs, **self._rps(deal_no))
+        return spec, Hand.replay(spec, actions_of(inputs))  # type: ignore[arg-type]
+
+    def _rps(self, deal_no: int) -> dict[str, Any]:
+        """An RPS Poker hand's dealer: his mode, and his throws when they are the deal's."""
+        mode = self.config.rps_dealer
+        sequence = None
+        if mode == "sequence" and self.decks is not None and deal_no in self.decks:
+            sequence = dealer_sequence(self.decks[deal_no])
+        return {"mode": mode, "sequence": sequence}
+
+    def _new_hand(self, deal_no: int, spec: HandSpec) -> Hand:
+        """A deal's hand before its first input: the game's own machine (hold'em by default)."""
+        if self.config.mahjong is not None:
+            return MahjongHand.replay_inputs(spec, self.config.mahjong.rule, [])
+        if self.config.game == "rps-poker":
+            return RpsHand(spec, **self._rps(deal_no))
+        return Hand(spec)
 
     def _rebuild(self, state: HandState, inputs: list[Input]) -> None:
         spec, hand = self.replay_hand(state.deal, inputs)
@@ -340,12 +373,10 @@ class TournamentState:
                 "wrong_deal", f"table {table.table} plays deal {expected} next, not {event.deal}"
             )
         filled = self._fill_stage(event.deal)
-        if self.config.mahjong is not None:
-            spec, hand = self.replay_hand(event.deal, [])
-        else:
-            spec = self._spec(event.deal)
-            hand = Hand(spec)
-        state = HandState(table.table, event.deal, spec, hand, started_at=now)
+        spec = self._spec(event.deal)
+        state = HandState(
+            table.table, event.deal, spec, self._new_hand(event.deal, spec), started_at=now
+        )
         table.hands[event.deal] = state
         table.current = state
         return Change(table.table, event.deal, filled=filled)
@@ -618,6 +649,7 @@ class TournamentState:
     def _on_exposed(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
         """A hole card exposed by the dealer: replaced by the top card of the stub."""
         assert event.seat is not None and event.card is not None
+        self._cards_only(event)
         current = self._current(table, event)
         if current.actions_taken:
             raise Rejection(
@@ -640,6 +672,7 @@ class TournamentState:
 
     def _on_early(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
         """The next board card(s) turned before the betting round closed."""
+        self._cards_only(event)
         current = self._current(table, event)
         street = current.hand.street
         index = {"preflop": 0, "flop": 1, "turn": 2}.get(street)
@@ -650,6 +683,37 @@ class TournamentState:
         state = self._dealer_error(table, event, (0, "early", index))
         self._log(table, state, "early", now, event)
         return Change(table.table, state.deal)
+
+    # ----------------------------------------------------------------- RPS Poker
+    def _cards_only(self, event: ConsoleEvent) -> None:
+        if self.config.game == "rps-poker":
+            raise Rejection("not_allowed", f"'{event.type}' is a card error: RPS Poker has none")
+
+    def _on_throws(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        """A player's throws for the round (RPS Poker), secret until the showdown."""
+        assert event.seat is not None and event.throws is not None
+        return self._throw_input(table, event, now, (event.seat, "throws", event.throws))
+
+    def _on_reveal(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+        """The dealer turns over the round's throws (RPS Poker, dealer = "chosen")."""
+        assert event.throws is not None
+        dealer = self.config.buttons[table.current.deal] if table.current else 0
+        if event.seat is not None and event.seat != dealer:
+            raise Rejection("not_allowed", f"seat {event.seat} is not the dealer (seat {dealer})")
+        return self._throw_input(table, event, now, (dealer, "reveal", event.throws))
+
+    def _throw_input(
+        self, table: TableState, event: ConsoleEvent, now: float, entry: Input
+    ) -> Change:
+        if self.config.game != "rps-poker":
+            raise Rejection("not_allowed", f"'{event.type}' belongs to RPS Poker, not this game")
+        current = self._current(table, event)
+        hand = current.hand
+        assert isinstance(hand, RpsHand)
+        seat, kind, text = entry
+        value = hand.throw(seat, text) if kind == "throws" else hand.reveal(text)
+        current.inputs.append((seat, kind, value))
+        return self._after_betting(table, current, now)
 
     # ----------------------------------------------------------------- penalties
     def _on_penalty(self, table: TableState, event: ConsoleEvent, now: float) -> Change:

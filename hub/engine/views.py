@@ -16,7 +16,7 @@ from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import VIEWS, Scoreboard
-from hub.engine import mahjong_views
+from hub.engine import mahjong_views, rps_views
 from hub.engine.equities import hand_equity, seat_equity, traveller_equity
 from hub.engine.tournament import TERMINAL, HandState, TableState, TournamentState
 
@@ -164,6 +164,7 @@ def seat_fields(current: HandState, seat: int) -> dict[str, Any]:
         "all_in": seat in hand.all_in,
         "to_act": hand.to_act == seat,
         "equity": seat_equity(hand_equity(current), seat),
+        **rps_views.seat_fields(hand, seat),
     }
 
 
@@ -178,6 +179,7 @@ def hand_fields(current: HandState) -> dict[str, Any]:
         "to_act": hand.to_act,
         "board": list(hand.board_visible()),
         "equity": hand_equity(current),
+        **rps_views.hand_fields(hand),
     }
 
 
@@ -243,6 +245,8 @@ def compare_fields(h: HandState, seat: int) -> dict[str, Any]:
         "street": hand.street,
         "board": list(hand.board_visible()),
         "equity": traveller_equity(hand_equity(h), seat),
+        **rps_views.seat_fields(hand, seat),
+        **rps_views.hand_fields(hand),
     }
 
 

@@ -1,6 +1,7 @@
 // Live table: seats round an oval, pot, board, who is to act and the last action. Hole cards
 // only when the payload carries them (commentator role); the public payload is a roster only.
 import { mountOverlay } from './duplicast.js';
+import { ROUND_LABEL, dealerRounds, isRps, scoreText, throwTiles } from './rps.js';
 import { STREET_LABEL, actionText, cardText, cards, el, fmtInt, fmtPct, setText, statusOf, teamStyle } from './ui.js';
 import { markGame } from './piecepack.js';
 import { renderTable as renderMahjong } from './mahjong.js';
@@ -34,6 +35,9 @@ function seatBox(s, t, n, live) {
   el('div', { class: 'player' }, el('span', { class: 'pname' }, s.player || s.name || ''),
     s.all_in ? el('span', { class: 'badge allin allin-badge', dataset: { testid: 'all-in' } }, 'All-in') : null,
     live && t.button === s.seat ? el('span', { class: 'dealer', dataset: { testid: 'dealer' } }, 'D') : null),
+  live && isRps(t) && s.seat !== t.button ? el('div', { class: 'rpsline' }, throwTiles(s.throws, 'sm', 'seat-throws'),
+    el('span', { class: 'rps-score num', dataset: { testid: 'seat-score', seat: String(s.seat) } }, scoreText(s.score)),
+    s.win !== null && s.win !== undefined && !s.folded ? el('span', { class: 'eq num', dataset: { testid: 'seat-win', seat: String(s.seat) } }, fmtPct(s.win)) : null) : null,
   live ? el('div', { class: 'nums' }, el('span', {}, 'Stack ', el('b', { class: 'num', dataset: { testid: 'seat-stack' } }, fmtInt(s.stack))),
     el('span', {}, 'In ', el('b', { class: 'num', dataset: { testid: 'seat-committed' } }, fmtInt(s.committed)))) : null);
   if (live && s.equity) {
@@ -104,11 +108,12 @@ function render({ sel, states }) {
   }
   const status = statusOf(t.status);
   $('deal-label').textContent = t.deal ? `Deal ${t.deal} · ${status}` : status;
-  $('street').textContent = STREET_LABEL[t.street] || t.street || '';
+  const rps = isRps(t);
+  $('street').textContent = (rps ? ROUND_LABEL[t.round || t.street] : STREET_LABEL[t.street]) || t.street || '';
   const board = $('board');
-  const boardKey = (t.board || []).join(' ');
+  const boardKey = rps ? `rps ${(t.dealer_throws || []).join(' ')}` : (t.board || []).join(' ');
   if (board.dataset.cards !== boardKey) {
-    board.replaceChildren(...cards(t.board, 5, 'lg'));
+    board.replaceChildren(...(rps ? [dealerRounds(t.dealer_throws)] : cards(t.board, 5, 'lg')));
     board.dataset.cards = boardKey;
   }
   $('pot').parentElement.hidden = false;
@@ -117,6 +122,9 @@ function render({ sel, states }) {
   const toAct = $('to-act');
   toAct.dataset.seat = acting ? String(acting.seat) : '';
   toAct.textContent = acting ? `To act: ${acting.code || ''} ${acting.player || ''} (seat ${acting.seat})` : '';
+  if (rps && (t.throws_awaited || []).length) {
+    toAct.textContent = t.throws_awaited.includes(t.button) ? 'Dealer to reveal' : `Throwing: ${t.throws_awaited.map((x) => `S${x}`).join(' ')}`;
+  }
   $('notice').textContent = ['void', 'disputed'].includes(status) ? status : '';
   $('equity-note').textContent = equityNote(t);
   const la = t.last_action;
