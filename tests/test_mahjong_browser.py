@@ -172,6 +172,40 @@ def test_leaderboard_shows_the_imps(hub: MahjongHub, page: Page) -> None:
     shot(page, "mcr-leaderboard")
 
 
+def test_commentator_desk_shows_each_tables_winds_tiles_and_result(
+    hub: MahjongHub, page: Page
+) -> None:
+    """The desk's card of each table is the mahjong hand (not a poker board and pot): every
+    seat's wind and 13 tiles as REST has them, the result, each seat's points; its standings
+    are in IMPs as the leaderboard's."""
+    hub.play(hub.events[hub.sent :])
+    hub.sent = len(hub.events)
+    page.goto(f"{hub.url}/overlays/commentator.html?token={COMMENTATOR}")
+    for number in hub.config.tables:
+        m = hub.rest(f"/api/tables/{number}", COMMENTATOR)["mahjong"]
+        card = page.locator(f'[data-testid="com-table"][data-table="{number}"]')
+        expect(card).to_have_attribute("data-game", "mcr", timeout=FAST)
+        expect(card.locator("h2")).to_contain_text(f"deal {m['deal']}")
+        for seat in range(1, 5):
+            row = card.locator(f'[data-testid="com-seat"][data-seat="{seat}"]')
+            expect(row.locator("td").first).to_have_text(f"S{seat} {m['winds'][str(seat)]}")
+            tiles = row.locator('[data-testid="com-mj-hand"] .tile')
+            expect(tiles).to_have_count(13)
+            shown = tiles.evaluate_all("ts => ts.map(t => t.dataset.tile)")
+            assert shown == sorted(m["hands"][str(seat)], key=arranged)
+        result = m["result"]
+        if result is not None and result["kind"] != "draw":
+            expect(card.locator('[data-testid="com-mj-result"]')).to_contain_text(
+                f"{result['fan']} fan"
+            )
+    standings: dict[str, Any] = hub.rest("/api/standings")
+    expect(page.locator('[data-testid="l4l-heading"]')).to_have_text("L4L imps")
+    for t in standings["like_for_like"]["teams"]:
+        row = page.locator(f'[data-testid="com-team"][data-team="{t["team"]}"]')
+        expect(row.locator('[data-testid="l4l-points"]')).to_have_text(signed(t["imps"]))
+    shot(page, "mcr-commentator-desk")
+
+
 @pytest.mark.parametrize("path", ["commentator.html", "operator.html", "seat.html?seat=1"])
 def test_the_other_pages_load_a_mahjong_event_without_errors(
     hub: MahjongHub, page: Page, path: str

@@ -6,6 +6,7 @@ import { connect, params } from './duplicast.js';
 import { STREET_LABEL, cardText, cards, el, equityText, fitDesk, fmtInt, fmtPct, fmtPoints, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 import { markGame } from './piecepack.js';
 import { ROUND_LABEL, isRps, scoreText, throwTiles } from './rps.js';
+import { WIND_NAME, resultText, tiles as mjTiles } from './mahjong.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
@@ -134,6 +135,38 @@ function equityCells(s, st) {
   ];
 }
 
+/** A mahjong table (docs/mahjong.md): each seat's wind, 13 tiles and points, the hand's
+ * result, and the last finished deal's swing against the seat average. */
+function mahjongCard(t, s, ld, sw) {
+  const m = s.mahjong;
+  const points = (m.result && m.result.points) || {};
+  const name = (seat) => {
+    const st = (s.seats || []).find((x) => x.seat === seat);
+    return st ? `${st.code || st.team} (${m.winds[String(seat)]})` : `S${seat}`;
+  };
+  return el('div', { class: 'card-box', dataset: { testid: 'com-table', table: String(t), game: 'mcr' } },
+    el('h2', {}, `Table ${t}`, ` · deal ${m.deal} · prevalent ${WIND_NAME[m.prevalent] || m.prevalent}`),
+    el('div', { class: 'tline' },
+      el('span', { dataset: { testid: 'com-mj-result' } },
+        m.result ? resultText(m.result, name) : s.status === 'void' ? 'Void (misdeal)' : 'Playing'),
+      el('span', {}, statusOf(s.status))),
+    el('table', { class: 't' },
+      el('thead', {}, el('tr', {}, el('th', {}, 'Seat'), el('th', {}, 'Team'), el('th', {}, 'Player'), el('th', {}, 'Hand'),
+        el('th', { class: 'r' }, 'Points'),
+        el('th', { class: 'r', dataset: { testid: 'last-hand' }, title: 'points in the last finished hand against the seat average' },
+          ld ? `D${ld} swing` : 'Last swing'))),
+      el('tbody', {}, (s.seats || []).map((st) => {
+        const wind = m.winds[String(st.seat)];
+        const pts = points[String(st.seat)];
+        return el('tr', { class: m.result && m.result.winner === st.seat ? 'acting' : '', dataset: { testid: 'com-seat', seat: String(st.seat) } },
+          el('td', {}, `S${st.seat} ${wind}`), el('td', {}, code(st)), el('td', {}, st.player || ''),
+          el('td', {}, el('span', { class: 'mini', dataset: { testid: 'com-mj-hand' } }, mjTiles(m.hands[String(st.seat)] || [], 'xs'))),
+          el('td', { class: `r num ${pts === undefined ? '' : signClass(pts)}` }, pts === undefined ? '' : fmtSigned(pts)),
+          el('td', { class: `r num ${sw.has(st.seat) ? signClass(sw.get(st.seat)) : ''}`, dataset: { testid: 'last-swing' } },
+            sw.has(st.seat) ? fmtSigned(sw.get(st.seat)) : '–'));
+      }))));
+}
+
 function drawTables() {
   $('tables').style.setProperty('--cols', String(Math.min(4, Math.max(1, Math.ceil(TABLES.length / 2)))));
   $('tables').replaceChildren(...TABLES.map((t) => {
@@ -141,6 +174,7 @@ function drawTables() {
     const live = 'status' in s;
     const ld = lastDeal.get(t);
     const sw = ld ? seatSwings(deals.get(ld), t) : new Map();
+    if (live && s.mahjong) return mahjongCard(t, s, ld, sw);
     return el('div', { class: 'card-box', dataset: { testid: 'com-table', table: String(t) } },
       el('h2', {}, `Table ${t}`, live && s.deal ? ` · deal ${s.deal} · ${(isRps(s) ? ROUND_LABEL[s.round || s.street] : STREET_LABEL[s.street]) || s.street || ''}` : live ? ' · between hands' : ''),
       live ? el('div', { class: 'tline' },
@@ -194,16 +228,26 @@ function drawCompare() {
       el('td', { class: `r num ${swing === null ? '' : signClass(swing)}`, dataset: { testid: 'swing' } }, swing === null ? '–' : fmtSigned(swing)))));
 }
 
+/** A team's score in the tournament's scoring format: IFP points, or a signed total (IMPs). */
+function score(t, column) {
+  if (!t || t[column] === undefined || t[column] === null) return '–';
+  return column === 'points' ? fmtPoints(t[column]) : fmtSigned(t[column]);
+}
+
 function drawStandings() {
+  const scoring = (standings && standings.scoring) || { column: 'points', heading: 'Pts' };
+  const column = scoring.column || 'points';
+  $('l4l-heading').textContent = `L4L ${(scoring.heading || 'pts').toLowerCase()}`;
+  $('run-heading').textContent = `Run ${(scoring.heading || 'pts').toLowerCase()}`;
   const l4l = (standings && standings.like_for_like && standings.like_for_like.teams) || [];
   const run = new Map(((standings && standings.running && standings.running.teams) || []).map((t) => [`${t.group}|${t.team}`, t]));
   $('standings').replaceChildren(...[...l4l].sort((a, b) => a.rank - b.rank).map((t) => {
     const r = run.get(`${t.group}|${t.team}`) || {};
     return el('tr', { dataset: { testid: 'com-team', team: String(t.team) } },
       el('td', {}, code(t), ` ${t.name || ''}`),
-      el('td', { class: 'r num', dataset: { testid: 'l4l-points' } }, fmtPoints(t.points)),
+      el('td', { class: 'r num', dataset: { testid: 'l4l-points' } }, score(t, column)),
       el('td', { class: `r num ${signClass(t.chips)}` }, fmtSigned(t.chips)),
-      el('td', { class: 'r num', dataset: { testid: 'running-points' } }, fmtPoints(r.points)),
+      el('td', { class: 'r num', dataset: { testid: 'running-points' } }, score(r, column)),
       el('td', { class: `r num ${signClass(r.chips)}` }, fmtSigned(r.chips)));
   }));
 }

@@ -5,7 +5,7 @@ import { el, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 
 const SUIT_NAME = { m: 'characters', p: 'dots', s: 'bamboo', z: 'honour' };
 const HONOURS = { 1: 'E', 2: 'S', 3: 'W', 4: 'N', 5: 'P', 6: 'F', 7: 'C' };
-const WIND_NAME = { E: 'East', S: 'South', W: 'West', N: 'North' };
+export const WIND_NAME = { E: 'East', S: 'South', W: 'West', N: 'North' };
 
 /** One tile from its code ("5m", "1z"): number and suit letter, or the honour's letter. */
 export function tile(code, size = '') {
