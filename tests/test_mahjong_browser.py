@@ -169,7 +169,12 @@ def test_leaderboard_shows_the_imps(hub: MahjongHub, page: Page) -> None:
         expect(row.locator('[data-testid="team-points"]')).to_have_text(
             signed(t["imps"]), timeout=FAST
         )
+    # A mahjong hand scores points, not chips: the aggregate column says so.
+    expect(page.locator('[data-testid="chips-heading"]')).to_have_text("Points")
     shot(page, "mcr-leaderboard")
+    open_page(page, hub, "seat.html?seat=1")
+    expect(page.locator('[data-testid="chips-heading"]')).to_have_text("Points", timeout=FAST)
+    expect(page.locator('[data-testid="after-deals"]')).to_contain_text("Same tiles, same seat")
 
 
 def test_commentator_desk_shows_each_tables_winds_tiles_and_result(

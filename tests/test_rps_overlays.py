@@ -265,3 +265,12 @@ def test_commentator_desk_shows_every_tables_throws(page: Page, hub: RpsHub) -> 
                 "data-throws", " ".join(s["throws"])
             )
     shot(page, "commentator")
+
+
+def test_seat_ranking_names_what_every_table_shares(page: Page, hub: RpsHub) -> None:
+    """In RPS Poker the tables share the dealer's throws, not cards: the seat page says so."""
+    open_page(page, hub, "seat.html?seat=1")
+    expect(page.locator('[data-testid="after-deals"]')).to_contain_text(
+        "Same dealer throws, same seat", timeout=5000
+    )
+    expect(page.locator('[data-testid="chips-heading"]')).to_have_text("Chips")

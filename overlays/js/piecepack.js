@@ -46,7 +46,14 @@ export function markGame(payload) {
   if (payload && typeof payload.game === 'string') document.body.dataset.game = payload.game;
 }
 
-/** "tiles" for a piecepack game, else "cards" (titles such as "Same cards"). */
+/** What every table holds alike, for titles such as "Same cards, same seat": tiles for
+ * piecepack hold'em and mahjong, the dealer's throws for RPS Poker, else cards. */
 export function piecesWord(game) {
-  return game === PIECEPACK ? 'tiles' : 'cards';
+  if (game === PIECEPACK || game === 'mcr') return 'tiles';
+  return game === 'rps-poker' ? 'dealer throws' : 'cards';
+}
+
+/** The heading of the aggregate column: a mahjong hand scores points, poker hands chips. */
+export function chipsWord(game) {
+  return game === 'mcr' ? 'Points' : 'Chips';
 }

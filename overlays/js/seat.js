@@ -2,7 +2,7 @@
 // chip-score. Team names and colours come from the standings payload.
 import { mountOverlay } from './duplicast.js';
 import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle, unscored } from './ui.js';
-import { markGame, piecesWord } from './piecepack.js';
+import { chipsWord, markGame, piecesWord } from './piecepack.js';
 
 const list = document.querySelector('[data-testid="seat-rows"]');
 const title = document.querySelector('[data-testid="seat-title"]');
@@ -58,6 +58,9 @@ function render({ sel, states }) {
   const teams = teamsOf(states.get('standings'));
   const scoring = s.scoring || { column: 'points', heading: 'Pts' }; // the scoring format's column
   if (headingEl.textContent !== scoring.heading) headingEl.textContent = scoring.heading;
+  const game = (states.get('standings') || {}).game;
+  const chipsEl = document.querySelector('.c-chips');
+  if (chipsEl && chipsEl.textContent !== chipsWord(game)) chipsEl.textContent = chipsWord(game);
   title.textContent = `Seat ${sel.seat}`;
   viewLabel.textContent = running ? 'Running · all hands' : 'Like-for-like';
   const keep = new Set(rows.map((r) => `${r.table}|${r.team}`));
