@@ -387,6 +387,7 @@ class Ingest:
                 snapshot = codec.pack(state)
         if snapshot is not None:
             await self.bus.hset(self.names.engine, "snapshot", snapshot)
+        accepted = duplicates = 0  # counted per batch: a labelled counter costs ~2 µs a call
         for outcome, raw, channel in decided:
             if isinstance(raw, _Command):  # operator commands from an edge: answered there
                 reply = raw.answer(self.names, outcome.ack)
@@ -394,9 +395,9 @@ class Ingest:
                     replies.append(reply)
                 continue
             if outcome.record is not None:
-                self.metrics.event("accepted")
+                accepted += 1
             elif outcome.duplicate:
-                self.metrics.event("duplicate")
+                duplicates += 1
             else:
                 self.metrics.event("rejected")
                 self.metrics.reject(outcome.code or "unknown")
@@ -413,6 +414,10 @@ class Ingest:
             elif not outcome.ok:  # nothing names a console: answer on the table's error channel
                 errors = self.names.errors(self.names.table_of(channel))
                 answers.append((errors, codec.pack(outcome.ack), None))
+        if accepted:
+            self.metrics.event("accepted", accepted)
+        if duplicates:
+            self.metrics.event("duplicate", duplicates)
         # A refused event's answer and seq are persisted before the answer goes out: a
         # restarted hub expects the next seq and repeats the refusal to a resend. Only the
         # latest MAX_REFUSALS answers per console are kept (a resend is of a recent seq).
@@ -423,8 +428,7 @@ class Ingest:
         await self.bus.hset_many(self.names.seqs, seqs)
         receivers = await self.bus.publish_many([(c, data) for c, data, _ in answers] + replies)
         done = time.monotonic()
-        for _, _, arrived in batch:
-            self.metrics.ingest_lag(max(0.0, done - arrived))
+        self.metrics.ingest_lag(*(max(0.0, done - arrived) for _, _, arrived in batch))
         links = {
             console: n > 0
             for (_, _, console), n in zip(answers, receivers, strict=False)

@@ -119,13 +119,17 @@ class Metrics:
         if fanout not in self._fanout.fanouts:
             self._fanout.fanouts.append(fanout)
 
-    def ingest_lag(self, seconds: float) -> None:
-        self._lag.set(seconds)
-        self._latency.observe(seconds)
+    def ingest_lag(self, *seconds: float) -> None:
+        """The lags of a batch of events, oldest first (the gauge keeps the latest)."""
+        observe = self._latency.observe
+        for lag in seconds:
+            observe(lag)
+        if seconds:
+            self._lag.set(seconds[-1])
 
-    def event(self, result: str) -> None:
-        """``result``: e.g. ``accepted``, ``rejected``, ``duplicate``."""
-        self._events.labels(result).inc()
+    def event(self, result: str, count: int = 1) -> None:
+        """``result``: e.g. ``accepted``, ``rejected``, ``duplicate`` (``count`` of them)."""
+        self._events.labels(result).inc(count)
 
     def reject(self, code: str) -> None:
         self._rejects.labels(code).inc()
