@@ -115,9 +115,21 @@ def baseline(session: Any) -> float:
     return len(packed) / (time.perf_counter() - t0)
 
 
-async def throughput(url: str, events: int, window: int, seed: int) -> dict[str, Any]:
+async def throughput(
+    url: str, events: int, window: int, seed: int, feed: bool = True
+) -> dict[str, Any]:
+    """With ``feed=False`` (``--no-feed``), an experiment: the ingest without its projections
+    and feed (journal, acks and apply only), the ceiling of the write path alone."""
     from hub.bus.redis import RedisBus
     from hub.ingest import Ingest
+
+    if not feed:
+
+        async def no_feed(self: Ingest) -> None:
+            return None
+
+        Ingest._publish = no_feed  # type: ignore[method-assign]
+        Engine.start_feed = lambda self: None  # type: ignore[method-assign]
 
     session = large_session(events, seed, tid=f"load-{uuid.uuid4().hex[:8]}")
     base = baseline(session)
@@ -157,6 +169,7 @@ async def throughput(url: str, events: int, window: int, seed: int) -> dict[str,
         "baseline_decode_submit_per_s": round(base),
         "ratio_to_baseline": round(rate / base, 3),
         "target": TARGET_EVENTS_PER_S,
+        "feed": feed,
     }
 
 
@@ -237,13 +250,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only", choices=("throughput", "rebuild"), help="run one part")
+    parser.add_argument(
+        "--no-feed",
+        action="store_true",
+        help="experiment: throughput with the ingest's projections and feed switched off",
+    )
     args = parser.parse_args()
     result: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()}
     }
     if args.only in (None, "throughput"):
         result["throughput"] = asyncio.run(
-            throughput(args.redis, args.events, args.window, args.seed)
+            throughput(args.redis, args.events, args.window, args.seed, feed=not args.no_feed)
         )
     if args.only in (None, "rebuild"):
         result["rebuild"] = asyncio.run(rebuild(args.redis, args.journal, args.tail, args.seed))
