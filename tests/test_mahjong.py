@@ -304,9 +304,10 @@ def test_a_drawn_deal_scores_zero_for_everyone() -> None:
     assert {row.chips for row in engine.state.board.standings("like_for_like")} == {0}
 
 
-def test_the_default_scale_is_the_sample_scale_file() -> None:
-    text = (ROOT / "samples" / "imp-scale-mcr.csv").read_text(encoding="utf-8")
+def test_the_default_scale_is_the_shipped_data_file() -> None:
+    text = (ROOT / "hub" / "domain" / "imp-scale-mcr.csv").read_text(encoding="utf-8")
     assert parse_scale(text).steps == MCR_SCALE.steps
+    assert "Where it comes from" in text  # the file says where it came from
     wbf = parse_scale((ROOT / "samples" / "imp-scale-wbf.csv").read_text(encoding="utf-8"))
     # WBF / 10 (every WBF step is a multiple of 10)
     assert [low for low, _ in MCR_SCALE.steps] == [low // 10 for low, _ in wbf.steps]

@@ -24,11 +24,11 @@ import secrets
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from fractions import Fraction
+from importlib import resources
 
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
-from hub.domain.imp import ImpScale
+from hub.domain.imp import parse_scale
 
 Tile = str
 SUITS = "mps"
@@ -247,14 +247,11 @@ class MahjongRules:
     prevalent: Mapping[int, str]
 
 
-# The default duplicate-MCR IMP scale (docs/mahjong.md): the WBF bridge scale with every step
-# divided by 10, in MCR points (samples/imp-scale-mcr.csv is the same scale as a file).
-_MCR_STEPS = (2, 5, 9, 13, 17, 22, 27, 32, 37, 43, 50, 60, 75, 90, 110, 130, 150, 175, 200)
-MCR_SCALE = ImpScale(
-    steps=tuple(
-        (Fraction(low), imps)
-        for imps, low in enumerate((*_MCR_STEPS, 225, 250, 300, 350, 400), start=1)
-    ),
+# The default duplicate-MCR IMP scale: a data file shipped with the package, with where it
+# comes from written in it (the WBF bridge scale with every step divided by 10; docs/mahjong.md).
+MCR_SCALE_FILE = "imp-scale-mcr.csv"
+MCR_SCALE = parse_scale(
+    resources.files(__package__).joinpath(MCR_SCALE_FILE).read_text(encoding="utf-8"),
     name="MCR (WBF / 10)",
 )
 
