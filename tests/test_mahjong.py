@@ -31,6 +31,7 @@ from hub.domain.mahjong import (
     tile_label,
 )
 from hub.domain.scoring import full_recompute
+from hub.engine import views
 from hub.engine.core import Engine
 from hub.engine.events import parse_event
 from hub.engine.simulate import simulate_session
@@ -248,6 +249,10 @@ def test_individual_imps_of_one_deal_across_four_tables() -> None:
     # self-draw), table 4 +36 (won 12 fan on seat 1: 8 + 12 from seat 1, 8 from seats 3 and 4).
     # Average (-8 + 0 - 16 + 36) / 4 = 3; differences -11 -> -3, -3 -> -1, -19 -> -5, +33 -> +8.
     assert [imps[(t, 2)] for t in (1, 2, 3, 4)] == [-3, -1, -5, 8]
+    # The ticker's swing of table 4's seat 2 (+36 - 3 = +33, past the threshold of 20 points),
+    # worded in points: a mahjong hand has no chips.
+    swings = [i["text"] for i in views.swing_items(engine.state, 4, 1) if i["seat"] == 2]
+    assert len(swings) == 1 and "+36 points on deal 1, +33 against seat 2's average" in swings[0]
     # The same through the poker rule (against the others' average) would differ: table 1
     # seat 1, 34 - (0 + 48 - 20) / 3 = 24.67 -> 6, not 5.
     others = Engine(mcr_config(format="imp", average="others"))

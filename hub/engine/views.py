@@ -448,6 +448,7 @@ def swing_items(state: TournamentState, table: int, deal_no: int) -> list[dict[s
     if hand is None or hand.status not in TERMINAL or hand.result is None:
         return []
     items = []
+    unit = " points" if config.mahjong is not None else ""  # a mahjong hand scores points
     results = [
         r for t in group.tables if (h := state.hand(t, deal_no)) is not None and (r := h.result)
     ]
@@ -468,7 +469,7 @@ def swing_items(state: TournamentState, table: int, deal_no: int) -> list[dict[s
                     "seat": seat,
                     "chips": chips,
                     "swing": round(swing, 2),
-                    "text": f"{player} ({team.code}) {chips:+,} on deal {deal_no}, "
+                    "text": f"{player} ({team.code}) {chips:+,}{unit} on deal {deal_no}, "
                     f"{swing:+,.0f} against seat {seat}'s average",
                 }
             )
