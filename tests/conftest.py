@@ -18,6 +18,7 @@ import redis
 from redis_server import REDIS_SERVER, RedisServer, ping  # tests/ is on sys.path
 
 from hub.bus.base import Bus
+from tests.browser import browser, page  # noqa: F401 - browser tests' fixtures (tests/browser.py)
 
 EXPLICIT_URL = os.environ.get("DUPLICAST_TEST_REDIS_URL")
 REDIS_URL = EXPLICIT_URL or "redis://127.0.0.1:6379/0"

@@ -19,11 +19,9 @@ from hub.deckfile import load_decks
 from hub.engine.standings_select import select_standings
 from tests.hubharness import COMMENTATOR, session_events
 from tests.test_event import SAMPLE, SAMPLE_LOG
-from tests.test_overlays_hub import (  # noqa: F401 - the fixtures
+from tests.test_overlays_hub import (
     HubThread,
-    browser,
     open_page,
-    page,
     points,
     shot,
     signed,
@@ -86,7 +84,7 @@ def test_rest_serves_each_block_of_the_event(event_hub: EventHub) -> None:
 
 
 def expect_rows(
-    page: Page,  # noqa: F811
+    page: Page,
     rows: list[dict[str, Any]],
 ) -> None:
     expect(page.locator('[data-testid="team-row"]')).to_have_count(len(rows))
@@ -100,7 +98,7 @@ def expect_rows(
 
 
 def test_leaderboard_follows_stage_session_group_and_overall(
-    page: Page,  # noqa: F811 - the fixture
+    page: Page,
     event_hub: EventHub,
 ) -> None:
     cases = [

@@ -1,9 +1,7 @@
-"""`duplicast demo --config samples/<game>.toml` for the games besides hold'em, as a user runs
+"""`duplicast demo --config samples/<sample>.toml` for the games besides hold'em, as a user runs
 it (a fresh process, no Redis, no DUPLICAST_* variables): the printed live-table link shows the
-game's own pieces as the bots play, the REST standings name the game, and `duplicast replay`
-scores the sample's session to the standings the demo's tournament has after every deal.
-
-(The piecepack demo has its own test in test_piecepack_overlays.py.)"""
+game's own pieces as the bots play, and the REST standings name the tournament and its game;
+`duplicast replay` scores every deal of each sample's session."""
 
 from __future__ import annotations
 
@@ -11,41 +9,37 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
-from tests.test_overlays_hub import ARGS, CHROMIUM
-from tests.test_piecepack_overlays import new_page
+from hub.configfile import load_config
+from tests.browser import new_page
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# game -> what its live table shows once a hand is in play (a selector), and how many
-GAMES = {
-    "mcr": ('[data-testid="mj-seat"] .tile', 4 * 13),
-    "rps-poker": ('[data-testid="rps-dealer"] .throw', 9),
+# sample -> its game, and what its live table shows once a hand is in play: selectors, each
+# with how many (None: at least one)
+GAMES: dict[str, tuple[str, list[tuple[str, int | None]]]] = {
+    "piecepack": (
+        "piecepack-holdem",
+        [('[data-testid="board"] [data-tile]', None), ('[data-testid="hole"] [data-tile]', None)],
+    ),
+    "mcr": ("mcr", [('[data-testid="mj-seat"] .tile', 4 * 13)]),
+    "rps-poker": ("rps-poker", [('[data-testid="rps-dealer"] .throw', 9)]),
 }
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-@pytest.mark.parametrize("game", sorted(GAMES))
+@pytest.mark.parametrize("name", sorted(GAMES))
 def test_the_demo_plays_the_sample_live_on_the_overlays(
-    browser: Browser, tmp_path: Path, game: str
+    browser: Browser, tmp_path: Path, name: str
 ) -> None:
-    selector, count = GAMES[game]
-    sample = ROOT / "samples" / f"{game}.toml"
+    game, shown = GAMES[name]
+    sample = ROOT / "samples" / f"{name}.toml"
     env = {k: v for k, v in os.environ.items() if not k.startswith("DUPLICAST_")}
     with (tmp_path / "demo.log").open("w") as log:
         command = ["demo", "--config", str(sample), "--port", "0", "--speed", "8"]
@@ -70,8 +64,14 @@ def test_the_demo_plays_the_sample_live_on_the_overlays(
             errors: list[str] = []
             pg = new_page(browser, 1920, 1080, errors)
             pg.goto(links["live table"])
-            expect(pg.locator(selector)).to_have_count(count, timeout=30_000)
+            for selector, count in shown:
+                if count is None:
+                    expect(pg.locator(selector).first).to_be_visible(timeout=30_000)
+                else:
+                    expect(pg.locator(selector)).to_have_count(count, timeout=30_000)
+            expect(pg.locator("body")).to_have_attribute("data-game", game)
             standings = httpx.get(links["standings (REST)"], timeout=5).json()["data"]
+            assert standings["tournament"] == load_config(sample).id
             assert standings["game"] == game
             pg.context.close()
             assert errors == []
@@ -80,12 +80,13 @@ def test_the_demo_plays_the_sample_live_on_the_overlays(
             proc.wait(15)
 
 
-@pytest.mark.parametrize("game", sorted(GAMES))
-def test_replay_scores_the_sample_session(game: str) -> None:
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_replay_scores_the_sample_session(name: str) -> None:
     """`duplicast replay` on the committed session: every deal scored at every table, the
     standings' game named, and the same standings twice (a replay is deterministic)."""
-    sample = ROOT / "samples" / f"{game}.toml"
-    session = ROOT / "samples" / f"{game}-session.jsonl"
+    game = GAMES[name][0]
+    sample = ROOT / "samples" / f"{name}.toml"
+    session = ROOT / "samples" / f"{name}-session.jsonl"
     command = [sys.executable, "-m", "hub", "replay", "--config", str(sample), str(session)]
     runs = [
         subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)

@@ -12,16 +12,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from hub.configfile import load_config
 from hub.deckfile import load_decks
 from tests.hubharness import COMMENTATOR, session_events
 from tests.test_mahjong import SAMPLE, SESSION
 from tests.test_overlays_hub import (
-    ARGS,
-    CHROMIUM,
-    EXPECTED_ERRORS,
     FAST,
     HubThread,
     open_page,
@@ -48,32 +45,6 @@ class MahjongHub(HubThread):
         self.decks = load_decks(config, SAMPLE.parent, {})
         self.config = dataclasses.replace(config, id=f"mcr-{uuid.uuid4().hex[:8]}")
         self.events = session_events(self.config.id, SESSION)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    """A 1920x1080 page that must log no error (as in test_overlays_hub)."""
-    context = browser.new_context(viewport={"width": 1920, "height": 1080})
-    pg = context.new_page()
-    errors: list[str] = []
-
-    def on_console(msg: ConsoleMessage) -> None:
-        if msg.type == "error" and not msg.text.startswith(EXPECTED_ERRORS):
-            errors.append(msg.text)
-
-    pg.on("console", on_console)
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield pg
-    context.close()
-    assert errors == []
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from hub.bus.memory import MemoryBus
@@ -43,15 +43,6 @@ from tests.hubharness import COMMENTATOR, OPERATOR, auth, session_events, unique
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
 FAST = 1000  # ms: a console event must show within 1 s
 PRELOAD = 1300  # events of the sample session played before the pages open
@@ -64,7 +55,6 @@ LINK_LABEL = {
     "none": "no console",
     "unknown": "not heard yet",
 }
-EXPECTED_ERRORS = ("WebSocket connection to",)  # logged by Chromium while the hub restarts
 
 
 def points(n: float) -> str:
@@ -193,31 +183,6 @@ def hub() -> Iterator[HubThread]:
     h.preload(PRELOAD)
     yield h
     h.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1920, "height": 1080})
-    pg = context.new_page()
-    errors: list[str] = []
-
-    def on_console(msg: ConsoleMessage) -> None:
-        if msg.type == "error" and not msg.text.startswith(EXPECTED_ERRORS):
-            errors.append(msg.text)
-
-    pg.on("console", on_console)
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield pg
-    context.close()
-    assert errors == []
 
 
 def open_page(page: Page, hub: HubThread, path: str) -> None:

@@ -13,22 +13,20 @@ import contextlib
 import dataclasses
 import os
 import re
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from hub.configfile import load_config
 from hub.deckfile import load_decks
 from hub.domain.piecepack import format_tile
+from tests.browser import new_page
 from tests.hubharness import COMMENTATOR, session_events
-from tests.test_overlays_hub import ARGS, CHROMIUM, EXPECTED_ERRORS, SHOTS, HubThread, open_page
+from tests.test_overlays_hub import SHOTS, HubThread, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -68,35 +66,6 @@ def hub() -> Iterator[PiecepackHub]:
     h.preload(PRELOAD)
     yield h
     h.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-def new_page(browser: Browser, width: int, height: int, errors: list[str]) -> Page:
-    pg = browser.new_context(viewport={"width": width, "height": height}).new_page()
-
-    def on_console(msg: ConsoleMessage) -> None:
-        if msg.type == "error" and not msg.text.startswith(EXPECTED_ERRORS):
-            errors.append(msg.text)
-
-    pg.on("console", on_console)
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    return pg
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    errors: list[str] = []
-    pg = new_page(browser, 1920, 1080, errors)
-    yield pg
-    pg.context.close()
-    assert errors == []
 
 
 def expect_tiles(box: Any, codes: list[str]) -> None:
@@ -177,47 +146,3 @@ def test_commentator_desk_and_seat_page_speak_tiles(page: Page, hub: PiecepackHu
     page.screenshot(path=str(SHOTS / "hub-piecepack-commentator.png"))
     open_page(page, hub, "seat.html?seat=1&slot=0")
     expect(page.locator('[data-testid="after-deals"]')).to_contain_text("Same tiles, same seat")
-
-
-def test_the_demo_plays_the_piecepack_sample_live_on_the_overlays(
-    browser: Browser, tmp_path: Path
-) -> None:
-    """`duplicast demo --config samples/piecepack.toml` as a user runs it: its printed live
-    table link shows tiles on the board as the bots play, and the REST standings say the game."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DUPLICAST_")}
-    with (tmp_path / "demo.log").open("w") as log:
-        command = ["demo", "--config", str(SAMPLE), "--port", "0", "--speed", "8"]
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "hub", *command],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-        )
-        try:
-            assert proc.stdout is not None
-            links: dict[str, str] = {}
-            for line in proc.stdout:
-                parts = line.split()
-                if len(parts) >= 2 and parts[-1].startswith(("http://", "ws://")):
-                    links[" ".join(parts[:-1])] = parts[-1]
-                if line.startswith("Ctrl-C"):
-                    break
-            assert "live table" in links, links
-            errors: list[str] = []
-            pg = new_page(browser, 1920, 1080, errors)
-            pg.goto(links["live table"])
-            expect(pg.locator('[data-testid="board"] [data-tile]').first).to_be_visible(
-                timeout=30_000
-            )
-            expect(pg.locator('[data-testid="hole"] [data-tile]').first).to_be_visible()
-            expect(pg.locator("body")).to_have_attribute("data-game", "piecepack-holdem")
-            standings = httpx.get(links["standings (REST)"], timeout=5).json()["data"]
-            assert standings["tournament"] == "piecepack-demo"
-            assert standings["game"] == "piecepack-holdem"
-            pg.context.close()
-            assert errors == []
-        finally:
-            proc.terminate()
-            proc.wait(15)

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from hub.bus.memory import MemoryBus
 from hub.configfile import load_config
@@ -35,8 +35,6 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "rps-poker.toml"
 SESSION = ROOT / "samples" / "rps-poker-session.jsonl"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 FAST = 1000  # ms: a console event must show within 1 s
 PRELOAD = 300  # events played before the pages open
@@ -115,31 +113,6 @@ def hub() -> Iterator[RpsHub]:
     h.play_until(lambda: h.sent >= PRELOAD)
     yield h
     h.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1920, "height": 1080})
-    pg = context.new_page()
-    errors: list[str] = []
-
-    def on_console(msg: ConsoleMessage) -> None:
-        if msg.type == "error":
-            errors.append(msg.text)
-
-    pg.on("console", on_console)
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield pg
-    context.close()
-    assert errors == []
 
 
 def open_page(page: Page, hub: RpsHub, path: str) -> None:
