@@ -8,8 +8,8 @@ phevaluator's card ids.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from phevaluator import _pheval
 
@@ -69,10 +69,23 @@ def winners_by_pot(
     seats: int,
 ) -> list[tuple[int, ...]]:
     """For each pot, its best eligible hands, in odd-chip order (seat order left of the button)."""
-    order = [(button + i) % seats + 1 for i in range(seats)]
     ranks = {s: strength(hole[s], board[:5]) for pot in pots for s in pot.eligible}
+    return best_by_pot(pots, ranks, button, seats, min)
+
+
+def best_by_pot(
+    pots: Sequence[PotLike],
+    values: Mapping[int, Any],
+    button: int,
+    seats: int,
+    best: Callable[[Iterable[Any]], Any],
+) -> list[tuple[int, ...]]:
+    """For each pot, the eligible seats whose hand value is the ``best`` (``min`` for
+    strengths, where lower is stronger; ``max`` for values where greater is), in odd-chip
+    order: any game's ranking of hands shares the pots the same way."""
+    order = [(button + i) % seats + 1 for i in range(seats)]
     result: list[tuple[int, ...]] = []
     for pot in pots:
-        best = min(ranks[s] for s in pot.eligible)
-        result.append(tuple(s for s in order if s in pot.eligible and ranks[s] == best))
+        top = best(values[s] for s in pot.eligible)
+        result.append(tuple(s for s in order if s in pot.eligible and values[s] == top))
     return result

@@ -65,13 +65,8 @@ def _tile_winners(
     seats: int,
 ) -> list[tuple[int, ...]]:
     """``evaluation.winners_by_pot`` for tiles: ``piecepack.best_of``, greater is stronger."""
-    order = [(button + i) % seats + 1 for i in range(seats)]
     values = {s: piecepack.best_of((*hole[s], *board[:5])) for pot in pots for s in pot.eligible}
-    result: list[tuple[int, ...]] = []
-    for pot in pots:
-        best = max(values[s] for s in pot.eligible)
-        result.append(tuple(s for s in order if s in pot.eligible and values[s] == best))
-    return result
+    return evaluation.best_by_pot(pots, values, button, seats, max)
 
 
 CARDS = PieceSet(

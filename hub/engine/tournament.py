@@ -10,7 +10,7 @@ change through `Scoreboard.set_result`, which is incremental.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hub.domain.advance import fill
@@ -290,17 +290,16 @@ class TournamentState:
         cfg = self.config
         if cfg.mahjong is not None:
             return mahjong_spec(cfg.buttons[deal_no])
+        betting = HandSpec(
+            seats=cfg.seats,
+            button=cfg.buttons[deal_no],
+            small_blind=cfg.small_blind,
+            big_blind=cfg.big_blind,
+            cap=cfg.cap,
+            pot_limit=cfg.betting == "pot-limit",
+        )
         if cfg.game == "rps-poker":  # no cards: the deck order gives the dealer's throws
-            return HandSpec(
-                seats=cfg.seats,
-                button=cfg.buttons[deal_no],
-                small_blind=cfg.small_blind,
-                big_blind=cfg.big_blind,
-                cap=cfg.cap,
-                pot_limit=cfg.betting == "pot-limit",
-                order="rps",
-                limit=cfg.betting == "limit",
-            )
+            return replace(betting, order="rps", limit=cfg.betting == "limit")
         cards = self.dealt(deal_no)
         errors = [i for i in inputs or () if i[1] in DEALER_ERRORS]
         if errors and cards is not None and self.decks is not None:
@@ -316,16 +315,7 @@ class TournamentState:
                 )
             except ValueError as exc:
                 raise Rejection("not_allowed", str(exc)) from exc
-        return HandSpec(
-            seats=cfg.seats,
-            button=cfg.buttons[deal_no],
-            small_blind=cfg.small_blind,
-            big_blind=cfg.big_blind,
-            cap=cfg.cap,
-            pot_limit=cfg.betting == "pot-limit",
-            cards=cards,
-            pieces=piece_set(cfg.game),
-        )
+        return replace(betting, cards=cards, pieces=piece_set(cfg.game))
 
     def replay_hand(self, deal_no: int, inputs: list[Input]) -> tuple[HandSpec, Hand]:
         """Rebuild a hand from its inputs: the spec its dealer errors give, then its actions."""
