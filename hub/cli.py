@@ -15,7 +15,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeAlias
 
-from hub.cliargs import HelpFormatter, add_key_file, add_progress, apply_key_file, seed
+from hub.cliargs import (
+    HelpFormatter,
+    add_config,
+    add_key_file,
+    add_progress,
+    apply_key_file,
+    seed,
+)
 
 SAMPLE_CONFIG = Path(__file__).resolve().parent.parent / "samples" / "ifp6.toml"
 
@@ -221,12 +228,7 @@ def _add_simulate(sub: Sub) -> None:
         help="offline: bots play a session, events as JSON Lines",
         formatter_class=HelpFormatter,
     )
-    p.add_argument(
-        "--config",
-        type=Path,
-        default=SAMPLE_CONFIG,
-        help=f"tournament TOML file (default: the bundled sample, {SAMPLE_CONFIG.name})",
-    )
+    add_config(p, SAMPLE_CONFIG)
     p.add_argument("--seed", type=seed, default=1, help="the bots' choices (same seed, same log)")
     p.add_argument("--out", type=Path, default=None, help="file to write (default: stdout)")
     p.add_argument(

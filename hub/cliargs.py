@@ -52,6 +52,18 @@ def add_redis(parser: argparse.ArgumentParser, **kwargs: Any) -> None:
     )
 
 
+def add_config(
+    parser: argparse.ArgumentParser, default: Path, what: str = "tournament TOML file"
+) -> None:
+    """``--config``, defaulting to the bundled sample ``default``."""
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=default,
+        help=f"{what} (default: the bundled sample, {default.name})",
+    )
+
+
 def add_key_file(parser: argparse.ArgumentParser, what: str = "the encrypted deck file") -> None:
     parser.add_argument(
         "--key-file",

@@ -26,7 +26,7 @@ from redis.exceptions import RedisError
 
 from hub import logs
 from hub.bus import BusUnavailable, open_bus, redacted_url
-from hub.cliargs import HelpFormatter, add_key_file, add_progress, add_redis, seed
+from hub.cliargs import HelpFormatter, add_config, add_key_file, add_progress, add_redis, seed
 from hub.configfile import load_config
 from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
 from hub.demo import run_demo
@@ -411,12 +411,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "Redis, deck key and address it uses.",
         formatter_class=HelpFormatter,
     )
-    p.add_argument(
-        "--config",
-        type=Path,
-        default=SAMPLE_CONFIG,
-        help=f"tournament TOML file (default: the bundled sample, {SAMPLE_CONFIG.name})",
-    )
+    add_config(p, SAMPLE_CONFIG)
     add_redis(p)
     p.add_argument(
         "--role",
@@ -518,12 +513,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     replay.add_argument(
         "--phh", type=Path, nargs="+", default=None, help="PHH files: one hand each, in order"
     )
-    replay.add_argument(
-        "--config",
-        type=Path,
-        default=SAMPLE_CONFIG,
-        help=f"with --phh: the tournament file (default: the bundled sample, {SAMPLE_CONFIG.name})",
-    )
+    add_config(replay, SAMPLE_CONFIG, "with --phh: the tournament file")
     replay.add_argument("--table", type=int, default=1, help="with --phh: the table")
     replay.add_argument("--console", default=None, help="with --phh (default: table{N})")
     replay.add_argument(
@@ -536,12 +526,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     sim = csub.add_parser(
         "simulate", help="bots play a table or the whole session", formatter_class=HelpFormatter
     )
-    sim.add_argument(
-        "--config",
-        type=Path,
-        default=SAMPLE_CONFIG,
-        help=f"tournament TOML file (default: the bundled sample, {SAMPLE_CONFIG.name})",
-    )
+    add_config(sim, SAMPLE_CONFIG)
     sim.add_argument("--table", type=int, default=None, help="one table (default: all)")
     sim.add_argument(
         "--seed",
@@ -572,12 +557,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="embedded demo: no Redis needed, overlays served",
         formatter_class=HelpFormatter,
     )
-    d.add_argument(
-        "--config",
-        type=Path,
-        default=SAMPLE_CONFIG,
-        help=f"tournament TOML file (default: the bundled sample, {SAMPLE_CONFIG.name})",
-    )
+    add_config(d, SAMPLE_CONFIG)
     d.add_argument(
         "--redis", default=None, metavar="URL", help="run the same demo on Redis (default: none)"
     )
