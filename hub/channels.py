@@ -66,8 +66,18 @@ class Channels:
         return f"{self.prefix}:rejected"
 
     @property
+    def notes(self) -> str:
+        """What the ingest tells a projector in another process besides the journal: the
+        refusals the operator desk lists and the consoles' links (neither is journaled)."""
+        return f"{self.prefix}:notes"
+
+    @property
     def lease(self) -> str:
         return f"{self.prefix}:ingest"
+
+    @property
+    def projector_lease(self) -> str:
+        return f"{self.prefix}:projector"
 
     def table_of(self, channel: str) -> int | None:
         """The table of a console channel name (one this hub subscribed to)."""
@@ -84,4 +94,5 @@ class Channels:
             self.engine,
             self.seqs,
             self.rejected,
+            self.notes,
         )

@@ -4,7 +4,11 @@ Order of effects for one event (what makes delivery at-least-once and the effect
 1. the engine validates and applies it in memory (a refusal changes nothing);
 2. an accepted event is appended to the journal stream; only then
 3. the console gets its acknowledgement, carrying the journal position;
-4. topic payloads that changed are diffed and published on the feed channel.
+4. topic payloads that changed are diffed and published on the feed channel, by the ingest
+   itself (``feed=True``: one process, role ``all`` and the default ``ingest``) or by a projector
+   in another process that replays the journal (``feed=False``, ``hub.projector``: the ingest's
+   core then only decides, journals and answers; it writes what the journal does not hold, the
+   refusals and the consoles' links, on ``dup:{t}:notes`` for the projector).
 If the process dies between 1 and 2 the event was never acknowledged, so the console resends it
 and the rebuilt state (journal replay) never saw it: nothing lost, nothing doubled. Messages are
 taken in batches: a burst costs one payload rebuild and one feed update per changed topic.
@@ -41,14 +45,9 @@ from hub import codec
 from hub.bus.base import Bus, Fence, LeaseLost
 from hub.channels import Channels
 from hub.engine.core import Engine, Outcome
-from hub.feed import (
-    SNAPSHOT_EVERY,
-    Frame,
-    IngestFeed,
-    TopicKey,
-    encode_feed,
-)
+from hub.feed import Frame, IngestFeed, TopicKey
 from hub.metrics import Metrics
+from hub.publisher import ControlRequest, FeedPublisher
 from hub.tasks import bounded, cancel_and_wait
 
 log = logging.getLogger("duplicast.ingest")
@@ -82,15 +81,15 @@ class Ingest:
         metrics: Metrics | None = None,
         lease_ttl: float = LEASE_TTL,
         on_lost: Callable[[], None] | None = None,
+        feed: bool = True,
     ) -> None:
         self.metrics = metrics or Metrics()
         self.bus = bus
         self.engine = engine
         self.tournament = engine.config.id
         self.names = Channels(self.tournament)
-        self.store = store or IngestFeed()
-        self.store.materialize = engine.materialize
-        self.on_frame = on_frame
+        # feed=False: a projector in another process publishes the feed (module docstring)
+        self.feed = FeedPublisher(bus, engine, store=store, on_frame=on_frame) if feed else None
         self.clock = clock
         self.tick_interval = tick_interval
         self.ready = False
@@ -106,9 +105,7 @@ class Ingest:
         self.on_lost = on_lost
         self._queue: asyncio.Queue[tuple[str, bytes, float]] = asyncio.Queue(maxsize=50_000)
         self._lock = asyncio.Lock()
-        self._feed_lock = asyncio.Lock()  # feed messages go out in seq order
         self._refusals: dict[str, list[int]] = {}  # console -> seqs whose answer is persisted
-        self._snapshot_requests: list[_Command] = []
         self._since_snapshot = 0  # journal records since the last engine snapshot
         self._unjournaled = False  # a batch was applied but not (yet) journaled
         self.engine_snapshot_every = ENGINE_SNAPSHOT_EVERY
@@ -177,7 +174,8 @@ class Ingest:
         subs, self._subs = self._subs, []
         self._tasks.clear()
         if self.ready_once and not self.lost and not self.standby:
-            await bounded(self.save_snapshots(), STOP_STEP, "saving the topic snapshots")
+            if self.feed is not None:
+                await bounded(self.feed.save(), STOP_STEP, "saving the topic snapshots")
             if self._since_snapshot:
                 await bounded(self.save_engine(), STOP_STEP, "saving the engine snapshot")
         if subs:
@@ -250,17 +248,12 @@ class Ingest:
             seqs.sort()
         persisted = await self.bus.hgetall(self.names.seqs)
         self.engine.restore_answers(refusals, {k: int(v) for k, v in persisted.items()})
-        # A crashed ingest may have published up to SNAPSHOT_EVERY - 1 deltas past a topic's
-        # persisted seq: continue after all of them, with a snapshot.
-        self.store.restart()
-        for field, value in (await self.bus.hgetall(self.names.topic_seqs)).items():
-            audience, _, topic = field.partition("|")
-            if value.isdigit() and topic:
-                self.store.seed((audience, topic), int(value) + SNAPSHOT_EVERY)
         self.timings["journal"] = time.perf_counter() - started - self.timings["snapshot"]
         self.engine.tick(self.clock())
-        self.engine.start_feed()
-        await self._publish()
+        if self.feed is not None:
+            await self.feed.resume()
+            self.engine.start_feed()
+            await self._publish()
         self.timings["feed"] = time.perf_counter() - started - sum(self.timings.values())
         log.info(
             "rebuilt in %.2f s: snapshot %.2f s, journal (%d records) %.2f s, feed %.2f s",
@@ -364,6 +357,7 @@ class Ingest:
         async with self._lock:  # journal order == apply order, also against operator commands
             self._unjournaled = True  # until the append below returns
             decided: list[tuple[Outcome, Any, str]] = []
+            notes: list[bytes] = []  # refusals for a projector elsewhere (feed=False)
             for channel, data, _ in batch:
                 try:
                     outcome, raw = self._decide(channel, data, now, answers, replies)
@@ -373,6 +367,8 @@ class Ingest:
                     continue
                 if outcome is not None:
                     decided.append((outcome, raw, channel))
+                    if outcome.refusal is not None and self.feed is None:
+                        notes.append(codec.pack({"refusal": outcome.refusal}))
             records = [o.record for o, _, _ in decided if o.record is not None]
             positions = iter(await self._journal(records))
             for outcome, _, _ in decided:
@@ -389,9 +385,9 @@ class Ingest:
             await self.bus.hset(self.names.engine, "snapshot", snapshot)
         accepted = duplicates = 0  # counted per batch: a labelled counter costs ~2 µs a call
         for outcome, raw, channel in decided:
-            if isinstance(raw, _Command):  # operator commands from an edge: answered there
+            if isinstance(raw, ControlRequest):  # operator commands from an edge: answered there
                 reply = raw.answer(self.names, outcome.ack)
-                if reply[0]:
+                if reply is not None:
                     replies.append(reply)
                 continue
             if outcome.record is not None:
@@ -435,7 +431,13 @@ class Ingest:
             if console is not None
         }
         if links:
+            if self.feed is None:
+                moved = {c: up for c, up in links.items() if self.engine.links.get(c) != up}
+                if moved:
+                    notes.append(codec.pack({"links": moved}))
             self.engine.note_links(links)
+        if notes:  # not fenced: they only inform the operator desk
+            await self.bus.append_many(self.names.notes, notes)
 
     def _keep_refusal(self, console: str, seq: int) -> list[int]:
         """Remember that ``seq``'s answer is persisted; the seqs whose answers to drop."""
@@ -464,10 +466,11 @@ class Ingest:
                 return None, None
             if not isinstance(command, dict):
                 return None, None
-            request = _Command.of(command)
             if command.get("op") == "snapshots":  # an edge needs current snapshots
-                self._snapshot_requests.append(request)
+                if self.feed is not None:  # (else the projector answers it)
+                    self.feed.request(command)
                 return None, None
+            request = ControlRequest(command)
             return self.engine.control(command, now), request
         table = self.names.table_of(channel)
         try:
@@ -538,78 +541,11 @@ class Ingest:
 
     # ------------------------------------------------------------------ feed
     async def _publish(self) -> None:
-        """Turn what changed in the engine into frames (encoded once), persist the snapshots
-        that are due (a topic every SNAPSHOT_EVERY deltas, and those edges asked for), and
-        publish the frames in seq order."""
-        async with self._feed_lock:
-            async with self._lock:  # never a batch applied but not yet journaled
-                changes = self.engine.changes()
-            frames: list[tuple[str, bytes]] = []
-            for change in changes:
-                frame = self.store.publish(change)
-                if frame is None:
-                    continue
-                frames.append((self.names.feed, encode_feed(change.key, frame)))
-                if self.on_frame is not None:
-                    self.on_frame(change.key, frame)
-            # Before the frames: a topic is never SNAPSHOT_EVERY deltas ahead of its persisted
-            # seq (what a restart continues from).
-            due = self.store.unsaved(at_least=SNAPSHOT_EVERY)
-            requests, self._snapshot_requests = self._snapshot_requests, []
-            asked = [key for request in requests for key in request.keys(self.engine)]
-            if asked:  # edges start and heal from these
-                await self.bus.hset_many(self.names.topics, self.store.snapshots(asked))
-                due.extend(asked)
-            if due:
-                await self.bus.hset_many(self.names.topic_seqs, self.store.seqs(due))
-            if requests:
-                replies = [r.answer(self.names, {"ok": True}) for r in requests]
-                await self.bus.publish_many([r for r in replies if r[0]])
-            if frames:
-                await self.bus.publish_many(frames)
+        """The feed of what changed (when this ingest publishes it: ``feed=True``)."""
+        if self.feed is not None:
+            await self.feed.publish(self._lock)
 
-    async def save_snapshots(self) -> None:
-        """On a clean stop: every topic's seq, then its snapshot (what edges that start while
-        no ingest runs serve)."""
-        async with self._feed_lock:
-            keys = list(self.store.keys())
-            await self.bus.hset_many(self.names.topic_seqs, self.store.seqs(keys))
-            await self.bus.hset_many(self.names.topics, self.store.snapshots(keys))
-
-
-class _Command:
-    """An operator command or request from an edge, and where its answer goes."""
-
-    __slots__ = ("command", "id", "reply")
-
-    def __init__(self, command: dict[str, Any], id: str, reply: str) -> None:
-        self.command = command
-        self.id = id
-        self.reply = reply
-
-    @classmethod
-    def of(cls, command: dict[str, Any]) -> _Command:
-        rid, reply = command.get("id"), command.get("reply")
-        ok = isinstance(rid, str) and isinstance(reply, str) and 0 < len(reply) <= 64
-        return cls(command, rid if ok else "", reply if ok else "")  # type: ignore[arg-type]
-
-    def answer(self, names: Channels, ack: dict[str, Any]) -> tuple[str, bytes]:
-        """(channel, message) of the answer; channel "" when nobody asked for one."""
-        if not self.reply:
-            return "", b""
-        return names.reply(self.reply), codec.pack({**ack, "id": self.id})
-
-    def keys(self, engine: Engine) -> list[TopicKey]:
-        """The topics a ``snapshots`` request names (every topic when it names none); only
-        topics of this tournament."""
-        wanted = self.command.get("keys")
-        if not isinstance(wanted, list):
-            return list(engine.topic_keys())
-        out = []
-        for field in wanted[:10_000]:
-            if isinstance(field, str):
-                audience, _, name = field.partition("|")
-                topic = engine.topics.get(name)
-                if topic is not None and audience in topic.family.audiences:
-                    out.append((audience, name))
-        return out
+    @property
+    def store(self) -> IngestFeed | None:
+        """The feed's store (None: a projector elsewhere publishes the feed)."""
+        return None if self.feed is None else self.feed.store

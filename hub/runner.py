@@ -49,6 +49,7 @@ async def run_serve(args: argparse.Namespace) -> int:
     from hub.auth import Auth
     from hub.edge import EdgeSource
     from hub.fanout import Limits
+    from hub.ingest import Ingest
     from hub.server import create_app, serve, tune_gc
 
     auth = Auth.from_env()
@@ -64,16 +65,27 @@ async def run_serve(args: argparse.Namespace) -> int:
     print(_serve_line(args, config), file=sys.stderr, flush=True)
     bus = open_bus(args.redis)
     await bus.connect()
+    if args.role == "projector":
+        return await run_projector(bus, config, args)
     source: Any
     limits = Limits(max_per_address=args.max_per_address)
+    writer: Ingest | None = None  # --feed separate: the ingest beside an edge's server
+    lost: asyncio.Event | None = None
     if args.role == "edge":  # an edge never needs the deck key: it holds no cards of its own
         source = EdgeSource(bus, config.id, topics=TopicSpace.of(config), limits=limits)
+    elif args.role == "ingest" and args.feed == "separate":
+        decks = load_decks(config, args.config.parent, dict(os.environ))
+        source = EdgeSource(bus, config.id, topics=TopicSpace.of(config), limits=limits)
+        lost = asyncio.Event()
+        writer = Ingest(bus, Engine(config, decks), feed=False, on_lost=lost.set)
+        await writer.start()
     else:
         decks = load_decks(config, args.config.parent, dict(os.environ))
         source = IngestSource(bus, Engine(config, decks), own_bus=False, limits=limits)
     metrics = getattr(source, "metrics", None)
     app = create_app(source, overlays_dir=OVERLAYS, auth=auth, metrics=metrics)
-    lost = getattr(source, "lost", None)
+    if writer is None:
+        lost = getattr(source, "lost", None)
     stop_metrics = None
     if args.metrics_port:  # every metric, unauthenticated: a port kept off the public network
         from hub.metrics import serve_private
@@ -93,7 +105,7 @@ async def run_serve(args: argparse.Namespace) -> int:
             flush=True,
         )
         stop = asyncio.Event()
-        waits = [asyncio.ensure_future(until_signalled(stop))]
+        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(until_signalled(stop))]
         if lost is not None:
             waits.append(asyncio.ensure_future(lost.wait()))
         try:
@@ -106,9 +118,44 @@ async def run_serve(args: argparse.Namespace) -> int:
         stop_workers(workers)
         if stop_metrics is not None:
             stop_metrics()
+        if writer is not None:
+            await writer.stop()
         await bus.close()
     if lost is not None and lost.is_set():
         print("duplicast: this ingest lost its lease to another one; exiting", file=sys.stderr)
+        return 3
+    return 0
+
+
+async def run_projector(bus: Any, config: Any, args: argparse.Namespace) -> int:
+    """`serve --role projector`: the feed of an ingest started with ``--feed separate``,
+    published by following the journal (hub.projector); no HTTP of its own."""
+    from hub.projector import Projector
+    from hub.server import tune_gc
+
+    decks = load_decks(config, args.config.parent, dict(os.environ))
+    lost = asyncio.Event()
+    projector = Projector(bus, Engine(config, decks), on_lost=lost.set)
+    try:
+        await projector.start()
+        tune_gc()
+        state = "standby" if projector.standby else f"at {projector.position}"
+        print(f"duplicast projector for {config.id!r} ({state})", flush=True)
+        stop = asyncio.Event()
+        waits: list[asyncio.Future[Any]] = [
+            asyncio.ensure_future(until_signalled(stop)),
+            asyncio.ensure_future(lost.wait()),
+        ]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waits:
+                waiter.cancel()
+    finally:
+        await projector.stop()
+        await bus.close()
+    if lost.is_set():
+        print("duplicast: this projector lost its lease to another one; exiting", file=sys.stderr)
         return 3
     return 0
 
@@ -415,9 +462,17 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     add_redis(p)
     p.add_argument(
         "--role",
-        choices=("all", "ingest", "edge"),
+        choices=("all", "ingest", "edge", "projector"),
         default="all",
-        help="ingest: the single writer; edge: serves clients; all: both in one process",
+        help="ingest: the single writer; edge: serves clients; all: both in one process; "
+        "projector: publishes the feed by following the journal (with --feed separate)",
+    )
+    p.add_argument(
+        "--feed",
+        choices=("inline", "separate"),
+        default="inline",
+        help="ingest role: publish the feed itself (inline), or leave it to a "
+        "`--role projector` process so the ingest's core is the write path's alone",
     )
     p.add_argument("--host", default="127.0.0.1", help="address the HTTP/websocket server binds")
     p.add_argument("--port", type=int, default=8000, help="port of the HTTP/websocket server")

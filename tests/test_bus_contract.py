@@ -185,6 +185,24 @@ async def test_read_of_missing_stream_and_bad_arguments(bus: Bus, key_prefix: st
         await bus.read(f"{key_prefix}:nothing", count=0)
 
 
+async def test_tail_follows_a_stream_as_it_grows(bus: Bus, key_prefix: str) -> None:
+    """What the projector follows the journal with: what is there at once, else the next
+    entry as soon as it is appended, else nothing after the wait."""
+    stream = f"{key_prefix}:journal"
+    first = await bus.append(stream, b"a")
+    assert await bus.tail(stream, "0-0", wait=5.0) == [(first, b"a")]
+    started = time.monotonic()
+    assert await bus.tail(stream, first, wait=0.2) == []
+    assert time.monotonic() - started >= 0.15
+    waiting = asyncio.ensure_future(bus.tail(stream, first, count=10, wait=5.0))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    second = await bus.append(stream, b"b")
+    assert await asyncio.wait_for(waiting, 2.0) == [(second, b"b")]
+    with pytest.raises(ValueError):
+        await bus.tail(stream, first, count=0)
+
+
 async def test_delete_removes_streams_and_hashes(bus: Bus, key_prefix: str) -> None:
     await bus.append(f"{key_prefix}:journal", b"x")
     await bus.hset(f"{key_prefix}:snap", "standings", b"{}")

@@ -289,14 +289,15 @@ async def test_public_client_sees_no_deal_before_every_table_completed_it(
     positions: dict[tuple[str, str, int], str] = {}
     async with ingest_hub(redis_bus, config, decks) as (source, server):
         ingest = source.ingest
-        forward = ingest.on_frame
+        assert ingest.feed is not None
+        forward = ingest.feed.on_frame
         assert forward is not None
 
         def stamp(key: Any, frame: Any) -> None:
             positions[(key[0], key[1], frame.seq)] = ingest.last_position
             forward(key, frame)
 
-        ingest.on_frame = stamp
+        ingest.feed.on_frame = stamp
         seats = range(1, config.seats + 1)
         topics = ["standings", "ticker"] + [f"table:{t}" for t in config.tables]
         topics += [f"seat:{s}" for s in seats]

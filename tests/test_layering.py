@@ -64,17 +64,19 @@ LAYERS: dict[str, int] = {
     "hub.feed": 5,
     "hub.console": 5,
     "hub.server": 6,
-    "hub.ingest": 6,
+    "hub.publisher": 6,  # the feed's writer, shared by the ingest and the projector
+    "hub.ingest": 7,
+    "hub.projector": 7,  # the read model in its own process
     "hub.offline": 6,
     "hub.replay": 6,
     "hub.export": 6,  # the journal as an event log
     "hub.phhfiles": 6,
-    "hub.edge": 7,
-    "hub.embedded": 7,
-    "hub.demo": 8,
-    "hub.runner": 9,
-    "hub.cli": 10,
-    "hub.__main__": 11,
+    "hub.edge": 8,
+    "hub.embedded": 8,
+    "hub.demo": 9,
+    "hub.runner": 10,
+    "hub.cli": 11,
+    "hub.__main__": 12,
 }
 
 

@@ -212,6 +212,14 @@ class Bus(abc.ABC):
         """Entries strictly after id ``after``, oldest first, at most ``count``."""
 
     @abc.abstractmethod
+    async def tail(
+        self, stream: str, after: str, count: int = 1000, *, wait: float = 1.0
+    ) -> list[tuple[str, bytes]]:
+        """Like ``read``, but when nothing follows ``after`` yet, wait up to ``wait`` seconds
+        for the next entry (``[]`` if none came): how a reader follows a journal as it grows
+        without polling it."""
+
+    @abc.abstractmethod
     async def hset(self, key: str, field: str, value: bytes) -> None: ...
 
     async def publish_many(self, messages: Sequence[tuple[str, bytes]]) -> list[int]:

@@ -9,7 +9,9 @@ a slow consumer never grows memory without bound or slows the publisher.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
+import contextlib
 import fnmatch
 import re
 import time
@@ -48,12 +50,13 @@ class MemorySubscription(BufferedSubscription):
 
 
 class _Stream:
-    __slots__ = ("data", "ids", "keys")
+    __slots__ = ("data", "grew", "ids", "keys")
 
     def __init__(self) -> None:
         self.keys: list[tuple[int, int]] = []
         self.ids: list[str] = []
         self.data: list[bytes] = []
+        self.grew = asyncio.Event()  # set (and replaced) on every append: wakes ``tail``
 
 
 class MemoryBus(Bus):
@@ -101,6 +104,8 @@ class MemoryBus(Bus):
         entries.keys.append(key)
         entries.ids.append(entry_id)
         entries.data.append(bytes(data))
+        entries.grew.set()
+        entries.grew = asyncio.Event()
         return entry_id
 
     async def append_many(
@@ -152,6 +157,17 @@ class MemoryBus(Bus):
         i = bisect.bisect_right(entries.keys, start)
         j = min(i + count, len(entries.keys))
         return list(zip(entries.ids[i:j], entries.data[i:j], strict=True))
+
+    async def tail(
+        self, stream: str, after: str, count: int = 1000, *, wait: float = 1.0
+    ) -> list[tuple[str, bytes]]:
+        found = await self.read(stream, after, count)
+        if found or wait <= 0:
+            return found
+        grew = self._streams.setdefault(stream, _Stream()).grew
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(grew.wait(), wait)
+        return await self.read(stream, after, count)
 
     async def hset(self, key: str, field: str, value: bytes) -> None:
         self._hashes.setdefault(key, {})[field] = bytes(value)

@@ -464,6 +464,23 @@ class RedisBus(Bus):
         )
         return [(_text(entry_id), fields[_FIELD]) for entry_id, fields in entries]
 
+    async def tail(
+        self, stream: str, after: str, count: int = 1000, *, wait: float = 1.0
+    ) -> list[tuple[str, bytes]]:
+        if count < 1:
+            raise ValueError(f"count must be at least 1, not {count}")
+        ms, seq = parse_id(after)
+        client = self._client()
+        block = max(1, int(wait * 1000))
+        found: Any = await self._call(
+            "tail", lambda _: client.xread({stream: f"{ms}-{seq}"}, count=count, block=block)
+        )
+        if not found:
+            return []
+        # RESP2: [[stream, [entries]]]; RESP3 (redis-py 8): {stream: [[entries]]}
+        entries = next(iter(found.values()))[0] if isinstance(found, dict) else found[0][1]
+        return [(_text(entry_id), fields[_FIELD]) for entry_id, fields in entries]
+
     async def hset(self, key: str, field: str, value: bytes) -> None:
         client = self._client()
         await self._call("hset", lambda _: client.hset(key, field, value))

@@ -93,6 +93,7 @@ class Outcome:
     console: str | None = None  # where the ack goes; None: the channel's error channel
     seq_advanced: bool = False  # a refusal used up the console's seq: persist it
     last_seq: int = 0  # the console's high-water mark after this event (to persist)
+    refusal: dict[str, Any] | None = None  # a refusal as the operator desk lists it
 
 
 def default_onair() -> dict[str, Any]:
@@ -263,20 +264,20 @@ class Engine:
         ack: dict[str, Any] = {"seq": seq, "ok": False, "code": exc.code, "error": exc.message}
         if advance and console is not None and seq is not None:
             self.sequencer.record(console, seq, ack)
-        self.reject_counts[exc.code] = self.reject_counts.get(exc.code, 0) + 1
+        refusal = None
         changed: set[TopicKey] = set()
         if log:
-            self.rejections.append(
-                {
-                    "table": table,
-                    "console": console,
-                    "seq": seq,
-                    "code": exc.code,
-                    "message": exc.message,
-                    "at": self._now,
-                }
-            )
-            changed = set(self._emit(Rejected(table, exc.code)))
+            refusal = {
+                "table": table,
+                "console": console,
+                "seq": seq,
+                "code": exc.code,
+                "message": exc.message,
+                "at": self._now,
+            }
+            changed = self.note_refusal(refusal)
+        else:
+            self.reject_counts[exc.code] = self.reject_counts.get(exc.code, 0) + 1
         return Outcome(
             ok=False,
             ack=ack,
@@ -286,7 +287,18 @@ class Engine:
             changed=changed,
             seq_advanced=advance and console is not None and seq is not None,
             last_seq=self.sequencer.last(console) if console is not None else 0,
+            refusal=refusal,
         )
+
+    def note_refusal(self, refusal: Mapping[str, Any]) -> set[TopicKey]:
+        """A refused event as the operator desk lists it (``Outcome.refusal``): counted and
+        listed. Refusals are not journaled; a read model that replays the journal in another
+        process is told them this way."""
+        code = str(refusal.get("code"))
+        table = refusal.get("table")
+        self.reject_counts[code] = self.reject_counts.get(code, 0) + 1
+        self.rejections.append(dict(refusal))
+        return set(self._emit(Rejected(table if isinstance(table, int) else None, code)))
 
     def journaled(self, outcome: Outcome, position: str) -> None:
         """The ingest appended ``outcome.record`` to the journal at ``position``: its ack (and

@@ -1,0 +1,259 @@
+"""The read model in a process of its own: the journal replayed as it grows, the feed out.
+
+With ``duplicast serve --role ingest --feed separate`` the ingest only decides, journals and
+answers (its core is the write path's alone), and a projector (``--role projector``) follows
+the journal with a blocking read, applies each record to its own engine with ``Engine.restore``
+(the same effect the record had in the ingest: what makes a rebuild right makes this right),
+and publishes the topic changes with the same ``FeedPublisher`` the ingest uses inline. What
+the journal does not hold comes on ``dup:{t}:notes``: the refusals the operator desk lists and
+the consoles' links. Deals are released by the projector's own clock, as the ingest's were.
+
+A burst is applied record by record but published at most every ``FEED_INTERVAL``: topics that
+many records touched are diffed and sent once. One projector per tournament publishes (a lease,
+``dup:{t}:projector``); a second one waits, not ready, and takes over when the lease is free.
+Feed seqs continue across restarts and takeovers as they do across ingest restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from hub import codec
+from hub.bus.base import Bus
+from hub.channels import Channels
+from hub.engine.core import Engine
+from hub.feed import Frame, IngestFeed, TopicKey
+from hub.publisher import FeedPublisher
+from hub.tasks import bounded, cancel_and_wait
+
+__all__ = ["Projector"]
+
+log = logging.getLogger("duplicast.projector")
+
+PAGE = 2000  # journal records read at once
+FEED_INTERVAL = 0.02  # under a burst, the feed goes out at most this often
+LEASE_TTL = 5.0
+STOP_STEP = 1.0
+
+
+class Projector:
+    """Follows the journal and the notes into ``engine``; publishes its feed."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        engine: Engine,
+        *,
+        store: IngestFeed | None = None,
+        on_frame: Callable[[TopicKey, Frame], None] | None = None,
+        clock: Callable[[], float] = time.time,
+        tick_interval: float = 0.25,
+        lease_ttl: float = LEASE_TTL,
+        on_lost: Callable[[], None] | None = None,
+    ) -> None:
+        self.bus = bus
+        self.engine = engine
+        self.names = Channels(engine.config.id)
+        self.feed = FeedPublisher(bus, engine, store=store, on_frame=on_frame)
+        self.clock = clock
+        self.tick_interval = tick_interval
+        self.lease_ttl = lease_ttl
+        self.on_lost = on_lost
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.position = "0-0"  # the last journal record applied
+        self.notes_position = "0-0"
+        self.applied = 0  # journal records applied since start (the rebuild's included)
+        self.ready = False
+        self.standby = False
+        self.lost = False
+        self._lock = asyncio.Lock()  # the engine: records, notes and ticks, one at a time
+        self._tasks: list[asyncio.Task[None]] = []
+        self._subs: list[Any] = []
+        self._stopping = False
+
+    @property
+    def store(self) -> IngestFeed:
+        return self.feed.store
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        """Take the lease and start; if another projector holds it, wait in the background."""
+        self._stopping = False
+        if await self.bus.claim(self.names.projector_lease, self.owner, self.lease_ttl):
+            await self._run()
+            return
+        self.standby = True
+        log.warning("standby: another projector holds %s", self.names.projector_lease)
+        self._tasks.append(asyncio.create_task(self._wait_for_lease(), name="projector-standby"))
+
+    async def _wait_for_lease(self) -> None:
+        while True:
+            try:
+                if await self.bus.claim(self.names.projector_lease, self.owner, self.lease_ttl):
+                    break
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis away: a standby keeps waiting
+                log.warning("standby could not reach the projector lease: %s", exc)
+            await asyncio.sleep(self.lease_ttl / 4)
+        self.standby = False
+        log.warning("took over %s", self.names.projector_lease)
+        await self._run()
+
+    async def _run(self) -> None:
+        await self.rebuild()
+        sub = self.bus.subscribe(self.names.control)
+        await sub.ready()
+        self._subs.append(sub)
+        for name, loop in (
+            ("control", self._requests(sub)),
+            ("journal", self._follow_journal()),
+            ("notes", self._follow_notes()),
+            ("release", self._ticker()),
+            ("lease", self._keep_lease()),
+        ):
+            self._tasks.append(asyncio.create_task(loop, name=f"projector-{name}"))
+        self.ready = True
+        log.info("projector ready for %s at %s", self.engine.config.id, self.position)
+
+    async def stop(self) -> None:
+        was_ready, self.ready = self.ready, False
+        self._stopping = True
+        await cancel_and_wait(self._tasks, grace=STOP_STEP / 4, attempts=4)
+        self._tasks.clear()
+        subs, self._subs = self._subs, []
+        if was_ready and not self.lost:
+            await bounded(self.feed.save(), STOP_STEP, "saving the topic snapshots")
+        if subs:
+            closing = asyncio.gather(*(sub.aclose() for sub in subs), return_exceptions=True)
+            await bounded(closing, STOP_STEP, "closing the projector's subscriptions")
+        if not self.lost and not self.standby:
+            releasing = self.bus.release(self.names.projector_lease, self.owner)
+            await bounded(releasing, STOP_STEP, "releasing the projector lease")
+        self.standby = False
+
+    async def _keep_lease(self) -> None:
+        while not self._stopping:
+            await asyncio.sleep(self.lease_ttl / 3)
+            try:
+                held = await self.bus.claim(self.names.projector_lease, self.owner, self.lease_ttl)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("could not renew the projector lease: %s", exc)
+                continue
+            if not held:  # another projector took it (we were away too long): it publishes
+                log.critical("lost the projector lease %s; stopping", self.names.projector_lease)
+                self.lost = True
+                self.ready = False
+                self._stopping = True
+                if self.on_lost is not None:
+                    self.on_lost()
+                return
+
+    async def rebuild(self) -> None:
+        """The engine from its latest snapshot (written by the ingest) and the journal after
+        it, the notes so far, then the feed from where it stood."""
+        started = time.perf_counter()
+        found = (await self.bus.hgetall(self.names.engine)).get("snapshot")
+        if found is not None:
+            try:
+                saved = codec.unpack(found)
+                self.engine.restore_snapshot(saved["engine"])
+                self.position = str(saved["position"])
+            except (codec.CodecError, ValueError, KeyError, TypeError) as exc:
+                log.warning("not using the engine snapshot (%s): replaying the journal", exc)
+                self.position = "0-0"
+        while page := await self.bus.read(self.names.journal, self.position, PAGE):
+            self._apply(page)
+        while notes := await self.bus.read(self.names.notes, self.notes_position, PAGE):
+            self._note(notes)
+        self.engine.tick(self.clock())
+        await self.feed.resume()
+        self.engine.start_feed()
+        await self.feed.publish()
+        log.info(
+            "projector rebuilt in %.2f s (%d journal records)",
+            time.perf_counter() - started,
+            self.applied,
+        )
+
+    # ------------------------------------------------------------------ loops
+    def _apply(self, page: list[tuple[str, bytes]]) -> None:
+        engine = self.engine
+        for entry_id, data in page:
+            try:
+                engine.restore(codec.unpack(data), position=entry_id)
+            except Exception:  # the ingest applied it: a record we cannot is a bug, not a stop
+                log.exception("projector could not apply journal record %s", entry_id)
+            self.position = entry_id
+            self.applied += 1
+
+    def _note(self, page: list[tuple[str, bytes]]) -> None:
+        for entry_id, data in page:
+            self.notes_position = entry_id
+            try:
+                note = codec.unpack(data)
+            except codec.CodecError:
+                continue
+            if not isinstance(note, dict):
+                continue
+            refusal, links = note.get("refusal"), note.get("links")
+            if isinstance(refusal, dict):
+                self.engine.note_refusal(refusal)
+            if isinstance(links, dict):
+                self.engine.note_links({str(c): bool(up) for c, up in links.items()})
+
+    async def _follow_journal(self) -> None:
+        published = time.monotonic()
+        while not self._stopping:
+            page = await self.bus.tail(self.names.journal, self.position, PAGE, wait=1.0)
+            if not page:
+                continue
+            async with self._lock:
+                self._apply(page)
+            # More waiting (a full page): publish at most every FEED_INTERVAL meanwhile.
+            if len(page) < PAGE or time.monotonic() - published >= FEED_INTERVAL:
+                await self._publish()
+                published = time.monotonic()
+
+    async def _follow_notes(self) -> None:
+        while not self._stopping:
+            page = await self.bus.tail(self.names.notes, self.notes_position, PAGE, wait=1.0)
+            if page:
+                async with self._lock:
+                    self._note(page)
+                await self._publish()
+
+    async def _ticker(self) -> None:
+        while not self._stopping:
+            await asyncio.sleep(self.tick_interval)
+            async with self._lock:
+                self.engine.tick(self.clock())
+            await self._publish()
+
+    async def _requests(self, sub: Any) -> None:
+        """Edges' snapshot requests (every other control command is the ingest's)."""
+        async for message in sub:
+            try:
+                command = codec.unpack(message.data)
+            except codec.CodecError:
+                continue
+            if isinstance(command, dict) and command.get("op") == "snapshots":
+                self.feed.request(command)
+                await self._publish()
+
+    async def _publish(self) -> None:
+        try:
+            await self.feed.publish(self._lock)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a long Redis outage: the loops carry on
+            log.warning("feed publish failed (%s); continuing", exc)

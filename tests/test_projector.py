@@ -1,0 +1,270 @@
+"""The projector (``hub.projector``): the feed published by a read model that follows the
+journal, beside an ingest that only decides, journals and answers (``Ingest(feed=False)``).
+
+Run on the memory bus and on Redis: the projector's documents equal the payloads of the
+ingest's own engine for every topic; refusals and console links (not journaled) reach the
+operator desk through the notes; edges' snapshot requests are answered; a restarted projector
+continues every topic's seq; a second projector waits and takes over."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hub import codec
+from hub.bus.base import Bus
+from hub.bus.redis import RedisBus
+from hub.channels import Channels
+from hub.engine.core import Engine
+from hub.engine.topics import LIVE, PUBLIC
+from hub.ingest import Ingest
+from hub.projector import Projector
+from tests.feedclient import FeedClient
+from tests.hubharness import SAMPLE, session_events, unique_tournament
+
+pytestmark = pytest.mark.asyncio
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        await asyncio.sleep(0.01)
+
+
+async def feed_session(ingest: Ingest, events: list[dict[str, Any]], batch: int = 40) -> None:
+    names = ingest.names
+    for start in range(0, len(events), batch):
+        chunk = events[start : start + batch]
+        await ingest.handle_batch(
+            [(names.console(e["table"]), codec.pack(e), time.monotonic()) for e in chunk]
+        )
+
+
+def same_documents(projector: Projector, engine: Engine) -> list[tuple[str, str]]:
+    """The topics whose published document differs from ``engine``'s payload (the desk's
+    clock reading ``at`` aside: each side reads its own)."""
+    differ = []
+    for key in engine.topic_keys():
+        _, document = projector.store.snapshot(key)
+        expected = engine.payload(key)
+        if key[1] == "ops":
+            document = {**document, "at": None}
+            expected = {**(expected or {}), "at": None}
+        if document != expected:
+            differ.append(key)
+    return differ
+
+
+async def test_projector_documents_equal_the_ingest_engine_payloads(bus: Bus) -> None:
+    config, decks = unique_tournament("proj")
+    clock = Clock()
+    ingest = Ingest(bus, Engine(config, decks), clock=clock, feed=False)
+    projector = Projector(bus, Engine(config, decks), clock=clock, tick_interval=0.05)
+    await ingest.start()
+    await projector.start()
+    try:
+        assert ingest.store is None and projector.ready
+        events = session_events(config.id)
+        half = len(events) // 2
+        await feed_session(ingest, events[:half])
+        await until(lambda: projector.position == ingest.last_position)
+        await until(lambda: not same_documents(projector, ingest.engine))
+        await feed_session(ingest, events[half:])
+        clock.now += 3600  # every finished deal is past its release delay
+        ingest.engine.tick(clock())
+        await until(lambda: projector.position == ingest.last_position)
+        await until(lambda: not same_documents(projector, ingest.engine))
+        public = projector.store.snapshot((PUBLIC, "standings"))[1]
+        assert public == ingest.engine.payload((PUBLIC, "standings"))
+        assert any(projector.engine.deal_released(d) for d in range(1, config.deals + 1))
+    finally:
+        await projector.stop()
+        await ingest.stop()
+
+
+async def test_refusals_and_links_reach_the_desk_through_the_notes(bus: Bus) -> None:
+    config, decks = unique_tournament("proj")
+    ingest = Ingest(bus, Engine(config, decks), feed=False)
+    projector = Projector(bus, Engine(config, decks), tick_interval=0.05)
+    await ingest.start()
+    await projector.start()
+    try:
+        names = Channels(config.id)
+        bad = {"v": 1, "tournament": config.id, "table": 2, "console": "table2", "seq": 1}
+        bad |= {"type": "fold", "seat": 3}  # no hand started: refused, seq used up
+        await ingest.handle_batch([(names.console(2), codec.pack(bad), time.monotonic())])
+
+        def desk() -> dict[str, Any]:
+            return projector.store.snapshot((LIVE, "ops"))[1]
+
+        await until(lambda: bool(desk()["rejections"]))
+        (refusal,) = desk()["rejections"]
+        assert refusal == ingest.engine.rejections[-1]
+        assert refusal["table"] == 2 and refusal["console"] == "table2" and refusal["seq"] == 1
+        row = next(t for t in desk()["tables"] if t["table"] == 2)
+        assert row["rejections"] == 1
+        # Nobody listened for table2's answer: the desk shows its console as not connected.
+        assert ingest.engine.links == {"table2": False}
+        await until(lambda: projector.engine.links == {"table2": False})
+    finally:
+        await projector.stop()
+        await ingest.stop()
+
+
+async def test_edges_snapshot_requests_are_answered_by_the_projector(bus: Bus) -> None:
+    config, decks = unique_tournament("proj")
+    ingest = Ingest(bus, Engine(config, decks), feed=False)
+    projector = Projector(bus, Engine(config, decks))
+    await ingest.start()
+    await projector.start()
+    names = Channels(config.id)
+    replies = bus.subscribe(names.reply("edge-1"))
+    await replies.ready()
+    try:
+        ask = {"op": "snapshots", "id": "r1", "reply": "edge-1", "keys": ["live|standings"]}
+        await bus.publish(names.control, codec.pack(ask))
+        answer = await asyncio.wait_for(anext(replies), 5)
+        assert codec.unpack(answer.data) == {"ok": True, "id": "r1"}  # one answer: the ingest's
+        stored = await bus.hgetall(names.topics)
+        assert "live|standings" in stored
+        assert "live|standings" in await bus.hgetall(names.topic_seqs)
+    finally:
+        await replies.aclose()
+        await projector.stop()
+        await ingest.stop()
+
+
+async def test_a_restarted_projector_continues_the_seqs_and_a_second_one_waits(bus: Bus) -> None:
+    config, decks = unique_tournament("proj")
+    ingest = Ingest(bus, Engine(config, decks), feed=False)
+    first = Projector(bus, Engine(config, decks), lease_ttl=1.0)
+    await ingest.start()
+    await first.start()
+    events = session_events(config.id)
+    try:
+        await feed_session(ingest, events[:60])
+        await until(lambda: first.position == ingest.last_position)
+        await first.feed.publish()
+        key = (LIVE, "standings")
+        before = first.store.seq(key)
+        assert before >= 1
+        second = Projector(bus, Engine(config, decks), lease_ttl=1.0)
+        await second.start()
+        assert second.standby and not second.ready
+        await first.stop()  # a clean stop: saves the seqs and snapshots, frees the lease
+        await until(lambda: second.ready)
+        assert second.store.seq(key) >= before  # never back
+        frames: list[int] = []
+        second.feed.on_frame = lambda k, frame: frames.append(frame.seq) if k == key else None
+        await feed_session(ingest, events[60:120])
+        await until(lambda: second.position == ingest.last_position)
+        await until(lambda: bool(frames))
+        assert min(frames) > before
+        assert not same_documents(second, ingest.engine)
+        await second.stop()
+    finally:
+        await first.stop()
+        await ingest.stop()
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(command: list[str], expect: str, *, env: dict[str, str]) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hub", "serve", *command],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 60
+    line = ""
+    while expect not in line:
+        line = proc.stdout.readline()
+        assert line or proc.poll() is None, f"{command} exited"
+        assert time.monotonic() < deadline, f"{command} did not start"
+    return proc
+
+
+@pytest.mark.redis
+async def test_serve_ingest_with_a_separate_projector_process(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """`serve --role ingest --feed separate` and `serve --role projector`: events a console
+    publishes come out of the ingest's own websocket as the projector published them."""
+    tournament = f"proj-{uuid.uuid4().hex[:8]}"
+    config = tmp_path / "event.toml"
+    config.write_text(SAMPLE.read_text().replace('id = "ifp-demo"', f'id = "{tournament}"', 1))
+    token = "projector-test-commentator-token"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "DUPLICAST_COMMENTATOR_TOKEN": token}
+    common = ["--config", str(config), "--redis", redis_url]
+    port = _port()
+    procs = []
+    try:
+        procs.append(_start(["--role", "projector", *common], "duplicast projector", env=env))
+        procs.append(
+            _start(
+                ["--role", "ingest", "--feed", "separate", "--port", str(port), *common],
+                "duplicast ingest",
+                env=env,
+            )
+        )
+        async with FeedClient(f"ws://127.0.0.1:{port}/ws", token) as client:
+            await client.subscribe(["table:3", "standings"])
+            await client.wait_for(lambda c: "table:3" in c.states)
+            bus = RedisBus(redis_url)
+            await bus.connect()
+            names = Channels(tournament)
+            try:
+                events = [e for e in session_events(tournament) if e["table"] == 3][:12]
+                for event in events:
+                    await bus.publish(names.console(3), codec.pack(event))
+
+                def finished_the_hand(c: FeedClient) -> bool:  # the 12 events end one hand
+                    table = c.states["table:3"]
+                    return table.get("last_deal") == events[0]["deal"]
+
+                await client.wait_for(finished_the_hand, timeout=20)
+                await client.wait_for(lambda c: c.seqs.get("standings", 0) >= 1)
+            finally:
+                await bus.close()
+            assert not client.gaps and not client.errors
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                assert proc.wait(15) == 0
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                raise
