@@ -9,6 +9,10 @@ each keeping ``--window`` events in flight and sending the next as acks come bac
 ``hub.console`` does, without its outbox bookkeeping, so the fleet is not the bottleneck). The
 figure is events acknowledged per second from the first to the last, with this process's CPU
 share. Baseline, same run, same events: msgpack decode + ``Engine.submit`` in a plain loop.
+Two deployments (``--feed``): ``inline``, the ingest publishes the feed itself; ``separate``,
+the ingest only decides, journals and answers, and a projector in a third process
+(``hub.projector``) follows the journal and publishes the feed: its records/s, CPU share and
+how long after the ingest's last acknowledgement it had published everything.
 
 ``rebuild``: a journal of ``--journal`` records in Redis; ``Ingest.rebuild`` from the journal
 alone, then from an engine snapshot ``--tail`` records before the end plus that tail (the worst
@@ -115,33 +119,76 @@ def baseline(session: Any) -> float:
     return len(packed) / (time.perf_counter() - t0)
 
 
+# -- the projector (child process, ``--feed separate``) -----------------------------------------
+
+
+async def projector_child(url: str, events: int, seed: int, tid: str) -> None:
+    """Follow the journal the ingest writes (``hub.projector``) until ``events`` records are
+    applied and published; print its rate, CPU share and when it got there (wall clock)."""
+    from hub.bus.redis import RedisBus
+    from hub.projector import Projector
+
+    session = large_session(events, seed, tid=tid)
+    bus = RedisBus(url)
+    await bus.connect()
+    projector = Projector(bus, Engine(session.config, session.decks, release_delay=0.0))
+    await projector.start()
+    print("ready", flush=True)
+    total = len(session.events)  # every event of the session is accepted (bots play legally)
+    while projector.applied == 0:
+        await asyncio.sleep(0.001)
+    w0, c0 = time.perf_counter(), time.process_time()
+    while projector.applied < total:
+        await asyncio.sleep(0.002)
+    await projector.feed.publish()
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    done_at = time.time()
+    await projector.stop()
+    await bus.close()
+    print(
+        json.dumps(
+            {
+                "records": projector.applied,
+                "records_per_s": round(projector.applied / wall),
+                "cpu_share": round(cpu / wall, 3),
+                "done_at": done_at,
+            }
+        ),
+        flush=True,
+    )
+
+
 async def throughput(
-    url: str, events: int, window: int, seed: int, feed: bool = True
+    url: str, events: int, window: int, seed: int, feed: str = "inline"
 ) -> dict[str, Any]:
-    """With ``feed=False`` (``--no-feed``), an experiment: the ingest without its projections
-    and feed (journal, acks and apply only), the ceiling of the write path alone."""
+    """``feed``: ``inline`` (the ingest publishes the feed itself) or ``separate`` (the ingest
+    only decides, journals and answers; a projector in another process publishes the feed from
+    the journal: its rate and how long after the last acknowledgement it had published all)."""
     from hub.bus.redis import RedisBus
     from hub.ingest import Ingest
 
-    if not feed:
-
-        async def no_feed(self: Ingest) -> None:
-            return None
-
-        Ingest._publish = no_feed  # type: ignore[method-assign]
-        Engine.start_feed = lambda self: None  # type: ignore[method-assign]
-
-    session = large_session(events, seed, tid=f"load-{uuid.uuid4().hex[:8]}")
+    tid = f"load-{uuid.uuid4().hex[:8]}"
+    session = large_session(events, seed, tid=tid)
     base = baseline(session)
     with tempfile.NamedTemporaryFile("wb", suffix=".msgpack", delete=False) as f:
         f.write(codec.pack(session.events))
     bus = RedisBus(url)
     await bus.connect()
-    ingest = Ingest(bus, Engine(session.config, session.decks, release_delay=0.0))
+    ingest = Ingest(
+        bus, Engine(session.config, session.decks, release_delay=0.0), feed=feed == "inline"
+    )
     await ingest.start()
+    projector = None
+    if feed == "separate":
+        command = [sys.executable, __file__, "--projector", url, str(events), str(seed), tid]
+        projector = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        assert projector.stdout is not None
+        if projector.stdout.readline().strip() != "ready":
+            raise RuntimeError("the projector did not start")
     command = [sys.executable, __file__, "--child", url, session.config.id, f.name, str(window)]
     child = subprocess.Popen(command, cwd=ROOT)
     state = ingest.engine.state
+    projected: dict[str, Any] = {}
     try:
         async with asyncio.timeout(300):
             while state.events_applied == 0:
@@ -150,27 +197,38 @@ async def throughput(
             while state.events_applied < len(session.events):
                 await asyncio.sleep(0.005)
             wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+            acked_at = time.time()
             await asyncio.to_thread(child.wait, 60)
+            if projector is not None:
+                assert projector.stdout is not None
+                line = await asyncio.to_thread(projector.stdout.readline)
+                projected = json.loads(line)
+                projected["behind_last_ack_s"] = round(projected.pop("done_at") - acked_at, 3)
+                await asyncio.to_thread(projector.wait, 30)
     finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
+        for proc in (child, projector):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
         await ingest.stop()
         await bus.close()
         redis_cleanup(url)(session.config.id)
         os.unlink(f.name)
     rate = len(session.events) / wall
-    return {
+    out = {
         "events": len(session.events),
         "tables": len(session.config.tables),
         "window": window,
+        "feed": feed,
         "events_per_s": round(rate),
         "ingest_cpu_share": round(cpu / wall, 3),
         "baseline_decode_submit_per_s": round(base),
         "ratio_to_baseline": round(rate / base, 3),
         "target": TARGET_EVENTS_PER_S,
-        "feed": feed,
     }
+    if projected:
+        out["projector"] = projected
+    return out
 
 
 async def rebuild(url: str, records: int, tail: int, seed: int) -> dict[str, Any]:
@@ -241,6 +299,10 @@ def main() -> None:
         url, tournament, path, window = sys.argv[2:6]
         asyncio.run(fleet(url, tournament, Path(path), int(window)))
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--projector":
+        url, events, seed, tid = sys.argv[2:6]
+        asyncio.run(projector_child(url, int(events), int(seed), tid))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
     parser.add_argument("--events", type=int, default=60_000)
@@ -251,18 +313,22 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only", choices=("throughput", "rebuild"), help="run one part")
     parser.add_argument(
-        "--no-feed",
-        action="store_true",
-        help="experiment: throughput with the ingest's projections and feed switched off",
+        "--feed",
+        choices=("inline", "separate", "both"),
+        default="both",
+        help="throughput with the feed published by the ingest (inline), by a projector "
+        "process following the journal (separate), or both, one after the other",
     )
     args = parser.parse_args()
     result: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()}
     }
     if args.only in (None, "throughput"):
-        result["throughput"] = asyncio.run(
-            throughput(args.redis, args.events, args.window, args.seed, feed=not args.no_feed)
-        )
+        modes = ("separate", "inline") if args.feed == "both" else (args.feed,)
+        for mode in modes:
+            result[f"throughput_{mode}"] = asyncio.run(
+                throughput(args.redis, args.events, args.window, args.seed, feed=mode)
+            )
     if args.only in (None, "rebuild"):
         result["rebuild"] = asyncio.run(rebuild(args.redis, args.journal, args.tail, args.seed))
     text = json.dumps(result, indent=2)
