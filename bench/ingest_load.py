@@ -44,6 +44,7 @@ from ingest_bench import large_session, redis_cleanup  # noqa: E402
 from hub import codec  # noqa: E402
 from hub.channels import Channels  # noqa: E402
 from hub.engine.core import Engine  # noqa: E402
+from hub.server import tune_gc  # noqa: E402
 
 TARGET_EVENTS_PER_S = 20_000
 TARGET_REBUILD_S = 3.0
@@ -133,6 +134,7 @@ async def projector_child(url: str, events: int, seed: int, tid: str) -> None:
     await bus.connect()
     projector = Projector(bus, Engine(session.config, session.decks, release_delay=0.0))
     await projector.start()
+    tune_gc()  # as `duplicast serve --role projector` does once started
     print("ready", flush=True)
     total = len(session.events)  # every event of the session is accepted (bots play legally)
     while projector.applied == 0:
@@ -169,6 +171,7 @@ async def throughput(
 
     tid = f"load-{uuid.uuid4().hex[:8]}"
     session = large_session(events, seed, tid=tid)
+    tune_gc()  # what `duplicast serve` does once started; for the baseline loop too
     base = baseline(session)
     with tempfile.NamedTemporaryFile("wb", suffix=".msgpack", delete=False) as f:
         f.write(codec.pack(session.events))
@@ -178,6 +181,7 @@ async def throughput(
         bus, Engine(session.config, session.decks, release_delay=0.0), feed=feed == "inline"
     )
     await ingest.start()
+    tune_gc()
     projector = None
     if feed == "separate":
         command = [sys.executable, __file__, "--projector", url, str(events), str(seed), tid]
