@@ -855,6 +855,8 @@ def main(argv: list[str] | None = None) -> int:
     raise_nofile()
     points = parse_points(args.points) if args.points else (QUICK if args.quick else FULL)
     seconds = args.seconds or (3.0 if args.quick else 10.0)
+    where = "bench/wsclients.c" if args.clients == "c" else "run_clients, Python"
+    print(f"load generator: {args.clients} ({where})", flush=True)
     results = sweep(
         args.servers.split(","), points, seconds, args.redis, args.out.parent, args.clients
     )
