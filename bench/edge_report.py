@@ -18,6 +18,10 @@ NAMES = {
     "socketio": "Socket.IO 4.8",
 }
 
+# The load generator of a point (bench/edge_bench.py --clients); files written before the
+# option existed had the Python clients.
+GENERATORS = {"c": "C clients", "python": "Python clients"}
+
 
 def label(p: dict[str, Any]) -> str:
     text = f"{p['clients'] // 1000 if p['clients'] >= 1000 else p['clients']}"
@@ -43,7 +47,8 @@ def table(points: list[dict[str, Any]]) -> str:
         rows.append(
             f"| {label(p)} | {name} | {p['frames_per_s']:,} | {p['delivered_pct']} % "
             f"| {p['server_us_per_frame']} | {p['p50_ms']} | {p['p99_ms']} | {p['p999_ms']} "
-            f"| {p['kib_per_conn']} | {gc} | {p['server_cpu_pct']} % | {p['clients_cpu_pct']} % |"
+            f"| {p['kib_per_conn']} | {gc} | {p['server_cpu_pct']} % "
+            f"| {p['clients_cpu_pct']} % ({GENERATORS[p.get('load_generator', 'python')]}) |"
         )
     return "\n".join(rows)
 

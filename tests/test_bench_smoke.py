@@ -190,8 +190,14 @@ def test_edge_bench_tiny(redis_url: str, tmp_path: Path) -> None:
     servers = ["edge", "naive", "websockets"]
     if (Path(bench.__file__).parent / "socketio" / "node_modules").is_dir():
         servers.append("socketio")
+    generator = bench.default_load_generator()  # the C clients when a compiler is found
     points = bench.sweep(servers, [(20, 20.0, 0.05)], 1.0, redis_url, tmp_path)
     assert [p["server"] for p in points] == servers
+    if generator == "c":  # the Python clients stay available: one point with them
+        points += bench.sweep(["edge"], [(20, 20.0, 0.05)], 1.0, redis_url, tmp_path, "python")
+    assert [p["load_generator"] for p in points] == [generator] * len(servers) + (
+        ["python"] if generator == "c" else []
+    )
     for point in points:
         assert "error" not in point, point
         assert point["published"] == 20 and point["stalled"] == 1
