@@ -156,7 +156,7 @@ class HandSpec:
         return 0 if self.rules == "pokerkit" else self.big_blind
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ActionRecord:
     """One thing that happened: ``added`` chips put in, ``to`` the seat's street bet after it."""
 
