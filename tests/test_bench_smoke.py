@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -206,3 +207,12 @@ def test_edge_bench_tiny(redis_url: str, tmp_path: Path) -> None:
         assert point["server_us_per_frame"] > 0 and "kib_per_conn" in point
     assert "gc_max_ms" in points[0]
     assert bench.parse_points("10k@10,1k@100/1%") == [(10000, 10.0, 0.0), (1000, 100.0, 0.01)]
+
+
+def test_submit_bench_tiny() -> None:
+    """This checkout against itself: both children run, and their outcomes agree."""
+    command = [sys.executable, str(BENCH / "submit_bench.py"), "--against", str(BENCH.parent)]
+    command += ["--events", "300", "--rounds", "1", "--repeat", "1"]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True).stdout
+    assert "300 events  this" in out and "300 events  against" in out
+    assert "accepted 300" in out and "outcomes identical" in out

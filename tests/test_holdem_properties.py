@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from hypothesis import assume, example, given, settings
@@ -26,7 +26,7 @@ from pokerkit import (
 
 from hub.domain.bots import STYLES, choose_action
 from hub.domain.errors import Rejection
-from hub.domain.holdem import Hand, HandSpec
+from hub.domain.holdem import Hand, HandSpec, Pot
 
 FULL_DECK = [r + s for r in "23456789TJQKA" for s in "cdhs"]
 AUTOMATIONS = (
@@ -497,3 +497,73 @@ def test_standard_rules_are_the_default_and_differ_from_pokerkit_where_documente
     assert HandSpec(seats=2, button=1, small_blind=1, big_blind=2, cap=9).rules == "standard"
     assert after_short_all_in("standard").legal(1).min_to is None  # call or fold only
     assert after_short_all_in("pokerkit").legal(1).min_to == 130  # 30 + the minimum bet
+
+
+# ------------------------------------------------------------------ kept, not recounted
+
+
+def _layered_pots(hand: Hand) -> list[Pot]:
+    """``Hand.pots`` as first written: each layer's chips summed seat by seat."""
+    live = [s for s in hand.committed if s not in hand.folded]
+    layered = hand.committed
+    pots: list[Pot] = []
+    if hand.spec.dead_antes and any(hand.spec.ante(s) for s in layered):
+        paid = {s: min(hand.spec.ante(s), hand.spec.starting_stack(s)) for s in layered}
+        layered = {s: c - paid[s] for s, c in hand.committed.items()}
+        pots.append(Pot(sum(paid.values()), frozenset(live)))
+    previous = 0
+    for level in sorted({c for c in layered.values() if c > 0}):
+        amount = sum(min(c, level) - min(c, previous) for c in layered.values() if c > previous)
+        eligible = frozenset(s for s in live if layered[s] >= level)
+        previous = level
+        if pots and (not eligible or pots[-1].eligible == eligible):
+            pots[-1] = Pot(pots[-1].amount + amount, pots[-1].eligible)
+        else:
+            pots.append(Pot(amount, eligible))
+    return pots
+
+
+def _agrees_with_a_recount(hand: Hand) -> None:
+    assert hand._high == max(hand.street_bet.values())  # what high_bet recounts
+    assert hand._start == {s: hand.spec.starting_stack(s) for s in hand.committed}
+    assert hand.pots() == _layered_pots(hand)
+    if hand.to_act is not None:  # the seat to act is the first pending one left of the last
+        assert hand.to_act in hand._pending
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from(["standard", "pokerkit", "limit", "rps"]))
+def test_what_every_action_reads_is_kept_equal_to_a_recount(seed: int, kind: str) -> None:
+    """``Hand`` keeps the high bet and starting stacks instead of recounting them per action,
+    and lays pots out by a shortcut: after every action and every refused one (all seats, all
+    kinds, amounts around the limits), they equal the recount."""
+    rng = random.Random(seed)
+    spec = pokerkit_spec(rng, rng.random() < 0.5) if kind == "pokerkit" else None
+    if spec is None:
+        spec = random_spec(rng, rng.random() < 0.5, unequal=rng.random() < 0.5)
+        if kind == "limit":
+            spec = replace(spec, limit=True)
+        elif kind == "rps" and spec.seats >= 3:
+            spec = replace(spec, order="rps")
+    hand = Hand(spec)
+    _agrees_with_a_recount(hand)
+    while hand.to_act is not None:
+        for _ in range(3):
+            seat = rng.choice([hand.to_act, rng.randint(1, spec.seats)])
+            amount = rng.choice(
+                [None, 0, rng.randint(1, 3 * spec.big_blind), *_boundary_amounts(hand)]
+            )
+            try:
+                hand.act(seat, rng.choice(["fold", "check", "call", "bet", "raise"]), amount)
+            except Rejection:
+                pass
+            _agrees_with_a_recount(hand)
+            if hand.to_act is None:
+                break
+        if hand.to_act is not None:
+            hand.act(hand.to_act, *choose_action(hand, hand.to_act, rng))
+            _agrees_with_a_recount(hand)
+    if hand.street == "showdown":
+        hand.settle(None)
+    assert hand.result is not None and sum(hand.result.values()) == 0
+    assert hand.pots() == _layered_pots(hand)

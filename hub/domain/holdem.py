@@ -45,7 +45,7 @@ split pot's odd chips all go to the first winner left of the button instead of o
 
 from __future__ import annotations
 
-import copy as _copy
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -156,7 +156,7 @@ class HandSpec:
         return 0 if self.rules == "pokerkit" else self.big_blind
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ActionRecord:
     """One thing that happened: ``added`` chips put in, ``to`` the seat's street bet after it."""
 
@@ -188,8 +188,25 @@ class Pot:
 _NOTHING = Legal(False, False, None, None, None)
 
 
+@functools.cache
+def _clockwise(seats: int) -> tuple[tuple[int, ...], ...]:
+    """``[first]``: every seat of a ``seats``-seat table clockwise from ``first`` (index 0 is
+    no seat), made once per table size rather than once per action."""
+    return (
+        (),
+        *(
+            tuple((first - 1 + i) % seats + 1 for i in range(seats))
+            for first in range(1, seats + 1)
+        ),
+    )
+
+
 class Hand:
     """A hand in play. ``verify`` raises exactly what ``act`` would; a rejection changes nothing."""
+
+    # Once betting is over (showdown) no chip moves: the pots are laid out once, when it
+    # ends, for the several readers of a showdown (a win reads them three times).
+    _final_pots: list[Pot] | None = None
 
     def __init__(self, spec: HandSpec) -> None:
         self.spec = spec
@@ -207,6 +224,11 @@ class Hand:
         self._dead = 0  # antes in the main pot as dead money (``spec.dead_antes``)
         self._pending: set[int] = set()  # seats that must still act on this street
         self._acted: set[int] = set()  # seats that acted voluntarily on this street
+        # What every action reads, kept up to date as chips move instead of recounted per
+        # action (tests/test_holdem_properties.py recounts them after every action).
+        self._start = {s: spec.starting_stack(s) for s in range(1, n + 1)}  # ``stack`` + committed
+        self._high = 0  # the street's highest bet: ``high_bet``
+        self._clockwise = _clockwise(n)
         if spec.order == "rps":
             bb_seat = self._right(spec.button)
             sb_seat = self._right(bb_seat)
@@ -270,16 +292,25 @@ class Hand:
     def pots(self) -> list[Pot]:
         """Main pot then side pots, layered by committed amounts; folded chips stay in.
         Dead antes start the main pot, which every player still in may win."""
+        if self.street == "showdown" and self._final_pots is not None:
+            return list(self._final_pots)
+        return self._layered_pots()
+
+    def _layered_pots(self) -> list[Pot]:
         live = [s for s in self.committed if s not in self.folded]
         layered = self.committed
         pots: list[Pot] = []
         if self._dead:
             layered = {s: c - self._ante_paid(s) for s, c in self.committed.items()}
             pots.append(Pot(self._dead, frozenset(live)))
-        levels = sorted({c for c in layered.values() if c > 0})
+        # Every layer runs from one committed amount to the next, so each seat with chips past
+        # the layer's floor has the whole layer in: (level - previous) x those seats.
+        amounts = sorted(c for c in layered.values() if c > 0)
         previous = 0
-        for level in levels:
-            amount = sum(min(c, level) - min(c, previous) for c in layered.values() if c > previous)
+        for i, level in enumerate(amounts):
+            if level == previous:
+                continue
+            amount = (level - previous) * (len(amounts) - i)
             eligible = frozenset(s for s in live if layered[s] >= level)
             previous = level
             if pots and (not eligible or pots[-1].eligible == eligible):
@@ -305,7 +336,7 @@ class Hand:
         """Verify, then apply one action of the seat to act; returns its record."""
         added = self._check(seat, kind, amount)
         street = self.street
-        high = self.high_bet
+        high = self._high
         if kind == "fold":
             self.folded = self.folded | {seat}
         else:
@@ -314,7 +345,7 @@ class Hand:
         self.actions.append(record)
         self._acted.add(seat)
         self._pending.discard(seat)
-        if kind in ("bet", "raise"):
+        if kind == "bet" or kind == "raise":
             self._min_incr = max(self._min_incr, self.street_bet[seat] - high)
             self._pending = self._can_still_act() - {seat}
         self._advance(seat)
@@ -329,7 +360,8 @@ class Hand:
         return hand
 
     def copy(self) -> Hand:
-        clone = _copy.copy(self)
+        clone = object.__new__(type(self))  # what copy.copy does, without its dispatch
+        clone.__dict__.update(self.__dict__)
         clone.committed = dict(self.committed)
         clone.street_bet = dict(self.street_bet)
         clone.actions = list(self.actions)
@@ -402,9 +434,11 @@ class Hand:
         return tuple(s for s in self._order_from(self._left(self.spec.button)) if s in chosen)
 
     def _put(self, seat: int, chips: int) -> None:
-        self.committed[seat] += chips
-        self.street_bet[seat] += chips
-        if self.stack(seat) == 0:
+        committed = self.committed[seat] = self.committed[seat] + chips
+        bet = self.street_bet[seat] = self.street_bet[seat] + chips
+        if bet > self._high:
+            self._high = bet
+        if committed == self._start[seat]:  # nothing left behind
             self.all_in = self.all_in | {seat}
 
     def _post_ante(self, seat: int, ante: int) -> None:
@@ -426,6 +460,7 @@ class Hand:
         excess = ordered[-1] - ordered[-2]
         self.committed[top] -= excess
         self.street_bet[top] = max(0, self.street_bet[top] - excess)
+        self._high = max(self.street_bet.values())
         self.all_in = self.all_in - {top}
 
     def _ante_paid(self, seat: int) -> int:
@@ -445,19 +480,20 @@ class Hand:
         return {s for s in self.committed if s not in self.folded and s not in self.all_in}
 
     def _to_call(self, seat: int) -> int:
-        return min(self.high_bet - self.street_bet[seat], self.stack(seat))
+        return min(self._high - self.street_bet[seat], self._start[seat] - self.committed[seat])
 
     def _raise_bounds(self, seat: int) -> tuple[int, int] | None:
         """(min_to, max_to) of a bet or raise by ``seat`` now, or None when it may not raise."""
-        high = self.high_bet
-        mine = self.street_bet[seat]
-        most = mine + self.stack(seat)  # all-in total for this street
+        high = self._high
+        bets, start, committed = self.street_bet, self._start, self.committed
+        mine = bets[seat]
+        most = mine + start[seat] - committed[seat]  # all-in total for this street
         if most <= high:
             return None  # cannot even more than call
         if seat in self._acted and high - mine < self._min_incr:
             return None  # facing less than a full raise since acting: call or fold only
         if not any(
-            s != seat and self.street_bet[s] + self.stack(s) > high for s in self._can_still_act()
+            s != seat and bets[s] + start[s] - committed[s] > high for s in self._can_still_act()
         ):
             return None  # nobody left who could answer a raise
         if self.spec.limit:
@@ -497,8 +533,8 @@ class Hand:
             raise Rejection("out_of_turn", f"seat {self.to_act} is to act, not seat {seat}")
         if amount is not None and (not isinstance(amount, int) or isinstance(amount, bool)):
             raise Rejection("bad_amount", f"amount {amount!r} is not a whole number of chips")
-        to_call = self._to_call(seat)
-        if kind in ("fold", "check"):
+        to_call = min(self._high - self.street_bet[seat], self._start[seat] - self.committed[seat])
+        if kind == "fold" or kind == "check":
             if amount not in (None, 0):
                 raise Rejection("bad_amount", f"a {kind} carries no amount, not {amount}")
             if kind == "fold" and to_call == 0:
@@ -515,7 +551,7 @@ class Hand:
         return self._check_increase(seat, kind, amount)
 
     def _check_increase(self, seat: int, kind: str, amount: int | None) -> int:
-        high = self.high_bet
+        high = self._high
         if kind == "bet" and high > 0:
             raise Rejection("not_allowed", f"there is already a bet of {high}: raise instead")
         if kind == "raise" and high == 0:
@@ -529,7 +565,7 @@ class Hand:
             raise Rejection("not_allowed", f"seat {seat} may only call or fold now, not {kind}")
         min_to, max_to = bounds
         mine = self.street_bet[seat]
-        most = mine + self.stack(seat)
+        most = mine + self._start[seat] - self.committed[seat]
         if amount > most:
             raise Rejection(
                 "over_cap", f"{kind} to {amount} is more than seat {seat} has: all-in is {most}"
@@ -552,24 +588,27 @@ class Hand:
             totals = sorted(self.street_bet[s] + self.stack(s) for s in self._live())
             if len(totals) > 1:
                 self._pending = {s for s in self._pending if totals[-2] > self.street_bet[s]}
-        high = self.high_bet
+        high = self._high
         if len(self._pending) <= 1 and all(self.street_bet[s] >= high for s in self._pending):
             self._pending = set()  # nobody left to bet against
         self._advance(first, include_first=True)
 
     def _advance(self, after: int, include_first: bool = False) -> None:
         """Pick the next seat to act, or close the street (or the hand)."""
-        live = [s for s in self.committed if s not in self.folded]
-        if len(live) == 1:
+        if len(self.committed) - len(self.folded) == 1:  # one seat left in: it wins
+            live = [s for s in self.committed if s not in self.folded]
             self.to_act = None
             won = {s: 0 for s in self.committed}
             won[live[0]] = self.pot
             self._complete(won)
             return
-        if self._pending:
-            order = self._order_from(after if include_first else self._left(after))
-            self.to_act = next(s for s in order if s in self._pending)
-            return
+        pending = self._pending
+        if pending:
+            first = after if include_first else after % self.spec.seats + 1
+            for s in self._clockwise[first]:
+                if s in pending:
+                    self.to_act = s
+                    return
         self.to_act = None
         if self.spec.rules == "pokerkit":
             self._return_uncalled(self.street_bet)
@@ -577,9 +616,11 @@ class Hand:
         if len(self._can_still_act()) <= 1 or index == len(STREETS) - 1:
             self.street = "showdown"
             self._board_count = 5
+            self._final_pots = self._layered_pots()
             return
         for s in self.street_bet:
             self.street_bet[s] = 0
+        self._high = 0
         self._begin_street(STREETS[index + 1], first=self._left(self.spec.button))
 
     def _complete(self, won: Mapping[int, int]) -> None:

@@ -35,7 +35,8 @@ class Sequencer:
         self._consoles: dict[str, _ConsoleSeq] = {}
 
     def check(self, console: str, seq: int) -> Verdict:
-        last = self.last(console)
+        entry = self._consoles.get(console)
+        last = entry.last if entry else 0
         if seq <= last:
             return "duplicate"
         if seq > last + 1:
@@ -63,8 +64,11 @@ class Sequencer:
 
     def record(self, console: str, seq: int, ack: Mapping[str, Any]) -> None:
         """Mark ``seq`` handled (accepted or rejected); a rejection's answer is kept."""
-        entry = self._consoles.setdefault(console, _ConsoleSeq())
-        entry.last = max(entry.last, seq)
+        entry = self._consoles.get(console)
+        if entry is None:  # (not setdefault: that would build an entry per call)
+            entry = self._consoles[console] = _ConsoleSeq()
+        if seq > entry.last:
+            entry.last = seq
         if not ack.get("ok"):
             entry.rejected[seq] = dict(ack)
 

@@ -159,6 +159,7 @@ class TournamentState:
             for t in group.tables:
                 self.tables[t] = TableState(t, group.id, tuple(config.deal_orders[t]))
         self._dealt: dict[int, Dealt] = {}
+        self._specs: dict[int, HandSpec] = {}  # deal -> its spec without dealer errors
         self.corrections: list[dict[str, Any]] = []
         # Penalties from the tournament director, in order: {table, seat, chips, points,
         # reason, by, at}. The scoreboard holds their sums.
@@ -271,13 +272,13 @@ class TournamentState:
             raise Rejection(
                 "unknown_deal", f"deal {event.deal} is not in this session (1..{self.config.deals})"
             )
-        handler = getattr(self, f"_on_{event.type}", None)
         if event.type in ACTION_TYPES:
             change = self._on_action(table, event, now)
-        elif handler is not None:
+        else:
+            handler = getattr(self, f"_on_{event.type}", None)
+            if handler is None:  # pragma: no cover - parse_event admits only known types
+                raise Rejection("bad_schema", f"unknown event type {event.type!r}")
             change = handler(table, event, now)
-        else:  # pragma: no cover - parse_event admits only known types
-            raise Rejection("bad_schema", f"unknown event type {event.type!r}")
         table.last_event_at = now
         table.last_seq = event.seq
         table.console = event.console
@@ -286,7 +287,16 @@ class TournamentState:
 
     def _spec(self, deal_no: int, inputs: list[Input] | None = None) -> HandSpec:
         """The hand's spec; with ``inputs``, its cards as the dealer errors among them left
-        them (`hub.domain.dealing.redeal`)."""
+        them (`hub.domain.dealing.redeal`). Without dealer errors a deal's spec is the same at
+        every table and every rebuild: it is made once (specs are frozen)."""
+        if inputs and any(i[1] in DEALER_ERRORS for i in inputs):
+            return self._make_spec(deal_no, inputs)
+        spec = self._specs.get(deal_no)
+        if spec is None:
+            spec = self._specs[deal_no] = self._make_spec(deal_no, None)
+        return spec
+
+    def _make_spec(self, deal_no: int, inputs: list[Input] | None) -> HandSpec:
         cfg = self.config
         if cfg.mahjong is not None:
             return mahjong_spec(cfg.buttons[deal_no])

@@ -1,0 +1,97 @@
+"""`parse_event`'s fast path for plain events against the full schema check it short-cuts.
+
+`parse_event` answers a well-formed plain event (envelope, ts, deal, seat, amount) without
+`_parse_checked`; whatever it takes, it must come out as `_parse_checked` would have it, and
+anything else must get `_parse_checked`'s refusal word for word. Hypothesis bends valid events
+field by field (missing, None, wrong types, bounds, extra fields) and compares both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from hub.domain.errors import Rejection
+from hub.engine.events import (
+    _MAHJONG,
+    _NEEDS,
+    _OPTIONAL,
+    ACTION_TYPES,
+    EVENT_TYPES,
+    ConsoleEvent,
+    _parse_checked,
+    parse_event,
+)
+
+FIELDS = ("v", "tournament", "table", "console", "seq", "type", "ts", "deal", "seat", "amount")
+ODD_VALUES = st.sampled_from(
+    [
+        *(None, True, False, 0, 1, 2, -1, 1.0, 2.5, 2**53 - 1, 2**53),
+        *("", "x", "x" * 64, "x" * 65, "call ", "CALL", *sorted(EVENT_TYPES)),
+        *([], [1], {}, float("nan")),
+    ]
+)
+
+
+def outcome(parse: Any, raw: Any) -> tuple[str, Any]:
+    try:
+        event = parse(raw)
+    except Rejection as exc:
+        return "refused", (exc.code, exc.message)
+    except Exception as exc:  # the same failure, if any, whichever path
+        return "raised", (type(exc), str(exc))
+    assert type(event) is ConsoleEvent
+    return "event", (event, list(vars(event).items()), repr(event), hash(event))
+
+
+@st.composite
+def plain_events(draw: st.DrawFn) -> dict[Any, Any]:
+    kind = draw(st.sampled_from([*sorted(ACTION_TYPES), *sorted(EVENT_TYPES)]))
+    raw: dict[Any, Any] = {
+        "v": 1,
+        "tournament": draw(st.sampled_from(["t", "t-test", "x" * 64])),
+        "table": draw(st.integers(1, 12)),
+        "console": draw(st.sampled_from(["table1", "operator", "c" * 64])),
+        "seq": draw(st.integers(1, 2**53 - 1)),
+        "type": kind,
+    }
+    for name in ("ts", "deal", "seat", "amount"):
+        if name in _NEEDS[kind] or draw(st.booleans()):
+            raw[name] = draw(st.floats(0, 1e9) if name == "ts" else st.integers(0, 2**53 - 1))
+    for _ in range(draw(st.sampled_from([0, 0, 1, 2, 3]))):  # bend a few fields
+        name = draw(st.sampled_from(FIELDS))
+        if draw(st.integers(0, 4)) == 0:
+            raw.pop(name, None)
+        else:
+            raw[name] = draw(ODD_VALUES)
+    if draw(st.integers(0, 9)) == 0:
+        raw[draw(st.sampled_from(["seats", "note", "card", "fan", "draw", "amout", 5]))] = 1
+    return raw
+
+
+@settings(max_examples=3000, deadline=None)
+@given(plain_events())
+def test_the_fast_path_accepts_and_refuses_exactly_as_the_full_check(raw: dict[Any, Any]) -> None:
+    expected = outcome(_parse_checked, raw)
+    assert outcome(parse_event, raw) == expected
+    event(expected[0])  # hypothesis statistics: how many were accepted, refused
+
+
+def test_the_fast_path_takes_the_common_events() -> None:
+    """The bench's events are plain: the comparison above is not vacuous."""
+    raw = {"v": 1, "tournament": "t", "table": 1, "console": "c", "seq": 1, "type": "call"}
+    plain = parse_event({**raw, "ts": 1.5, "seat": 2})
+    assert plain == ConsoleEvent("t", 1, "c", 1, "call", ts=1.5, seat=2)
+    assert ConsoleEvent.plain("t", 1, "c", 1, "call", 1.5, None, 2, None) == plain
+
+
+def test_a_record_lists_every_field_given_in_the_documented_order() -> None:
+    every = ConsoleEvent(
+        "t", 1, "c", 1, "result", 1.5, 2, 3, 4, (1, 2), "n", 1, 5, "o", 8, 2, True, True, "RPS"
+    )
+    record = every.as_record()
+    envelope = ["v", "tournament", "table", "console", "seq", "type"]
+    assert list(record) == [*envelope, *_OPTIONAL, *_MAHJONG]
+    assert record["seats"] == [1, 2] and record["throws"] == "RPS" and record["draw"] is True
