@@ -95,3 +95,19 @@ def test_a_record_lists_every_field_given_in_the_documented_order() -> None:
     envelope = ["v", "tournament", "table", "console", "seq", "type"]
     assert list(record) == [*envelope, *_OPTIONAL, *_MAHJONG]
     assert record["seats"] == [1, 2] and record["throws"] == "RPS" and record["draw"] is True
+
+
+def test_a_ts_too_big_for_a_float_is_refused_not_raised() -> None:
+    """JSON and msgpack carry integers beyond a float's range: ``Engine.submit`` must refuse
+    such a ``ts`` (``bad_schema``) rather than let ``float()`` raise out of it."""
+    from hub.engine.core import Engine
+    from tests.hubharness import unique_tournament
+
+    config, decks = unique_tournament("ts")
+    engine = Engine(config, decks)
+    raw = {"v": 1, "tournament": config.id, "table": 1, "console": "table1", "seq": 1}
+    raw |= {"type": "start", "deal": config.deal_orders[1][0], "ts": 10**400}
+    out = engine.submit(raw, 0.0)
+    assert not out.ok and out.code == "bad_schema" and "'ts'" in (out.message or "")
+    raw["seq"], raw["ts"] = 2, 12.5
+    assert engine.submit(raw, 0.0).ok

@@ -261,6 +261,8 @@ def _parse_checked(raw: Any) -> ConsoleEvent:
     ts = raw.get("ts")
     if ts is not None and (isinstance(ts, bool) or not isinstance(ts, int | float)):
         raise _bad("field 'ts' must be a number")
+    if isinstance(ts, int) and not -MAX_INT <= ts <= MAX_INT:  # float() of it would overflow
+        raise _bad("field 'ts' must be a number from -2^53 to 2^53")
     seats: tuple[int, ...] | None = None
     if raw.get("seats") is not None:
         value = raw["seats"]
