@@ -9,6 +9,7 @@ continues every topic's seq; a second projector waits and takes over."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,23 @@ async def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
         await asyncio.sleep(0.01)
 
 
+@contextlib.asynccontextmanager
+async def write_and_read(
+    bus: Bus, clock: Callable[[], float] = time.time, **projecting: Any
+) -> AsyncIterator[tuple[Ingest, Projector]]:
+    """An ingest that leaves the feed to a projector, and that projector, running on ``bus``."""
+    config, decks = unique_tournament("proj")
+    ingest = Ingest(bus, Engine(config, decks), clock=clock, feed=False)
+    projector = Projector(bus, Engine(config, decks), clock=clock, **projecting)
+    await ingest.start()
+    await projector.start()
+    try:
+        yield ingest, projector
+    finally:
+        await projector.stop()
+        await ingest.stop()
+
+
 async def feed_session(ingest: Ingest, events: list[dict[str, Any]], batch: int = 40) -> None:
     names = ingest.names
     for start in range(0, len(events), batch):
@@ -78,15 +96,10 @@ def same_documents(projector: Projector, engine: Engine) -> list[tuple[str, str]
 
 
 async def test_projector_documents_equal_the_ingest_engine_payloads(bus: Bus) -> None:
-    config, decks = unique_tournament("proj")
     clock = Clock()
-    ingest = Ingest(bus, Engine(config, decks), clock=clock, feed=False)
-    projector = Projector(bus, Engine(config, decks), clock=clock, tick_interval=0.05)
-    await ingest.start()
-    await projector.start()
-    try:
+    async with write_and_read(bus, clock, tick_interval=0.05) as (ingest, projector):
         assert ingest.store is None and projector.ready
-        events = session_events(config.id)
+        events = session_events(ingest.tournament)
         half = len(events) // 2
         await feed_session(ingest, events[:half])
         await until(lambda: projector.position == ingest.last_position)
@@ -98,23 +111,16 @@ async def test_projector_documents_equal_the_ingest_engine_payloads(bus: Bus) ->
         await until(lambda: not same_documents(projector, ingest.engine))
         public = projector.store.snapshot((PUBLIC, "standings"))[1]
         assert public == ingest.engine.payload((PUBLIC, "standings"))
-        assert any(projector.engine.deal_released(d) for d in range(1, config.deals + 1))
-    finally:
-        await projector.stop()
-        await ingest.stop()
+        deals = range(1, ingest.engine.config.deals + 1)
+        assert any(projector.engine.deal_released(d) for d in deals)
 
 
 async def test_refusals_and_links_reach_the_desk_through_the_notes(bus: Bus) -> None:
-    config, decks = unique_tournament("proj")
-    ingest = Ingest(bus, Engine(config, decks), feed=False)
-    projector = Projector(bus, Engine(config, decks), tick_interval=0.05)
-    await ingest.start()
-    await projector.start()
-    try:
-        names = Channels(config.id)
-        bad = {"v": 1, "tournament": config.id, "table": 2, "console": "table2", "seq": 1}
-        bad |= {"type": "fold", "seat": 3}  # no hand started: refused, seq used up
-        await ingest.handle_batch([(names.console(2), codec.pack(bad), time.monotonic())])
+    async with write_and_read(bus, tick_interval=0.05) as (ingest, projector):
+        bad = {"v": 1, "tournament": ingest.tournament, "table": 2, "console": "table2"}
+        bad |= {"seq": 1, "type": "fold", "seat": 3}  # no hand started: refused, seq used up
+        channel = ingest.names.console(2)
+        await ingest.handle_batch([(channel, codec.pack(bad), time.monotonic())])
 
         def desk() -> dict[str, Any]:
             return projector.store.snapshot((LIVE, "ops"))[1]
@@ -128,32 +134,28 @@ async def test_refusals_and_links_reach_the_desk_through_the_notes(bus: Bus) -> 
         # Nobody listened for table2's answer: the desk shows its console as not connected.
         assert ingest.engine.links == {"table2": False}
         await until(lambda: projector.engine.links == {"table2": False})
-    finally:
-        await projector.stop()
-        await ingest.stop()
 
 
 async def test_edges_snapshot_requests_are_answered_by_the_projector(bus: Bus) -> None:
-    config, decks = unique_tournament("proj")
-    ingest = Ingest(bus, Engine(config, decks), feed=False)
-    projector = Projector(bus, Engine(config, decks))
-    await ingest.start()
-    await projector.start()
-    names = Channels(config.id)
-    replies = bus.subscribe(names.reply("edge-1"))
-    await replies.ready()
-    try:
-        ask = {"op": "snapshots", "id": "r1", "reply": "edge-1", "keys": ["live|standings"]}
-        await bus.publish(names.control, codec.pack(ask))
-        answer = await asyncio.wait_for(anext(replies), 5)
-        assert codec.unpack(answer.data) == {"ok": True, "id": "r1"}  # one answer: the ingest's
-        stored = await bus.hgetall(names.topics)
-        assert "live|standings" in stored
-        assert "live|standings" in await bus.hgetall(names.topic_seqs)
-    finally:
-        await replies.aclose()
-        await projector.stop()
-        await ingest.stop()
+    async with write_and_read(bus) as (ingest, projector):
+        names = ingest.names
+        replies = bus.subscribe(names.reply("edge-1"))
+        await replies.ready()
+        try:
+            ask = {"op": "snapshots", "id": "r1", "reply": "edge-1", "keys": ["live|standings"]}
+            await bus.publish(names.control, codec.pack(ask))
+            answer = await asyncio.wait_for(anext(replies), 5)
+            assert codec.unpack(answer.data) == {"ok": True, "id": "r1"}
+            with pytest.raises(TimeoutError):  # the projector's answer only, not the ingest's
+                await asyncio.wait_for(anext(replies), 0.3)
+            assert "live|standings" in await bus.hgetall(names.topics)
+            assert "live|standings" in await bus.hgetall(names.topic_seqs)
+            await projector.stop()  # then nobody answers: the ingest leaves them to it
+            await bus.publish(names.control, codec.pack({**ask, "id": "r2"}))
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(anext(replies), 0.5)
+        finally:
+            await replies.aclose()
 
 
 async def test_a_restarted_projector_continues_the_seqs_and_a_second_one_waits(bus: Bus) -> None:
