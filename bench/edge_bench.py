@@ -650,8 +650,14 @@ def clients_command(
 
 
 def proc_cpu_s(pid: int) -> float:
+    return sum(proc_times(pid))
+
+
+def proc_times(pid: int) -> tuple[float, float]:
+    """User and system (kernel) CPU seconds of a process so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def proc_rss_kib(pid: int) -> int:
@@ -758,6 +764,7 @@ def measure_point(
             start_ns = now_ns()
             pool.stdin.write(f"start {start_ns}\n")
             pool.stdin.flush()
+            sys0 = sum(proc_times(server.pid)[1] for server in servers)
             cpu0 = sum(proc_cpu_s(server.pid) for server in servers)
             load0 = proc_cpu_s(pool.pid)
             pub = subprocess.run(
@@ -768,6 +775,7 @@ def measure_point(
                 check=True,
             )
             time.sleep(1.0)  # let the last frames arrive
+            sys1 = sum(proc_times(server.pid)[1] for server in servers)
             cpu1 = sum(proc_cpu_s(server.pid) for server in servers)
             load1 = proc_cpu_s(pool.pid)
             if base != "socketio":
@@ -786,6 +794,9 @@ def measure_point(
             "frames_per_s": round(frames / seconds),
             "delivered_pct": round(100 * frames / max(1, published * readers), 2),
             "server_us_per_frame": round(1e6 * (cpu1 - cpu0) / max(1, frames), 2),
+            # of which in the kernel (socket writes, and on loopback the TCP receive path of
+            # the client's side, which runs in the sender's context)
+            "server_sys_us_per_frame": round(1e6 * (sys1 - sys0) / max(1, frames), 2),
             "server_cpu_pct": round(100 * (cpu1 - cpu0) / (seconds + 1.0), 1),
             "clients_cpu_pct": round(100 * (load1 - load0) / (seconds + 1.0), 1),
             **result,
