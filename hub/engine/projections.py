@@ -186,15 +186,25 @@ class Projections:
             same_sum = old["chips"] == row["chips"] and (old.get("board") or []) == (
                 row.get("board") or []
             )
-            swing = old.get("swing")
-            rec.replace_at(("rows", i), row)
-            if same_sum:  # the average, the board and the other rows' swings stand
-                if swing is not None:
-                    rec.set(("rows", i, "swing"), swing)
-            else:
+            self._patch_row(rec, i, row)
+            if not same_sum:  # else the average, the board and every row's swing stand
                 self._summarise(rec, deal)
             rec.set(("hole",), views.compare_hole(self.state, deal, seat))
             self._moved[key] = None
+
+    @staticmethod
+    def _patch_row(rec: Recorder, i: int, row: dict[str, Any]) -> None:
+        """Make traveller row ``i`` the rebuilt ``row`` field by field (its swing, a summary
+        field, aside): the actions that continue it appended, the fields that moved set."""
+        old = rec.doc["rows"][i]
+        for name in [n for n in old if n not in row and n != "swing"]:
+            rec.remove(("rows", i, name))
+        actions, before = row["actions"], old["actions"]
+        n = len(before)
+        if len(actions) >= n and before == actions[:n]:  # (shared rows: compared by identity)
+            rec.extend(("rows", i, "actions"), actions[n:])
+            row = {k: v for k, v in row.items() if k != "actions"}
+        rec.update(("rows", i), row)
 
     def _summarise(self, rec: Recorder, deal: int) -> None:
         """A traveller's fields that depend on every row, as ``views.compare_summary``."""
@@ -230,14 +240,11 @@ class Projections:
         elif rec is None or rec.doc.get("deal") != deal or len(rec.doc["actions"]) != first:
             self._stale[table_key] = None
         else:
-            for row in rows:
-                rec.append(("actions",), row)
+            rec.extend(("actions",), rows)
             rec.set(("last_action",), rows[-1])
-            for name, value in views.hand_fields(h).items():
-                rec.set((name,), value)
+            rec.update((), views.hand_fields(h))
             for i, seat_row in enumerate(rec.doc["seats"]):
-                for name, value in views.seat_fields(h, seat_row["seat"]).items():
-                    rec.set(("seats", i, name), value)
+                rec.update(("seats", i), views.seat_fields(h, seat_row["seat"]))
             self._moved[table_key] = None
         i = self._row[table]
         deal_key = live["deal"][deal]
@@ -247,8 +254,7 @@ class Projections:
         elif rec is None:
             self._stale[deal_key] = None
         else:
-            for name, value in views.deal_row(h).items():
-                rec.set(("tables", i, name), value)
+            rec.update(("tables", i), views.deal_row(h))
             self._moved[deal_key] = None
         for seat, key in zip(self._seats, live["compare"][deal], strict=True):
             if key in self._stale or not travellers:
@@ -257,11 +263,9 @@ class Projections:
             if rec is None or len(rec.doc["rows"][i]["actions"]) != first:
                 self._stale[key] = None
                 continue
-            for row in rows:
-                rec.append(("rows", i, "actions"), row)
+            rec.extend(("rows", i, "actions"), rows)
             fields = views.compare_fields(h, seat)
-            for name, value in fields.items():
-                rec.set(("rows", i, name), value)
+            rec.update(("rows", i), fields)
             if len(fields["board"]) > len(rec.doc["board"]):
                 rec.set(("board",), views.reference_board(self.state, deal, len(fields["board"])))
             self._moved[key] = None
