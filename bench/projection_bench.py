@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import importlib.util
 import io
+import json
 import pstats
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -71,6 +74,41 @@ def one_run(session: Any, *, feed: bool, every: int, warm: bool) -> tuple[float,
     return time.process_time() - started, changes
 
 
+def against(args: argparse.Namespace, argv: list[str]) -> None:
+    """Each round runs this bench once per checkout (``--root`` and ``--against``), one child
+    process each, alternating: the machine's noise hits both alike; the best of each shows."""
+    roots = [args.root.resolve(), args.against.resolve()]
+    passed = [a for a in argv if a != "--profile"]
+    best: dict[Path, dict[str, Any]] = {}
+    for _ in range(args.rounds):
+        for root in roots:
+            cmd = [sys.executable, __file__, *passed, "--rounds", "1", "--root", str(root)]
+            cmd.append("--child")
+            out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+            got = json.loads(out.splitlines()[-1])
+            print(f"  {root}: feed on {got['feed_on_us']} us/event, off {got['feed_off_us']}")
+            old = best.get(root)
+            if old is None:
+                best[root] = got
+            else:
+                old["feed_on_us"] = min(old["feed_on_us"], got["feed_on_us"])
+                old["feed_off_us"] = min(old["feed_off_us"], got["feed_off_us"])
+    for root, got in best.items():
+        on, off = got["feed_on_us"], got["feed_off_us"]
+        print(
+            f"{root}: feed on {1e6 / on:,.0f} ev/s ({on:.1f} us/event), feed off "
+            f"{1e6 / off:,.0f} ev/s ({off:.1f} us/event); projections {on - off:.1f} us/event, "
+            f"{1 - off / on:.0%} of the per-event cost"
+        )
+    new, old = (best[r] for r in roots)
+    faster = old["feed_on_us"] / new["feed_on_us"]
+    cheaper = (old["feed_on_us"] - old["feed_off_us"]) / (new["feed_on_us"] - new["feed_off_us"])
+    print(
+        f"feed on: {faster:.2f}x the events/s of {roots[1]}; projections alone {cheaper:.2f}x "
+        "cheaper per event"
+    )
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=20_000)
@@ -84,10 +122,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="keep the equity figures of a first run: measure the projections without the "
         "equity maths (hub.domain.equity) they show",
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout (e.g. the previous commit): interleaved runs of both, a ratio",
+    )
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args(argv)
+    if args.against is not None and not args.child:
+        against(args, sys.argv[1:] if argv is None else argv)
+        return {}
     session = ingest_bench(args.root.resolve()).large_session(args.events, args.seed)
+    gc.freeze()  # the session's events are the bench's, not the engine's: out of every collection
     n = len(session.events)
     best = {True: float("inf"), False: float("inf")}
     changes = 0
@@ -111,6 +159,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "changes": changes,
         "warm_equity": args.warm_equity,
     }
+    if args.child:  # run by ``against``: the figures as JSON
+        print(json.dumps(result))
+        return result
     print(
         f"{args.root}: {n} events, changes() every {args.every}: "
         f"feed on {on:,.0f} ev/s ({1e6 / on:.1f} us/event), "

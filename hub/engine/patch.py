@@ -87,11 +87,17 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
         for key, value in new.items():
             before = old.get(key, _MISSING)
-            where = f"{path}/{_escape(key)}"
+            if before is value:
+                continue
             if before is _MISSING:
-                ops.append({"op": "add", "path": where, "value": value})
-            elif before is not value and before != value:
-                _diff(before, value, where, ops)
+                ops.append({"op": "add", "path": f"{path}/{_escape(key)}", "value": value})
+            elif before != value:
+                where = f"{path}/{_escape(key)}"
+                kind = type(value)
+                if (kind is dict or kind is list) and type(before) is kind:
+                    _diff(before, value, where, ops)
+                else:  # (what ``_diff`` would do, without the call)
+                    ops.append({"op": "replace", "path": where, "value": value})
         for key in old:
             if key not in new:
                 ops.append({"op": "remove", "path": f"{path}/{_escape(key)}"})
