@@ -127,6 +127,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         type=Path,
         help="another checkout (e.g. the previous commit): interleaved runs of both, a ratio",
     )
+    parser.add_argument(
+        "--gc-threshold",
+        type=int,
+        help="gc.set_threshold(N, 100, 100) for the runs (what a projection process might use)",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--top", type=int, default=30)
@@ -136,6 +141,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return {}
     session = ingest_bench(args.root.resolve()).large_session(args.events, args.seed)
     gc.freeze()  # the session's events are the bench's, not the engine's: out of every collection
+    if args.gc_threshold:
+        gc.set_threshold(args.gc_threshold, 100, 100)
     n = len(session.events)
     best = {True: float("inf"), False: float("inf")}
     changes = 0

@@ -3,10 +3,12 @@
 Each payload the feed has asked for is kept as a document that events edit in place, recording
 each edit as a JSON Patch operation (``hub.engine.patch``). The hot path moves by the hand that
 changed: an ``ActionApplied`` appends one row to the live table and to each traveller of that
-deal and sets the few fields it moved; the projection's scoreboard moves by that one hand. Rarer
-events (a hand starts, settles or is corrected, a deal is released) mark the topics they touch
-*stale*: those are rebuilt once at the next ``flush`` and diffed against what was published, so
-a burst of events costs one rebuild per topic.
+deal and sets the few fields it moved; the projection's scoreboard moves by that one hand. A
+hand that starts, settles or is corrected rebuilds its table's row of the live deal and of each
+traveller of the deal (field by field: only what moved is recorded), and the fields that depend
+on every row. Other topics those events touch (the live table, standings, a released deal's)
+are marked *stale*: rebuilt once at the next ``flush`` and diffed against what was published,
+so a burst of events costs one rebuild per topic.
 
 Invariant (tested after every event): a flushed document equals its builder's payload.
 """
@@ -128,13 +130,14 @@ class Projections:
                 self._project(event.table, event.deal)
             return keys
         if isinstance(event, HandStarted | HandRewound | HandSettled):
-            others = {live["table"][event.table], live["deal"][event.deal], live["ops"]}
+            # (the live deal and the travellers: that table's row only, at the next flush)
+            others = {live["table"][event.table], live["ops"]}
             keys = self.hand_keys(event.table, event.deal)
             if isinstance(event, HandSettled):
                 others |= {live["standings"], *live["seat"]}
                 keys = keys | others
             self.touch(others)
-            if self.active:  # the travellers: that table's row only
+            if self.active:
                 self._rehand[(event.table, event.deal)] = None
             self._project(event.table, event.deal)
             return keys
@@ -169,9 +172,18 @@ class Projections:
                 self._stale[key] = None
 
     def _rebuild_rows(self, table: int, deal: int) -> None:
-        """A hand started, settled or was corrected: its table's row of each traveller of the
-        deal is rebuilt, and the fields that depend on every row (board, average, swings)."""
+        """A hand started, settled or was corrected: its table's row of the live deal and of
+        each traveller of the deal is rebuilt, and the fields that depend on every row (the
+        deal's cards; the travellers' board, average, swings)."""
         i = self._row[table]
+        deal_key = self._k[LIVE]["deal"][deal]
+        rec = self.docs.get(deal_key)
+        if rec is None:
+            self._stale[deal_key] = None
+        elif deal_key not in self._stale:
+            rec.update(("tables", i), views.deal_row(self.state.hand(table, deal)))
+            rec.update((), views.deal_cards(self.state, deal))
+            self._moved[deal_key] = None
         group = self.state.config.group_of(table).id
         for seat, key in zip(self._seats, self._k[LIVE]["compare"][deal], strict=True):
             if key in self._stale:

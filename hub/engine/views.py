@@ -275,7 +275,6 @@ def deal_payload(
     groups = [g for g in config.groups_playing(deal_no) if live or released(g.id, deal_no)]
     if not groups:
         return None
-    dealt = state.dealt(deal_no) if state.started(deal_no) else None
     tables = []
     for g in groups:
         for t in g.tables:
@@ -285,10 +284,18 @@ def deal_payload(
         "deal": deal_no,
         "button": config.buttons[deal_no],
         "released": sorted(g.id for g in config.groups_playing(deal_no) if released(g.id, deal_no)),
-        "board": list(dealt.board) if dealt else [],
-        "hole": {str(s): list(c) for s, c in dealt.hole.items()} if dealt else {},
+        **deal_cards(state, deal_no),
         "tables": tables,
         "game": config.game,
+    }
+
+
+def deal_cards(state: TournamentState, deal_no: int) -> dict[str, Any]:
+    """A deal payload's cards: the deck order's, once a table has started the deal."""
+    dealt = state.dealt(deal_no) if state.started(deal_no) else None
+    return {
+        "board": list(dealt.board) if dealt else [],
+        "hole": {str(s): list(c) for s, c in dealt.hole.items()} if dealt else {},
     }
 
 
