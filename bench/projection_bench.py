@@ -109,7 +109,9 @@ def against(args: argparse.Namespace, argv: list[str]) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any]:
+    """Run the bench (``freeze``: move everything made so far, the session included, out of
+    the garbage collector's reach, as ``gc.freeze`` does for the whole process)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--every", type=int, default=50, help="events between changes() calls")
@@ -140,7 +142,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         against(args, sys.argv[1:] if argv is None else argv)
         return {}
     session = ingest_bench(args.root.resolve()).large_session(args.events, args.seed)
-    gc.freeze()  # the session's events are the bench's, not the engine's: out of every collection
+    if freeze:  # the session's events are the bench's, not the engine's: out of every collection
+        gc.freeze()
     if args.gc_threshold:
         gc.set_threshold(args.gc_threshold, 100, 100)
     n = len(session.events)

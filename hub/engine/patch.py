@@ -6,8 +6,9 @@ them; ``apply_patch`` here is the reference the tests hold the browser client to
 
 Two ways to produce one: projections that know what moved record it directly (``Recorder``: one
 action appends one row), and ``diff`` compares two versions of a payload for the rest. ``diff``
-recognises a list that only grew and emits just the new rows, so even a rebuilt payload costs
-the client only its change.
+recognises a list that only grew, one with new items in front (a ticker) and one that slid (the
+oldest dropped, new ones appended: the operator's latest corrections) and emits just the moved
+rows, so even a rebuilt payload costs the client only its change.
 """
 
 from __future__ import annotations
