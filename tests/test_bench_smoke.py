@@ -103,6 +103,14 @@ def test_ingest_bench_sessions_are_legal(ingest_bench: ModuleType) -> None:
     assert len(ingest_bench.large_session(150, 3).events) == 150
 
 
+def test_projection_bench_tiny() -> None:
+    result = load("projection_bench").main(
+        ["--events", "300", "--rounds", "1", "--every", "10"], freeze=False
+    )
+    assert result["events"] == 300 and result["changes"] > 0
+    assert result["feed_on_us"] > 0 and result["feed_off_us"] > 0
+
+
 def test_fanout_bench_tiny() -> None:
     fanout_bench = load("fanout_bench")
     for mode in ("naive", "fanout"):

@@ -98,6 +98,9 @@ def test_live_table_equity_street_by_street_computed_once_per_spot() -> None:
     assert change.patch is not None
     assert not [op for op in change.patch if "equity" in op["path"]]
     assert table["equity"] is block and (counted.rankings, counted.spots) == (1, 1)
+    # ... and the block is the very same object (the payloads compare it by identity).
+    assert equities.hand_equity(h) is block
+    assert equities.hand_traveller_equity(h, 1) is equities.hand_traveller_equity(h, 1)
 
     # A fold does: the folded seat drops out of the figures now, its cards are dead for the
     # others; the street's figures (as its cards came) stay.

@@ -203,6 +203,21 @@ def test_a_ticker_delta_is_its_new_items() -> None:
     assert apply_patch(old, patch) == new
 
 
+def test_a_window_delta_drops_the_oldest_and_appends_the_new() -> None:
+    """The operator's last 50 corrections: two new ones are two removes and two appends, not
+    every row of the window replaced."""
+    old = {"corrections": [{"id": i, "at": i} for i in range(50)]}
+    new = {"corrections": [{"id": i, "at": i} for i in range(2, 52)]}
+    patch = diff(old, new)
+    assert patch == [
+        {"op": "remove", "path": "/corrections/0"},
+        {"op": "remove", "path": "/corrections/0"},
+        {"op": "add", "path": "/corrections/-", "value": {"id": 50, "at": 50}},
+        {"op": "add", "path": "/corrections/-", "value": {"id": 51, "at": 51}},
+    ]
+    assert apply_patch(old, patch) == new
+
+
 def test_a_release_after_its_delay_moves_every_payload_that_shows_it() -> None:
     """With a release delay the release comes on a later tick, apart from any hand event:
     the live deal's released list, the public deal, travellers, standings, tables and ticker

@@ -27,39 +27,91 @@ from hub.domain.equity import Runouts
 from hub.domain.holdem import STREETS, Hand
 from hub.engine.tournament import VOID, HandState
 
-__all__ = ["equity_block", "figures", "hand_equity", "seat_equity", "traveller_equity"]
+__all__ = [
+    "equity_block",
+    "figures",
+    "hand_equity",
+    "hand_traveller_equity",
+    "seat_equity",
+    "traveller_equity",
+]
 
 Holes = tuple[tuple[int, tuple[str, str]], ...]
 _BOARD = {"preflop": 0, "flop": 3, "turn": 4, "river": 5}
 _DONE = ("showdown", "complete")
 
-# Per hand engine (a correction replaces it): the figures of its last state asked for.
-_MEMO: weakref.WeakKeyDictionary[Hand, tuple[tuple[int, str], dict[str, Any]]] = (
-    weakref.WeakKeyDictionary()
-)
+# Per hand engine (a correction replaces it): the figures of its last state asked for, with
+# what they were made from (an action that deals no card and folds no one keeps the very same
+# block: payloads that show it compare it by identity) and its traveller views, seat by seat.
+_MEMO: weakref.WeakKeyDictionary[Hand, _Memo] = weakref.WeakKeyDictionary()
+
+
+class _Memo:
+    __slots__ = ("block", "inputs", "state", "travellers")
+
+    def __init__(self, state: tuple[int, str], inputs: tuple[Any, ...], block: dict[str, Any]):
+        self.state = state
+        self.inputs = inputs
+        self.block = block
+        self.travellers: dict[int, dict[str, Any] | None] = {}
 
 
 def hand_equity(h: HandState) -> dict[str, Any] | None:
     """The live table's ``equity`` of a hand (``equity_block``); None when the hub does not
     know the cards, or the hand was voided (a misdeal: its cards do not count). Made once per
     state of the hand: later calls (every seat, every traveller row) find it."""
+    memo = _memo(h)
+    return None if memo is None else memo.block
+
+
+def hand_traveller_equity(h: HandState, seat: int) -> dict[str, Any] | None:
+    """``traveller_equity(hand_equity(h), seat)``, made once per block and seat."""
+    memo = _memo(h)
+    if memo is None:
+        return None
+    travellers = memo.travellers
+    if seat not in travellers:
+        travellers[seat] = traveller_equity(memo.block, seat)
+    return travellers[seat]
+
+
+# The hand asked for last (every seat of a table, every traveller row asks in turn): found
+# without the weak dictionary's lookup.
+_last: tuple[Hand | None, _Memo | None] = (None, None)
+
+
+def _memo(h: HandState) -> _Memo | None:
     cards = h.spec.cards
     if cards is None or h.status == VOID or not h.spec.pieces.equity:
         return None  # (no equity for piecepack tiles: hub.domain.pieces)
     hand = h.hand
     state = (len(hand.actions), hand.street)
-    memo = _MEMO.get(hand)
-    if memo is not None and memo[0] == state:
-        return memo[1]
+    global _last
+    memo = _last[1] if _last[0] is hand else _MEMO.get(hand)
+    if memo is not None and memo.state == state:
+        _last = (hand, memo)
+        return memo
+    actions = hand.actions
+    inputs = (
+        tuple(hand.board_visible()),
+        tuple((a.seat, a.street) for a in actions if a.kind == "fold"),
+        actions[-1].street if actions else "preflop",
+        hand.street in _DONE,
+    )
+    if memo is not None and memo.inputs == inputs:
+        memo.state = state
+        _last = (hand, memo)
+        return memo
     block = equity_block(
         cards.hole,
-        hand.board_visible(),
-        {a.seat: a.street for a in hand.actions if a.kind == "fold"},
-        last_street=hand.actions[-1].street if hand.actions else "preflop",
-        over=hand.street in _DONE,
+        inputs[0],
+        dict(inputs[1]),
+        last_street=inputs[2],
+        over=inputs[3],
     )
-    _MEMO[hand] = (state, block)
-    return block
+    memo = _MEMO[hand] = _Memo(state, inputs, block)
+    _last = (hand, memo)
+    return memo
 
 
 def equity_block(

@@ -6,12 +6,14 @@ them; ``apply_patch`` here is the reference the tests hold the browser client to
 
 Two ways to produce one: projections that know what moved record it directly (``Recorder``: one
 action appends one row), and ``diff`` compares two versions of a payload for the rest. ``diff``
-recognises a list that only grew and emits just the new rows, so even a rebuilt payload costs
-the client only its change.
+recognises a list that only grew, one with new items in front (a ticker) and one that slid (the
+oldest dropped, new ones appended: the operator's latest corrections) and emits just the moved
+rows, so even a rebuilt payload costs the client only its change.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,6 +48,16 @@ def pointer(*parts: str | int) -> str:
     return "".join("/" + _escape(p) for p in parts)
 
 
+Path = tuple[str | int, ...]
+
+
+@functools.lru_cache(maxsize=16_384)
+def _path(parts: Path) -> str:
+    """``pointer`` of a path the projections edit (a few hundred distinct ones per topic
+    family: every action sets the same fields again)."""
+    return pointer(*parts)
+
+
 def _unescape(part: str) -> str:
     return part.replace("~1", "/").replace("~0", "~")
 
@@ -76,11 +88,17 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
         for key, value in new.items():
             before = old.get(key, _MISSING)
-            where = f"{path}/{_escape(key)}"
+            if before is value:
+                continue
             if before is _MISSING:
-                ops.append({"op": "add", "path": where, "value": value})
-            elif before is not value and before != value:
-                _diff(before, value, where, ops)
+                ops.append({"op": "add", "path": f"{path}/{_escape(key)}", "value": value})
+            elif before != value:
+                where = f"{path}/{_escape(key)}"
+                kind = type(value)
+                if (kind is dict or kind is list) and type(before) is kind:
+                    _diff(before, value, where, ops)
+                else:  # (what ``_diff`` would do, without the call)
+                    ops.append({"op": "replace", "path": where, "value": value})
         for key in old:
             if key not in new:
                 ops.append({"op": "remove", "path": f"{path}/{_escape(key)}"})
@@ -98,6 +116,12 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
             )
             ops.extend({"op": "add", "path": f"{path}/{i}", "value": new[i]} for i in range(front))
             return
+        dropped = _slid(old, new)
+        if dropped:  # the oldest gone from the front, new items at the end (a window)
+            ops.extend({"op": "remove", "path": f"{path}/0"} for _ in range(dropped))
+            kept = n_old - dropped
+            ops.extend({"op": "add", "path": f"{path}/-", "value": v} for v in new[kept:])
+            return
         if n_new == n_old and n_old and all(isinstance(v, dict | list) for v in new):
             for i, (a, b) in enumerate(zip(old, new, strict=True)):
                 if a is not b and a != b:
@@ -105,6 +129,20 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
             return
     if type(old) is not type(new) or old != new:
         ops.append({"op": "replace", "path": path, "value": new})
+
+
+def _slid(old: list[Any], new: list[Any], most: int = 64) -> int:
+    """How many items ``new`` dropped from the front of ``old`` to then continue it (a window
+    of the latest items, as the operator's corrections); 0 if it is not that."""
+    if not old or not new or new[0] == old[0]:
+        return 0
+    first = new[0]
+    for dropped in range(1, min(len(old), most + 1)):
+        if old[dropped] == first:
+            kept = len(old) - dropped
+            if kept <= len(new) and old[dropped:] == new[:kept]:
+                return dropped
+    return 0
 
 
 def _prepended(old: list[Any], new: list[Any], most: int = 64) -> int:
@@ -135,19 +173,19 @@ class Recorder:
         self.doc = doc
         self.ops: list[Op] = []
 
-    def _parent(self, parts: Sequence[str | int]) -> Any:
+    def _parent(self, parts: Path) -> Any:
         node: Any = self.doc
         for part in parts[:-1]:
             node = node[part]
         return node
 
-    def set(self, parts: Sequence[str | int], value: Any) -> None:
+    def set(self, parts: Path, value: Any) -> None:
         """Set a value; recorded only if it changed."""
         parent = self._parent(parts)
         key = parts[-1]
-        if isinstance(parent, dict):
+        if type(parent) is dict:
             before = parent.get(key, _MISSING)
-            if before is not _MISSING and (before is value or before == value):
+            if before is value or (before is not _MISSING and before == value):
                 return
             op = "add" if before is _MISSING else "replace"
         else:
@@ -155,26 +193,48 @@ class Recorder:
                 return
             op = "replace"
         parent[key] = value
-        self.ops.append({"op": op, "path": pointer(*parts), "value": value})
+        self.ops.append({"op": op, "path": _path(parts), "value": value})
 
-    def append(self, parts: Sequence[str | int], value: Any) -> None:
+    def update(self, parts: Path, fields: dict[str, Any]) -> None:
+        """``set`` each of ``fields`` in the map at ``parts``."""
+        node: Any = self.doc
+        for part in parts:
+            node = node[part]
+        for key, value in fields.items():
+            before = node.get(key, _MISSING)
+            if before is value or (before is not _MISSING and before == value):
+                continue
+            node[key] = value
+            op = "add" if before is _MISSING else "replace"
+            self.ops.append({"op": op, "path": _path((*parts, key)), "value": value})
+
+    def append(self, parts: Path, value: Any) -> None:
         node: Any = self.doc
         for part in parts:
             node = node[part]
         node.append(value)
-        self.ops.append({"op": "add", "path": pointer(*parts) + "/-", "value": value})
+        self.ops.append({"op": "add", "path": _path(parts) + "/-", "value": value})
 
-    def remove(self, parts: Sequence[str | int]) -> None:
+    def extend(self, parts: Path, values: Sequence[Any]) -> None:
+        """Append each of ``values`` (one operation each)."""
+        node: Any = self.doc
+        for part in parts:
+            node = node[part]
+        node.extend(values)
+        where = _path(parts) + "/-"
+        self.ops.extend({"op": "add", "path": where, "value": v} for v in values)
+
+    def remove(self, parts: Path) -> None:
         """Remove a member of a map, if it is there."""
         parent = self._parent(parts)
         if parts[-1] in parent:
             del parent[parts[-1]]
-            self.ops.append({"op": "remove", "path": pointer(*parts)})
+            self.ops.append({"op": "remove", "path": _path(parts)})
 
-    def replace_at(self, parts: Sequence[str | int], new: Any) -> None:
+    def replace_at(self, parts: Path, new: Any) -> None:
         """A rebuilt part of the payload: record its difference and adopt it."""
         parent = self._parent(parts)
-        self.ops.extend(diff(parent[parts[-1]], new, pointer(*parts)))
+        self.ops.extend(diff(parent[parts[-1]], new, _path(parts)))
         parent[parts[-1]] = new
 
     def replace_with(self, new: dict[str, Any]) -> None:

@@ -3,10 +3,12 @@
 Each payload the feed has asked for is kept as a document that events edit in place, recording
 each edit as a JSON Patch operation (``hub.engine.patch``). The hot path moves by the hand that
 changed: an ``ActionApplied`` appends one row to the live table and to each traveller of that
-deal and sets the few fields it moved; the projection's scoreboard moves by that one hand. Rarer
-events (a hand starts, settles or is corrected, a deal is released) mark the topics they touch
-*stale*: those are rebuilt once at the next ``flush`` and diffed against what was published, so
-a burst of events costs one rebuild per topic.
+deal and sets the few fields it moved; the projection's scoreboard moves by that one hand. A
+hand that starts, settles or is corrected rebuilds its table's row of the live deal and of each
+traveller of the deal (field by field: only what moved is recorded), and the fields that depend
+on every row. Other topics those events touch (the live table, standings, a released deal's)
+are marked *stale*: rebuilt once at the next ``flush`` and diffed against what was published,
+so a burst of events costs one rebuild per topic.
 
 Invariant (tested after every event): a flushed document equals its builder's payload.
 """
@@ -128,13 +130,14 @@ class Projections:
                 self._project(event.table, event.deal)
             return keys
         if isinstance(event, HandStarted | HandRewound | HandSettled):
-            others = {live["table"][event.table], live["deal"][event.deal], live["ops"]}
+            # (the live deal and the travellers: that table's row only, at the next flush)
+            others = {live["table"][event.table], live["ops"]}
             keys = self.hand_keys(event.table, event.deal)
             if isinstance(event, HandSettled):
                 others |= {live["standings"], *live["seat"]}
                 keys = keys | others
             self.touch(others)
-            if self.active:  # the travellers: that table's row only
+            if self.active:
                 self._rehand[(event.table, event.deal)] = None
             self._project(event.table, event.deal)
             return keys
@@ -169,9 +172,18 @@ class Projections:
                 self._stale[key] = None
 
     def _rebuild_rows(self, table: int, deal: int) -> None:
-        """A hand started, settled or was corrected: its table's row of each traveller of the
-        deal is rebuilt, and the fields that depend on every row (board, average, swings)."""
+        """A hand started, settled or was corrected: its table's row of the live deal and of
+        each traveller of the deal is rebuilt, and the fields that depend on every row (the
+        deal's cards; the travellers' board, average, swings)."""
         i = self._row[table]
+        deal_key = self._k[LIVE]["deal"][deal]
+        rec = self.docs.get(deal_key)
+        if rec is None:
+            self._stale[deal_key] = None
+        elif deal_key not in self._stale:
+            rec.update(("tables", i), views.deal_row(self.state.hand(table, deal)))
+            rec.update((), views.deal_cards(self.state, deal))
+            self._moved[deal_key] = None
         group = self.state.config.group_of(table).id
         for seat, key in zip(self._seats, self._k[LIVE]["compare"][deal], strict=True):
             if key in self._stale:
@@ -186,15 +198,25 @@ class Projections:
             same_sum = old["chips"] == row["chips"] and (old.get("board") or []) == (
                 row.get("board") or []
             )
-            swing = old.get("swing")
-            rec.replace_at(("rows", i), row)
-            if same_sum:  # the average, the board and the other rows' swings stand
-                if swing is not None:
-                    rec.set(("rows", i, "swing"), swing)
-            else:
+            self._patch_row(rec, i, row)
+            if not same_sum:  # else the average, the board and every row's swing stand
                 self._summarise(rec, deal)
             rec.set(("hole",), views.compare_hole(self.state, deal, seat))
             self._moved[key] = None
+
+    @staticmethod
+    def _patch_row(rec: Recorder, i: int, row: dict[str, Any]) -> None:
+        """Make traveller row ``i`` the rebuilt ``row`` field by field (its swing, a summary
+        field, aside): the actions that continue it appended, the fields that moved set."""
+        old = rec.doc["rows"][i]
+        for name in [n for n in old if n not in row and n != "swing"]:
+            rec.remove(("rows", i, name))
+        actions, before = row["actions"], old["actions"]
+        n = len(before)
+        if len(actions) >= n and before == actions[:n]:  # (shared rows: compared by identity)
+            rec.extend(("rows", i, "actions"), actions[n:])
+            row = {k: v for k, v in row.items() if k != "actions"}
+        rec.update(("rows", i), row)
 
     def _summarise(self, rec: Recorder, deal: int) -> None:
         """A traveller's fields that depend on every row, as ``views.compare_summary``."""
@@ -230,14 +252,11 @@ class Projections:
         elif rec is None or rec.doc.get("deal") != deal or len(rec.doc["actions"]) != first:
             self._stale[table_key] = None
         else:
-            for row in rows:
-                rec.append(("actions",), row)
+            rec.extend(("actions",), rows)
             rec.set(("last_action",), rows[-1])
-            for name, value in views.hand_fields(h).items():
-                rec.set((name,), value)
+            rec.update((), views.hand_fields(h))
             for i, seat_row in enumerate(rec.doc["seats"]):
-                for name, value in views.seat_fields(h, seat_row["seat"]).items():
-                    rec.set(("seats", i, name), value)
+                rec.update(("seats", i), views.seat_fields(h, seat_row["seat"]))
             self._moved[table_key] = None
         i = self._row[table]
         deal_key = live["deal"][deal]
@@ -247,8 +266,7 @@ class Projections:
         elif rec is None:
             self._stale[deal_key] = None
         else:
-            for name, value in views.deal_row(h).items():
-                rec.set(("tables", i, name), value)
+            rec.update(("tables", i), views.deal_row(h))
             self._moved[deal_key] = None
         for seat, key in zip(self._seats, live["compare"][deal], strict=True):
             if key in self._stale or not travellers:
@@ -257,11 +275,9 @@ class Projections:
             if rec is None or len(rec.doc["rows"][i]["actions"]) != first:
                 self._stale[key] = None
                 continue
-            for row in rows:
-                rec.append(("rows", i, "actions"), row)
+            rec.extend(("rows", i, "actions"), rows)
             fields = views.compare_fields(h, seat)
-            for name, value in fields.items():
-                rec.set(("rows", i, name), value)
+            rec.update(("rows", i), fields)
             if len(fields["board"]) > len(rec.doc["board"]):
                 rec.set(("board",), views.reference_board(self.state, deal, len(fields["board"])))
             self._moved[key] = None

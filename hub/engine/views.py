@@ -17,7 +17,7 @@ from hub.domain.config import TournamentConfig
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import VIEWS, Scoreboard
 from hub.engine import mahjong_views, rps_views
-from hub.engine.equities import hand_equity, seat_equity, traveller_equity
+from hub.engine.equities import hand_equity, hand_traveller_equity, seat_equity
 from hub.engine.tournament import TERMINAL, HandState, TableState, TournamentState
 
 PUBLIC = "public"
@@ -244,7 +244,7 @@ def compare_fields(h: HandState, seat: int) -> dict[str, Any]:
         "folded": seat in hand.folded,
         "street": hand.street,
         "board": list(hand.board_visible()),
-        "equity": traveller_equity(hand_equity(h), seat),
+        "equity": hand_traveller_equity(h, seat),
         **rps_views.seat_fields(hand, seat),
         **rps_views.hand_fields(hand),
     }
@@ -275,7 +275,6 @@ def deal_payload(
     groups = [g for g in config.groups_playing(deal_no) if live or released(g.id, deal_no)]
     if not groups:
         return None
-    dealt = state.dealt(deal_no) if state.started(deal_no) else None
     tables = []
     for g in groups:
         for t in g.tables:
@@ -285,10 +284,18 @@ def deal_payload(
         "deal": deal_no,
         "button": config.buttons[deal_no],
         "released": sorted(g.id for g in config.groups_playing(deal_no) if released(g.id, deal_no)),
-        "board": list(dealt.board) if dealt else [],
-        "hole": {str(s): list(c) for s, c in dealt.hole.items()} if dealt else {},
+        **deal_cards(state, deal_no),
         "tables": tables,
         "game": config.game,
+    }
+
+
+def deal_cards(state: TournamentState, deal_no: int) -> dict[str, Any]:
+    """A deal payload's cards: the deck order's, once a table has started the deal."""
+    dealt = state.dealt(deal_no) if state.started(deal_no) else None
+    return {
+        "board": list(dealt.board) if dealt else [],
+        "hole": {str(s): list(c) for s, c in dealt.hole.items()} if dealt else {},
     }
 
 
@@ -476,6 +483,24 @@ def swing_items(state: TournamentState, table: int, deal_no: int) -> list[dict[s
     return items
 
 
+_ENDED: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], dict[int, int] | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def if_ended_now(hand: Any) -> dict[int, int] | None:
+    """``hand.if_ended_now()`` (the hand played out by the cards: a copy of it settled), made
+    once per state of the hand: the projection's board and its payload both ask at every
+    flush, for every table, most of which did not move. Never edit the result."""
+    state = (len(hand.actions), hand.street, hand.result is None, hand.spec)
+    memo = _ENDED.get(hand)
+    if memo is not None and memo[0][:3] == state[:3] and memo[0][3] is state[3]:
+        return memo[1]
+    projected: dict[int, int] | None = hand.if_ended_now()
+    _ENDED[hand] = (state, projected)
+    return projected
+
+
 def projected_result(state: TournamentState, table: int, deal_no: int) -> dict[int, int] | None:
     """What the projection counts for one hand: the hand in progress as if it ended now (no
     more betting, the known board dealt out, pots by the cards), else its counted result."""
@@ -483,7 +508,7 @@ def projected_result(state: TournamentState, table: int, deal_no: int) -> dict[i
     if h is None:
         return None
     if h is state.tables[table].current:
-        projected = h.hand.if_ended_now()
+        projected = if_ended_now(h.hand)
         if projected is not None:
             return projected
     return h.result
@@ -510,7 +535,7 @@ def projection_payload(
         current = table.current
         if current is None:
             continue
-        projected = current.hand.if_ended_now()
+        projected = if_ended_now(current.hand)
         if projected is None:
             continue
         hands.append(

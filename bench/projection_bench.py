@@ -1,0 +1,197 @@
+"""What the feed projections cost per event: ``Engine.submit`` with the feed on and off.
+
+Run by hand: ``.venv/bin/python bench/projection_bench.py [--events N] [--every N] [--profile]``.
+
+One bot-played session of the large tournament (``ingest_bench.large_session``) goes through
+``Engine.submit``, a fresh engine each run, twice per round: with ``start_feed()`` called first
+and ``changes()`` every ``--every`` events (a 20 ms flush under load asks every ~50 events),
+and without the feed. Rounds alternate the two, so the machine's noise hits both alike; the
+best round of each is reported, and the projections' share of the per-event cost is
+``1 - off / on`` (in time per event). The equity caches are emptied before each run, so every
+run pays for the equity it shows. Times are the process's CPU time (the machine is shared).
+``--root`` imports ``hub`` from another checkout (an older commit, for a before/after in the
+same run); ``--profile`` prints a cProfile of one feed-on run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import importlib.util
+import io
+import json
+import pstats
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+
+
+def ingest_bench(root: Path) -> ModuleType:
+    """The ingest bench of ``root`` (its workloads), which imports ``hub`` from ``root``."""
+    sys.path.insert(0, str(root))
+    spec = importlib.util.spec_from_file_location("ingest_bench", root / "bench/ingest_bench.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up)
+    spec.loader.exec_module(module)
+    return module
+
+
+def clear_caches() -> None:
+    """Forget the equity figures of earlier runs (a run pays for the equity it shows)."""
+    from hub.engine import equities
+
+    equities.figures.cache_clear()
+    runouts = getattr(equities, "_runouts", None)
+    if runouts is not None:
+        runouts.cache_clear()
+
+
+def one_run(session: Any, *, feed: bool, every: int, warm: bool) -> tuple[float, int]:
+    """Seconds to submit the session's events (and flush the feed), and how many changes."""
+    from hub.engine.core import Engine
+
+    if not warm:
+        clear_caches()
+    engine = Engine(session.config, session.decks)
+    if feed:
+        engine.start_feed()
+    events = session.events
+    changes = 0
+    started = time.process_time()
+    for i, event in enumerate(events, 1):
+        engine.submit(event, float(i))
+        if feed and i % every == 0:
+            changes += len(engine.changes())
+    if feed:
+        changes += len(engine.changes())
+    return time.process_time() - started, changes
+
+
+def against(args: argparse.Namespace, argv: list[str]) -> None:
+    """Each round runs this bench once per checkout (``--root`` and ``--against``), one child
+    process each, alternating: the machine's noise hits both alike; the best of each shows."""
+    roots = [args.root.resolve(), args.against.resolve()]
+    passed = [a for a in argv if a != "--profile"]
+    best: dict[Path, dict[str, Any]] = {}
+    for _ in range(args.rounds):
+        for root in roots:
+            cmd = [sys.executable, __file__, *passed, "--rounds", "1", "--root", str(root)]
+            cmd.append("--child")
+            out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+            got = json.loads(out.splitlines()[-1])
+            print(f"  {root}: feed on {got['feed_on_us']} us/event, off {got['feed_off_us']}")
+            old = best.get(root)
+            if old is None:
+                best[root] = got
+            else:
+                old["feed_on_us"] = min(old["feed_on_us"], got["feed_on_us"])
+                old["feed_off_us"] = min(old["feed_off_us"], got["feed_off_us"])
+    for root, got in best.items():
+        on, off = got["feed_on_us"], got["feed_off_us"]
+        print(
+            f"{root}: feed on {1e6 / on:,.0f} ev/s ({on:.1f} us/event), feed off "
+            f"{1e6 / off:,.0f} ev/s ({off:.1f} us/event); projections {on - off:.1f} us/event, "
+            f"{1 - off / on:.0%} of the per-event cost"
+        )
+    new, old = (best[r] for r in roots)
+    faster = old["feed_on_us"] / new["feed_on_us"]
+    cheaper = (old["feed_on_us"] - old["feed_off_us"]) / (new["feed_on_us"] - new["feed_off_us"])
+    print(
+        f"feed on: {faster:.2f}x the events/s of {roots[1]}; projections alone {cheaper:.2f}x "
+        "cheaper per event"
+    )
+
+
+def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any]:
+    """Run the bench (``freeze``: move everything made so far, the session included, out of
+    the garbage collector's reach, as ``gc.freeze`` does for the whole process)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--every", type=int, default=50, help="events between changes() calls")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--root", type=Path, default=BENCH.parent, help="checkout to import")
+    parser.add_argument(
+        "--warm-equity",
+        action="store_true",
+        help="keep the equity figures of a first run: measure the projections without the "
+        "equity maths (hub.domain.equity) they show",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout (e.g. the previous commit): interleaved runs of both, a ratio",
+    )
+    parser.add_argument(
+        "--gc-threshold",
+        type=int,
+        help="gc.set_threshold(N, 100, 100) for the runs (what a projection process might use)",
+    )
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--top", type=int, default=30)
+    args = parser.parse_args(argv)
+    if args.against is not None and not args.child:
+        against(args, sys.argv[1:] if argv is None else argv)
+        return {}
+    session = ingest_bench(args.root.resolve()).large_session(args.events, args.seed)
+    if freeze:  # the session's events are the bench's, not the engine's: out of every collection
+        gc.freeze()
+    if args.gc_threshold:
+        gc.set_threshold(args.gc_threshold, 100, 100)
+    n = len(session.events)
+    best = {True: float("inf"), False: float("inf")}
+    changes = 0
+    if args.warm_equity:
+        one_run(session, feed=True, every=args.every, warm=False)
+    for _ in range(args.rounds):
+        for feed in (True, False):
+            seconds, count = one_run(session, feed=feed, every=args.every, warm=args.warm_equity)
+            best[feed] = min(best[feed], seconds)
+            changes = max(changes, count)
+    on, off = n / best[True], n / best[False]
+    result = {
+        "root": str(args.root),
+        "events": n,
+        "every": args.every,
+        "feed_on_eps": round(on),
+        "feed_off_eps": round(off),
+        "feed_on_us": round(1e6 / on, 1),
+        "feed_off_us": round(1e6 / off, 1),
+        "projection_share": round(1 - best[False] / best[True], 3),
+        "changes": changes,
+        "warm_equity": args.warm_equity,
+    }
+    if args.child:  # run by ``against``: the figures as JSON
+        print(json.dumps(result))
+        return result
+    print(
+        f"{args.root}: {n} events, changes() every {args.every}: "
+        f"feed on {on:,.0f} ev/s ({1e6 / on:.1f} us/event), "
+        f"feed off {off:,.0f} ev/s ({1e6 / off:.1f} us/event); "
+        f"projections {result['projection_share']:.0%} of the per-event cost "
+        f"({changes} topic changes{', equity caches warm' if args.warm_equity else ''})"
+    )
+    if args.profile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        one_run(session, feed=True, every=args.every, warm=args.warm_equity)
+        profiler.disable()
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out).sort_stats("cumulative")
+        stats.print_stats(args.top)
+        out.write("\n")
+        stats.sort_stats("tottime").print_stats(args.top)
+        print(out.getvalue())
+    return result
+
+
+if __name__ == "__main__":
+    main()
