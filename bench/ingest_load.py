@@ -11,8 +11,10 @@ figure is events acknowledged per second from the first to the last, with this p
 share. Baseline, same run, same events: msgpack decode + ``Engine.submit`` in a plain loop.
 Two deployments (``--feed``): ``inline``, the ingest publishes the feed itself; ``separate``,
 the ingest only decides, journals and answers, and a projector in a third process
-(``hub.projector``) follows the journal and publishes the feed: its records/s, CPU share and
-how long after the ingest's last acknowledgement it had published everything.
+(``hub.projector``, under ``nice``: the write path comes first) follows the journal and
+publishes the feed: its records/s, CPU share and how long after the ingest's last
+acknowledgement it had published everything; ``paused``, the same with the projector stopped
+during the burst (the write path alone on the machine), then catching up from the journal.
 
 ``rebuild``: a journal of ``--journal`` records in Redis; ``Ingest.rebuild`` from the journal
 alone, then from an engine snapshot ``--tail`` records before the end plus that tail (the worst
@@ -26,6 +28,7 @@ import asyncio
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -183,12 +186,17 @@ async def throughput(
     await ingest.start()
     tune_gc()
     projector = None
-    if feed == "separate":
-        command = [sys.executable, __file__, "--projector", url, str(events), str(seed), tid]
+    if feed in ("separate", "paused"):
+        # The write path first: on 2 cores shared with the consoles and Redis, the projector
+        # takes what the ingest leaves (``nice``); "paused" stops it for the burst.
+        command = ["nice", "-n", "10", sys.executable, __file__, "--projector", url]
+        command += [str(events), str(seed), tid]
         projector = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
         assert projector.stdout is not None
         if projector.stdout.readline().strip() != "ready":
             raise RuntimeError("the projector did not start")
+        if feed == "paused":
+            projector.send_signal(signal.SIGSTOP)
     command = [sys.executable, __file__, "--child", url, session.config.id, f.name, str(window)]
     child = subprocess.Popen(command, cwd=ROOT)
     state = ingest.engine.state
@@ -205,6 +213,9 @@ async def throughput(
             await asyncio.to_thread(child.wait, 60)
             if projector is not None:
                 assert projector.stdout is not None
+                if feed == "paused":  # it catches up on the whole burst from the journal
+                    acked_at = time.time()
+                    projector.send_signal(signal.SIGCONT)
                 line = await asyncio.to_thread(projector.stdout.readline)
                 projected = json.loads(line)
                 projected["behind_last_ack_s"] = round(projected.pop("done_at") - acked_at, 3)
@@ -318,17 +329,18 @@ def main() -> None:
     parser.add_argument("--only", choices=("throughput", "rebuild"), help="run one part")
     parser.add_argument(
         "--feed",
-        choices=("inline", "separate", "both"),
-        default="both",
-        help="throughput with the feed published by the ingest (inline), by a projector "
-        "process following the journal (separate), or both, one after the other",
+        choices=("inline", "separate", "paused", "all"),
+        default="all",
+        help="throughput with the feed published by the ingest (inline); by a projector "
+        "process following the journal at the same time (separate); by a projector stopped "
+        "during the burst that then catches up (paused: the write path alone); or all three",
     )
     args = parser.parse_args()
     result: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()}
     }
     if args.only in (None, "throughput"):
-        modes = ("separate", "inline") if args.feed == "both" else (args.feed,)
+        modes = ("paused", "separate", "inline") if args.feed == "all" else (args.feed,)
         for mode in modes:
             result[f"throughput_{mode}"] = asyncio.run(
                 throughput(args.redis, args.events, args.window, args.seed, feed=mode)
