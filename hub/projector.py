@@ -8,8 +8,10 @@ and publishes the topic changes with the same ``FeedPublisher`` the ingest uses 
 the journal does not hold comes on ``dup:{t}:notes``: the refusals the operator desk lists and
 the consoles' links. Deals are released by the projector's own clock, as the ingest's were.
 
-A burst is applied record by record but published at most every ``FEED_INTERVAL``: topics that
-many records touched are diffed and sent once. One projector per tournament publishes (a lease,
+A burst is applied record by record but published at most every ``FEED_INTERVAL``, and every
+``CATCH_UP_INTERVAL`` while full pages of the journal wait (a burst, a restart): topics that
+many records touched are diffed and sent once (catching up on 60,000 records: 9.0-9.4k -> 9.6-
+10.4k records/s, bench/ingest_load.py --feed paused, same run). One projector per tournament publishes (a lease,
 ``dup:{t}:projector``); a second one waits, not ready, and takes over when the lease is free.
 Feed seqs continue across restarts and takeovers as they do across ingest restarts.
 """
@@ -39,6 +41,7 @@ log = logging.getLogger("duplicast.projector")
 
 PAGE = 2000  # journal records read at once
 FEED_INTERVAL = 0.02  # under a burst, the feed goes out at most this often
+CATCH_UP_INTERVAL = 0.1  # and while catching up (full pages waiting): the feed at 10 Hz
 LEASE_TTL = 5.0
 STOP_STEP = 1.0
 
@@ -219,8 +222,9 @@ class Projector:
                 continue
             async with self._lock:
                 self._apply(page)
-            # More waiting (a full page): publish at most every FEED_INTERVAL meanwhile.
-            if len(page) < PAGE or time.monotonic() - published >= FEED_INTERVAL:
+            # More waiting (a full page): publish at most every CATCH_UP_INTERVAL meanwhile.
+            interval = CATCH_UP_INTERVAL if len(page) == PAGE else FEED_INTERVAL
+            if time.monotonic() - published >= interval:
                 await self._publish()
                 published = time.monotonic()
 
