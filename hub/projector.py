@@ -10,9 +10,10 @@ the consoles' links. Deals are released by the projector's own clock, as the ing
 
 A burst is applied record by record but published at most every ``FEED_INTERVAL``, and every
 ``CATCH_UP_INTERVAL`` while full pages of the journal wait (a burst, a restart): topics that
-many records touched are diffed and sent once (catching up on 60,000 records: 9.0-9.4k -> 9.6-
-10.4k records/s, bench/ingest_load.py --feed paused, same run). One projector per tournament publishes (a lease,
-``dup:{t}:projector``); a second one waits, not ready, and takes over when the lease is free.
+many records touched are diffed and sent once (catching up on 60,000 records: 9.0-9.4k ->
+9.6-10.4k records/s, bench/ingest_load.py --feed paused, same run). One projector per
+tournament publishes (a lease, ``dup:{t}:projector``); a second one waits, not ready, and
+takes over when the lease is free.
 Feed seqs continue across restarts and takeovers as they do across ingest restarts.
 """
 
