@@ -31,6 +31,7 @@ from hub.configfile import load_config
 from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
 from hub.demo import run_demo
 from hub.domain.config import ConfigError
+from hub.edge import EdgeSource
 from hub.embedded import (
     OVERLAYS,
     SAMPLE_CONFIG,
@@ -41,15 +42,14 @@ from hub.embedded import (
 )
 from hub.engine.core import Engine
 from hub.engine.topics import TopicSpace
+from hub.ingest import Ingest
 
 log = logging.getLogger("duplicast")
 
 
 async def run_serve(args: argparse.Namespace) -> int:
     from hub.auth import Auth
-    from hub.edge import EdgeSource
     from hub.fanout import Limits
-    from hub.ingest import Ingest
     from hub.server import create_app, serve, tune_gc
 
     auth = Auth.from_env()
@@ -75,9 +75,9 @@ async def run_serve(args: argparse.Namespace) -> int:
         source = EdgeSource(bus, config.id, topics=TopicSpace.of(config), limits=limits)
     elif args.role == "ingest" and args.feed == "separate":
         decks = load_decks(config, args.config.parent, dict(os.environ))
-        source = EdgeSource(bus, config.id, topics=TopicSpace.of(config), limits=limits)
         lost = asyncio.Event()
         writer = Ingest(bus, Engine(config, decks), feed=False, on_lost=lost.set)
+        source = WriterSource(bus, config.id, writer, topics=TopicSpace.of(config), limits=limits)
         await writer.start()
     else:
         decks = load_decks(config, args.config.parent, dict(os.environ))
@@ -125,6 +125,20 @@ async def run_serve(args: argparse.Namespace) -> int:
         print("duplicast: this ingest lost its lease to another one; exiting", file=sys.stderr)
         return 3
     return 0
+
+
+class WriterSource(EdgeSource):
+    """What an ingest run with ``--feed separate`` serves: its clients as an edge's (the feed
+    comes from the projector), its own metrics, and ready only while both the edge follows the
+    feed and the ingest holds the lease (not in standby)."""
+
+    def __init__(self, bus: Any, tournament: str, ingest: Ingest, **options: Any) -> None:
+        super().__init__(bus, tournament, **options)
+        self.ingest = ingest
+        self.metrics = ingest.metrics
+
+    def ready(self) -> bool:
+        return super().ready() and self.ingest.ready
 
 
 async def run_projector(bus: Any, config: Any, args: argparse.Namespace) -> int:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -259,6 +261,8 @@ async def test_serve_ingest_with_a_separate_projector_process(
             finally:
                 await bus.close()
             assert not client.gaps and not client.errors
+        ready = urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5)
+        assert json.loads(ready.read()) == {"ready": True}
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -270,3 +274,30 @@ async def test_serve_ingest_with_a_separate_projector_process(
                 proc.kill()
                 proc.wait()
                 raise
+
+
+async def test_an_ingest_with_a_separate_feed_is_ready_only_holding_the_lease() -> None:
+    """`serve --role ingest --feed separate` serves as an edge does (``WriterSource``); its
+    /readyz says whether the ingest writes, not only whether the edge follows the feed."""
+    from hub.bus.memory import MemoryBus
+    from hub.runner import WriterSource
+
+    config, decks = unique_tournament("proj")
+    bus = MemoryBus()
+    first = Ingest(bus, Engine(config, decks), feed=False, lease_ttl=0.4)
+    second = Ingest(bus, Engine(config, decks), feed=False, lease_ttl=0.4)
+    source = WriterSource(bus, config.id, second, answer_timeout=0.2)
+    await first.start()
+    await source.start()
+    await second.start()
+    try:
+        assert second.standby
+        assert not source.ready()
+        assert source.metrics is second.metrics
+        await first.stop()
+        await until(lambda: source.ready())
+        assert second.ready and not second.standby
+    finally:
+        await source.stop()
+        await second.stop()
+        await first.stop()
