@@ -129,13 +129,18 @@ async def run_serve(args: argparse.Namespace) -> int:
 
 class WriterSource(EdgeSource):
     """What an ingest run with ``--feed separate`` serves: its clients as an edge's (the feed
-    comes from the projector), its own metrics, and ready only while both the edge follows the
-    feed and the ingest holds the lease (not in standby)."""
+    comes from the projector), its own metrics and PHH export, and ready only while both the
+    edge follows the feed and the ingest holds the lease (not in standby)."""
 
     def __init__(self, bus: Any, tournament: str, ingest: Ingest, **options: Any) -> None:
         super().__init__(bus, tournament, **options)
         self.ingest = ingest
         self.metrics = ingest.metrics
+
+    @property
+    def engine(self) -> Engine:
+        """The ingest's engine: what `/api/export/phh` reads (it holds the cards)."""
+        return self.ingest.engine
 
     def ready(self) -> bool:
         return super().ready() and self.ingest.ready

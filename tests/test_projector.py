@@ -263,6 +263,14 @@ async def test_serve_ingest_with_a_separate_projector_process(
             assert not client.gaps and not client.errors
         ready = urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5)
         assert json.loads(ready.read()) == {"ready": True}
+        export = urllib.request.urlopen(
+            urllib.request.Request(
+                f"http://127.0.0.1:{port}/api/export/phh",
+                headers={"Authorization": f"Bearer {token}"},
+            ),
+            timeout=30,
+        )
+        assert export.status == 200 and export.headers["x-phh-hands"] == "0"  # none released
     finally:
         for proc in procs:
             if proc.poll() is None:
