@@ -195,7 +195,8 @@ def compose_client() -> list[str] | None:
 def test_compose_client_accepts_the_file() -> None:
     client = compose_client()
     assert client is not None
-    for extra in ([], ["-f", str(ROOT / "deploy" / "docker-compose.venue.yml")]):
+    overrides = ("docker-compose.venue.yml", "docker-compose.projector.yml")
+    for extra in ([], *(["-f", str(ROOT / "deploy" / name)] for name in overrides)):
         env = {**os.environ, **{token: "kq3Z-vYp8_Lw2mXc7RtB9sHd" + token for token in TOKENS}}
         env["DUPLICAST_DECK_KEY_FILE"] = "/srv/secrets/deck.key"
         result = subprocess.run(
@@ -323,3 +324,20 @@ def test_compose_takes_the_event_folder_file_and_key_from_variables(tmp_path: Pa
         capture_output=True, text=True, timeout=60, env=without,
     )  # fmt: skip
     assert refused.returncode != 0 and "DUPLICAST_DECK_KEY_FILE" in refused.stderr
+
+
+def test_projector_override_separates_the_feed_and_gives_the_projector_the_key() -> None:
+    """deploy/docker-compose.projector.yml: the ingest with ``--feed separate`` and one
+    projector, which holds the deck orders (the live feed shows cards) as the ingest does."""
+    override = yaml.safe_load((ROOT / "deploy" / "docker-compose.projector.yml").read_text())
+    services = override["services"]
+    ingest, projector = services["ingest"]["command"], services["projector"]["command"]
+    assert option(ingest, "--role") == "ingest" and option(ingest, "--feed") == "separate"
+    assert option(projector, "--role") == "projector"
+    assert option(projector, "--key-file") == "/run/secrets/deck_key"
+    assert services["projector"]["secrets"] == ["deck_key"]
+    for token in TOKENS:  # serve refuses to start without them, whatever the role
+        assert token in services["projector"]["environment"]
+    main = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    base = main["services"]["ingest"]["command"]
+    assert [a for a in ingest if a not in ("--feed", "separate")] == base
