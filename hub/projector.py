@@ -215,10 +215,23 @@ class Projector:
             if isinstance(links, dict):
                 self.engine.note_links({str(c): bool(up) for c, up in links.items()})
 
+    async def _tail(self, stream: str, after: str) -> list[tuple[str, bytes]]:
+        """The next entries of ``stream``; none while Redis is away beyond the bus's own
+        retries (said once a second at most): the loops that follow the streams outlive any
+        outage and go on from where they were."""
+        try:
+            return await self.bus.tail(stream, after, PAGE, wait=1.0)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("projector cannot read %s (%s); retrying", stream, exc)
+            await asyncio.sleep(1.0)
+            return []
+
     async def _follow_journal(self) -> None:
         published = time.monotonic()
         while not self._stopping:
-            page = await self.bus.tail(self.names.journal, self.position, PAGE, wait=1.0)
+            page = await self._tail(self.names.journal, self.position)
             if not page:
                 continue
             async with self._lock:
@@ -231,7 +244,7 @@ class Projector:
 
     async def _follow_notes(self) -> None:
         while not self._stopping:
-            page = await self.bus.tail(self.names.notes, self.notes_position, PAGE, wait=1.0)
+            page = await self._tail(self.names.notes, self.notes_position)
             if page:
                 async with self._lock:
                     self._note(page)

@@ -309,3 +309,32 @@ async def test_an_ingest_with_a_separate_feed_is_ready_only_holding_the_lease() 
         await source.stop()
         await second.stop()
         await first.stop()
+
+
+async def test_the_projector_outlives_a_redis_outage(tmp_path: Path) -> None:
+    """Redis gone for longer than the bus's retries: the projector's loops keep trying and
+    follow the journal again once it is back (its own Redis, stopped and started)."""
+    from redis_server import RedisServer
+
+    from hub.bus.redis import RetryPolicy
+
+    config, decks = unique_tournament("proj")
+    with RedisServer(tmp_path) as server:
+        bus = RedisBus(server.url, retry=RetryPolicy(deadline=0.3, base=0.01, cap=0.05))
+        await bus.connect()
+        projector = Projector(bus, Engine(config, decks), lease_ttl=30.0)
+        await projector.start()
+        try:
+            names = Channels(config.id)
+            first = session_events(config.id)[0]
+            server.stop()
+            await asyncio.sleep(1.5)  # several failed reads, each past the retry deadline
+            await asyncio.to_thread(server.start)
+            record = {"kind": "console", **first, "at": time.time()}
+            position = await bus.append(names.journal, codec.pack(record))
+            await until(lambda: projector.position == position, timeout=15)
+            table = projector.store.snapshot((LIVE, f"table:{first['table']}"))[1]
+            assert table["deal"] == first["deal"]
+        finally:
+            await projector.stop()
+            await bus.close()
