@@ -436,8 +436,13 @@ class Ingest:
                 if moved:
                     notes.append(codec.pack({"links": moved}))
             self.engine.note_links(links)
-        if notes:  # not fenced: they only inform the operator desk
-            await self.bus.append_many(self.names.notes, notes)
+        if notes:  # not fenced, not retried: they only inform the operator desk
+            try:
+                await self.bus.append_many(self.names.notes, notes)
+            except (asyncio.CancelledError, LeaseLost):
+                raise
+            except Exception as exc:  # the batch is journaled and answered already
+                log.warning("%d note(s) for the projector lost (%s)", len(notes), exc)
 
     def _keep_refusal(self, console: str, seq: int) -> list[int]:
         """Remember that ``seq``'s answer is persisted; the seqs whose answers to drop."""
