@@ -7,9 +7,10 @@ browser (module scope), and a module that needs another kind of page defines its
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -21,6 +22,23 @@ ARGS = [
     "--no-first-run",
 ]
 EXPECTED_ERRORS = ("WebSocket connection to",)  # logged by Chromium while the hub restarts
+SHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
+
+
+def open_overlay(page: Page, base_url: str, path: str, *, visible: bool = True) -> None:
+    """Open ``overlays/{path}`` of a hub and, with ``visible``, wait until its graphic shows."""
+    page.goto(f"{base_url}/overlays/{path}")
+    if visible:
+        expect(page.locator('[data-testid="gfx"]')).to_have_attribute(
+            "data-visible", "true", timeout=5000
+        )
+
+
+def screenshot(page: Page, name: str, settle_ms: int) -> None:
+    """``test-artifacts/screenshots/{name}.png`` once the entry animations have settled."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(settle_ms)
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
 def new_page(browser: Browser, width: int, height: int, errors: list[str]) -> Page:

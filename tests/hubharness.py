@@ -6,8 +6,10 @@ import contextlib
 import dataclasses
 import json
 import os
+import subprocess
+import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,24 @@ SAMPLE = ROOT / "samples" / "ifp6.toml"
 SESSION = ROOT / "samples" / "ifp6-session.jsonl"
 COMMENTATOR = "test-commentator-token"
 OPERATOR = "test-operator-token"
+
+
+def duplicast(
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    cwd: Path = ROOT,
+    base: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """The ``duplicast`` command run as a user runs it (``python -m hub``), output captured;
+    its environment is ``base`` (this process's by default) with ``env`` on top."""
+    return subprocess.run(
+        [sys.executable, "-m", "hub", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**(os.environ if base is None else base), **(env or {})},
+        timeout=120,
+    )
 
 
 def unique_tournament(prefix: str = "e2e") -> tuple[TournamentConfig, Any]:

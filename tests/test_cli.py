@@ -10,20 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.hubharness import duplicast
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "ifp6.toml"
 SESSION = ROOT / "samples" / "ifp6-session.jsonl"
-
-
-def duplicast(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hub", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-        timeout=120,
-    )
 
 
 def test_replay_of_the_sample_session() -> None:

@@ -22,6 +22,7 @@ from typing import Any
 from hub.cli import build_parser
 from hub.cliargs import seed
 from hub.deckfile import read_deck_file, read_key_file
+from tests.hubharness import duplicast as run_duplicast
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "ifp6.toml"
@@ -38,14 +39,7 @@ CLEAN = {
 
 
 def duplicast(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> Any:
-    return subprocess.run(
-        [sys.executable, "-m", "hub", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**CLEAN, **(env or {})},
-        timeout=120,
-    )
+    return run_duplicast(*args, env=env, cwd=cwd, base=CLEAN)
 
 
 def subcommands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Any:

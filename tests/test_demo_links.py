@@ -19,14 +19,12 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
 from websockets.sync.client import connect as ws_connect
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 LIVE_WITHIN = 5.0  # seconds from opening a link to a live graphic
 LINK = re.compile(r"^\s+(?P<label>\S.*?)\s{2,}(?P<url>(?:https?|wss?)://\S+)$")
 
@@ -99,14 +97,6 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoProcess]:
         yield d
     finally:
         d.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def printed_links(lines: list[str]) -> list[tuple[str, str]]:

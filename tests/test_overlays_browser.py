@@ -13,32 +13,19 @@ import copy
 import math
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+from tests.browser import new_page, open_overlay, screenshot
 from tests.fake_feed import COMPARE_ACTIONS, FAKE_LINK_STATE, FakeFeed, act
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-SHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
 FAST = 1000  # ms: a pushed delta must show within 1 s
 RECOVER = 8000  # ms: reconnect with backoff after the feed drops every connection
-# Chromium logs a refused websocket handshake as a console error; during a feed restart that
-# is the expected behaviour, not a page bug.
-EXPECTED_ERRORS = ("WebSocket connection to",)
 
 
 def js_round(x: float) -> int:
@@ -62,44 +49,24 @@ def feed() -> Iterator[FakeFeed]:
     f.stop()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
 @pytest.fixture
 def page(browser: Browser, feed: FakeFeed) -> Iterator[Page]:
+    """A 1920x1080 page on a freshly reset fake feed that must log no error (a refused
+    websocket handshake during a feed restart is expected: ``tests.browser``)."""
     feed.reset()
-    context = browser.new_context(viewport={"width": 1920, "height": 1080})
-    pg = context.new_page()
     errors: list[str] = []
-
-    def on_console(msg: ConsoleMessage) -> None:
-        if msg.type == "error" and not msg.text.startswith(EXPECTED_ERRORS):
-            errors.append(msg.text)
-
-    pg.on("console", on_console)
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg = new_page(browser, 1920, 1080, errors)
     yield pg
-    context.close()
+    pg.context.close()
     assert errors == []
 
 
 def open_page(page: Page, feed: FakeFeed, path: str, visible: bool = True) -> None:
-    page.goto(f"{feed.url}/overlays/{path}")
-    if visible:
-        expect(page.locator('[data-testid="gfx"]')).to_have_attribute(
-            "data-visible", "true", timeout=5000
-        )
+    open_overlay(page, feed.url, path, visible=visible)
 
 
 def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(700)  # let the entry animations settle
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
+    screenshot(page, name, 700)
 
 
 def row(page: Page, team: str) -> Any:

@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -30,6 +29,7 @@ from hub.embedded import OVERLAYS, IngestSource
 from hub.engine.core import Engine
 from hub.engine.views import LIVE
 from hub.server import RunningServer, create_app, serve
+from tests.browser import open_overlay, screenshot
 from tests.fake_feed import (
     OPS_DISPUTE_KEYS,
     OPS_KEYS,
@@ -43,7 +43,6 @@ from tests.hubharness import COMMENTATOR, OPERATOR, auth, session_events, unique
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
 FAST = 1000  # ms: a console event must show within 1 s
 PRELOAD = 1300  # events of the sample session played before the pages open
 STREETS = ("preflop", "flop", "turn", "river")
@@ -186,16 +185,11 @@ def hub() -> Iterator[HubThread]:
 
 
 def open_page(page: Page, hub: HubThread, path: str) -> None:
-    page.goto(f"{hub.url}/overlays/{path}")
-    expect(page.locator('[data-testid="gfx"]')).to_have_attribute(
-        "data-visible", "true", timeout=5000
-    )
+    open_overlay(page, hub.url, path)
 
 
 def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(800)
-    page.screenshot(path=str(SHOTS / f"hub-{name}.png"))
+    screenshot(page, f"hub-{name}", 800)
 
 
 def team_row(page: Page, team: str) -> Any:

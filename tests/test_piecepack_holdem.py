@@ -15,9 +15,6 @@ N high. Seats 1 and 3 are in the same category, NF 0P; the first rank decides, N
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +45,7 @@ from hub.domain.piecepack import best_of, format_tiles, is_tile
 from hub.domain.pieces import CARDS, TILES, piece_set
 from hub.engine.core import Engine
 from tests.factories import config_data
+from tests.hubharness import duplicast
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "piecepack.toml"
@@ -55,17 +53,6 @@ SESSION = ROOT / "samples" / "piecepack-session.jsonl"
 
 BOARD = ("2bs", "4bs", "3bc", "5wh", "Awd")
 HOLE = {1: ("Nbh", "Nwh"), 2: ("5bd", "Abh"), 3: ("Awh", "2wd")}
-
-
-def duplicast(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hub", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-        timeout=120,
-    )
 
 
 # ---------------------------------------------------------------- the worked hand

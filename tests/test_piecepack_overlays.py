@@ -24,9 +24,9 @@ from playwright.sync_api import Browser, Page, expect
 from hub.configfile import load_config
 from hub.deckfile import load_decks
 from hub.domain.piecepack import format_tile
-from tests.browser import new_page
+from tests.browser import SHOTS, new_page
 from tests.hubharness import COMMENTATOR, session_events
-from tests.test_overlays_hub import SHOTS, HubThread, open_page
+from tests.test_overlays_hub import HubThread, open_page
 
 pytestmark = pytest.mark.browser
 

@@ -28,6 +28,7 @@ from hub.deckfile import load_decks
 from hub.embedded import OVERLAYS, IngestSource
 from hub.engine.core import Engine
 from hub.server import RunningServer, create_app, serve
+from tests.browser import open_overlay, screenshot
 from tests.hubharness import COMMENTATOR, auth, session_events
 
 pytestmark = pytest.mark.browser
@@ -35,7 +36,6 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "rps-poker.toml"
 SESSION = ROOT / "samples" / "rps-poker-session.jsonl"
-SHOTS = ROOT / "test-artifacts" / "screenshots"
 FAST = 1000  # ms: a console event must show within 1 s
 PRELOAD = 300  # events played before the pages open
 
@@ -116,16 +116,11 @@ def hub() -> Iterator[RpsHub]:
 
 
 def open_page(page: Page, hub: RpsHub, path: str) -> None:
-    page.goto(f"{hub.url}/overlays/{path}")
-    expect(page.locator('[data-testid="gfx"]')).to_have_attribute(
-        "data-visible", "true", timeout=5000
-    )
+    open_overlay(page, hub.url, path)
 
 
 def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(500)
-    page.screenshot(path=str(SHOTS / f"rps-{name}.png"))
+    screenshot(page, f"rps-{name}", 500)
 
 
 def expect_table(page: Page, t: dict[str, Any], timeout: int = FAST) -> None:
