@@ -206,8 +206,9 @@ class Projector:
             try:
                 note = codec.unpack(data)
             except codec.CodecError:
-                continue
-            if not isinstance(note, dict):
+                note = None
+            if not isinstance(note, dict):  # only the ingest writes notes: a bug, not a stop
+                log.warning("projector skipped a malformed note %s", entry_id)
                 continue
             refusal, links = note.get("refusal"), note.get("links")
             if isinstance(refusal, dict):
