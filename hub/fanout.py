@@ -2,10 +2,18 @@
 
 After python-websockets' ``broadcast()``: encode once per wire format (and, for the uvicorn
 sans-I/O protocol, build the websocket frame once: server frames are unmasked, so the bytes are
-the same for every client), then write to each socket without awaiting. Each client has a
-bounded queue; ``publish`` only appends to it, and one ``call_soon`` flush per loop iteration
-writes every dirty client's queue in a single ``transport.write`` (several topics changed by one
-event cost one syscall per client).
+the same for every client), then write to each socket without awaiting.
+
+``publish`` records the update; one ``call_soon`` flush per loop iteration sends it. The
+steady state is a client with nothing queued whose socket drains: the flush hands the frame
+straight to its transport's ``write`` (``Client.direct``: one attribute and one call per client
+per update, nothing checked per frame). The sink tells its client when that must stop
+(``Client.sink_changed``: asyncio's ``pause_writing``/``resume_writing``, a close). Anything
+else (a queued hello or catch-up, a stale topic, a socket above its high-water mark, a non-raw
+sink) takes the general path: a bounded queue per client, written in a single ``write`` by the
+same flush. So do several updates published in one loop iteration, so that several topics
+changed by one event still cost one syscall per client. A client is back on the direct path
+once its queue is written.
 
 A client whose socket stops draining keeps a short queue. When the queue overflows, its
 queued deltas are dropped and their topics marked *stale*: once the socket drains, the client
@@ -28,7 +36,7 @@ import socket
 import struct
 import time
 from collections import Counter, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -122,6 +130,12 @@ class Sink(Protocol):
 
     def write(self, data: bytes) -> None: ...
 
+    def writer(self) -> Callable[[bytes], None] | None:
+        """Where whole frames may be written with no check per frame (the transport's own
+        ``write``), or None while the sink cannot take them so (closing, paused by flow
+        control, not raw). When this changes, the sink calls its client's ``sink_changed``."""
+        ...
+
     async def send(self, out: Outgoing) -> None: ...
 
     def close(self, code: int, reason: str) -> None: ...
@@ -157,6 +171,9 @@ class AsgiSink:
 
     def write(self, data: bytes) -> None:
         raise TypeError("AsgiSink takes messages through send()")
+
+    def writer(self) -> None:
+        return None
 
     async def send(self, out: Outgoing) -> None:
         if not self._open:
@@ -220,6 +237,7 @@ class Client:
         "audience",
         "close_code",
         "closed",
+        "direct",
         "fanout",
         "format",
         "limits",
@@ -266,10 +284,33 @@ class Client:
         self._stale_since: float | None = None
         self._blocked_since: float | None = None  # the socket stopped draining
         self._overflows: deque[float] | None = None  # times of recent overflows
+        # the sink's write while this client may be written to directly (nothing queued, no
+        # stale topic, no writer, the socket open and draining); None sends updates through
+        # the queue. Kept by _rearm at every change of those conditions.
+        self.direct: Callable[[bytes], None] | None = None
+        self._rearm()
 
     @property
     def queued(self) -> int:
         return len(self._queue)
+
+    def _rearm(self) -> None:
+        """Recompute ``direct`` (see there)."""
+        writer = self._writer
+        if (
+            self.closed
+            or self._queue
+            or self._dirty
+            or self.stale
+            or (writer is not None and not writer.done())
+        ):
+            self.direct = None
+        else:
+            self.direct = self.sink.writer()
+
+    def sink_changed(self) -> None:
+        """The sink's ``writer()`` may have changed (flow control paused or resumed, closing)."""
+        self._rearm()
 
     # -- producing (synchronous, never blocks) --
 
@@ -282,6 +323,7 @@ class Client:
             if topic is not None:
                 self.fanout.frames_dropped += 1
             return
+        self.direct = None  # queued frames go first
         self._queue.append(out)
         self._queue_topics.append(topic)
         self._queued_bytes += len(out.payload)
@@ -342,6 +384,7 @@ class Client:
         if self.closed:
             return
         self.closed = True
+        self.direct = None
         self.close_code = code
         self.fanout.frames_dropped += len(self._queue)
         self._queue.clear()
@@ -370,6 +413,7 @@ class Client:
         if self._writer is not None and not self._writer.done():
             return  # the writer is catching up; it will flush
         self._write_all()
+        self._rearm()
 
     def _write_all(self) -> None:
         """Raw sinks: everything queued in one write, then snapshots of stale topics."""
@@ -388,6 +432,7 @@ class Client:
             self._resolve_stale()
 
     def _resolve_stale(self) -> None:
+        self.fanout._settle()  # a snapshot read now already holds what is pending
         stale, self.stale = self.stale, set()
         self._stale_since = None
         for topic in stale:
@@ -413,6 +458,9 @@ class Client:
         except Exception:
             log.exception("writer of a %s client failed", self.role)
             self.close(1011, "internal error")
+        finally:
+            self._writer = None  # done: the direct path may resume
+            self._rearm()
 
     async def _drain_raw(self) -> None:
         """Wait for a backed-up socket to drain, then write; the task ends once caught up."""
@@ -469,7 +517,8 @@ class Client:
 
 
 class Fanout:
-    """Clients and their subscriptions; ``publish`` is synchronous and O(subscribers)."""
+    """Clients and their subscriptions; ``publish`` is synchronous and O(1), its flush
+    O(subscribers)."""
 
     def __init__(
         self, store: CatchUp, limits: Limits | None = None, flush_delay: float = 0.0
@@ -489,6 +538,7 @@ class Fanout:
         self._subs: dict[TopicKey, dict[str, set[Client]]] = {}
         self._addresses: Counter[str] = Counter()
         self._dirty: list[Client] = []
+        self._pending: list[tuple[TopicKey, Mapping[str, Outgoing]]] = []  # since the flush
         self._flush_handle: asyncio.Handle | asyncio.TimerHandle | None = None
 
     def may_connect(self, address: str | None) -> bool:
@@ -554,6 +604,7 @@ class Fanout:
         if topic not in client.topics and len(client.topics) >= self.limits.max_topics:
             return "too_many_topics"
         key = (client.audience, topic)
+        self._settle()
         client.drop_topic(topic)
         for out in self.store.catch_up(key, client.format, resume):
             client.enqueue(topic, out)
@@ -575,35 +626,77 @@ class Fanout:
         self._forget(client, (client.audience, topic))
 
     def publish(self, key: TopicKey, frames: Mapping[str, Outgoing]) -> None:
-        """Queue an update, already encoded once per wire format (``frames[fmt]``), for every
-        subscriber; the writes happen in the next flush. Nothing is decoded or re-encoded.
-        Call it right after the store changed, with no await in between."""
+        """Send an update, already encoded once per wire format (``frames[fmt]``), to every
+        subscriber, in the next flush. Nothing is decoded or re-encoded. Call it right after
+        the store changed, with no await in between."""
+        if key not in self._subs:
+            return
+        if self.flush_delay > 0:  # a flush delay asks for coalescing: queue at once
+            self._enqueue(key, frames)
+            return
+        self._pending.append((key, frames))
+        if self._flush_handle is None:
+            self._schedule_flush()
+
+    def _settle(self) -> None:
+        """Queue the updates published since the last flush for their current subscribers
+        (before a subscription changes: a new subscriber's catch-up already holds them)."""
+        pending, self._pending = self._pending, []
+        for key, frames in pending:
+            self._enqueue(key, frames)
+
+    def _frames(
+        self, key: TopicKey, frames: Mapping[str, Outgoing]
+    ) -> list[tuple[set[Client], Outgoing]]:
+        """(subscribers, frame) per wire format of a topic's subscribers."""
         by_format = self._subs.get(key)
         if not by_format:
-            return
-        topic = key[1]
-        dirty = self._dirty
-        for fmt, clients in list(by_format.items()):
-            out = frames.get(fmt)
-            if out is None:
+            return []
+        out = []
+        for fmt, clients in by_format.items():
+            frame = frames.get(fmt)
+            if frame is None:
                 log.warning(
                     "update of %s has no %s frame; %s client(s) skipped", key, fmt, len(clients)
                 )
-                continue
-            size = len(out.payload)
-            small = size <= self.limits.max_bytes
+            else:
+                out.append((clients, frame))
+        return out
+
+    def _enqueue(self, key: TopicKey, frames: Mapping[str, Outgoing]) -> None:
+        """The general path: the update into every subscriber's queue."""
+        topic = key[1]
+        for clients, out in self._frames(key, frames):
             for client in list(clients):  # a copy: enqueue may close (and remove) a client
-                if client._dirty or client._queue or client.stale or client.closed or not small:
-                    client.enqueue(topic, out)  # the general case: limits, staleness
-                    continue
-                # the common case, inlined (10,000 clients per update): an idle client
-                client._queue.append(out)
-                client._queue_topics.append(topic)
-                client._queued_bytes = size
-                client._dirty = True
-                dirty.append(client)
-        if dirty and self._flush_handle is None:
-            self._schedule_flush()
+                client.enqueue(topic, out)
+
+    def _send(self, key: TopicKey, frames: Mapping[str, Outgoing]) -> None:
+        """The direct path: the update written at once to each client on it (``direct``),
+        queued for the others."""
+        topic = key[1]
+        max_bytes = self.limits.max_bytes
+        for clients, out in self._frames(key, frames):
+            if len(out.payload) > max_bytes:
+                for client in list(clients):
+                    client.enqueue(topic, out)  # overflows: the topic goes stale
+                continue
+            frame = out.frame
+            targets = list(clients)  # a copy: a write or an enqueue may remove a client
+            missed = 0
+            # the hot loop (10,000 clients per update): one attribute and one call per client
+            for client in targets:
+                write = client.direct
+                if write is not None:
+                    try:  # free in CPython >= 3.11 unless it raises
+                        write(frame)
+                    except Exception:
+                        log.exception("writing to a %s client failed", client.role)
+                        client.close(1011, "internal error")
+                        missed += 1
+                else:
+                    client.enqueue(topic, out)
+                    missed += 1
+            self.frames_sent += len(targets) - missed
 
     def _mark_dirty(self, client: Client) -> None:
         self._dirty.append(client)
@@ -618,8 +711,16 @@ class Fanout:
             self._flush_handle = loop.call_soon(self.flush)
 
     def flush(self) -> None:
-        """Write every dirty client's queue (normally scheduled by ``publish``)."""
+        """Send what was published since the last flush, then write every dirty client's
+        queue (normally scheduled by ``publish``). One update goes the direct path; several
+        go through the queues, so that a client gets them all in one write."""
         self._flush_handle = None
+        pending, self._pending = self._pending, []
+        if len(pending) == 1:
+            self._send(*pending[0])
+        else:
+            for key, frames in pending:
+                self._enqueue(key, frames)
         dirty, self._dirty = self._dirty, []
         high_water = self.limits.high_water
         sent = 0
@@ -641,6 +742,7 @@ class Fanout:
                     queue.clear()
                     client._queue_topics.clear()
                     client._queued_bytes = 0
+                    client._rearm()
                     sent += 1
                 else:
                     client.flush()

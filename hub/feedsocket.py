@@ -345,6 +345,7 @@ class FeedSocket(asyncio.Protocol):
         "_closer",
         "_fragments",
         "_malformed",
+        "_paused",
         "_server_state",
         "client",
         "conn",
@@ -368,6 +369,7 @@ class FeedSocket(asyncio.Protocol):
         self._backlog: list[tuple[bytes, bool]] | None = None  # while a command is answered
         self._fragments: list[bytes] | None = None
         self._closer: asyncio.TimerHandle | None = None
+        self._paused = False  # flow control: the transport's buffer is above high water
 
     # -- asyncio.Protocol --
 
@@ -376,9 +378,14 @@ class FeedSocket(asyncio.Protocol):
         if self._server_state is not None:
             self._server_state.connections.add(self)
         self.service.watch(self)
-        sndbuf = self.service.fanout.limits.sndbuf
-        if sndbuf:
-            set_sndbuf(transport, sndbuf)
+        limits = self.service.fanout.limits
+        if limits.sndbuf:
+            set_sndbuf(transport, limits.sndbuf)
+        # pause_writing above the fan-out's high-water mark (the client leaves the direct
+        # path), resume_writing once half of that has drained
+        transport.set_write_buffer_limits(  # type: ignore[attr-defined]
+            high=limits.high_water, low=limits.high_water // 2
+        )
 
     def data_received(self, data: bytes) -> None:
         self.last_seen = time.monotonic()
@@ -390,6 +397,16 @@ class FeedSocket(asyncio.Protocol):
             elif isinstance(event, Request):
                 self._handshake(event)
         self._write_protocol_output()
+
+    def pause_writing(self) -> None:
+        self._paused = True
+        if self.client is not None:
+            self.client.sink_changed()
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        if self.client is not None:
+            self.client.sink_changed()
 
     def eof_received(self) -> bool | None:
         self.conn.receive_eof()
@@ -412,6 +429,7 @@ class FeedSocket(asyncio.Protocol):
             self.close(1012, "server restarting")
         elif self.transport is not None:
             self.transport.close()
+            self._closing()
 
     # -- the fan-out's sink --
 
@@ -426,6 +444,12 @@ class FeedSocket(asyncio.Protocol):
     def write(self, data: bytes) -> None:
         if self.is_open():
             self.transport.write(data)  # type: ignore[union-attr]
+
+    def writer(self) -> Callable[[bytes], None] | None:
+        t = self.transport
+        if self._paused or t is None or self.conn.state is not State.OPEN or t.is_closing():
+            return None
+        return t.write
 
     async def send(self, out: Outgoing) -> None:
         self.write(out.frame)
@@ -443,6 +467,7 @@ class FeedSocket(asyncio.Protocol):
         if now - self.last_seen > 2 * PING_INTERVAL:
             if self.transport is not None:
                 self.transport.abort()
+                self._closing()
         elif self.is_open():
             self.transport.write(_PING)  # type: ignore[union-attr]
 
@@ -462,11 +487,18 @@ class FeedSocket(asyncio.Protocol):
                     transport.close()
                 elif transport.can_write_eof():
                     transport.write_eof()
+        if self.conn.state is not State.OPEN:
+            self._closing()
         if self.conn.close_expected() and self._closer is None:
             loop = asyncio.get_running_loop()
             self._closer = loop.call_later(CLOSE_TIMEOUT, transport.abort)
             grace = self.service.fanout.limits.close_grace
             _abort_unless_draining(transport, grace)
+
+    def _closing(self) -> None:
+        """No more frames straight to the transport (the fan-out's direct path)."""
+        if self.client is not None and self.client.direct is not None:
+            self.client.sink_changed()
 
     def _handshake(self, request: Request) -> None:
         service = self.service

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 import socket
 import struct
 import time
@@ -18,7 +19,7 @@ from websockets.frames import Frame, Opcode
 import hub.fanout as fanout_module
 from hub.codec import to_json, unpack
 from hub.engine.patch import apply_patch
-from hub.fanout import CLOSE_TOO_SLOW, FORMATS, Fanout, Limits, Outgoing, build_frame
+from hub.fanout import CLOSE_TOO_SLOW, FORMATS, Client, Fanout, Limits, Outgoing, build_frame
 from hub.feed import TopicKey
 from hub.server import RunningServer, create_app, serve
 from tests.feedwriter import FeedWriter
@@ -27,23 +28,39 @@ STANDINGS: TopicKey = ("public", "standings")
 
 
 class FakeSink:
-    """A raw sink whose kernel buffer we control."""
+    """A raw sink whose kernel buffer we control. Like an asyncio transport with flow control,
+    it is paused (no direct writes) while its backlog is not empty, and tells its client
+    (``client``, when set) when that changes."""
 
     raw = True
 
     def __init__(self) -> None:
         self.data = bytearray()
-        self.backlog = 0
+        self._backlog = 0
         self.closed: tuple[int, str] | None = None
+        self.client: Client | None = None
+
+    @property
+    def backlog(self) -> int:
+        return self._backlog
+
+    @backlog.setter
+    def backlog(self, size: int) -> None:
+        self._backlog = size
+        if self.client is not None:
+            self.client.sink_changed()
 
     def is_open(self) -> bool:
         return self.closed is None
 
     def buffered(self) -> int:
-        return self.backlog
+        return self._backlog
 
     def write(self, data: bytes) -> None:
         self.data += data
+
+    def writer(self) -> Any:
+        return None if self._backlog or self.closed is not None else self.write
 
     async def send(self, out: Outgoing) -> None:
         self.write(out.frame)
@@ -155,6 +172,7 @@ async def test_backed_up_client_is_conflated_to_latest_snapshots() -> None:
     fast_sink, slow_sink = FakeSink(), FakeSink()
     fast = fanout.add(fast_sink, "public", "public", "json")
     slow = fanout.add(slow_sink, "public", "public", "json")
+    slow_sink.client = slow
     for client in (fast, slow):
         fanout.subscribe(client, "standings")
         fanout.subscribe(client, "table:1")
@@ -231,6 +249,74 @@ async def test_unsubscribe_stops_delivery() -> None:
     fanout.publish(update.key, update.outs)
     await asyncio.sleep(0)
     assert sink.messages() == []  # the queued snapshot was dropped too
+
+
+def direct_allowed(client: Client) -> bool:
+    """When a frame may go straight to the sink: nothing queued or stale, no writer, the sink
+    writable."""
+    writer = client._writer
+    return (
+        not client.closed
+        and not client._queue
+        and not client._dirty
+        and not client.stale
+        and (writer is None or writer.done())
+        and client.sink.writer() is not None
+    )
+
+
+@pytest.mark.parametrize("seed", range(12))
+async def test_direct_path_never_skips_a_queue_and_always_comes_back(seed: int) -> None:
+    """Random publishes, (re)subscriptions, control messages and sockets that stop and start
+    draining: a client is never written to directly while anything of its own waits (order),
+    every client sees every topic without a gap, and once all drains every client is back on
+    the direct path."""
+    rng = random.Random(seed)
+    store = FeedWriter()
+    fanout = Fanout(
+        store, Limits(max_frames=6, high_water=50, slow_timeout=60, poll=0.001, max_overflows=99)
+    )
+    topics = ["standings", "table:1", "seat:1"]
+    for topic in topics:
+        store.put(("public", topic), {"n": 0})
+    sinks = [FakeSink() for _ in range(5)]
+    clients = []
+    for sink in sinks:
+        client = fanout.add(sink, "public", "public", "json")
+        sink.client = client
+        clients.append(client)
+    counter = 0
+    for _ in range(300):
+        op = rng.random()
+        client = rng.choice(clients)
+        if op < 0.45:
+            counter += 1
+            update = store.put(("public", rng.choice(topics)), {"n": counter})
+            assert update is not None
+            fanout.publish(update.key, update.outs)
+        elif op < 0.6:
+            fanout.subscribe(client, rng.choice(topics))
+        elif op < 0.65:
+            fanout.unsubscribe(client, rng.choice(topics))
+        elif op < 0.8:
+            client.sink.backlog = rng.choice([0, 0, 100])  # type: ignore[attr-defined]
+        elif op < 0.85:
+            client.send({"type": "pong"})
+        else:
+            await asyncio.sleep(rng.choice([0, 0, 0.003]))
+        for c in clients:
+            if c.direct is not None:
+                assert direct_allowed(c), "a direct write would overtake queued frames"
+    for sink in sinks:
+        sink.backlog = 0
+    await wait_for(lambda: all(direct_allowed(c) for c in clients))
+    await asyncio.sleep(0.01)
+    for client, sink in zip(clients, sinks, strict=True):
+        assert client.direct is not None, "a drained client stayed off the direct path"
+        state = replay([m for m in sink.messages() if m.get("type") != "pong"])
+        for topic in client.topics:
+            assert state[topic] == store.snapshot(("public", topic))
+    assert fanout.slow_closes == 0
 
 
 # -- over real sockets ------------------------------------------------------------------------
