@@ -48,7 +48,8 @@ def table(points: list[dict[str, Any]]) -> str:
             f"| {label(p)} | {name} | {p['frames_per_s']:,} | {p['delivered_pct']} % "
             f"| {p['server_us_per_frame']} | {p['p50_ms']} | {p['p99_ms']} | {p['p999_ms']} "
             f"| {p['kib_per_conn']} | {gc} | {p['server_cpu_pct']} % "
-            f"| {p['clients_cpu_pct']} % ({GENERATORS[p.get('load_generator', 'python')]}) |"
+            f"| {p['clients_cpu_pct']} % ({GENERATORS[p.get('load_generator', 'python')]}"
+            f"{', SCHED_IDLE' if p.get('load_priority') == 'idle' else ''}) |"
         )
     return "\n".join(rows)
 

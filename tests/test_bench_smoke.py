@@ -203,9 +203,14 @@ def test_edge_bench_tiny(redis_url: str, tmp_path: Path) -> None:
     points = bench.sweep(servers, [(20, 20.0, 0.05)], 1.0, redis_url, tmp_path)
     assert [p["server"] for p in points] == servers
     if generator == "c":  # the Python clients stay available: one point with them
-        points += bench.sweep(["edge"], [(20, 20.0, 0.05)], 1.0, redis_url, tmp_path, "python")
+        points += bench.sweep(
+            ["edge"], [(20, 20.0, 0.05)], 1.0, redis_url, tmp_path, "python", "normal"
+        )
     assert [p["load_generator"] for p in points] == [generator] * len(servers) + (
         ["python"] if generator == "c" else []
+    )
+    assert [p["load_priority"] for p in points] == ["idle"] * len(servers) + (
+        ["normal"] if generator == "c" else []
     )
     for point in points:
         assert "error" not in point, point
