@@ -35,7 +35,15 @@ from websockets.server import ServerProtocol
 
 from hub.auth import Auth, audience_for, check_topic, may_control
 from hub.codec import CodecError, from_json, to_json, unpack
-from hub.fanout import FORMATS, Client, Fanout, Outgoing, build_frame, set_sndbuf
+from hub.fanout import (
+    FORMATS,
+    Client,
+    Fanout,
+    Outgoing,
+    build_frame,
+    set_congestion,
+    set_sndbuf,
+)
 
 __all__ = ["MAX_MALFORMED", "FeedService", "FeedSocket", "OriginPolicy"]
 
@@ -381,6 +389,7 @@ class FeedSocket(asyncio.Protocol):
         limits = self.service.fanout.limits
         if limits.sndbuf:
             set_sndbuf(transport, limits.sndbuf)
+        set_congestion(transport, limits.congestion)
         # pause_writing above the fan-out's high-water mark (the client leaves the direct
         # path), resume_writing once half of that has drained
         transport.set_write_buffer_limits(  # type: ignore[attr-defined]

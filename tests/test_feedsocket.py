@@ -9,7 +9,9 @@ import base64
 import contextlib
 import json
 import os
+import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 from hub import feedsocket
+from hub.fanout import Fanout, Limits
 from hub.server import RunningServer, create_app, serve
 from tests.test_server import AUTH, FakeSource
 
@@ -178,3 +181,25 @@ async def test_clock_commands_need_the_operator() -> None:
             await operator.send(json.dumps({"op": "clock", "action": "adjust", "seconds": 60}))
             assert (await recv(operator)) == {"type": "ok", "op": "clock"}
     assert source.commands == [{"op": "clock", "action": "adjust", "seconds": 60}]
+
+
+def congestion_of(source: FakeSource) -> str:
+    (client,) = source.fanout.clients
+    sock = client.sink.transport.get_extra_info("socket")  # type: ignore[attr-defined]
+    name: bytes = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
+    return name.rstrip(b"\0").decode()
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_CONGESTION"), reason="Linux only")
+async def test_client_sockets_use_reno_unless_told_otherwise() -> None:
+    """The feed's sockets use Reno (cheapest per packet; the feed never fills a window), and
+    ``Limits(congestion="")`` keeps the system's choice."""
+    system = Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip()
+    for limits, expected in ((Limits(), "reno"), (Limits(congestion=""), system)):
+        source = FakeSource()
+        source.fanout = Fanout(source.store, limits)
+        async with running(source) as server:
+            ws = await websockets.connect(server.ws_url, compression=None)
+            assert (await recv(ws))["type"] == "hello"
+            assert congestion_of(source) == expected
+            await ws.close()
