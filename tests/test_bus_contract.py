@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from pathlib import Path
 
@@ -117,6 +118,70 @@ async def test_bus_close_ends_subscriptions(bus: Bus, key_prefix: str) -> None:
     await bus.close()
     with pytest.raises(StopAsyncIteration):
         await asyncio.wait_for(waiting, 2.0)
+
+
+async def test_take_hands_over_every_message_received_at_once(bus: Bus, key_prefix: str) -> None:
+    sub = bus.subscribe(f"{key_prefix}:console:*")
+    await sub.ready()
+    waiting = asyncio.create_task(sub.take())
+    await asyncio.sleep(0.05)
+    assert not waiting.done()  # it waits for the first message
+    before = time.monotonic()
+    await bus.publish(f"{key_prefix}:console:1", b"first")
+    first = await asyncio.wait_for(waiting, 5.0)
+    assert first == [Message(f"{key_prefix}:console:1", b"first")]
+    assert before <= first[0].arrived <= time.monotonic()  # when the transport received it
+    await bus.publish_many([(f"{key_prefix}:console:{i}", bytes([i])) for i in range(10)])
+    deadline = time.monotonic() + 5.0
+    while sub.pending < 10 and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert sub.pending == 10
+    got = await sub.take(limit=4)
+    assert [m.data for m in got] == [bytes([i]) for i in range(4)]
+    assert sub.pending == 6
+    got = await sub.take()  # the rest, oldest first
+    assert [m.data for m in got] == [bytes([i]) for i in range(4, 10)]
+    assert all(a.arrived <= b.arrived for a, b in itertools.pairwise(got))
+    assert sub.pending == 0
+    with pytest.raises(ValueError):
+        await sub.take(limit=0)
+    await sub.aclose()
+    assert await asyncio.wait_for(sub.take(), 2.0) == []  # ended
+
+
+async def test_take_and_iteration_share_one_buffer(bus: Bus, key_prefix: str) -> None:
+    sub = bus.subscribe(f"{key_prefix}:feed")
+    await sub.ready()
+    for data in (b"1", b"2", b"3"):
+        await bus.publish(f"{key_prefix}:feed", data)
+    assert [m.data for m in await receive(sub, 1)] == [b"1"]
+    deadline = time.monotonic() + 5.0
+    while sub.pending < 2 and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert [m.data for m in await sub.take()] == [b"2", b"3"]
+    await bus.close()
+    assert await asyncio.wait_for(sub.take(), 2.0) == []  # the bus closed: it ended
+
+
+async def test_subscription_buffer_size_per_subscription(bus: Bus, key_prefix: str) -> None:
+    small = bus.subscribe(f"{key_prefix}:feed", buffer=3)
+    await small.ready()
+    for i in range(5):
+        await bus.publish(f"{key_prefix}:feed", bytes([i]))
+    deadline = time.monotonic() + 5.0
+    while small.dropped < 2 and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert small.dropped == 2
+    assert [m.data for m in await small.take()] == [b"\x00", b"\x01", b"\x02"]
+    await small.aclose()
+    with pytest.raises(ValueError):
+        bus.subscribe(f"{key_prefix}:feed", buffer=0)
+
+
+def test_message_arrival_time_is_not_part_of_equality() -> None:
+    assert Message("c", b"d", 1.0) == Message("c", b"d", 2.0) == Message("c", b"d")
+    assert hash(Message("c", b"d", 1.0)) == hash(Message("c", b"d"))
+    assert Message("c", b"d").arrived == 0.0
 
 
 # --- journal streams -----------------------------------------------------------------------

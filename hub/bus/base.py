@@ -19,7 +19,7 @@ import abc
 import asyncio
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Self
 
 DEFAULT_SUBSCRIPTION_BUFFER = 10_000
@@ -59,8 +59,12 @@ class Fence:
 
 @dataclass(frozen=True, slots=True)
 class Message:
+    """One pub/sub message. ``arrived``: when the transport received it (``time.monotonic``;
+    0.0 when not known), for lag metrics; not part of equality."""
+
     channel: str
     data: bytes
+    arrived: float = field(default=0.0, compare=False)
 
 
 class Subscription(abc.ABC):
@@ -71,6 +75,10 @@ class Subscription(abc.ABC):
     ``await sub.ready()`` before publishing anything whose answer must not be missed.
     Messages that arrive while the consumer's buffer is full are dropped and counted in
     ``dropped`` (pub/sub is lossy by design; consumers detect gaps by seq).
+
+    Besides one message at a time (``async for``), ``take`` hands over every message already
+    received at once: a consumer that works in batches pays one wake-up per burst, not one per
+    message.
     """
 
     dropped: int
@@ -88,6 +96,20 @@ class Subscription(abc.ABC):
 
     @abc.abstractmethod
     async def __anext__(self) -> Message: ...
+
+    async def take(self, limit: int | None = None) -> list[Message]:
+        """Wait for the next message, then return it with every message already received
+        after it (at most ``limit`` in all), oldest first; ``[]`` once the subscription has
+        ended (an error that ended it is raised instead, as iteration would)."""
+        try:
+            return [await anext(self)]
+        except StopAsyncIteration:
+            return []
+
+    @property
+    def pending(self) -> int:
+        """Messages received and not yet taken (0 when the transport does not know)."""
+        return 0
 
 
 class BufferedSubscription(Subscription):
@@ -134,19 +156,43 @@ class BufferedSubscription(Subscription):
         self._error = error
         self._finish()
 
-    async def __anext__(self) -> Message:
+    @property
+    def pending(self) -> int:
+        return len(self._buffer)
+
+    async def _wait(self) -> bool:
+        """Wait until a message is buffered (True) or the subscription ended with an empty
+        buffer (False; the error that ended it, if any, is raised once)."""
         while not self._buffer:
             if self._closed:
                 if self._error is not None:
                     error, self._error = self._error, None
                     raise error
-                raise StopAsyncIteration
+                return False
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._waiter
             finally:
                 self._waiter = None
+        return True
+
+    async def __anext__(self) -> Message:
+        if not self._buffer and not await self._wait():
+            raise StopAsyncIteration
         return self._buffer.popleft()
+
+    async def take(self, limit: int | None = None) -> list[Message]:
+        if limit is not None and limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        buffer = self._buffer
+        if not buffer and not await self._wait():
+            return []
+        if limit is None or len(buffer) <= limit:
+            taken = list(buffer)
+            buffer.clear()
+            return taken
+        popleft = buffer.popleft
+        return [popleft() for _ in range(limit)]
 
 
 class Bus(abc.ABC):
@@ -162,8 +208,11 @@ class Bus(abc.ABC):
         """Publish; returns how many subscribers received it (0: nobody is listening)."""
 
     @abc.abstractmethod
-    def subscribe(self, pattern: str) -> Subscription:
+    def subscribe(self, pattern: str, *, buffer: int | None = None) -> Subscription:
         """Messages on every channel matching the glob ``pattern`` from now on.
+
+        ``buffer``: how many received messages it holds for a slow consumer before it drops
+        new ones (default: the bus's ``subscription_buffer``).
 
         The iterator survives transport errors (it reconnects with backoff); messages published
         while disconnected are lost, as with Redis pub/sub: callers detect gaps by seq.
@@ -233,8 +282,8 @@ class Bus(abc.ABC):
 
     async def hset_many(self, key: str, fields: Mapping[str, bytes]) -> None:
         """Set several fields of one hash at once."""
-        for field, value in fields.items():
-            await self.hset(key, field, value)
+        for name, value in fields.items():
+            await self.hset(key, name, value)
 
     @abc.abstractmethod
     async def hgetall(self, key: str) -> dict[str, bytes]: ...

@@ -83,7 +83,7 @@ class MemoryBus(Bus):
         self._subscriptions.clear()
 
     async def publish(self, channel: str, data: bytes) -> int:
-        message = Message(channel, bytes(data))
+        message = Message(channel, bytes(data), time.monotonic())
         receivers = 0
         for sub in self._subscriptions:
             if sub.matches(channel):
@@ -91,8 +91,9 @@ class MemoryBus(Bus):
                 receivers += 1
         return receivers
 
-    def subscribe(self, pattern: str) -> MemorySubscription:
-        return MemorySubscription(self, pattern, self._subscription_buffer)
+    def subscribe(self, pattern: str, *, buffer: int | None = None) -> MemorySubscription:
+        size = self._subscription_buffer if buffer is None else buffer
+        return MemorySubscription(self, pattern, size)
 
     async def append(self, stream: str, data: bytes) -> str:
         entries = self._streams.setdefault(stream, _Stream())
