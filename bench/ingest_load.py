@@ -237,6 +237,7 @@ async def throughput(
         "feed": feed,
         "events_per_s": round(rate),
         "ingest_cpu_share": round(cpu / wall, 3),
+        "ingest_cpu_us_per_event": round(cpu / len(session.events) * 1e6, 2),
         "baseline_decode_submit_per_s": round(base),
         "ratio_to_baseline": round(rate / base, 3),
         "target": TARGET_EVENTS_PER_S,

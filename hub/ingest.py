@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from hub import codec
-from hub.bus.base import Bus, Fence, LeaseLost
+from hub.bus.base import Bus, Fence, LeaseLost, Message, Subscription
 from hub.channels import Channels
 from hub.engine.core import Engine, Outcome
 from hub.feed import Frame, IngestFeed, TopicKey
@@ -53,12 +53,16 @@ from hub.tasks import bounded, cancel_and_wait
 log = logging.getLogger("duplicast.ingest")
 
 BATCH = 512
+CONSOLE_BUFFER = 60_000
+"""Console messages the ingest's subscription holds while it works on a batch; past that, new
+ones are dropped (and counted) and their consoles resend them."""
 LEASE_TTL = 5.0  # seconds; a successor waits at most this long after a crash
 STOP_STEP = 1.0  # seconds; each step of stop() that talks to the bus waits at most this long
 
 
 ENGINE_SNAPSHOT_EVERY = 10_000  # journal records between two engine snapshots (restart cost)
 MAX_REFUSALS = 1000  # refusals whose answer is kept per console (older ones: "refused")
+NAME_CACHE = 4096  # channel names remembered (per console, per console channel)
 FEED_INTERVAL = 0.02
 """Under load (messages waiting after a batch), the feed is published at most this often:
 one flush of the projections then covers many batches (a topic touched by every batch is
@@ -103,7 +107,6 @@ class Ingest:
         self.token = 0  # fencing token of our claim of the lease (0: none)
         self.fence = Fence(self.names.lease, self.owner)
         self.on_lost = on_lost
-        self._queue: asyncio.Queue[tuple[str, bytes, float]] = asyncio.Queue(maxsize=50_000)
         self._lock = asyncio.Lock()
         self._refusals: dict[str, list[int]] = {}  # console -> seqs whose answer is persisted
         self._since_snapshot = 0  # journal records since the last engine snapshot
@@ -112,8 +115,12 @@ class Ingest:
         self.restored_from: str | None = None  # journal position of the snapshot used
         self.timings: dict[str, float] = {}  # seconds of each phase of the last rebuild
         self._tasks: list[asyncio.Task[None]] = []
-        self._subs: list[Any] = []
+        self._subs: list[Subscription] = []
         self._stopping = False
+        self._published = 0.0  # monotonic time of the last feed publish under load
+        self._control = self.names.control
+        self._tables: dict[str, int | None] = {}  # console channel -> its table (table_of)
+        self._ack_channels: dict[str, str] = {}  # console -> its ack channel
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -153,12 +160,14 @@ class Ingest:
 
     async def _run(self) -> None:
         await self.rebuild()
-        for pattern in (self.names.consoles_pattern, self.names.control):
-            sub = self.bus.subscribe(pattern)
+        for pattern, buffer in (
+            (self.names.consoles_pattern, CONSOLE_BUFFER),
+            (self.names.control, None),
+        ):
+            sub = self.bus.subscribe(pattern, buffer=buffer)
             await sub.ready()
             self._subs.append(sub)
-            self._tasks.append(asyncio.create_task(self._read(sub), name=f"ingest-read {pattern}"))
-        self._tasks.append(asyncio.create_task(self._process(), name="ingest-process"))
+            self._tasks.append(asyncio.create_task(self._process(sub), name=f"ingest {pattern}"))
         self._tasks.append(asyncio.create_task(self._ticker(), name="ingest-release"))
         self._tasks.append(asyncio.create_task(self._keep_lease(), name="ingest-lease"))
         self.ready = self.ready_once = True
@@ -294,16 +303,13 @@ class Ingest:
         return True
 
     # ------------------------------------------------------------------ loops
-    async def _read(self, sub: Any) -> None:
-        async for message in sub:
-            await self._queue.put((message.channel, message.data, time.monotonic()))
-
-    async def _process(self) -> None:
-        published = 0.0
+    async def _process(self, sub: Subscription) -> None:
+        """Take what the subscription has received, a batch at a time; the feed follows each
+        batch when nothing waits, else at most every ``FEED_INTERVAL``."""
         while not self._stopping:
-            batch = [await self._queue.get()]
-            while len(batch) < BATCH and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
+            batch = await sub.take(BATCH)
+            if not batch:  # the subscription ended (closed)
+                return
             try:
                 await self.handle_batch(batch)
             except asyncio.CancelledError:
@@ -315,9 +321,9 @@ class Ingest:
                 log.exception("ingest failed on a batch of %d messages", len(batch))
                 self.metrics.reject("internal_error")
                 continue
-            if self._queue.empty() or time.monotonic() - published >= FEED_INTERVAL:
+            if not sub.pending or time.monotonic() - self._published >= FEED_INTERVAL:
                 await self._publish_or_log()
-                published = time.monotonic()
+                self._published = time.monotonic()
 
     async def _ticker(self) -> None:
         while not self._stopping:
@@ -338,18 +344,19 @@ class Ingest:
     # ------------------------------------------------------------------ messages
     async def handle(self, channel: str, data: bytes) -> None:
         """One message (a batch of one), then the feed."""
-        await self.handle_batch([(channel, data, time.monotonic())])
+        await self.handle_batch([Message(channel, data, time.monotonic())])
         await self._publish()
 
-    async def handle_batch(self, batch: Sequence[tuple[str, bytes, float]]) -> None:
+    async def handle_batch(self, batch: Sequence[Message]) -> None:
         """Apply a burst of messages in arrival order, journal every accepted record in one
         append, then answer: refusals and the consoles' seq high-water marks, then the acks.
         A batch costs a few round trips whatever its size; the order of effects per event is
-        unchanged. Items are (channel, data, monotonic time of arrival). The feed follows in
+        unchanged. Each message's ``arrived`` (monotonic) gives its lag. The feed follows in
         ``_publish``."""
         now = self.clock()
-        # (channel, data, the console it answers; None for an error channel)
-        answers: list[tuple[str, bytes, str | None]] = []
+        # (channel, data) of each answer, and the console it answers (None: an error channel)
+        answers: list[tuple[str, bytes]] = []
+        answered: list[str | None] = []
         seqs: dict[str, bytes] = {}
         refusals: dict[str, bytes] = {}
         forget: dict[str, list[int]] = {}
@@ -357,25 +364,31 @@ class Ingest:
         async with self._lock:  # journal order == apply order, also against operator commands
             self._unjournaled = True  # until the append below returns
             decided: list[tuple[Outcome, Any, str]] = []
+            accepted: list[Outcome] = []
+            records: list[dict[str, Any]] = []
             notes: list[bytes] = []  # refusals for a projector elsewhere (feed=False)
-            for channel, data, _ in batch:
+            decide = self._decide
+            for message in batch:
+                channel = message.channel
                 try:
-                    outcome, raw = self._decide(channel, data, now, answers, replies)
+                    outcome, raw = decide(channel, message.data, now, answers, answered)
                 except Exception:  # a bug in one event must not lose the rest of the batch
                     log.exception("ingest failed on a message from %s", channel)
                     self.metrics.reject("internal_error")
                     continue
                 if outcome is not None:
                     decided.append((outcome, raw, channel))
+                    if outcome.record is not None:
+                        accepted.append(outcome)
+                        records.append(outcome.record)
                     if outcome.refusal is not None and self.feed is None:
                         notes.append(codec.pack({"refusal": outcome.refusal}))
-            records = [o.record for o, _, _ in decided if o.record is not None]
-            positions = iter(await self._journal(records))
-            for outcome, _, _ in decided:
-                if outcome.record is not None:
-                    self.engine.journaled(outcome, next(positions))
+            positions = await self._journal(records)
+            journaled = self.engine.journaled
+            for outcome, position in zip(accepted, positions, strict=True):
+                journaled(outcome, position)
             self._unjournaled = False
-            self._since_snapshot += len(records)
+            self._since_snapshot += len(accepted)
             snapshot = None
             if self._since_snapshot >= self.engine_snapshot_every:
                 self._since_snapshot = 0
@@ -383,51 +396,55 @@ class Ingest:
                 snapshot = codec.pack(state)
         if snapshot is not None:
             await self.bus.hset(self.names.engine, "snapshot", snapshot)
-        accepted = duplicates = 0  # counted per batch: a labelled counter costs ~2 µs a call
+        duplicates = 0  # counted per batch: a labelled counter costs ~2 µs a call
+        pack = codec.pack
+        ack_channel = self._ack_channel
         for outcome, raw, channel in decided:
             if isinstance(raw, ControlRequest):  # operator commands from an edge: answered there
                 reply = raw.answer(self.names, outcome.ack)
                 if reply is not None:
                     replies.append(reply)
                 continue
+            console = outcome.console
             if outcome.record is not None:
-                accepted += 1
+                pass
             elif outcome.duplicate:
                 duplicates += 1
             else:
                 self.metrics.event("rejected")
                 self.metrics.reject(outcome.code or "unknown")
-                if outcome.seq_advanced and outcome.console is not None:
-                    seqs[outcome.console] = str(outcome.last_seq).encode()
+                if outcome.seq_advanced and console is not None:
+                    seqs[console] = str(outcome.last_seq).encode()
                     seq = int(outcome.ack["seq"])
-                    refusals[f"{seq}:{outcome.console}"] = codec.pack(outcome.ack)
-                    forget.setdefault(outcome.console, []).extend(
-                        self._keep_refusal(outcome.console, seq)
-                    )
-            if outcome.console is not None:
-                ack_channel = self.names.ack(outcome.console)
-                answers.append((ack_channel, codec.pack(outcome.ack), outcome.console))
+                    refusals[f"{seq}:{console}"] = pack(outcome.ack)
+                    forget.setdefault(console, []).extend(self._keep_refusal(console, seq))
+            if console is not None:
+                answers.append((ack_channel(console), pack(outcome.ack)))
+                answered.append(console)
             elif not outcome.ok:  # nothing names a console: answer on the table's error channel
                 errors = self.names.errors(self.names.table_of(channel))
-                answers.append((errors, codec.pack(outcome.ack), None))
+                answers.append((errors, pack(outcome.ack)))
+                answered.append(None)
         if accepted:
-            self.metrics.event("accepted", accepted)
+            self.metrics.event("accepted", len(accepted))
         if duplicates:
             self.metrics.event("duplicate", duplicates)
         # A refused event's answer and seq are persisted before the answer goes out: a
         # restarted hub expects the next seq and repeats the refusal to a resend. Only the
         # latest MAX_REFUSALS answers per console are kept (a resend is of a recent seq).
-        await self.bus.hset_many(self.names.rejected, refusals)
+        if refusals:
+            await self.bus.hset_many(self.names.rejected, refusals)
         old = [f"{seq}:{console}" for console, seqs_ in forget.items() for seq in seqs_]
         if old:
             await self.bus.hdel(self.names.rejected, old)
-        await self.bus.hset_many(self.names.seqs, seqs)
-        receivers = await self.bus.publish_many([(c, data) for c, data, _ in answers] + replies)
+        if seqs:
+            await self.bus.hset_many(self.names.seqs, seqs)
+        receivers = await self.bus.publish_many(answers + replies if replies else answers)
         done = time.monotonic()
-        self.metrics.ingest_lag(*(max(0.0, done - arrived) for _, _, arrived in batch))
+        self.metrics.ingest_lag(*[done - m.arrived if done > m.arrived else 0.0 for m in batch])
         links = {
             console: n > 0
-            for (_, _, console), n in zip(answers, receivers, strict=False)
+            for console, n in zip(answered, receivers, strict=False)
             if console is not None
         }
         if links:
@@ -444,6 +461,15 @@ class Ingest:
             except Exception as exc:  # the batch is journaled and answered already
                 log.warning("%d note(s) for the projector lost (%s)", len(notes), exc)
 
+    def _ack_channel(self, console: str) -> str:
+        """``Channels.ack(console)``, remembered (it is asked for once per event)."""
+        channel = self._ack_channels.get(console)
+        if channel is None:
+            if len(self._ack_channels) >= NAME_CACHE:  # names from the wire: keep it bounded
+                self._ack_channels.clear()
+            channel = self._ack_channels[console] = self.names.ack(console)
+        return channel
+
     def _keep_refusal(self, console: str, seq: int) -> list[int]:
         """Remember that ``seq``'s answer is persisted; the seqs whose answers to drop."""
         kept = self._refusals.setdefault(console, [])
@@ -459,12 +485,12 @@ class Ingest:
         channel: str,
         data: bytes,
         now: float,
-        answers: list[tuple[str, bytes, str | None]],
-        replies: list[tuple[str, bytes]],
+        answers: list[tuple[str, bytes]],
+        answered: list[str | None],
     ) -> tuple[Outcome | None, Any]:
         """Decode and apply one message in memory (no I/O). Undecodable console messages are
         answered on the table's error channel (nothing in them says which console sent them)."""
-        if channel == self.names.control:
+        if channel == self._control:
             try:
                 command = codec.unpack(data)
             except codec.CodecError:
@@ -477,7 +503,11 @@ class Ingest:
                 return None, None
             request = ControlRequest(command)
             return self.engine.control(command, now), request
-        table = self.names.table_of(channel)
+        table = self._tables.get(channel, -1)
+        if table == -1:  # first message on this channel
+            if len(self._tables) >= NAME_CACHE:  # names from the wire: keep it bounded
+                self._tables.clear()
+            table = self._tables[channel] = self.names.table_of(channel)
         try:
             raw = codec.unpack(data)
         except codec.CodecError as exc:
@@ -490,7 +520,8 @@ class Ingest:
                 "code": "bad_schema",
                 "error": f"not msgpack: {exc}",
             }
-            answers.append((self.names.errors(table), codec.pack(answer), None))
+            answers.append((self.names.errors(table), codec.pack(answer)))
+            answered.append(None)
             return None, None
         return self.engine.submit(raw, now, channel_table=table), raw
 

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from hub import codec
+from hub.bus.base import Message
 from hub.bus.redis import RedisBus
 from hub.console import replay_log
 from hub.domain.scoring import full_recompute
@@ -490,7 +491,8 @@ async def test_no_engine_snapshot_while_a_batch_is_applied_but_not_journaled() -
     bus.append_many = hang  # type: ignore[method-assign]
     event = session_events(config.id)[0]
     channel = f"dup:{config.id}:console:{event['table']}"
-    batch = asyncio.create_task(ingest.handle_batch([(channel, codec.pack(event), 0.0)]))
+    message = Message(channel, codec.pack(event), 0.0)
+    batch = asyncio.create_task(ingest.handle_batch([message]))
     await stuck.wait()
     batch.cancel()
     with contextlib.suppress(asyncio.CancelledError):

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from hub import codec
-from hub.bus.base import Bus
+from hub.bus.base import Bus, Message
 from hub.bus.redis import RedisBus
 from hub.channels import Channels
 from hub.engine.core import Engine
@@ -78,7 +78,7 @@ async def feed_session(ingest: Ingest, events: list[dict[str, Any]], batch: int 
     for start in range(0, len(events), batch):
         chunk = events[start : start + batch]
         await ingest.handle_batch(
-            [(names.console(e["table"]), codec.pack(e), time.monotonic()) for e in chunk]
+            [Message(names.console(e["table"]), codec.pack(e), time.monotonic()) for e in chunk]
         )
 
 
@@ -122,7 +122,7 @@ async def test_refusals_and_links_reach_the_desk_through_the_notes(bus: Bus) -> 
         bad = {"v": 1, "tournament": ingest.tournament, "table": 2, "console": "table2"}
         bad |= {"seq": 1, "type": "fold", "seat": 3}  # no hand started: refused, seq used up
         channel = ingest.names.console(2)
-        await ingest.handle_batch([(channel, codec.pack(bad), time.monotonic())])
+        await ingest.handle_batch([Message(channel, codec.pack(bad), time.monotonic())])
 
         def desk() -> dict[str, Any]:
             return projector.store.snapshot((LIVE, "ops"))[1]
