@@ -74,7 +74,10 @@ class Sequencer:
 
     def set_position(self, console: str, seq: int, position: str) -> None:
         """The journal position of an accepted ``seq`` (repeated in its re-acks)."""
-        self._consoles.setdefault(console, _ConsoleSeq()).positions[seq] = position
+        entry = self._consoles.get(console)
+        if entry is None:
+            entry = self._consoles[console] = _ConsoleSeq()
+        entry.positions[seq] = position
 
     def state(self) -> dict[str, int]:
         return {name: entry.last for name, entry in self._consoles.items()}
