@@ -308,7 +308,7 @@ class Ingest:
         batch when nothing waits, else at most every ``FEED_INTERVAL``."""
         while not self._stopping:
             batch = await sub.take(BATCH)
-            if not batch:  # the subscription ended (closed)
+            if not batch or self._stopping:  # closed; or stopping (the lease lost meanwhile)
                 return
             try:
                 await self.handle_batch(batch)
@@ -406,18 +406,17 @@ class Ingest:
                     replies.append(reply)
                 continue
             console = outcome.console
-            if outcome.record is not None:
-                pass
-            elif outcome.duplicate:
-                duplicates += 1
-            else:
-                self.metrics.event("rejected")
-                self.metrics.reject(outcome.code or "unknown")
-                if outcome.seq_advanced and console is not None:
-                    seqs[console] = str(outcome.last_seq).encode()
-                    seq = int(outcome.ack["seq"])
-                    refusals[f"{seq}:{console}"] = pack(outcome.ack)
-                    forget.setdefault(console, []).extend(self._keep_refusal(console, seq))
+            if outcome.record is None:  # (the accepted ones are counted once, below)
+                if outcome.duplicate:
+                    duplicates += 1
+                else:
+                    self.metrics.event("rejected")
+                    self.metrics.reject(outcome.code or "unknown")
+                    if outcome.seq_advanced and console is not None:
+                        seqs[console] = str(outcome.last_seq).encode()
+                        seq = int(outcome.ack["seq"])
+                        refusals[f"{seq}:{console}"] = pack(outcome.ack)
+                        forget.setdefault(console, []).extend(self._keep_refusal(console, seq))
             if console is not None:
                 answers.append((ack_channel(console), pack(outcome.ack)))
                 answered.append(console)
