@@ -47,9 +47,12 @@ def pack(obj: Any) -> bytes:
         raise CodecError(f"cannot encode as msgpack: {exc}") from exc
 
 
+_BINARY = (bytes, bytearray, memoryview)  # a tuple: ``bytes | bytearray | ...`` is built per call
+
+
 def unpack(data: bytes | bytearray | memoryview) -> Any:
     """Decode exactly one msgpack object; anything else raises ``CodecError``."""
-    if not isinstance(data, bytes | bytearray | memoryview):
+    if not isinstance(data, _BINARY):
         raise CodecError(f"msgpack input must be bytes, not {type(data).__name__}")
     if len(data) > MAX_MESSAGE_BYTES:
         raise CodecError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
