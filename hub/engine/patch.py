@@ -238,7 +238,10 @@ class Recorder:
         parent[parts[-1]] = new
 
     def replace_with(self, new: dict[str, Any]) -> None:
-        """A rebuilt payload: record its difference and adopt it."""
+        """A rebuilt payload: record its difference and adopt it. ``new`` may be the doc
+        itself (a memoized payload rebuilt with nothing changed): nothing to do."""
+        if new is self.doc:
+            return
         self.ops.extend(diff(self.doc, new))
         self.doc.clear()
         self.doc.update(new)
