@@ -530,6 +530,12 @@ class Client:
                 await self._writer
 
 
+def _enqueue_all(clients: set[Client], topic: str, out: Outgoing) -> None:
+    """The general path for one frame: into every client's queue."""
+    for client in list(clients):  # a copy: enqueue may close (and remove) a client
+        client.enqueue(topic, out)
+
+
 # -- the registry -----------------------------------------------------------------------------
 
 
@@ -682,10 +688,8 @@ class Fanout:
 
     def _enqueue(self, key: TopicKey, frames: Mapping[str, Outgoing]) -> None:
         """The general path: the update into every subscriber's queue."""
-        topic = key[1]
         for clients, out in self._frames(key, frames):
-            for client in list(clients):  # a copy: enqueue may close (and remove) a client
-                client.enqueue(topic, out)
+            _enqueue_all(clients, key[1], out)
 
     def _send(self, key: TopicKey, frames: Mapping[str, Outgoing]) -> None:
         """The direct path: the update written at once to each client on it (``direct``),
@@ -694,8 +698,7 @@ class Fanout:
         max_bytes = self.limits.max_bytes
         for clients, out in self._frames(key, frames):
             if len(out.payload) > max_bytes:
-                for client in list(clients):
-                    client.enqueue(topic, out)  # overflows: the topic goes stale
+                _enqueue_all(clients, topic, out)  # overflows: the topic goes stale
                 continue
             frame = out.frame
             targets = list(clients)  # a copy: a write or an enqueue may remove a client
