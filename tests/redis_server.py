@@ -22,11 +22,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def ping(port: int, timeout: float = 0.5) -> bool:
+def ping(port: int, timeout: float = 0.5, host: str | None = None) -> bool:
     """True if a Redis on ``port`` answers PING (raw RESP: no client library involved); one
     that wants a user first (``NOAUTH``) is up too."""
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        with socket.create_connection((host or "127.0.0.1", port), timeout=timeout) as sock:
             sock.sendall(b"PING\r\n")
             return sock.recv(64).startswith((b"+PONG", b"-NOAUTH"))
     except OSError:
