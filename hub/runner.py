@@ -43,6 +43,7 @@ from hub.embedded import (
 from hub.engine.core import Engine
 from hub.engine.topics import TopicSpace
 from hub.ingest import Ingest
+from hub.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
 
 log = logging.getLogger("duplicast")
 
@@ -61,8 +62,13 @@ async def run_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    try:
+        proxies = TrustedProxies(args.trusted_proxy or ()) or TrustedProxies.from_env()
+    except ValueError as exc:
+        print(f"duplicast serve: --trusted-proxy / {TRUSTED_PROXIES_ENV}: {exc}", file=sys.stderr)
+        return 2
     config = load_config(args.config)
-    print(_serve_line(args, config), file=sys.stderr, flush=True)
+    print(_serve_line(args, config, proxies), file=sys.stderr, flush=True)
     bus = open_bus(args.redis)
     await bus.connect()
     if args.role == "projector":
@@ -83,7 +89,13 @@ async def run_serve(args: argparse.Namespace) -> int:
         decks = load_decks(config, args.config.parent, dict(os.environ))
         source = IngestSource(bus, Engine(config, decks), own_bus=False, limits=limits)
     metrics = getattr(source, "metrics", None)
-    app = create_app(source, overlays_dir=OVERLAYS, auth=auth, metrics=metrics)
+    app = create_app(
+        source,
+        overlays_dir=OVERLAYS,
+        auth=auth,
+        metrics=metrics,
+        trusted_proxies=proxies,
+    )
     if writer is None:
         lost = getattr(source, "lost", None)
     stop_metrics = None
@@ -189,6 +201,8 @@ def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.P
     command += ["--config", str(args.config), "--redis", args.redis]
     command += ["--host", args.host, "--port", str(port)]
     command += ["--max-per-address", str(args.max_per_address)]
+    for proxy in args.trusted_proxy or ():  # else the workers read the same environment
+        command += ["--trusted-proxy", proxy]
     return [subprocess.Popen(command, stdout=subprocess.PIPE) for _ in range(args.processes - 1)]
 
 
@@ -231,7 +245,7 @@ def stop_workers(workers: list[subprocess.Popen[bytes]], grace: float = 5.0) -> 
             worker.wait()
 
 
-def _serve_line(args: argparse.Namespace, config: Any) -> str:
+def _serve_line(args: argparse.Namespace, config: Any, proxies: TrustedProxies) -> str:
     """What `serve` runs on, before it starts: no silent defaults."""
     sample = " (the bundled SAMPLE: give --config FILE for an event)" if _is_sample(args) else ""
     decks = ""
@@ -245,6 +259,7 @@ def _serve_line(args: argparse.Namespace, config: Any) -> str:
         f"{args.config}{sample}, Redis {redacted_url(args.redis)}{decks}, "
         f"HTTP on {args.host}:{args.port}"
         + (f", metrics on {args.metrics_host}:{args.metrics_port}" if args.metrics_port else "")
+        + (f", client addresses from X-Forwarded-For of {proxies}" if proxies else "")
     )
 
 
@@ -501,6 +516,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         default=256,
         help="websocket connections one client address may hold (a venue's OBS machines "
         "behind one NAT address, a load test)",
+    )
+    p.add_argument(
+        "--trusted-proxy",
+        action="append",
+        metavar="ADDRESS|CIDR",
+        default=None,
+        help="a load balancer whose X-Forwarded-For/-Host name the client (repeatable; "
+        "default: $DUPLICAST_TRUSTED_PROXIES, comma-separated; else none)",
     )
     p.add_argument(
         "--processes",
