@@ -54,6 +54,7 @@ LAYERS: dict[str, int] = {
     "hub.cliargs": 3,  # options every command shares (reads the deck-key names)
     "hub.progress": 2,
     "hub.auth": 2,
+    "hub.proxies": 2,  # who a client is behind a trusted load balancer
     "hub.bus.base": 2,
     "hub.bus.memory": 3,
     "hub.bus.redis": 3,
