@@ -7,7 +7,11 @@ Through real nginx with the shipped config: tests/test_lb.py."""
 from __future__ import annotations
 
 import contextlib
+import logging
+import subprocess
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -74,7 +78,10 @@ async def first(server: RunningServer, query: str = "", **headers: str) -> tuple
 
 
 @pytest.mark.parametrize("raw", [True, False], ids=["feedsocket", "asgi"])
-async def test_the_cap_counts_forwarded_clients_and_exempts_tokens(raw: bool) -> None:
+async def test_the_cap_counts_forwarded_clients_and_exempts_tokens(
+    raw: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, "hub.feedsocket")
     async with edge(["127.0.0.1"], raw) as (server, source):
         xff = {"X-Forwarded-For": "203.0.113.5"}
         full = [await first(server, **xff) for _ in range(2)]
@@ -99,6 +106,20 @@ async def test_the_cap_counts_forwarded_clients_and_exempts_tokens(raw: bool) ->
         assert 'duplicast_ws_refused_total{code="unauthorized"} 1.0' in text
         for sock, _ in [*full, (other, None)]:
             await sock.close()
+    logged = [r.getMessage() for r in caplog.records if r.name == "hub.feedsocket"]
+    assert any("from 203.0.113.5: too_many_connections" in line for line in logged), logged
+
+
+def test_serve_refuses_a_bad_trusted_proxy() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "hub", "serve", "--trusted-proxy", "edge1", "--port", "1"],
+        cwd=Path(__file__).resolve().parent.parent,
+        env={"PATH": "/usr/bin:/bin", "DUPLICAST_TRUSTED_PROXIES": "10.0.0.0/8"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "--trusted-proxy" in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("raw", [True, False], ids=["feedsocket", "asgi"])
