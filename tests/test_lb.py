@@ -131,6 +131,8 @@ def test_overlays_draw_through_the_shipped_nginx(browser: Browser, venue: Venue)
         assert page.locator('[data-testid="team-row"][data-team="ARG"]').count() == 1
         open_overlay(page, base, f"table.html?table=1&token={COMMENTATOR}")
         open_overlay(page, base, f"compare.html?deal={first_deal()}&seat=1&token={COMMENTATOR}")
+        # another host name for the same balancer: the page's origin is whatever it was opened as
+        open_overlay(page, f"http://localhost:{venue.lb.port}", "leaderboard.html")
     finally:
         page.context.close()
     assert errors == []
