@@ -146,15 +146,6 @@ class FeedService:
 
     # -- admission --
 
-    def identify(self, peer: str | None, headers: Any) -> tuple[str | None, str | None]:
-        """``(client address, host the page asked for)`` of an upgrade from TCP peer ``peer``:
-        a trusted proxy's ``X-Forwarded-For`` / ``X-Forwarded-Host`` (hub.proxies), else the
-        peer and ``Host``. ``headers``: websockets' (``get_all``) or Starlette's (``getlist``)."""
-        values = getattr(headers, "get_all", None) or headers.getlist
-        address = self.proxies.client(peer, values("X-Forwarded-For"))
-        host = self.proxies.host(peer, headers.get("Host"), values("X-Forwarded-Host"))
-        return address, host
-
     def origin_allowed(self, origin: str | None, host: str | None, address: str | None) -> bool:
         if self.origins.allows(origin, host):
             return True
@@ -561,7 +552,7 @@ class FeedSocket(asyncio.Protocol):
         origin = request.headers.get("Origin")
         peer = self.transport.get_extra_info("peername") if self.transport else None
         peer_ip = peer[0] if isinstance(peer, tuple) else None
-        address, host = service.identify(peer_ip, request.headers)
+        address, host = service.proxies.identify(peer_ip, request.headers)
         if not service.origin_allowed(origin, host, address):
             body = to_json({"error": "forbidden_origin", "message": f"origin {origin} not allowed"})
             headers = Headers(

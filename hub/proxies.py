@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 __all__ = ["TRUSTED_PROXIES_ENV", "TrustedProxies"]
 
@@ -87,3 +88,11 @@ class TrustedProxies:
             if values and values[-1]:
                 return values[-1]
         return host
+
+    def identify(self, peer: str | None, headers: Any) -> tuple[str | None, str | None]:
+        """``(client address, host the page asked for)`` of an upgrade from TCP peer ``peer``
+        (``client`` and ``host``). ``headers``: websockets' (``get_all``) or Starlette's
+        (``getlist``), both case-insensitive."""
+        values = getattr(headers, "get_all", None) or headers.getlist
+        address = self.client(peer, values("X-Forwarded-For"))
+        return address, self.host(peer, headers.get("Host"), values("X-Forwarded-Host"))

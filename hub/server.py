@@ -100,7 +100,7 @@ class _Endpoints:
         service = self.service
         origin = websocket.headers.get("origin")
         peer = websocket.client.host if websocket.client else None
-        address, host = service.identify(peer, websocket.headers)
+        address, host = service.proxies.identify(peer, websocket.headers)
         if not service.origin_allowed(origin, host, address):
             await websocket.send_denial_response(
                 _json({"error": "forbidden_origin", "message": f"origin {origin} not allowed"}, 403)
