@@ -57,7 +57,8 @@ def lb_config(directory: Path, upstreams: Mapping[str, str], port: int) -> str:
 
 
 class Nginx:
-    """``with Nginx(tmp_path, {"edge1:8000": "127.0.0.1:P1", ...}) as lb: lb.url``."""
+    """``with Nginx(tmp_path, {"edge1:8000": "127.0.0.1:P1", "edge2:8000": ...}) as lb:
+    lb.url``. Both shipped upstreams must be given; map both to one edge to test one."""
 
     def __init__(
         self, directory: Path, upstreams: Mapping[str, str], port: int | None = None
@@ -76,6 +77,8 @@ class Nginx:
         return f"ws://127.0.0.1:{self.port}/ws"
 
     def start(self, timeout: float = 10.0) -> None:
+        if not os.access(NGINX, os.X_OK):
+            raise RuntimeError(f"no {NGINX}: install Debian's nginx (./dev test does, as root)")
         d = self.directory
         d.mkdir(parents=True, exist_ok=True)
         conf = d / "nginx.conf"
