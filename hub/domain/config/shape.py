@@ -28,7 +28,6 @@ from hub.domain.scoring import FORMATS
 Text = Annotated[str, Meta(pattern=r"\S")]  # a string with more than blanks
 Identifier = Annotated[str, Meta(pattern=ID_PATTERN)]
 Seed = int | str
-Whole = int
 
 
 @functools.cache
