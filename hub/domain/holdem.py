@@ -530,7 +530,8 @@ class Hand:
                 "not_allowed", f"unknown action {kind!r}: use one of {', '.join(KINDS)}"
             )
         if seat != self.to_act:
-            raise Rejection("out_of_turn", f"seat {self.to_act} is to act, not seat {seat}")
+            who = "nobody" if self.to_act is None else f"seat {self.to_act}"
+            raise Rejection("out_of_turn", f"{who} is to act, not seat {seat}")
         if amount is not None and (not isinstance(amount, int) or isinstance(amount, bool)):
             raise Rejection("bad_amount", f"amount {amount!r} is not a whole number of chips")
         to_call = min(self._high - self.street_bet[seat], self._start[seat] - self.committed[seat])
