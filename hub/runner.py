@@ -26,7 +26,15 @@ from redis.exceptions import RedisError
 
 from hub import logs
 from hub.bus import BusUnavailable, open_bus, redacted_url
-from hub.cliargs import HelpFormatter, add_config, add_key_file, add_progress, add_redis, seed
+from hub.cliargs import (
+    HelpFormatter,
+    add_config,
+    add_key_file,
+    add_progress,
+    add_redis,
+    finite,
+    seed,
+)
 from hub.configfile import load_config
 from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
 from hub.demo import run_demo
@@ -580,7 +588,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         formatter_class=HelpFormatter,
     )
     replay.add_argument("--tournament", default=None, help="with a log: the tournament id")
-    replay.add_argument("--pace", type=float, default=0.0, help="seconds between events")
+    replay.add_argument("--pace", type=finite, default=0.0, help="seconds between events")
     replay.add_argument(
         "log", type=Path, nargs="?", default=None, help="console events, JSON Lines"
     )
@@ -608,7 +616,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         default=None,
         help="the bots' choices (default: the current time, printed)",
     )
-    sim.add_argument("--pace", type=float, default=0.5, help="seconds between a table's events")
+    sim.add_argument("--pace", type=finite, default=0.5, help="seconds between a table's events")
     add_key_file(sim)
     for parser in (replay, sim):
         add_progress(parser)
@@ -637,7 +645,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     d.add_argument("--host", default="127.0.0.1", help="address the HTTP/websocket server binds")
     d.add_argument("--port", type=int, default=8000, help="port of the HTTP/websocket server")
-    d.add_argument("--speed", type=float, default=1.0, help="2 = twice as fast")
+    d.add_argument("--speed", type=finite, default=1.0, help="2 = twice as fast")
     d.add_argument("--seed", type=seed, default=7, help="the bots' choices")
     d.add_argument("--once", action="store_true", help="stop after one session")
     d.add_argument(
