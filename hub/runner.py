@@ -329,6 +329,10 @@ async def run_console(args: argparse.Namespace) -> int:
     from hub.progress import Progress
 
     outbox = None if args.no_outbox else (args.outbox or default_outbox_template())
+    phh_config, phh = None, None
+    if args.action == "replay" and args.phh:  # files first: a bad one is said before Redis
+        phh_config = load_config(args.config)
+        phh = phh_events(phh_config, args.phh, args.table, args.console, args.deal)
     bus = open_bus(args.redis)
     await bus.connect()
     try:
@@ -345,10 +349,8 @@ async def run_console(args: argparse.Namespace) -> int:
                 }
             ]
             report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False)
-        elif args.action == "replay" and args.phh:
-            config = load_config(args.config)
-            events = phh_events(config, args.phh, args.table, args.console, args.deal)
-            report = await replay_log(bus, config.id, events, pace=args.pace, outbox=outbox)
+        elif phh_config is not None and phh is not None:
+            report = await replay_log(bus, phh_config.id, phh, pace=args.pace, outbox=outbox)
         elif args.action == "replay":
             if args.tournament is None or args.log is None:
                 print("console replay: needs --tournament and a log (or --phh)", file=sys.stderr)
