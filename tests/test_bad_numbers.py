@@ -12,6 +12,7 @@ import json
 import math
 import re
 import tomllib
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -297,6 +298,58 @@ async def test_bad_numbers_through_a_real_edge_and_ingest_on_redis(redis_url: st
             journal = await bus.read(f"{prefix}:journal")
             assert len(journal) == 1
     finally:
+        keys = [f"{prefix}:{n}" for n in ("journal", "topics", "consoles", "rejected", "ingest")]
+        await bus.delete(*keys, f"{prefix}:ingest:token")
+        await bus.close()
+
+
+@pytest.mark.redis
+@pytest.mark.asyncio
+async def test_console_replay_of_a_log_with_bad_numbers_refuses_them_by_code(
+    redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`duplicast console replay`: ``1e400`` goes to the hub and is refused (bad_schema); an
+    integer msgpack cannot carry is refused before sending (it used to end the command with a
+    traceback); a JSON ``NaN`` makes the log unreadable, said in one line."""
+    from hub.cli import main
+
+    bus = RedisBus(redis_url)
+    await bus.connect()
+    config, decks = unique_tournament("numlog")
+    deal = config.deal_orders[1][0]
+    base = {"v": 1, "tournament": config.id, "table": 1, "console": "table1"}
+    log = tmp_path / "log.jsonl"
+    lines = [
+        json.dumps({**base, "seq": 1, "type": "start", "deal": deal}).replace(
+            f'"deal": {deal}', f'"deal": {deal}, "ts": 1e400'
+        ),
+        json.dumps({**base, "seq": 2, "type": "start", "deal": deal, "amount": 2**64}),
+        json.dumps({**base, "seq": 3, "type": "start", "deal": deal}),
+    ]
+    log.write_text("\n".join(lines) + "\n")
+    nan_log = tmp_path / "nan.jsonl"
+    nan_log.write_text(lines[2].replace("}", ', "ts": NaN}') + "\n")
+    try:
+        async with ingest_hub(bus, config, decks) as (source, _server):
+            for _ in range(100):
+                if source.ready():
+                    break
+                await asyncio.sleep(0.05)
+            argv = ["console", "--redis", redis_url, "replay", "--tournament", config.id]
+            code = await asyncio.to_thread(main, [*argv, str(log), "--no-outbox"])
+            out = capsys.readouterr()
+            assert code == 1 and "Traceback" not in out.err, out
+            assert "REJECTED bad_schema: field 'ts' must be a finite number, not inf" in out.out
+            assert "NOT SENT bad_schema: cannot encode as msgpack" in out.out
+            assert "1 accepted, 2 rejected" in out.out
+            code = await asyncio.to_thread(main, [*argv, str(nan_log), "--no-outbox"])
+            out = capsys.readouterr()
+            assert code == 1 and out.err.strip().splitlines() == [
+                f"duplicast console: {nan_log}:1: JSON constant NaN is not allowed"
+            ], out.err
+            assert len(await bus.read(f"dup:{config.id}:journal")) == 1
+    finally:
+        prefix = f"dup:{config.id}"
         keys = [f"{prefix}:{n}" for n in ("journal", "topics", "consoles", "rejected", "ingest")]
         await bus.delete(*keys, f"{prefix}:ingest:token")
         await bus.close()
