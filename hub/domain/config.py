@@ -133,6 +133,7 @@ from hub.domain.draw import Draw, DrawError, make_draw, validate_draw
 from hub.domain.event import Advance, DrawSpec, EventPlan, Session, Stage, Substitution
 from hub.domain.imp import ScaleError, parse_scale
 from hub.domain.mahjong import MCR_SCALE, WINDS, MahjongRules, PaymentRule, default_prevalent
+from hub.domain.numbers import MAX_TOML_INT, find_bad_number
 from hub.domain.schedule import (
     ScheduleError,
     default_buttons,
@@ -398,6 +399,11 @@ class _Parser:
     # -- sections ---------------------------------------------------------------------------
 
     def parse(self, data: Mapping[str, Any]) -> TournamentConfig:
+        # TOML has `inf` and `nan` literals and unbounded integers: refused wherever they
+        # stand, before any key's own check (a NaN passes every `<` and `>` test).
+        bad = find_bad_number(data, max_int=MAX_TOML_INT)
+        if bad is not None:
+            self.fail(*bad)
         root = self.table(
             dict(data),
             "",
