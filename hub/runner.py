@@ -26,8 +26,17 @@ from redis.exceptions import RedisError
 
 from hub import logs
 from hub.bus import BusUnavailable, open_bus, redacted_url
-from hub.cliargs import HelpFormatter, add_config, add_key_file, add_progress, add_redis, seed
+from hub.cliargs import (
+    HelpFormatter,
+    add_config,
+    add_key_file,
+    add_progress,
+    add_redis,
+    finite,
+    seed,
+)
 from hub.configfile import load_config
+from hub.console import EventLogError
 from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
 from hub.demo import run_demo
 from hub.domain.config import ConfigError
@@ -336,6 +345,10 @@ async def run_console(args: argparse.Namespace) -> int:
     from hub.progress import Progress
 
     outbox = None if args.no_outbox else (args.outbox or default_outbox_template())
+    phh_config, phh = None, None
+    if args.action == "replay" and args.phh:  # files first: a bad one is said before Redis
+        phh_config = load_config(args.config)
+        phh = phh_events(phh_config, args.phh, args.table, args.console, args.deal)
     bus = open_bus(args.redis)
     await bus.connect()
     try:
@@ -352,10 +365,8 @@ async def run_console(args: argparse.Namespace) -> int:
                 }
             ]
             report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False)
-        elif args.action == "replay" and args.phh:
-            config = load_config(args.config)
-            events = phh_events(config, args.phh, args.table, args.console, args.deal)
-            report = await replay_log(bus, config.id, events, pace=args.pace, outbox=outbox)
+        elif phh_config is not None and phh is not None:
+            report = await replay_log(bus, phh_config.id, phh, pace=args.pace, outbox=outbox)
         elif args.action == "replay":
             if args.tournament is None or args.log is None:
                 print("console replay: needs --tournament and a log (or --phh)", file=sys.stderr)
@@ -472,7 +483,7 @@ def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[.
             return run_loop(coro_fn(args))
         except KeyboardInterrupt:
             return 130
-        except (BusUnavailable, RedisError, ConfigError, DeckFileError) as exc:
+        except (BusUnavailable, RedisError, ConfigError, DeckFileError, EventLogError) as exc:
             # One line that says what is wrong, not the tracebacks of the layers it went
             # through: an unreachable Redis, a refused password, a bad file.
             print(f"duplicast {args.command}: {exc}", file=sys.stderr)
@@ -603,7 +614,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         formatter_class=HelpFormatter,
     )
     replay.add_argument("--tournament", default=None, help="with a log: the tournament id")
-    replay.add_argument("--pace", type=float, default=0.0, help="seconds between events")
+    replay.add_argument("--pace", type=finite, default=0.0, help="seconds between events")
     replay.add_argument(
         "log", type=Path, nargs="?", default=None, help="console events, JSON Lines"
     )
@@ -631,7 +642,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         default=None,
         help="the bots' choices (default: the current time, printed)",
     )
-    sim.add_argument("--pace", type=float, default=0.5, help="seconds between a table's events")
+    sim.add_argument("--pace", type=finite, default=0.5, help="seconds between a table's events")
     add_key_file(sim)
     for parser in (replay, sim):
         add_progress(parser)
@@ -660,7 +671,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     d.add_argument("--host", default="127.0.0.1", help="address the HTTP/websocket server binds")
     d.add_argument("--port", type=int, default=8000, help="port of the HTTP/websocket server")
-    d.add_argument("--speed", type=float, default=1.0, help="2 = twice as fast")
+    d.add_argument("--speed", type=finite, default=1.0, help="2 = twice as fast")
     d.add_argument("--seed", type=seed, default=7, help="the bots' choices")
     d.add_argument("--once", action="store_true", help="stop after one session")
     d.add_argument(

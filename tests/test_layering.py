@@ -73,6 +73,7 @@ LAYERS: dict[str, int] = {
     "hub.replay": 6,
     "hub.export": 6,  # the journal as an event log
     "hub.phhfiles": 6,
+    "hub.scaffold": 7,  # `duplicast init`: the bundled sample event, checked by hub.offline
     "hub.edge": 8,
     "hub.embedded": 8,
     "hub.demo": 9,

@@ -32,6 +32,7 @@ from hub.domain.config.shape import Checker, show
 from hub.domain.config.stages import event_plan, table_number, written_draw
 from hub.domain.draw import Draw, make_draw
 from hub.domain.event import EventPlan
+from hub.domain.numbers import MAX_TOML_INT, find_bad_number
 from hub.domain.schedule import (
     ScheduleError,
     default_buttons,
@@ -49,6 +50,11 @@ Orders = dict[int, tuple[int, ...]]
 
 def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
     """The configuration of ``data`` (parsed TOML), or the `ConfigError` of its first fault."""
+    # TOML has `inf` and `nan` literals and unbounded integers: refused wherever they
+    # stand, before any key's own check (a NaN passes every `<` and `>` test).
+    bad = find_bad_number(data, max_int=MAX_TOML_INT)
+    if bad is not None:
+        c.fail(*bad)
     root: shape.Root = c.convert(dict(data), shape.Root, "")
     game = _game(c, root.tournament)
     t: shape.Tournament = c.convert(
