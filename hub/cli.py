@@ -316,7 +316,7 @@ def _add_piecepack_counts(sub: Sub) -> None:
 
 
 def _run_piecepack_counts(args: argparse.Namespace) -> int:
-    from hub.domain.piecepack import category_counts
+    from hub.domain.games.piecepack.tiles import category_counts
 
     for category, count in category_counts().items():
         sys.stdout.write(f"{category.abbreviation}\t{count}\n")
@@ -337,18 +337,19 @@ def _add_rps_slips(sub: Sub) -> None:
 def _run_rps_slips(args: argparse.Namespace) -> int:
     from hub.configfile import load_config
     from hub.deckfile import load_decks
-    from hub.domain.rps import dealer_slips
+    from hub.domain.games.registry import game_of
 
     config = load_config(args.config)
     decks = load_decks(config, args.config.parent, dict(os.environ))
-    if config.game != "rps-poker" or config.rps_dealer != "sequence" or not decks:
+    slips = game_of(config.game).slips(config, decks)
+    if slips is None:
         print(
             'duplicast rps-slips: needs game = "rps-poker", [rps] dealer = "sequence" '
             "and deck orders ([decks])",
             file=sys.stderr,
         )
         return 1
-    sys.stdout.write(dealer_slips(decks, config.buttons))
+    sys.stdout.write(slips)
     return 0
 
 

@@ -27,9 +27,9 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from hub.domain.config import TournamentConfig
-from hub.domain.deck import DeckOrder, deck_order_from_pieces, seeded_deck_orders
-from hub.domain.mahjong import FULL_SET, Wall, seeded_walls, wall_from_tiles
-from hub.domain.pieces import piece_set, piece_set_of
+from hub.domain.deck import DeckOrder, deck_order_from_pieces
+from hub.domain.games.mahjong.rules import FULL_SET, wall_from_tiles
+from hub.domain.games.registry import game_of
 
 log = logging.getLogger(__name__)
 
@@ -216,9 +216,7 @@ def load_decks(
     if source is None:
         return None
     if source.rehearsal_seed is not None:
-        if config.game == "mcr":
-            return seeded_walls(source.rehearsal_seed, config.deals)
-        return seeded_deck_orders(source.rehearsal_seed, config.deals, piece_set(config.game))
+        return game_of(config.game).seeded_orders(source.rehearsal_seed, config.deals)
     assert source.file is not None
     path = Path(config_dir) / source.file
     key = deck_key(env)
@@ -231,18 +229,7 @@ def load_decks(
             f"{path}: holds no deck order for deal {missing[0]} "
             f"(the tournament has {config.deals} deals)"
         )
-    walls = [deal for deal, order in orders.items() if isinstance(order, Wall)]
-    if config.game == "mcr":
-        if len(walls) != len(orders):
-            raise DeckFileError(f"{path}: holds card decks, not mahjong walls (game is 'mcr')")
-    elif walls:
-        raise DeckFileError(f"{path}: holds mahjong walls, not card decks")
-    else:
-        wanted = piece_set(config.game)
-        for deal in range(1, config.deals + 1):
-            if piece_set_of(orders[deal].cards) is not wanted:
-                raise DeckFileError(
-                    f"{path}: deal {deal} is not an order of the {len(wanted.pieces)} pieces "
-                    f"of game {config.game!r} (a deck file made for another game?)"
-                )
+    problem = game_of(config.game).orders_problem(orders, config.deals)
+    if problem is not None:
+        raise DeckFileError(f"{path}: {problem}")
     return {deal: orders[deal] for deal in range(1, config.deals + 1)}

@@ -32,10 +32,9 @@ from hub.deckfile import (
     write_key_file,
 )
 from hub.domain.config import ConfigError, TournamentConfig, parse_config
-from hub.domain.deck import DeckOrder, commitment, random_deck_orders, seeded_deck_orders
+from hub.domain.deck import DeckOrder, commitment
 from hub.domain.draw import METHODS, Draw, DrawError, make_draw, validate_draw
-from hub.domain.mahjong import random_walls, seeded_walls
-from hub.domain.pieces import piece_set
+from hub.domain.games.registry import game_of
 from hub.domain.schedule import random_deal_orders, validate_deal_orders
 
 # Stands in for a missing [draw] while reading a file that is still being prepared.
@@ -189,19 +188,11 @@ def run_decks(args: argparse.Namespace) -> int:
 
     if args.seed is not None:
         print(REHEARSAL_WARNING.format(seed=args.seed), file=sys.stderr)
-        orders: dict[int, DeckOrder] = (
-            seeded_walls(args.seed, deals)
-            if config.game == "mcr"
-            else seeded_deck_orders(args.seed, deals, piece_set(config.game))
-        )
+        orders: dict[int, DeckOrder] = game_of(config.game).seeded_orders(args.seed, deals)
         schedule_rng = random.Random(f"duplicast-schedule:{args.seed}")
         note = f"seed {args.seed} (REHEARSAL)"
     else:
-        orders = (
-            random_walls(deals)
-            if config.game == "mcr"
-            else random_deck_orders(deals, pieces=piece_set(config.game))
-        )
+        orders = game_of(config.game).random_orders(deals)
         schedule_rng = secrets.SystemRandom()
         note = "system CSPRNG"
 

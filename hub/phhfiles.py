@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from hub.domain.config import TournamentConfig
-from hub.domain.holdem import Hand, HandSpec
+from hub.domain.games.holdem.hand import Hand, HandSpec
 from hub.domain.phh import (
     Mismatch,
     PhhCards,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from hub.domain.bots import STYLES, choose_action
-from hub.domain.holdem import Hand, HandSpec
+from hub.domain.games.holdem.hand import Hand, HandSpec
 
 FULL_DECK = [r + s for r in "23456789TJQKA" for s in "cdhs"]
 

@@ -9,7 +9,7 @@ import pytest
 from pokerkit import Automation, NoLimitTexasHoldem
 
 from hub.domain.errors import Rejection
-from hub.domain.holdem import ActionRecord, Hand, HandSpec, Legal, Pot
+from hub.domain.games.holdem.hand import ActionRecord, Hand, HandSpec, Legal, Pot
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hub.domain.holdem import Hand
+from hub.domain.games.holdem.hand import Hand
 from hub.domain.phh import read_phh, replay
 
 PHH_DIR = Path(__file__).resolve().parent / "data" / "phh" / "pluribus"  # see its README

@@ -26,7 +26,7 @@ from pokerkit import (
 
 from hub.domain.bots import STYLES, choose_action
 from hub.domain.errors import Rejection
-from hub.domain.holdem import Hand, HandSpec, Pot
+from hub.domain.games.holdem.hand import Hand, HandSpec, Pot
 
 FULL_DECK = [r + s for r in "23456789TJQKA" for s in "cdhs"]
 AUTOMATIONS = (

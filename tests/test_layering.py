@@ -43,6 +43,7 @@ LAYERS: dict[str, int] = {
     "hub.domain": 0,  # pure duplicate-poker core
     "hub.domain.strength_tables": 0,  # numpy batch evaluation (tables from phevaluator)
     "hub.domain.equity": 0,  # win/tie probabilities and outs
+    "hub.domain.games": 0,  # one folder per game (rules, views, plug-in), pure like the core
     "hub.engine": 1,  # pure tournament state machine, projections, topic registry
     "hub.codec": 2,
     "hub.channels": 2,

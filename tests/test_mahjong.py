@@ -15,8 +15,7 @@ from hub.deckfile import decrypt_orders, encrypt_orders, export_plain, generate_
 from hub.domain.config import ConfigError, TournamentConfig, parse_config
 from hub.domain.deck import commitment, commitment_text
 from hub.domain.errors import Rejection
-from hub.domain.imp import parse_scale
-from hub.domain.mahjong import (
+from hub.domain.games.mahjong.rules import (
     FULL_SET,
     KINDS,
     MCR_SCALE,
@@ -30,6 +29,7 @@ from hub.domain.mahjong import (
     seeded_walls,
     tile_label,
 )
+from hub.domain.imp import parse_scale
 from hub.domain.scoring import full_recompute
 from hub.engine import views
 from hub.engine.core import Engine
@@ -310,7 +310,9 @@ def test_a_drawn_deal_scores_zero_for_everyone() -> None:
 
 
 def test_the_default_scale_is_the_shipped_data_file() -> None:
-    text = (ROOT / "hub" / "domain" / "imp-scale-mcr.csv").read_text(encoding="utf-8")
+    text = (ROOT / "hub" / "domain" / "games" / "mahjong" / "imp-scale-mcr.csv").read_text(
+        encoding="utf-8"
+    )
     assert parse_scale(text).steps == MCR_SCALE.steps
     assert "Where it comes from" in text  # the file says where it came from
     wbf = parse_scale((ROOT / "samples" / "imp-scale-wbf.csv").read_text(encoding="utf-8"))

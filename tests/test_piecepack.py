@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from hub.cli import main
-from hub.domain import piecepack
-from hub.domain.piecepack import (
+from hub.domain.games.piecepack import tiles as piecepack
+from hub.domain.games.piecepack.tiles import (
     CATEGORIES,
     TILES,
     HandValue,

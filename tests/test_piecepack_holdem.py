@@ -39,10 +39,11 @@ from hub.domain.deck import (
     deck_order_from_cards,
     seeded_deck_orders,
 )
-from hub.domain.holdem import Hand, HandSpec
-from hub.domain.piecepack import TILES as TILE_CODES
-from hub.domain.piecepack import best_of, format_tiles, is_tile
-from hub.domain.pieces import CARDS, TILES, piece_set
+from hub.domain.games.holdem.hand import Hand, HandSpec
+from hub.domain.games.piecepack.tiles import TILES as TILE_CODES
+from hub.domain.games.piecepack.tiles import best_of, format_tiles, is_tile
+from hub.domain.games.registry import games
+from hub.domain.pieces import CARDS, TILES
 from hub.engine.core import Engine
 from tests.factories import config_data
 from tests.hubharness import duplicast
@@ -270,7 +271,7 @@ def test_the_game_and_the_deck_orders_must_agree(tmp_path: Path) -> None:
     data["decks"] = {"file": "decks.enc"}
     with pytest.raises(DeckFileError, match="not an order of the 48 pieces"):
         load_decks(parse_config(data, "<test>"), tmp_path, {"DUPLICAST_DECK_KEY": key})
-    assert piece_set("holdem") is CARDS and piece_set("piecepack-holdem") is TILES
+    assert games["holdem"].pieces is CARDS and games["piecepack-holdem"].pieces is TILES
 
 
 def test_the_game_key_is_checked_with_file_key_and_line() -> None:

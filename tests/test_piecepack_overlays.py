@@ -23,7 +23,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from hub.configfile import load_config
 from hub.deckfile import load_decks
-from hub.domain.piecepack import format_tile
+from hub.domain.games.piecepack.tiles import format_tile
 from tests.browser import SHOTS, new_page
 from tests.hubharness import COMMENTATOR, session_events
 from tests.test_overlays_hub import HubThread, open_page

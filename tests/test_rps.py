@@ -1,4 +1,4 @@
-"""RPS Poker (hub.domain.rps): worked examples computed by hand, one rule per test."""
+"""RPS Poker (hub.domain.games.rps.rules): worked examples computed by hand, one rule per test."""
 
 from __future__ import annotations
 
@@ -10,8 +10,16 @@ import pytest
 from hub.domain.cards import FULL_DECK
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
-from hub.domain.holdem import HandSpec
-from hub.domain.rps import RpsHand, Score, best, dealer_sequence, outcome, parse_throws, score
+from hub.domain.games.holdem.hand import HandSpec
+from hub.domain.games.rps.rules import (
+    RpsHand,
+    Score,
+    best,
+    dealer_sequence,
+    outcome,
+    parse_throws,
+    score,
+)
 
 DEALER = "RRPSPSRRP"  # gambit RRP, flop S, turn PS, river RRP
 
@@ -271,7 +279,7 @@ def test_limit_betting_a_small_bet_then_a_big_bet_four_bets_a_round() -> None:
 
 
 def test_chances_to_win_with_one_throw_to_come() -> None:
-    from hub.domain.rps_odds import chances
+    from hub.domain.games.rps.odds import chances
 
     # Seat 1 at +1 (1-0), seat 2 at 0 (0-0), the dealer (seat 4) in; one throw to come, each
     # player's a win, a draw or a loss a third of the time, independently:
@@ -289,7 +297,7 @@ def test_chances_to_win_with_one_throw_to_come() -> None:
 
 
 def test_the_seeds_odds_tables_follow_from_three_throws() -> None:
-    from hub.domain.rps_odds import outcomes
+    from hub.domain.games.rps.odds import outcomes
 
     # After the gambit (3 throws) a hand is w-l with w + d + l = 3: 3!/(w! d! l!) of 27 ways.
     start = outcomes(Score(0, 0), 3)  # keys (diff, wins)

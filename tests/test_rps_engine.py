@@ -15,7 +15,7 @@ import pytest
 from hub.configfile import load_config
 from hub.deckfile import load_decks
 from hub.domain.config import ConfigError, TournamentConfig, parse_config
-from hub.domain.rps import RpsHand, dealer_sequence, split_rounds
+from hub.domain.games.rps.rules import RpsHand, dealer_sequence, split_rounds
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
 

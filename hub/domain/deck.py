@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from hub.domain.cards import FULL_DECK, Card, is_card
-from hub.domain.piecepack import is_tile
+from hub.domain.games.piecepack.tiles import is_tile
 from hub.domain.pieces import CARDS, PIECE_SETS, PieceSet, piece_set_of
 
 COMMITMENT_HEADER = "duplicast-decks-v1"

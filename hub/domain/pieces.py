@@ -1,11 +1,11 @@
 """What a hold'em game deals and how its hands compare: cards, or the 48 piecepack tiles.
 
 The hub plays hold'em with more than one set of pieces (``[tournament] game``): the 52 playing
-cards, or the 48 tiles of Dual Piecepacks Poker (``hub.domain.piecepack``). Everything else,
-the betting, dealing positions, chip-scores, release and feeds, is the same, so the engine asks
-the game's ``PieceSet`` for the few things that differ, never ``if game == ...``: the full set
-(deck orders are permutations of it), how to read an order, who wins a showdown, and whether
-``hub.domain.equity`` (card tables) can compute its chances.
+cards, or the 48 tiles of Dual Piecepacks Poker (``hub.domain.games.piecepack.tiles``).
+Everything else, the betting, dealing positions, chip-scores, release and feeds, is the same,
+so the engine asks the game's ``PieceSet`` for the few things that differ (never which game
+it is): the full set (deck orders are permutations of it), how to read an order, who wins a
+showdown, and whether ``hub.domain.equity`` (card tables) can compute its chances.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from hub.domain import cards, evaluation, piecepack
+from hub.domain import cards, evaluation
 from hub.domain.evaluation import PotLike
+from hub.domain.games.piecepack import tiles as piecepack
 
 WinnersByPot = Callable[
     [Sequence[PotLike], Mapping[int, tuple[str, str]], Sequence[str], int, int],
@@ -89,21 +90,6 @@ TILES = PieceSet(
 )
 
 PIECE_SETS: dict[str, PieceSet] = {s.game: s for s in (CARDS, TILES)}
-
-
-# Games that are not hold'em but whose deck orders are of one of these sets: RPS Poker's deck
-# order gives its dealer's throws (``hub.domain.rps.dealer_sequence``). (Mahjong's walls are
-# ``hub.domain.mahjong.Wall``, not a piece set: their 136 tiles hold each kind four times.)
-_DECKS_OF: dict[str, PieceSet] = {"rps-poker": CARDS}
-
-
-def piece_set(game: str) -> PieceSet:
-    """The pieces of ``[tournament] game`` (``config.GAMES``) whose deck orders are permutations
-    of a piece set (every game but mahjong)."""
-    found = PIECE_SETS.get(game) or _DECKS_OF.get(game)
-    if found is None:
-        raise ValueError(f"no pieces for game {game!r}")
-    return found
 
 
 def piece_set_of(order: Sequence[str]) -> PieceSet:

@@ -25,7 +25,6 @@ from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.numbers import refuse_bad_numbers
-from hub.domain.pieces import PIECE_SETS
 from hub.engine import snapshot as snapshots
 from hub.engine import views
 from hub.engine.changes import (
@@ -631,8 +630,7 @@ class Engine:
         ``materialize``d (someone subscribes, reads or asks for a snapshot) or when an event
         first touches them (``changes()`` then hands them out whole). With deck orders, what
         equity needs is made now rather than on the first hand's first action."""
-        pieces = PIECE_SETS.get(self.config.game)  # None: not hold'em (mahjong)
-        if self.state.decks and pieces is not None and pieces.equity:
+        if self.state.decks and self.state.game.equity:
             equity.prepare(self.config.seats)
         self.projections.start()
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hub.domain.equity import Runouts
-from hub.domain.holdem import STREETS, Hand
+from hub.domain.games.holdem.hand import STREETS, Hand
 from hub.engine.tournament import VOID, HandState
 
 __all__ = [

@@ -19,7 +19,7 @@ VERSION = 1
 ACTION_TYPES = frozenset({"fold", "check", "call", "bet", "raise"})
 # Dealer errors a table reports (hub.domain.dealing.redeal says which card replaced which).
 DEALER_ERRORS = frozenset({"exposed", "early"})
-# RPS Poker (hub.domain.rps): a player's throws for the round, the dealer's turned over.
+# RPS Poker (hub.domain.games.rps.rules): a player's throws for the round, the dealer's turned over.
 THROW_TYPES = frozenset({"throws", "reveal"})
 EVENT_TYPES = (
     ACTION_TYPES

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from hub.domain.holdem import HandSpec
+from hub.domain.games.holdem.hand import HandSpec
 from hub.domain.phh import write_phh
 from hub.domain.pieces import CARDS
 from hub.engine.tournament import COMPLETE, TournamentState
@@ -49,9 +49,7 @@ def collect(
     table by table in the order played; ``released(group, deal)``: only the deals it allows."""
     config = state.config
     out: list[ExportedHand] = []
-    if config.mahjong is not None:  # PHH is a poker format: a mahjong hand has no history
-        return out
-    if config.game == "rps-poker":  # PHH holds cards, not throws: nothing to write
+    if not state.game.phh:  # PHH is a poker format of cards: not mahjong's, not throws
         return out
     for number in sorted(state.tables):
         table = state.tables[number]

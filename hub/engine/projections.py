@@ -254,9 +254,9 @@ class Projections:
         else:
             rec.extend(("actions",), rows)
             rec.set(("last_action",), rows[-1])
-            rec.update((), views.hand_fields(h))
+            rec.update((), views.hand_fields(h, self.state.game))
             for i, seat_row in enumerate(rec.doc["seats"]):
-                rec.update(("seats", i), views.seat_fields(h, seat_row["seat"]))
+                rec.update(("seats", i), views.seat_fields(h, seat_row["seat"], self.state.game))
             self._moved[table_key] = None
         i = self._row[table]
         deal_key = live["deal"][deal]
@@ -276,7 +276,7 @@ class Projections:
                 self._stale[key] = None
                 continue
             rec.extend(("rows", i, "actions"), rows)
-            fields = views.compare_fields(h, seat)
+            fields = views.compare_fields(h, seat, self.state.game)
             rec.update(("rows", i), fields)
             if len(fields["board"]) > len(rec.doc["board"]):
                 rec.set(("board",), views.reference_board(self.state, deal, len(fields["board"])))

@@ -15,9 +15,6 @@ from typing import Any
 from hub.domain.bots import choose_action
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
-from hub.domain.mahjong import random_result, result_fields
-from hub.domain.rps import RpsHand
-from hub.domain.rps_bots import next_throw, playoff_winners
 from hub.engine.core import Engine
 from hub.engine.tournament import IN_PROGRESS, SHOWDOWN
 
@@ -45,11 +42,12 @@ def simulate_session(
     wrongly and then confirmed by the official.
     """
     engine = Engine(config, decks, release_delay=0.0)
+    game = engine.state.game
     chosen = sorted(tables or engine.state.tables)
     styles = {(t, s): rng.choice(STYLES) for t in chosen for s in range(1, config.seats + 1)}
     seqs = dict.fromkeys(chosen, 0)
     clock = 0.0
-    void_done = dispute_done = False
+    done: set[str] = set()  # the once-per-session corrections made: "void", "dispute"
 
     def emit(table: int, kind: str, **fields: Any) -> dict[str, Any]:
         seqs[table] += 1
@@ -85,31 +83,12 @@ def simulate_session(
                 continue
             yield emit(table, "start", deal=nxt)
             continue
-        if config.mahjong is not None:  # mahjong: the official enters the hand's result
-            if corrections and not void_done and rng.random() < 0.03:
-                void_done = True  # a misdeal: the wrong wall was restored
-                yield emit(table, "void")
-                continue
-            result = random_result(rng, config.mahjong.rule)
-            yield emit(table, "result", **result_fields(result))
-            if corrections and not dispute_done and rng.random() < 0.1:
-                dispute_done = True  # a result mistyped: reopened and entered again
-                yield emit(table, "reopen", deal=current.deal)
-                again = random_result(rng, config.mahjong.rule)
-                yield emit(table, "result", **result_fields(again))
+        own = game.bot_events(config, current, rng, corrections, done)
+        if own is not None:  # the game's own bots: mahjong's results, RPS Poker's throws
+            for kind, fields in own:
+                yield emit(table, kind, **fields)
             continue
         hand = current.hand
-        if isinstance(hand, RpsHand):  # RPS Poker: the round's throws come before its betting
-            owed = next_throw(hand, rng)
-            if owed is not None:
-                yield emit(table, owed[0], **owed[1])
-                continue
-            if current.status == SHOWDOWN:
-                declared = playoff_winners(hand, rng)
-                if declared is None:  # the dealer's throws unknown: a plausible winner
-                    declared = sorted({min(p.eligible) for p in hand.pots() if p.eligible})
-                yield emit(table, "win", seats=declared)
-                continue
         if current.status == SHOWDOWN:
             computed = hand.computed_winners()
             if computed is None:
@@ -118,10 +97,10 @@ def simulate_session(
                 winners = sorted({min(p.eligible) for p in pots if p.eligible})
             else:
                 winners = sorted(computed)
-            if corrections and not dispute_done and computed is not None:
+            if corrections and "dispute" not in done and computed is not None:
                 contenders = [s for p in hand.pots() for s in p.eligible if s not in computed]
                 if contenders:
-                    dispute_done = True
+                    done.add("dispute")
                     yield emit(table, "win", seats=[contenders[0]])
                     yield emit(table, "confirm", deal=current.deal)
                     continue
@@ -129,8 +108,8 @@ def simulate_session(
             continue
         assert current.status == IN_PROGRESS and hand.to_act is not None
         seat = hand.to_act
-        if corrections and not void_done and len(current.inputs) == 1 and rng.random() < 0.05:
-            void_done = True
+        if corrections and "void" not in done and len(current.inputs) == 1 and rng.random() < 0.05:
+            done.add("void")
             yield emit(table, "void")
             continue
         kind, amount = choose_action(hand, seat, rng, styles[(table, seat)])

@@ -10,22 +10,19 @@ change through `Scoreboard.set_result`, which is incremental.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from hub.domain.advance import fill
 from hub.domain.config import Team, TournamentConfig
-from hub.domain.dealing import STREET_CARDS, Dealt, card_position, deal, redeal
+from hub.domain.dealing import STREET_CARDS, Dealt, card_position, redeal
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.event import Seating
 from hub.domain.eventscore import EventScoreboard
-from hub.domain.holdem import Hand, HandSpec
-from hub.domain.mahjong import MahjongResult, Wall
-from hub.domain.mahjong_hand import MahjongHand, mahjong_deal, mahjong_spec, result_input
-from hub.domain.pieces import piece_set, piece_set_of
-from hub.domain.rps import RpsHand, dealer_sequence
-from hub.domain.rps import replay as rps_replay
+from hub.domain.games.holdem.hand import Hand, HandSpec
+from hub.domain.games.registry import game_of
+from hub.domain.games.rps.rules import RpsHand
 from hub.domain.scoring import Scoreboard, ScoringLayout
 from hub.engine.events import ACTION_TYPES, DEALER_ERRORS, OPERATOR_CONSOLE, ConsoleEvent
 
@@ -139,13 +136,10 @@ class TournamentState:
 
     def __init__(self, config: TournamentConfig, decks: Mapping[int, DeckOrder] | None) -> None:
         self.config = config
+        self.game = game_of(config.game)
         self.decks = dict(decks) if decks else None
         for d, order in (self.decks or {}).items():
-            if config.mahjong is not None:
-                if not isinstance(order, Wall):
-                    raise ValueError(f"deal {d}: not a mahjong wall (game {config.game!r})")
-            elif piece_set_of(order.cards) is not piece_set(config.game):
-                raise ValueError(f"deal {d}: not a deck order of game {config.game!r}")
+            self.game.check_order(d, order)
         self.seating = Seating(config)
         if config.phased:
             first = self.seating.layout_of(config.plan.sessions[0].id)
@@ -235,17 +229,13 @@ class TournamentState:
     def dealt(self, deal_no: int) -> Dealt | None:
         """Hole cards and board of a deal, when deck orders are loaded (RPS Poker deals no
         cards: its deck order only gives the dealer's throws)."""
-        if self.config.game == "rps-poker" or self.decks is None or deal_no not in self.decks:
+        if self.decks is None or deal_no not in self.decks:
             return None
-        if deal_no not in self._dealt and self.config.mahjong is not None:
-            wall = self.decks[deal_no]
-            assert isinstance(wall, Wall)  # load_decks gives walls to a mahjong tournament
-            prevalent = self.config.mahjong.prevalent[deal_no]
-            self._dealt[deal_no] = mahjong_deal(wall, self.config.buttons[deal_no], prevalent)
         if deal_no not in self._dealt:
-            self._dealt[deal_no] = deal(
-                self.decks[deal_no], self.config.buttons[deal_no], self.config.seats
-            )
+            dealt = self.game.dealt(self.config, self.decks[deal_no], deal_no)
+            if dealt is None:
+                return None
+            self._dealt[deal_no] = dealt
         return self._dealt[deal_no]
 
     def hand(self, table: int, deal_no: int) -> HandState | None:
@@ -297,19 +287,12 @@ class TournamentState:
         return spec
 
     def _make_spec(self, deal_no: int, inputs: list[Input] | None) -> HandSpec:
+        """The game's spec (its betting, its cards as ``_cards`` deals them)."""
+        return self.game.spec(self.config, deal_no, lambda: self._cards(deal_no, inputs))
+
+    def _cards(self, deal_no: int, inputs: list[Input] | None) -> Dealt | None:
+        """A deal's cards, as the dealer errors among ``inputs`` left them."""
         cfg = self.config
-        if cfg.mahjong is not None:
-            return mahjong_spec(cfg.buttons[deal_no])
-        betting = HandSpec(
-            seats=cfg.seats,
-            button=cfg.buttons[deal_no],
-            small_blind=cfg.small_blind,
-            big_blind=cfg.big_blind,
-            cap=cfg.cap,
-            pot_limit=cfg.betting == "pot-limit",
-        )
-        if cfg.game == "rps-poker":  # no cards: the deck order gives the dealer's throws
-            return replace(betting, order="rps", limit=cfg.betting == "limit")
         cards = self.dealt(deal_no)
         errors = [i for i in inputs or () if i[1] in DEALER_ERRORS]
         if errors and cards is not None and self.decks is not None:
@@ -325,32 +308,20 @@ class TournamentState:
                 )
             except ValueError as exc:
                 raise Rejection("not_allowed", str(exc)) from exc
-        return replace(betting, cards=cards, pieces=piece_set(cfg.game))
+        return cards
 
     def replay_hand(self, deal_no: int, inputs: list[Input]) -> tuple[HandSpec, Hand]:
         """Rebuild a hand from its inputs: the spec its dealer errors give, then its actions."""
         spec = self._spec(deal_no, inputs)
-        if self.config.mahjong is not None:
-            return spec, MahjongHand.replay_inputs(spec, self.config.mahjong.rule, inputs)
-        if self.config.game == "rps-poker":
-            return spec, rps_replay(spec, inputs, **self._rps(deal_no))
-        return spec, Hand.replay(spec, actions_of(inputs))  # type: ignore[arg-type]
+        order = self._order(deal_no)
+        return spec, self.game.replay(self.config, spec, inputs, actions_of(inputs), order)
 
-    def _rps(self, deal_no: int) -> dict[str, Any]:
-        """An RPS Poker hand's dealer: his mode, and his throws when they are the deal's."""
-        mode = self.config.rps_dealer
-        sequence = None
-        if mode == "sequence" and self.decks is not None and deal_no in self.decks:
-            sequence = dealer_sequence(self.decks[deal_no])
-        return {"mode": mode, "sequence": sequence}
+    def _order(self, deal_no: int) -> DeckOrder | None:
+        return self.decks.get(deal_no) if self.decks is not None else None
 
     def _new_hand(self, deal_no: int, spec: HandSpec) -> Hand:
         """A deal's hand before its first input: the game's own machine (hold'em by default)."""
-        if self.config.mahjong is not None:
-            return MahjongHand.replay_inputs(spec, self.config.mahjong.rule, [])
-        if self.config.game == "rps-poker":
-            return RpsHand(spec, **self._rps(deal_no))
-        return Hand(spec)
+        return self.game.new_hand(self.config, spec, self._order(deal_no))
 
     def _rebuild(self, state: HandState, inputs: list[Input]) -> None:
         spec, hand = self.replay_hand(state.deal, inputs)
@@ -483,18 +454,10 @@ class TournamentState:
     def _on_result(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
         """A mahjong hand's result (docs/mahjong.md): it completes the hand in play, or
         replaces the result of a reopened hand."""
-        if self.config.mahjong is None:
-            raise Rejection(
-                "not_allowed", "'result' is a mahjong event: this tournament plays poker"
-            )
+        self._plays(event)
         current = self._current(table, event)
-        assert isinstance(current.hand, MahjongHand)
-        result = MahjongResult(None)
-        if not event.draw:
-            result = MahjongResult(event.seat, event.fan, event.discarder)
-        trial = MahjongHand.replay_inputs(current.spec, self.config.mahjong.rule, [])
-        trial.set_result(result)  # raises: fan below the minimum, the winner's own discard
-        current.hand, current.inputs = trial, [result_input(result)]
+        # raises: fan below the minimum, the winner's own discard
+        current.hand, current.inputs = self.game.result_hand(self.config, current.spec, event)
         if current.reopened:
             self._log(table, current, "result", now)
         return self._finish(table, current, COMPLETE, now)
@@ -660,7 +623,7 @@ class TournamentState:
     def _on_exposed(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
         """A hole card exposed by the dealer: replaced by the top card of the stub."""
         assert event.seat is not None and event.card is not None
-        self._cards_only(event)
+        self._plays(event)
         current = self._current(table, event)
         if current.actions_taken:
             raise Rejection(
@@ -683,7 +646,7 @@ class TournamentState:
 
     def _on_early(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
         """The next board card(s) turned before the betting round closed."""
-        self._cards_only(event)
+        self._plays(event)
         current = self._current(table, event)
         street = current.hand.street
         index = {"preflop": 0, "flop": 1, "turn": 2}.get(street)
@@ -696,9 +659,11 @@ class TournamentState:
         return Change(table.table, state.deal)
 
     # ----------------------------------------------------------------- RPS Poker
-    def _cards_only(self, event: ConsoleEvent) -> None:
-        if self.config.game == "rps-poker":
-            raise Rejection("not_allowed", f"'{event.type}' is a card error: RPS Poker has none")
+    def _plays(self, event: ConsoleEvent) -> None:
+        """Refuse an event of another game's (a card error in RPS Poker, throws in hold'em)."""
+        refusal = self.game.refusal(event.type)
+        if refusal is not None:
+            raise Rejection("not_allowed", refusal)
 
     def _on_throws(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
         """A player's throws for the round (RPS Poker), secret until the showdown."""
@@ -717,8 +682,7 @@ class TournamentState:
     def _throw_input(
         self, table: TableState, event: ConsoleEvent, now: float, entry: Input
     ) -> Change:
-        if self.config.game != "rps-poker":
-            raise Rejection("not_allowed", f"'{event.type}' belongs to RPS Poker, not this game")
+        self._plays(event)
         current = self._current(table, event)
         hand = current.hand
         assert isinstance(hand, RpsHand)

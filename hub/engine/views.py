@@ -15,8 +15,8 @@ from typing import Any
 from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.eventscore import EventScoreboard
+from hub.domain.games.base import Game
 from hub.domain.scoring import VIEWS, Scoreboard
-from hub.engine import mahjong_views, rps_views
 from hub.engine.equities import hand_equity, hand_traveller_equity, seat_equity
 from hub.engine.tournament import TERMINAL, HandState, TableState, TournamentState
 
@@ -151,7 +151,7 @@ def action_rows(hand: HandState) -> list[dict[str, Any]]:
     return rows[: len(actions)]
 
 
-def seat_fields(current: HandState, seat: int) -> dict[str, Any]:
+def seat_fields(current: HandState, seat: int, game: Game) -> dict[str, Any]:
     """A seat's live fields at a table's hand in progress (they move with every action;
     ``equity`` only when a card is dealt or someone folds)."""
     hand = current.hand
@@ -164,11 +164,11 @@ def seat_fields(current: HandState, seat: int) -> dict[str, Any]:
         "all_in": seat in hand.all_in,
         "to_act": hand.to_act == seat,
         "equity": seat_equity(hand_equity(current), seat),
-        **rps_views.seat_fields(hand, seat),
+        **game.seat_fields(hand, seat),
     }
 
 
-def hand_fields(current: HandState) -> dict[str, Any]:
+def hand_fields(current: HandState, game: Game) -> dict[str, Any]:
     """A table's live fields of its hand in progress that move with every action."""
     hand = current.hand
     return {
@@ -179,7 +179,7 @@ def hand_fields(current: HandState) -> dict[str, Any]:
         "to_act": hand.to_act,
         "board": list(hand.board_visible()),
         "equity": hand_equity(current),
-        **rps_views.hand_fields(hand),
+        **game.hand_fields(hand),
     }
 
 
@@ -216,25 +216,24 @@ def table_payload(
     out["game"] = state.config.game  # what the board and hole codes are: cards or tiles
     out["completed"] = table.completed
     out["last_deal"] = table.last_finished
-    if state.config.mahjong is not None:  # mahjong: winds, hands, result (mahjong_views)
-        out.update(mahjong_views.table_fields(state, table))
+    out.update(state.game.table_fields(state, table))  # mahjong: winds, hands, result
     if current is None:
         out.update(seats=seats, status="idle", deal=None, street=None, pot=0, to_act=None)
         out.update(board=[], last_action=None, actions=[], button=None, equity=None)
         return out
     dealt = current.spec.cards
     for row in seats:
-        row.update(seat_fields(current, row["seat"]))
+        row.update(seat_fields(current, row["seat"], state.game))
         if dealt is not None:
             row["hole"] = list(dealt.hole[row["seat"]])
     actions = action_rows(current)
     out.update(seats=seats, deal=current.deal, button=current.spec.button)
-    out.update(hand_fields(current))
+    out.update(hand_fields(current, state.game))
     out.update(last_action=actions[-1] if actions else None, actions=actions)
     return out
 
 
-def compare_fields(h: HandState, seat: int) -> dict[str, Any]:
+def compare_fields(h: HandState, seat: int, game: Game) -> dict[str, Any]:
     """A traveller row's fields that move with every action at its table."""
     hand = h.hand
     return {
@@ -245,8 +244,8 @@ def compare_fields(h: HandState, seat: int) -> dict[str, Any]:
         "street": hand.street,
         "board": list(hand.board_visible()),
         "equity": hand_traveller_equity(h, seat),
-        **rps_views.seat_fields(hand, seat),
-        **rps_views.hand_fields(hand),
+        **game.seat_fields(hand, seat),
+        **game.hand_fields(hand),
     }
 
 
@@ -323,12 +322,11 @@ def compare_row(
     if h is None:
         row.update(status="waiting", pot=0, committed=0, folded=False, street=None, equity=None)
         return row
-    row.update(compare_fields(h, seat))
+    row.update(compare_fields(h, seat, state.game))
     result = h.result
     if result is not None:
         row["chips"] = result.get(seat, 0)
-    if state.config.mahjong is not None:
-        row["result"] = mahjong_views.hand_result(h)
+    row.update(state.game.row_fields(h))  # mahjong: the hand's result
     return row
 
 
@@ -351,8 +349,7 @@ def compare_payload(
     }
     out.update(compare_summary(rows))
     out["board"] = reference_board(state, deal_no, len(out["board"]))
-    if config.mahjong is not None:
-        out.update(mahjong_views.compare_fields(state, deal_no, seat))
+    out.update(state.game.compare_fields(state, deal_no, seat))
     return out
 
 
@@ -455,7 +452,7 @@ def swing_items(state: TournamentState, table: int, deal_no: int) -> list[dict[s
     if hand is None or hand.status not in TERMINAL or hand.result is None:
         return []
     items = []
-    unit = " points" if config.mahjong is not None else ""  # a mahjong hand scores points
+    unit = state.game.points_unit  # a mahjong hand scores points
     results = [
         r for t in group.tables if (h := state.hand(t, deal_no)) is not None and (r := h.result)
     ]

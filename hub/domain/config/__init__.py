@@ -13,7 +13,6 @@ from typing import Any
 from hub.domain.config.keylines import KeyLines, KeyPath, key_path
 from hub.domain.config.model import (
     BETTING,
-    GAMES,
     MAX_SEATS,
     RESERVED_CONSOLES,
     RPS_DEALER,
@@ -29,7 +28,6 @@ from hub.domain.config.shape import Checker
 
 __all__ = [
     "BETTING",
-    "GAMES",
     "MAX_SEATS",
     "RESERVED_CONSOLES",
     "RPS_DEALER",

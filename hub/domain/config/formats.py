@@ -14,24 +14,23 @@ from msgspec import UNSET
 from hub.domain.config import shape
 from hub.domain.config.shape import Checker
 from hub.domain.event import EventPlan
+from hub.domain.games.base import Game
+from hub.domain.games.mahjong.rules import MahjongRules
 from hub.domain.imp import ImpScale, ScaleError, parse_scale
-from hub.domain.mahjong import MCR_SCALE, MahjongRules, PaymentRule, default_prevalent
 from hub.domain.scoring import DEFAULT_SCORING, ScoringFormat
 
 
 def scoring_and_rules(
-    c: Checker, root: shape.Root, game: str, big_blind: int, deals: int, event: EventPlan | None
+    c: Checker, root: shape.Root, game: Game, big_blind: int, deals: int, event: EventPlan | None
 ) -> tuple[ScoringFormat, MahjongRules | None]:
-    """The scoring format, and the mahjong rules of an MCR tournament."""
-    scoring = DEFAULT_SCORING
-    if root.scoring is not UNSET and game != "mcr":
-        scoring = _scoring(c, root.scoring, big_blind)
-    mahjong = None
-    if game == "mcr":
-        if event is not None:
-            c.fail("sessions", "a mahjong event of several sessions or stages is not supported yet")
-        mahjong = _mahjong(c, {} if root.mahjong is UNSET else root.mahjong, deals)
-        scoring = _mcr_scoring(c, {} if root.scoring is UNSET else root.scoring)
+    """The scoring format, and the game's own rules (MCR's, ``games/mahjong/config.py``)."""
+    own = game.scoring_and_rules(c, root, deals, event)
+    if own is not None:
+        scoring, mahjong = own
+    else:
+        scoring, mahjong = DEFAULT_SCORING, None
+        if root.scoring is not UNSET:
+            scoring = _scoring(c, root.scoring, big_blind)
     if event is not None and scoring.name != "ifp-points":
         c.fail(
             "scoring.format",
@@ -56,11 +55,11 @@ def _scoring(c: Checker, value: Any, big_blind: int) -> ScoringFormat:
         unit, unit_name = int(d.unit), f"{d.unit} chips"
     if d.scale is UNSET:
         return ScoringFormat(name="imp", unit=unit, unit_name=unit_name)
-    scale = _scale(c, d.scale)
+    scale = scale_file(c, d.scale)
     return ScoringFormat(name="imp", unit=unit, unit_name=unit_name, scale=scale)
 
 
-def _scale(c: Checker, path: str) -> ImpScale:
+def scale_file(c: Checker, path: str) -> ImpScale:
     """The IMP scale file ``path`` names (read through the checker's ``read``)."""
     if c.read is None:
         c.fail("scoring.scale", "a scale file is read only when the tournament file is")
@@ -72,29 +71,3 @@ def _scale(c: Checker, path: str) -> ImpScale:
         c.fail("scoring.scale", f"{path} is not UTF-8 text")
     except ScaleError as exc:
         c.fail("scoring.scale", f"{path}: {exc}")
-
-
-def _mahjong(c: Checker, value: Any, deals: int) -> MahjongRules:
-    m: shape.Mahjong = c.convert(value, shape.Mahjong, "mahjong")
-    prevalent = default_prevalent(deals)
-    if m.prevalent is not UNSET:
-        if len(m.prevalent) != deals:
-            c.fail(
-                "mahjong.prevalent",
-                f"expected one prevalent wind per deal ({deals}), got {len(m.prevalent)}",
-            )
-        winds: list[str] = c.convert(m.prevalent, list[shape.Wind], "mahjong.prevalent")
-        prevalent = {deal: str(wind) for deal, wind in enumerate(winds, start=1)}
-    return MahjongRules(PaymentRule(base=m.base, min_fan=m.min_fan), prevalent)
-
-
-def _mcr_scoring(c: Checker, value: Any) -> ScoringFormat:
-    """Scoring of a mahjong tournament: IMPs in MCR points by default, each against the
-    average of all the tables (the seed's rule), teams by their total per hand."""
-    d: shape.MahjongScoring = c.convert(value, shape.MahjongScoring, "scoring")
-    if d.format != "imp":
-        return ScoringFormat(name=d.format, unit_name="points")
-    scale = MCR_SCALE if d.scale is UNSET else _scale(c, d.scale)
-    return ScoringFormat(
-        name="imp", unit=1, unit_name="points", scale=scale, average=d.average, teams=d.teams
-    )

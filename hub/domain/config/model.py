@@ -132,13 +132,10 @@ from functools import cached_property
 
 from hub.domain.clock import ClockSpec
 from hub.domain.event import EventPlan, Session, Stage
-from hub.domain.mahjong import MahjongRules
+from hub.domain.games.mahjong.rules import MahjongRules
 from hub.domain.scoring import DEFAULT_SCORING, ScoringFormat
 
 BETTING = ("pot-limit", "no-limit")
-# `[tournament] game`: what the tables play. hub.domain.pieces says what each hold'em game
-# deals; docs/mahjong.md for "mcr", docs/rps-poker.md for "rps-poker".
-GAMES = ("holdem", "piecepack-holdem", "mcr", "rps-poker")
 # RPS Poker's dealer: his throws read from the deal's deck order (duplicate), or chosen at the
 # table and revealed through the console (a plain game); docs/rps-poker.md.
 RPS_DEALER = ("sequence", "chosen")
@@ -214,7 +211,7 @@ class TournamentConfig:
     clock: ClockSpec | None = None  # the session clock; None: no clock
     scoring: ScoringFormat = DEFAULT_SCORING
     event: EventPlan | None = None  # [[stages]] and [[sessions]]; None: one session
-    game: str = "holdem"  # [tournament] game (GAMES)
+    game: str = "holdem"  # [tournament] game (hub.domain.games.registry)
     mahjong: MahjongRules | None = None  # game "mcr": [mahjong] (payments, prevalent winds)
 
     @cached_property

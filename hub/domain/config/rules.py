@@ -19,7 +19,6 @@ from hub.domain.clock import ClockSpec, Level
 from hub.domain.config import formats, shape
 from hub.domain.config.model import (
     BETTING,
-    GAMES,
     ID,
     MAX_SEATS,
     RESERVED_CONSOLES,
@@ -32,6 +31,8 @@ from hub.domain.config.shape import Checker, show
 from hub.domain.config.stages import event_plan, table_number, written_draw
 from hub.domain.draw import Draw, make_draw
 from hub.domain.event import EventPlan
+from hub.domain.games.base import Game
+from hub.domain.games.registry import games, section_hint
 from hub.domain.numbers import MAX_TOML_INT, find_bad_number
 from hub.domain.schedule import (
     ScheduleError,
@@ -57,11 +58,7 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
         c.fail(*bad)
     root: shape.Root = c.convert(dict(data), shape.Root, "")
     game = _game(c, root.tournament)
-    t: shape.Tournament = c.convert(
-        root.tournament,
-        shape.MahjongTournament if game == "mcr" else shape.Tournament,
-        "tournament",
-    )
+    t: shape.Tournament = c.convert(root.tournament, game.tournament_shape(), "tournament")
     rps_dealer = _tournament(c, t, game, data)
     teams = _teams(c, root.teams)
     phased = root.stages is not UNSET or root.sessions is not UNSET
@@ -86,7 +83,7 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
         big_blind=t.big_blind,
         cap_bb=t.cap_bb,
         betting=t.betting,
-        game=game,
+        game=game.name,
         rps_dealer=rps_dealer,
         draw=draw,
         deal_orders=orders,
@@ -101,38 +98,41 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
     )
 
 
-def _game(c: Checker, tournament: Any) -> str:
+def _game(c: Checker, tournament: Any) -> Game:
     game = tournament.get("game", "holdem") if isinstance(tournament, Mapping) else "holdem"
-    if game not in GAMES:
-        expected = ", ".join(repr(g) for g in GAMES)
+    if not isinstance(game, str) or game not in games:  # one of the registry's games
+        expected = ", ".join(repr(g) for g in games)
         c.fail("tournament.game", f"expected one of {expected}, got {show(game)}")
-    return str(game)
+    return games[str(game)]
 
 
-def _tournament(c: Checker, t: shape.Tournament, game: str, data: Mapping[str, Any]) -> str:
-    """The rules of ``[tournament]`` (and ``[rps]``, ``[mahjong]``'s presence); the RPS dealer."""
+def _tournament(c: Checker, t: shape.Tournament, game: Game, data: Mapping[str, Any]) -> str:
+    """The rules of ``[tournament]``, the game's among them (``Game.check_config``, in the
+    order a file's first fault is reported), and whose ``[mahjong]`` and ``[rps]`` sections
+    are; the RPS dealer."""
     if t.seats > MAX_SEATS:
         c.fail("tournament.seats", f"at most {MAX_SEATS} seats, got {t.seats}")
-    if game == "mcr" and t.seats != 4:
-        c.fail("tournament.seats", f"MCR mahjong is played by 4 seats, got {t.seats}")
-    if game != "mcr" and "mahjong" in data:
-        c.fail("mahjong", 'a [mahjong] section needs game = "mcr" in [tournament]')
+    game.check_config(c, t, data, early=True)
+    _own_section(c, game, "mahjong", data)
     if t.small_blind > t.big_blind:
         c.fail(
             "tournament.small_blind", f"{t.small_blind} is more than the big blind {t.big_blind}"
         )
-    if t.betting == "limit" and game == "rps-poker":
-        pass  # limit betting: RPS Poker only (the seed offers it; docs/rps-poker.md)
-    elif t.betting not in BETTING:
+    if t.betting not in BETTING and not game.betting_allowed(t.betting):
         c.fail("tournament.betting", f"expected 'pot-limit' or 'no-limit', got {show(t.betting)}")
-    if game == "rps-poker" and t.seats < 3:
-        c.fail("tournament.seats", "RPS Poker needs at least 3 seats (2 blinds, dealer)")
+    game.check_config(c, t, data, early=False)
     if "rps" not in data:
         return "sequence"
-    if game != "rps-poker":
-        c.fail("rps", 'an [rps] section needs game = "rps-poker"')
+    _own_section(c, game, "rps", data)
     rps: shape.Rps = c.convert(data["rps"], shape.Rps, "rps")
     return rps.dealer
+
+
+def _own_section(c: Checker, game: Game, section: str, data: Mapping[str, Any]) -> None:
+    """A game's own section ([mahjong], [rps]) in another game's file is refused."""
+    hint = section_hint(section)
+    if section in data and game.section != section and hint is not None:
+        c.fail(section, hint)
 
 
 def _teams(c: Checker, value: Any) -> dict[str, Team]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from hub.domain.cards import FULL_DECK
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
-from hub.domain.holdem import STREETS, Hand, HandSpec, Pot
+from hub.domain.games.holdem.hand import STREETS, Hand, HandSpec, Pot
 
 THROWS = "RPS"
 ROUNDS = ("gambit", "flop", "turn", "river")

@@ -1,22 +1,25 @@
 """The mahjong fields of the topic payloads (game "mcr"): winds, hands and results.
 
-The payload builders of ``views`` call these for a mahjong tournament, so every topic keeps
-its family, audiences and release rule (docs/mahjong.md): the live table (commentator and
-operator) shows the four seats' winds, 13-tile hands and the hand's result; the traveller
-shows the seat's wind and every table's result; nothing here is public before release
-because the builders that call it are not.
+The payload builders of ``hub.engine.views`` call these (through the game, ``game.py``) for a
+mahjong tournament, so every topic keeps its family, audiences and release rule
+(docs/mahjong.md): the live table (commentator and operator) shows the four seats' winds,
+13-tile hands and the hand's result; the traveller shows the seat's wind and every table's
+result; nothing here is public before release because the builders that call it are not.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hub.domain.mahjong import seat_winds, tile_label
-from hub.domain.mahjong_hand import MahjongDeal, MahjongHand
-from hub.engine.tournament import HandState, TableState, TournamentState
+from hub.domain.games.mahjong.hand import MahjongDeal, MahjongHand
+from hub.domain.games.mahjong.rules import seat_winds, tile_label
+
+# ``state``, ``table`` and ``h`` are the engine's TournamentState, TableState and HandState
+# (hub.engine.tournament), which the domain may not import: these read ``config``, ``dealt()``,
+# a table's ``current``/``hands``/``last_finished`` and a hand state's ``hand``/``status``.
 
 
-def deal_info(state: TournamentState, deal_no: int) -> dict[str, Any]:
+def deal_info(state: Any, deal_no: int) -> dict[str, Any]:
     """A deal's winds (seat -> wind as text keys), its East seat and prevalent wind."""
     assert state.config.mahjong is not None
     east = state.config.buttons[deal_no]
@@ -27,7 +30,7 @@ def deal_info(state: TournamentState, deal_no: int) -> dict[str, Any]:
     }
 
 
-def hand_result(h: HandState | None) -> dict[str, Any] | None:
+def hand_result(h: Any) -> dict[str, Any] | None:
     """A hand's result as entered (``kind`` draw, self_draw or discard; winner, fan,
     discarder) with its points per seat; None until it has one (or when void)."""
     if h is None or not isinstance(h.hand, MahjongHand) or h.hand.mahjong is None:
@@ -39,7 +42,7 @@ def hand_result(h: HandState | None) -> dict[str, Any] | None:
     return out
 
 
-def table_fields(state: TournamentState, table: TableState) -> dict[str, Any]:
+def table_fields(state: Any, table: Any) -> dict[str, Any]:
     """The live table's ``mahjong`` block: the hand in play, else the last finished one."""
     deal_no = table.current.deal if table.current is not None else table.last_finished
     if deal_no is None:
@@ -61,7 +64,7 @@ def table_fields(state: TournamentState, table: TableState) -> dict[str, Any]:
     }
 
 
-def compare_fields(state: TournamentState, deal_no: int, seat: int) -> dict[str, Any]:
+def compare_fields(state: Any, deal_no: int, seat: int) -> dict[str, Any]:
     """The traveller's mahjong fields: the seat's wind on this deal and the deal's winds."""
     info = deal_info(state, deal_no)
     return {"mahjong": {**info, "wind": info["winds"][str(seat)]}}

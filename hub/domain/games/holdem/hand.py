@@ -28,10 +28,10 @@ Rules, in the words officials use:
   contribution, layered into side pots like any chip, unless ``dead_antes``: then every ante
   is dead money in the main pot (PHH's ``ante_trimming_status = false``).
 
-``order = "rps"`` (RPS Poker, ``hub.domain.rps``) moves the blinds to the two seats right of
-the button (small blind, big blind, button) and opens every street, pre-flop included, left of
-the button. ``limit = True`` is fixed-limit betting: one step of the big blind (twice it on the
-turn and river) above the high bet, at most ``LIMIT_BETS`` bets and raises a street.
+``order = "rps"`` (RPS Poker, ``hub.domain.games.rps.rules``) moves the blinds to the two seats
+right of the button (small blind, big blind, button) and opens every street, pre-flop included,
+left of the button. ``limit = True`` is fixed-limit betting: one step of the big blind (twice it
+on the turn and river) above the high bet, at most ``LIMIT_BETS`` bets and raises a street.
 
 ``rules = "pokerkit"`` follows PokerKit, the reference implementation of PHH, where it parts
 from the standard rules above (docs/phh.md): the first bet or raise of a street is a full one

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from hub.domain.rps import ROUND_THROWS, ROUNDS, THROWS, RpsHand
+from hub.domain.games.rps.rules import ROUND_THROWS, ROUNDS, THROWS, RpsHand
 
 
 def random_throws(rng: random.Random, round_index: int) -> str:

@@ -1,4 +1,5 @@
-"""RPS Poker's fields in the live table and traveller payloads (hub.engine.views adds them).
+"""RPS Poker's fields in the live table and traveller payloads (``hub.engine.views`` adds
+them, through the game).
 
 A seat's ``throws`` (its rounds so far), ``score`` (against the dealer's throws turned over so
 far: ``diff``, ``wins``, ``losses``) and ``win`` (its chance to win from here, ``rps_odds``);
@@ -12,8 +13,8 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from hub.domain.rps import ROUNDS, RpsHand
-from hub.domain.rps_odds import hand_chances
+from hub.domain.games.rps.odds import hand_chances
+from hub.domain.games.rps.rules import ROUNDS, RpsHand
 
 _ODDS: weakref.WeakKeyDictionary[RpsHand, tuple[Any, dict[int, float] | None]] = (
     weakref.WeakKeyDictionary()

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from math import factorial
 
-from hub.domain.rps import TOTAL_THROWS, RpsHand, Score
+from hub.domain.games.rps.rules import TOTAL_THROWS, RpsHand, Score
 
 Key = tuple[int, int]
 

@@ -16,8 +16,8 @@ from typing import Any, cast
 
 from hub.domain.dealing import Dealt
 from hub.domain.errors import Rejection
-from hub.domain.holdem import ActionRecord, Hand, HandSpec, Legal, Pot
-from hub.domain.mahjong import (
+from hub.domain.games.holdem.hand import ActionRecord, Hand, HandSpec, Legal, Pot
+from hub.domain.games.mahjong.rules import (
     SEATS,
     MahjongResult,
     PaymentRule,

@@ -1,0 +1,233 @@
+"""What the hub asks of a game: the `Game` protocol, and `PokerGame`, hold'em's answers.
+
+Every place that once asked ``config.game == ...`` asks the tournament's game instead: the
+tournament (its deck orders, deal, hand spec, new hand, replay, the events it refuses), the
+views (fields a game adds to the live table, the traveller and its rows), the PHH export, the
+config check (its [tournament] rules, its own section, its scoring), the deck tools (random and
+rehearsal orders, a deck file's check), the simulator (events a game's bots enter) and the
+CLI's slips. Card games share hold'em's betting and deal (`PokerGame`); a game overrides only
+what differs. Views receive the engine's state objects untyped (``Any``): the domain may not
+import the engine, and they read only a few documented attributes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from hub.domain.dealing import Dealt, deal
+from hub.domain.deck import DeckOrder, random_deck_orders, seeded_deck_orders
+from hub.domain.games.holdem.hand import Hand, HandSpec
+from hub.domain.pieces import PieceSet, piece_set_of
+
+if TYPE_CHECKING:
+    from hub.domain.config.model import TournamentConfig
+
+Input = tuple[int, str, int | str | None]
+Fields = dict[str, Any]
+BotEvent = tuple[str, dict[str, Any]]  # an event type and its fields
+
+
+class Game(Protocol):
+    """One game the hub scores (``registry.games``); `PokerGame` is the default answer."""
+
+    name: str  # [tournament] game
+    pieces: PieceSet | None  # what a deck order is a permutation of (None: mahjong walls)
+    phh: bool  # can a hand be written as PHH (docs/phh.md)?
+    equity: bool  # does the hub compute chances from the cards (``hub.domain.equity``)?
+    points_unit: str  # the ticker's unit of a result (" points"; "" for chips)
+    section: str | None  # its own config section ([mahjong], [rps])
+    section_hint: str  # the refusal of that section in another game's file
+
+    def check_order(self, deal_no: int, order: DeckOrder) -> None: ...
+    def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None: ...
+    def random_orders(self, deals: int) -> dict[int, DeckOrder]: ...
+    def seeded_orders(self, seed: int | str, deals: int) -> dict[int, DeckOrder]: ...
+    def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None: ...
+    def spec(
+        self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
+    ) -> HandSpec: ...
+    def new_hand(
+        self, config: TournamentConfig, spec: HandSpec, order: DeckOrder | None
+    ) -> Hand: ...
+    def replay(
+        self,
+        config: TournamentConfig,
+        spec: HandSpec,
+        inputs: list[Input],
+        actions: list[Input],
+        order: DeckOrder | None,
+    ) -> Hand: ...
+    def refusal(self, event_type: str) -> str | None: ...
+    def table_fields(self, state: Any, table: Any) -> Fields: ...
+    def seat_fields(self, hand: Hand, seat: int) -> Fields: ...
+    def hand_fields(self, hand: Hand) -> Fields: ...
+    def row_fields(self, h: Any) -> Fields: ...
+    def compare_fields(self, state: Any, deal_no: int, seat: int) -> Fields: ...
+    def result_hand(
+        self, config: TournamentConfig, spec: HandSpec, event: Any
+    ) -> tuple[Hand, list[Input]]: ...
+    def bot_events(
+        self,
+        config: TournamentConfig,
+        current: Any,
+        rng: random.Random,
+        corrections: bool,
+        done: set[str],
+    ) -> list[BotEvent] | None: ...
+    def check_config(self, c: Any, t: Any, data: Mapping[str, Any], early: bool) -> None: ...
+    def betting_allowed(self, betting: str) -> bool: ...
+    def tournament_shape(self) -> type: ...
+    def scoring_and_rules(self, c: Any, root: Any, deals: int, event: Any) -> Any: ...
+    def slips(
+        self, config: TournamentConfig, decks: Mapping[int, DeckOrder] | None
+    ) -> str | None: ...
+
+
+class PokerGame:
+    """Hold'em's answers: cards dealt from a deck order, hold'em betting, PHH, equity."""
+
+    phh = True
+    points_unit = ""
+    section: str | None = None
+    section_hint = ""
+
+    def __init__(self, name: str, pieces: PieceSet) -> None:
+        self.name = name
+        self.pieces: PieceSet | None = pieces  # what its deck orders are permutations of
+        self.equity = pieces.equity
+
+    # ------------------------------------------------------------ deck orders and deal
+    def check_order(self, deal_no: int, order: DeckOrder) -> None:
+        """Refuse (``ValueError``) a deck order that is not of this game's pieces."""
+        if piece_set_of(order.cards) is not self.pieces:
+            raise ValueError(f"deal {deal_no}: not a deck order of game {self.name!r}")
+
+    def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None:
+        """What is wrong with a deck file's orders for this game (None: nothing)."""
+        if any(isinstance(order, _wall_type()) for order in orders.values()):
+            return "holds mahjong walls, not card decks"
+        wanted = self.pieces
+        assert wanted is not None
+        for deal_no in range(1, deals + 1):
+            if piece_set_of(orders[deal_no].cards) is not wanted:
+                return (
+                    f"deal {deal_no} is not an order of the {len(wanted.pieces)} pieces "
+                    f"of game {self.name!r} (a deck file made for another game?)"
+                )
+        return None
+
+    def random_orders(self, deals: int) -> dict[int, DeckOrder]:
+        assert self.pieces is not None
+        return random_deck_orders(deals, pieces=self.pieces)
+
+    def seeded_orders(self, seed: int | str, deals: int) -> dict[int, DeckOrder]:
+        assert self.pieces is not None
+        return seeded_deck_orders(seed, deals, self.pieces)
+
+    def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None:
+        return deal(order, config.buttons[deal_no], config.seats)
+
+    # ------------------------------------------------------------ hands
+    def betting(self, config: TournamentConfig, deal_no: int) -> HandSpec:
+        return HandSpec(
+            seats=config.seats,
+            button=config.buttons[deal_no],
+            small_blind=config.small_blind,
+            big_blind=config.big_blind,
+            cap=config.cap,
+            pot_limit=config.betting == "pot-limit",
+        )
+
+    def spec(
+        self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
+    ) -> HandSpec:
+        assert self.pieces is not None
+        return replace(self.betting(config, deal_no), cards=cards(), pieces=self.pieces)
+
+    def new_hand(self, config: TournamentConfig, spec: HandSpec, order: DeckOrder | None) -> Hand:
+        return Hand(spec)
+
+    def replay(
+        self,
+        config: TournamentConfig,
+        spec: HandSpec,
+        inputs: list[Input],
+        actions: list[Input],
+        order: DeckOrder | None,
+    ) -> Hand:
+        """Rebuild a hand from its inputs (``actions``: its betting actions among them)."""
+        return Hand.replay(spec, actions)  # type: ignore[arg-type]
+
+    def refusal(self, event_type: str) -> str | None:
+        """Why this game refuses an event type another game plays (None: it plays it)."""
+        if event_type == "result":
+            return "'result' is a mahjong event: this tournament plays poker"
+        if event_type in ("throws", "reveal"):
+            return f"'{event_type}' belongs to RPS Poker, not this game"
+        return None
+
+    # ------------------------------------------------------------ views
+    def table_fields(self, state: Any, table: Any) -> Fields:
+        return {}
+
+    def seat_fields(self, hand: Hand, seat: int) -> Fields:
+        return {}
+
+    def hand_fields(self, hand: Hand) -> Fields:
+        return {}
+
+    def row_fields(self, h: Any) -> Fields:
+        return {}
+
+    def compare_fields(self, state: Any, deal_no: int, seat: int) -> Fields:
+        return {}
+
+    # ------------------------------------------------------------ simulation, tools
+    def result_hand(
+        self, config: TournamentConfig, spec: HandSpec, event: Any
+    ) -> tuple[Hand, list[Input]]:
+        """A hand ended by an entered ``result`` (mahjong's; ``refusal`` refuses it here)."""
+        raise AssertionError(f"game {self.name!r} has no results to enter")
+
+    def bot_events(
+        self,
+        config: TournamentConfig,
+        current: Any,
+        rng: random.Random,
+        corrections: bool,
+        done: set[str],
+    ) -> list[BotEvent] | None:
+        """The events this game's bots enter for the hand in play ``current`` (None: hold'em's
+        bots act); ``done``: the once-per-session corrections made ("void", "dispute")."""
+        return None
+
+    def slips(self, config: TournamentConfig, decks: Mapping[int, DeckOrder] | None) -> str | None:
+        """Slips to print for the officials (RPS Poker's dealer throws); None: none."""
+        return None
+
+    # ------------------------------------------------------------ configuration
+    def check_config(self, c: Any, t: Any, data: Mapping[str, Any], early: bool) -> None:
+        """This game's [tournament] rules: ``early`` before the blinds are checked, else after
+        the betting (the order in which a file's first fault is reported)."""
+
+    def betting_allowed(self, betting: str) -> bool:
+        """A betting structure this game allows beyond pot-limit and no-limit."""
+        return False
+
+    def tournament_shape(self) -> type:
+        from hub.domain.config import shape
+
+        return shape.Tournament
+
+    def scoring_and_rules(self, c: Any, root: Any, deals: int, event: Any) -> Any:
+        """(scoring, rules) when this game scores in its own way; None: the [scoring] table."""
+        return None
+
+
+def _wall_type() -> type:
+    from hub.domain.games.mahjong.rules import Wall
+
+    return Wall

@@ -1,0 +1,1 @@
+"""Texas hold'em (game "holdem"): the betting machine every poker game builds on (``hand``)."""

@@ -1,0 +1,149 @@
+"""MCR mahjong's plug-in: walls instead of decks, a result instead of betting, points.
+
+The hand is ``hand.MahjongHand`` (the hold'em machine holding the entered result, so the
+scoring and the feed treat it like any hand); the official enters each hand's ``result``;
+PHH cannot hold it; views add winds, hands and results (``views``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from hub.domain.dealing import Dealt
+from hub.domain.deck import DeckOrder
+from hub.domain.games import base
+from hub.domain.games.base import BotEvent, Fields, Input, PokerGame
+from hub.domain.games.holdem.hand import Hand, HandSpec
+from hub.domain.games.mahjong import views
+from hub.domain.games.mahjong.hand import MahjongHand, mahjong_deal, mahjong_spec, result_input
+from hub.domain.games.mahjong.rules import (
+    MahjongResult,
+    MahjongRules,
+    Wall,
+    random_result,
+    random_walls,
+    result_fields,
+    seeded_walls,
+)
+
+if TYPE_CHECKING:
+    from hub.domain.config.model import TournamentConfig
+
+
+def _rules(config: TournamentConfig) -> MahjongRules:
+    assert config.mahjong is not None  # the config check gives an "mcr" tournament its rules
+    return config.mahjong
+
+
+class MahjongGame(PokerGame):
+    phh = False  # PHH is a poker format: a mahjong hand has no history
+    points_unit = " points"  # a mahjong hand scores points
+    section: str | None = "mahjong"
+    section_hint = 'a [mahjong] section needs game = "mcr" in [tournament]'
+
+    def __init__(self) -> None:
+        self.name = "mcr"
+        self.pieces = None  # walls: 136 tiles, each kind four times (``rules.Wall``)
+        self.equity = False
+
+    def check_order(self, deal_no: int, order: DeckOrder) -> None:
+        if not isinstance(order, Wall):
+            raise ValueError(f"deal {deal_no}: not a mahjong wall (game {self.name!r})")
+
+    def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None:
+        if not all(isinstance(order, Wall) for order in orders.values()):
+            return "holds card decks, not mahjong walls (game is 'mcr')"
+        return None
+
+    def random_orders(self, deals: int) -> dict[int, DeckOrder]:
+        return random_walls(deals)
+
+    def seeded_orders(self, seed: int | str, deals: int) -> dict[int, DeckOrder]:
+        return seeded_walls(seed, deals)
+
+    def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None:
+        assert isinstance(order, Wall)  # load_decks gives walls to a mahjong tournament
+        prevalent = _rules(config).prevalent[deal_no]
+        return mahjong_deal(order, config.buttons[deal_no], prevalent)
+
+    def spec(
+        self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
+    ) -> HandSpec:
+        return mahjong_spec(config.buttons[deal_no])
+
+    def new_hand(self, config: TournamentConfig, spec: HandSpec, order: DeckOrder | None) -> Hand:
+        return MahjongHand.replay_inputs(spec, _rules(config).rule, [])
+
+    def replay(
+        self,
+        config: TournamentConfig,
+        spec: HandSpec,
+        inputs: list[Input],
+        actions: list[Input],
+        order: DeckOrder | None,
+    ) -> Hand:
+        return MahjongHand.replay_inputs(spec, _rules(config).rule, inputs)
+
+    def refusal(self, event_type: str) -> str | None:
+        return None if event_type == "result" else super().refusal(event_type)
+
+    def result_hand(
+        self, config: TournamentConfig, spec: HandSpec, event: Any
+    ) -> tuple[Hand, list[Input]]:
+        """The hand with the entered ``result`` event's result, and its inputs; raises
+        `Rejection` (fan below the minimum, the winner's own discard)."""
+        result = MahjongResult(None)
+        if not event.draw:
+            result = MahjongResult(event.seat, event.fan, event.discarder)
+        trial = MahjongHand.replay_inputs(spec, _rules(config).rule, [])
+        trial.set_result(result)
+        return trial, [result_input(result)]
+
+    def table_fields(self, state: Any, table: Any) -> Fields:
+        return views.table_fields(state, table)
+
+    def row_fields(self, h: Any) -> Fields:
+        return {"result": views.hand_result(h)}
+
+    def compare_fields(self, state: Any, deal_no: int, seat: int) -> Fields:
+        return views.compare_fields(state, deal_no, seat)
+
+    def bot_events(
+        self,
+        config: TournamentConfig,
+        current: Any,
+        rng: random.Random,
+        corrections: bool,
+        done: set[str],
+    ) -> list[BotEvent] | None:
+        """The official enters the hand's result; once, a misdeal voids a hand (the wrong wall
+        was restored), and once a mistyped result is reopened and entered again."""
+        rule = _rules(config).rule
+        if corrections and "void" not in done and rng.random() < 0.03:
+            done.add("void")
+            return [("void", {})]
+        out: list[BotEvent] = [("result", result_fields(random_result(rng, rule)))]
+        if corrections and "dispute" not in done and rng.random() < 0.1:
+            done.add("dispute")
+            again = random_result(rng, rule)
+            out += [("reopen", {"deal": current.deal}), ("result", result_fields(again))]
+        return out
+
+    def check_config(self, c: Any, t: Any, data: Mapping[str, Any], early: bool) -> None:
+        if early and t.seats != 4:
+            c.fail("tournament.seats", f"MCR mahjong is played by 4 seats, got {t.seats}")
+
+    def tournament_shape(self) -> type:
+        from hub.domain.config import shape
+
+        return shape.MahjongTournament  # no blinds: they may be left out
+
+    def scoring_and_rules(self, c: Any, root: Any, deals: int, event: Any) -> Any:
+        from hub.domain.games.mahjong import config
+
+        return config.scoring_and_rules(c, root, deals, event)
+
+
+MAHJONG: base.Game = MahjongGame()

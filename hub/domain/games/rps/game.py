@@ -1,0 +1,116 @@
+"""RPS Poker's plug-in: hold'em betting in RPS order, throws instead of cards.
+
+A deck order deals no cards: it gives the dealer's throws (``rules.dealer_sequence``). The
+players' ``throws`` and the dealer's ``reveal`` are its events; card errors are not; PHH holds
+cards, not throws; views add throws, scores and odds (``views``); its bots throw (``bots``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from hub.domain.dealing import Dealt
+from hub.domain.deck import DeckOrder
+from hub.domain.games import base
+from hub.domain.games.base import BotEvent, Fields, Input, PokerGame
+from hub.domain.games.holdem.hand import Hand, HandSpec
+from hub.domain.games.rps import views
+from hub.domain.games.rps.bots import next_throw, playoff_winners
+from hub.domain.games.rps.rules import RpsHand, dealer_sequence, dealer_slips, replay
+from hub.domain.pieces import CARDS
+
+if TYPE_CHECKING:
+    from hub.domain.config.model import TournamentConfig
+
+CARD_ERRORS = frozenset({"exposed", "early"})
+
+
+def _dealer(config: TournamentConfig, order: DeckOrder | None) -> dict[str, Any]:
+    """A hand's dealer: his mode, and his throws when they are the deal's."""
+    mode = config.rps_dealer
+    sequence = None
+    if mode == "sequence" and order is not None:
+        sequence = dealer_sequence(order)
+    return {"mode": mode, "sequence": sequence}
+
+
+class RpsGame(PokerGame):
+    phh = False  # PHH holds cards, not throws: nothing to write
+    section: str | None = "rps"
+    section_hint = 'an [rps] section needs game = "rps-poker"'
+
+    def __init__(self) -> None:
+        super().__init__("rps-poker", CARDS)  # a deck order: the dealer's throws (rules)
+        self.equity = False  # no cards dealt: its odds are ``odds``' (``views``)
+
+    def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None:
+        return None  # no cards: the deck order gives the dealer's throws
+
+    def spec(
+        self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
+    ) -> HandSpec:
+        betting = self.betting(config, deal_no)
+        return replace(betting, order="rps", limit=config.betting == "limit")
+
+    def new_hand(self, config: TournamentConfig, spec: HandSpec, order: DeckOrder | None) -> Hand:
+        return RpsHand(spec, **_dealer(config, order))
+
+    def replay(
+        self,
+        config: TournamentConfig,
+        spec: HandSpec,
+        inputs: list[Input],
+        actions: list[Input],
+        order: DeckOrder | None,
+    ) -> Hand:
+        return replay(spec, inputs, **_dealer(config, order))
+
+    def refusal(self, event_type: str) -> str | None:
+        if event_type in CARD_ERRORS:
+            return f"'{event_type}' is a card error: RPS Poker has none"
+        return None if event_type in ("throws", "reveal") else super().refusal(event_type)
+
+    def seat_fields(self, hand: Hand, seat: int) -> Fields:
+        return views.seat_fields(hand, seat)
+
+    def hand_fields(self, hand: Hand) -> Fields:
+        return views.hand_fields(hand)
+
+    def bot_events(
+        self,
+        config: TournamentConfig,
+        current: Any,
+        rng: random.Random,
+        corrections: bool,
+        done: set[str],
+    ) -> list[BotEvent] | None:
+        """The round's throws come before its betting; a showdown is an RPS play-off."""
+        hand = current.hand
+        assert isinstance(hand, RpsHand)
+        owed = next_throw(hand, rng)
+        if owed is not None:
+            return [owed]
+        if current.status == "showdown":
+            declared = playoff_winners(hand, rng)
+            if declared is None:  # the dealer's throws unknown: a plausible winner
+                declared = sorted({min(p.eligible) for p in hand.pots() if p.eligible})
+            return [("win", {"seats": declared})]
+        return None  # the round's betting: hold'em's bots
+
+    def slips(self, config: TournamentConfig, decks: Mapping[int, DeckOrder] | None) -> str | None:
+        if config.rps_dealer != "sequence" or not decks:
+            return None
+        return dealer_slips(decks, config.buttons)
+
+    def check_config(self, c: Any, t: Any, data: Mapping[str, Any], early: bool) -> None:
+        if not early and t.seats < 3:
+            c.fail("tournament.seats", "RPS Poker needs at least 3 seats (2 blinds, dealer)")
+
+    def betting_allowed(self, betting: str) -> bool:
+        return betting == "limit"  # the seed offers it (docs/rps-poker.md)
+
+
+RPS: base.Game = RpsGame()

@@ -1,0 +1,102 @@
+"""Games are plug-ins: one folder each under hub/domain/games, behind one `Game` protocol.
+
+Nothing outside those folders asks which game is played, and a new game is one folder and one
+line of the registry: the config accepts it, the engine plays it, the views carry its fields.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hub.domain.config import ConfigError, parse_config
+from hub.domain.games import base, registry
+from hub.domain.games.base import PokerGame
+from hub.domain.games.holdem.hand import Hand
+from hub.domain.pieces import CARDS
+from hub.engine.core import Engine
+from hub.engine.simulate import simulate_session
+from hub.engine.views import table_payload
+from tests.factories import config_data
+
+HUB = Path(__file__).resolve().parent.parent / "hub"
+GAMES = HUB / "domain" / "games"
+# What a module asks when it branches on the game instead of asking the game.
+GAME_CHECK = re.compile(
+    r"""game\s*[!=]=|mahjong\s+is\s+(not\s+)?None|game\s+(not\s+)?in\s*\(|"""
+    r"""["'](holdem|piecepack-holdem|mcr|rps-poker)["']\s*(==|!=|in\b)"""
+)
+
+
+def test_no_module_outside_the_game_folders_asks_which_game_is_played() -> None:
+    found = [
+        f"{path.relative_to(HUB.parent)}:{n}: {line.strip()}"
+        for path in sorted(HUB.rglob("*.py"))
+        if GAMES not in path.parents
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if GAME_CHECK.search(line)
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_the_check_sees_a_game_check() -> None:
+    for line in (
+        'if config.game == "mcr":',
+        "if self.config.mahjong is not None:",
+        'elif game != "rps-poker"',
+    ):
+        assert GAME_CHECK.search(line), line
+
+
+def test_every_game_has_its_folder_and_its_registry_line() -> None:
+    folders = sorted(p.name for p in GAMES.iterdir() if (p / "game.py").is_file())
+    assert folders == ["holdem", "mahjong", "piecepack", "rps"]
+    assert list(registry.games) == ["holdem", "piecepack-holdem", "mcr", "rps-poker"]
+    members = [n for n in vars(base.Game) if not n.startswith("_")]
+    members += list(base.Game.__annotations__)
+    for name, game in registry.games.items():
+        assert game.name == name
+        for member in members:
+            assert hasattr(game, member), f"{name} lacks {member}"
+
+
+def test_an_unknown_game_is_refused_with_the_registrys_games() -> None:
+    data = config_data()
+    data["tournament"]["game"] = "piquet"
+    with pytest.raises(ConfigError, match="expected one of 'holdem', 'piecepack-holdem', 'mcr'"):
+        parse_config(data, "<test>")
+
+
+class Training(PokerGame):
+    """A fifth game for the test: hold'em whose live table says it is a training table."""
+
+    def hand_fields(self, hand: Hand) -> dict[str, Any]:
+        return {"training": True}
+
+
+def test_a_fifth_game_is_one_registry_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = config_data(seats=3, deals=2)
+    data["tournament"]["game"] = "training"
+    with pytest.raises(ConfigError):
+        parse_config(data, "<test>")
+    monkeypatch.setitem(registry.games, "training", Training("training", CARDS))
+    config = parse_config(data, "<test>")
+    decks = registry.games["training"].seeded_orders("fifth", config.deals)
+    events = list(simulate_session(config, decks, random.Random(1)))  # every event accepted
+    assert {e["type"] for e in events} >= {"start", "win"}
+    engine = Engine(config, decks, release_delay=0.0)
+    table = engine.state.tables[1]
+    first = table.order[0]
+    outcome = engine.submit(
+        {"v": 1, "tournament": config.id, "table": 1, "console": "table1", "seq": 1}
+        | {"type": "start", "deal": first},
+        1.0,
+    )
+    assert outcome.ok, outcome.ack
+    live = table_payload(engine.state, table, live=True)
+    assert live["game"] == "training" and live["training"] is True
+    assert len(live["seats"][0]["hole"]) == 2  # hold'em's deal, from the game's pieces
