@@ -61,6 +61,10 @@ async def run_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.worker_of is not None:  # an edge worker of `--processes N`: ends with its parent
+        from hub.lifeline import die_with_parent
+
+        die_with_parent(args.worker_of)
     config = load_config(args.config)
     print(_serve_line(args, config), file=sys.stderr, flush=True)
     bus = open_bus(args.redis)
@@ -184,12 +188,17 @@ def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.P
     kernel spreads new connections over them), each the same edge, without a metrics port of
     its own. An update's fan-out is one socket write per client, so clients spread over N
     processes are served by N cores at once (docs/performance.md). Their output is passed on;
-    see ``wait_listening``."""
+    see ``wait_listening``. Each ends with this process however it ends (``hub.lifeline``:
+    its stdin is a pipe only we hold, and on Linux the kernel kills it when we exit)."""
     command = [sys.executable, "-m", "hub", "serve", "--role", "edge", "--reuse-port"]
+    command += ["--worker-of", str(os.getpid())]
     command += ["--config", str(args.config), "--redis", args.redis]
     command += ["--host", args.host, "--port", str(port)]
     command += ["--max-per-address", str(args.max_per_address)]
-    return [subprocess.Popen(command, stdout=subprocess.PIPE) for _ in range(args.processes - 1)]
+    return [
+        subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        for _ in range(args.processes - 1)
+    ]
 
 
 async def wait_listening(workers: list[subprocess.Popen[bytes]], timeout: float = 60.0) -> None:
@@ -521,6 +530,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     p.add_argument("--metrics-host", default="127.0.0.1", help="address of --metrics-port")
     add_key_file(p, "the tournament's deck file (ingest and all; an edge needs none)")
+    # set by `--processes N` on the workers it starts: the parent's pid (hub.lifeline)
+    p.add_argument("--worker-of", type=int, default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=_sync(run_serve))
 
     x = sub.add_parser(
