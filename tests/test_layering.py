@@ -46,6 +46,7 @@ LAYERS: dict[str, int] = {
     "hub.codec": 2,
     "hub.channels": 2,
     "hub.tasks": 2,
+    "hub.lifeline": 2,  # a worker process that ends with its parent
     "hub.logs": 2,
     "hub.outbox": 2,
     "hub.configfile": 2,
