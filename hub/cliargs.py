@@ -38,6 +38,17 @@ def seed(text: str) -> int | str:
         return text
 
 
+def positive(text: str) -> float:
+    """A number of seconds above zero (a timeout of 0 would close every connection)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+    return value
+
+
 def add_redis(parser: argparse.ArgumentParser, **kwargs: Any) -> None:
     default = os.environ.get(REDIS_ENV) or DEFAULT_REDIS
     parser.add_argument(

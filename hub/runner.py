@@ -26,7 +26,15 @@ from redis.exceptions import RedisError
 
 from hub import logs
 from hub.bus import BusUnavailable, open_bus, redacted_url
-from hub.cliargs import HelpFormatter, add_config, add_key_file, add_progress, add_redis, seed
+from hub.cliargs import (
+    HelpFormatter,
+    add_config,
+    add_key_file,
+    add_progress,
+    add_redis,
+    positive,
+    seed,
+)
 from hub.configfile import load_config
 from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
 from hub.demo import run_demo
@@ -42,6 +50,7 @@ from hub.embedded import (
 )
 from hub.engine.core import Engine
 from hub.engine.topics import TopicSpace
+from hub.httpguard import REQUEST_TIMEOUT
 from hub.ingest import Ingest
 
 log = logging.getLogger("duplicast")
@@ -65,6 +74,7 @@ async def run_serve(args: argparse.Namespace) -> int:
         from hub.lifeline import die_with_parent
 
         die_with_parent(args.worker_of)
+    raise_open_files()
     config = load_config(args.config)
     print(_serve_line(args, config), file=sys.stderr, flush=True)
     bus = open_bus(args.redis)
@@ -98,7 +108,14 @@ async def run_serve(args: argparse.Namespace) -> int:
     workers: list[subprocess.Popen[bytes]] = []
     try:
         several = args.processes > 1 or args.reuse_port
-        server = await serve(app, args.host, args.port, reuse_port=several)
+        server = await serve(
+            app,
+            args.host,
+            args.port,
+            reuse_port=several,
+            request_timeout=args.request_timeout,
+            max_pending=args.max_pending_requests,
+        )
         if args.processes > 1:
             workers = start_edge_workers(args, server.port)
             await wait_listening(workers)
@@ -129,6 +146,22 @@ async def run_serve(args: argparse.Namespace) -> int:
         print("duplicast: this ingest lost its lease to another one; exiting", file=sys.stderr)
         return 3
     return 0
+
+
+def raise_open_files() -> None:
+    """The open-file limit up to its hard limit: every client is a descriptor, and many
+    systems start a service at a soft 1024, which 1,000 clients (or half-sent requests) use
+    up. The hard limit is the administrator's (``LimitNOFILE``, ``ulimit -Hn``)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        hard = 1 << 20
+    if soft != resource.RLIM_INFINITY and soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):  # e.g. macOS refuses above OPEN_MAX
+            log.info("open-file limit left at %d", soft)
 
 
 class WriterSource(EdgeSource):
@@ -195,6 +228,9 @@ def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.P
     command += ["--config", str(args.config), "--redis", args.redis]
     command += ["--host", args.host, "--port", str(port)]
     command += ["--max-per-address", str(args.max_per_address)]
+    command += ["--request-timeout", str(args.request_timeout)]
+    if args.max_pending_requests is not None:
+        command += ["--max-pending-requests", str(args.max_pending_requests)]
     return [
         subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         for _ in range(args.processes - 1)
@@ -510,6 +546,22 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         default=256,
         help="websocket connections one client address may hold (a venue's OBS machines "
         "behind one NAT address, a load test)",
+    )
+    p.add_argument(
+        "--request-timeout",
+        type=positive,
+        default=REQUEST_TIMEOUT,
+        metavar="SECONDS",
+        help="a connection has this long to send a complete request head (a websocket "
+        "upgrade, a REST call), else it is closed: half-sent requests cannot pile up",
+    )
+    p.add_argument(
+        "--max-pending-requests",
+        type=int,
+        default=None,
+        metavar="N",
+        help="at most N incomplete requests at once; past it the oldest is closed "
+        "(default: a quarter of the open-file limit, at most 1024)",
     )
     p.add_argument(
         "--processes",

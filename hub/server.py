@@ -33,6 +33,7 @@ from hub.engine.standings_select import select_standings
 from hub.engine.topics import FAMILIES, Family
 from hub.fanout import AsgiSink, Fanout
 from hub.feedsocket import MAX_MALFORMED, FeedService, OriginPolicy
+from hub.httpguard import REQUEST_TIMEOUT, PendingRequests, guarded_http
 from hub.metrics import CONTENT_TYPE, Metrics
 
 __all__ = ["FeedSource", "RunningServer", "create_app", "serve", "tune_gc"]
@@ -335,6 +336,7 @@ class RunningServer:
     task: asyncio.Task[None]
     host: str
     port: int
+    pending: PendingRequests | None = None  # the incomplete requests (hub.httpguard)
 
     @property
     def url(self) -> str:
@@ -350,21 +352,30 @@ class RunningServer:
 
 
 async def serve(
-    app: ASGIApp, host: str = "127.0.0.1", port: int = 0, reuse_port: bool = False, **options: Any
+    app: ASGIApp,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    reuse_port: bool = False,
+    request_timeout: float = REQUEST_TIMEOUT,
+    max_pending: int | None = None,
+    **options: Any,
 ) -> RunningServer:
     """Start uvicorn in this event loop and return once it listens (``port=0``: a free one).
     Websocket upgrades go to the app's ``FeedSocket`` class (``create_app``), else to
     uvicorn's sans-I/O protocol without per-message deflate. ``reuse_port``: several edge
     processes share the port (``SO_REUSEPORT``; the kernel spreads connections over them), one
-    per core."""
+    per core. ``request_timeout``, ``max_pending``: the bound on incomplete requests
+    (``hub.httpguard``; ``max_pending`` None: a quarter of the open-file limit, at most 1024)."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if reuse_port:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
     state = getattr(app, "state", None)
+    pending = PendingRequests(request_timeout, max_pending)
     config = uvicorn.Config(
         app,
+        http=guarded_http(pending),
         ws=getattr(state, "ws_protocol", None) or "websockets-sansio",
         ws_per_message_deflate=False,
         ws_max_size=1 << 20,
@@ -380,4 +391,4 @@ async def serve(
             await task  # raises the startup error
             raise RuntimeError("uvicorn exited during startup")
         await asyncio.sleep(0.01)
-    return RunningServer(server, task, host, sock.getsockname()[1])
+    return RunningServer(server, task, host, sock.getsockname()[1], pending)

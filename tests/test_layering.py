@@ -62,6 +62,7 @@ LAYERS: dict[str, int] = {
     "hub.fanout": 4,
     "hub.metrics": 5,
     "hub.feedsocket": 5,
+    "hub.httpguard": 5,  # the bound on incomplete HTTP requests (uvicorn protocols)
     "hub.feed": 5,
     "hub.console": 5,
     "hub.server": 6,
