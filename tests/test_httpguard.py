@@ -125,6 +125,27 @@ async def test_complete_requests_and_websockets_are_never_dropped(guarded: Runni
             await closed_within(reader, 5)
 
 
+async def test_the_h11_protocol_is_guarded_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where httptools is not installed uvicorn parses with h11: the same bound holds."""
+    from hub import httpguard
+
+    monkeypatch.setattr(httpguard, "HttpToolsProtocol", None)
+    running = await serve(create_app(FakeSource(), auth=AUTH), request_timeout=1.0)
+    try:
+        reader = await half_sent(running, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert b" 200 " in await asyncio.wait_for(reader.readline(), 5)
+        reader.writer.write(b"GET /he")  # type: ignore[attr-defined]
+        assert await closed_within(reader, 10) < 5
+        assert await closed_within(await half_sent(running), 10) < 5
+        async with websockets.connect(running.ws_url, compression=None) as ws:
+            assert json.loads(await asyncio.wait_for(ws.recv(), 5))["type"] == "hello"
+            await asyncio.sleep(1.5)
+            await ws.send(json.dumps({"op": "ping"}))
+            assert json.loads(await asyncio.wait_for(ws.recv(), 5))["type"] == "pong"
+    finally:
+        await running.stop()
+
+
 # -- a real `duplicast serve` under a flood of half-sent requests ---------------------------
 
 ROOT = Path(__file__).resolve().parent.parent
