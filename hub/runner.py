@@ -13,10 +13,8 @@ import asyncio
 import logging
 import os
 import random
-import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -52,6 +50,9 @@ from hub.engine.core import Engine
 from hub.engine.topics import TopicSpace
 from hub.httpguard import REQUEST_TIMEOUT
 from hub.ingest import Ingest
+from hub.links import COMMENTATOR_ENV, OPERATOR_ENV, link_lines, roles_off
+from hub.server import ListenError
+from hub.workers import raise_open_files, start_edge_workers, stop_workers, wait_listening
 
 log = logging.getLogger("duplicast")
 
@@ -77,6 +78,9 @@ async def run_serve(args: argparse.Namespace) -> int:
     raise_open_files()
     config = load_config(args.config)
     print(_serve_line(args, config), file=sys.stderr, flush=True)
+    if args.role != "projector" and args.worker_of is None:
+        for warning in roles_off(auth.commentator_token, auth.operator_token):
+            print(f"duplicast serve: warning: {warning}", file=sys.stderr, flush=True)
     bus = open_bus(args.redis)
     await bus.connect()
     if args.role == "projector":
@@ -104,7 +108,10 @@ async def run_serve(args: argparse.Namespace) -> int:
     if args.metrics_port:  # every metric, unauthenticated: a port kept off the public network
         from hub.metrics import serve_private
 
-        stop_metrics = serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
+        try:
+            stop_metrics = serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
+        except OSError as exc:
+            raise ListenError(args.metrics_host, args.metrics_port, exc) from None
     workers: list[subprocess.Popen[bytes]] = []
     try:
         several = args.processes > 1 or args.reuse_port
@@ -113,6 +120,7 @@ async def run_serve(args: argparse.Namespace) -> int:
             args.host,
             args.port,
             reuse_port=several,
+            join=args.reuse_port,
             request_timeout=args.request_timeout,
             max_pending=args.max_pending_requests,
         )
@@ -125,6 +133,8 @@ async def run_serve(args: argparse.Namespace) -> int:
             + (f" ({args.processes} processes)" if args.processes > 1 else ""),
             flush=True,
         )
+        if args.worker_of is None:  # a worker's parent prints them
+            print("\n".join(_links(args, config, auth, server.port)), flush=True)
         stop = asyncio.Event()
         waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(until_signalled(stop))]
         if lost is not None:
@@ -146,22 +156,6 @@ async def run_serve(args: argparse.Namespace) -> int:
         print("duplicast: this ingest lost its lease to another one; exiting", file=sys.stderr)
         return 3
     return 0
-
-
-def raise_open_files() -> None:
-    """The open-file limit up to its hard limit: every client is a descriptor, and many
-    systems start a service at a soft 1024, which 1,000 clients (or half-sent requests) use
-    up. The hard limit is the administrator's (``LimitNOFILE``, ``ulimit -Hn``)."""
-    import resource
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY:
-        hard = 1 << 20
-    if soft != resource.RLIM_INFINITY and soft < hard:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-        except (ValueError, OSError):  # e.g. macOS refuses above OPEN_MAX
-            log.info("open-file limit left at %d", soft)
 
 
 class WriterSource(EdgeSource):
@@ -216,64 +210,19 @@ async def run_projector(bus: Any, config: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.Popen[bytes]]:
-    """``args.processes - 1`` more edge processes on this one's port (``SO_REUSEPORT``: the
-    kernel spreads new connections over them), each the same edge, without a metrics port of
-    its own. An update's fan-out is one socket write per client, so clients spread over N
-    processes are served by N cores at once (docs/performance.md). Their output is passed on;
-    see ``wait_listening``. Each ends with this process however it ends (``hub.lifeline``:
-    its stdin is a pipe only we hold, and on Linux the kernel kills it when we exit)."""
-    command = [sys.executable, "-m", "hub", "serve", "--role", "edge", "--reuse-port"]
-    command += ["--worker-of", str(os.getpid())]
-    command += ["--config", str(args.config), "--redis", args.redis]
-    command += ["--host", args.host, "--port", str(port)]
-    command += ["--max-per-address", str(args.max_per_address)]
-    command += ["--request-timeout", str(args.request_timeout)]
-    if args.max_pending_requests is not None:
-        command += ["--max-pending-requests", str(args.max_pending_requests)]
+def _links(args: argparse.Namespace, config: Any, auth: Any, port: int) -> list[str]:
+    """What to open (``hub.links``). Tokens stand as the variables that hold them: a terminal
+    or a service log is no place for a secret, unless ``--show-tokens``."""
+    if args.show_tokens:
+        commentator, operator = auth.commentator_token, auth.operator_token
+    else:
+        commentator = auth.commentator_token and f"${COMMENTATOR_ENV}"
+        operator = auth.operator_token and f"${OPERATOR_ENV}"
+    hidden = "" if args.show_tokens else " (tokens hidden: --show-tokens prints them)"
     return [
-        subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        for _ in range(args.processes - 1)
+        f"Links{hidden}:",
+        *link_lines(config, args.host, port, commentator, operator),
     ]
-
-
-async def wait_listening(workers: list[subprocess.Popen[bytes]], timeout: float = 60.0) -> None:
-    """Until every worker printed its listening line (then its output goes on to ours)."""
-
-    def first_line(worker: subprocess.Popen[bytes]) -> bytes:
-        assert worker.stdout is not None
-        line = worker.stdout.readline()
-        while line and not line.startswith(b"duplicast edge"):  # what it runs on, first
-            line = worker.stdout.readline()
-        threading.Thread(target=_forward, args=(worker.stdout,), daemon=True).start()
-        return line
-
-    lines = await asyncio.wait_for(
-        asyncio.gather(*(asyncio.to_thread(first_line, w) for w in workers)), timeout
-    )
-    for worker, line in zip(workers, lines, strict=True):
-        if not line.startswith(b"duplicast edge"):
-            raise RuntimeError(f"edge worker {worker.pid} did not start: {line!r}")
-
-
-def _forward(stream: Any) -> None:
-    for line in stream:
-        sys.stdout.buffer.write(line)
-        sys.stdout.flush()
-
-
-def stop_workers(workers: list[subprocess.Popen[bytes]], grace: float = 5.0) -> None:
-    """End the worker processes this one started, by pid: TERM, then KILL after ``grace``."""
-    for worker in workers:
-        if worker.poll() is None:
-            worker.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    for worker in workers:
-        try:
-            worker.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
 
 
 def _serve_line(args: argparse.Namespace, config: Any) -> str:
@@ -502,7 +451,7 @@ def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[.
             return run_loop(coro_fn(args))
         except KeyboardInterrupt:
             return 130
-        except (BusUnavailable, RedisError, ConfigError, DeckFileError) as exc:
+        except (BusUnavailable, RedisError, ConfigError, DeckFileError, ListenError) as exc:
             # One line that says what is wrong, not the tracebacks of the layers it went
             # through: an unreachable Redis, a refused password, a bad file.
             print(f"duplicast {args.command}: {exc}", file=sys.stderr)
@@ -581,6 +530,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="every metric here, no token: a private address (default: off)",
     )
     p.add_argument("--metrics-host", default="127.0.0.1", help="address of --metrics-port")
+    p.add_argument(
+        "--show-tokens",
+        action="store_true",
+        help="print the commentator and operator tokens in the links printed at start "
+        "(default: the variables that hold them)",
+    )
     add_key_file(p, "the tournament's deck file (ingest and all; an edge needs none)")
     # set by `--processes N` on the workers it starts: the parent's pid (hub.lifeline)
     p.add_argument("--worker-of", type=int, default=None, help=argparse.SUPPRESS)

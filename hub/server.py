@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import gc
 import logging
 import socket
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import uvicorn
 from starlette.applications import Starlette
@@ -36,7 +37,7 @@ from hub.feedsocket import MAX_MALFORMED, FeedService, OriginPolicy
 from hub.httpguard import REQUEST_TIMEOUT, PendingRequests, guarded_http
 from hub.metrics import CONTENT_TYPE, Metrics
 
-__all__ = ["FeedSource", "RunningServer", "create_app", "serve", "tune_gc"]
+__all__ = ["FeedSource", "ListenError", "RunningServer", "create_app", "serve", "tune_gc"]
 
 log = logging.getLogger(__name__)
 
@@ -330,6 +331,47 @@ def tune_gc(young: int = 50_000) -> None:
 # -- running in-process -----------------------------------------------------------------------
 
 
+class ListenError(RuntimeError):
+    """The server cannot listen where it was told: a one-line reason, not a traceback."""
+
+    WHY: ClassVar[dict[int, str]] = {
+        errno.EADDRINUSE: "the address is already in use (another process listens there: "
+        "stop it, or choose another port)",
+        errno.EACCES: "permission denied (ports below 1024 need privileges)",
+        errno.EADDRNOTAVAIL: "no such address on this machine",
+    }
+
+    def __init__(self, host: str, port: int, exc: OSError) -> None:
+        why = self.WHY.get(exc.errno or 0, exc.strerror or str(exc))
+        super().__init__(f"cannot listen on {host}:{port}: {why}")
+        self.errno = exc.errno
+
+
+def _listening_socket(host: str, port: int, reuse_port: bool, join: bool) -> socket.socket:
+    """A socket bound to ``host:port``. With ``reuse_port`` and not ``join`` (the first of
+    several processes), the port must be free even of other ``SO_REUSEPORT`` listeners: the
+    kernel would otherwise quietly split connections with whatever already listens there."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    if reuse_port and not join:
+        with socket.socket(family) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                raise ListenError(host, port, exc) from None
+            port = probe.getsockname()[1]  # port 0: the free one found, for every process
+    sock = socket.socket(family)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ListenError(host, port, exc) from None
+    return sock
+
+
 @dataclass
 class RunningServer:
     server: uvicorn.Server
@@ -356,6 +398,7 @@ async def serve(
     host: str = "127.0.0.1",
     port: int = 0,
     reuse_port: bool = False,
+    join: bool = False,
     request_timeout: float = REQUEST_TIMEOUT,
     max_pending: int | None = None,
     **options: Any,
@@ -364,13 +407,11 @@ async def serve(
     Websocket upgrades go to the app's ``FeedSocket`` class (``create_app``), else to
     uvicorn's sans-I/O protocol without per-message deflate. ``reuse_port``: several edge
     processes share the port (``SO_REUSEPORT``; the kernel spreads connections over them), one
-    per core. ``request_timeout``, ``max_pending``: the bound on incomplete requests
-    (``hub.httpguard``; ``max_pending`` None: a quarter of the open-file limit, at most 1024)."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if reuse_port:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind((host, port))
+    per core; ``join``: this one joins processes already listening there (else the port must
+    be free; ``ListenError`` when it cannot listen). ``request_timeout``, ``max_pending``: the
+    bound on incomplete requests (``hub.httpguard``; ``max_pending`` None: a quarter of the
+    open-file limit, at most 1024)."""
+    sock = _listening_socket(host, port, reuse_port, join)
     state = getattr(app, "state", None)
     pending = PendingRequests(request_timeout, max_pending)
     config = uvicorn.Config(

@@ -47,6 +47,8 @@ LAYERS: dict[str, int] = {
     "hub.channels": 2,
     "hub.tasks": 2,
     "hub.lifeline": 2,  # a worker process that ends with its parent
+    "hub.links": 2,  # the links a running hub prints (demo, serve)
+    "hub.workers": 2,  # the edge worker processes of serve --processes N
     "hub.logs": 2,
     "hub.outbox": 2,
     "hub.configfile": 2,
