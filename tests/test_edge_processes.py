@@ -149,8 +149,10 @@ def test_workers_end_with_a_sigkilled_parent(redis_url: str) -> None:
         killed = time.monotonic()
         while time.monotonic() - killed < 3 and any(alive(w) for w in workers):
             time.sleep(0.05)
-        assert not any(alive(w) for w in workers), f"{time.monotonic() - killed:.1f} s"
+        took = time.monotonic() - killed
+        assert not any(alive(w) for w in workers), f"{took:.1f} s"
         assert not accepts(port)
+        print(f"workers gone {took:.2f} s after their parent's SIGKILL")
     finally:
         if edge.poll() is None:
             edge.kill()
