@@ -414,6 +414,8 @@ async def serve(
     sock = _listening_socket(host, port, reuse_port, join)
     state = getattr(app, "state", None)
     pending = PendingRequests(request_timeout, max_pending)
+    if getattr(state, "metrics", None) is not None:
+        state.metrics.watch_requests(pending)  # type: ignore[union-attr]
     config = uvicorn.Config(
         app,
         http=guarded_http(pending),

@@ -109,6 +109,9 @@ async def test_past_the_limit_the_oldest_incomplete_requests_are_closed(
     for reader in readers[4:]:
         assert await still_open(reader)
     assert guarded.pending is not None and guarded.pending.dropped == 4
+    metrics = guarded.server.config.app.state.metrics.render(private=True).decode()
+    assert "duplicast_http_incomplete_dropped_total 4.0" in metrics
+    assert "duplicast_http_incomplete_requests 8.0" in metrics
     async with httpx.AsyncClient(base_url=guarded.url) as http:
         assert (await http.get("/healthz")).status_code == 200
 
