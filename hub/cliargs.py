@@ -5,6 +5,7 @@ every command that has it."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -38,14 +39,24 @@ def seed(text: str) -> int | str:
         return text
 
 
-def positive(text: str) -> float:
-    """A number of seconds above zero (a timeout of 0 would close every connection)."""
+def finite(text: str) -> float:
+    """A float option that is a real number: ``float()`` also reads "nan" and "inf", which a
+    pace or a speed cannot be (a NaN sleep never ends, an infinite one neither)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value
+
+
+def positive(text: str) -> float:
+    """A number of seconds above zero and finite (a timeout of 0 would close every
+    connection, an infinite one none)."""
+    value = finite(text)
     if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
     return value
 
 

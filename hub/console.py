@@ -462,6 +462,11 @@ class ReplayReport:
     rejections: list[str] = field(default_factory=list)
 
 
+class EventLogError(ValueError):
+    """An event log that cannot be replayed as it stands (not JSON Lines, an event without its
+    table or console): one line naming the line, for the command to print."""
+
+
 def load_events(
     source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
 ) -> list[dict[str, Any]]:
@@ -475,9 +480,9 @@ def load_events(
                 try:
                     event = from_json(line)
                 except CodecError as exc:
-                    raise ValueError(f"{os.fspath(source)}:{number}: {exc}") from None
+                    raise EventLogError(f"{os.fspath(source)}:{number}: {exc}") from None
                 if not isinstance(event, dict):
-                    raise ValueError(f"{os.fspath(source)}:{number}: an event must be an object")
+                    raise EventLogError(f"{os.fspath(source)}:{number}: an event must be an object")
                 events.append(event)
         return events
     return [dict(event) for event in source]
@@ -513,13 +518,14 @@ async def replay_log(
     for index, event in enumerate(events):
         table, console = event.get("table"), event.get("console")
         if type(table) is not int or not isinstance(console, str):
-            raise ValueError(f"event {index + 1} needs an int table and a str console: {event}")
+            raise EventLogError(f"event {index + 1} needs an int table and a str console")
         known = groups.setdefault(console, (table, []))
         if known[0] != table:
-            raise ValueError(f"console {console!r} appears at tables {known[0]} and {table}")
+            raise EventLogError(f"console {console!r} appears at tables {known[0]} and {table}")
         known[1].append(event)
 
     report = ReplayReport(events=len(events), consoles=len(groups))
+    unsent: list[str] = []  # consoles of events that could not be encoded (refused here)
 
     def reject(line: str) -> None:
         report.rejections.append(line)
@@ -547,7 +553,15 @@ async def replay_log(
             if on_answer is not None and done:
                 on_answer(min(done, len(items)))
             for event in items[done:]:
-                answer = await client.submit(event)
+                try:
+                    answer = await client.submit(event)
+                except CodecError as exc:  # an integer msgpack cannot carry (>= 2^64): the
+                    # hub would refuse it as bad_schema; it cannot even be sent. No seq used.
+                    unsent.append(console)
+                    reject(f"table {table} event NOT SENT bad_schema: {exc}")
+                    if on_answer is not None:
+                        on_answer(1)
+                    continue
                 if on_answer is not None:
                     answer.add_done_callback(lambda _: on_answer(1))
                 if pace > 0:
@@ -569,5 +583,6 @@ async def replay_log(
         report.duplicates += stats.duplicates
         report.already += stats.already
         report.resent += stats.resent
+    report.rejected += len(unsent)
     report.seconds = time.perf_counter() - started
     return report

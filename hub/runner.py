@@ -30,10 +30,12 @@ from hub.cliargs import (
     add_key_file,
     add_progress,
     add_redis,
+    finite,
     positive,
     seed,
 )
 from hub.configfile import load_config
+from hub.console import EventLogError
 from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
 from hub.demo import run_demo
 from hub.domain.config import ConfigError
@@ -51,6 +53,7 @@ from hub.engine.topics import TopicSpace
 from hub.httpguard import REQUEST_TIMEOUT
 from hub.ingest import Ingest
 from hub.links import COMMENTATOR_ENV, OPERATOR_ENV, link_lines, roles_off
+from hub.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
 from hub.server import ListenError
 from hub.workers import raise_open_files, start_edge_workers, stop_workers, wait_listening
 
@@ -75,9 +78,14 @@ async def run_serve(args: argparse.Namespace) -> int:
         from hub.lifeline import die_with_parent
 
         die_with_parent(args.worker_of)
+    try:
+        proxies = TrustedProxies(args.trusted_proxy or ()) or TrustedProxies.from_env()
+    except ValueError as exc:
+        print(f"duplicast serve: --trusted-proxy / {TRUSTED_PROXIES_ENV}: {exc}", file=sys.stderr)
+        return 2
     raise_open_files()
     config = load_config(args.config)
-    print(_serve_line(args, config), file=sys.stderr, flush=True)
+    print(_serve_line(args, config, proxies), file=sys.stderr, flush=True)
     if args.role != "projector" and args.worker_of is None:
         for warning in roles_off(auth.commentator_token, auth.operator_token):
             print(f"duplicast serve: warning: {warning}", file=sys.stderr, flush=True)
@@ -101,7 +109,13 @@ async def run_serve(args: argparse.Namespace) -> int:
         decks = load_decks(config, args.config.parent, dict(os.environ))
         source = IngestSource(bus, Engine(config, decks), own_bus=False, limits=limits)
     metrics = getattr(source, "metrics", None)
-    app = create_app(source, overlays_dir=OVERLAYS, auth=auth, metrics=metrics)
+    app = create_app(
+        source,
+        overlays_dir=OVERLAYS,
+        auth=auth,
+        metrics=metrics,
+        trusted_proxies=proxies,
+    )
     if writer is None:
         lost = getattr(source, "lost", None)
     stop_metrics = None
@@ -225,7 +239,7 @@ def _links(args: argparse.Namespace, config: Any, auth: Any, port: int) -> list[
     ]
 
 
-def _serve_line(args: argparse.Namespace, config: Any) -> str:
+def _serve_line(args: argparse.Namespace, config: Any, proxies: TrustedProxies) -> str:
     """What `serve` runs on, before it starts: no silent defaults."""
     sample = " (the bundled SAMPLE: give --config FILE for an event)" if _is_sample(args) else ""
     decks = ""
@@ -239,6 +253,7 @@ def _serve_line(args: argparse.Namespace, config: Any) -> str:
         f"{args.config}{sample}, Redis {redacted_url(args.redis)}{decks}, "
         f"HTTP on {args.host}:{args.port}"
         + (f", metrics on {args.metrics_host}:{args.metrics_port}" if args.metrics_port else "")
+        + (f", client addresses from X-Forwarded-For of {proxies}" if proxies else "")
     )
 
 
@@ -315,6 +330,10 @@ async def run_console(args: argparse.Namespace) -> int:
     from hub.progress import Progress
 
     outbox = None if args.no_outbox else (args.outbox or default_outbox_template())
+    phh_config, phh = None, None
+    if args.action == "replay" and args.phh:  # files first: a bad one is said before Redis
+        phh_config = load_config(args.config)
+        phh = phh_events(phh_config, args.phh, args.table, args.console, args.deal)
     bus = open_bus(args.redis)
     await bus.connect()
     try:
@@ -331,10 +350,8 @@ async def run_console(args: argparse.Namespace) -> int:
                 }
             ]
             report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False)
-        elif args.action == "replay" and args.phh:
-            config = load_config(args.config)
-            events = phh_events(config, args.phh, args.table, args.console, args.deal)
-            report = await replay_log(bus, config.id, events, pace=args.pace, outbox=outbox)
+        elif phh_config is not None and phh is not None:
+            report = await replay_log(bus, phh_config.id, phh, pace=args.pace, outbox=outbox)
         elif args.action == "replay":
             if args.tournament is None or args.log is None:
                 print("console replay: needs --tournament and a log (or --phh)", file=sys.stderr)
@@ -451,7 +468,14 @@ def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[.
             return run_loop(coro_fn(args))
         except KeyboardInterrupt:
             return 130
-        except (BusUnavailable, RedisError, ConfigError, DeckFileError, ListenError) as exc:
+        except (
+            BusUnavailable,
+            RedisError,
+            ConfigError,
+            DeckFileError,
+            EventLogError,
+            ListenError,
+        ) as exc:
             # One line that says what is wrong, not the tracebacks of the layers it went
             # through: an unreachable Redis, a refused password, a bad file.
             print(f"duplicast {args.command}: {exc}", file=sys.stderr)
@@ -511,6 +535,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         metavar="N",
         help="at most N incomplete requests at once; past it the oldest is closed "
         "(default: a quarter of the open-file limit, at most 1024)",
+    )
+    p.add_argument(
+        "--trusted-proxy",
+        action="append",
+        metavar="ADDRESS|CIDR",
+        default=None,
+        help="a load balancer whose X-Forwarded-For/-Host name the client (repeatable; "
+        "default: $DUPLICAST_TRUSTED_PROXIES, comma-separated; else none)",
     )
     p.add_argument(
         "--processes",
@@ -598,7 +630,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         formatter_class=HelpFormatter,
     )
     replay.add_argument("--tournament", default=None, help="with a log: the tournament id")
-    replay.add_argument("--pace", type=float, default=0.0, help="seconds between events")
+    replay.add_argument("--pace", type=finite, default=0.0, help="seconds between events")
     replay.add_argument(
         "log", type=Path, nargs="?", default=None, help="console events, JSON Lines"
     )
@@ -626,7 +658,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         default=None,
         help="the bots' choices (default: the current time, printed)",
     )
-    sim.add_argument("--pace", type=float, default=0.5, help="seconds between a table's events")
+    sim.add_argument("--pace", type=finite, default=0.5, help="seconds between a table's events")
     add_key_file(sim)
     for parser in (replay, sim):
         add_progress(parser)
@@ -655,7 +687,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     d.add_argument("--host", default="127.0.0.1", help="address the HTTP/websocket server binds")
     d.add_argument("--port", type=int, default=8000, help="port of the HTTP/websocket server")
-    d.add_argument("--speed", type=float, default=1.0, help="2 = twice as fast")
+    d.add_argument("--speed", type=finite, default=1.0, help="2 = twice as fast")
     d.add_argument("--seed", type=seed, default=7, help="the bots' choices")
     d.add_argument("--once", action="store_true", help="stop after one session")
     d.add_argument(

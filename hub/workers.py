@@ -49,6 +49,8 @@ def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.P
     command += ["--host", args.host, "--port", str(port)]
     command += ["--max-per-address", str(args.max_per_address)]
     command += ["--request-timeout", str(args.request_timeout)]
+    for proxy in args.trusted_proxy or ():  # else the workers read the same environment
+        command += ["--trusted-proxy", proxy]
     if args.max_pending_requests is not None:
         command += ["--max-pending-requests", str(args.max_pending_requests)]
     return [

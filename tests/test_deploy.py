@@ -341,3 +341,30 @@ def test_projector_override_separates_the_feed_and_gives_the_projector_the_key()
     main = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     base = main["services"]["ingest"]["command"]
     assert [a for a in ingest if a not in ("--feed", "separate")] == base
+
+
+def test_edges_trust_the_balancer_and_nginx_says_who_the_client_is(
+    compose: dict[str, Any],
+) -> None:
+    """Issue #20: behind nginx every peer was nginx. compose tells the edges (only them) which
+    addresses are the balancer; nginx overwrites X-Forwarded-For with the peer it sees (a
+    client cannot write its own) and passes the browser's Host on, port included (the edge
+    compares it with the page's Origin)."""
+    from hub.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
+
+    services = compose["services"]
+    for name in ("edge1", "edge2"):
+        value = defaults(services[name]["environment"][TRUSTED_PROXIES_ENV])
+        proxies = TrustedProxies(value.split(","))
+        assert proxies.trusts("172.18.0.5") and not proxies.trusts("203.0.113.7")
+    assert TRUSTED_PROXIES_ENV not in services["ingest"]["environment"]
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    for location in re.findall(r"location \S+ \{(.*?)\n        \}", conf, re.S):
+        assert "proxy_set_header X-Forwarded-For $remote_addr;" in location
+        assert "proxy_set_header Host $client_host;" in location
+        assert "$host;" not in location and "$proxy_add_x_forwarded_for" not in location
+    assert re.search(r"map \$http_host \$client_host \{\s*default \$http_host;", conf)
+    ws = re.search(r"location /ws \{(.*?)\}", conf, re.S)
+    assert ws is not None and "limit_conn spectators 256;" in ws.group(1)
+    # only token-less (spectator) upgrades are counted by nginx: an empty key is not
+    assert re.search(r"map \$arg_token \$spectator_address \{\s*''\s+\$binary_remote_addr;", conf)

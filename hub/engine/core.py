@@ -24,6 +24,7 @@ from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
+from hub.domain.numbers import refuse_bad_numbers
 from hub.domain.pieces import PIECE_SETS
 from hub.engine import snapshot as snapshots
 from hub.engine import views
@@ -358,6 +359,7 @@ class Engine:
         self._now = now
         op = command.get("op")
         try:
+            refuse_bad_numbers(command)  # NaN, infinities, huge ints: whatever the transport
             if op == "onair":
                 slot, value = command.get("slot"), command.get("value")
                 if slot not in ONAIR_SLOTS:
