@@ -228,13 +228,21 @@ class Bus(abc.ABC):
 
     @abc.abstractmethod
     async def append_many(
-        self, stream: str, items: Sequence[bytes], *, fence: Fence | None = None
+        self,
+        stream: str,
+        items: Sequence[bytes],
+        *,
+        fence: Fence | None = None,
+        maxlen: int | None = None,
     ) -> list[str]:
         """Append ``items`` in order, all or none; their entry ids. Durable once it returns.
 
         The ingest journals a whole batch of accepted events with one call, so a batch costs
         one round trip, not one per event. With ``fence``, raises ``LeaseLost`` (appending
-        nothing) unless ``fence.owner`` holds the lease ``fence.key``.
+        nothing) unless ``fence.owner`` holds the lease ``fence.key``. With ``maxlen``, the
+        stream keeps about its last ``maxlen`` entries (Redis ``MAXLEN ~``: whole nodes of
+        up to 100 entries are dropped, so a little more is kept): for streams that only
+        inform (the notes), never for the journal.
         """
 
     @abc.abstractmethod
