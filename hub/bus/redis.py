@@ -166,7 +166,7 @@ class RetryPolicy:
 
 
 class RedisSubscription(BufferedSubscription):
-    """PSUBSCRIBE on a dedicated connection, kept alive by a background receive loop."""
+    """(P)SUBSCRIBE on a dedicated connection, kept alive by a background receive loop."""
 
     def __init__(self, bus: RedisBus, pattern: str, maxsize: int) -> None:
         super().__init__(pattern, maxsize)
@@ -180,6 +180,14 @@ class RedisSubscription(BufferedSubscription):
         except RuntimeError:
             return  # started by the first ready() / __anext__ inside a loop
         self._start()
+
+    @property
+    def _command(self) -> str:
+        """``SUBSCRIBE`` for a plain channel name, ``PSUBSCRIBE`` for a glob. Same messages,
+        but Redis ACLs check them differently: a SUBSCRIBE channel is matched against the
+        user's channel patterns (``&dup:t:reply:*`` lets an edge hear its own reply channel,
+        whatever its id), a PSUBSCRIBE pattern must equal one of them literally."""
+        return "PSUBSCRIBE" if any(c in self.pattern for c in "*?[\\") else "SUBSCRIBE"
 
     def _start(self) -> None:
         if self._task is None and not self.closed:
@@ -229,7 +237,7 @@ class RedisSubscription(BufferedSubscription):
                 connection = self._bus._subscriber()
                 try:
                     await connection.connect()  # type: ignore[no-untyped-call]
-                    await connection.send_command("PSUBSCRIBE", self.pattern)
+                    await connection.send_command(self._command, self.pattern)
                     await self._receive(connection)
                 except asyncio.CancelledError:
                     raise
@@ -266,7 +274,9 @@ class RedisSubscription(BufferedSubscription):
             kind = reply[0]
             if kind == b"pmessage":
                 deliver(Message(reply[2].decode("utf-8", "replace"), reply[3], now()))
-            elif kind == b"psubscribe":
+            elif kind == b"message":
+                deliver(Message(reply[1].decode("utf-8", "replace"), reply[2], now()))
+            elif kind in (b"psubscribe", b"subscribe"):
                 self._attempt = 0
                 self._registered.set()
 
