@@ -27,6 +27,7 @@ from redis.exceptions import RedisError
 from hub import logs
 from hub.bus import BusUnavailable, open_bus, redacted_url
 from hub.cliargs import (
+    REDIS_ENV,
     HelpFormatter,
     add_config,
     add_key_file,
@@ -56,6 +57,12 @@ from hub.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
 
 log = logging.getLogger("duplicast")
 
+NO_CONSOLES_WARNING = (
+    "duplicast serve: WARNING: the tournament file has no [consoles] section: any console "
+    "name is accepted, and whoever writes a table first under a name holds that name "
+    "(list each console and its table in [consoles]; docs/security.md)"
+)
+
 
 async def run_serve(args: argparse.Namespace) -> int:
     from hub.auth import Auth
@@ -78,6 +85,8 @@ async def run_serve(args: argparse.Namespace) -> int:
         return 2
     config = load_config(args.config)
     print(_serve_line(args, config, proxies), file=sys.stderr, flush=True)
+    if args.role in ("ingest", "all") and not config.consoles:
+        print(NO_CONSOLES_WARNING, file=sys.stderr, flush=True)
     bus = open_bus(args.redis)
     await bus.connect()
     if args.role == "projector":
@@ -205,14 +214,19 @@ def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.P
     kernel spreads new connections over them), each the same edge, without a metrics port of
     its own. An update's fan-out is one socket write per client, so clients spread over N
     processes are served by N cores at once (docs/performance.md). Their output is passed on;
-    see ``wait_listening``."""
+    see ``wait_listening``. The Redis URL goes in their environment, not their command line:
+    a password there would be in ``ps`` and ``/proc/PID/cmdline`` for every local user."""
     command = [sys.executable, "-m", "hub", "serve", "--role", "edge", "--reuse-port"]
-    command += ["--config", str(args.config), "--redis", args.redis]
+    command += ["--config", str(args.config)]
     command += ["--host", args.host, "--port", str(port)]
     command += ["--max-per-address", str(args.max_per_address)]
     for proxy in args.trusted_proxy or ():  # else the workers read the same environment
         command += ["--trusted-proxy", proxy]
-    return [subprocess.Popen(command, stdout=subprocess.PIPE) for _ in range(args.processes - 1)]
+    env = {**os.environ, REDIS_ENV: args.redis}
+    return [
+        subprocess.Popen(command, stdout=subprocess.PIPE, env=env)
+        for _ in range(args.processes - 1)
+    ]
 
 
 async def wait_listening(workers: list[subprocess.Popen[bytes]], timeout: float = 60.0) -> None:

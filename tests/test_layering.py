@@ -43,6 +43,7 @@ LAYERS: dict[str, int] = {
     "hub.domain.strength_tables": 0,  # numpy batch evaluation (tables from phevaluator)
     "hub.domain.equity": 0,  # win/tie probabilities and outs
     "hub.engine": 1,  # pure tournament state machine, projections, topic registry
+    "hub.redact": 1,  # passwords out of URLs and log lines
     "hub.codec": 2,
     "hub.channels": 2,
     "hub.tasks": 2,
@@ -51,6 +52,7 @@ LAYERS: dict[str, int] = {
     "hub.configfile": 2,
     "hub.deckfile": 2,
     "hub.redis_acl": 3,
+    "hub.notes": 3,  # the notes stream's entries, bounded
     "hub.cliargs": 3,  # options every command shares (reads the deck-key names)
     "hub.progress": 2,
     "hub.auth": 2,
