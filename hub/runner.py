@@ -57,6 +57,7 @@ from hub.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
 
 log = logging.getLogger("duplicast")
 
+NO_HUB_TIMEOUT = 10.0  # seconds: a hub restarting (lease, rebuild) answers well within it
 NO_CONSOLES_WARNING = (
     "duplicast serve: WARNING: the tournament file has no [consoles] section: any console "
     "name is accepted, and whoever writes a table first under a name holds that name "
@@ -354,9 +355,8 @@ async def run_export(args: argparse.Namespace) -> int:
 
 
 async def run_console(args: argparse.Namespace) -> int:
-    from hub.console import load_events, replay_log
+    from hub.hubwatch import ConsoleFailure
     from hub.outbox import default_outbox_template
-    from hub.progress import Progress
 
     outbox = None if args.no_outbox else (args.outbox or default_outbox_template())
     phh_config, phh = None, None
@@ -366,68 +366,91 @@ async def run_console(args: argparse.Namespace) -> int:
     bus = open_bus(args.redis)
     await bus.connect()
     try:
-        if args.action == "send":
-            fields = _parse_fields(args.fields)
-            events = [
-                {
-                    "tournament": args.tournament,
-                    "table": args.table,
-                    "console": args.console or f"table{args.table}",
-                    "seq": args.seq,
-                    "v": 1,
-                    **fields,
-                }
-            ]
-            report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False)
-        elif phh_config is not None and phh is not None:
-            report = await replay_log(bus, phh_config.id, phh, pace=args.pace, outbox=outbox)
-        elif args.action == "replay":
-            if args.tournament is None or args.log is None:
-                print("console replay: needs --tournament and a log (or --phh)", file=sys.stderr)
-                return 2
-            events = load_events(args.log)
-            with Progress(len(events), "console replay", enabled=args.progress) as bar:
-                report = await replay_log(
-                    bus,
-                    args.tournament,
-                    events,
-                    pace=args.pace,
-                    outbox=outbox,
-                    on_answer=bar.advance,
-                )
-        else:
-            config, decks = load_tournament(args.config)
-            from hub.engine.simulate import simulate_session
-
-            seed = args.seed if args.seed is not None else int(time.time())
-            print(f"duplicast console simulate: seed {seed}", file=sys.stderr, flush=True)
-            rng = random.Random(seed)
-            tables = [args.table] if args.table else None
-            events = list(simulate_session(config, decks, rng, tables=tables))
-            with Progress(len(events), "console simulate", enabled=args.progress) as bar:
-                report = await replay_log(
-                    bus, config.id, events, pace=args.pace, outbox=outbox, on_answer=bar.advance
-                )
-        print(
-            f"{report.events} events from {report.consoles} console(s) in {report.seconds:.1f} s: "
-            f"{report.accepted} accepted, {report.rejected} rejected, "
-            f"{report.duplicates} duplicates, {report.resent} resent"
-            + (
-                f", {report.already} already held by the hub (nothing applied)"
-                if report.already
-                else ""
-            )
-            + (
-                f"; from the outbox: {report.restored} unanswered resent, "
-                f"{report.skipped} sent before"
-                if report.restored or report.skipped
-                else ""
-            ),
-            flush=True,
-        )
-        return 1 if report.rejected or (report.already and args.action == "send") else 0
+        return await _console_action(args, bus, outbox, phh_config, phh)
+    except ConsoleFailure as exc:  # nobody answers, or Redis refuses: resending cannot help
+        print(f"duplicast console {args.action}: {exc}", file=sys.stderr, flush=True)
+        return 1
     finally:
         await bus.close()
+
+
+async def _console_action(
+    args: argparse.Namespace,
+    bus: Any,
+    outbox: str | None,
+    phh_config: Any = None,
+    phh: list[dict[str, Any]] | None = None,
+) -> int:
+    from hub.console import load_events, replay_log
+    from hub.progress import Progress
+
+    wait = {"no_hub_timeout": args.no_hub_timeout}
+    if args.action == "send":
+        fields = _parse_fields(args.fields)
+        events = [
+            {
+                "tournament": args.tournament,
+                "table": args.table,
+                "console": args.console or f"table{args.table}",
+                "seq": args.seq,
+                "v": 1,
+                **fields,
+            }
+        ]
+        report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False, **wait)
+    elif phh_config is not None and phh is not None:  # read before Redis was opened
+        report = await replay_log(bus, phh_config.id, phh, pace=args.pace, outbox=outbox, **wait)
+    elif args.action == "replay":
+        if args.tournament is None or args.log is None:
+            print("console replay: needs --tournament and a log (or --phh)", file=sys.stderr)
+            return 2
+        events = load_events(args.log)
+        with Progress(len(events), "console replay", enabled=args.progress) as bar:
+            report = await replay_log(
+                bus,
+                args.tournament,
+                events,
+                pace=args.pace,
+                outbox=outbox,
+                on_answer=bar.advance,
+                **wait,
+            )
+    else:
+        config, decks = load_tournament(args.config)
+        from hub.engine.simulate import simulate_session
+
+        seed = args.seed if args.seed is not None else int(time.time())
+        print(f"duplicast console simulate: seed {seed}", file=sys.stderr, flush=True)
+        rng = random.Random(seed)
+        tables = [args.table] if args.table else None
+        events = list(simulate_session(config, decks, rng, tables=tables))
+        with Progress(len(events), "console simulate", enabled=args.progress) as bar:
+            report = await replay_log(
+                bus,
+                config.id,
+                events,
+                pace=args.pace,
+                outbox=outbox,
+                on_answer=bar.advance,
+                **wait,
+            )
+    print(
+        f"{report.events} events from {report.consoles} console(s) in {report.seconds:.1f} s: "
+        f"{report.accepted} accepted, {report.rejected} rejected, "
+        f"{report.duplicates} duplicates, {report.resent} resent"
+        + (
+            f", {report.already} already held by the hub (nothing applied)"
+            if report.already
+            else ""
+        )
+        + (
+            f"; from the outbox: {report.restored} unanswered resent, {report.skipped} sent before"
+            if report.restored or report.skipped
+            else ""
+        ),
+        flush=True,
+    )
+    return 1 if report.rejected or (report.already and args.action == "send") else 0
 
 
 def phh_events(
@@ -671,6 +694,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         )
         parser.add_argument(
             "--no-outbox", action="store_true", help="keep the outbox in memory only"
+        )
+        parser.add_argument(
+            "--no-hub-timeout",
+            type=float,
+            default=NO_HUB_TIMEOUT,
+            metavar="SECONDS",
+            help="give up (one line, exit 1) when an event waits this long with nothing heard "
+            "from any hub: none serves the tournament on this Redis (0: wait for ever)",
         )
     c.set_defaults(func=_sync(run_console))
 

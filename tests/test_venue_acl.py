@@ -132,6 +132,14 @@ async def test_every_role_runs_with_its_own_user(venue, tmp_path: Path) -> None:
         for url in urls.values():  # and no password in any log line
             assert url.split(":")[2].split("@")[0] not in text, name
     await least_privilege(urls, names)
+    # The console CLI with another table: refused by Redis, said in one line, exit 1 at once.
+    send = ["console", "send", "--tournament", config.id, "--table", "2", "--console", "table1"]
+    wrong = duplicast([*send, "--seq", "1", "--no-outbox", "type=start", "deal=1"],
+                      tmp_path / "wrong.log", urls["table1"])  # fmt: skip
+    assert await asyncio.to_thread(wrong.wait, 60) == 1
+    said = (tmp_path / "wrong.log").read_text()
+    assert "duplicast console" in said and "permission" in said.lower(), said
+    assert urls["table1"].split(":")[2].split("@")[0] not in said
 
 
 async def play_through_the_edges(config, ports: list[int], urls, tmp_path: Path) -> None:

@@ -256,6 +256,9 @@ class RedisSubscription(BufferedSubscription):
                     await _quietly(connection.disconnect(nowait=True))
         except asyncio.CancelledError:
             raise
+        except ResponseError as exc:  # refused (an ACL): one line, its subscriber reports it
+            log.error("subscription %r refused by Redis: %s", self.pattern, exc)
+            self._fail(exc)
         except Exception as exc:
             log.exception("subscription %r failed", self.pattern)
             self._fail(exc)
