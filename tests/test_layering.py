@@ -79,6 +79,7 @@ LAYERS: dict[str, int] = {
     "hub.edge": 8,
     "hub.embedded": 8,
     "hub.demo": 9,
+    "hub.consolecli": 9,  # `duplicast console` (runner imports it)
     "hub.runner": 10,
     "hub.cli": 11,
     "hub.__main__": 12,
