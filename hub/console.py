@@ -441,7 +441,7 @@ class ConsoleClient:
         if self.failure is not None:
             return
         self.failure = ConsoleFailure(message)
-        log.error("console %s: %s", self.console, message)
+        log.debug("console %s: %s", self.console, message)  # the caller reports it
         for pending in self._outbox.values():
             pending.future.cancel()
         self._outbox.clear()
