@@ -38,6 +38,7 @@ from hub.cliargs import (
 from hub.configfile import load_config
 from hub.console import EventLogError
 from hub.consolecli import NO_HUB_TIMEOUT, run_console
+from hub.consolecli import phh_events as phh_events  # re-exported: it lived here
 from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
 from hub.demo import run_demo
 from hub.domain.config import ConfigError
