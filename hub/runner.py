@@ -12,10 +12,8 @@ import argparse
 import asyncio
 import logging
 import os
-import random
 import subprocess
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -36,6 +34,8 @@ from hub.cliargs import (
 )
 from hub.configfile import load_config
 from hub.console import EventLogError
+from hub.consolecli import NO_HUB_TIMEOUT, run_console
+from hub.consolecli import phh_events as phh_events  # re-exported: it lived here
 from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
 from hub.demo import run_demo
 from hub.domain.config import ConfigError
@@ -44,7 +44,6 @@ from hub.embedded import (
     OVERLAYS,
     SAMPLE_CONFIG,
     IngestSource,
-    load_tournament,
     until_signalled,
     weak_tokens_refused,
 )
@@ -58,6 +57,12 @@ from hub.server import ListenError
 from hub.workers import raise_open_files, start_edge_workers, stop_workers, wait_listening
 
 log = logging.getLogger("duplicast")
+
+NO_CONSOLES_WARNING = (
+    "duplicast serve: WARNING: the tournament file has no [consoles] section: any console "
+    "name is accepted, and whoever writes a table first under a name holds that name "
+    "(list each console and its table in [consoles]; docs/security.md)"
+)
 
 
 async def run_serve(args: argparse.Namespace) -> int:
@@ -86,6 +91,8 @@ async def run_serve(args: argparse.Namespace) -> int:
     raise_open_files()
     config = load_config(args.config)
     print(_serve_line(args, config, proxies), file=sys.stderr, flush=True)
+    if args.role in ("ingest", "all") and not config.consoles:
+        print(NO_CONSOLES_WARNING, file=sys.stderr, flush=True)
     if args.role != "projector" and args.worker_of is None:
         for warning in roles_off(auth.commentator_token, auth.operator_token):
             print(f"duplicast serve: warning: {warning}", file=sys.stderr, flush=True)
@@ -324,129 +331,6 @@ async def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-async def run_console(args: argparse.Namespace) -> int:
-    from hub.console import load_events, replay_log
-    from hub.outbox import default_outbox_template
-    from hub.progress import Progress
-
-    outbox = None if args.no_outbox else (args.outbox or default_outbox_template())
-    phh_config, phh = None, None
-    if args.action == "replay" and args.phh:  # files first: a bad one is said before Redis
-        phh_config = load_config(args.config)
-        phh = phh_events(phh_config, args.phh, args.table, args.console, args.deal)
-    bus = open_bus(args.redis)
-    await bus.connect()
-    try:
-        if args.action == "send":
-            fields = _parse_fields(args.fields)
-            events = [
-                {
-                    "tournament": args.tournament,
-                    "table": args.table,
-                    "console": args.console or f"table{args.table}",
-                    "seq": args.seq,
-                    "v": 1,
-                    **fields,
-                }
-            ]
-            report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False)
-        elif phh_config is not None and phh is not None:
-            report = await replay_log(bus, phh_config.id, phh, pace=args.pace, outbox=outbox)
-        elif args.action == "replay":
-            if args.tournament is None or args.log is None:
-                print("console replay: needs --tournament and a log (or --phh)", file=sys.stderr)
-                return 2
-            events = load_events(args.log)
-            with Progress(len(events), "console replay", enabled=args.progress) as bar:
-                report = await replay_log(
-                    bus,
-                    args.tournament,
-                    events,
-                    pace=args.pace,
-                    outbox=outbox,
-                    on_answer=bar.advance,
-                )
-        else:
-            config, decks = load_tournament(args.config)
-            from hub.engine.simulate import simulate_session
-
-            seed = args.seed if args.seed is not None else int(time.time())
-            print(f"duplicast console simulate: seed {seed}", file=sys.stderr, flush=True)
-            rng = random.Random(seed)
-            tables = [args.table] if args.table else None
-            events = list(simulate_session(config, decks, rng, tables=tables))
-            with Progress(len(events), "console simulate", enabled=args.progress) as bar:
-                report = await replay_log(
-                    bus, config.id, events, pace=args.pace, outbox=outbox, on_answer=bar.advance
-                )
-        print(
-            f"{report.events} events from {report.consoles} console(s) in {report.seconds:.1f} s: "
-            f"{report.accepted} accepted, {report.rejected} rejected, "
-            f"{report.duplicates} duplicates, {report.resent} resent"
-            + (
-                f", {report.already} already held by the hub (nothing applied)"
-                if report.already
-                else ""
-            )
-            + (
-                f"; from the outbox: {report.restored} unanswered resent, "
-                f"{report.skipped} sent before"
-                if report.restored or report.skipped
-                else ""
-            ),
-            flush=True,
-        )
-        return 1 if report.rejected or (report.already and args.action == "send") else 0
-    finally:
-        await bus.close()
-
-
-def phh_events(
-    config: Any, files: list[Path], table: int, console: str | None, deal: int | None
-) -> list[dict[str, Any]]:
-    """The console events of PHH hands played one after another at ``table``."""
-    from hub.domain.phh import read_phh
-    from hub.phhfiles import ImportRefused, console_events, hands_in
-
-    if table not in config.deal_orders:
-        raise SystemExit(f"console replay: table {table} is not in {config.id}")
-    order = list(config.deal_orders[table])
-    start = order.index(deal) if deal is not None and deal in order else 0
-    if deal is not None and deal not in order:
-        raise SystemExit(f"console replay: deal {deal} is not played at table {table}")
-    events: list[dict[str, Any]] = []
-    hands = [(name, data) for path in files for name, data in hands_in(path)]
-    if len(hands) > len(order) - start:
-        raise SystemExit(
-            f"console replay: {len(hands)} hands, table {table} has deals left "
-            f"for {len(order) - start}"
-        )
-    for (name, data), deal_no in zip(hands, order[start:], strict=False):
-        try:
-            if isinstance(data, str):
-                raise ImportRefused(data)
-            phh = read_phh(data)
-            events += console_events(
-                config, phh, table=table, deal=deal_no, console=console or f"table{table}"
-            )
-        except (ImportRefused, ValueError, KeyError) as exc:
-            raise SystemExit(f"console replay: {name}: {exc}") from None
-    return events
-
-
-def _parse_fields(pairs: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, _, value = pair.partition("=")
-        if key == "seats":
-            out[key] = [int(v) for v in value.split(",") if v]
-        elif value.lstrip("-").isdigit():
-            out[key] = int(value)
-        else:
-            out[key] = value
-    return out
-
-
 def run_loop(coro: Awaitable[int]) -> int:
     """Run a command's coroutine on uvloop when installed (uvicorn[standard] brings it: the
     fan-out's socket writes and Redis reads cost less there), else on asyncio's loop."""
@@ -673,6 +557,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         )
         parser.add_argument(
             "--no-outbox", action="store_true", help="keep the outbox in memory only"
+        )
+        parser.add_argument(
+            "--no-hub-timeout",
+            type=finite,
+            default=NO_HUB_TIMEOUT,
+            metavar="SECONDS",
+            help="give up (one line, exit 1) when an event waits this long with nothing heard "
+            "from any hub: none serves the tournament on this Redis (0: wait for ever)",
         )
     c.set_defaults(func=_sync(run_console))
 

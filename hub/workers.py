@@ -15,6 +15,8 @@ import threading
 import time
 from typing import Any
 
+from hub.cliargs import REDIS_ENV
+
 __all__ = ["raise_open_files", "start_edge_workers", "stop_workers", "wait_listening"]
 
 log = logging.getLogger("duplicast")
@@ -42,10 +44,12 @@ def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.P
     its own. An update's fan-out is one socket write per client, so clients spread over N
     processes are served by N cores at once (docs/performance.md). Their output is passed on;
     see ``wait_listening``. Each ends with this process however it ends (``hub.lifeline``:
-    its stdin is a pipe only we hold, and on Linux the kernel kills it when we exit)."""
+    its stdin is a pipe only we hold, and on Linux the kernel kills it when we exit). The
+    Redis URL goes in their environment, not their command line: a password there would be
+    in ``ps`` and ``/proc/PID/cmdline`` for every local user."""
     command = [sys.executable, "-m", "hub", "serve", "--role", "edge", "--reuse-port"]
     command += ["--worker-of", str(os.getpid())]
-    command += ["--config", str(args.config), "--redis", args.redis]
+    command += ["--config", str(args.config)]
     command += ["--host", args.host, "--port", str(port)]
     command += ["--max-per-address", str(args.max_per_address)]
     command += ["--request-timeout", str(args.request_timeout)]
@@ -53,8 +57,9 @@ def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.P
         command += ["--trusted-proxy", proxy]
     if args.max_pending_requests is not None:
         command += ["--max-pending-requests", str(args.max_pending_requests)]
+    env = {**os.environ, REDIS_ENV: args.redis}
     return [
-        subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         for _ in range(args.processes - 1)
     ]
 
