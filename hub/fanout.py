@@ -643,6 +643,22 @@ class Fanout:
         clients.add(client)
         return None
 
+    def refresh(self) -> None:
+        """Send every subscriber a fresh catch-up of each topic it holds, in place of anything
+        queued for it (the store turned live: a takeover or a rebuild; what clients hold may be
+        another writer's). Through the stale-topic path: nothing older follows."""
+        self._settle()
+        for client in list(self.clients):
+            if client.closed or not client.topics:
+                continue
+            for topic in client.topics:
+                client.drop_topic(topic)
+            client.stale.update(client.topics)
+            client._rearm()
+            if not client._dirty:
+                client._dirty = True
+                self._mark_dirty(client)
+
     def unsubscribe(self, client: Client, topic: str) -> None:
         client.topics.discard(topic)
         client.drop_topic(topic)
