@@ -83,7 +83,10 @@ class Frame:
         return cls(
             message["seq"],
             message["type"] == "snapshot",
-            {"json": Outgoing(_json(message), True), "msgpack": Outgoing(pack(message), False)},
+            {
+                "json": Outgoing(_json(message), True, message["seq"]),
+                "msgpack": Outgoing(pack(message), False, message["seq"]),
+            },
         )
 
     @classmethod
@@ -140,7 +143,7 @@ def decode_feed(data: bytes) -> FeedMessage:
         and isinstance(m, bytes)
     ):
         raise CodecError("not a feed message: wrong field types")
-    outs = {"json": Outgoing(j, True), "msgpack": Outgoing(m, False)}
+    outs = {"json": Outgoing(j, True, s), "msgpack": Outgoing(m, False, s)}
     return FeedMessage((a, t), Frame(s, bool(msg.get("f")), outs))
 
 
@@ -162,7 +165,8 @@ def decode_snapshot(data: bytes) -> Frame:
     j, m = msg.get("j"), msg.get("m")
     if not (isinstance(j, bytes) and isinstance(m, bytes)):
         raise CodecError("not a topic snapshot: wrong field types")
-    return Frame(msg["s"], True, {"json": Outgoing(j, True), "msgpack": Outgoing(m, False)})
+    seq = msg["s"]
+    return Frame(seq, True, {"json": Outgoing(j, True, seq), "msgpack": Outgoing(m, False, seq)})
 
 
 def snapshot_payload(frame: Frame) -> dict[str, Any]:
