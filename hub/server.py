@@ -47,7 +47,7 @@ class FeedSource(Protocol):
     """What the app needs from the process that owns the topics."""
 
     tournament: str
-    store: Any  # hub.feed store: ``snapshot(key) -> (seq, payload)``, ``catch_up``
+    store: Any  # hub.feed store: ``snapshot(key) -> (seq, payload)``, ``available``, ``catch_up``
     fanout: Fanout
 
     def ready(self) -> bool: ...
@@ -68,6 +68,9 @@ class FeedSource(Protocol):
 
 
 SELECT = ("scope", "stage", "session", "group")  # the standings' REST query parameters
+RETRY_AFTER = 2
+"""Seconds a REST client is told to wait (``Retry-After``) when this process holds no current
+state of a topic: a standby ingest takes over within its lease's time to live (5 s)."""
 
 
 def _json(body: Any, status: int = 200) -> Response:
@@ -165,7 +168,14 @@ class _Endpoints:
             return _json({"error": code, "message": f"topic {topic} needs the {needs} role"}, 403)
         if code is not None:
             return _json({"error": "not_found", "message": f"no topic named {topic!r}"}, 404)
-        seq, payload = self.source.store.snapshot((audience_for(role), topic))
+        key = (audience_for(role), topic)
+        store = self.source.store
+        if not store.available(key):  # a standby, a takeover, an edge not yet in sync
+            message = f"no current state of topic {topic} here yet: retry shortly"
+            answer = _json({"error": "unavailable", "message": message}, 503)
+            answer.headers["retry-after"] = str(RETRY_AFTER)
+            return answer
+        seq, payload = store.snapshot(key)
         if seq == 0:
             return _json({"error": "not_found", "message": f"topic {topic} has no data yet"}, 404)
         if topic == "standings":
