@@ -203,7 +203,7 @@ def _run_decks(args: argparse.Namespace) -> int:
 def _add_acl(sub: Sub) -> None:
     p = sub.add_parser(
         "acl",
-        help="Redis ACL users: each console may publish only to its own table",
+        help="Redis ACL users: one per role and per console, each with only what it uses",
         formatter_class=HelpFormatter,
     )
     p.add_argument("--config", required=True, type=Path, help="tournament TOML file")

@@ -45,14 +45,20 @@ LAYERS: dict[str, int] = {
     "hub.domain.equity": 0,  # win/tie probabilities and outs
     "hub.domain.games": 0,  # one folder per game (rules, views, plug-in), pure like the core
     "hub.engine": 1,  # pure tournament state machine, projections, topic registry
+    "hub.redact": 1,  # passwords out of URLs and log lines
     "hub.codec": 2,
     "hub.channels": 2,
     "hub.tasks": 2,
+    "hub.lifeline": 2,  # a worker process that ends with its parent
+    "hub.links": 2,  # the links a running hub prints (demo, serve)
+    "hub.workers": 4,  # the edge worker processes of serve --processes N (reads REDIS_ENV)
     "hub.logs": 2,
     "hub.outbox": 2,
     "hub.configfile": 2,
     "hub.deckfile": 2,
     "hub.redis_acl": 3,
+    "hub.notes": 3,  # the notes stream's entries, bounded
+    "hub.hubwatch": 2,  # whether any hub answers a console
     "hub.cliargs": 3,  # options every command shares (reads the deck-key names)
     "hub.progress": 2,
     "hub.auth": 2,
@@ -64,6 +70,7 @@ LAYERS: dict[str, int] = {
     "hub.fanout": 4,
     "hub.metrics": 5,
     "hub.feedsocket": 5,
+    "hub.httpguard": 5,  # the bound on incomplete HTTP requests (uvicorn protocols)
     "hub.feed": 5,
     "hub.console": 5,
     "hub.server": 6,
@@ -78,6 +85,7 @@ LAYERS: dict[str, int] = {
     "hub.edge": 8,
     "hub.embedded": 8,
     "hub.demo": 9,
+    "hub.consolecli": 9,  # `duplicast console` (runner imports it)
     "hub.runner": 10,
     "hub.cli": 11,
     "hub.__main__": 12,
