@@ -14,7 +14,17 @@ from typing import Any
 
 import msgpack
 
-__all__ = ["MAX_MESSAGE_BYTES", "CodecError", "from_json", "pack", "to_json", "unpack"]
+from hub.engine.events import decode_event
+
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "CodecError",
+    "from_json",
+    "pack",
+    "to_json",
+    "unpack",
+    "unpack_event",
+]
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 """Largest message either decoder accepts; far above any event or snapshot we produce."""
@@ -68,6 +78,17 @@ def unpack(data: bytes | bytearray | memoryview) -> Any:
         raise CodecError("trailing bytes after the msgpack object") from exc
     except Exception as exc:  # ValueError, TypeError (unhashable key), RecursionError, ...
         raise CodecError(f"malformed msgpack: {type(exc).__name__}: {exc}") from exc
+
+
+def unpack_event(data: bytes | bytearray | memoryview) -> Any:
+    """A console event message: its checked ``ConsoleEvent`` when msgspec decodes it straight
+    into its class (``hub.engine.events.decode_event``), else what ``unpack`` makes of it (for
+    ``parse_event`` to accept alike or refuse word for word). The size is bounded first."""
+    if isinstance(data, bytes) and len(data) <= MAX_MESSAGE_BYTES:
+        event = decode_event(data)
+        if event is not None:
+            return event
+    return unpack(data)
 
 
 def to_json(obj: Any) -> bytes:

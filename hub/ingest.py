@@ -519,7 +519,7 @@ class Ingest:
                 self._tables.clear()
             table = self._tables[channel] = self.names.table_of(channel)
         try:
-            raw = codec.unpack(data)
+            raw = codec.unpack_event(data)  # a ConsoleEvent, or the map for parse_event
         except codec.CodecError as exc:
             self.metrics.event("rejected")
             self.metrics.reject("bad_schema")

@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hub import codec
 from hub.codec import MAX_MESSAGE_BYTES, CodecError, from_json, pack, to_json, unpack
+from hub.engine.events import Bet, parse_event
 
 scalars = (
     st.none()
@@ -178,3 +180,22 @@ def test_corrupted_messages_decode_or_raise_codec_error(value: object, data: st.
 
 def test_matches_reference_msgpack_encoding() -> None:
     assert pack(EVENT) == msgpack.packb(EVENT, use_bin_type=True)
+
+
+def test_a_console_event_is_decoded_straight_into_its_class_or_left_to_parse_event() -> None:
+    raw = {"v": 1, "tournament": "t", "table": 2, "console": "c", "seq": 3, "type": "bet"}
+    plain = codec.unpack_event(pack({**raw, "seat": 1, "amount": 200}))
+    assert type(plain) is Bet and plain.amount == 200  # no dict on the way
+    bent = codec.unpack_event(pack({**raw, "seat": 1, "amount": -5}))
+    assert bent == {**raw, "seat": 1, "amount": -5}  # parse_event names the fault
+    with pytest.raises(Exception, match="field 'amount' must be at least 0, got -5"):
+        parse_event(bent)
+
+
+def test_an_oversized_event_is_refused_before_any_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    def never(data: bytes) -> None:
+        raise AssertionError("decoded an oversized message")
+
+    monkeypatch.setattr(codec, "decode_event", never)
+    with pytest.raises(CodecError, match="exceeds"):
+        codec.unpack_event(b"\x91" + b"\xc0" * MAX_MESSAGE_BYTES)

@@ -803,6 +803,8 @@ class Engine:
 def _address(raw: Any) -> tuple[str | None, int | None]:
     """Best-effort console and seq of even a malformed event, to address its rejection."""
     if not isinstance(raw, Mapping):
+        if isinstance(raw, ConsoleEvent):  # decoded and checked already (``decode_event``)
+            return raw.console, raw.seq
         return None, None
     console = raw.get("console")
     seq = raw.get("seq")
@@ -813,6 +815,8 @@ def _address(raw: Any) -> tuple[str | None, int | None]:
 
 
 def _table(raw: Any) -> int | None:
+    if isinstance(raw, ConsoleEvent):
+        return raw.table
     table = raw.get("table") if isinstance(raw, Mapping) else None
     return table if isinstance(table, int) and not isinstance(table, bool) else None
 

@@ -315,6 +315,8 @@ def parse_event(raw: Any) -> ConsoleEvent:
         plain = _parse_plain(raw)
         if plain is not None:
             return plain
+    elif isinstance(raw, ConsoleEvent):  # decoded straight from msgpack (`decode_event`)
+        return raw
     return _parse_checked(raw)
 
 
