@@ -8,7 +8,7 @@ import json
 
 import msgpack
 
-from hub.engine.events import decode_event
+from hub.engine.events import decode_event, decode_event_json, parse_event
 from tests import console_events_corpus as corpus
 
 
@@ -53,11 +53,34 @@ def test_decoding_straight_from_msgpack_accepts_only_what_parse_event_accepts_al
         taken += 1
         assert golden[name][0] == "ok", name
         assert [[k, corpus._plain(v)] for k, v in event.as_record().items()] == golden[name][1]
-        assert event == corpus_event(raw), name
+        assert event == parse_event(raw), name
     assert taken > 1500  # of ~1,770 accepted: the common events do take the short way
 
 
-def corpus_event(raw: object) -> object:
-    from hub.engine.events import parse_event
+def test_decoding_json_lines_straight_accepts_only_what_parse_event_accepts_alike() -> None:
+    taken = 0
+    for name, raw in corpus.cases():
+        try:
+            line = json.dumps(raw)
+        except (TypeError, ValueError):
+            continue  # bytes: not JSON
+        event = decode_event_json(line)
+        if event is None:
+            continue
+        taken += 1
+        assert event == parse_event(json.loads(line)), name
+        assert type(event).type == event.type
+    assert taken > 1500
 
-    return parse_event(raw)
+
+def test_a_key_given_twice_counts_once_the_last_as_unpacking_does() -> None:
+    head = {"v": 1, "tournament": "t", "table": 1, "console": "c", "seq": 1}
+    pairs = [*head.items(), ("type", "fold"), ("seat", 1), ("seat", 2)]
+    data = b"\x88" + b"".join(msgpack.packb(k) + msgpack.packb(v) for k, v in pairs)
+    assert decode_event(data) == parse_event(msgpack.unpackb(data))
+    line = "{" + ",".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + "}"
+    assert decode_event_json(line) == parse_event(json.loads(line))
+    pairs[5] = ("type", "bet")  # a type twice, unlike: left to the full check
+    pairs.append(("type", "fold"))
+    line = "{" + ",".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + "}"
+    assert decode_event_json(line) is None

@@ -488,6 +488,17 @@ def _throws(raw: Mapping[str, Any]) -> str:
 
 
 _DECODER = msgspec.msgpack.Decoder(AnyEvent)
+_JSON_DECODER = msgspec.json.Decoder(AnyEvent)
+
+
+def decode_event_json(line: bytes | str) -> ConsoleEvent | None:
+    """A JSON Lines event decoded straight into its class, as `decode_event` does msgpack:
+    None for anything it is not sure of (then ``json.loads`` and `parse_event`)."""
+    try:
+        event: ConsoleEvent = _JSON_DECODER.decode(line)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return event if _sure(event) else None
 
 
 def decode_event(data: bytes) -> ConsoleEvent | None:
@@ -500,14 +511,17 @@ def decode_event(data: bytes) -> ConsoleEvent | None:
         event: ConsoleEvent = _DECODER.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
+    return event if _sure(event) else None
+
+
+def _sure(event: ConsoleEvent) -> bool:
+    """The checks of protocol v1 that the types do not hold (False: the full check decides)."""
     ts, seats = event.ts, event.seats
     if ts is not None and not -MAX_INT < ts < MAX_INT:  # NaN, inf; ints out of range (as float)
-        return None
+        return False
     if seats is not None and any(a >= b for a, b in pairwise(seats)):
-        return None  # unsorted or twice: parse_event sorts them or names the fault
-    if type(event) is Result and not _plain_result(event):
-        return None
-    return event
+        return False  # unsorted or twice: parse_event sorts them or names the fault
+    return type(event) is not Result or _plain_result(event)
 
 
 def _plain_result(event: Result) -> bool:
