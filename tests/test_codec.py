@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from hub import codec
 from hub.codec import MAX_MESSAGE_BYTES, CodecError, from_json, pack, to_json, unpack
-from hub.engine.events import Bet, parse_event
+from hub.engine.event_types import Bet
+from hub.engine.events import parse_event
 
 scalars = (
     st.none()

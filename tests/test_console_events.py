@@ -15,15 +15,13 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from hub.domain.errors import Rejection
+from hub.engine.event_types import EVENT_CLASSES, Call, Result
 from hub.engine.events import (
     _MAHJONG,
     _NEEDS,
     _OPTIONAL,
     ACTION_TYPES,
-    EVENT_CLASSES,
     EVENT_TYPES,
-    Call,
-    Result,
     _parse_checked,
     parse_event,
 )
