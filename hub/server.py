@@ -363,6 +363,10 @@ async def serve(
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
     state = getattr(app, "state", None)
+    # uvicorn's own logging config would give its loggers a handler of their own, out of reach
+    # of the root handlers' repeat filters (hub.logs): a failing endpoint polled in a loop then
+    # wrote one traceback per request. Without it they propagate to the root handlers.
+    options.setdefault("log_config", None)
     config = uvicorn.Config(
         app,
         ws=getattr(state, "ws_protocol", None) or "websockets-sansio",
