@@ -2,7 +2,8 @@
 
 Order of effects for one event (what makes delivery at-least-once and the effect exactly-once):
 1. the engine validates and applies it in memory (a refusal changes nothing);
-2. an accepted event is appended to the journal stream; only then
+2. an accepted event is appended to the journal stream, and so is a refusal that used up the
+   console's seq (a ``refused`` record: ``hub.engine.refusals``); only then
 3. the console gets its acknowledgement, carrying the journal position;
 4. topic payloads that changed are diffed and published on the feed channel, by the ingest
    itself (``feed=True``: one process, role ``all`` and the default ``ingest``) or by a projector
@@ -364,7 +365,7 @@ class Ingest:
         async with self._lock:  # journal order == apply order, also against operator commands
             self._unjournaled = True  # until the append below returns
             decided: list[tuple[Outcome, Any, str]] = []
-            accepted: list[Outcome] = []
+            accepted: list[Outcome] = []  # journaled: accepted, or refused using up a seq
             records: list[dict[str, Any]] = []
             notes: list[bytes] = []  # refusals for a projector elsewhere (feed=False)
             decide = self._decide
@@ -406,7 +407,7 @@ class Ingest:
                     replies.append(reply)
                 continue
             console = outcome.console
-            if outcome.record is None:  # (the accepted ones are counted once, below)
+            if not outcome.ok or outcome.record is None:  # (accepted ones: counted below)
                 if outcome.duplicate:
                     duplicates += 1
                 else:
@@ -424,8 +425,9 @@ class Ingest:
                 errors = self.names.errors(self.names.table_of(channel))
                 answers.append((errors, pack(outcome.ack)))
                 answered.append(None)
-        if accepted:
-            self.metrics.event("accepted", len(accepted))
+        accepted_count = sum(1 for outcome in accepted if outcome.ok)
+        if accepted_count:
+            self.metrics.event("accepted", accepted_count)
         if duplicates:
             self.metrics.event("duplicate", duplicates)
         # A refused event's answer and seq are persisted before the answer goes out: a

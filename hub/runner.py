@@ -295,7 +295,7 @@ def _run_export_command(args: argparse.Namespace) -> int:
 
 async def run_export(args: argparse.Namespace) -> int:
     """`duplicast export --events`: the journal as the JSON Lines `replay` reads."""
-    from hub.export import dumps, journal_events
+    from hub.export import dumps, header, journal_events
 
     config = load_config(args.config)
     bus = open_bus(args.redis)
@@ -303,6 +303,7 @@ async def run_export(args: argparse.Namespace) -> int:
     count = 0
     out = args.out.open("w", encoding="utf-8") if args.out else sys.stdout
     try:
+        out.write(dumps(header(config.id)) + "\n")
         async for event in journal_events(bus, config.id):
             out.write(dumps(event) + "\n")
             count += 1
