@@ -72,6 +72,12 @@ class Channels:
         return f"{self.prefix}:notes"
 
     @property
+    def epoch(self) -> str:
+        """The event epoch: made by the ingest's first start on this Redis and database, kept
+        across restarts; the consoles key their outboxes to it (a rehearsal's is another)."""
+        return f"{self.prefix}:epoch"
+
+    @property
     def lease(self) -> str:
         return f"{self.prefix}:ingest"
 
@@ -95,4 +101,5 @@ class Channels:
             self.seqs,
             self.rejected,
             self.notes,
+            self.epoch,
         )

@@ -198,7 +198,18 @@ class ConsoleClient:
         if self._subscription is not None:
             return
         if self.outbox_path is not None and self._store is None:
-            self._store = Outbox(self.outbox_path, self.tournament, self.table, self.console)
+            epoch = await self._epoch()
+            store = Outbox(self.outbox_path, self.tournament, self.table, self.console, epoch)
+            if store.set_aside is not None:
+                log.warning(
+                    "console %s: %s is the outbox of another hub (a rehearsal?), not of this "
+                    "one (epoch %s): set aside as %s, nothing of it sent; numbering from 1",
+                    self.console,
+                    self.outbox_path,
+                    epoch,
+                    store.set_aside,
+                )
+            self._store = store
         self._subscription = self.bus.subscribe(ack_channel(self.tournament, self.console))
         await self._subscription.ready()
         if self._store is not None:
@@ -207,6 +218,16 @@ class ConsoleClient:
             asyncio.create_task(self._receive(), name=f"console-acks:{self.console}"),
             asyncio.create_task(self._resend_loop(), name=f"console-resend:{self.console}"),
         ]
+
+    async def _epoch(self) -> str:
+        """The hub's event epoch (``dup:{t}:epoch``); "" while no hub ever started there."""
+        found = await self.bus.get(Channels(self.tournament).epoch)
+        if found is None:
+            log.warning(
+                "console %s: no hub has started on this Redis yet (no event epoch)", self.console
+            )
+            return ""
+        return found.decode("utf-8", "replace")
 
     async def close(self) -> None:
         """Stop listening and resending; unacknowledged sends are cancelled (an outbox on disk

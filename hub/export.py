@@ -11,8 +11,9 @@ operator commands they were, through the same checks.
 A refusal that used up a console's seq is a line of its own,
 ``{"refused": {"console", "seq", "table", "code", "error"}, "event": <as sent>, "ts"}``: `replay`
 marks that seq answered as the hub did (without it, every later event of that console was a
-``seq_gap``). The first line, ``{"journal": {"tournament", "format"}}``, says every other line
-was accepted by the hub unless marked ``refused``: `replay` exits non-zero if it refuses one.
+``seq_gap``). The first line, ``{"journal": {"tournament", "epoch", "format"}}``, says every
+other line was accepted by the hub unless marked ``refused``: `replay` exits non-zero if it
+refuses one.
 ``ts`` is the hub's clock at full precision (a clock boundary replays on the same side).
 """
 
@@ -33,9 +34,10 @@ PAGE = 1000  # journal records read per request
 FORMAT = 2  # 2: refused records and the header line
 
 
-def header(tournament: str) -> dict[str, Any]:
-    """The export's first line: what `replay` needs to know the log is a journal."""
-    return {"journal": {"tournament": tournament, "format": FORMAT}}
+def header(tournament: str, epoch: str | None = None) -> dict[str, Any]:
+    """The export's first line: what `replay` needs to know the log is a journal, and which
+    hub wrote it (its event epoch)."""
+    return {"journal": {"tournament": tournament, "epoch": epoch, "format": FORMAT}}
 
 
 def log_line(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,10 @@ Every event gets an answer: on ``dup:{t}:ack:{console}``, or, when nothing in it
 console (not msgpack, not a map, no console field), on ``dup:{t}:errors:{table}``. A refused
 event's answer is persisted (``dup:{t}:rejected``) with the consoles' seq high-water marks
 (``dup:{t}:consoles``), so a resend after a restart is told the same refusal.
+
+The event epoch (``dup:{t}:epoch``) is written by the first ingest that starts on a Redis (and
+database) and kept by every later one: the consoles key their outboxes to it, so an outbox of a
+rehearsal on another Redis is never taken for this event's.
 """
 
 from __future__ import annotations
@@ -71,6 +75,12 @@ rebuilt and diffed once, not each time). When nothing waits it is published at o
 are never held back."""
 
 
+def new_epoch() -> str:
+    """An event epoch: when the hub first started on this Redis, and a random part (two
+    Redis servers or databases never share one)."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:12]
+
+
 class Ingest:
     """The single writer of a tournament: owns the Engine, the journal and the feed seqs."""
 
@@ -103,6 +113,7 @@ class Ingest:
         self.lost = False
         self.replayed = 0
         self.last_position = "0-0"
+        self.epoch = ""  # this Redis's event epoch (``dup:{t}:epoch``), read at start
         self.lease_ttl = lease_ttl
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.token = 0  # fencing token of our claim of the lease (0: none)
@@ -160,6 +171,11 @@ class Ingest:
         await self._run()
 
     async def _run(self) -> None:
+        made = new_epoch().encode()
+        self.epoch = (await self.bus.set_once(self.names.epoch, made)).decode("utf-8", "replace")
+        log.info(
+            "event epoch %s (%s)", self.epoch, "new" if made == self.epoch.encode() else "kept"
+        )
         await self.rebuild()
         for pattern, buffer in (
             (self.names.consoles_pattern, CONSOLE_BUFFER),

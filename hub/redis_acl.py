@@ -41,7 +41,8 @@ class Credential:
 
 
 def console_rules(tournament: str, console: str, table: int) -> str:
-    """The ACL rules of one console: its table's console channel out, its answers in."""
+    """The ACL rules of one console: its table's console channel out, its answers in, and
+    the event epoch read."""
     names = Channels(tournament)
     channels = (
         names.console(table),
@@ -49,8 +50,9 @@ def console_rules(tournament: str, console: str, table: int) -> str:
         names.errors(table),
     )
     allowed = " ".join(f"&{c}" for c in channels)
-    commands = "+publish +subscribe +psubscribe +unsubscribe +punsubscribe +ping"
-    return f"resetkeys resetchannels {allowed} -@all {commands}"
+    # GET of the event epoch only: what the console keys its outbox to (hub.outbox).
+    commands = "+publish +subscribe +psubscribe +unsubscribe +punsubscribe +ping +get"
+    return f"resetkeys resetchannels ~{names.epoch} {allowed} -@all {commands}"
 
 
 def hub_rules(tournament: str) -> str:

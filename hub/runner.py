@@ -26,6 +26,7 @@ from redis.exceptions import RedisError
 
 from hub import logs
 from hub.bus import BusUnavailable, open_bus, redacted_url
+from hub.channels import Channels
 from hub.cliargs import HelpFormatter, add_config, add_key_file, add_progress, add_redis, seed
 from hub.configfile import load_config
 from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
@@ -303,7 +304,9 @@ async def run_export(args: argparse.Namespace) -> int:
     count = 0
     out = args.out.open("w", encoding="utf-8") if args.out else sys.stdout
     try:
-        out.write(dumps(header(config.id)) + "\n")
+        epoch = await bus.get(Channels(config.id).epoch)
+        text = None if epoch is None else epoch.decode("utf-8", "replace")
+        out.write(dumps(header(config.id, text)) + "\n")
         async for event in journal_events(bus, config.id):
             out.write(dumps(event) + "\n")
             count += 1
@@ -386,6 +389,14 @@ async def run_console(args: argparse.Namespace) -> int:
             ),
             flush=True,
         )
+        if report.events and report.skipped >= report.events and not report.restored:
+            print(
+                f"duplicast console {args.action}: NOTHING SENT: this console's outbox shows all "
+                f"{report.events} event(s) as sent to this hub before (a finished run resumed); "
+                "--no-outbox or another --outbox sends them again, with new seqs",
+                file=sys.stderr,
+            )
+            return 1
         return 1 if report.rejected or (report.already and args.action == "send") else 0
     finally:
         await bus.close()

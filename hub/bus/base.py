@@ -288,6 +288,15 @@ class Bus(abc.ABC):
     @abc.abstractmethod
     async def hgetall(self, key: str) -> dict[str, bytes]: ...
 
+    async def get(self, key: str) -> bytes | None:
+        """The value of a plain key (None: not set)."""
+        raise NotImplementedError
+
+    async def set_once(self, key: str, value: bytes) -> bytes:
+        """Set ``key`` to ``value`` unless it is set; the value it holds (the first writer's:
+        an identity made once and kept, such as the event epoch)."""
+        raise NotImplementedError
+
     @abc.abstractmethod
     async def hdel(self, key: str, fields: Iterable[str]) -> None:
         """Remove fields of a hash (missing ones are ignored)."""

@@ -71,6 +71,7 @@ class MemoryBus(Bus):
         self._subscriptions: set[MemorySubscription] = set()
         self._streams: dict[str, _Stream] = {}
         self._hashes: dict[str, dict[str, bytes]] = {}
+        self._strings: dict[str, bytes] = {}
         self._leases: dict[str, tuple[str, float]] = {}  # key -> (owner, expires at)
         self._tokens: dict[str, int] = {}  # token_key(lease) -> latest fencing token issued
 
@@ -176,6 +177,12 @@ class MemoryBus(Bus):
     async def hgetall(self, key: str) -> dict[str, bytes]:
         return dict(self._hashes.get(key, {}))
 
+    async def get(self, key: str) -> bytes | None:
+        return self._strings.get(key)
+
+    async def set_once(self, key: str, value: bytes) -> bytes:
+        return self._strings.setdefault(key, bytes(value))
+
     async def hdel(self, key: str, fields: Iterable[str]) -> None:
         found = self._hashes.get(key)
         if found is not None:
@@ -186,5 +193,6 @@ class MemoryBus(Bus):
         for key in keys:
             self._streams.pop(key, None)
             self._hashes.pop(key, None)
+            self._strings.pop(key, None)
             self._leases.pop(key, None)
             self._tokens.pop(key, None)

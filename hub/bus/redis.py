@@ -504,6 +504,17 @@ class RedisBus(Bus):
         client = self._client()
         await self._call("hset", lambda _: client.hset(key, field, value))
 
+    async def get(self, key: str) -> bytes | None:
+        client = self._client()
+        value: Any = await self._call("get", lambda _: client.get(key))
+        return None if value is None else bytes(value)
+
+    async def set_once(self, key: str, value: bytes) -> bytes:
+        client = self._client()
+        await self._call("set", lambda _: client.set(key, value, nx=True))
+        found = await self.get(key)  # (SET NX GET needs Redis 7: two round trips, once a start)
+        return bytes(value) if found is None else found
+
     async def hgetall(self, key: str) -> dict[str, bytes]:
         client = self._client()
         raw: Any = await self._call("hgetall", lambda _: client.hgetall(key))
