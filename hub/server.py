@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import math
 import socket
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from hub.engine.topics import FAMILIES, Family
 from hub.fanout import AsgiSink, Fanout
 from hub.feedsocket import MAX_MALFORMED, FeedService, OriginPolicy
 from hub.metrics import CONTENT_TYPE, Metrics
+from hub.phh_service import PhhExport, RateLimit
 
 __all__ = ["FeedSource", "RunningServer", "create_app", "serve", "tune_gc"]
 
@@ -86,6 +88,8 @@ class _Endpoints:
         self.auth = service.auth
         self.metrics = metrics
         self.valid_topic = service.valid_topic
+        self.phh: PhhExport | None = None  # made on the first request (ingest processes only)
+        self.phh_limit = RateLimit()
 
     @property
     def origin_refusals(self) -> int:
@@ -217,20 +221,30 @@ class _Endpoints:
         if engine is None:
             message = "the PHH export is served by the ingest process (--role all or ingest)"
             return _json({"error": "not_found", "message": message}, 404)
-        from hub.engine.phh_export import bundle, collect, render
-
-        hands = collect(engine.state, None if role == OPERATOR else engine.released)
-        rendered = await asyncio.to_thread(render, hands, engine.config.name)  # PokerKit is slow
+        wait = self.phh_limit.retry_after(request.client.host if request.client else "")
+        if wait > 0:  # a client looping on it: it costs the ingest's loop a little each time
+            seconds = str(max(1, math.ceil(wait)))
+            message = f"the PHH export may be asked again in {seconds} s"
+            response = _json({"error": "rate_limited", "message": message}, 429)
+            response.headers["retry-after"] = seconds
+            return response
+        if self.phh is None or self.phh.engine is not engine:
+            self.phh = PhhExport(engine)  # (hub.phh_service: cached, written off the loop)
+        got = await self.phh.bundle(role == OPERATOR)
         name = f"{self.source.tournament}.phhs"
         return Response(
-            bundle(rendered),
+            got.text,
             media_type="application/toml; charset=utf-8",
             headers={
                 "content-disposition": f'attachment; filename="{name}"',
-                "x-phh-hands": str(len(rendered.hands)),
-                "x-phh-skipped": str(len(rendered.skipped)),
+                "x-phh-hands": str(got.hands),
+                "x-phh-skipped": str(got.skipped),
             },
         )
+
+    def close(self) -> None:
+        if self.phh is not None:
+            self.phh.close()
 
     # -- operations --
 
@@ -300,6 +314,7 @@ def create_app(
         finally:
             await source.fanout.close_all()
             await service.stop()
+            ep.close()
             if manage_source:
                 await source.stop()
 
@@ -312,6 +327,7 @@ def create_app(
     app.state.feed = service
     app.state.ws_protocol = service.protocol() if raw_frames else None
     app.state.metrics = metrics
+    app.state.endpoints = ep  # (tests reach the PHH export's cache and rate limit here)
     return app
 
 

@@ -63,6 +63,7 @@ LAYERS: dict[str, int] = {
     "hub.feedsocket": 5,
     "hub.feed": 5,
     "hub.console": 5,
+    "hub.phh_service": 5,  # the PHH export cached, written in a worker process
     "hub.server": 6,
     "hub.publisher": 6,  # the feed's writer, shared by the ingest and the projector
     "hub.ingest": 7,

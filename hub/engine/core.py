@@ -445,6 +445,11 @@ class Engine:
     def released(self, group: str, deal_no: int) -> bool:
         return (group, deal_no) in self._released
 
+    @property
+    def released_count(self) -> int:
+        """(group, deal) pairs released to the public so far: grows with each release."""
+        return len(self._released)
+
     def deal_released(self, deal_no: int) -> bool:
         """Every group plays the same deck orders, so a deal is public for all or none."""
         return deal_no in self._released_deals
