@@ -10,21 +10,27 @@ an event the live hub accepted exits non-zero.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from hub import codec
 from hub import ingest as ingest_module
 from hub.bus.base import Bus
 from hub.bus.memory import MemoryBus
+from hub.bus.redis import RedisBus
 from hub.channels import Channels
 from hub.configfile import load_config
+from hub.console import replay_log
 from hub.deckfile import load_decks
 from hub.domain.config import TournamentConfig
 from hub.engine.core import Engine
@@ -32,6 +38,7 @@ from hub.export import dumps, header, journal_events
 from hub.ingest import Ingest
 from hub.replay import read_events, replay
 from tests.hubharness import ROOT, duplicast
+from tests.redis_server import RedisServer, free_port
 
 SAMPLES = ROOT / "samples"
 GAMES = {
@@ -229,3 +236,86 @@ def test_replay_exits_non_zero_when_it_refuses_what_the_hub_accepted(tmp_path: P
     # A console's own log (no journal header) holds refusals the hub answered: not an error.
     log.write_text("".join(dumps(line) + "\n" for line in tampered[1:]))
     assert duplicast("replay", "--config", str(config_file), str(log)).returncode == 0
+
+
+@pytest.mark.redis
+async def test_a_served_event_exported_replays_to_its_live_standings(tmp_path: Path) -> None:
+    """The whole chain as run at a venue: `duplicast serve` on its own Redis, consoles with
+    refused events, operator commands on the control channel, `duplicast export --events`,
+    then `duplicast replay`: exit 0 and the standings the hub serves, to the chip."""
+    config, _, events = load_game("holdem-stages")
+    faults = faulty_session(config, events, random.Random("served"))
+    sent = [s.event for s in faults.steps]
+    commands = [s.command for s in faults.steps if s.command is not None]
+    # Consoles renumber what they send (replay_log): resends and gaps become refusals too.
+    sent = [{k: v for k, v in e.items() if k != "seq"} for e in sent if e is not None]
+    token = "archive-operator-token"
+    config_file = SAMPLES / GAMES["holdem-stages"][0]
+    port = free_port()
+    with RedisServer(tmp_path / "redis") as redis:
+        command = [sys.executable, "-m", "hub", "serve", "--config", str(config_file)]
+        command += ["--redis", redis.url, "--role", "all", "--host", "127.0.0.1"]
+        command += ["--port", str(port)]
+        env = {**os.environ, "DUPLICAST_OPERATOR_TOKEN": token}
+        with (tmp_path / "hub.log").open("ab") as log:
+            hub = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+        bus = RedisBus(redis.url)
+        await bus.connect()
+        try:
+            url = f"http://127.0.0.1:{port}"
+            async with httpx.AsyncClient(base_url=url, timeout=5.0) as http:
+                await until_ready(http, hub)
+                half = len(sent) // 2
+                first = await replay_log(bus, config.id, sent[:half], on_reject=lambda _: None)
+                for command_ in commands:
+                    await bus.publish(Channels(config.id).control, codec.pack(command_))
+                second = await replay_log(bus, config.id, sent[half:], on_reject=lambda _: None)
+                assert first.rejected + second.rejected >= len(events) // 50
+                live = await settled_standings(http, token)
+            journal = tmp_path / "journal.jsonl"
+            done = await asyncio.to_thread(
+                duplicast, "export", "--events", "--config", str(config_file),
+                "--redis", redis.url, "--out", str(journal),
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr[-2000:]
+        finally:
+            await bus.close()
+            if hub.poll() is None:
+                hub.terminate()
+            hub.wait(timeout=20)
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert "journal" in lines[0] and lines[0]["journal"]["epoch"]
+    assert any("refused" in line for line in lines)
+    assert any(line.get("console") == "operator" for line in lines)
+    replayed = await asyncio.to_thread(
+        duplicast, "replay", "--config", str(config_file), str(journal), "--indent", "0"
+    )
+    assert replayed.returncode == 0, replayed.stderr[-2000:]
+    assert json.loads(replayed.stdout) == live
+
+
+async def until_ready(http: httpx.AsyncClient, hub: subprocess.Popen[bytes]) -> None:
+    async with asyncio.timeout(60):
+        while True:
+            assert hub.poll() is None, "the hub exited"
+            try:
+                if (await http.get("/readyz")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.1)
+
+
+async def settled_standings(http: httpx.AsyncClient, token: str) -> Any:
+    """The live standings the hub serves, once two reads a second apart agree."""
+    headers = {"authorization": f"Bearer {token}"}
+    previous = None
+    async with asyncio.timeout(60):
+        while True:
+            response = await http.get("/api/standings", headers=headers)
+            assert response.status_code == 200, response.text[:300]
+            data = response.json()["data"]
+            if data == previous:
+                return data
+            previous = data
+            await asyncio.sleep(1.0)
