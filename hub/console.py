@@ -486,7 +486,9 @@ class ReplayReport:
 def load_events(
     source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
 ) -> list[dict[str, Any]]:
-    """Events from a JSON Lines file (blank lines skipped) or from an iterable of maps."""
+    """Events from a JSON Lines file (blank lines skipped) or from an iterable of maps. An
+    export's header and refused lines (`duplicast export --events`) are not events a console
+    sends: skipped (the consoles number what they send anew)."""
     if isinstance(source, str | os.PathLike):
         events = []
         with open(source, "rb") as lines:
@@ -499,6 +501,8 @@ def load_events(
                     raise ValueError(f"{os.fspath(source)}:{number}: {exc}") from None
                 if not isinstance(event, dict):
                     raise ValueError(f"{os.fspath(source)}:{number}: an event must be an object")
+                if isinstance(event.get("journal"), dict) or isinstance(event.get("refused"), dict):
+                    continue
                 events.append(event)
         return events
     return [dict(event) for event in source]

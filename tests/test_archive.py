@@ -30,7 +30,7 @@ from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus
 from hub.channels import Channels
 from hub.configfile import load_config
-from hub.console import replay_log
+from hub.console import load_events, replay_log
 from hub.deckfile import load_decks
 from hub.domain.config import TournamentConfig
 from hub.engine.core import Engine
@@ -319,3 +319,13 @@ async def settled_standings(http: httpx.AsyncClient, token: str) -> Any:
                 return data
             previous = data
             await asyncio.sleep(1.0)
+
+
+def test_console_replay_of_an_export_sends_only_events(tmp_path: Path) -> None:
+    """`duplicast console replay` of an export (a hub rebuilt from the archive): the header
+    and the refused lines are not events a console sends."""
+    event = {"v": 1, "tournament": "t", "table": 1, "console": "table1", "seq": 2, "type": "fold"}
+    refused = {"refused": {"console": "table1", "seq": 1, "code": "bad_schema"}, "event": {}}
+    log = tmp_path / "export.jsonl"
+    log.write_text("".join(dumps(line) + "\n" for line in (header("t", "e"), refused, event)))
+    assert load_events(log) == [event]
