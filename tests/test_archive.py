@@ -272,6 +272,10 @@ async def test_a_served_event_exported_replays_to_its_live_standings(tmp_path: P
                 second = await replay_log(bus, config.id, sent[half:], on_reject=lambda _: None)
                 assert first.rejected + second.rejected >= len(events) // 50
                 live = await settled_standings(http, token)
+                # The PHH export of the staged event, written in the serve process's worker.
+                headers = {"authorization": f"Bearer {token}"}
+                phh = await http.get("/api/export/phh", headers=headers, timeout=60)
+                assert phh.status_code == 200 and int(phh.headers["x-phh-hands"]) > 0
             journal = tmp_path / "journal.jsonl"
             done = await asyncio.to_thread(
                 duplicast, "export", "--events", "--config", str(config_file),
