@@ -24,6 +24,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,7 +138,11 @@ class PhhExport:
         if todo:
             loop = asyncio.get_running_loop()
             event = engine.config.name
-            done = await loop.run_in_executor(self._pool(), _render_in_worker, todo, event)
+            try:
+                done = await loop.run_in_executor(self._pool(), _render_in_worker, todo, event)
+            except BrokenProcessPool:  # the worker died (killed, out of memory): a new one next
+                self.close()
+                raise
             self._keep(done)
         written = [(h, w.text) for h in hands if (w := self._written[(h.table, h.deal)]).text]
         skipped = sum(1 for h in hands if self._written[(h.table, h.deal)].text is None)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import signal
 import statistics
 import time
 import uuid
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -232,3 +234,28 @@ async def loop_export(url: str, stop: asyncio.Event, served: list[int]) -> None:
             response = await http.get("/api/export/phh")
             assert response.status_code == 200, response.text[:200]
             served[0] += 1
+
+
+async def test_a_dead_worker_is_replaced() -> None:
+    """The worker process killed (out of memory, an operator's kill): that build fails, the
+    next one starts a new worker."""
+    engine, rest = half_played()
+    export = PhhExport(engine, min_interval=0.0)
+    try:
+        assert (await export.bundle(operator=True)).hands > 0
+        pool = export._executor
+        assert isinstance(pool, ProcessPoolExecutor)
+        for pid in list(pool._processes):  # the worker this test's export started
+            os.kill(pid, signal.SIGKILL)
+        await asyncio.sleep(0.5)
+        finished = len(collect(engine.state))
+        while len(collect(engine.state)) == finished:  # a new hand: something to write
+            event = rest.pop(0)
+            event.pop("_line", None)
+            assert engine.submit(event, 0.0).ok
+        with pytest.raises(BrokenProcessPool):
+            await export.bundle(operator=True)
+        again = await export.bundle(operator=True)
+        assert again.hands == len(collect(engine.state))
+    finally:
+        export.close()
