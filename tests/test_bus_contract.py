@@ -386,6 +386,18 @@ async def test_hash_set_get_overwrite(bus: Bus, key_prefix: str) -> None:
     assert (await bus.hgetall(key))["table:1"] == b"uno"
 
 
+async def test_set_once_keeps_the_first_value(bus: Bus, key_prefix: str) -> None:
+    """What the event epoch is made with: the first writer's value, kept; deleted with the
+    tournament's data."""
+    key = f"{key_prefix}:epoch"
+    assert await bus.get(key) is None
+    assert await bus.set_once(key, b"first") == b"first"
+    assert await bus.set_once(key, b"second") == b"first"
+    assert await bus.get(key) == b"first"
+    await bus.delete(key)
+    assert await bus.get(key) is None
+
+
 # --- memory bus specifics ------------------------------------------------------------------
 
 
