@@ -275,13 +275,23 @@ def export_phh(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
         engine = Engine(config, load_decks(config, args.config.parent, dict(os.environ)))
-        replay(config, read_events(args.log), engine, str(args.log))
+        refused = replay(config, read_events(args.log), engine, str(args.log))
     except (ConfigError, ReplayError, DeckFileError) as exc:
         print(f"duplicast export: {exc}", file=sys.stderr)
         return 1
     released = engine.released if args.released_only else None
     rendered = render(collect(engine.state, released), config.name)
     print(write_export(rendered, args.out))
+    diverged = [r for r in refused if r.accepted_live]
+    for refusal in diverged[:10]:
+        print(f"duplicast export: refused: {refusal}", file=sys.stderr)
+    if diverged:  # as `replay`: these are not the hands the live event played
+        print(
+            f"duplicast export: {len(diverged)} event(s) the live hub accepted were refused: "
+            "these hands are NOT those of the live event",
+            file=sys.stderr,
+        )
+        return 3
     return 0
 
 

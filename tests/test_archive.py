@@ -233,6 +233,10 @@ def test_replay_exits_non_zero_when_it_refuses_what_the_hub_accepted(tmp_path: P
     assert diverged.returncode == 3, diverged.stderr[-2000:]
     assert "the live hub accepted" in diverged.stderr
     assert "NOT those of the live event" in diverged.stderr
+    hands = duplicast(
+        "export", "--phh", str(log), "--config", str(config_file), "--out", str(tmp_path / "h")
+    )
+    assert hands.returncode == 3 and "NOT those of the live event" in hands.stderr
     # A console's own log (no journal header) holds refusals the hub answered: not an error.
     log.write_text("".join(dumps(line) + "\n" for line in tampered[1:]))
     assert duplicast("replay", "--config", str(config_file), str(log)).returncode == 0
