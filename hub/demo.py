@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hub.auth import Auth
-from hub.bus import open_bus
+from hub.bus import open_bus, redacted_url
 from hub.channels import Channels
 from hub.console import ConsoleClient
 from hub.embedded import (
@@ -95,7 +95,7 @@ class Demo:
             if held and not self.reset:
                 await self.bus.close()
                 raise DemoRefused(
-                    f"Redis at {self.redis_url} already holds data of tournament "
+                    f"Redis at {redacted_url(self.redis_url)} already holds data of tournament "
                     f"{self.config.id!r} ({', '.join(held)}): the demo would delete it. Pass "
                     "--reset to delete it, or run the demo on another Redis database "
                     "(e.g. redis://127.0.0.1:6379/15)"
@@ -200,7 +200,7 @@ class Demo:
         screen shows the deal table 1 plays first, live at table 1 from the first seconds."""
         base = self.url
         c, o = self.commentator_token, self.operator_token
-        bus = self.redis_url or "embedded in-memory bus"
+        bus = redacted_url(self.redis_url) if self.redis_url else "embedded in-memory bus"
         table = self.config.tables[0]
         deal = self.config.deal_orders[table][0]
         lines = [

@@ -25,6 +25,7 @@ from hub.bus import Bus, open_bus
 from hub.bus.base import Subscription
 from hub.channels import Channels
 from hub.codec import CodecError, pack, unpack
+from hub.domain.numbers import find_bad_number
 from hub.engine.topics import TopicKey, TopicSpace
 from hub.fanout import Fanout, Limits
 from hub.feed import HISTORY, EdgeFeed, Frame, decode_feed, load_snapshots
@@ -188,12 +189,14 @@ class EdgeSource:
         raises but for cancellation: no ingest, no answer or no bus is an ``unavailable``
         answer."""
         rid = uuid.uuid4().hex
+        try:
+            message = pack({**command, "id": rid, "reply": self.id})
+        except CodecError as exc:  # the command's fault, not the bus's
+            return _refused("bad_request", str(exc))
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[rid] = waiter
         try:
-            receivers = await self.bus.publish(
-                self.names.control, pack({**command, "id": rid, "reply": self.id})
-            )
+            receivers = await self.bus.publish(self.names.control, message)
             if receivers == 0:
                 return _unavailable("no ingest is running for this tournament")
             return await asyncio.wait_for(waiter, self._answer_timeout)
@@ -219,12 +222,22 @@ class EdgeSource:
                 waiter.set_result(answer)
 
     async def control(self, command: dict[str, Any]) -> dict[str, Any]:
-        """An operator command, executed by the ingest: its answer, or why there is none."""
+        """An operator command, executed by the ingest: its answer, or why there is none. A
+        number the ingest would refuse (NaN, an infinity, an integer msgpack cannot carry) is
+        refused here, as the ingest would: it is the command that is wrong, not the ingest
+        that is unavailable."""
+        found = find_bad_number(command)
+        if found is not None:
+            return _refused("bad_request", f"field '{found[0]}': {found[1]}")
         return await self.request(command)
 
 
 def _unavailable(message: str) -> dict[str, Any]:
-    return {"ok": False, "code": "unavailable", "error": message}
+    return _refused("unavailable", message)
+
+
+def _refused(code: str, message: str) -> dict[str, Any]:
+    return {"ok": False, "code": code, "error": message}
 
 
 async def run_edge(

@@ -557,6 +557,7 @@ class Fanout:
         self.frames_sent = 0
         self.frames_dropped = 0
         self.slow_closes = 0
+        self.refused: Counter[str] = Counter()  # connections refused at admission, by code
         # (audience, topic) -> format -> subscribers; a key exists only while it has any
         self._subs: dict[TopicKey, dict[str, set[Client]]] = {}
         self._addresses: Counter[str] = Counter()

@@ -52,6 +52,8 @@ from hub.channels import Channels
 from hub.engine.core import Engine, Outcome
 from hub.feed import Frame, IngestFeed, TopicKey
 from hub.metrics import Metrics
+from hub.notes import MAXLEN as NOTES_MAXLEN
+from hub.notes import link_notes, refusal_note
 from hub.publisher import ControlRequest, FeedPublisher
 from hub.tasks import bounded, cancel_and_wait
 
@@ -399,7 +401,7 @@ class Ingest:
                         accepted.append(outcome)
                         records.append(outcome.record)
                     if outcome.refusal is not None and self.feed is None:
-                        notes.append(codec.pack({"refusal": outcome.refusal}))
+                        notes.append(refusal_note(outcome.refusal))
             positions = await self._journal(records)
             journaled = self.engine.journaled
             for outcome, position in zip(accepted, positions, strict=True):
@@ -467,12 +469,11 @@ class Ingest:
         if links:
             if self.feed is None:
                 moved = {c: up for c, up in links.items() if self.engine.links.get(c) != up}
-                if moved:
-                    notes.append(codec.pack({"links": moved}))
+                notes.extend(link_notes(moved))
             self.engine.note_links(links)
         if notes:  # not fenced, not retried: they only inform the operator desk
             try:
-                await self.bus.append_many(self.names.notes, notes)
+                await self.bus.append_many(self.names.notes, notes, maxlen=NOTES_MAXLEN)
             except (asyncio.CancelledError, LeaseLost):
                 raise
             except Exception as exc:  # the batch is journaled and answered already

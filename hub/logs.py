@@ -8,6 +8,10 @@ template is the format string before its arguments, so ``"undecodable event on %
 template whatever the channel and error. ``install()`` puts one on every root handler; the
 process entry points (``duplicast serve|console|demo``) call it after configuring logging.
 
+``install()`` also puts a ``RedactFilter`` on each handler: a Redis URL's password
+(``redis://user:pw@host``, ``?password=``) never reaches a log line, whoever logs the URL
+(our messages, a library's error text).
+
 A record with a traceback is keyed on where the exception was raised instead (its type and the
 innermost frame's file and line, behind the template), and only the first of each site is
 shown per window: one bug hit by every request (a failing endpoint polled by 100 clients wrote
@@ -22,7 +26,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["RepeatFilter", "install"]
+from hub.redact import redact
+
+__all__ = ["RedactFilter", "RepeatFilter", "install"]
 
 FIRST = 5  # records of one template shown per window
 WINDOW = 60.0  # seconds
@@ -115,6 +121,19 @@ class RepeatFilter(logging.Filter):
         self.handler.handle(record)
 
 
+class RedactFilter(logging.Filter):
+    """Every record's message with the passwords of the URLs in it masked (``hub.redact``).
+    A record is rewritten only when it holds one, so ``RepeatFilter`` (before it) still sees
+    each message's template."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = redact(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
 def _exception_site(record: logging.LogRecord) -> str | None:
     """``KeyError at hub/domain/config.py:292``: the type of a logged exception and the frame
     that raised it (None: the record carries no exception)."""
@@ -144,5 +163,6 @@ def install(
             continue
         repeat = RepeatFilter(handler, first=first, window=window)
         handler.addFilter(repeat)
+        handler.addFilter(RedactFilter())
         filters.append(repeat)
     return filters

@@ -33,6 +33,7 @@ __all__ = ["CONTENT_TYPE", "Metrics", "serve_private"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 ROLES = ("public", "commentator", "operator")
+REFUSALS = ("too_many_connections", "unauthorized", "forbidden_origin")  # always reported
 
 
 class _FanoutCollector(Collector):
@@ -45,7 +46,15 @@ class _FanoutCollector(Collector):
         )
         roles = {role: 0 for role in ROLES}
         sent = dropped = slow = 0
+        refused = CounterMetricFamily(
+            "duplicast_ws_refused",
+            "Websocket connections refused at admission, by code",
+            labels=["code"],
+        )
+        codes: dict[str, int] = dict.fromkeys(REFUSALS, 0)
         for fanout in self.fanouts:
+            for code, n in fanout.refused.items():
+                codes[code] = codes.get(code, 0) + n
             for role, n in fanout.roles().items():
                 roles[role] = roles.get(role, 0) + n
             sent += fanout.frames_sent
@@ -65,6 +74,9 @@ class _FanoutCollector(Collector):
         yield CounterMetricFamily(
             "duplicast_slow_client_closes", "Clients closed for being too slow", value=slow
         )
+        for code, n in codes.items():
+            refused.add_metric([code], n)
+        yield refused
 
 
 class _PublicCollector(Collector):

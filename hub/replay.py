@@ -33,6 +33,7 @@ from typing import Any
 from hub.configfile import load_config
 from hub.deckfile import load_decks
 from hub.domain.config import TournamentConfig
+from hub.domain.numbers import number_problem
 from hub.engine.core import OPERATOR_CONSOLE, OPERATOR_EVENTS, Engine
 from hub.engine.refusals import REFUSED
 from hub.engine.tournament import DISPUTED
@@ -84,6 +85,14 @@ class DeckCheck:
                 "the declared winners (disputes, as in play)"
             )
         return None
+
+
+def _event_time(ts: object) -> float:
+    """The hub's clock for an event: its ``ts`` when a usable number, else 0. A NaN or an
+    infinity (the event itself is refused as bad_schema) must not become the engine's time."""
+    if isinstance(ts, bool) or not isinstance(ts, int | float) or number_problem(ts):
+        return 0.0
+    return float(ts)
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
@@ -157,7 +166,7 @@ def replay(
         if bad is not None:
             refusal = Refusal(f"{source}:{line}", "bad_schema", bad, journal)
         else:
-            now = _now(event)
+            now = _event_time(event.get("ts"))
             command = _operator_command(event)
             if command is not None:
                 outcome = engine.control(command, now)
@@ -179,11 +188,6 @@ def replay(
     return refusals
 
 
-def _now(event: dict[str, Any]) -> float:
-    ts = event.get("ts")
-    return float(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else 0.0
-
-
 def _refused(engine: Engine, line: dict[str, Any]) -> bool:
     """A refusal the hub journaled: its seq is marked answered, as the hub did (the refused
     event changed nothing). False if the line does not say which console and seq."""
@@ -191,7 +195,7 @@ def _refused(engine: Engine, line: dict[str, Any]) -> bool:
     console, seq = refused.get("console"), refused.get("seq")
     if not isinstance(console, str) or isinstance(seq, bool) or not isinstance(seq, int):
         return False
-    engine.restore({**refused, "kind": REFUSED, "at": _now(line)})
+    engine.restore({**refused, "kind": REFUSED, "at": _event_time(line.get("ts"))})
     return True
 
 

@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import logging
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -27,8 +26,20 @@ from redis.exceptions import RedisError
 from hub import logs
 from hub.bus import BusUnavailable, open_bus, redacted_url
 from hub.channels import Channels
-from hub.cliargs import HelpFormatter, add_config, add_key_file, add_progress, add_redis, seed
+from hub.cliargs import (
+    REDIS_ENV,
+    HelpFormatter,
+    add_config,
+    add_key_file,
+    add_progress,
+    add_redis,
+    finite,
+    seed,
+)
 from hub.configfile import load_config
+from hub.console import EventLogError
+from hub.consolecli import NO_HUB_TIMEOUT, run_console
+from hub.consolecli import phh_events as phh_events  # re-exported: it lived here
 from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
 from hub.demo import run_demo
 from hub.domain.config import ConfigError
@@ -37,15 +48,21 @@ from hub.embedded import (
     OVERLAYS,
     SAMPLE_CONFIG,
     IngestSource,
-    load_tournament,
     until_signalled,
     weak_tokens_refused,
 )
 from hub.engine.core import Engine
 from hub.engine.topics import TopicSpace
 from hub.ingest import Ingest
+from hub.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
 
 log = logging.getLogger("duplicast")
+
+NO_CONSOLES_WARNING = (
+    "duplicast serve: WARNING: the tournament file has no [consoles] section: any console "
+    "name is accepted, and whoever writes a table first under a name holds that name "
+    "(list each console and its table in [consoles]; docs/security.md)"
+)
 
 
 async def run_serve(args: argparse.Namespace) -> int:
@@ -62,8 +79,15 @@ async def run_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    try:
+        proxies = TrustedProxies(args.trusted_proxy or ()) or TrustedProxies.from_env()
+    except ValueError as exc:
+        print(f"duplicast serve: --trusted-proxy / {TRUSTED_PROXIES_ENV}: {exc}", file=sys.stderr)
+        return 2
     config = load_config(args.config)
-    print(_serve_line(args, config), file=sys.stderr, flush=True)
+    print(_serve_line(args, config, proxies), file=sys.stderr, flush=True)
+    if args.role in ("ingest", "all") and not config.consoles:
+        print(NO_CONSOLES_WARNING, file=sys.stderr, flush=True)
     bus = open_bus(args.redis)
     await bus.connect()
     if args.role == "projector":
@@ -84,7 +108,13 @@ async def run_serve(args: argparse.Namespace) -> int:
         decks = load_decks(config, args.config.parent, dict(os.environ))
         source = IngestSource(bus, Engine(config, decks), own_bus=False, limits=limits)
     metrics = getattr(source, "metrics", None)
-    app = create_app(source, overlays_dir=OVERLAYS, auth=auth, metrics=metrics)
+    app = create_app(
+        source,
+        overlays_dir=OVERLAYS,
+        auth=auth,
+        metrics=metrics,
+        trusted_proxies=proxies,
+    )
     if writer is None:
         lost = getattr(source, "lost", None)
     stop_metrics = None
@@ -185,12 +215,19 @@ def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.P
     kernel spreads new connections over them), each the same edge, without a metrics port of
     its own. An update's fan-out is one socket write per client, so clients spread over N
     processes are served by N cores at once (docs/performance.md). Their output is passed on;
-    see ``wait_listening``."""
+    see ``wait_listening``. The Redis URL goes in their environment, not their command line:
+    a password there would be in ``ps`` and ``/proc/PID/cmdline`` for every local user."""
     command = [sys.executable, "-m", "hub", "serve", "--role", "edge", "--reuse-port"]
-    command += ["--config", str(args.config), "--redis", args.redis]
+    command += ["--config", str(args.config)]
     command += ["--host", args.host, "--port", str(port)]
     command += ["--max-per-address", str(args.max_per_address)]
-    return [subprocess.Popen(command, stdout=subprocess.PIPE) for _ in range(args.processes - 1)]
+    for proxy in args.trusted_proxy or ():  # else the workers read the same environment
+        command += ["--trusted-proxy", proxy]
+    env = {**os.environ, REDIS_ENV: args.redis}
+    return [
+        subprocess.Popen(command, stdout=subprocess.PIPE, env=env)
+        for _ in range(args.processes - 1)
+    ]
 
 
 async def wait_listening(workers: list[subprocess.Popen[bytes]], timeout: float = 60.0) -> None:
@@ -232,7 +269,7 @@ def stop_workers(workers: list[subprocess.Popen[bytes]], grace: float = 5.0) -> 
             worker.wait()
 
 
-def _serve_line(args: argparse.Namespace, config: Any) -> str:
+def _serve_line(args: argparse.Namespace, config: Any, proxies: TrustedProxies) -> str:
     """What `serve` runs on, before it starts: no silent defaults."""
     sample = " (the bundled SAMPLE: give --config FILE for an event)" if _is_sample(args) else ""
     decks = ""
@@ -246,6 +283,7 @@ def _serve_line(args: argparse.Namespace, config: Any) -> str:
         f"{args.config}{sample}, Redis {redacted_url(args.redis)}{decks}, "
         f"HTTP on {args.host}:{args.port}"
         + (f", metrics on {args.metrics_host}:{args.metrics_port}" if args.metrics_port else "")
+        + (f", client addresses from X-Forwarded-For of {proxies}" if proxies else "")
     )
 
 
@@ -329,135 +367,6 @@ async def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-async def run_console(args: argparse.Namespace) -> int:
-    from hub.console import load_events, replay_log
-    from hub.outbox import default_outbox_template
-    from hub.progress import Progress
-
-    outbox = None if args.no_outbox else (args.outbox or default_outbox_template())
-    bus = open_bus(args.redis)
-    await bus.connect()
-    try:
-        if args.action == "send":
-            fields = _parse_fields(args.fields)
-            events = [
-                {
-                    "tournament": args.tournament,
-                    "table": args.table,
-                    "console": args.console or f"table{args.table}",
-                    "seq": args.seq,
-                    "v": 1,
-                    **fields,
-                }
-            ]
-            report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False)
-        elif args.action == "replay" and args.phh:
-            config = load_config(args.config)
-            events = phh_events(config, args.phh, args.table, args.console, args.deal)
-            report = await replay_log(bus, config.id, events, pace=args.pace, outbox=outbox)
-        elif args.action == "replay":
-            if args.tournament is None or args.log is None:
-                print("console replay: needs --tournament and a log (or --phh)", file=sys.stderr)
-                return 2
-            events = load_events(args.log)
-            with Progress(len(events), "console replay", enabled=args.progress) as bar:
-                report = await replay_log(
-                    bus,
-                    args.tournament,
-                    events,
-                    pace=args.pace,
-                    outbox=outbox,
-                    on_answer=bar.advance,
-                )
-        else:
-            config, decks = load_tournament(args.config)
-            from hub.engine.simulate import simulate_session
-
-            seed = args.seed if args.seed is not None else int(time.time())
-            print(f"duplicast console simulate: seed {seed}", file=sys.stderr, flush=True)
-            rng = random.Random(seed)
-            tables = [args.table] if args.table else None
-            events = list(simulate_session(config, decks, rng, tables=tables))
-            with Progress(len(events), "console simulate", enabled=args.progress) as bar:
-                report = await replay_log(
-                    bus, config.id, events, pace=args.pace, outbox=outbox, on_answer=bar.advance
-                )
-        print(
-            f"{report.events} events from {report.consoles} console(s) in {report.seconds:.1f} s: "
-            f"{report.accepted} accepted, {report.rejected} rejected, "
-            f"{report.duplicates} duplicates, {report.resent} resent"
-            + (
-                f", {report.already} already held by the hub (nothing applied)"
-                if report.already
-                else ""
-            )
-            + (
-                f"; from the outbox: {report.restored} unanswered resent, "
-                f"{report.skipped} sent before"
-                if report.restored or report.skipped
-                else ""
-            ),
-            flush=True,
-        )
-        if report.events and report.skipped >= report.events and not report.restored:
-            print(
-                f"duplicast console {args.action}: NOTHING SENT: this console's outbox shows all "
-                f"{report.events} event(s) as sent to this hub before (a finished run resumed); "
-                "--no-outbox or another --outbox sends them again, with new seqs",
-                file=sys.stderr,
-            )
-            return 1
-        return 1 if report.rejected or (report.already and args.action == "send") else 0
-    finally:
-        await bus.close()
-
-
-def phh_events(
-    config: Any, files: list[Path], table: int, console: str | None, deal: int | None
-) -> list[dict[str, Any]]:
-    """The console events of PHH hands played one after another at ``table``."""
-    from hub.domain.phh import read_phh
-    from hub.phhfiles import ImportRefused, console_events, hands_in
-
-    if table not in config.deal_orders:
-        raise SystemExit(f"console replay: table {table} is not in {config.id}")
-    order = list(config.deal_orders[table])
-    start = order.index(deal) if deal is not None and deal in order else 0
-    if deal is not None and deal not in order:
-        raise SystemExit(f"console replay: deal {deal} is not played at table {table}")
-    events: list[dict[str, Any]] = []
-    hands = [(name, data) for path in files for name, data in hands_in(path)]
-    if len(hands) > len(order) - start:
-        raise SystemExit(
-            f"console replay: {len(hands)} hands, table {table} has deals left "
-            f"for {len(order) - start}"
-        )
-    for (name, data), deal_no in zip(hands, order[start:], strict=False):
-        try:
-            if isinstance(data, str):
-                raise ImportRefused(data)
-            phh = read_phh(data)
-            events += console_events(
-                config, phh, table=table, deal=deal_no, console=console or f"table{table}"
-            )
-        except (ImportRefused, ValueError, KeyError) as exc:
-            raise SystemExit(f"console replay: {name}: {exc}") from None
-    return events
-
-
-def _parse_fields(pairs: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, _, value = pair.partition("=")
-        if key == "seats":
-            out[key] = [int(v) for v in value.split(",") if v]
-        elif value.lstrip("-").isdigit():
-            out[key] = int(value)
-        else:
-            out[key] = value
-    return out
-
-
 def run_loop(coro: Awaitable[int]) -> int:
     """Run a command's coroutine on uvloop when installed (uvicorn[standard] brings it: the
     fan-out's socket writes and Redis reads cost less there), else on asyncio's loop."""
@@ -479,7 +388,7 @@ def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[.
             return run_loop(coro_fn(args))
         except KeyboardInterrupt:
             return 130
-        except (BusUnavailable, RedisError, ConfigError, DeckFileError) as exc:
+        except (BusUnavailable, RedisError, ConfigError, DeckFileError, EventLogError) as exc:
             # One line that says what is wrong, not the tracebacks of the layers it went
             # through: an unreachable Redis, a refused password, a bad file.
             print(f"duplicast {args.command}: {exc}", file=sys.stderr)
@@ -523,6 +432,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         default=256,
         help="websocket connections one client address may hold (a venue's OBS machines "
         "behind one NAT address, a load test)",
+    )
+    p.add_argument(
+        "--trusted-proxy",
+        action="append",
+        metavar="ADDRESS|CIDR",
+        default=None,
+        help="a load balancer whose X-Forwarded-For/-Host name the client (repeatable; "
+        "default: $DUPLICAST_TRUSTED_PROXIES, comma-separated; else none)",
     )
     p.add_argument(
         "--processes",
@@ -602,7 +519,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         formatter_class=HelpFormatter,
     )
     replay.add_argument("--tournament", default=None, help="with a log: the tournament id")
-    replay.add_argument("--pace", type=float, default=0.0, help="seconds between events")
+    replay.add_argument("--pace", type=finite, default=0.0, help="seconds between events")
     replay.add_argument(
         "log", type=Path, nargs="?", default=None, help="console events, JSON Lines"
     )
@@ -630,7 +547,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         default=None,
         help="the bots' choices (default: the current time, printed)",
     )
-    sim.add_argument("--pace", type=float, default=0.5, help="seconds between a table's events")
+    sim.add_argument("--pace", type=finite, default=0.5, help="seconds between a table's events")
     add_key_file(sim)
     for parser in (replay, sim):
         add_progress(parser)
@@ -646,6 +563,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         parser.add_argument(
             "--no-outbox", action="store_true", help="keep the outbox in memory only"
         )
+        parser.add_argument(
+            "--no-hub-timeout",
+            type=finite,
+            default=NO_HUB_TIMEOUT,
+            metavar="SECONDS",
+            help="give up (one line, exit 1) when an event waits this long with nothing heard "
+            "from any hub: none serves the tournament on this Redis (0: wait for ever)",
+        )
     c.set_defaults(func=_sync(run_console))
 
     d = sub.add_parser(
@@ -659,7 +584,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     d.add_argument("--host", default="127.0.0.1", help="address the HTTP/websocket server binds")
     d.add_argument("--port", type=int, default=8000, help="port of the HTTP/websocket server")
-    d.add_argument("--speed", type=float, default=1.0, help="2 = twice as fast")
+    d.add_argument("--speed", type=finite, default=1.0, help="2 = twice as fast")
     d.add_argument("--seed", type=seed, default=7, help="the bots' choices")
     d.add_argument("--once", action="store_true", help="stop after one session")
     d.add_argument(

@@ -36,6 +36,7 @@ from hub.fanout import AsgiSink, Fanout
 from hub.feedsocket import MAX_MALFORMED, FeedService, OriginPolicy
 from hub.metrics import CONTENT_TYPE, Metrics
 from hub.phh_service import PhhExport, RateLimit
+from hub.proxies import TrustedProxies
 
 __all__ = ["FeedSource", "RunningServer", "create_app", "serve", "tune_gc"]
 
@@ -102,14 +103,13 @@ class _Endpoints:
         frame. ``serve`` never routes here (its ``FeedSocket`` takes the upgrade first)."""
         service = self.service
         origin = websocket.headers.get("origin")
-        if not service.origins.allows(origin, websocket.headers.get("host")):
-            service.origin_refusals += 1
-            log.info("refused a websocket from origin %r", origin)
+        peer = websocket.client.host if websocket.client else None
+        address, host = service.proxies.identify(peer, websocket.headers)
+        if not service.origin_allowed(origin, host, address):
             await websocket.send_denial_response(
                 _json({"error": "forbidden_origin", "message": f"origin {origin} not allowed"}, 403)
             )
             return
-        address = websocket.client.host if websocket.client else None
         role, fmt, problem = service.admit(websocket.query_params, address)
         await websocket.accept()
         if problem is not None or role is None:
@@ -119,7 +119,7 @@ class _Endpoints:
                 await websocket.send_text(to_json(problem).decode())
             await websocket.close(1008, problem["message"] if problem else "")
             return
-        client = service.fanout.add(AsgiSink(websocket), role, audience_for(role), fmt, address)
+        client = service.join(AsgiSink(websocket), role, fmt, address)
         service.hello(client)
         malformed = 0
         try:
@@ -221,7 +221,9 @@ class _Endpoints:
         if engine is None:
             message = "the PHH export is served by the ingest process (--role all or ingest)"
             return _json({"error": "not_found", "message": message}, 404)
-        wait = self.phh_limit.retry_after(request.client.host if request.client else "")
+        peer = request.client.host if request.client else None
+        address, _ = self.service.proxies.identify(peer, request.headers)  # (behind a proxy)
+        wait = self.phh_limit.retry_after(address or "")
         if wait > 0:  # a client looping on it: it costs the ingest's loop a little each time
             seconds = str(max(1, math.ceil(wait)))
             message = f"the PHH export may be asked again in {seconds} s"
@@ -275,18 +277,27 @@ def create_app(
     manage_source: bool = True,
     raw_frames: bool = True,
     allowed_origins: Iterable[str] | None = None,
+    trusted_proxies: TrustedProxies | Iterable[str] | None = None,
 ) -> Starlette:
     """The app for one process. ``manage_source``: start and stop ``source`` in the lifespan.
     ``raw_frames``: ``serve`` hands ``/ws`` to ``hub.feedsocket.FeedSocket`` (frames written
     straight to the socket, no task per connection); False: to Starlette's websocket route.
     ``allowed_origins``: ``Origin`` values allowed on ``/ws`` (default:
     ``$DUPLICAST_ALLOWED_ORIGINS``, else the request's own host and clients without
-    ``Origin``)."""
+    ``Origin``). ``trusted_proxies``: addresses/CIDRs of the load balancers whose
+    ``X-Forwarded-For``/``-Host`` are believed (default: ``$DUPLICAST_TRUSTED_PROXIES``, else
+    none; hub.proxies)."""
     auth = Auth.from_env() if auth is None else auth
     metrics = Metrics() if metrics is None else metrics
     metrics.watch(source.fanout)
     origins = OriginPolicy.from_env() if allowed_origins is None else OriginPolicy(allowed_origins)
-    service = FeedService(source, auth, origins)
+    if trusted_proxies is None:
+        proxies = TrustedProxies.from_env()
+    elif isinstance(trusted_proxies, TrustedProxies):
+        proxies = trusted_proxies
+    else:
+        proxies = TrustedProxies(trusted_proxies)
+    service = FeedService(source, auth, origins, proxies)
     ep = _Endpoints(source, service, metrics)
     routes: list[BaseRoute] = [
         WebSocketRoute("/ws", ep.websocket),
@@ -388,6 +399,7 @@ async def serve(
         ws=getattr(state, "ws_protocol", None) or "websockets-sansio",
         ws_per_message_deflate=False,
         ws_max_size=1 << 20,
+        proxy_headers=False,  # forwarding headers are hub.proxies' call, not uvicorn's
         log_level="warning",
         lifespan="on",
         **options,
