@@ -243,9 +243,20 @@ class ConsoleClient:
             asyncio.create_task(self._resend_loop(), name=f"console-resend:{self.console}"),
         ]
 
-    async def _epoch(self) -> str:
-        """The hub's event epoch (``dup:{t}:epoch``); "" while no hub ever started there."""
-        found = await self.bus.get(Channels(self.tournament).epoch)
+    async def _epoch(self) -> str | None:
+        """The hub's event epoch (``dup:{t}:epoch``); "" while no hub ever started there; None
+        when this console may not read it (an ACL file written before the epoch existed: the
+        console still works, its outbox unchecked, and says so)."""
+        try:
+            found = await self.bus.get(Channels(self.tournament).epoch)
+        except Exception as exc:  # NOPERM from an older `duplicast acl` file
+            log.warning(
+                "console %s: cannot read the event epoch (%s): the outbox is not checked "
+                "against this hub; write the ACL file again with `duplicast acl`",
+                self.console,
+                exc,
+            )
+            return None
         if found is None:
             log.warning(
                 "console %s: no hub has started on this Redis yet (no event epoch)", self.console

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus
 from hub.channels import Channels
-from hub.console import replay_log
+from hub.console import ConsoleClient, replay_log
 from hub.engine.core import Engine
 from hub.ingest import Ingest
 from hub.outbox import Outbox
@@ -155,3 +156,24 @@ async def test_console_simulate_and_send_after_a_rehearsal(tmp_path: Path) -> No
             assert code == 0, out
             assert hub.engine.sequencer.last("table3") == 1
     assert Channels(config.id).epoch.endswith(":epoch")
+
+
+class NoEpochRead(MemoryBus):
+    """A console's Redis user from an ACL file older than the epoch: GET is refused."""
+
+    async def get(self, key: str) -> bytes | None:
+        raise PermissionError("NOPERM this user has no permissions to access the key")
+
+
+async def test_a_console_that_may_not_read_the_epoch_still_sends(tmp_path: Path) -> None:
+    bus = NoEpochRead()
+    await bus.connect()
+    box = tmp_path / "box.sqlite"
+    Outbox(box, "t", 1, "c1", "rehearsal").close()
+    client = ConsoleClient(bus, "t", 1, "c1", outbox=box, timeout=60)
+    await client.start()  # warns, the outbox unchecked (not set aside, not lost)
+    try:
+        assert client.next_seq == 1 and client._store is not None
+        assert client._store.set_aside is None
+    finally:
+        await client.close()

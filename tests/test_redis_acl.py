@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sqlite3
 import time
 from pathlib import Path
 
@@ -93,6 +94,9 @@ async def test_hub_and_consoles_play_with_their_own_users(acl_server, tmp_path: 
         async with ConsoleClient(pad_bus, config.id, 1, "table1", outbox=outbox) as pad:
             ack = await asyncio.wait_for(pad.send({"type": "start", "deal": deal}), 10)
             assert ack.ok
+        with sqlite3.connect(outbox) as db:  # keyed to the hub's epoch, read with its own user
+            (epoch,) = db.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
+        assert epoch == (await hub_bus.get(f"dup:{config.id}:epoch") or b"").decode()
         journal = await hub_bus.read(f"dup:{config.id}:journal")
         assert [codec.unpack(data)["console"] for _, data in journal] == ["table1"]
     finally:
