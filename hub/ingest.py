@@ -98,6 +98,7 @@ class Ingest:
         metrics: Metrics | None = None,
         lease_ttl: float = LEASE_TTL,
         on_lost: Callable[[], None] | None = None,
+        on_ready: Callable[[], None] | None = None,
         feed: bool = True,
     ) -> None:
         self.metrics = metrics or Metrics()
@@ -121,6 +122,7 @@ class Ingest:
         self.token = 0  # fencing token of our claim of the lease (0: none)
         self.fence = Fence(self.names.lease, self.owner)
         self.on_lost = on_lost
+        self.on_ready = on_ready  # called once the ingest is ready (its store live)
         self._lock = asyncio.Lock()
         self._refusals: dict[str, list[int]] = {}  # console -> seqs whose answer is persisted
         self._since_snapshot = 0  # journal records since the last engine snapshot
@@ -190,6 +192,10 @@ class Ingest:
         self._tasks.append(asyncio.create_task(self._ticker(), name="ingest-release"))
         self._tasks.append(asyncio.create_task(self._keep_lease(), name="ingest-lease"))
         self.ready = self.ready_once = True
+        if self.feed is not None:
+            self.feed.serve()
+        if self.on_ready is not None:
+            self.on_ready()
         log.info("ingest ready for %s after replaying %d records", self.tournament, self.replayed)
 
     async def stop(self) -> None:
@@ -198,6 +204,8 @@ class Ingest:
         released when the bus answers in time, else it simply runs out."""
         self.ready = False
         self._stopping = True
+        if self.feed is not None:
+            self.feed.withdraw()
         await cancel_and_wait(self._tasks, grace=STOP_STEP / 4, attempts=4)
         subs, self._subs = self._subs, []
         self._tasks.clear()
@@ -241,6 +249,8 @@ class Ingest:
         self.lost = True
         self.ready = False
         self._stopping = True
+        if self.feed is not None:
+            self.feed.withdraw()
         if self.on_lost is not None:
             self.on_lost()
 

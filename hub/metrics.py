@@ -15,6 +15,7 @@ operator token or on the separate ``--metrics-port``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -79,6 +80,31 @@ class _FanoutCollector(Collector):
         yield refused
 
 
+class _RequestsCollector(Collector):
+    """The incomplete HTTP requests of each server (``hub.httpguard.PendingRequests``): a
+    flood of half-sent requests shows here before clients complain."""
+
+    def __init__(self) -> None:
+        self.pending: list[Any] = []
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(
+            "duplicast_http_incomplete_requests",
+            "Connections waiting for a complete request head",
+            value=sum(len(p) for p in self.pending),
+        )
+        yield CounterMetricFamily(
+            "duplicast_http_request_timeouts",
+            "Connections closed for not sending a complete request in time",
+            value=sum(p.timed_out for p in self.pending),
+        )
+        yield CounterMetricFamily(
+            "duplicast_http_incomplete_dropped",
+            "Incomplete requests closed because too many others waited",
+            value=sum(p.dropped for p in self.pending),
+        )
+
+
 class _PublicCollector(Collector):
     """What anyone may scrape: up, and the total of connected clients (no role, no frames)."""
 
@@ -100,6 +126,8 @@ class Metrics:
         self._fanout = _FanoutCollector()
         self.registry.register(self._fanout)
         self.public_registry.register(_PublicCollector(self._fanout))
+        self._requests = _RequestsCollector()
+        self.registry.register(self._requests)
         # Measured on the hub's own clock, from an event's arrival to its answer being
         # published (consoles' clocks are neither synchronised nor trusted).
         self._lag = Gauge(
@@ -130,6 +158,11 @@ class Metrics:
         """Report this fan-out's clients and frame counts."""
         if fanout not in self._fanout.fanouts:
             self._fanout.fanouts.append(fanout)
+
+    def watch_requests(self, pending: Any) -> None:
+        """Report a server's incomplete requests (``hub.httpguard.PendingRequests``)."""
+        if pending not in self._requests.pending:
+            self._requests.pending.append(pending)
 
     def ingest_lag(self, *seconds: float) -> None:
         """The lags of a batch of events, oldest first (the gauge keeps the latest)."""

@@ -12,11 +12,8 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -27,13 +24,13 @@ from hub import logs
 from hub.bus import BusUnavailable, open_bus, redacted_url
 from hub.channels import Channels
 from hub.cliargs import (
-    REDIS_ENV,
     HelpFormatter,
     add_config,
     add_key_file,
     add_progress,
     add_redis,
     finite,
+    positive,
     seed,
 )
 from hub.configfile import load_config
@@ -53,8 +50,12 @@ from hub.embedded import (
 )
 from hub.engine.core import Engine
 from hub.engine.topics import TopicSpace
+from hub.httpguard import REQUEST_TIMEOUT
 from hub.ingest import Ingest
+from hub.links import COMMENTATOR_ENV, OPERATOR_ENV, link_lines, roles_off
 from hub.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
+from hub.server import ListenError
+from hub.workers import raise_open_files, start_edge_workers, stop_workers, wait_listening
 
 log = logging.getLogger("duplicast")
 
@@ -79,15 +80,23 @@ async def run_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.worker_of is not None:  # an edge worker of `--processes N`: ends with its parent
+        from hub.lifeline import die_with_parent
+
+        die_with_parent(args.worker_of)
     try:
         proxies = TrustedProxies(args.trusted_proxy or ()) or TrustedProxies.from_env()
     except ValueError as exc:
         print(f"duplicast serve: --trusted-proxy / {TRUSTED_PROXIES_ENV}: {exc}", file=sys.stderr)
         return 2
+    raise_open_files()
     config = load_config(args.config)
     print(_serve_line(args, config, proxies), file=sys.stderr, flush=True)
     if args.role in ("ingest", "all") and not config.consoles:
         print(NO_CONSOLES_WARNING, file=sys.stderr, flush=True)
+    if args.role != "projector" and args.worker_of is None:
+        for warning in roles_off(auth.commentator_token, auth.operator_token):
+            print(f"duplicast serve: warning: {warning}", file=sys.stderr, flush=True)
     bus = open_bus(args.redis)
     await bus.connect()
     if args.role == "projector":
@@ -121,11 +130,22 @@ async def run_serve(args: argparse.Namespace) -> int:
     if args.metrics_port:  # every metric, unauthenticated: a port kept off the public network
         from hub.metrics import serve_private
 
-        stop_metrics = serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
+        try:
+            stop_metrics = serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
+        except OSError as exc:
+            raise ListenError(args.metrics_host, args.metrics_port, exc) from None
     workers: list[subprocess.Popen[bytes]] = []
     try:
         several = args.processes > 1 or args.reuse_port
-        server = await serve(app, args.host, args.port, reuse_port=several)
+        server = await serve(
+            app,
+            args.host,
+            args.port,
+            reuse_port=several,
+            join=args.reuse_port,
+            request_timeout=args.request_timeout,
+            max_pending=args.max_pending_requests,
+        )
         if args.processes > 1:
             workers = start_edge_workers(args, server.port)
             await wait_listening(workers)
@@ -135,6 +155,8 @@ async def run_serve(args: argparse.Namespace) -> int:
             + (f" ({args.processes} processes)" if args.processes > 1 else ""),
             flush=True,
         )
+        if args.worker_of is None:  # a worker's parent prints them
+            print("\n".join(_links(args, config, auth, server.port)), flush=True)
         stop = asyncio.Event()
         waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(until_signalled(stop))]
         if lost is not None:
@@ -210,63 +232,19 @@ async def run_projector(bus: Any, config: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.Popen[bytes]]:
-    """``args.processes - 1`` more edge processes on this one's port (``SO_REUSEPORT``: the
-    kernel spreads new connections over them), each the same edge, without a metrics port of
-    its own. An update's fan-out is one socket write per client, so clients spread over N
-    processes are served by N cores at once (docs/performance.md). Their output is passed on;
-    see ``wait_listening``. The Redis URL goes in their environment, not their command line:
-    a password there would be in ``ps`` and ``/proc/PID/cmdline`` for every local user."""
-    command = [sys.executable, "-m", "hub", "serve", "--role", "edge", "--reuse-port"]
-    command += ["--config", str(args.config)]
-    command += ["--host", args.host, "--port", str(port)]
-    command += ["--max-per-address", str(args.max_per_address)]
-    for proxy in args.trusted_proxy or ():  # else the workers read the same environment
-        command += ["--trusted-proxy", proxy]
-    env = {**os.environ, REDIS_ENV: args.redis}
+def _links(args: argparse.Namespace, config: Any, auth: Any, port: int) -> list[str]:
+    """What to open (``hub.links``). Tokens stand as the variables that hold them: a terminal
+    or a service log is no place for a secret, unless ``--show-tokens``."""
+    if args.show_tokens:
+        commentator, operator = auth.commentator_token, auth.operator_token
+    else:
+        commentator = auth.commentator_token and f"${COMMENTATOR_ENV}"
+        operator = auth.operator_token and f"${OPERATOR_ENV}"
+    hidden = "" if args.show_tokens else " (tokens hidden: --show-tokens prints them)"
     return [
-        subprocess.Popen(command, stdout=subprocess.PIPE, env=env)
-        for _ in range(args.processes - 1)
+        f"Links{hidden}:",
+        *link_lines(config, args.host, port, commentator, operator),
     ]
-
-
-async def wait_listening(workers: list[subprocess.Popen[bytes]], timeout: float = 60.0) -> None:
-    """Until every worker printed its listening line (then its output goes on to ours)."""
-
-    def first_line(worker: subprocess.Popen[bytes]) -> bytes:
-        assert worker.stdout is not None
-        line = worker.stdout.readline()
-        while line and not line.startswith(b"duplicast edge"):  # what it runs on, first
-            line = worker.stdout.readline()
-        threading.Thread(target=_forward, args=(worker.stdout,), daemon=True).start()
-        return line
-
-    lines = await asyncio.wait_for(
-        asyncio.gather(*(asyncio.to_thread(first_line, w) for w in workers)), timeout
-    )
-    for worker, line in zip(workers, lines, strict=True):
-        if not line.startswith(b"duplicast edge"):
-            raise RuntimeError(f"edge worker {worker.pid} did not start: {line!r}")
-
-
-def _forward(stream: Any) -> None:
-    for line in stream:
-        sys.stdout.buffer.write(line)
-        sys.stdout.flush()
-
-
-def stop_workers(workers: list[subprocess.Popen[bytes]], grace: float = 5.0) -> None:
-    """End the worker processes this one started, by pid: TERM, then KILL after ``grace``."""
-    for worker in workers:
-        if worker.poll() is None:
-            worker.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    for worker in workers:
-        try:
-            worker.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
 
 
 def _serve_line(args: argparse.Namespace, config: Any, proxies: TrustedProxies) -> str:
@@ -388,7 +366,14 @@ def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[.
             return run_loop(coro_fn(args))
         except KeyboardInterrupt:
             return 130
-        except (BusUnavailable, RedisError, ConfigError, DeckFileError, EventLogError) as exc:
+        except (
+            BusUnavailable,
+            RedisError,
+            ConfigError,
+            DeckFileError,
+            EventLogError,
+            ListenError,
+        ) as exc:
             # One line that says what is wrong, not the tracebacks of the layers it went
             # through: an unreachable Redis, a refused password, a bad file.
             print(f"duplicast {args.command}: {exc}", file=sys.stderr)
@@ -434,6 +419,22 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "behind one NAT address, a load test)",
     )
     p.add_argument(
+        "--request-timeout",
+        type=positive,
+        default=REQUEST_TIMEOUT,
+        metavar="SECONDS",
+        help="a connection has this long to send a complete request head (a websocket "
+        "upgrade, a REST call), else it is closed: half-sent requests cannot pile up",
+    )
+    p.add_argument(
+        "--max-pending-requests",
+        type=int,
+        default=None,
+        metavar="N",
+        help="at most N incomplete requests at once; past it the oldest is closed "
+        "(default: a quarter of the open-file limit, at most 1024)",
+    )
+    p.add_argument(
         "--trusted-proxy",
         action="append",
         metavar="ADDRESS|CIDR",
@@ -459,7 +460,15 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="every metric here, no token: a private address (default: off)",
     )
     p.add_argument("--metrics-host", default="127.0.0.1", help="address of --metrics-port")
+    p.add_argument(
+        "--show-tokens",
+        action="store_true",
+        help="print the commentator and operator tokens in the links printed at start "
+        "(default: the variables that hold them)",
+    )
     add_key_file(p, "the tournament's deck file (ingest and all; an edge needs none)")
+    # set by `--processes N` on the workers it starts: the parent's pid (hub.lifeline)
+    p.add_argument("--worker-of", type=int, default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=_sync(run_serve))
 
     x = sub.add_parser(

@@ -48,6 +48,9 @@ LAYERS: dict[str, int] = {
     "hub.codec": 2,
     "hub.channels": 2,
     "hub.tasks": 2,
+    "hub.lifeline": 2,  # a worker process that ends with its parent
+    "hub.links": 2,  # the links a running hub prints (demo, serve)
+    "hub.workers": 4,  # the edge worker processes of serve --processes N (reads REDIS_ENV)
     "hub.logs": 2,
     "hub.outbox": 2,
     "hub.configfile": 2,
@@ -66,6 +69,7 @@ LAYERS: dict[str, int] = {
     "hub.fanout": 4,
     "hub.metrics": 5,
     "hub.feedsocket": 5,
+    "hub.httpguard": 5,  # the bound on incomplete HTTP requests (uvicorn protocols)
     "hub.feed": 5,
     "hub.console": 5,
     "hub.phh_service": 5,  # the PHH export cached, written in a worker process
