@@ -46,6 +46,7 @@ from hub.bus.base import Bus, Fence, LeaseLost, Message, Subscription
 from hub.channels import Channels
 from hub.engine.core import Engine, Outcome
 from hub.feed import Frame, IngestFeed, TopicKey
+from hub.intake import TABLE_BUFFER, TABLE_BYTES, FairIntake
 from hub.metrics import Metrics
 from hub.publisher import ControlRequest, FeedPublisher
 from hub.tasks import bounded, cancel_and_wait
@@ -53,9 +54,6 @@ from hub.tasks import bounded, cancel_and_wait
 log = logging.getLogger("duplicast.ingest")
 
 BATCH = 512
-CONSOLE_BUFFER = 60_000
-"""Console messages the ingest's subscription holds while it works on a batch; past that, new
-ones are dropped (and counted) and their consoles resend them."""
 LEASE_TTL = 5.0  # seconds; a successor waits at most this long after a crash
 STOP_STEP = 1.0  # seconds; each step of stop() that talks to the bus waits at most this long
 
@@ -116,6 +114,7 @@ class Ingest:
         self.timings: dict[str, float] = {}  # seconds of each phase of the last rebuild
         self._tasks: list[asyncio.Task[None]] = []
         self._subs: list[Subscription] = []
+        self.intake: FairIntake | None = None  # the consoles' subscriptions, once running
         self._stopping = False
         self._published = 0.0  # monotonic time of the last feed publish under load
         self._control = self.names.control
@@ -159,15 +158,21 @@ class Ingest:
         await self._run()
 
     async def _run(self) -> None:
+        """Rebuild, then listen: each table's console channel on a subscription of its own,
+        read into fair batches (``hub.intake``), and the control channel."""
         await self.rebuild()
-        for pattern, buffer in (
-            (self.names.consoles_pattern, CONSOLE_BUFFER),
-            (self.names.control, None),
-        ):
-            sub = self.bus.subscribe(pattern, buffer=buffer)
-            await sub.ready()
-            self._subs.append(sub)
-            self._tasks.append(asyncio.create_task(self._process(sub), name=f"ingest {pattern}"))
+        tables = sorted({t for group in self.engine.config.groups.values() for t in group.tables})
+        consoles = [
+            self.bus.subscribe(self.names.console(t), buffer=TABLE_BUFFER, max_bytes=TABLE_BYTES)
+            for t in tables
+        ]
+        control = self.bus.subscribe(self.names.control)
+        self._subs += [*consoles, control]
+        await asyncio.gather(*(sub.ready() for sub in self._subs))
+        self.intake = FairIntake(consoles, batch=BATCH)
+        self.metrics.watch_intake(self.intake)
+        for name, source in (("consoles", self.intake), ("control", control)):
+            self._tasks.append(asyncio.create_task(self._process(source), name=f"ingest {name}"))
         self._tasks.append(asyncio.create_task(self._ticker(), name="ingest-release"))
         self._tasks.append(asyncio.create_task(self._keep_lease(), name="ingest-lease"))
         self.ready = self.ready_once = True
@@ -303,11 +308,11 @@ class Ingest:
         return True
 
     # ------------------------------------------------------------------ loops
-    async def _process(self, sub: Subscription) -> None:
-        """Take what the subscription has received, a batch at a time; the feed follows each
+    async def _process(self, sub: Subscription | FairIntake) -> None:
+        """Take what the subscription(s) received, a batch at a time; the feed follows each
         batch when nothing waits, else at most every ``FEED_INTERVAL``."""
         while not self._stopping:
-            batch = await sub.take(BATCH)
+            batch = await (sub.take() if isinstance(sub, FairIntake) else sub.take(BATCH))
             if not batch or self._stopping:  # closed; or stopping (the lease lost meanwhile)
                 return
             try:
@@ -507,17 +512,18 @@ class Ingest:
             if len(self._tables) >= NAME_CACHE:  # names from the wire: keep it bounded
                 self._tables.clear()
             table = self._tables[channel] = self.names.table_of(channel)
-        try:
-            raw = codec.unpack(data)
+        try:  # bounded: one over MAX_EVENT_BYTES is refused on its length, never decoded
+            raw = codec.unpack_event(data)
         except codec.CodecError as exc:
+            code = "too_large" if isinstance(exc, codec.TooLarge) else "bad_schema"
             self.metrics.event("rejected")
-            self.metrics.reject("bad_schema")
+            self.metrics.reject(code)
             log.warning("undecodable event on %s: %s", channel, exc)
             answer = {
                 "seq": None,
                 "ok": False,
-                "code": "bad_schema",
-                "error": f"not msgpack: {exc}",
+                "code": code,
+                "error": str(exc) if code == "too_large" else f"not msgpack: {exc}",
             }
             answers.append((self.names.errors(table), codec.pack(answer)))
             answered.append(None)

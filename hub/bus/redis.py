@@ -47,6 +47,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from hub.bus.base import (
     DEFAULT_SUBSCRIPTION_BUFFER,
+    DEFAULT_SUBSCRIPTION_BYTES,
     BufferedSubscription,
     Bus,
     BusUnavailable,
@@ -160,15 +161,19 @@ class RetryPolicy:
 
 
 class RedisSubscription(BufferedSubscription):
-    """PSUBSCRIBE on a dedicated connection, kept alive by a background receive loop."""
+    """PSUBSCRIBE (SUBSCRIBE for one channel) on a dedicated connection, kept alive by a
+    background receive loop."""
 
-    def __init__(self, bus: RedisBus, pattern: str, maxsize: int) -> None:
-        super().__init__(pattern, maxsize)
+    def __init__(self, bus: RedisBus, pattern: str, maxsize: int, max_bytes: int) -> None:
+        super().__init__(pattern, maxsize, max_bytes)
         self._bus = bus
         self._registered = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.reconnects = 0
         self._attempt = 0
+        # A pattern without glob characters is one channel: SUBSCRIBE, which a Redis ACL
+        # checks against its channel patterns (PSUBSCRIBE must name one of them literally).
+        self._command = "PSUBSCRIBE" if any(c in pattern for c in "*?[\\") else "SUBSCRIBE"
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -202,7 +207,7 @@ class RedisSubscription(BufferedSubscription):
 
     async def aclose(self) -> None:
         self._bus._subscriptions.discard(self)
-        self._buffer.clear()
+        self._clear()
         self._finish()
         task, self._task = self._task, None
         if task is not None and not task.done():
@@ -223,16 +228,18 @@ class RedisSubscription(BufferedSubscription):
                 connection = self._bus._subscriber()
                 try:
                     await connection.connect()  # type: ignore[no-untyped-call]
-                    await connection.send_command("PSUBSCRIBE", self.pattern)
+                    await connection.send_command(self._command, self.pattern)
                     await self._receive(connection)
                 except asyncio.CancelledError:
                     raise
                 except TRANSIENT_ERRORS as exc:
+                    # Also how Redis cutting us off looks (past client-output-buffer-limit
+                    # pubsub): what it held for us is lost; the first retry is at once.
                     delay = self._bus._retry.delay(self._attempt, self._bus._rng)
                     self._attempt += 1
                     self.reconnects += 1
                     log.warning(
-                        "subscription %r lost Redis (%s); reconnecting in %.2fs",
+                        "subscription %r lost Redis (%s); resubscribing in %.2fs",
                         self.pattern,
                         exc,
                         delay,
@@ -260,7 +267,9 @@ class RedisSubscription(BufferedSubscription):
             kind = reply[0]
             if kind == b"pmessage":
                 deliver(Message(reply[2].decode("utf-8", "replace"), reply[3], now()))
-            elif kind == b"psubscribe":
+            elif kind == b"message":
+                deliver(Message(reply[1].decode("utf-8", "replace"), reply[2], now()))
+            elif kind == b"psubscribe" or kind == b"subscribe":
                 self._attempt = 0
                 self._registered.set()
 
@@ -390,10 +399,12 @@ class RedisBus(Bus):
         client = self._client()
         return int(await self._call("publish", lambda _: client.publish(channel, data)))
 
-    def subscribe(self, pattern: str, *, buffer: int | None = None) -> RedisSubscription:
+    def subscribe(
+        self, pattern: str, *, buffer: int | None = None, max_bytes: int | None = None
+    ) -> RedisSubscription:
         self._client()
         size = self._subscription_buffer if buffer is None else buffer
-        sub = RedisSubscription(self, pattern, size)
+        sub = RedisSubscription(self, pattern, size, max_bytes or DEFAULT_SUBSCRIPTION_BYTES)
         self._subscriptions.add(sub)
         return sub
 

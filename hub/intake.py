@@ -1,0 +1,119 @@
+"""The ingest's intake: one subscription per table, read into fair batches.
+
+One console flooding its own channel (issue #20: 300-KB maps, or a million tiny bad events, at
+full rate) must not stall the other tables. So isolation is at every level:
+
+- Redis: each table's console channel is its own subscription, on its own connection, with
+  its own output buffer. A flood queues behind itself only; if it outgrows Redis's
+  ``client-output-buffer-limit pubsub`` Redis cuts that one connection, which resubscribes
+  at once (``RedisSubscription``) while the other tables' connections carry on.
+- The hub: each subscription buffers at most ``TABLE_BUFFER`` messages and ``TABLE_BYTES``
+  bytes; past either, new messages of that table are dropped and counted (a console resends
+  what was not acknowledged, so a dropped message is delayed, never lost).
+- The batch: ``take`` builds each batch round-robin over the tables with messages waiting,
+  at most a fair share of the batch from each, so a table with one event waits for at most
+  one share of the flooding table's messages. Refused messages count toward their table's
+  share like any other, and their answers go out in the same batch as the others' acks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+
+from hub.bus.base import BufferedSubscription, Message, Subscription
+
+__all__ = ["MIN_SHARE", "TABLE_BUFFER", "TABLE_BYTES", "FairIntake"]
+
+log = logging.getLogger("duplicast.ingest")
+
+TABLE_BUFFER = 4096
+"""Messages held per table while the ingest works (a table's consoles have at most a window of
+events in flight each; more is a flood)."""
+TABLE_BYTES = 4 * 1024 * 1024
+"""Bytes held per table: 4,000 legitimate events, or a dozen 300-KB floods."""
+MIN_SHARE = 16
+"""Fewest messages a busy table may put in one batch, however many tables are busy."""
+DROP_LOG_EVERY = 5.0  # seconds between two warnings about one table's drops
+
+
+class FairIntake:
+    """Waits on several subscriptions at once and hands out fair batches of their messages."""
+
+    def __init__(self, subs: Sequence[Subscription], *, batch: int) -> None:
+        self.subs: list[BufferedSubscription] = []
+        for sub in subs:
+            if not isinstance(sub, BufferedSubscription):
+                raise TypeError(f"a fair intake needs buffered subscriptions, not {sub!r}")
+            self.subs.append(sub)
+        self.batch = batch
+        self._ready = asyncio.Event()
+        for sub in self.subs:
+            sub.notify(self._ready.set)
+        self._turn = 0  # which busy table goes first in the next round
+        self._reported = [0] * len(self.subs)  # drops already logged, per subscription
+        self._logged = [0.0] * len(self.subs)  # when, per subscription (monotonic)
+
+    @property
+    def pending(self) -> int:
+        """Messages received and not yet taken, all tables."""
+        return sum(sub.pending for sub in self.subs)
+
+    @property
+    def dropped(self) -> int:
+        """Messages dropped because their table's buffer was full, all tables."""
+        return sum(sub.dropped for sub in self.subs)
+
+    @property
+    def resubscribed(self) -> int:
+        """Times a subscription was cut (by Redis, or a lost connection) and subscribed again."""
+        return sum(getattr(sub, "reconnects", 0) for sub in self.subs)
+
+    async def take(self) -> list[Message]:
+        """The next fair batch, waiting for one; ``[]`` once every subscription has ended."""
+        while True:
+            self._ready.clear()
+            batch = self._round()
+            if batch:
+                return batch
+            if all(sub.closed for sub in self.subs):
+                return []
+            await self._ready.wait()
+
+    def _round(self) -> list[Message]:
+        """Up to ``batch`` messages: round-robin over the busy tables, starting one further
+        each time, at most an equal share (never under ``MIN_SHARE``) from each."""
+        busy = [i for i, sub in enumerate(self.subs) if sub.pending]
+        if not busy:
+            for sub in self.subs:  # an error that ended a subscription is raised here
+                sub.take_nowait()
+            return []
+        share = max(MIN_SHARE, self.batch // len(busy))
+        start = self._turn % len(busy)
+        self._turn += 1
+        batch: list[Message] = []
+        for i in busy[start:] + busy[:start]:
+            batch.extend(self.subs[i].take_nowait(min(share, self.batch - len(batch))))
+            if len(batch) >= self.batch:
+                break
+        self._report_drops()
+        return batch
+
+    def _report_drops(self) -> None:
+        """A warning per flooding table at most every ``DROP_LOG_EVERY`` seconds."""
+        now = time.monotonic()
+        for i, sub in enumerate(self.subs):
+            new = sub.dropped - self._reported[i]
+            if new and now - self._logged[i] >= DROP_LOG_EVERY:
+                self._reported[i] = sub.dropped
+                self._logged[i] = now
+                log.warning(
+                    "%s: %d message(s) dropped, its queue full (%d messages, %d bytes): a "
+                    "console floods it; its consoles resend what was not acknowledged",
+                    sub.pattern,
+                    new,
+                    sub.pending,
+                    sub.pending_bytes,
+                )
