@@ -46,7 +46,7 @@ from hub.bus.base import Bus, Fence, LeaseLost, Message, Subscription
 from hub.channels import Channels
 from hub.engine.core import Engine, Outcome
 from hub.feed import Frame, IngestFeed, TopicKey
-from hub.intake import TABLE_BUFFER, TABLE_BYTES, FairIntake
+from hub.intake import ERROR_ANSWERS, TABLE_BUFFER, TABLE_BYTES, FairIntake, PerSecond
 from hub.metrics import Metrics
 from hub.publisher import ControlRequest, FeedPublisher
 from hub.tasks import bounded, cancel_and_wait
@@ -120,6 +120,8 @@ class Ingest:
         self._control = self.names.control
         self._tables: dict[str, int | None] = {}  # console channel -> its table (table_of)
         self._ack_channels: dict[str, str] = {}  # console -> its ack channel
+        self._refused: dict[str, int] = {}  # undecodable messages of this batch, by code
+        self._error_answers = PerSecond(ERROR_ANSWERS)  # per table
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -431,6 +433,11 @@ class Ingest:
                 answered.append(None)
         if accepted:
             self.metrics.event("accepted", len(accepted))
+        if self._refused:  # undecodable ones, counted per batch (cheap under a flood)
+            for code, n in self._refused.items():
+                self.metrics.event("rejected", n)
+                self.metrics.reject(code, n)
+            self._refused.clear()
         if duplicates:
             self.metrics.event("duplicate", duplicates)
         # A refused event's answer and seq are persisted before the answer goes out: a
@@ -515,20 +522,32 @@ class Ingest:
         try:  # bounded: one over MAX_EVENT_BYTES is refused on its length, never decoded
             raw = codec.unpack_event(data)
         except codec.CodecError as exc:
-            code = "too_large" if isinstance(exc, codec.TooLarge) else "bad_schema"
-            self.metrics.event("rejected")
-            self.metrics.reject(code)
-            log.warning("undecodable event on %s: %s", channel, exc)
-            answer = {
-                "seq": None,
-                "ok": False,
-                "code": code,
-                "error": str(exc) if code == "too_large" else f"not msgpack: {exc}",
-            }
-            answers.append((self.names.errors(table), codec.pack(answer)))
-            answered.append(None)
+            self._undecodable(channel, table, exc, answers, answered)
             return None, None
         return self.engine.submit(raw, now, channel_table=table), raw
+
+    def _undecodable(
+        self,
+        channel: str,
+        table: int | None,
+        exc: codec.CodecError,
+        answers: list[tuple[str, bytes]],
+        answered: list[str | None],
+    ) -> None:
+        """Refuse a message nothing in which names a console (``too_large``, ``bad_schema``).
+        Every one is counted; at most ``ERROR_ANSWERS`` a second per table are answered on
+        the table's error channel and logged: a console flooding garbage gets a sample of
+        answers (they carry no seq: it could not match them to anything anyway), and its
+        flood costs the ingest a length check or a failed decode per message, little more."""
+        code = "too_large" if isinstance(exc, codec.TooLarge) else "bad_schema"
+        self._refused[code] = self._refused.get(code, 0) + 1
+        if not self._error_answers.allow(table):
+            return
+        log.warning("undecodable event on %s: %s", channel, exc)
+        error = str(exc) if code == "too_large" else f"not msgpack: {exc}"
+        answer = {"seq": None, "ok": False, "code": code, "error": error}
+        answers.append((self.names.errors(table), codec.pack(answer)))
+        answered.append(None)
 
     async def control(self, command: dict[str, Any]) -> Outcome:
         """An operator command (in-process): validated, journaled, applied."""

@@ -21,11 +21,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hub.bus.base import BufferedSubscription, Message, Subscription
 
-__all__ = ["MIN_SHARE", "TABLE_BUFFER", "TABLE_BYTES", "FairIntake"]
+__all__ = ["ERROR_ANSWERS", "MIN_SHARE", "TABLE_BUFFER", "TABLE_BYTES", "FairIntake", "PerSecond"]
 
 log = logging.getLogger("duplicast.ingest")
 
@@ -37,6 +37,9 @@ TABLE_BYTES = 4 * 1024 * 1024
 MIN_SHARE = 16
 """Fewest messages a busy table may put in one batch, however many tables are busy."""
 DROP_LOG_EVERY = 5.0  # seconds between two warnings about one table's drops
+ERROR_ANSWERS = 20
+"""Undecodable messages answered (and logged) per table per second; the rest only counted."""
+KEYS = 4096  # tables a ``PerSecond`` remembers at once
 
 
 class FairIntake:
@@ -117,3 +120,25 @@ class FairIntake:
                     sub.pending,
                     sub.pending_bytes,
                 )
+
+
+class PerSecond:
+    """At most ``limit`` per key per one-second window (a fixed window: cheap, and exact
+    enough to keep a flood from costing more than a sample of answers)."""
+
+    def __init__(self, limit: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self._clock = clock
+        self._windows: dict[object, list[float]] = {}  # key -> [window start, used]
+
+    def allow(self, key: object) -> bool:
+        now = self._clock()
+        window = self._windows.get(key)
+        if window is None or now - window[0] >= 1.0:
+            if len(self._windows) >= KEYS:
+                self._windows.clear()
+            window = self._windows[key] = [now, 0]
+        if window[1] >= self.limit:
+            return False
+        window[1] += 1
+        return True

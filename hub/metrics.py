@@ -164,8 +164,8 @@ class Metrics:
         """``result``: e.g. ``accepted``, ``rejected``, ``duplicate`` (``count`` of them)."""
         self._events.labels(result).inc(count)
 
-    def reject(self, code: str) -> None:
-        self._rejects.labels(code).inc()
+    def reject(self, code: str, count: int = 1) -> None:
+        self._rejects.labels(code).inc(count)
 
     def render(self, private: bool = False) -> bytes:
         """The Prometheus text: everything if ``private``, else the public view only."""

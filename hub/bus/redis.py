@@ -72,6 +72,10 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     OSError,
 )
 
+YIELD_EVERY = 64
+"""Replies a subscription reads before it lets the event loop run other tasks: a reply that is
+already buffered returns without suspending, so a flooded connection (hundreds of KB waiting)
+would otherwise hold the loop, and every other table's subscription, for tens of ms."""
 CLOSE_GRACE = 0.25  # seconds a stopping subscription loop gets per cancellation
 CLOSE_ATTEMPTS = 4
 
@@ -262,7 +266,11 @@ class RedisSubscription(BufferedSubscription):
         read = connection.read_response
         deliver = self._deliver
         now = time.monotonic
+        n = 0
         while True:
+            n += 1
+            if n % YIELD_EVERY == 0:  # replies already buffered do not yield: let others run
+                await asyncio.sleep(0)
             reply = await read(timeout=math.inf)
             kind = reply[0]
             if kind == b"pmessage":
