@@ -46,7 +46,14 @@ from hub.bus.base import Bus, Fence, LeaseLost, Message, Subscription
 from hub.channels import Channels
 from hub.engine.core import Engine, Outcome
 from hub.feed import Frame, IngestFeed, TopicKey
-from hub.intake import ERROR_ANSWERS, TABLE_BUFFER, TABLE_BYTES, FairIntake, PerSecond
+from hub.intake import (
+    ERROR_ANSWERS,
+    TABLE_BUFFER,
+    TABLE_BYTES,
+    TABLE_RATE,
+    FairIntake,
+    PerSecond,
+)
 from hub.metrics import Metrics
 from hub.publisher import ControlRequest, FeedPublisher
 from hub.tasks import bounded, cancel_and_wait
@@ -165,7 +172,9 @@ class Ingest:
         await self.rebuild()
         tables = sorted({t for group in self.engine.config.groups.values() for t in group.tables})
         consoles = [
-            self.bus.subscribe(self.names.console(t), buffer=TABLE_BUFFER, max_bytes=TABLE_BYTES)
+            self.bus.subscribe(
+                self.names.console(t), buffer=TABLE_BUFFER, max_bytes=TABLE_BYTES, rate=TABLE_RATE
+            )
             for t in tables
         ]
         control = self.bus.subscribe(self.names.control)

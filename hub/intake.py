@@ -4,9 +4,10 @@ One console flooding its own channel (issue #20: 300-KB maps, or a million tiny 
 full rate) must not stall the other tables. So isolation is at every level:
 
 - Redis: each table's console channel is its own subscription, on its own connection, with
-  its own output buffer. A flood queues behind itself only; if it outgrows Redis's
-  ``client-output-buffer-limit pubsub`` Redis cuts that one connection, which resubscribes
-  at once (``RedisSubscription``) while the other tables' connections carry on.
+  its own output buffer, read at most at ``TABLE_RATE``. A flood queues behind itself only,
+  in Redis; past Redis's ``client-output-buffer-limit pubsub`` Redis cuts that one
+  connection, which resubscribes at once (``RedisSubscription``) while the other tables'
+  connections carry on. So a flood costs the ingest a bounded share of its CPU.
 - The hub: each subscription buffers at most ``TABLE_BUFFER`` messages and ``TABLE_BYTES``
   bytes; past either, new messages of that table are dropped and counted (a console resends
   what was not acknowledged, so a dropped message is delayed, never lost).
@@ -23,7 +24,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 
-from hub.bus.base import BufferedSubscription, Message, Subscription
+from hub.bus.base import BufferedSubscription, Message, ReadRate, Subscription
 
 __all__ = ["ERROR_ANSWERS", "MIN_SHARE", "TABLE_BUFFER", "TABLE_BYTES", "FairIntake", "PerSecond"]
 
@@ -34,6 +35,11 @@ TABLE_BUFFER = 4096
 events in flight each; more is a flood)."""
 TABLE_BYTES = 4 * 1024 * 1024
 """Bytes held per table: 4,000 legitimate events, or a dozen 300-KB floods."""
+TABLE_RATE = ReadRate(messages=4000, bytes=4 * 1024 * 1024, burst=1.0)
+"""How fast one table's channel is read at most: 4,000 legitimate events a second, far above
+what a table's consoles send (or resend after an outage: a window each). A flood past it stays
+in Redis, which cuts that one connection at its pubsub output-buffer limit (it resubscribes at
+once): a flood costs the ingest's CPU this much at most, whatever its rate."""
 MIN_SHARE = 16
 """Fewest messages a busy table may put in one batch, however many tables are busy."""
 DROP_LOG_EVERY = 5.0  # seconds between two warnings about one table's drops

@@ -61,6 +61,19 @@ class Fence:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadRate:
+    """How fast a subscription reads at most (a token bucket ``burst`` seconds deep): past it,
+    a transport that reads (Redis) leaves the rest unread, where it queues at the server, and
+    a server that bounds that queue (``client-output-buffer-limit pubsub``) cuts the
+    connection, which the subscription then opens again. A flood on one channel so costs the
+    reader a bounded share of its CPU whatever its rate. The memory bus does not read."""
+
+    messages: float  # per second
+    bytes: float  # per second
+    burst: float = 1.0  # seconds
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     """One pub/sub message. ``arrived``: when the transport received it (``time.monotonic``;
     0.0 when not known), for lag metrics; not part of equality."""
@@ -128,6 +141,7 @@ class BufferedSubscription(Subscription):
         pattern: str,
         maxsize: int = DEFAULT_SUBSCRIPTION_BUFFER,
         max_bytes: int = DEFAULT_SUBSCRIPTION_BYTES,
+        rate: ReadRate | None = None,
     ) -> None:
         if maxsize < 1 or max_bytes < 1:
             raise ValueError("subscription buffer must hold at least one message")
@@ -135,6 +149,7 @@ class BufferedSubscription(Subscription):
         self.dropped = 0
         self._maxsize = maxsize
         self._max_bytes = max_bytes
+        self.rate = rate
         self._bytes = 0  # data bytes buffered
         self._buffer: deque[Message] = deque()
         self._notify: Callable[[], None] | None = None
@@ -254,7 +269,12 @@ class Bus(abc.ABC):
 
     @abc.abstractmethod
     def subscribe(
-        self, pattern: str, *, buffer: int | None = None, max_bytes: int | None = None
+        self,
+        pattern: str,
+        *,
+        buffer: int | None = None,
+        max_bytes: int | None = None,
+        rate: ReadRate | None = None,
     ) -> Subscription:
         """Messages on every channel matching the glob ``pattern`` from now on.
 
@@ -262,7 +282,7 @@ class Bus(abc.ABC):
         new ones (default: the bus's ``subscription_buffer``); ``max_bytes``: how many bytes of
         message data (default ``DEFAULT_SUBSCRIPTION_BYTES``), whichever limit comes first.
         Each subscription is read on its own (on Redis: its own connection), so a flood on one
-        cannot delay the messages of another behind it.
+        cannot delay the messages of another behind it; ``rate`` bounds how fast it is read.
 
         The iterator survives transport errors (it reconnects with backoff); messages published
         while disconnected are lost, as with Redis pub/sub: callers detect gaps by seq.

@@ -25,6 +25,7 @@ from hub.bus.base import (
     Fence,
     LeaseLost,
     Message,
+    ReadRate,
     parse_id,
     token_key,
 )
@@ -35,8 +36,15 @@ __all__ = ["MemoryBus", "MemorySubscription"]
 class MemorySubscription(BufferedSubscription):
     """Registered with its bus the moment it is created: nothing published after is missed."""
 
-    def __init__(self, bus: MemoryBus, pattern: str, maxsize: int, max_bytes: int) -> None:
-        super().__init__(pattern, maxsize, max_bytes)
+    def __init__(
+        self,
+        bus: MemoryBus,
+        pattern: str,
+        maxsize: int,
+        max_bytes: int,
+        rate: ReadRate | None = None,
+    ) -> None:
+        super().__init__(pattern, maxsize, max_bytes, rate)
         self._bus = bus
         self.matches: Callable[[str], object] = re.compile(fnmatch.translate(pattern)).match
         bus._subscriptions.add(self)
@@ -93,10 +101,17 @@ class MemoryBus(Bus):
         return receivers
 
     def subscribe(
-        self, pattern: str, *, buffer: int | None = None, max_bytes: int | None = None
+        self,
+        pattern: str,
+        *,
+        buffer: int | None = None,
+        max_bytes: int | None = None,
+        rate: ReadRate | None = None,
     ) -> MemorySubscription:
         size = self._subscription_buffer if buffer is None else buffer
-        return MemorySubscription(self, pattern, size, max_bytes or DEFAULT_SUBSCRIPTION_BYTES)
+        return MemorySubscription(
+            self, pattern, size, max_bytes or DEFAULT_SUBSCRIPTION_BYTES, rate
+        )
 
     async def append(self, stream: str, data: bytes) -> str:
         entries = self._streams.setdefault(stream, _Stream())

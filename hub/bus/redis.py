@@ -54,6 +54,7 @@ from hub.bus.base import (
     Fence,
     LeaseLost,
     Message,
+    ReadRate,
     parse_id,
     redacted_url,
     token_key,
@@ -168,13 +169,21 @@ class RedisSubscription(BufferedSubscription):
     """PSUBSCRIBE (SUBSCRIBE for one channel) on a dedicated connection, kept alive by a
     background receive loop."""
 
-    def __init__(self, bus: RedisBus, pattern: str, maxsize: int, max_bytes: int) -> None:
-        super().__init__(pattern, maxsize, max_bytes)
+    def __init__(
+        self,
+        bus: RedisBus,
+        pattern: str,
+        maxsize: int,
+        max_bytes: int,
+        rate: ReadRate | None = None,
+    ) -> None:
+        super().__init__(pattern, maxsize, max_bytes, rate)
         self._bus = bus
         self._registered = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.reconnects = 0
         self._attempt = 0
+        self._allowed = 0.0  # the read-rate bucket: when what was read may have been read
         # A pattern without glob characters is one channel: SUBSCRIBE, which a Redis ACL
         # checks against its channel patterns (PSUBSCRIBE must name one of them literally).
         self._command = "PSUBSCRIBE" if any(c in pattern for c in "*?[\\") else "SUBSCRIBE"
@@ -266,20 +275,41 @@ class RedisSubscription(BufferedSubscription):
         read = connection.read_response
         deliver = self._deliver
         now = time.monotonic
+        rate = self.rate
+        per_message = 0.0 if rate is None else 1.0 / rate.messages
+        per_byte = 0.0 if rate is None else 1.0 / rate.bytes
+        debt = 0.0  # seconds of reading at ``rate`` not yet paid for (``_pace``)
         n = 0
         while True:
             n += 1
-            if n % YIELD_EVERY == 0:  # replies already buffered do not yield: let others run
-                await asyncio.sleep(0)
+            if n % YIELD_EVERY == 0 or debt > 0.01:  # buffered replies do not yield
+                await self._pace(debt, rate)
+                debt = 0.0
             reply = await read(timeout=math.inf)
             kind = reply[0]
             if kind == b"pmessage":
-                deliver(Message(reply[2].decode("utf-8", "replace"), reply[3], now()))
+                data = reply[3]
+                deliver(Message(reply[2].decode("utf-8", "replace"), data, now()))
             elif kind == b"message":
-                deliver(Message(reply[1].decode("utf-8", "replace"), reply[2], now()))
-            elif kind == b"psubscribe" or kind == b"subscribe":
-                self._attempt = 0
-                self._registered.set()
+                data = reply[2]
+                deliver(Message(reply[1].decode("utf-8", "replace"), data, now()))
+            else:
+                if kind == b"psubscribe" or kind == b"subscribe":
+                    self._attempt = 0
+                    self._registered.set()
+                continue
+            if rate is not None:
+                debt += max(per_message, len(data) * per_byte)
+
+    async def _pace(self, debt: float, rate: ReadRate | None) -> None:
+        """Let other tasks run; past ``rate`` (a token bucket ``rate.burst`` s deep), sleep
+        until what was read is within it: the unread messages queue in Redis meanwhile."""
+        if rate is None:
+            await asyncio.sleep(0)
+            return
+        now = time.monotonic()
+        self._allowed = max(self._allowed, now - rate.burst) + debt
+        await asyncio.sleep(max(0.0, self._allowed - now))
 
 
 async def _quietly(aw: Awaitable[Any]) -> None:
@@ -408,11 +438,16 @@ class RedisBus(Bus):
         return int(await self._call("publish", lambda _: client.publish(channel, data)))
 
     def subscribe(
-        self, pattern: str, *, buffer: int | None = None, max_bytes: int | None = None
+        self,
+        pattern: str,
+        *,
+        buffer: int | None = None,
+        max_bytes: int | None = None,
+        rate: ReadRate | None = None,
     ) -> RedisSubscription:
         self._client()
         size = self._subscription_buffer if buffer is None else buffer
-        sub = RedisSubscription(self, pattern, size, max_bytes or DEFAULT_SUBSCRIPTION_BYTES)
+        sub = RedisSubscription(self, pattern, size, max_bytes or DEFAULT_SUBSCRIPTION_BYTES, rate)
         self._subscriptions.add(sub)
         return sub
 
