@@ -67,6 +67,8 @@ def flooder(url: str, channel: str, kind: str) -> None:
         stop = True
 
     signal.signal(signal.SIGTERM, on_term)
+    client.ping()
+    print("ready", flush=True)
     t0 = time.perf_counter()
     while not stop:
         pipe = client.pipeline(transaction=False)
@@ -190,6 +192,8 @@ async def run(url: str, probes: int, pace: float, warmup: float, nice: int) -> d
                     phase,
                     stdout=-1,
                 )
+                assert flood.stdout is not None
+                assert (await flood.stdout.readline()).strip() == b"ready"
                 await asyncio.sleep(warmup)
             child.stdin.write(f"go {probes}\n".encode())
             times = json.loads(await child.stdout.readline())
