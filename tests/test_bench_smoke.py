@@ -197,7 +197,7 @@ def test_flood_bench_tiny(redis_url: str) -> None:
     """The probe and the flooders in their own processes, the ingest here: every phase timed,
     each flood published and counted."""
     bench = load("flood_bench")
-    run = asyncio.run(bench.run(redis_url, 5, 0.005, 0.3, 0))
+    run = asyncio.run(bench.run(redis_url, 4, 0.005, 0.3, 0, rounds=2))
     assert set(run) >= {"baseline", "big", "tiny", "met"}
     for phase in ("baseline", "big", "tiny"):
         assert 0 < run[phase]["p50_ms"] <= run[phase]["p99_ms"]
