@@ -249,19 +249,20 @@ class Phase:
         await self.proc.wait()
         seconds = time.time() - self.t0
         dropped, cuts = (a - b for a, b in zip(self.counts(), self.before, strict=True))
+        read = refusals(self.ingest) - self.refused
         await self.clear()
         size = len(BIG if self.phase == "big" else TINY)
         return {
             "flood_msgs_per_s": sent["sent"] / sent["seconds"],
             "flood_mb_per_s": sent["sent"] * size / sent["seconds"] / 1e6,
-            "hub_read_msgs_per_s": (refusals(self.ingest) - self.refused) / seconds,
+            "hub_read_msgs_per_s": read / seconds,
             "dropped": dropped,
             "redis_cuts": cuts,
         }
 
     async def clear(self) -> None:
         """Before the next phase: cut the connections Redis still holds flood for (it would
-        be read for a minute more at the table's rate), let the ingest drain its queue."""
+        be read for a minute more at the table's rate), let the ingest drain the rest."""
         import redis.asyncio as aioredis
 
         client = aioredis.Redis.from_url(self.url, decode_responses=True)
@@ -271,10 +272,14 @@ class Phase:
                     await client.client_kill_filter(_id=info["id"])
         finally:
             await client.aclose()
+        # What the kernel had buffered for the cut connection is still read (at the table's
+        # rate) before the close: wait until the ingest has refused nothing more for 1 s.
+        seen, still = refusals(self.ingest), time.monotonic()
         async with asyncio.timeout(120):
-            while self.intake is not None and self.intake.pending:
-                await asyncio.sleep(0.05)
-        await asyncio.sleep(0.5)
+            while time.monotonic() - still < 1.0 or (self.intake and self.intake.pending):
+                await asyncio.sleep(0.1)
+                if (now := refusals(self.ingest)) != seen:
+                    seen, still = now, time.monotonic()
 
 
 def report(
