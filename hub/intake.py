@@ -93,20 +93,25 @@ class FairIntake:
 
     def _round(self) -> list[Message]:
         """Up to ``batch`` messages: round-robin over the busy tables, starting one further
-        each time, at most an equal share (never under ``MIN_SHARE``) from each."""
+        each time, an equal share (never under ``MIN_SHARE``) from each; what the tables with
+        less waiting left unused is shared again among the others (a full batch whenever
+        enough waits: batching is what makes the ingest fast)."""
         busy = [i for i, sub in enumerate(self.subs) if sub.pending]
         if not busy:
             for sub in self.subs:  # an error that ended a subscription is raised here
                 sub.take_nowait()
             return []
-        share = max(MIN_SHARE, self.batch // len(busy))
         start = self._turn % len(busy)
         self._turn += 1
+        order = [self.subs[i] for i in busy[start:] + busy[:start]]
         batch: list[Message] = []
-        for i in busy[start:] + busy[:start]:
-            batch.extend(self.subs[i].take_nowait(min(share, self.batch - len(batch))))
-            if len(batch) >= self.batch:
-                break
+        while order and len(batch) < self.batch:  # a share each; what is left, shared again
+            share = max(MIN_SHARE, (self.batch - len(batch)) // len(order))
+            for sub in order:
+                batch.extend(sub.take_nowait(min(share, self.batch - len(batch))))
+                if len(batch) >= self.batch:
+                    break
+            order = [sub for sub in order if sub.pending]
         self._report_drops()
         return batch
 
