@@ -47,7 +47,7 @@ from hub.channels import Channels
 from hub.engine.core import Engine, Outcome
 from hub.feed import Frame, IngestFeed, TopicKey
 from hub.intake import (
-    ERROR_ANSWERS,
+    ERROR_LOGS,
     TABLE_BUFFER,
     TABLE_BYTES,
     TABLE_RATE,
@@ -128,7 +128,7 @@ class Ingest:
         self._tables: dict[str, int | None] = {}  # console channel -> its table (table_of)
         self._ack_channels: dict[str, str] = {}  # console -> its ack channel
         self._refused: dict[str, int] = {}  # undecodable messages of this batch, by code
-        self._error_answers = PerSecond(ERROR_ANSWERS)  # per table
+        self._error_logs = PerSecond(ERROR_LOGS)  # per table
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -543,16 +543,14 @@ class Ingest:
         answers: list[tuple[str, bytes]],
         answered: list[str | None],
     ) -> None:
-        """Refuse a message nothing in which names a console (``too_large``, ``bad_schema``).
-        Every one is counted; at most ``ERROR_ANSWERS`` a second per table are answered on
-        the table's error channel and logged: a console flooding garbage gets a sample of
-        answers (they carry no seq: it could not match them to anything anyway), and its
-        flood costs the ingest a length check or a failed decode per message, little more."""
+        """Refuse a message nothing in which names a console (``too_large``, ``bad_schema``)
+        on the table's error channel. Counted per batch; logged at most ``ERROR_LOGS`` times a
+        second per table (a flood of garbage costs a length check or a failed decode and an
+        answer per message; the table's read rate bounds how many)."""
         code = "too_large" if isinstance(exc, codec.TooLarge) else "bad_schema"
         self._refused[code] = self._refused.get(code, 0) + 1
-        if not self._error_answers.allow(table):
-            return
-        log.warning("undecodable event on %s: %s", channel, exc)
+        if self._error_logs.allow(table):
+            log.warning("undecodable event on %s: %s", channel, exc)
         error = str(exc) if code == "too_large" else f"not msgpack: {exc}"
         answer = {"seq": None, "ok": False, "code": code, "error": error}
         answers.append((self.names.errors(table), codec.pack(answer)))

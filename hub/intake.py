@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 from hub.bus.base import BufferedSubscription, Message, ReadRate, Subscription
 
-__all__ = ["ERROR_ANSWERS", "MIN_SHARE", "TABLE_BUFFER", "TABLE_BYTES", "FairIntake", "PerSecond"]
+__all__ = ["ERROR_LOGS", "MIN_SHARE", "TABLE_BUFFER", "TABLE_BYTES", "FairIntake", "PerSecond"]
 
 log = logging.getLogger("duplicast.ingest")
 
@@ -43,8 +43,8 @@ once): a flood costs the ingest's CPU this much at most, whatever its rate."""
 MIN_SHARE = 16
 """Fewest messages a busy table may put in one batch, however many tables are busy."""
 DROP_LOG_EVERY = 5.0  # seconds between two warnings about one table's drops
-ERROR_ANSWERS = 20
-"""Undecodable messages answered (and logged) per table per second; the rest only counted."""
+ERROR_LOGS = 20
+"""Undecodable messages logged per table per second (each one is answered and counted)."""
 KEYS = 4096  # tables a ``PerSecond`` remembers at once
 
 
