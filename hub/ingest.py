@@ -545,11 +545,15 @@ class Ingest:
     ) -> None:
         """Refuse a message nothing in which names a console (``too_large``, ``bad_schema``)
         on the table's error channel. Counted per batch; logged at most ``ERROR_LOGS`` times a
-        second per table (a flood of garbage costs a length check or a failed decode and an
-        answer per message; the table's read rate bounds how many)."""
+        second per table, and while the table floods (``FairIntake.flooding``) answered that
+        often too: a flood of garbage then costs a length check or a failed decode per
+        message (its answers carry no seq: nothing could be matched to them anyway)."""
         code = "too_large" if isinstance(exc, codec.TooLarge) else "bad_schema"
         self._refused[code] = self._refused.get(code, 0) + 1
-        if self._error_logs.allow(table):
+        if not self._error_logs.allow(table):
+            if self.intake is not None and channel in self.intake.flooding:
+                return
+        else:
             log.warning("undecodable event on %s: %s", channel, exc)
         error = str(exc) if code == "too_large" else f"not msgpack: {exc}"
         answer = {"seq": None, "ok": False, "code": code, "error": error}

@@ -44,7 +44,8 @@ MIN_SHARE = 16
 """Fewest messages a busy table may put in one batch, however many tables are busy."""
 DROP_LOG_EVERY = 5.0  # seconds between two warnings about one table's drops
 ERROR_LOGS = 20
-"""Undecodable messages logged per table per second (each one is answered and counted)."""
+"""Undecodable messages logged per table per second; also answered per second per table while
+the table floods (more waiting than a batch took: ``FairIntake.flooding``), else every one."""
 KEYS = 4096  # tables a ``PerSecond`` remembers at once
 
 
@@ -62,6 +63,7 @@ class FairIntake:
         for sub in self.subs:
             sub.notify(self._ready.set)
         self._turn = 0  # which busy table goes first in the next round
+        self.flooding: set[str] = set()  # channels with messages left after the last batch
         self._reported = [0] * len(self.subs)  # drops already logged, per subscription
         self._logged = [0.0] * len(self.subs)  # when, per subscription (monotonic)
 
@@ -112,6 +114,8 @@ class FairIntake:
                 if len(batch) >= self.batch:
                     break
             order = [sub for sub in order if sub.pending]
+        # what is still waiting after a full batch: more than a fair share, a flood
+        self.flooding = {sub.pattern for sub in order}
         self._report_drops()
         return batch
 

@@ -31,7 +31,7 @@ from hub.console import replay_log
 from hub.deckfile import load_decks
 from hub.engine.core import Engine
 from hub.ingest import Ingest
-from hub.intake import TABLE_BUFFER, TABLE_BYTES
+from hub.intake import ERROR_LOGS, TABLE_BUFFER, TABLE_BYTES
 from tests.hubharness import SAMPLE, SESSION, session_events, unique_tournament
 
 pytestmark = pytest.mark.asyncio
@@ -114,8 +114,9 @@ async def test_a_flooding_table_does_not_hold_back_another_tables_event() -> Non
         async with asyncio.timeout(30):  # every bad event refused and counted...
             while rejects not in ingest.metrics.render(private=True).decode():
                 await asyncio.sleep(0.05)
-        # ... and answered on the table's error channel, in the table's share of each batch
-        assert errors.pending == 3000
+        # ... but while table 2 had more waiting than a batch took, only a sample was answered
+        # on its error channel (ERROR_LOGS a second); the rest, once it no longer flooded
+        assert ERROR_LOGS <= errors.pending < 3000
     finally:
         await ingest.stop()
 
