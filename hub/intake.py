@@ -63,7 +63,7 @@ class FairIntake:
         for sub in self.subs:
             sub.notify(self._ready.set)
         self._turn = 0  # which busy table goes first in the next round
-        self.flooding: set[str] = set()  # channels with messages left after the last batch
+        self.flooding: set[str] = set()  # channels of the last batch that flood
         self._reported = [0] * len(self.subs)  # drops already logged, per subscription
         self._logged = [0.0] * len(self.subs)  # when, per subscription (monotonic)
 
@@ -106,6 +106,8 @@ class FairIntake:
         start = self._turn % len(busy)
         self._turn += 1
         order = [self.subs[i] for i in busy[start:] + busy[:start]]
+        # a flood: read at its rate limit, or more waiting than a batch takes (below)
+        self.flooding = {sub.pattern for sub in order if sub.throttled}
         batch: list[Message] = []
         while order and len(batch) < self.batch:  # a share each; what is left, shared again
             share = max(MIN_SHARE, (self.batch - len(batch)) // len(order))
@@ -114,8 +116,7 @@ class FairIntake:
                 if len(batch) >= self.batch:
                     break
             order = [sub for sub in order if sub.pending]
-        # what is still waiting after a full batch: more than a fair share, a flood
-        self.flooding = {sub.pattern for sub in order}
+        self.flooding.update(sub.pattern for sub in order)
         self._report_drops()
         return batch
 

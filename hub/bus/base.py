@@ -201,6 +201,11 @@ class BufferedSubscription(Subscription):
         return len(self._buffer)
 
     @property
+    def throttled(self) -> bool:
+        """Reading at its ``rate`` limit (never, for a transport that does not read)."""
+        return False
+
+    @property
     def pending_bytes(self) -> int:
         """Data bytes received and not yet taken."""
         return self._bytes

@@ -199,6 +199,10 @@ class RedisSubscription(BufferedSubscription):
                 self._run(), name=f"redis-psubscribe:{self.pattern}"
             )
 
+    @property
+    def throttled(self) -> bool:
+        return self._allowed > time.monotonic()
+
     async def ready(self) -> None:
         self._start()
         if self._registered.is_set() or self._task is None:
