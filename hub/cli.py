@@ -102,6 +102,23 @@ def _run_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_init(sub: Sub) -> None:
+    p = sub.add_parser(
+        "init",
+        help="start an event folder: FOLDER/event.toml from the bundled sample (never overwritten)",
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("folder", type=Path, help="the event's folder (made if missing)")
+    p.add_argument("--id", default=None, help="the tournament id (default: the sample's, my-event)")
+    p.set_defaults(func=_run_init)
+
+
+def _run_init(args: argparse.Namespace) -> int:
+    from hub.scaffold import init_event
+
+    return init_event(args.folder, args.id)
+
+
 def _add_draw(sub: Sub) -> None:
     p = sub.add_parser(
         "draw",
@@ -186,7 +203,7 @@ def _run_decks(args: argparse.Namespace) -> int:
 def _add_acl(sub: Sub) -> None:
     p = sub.add_parser(
         "acl",
-        help="Redis ACL users: each console may publish only to its own table",
+        help="Redis ACL users: one per role and per console, each with only what it uses",
         formatter_class=HelpFormatter,
     )
     p.add_argument("--config", required=True, type=Path, help="tournament TOML file")
@@ -348,6 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_init(sub)
     _add_replay(sub)
     _add_draw(sub)
     _add_decks(sub)

@@ -5,6 +5,7 @@ every command that has it."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,27 @@ def seed(text: str) -> int | str:
         if not text:
             raise argparse.ArgumentTypeError("a seed is an integer or a non-empty text") from None
         return text
+
+
+def finite(text: str) -> float:
+    """A float option that is a real number: ``float()`` also reads "nan" and "inf", which a
+    pace or a speed cannot be (a NaN sleep never ends, an infinite one neither)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value
+
+
+def positive(text: str) -> float:
+    """A number of seconds above zero and finite (a timeout of 0 would close every
+    connection, an infinite one none)."""
+    value = finite(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return value
 
 
 def add_redis(parser: argparse.ArgumentParser, **kwargs: Any) -> None:

@@ -25,6 +25,7 @@ from hub.bus import Bus, open_bus
 from hub.bus.base import Subscription
 from hub.channels import Channels
 from hub.codec import CodecError, pack, unpack
+from hub.domain.numbers import find_bad_number
 from hub.engine.topics import TopicKey, TopicSpace
 from hub.fanout import Fanout, Limits
 from hub.feed import HISTORY, EdgeFeed, Frame, decode_feed, load_snapshots
@@ -38,6 +39,8 @@ log = logging.getLogger(__name__)
 
 ANSWER_TIMEOUT = 3.0
 """Seconds an edge waits for the ingest to answer an operator command or snapshot request."""
+SYNC_INTERVAL = 1.0
+"""Seconds between an edge's requests for the writer's snapshots while none has answered."""
 
 
 class EdgeSource:
@@ -58,7 +61,8 @@ class EdgeSource:
         self.tournament = tournament
         self.topics = topics
         self.names = Channels(tournament)
-        self.store = EdgeFeed()
+        # live once the writer's snapshots are read: before, "no data yet" is not ours to say
+        self.store = EdgeFeed(live=False, on_behind=self._behind)
         self.fanout = Fanout(self.store, limits)
         self.gaps = 0  # frames that revealed a gap
         self.malformed = 0  # feed messages that were not frames
@@ -96,9 +100,31 @@ class EdgeSource:
         self._tasks = [
             loop.create_task(self._read_replies(), name="edge-replies"),
         ]
-        await self.request({"op": "snapshots"})  # answers "unavailable" when no ingest runs
+        answer = await self.request({"op": "snapshots"})  # "unavailable" when no writer runs
         await self._load(None)
+        self.store.live = bool(answer.get("ok"))
         self._tasks.append(loop.create_task(self._consume(), name="edge-feed"))
+        if not self.store.live:
+            self._tasks.append(loop.create_task(self._sync(), name="edge-sync"))
+
+    async def _sync(self) -> None:
+        """Until a writer answers: what the snapshot hash held is served as the last good
+        state, nothing more (no empty snapshot for a topic it lacks, 503 over REST); then
+        every topic is read again and the store is live."""
+        while True:
+            await asyncio.sleep(SYNC_INTERVAL)
+            answer = await self.request({"op": "snapshots"})
+            if answer.get("ok"):
+                await self._load(None)
+                self.store.live = True
+                log.info("edge in sync with the writer of %s", self.tournament)
+                return
+
+    def _behind(self, key: TopicKey) -> None:
+        """A client resumed ahead of this edge's copy of ``key``: fetch the writer's."""
+        if key not in self._refreshing and self._tasks:
+            self._refreshing.add(key)
+            asyncio.get_running_loop().create_task(self._refresh(key))
 
     async def stop(self) -> None:
         await cancel_and_wait(self._tasks)
@@ -188,12 +214,14 @@ class EdgeSource:
         raises but for cancellation: no ingest, no answer or no bus is an ``unavailable``
         answer."""
         rid = uuid.uuid4().hex
+        try:
+            message = pack({**command, "id": rid, "reply": self.id})
+        except CodecError as exc:  # the command's fault, not the bus's
+            return _refused("bad_request", str(exc))
         waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[rid] = waiter
         try:
-            receivers = await self.bus.publish(
-                self.names.control, pack({**command, "id": rid, "reply": self.id})
-            )
+            receivers = await self.bus.publish(self.names.control, message)
             if receivers == 0:
                 return _unavailable("no ingest is running for this tournament")
             return await asyncio.wait_for(waiter, self._answer_timeout)
@@ -219,12 +247,22 @@ class EdgeSource:
                 waiter.set_result(answer)
 
     async def control(self, command: dict[str, Any]) -> dict[str, Any]:
-        """An operator command, executed by the ingest: its answer, or why there is none."""
+        """An operator command, executed by the ingest: its answer, or why there is none. A
+        number the ingest would refuse (NaN, an infinity, an integer msgpack cannot carry) is
+        refused here, as the ingest would: it is the command that is wrong, not the ingest
+        that is unavailable."""
+        found = find_bad_number(command)
+        if found is not None:
+            return _refused("bad_request", f"field '{found[0]}': {found[1]}")
         return await self.request(command)
 
 
 def _unavailable(message: str) -> dict[str, Any]:
-    return {"ok": False, "code": "unavailable", "error": message}
+    return _refused("unavailable", message)
+
+
+def _refused(code: str, message: str) -> dict[str, Any]:
+    return {"ok": False, "code": code, "error": message}
 
 
 async def run_edge(

@@ -33,7 +33,7 @@ from websockets.http11 import Request, Response
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
-from hub.auth import Auth, audience_for, check_topic, may_control
+from hub.auth import PUBLIC, Auth, audience_for, check_topic, may_control
 from hub.codec import CodecError, from_json, to_json, unpack
 from hub.fanout import (
     FORMATS,
@@ -44,6 +44,7 @@ from hub.fanout import (
     set_congestion,
     set_sndbuf,
 )
+from hub.proxies import TrustedProxies
 
 __all__ = ["MAX_MALFORMED", "FeedService", "FeedSocket", "OriginPolicy"]
 
@@ -121,14 +122,20 @@ class OriginPolicy:
 class FeedService:
     """The sessions of one process's ``/ws``: admission, client messages, keepalive."""
 
-    def __init__(self, source: Any, auth: Auth, origins: OriginPolicy) -> None:
+    def __init__(
+        self,
+        source: Any,
+        auth: Auth,
+        origins: OriginPolicy,
+        proxies: TrustedProxies | None = None,
+    ) -> None:
         self.source = source
         self.fanout: Fanout = source.fanout
         self.auth = auth
         self.origins = origins
+        self.proxies = TrustedProxies() if proxies is None else proxies
         checker = getattr(source, "check_topic", None)
         self.valid_topic: TopicCheck = checker if callable(checker) else check_topic
-        self.origin_refusals = 0
         self.sockets: set[FeedSocket] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._keepalive: asyncio.Task[None] | None = None
@@ -139,9 +146,21 @@ class FeedService:
 
     # -- admission --
 
+    def origin_allowed(self, origin: str | None, host: str | None, address: str | None) -> bool:
+        if self.origins.allows(origin, host):
+            return True
+        self.refused("forbidden_origin", address, f"origin {origin!r}, host {host!r}")
+        return False
+
+    @property
+    def origin_refusals(self) -> int:
+        return self.fanout.refused["forbidden_origin"]
+
     def admit(self, query: Mapping[str, str], address: str | None) -> tuple[Any, str, Any]:
         """``(role, format, problem)`` of a new connection; ``problem`` is the error to send
-        before closing it (None: admitted)."""
+        before closing it (None: admitted). The per-address cap is the spectators': a valid
+        commentator or operator token is never refused for it, so a venue address full of
+        public sockets cannot lock out the operator."""
         fmt = query.get("format", "json")
         role = self.auth.role_for(query.get("token"))
         problem = None
@@ -149,10 +168,24 @@ class FeedService:
             problem = error("unauthorized", "unknown token")
         elif fmt not in FORMATS:
             problem = error("bad_request", f"format must be one of {', '.join(FORMATS)}")
-        elif not self.fanout.may_connect(address):
+        elif role == PUBLIC and not self.fanout.may_connect(address):
             limit = self.fanout.limits.max_per_address
             problem = error("too_many_connections", f"more than {limit} connections from {address}")
+        if problem is not None:
+            self.refused(problem["code"], address)
         return role, fmt, problem
+
+    def refused(self, code: str, address: str | None, detail: str = "") -> None:
+        """Count a refused connection by code (``duplicast_ws_refused``) and log it; the log
+        handlers' ``RepeatFilter`` (hub.logs) keeps a flood of refusals to a few lines."""
+        self.fanout.refused[code] += 1
+        log.warning("refused a websocket from %s: %s %s", address, code, detail)
+
+    def join(self, sink: Any, role: Any, fmt: str, address: str | None) -> Client:
+        """The admitted connection as a fan-out client; only public ones count against the
+        per-address cap (authenticated roles are exempt from it, see ``admit``)."""
+        counted = address if role == PUBLIC else None
+        return self.fanout.add(sink, role, audience_for(role), fmt, counted)
 
     def hello(self, client: Client) -> None:
         client.send({"type": "hello", "role": client.role, "tournament": self.source.tournament})
@@ -517,9 +550,10 @@ class FeedSocket(asyncio.Protocol):
             conn.send_response(conn.reject(404, "no websocket endpoint here\n"))
             return
         origin = request.headers.get("Origin")
-        if not service.origins.allows(origin, request.headers.get("Host")):
-            service.origin_refusals += 1
-            log.info("refused a websocket from origin %r", origin)
+        peer = self.transport.get_extra_info("peername") if self.transport else None
+        peer_ip = peer[0] if isinstance(peer, tuple) else None
+        address, host = service.proxies.identify(peer_ip, request.headers)
+        if not service.origin_allowed(origin, host, address):
             body = to_json({"error": "forbidden_origin", "message": f"origin {origin} not allowed"})
             headers = Headers(
                 [
@@ -534,8 +568,6 @@ class FeedSocket(asyncio.Protocol):
         if conn.state is not State.OPEN:
             return  # not a valid websocket handshake: websockets answered it (400/426)
         query = {k: v[0] for k, v in parse_qs(query_string).items()}
-        peer = self.transport.get_extra_info("peername") if self.transport else None
-        address = peer[0] if isinstance(peer, tuple) else None
         role, fmt, problem = service.admit(query, address)
         if problem is not None:
             self._write_protocol_output()  # the 101 response first
@@ -543,7 +575,7 @@ class FeedSocket(asyncio.Protocol):
             self.transport.write(build_frame(message.payload, message.text))  # type: ignore[union-attr]
             self.close(1008, problem["message"])
             return
-        self.client = service.fanout.add(self, role, audience_for(role), fmt, address)
+        self.client = service.join(self, role, fmt, address)
         self._write_protocol_output()  # the 101 response before the hello
         service.hello(self.client)
 

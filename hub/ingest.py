@@ -55,6 +55,8 @@ from hub.intake import (
     PerSecond,
 )
 from hub.metrics import Metrics
+from hub.notes import MAXLEN as NOTES_MAXLEN
+from hub.notes import link_notes, refusal_note
 from hub.publisher import ControlRequest, FeedPublisher
 from hub.tasks import bounded, cancel_and_wait
 
@@ -90,6 +92,7 @@ class Ingest:
         metrics: Metrics | None = None,
         lease_ttl: float = LEASE_TTL,
         on_lost: Callable[[], None] | None = None,
+        on_ready: Callable[[], None] | None = None,
         feed: bool = True,
     ) -> None:
         self.metrics = metrics or Metrics()
@@ -112,6 +115,7 @@ class Ingest:
         self.token = 0  # fencing token of our claim of the lease (0: none)
         self.fence = Fence(self.names.lease, self.owner)
         self.on_lost = on_lost
+        self.on_ready = on_ready  # called once the ingest is ready (its store live)
         self._lock = asyncio.Lock()
         self._refusals: dict[str, list[int]] = {}  # console -> seqs whose answer is persisted
         self._since_snapshot = 0  # journal records since the last engine snapshot
@@ -187,6 +191,10 @@ class Ingest:
         self._tasks.append(asyncio.create_task(self._ticker(), name="ingest-release"))
         self._tasks.append(asyncio.create_task(self._keep_lease(), name="ingest-lease"))
         self.ready = self.ready_once = True
+        if self.feed is not None:
+            self.feed.serve()
+        if self.on_ready is not None:
+            self.on_ready()
         log.info("ingest ready for %s after replaying %d records", self.tournament, self.replayed)
 
     async def stop(self) -> None:
@@ -195,6 +203,8 @@ class Ingest:
         released when the bus answers in time, else it simply runs out."""
         self.ready = False
         self._stopping = True
+        if self.feed is not None:
+            self.feed.withdraw()
         await cancel_and_wait(self._tasks, grace=STOP_STEP / 4, attempts=4)
         subs, self._subs = self._subs, []
         self._tasks.clear()
@@ -238,6 +248,8 @@ class Ingest:
         self.lost = True
         self.ready = False
         self._stopping = True
+        if self.feed is not None:
+            self.feed.withdraw()
         if self.on_lost is not None:
             self.on_lost()
 
@@ -398,7 +410,7 @@ class Ingest:
                         accepted.append(outcome)
                         records.append(outcome.record)
                     if outcome.refusal is not None and self.feed is None:
-                        notes.append(codec.pack({"refusal": outcome.refusal}))
+                        notes.append(refusal_note(outcome.refusal))
             positions = await self._journal(records)
             journaled = self.engine.journaled
             for outcome, position in zip(accepted, positions, strict=True):
@@ -470,12 +482,11 @@ class Ingest:
         if links:
             if self.feed is None:
                 moved = {c: up for c, up in links.items() if self.engine.links.get(c) != up}
-                if moved:
-                    notes.append(codec.pack({"links": moved}))
+                notes.extend(link_notes(moved))
             self.engine.note_links(links)
         if notes:  # not fenced, not retried: they only inform the operator desk
             try:
-                await self.bus.append_many(self.names.notes, notes)
+                await self.bus.append_many(self.names.notes, notes, maxlen=NOTES_MAXLEN)
             except (asyncio.CancelledError, LeaseLost):
                 raise
             except Exception as exc:  # the batch is journaled and answered already

@@ -7,6 +7,10 @@ over writes one line ``'<template>' repeated K times in the last T s (not shown)
 template is the format string before its arguments, so ``"undecodable event on %s: %s"`` is one
 template whatever the channel and error. ``install()`` puts one on every root handler; the
 process entry points (``duplicast serve|console|demo``) call it after configuring logging.
+
+``install()`` also puts a ``RedactFilter`` on each handler: a Redis URL's password
+(``redis://user:pw@host``, ``?password=``) never reaches a log line, whoever logs the URL
+(our messages, a library's error text).
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["RepeatFilter", "install"]
+from hub.redact import redact
+
+__all__ = ["RedactFilter", "RepeatFilter", "install"]
 
 FIRST = 5  # records of one template shown per window
 WINDOW = 60.0  # seconds
@@ -107,6 +113,19 @@ class RepeatFilter(logging.Filter):
         self.handler.handle(record)
 
 
+class RedactFilter(logging.Filter):
+    """Every record's message with the passwords of the URLs in it masked (``hub.redact``).
+    A record is rewritten only when it holds one, so ``RepeatFilter`` (before it) still sees
+    each message's template."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = redact(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
 def install(
     logger: logging.Logger | None = None, *, first: int = FIRST, window: float = WINDOW
 ) -> list[RepeatFilter]:
@@ -121,5 +140,6 @@ def install(
             continue
         repeat = RepeatFilter(handler, first=first, window=window)
         handler.addFilter(repeat)
+        handler.addFilter(RedactFilter())
         filters.append(repeat)
     return filters

@@ -15,6 +15,7 @@ operator token or on the separate ``--metrics-port``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -34,6 +35,7 @@ __all__ = ["CONTENT_TYPE", "Metrics", "serve_private"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 ROLES = ("public", "commentator", "operator")
+REFUSALS = ("too_many_connections", "unauthorized", "forbidden_origin")  # always reported
 
 
 class _FanoutCollector(Collector):
@@ -46,7 +48,15 @@ class _FanoutCollector(Collector):
         )
         roles = {role: 0 for role in ROLES}
         sent = dropped = slow = 0
+        refused = CounterMetricFamily(
+            "duplicast_ws_refused",
+            "Websocket connections refused at admission, by code",
+            labels=["code"],
+        )
+        codes: dict[str, int] = dict.fromkeys(REFUSALS, 0)
         for fanout in self.fanouts:
+            for code, n in fanout.refused.items():
+                codes[code] = codes.get(code, 0) + n
             for role, n in fanout.roles().items():
                 roles[role] = roles.get(role, 0) + n
             sent += fanout.frames_sent
@@ -65,6 +75,34 @@ class _FanoutCollector(Collector):
         )
         yield CounterMetricFamily(
             "duplicast_slow_client_closes", "Clients closed for being too slow", value=slow
+        )
+        for code, n in codes.items():
+            refused.add_metric([code], n)
+        yield refused
+
+
+class _RequestsCollector(Collector):
+    """The incomplete HTTP requests of each server (``hub.httpguard.PendingRequests``): a
+    flood of half-sent requests shows here before clients complain."""
+
+    def __init__(self) -> None:
+        self.pending: list[Any] = []
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(
+            "duplicast_http_incomplete_requests",
+            "Connections waiting for a complete request head",
+            value=sum(len(p) for p in self.pending),
+        )
+        yield CounterMetricFamily(
+            "duplicast_http_request_timeouts",
+            "Connections closed for not sending a complete request in time",
+            value=sum(p.timed_out for p in self.pending),
+        )
+        yield CounterMetricFamily(
+            "duplicast_http_incomplete_dropped",
+            "Incomplete requests closed because too many others waited",
+            value=sum(p.dropped for p in self.pending),
         )
 
 
@@ -116,6 +154,8 @@ class Metrics:
         self.public_registry.register(_PublicCollector(self._fanout))
         self._intake = _IntakeCollector()
         self.registry.register(self._intake)
+        self._requests = _RequestsCollector()
+        self.registry.register(self._requests)
         # Measured on the hub's own clock, from an event's arrival to its answer being
         # published (consoles' clocks are neither synchronised nor trusted).
         self._lag = Gauge(
@@ -151,6 +191,11 @@ class Metrics:
         """Report this intake's drops, resubscriptions and queue (the latest one only: an
         ingest that took its lease back replaces the intake it had)."""
         self._intake.intakes[:] = [intake]
+
+    def watch_requests(self, pending: Any) -> None:
+        """Report a server's incomplete requests (``hub.httpguard.PendingRequests``)."""
+        if pending not in self._requests.pending:
+            self._requests.pending.append(pending)
 
     def ingest_lag(self, *seconds: float) -> None:
         """The lags of a batch of events, oldest first (the gauge keeps the latest)."""

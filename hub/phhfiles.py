@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -31,8 +32,11 @@ def hands_in(path: Path) -> Iterator[tuple[str, Mapping[str, Any] | str]]:
     is not TOML gives the reason instead of the hand."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        yield str(path), f"cannot read: {exc}"
+    except RecursionError:  # arrays or tables nested too deep for the TOML parser
+        yield str(path), "cannot read: nested too deeply"
+        return
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # TOMLDecodeError is one
+        yield str(path), f"cannot read: {_one_line(exc)}"
         return
     if path.suffix == ".phhs":
         for key, hand in data.items():
@@ -72,6 +76,11 @@ class CheckReport:
         out.write(f"{self.hands} hands, {len(self.mismatches)} mismatches\n")
 
 
+def _one_line(exc: BaseException) -> str:
+    """An exception's message on one line (TOML errors name the line and column)."""
+    return " ".join(str(exc).split())
+
+
 def check_hand(name: str, data: Mapping[str, Any] | str, report: CheckReport) -> None:
     if isinstance(data, str):
         report.unreplayable.append(f"{name} ({data})")
@@ -81,13 +90,12 @@ def check_hand(name: str, data: Mapping[str, Any] | str, report: CheckReport) ->
         hand = replay(phh)
     except Mismatch as exc:
         report.hands += 1
-        report.mismatches.append(f"{name}: {exc}")
+        report.mismatches.append(f"{name}: {_one_line(exc)}")
         return
-    except (Unreplayable, KeyError, ValueError) as exc:
-        reason = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
-        report.unreplayable.append(f"{name} ({reason})")
+    except Unreplayable as exc:
+        report.unreplayable.append(f"{name} ({_one_line(exc)})")
         return
-    ours = finishing_stacks(hand)
+    ours = finishing_stacks(hand, phh.unbounded)
     theirs = phh.finishing_stacks
     if theirs is None:
         report.unchecked.append(name)
@@ -98,7 +106,7 @@ def check_hand(name: str, data: Mapping[str, Any] | str, report: CheckReport) ->
         return
     if list(map(float, ours)) == list(theirs):
         return
-    fractional = any(t != int(t) for t in theirs) and sum(ours) == sum(theirs)
+    fractional = any(not _whole(t) for t in theirs) and sum(ours) == sum(theirs)
     if fractional and all(abs(o - t) < 1 for o, t in zip(ours, theirs, strict=True)):
         report.fractional.append(name)
         return
@@ -110,8 +118,12 @@ def check_hand(name: str, data: Mapping[str, Any] | str, report: CheckReport) ->
     report.mismatches.append(f"{name}: " + "; ".join(diffs))
 
 
+def _whole(value: float) -> bool:
+    return math.isfinite(value) and value == int(value)
+
+
 def _num(value: float) -> str:
-    return str(int(value)) if value == int(value) else str(value)
+    return str(int(value)) if _whole(value) else str(value)
 
 
 def check_folder(folder: Path) -> CheckReport:
@@ -180,7 +192,9 @@ def console_events(
         )
     if spec.antes is not None:
         problems.append("antes (the tournament has none)")
-    if spec.stacks is not None and set(spec.stacks) != {config.cap}:
+    if phh.unbounded:
+        problems.append(f"unlimited (inf) starting stacks, the tournament's cap is {config.cap}")
+    elif spec.stacks is not None and set(spec.stacks) != {config.cap}:
         problems.append(
             f"starting stacks {list(spec.stacks)}, the tournament's cap is {config.cap}"
         )

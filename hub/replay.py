@@ -27,6 +27,7 @@ from typing import Any
 from hub.configfile import load_config
 from hub.deckfile import load_decks
 from hub.domain.config import TournamentConfig
+from hub.domain.numbers import number_problem
 from hub.engine.core import OPERATOR_CONSOLE, OPERATOR_EVENTS, Engine
 from hub.engine.tournament import DISPUTED
 
@@ -75,6 +76,14 @@ class DeckCheck:
                 "the declared winners (disputes, as in play)"
             )
         return None
+
+
+def _event_time(ts: object) -> float:
+    """The hub's clock for an event: its ``ts`` when a usable number, else 0. A NaN or an
+    infinity (the event itself is refused as bad_schema) must not become the engine's time."""
+    if isinstance(ts, bool) or not isinstance(ts, int | float) or number_problem(ts):
+        return 0.0
+    return float(ts)
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
@@ -141,7 +150,7 @@ def replay(
             refusal = Refusal(f"{source}:{line}", "bad_schema", bad)
         else:
             ts = event.get("ts")
-            now = float(ts) if isinstance(ts, int | float) and not isinstance(ts, bool) else 0.0
+            now = _event_time(ts)
             command = _operator_command(event)
             if command is not None:
                 outcome = engine.control(command, now)

@@ -12,12 +12,8 @@ import argparse
 import asyncio
 import logging
 import os
-import random
-import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -26,8 +22,20 @@ from redis.exceptions import RedisError
 
 from hub import logs
 from hub.bus import BusUnavailable, open_bus, redacted_url
-from hub.cliargs import HelpFormatter, add_config, add_key_file, add_progress, add_redis, seed
+from hub.cliargs import (
+    HelpFormatter,
+    add_config,
+    add_key_file,
+    add_progress,
+    add_redis,
+    finite,
+    positive,
+    seed,
+)
 from hub.configfile import load_config
+from hub.console import EventLogError
+from hub.consolecli import NO_HUB_TIMEOUT, run_console
+from hub.consolecli import phh_events as phh_events  # re-exported: it lived here
 from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
 from hub.demo import run_demo
 from hub.domain.config import ConfigError
@@ -36,15 +44,25 @@ from hub.embedded import (
     OVERLAYS,
     SAMPLE_CONFIG,
     IngestSource,
-    load_tournament,
     until_signalled,
     weak_tokens_refused,
 )
 from hub.engine.core import Engine
 from hub.engine.topics import TopicSpace
+from hub.httpguard import REQUEST_TIMEOUT
 from hub.ingest import Ingest
+from hub.links import COMMENTATOR_ENV, OPERATOR_ENV, link_lines, roles_off
+from hub.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
+from hub.server import ListenError
+from hub.workers import raise_open_files, start_edge_workers, stop_workers, wait_listening
 
 log = logging.getLogger("duplicast")
+
+NO_CONSOLES_WARNING = (
+    "duplicast serve: WARNING: the tournament file has no [consoles] section: any console "
+    "name is accepted, and whoever writes a table first under a name holds that name "
+    "(list each console and its table in [consoles]; docs/security.md)"
+)
 
 
 async def run_serve(args: argparse.Namespace) -> int:
@@ -61,8 +79,23 @@ async def run_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.worker_of is not None:  # an edge worker of `--processes N`: ends with its parent
+        from hub.lifeline import die_with_parent
+
+        die_with_parent(args.worker_of)
+    try:
+        proxies = TrustedProxies(args.trusted_proxy or ()) or TrustedProxies.from_env()
+    except ValueError as exc:
+        print(f"duplicast serve: --trusted-proxy / {TRUSTED_PROXIES_ENV}: {exc}", file=sys.stderr)
+        return 2
+    raise_open_files()
     config = load_config(args.config)
-    print(_serve_line(args, config), file=sys.stderr, flush=True)
+    print(_serve_line(args, config, proxies), file=sys.stderr, flush=True)
+    if args.role in ("ingest", "all") and not config.consoles:
+        print(NO_CONSOLES_WARNING, file=sys.stderr, flush=True)
+    if args.role != "projector" and args.worker_of is None:
+        for warning in roles_off(auth.commentator_token, auth.operator_token):
+            print(f"duplicast serve: warning: {warning}", file=sys.stderr, flush=True)
     bus = open_bus(args.redis)
     await bus.connect()
     if args.role == "projector":
@@ -83,18 +116,35 @@ async def run_serve(args: argparse.Namespace) -> int:
         decks = load_decks(config, args.config.parent, dict(os.environ))
         source = IngestSource(bus, Engine(config, decks), own_bus=False, limits=limits)
     metrics = getattr(source, "metrics", None)
-    app = create_app(source, overlays_dir=OVERLAYS, auth=auth, metrics=metrics)
+    app = create_app(
+        source,
+        overlays_dir=OVERLAYS,
+        auth=auth,
+        metrics=metrics,
+        trusted_proxies=proxies,
+    )
     if writer is None:
         lost = getattr(source, "lost", None)
     stop_metrics = None
     if args.metrics_port:  # every metric, unauthenticated: a port kept off the public network
         from hub.metrics import serve_private
 
-        stop_metrics = serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
+        try:
+            stop_metrics = serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
+        except OSError as exc:
+            raise ListenError(args.metrics_host, args.metrics_port, exc) from None
     workers: list[subprocess.Popen[bytes]] = []
     try:
         several = args.processes > 1 or args.reuse_port
-        server = await serve(app, args.host, args.port, reuse_port=several)
+        server = await serve(
+            app,
+            args.host,
+            args.port,
+            reuse_port=several,
+            join=args.reuse_port,
+            request_timeout=args.request_timeout,
+            max_pending=args.max_pending_requests,
+        )
         if args.processes > 1:
             workers = start_edge_workers(args, server.port)
             await wait_listening(workers)
@@ -104,6 +154,8 @@ async def run_serve(args: argparse.Namespace) -> int:
             + (f" ({args.processes} processes)" if args.processes > 1 else ""),
             flush=True,
         )
+        if args.worker_of is None:  # a worker's parent prints them
+            print("\n".join(_links(args, config, auth, server.port)), flush=True)
         stop = asyncio.Event()
         waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(until_signalled(stop))]
         if lost is not None:
@@ -179,59 +231,22 @@ async def run_projector(bus: Any, config: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.Popen[bytes]]:
-    """``args.processes - 1`` more edge processes on this one's port (``SO_REUSEPORT``: the
-    kernel spreads new connections over them), each the same edge, without a metrics port of
-    its own. An update's fan-out is one socket write per client, so clients spread over N
-    processes are served by N cores at once (docs/performance.md). Their output is passed on;
-    see ``wait_listening``."""
-    command = [sys.executable, "-m", "hub", "serve", "--role", "edge", "--reuse-port"]
-    command += ["--config", str(args.config), "--redis", args.redis]
-    command += ["--host", args.host, "--port", str(port)]
-    command += ["--max-per-address", str(args.max_per_address)]
-    return [subprocess.Popen(command, stdout=subprocess.PIPE) for _ in range(args.processes - 1)]
+def _links(args: argparse.Namespace, config: Any, auth: Any, port: int) -> list[str]:
+    """What to open (``hub.links``). Tokens stand as the variables that hold them: a terminal
+    or a service log is no place for a secret, unless ``--show-tokens``."""
+    if args.show_tokens:
+        commentator, operator = auth.commentator_token, auth.operator_token
+    else:
+        commentator = auth.commentator_token and f"${COMMENTATOR_ENV}"
+        operator = auth.operator_token and f"${OPERATOR_ENV}"
+    hidden = "" if args.show_tokens else " (tokens hidden: --show-tokens prints them)"
+    return [
+        f"Links{hidden}:",
+        *link_lines(config, args.host, port, commentator, operator),
+    ]
 
 
-async def wait_listening(workers: list[subprocess.Popen[bytes]], timeout: float = 60.0) -> None:
-    """Until every worker printed its listening line (then its output goes on to ours)."""
-
-    def first_line(worker: subprocess.Popen[bytes]) -> bytes:
-        assert worker.stdout is not None
-        line = worker.stdout.readline()
-        while line and not line.startswith(b"duplicast edge"):  # what it runs on, first
-            line = worker.stdout.readline()
-        threading.Thread(target=_forward, args=(worker.stdout,), daemon=True).start()
-        return line
-
-    lines = await asyncio.wait_for(
-        asyncio.gather(*(asyncio.to_thread(first_line, w) for w in workers)), timeout
-    )
-    for worker, line in zip(workers, lines, strict=True):
-        if not line.startswith(b"duplicast edge"):
-            raise RuntimeError(f"edge worker {worker.pid} did not start: {line!r}")
-
-
-def _forward(stream: Any) -> None:
-    for line in stream:
-        sys.stdout.buffer.write(line)
-        sys.stdout.flush()
-
-
-def stop_workers(workers: list[subprocess.Popen[bytes]], grace: float = 5.0) -> None:
-    """End the worker processes this one started, by pid: TERM, then KILL after ``grace``."""
-    for worker in workers:
-        if worker.poll() is None:
-            worker.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    for worker in workers:
-        try:
-            worker.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
-
-
-def _serve_line(args: argparse.Namespace, config: Any) -> str:
+def _serve_line(args: argparse.Namespace, config: Any, proxies: TrustedProxies) -> str:
     """What `serve` runs on, before it starts: no silent defaults."""
     sample = " (the bundled SAMPLE: give --config FILE for an event)" if _is_sample(args) else ""
     decks = ""
@@ -245,6 +260,7 @@ def _serve_line(args: argparse.Namespace, config: Any) -> str:
         f"{args.config}{sample}, Redis {redacted_url(args.redis)}{decks}, "
         f"HTTP on {args.host}:{args.port}"
         + (f", metrics on {args.metrics_host}:{args.metrics_port}" if args.metrics_port else "")
+        + (f", client addresses from X-Forwarded-For of {proxies}" if proxies else "")
     )
 
 
@@ -315,127 +331,6 @@ async def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-async def run_console(args: argparse.Namespace) -> int:
-    from hub.console import load_events, replay_log
-    from hub.outbox import default_outbox_template
-    from hub.progress import Progress
-
-    outbox = None if args.no_outbox else (args.outbox or default_outbox_template())
-    bus = open_bus(args.redis)
-    await bus.connect()
-    try:
-        if args.action == "send":
-            fields = _parse_fields(args.fields)
-            events = [
-                {
-                    "tournament": args.tournament,
-                    "table": args.table,
-                    "console": args.console or f"table{args.table}",
-                    "seq": args.seq,
-                    "v": 1,
-                    **fields,
-                }
-            ]
-            report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False)
-        elif args.action == "replay" and args.phh:
-            config = load_config(args.config)
-            events = phh_events(config, args.phh, args.table, args.console, args.deal)
-            report = await replay_log(bus, config.id, events, pace=args.pace, outbox=outbox)
-        elif args.action == "replay":
-            if args.tournament is None or args.log is None:
-                print("console replay: needs --tournament and a log (or --phh)", file=sys.stderr)
-                return 2
-            events = load_events(args.log)
-            with Progress(len(events), "console replay", enabled=args.progress) as bar:
-                report = await replay_log(
-                    bus,
-                    args.tournament,
-                    events,
-                    pace=args.pace,
-                    outbox=outbox,
-                    on_answer=bar.advance,
-                )
-        else:
-            config, decks = load_tournament(args.config)
-            from hub.engine.simulate import simulate_session
-
-            seed = args.seed if args.seed is not None else int(time.time())
-            print(f"duplicast console simulate: seed {seed}", file=sys.stderr, flush=True)
-            rng = random.Random(seed)
-            tables = [args.table] if args.table else None
-            events = list(simulate_session(config, decks, rng, tables=tables))
-            with Progress(len(events), "console simulate", enabled=args.progress) as bar:
-                report = await replay_log(
-                    bus, config.id, events, pace=args.pace, outbox=outbox, on_answer=bar.advance
-                )
-        print(
-            f"{report.events} events from {report.consoles} console(s) in {report.seconds:.1f} s: "
-            f"{report.accepted} accepted, {report.rejected} rejected, "
-            f"{report.duplicates} duplicates, {report.resent} resent"
-            + (
-                f", {report.already} already held by the hub (nothing applied)"
-                if report.already
-                else ""
-            )
-            + (
-                f"; from the outbox: {report.restored} unanswered resent, "
-                f"{report.skipped} sent before"
-                if report.restored or report.skipped
-                else ""
-            ),
-            flush=True,
-        )
-        return 1 if report.rejected or (report.already and args.action == "send") else 0
-    finally:
-        await bus.close()
-
-
-def phh_events(
-    config: Any, files: list[Path], table: int, console: str | None, deal: int | None
-) -> list[dict[str, Any]]:
-    """The console events of PHH hands played one after another at ``table``."""
-    from hub.domain.phh import read_phh
-    from hub.phhfiles import ImportRefused, console_events, hands_in
-
-    if table not in config.deal_orders:
-        raise SystemExit(f"console replay: table {table} is not in {config.id}")
-    order = list(config.deal_orders[table])
-    start = order.index(deal) if deal is not None and deal in order else 0
-    if deal is not None and deal not in order:
-        raise SystemExit(f"console replay: deal {deal} is not played at table {table}")
-    events: list[dict[str, Any]] = []
-    hands = [(name, data) for path in files for name, data in hands_in(path)]
-    if len(hands) > len(order) - start:
-        raise SystemExit(
-            f"console replay: {len(hands)} hands, table {table} has deals left "
-            f"for {len(order) - start}"
-        )
-    for (name, data), deal_no in zip(hands, order[start:], strict=False):
-        try:
-            if isinstance(data, str):
-                raise ImportRefused(data)
-            phh = read_phh(data)
-            events += console_events(
-                config, phh, table=table, deal=deal_no, console=console or f"table{table}"
-            )
-        except (ImportRefused, ValueError, KeyError) as exc:
-            raise SystemExit(f"console replay: {name}: {exc}") from None
-    return events
-
-
-def _parse_fields(pairs: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, _, value = pair.partition("=")
-        if key == "seats":
-            out[key] = [int(v) for v in value.split(",") if v]
-        elif value.lstrip("-").isdigit():
-            out[key] = int(value)
-        else:
-            out[key] = value
-    return out
-
-
 def run_loop(coro: Awaitable[int]) -> int:
     """Run a command's coroutine on uvloop when installed (uvicorn[standard] brings it: the
     fan-out's socket writes and Redis reads cost less there), else on asyncio's loop."""
@@ -457,7 +352,14 @@ def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[.
             return run_loop(coro_fn(args))
         except KeyboardInterrupt:
             return 130
-        except (BusUnavailable, RedisError, ConfigError, DeckFileError) as exc:
+        except (
+            BusUnavailable,
+            RedisError,
+            ConfigError,
+            DeckFileError,
+            EventLogError,
+            ListenError,
+        ) as exc:
             # One line that says what is wrong, not the tracebacks of the layers it went
             # through: an unreachable Redis, a refused password, a bad file.
             print(f"duplicast {args.command}: {exc}", file=sys.stderr)
@@ -503,6 +405,30 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "behind one NAT address, a load test)",
     )
     p.add_argument(
+        "--request-timeout",
+        type=positive,
+        default=REQUEST_TIMEOUT,
+        metavar="SECONDS",
+        help="a connection has this long to send a complete request head (a websocket "
+        "upgrade, a REST call), else it is closed: half-sent requests cannot pile up",
+    )
+    p.add_argument(
+        "--max-pending-requests",
+        type=int,
+        default=None,
+        metavar="N",
+        help="at most N incomplete requests at once; past it the oldest is closed "
+        "(default: a quarter of the open-file limit, at most 1024)",
+    )
+    p.add_argument(
+        "--trusted-proxy",
+        action="append",
+        metavar="ADDRESS|CIDR",
+        default=None,
+        help="a load balancer whose X-Forwarded-For/-Host name the client (repeatable; "
+        "default: $DUPLICAST_TRUSTED_PROXIES, comma-separated; else none)",
+    )
+    p.add_argument(
         "--processes",
         type=int,
         default=1,
@@ -520,7 +446,15 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="every metric here, no token: a private address (default: off)",
     )
     p.add_argument("--metrics-host", default="127.0.0.1", help="address of --metrics-port")
+    p.add_argument(
+        "--show-tokens",
+        action="store_true",
+        help="print the commentator and operator tokens in the links printed at start "
+        "(default: the variables that hold them)",
+    )
     add_key_file(p, "the tournament's deck file (ingest and all; an edge needs none)")
+    # set by `--processes N` on the workers it starts: the parent's pid (hub.lifeline)
+    p.add_argument("--worker-of", type=int, default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=_sync(run_serve))
 
     x = sub.add_parser(
@@ -580,7 +514,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         formatter_class=HelpFormatter,
     )
     replay.add_argument("--tournament", default=None, help="with a log: the tournament id")
-    replay.add_argument("--pace", type=float, default=0.0, help="seconds between events")
+    replay.add_argument("--pace", type=finite, default=0.0, help="seconds between events")
     replay.add_argument(
         "log", type=Path, nargs="?", default=None, help="console events, JSON Lines"
     )
@@ -608,7 +542,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         default=None,
         help="the bots' choices (default: the current time, printed)",
     )
-    sim.add_argument("--pace", type=float, default=0.5, help="seconds between a table's events")
+    sim.add_argument("--pace", type=finite, default=0.5, help="seconds between a table's events")
     add_key_file(sim)
     for parser in (replay, sim):
         add_progress(parser)
@@ -624,6 +558,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         parser.add_argument(
             "--no-outbox", action="store_true", help="keep the outbox in memory only"
         )
+        parser.add_argument(
+            "--no-hub-timeout",
+            type=finite,
+            default=NO_HUB_TIMEOUT,
+            metavar="SECONDS",
+            help="give up (one line, exit 1) when an event waits this long with nothing heard "
+            "from any hub: none serves the tournament on this Redis (0: wait for ever)",
+        )
     c.set_defaults(func=_sync(run_console))
 
     d = sub.add_parser(
@@ -637,7 +579,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     d.add_argument("--host", default="127.0.0.1", help="address the HTTP/websocket server binds")
     d.add_argument("--port", type=int, default=8000, help="port of the HTTP/websocket server")
-    d.add_argument("--speed", type=float, default=1.0, help="2 = twice as fast")
+    d.add_argument("--speed", type=finite, default=1.0, help="2 = twice as fast")
     d.add_argument("--seed", type=seed, default=7, help="the bots' choices")
     d.add_argument("--once", action="store_true", help="stop after one session")
     d.add_argument(

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import gc
 import logging
 import socket
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import uvicorn
 from starlette.applications import Starlette
@@ -33,9 +34,11 @@ from hub.engine.standings_select import select_standings
 from hub.engine.topics import FAMILIES, Family
 from hub.fanout import AsgiSink, Fanout
 from hub.feedsocket import MAX_MALFORMED, FeedService, OriginPolicy
+from hub.httpguard import REQUEST_TIMEOUT, PendingRequests, guarded_http
 from hub.metrics import CONTENT_TYPE, Metrics
+from hub.proxies import TrustedProxies
 
-__all__ = ["FeedSource", "RunningServer", "create_app", "serve", "tune_gc"]
+__all__ = ["FeedSource", "ListenError", "RunningServer", "create_app", "serve", "tune_gc"]
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +47,7 @@ class FeedSource(Protocol):
     """What the app needs from the process that owns the topics."""
 
     tournament: str
-    store: Any  # hub.feed store: ``snapshot(key) -> (seq, payload)``, ``catch_up``
+    store: Any  # hub.feed store: ``snapshot(key) -> (seq, payload)``, ``available``, ``catch_up``
     fanout: Fanout
 
     def ready(self) -> bool: ...
@@ -65,6 +68,9 @@ class FeedSource(Protocol):
 
 
 SELECT = ("scope", "stage", "session", "group")  # the standings' REST query parameters
+RETRY_AFTER = 2
+"""Seconds a REST client is told to wait (``Retry-After``) when this process holds no current
+state of a topic: a standby ingest takes over within its lease's time to live (5 s)."""
 
 
 def _json(body: Any, status: int = 200) -> Response:
@@ -98,14 +104,13 @@ class _Endpoints:
         frame. ``serve`` never routes here (its ``FeedSocket`` takes the upgrade first)."""
         service = self.service
         origin = websocket.headers.get("origin")
-        if not service.origins.allows(origin, websocket.headers.get("host")):
-            service.origin_refusals += 1
-            log.info("refused a websocket from origin %r", origin)
+        peer = websocket.client.host if websocket.client else None
+        address, host = service.proxies.identify(peer, websocket.headers)
+        if not service.origin_allowed(origin, host, address):
             await websocket.send_denial_response(
                 _json({"error": "forbidden_origin", "message": f"origin {origin} not allowed"}, 403)
             )
             return
-        address = websocket.client.host if websocket.client else None
         role, fmt, problem = service.admit(websocket.query_params, address)
         await websocket.accept()
         if problem is not None or role is None:
@@ -115,7 +120,7 @@ class _Endpoints:
                 await websocket.send_text(to_json(problem).decode())
             await websocket.close(1008, problem["message"] if problem else "")
             return
-        client = service.fanout.add(AsgiSink(websocket), role, audience_for(role), fmt, address)
+        client = service.join(AsgiSink(websocket), role, fmt, address)
         service.hello(client)
         malformed = 0
         try:
@@ -163,7 +168,14 @@ class _Endpoints:
             return _json({"error": code, "message": f"topic {topic} needs the {needs} role"}, 403)
         if code is not None:
             return _json({"error": "not_found", "message": f"no topic named {topic!r}"}, 404)
-        seq, payload = self.source.store.snapshot((audience_for(role), topic))
+        key = (audience_for(role), topic)
+        store = self.source.store
+        if not store.available(key):  # a standby, a takeover, an edge not yet in sync
+            message = f"no current state of topic {topic} here yet: retry shortly"
+            answer = _json({"error": "unavailable", "message": message}, 503)
+            answer.headers["retry-after"] = str(RETRY_AFTER)
+            return answer
+        seq, payload = store.snapshot(key)
         if seq == 0:
             return _json({"error": "not_found", "message": f"topic {topic} has no data yet"}, 404)
         if topic == "standings":
@@ -261,18 +273,27 @@ def create_app(
     manage_source: bool = True,
     raw_frames: bool = True,
     allowed_origins: Iterable[str] | None = None,
+    trusted_proxies: TrustedProxies | Iterable[str] | None = None,
 ) -> Starlette:
     """The app for one process. ``manage_source``: start and stop ``source`` in the lifespan.
     ``raw_frames``: ``serve`` hands ``/ws`` to ``hub.feedsocket.FeedSocket`` (frames written
     straight to the socket, no task per connection); False: to Starlette's websocket route.
     ``allowed_origins``: ``Origin`` values allowed on ``/ws`` (default:
     ``$DUPLICAST_ALLOWED_ORIGINS``, else the request's own host and clients without
-    ``Origin``)."""
+    ``Origin``). ``trusted_proxies``: addresses/CIDRs of the load balancers whose
+    ``X-Forwarded-For``/``-Host`` are believed (default: ``$DUPLICAST_TRUSTED_PROXIES``, else
+    none; hub.proxies)."""
     auth = Auth.from_env() if auth is None else auth
     metrics = Metrics() if metrics is None else metrics
     metrics.watch(source.fanout)
     origins = OriginPolicy.from_env() if allowed_origins is None else OriginPolicy(allowed_origins)
-    service = FeedService(source, auth, origins)
+    if trusted_proxies is None:
+        proxies = TrustedProxies.from_env()
+    elif isinstance(trusted_proxies, TrustedProxies):
+        proxies = trusted_proxies
+    else:
+        proxies = TrustedProxies(trusted_proxies)
+    service = FeedService(source, auth, origins, proxies)
     ep = _Endpoints(source, service, metrics)
     routes: list[BaseRoute] = [
         WebSocketRoute("/ws", ep.websocket),
@@ -329,12 +350,54 @@ def tune_gc(young: int = 50_000) -> None:
 # -- running in-process -----------------------------------------------------------------------
 
 
+class ListenError(RuntimeError):
+    """The server cannot listen where it was told: a one-line reason, not a traceback."""
+
+    WHY: ClassVar[dict[int, str]] = {
+        errno.EADDRINUSE: "the address is already in use (another process listens there: "
+        "stop it, or choose another port)",
+        errno.EACCES: "permission denied (ports below 1024 need privileges)",
+        errno.EADDRNOTAVAIL: "no such address on this machine",
+    }
+
+    def __init__(self, host: str, port: int, exc: OSError) -> None:
+        why = self.WHY.get(exc.errno or 0, exc.strerror or str(exc))
+        super().__init__(f"cannot listen on {host}:{port}: {why}")
+        self.errno = exc.errno
+
+
+def _listening_socket(host: str, port: int, reuse_port: bool, join: bool) -> socket.socket:
+    """A socket bound to ``host:port``. With ``reuse_port`` and not ``join`` (the first of
+    several processes), the port must be free even of other ``SO_REUSEPORT`` listeners: the
+    kernel would otherwise quietly split connections with whatever already listens there."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    if reuse_port and not join:
+        with socket.socket(family) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                raise ListenError(host, port, exc) from None
+            port = probe.getsockname()[1]  # port 0: the free one found, for every process
+    sock = socket.socket(family)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ListenError(host, port, exc) from None
+    return sock
+
+
 @dataclass
 class RunningServer:
     server: uvicorn.Server
     task: asyncio.Task[None]
     host: str
     port: int
+    pending: PendingRequests | None = None  # the incomplete requests (hub.httpguard)
 
     @property
     def url(self) -> str:
@@ -350,24 +413,35 @@ class RunningServer:
 
 
 async def serve(
-    app: ASGIApp, host: str = "127.0.0.1", port: int = 0, reuse_port: bool = False, **options: Any
+    app: ASGIApp,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    reuse_port: bool = False,
+    join: bool = False,
+    request_timeout: float = REQUEST_TIMEOUT,
+    max_pending: int | None = None,
+    **options: Any,
 ) -> RunningServer:
     """Start uvicorn in this event loop and return once it listens (``port=0``: a free one).
     Websocket upgrades go to the app's ``FeedSocket`` class (``create_app``), else to
     uvicorn's sans-I/O protocol without per-message deflate. ``reuse_port``: several edge
     processes share the port (``SO_REUSEPORT``; the kernel spreads connections over them), one
-    per core."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if reuse_port:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind((host, port))
+    per core; ``join``: this one joins processes already listening there (else the port must
+    be free; ``ListenError`` when it cannot listen). ``request_timeout``, ``max_pending``: the
+    bound on incomplete requests (``hub.httpguard``; ``max_pending`` None: a quarter of the
+    open-file limit, at most 1024)."""
+    sock = _listening_socket(host, port, reuse_port, join)
     state = getattr(app, "state", None)
+    pending = PendingRequests(request_timeout, max_pending)
+    if getattr(state, "metrics", None) is not None:
+        state.metrics.watch_requests(pending)  # type: ignore[union-attr]
     config = uvicorn.Config(
         app,
+        http=guarded_http(pending),
         ws=getattr(state, "ws_protocol", None) or "websockets-sansio",
         ws_per_message_deflate=False,
         ws_max_size=1 << 20,
+        proxy_headers=False,  # forwarding headers are hub.proxies' call, not uvicorn's
         log_level="warning",
         lifespan="on",
         **options,
@@ -380,4 +454,4 @@ async def serve(
             await task  # raises the startup error
             raise RuntimeError("uvicorn exited during startup")
         await asyncio.sleep(0.01)
-    return RunningServer(server, task, host, sock.getsockname()[1])
+    return RunningServer(server, task, host, sock.getsockname()[1], pending)

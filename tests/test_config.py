@@ -1,3 +1,4 @@
+import json
 import random
 import tomllib
 from fractions import Fraction
@@ -12,6 +13,7 @@ from hub.domain.imp import WBF
 from hub.domain.schedule import random_deal_orders
 from hub.domain.scoring import ScoringFormat
 from hub.engine.core import Engine
+from tests import config_corpus
 from tests.factories import config_data, make_decks
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "ifp6.toml"
@@ -637,3 +639,17 @@ def test_the_samples_commented_scoring_block_loads_as_written(tmp_path):
     scoring = load_config(write(tmp_path, text)).scoring
     assert (scoring.name, scoring.unit, scoring.unit_name) == ("imp", 100, "big blinds")
     assert scoring.scale.steps == WBF.steps
+
+
+def test_every_message_of_the_corpus_is_as_recorded() -> None:
+    """Some 8,700 files broken one way each (tests/config_corpus.py) give exactly the message,
+    line and key recorded from the hand-written parser (issue #21), or the same configuration."""
+    golden = json.loads(config_corpus.GOLDEN.read_text(encoding="utf-8"))
+    got = config_corpus.outcomes()
+    assert got.keys() == golden.keys()
+    changed = [
+        f"{name}\n  was {golden[name]}\n  now {got[name]}"
+        for name in golden
+        if got[name] != golden[name]
+    ]
+    assert not changed, f"{len(changed)} outcomes changed:\n" + "\n".join(changed[:20])

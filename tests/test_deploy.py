@@ -69,7 +69,8 @@ def test_one_ingest_two_edges_each_a_valid_command(compose: dict[str, Any]) -> N
         assert service["depends_on"]["redis"]["condition"] == "service_healthy"
         command = service["command"]
         args = parser.parse_args([defaults(c) for c in command])  # exits on a bad option
-        assert args.redis == "redis://redis:6379/0"
+        assert "--redis" not in command  # by environment: argv is public (ps, /proc)
+        assert defaults(service["environment"]["DUPLICAST_REDIS_URL"]) == "redis://redis:6379/0"
         roles[name] = args.role
         # The event comes from the mounted folder, never from the image's samples/.
         assert str(args.config) == "/event/event.toml"
@@ -203,6 +204,8 @@ def test_compose_client_accepts_the_file() -> None:
     for extra in ([], *(["-f", str(ROOT / "deploy" / name)] for name in overrides)):
         env = {**os.environ, **{token: "kq3Z-vYp8_Lw2mXc7RtB9sHd" + token for token in TOKENS}}
         env["DUPLICAST_DECK_KEY_FILE"] = "/srv/secrets/deck.key"
+        for role in ("INGEST", "EDGE"):  # the venue override requires them
+            env[f"DUPLICAST_{role}_REDIS_URL"] = f"redis://duplicast-{role.lower()}:pw@redis/0"
         result = subprocess.run(
             [*client, "-f", str(ROOT / "docker-compose.yml"), *extra, "config", "-q"],
             capture_output=True,
@@ -349,3 +352,62 @@ def test_projector_override_separates_the_feed_and_gives_the_projector_the_key()
     main = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     base = main["services"]["ingest"]["command"]
     assert [a for a in ingest if a not in ("--feed", "separate")] == base
+
+
+def test_edges_trust_the_balancer_and_nginx_says_who_the_client_is(
+    compose: dict[str, Any],
+) -> None:
+    """Issue #20: behind nginx every peer was nginx. compose tells the edges (only them) which
+    addresses are the balancer; nginx overwrites X-Forwarded-For with the peer it sees (a
+    client cannot write its own) and passes the browser's Host on, port included (the edge
+    compares it with the page's Origin)."""
+    from hub.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
+
+    services = compose["services"]
+    for name in ("edge1", "edge2"):
+        value = defaults(services[name]["environment"][TRUSTED_PROXIES_ENV])
+        proxies = TrustedProxies(value.split(","))
+        assert proxies.trusts("172.18.0.5") and not proxies.trusts("203.0.113.7")
+    assert TRUSTED_PROXIES_ENV not in services["ingest"]["environment"]
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    for location in re.findall(r"location \S+ \{(.*?)\n        \}", conf, re.S):
+        assert "proxy_set_header X-Forwarded-For $remote_addr;" in location
+        assert "proxy_set_header Host $client_host;" in location
+        assert "$host;" not in location and "$proxy_add_x_forwarded_for" not in location
+    assert re.search(r"map \$http_host \$client_host \{\s*default \$http_host;", conf)
+    ws = re.search(r"location /ws \{(.*?)\}", conf, re.S)
+    assert ws is not None and "limit_conn spectators 256;" in ws.group(1)
+    # only token-less (spectator) upgrades are counted by nginx: an empty key is not
+    assert re.search(r"map \$arg_token \$spectator_address \{\s*''\s+\$binary_remote_addr;", conf)
+
+
+def test_every_role_gets_its_own_users_url_by_environment() -> None:
+    """Each hub service of every compose file takes its Redis URL from its environment, from a
+    variable of its role (the venue override requires those of the ingest and the edges), and
+    each role's user is one `duplicast acl` writes; no command line carries a URL."""
+    from hub.redis_acl import ROLE_USERS
+
+    files = ("docker-compose.yml", "deploy/docker-compose.venue.yml",
+             "deploy/docker-compose.projector.yml")  # fmt: skip
+    variables: dict[str, str] = {}
+    for name in files:
+        services = yaml.safe_load((ROOT / name).read_text())["services"]
+        for service, spec in services.items():
+            assert "--redis" not in spec.get("command", []), (name, service)
+            url = spec.get("environment", {}).get("DUPLICAST_REDIS_URL")
+            if service in ("redis", "lb") or (url is None and service in variables):
+                continue  # not a hub, or an override keeping the main file's environment
+            assert url is not None, (name, service)
+            variable = re.fullmatch(r"\$\{(DUPLICAST_(\w+)_REDIS_URL):[-?].*\}", url)
+            assert variable is not None, url
+            role = variables.setdefault(service.rstrip("12"), variable.group(1))
+            assert role == variable.group(1), (name, service)
+            if name.endswith("venue.yml"):
+                assert url.startswith(f"${{{role}:?"), url  # required at the venue
+    assert variables == {
+        "ingest": "DUPLICAST_INGEST_REDIS_URL",
+        "edge": "DUPLICAST_EDGE_REDIS_URL",
+        "projector": "DUPLICAST_PROJECTOR_REDIS_URL",
+    }
+    for service in variables:
+        assert f"duplicast-{service}" in ROLE_USERS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -43,17 +44,24 @@ LAYERS: dict[str, int] = {
     "hub.domain.strength_tables": 0,  # numpy batch evaluation (tables from phevaluator)
     "hub.domain.equity": 0,  # win/tie probabilities and outs
     "hub.engine": 1,  # pure tournament state machine, projections, topic registry
+    "hub.redact": 1,  # passwords out of URLs and log lines
     "hub.codec": 2,
     "hub.channels": 2,
     "hub.tasks": 2,
+    "hub.lifeline": 2,  # a worker process that ends with its parent
+    "hub.links": 2,  # the links a running hub prints (demo, serve)
+    "hub.workers": 4,  # the edge worker processes of serve --processes N (reads REDIS_ENV)
     "hub.logs": 2,
     "hub.outbox": 2,
     "hub.configfile": 2,
     "hub.deckfile": 2,
     "hub.redis_acl": 3,
+    "hub.notes": 3,  # the notes stream's entries, bounded
+    "hub.hubwatch": 2,  # whether any hub answers a console
     "hub.cliargs": 3,  # options every command shares (reads the deck-key names)
     "hub.progress": 2,
     "hub.auth": 2,
+    "hub.proxies": 2,  # who a client is behind a trusted load balancer
     "hub.bus.base": 2,
     "hub.bus.memory": 3,
     "hub.bus.redis": 3,
@@ -62,6 +70,7 @@ LAYERS: dict[str, int] = {
     "hub.fanout": 4,
     "hub.metrics": 5,
     "hub.feedsocket": 5,
+    "hub.httpguard": 5,  # the bound on incomplete HTTP requests (uvicorn protocols)
     "hub.feed": 5,
     "hub.console": 5,
     "hub.server": 6,
@@ -72,24 +81,50 @@ LAYERS: dict[str, int] = {
     "hub.replay": 6,
     "hub.export": 6,  # the journal as an event log
     "hub.phhfiles": 6,
+    "hub.scaffold": 7,  # `duplicast init`: the bundled sample event, checked by hub.offline
     "hub.edge": 8,
     "hub.embedded": 8,
     "hub.demo": 9,
+    "hub.consolecli": 9,  # `duplicast console` (runner imports it)
     "hub.runner": 10,
     "hub.cli": 11,
     "hub.__main__": 12,
 }
 
 
-def imports_of(path: Path) -> set[str]:
+def imports_of(path: Path, root: Path = HUB) -> set[str]:
+    """The modules ``path`` imports, resolved: ``from hub import codec`` is ``hub.codec`` (not the
+    package ``hub``), and relative imports are read from the module's own package."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node, path, root)
+            for alias in node.names:
+                child = f"{base}.{alias.name}"
+                names.add(child if _is_module(child, root) else base)
     return names
+
+
+def _absolute(node: ast.ImportFrom, path: Path, root: Path) -> str:
+    """The absolute name of the module a ``from ... import`` reads from."""
+    if node.level == 0:
+        return node.module or ""
+    package = module_name(path, root).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    package = package[: len(package) - (node.level - 1)]
+    return ".".join([*package, node.module] if node.module else package)
+
+
+def _is_module(name: str, root: Path) -> bool:
+    """``name`` is a module or package of the tree under ``root`` (not a name inside one)."""
+    if not name.startswith(root.name + "."):
+        return False
+    where = root.parent.joinpath(*name.split("."))
+    return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
 
 
 def opens_files(path: Path) -> list[int]:
@@ -111,7 +146,8 @@ def opens_files(path: Path) -> list[int]:
 
 
 def modules(package: str) -> list[Path]:
-    return sorted((HUB / package).glob("*.py"))
+    """Every module of ``hub/<package>``, its subfolders' included."""
+    return sorted((HUB / package).rglob("*.py"))
 
 
 @pytest.mark.parametrize("package", ["domain", "engine"])
@@ -156,44 +192,63 @@ def test_the_check_sees_a_violation(tmp_path: Path) -> None:
     assert opens_files(bad) == [4, 7]
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(HUB.parent).with_suffix("").parts
+def module_name(path: Path, root: Path = HUB) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def layer_of(name: str) -> int | None:
-    """The layer of a module: its own line, else its package's (hub.domain.cards -> 0); a
-    module directly in hub/ needs its own line."""
-    if name in LAYERS:
-        return LAYERS[name]
+def layer_of(name: str, layers: Mapping[str, int] = LAYERS) -> int | None:
+    """The layer of a module: its own line, else its folder's (hub.domain.cards -> 0, and so
+    for any depth of folder); a module directly in hub/ needs its own line."""
+    if name in layers:
+        return layers[name]
     package = name.rpartition(".")[0]
-    return layer_of(package) if package not in ("", "hub") else None
+    return layer_of(package, layers) if "." in package else None
 
 
-def hub_graph() -> dict[str, set[str]]:
+def hub_graph(root: Path = HUB) -> dict[str, set[str]]:
+    top = root.name
     return {
-        module_name(path): {n for n in imports_of(path) if n == "hub" or n.startswith("hub.")}
-        for path in sorted(HUB.rglob("*.py"))
+        module_name(path, root): {
+            n for n in imports_of(path, root) if n == top or n.startswith(top + ".")
+        }
+        for path in sorted(root.rglob("*.py"))
     }
+
+
+def violations(graph: Mapping[str, set[str]], layers: Mapping[str, int] = LAYERS) -> list[str]:
+    """Modules without a layer, and imports of a module of the same or a higher layer (the pure
+    core's modules may import each other within their layer)."""
+    problems = []
+    for module, deps in graph.items():
+        mine = layer_of(module, layers)
+        if mine is None:
+            problems.append(f"{module} has no layer in tests/test_layering.py")
+            continue
+        pure = module.startswith(("hub.domain", "hub.engine"))
+        for dep in sorted(deps):
+            theirs = layer_of(dep, layers)
+            if theirs is None:
+                problems.append(f"{module} imports {dep}, which has no layer")
+            elif theirs > mine or (theirs == mine and not pure):
+                problems.append(f"{module} (layer {mine}) imports {dep} (layer {theirs})")
+    return problems
 
 
 def test_every_module_of_hub_imports_only_lower_layers() -> None:
     graph = hub_graph()
     assert len(graph) > 40
-    problems = []
-    for module, deps in graph.items():
-        mine = layer_of(module)
-        if mine is None:
-            problems.append(f"{module} has no layer in tests/test_layering.py")
-            continue
-        pure = module.startswith(("hub.domain", "hub.engine"))
-        for dep in deps:
-            theirs = layer_of(dep)
-            if theirs is None:
-                problems.append(f"{module} imports {dep}, which has no layer")
-            elif theirs > mine or (theirs == mine and not pure):
-                problems.append(f"{module} (layer {mine}) imports {dep} (layer {theirs})")
+    problems = violations(graph)
     assert not problems, "\n".join(problems)
+
+
+def test_every_folder_of_hub_has_a_layer() -> None:
+    """A folder's modules inherit its layer, so every folder of hub/ needs one."""
+    folders = {path.parent for path in HUB.rglob("*.py")} - {HUB}
+    missing = sorted(
+        name for name in (module_name(f / "__init__.py") for f in folders) if layer_of(name) is None
+    )
+    assert not missing, f"folders without a layer: {missing}"
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -239,4 +294,64 @@ def test_the_layer_check_sees_a_cycle_and_an_upward_import() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"a"}}) == [["a"]]
     assert layer_of("hub.domain.cards") == 0 and layer_of("hub.engine.topics") == 1
+    assert layer_of("hub.domain.config.rules") == 0  # a subfolder inherits its folder's layer
     assert layer_of("hub.nothing") is None
+
+
+def _tree(root: Path, files: Mapping[str, str]) -> Path:
+    """A package ``hub`` under ``root`` with ``files`` (path in the package -> source)."""
+    hub = root / "hub"
+    for name, source in {"__init__.py": "", **files}.items():
+        (hub / name).parent.mkdir(parents=True, exist_ok=True)
+        (hub / name).write_text(source, encoding="utf-8")
+    return hub
+
+
+FAKE_LAYERS = {"hub": 0, "hub.domain": 0, "hub.low": 1, "hub.high": 2}
+
+
+@pytest.mark.parametrize(
+    ("importer", "source"),
+    [
+        ("low.py", "import hub.high\n"),
+        ("low.py", "from hub.high import thing\n"),
+        ("low.py", "from hub import high\n"),
+        ("low.py", "def f():\n    from hub import domain, high\n"),
+        ("low.py", "from . import high\n"),
+        ("low.py", "from .high import thing\n"),
+        ("domain/inner/deep.py", "from ... import high\n"),
+        ("domain/inner/deep.py", "from ...high import thing\n"),
+    ],
+)
+def test_the_layer_check_sees_an_upward_import_in_any_form(
+    tmp_path: Path, importer: str, source: str
+) -> None:
+    hub = _tree(tmp_path, {"high.py": "", "low.py": "", "domain/inner/__init__.py": ""})
+    (hub / importer).write_text(source, encoding="utf-8")
+    module = module_name(hub / importer, hub)
+    problems = violations(hub_graph(hub), FAKE_LAYERS)
+    assert problems == [
+        f"{module} (layer {layer_of(module, FAKE_LAYERS)}) imports hub.high (layer 2)"
+    ]
+    assert "hub.high" in imports_of(hub / importer, hub)
+
+
+def test_the_layer_check_resolves_names_that_are_not_modules(tmp_path: Path) -> None:
+    hub = _tree(
+        tmp_path, {"high.py": "from hub import low\nfrom hub.low import X, Y\n", "low.py": ""}
+    )
+    assert imports_of(hub / "high.py", hub) == {"hub.low"}
+    hub = _tree(tmp_path, {"high.py": "from hub import __version__\n"})
+    assert imports_of(hub / "high.py", hub) == {"hub"}
+
+
+def test_the_cycle_check_sees_a_cycle_through_resolved_imports(tmp_path: Path) -> None:
+    hub = _tree(
+        tmp_path,
+        {
+            "low.py": "from hub import high\n",
+            "high.py": "from . import low\n",
+            "domain/__init__.py": "",
+        },
+    )
+    assert cycles(hub_graph(hub)) == [["hub.high", "hub.low"]]

@@ -1,11 +1,13 @@
 """The README's event-day block, run as written: draw, decks with a key file, acl, serve, a
 rehearsal on the consoles, export of the journal, replay, verify (issue #10, "Done when").
 
-Each command runs as a subprocess in a fresh folder, on the real Redis of the fixture
-(``DUPLICAST_REDIS_URL``, which the README names), with the `duplicast` of this checkout on
-the PATH. Two things only are the test's own: the tournament id is made unique (the Redis may
-be shared), and `serve` gets a free port (8000 may be taken); `serve ... &` is started in the
-background as the shell would, and stopped at the end.
+Each command runs as a subprocess of bash in a fresh folder outside the checkout (nothing of
+it there: no `samples/`, no $DUPLICAST_HOME), on the real Redis of the fixture
+(``DUPLICAST_REDIS_URL``, which the README names), with a PATH of the system's folders and the
+virtualenv's `bin/` only, as the README says to set it up. Two things only are the test's own:
+the tournament id is made unique (the Redis may be shared), and `serve` gets a free port (8000
+may be taken); `serve ... &` is started in the background as the shell would, and stopped at
+the end.
 """
 
 from __future__ import annotations
@@ -53,20 +55,13 @@ def test_the_readme_event_day_commands_run_end_to_end(tmp_path: Path, redis_url:
     names = [" ".join(shlex.split(c, comments=True)[:2]) for c in commands]
     for wanted in ("draw", "decks", "acl", "serve", "console", "export", "replay"):
         assert f"duplicast {wanted}" in names, names
-    (tmp_path / "samples").symlink_to(ROOT / "samples")
+    assert not tmp_path.is_relative_to(ROOT) and not any(tmp_path.iterdir())
     tournament = f"readme-{uuid.uuid4().hex[:8]}"
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("DUPLICAST_DECK_KEY", "DUPLICAST_DECK_KEY_FILE")
-    }
+    env = fresh_shell_env(tmp_path)
     env.update(
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
         DUPLICAST_REDIS_URL=redis_url,
         DUPLICAST_OPERATOR_TOKEN=OPERATOR,
         DUPLICAST_COMMENTATOR_TOKEN=COMMENTATOR,
-        XDG_STATE_HOME=str(tmp_path / "state"),
-        DUPLICAST_HOME=str(ROOT),
     )
     port = free_port()
     server: subprocess.Popen[str] | None = None
@@ -93,15 +88,18 @@ def test_the_readme_event_day_commands_run_end_to_end(tmp_path: Path, redis_url:
                 timeout=180,
             )
             assert run.returncode == 0, f"{command}\n{run.stdout}\n{run.stderr}"
-            if command.startswith("mkdir"):  # the operator edits the id (the Redis is shared)
+            if command.startswith("duplicast init"):  # the id made unique (a shared Redis)
                 event = tmp_path / "event" / "event.toml"
-                event.write_text(event.read_text().replace('"my-event"', f'"{tournament}"', 1))
+                text = re.sub(
+                    r'^id = ".*"$', f'id = "{tournament}"', event.read_text(), count=1, flags=re.M
+                )
+                event.write_text(text)
             if "console simulate" in command:
                 assert ", 0 rejected" in run.stdout, run.stdout
         # What the steps left behind.
         assert (tmp_path / "deck.key").stat().st_mode & 0o077 == 0
         assert (tmp_path / "commitment.txt").read_text().startswith("commitment: sha256:")
-        assert "user duplicast-hub on" in (tmp_path / "deploy" / "users.acl").read_text()
+        assert "user duplicast-ingest on" in (tmp_path / "deploy" / "users.acl").read_text()
         # The export replays to exactly the standings the live hub shows.
         replayed = json.loads((tmp_path / "standings.json").read_text())
         live = httpx.get(
@@ -126,6 +124,50 @@ def test_the_readme_event_day_commands_run_end_to_end(tmp_path: Path, redis_url:
                 client.delete(*keys)
         finally:
             client.close()
+
+
+def fresh_shell_env(home: Path) -> dict[str, str]:
+    """A login-like environment: the system's PATH plus the virtualenv's ``bin/`` (where
+    `duplicast` is, as after `. .venv/bin/activate`), nothing of the checkout or of Duplicast's
+    own settings from the caller's shell."""
+    venv_bin = Path(sys.executable).parent
+    keep = ("LANG", "LC_ALL", "TZ", "TMPDIR")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env.update(
+        PATH=os.pathsep.join([str(venv_bin), "/usr/local/bin", "/usr/bin", "/bin"]),
+        HOME=str(home),
+        XDG_STATE_HOME=str(home / ".state"),
+        VIRTUAL_ENV=str(venv_bin.parent),
+    )
+    return env
+
+
+def test_init_writes_the_sample_event_and_never_overwrites(tmp_path: Path) -> None:
+    env = fresh_shell_env(tmp_path)
+    run = subprocess.run(
+        ["bash", "-c", "duplicast init event/ --id cup-1 && duplicast init event/"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.splitlines()[-1] == "duplicast init: event/event.toml exists: not overwritten"
+    written = (tmp_path / "event" / "event.toml").read_text()
+    sample = (ROOT / "samples" / "event.toml").read_text()
+    assert written == sample.replace('id = "my-event"', 'id = "cup-1"', 1)
+    bad = subprocess.run(
+        ["duplicast", "init", "other", "--id", "no spaces"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 1 and len(bad.stderr.splitlines()) == 1, bad.stderr
+    assert bad.stderr.startswith("duplicast init: tournament.id: ")
+    assert not (tmp_path / "other" / "event.toml").exists()
 
 
 def wait_ready(server: subprocess.Popen[str], port: int) -> None:

@@ -18,7 +18,7 @@ from hub.configfile import load_config
 from hub.console import ConsoleClient
 from hub.embedded import IngestSource
 from hub.engine.core import Engine
-from hub.redis_acl import HUB_USER, acl_file
+from hub.redis_acl import INGEST_USER, acl_file
 
 pytestmark = [pytest.mark.redis]
 
@@ -75,7 +75,7 @@ def raw(port: int, command: bytes) -> bytes:
 async def test_hub_and_consoles_play_with_their_own_users(acl_server) -> None:
     config, credentials, server = acl_server
     host = f"127.0.0.1:{server.port}"
-    hub_bus = RedisBus(credentials[HUB_USER].url(host))
+    hub_bus = RedisBus(credentials[INGEST_USER].url(host))
     await hub_bus.connect()
     source = IngestSource(hub_bus, Engine(config), own_bus=False)
     await source.start()
@@ -102,7 +102,7 @@ def test_acl_command_writes_private_files(tmp_path: Path, capsys) -> None:
     assert acl.stat().st_mode & 0o777 == 0o600 and creds.stat().st_mode & 0o777 == 0o600
     assert "user default off" in text
     lines = [line for line in urls.splitlines() if not line.startswith("#")]
-    assert len(lines) == 1 + 6  # the hub and six consoles
+    assert len(lines) == 4 + 6  # four roles and six consoles
     for line in lines:
         user, url = line.split()
         password = url.split(":")[2].split("@")[0]

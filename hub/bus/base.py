@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Self
 
+from hub.redact import redacted_url as redacted_url  # re-exported (hub.bus, hub.bus.redis)
+
 DEFAULT_SUBSCRIPTION_BUFFER = 10_000
 """Messages a subscription holds for a slow consumer before it drops (and counts) new ones."""
 DEFAULT_SUBSCRIPTION_BYTES = 256 * 1024 * 1024
@@ -32,16 +34,6 @@ alone does not bound memory when a publisher sends large messages."""
 class BusUnavailable(ConnectionError):
     """The bus could not be reached at start (``connect``): the message names where and why,
     in one line a command can print as it is."""
-
-
-def redacted_url(url: str) -> str:
-    """A bus URL without its password, for messages and logs."""
-    scheme, sep, rest = url.partition("://")
-    credentials, at, host = rest.rpartition("@")
-    if not sep or not at:
-        return url
-    user = credentials.partition(":")[0]
-    return f"{scheme}://{user + ':***' if user else '***'}@{host}"
 
 
 class LeaseLost(RuntimeError):
@@ -303,13 +295,21 @@ class Bus(abc.ABC):
 
     @abc.abstractmethod
     async def append_many(
-        self, stream: str, items: Sequence[bytes], *, fence: Fence | None = None
+        self,
+        stream: str,
+        items: Sequence[bytes],
+        *,
+        fence: Fence | None = None,
+        maxlen: int | None = None,
     ) -> list[str]:
         """Append ``items`` in order, all or none; their entry ids. Durable once it returns.
 
         The ingest journals a whole batch of accepted events with one call, so a batch costs
         one round trip, not one per event. With ``fence``, raises ``LeaseLost`` (appending
-        nothing) unless ``fence.owner`` holds the lease ``fence.key``.
+        nothing) unless ``fence.owner`` holds the lease ``fence.key``. With ``maxlen``, the
+        stream keeps about its last ``maxlen`` entries (Redis ``MAXLEN ~``: whole nodes of
+        up to 100 entries are dropped, so a little more is kept): for streams that only
+        inform (the notes), never for the journal.
         """
 
     @abc.abstractmethod

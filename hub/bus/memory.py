@@ -128,11 +128,21 @@ class MemoryBus(Bus):
         return entry_id
 
     async def append_many(
-        self, stream: str, items: Sequence[bytes], *, fence: Fence | None = None
+        self,
+        stream: str,
+        items: Sequence[bytes],
+        *,
+        fence: Fence | None = None,
+        maxlen: int | None = None,
     ) -> list[str]:
         if fence is not None and not self._fenced_ok(fence):
             raise LeaseLost(f"{fence.owner} does not hold {fence.key}")
-        return [await self.append(stream, data) for data in items]
+        ids = [await self.append(stream, data) for data in items]
+        entries = self._streams.get(stream)
+        if maxlen is not None and entries is not None and len(entries.keys) > maxlen:
+            excess = len(entries.keys) - maxlen
+            del entries.keys[:excess], entries.ids[:excess], entries.data[:excess]
+        return ids
 
     def _holder(self, key: str) -> str | None:
         held = self._leases.get(key)

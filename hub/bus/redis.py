@@ -90,7 +90,7 @@ return redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[2])
 """
 # A batch is appended by one script, so it lands all or nothing. KEYS: stream, then the lease
 # key and its token key when fenced. ARGV: field, retry flag, fence owner ('' = unfenced),
-# fence token ('' = owner only), items.
+# fence token ('' = owner only), maxlen ('' = none: MAXLEN ~ trims the stream), items.
 # Fenced with a token: refuse if someone else holds the lease or a newer token was issued (a
 # lease that merely expired, with no claim since, still lets its last holder write). Without a
 # token: refuse unless the lease names the owner. Both atomic with the XADDs below.
@@ -107,7 +107,7 @@ if KEYS[2] then
     return redis.error_reply('FENCED the journal lease was claimed by another writer')
   end
 end
-local n = #ARGV - 4
+local n = #ARGV - 5
 if ARGV[2] == '1' then
   local tail = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', n)
   if #tail == n and tail[1][2][1] == ARGV[1] and tail[1][2][2] == ARGV[#ARGV] then
@@ -117,7 +117,13 @@ if ARGV[2] == '1' then
   end
 end
 local ids = {}
-for i = 5, #ARGV do ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[i]) end
+for i = 6, #ARGV do
+  if ARGV[5] == '' then
+    ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[i])
+  else
+    ids[#ids + 1] = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], '*', ARGV[1], ARGV[i])
+  end
+end
 return ids
 """
 _PUBLISH_MANY = """
@@ -166,8 +172,7 @@ class RetryPolicy:
 
 
 class RedisSubscription(BufferedSubscription):
-    """PSUBSCRIBE (SUBSCRIBE for one channel) on a dedicated connection, kept alive by a
-    background receive loop."""
+    """(P)SUBSCRIBE on a dedicated connection, kept alive by a background receive loop."""
 
     def __init__(
         self,
@@ -184,14 +189,19 @@ class RedisSubscription(BufferedSubscription):
         self.reconnects = 0
         self._attempt = 0
         self._allowed = 0.0  # the read-rate bucket: when what was read may have been read
-        # A pattern without glob characters is one channel: SUBSCRIBE, which a Redis ACL
-        # checks against its channel patterns (PSUBSCRIBE must name one of them literally).
-        self._command = "PSUBSCRIBE" if any(c in pattern for c in "*?[\\") else "SUBSCRIBE"
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             return  # started by the first ready() / __anext__ inside a loop
         self._start()
+
+    @property
+    def _command(self) -> str:
+        """``SUBSCRIBE`` for a plain channel name, ``PSUBSCRIBE`` for a glob. Same messages,
+        but Redis ACLs check them differently: a SUBSCRIBE channel is matched against the
+        user's channel patterns (``&dup:t:reply:*`` lets an edge hear its own reply channel,
+        whatever its id), a PSUBSCRIBE pattern must equal one of them literally."""
+        return "PSUBSCRIBE" if any(c in self.pattern for c in "*?[\\") else "SUBSCRIBE"
 
     def _start(self) -> None:
         if self._task is None and not self.closed:
@@ -266,6 +276,9 @@ class RedisSubscription(BufferedSubscription):
                     await _quietly(connection.disconnect(nowait=True))
         except asyncio.CancelledError:
             raise
+        except ResponseError as exc:  # refused (an ACL): one line, its subscriber reports it
+            log.error("subscription %r refused by Redis: %s", self.pattern, exc)
+            self._fail(exc)
         except Exception as exc:
             log.exception("subscription %r failed", self.pattern)
             self._fail(exc)
@@ -466,21 +479,27 @@ class RedisBus(Bus):
         return _text(await self._call("append", attempt))
 
     async def append_many(
-        self, stream: str, items: Sequence[bytes], *, fence: Fence | None = None
+        self,
+        stream: str,
+        items: Sequence[bytes],
+        *,
+        fence: Fence | None = None,
+        maxlen: int | None = None,
     ) -> list[str]:
         if not items:
             return []
-        if len(items) == 1 and fence is None:
+        if len(items) == 1 and fence is None and maxlen is None:
             return [await self.append(stream, items[0])]
         self._client()
         script = self._append_batch
         keys = [stream] if fence is None else [stream, fence.key, token_key(fence.key)]
         owner = b"" if fence is None else fence.owner.encode()
         token = b"" if fence is None or fence.token is None else str(fence.token).encode()
+        bound = b"" if maxlen is None else str(max(1, maxlen)).encode()
 
         async def attempt(n: int) -> Any:
             flag = b"1" if n else b"0"
-            return await script(keys=keys, args=[_FIELD, flag, owner, token, *items])
+            return await script(keys=keys, args=[_FIELD, flag, owner, token, bound, *items])
 
         try:
             ids: Any = await self._call("append", attempt)

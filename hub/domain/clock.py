@@ -15,6 +15,7 @@ whichever the configuration enforces.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,8 +155,14 @@ class Clock:
         out: dict[str, Any] = {"action": action}
         if action == "adjust":
             seconds = command.get("seconds")
-            if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-                raise Rejection("bad_request", "clock adjust needs 'seconds' (+ adds time)")
+            if (
+                isinstance(seconds, bool)
+                or not isinstance(seconds, int | float)
+                or not math.isfinite(seconds)  # NaN passes the range check below
+            ):
+                raise Rejection(
+                    "bad_request", "clock adjust needs 'seconds', a finite number (+ adds time)"
+                )
             if abs(seconds) > MAX_ADJUST:
                 raise Rejection("bad_request", f"clock adjust is at most {MAX_ADJUST} s")
             out["seconds"] = float(seconds)

@@ -103,6 +103,9 @@ class HandSpec:
     pieces: PieceSet = CARDS
     order: str = "holdem"
     limit: bool = False  # fixed-limit betting (``pot_limit`` is then ignored)
+    # A fold with checking free is taken (a cash game's, as PHH files record and PokerKit plays
+    # them); a tournament console's is refused ("check instead"), as the rules say.
+    free_fold: bool = False
 
     def __post_init__(self) -> None:
         if self.seats < 2:
@@ -282,7 +285,7 @@ class Hand:
         to_call = self._to_call(seat)
         bounds = self._raise_bounds(seat)
         return Legal(
-            fold=to_call > 0,
+            fold=to_call > 0 or self.spec.free_fold,
             check=to_call == 0,
             call=to_call if to_call > 0 else None,
             min_to=bounds[0] if bounds else None,
@@ -530,14 +533,15 @@ class Hand:
                 "not_allowed", f"unknown action {kind!r}: use one of {', '.join(KINDS)}"
             )
         if seat != self.to_act:
-            raise Rejection("out_of_turn", f"seat {self.to_act} is to act, not seat {seat}")
+            who = "nobody" if self.to_act is None else f"seat {self.to_act}"
+            raise Rejection("out_of_turn", f"{who} is to act, not seat {seat}")
         if amount is not None and (not isinstance(amount, int) or isinstance(amount, bool)):
             raise Rejection("bad_amount", f"amount {amount!r} is not a whole number of chips")
         to_call = min(self._high - self.street_bet[seat], self._start[seat] - self.committed[seat])
         if kind == "fold" or kind == "check":
             if amount not in (None, 0):
                 raise Rejection("bad_amount", f"a {kind} carries no amount, not {amount}")
-            if kind == "fold" and to_call == 0:
+            if kind == "fold" and to_call == 0 and not self.spec.free_fold:
                 raise Rejection("not_allowed", "nothing to call: check instead of folding")
             if kind == "check" and to_call > 0:
                 raise Rejection("not_allowed", f"seat {seat} faces {to_call} to call: cannot check")

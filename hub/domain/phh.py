@@ -20,13 +20,16 @@ stacks) with the user-defined field ``_betting = "pot-limit"``, which ``read_phh
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import math
+import reprlib
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from hub.domain.cards import parse_card
 from hub.domain.errors import Rejection
 from hub.domain.holdem import Hand, HandSpec
+from hub.domain.numbers import MAX_SAFE_INT
 
 BETTING_FIELD = "_betting"
 """User-defined PHH field (PHH's own fields never start with ``_``): ``"pot-limit"`` on an
@@ -55,103 +58,196 @@ class PhhHand:
     moves: tuple[tuple[int, str, int | None], ...]  # (seat, "f" | "cc" | "cbr", amount)
     finishing_stacks: tuple[float, ...] | None
     players: tuple[str, ...] | None = None
+    unbounded: frozenset[int] = frozenset()  # seats whose stack is ``inf`` (unlimited)
+
+
+def _show(value: Any) -> str:
+    """A value from the file, shown in one short line whatever its size or depth."""
+    return _REPR.repr(value)
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxstring, _REPR.maxother = 2, 4, 40, 40
 
 
 def _chips(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise Unreplayable(f"{what} {value!r} is not a number of chips")
+    """A whole, finite number of chips of at most 2^53 - 1 (what every client holds exactly)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:  # NaN
+        raise Unreplayable(f"{what} {_show(value)} is not a number of chips")
+    if not math.isfinite(value) or abs(value) > MAX_SAFE_INT:
+        raise Unreplayable(f"{what} {_show(value)} is out of range (at most 2^53 - 1 chips)")
     if value != int(value):
         raise Unreplayable(f"{what} {value} is not a whole number of chips")
     return int(value)
+
+
+def _stack(value: Any) -> int | None:
+    """A starting stack; None for ``inf``, PHH's unlimited (or unrecorded) cash-game stack."""
+    if isinstance(value, float) and value == math.inf:
+        return None
+    return _chips(value, "starting stack")
+
+
+def _amount(token: str) -> int:
+    try:
+        value = float(token)
+    except ValueError:
+        raise Unreplayable(f"amount {_show(token)} is not a number") from None
+    return _chips(value, "amount")
+
+
+def _list(data: Mapping[str, Any], key: str, default: list[Any] | None = None) -> list[Any]:
+    """A field PHH gives as an array: a scalar, a table or a missing field is named."""
+    value = data.get(key, default)
+    if value is None:
+        raise Unreplayable(f"missing field {key!r}")
+    if not isinstance(value, list):
+        raise Unreplayable(f"{key} {_show(value)} is not a list")
+    return value
 
 
 def _split(cards: str) -> list[str]:
     return [cards[i : i + 2] for i in range(0, len(cards), 2)]
 
 
+def _cards(text: str, raw: str) -> list[str]:
+    try:
+        return [parse_card(c) for c in _split(text)]
+    except ValueError:
+        raise Unreplayable(f"{_show(raw)}: {_show(text)} are not cards") from None
+
+
 def _player(token: str, n: int) -> int:
     if not (token.startswith("p") and token[1:].isdigit() and 1 <= int(token[1:]) <= n):
-        raise Unreplayable(f"unknown player {token!r}")
+        raise Unreplayable(f"unknown player {_show(token)}")
     return int(token[1:])
 
 
 def read_phh(data: Mapping[str, Any]) -> PhhHand:
-    """One PHH hand (its TOML already parsed) as a hand our engine can replay."""
+    """One PHH hand (its TOML already parsed) as a hand our engine can replay. Whatever the
+    file holds, the only exception is ``Unreplayable`` with a one-line reason: a file from
+    elsewhere is input, and `phh-check` reports on folders of them."""
+    if not isinstance(data, Mapping):
+        raise Unreplayable(f"{_show(data)} is not a PHH hand (a table of fields)")
     variant = data.get("variant")
     if variant != "NT":
-        raise Unreplayable(f"variant {variant!r}: only no-limit and pot-limit hold'em (NT)")
+        raise Unreplayable(f"variant {_show(variant)}: only no-limit and pot-limit hold'em (NT)")
     betting = data.get(BETTING_FIELD, "no-limit")
     if betting not in ("no-limit", "pot-limit"):
-        raise Unreplayable(f"{BETTING_FIELD} {betting!r}: expected 'no-limit' or 'pot-limit'")
-    stacks = [_chips(s, "starting stack") for s in data.get("starting_stacks", [])]
-    n = len(stacks)
+        raise Unreplayable(f"{BETTING_FIELD} {_show(betting)}: expected 'no-limit' or 'pot-limit'")
+    given = [_stack(s) for s in _list(data, "starting_stacks", [])]
+    n = len(given)
     if not 2 <= n <= 23:
         raise Unreplayable(f"{n} players: hold'em needs 2 to 23")
-    if min(stacks) <= 0:
+    if min((s for s in given if s is not None), default=1) <= 0:
         raise Unreplayable("a starting stack of 0 chips")
     antes = [_chips(a, "ante") for a in _per_player(data.get("antes", 0), n, "antes")]
-    blinds = [_chips(b, "blind") for b in _per_player(data["blinds_or_straddles"], n, "blinds")]
+    if min(antes) < 0:
+        raise Unreplayable(f"antes {_show(antes)}: an ante below 0")
+    blinds = [_chips(b, "blind") for b in _per_player(_blinds(data), n, "blinds")]
     if any(blinds[2:]) or not 0 < blinds[0] <= blinds[1]:
         raise Unreplayable(
-            f"blinds_or_straddles {blinds}: only a small and a big blind (0 < small <= big)"
+            f"blinds_or_straddles {_show(blinds)}: only a small and a big blind (0 < small <= big)"
         )
     if n == 2:
         antes.reverse()  # by position: the first entry is the button's (p2's)
     min_bet = _chips(data.get("min_bet", blinds[1]), "min_bet")
     if min_bet <= 0:
         raise Unreplayable(f"min_bet {min_bet}")
+    hole, board, moves = _actions(_list(data, "actions", []), n)
+    # An unlimited stack plays as one no action of the file can reach: deeper than everything
+    # put in by anyone (PokerKit's rules look at stacks only to cap bets and find all-ins).
+    deep = max((s for s in given if s is not None), default=0) + sum(antes) + sum(blinds)
+    deep += sum(a for _, _, a in moves if a is not None) + 1
+    stacks = tuple(deep if s is None else s for s in given)
+    try:
+        spec = HandSpec(
+            seats=n,
+            button=n,
+            small_blind=blinds[0],
+            big_blind=blinds[1],
+            cap=max(stacks),
+            pot_limit=betting == "pot-limit",
+            cards=PhhCards(hole, tuple(board)),
+            stacks=stacks,
+            antes=tuple(antes) if any(antes) else None,
+            dead_antes=not data.get("ante_trimming_status", False),
+            min_bet=min_bet,
+            rules="pokerkit",
+            free_fold=True,  # a cash game's fold with checking free (PokerKit warns, plays it)
+        )
+    except ValueError as exc:  # a card dealt twice
+        raise Unreplayable(str(exc)) from None
+    players = data.get("players")
+    return PhhHand(
+        spec=spec,
+        moves=tuple(moves),
+        finishing_stacks=_finishing(data),
+        players=tuple(str(p) for p in players) if isinstance(players, list) else None,
+        unbounded=frozenset(i for i, s in enumerate(given, 1) if s is None),
+    )
+
+
+def _blinds(data: Mapping[str, Any]) -> Any:
+    if "blinds_or_straddles" not in data:
+        raise Unreplayable("missing field 'blinds_or_straddles'")
+    return data["blinds_or_straddles"]
+
+
+def _finishing(data: Mapping[str, Any]) -> tuple[float, ...] | None:
+    """The file's finishing stacks: numbers, ``inf`` for an unlimited stack."""
+    if data.get("finishing_stacks") is None:
+        return None
+    out = []
+    for x in _list(data, "finishing_stacks"):
+        if isinstance(x, bool) or not isinstance(x, int | float) or math.isnan(x):
+            raise Unreplayable(f"finishing stack {_show(x)} is not a number of chips")
+        if math.isfinite(x) and abs(x) > MAX_SAFE_INT:
+            raise Unreplayable(f"finishing stack {_show(x)} is out of range")
+        out.append(float(x))
+    return tuple(out)
+
+
+Moves = list[tuple[int, str, int | None]]
+
+
+def _actions(lines: list[Any], n: int) -> tuple[dict[int, tuple[str, str]], list[str], Moves]:
+    """Hole cards, board and the players' moves of the ``actions`` lines."""
     hole: dict[int, tuple[str, str]] = {}
     board: list[str] = []
-    moves: list[tuple[int, str, int | None]] = []
-    for raw in data.get("actions", []):
-        line = str(raw).split("#", 1)[0].split()
+    moves: Moves = []
+    for raw in lines:
+        if not isinstance(raw, str):
+            raise Unreplayable(f"action {_show(raw)} is not a string")
+        line = raw.split("#", 1)[0].split()
         if not line:
             continue
         if line[0] == "d" and len(line) >= 3 and line[1] == "dh":
             cards = _split(line[3]) if len(line) > 3 else []
             if len(cards) != 2:
-                raise Unreplayable(f"{raw!r}: hold'em deals two hole cards")
+                raise Unreplayable(f"{_show(raw)}: hold'em deals two hole cards")
             if "??" not in cards:
-                hole[_player(line[2], n)] = (parse_card(cards[0]), parse_card(cards[1]))
+                first, second = _cards(line[3], raw)
+                hole[_player(line[2], n)] = (first, second)
         elif line[:2] == ["d", "db"] and len(line) == 3:
             if "??" in _split(line[2]):
-                raise Unreplayable(f"{raw!r}: a board card is unknown")
-            board.extend(parse_card(c) for c in _split(line[2]))
-        elif len(line) >= 2 and line[1] in ("f", "cc") and len(line) == 2:
+                raise Unreplayable(f"{_show(raw)}: a board card is unknown")
+            board.extend(_cards(line[2], raw))
+            if len(board) > 5:
+                raise Unreplayable(f"{len(board)} board cards")
+        elif len(line) == 2 and line[1] in ("f", "cc"):
             moves.append((_player(line[0], n), line[1], None))
         elif len(line) == 3 and line[1] == "cbr":
-            moves.append((_player(line[0], n), "cbr", _chips(float(line[2]), "amount")))
+            moves.append((_player(line[0], n), "cbr", _amount(line[2])))
         elif len(line) >= 2 and line[1] == "sm":
             seat = _player(line[0], n)
             shown = _split(line[2]) if len(line) > 2 and line[2] != "-" else []
             if len(shown) == 2 and "??" not in shown:
-                hole[seat] = (parse_card(shown[0]), parse_card(shown[1]))
+                first, second = _cards(line[2], raw)
+                hole[seat] = (first, second)
         else:
-            raise Unreplayable(f"action {raw!r} is not one of hold'em")
-    if len(board) > 5:
-        raise Unreplayable(f"{len(board)} board cards")
-    finishing = data.get("finishing_stacks")
-    spec = HandSpec(
-        seats=n,
-        button=n,
-        small_blind=blinds[0],
-        big_blind=blinds[1],
-        cap=max(stacks),
-        pot_limit=betting == "pot-limit",
-        cards=PhhCards(hole, tuple(board)),
-        stacks=tuple(stacks),
-        antes=tuple(antes) if any(antes) else None,
-        dead_antes=not data.get("ante_trimming_status", False),
-        min_bet=min_bet,
-        rules="pokerkit",
-    )
-    players = data.get("players")
-    return PhhHand(
-        spec=spec,
-        moves=tuple(moves),
-        finishing_stacks=None if finishing is None else tuple(float(x) for x in finishing),
-        players=tuple(str(p) for p in players) if isinstance(players, list) else None,
-    )
+            raise Unreplayable(f"action {_show(raw)} is not one of hold'em")
+    return hole, board, moves
 
 
 def _per_player(value: Any, n: int, what: str) -> list[Any]:
@@ -189,14 +285,18 @@ def replay(phh: PhhHand) -> Hand:
             raise Unreplayable(f"only {len(cards.board)} board cards for a showdown")
         hand.settle(None)
     if hand.street != "complete":
-        raise Mismatch(f"the hand is not over after the last action (seat {hand.to_act} to act)")
+        who = f"p{hand.to_act} to act" if hand.to_act is not None else f"at the {hand.street}"
+        raise Mismatch(f"the hand is not over after the last action ({who})")
     return hand
 
 
-def finishing_stacks(hand: Hand) -> list[int]:
-    """Chips each seat ends with, seat 1 (p1) first."""
+def finishing_stacks(hand: Hand, unbounded: Collection[int] = ()) -> list[float]:
+    """Chips each seat ends with, seat 1 (p1) first; ``inf`` for an unlimited stack."""
     assert hand.result is not None
-    return [hand.spec.starting_stack(s) + hand.result[s] for s in range(1, hand.spec.seats + 1)]
+    return [
+        math.inf if s in unbounded else hand.spec.starting_stack(s) + hand.result[s]
+        for s in range(1, hand.spec.seats + 1)
+    ]
 
 
 # ------------------------------------------------------------------------------- writing

@@ -346,17 +346,31 @@ class RpsHand(Hand):
             if len(pot.eligible) > 1:
                 used.add(seat)
         if declared is not None and declared != used:
-            wrong = sorted(declared ^ used)
-            raise Rejection(
-                "bad_winner",
-                f"by the throws the pots go to seat(s) {', '.join(map(str, sorted(used)))}, "
-                f"not as declared (seat(s) {', '.join(map(str, wrong))})",
-            )
+            raise Rejection("bad_winner", _misdeclared(used, declared))
         if self.street == "complete":
             raise Rejection("hand_over", "the hand is already complete")
         self._complete(won)
         assert self.result is not None
         return dict(self.result)
+
+
+def _seats(seats: Iterable[int]) -> str:
+    """``seat 3`` or ``seats 1, 3``: an official reads these words."""
+    ordered = sorted(seats)
+    return ("seat " if len(ordered) == 1 else "seats ") + ", ".join(map(str, ordered))
+
+
+def _misdeclared(used: frozenset[int] | set[int], declared: frozenset[int]) -> str:
+    """Name the seats the throws give the pots to, then exactly which declared seats win
+    nothing and which winners were left out (not the two lists mixed together)."""
+    parts = []
+    if wrongly := declared - used:
+        verb = "wins" if len(wrongly) == 1 else "win"
+        parts.append(f"{_seats(wrongly)} declared but {verb} nothing")
+    if missed := used - declared:
+        verb = "wins but was" if len(missed) == 1 else "win but were"
+        parts.append(f"{_seats(missed)} {verb} not declared")
+    return f"by the throws the pots go to {_seats(used)}: {'; '.join(parts)}"
 
 
 def replay(

@@ -24,6 +24,7 @@ from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
+from hub.domain.numbers import refuse_bad_numbers
 from hub.domain.pieces import PIECE_SETS
 from hub.engine import snapshot as snapshots
 from hub.engine import views
@@ -155,6 +156,8 @@ class Engine:
         self._now = now
         console, seq = _address(raw)
         table = _table(raw)
+        if channel_table is not None and channel_table not in self.state.tables:
+            return self._no_such_table(console, seq, channel_table)
         if console is not None and self._consoles is not None and console not in self._consoles:
             # Not one of ours: refused whatever its seq says (and no seq of it is tracked).
             listed = Rejection("unknown_console", f"console {console!r} is not in [consoles]")
@@ -221,6 +224,23 @@ class Engine:
             console=event.console,
             last_seq=self.sequencer.last(event.console),
         )
+
+    def _no_such_table(self, console: str | None, seq: int | None, table: int) -> Outcome:
+        """A message on the channel of a table this tournament does not have: answered on that
+        table's error channel (where a console of that table listens, whatever name it sends
+        under), naming the console it names; no console's seqs or answers are touched and
+        nothing is kept per table (a channel name is wire input)."""
+        tables = sorted(self.state.tables)
+        served = f"tables {tables[0]}-{tables[-1]}" if tables else "no tables"
+        unknown = Rejection(
+            "unknown_table",
+            f"no table {table} in tournament {self.config.id!r} (this hub serves {served}): "
+            "check the console's table",
+        )
+        out = self._reject(None, seq, unknown, table, advance=False, log=False)
+        if console is not None:
+            out.ack["console"] = console
+        return out
 
     def _clock_forbids(self, now: float) -> bool:
         clock = self.clock
@@ -358,6 +378,7 @@ class Engine:
         self._now = now
         op = command.get("op")
         try:
+            refuse_bad_numbers(command)  # NaN, infinities, huge ints: whatever the transport
             if op == "onair":
                 slot, value = command.get("slot"), command.get("value")
                 if slot not in ONAIR_SLOTS:

@@ -7,6 +7,7 @@ malformed ever reaches the tournament state.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
@@ -219,7 +220,7 @@ def _parse_plain(raw: dict[str, Any]) -> ConsoleEvent | None:
         return None
     get = raw.get
     ts, deal, seat, amount = get("ts"), get("deal"), get("seat"), get("amount")
-    if ts is not None and type(ts) is not float:
+    if ts is not None and (type(ts) is not float or ts - ts != 0.0):  # NaN, ±inf: not 0
         return None
     need_deal, need_seat, need_amount = needs
     if deal is None:
@@ -261,8 +262,10 @@ def _parse_checked(raw: Any) -> ConsoleEvent:
     ts = raw.get("ts")
     if ts is not None and (isinstance(ts, bool) or not isinstance(ts, int | float)):
         raise _bad("field 'ts' must be a number")
-    if isinstance(ts, int) and not -MAX_INT <= ts <= MAX_INT:  # float() of it would overflow
-        raise _bad("field 'ts' must be a number from -2^53 to 2^53")
+    if isinstance(ts, int) and not -MAX_INT < ts < MAX_INT:  # as every other integer field
+        raise _bad("field 'ts' must be a number from -(2^53 - 1) to 2^53 - 1")
+    if isinstance(ts, float) and not math.isfinite(ts):  # NaN and ±inf: JSON cannot hold them
+        raise _bad(f"field 'ts' must be a finite number, not {ts}")
     seats: tuple[int, ...] | None = None
     if raw.get("seats") is not None:
         value = raw["seats"]

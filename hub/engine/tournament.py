@@ -367,6 +367,10 @@ class TournamentState:
             raise Rejection(
                 "wrong_deal", f"deal {event.deal} was already played at table {table.table}"
             )
+        if event.deal not in table.order:
+            raise Rejection(
+                "wrong_deal", f"deal {event.deal} is not one of table {table.table}'s deals"
+            )
         expected = table.next_deal()
         if event.deal != expected:
             raise Rejection(
@@ -451,10 +455,9 @@ class TournamentState:
                 "close it with confirm",
             )
         if current.status != SHOWDOWN:
-            raise Rejection(
-                "not_allowed",
-                f"betting is not over at table {table.table}: seat {current.hand.to_act} is to act",
-            )
+            to_act = current.hand.to_act
+            who = f": seat {to_act} is to act" if to_act is not None else ""
+            raise Rejection("not_allowed", f"betting is not over at table {table.table}{who}")
         for s in event.seats:
             if not 1 <= s <= self.config.seats:
                 raise Rejection("unknown_seat", f"seat {s} does not exist")
@@ -573,19 +576,11 @@ class TournamentState:
         if target.status == VOID:
             raise Rejection("not_allowed", f"deal {target.deal} is already void")
         if not operator:
-            if target is not table.current:
-                why = "is finished"
-            elif target.reopened:
-                why = "is a reopened hand"
-            elif target.actions_taken >= MISDEAL_ACTIONS:
-                why = f"has {target.actions_taken} actions after the blinds"
-            else:
-                why = ""
+            why = self._misdeal_too_late(target, table.current)
             if why:
                 raise Rejection(
                     "not_allowed",
-                    f"deal {target.deal} at table {table.table} {why}: too late for a misdeal "
-                    "once two players have acted, the hand is played out (only the operator "
+                    f"deal {target.deal} at table {table.table} {why} (only the operator "
                     "can void it, with a reason)",
                 )
         self._log(table, target, "void", now, event)
@@ -596,6 +591,22 @@ class TournamentState:
             now,
             ({"kind": "void", "table": table.table, "deal": target.deal, "seat": None},),
         )
+
+    @staticmethod
+    def _misdeal_too_late(target: HandState, current: HandState | None) -> str:
+        """Why a console may no longer void ``target`` as a misdeal ("" when it may). Each
+        reason says what is true of this hand: a hand that one fold ended heads-up is
+        finished, not one "two players have acted" in."""
+        if target is not current:
+            return "is finished: a console voids only the hand in progress"
+        if target.reopened:
+            return "is a reopened hand: a console voids only a hand in its first play"
+        if target.actions_taken >= MISDEAL_ACTIONS:
+            return (
+                f"has {target.actions_taken} actions after the blinds: too late for a "
+                "misdeal once two players have acted, the hand is played out"
+            )
+        return ""
 
     def _on_reopen(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
         assert event.deal is not None
@@ -697,8 +708,9 @@ class TournamentState:
     def _on_reveal(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
         """The dealer turns over the round's throws (RPS Poker, dealer = "chosen")."""
         assert event.throws is not None
+        # With no hand in progress there is no dealer to name: _throw_input refuses it.
         dealer = self.config.buttons[table.current.deal] if table.current else 0
-        if event.seat is not None and event.seat != dealer:
+        if dealer and event.seat is not None and event.seat != dealer:
             raise Rejection("not_allowed", f"seat {event.seat} is not the dealer (seat {dealer})")
         return self._throw_input(table, event, now, (dealer, "reveal", event.throws))
 

@@ -1,0 +1,362 @@
+"""The rules of the tournament file that span fields: what `shape` cannot say about one value.
+
+Each section is first converted by its shape (``c.convert``), then checked against the rest of
+the file in the order the sections depend on each other: the game (it decides the shape of
+``[tournament]``), the tournament, the teams, the groups, the stages and sessions, the draw, the
+schedule, the decks, the consoles, the clock, the scoring. Messages and keys are those of
+hub.domain.config.model's docstring.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from msgspec import UNSET
+
+from hub.domain.clock import ClockSpec, Level
+from hub.domain.config import formats, shape
+from hub.domain.config.model import (
+    BETTING,
+    GAMES,
+    ID,
+    MAX_SEATS,
+    RESERVED_CONSOLES,
+    DeckSource,
+    Group,
+    Team,
+    TournamentConfig,
+)
+from hub.domain.config.shape import Checker, show
+from hub.domain.config.stages import event_plan, table_number, written_draw
+from hub.domain.draw import Draw, make_draw
+from hub.domain.event import EventPlan
+from hub.domain.numbers import MAX_TOML_INT, find_bad_number
+from hub.domain.schedule import (
+    ScheduleError,
+    default_buttons,
+    random_deal_orders,
+    sequential_deal_orders,
+    session_deal_orders,
+    validate_buttons,
+    validate_deal_orders,
+    validate_session_orders,
+)
+from hub.domain.scoring import DEFAULT_SCORING
+
+Orders = dict[int, tuple[int, ...]]
+
+
+def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
+    """The configuration of ``data`` (parsed TOML), or the `ConfigError` of its first fault."""
+    # TOML has `inf` and `nan` literals and unbounded integers: refused wherever they
+    # stand, before any key's own check (a NaN passes every `<` and `>` test).
+    bad = find_bad_number(data, max_int=MAX_TOML_INT)
+    if bad is not None:
+        c.fail(*bad)
+    root: shape.Root = c.convert(dict(data), shape.Root, "")
+    game = _game(c, root.tournament)
+    t: shape.Tournament = c.convert(
+        root.tournament,
+        shape.MahjongTournament if game == "mcr" else shape.Tournament,
+        "tournament",
+    )
+    rps_dealer = _tournament(c, t, game, data)
+    teams = _teams(c, root.teams)
+    phased = root.stages is not UNSET or root.sessions is not UNSET
+    groups = _groups(c, root.groups, teams, t.seats, phased)
+    event = event_plan(c, root.stages, root.sessions, groups, teams, t.deals) if phased else None
+    fixed = {g: group for g, group in groups.items() if group.teams}
+    draw = _draw(c, root.draw, fixed, t.seats)
+    tables = sorted(t for g in groups.values() for t in g.tables)
+    orders, buttons = _schedule(c, root.schedule, tables, t.deals, t.seats, _ranges(event, groups))
+    decks = _decks(c, root.decks) if root.decks is not UNSET else None
+    consoles = _consoles(c, root.consoles, tables) if root.consoles is not UNSET else None
+    clock = _clock(c, root.clock) if root.clock is not UNSET else None
+    scoring, mahjong = formats.scoring_and_rules(c, root, game, t.big_blind, t.deals, event)
+    return TournamentConfig(
+        id=t.id,
+        name=t.name,
+        teams=teams,
+        groups=groups,
+        seats=t.seats,
+        deals=t.deals,
+        small_blind=t.small_blind,
+        big_blind=t.big_blind,
+        cap_bb=t.cap_bb,
+        betting=t.betting,
+        game=game,
+        rps_dealer=rps_dealer,
+        draw=draw,
+        deal_orders=orders,
+        buttons=buttons,
+        decks=decks,
+        release_delay=float(t.release_delay),
+        consoles=consoles,
+        clock=clock,
+        scoring=scoring or DEFAULT_SCORING,
+        event=event,
+        mahjong=mahjong,
+    )
+
+
+def _game(c: Checker, tournament: Any) -> str:
+    game = tournament.get("game", "holdem") if isinstance(tournament, Mapping) else "holdem"
+    if game not in GAMES:
+        expected = ", ".join(repr(g) for g in GAMES)
+        c.fail("tournament.game", f"expected one of {expected}, got {show(game)}")
+    return str(game)
+
+
+def _tournament(c: Checker, t: shape.Tournament, game: str, data: Mapping[str, Any]) -> str:
+    """The rules of ``[tournament]`` (and ``[rps]``, ``[mahjong]``'s presence); the RPS dealer."""
+    if t.seats > MAX_SEATS:
+        c.fail("tournament.seats", f"at most {MAX_SEATS} seats, got {t.seats}")
+    if game == "mcr" and t.seats != 4:
+        c.fail("tournament.seats", f"MCR mahjong is played by 4 seats, got {t.seats}")
+    if game != "mcr" and "mahjong" in data:
+        c.fail("mahjong", 'a [mahjong] section needs game = "mcr" in [tournament]')
+    if t.small_blind > t.big_blind:
+        c.fail(
+            "tournament.small_blind", f"{t.small_blind} is more than the big blind {t.big_blind}"
+        )
+    if t.betting == "limit" and game == "rps-poker":
+        pass  # limit betting: RPS Poker only (the seed offers it; docs/rps-poker.md)
+    elif t.betting not in BETTING:
+        c.fail("tournament.betting", f"expected 'pot-limit' or 'no-limit', got {show(t.betting)}")
+    if game == "rps-poker" and t.seats < 3:
+        c.fail("tournament.seats", "RPS Poker needs at least 3 seats (2 blinds, dealer)")
+    if "rps" not in data:
+        return "sequence"
+    if game != "rps-poker":
+        c.fail("rps", 'an [rps] section needs game = "rps-poker"')
+    rps: shape.Rps = c.convert(data["rps"], shape.Rps, "rps")
+    return rps.dealer
+
+
+def _teams(c: Checker, value: Any) -> dict[str, Team]:
+    entries: list[shape.Team] = c.convert(value, list[shape.Team], "teams")
+    if not entries:
+        c.fail("teams", "no teams")
+    teams: dict[str, Team] = {}
+    for i, e in enumerate(entries):
+        if e.id in teams:
+            c.fail(f"teams[{i}].id", f"team {e.id} defined twice")
+        code = e.id if e.code is UNSET else e.code
+        teams[e.id] = Team(
+            id=e.id, name=e.name, code=code, colour=e.colour, players=tuple(e.players)
+        )
+    return teams
+
+
+def _groups(
+    c: Checker, value: Any, teams: Mapping[str, Team], seats: int, phased: bool
+) -> dict[str, Group]:
+    entries: list[shape.Group] = c.convert(value, list[shape.Group], "groups")
+    if not entries:
+        c.fail("groups", "no groups")
+    groups: dict[str, Group] = {}
+    table_owner: dict[int, str] = {}
+    team_owner: dict[str, str] = {}
+    for i, e in enumerate(entries):
+        key = f"groups[{i}]"
+        if e.teams is UNSET and not phased:
+            c.fail(f"{key}.teams", "missing")
+        if e.id in groups:
+            c.fail(f"{key}.id", f"group {e.id} defined twice")
+        for j, t in enumerate(e.tables):
+            if t in table_owner:
+                c.fail(f"{key}.tables[{j}]", f"table {t} is already in group {table_owner[t]}")
+            table_owner[t] = e.id
+        if len(e.tables) != seats:
+            c.fail(
+                f"{key}.tables",
+                f"a group needs as many tables as seats ({seats}), got {len(e.tables)}",
+            )
+        members = [] if e.teams is UNSET else e.teams  # none: filled by its stage's advance rule
+        for j, team in enumerate(members):
+            if team not in teams:
+                c.fail(f"{key}.teams[{j}]", f"team {team} is not defined in [[teams]]")
+            if team in team_owner:
+                c.fail(f"{key}.teams[{j}]", f"team {team} is already in group {team_owner[team]}")
+            team_owner[team] = e.id
+        if e.teams is not UNSET and len(members) != seats:
+            c.fail(
+                f"{key}.teams",
+                f"a group needs as many teams as seats ({seats}), got {len(members)}",
+            )
+        groups[e.id] = Group(e.id, tuple(e.tables), tuple(members))
+    _lineups(c, teams, groups, team_owner)
+    return groups
+
+
+def _lineups(
+    c: Checker,
+    teams: Mapping[str, Team],
+    groups: Mapping[str, Group],
+    team_owner: Mapping[str, str],
+) -> None:
+    """Every team is in a group and has a player for each of its group's tables."""
+    for i, team in enumerate(teams.values()):
+        if team.id not in team_owner:
+            c.fail(f"teams[{i}]", f"team {team.id} is in no group")
+        expected = len(groups[team_owner[team.id]].tables)
+        if len(team.players) != expected:
+            c.fail(
+                f"teams[{i}].players",
+                f"team {team.id} plays at {expected} tables of group {team_owner[team.id]}: "
+                f"expected {expected} players, got {len(team.players)}",
+            )
+
+
+def _draw(c: Checker, value: Any, groups: Mapping[str, Group], seats: int) -> Draw:
+    d: shape.Draw = c.convert(value, shape.Draw, "draw")
+    if d.tables is not UNSET:
+        if d.method is not UNSET or d.seed is not UNSET:
+            c.fail("draw", "give either method and seed, or tables, not both")
+        return written_draw(c, d.tables, groups, seats)
+    if d.method is UNSET:
+        c.fail("draw", "expected method (with seed) or tables")
+    if d.method not in ("random", "cyclic"):
+        c.fail("draw.method", f"expected 'random' or 'cyclic', got {show(d.method)}")
+    if d.seed is UNSET:
+        c.fail("draw.seed", "missing (a generated draw must be the same at every read)")
+    rng = random.Random(d.seed)
+    draw: Draw = {}
+    for group in groups.values():
+        draw.update(make_draw(d.method, group.teams, group.tables, seats, rng))
+    return draw
+
+
+def _ranges(
+    event: EventPlan | None, groups: Mapping[str, Group]
+) -> Mapping[int, Sequence[range]] | None:
+    """Each table's sessions (deal ranges), in an event of several sessions."""
+    if event is None:
+        return None
+    return {
+        t: [s.deals for s in event.sessions_of(event.stage_of_group[g.id].id)]
+        for g in groups.values()
+        for t in g.tables
+    }
+
+
+def _schedule(
+    c: Checker,
+    value: Any,
+    tables: Sequence[int],
+    deals: int,
+    seats: int,
+    ranges: Mapping[int, Sequence[range]] | None,
+) -> tuple[Orders, dict[int, int]]:
+    """Deal orders and buttons; ``ranges`` (events with sessions): each table's sessions."""
+    if value is UNSET:
+        return _in_order(tables, deals, ranges), default_buttons(deals, seats)
+    s: shape.Schedule = c.convert(value, shape.Schedule, "schedule")
+    orders = _orders(c, s, tables, deals, ranges)
+    buttons = default_buttons(deals, seats)
+    if s.buttons is not UNSET:
+        if len(s.buttons) != deals:
+            c.fail(
+                "schedule.buttons", f"expected one button per deal ({deals}), got {len(s.buttons)}"
+            )
+        buttons = {deal: b for deal, b in enumerate(s.buttons, start=1)}
+        try:
+            validate_buttons(buttons, deals, seats)
+        except ScheduleError as exc:
+            c.fail("schedule.buttons", str(exc))
+    return orders, buttons
+
+
+def _in_order(
+    tables: Sequence[int], deals: int, ranges: Mapping[int, Sequence[range]] | None
+) -> Orders:
+    if ranges is None:
+        return sequential_deal_orders(tables, deals)
+    return session_deal_orders(ranges, None)
+
+
+def _orders(
+    c: Checker,
+    s: shape.Schedule,
+    tables: Sequence[int],
+    deals: int,
+    ranges: Mapping[int, Sequence[range]] | None,
+) -> Orders:
+    if s.tables is not UNSET:
+        if s.method is not UNSET or s.seed is not UNSET:
+            c.fail("schedule", "give either method (and seed), or tables, not both")
+        orders = _written_orders(c, s.tables)
+        try:
+            if ranges is None:
+                validate_deal_orders(orders, tables, deals)
+            else:
+                validate_session_orders(orders, ranges)
+        except ScheduleError as exc:
+            c.fail("schedule.tables", str(exc))
+        return orders
+    if s.method == "random":
+        if s.seed is UNSET:
+            c.fail("schedule.seed", "missing (random orders must be the same at every read)")
+        rng = random.Random(s.seed)
+        if ranges is None:
+            return random_deal_orders(tables, deals, rng)
+        return session_deal_orders(ranges, rng)
+    if s.method == "sequential" and s.seed is not UNSET:
+        c.fail("schedule.seed", "a sequential schedule takes no seed")
+    if s.method not in ("sequential", UNSET):
+        c.fail("schedule.method", f"expected 'random' or 'sequential', got {show(s.method)}")
+    return _in_order(tables, deals, ranges)
+
+
+def _written_orders(c: Checker, rows: Mapping[str, Any]) -> Orders:
+    orders: Orders = {}
+    for name, row in rows.items():
+        key = f"schedule.tables.{name}"
+        table = table_number(name)
+        if table is None:
+            c.fail(key, "a table number is expected as key")
+        orders[table] = tuple(c.convert(row, list[int], key))
+    return orders
+
+
+def _decks(c: Checker, value: Any) -> DeckSource:
+    d: shape.Decks = c.convert(value, shape.Decks, "decks")
+    if (d.file is UNSET) == (d.rehearsal_seed is UNSET):
+        c.fail("decks", "expected exactly one of file or rehearsal_seed")
+    if d.file is not UNSET:
+        return DeckSource(file=d.file)
+    return DeckSource(rehearsal_seed=str(d.rehearsal_seed))
+
+
+def _consoles(c: Checker, value: Any, tables: Sequence[int]) -> dict[str, int]:
+    entries: dict[str, Any] = c.convert(value, dict[str, Any], "consoles")
+    if not entries:
+        c.fail("consoles", "no consoles (leave the section out to allow any console)")
+    consoles: dict[str, int] = {}
+    for name, table in entries.items():
+        key = f"consoles.{name}"
+        if not ID.match(name):
+            c.fail(key, f"expected letters, digits, '-', '_' or '.', got {show(name)}")
+        if name in RESERVED_CONSOLES:
+            c.fail(key, f"{name!r} is the hub's own console")
+        c.convert(table, shape.at_least(1), key)
+        if table not in tables:
+            c.fail(key, f"table {table} is not in any group")
+        consoles[name] = table
+    unwritable = sorted(set(tables) - set(consoles.values()))
+    if unwritable:
+        c.fail("consoles", f"table {unwritable[0]} has no console: nothing could be entered there")
+    return consoles
+
+
+def _clock(c: Checker, value: Any) -> ClockSpec:
+    clock: shape.Clock = c.convert(value, shape.Clock, "clock")
+    if not clock.levels:
+        c.fail("clock.levels", "no levels")
+    levels = tuple(
+        Level(float(e.minutes) * 60, e.break_, None if e.name is UNSET else e.name)
+        for e in clock.levels
+    )
+    return ClockSpec(levels, clock.on_time_up)
