@@ -51,6 +51,14 @@ from hub.bus.base import Bus, Fence, LeaseLost, Message, Subscription
 from hub.channels import Channels
 from hub.engine.core import Engine, Outcome
 from hub.feed import Frame, IngestFeed, TopicKey
+from hub.intake import (
+    ERROR_LOGS,
+    TABLE_BUFFER,
+    TABLE_BYTES,
+    TABLE_RATE,
+    FairIntake,
+    PerSecond,
+)
 from hub.metrics import Metrics
 from hub.notes import MAXLEN as NOTES_MAXLEN
 from hub.notes import link_notes, refusal_note
@@ -60,9 +68,6 @@ from hub.tasks import bounded, cancel_and_wait
 log = logging.getLogger("duplicast.ingest")
 
 BATCH = 512
-CONSOLE_BUFFER = 60_000
-"""Console messages the ingest's subscription holds while it works on a batch; past that, new
-ones are dropped (and counted) and their consoles resend them."""
 LEASE_TTL = 5.0  # seconds; a successor waits at most this long after a crash
 STOP_STEP = 1.0  # seconds; each step of stop() that talks to the bus waits at most this long
 
@@ -132,11 +137,14 @@ class Ingest:
         self.timings: dict[str, float] = {}  # seconds of each phase of the last rebuild
         self._tasks: list[asyncio.Task[None]] = []
         self._subs: list[Subscription] = []
+        self.intake: FairIntake | None = None  # the consoles' subscriptions, once running
         self._stopping = False
         self._published = 0.0  # monotonic time of the last feed publish under load
         self._control = self.names.control
         self._tables: dict[str, int | None] = {}  # console channel -> its table (table_of)
         self._ack_channels: dict[str, str] = {}  # console -> its ack channel
+        self._refused: dict[str, int] = {}  # undecodable messages of this batch, by code
+        self._error_logs = PerSecond(ERROR_LOGS)  # per table
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -175,20 +183,28 @@ class Ingest:
         await self._run()
 
     async def _run(self) -> None:
+        """Rebuild, then listen: each table's console channel on a subscription of its own,
+        read into fair batches (``hub.intake``), and the control channel."""
         made = new_epoch().encode()
         self.epoch = (await self.bus.set_once(self.names.epoch, made)).decode("utf-8", "replace")
         log.info(
             "event epoch %s (%s)", self.epoch, "new" if made == self.epoch.encode() else "kept"
         )
         await self.rebuild()
-        for pattern, buffer in (
-            (self.names.consoles_pattern, CONSOLE_BUFFER),
-            (self.names.control, None),
-        ):
-            sub = self.bus.subscribe(pattern, buffer=buffer)
-            await sub.ready()
-            self._subs.append(sub)
-            self._tasks.append(asyncio.create_task(self._process(sub), name=f"ingest {pattern}"))
+        tables = sorted({t for group in self.engine.config.groups.values() for t in group.tables})
+        consoles = [
+            self.bus.subscribe(
+                self.names.console(t), buffer=TABLE_BUFFER, max_bytes=TABLE_BYTES, rate=TABLE_RATE
+            )
+            for t in tables
+        ]
+        control = self.bus.subscribe(self.names.control)
+        self._subs += [*consoles, control]
+        await asyncio.gather(*(sub.ready() for sub in self._subs))
+        self.intake = FairIntake(consoles, batch=BATCH)
+        self.metrics.watch_intake(self.intake)
+        for name, source in (("consoles", self.intake), ("control", control)):
+            self._tasks.append(asyncio.create_task(self._process(source), name=f"ingest {name}"))
         self._tasks.append(asyncio.create_task(self._ticker(), name="ingest-release"))
         self._tasks.append(asyncio.create_task(self._keep_lease(), name="ingest-lease"))
         self.ready = self.ready_once = True
@@ -332,11 +348,11 @@ class Ingest:
         return True
 
     # ------------------------------------------------------------------ loops
-    async def _process(self, sub: Subscription) -> None:
-        """Take what the subscription has received, a batch at a time; the feed follows each
+    async def _process(self, sub: Subscription | FairIntake) -> None:
+        """Take what the subscription(s) received, a batch at a time; the feed follows each
         batch when nothing waits, else at most every ``FEED_INTERVAL``."""
         while not self._stopping:
-            batch = await sub.take(BATCH)
+            batch = await (sub.take() if isinstance(sub, FairIntake) else sub.take(BATCH))
             if not batch or self._stopping:  # closed; or stopping (the lease lost meanwhile)
                 return
             try:
@@ -456,6 +472,11 @@ class Ingest:
         accepted_count = sum(1 for outcome in accepted if outcome.ok)
         if accepted_count:
             self.metrics.event("accepted", accepted_count)
+        if self._refused:  # undecodable ones, counted per batch (cheap under a flood)
+            for code, n in self._refused.items():
+                self.metrics.event("rejected", n)
+                self.metrics.reject(code, n)
+            self._refused.clear()
         if duplicates:
             self.metrics.event("duplicate", duplicates)
         # A refused event's answer and seq are persisted before the answer goes out: a
@@ -536,22 +557,37 @@ class Ingest:
             if len(self._tables) >= NAME_CACHE:  # names from the wire: keep it bounded
                 self._tables.clear()
             table = self._tables[channel] = self.names.table_of(channel)
-        try:
-            raw = codec.unpack(data)
+        try:  # bounded: one over MAX_EVENT_BYTES is refused on its length, never decoded
+            raw = codec.unpack_event(data)
         except codec.CodecError as exc:
-            self.metrics.event("rejected")
-            self.metrics.reject("bad_schema")
-            log.warning("undecodable event on %s: %s", channel, exc)
-            answer = {
-                "seq": None,
-                "ok": False,
-                "code": "bad_schema",
-                "error": f"not msgpack: {exc}",
-            }
-            answers.append((self.names.errors(table), codec.pack(answer)))
-            answered.append(None)
+            self._undecodable(channel, table, exc, answers, answered)
             return None, None
         return self.engine.submit(raw, now, channel_table=table), raw
+
+    def _undecodable(
+        self,
+        channel: str,
+        table: int | None,
+        exc: codec.CodecError,
+        answers: list[tuple[str, bytes]],
+        answered: list[str | None],
+    ) -> None:
+        """Refuse a message nothing in which names a console (``too_large``, ``bad_schema``)
+        on the table's error channel. Counted per batch; logged at most ``ERROR_LOGS`` times a
+        second per table, and while the table floods (``FairIntake.flooding``) answered that
+        often too: a flood of garbage then costs a length check or a failed decode per
+        message (its answers carry no seq: nothing could be matched to them anyway)."""
+        code = "too_large" if isinstance(exc, codec.TooLarge) else "bad_schema"
+        self._refused[code] = self._refused.get(code, 0) + 1
+        if not self._error_logs.allow(table):
+            if self.intake is not None and channel in self.intake.flooding:
+                return
+        else:
+            log.warning("undecodable event on %s: %s", channel, exc)
+        error = str(exc) if code == "too_large" else f"not msgpack: {exc}"
+        answer = {"seq": None, "ok": False, "code": code, "error": error}
+        answers.append((self.names.errors(table), codec.pack(answer)))
+        answered.append(None)
 
     async def control(self, command: dict[str, Any]) -> Outcome:
         """An operator command (in-process): validated, journaled, applied."""

@@ -66,6 +66,7 @@ LAYERS: dict[str, int] = {
     "hub.bus.memory": 3,
     "hub.bus.redis": 3,
     "hub.bus": 4,  # open_bus: picks an implementation
+    "hub.intake": 3,  # the ingest's fair batches over its per-table subscriptions
     "hub.fanout": 4,
     "hub.metrics": 5,
     "hub.feedsocket": 5,

@@ -19,11 +19,13 @@ from collections.abc import Callable, Iterable, Sequence
 
 from hub.bus.base import (
     DEFAULT_SUBSCRIPTION_BUFFER,
+    DEFAULT_SUBSCRIPTION_BYTES,
     BufferedSubscription,
     Bus,
     Fence,
     LeaseLost,
     Message,
+    ReadRate,
     parse_id,
     token_key,
 )
@@ -34,8 +36,15 @@ __all__ = ["MemoryBus", "MemorySubscription"]
 class MemorySubscription(BufferedSubscription):
     """Registered with its bus the moment it is created: nothing published after is missed."""
 
-    def __init__(self, bus: MemoryBus, pattern: str, maxsize: int) -> None:
-        super().__init__(pattern, maxsize)
+    def __init__(
+        self,
+        bus: MemoryBus,
+        pattern: str,
+        maxsize: int,
+        max_bytes: int,
+        rate: ReadRate | None = None,
+    ) -> None:
+        super().__init__(pattern, maxsize, max_bytes, rate)
         self._bus = bus
         self.matches: Callable[[str], object] = re.compile(fnmatch.translate(pattern)).match
         bus._subscriptions.add(self)
@@ -45,7 +54,7 @@ class MemorySubscription(BufferedSubscription):
 
     async def aclose(self) -> None:
         self._bus._subscriptions.discard(self)
-        self._buffer.clear()
+        self._clear()
         self._finish()
 
 
@@ -92,9 +101,18 @@ class MemoryBus(Bus):
                 receivers += 1
         return receivers
 
-    def subscribe(self, pattern: str, *, buffer: int | None = None) -> MemorySubscription:
+    def subscribe(
+        self,
+        pattern: str,
+        *,
+        buffer: int | None = None,
+        max_bytes: int | None = None,
+        rate: ReadRate | None = None,
+    ) -> MemorySubscription:
         size = self._subscription_buffer if buffer is None else buffer
-        return MemorySubscription(self, pattern, size)
+        return MemorySubscription(
+            self, pattern, size, max_bytes or DEFAULT_SUBSCRIPTION_BYTES, rate
+        )
 
     async def append(self, stream: str, data: bytes) -> str:
         entries = self._streams.setdefault(stream, _Stream())
