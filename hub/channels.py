@@ -78,6 +78,13 @@ class Channels:
         return f"{self.prefix}:epoch"
 
     @property
+    def tables(self) -> str:
+        """The tables the ingest listens for ("1,2,3"), written at each start: the ingest
+        subscribes to its own tables' console channels only (a fair share each), so a console
+        reads this to learn at once that no hub serves its table."""
+        return f"{self.prefix}:tables"
+
+    @property
     def lease(self) -> str:
         return f"{self.prefix}:ingest"
 
@@ -102,4 +109,5 @@ class Channels:
             self.rejected,
             self.notes,
             self.epoch,
+            self.tables,
         )

@@ -47,7 +47,7 @@ from redis.exceptions import NoPermissionError
 from hub.bus.base import Bus, Subscription
 from hub.channels import Channels
 from hub.codec import CodecError, from_json, pack, unpack
-from hub.hubwatch import ConsoleFailure, Silence, no_hub_message
+from hub.hubwatch import ConsoleFailure, Silence, no_hub_message, where
 from hub.outbox import Outbox
 from hub.tasks import cancel_and_wait
 
@@ -224,6 +224,7 @@ class ConsoleClient:
                     store.set_aside,
                 )
             self._store = store
+        await self._check_table_served()
         self._subscription = self.bus.subscribe(ack_channel(self.tournament, self.console))
         self._errors = self.bus.subscribe(Channels(self.tournament).errors(self.table))
         try:
@@ -242,6 +243,24 @@ class ConsoleClient:
             asyncio.create_task(self._receive_errors(), name=f"console-errors:{self.console}"),
             asyncio.create_task(self._resend_loop(), name=f"console-resend:{self.console}"),
         ]
+
+    async def _check_table_served(self) -> None:
+        """``ConsoleFailure`` at once when a hub serves this tournament here but not this table
+        (the ingest listens only on its tables' channels: nothing would ever answer). No hub
+        yet, or a user that may not read the list (an older ACL file): the silence decides."""
+        try:
+            found = await self.bus.get(Channels(self.tournament).tables)
+        except Exception:  # NOPERM from an older `duplicast acl` file
+            return
+        if found is None:
+            return
+        served = [int(t) for t in found.decode("ascii", "replace").split(",") if t.isdigit()]
+        if self.table not in served:
+            raise ConsoleFailure(
+                f"the hub at {where(self.bus)} serves tournament {self.tournament!r} without a "
+                f"table {self.table} (its tables: {', '.join(map(str, served)) or 'none'}): "
+                f"check the console's --table"
+            )
 
     async def _epoch(self) -> str | None:
         """The hub's event epoch (``dup:{t}:epoch``); "" while no hub ever started there; None

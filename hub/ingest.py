@@ -192,6 +192,7 @@ class Ingest:
         )
         await self.rebuild()
         tables = sorted({t for group in self.engine.config.groups.values() for t in group.tables})
+        await self.bus.set(self.names.tables, ",".join(map(str, tables)).encode())
         consoles = [
             self.bus.subscribe(
                 self.names.console(t), buffer=TABLE_BUFFER, max_bytes=TABLE_BYTES, rate=TABLE_RATE

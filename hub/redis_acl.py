@@ -70,10 +70,11 @@ def _channels(*names: str) -> str:
 
 def console_rules(tournament: str, console: str, table: int) -> str:
     """One console: publish to its table's console channel; hear its own answers; read the
-    event epoch (``GET`` of that one key: what it keys its outbox to, ``hub.outbox``)."""
+    event epoch (``GET`` of that key: what it keys its outbox to, ``hub.outbox``) and the tables
+    the hub serves (``GET``: a console of another table learns at once that nobody serves it)."""
     names = Channels(tournament)
     listen = _channels(names.ack(console), names.errors(table))
-    epoch = f"%R~{names.epoch} +get"
+    epoch = f"%R~{names.epoch} %R~{names.tables} +get"
     return f"{_BASE} {_LISTEN} {listen} {epoch} (+publish {_channels(names.console(table))})"
 
 

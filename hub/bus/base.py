@@ -367,6 +367,10 @@ class Bus(abc.ABC):
         """The value of a plain key (None: not set)."""
         raise NotImplementedError
 
+    async def set(self, key: str, value: bytes) -> None:
+        """Set a plain key (the last writer's value stands)."""
+        raise NotImplementedError
+
     async def set_once(self, key: str, value: bytes) -> bytes:
         """Set ``key`` to ``value`` unless it is set; the value it holds (the first writer's:
         an identity made once and kept, such as the event epoch)."""

@@ -208,6 +208,9 @@ class MemoryBus(Bus):
     async def get(self, key: str) -> bytes | None:
         return self._strings.get(key)
 
+    async def set(self, key: str, value: bytes) -> None:
+        self._strings[key] = bytes(value)
+
     async def set_once(self, key: str, value: bytes) -> bytes:
         return self._strings.setdefault(key, bytes(value))
 

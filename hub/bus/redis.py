@@ -586,6 +586,10 @@ class RedisBus(Bus):
         value: Any = await self._call("get", lambda _: client.get(key))
         return None if value is None else bytes(value)
 
+    async def set(self, key: str, value: bytes) -> None:
+        client = self._client()
+        await self._call("set", lambda _: client.set(key, value))
+
     async def set_once(self, key: str, value: bytes) -> bytes:
         client = self._client()
         await self._call("set", lambda _: client.set(key, value, nx=True))
