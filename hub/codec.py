@@ -17,8 +17,10 @@ import msgpack
 from hub.engine.events import decode_event
 
 __all__ = [
+    "MAX_EVENT_BYTES",
     "MAX_MESSAGE_BYTES",
     "CodecError",
+    "TooLarge",
     "from_json",
     "pack",
     "to_json",
@@ -28,10 +30,19 @@ __all__ = [
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 """Largest message either decoder accepts; far above any event or snapshot we produce."""
+MAX_EVENT_BYTES = 64 * 1024
+"""Largest console event the ingest decodes (a legitimate one is under 1 KB): a 300-KB map
+from a flooding console is refused by its length, before any decoding."""
+MAX_EVENT_ITEMS = 1024
+"""Most entries in any one map or array of an event (msgpack's own limit is the input size)."""
 
 
 class CodecError(ValueError):
     """Data that cannot be encoded, or bytes that are not a well-formed message."""
+
+
+class TooLarge(CodecError):
+    """A message longer than the decoder's limit: refused without being decoded."""
 
 
 class _Codecs(threading.local):
@@ -62,15 +73,36 @@ _BINARY = (bytes, bytearray, memoryview)  # a tuple: ``bytes | bytearray | ...``
 
 def unpack(data: bytes | bytearray | memoryview) -> Any:
     """Decode exactly one msgpack object; anything else raises ``CodecError``."""
+    return _unpack(data, MAX_MESSAGE_BYTES, {})
+
+
+_EVENT_LIMITS = {"max_array_len": MAX_EVENT_ITEMS, "max_map_len": MAX_EVENT_ITEMS}
+
+
+def unpack_event(data: bytes | bytearray | memoryview) -> Any:
+    """Decode one console event: ``TooLarge`` past ``MAX_EVENT_BYTES`` (checked on the length,
+    before decoding), ``CodecError`` for anything malformed or with a map or array of more
+    than ``MAX_EVENT_ITEMS`` entries. A map of at most 15 entries (every common event) is
+    first decoded straight into its checked ``ConsoleEvent`` (``hub.engine.events.
+    decode_event``, msgspec); anything it is not sure of is unpacked to a map as before, for
+    ``parse_event`` to accept alike or refuse word for word."""
+    if type(data) is bytes and len(data) <= MAX_EVENT_BYTES and data and 0x80 <= data[0] <= 0x8F:
+        event = decode_event(data)  # a fixmap: at most 15 entries, so within MAX_EVENT_ITEMS
+        if event is not None:
+            return event
+    return _unpack(data, MAX_EVENT_BYTES, _EVENT_LIMITS)
+
+
+def _unpack(data: bytes | bytearray | memoryview, max_bytes: int, limits: dict[str, int]) -> Any:
     if not isinstance(data, _BINARY):
         raise CodecError(f"msgpack input must be bytes, not {type(data).__name__}")
-    if len(data) > MAX_MESSAGE_BYTES:
-        raise CodecError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
+    if len(data) > max_bytes:
+        raise TooLarge(f"message of {len(data)} bytes exceeds {max_bytes}")
     try:
         # The C unpacker bounds nesting itself (StackError) and limits every str/bin/array/map
         # length to the input size, so hostile length prefixes cannot allocate much.
         return msgpack.unpackb(
-            data, raw=False, strict_map_key=False, use_list=True, ext_hook=_reject_ext
+            data, raw=False, strict_map_key=False, use_list=True, ext_hook=_reject_ext, **limits
         )
     except CodecError:
         raise
@@ -78,17 +110,6 @@ def unpack(data: bytes | bytearray | memoryview) -> Any:
         raise CodecError("trailing bytes after the msgpack object") from exc
     except Exception as exc:  # ValueError, TypeError (unhashable key), RecursionError, ...
         raise CodecError(f"malformed msgpack: {type(exc).__name__}: {exc}") from exc
-
-
-def unpack_event(data: bytes | bytearray | memoryview) -> Any:
-    """A console event message: its checked ``ConsoleEvent`` when msgspec decodes it straight
-    into its class (``hub.engine.events.decode_event``), else what ``unpack`` makes of it (for
-    ``parse_event`` to accept alike or refuse word for word). The size is bounded first."""
-    if isinstance(data, bytes) and len(data) <= MAX_MESSAGE_BYTES:
-        event = decode_event(data)
-        if event is not None:
-            return event
-    return unpack(data)
 
 
 def to_json(obj: Any) -> bytes:
@@ -108,7 +129,7 @@ def from_json(data: bytes | bytearray | str) -> Any:
     if not isinstance(data, bytes | bytearray | str):
         raise CodecError(f"JSON input must be bytes or str, not {type(data).__name__}")
     if len(data) > MAX_MESSAGE_BYTES:
-        raise CodecError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
+        raise TooLarge(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
     try:
         text = data if isinstance(data, str) else bytes(data).decode("utf-8")
         return json.loads(text, parse_constant=_reject_constant)

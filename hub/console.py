@@ -47,7 +47,7 @@ from redis.exceptions import NoPermissionError
 from hub.bus.base import Bus, Subscription
 from hub.channels import Channels
 from hub.codec import CodecError, from_json, pack, unpack
-from hub.hubwatch import ConsoleFailure, Silence, no_hub_message
+from hub.hubwatch import ConsoleFailure, Silence, no_hub_message, where
 from hub.outbox import Outbox
 from hub.tasks import cancel_and_wait
 
@@ -212,7 +212,19 @@ class ConsoleClient:
         if self._subscription is not None:
             return
         if self.outbox_path is not None and self._store is None:
-            self._store = Outbox(self.outbox_path, self.tournament, self.table, self.console)
+            epoch = await self._epoch()
+            store = Outbox(self.outbox_path, self.tournament, self.table, self.console, epoch)
+            if store.set_aside is not None:
+                log.warning(
+                    "console %s: %s is the outbox of another hub (a rehearsal?), not of this "
+                    "one (epoch %s): set aside as %s, nothing of it sent; numbering from 1",
+                    self.console,
+                    self.outbox_path,
+                    epoch,
+                    store.set_aside,
+                )
+            self._store = store
+        await self._check_table_served()
         self._subscription = self.bus.subscribe(ack_channel(self.tournament, self.console))
         self._errors = self.bus.subscribe(Channels(self.tournament).errors(self.table))
         try:
@@ -231,6 +243,45 @@ class ConsoleClient:
             asyncio.create_task(self._receive_errors(), name=f"console-errors:{self.console}"),
             asyncio.create_task(self._resend_loop(), name=f"console-resend:{self.console}"),
         ]
+
+    async def _check_table_served(self) -> None:
+        """``ConsoleFailure`` at once when a hub serves this tournament here but not this table
+        (the ingest listens only on its tables' channels: nothing would ever answer). No hub
+        yet, or a user that may not read the list (an older ACL file): the silence decides."""
+        try:
+            found = await self.bus.get(Channels(self.tournament).tables)
+        except Exception:  # NOPERM from an older `duplicast acl` file
+            return
+        if found is None:
+            return
+        served = [int(t) for t in found.decode("ascii", "replace").split(",") if t.isdigit()]
+        if self.table not in served:
+            raise ConsoleFailure(
+                f"the hub at {where(self.bus)} serves tournament {self.tournament!r} without a "
+                f"table {self.table} (its tables: {', '.join(map(str, served)) or 'none'}): "
+                f"check the console's --table"
+            )
+
+    async def _epoch(self) -> str | None:
+        """The hub's event epoch (``dup:{t}:epoch``); "" while no hub ever started there; None
+        when this console may not read it (an ACL file written before the epoch existed: the
+        console still works, its outbox unchecked, and says so)."""
+        try:
+            found = await self.bus.get(Channels(self.tournament).epoch)
+        except Exception as exc:  # NOPERM from an older `duplicast acl` file
+            log.warning(
+                "console %s: cannot read the event epoch (%s): the outbox is not checked "
+                "against this hub; write the ACL file again with `duplicast acl`",
+                self.console,
+                exc,
+            )
+            return None
+        if found is None:
+            log.warning(
+                "console %s: no hub has started on this Redis yet (no event epoch)", self.console
+            )
+            return ""
+        return found.decode("utf-8", "replace")
 
     async def close(self) -> None:
         """Stop listening and resending; unacknowledged sends are cancelled (an outbox on disk
@@ -546,7 +597,9 @@ class EventLogError(ValueError):
 def load_events(
     source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
 ) -> list[dict[str, Any]]:
-    """Events from a JSON Lines file (blank lines skipped) or from an iterable of maps."""
+    """Events from a JSON Lines file (blank lines skipped) or from an iterable of maps. An
+    export's header and refused lines (`duplicast export --events`) are not events a console
+    sends: skipped (the consoles number what they send anew)."""
     if isinstance(source, str | os.PathLike):
         events = []
         with open(source, "rb") as lines:
@@ -559,6 +612,8 @@ def load_events(
                     raise EventLogError(f"{os.fspath(source)}:{number}: {exc}") from None
                 if not isinstance(event, dict):
                     raise EventLogError(f"{os.fspath(source)}:{number}: an event must be an object")
+                if isinstance(event.get("journal"), dict) or isinstance(event.get("refused"), dict):
+                    continue
                 events.append(event)
         return events
     return [dict(event) for event in source]

@@ -117,6 +117,14 @@ async def _console_action(
         ),
         flush=True,
     )
+    if report.events and report.skipped >= report.events and not report.restored:
+        print(
+            f"duplicast console {args.action}: NOTHING SENT: this console's outbox shows all "
+            f"{report.events} event(s) as sent to this hub before (a finished run resumed); "
+            "--no-outbox or another --outbox sends them again, with new seqs",
+            file=sys.stderr,
+        )
+        return 1
     return 1 if report.rejected or (report.already and args.action == "send") else 0
 
 

@@ -15,9 +15,11 @@ keys and channels (``dup:{t}:...``, names from ``hub.channels``):
 - ``duplicast-edge`` (``serve --role edge``, any number): listens to the feed and its reply
   channel, reads the topic snapshots, publishes only operator commands on the control channel;
   no write to any key (not the journal, not the feed);
-- ``duplicast-export`` (``duplicast export --events``): reads the journal, nothing else;
+- ``duplicast-export`` (``duplicast export --events``): reads the journal and the event epoch,
+  nothing else;
 - one user per console of the ``[consoles]`` section: ``PUBLISH`` to its table's console
-  channel only, ``SUBSCRIBE`` to its own ack channel and its table's error channel only;
+  channel only, ``SUBSCRIBE`` to its own ack channel and its table's error channel only,
+  ``GET`` of the event epoch ``dup:{t}:epoch`` (what its outbox is keyed to) only;
 - ``probe``: ``PING`` only, for health checks;
 - ``default`` switched off, so nobody gets in without a user.
 
@@ -67,10 +69,13 @@ def _channels(*names: str) -> str:
 
 
 def console_rules(tournament: str, console: str, table: int) -> str:
-    """One console: publish to its table's console channel; hear its own answers."""
+    """One console: publish to its table's console channel; hear its own answers; read the
+    event epoch (``GET`` of that key: what it keys its outbox to, ``hub.outbox``) and the tables
+    the hub serves (``GET``: a console of another table learns at once that nobody serves it)."""
     names = Channels(tournament)
     listen = _channels(names.ack(console), names.errors(table))
-    return f"{_BASE} {_LISTEN} {listen} (+publish {_channels(names.console(table))})"
+    epoch = f"%R~{names.epoch} %R~{names.tables} +get"
+    return f"{_BASE} {_LISTEN} {listen} {epoch} (+publish {_channels(names.console(table))})"
 
 
 def ingest_rules(tournament: str) -> str:
@@ -113,8 +118,9 @@ def edge_rules(tournament: str) -> str:
 
 
 def export_rules(tournament: str) -> str:
-    """``duplicast export --events``: the journal, read only."""
-    return f"{_BASE} %R~{Channels(tournament).journal} +xrange"
+    """``duplicast export --events``: the journal and the event epoch, read only."""
+    names = Channels(tournament)
+    return f"{_BASE} %R~{names.journal} %R~{names.epoch} +xrange +get"
 
 
 def acl_file(

@@ -22,6 +22,7 @@ from redis.exceptions import RedisError
 
 from hub import logs
 from hub.bus import BusUnavailable, open_bus, redacted_url
+from hub.channels import Channels
 from hub.cliargs import (
     HelpFormatter,
     add_config,
@@ -290,13 +291,23 @@ def export_phh(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
         engine = Engine(config, load_decks(config, args.config.parent, dict(os.environ)))
-        replay(config, read_events(args.log), engine, str(args.log))
+        refused = replay(config, read_events(args.log), engine, str(args.log))
     except (ConfigError, ReplayError, DeckFileError) as exc:
         print(f"duplicast export: {exc}", file=sys.stderr)
         return 1
     released = engine.released if args.released_only else None
     rendered = render(collect(engine.state, released), config.name)
     print(write_export(rendered, args.out))
+    diverged = [r for r in refused if r.accepted_live]
+    for refusal in diverged[:10]:
+        print(f"duplicast export: refused: {refusal}", file=sys.stderr)
+    if diverged:  # as `replay`: these are not the hands the live event played
+        print(
+            f"duplicast export: {len(diverged)} event(s) the live hub accepted were refused: "
+            "these hands are NOT those of the live event",
+            file=sys.stderr,
+        )
+        return 3
     return 0
 
 
@@ -311,7 +322,7 @@ def _run_export_command(args: argparse.Namespace) -> int:
 
 async def run_export(args: argparse.Namespace) -> int:
     """`duplicast export --events`: the journal as the JSON Lines `replay` reads."""
-    from hub.export import dumps, journal_events
+    from hub.export import dumps, header, journal_events
 
     config = load_config(args.config)
     bus = open_bus(args.redis)
@@ -319,6 +330,9 @@ async def run_export(args: argparse.Namespace) -> int:
     count = 0
     out = args.out.open("w", encoding="utf-8") if args.out else sys.stdout
     try:
+        epoch = await bus.get(Channels(config.id).epoch)
+        text = None if epoch is None else epoch.decode("utf-8", "replace")
+        out.write(dumps(header(config.id, text)) + "\n")
         async for event in journal_events(bus, config.id):
             out.write(dumps(event) + "\n")
             count += 1

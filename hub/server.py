@@ -12,6 +12,7 @@ import contextlib
 import errno
 import gc
 import logging
+import math
 import socket
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from hub.fanout import AsgiSink, Fanout
 from hub.feedsocket import MAX_MALFORMED, FeedService, OriginPolicy
 from hub.httpguard import REQUEST_TIMEOUT, PendingRequests, guarded_http
 from hub.metrics import CONTENT_TYPE, Metrics
+from hub.phh_service import PhhExport, RateLimit
 from hub.proxies import TrustedProxies
 
 __all__ = ["FeedSource", "ListenError", "RunningServer", "create_app", "serve", "tune_gc"]
@@ -92,6 +94,8 @@ class _Endpoints:
         self.auth = service.auth
         self.metrics = metrics
         self.valid_topic = service.valid_topic
+        self.phh: PhhExport | None = None  # made on the first request (ingest processes only)
+        self.phh_limit = RateLimit()
 
     @property
     def origin_refusals(self) -> int:
@@ -229,20 +233,32 @@ class _Endpoints:
         if engine is None:
             message = "the PHH export is served by the ingest process (--role all or ingest)"
             return _json({"error": "not_found", "message": message}, 404)
-        from hub.engine.phh_export import bundle, collect, render
-
-        hands = collect(engine.state, None if role == OPERATOR else engine.released)
-        rendered = await asyncio.to_thread(render, hands, engine.config.name)  # PokerKit is slow
+        peer = request.client.host if request.client else None
+        address, _ = self.service.proxies.identify(peer, request.headers)  # (behind a proxy)
+        wait = self.phh_limit.retry_after(address or "")
+        if wait > 0:  # a client looping on it: it costs the ingest's loop a little each time
+            seconds = str(max(1, math.ceil(wait)))
+            message = f"the PHH export may be asked again in {seconds} s"
+            response = _json({"error": "rate_limited", "message": message}, 429)
+            response.headers["retry-after"] = seconds
+            return response
+        if self.phh is None or self.phh.engine is not engine:
+            self.phh = PhhExport(engine)  # (hub.phh_service: cached, written off the loop)
+        got = await self.phh.bundle(role == OPERATOR)
         name = f"{self.source.tournament}.phhs"
         return Response(
-            bundle(rendered),
+            got.text,
             media_type="application/toml; charset=utf-8",
             headers={
                 "content-disposition": f'attachment; filename="{name}"',
-                "x-phh-hands": str(len(rendered.hands)),
-                "x-phh-skipped": str(len(rendered.skipped)),
+                "x-phh-hands": str(got.hands),
+                "x-phh-skipped": str(got.skipped),
             },
         )
+
+    def close(self) -> None:
+        if self.phh is not None:
+            self.phh.close()
 
     # -- operations --
 
@@ -321,6 +337,7 @@ def create_app(
         finally:
             await source.fanout.close_all()
             await service.stop()
+            ep.close()
             if manage_source:
                 await source.stop()
 
@@ -333,6 +350,7 @@ def create_app(
     app.state.feed = service
     app.state.ws_protocol = service.protocol() if raw_frames else None
     app.state.metrics = metrics
+    app.state.endpoints = ep  # (tests reach the PHH export's cache and rate limit here)
     return app
 
 
@@ -435,6 +453,10 @@ async def serve(
     pending = PendingRequests(request_timeout, max_pending)
     if getattr(state, "metrics", None) is not None:
         state.metrics.watch_requests(pending)  # type: ignore[union-attr]
+    # uvicorn's own logging config would give its loggers a handler of their own, out of reach
+    # of the root handlers' repeat filters (hub.logs): a failing endpoint polled in a loop then
+    # wrote one traceback per request. Without it they propagate to the root handlers.
+    options.setdefault("log_config", None)
     config = uvicorn.Config(
         app,
         http=guarded_http(pending),

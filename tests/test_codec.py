@@ -10,7 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hub import codec
-from hub.codec import MAX_MESSAGE_BYTES, CodecError, from_json, pack, to_json, unpack
+from hub.codec import (
+    MAX_EVENT_BYTES,
+    MAX_EVENT_ITEMS,
+    MAX_MESSAGE_BYTES,
+    CodecError,
+    from_json,
+    pack,
+    to_json,
+    unpack,
+)
 from hub.engine.event_types import Bet
 from hub.engine.events import parse_event
 
@@ -199,4 +208,15 @@ def test_an_oversized_event_is_refused_before_any_decoding(monkeypatch: pytest.M
 
     monkeypatch.setattr(codec, "decode_event", never)
     with pytest.raises(CodecError, match="exceeds"):
-        codec.unpack_event(b"\x91" + b"\xc0" * MAX_MESSAGE_BYTES)
+        codec.unpack_event(b"\x81" + b"\xc0" * MAX_EVENT_BYTES)
+
+
+def test_a_long_map_is_refused_as_before_even_of_one_key_repeated() -> None:
+    """Only a fixmap (at most 15 entries) is decoded straight into its class: a map of more
+    than MAX_EVENT_ITEMS entries, a valid key repeated, is refused as unpacking refuses it."""
+    head = {"v": 1, "tournament": "t", "table": 1, "console": "c", "seq": 1, "type": "fold"}
+    entries = [*head.items(), *[("seat", 1)] * MAX_EVENT_ITEMS]
+    data = b"\xde" + len(entries).to_bytes(2, "big")
+    data += b"".join(pack(k) + pack(v) for k, v in entries)
+    with pytest.raises(CodecError, match="malformed msgpack"):
+        codec.unpack_event(data)

@@ -52,6 +52,10 @@ def test_redis_keeps_the_journal_and_reports_health(compose: dict[str, Any]) -> 
     command = " ".join(redis["command"])
     assert "--appendonly yes" in command
     assert "--appendfsync always" in command  # an acknowledged event survives a power cut
+    assert "--maxmemory-policy noeviction" in command  # never evict the journal
+    # a flooded (or stalled) pub/sub reader is cut, not allowed to grow Redis without bound;
+    # (bench/flood_bench.py starts its Redis with the same limits)
+    assert "--client-output-buffer-limit pubsub 16mb 4mb 10" in command
     assert redis["healthcheck"]["test"][-1] == "ping"
     assert any(v.endswith(":/data") for v in redis["volumes"])
 
@@ -237,7 +241,11 @@ def test_venue_override_loads_the_acl_file_and_its_healthcheck_works(tmp_path: P
     (tmp_path / "users.acl").write_text(text)
     if shutil.which("redis-cli") is None:
         pytest.skip("no redis-cli on this machine")
-    with RedisServer(tmp_path / "redis", extra=("--aclfile", str(tmp_path / "users.acl"))) as s:
+    assert "pubsub 16mb 4mb 10" in command and "noeviction" in command  # as the main file
+    # redis-server started with the override's very arguments (it refuses any it does not know)
+    acl = str(tmp_path / "users.acl")
+    extra = tuple(acl if a == "/etc/redis/users.acl" else a for a in command[1:])
+    with RedisServer(tmp_path / "redis", extra=extra) as s:
         probe = redis["healthcheck"]["test"][1:]  # drop "CMD"
         out = subprocess.run(
             [*probe[:1], "-p", str(s.port), *probe[1:]], capture_output=True, text=True

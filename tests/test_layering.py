@@ -67,12 +67,14 @@ LAYERS: dict[str, int] = {
     "hub.bus.memory": 3,
     "hub.bus.redis": 3,
     "hub.bus": 4,  # open_bus: picks an implementation
+    "hub.intake": 3,  # the ingest's fair batches over its per-table subscriptions
     "hub.fanout": 4,
     "hub.metrics": 5,
     "hub.feedsocket": 5,
     "hub.httpguard": 5,  # the bound on incomplete HTTP requests (uvicorn protocols)
     "hub.feed": 5,
     "hub.console": 5,
+    "hub.phh_service": 5,  # the PHH export cached, written in a worker process
     "hub.server": 6,
     "hub.publisher": 6,  # the feed's writer, shared by the ingest and the projector
     "hub.ingest": 7,

@@ -40,6 +40,11 @@ class PieceSet:
     winners_by_pot: WinnersByPot
     equity: bool
 
+    def __reduce__(self) -> tuple[Callable[[str], PieceSet], tuple[str]]:
+        """Unpickled as the very set of this process (code compares sets by identity: a hand
+        written in a worker process is still of ``CARDS``)."""
+        return (_registered, (self.game,))
+
 
 def _parse_tile_order(text: str | Iterable[str]) -> tuple[str, ...]:
     """Tiles from a list of texts or one string: tiles apart (whitespace or commas) in any
@@ -90,6 +95,11 @@ TILES = PieceSet(
 )
 
 PIECE_SETS: dict[str, PieceSet] = {s.game: s for s in (CARDS, TILES)}
+
+
+def _registered(game: str) -> PieceSet:
+    """The set named ``game`` in this process (what a pickled ``PieceSet`` unpickles to)."""
+    return PIECE_SETS[game]
 
 
 def piece_set_of(order: Sequence[str]) -> PieceSet:

@@ -49,6 +49,7 @@ from hub.engine.events import (
     parse_event,
 )
 from hub.engine.projections import Projections, TopicChange
+from hub.engine.refusals import REFUSED, refusal_answer, refused_record
 from hub.engine.sequencer import Sequencer
 from hub.engine.ticker import Ticker
 from hub.engine.topics import LIVE, PUBLIC, TopicKey, TopicSpace, topic_name
@@ -125,6 +126,7 @@ class Engine:
         self._completed_at: dict[int, float] = {}  # deal -> when its last table completed it
         self._released: set[tuple[str, int]] = set()
         self._released_deals: set[int] = set()  # the deals of _released (asked per event)
+        self._public_pending: list[Mapping[str, Any]] = []  # penalties the public board awaits
         self.links: dict[str, bool] = {}  # console -> its last ack reached a listener
         self.restore_skipped = 0
         self.onair: dict[str, Any] = default_onair()
@@ -200,7 +202,7 @@ class Engine:
             # The console moved on past a refused event, so its seq is used up, unless the
             # console itself is not one of ours.
             advance = sequenced and exc.code != "unknown_console"
-            return self._reject(console, seq, exc, table, advance=advance)
+            return self._reject(console, seq, exc, table, advance=advance, raw=raw)
         try:
             if event.type == "start" and self._clock_forbids(now):
                 raise Rejection(
@@ -210,7 +212,7 @@ class Engine:
                 )
             change = self.state.apply(event, now)
         except Rejection as exc:
-            return self._reject(console, seq, exc, event.table, advance=True)
+            return self._reject(console, seq, exc, event.table, advance=True, raw=raw)
         accepted: dict[str, Any] = {"seq": event.seq, "ok": True}
         self.sequencer.record(event.console, event.seq, accepted)
         self._bound.setdefault(event.console, event.table)
@@ -279,10 +281,16 @@ class Engine:
         *,
         advance: bool,
         log: bool = True,
+        raw: Any = None,
     ) -> Outcome:
+        """A refusal. One that uses up the console's seq (``advance``) is journaled too, as a
+        ``refused`` record (`refused_record`): the journal then accounts for every seq of every
+        console, so a rebuild, and a replay of the export, treat it as this hub did."""
         ack: dict[str, Any] = {"seq": seq, "ok": False, "code": exc.code, "error": exc.message}
+        record = None
         if advance and console is not None and seq is not None:
             self.sequencer.record(console, seq, ack)
+            record = refused_record(console, seq, ack, raw, table, self._now)
         refusal = None
         changed: set[TopicKey] = set()
         if log:
@@ -304,7 +312,8 @@ class Engine:
             message=exc.message,
             console=console,
             changed=changed,
-            seq_advanced=advance and console is not None and seq is not None,
+            record=record,
+            seq_advanced=record is not None,
             last_seq=self.sequencer.last(console) if console is not None else 0,
             refusal=refusal,
         )
@@ -322,6 +331,8 @@ class Engine:
     def journaled(self, outcome: Outcome, position: str) -> None:
         """The ingest appended ``outcome.record`` to the journal at ``position``: its ack (and
         any later re-ack of the same seq) carries it."""
+        if not outcome.ok:  # a refusal journaled: its answer stays the refusal
+            return
         outcome.ack["position"] = position
         record = outcome.record or {}
         console, seq = record.get("console"), record.get("seq")
@@ -349,6 +360,10 @@ class Engine:
         self._now = now
         if record.get("kind") == "control":
             return self._apply_control(record, now)
+        if record.get("kind") == REFUSED:  # the seq was used up by a refusal; nothing moved
+            console, seq = str(record["console"]), int(record["seq"])
+            self.sequencer.record(console, seq, refusal_answer(record))
+            return set()
         fields = {k: v for k, v in record.items() if k not in ("kind", "at")}
         event = parse_event(fields)
         if self.sequencer.check(event.console, event.seq) == "duplicate":
@@ -450,6 +465,11 @@ class Engine:
     def released(self, group: str, deal_no: int) -> bool:
         return (group, deal_no) in self._released
 
+    @property
+    def released_count(self) -> int:
+        """(group, deal) pairs released to the public so far: grows with each release."""
+        return len(self._released)
+
     def deal_released(self, deal_no: int) -> bool:
         """Every group plays the same deck orders, so a deal is public for all or none."""
         return deal_no in self._released_deals
@@ -483,6 +503,9 @@ class Engine:
             self._released_deals.add(deal_no)
             for t in group.tables:
                 self.public_board.set_result(t, deal_no, self._result(t, deal_no))
+        pending, self._public_pending = self._public_pending, []
+        for penalty in pending:
+            self._public_penalty(penalty)
         keys = set(self._emit(DealReleased(deal_no)))
         if self.ticker.release(deal_no):
             keys |= self._emit(TickerItem(PUBLIC, {}))
@@ -504,8 +527,7 @@ class Engine:
         keys: set[TopicKey] = set()
         if event.type == "penalty":
             assert event.seat is not None
-            penalty = self.state.penalties[-1]
-            self.public_board.add_penalty(table, event.seat, penalty["chips"], penalty["points"])
+            self._public_penalty(self.state.penalties[-1])
             return set(self._emit(PenaltyApplied(table, event.seat)))
         if deal_no is None:  # pragma: no cover - every other event names its deal
             return keys
@@ -640,8 +662,21 @@ class Engine:
         for (table, deal_no), result in self.state.board.results().items():
             if self.released(self.config.group_of(table).id, deal_no):
                 self.public_board.set_result(table, deal_no, result)
+        self._public_pending = []
         for p in self.state.penalties:
-            self.public_board.add_penalty(p["table"], p["seat"], p["chips"], p["points"])
+            self._public_penalty(p)
+
+    def _public_penalty(self, penalty: Mapping[str, Any]) -> None:
+        """A penalty on the public board; one given before its stage shows any session to the
+        public (nothing released yet: the board has no session to put it in) waits for the
+        first release (it raised ValueError after the state had taken it: the command was
+        applied, never journaled)."""
+        try:
+            self.public_board.add_penalty(
+                penalty["table"], penalty["seat"], penalty["chips"], penalty["points"]
+            )
+        except ValueError:
+            self._public_pending.append(penalty)
 
     # ----------------------------------------------------------------- the feed
     def start_feed(self) -> None:
