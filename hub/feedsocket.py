@@ -74,7 +74,7 @@ the edge bench as the p99); spread, each step pings and hears ~50 of them."""
 CLOSE_TIMEOUT = 5.0
 """After our close frame (or the client's), the TCP connection is cut if still open then."""
 
-_PING = b"\x89\x00"  # an unmasked ping frame with no payload, the same bytes for everyone
+_PING = Frame(Opcode.PING, b"").serialize(mask=False)  # the same bytes for everyone
 
 ORIGINS_ENV = "DUPLICAST_ALLOWED_ORIGINS"
 """Comma-separated ``Origin`` values allowed on ``/ws`` (``*``: any). Unset: the request's own
