@@ -121,7 +121,8 @@ async def test_fragmented_message_is_one_request() -> None:
         assert (await recv(ws))["type"] == "snapshot"
 
 
-async def test_messages_after_a_command_are_answered_after_it_in_order() -> None:
+@pytest.mark.parametrize("raw", [True, False], ids=["feedsocket", "asgi"])
+async def test_messages_after_a_command_are_answered_after_it_in_order(raw: bool) -> None:
     source = FakeSource()
     release = asyncio.Event()
     plain_control = source.control
@@ -131,7 +132,7 @@ async def test_messages_after_a_command_are_answered_after_it_in_order() -> None
         return await plain_control(command)
 
     source.control = slow_control  # type: ignore[method-assign]
-    async with running(source) as server:
+    async with running(source, raw_frames=raw) as server:
         url = f"{server.ws_url}?token=op-secret"
         async with websockets.connect(url, compression=None) as ws:
             await recv(ws)
@@ -144,6 +145,39 @@ async def test_messages_after_a_command_are_answered_after_it_in_order() -> None
             assert (await recv(ws)) == {"type": "ok", "op": "onair"}
             assert (await recv(ws)) == {"type": "pong"}
             assert (await recv(ws))["code"] == "bad_request"
+
+
+@pytest.mark.parametrize("raw", [True, False], ids=["feedsocket", "asgi"])
+async def test_both_transports_run_one_session_stack(
+    raw: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``FeedSocket`` and the ASGI ``/ws`` hand every message to the same sans-I/O
+    ``feedsocket.Session``, so they answer alike: a command that fails inside the ingest is an
+    ``internal_error`` answer and the session goes on (the ASGI loop used to die with it)."""
+    received: list[bool] = []
+    real = feedsocket.Session.receive
+
+    def spy(self: feedsocket.Session, data: bytes | str, text: bool) -> None:
+        received.append(text)
+        real(self, data, text)
+
+    monkeypatch.setattr(feedsocket.Session, "receive", spy)
+    source = FakeSource()
+
+    async def broken_control(command: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("the ingest fell over")
+
+    source.control = broken_control  # type: ignore[method-assign]
+    async with running(source, raw_frames=raw) as server:
+        ws = await websockets.connect(f"{server.ws_url}?token=op-secret")
+        await recv(ws)
+        await ws.send(json.dumps({"op": "clock", "action": "start"}))
+        await ws.send(json.dumps({"op": "ping"}))
+        failed = await recv(ws)
+        assert (failed["code"], failed["op"]) == ("internal_error", "clock")
+        assert await recv(ws) == {"type": "pong"}
+        await ws.close()
+    assert received == [True, True]
 
 
 async def test_other_websocket_paths_are_404() -> None:

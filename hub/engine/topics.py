@@ -28,6 +28,8 @@ __all__ = [
     "TopicKey",
     "TopicSpace",
     "family",
+    "parse_topic",
+    "refusal",
     "topic_name",
 ]
 
@@ -233,9 +235,29 @@ class TopicSpace:
     def check(self, role: str, name: object) -> str | None:
         """Why ``role`` may not subscribe to ``name`` (``unknown_topic`` / ``forbidden``), or
         None when it may."""
-        topic = self.get(name)
-        if topic is None:
-            return "unknown_topic"
-        if not topic.family.allows(role):
-            return "forbidden"
+        return refusal(role, self.get(name))
+
+
+def refusal(role: str, topic: Topic | None) -> str | None:
+    """The one subscription check, whoever found the topic (``TopicSpace.check`` for a running
+    tournament, ``hub.auth.check_topic`` for a name of any tournament): ``unknown_topic``,
+    ``forbidden``, or None when ``role`` may subscribe."""
+    if topic is None:
+        return "unknown_topic"
+    if not topic.family.allows(role):
+        return "forbidden"
+    return None
+
+
+def parse_topic(name: object) -> Topic | None:
+    """The topic ``name`` would be in *some* tournament (a family and whole-number parameters
+    below a million), or None; a process that knows its tournament uses ``TopicSpace``."""
+    if not isinstance(name, str) or len(name) > 40:
         return None
+    family_name, *args = name.split(":")
+    fam = FAMILIES.get(family_name)
+    if fam is None or len(args) != len(fam.params):
+        return None
+    if not all(a.isdigit() and a == str(int(a)) and len(a) < 7 for a in args):
+        return None
+    return Topic(fam, tuple(map(int, args)), name)
