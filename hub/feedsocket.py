@@ -499,8 +499,9 @@ class FeedSocket(asyncio.Protocol):
     def close(self, code: int, reason: str) -> None:
         """A close frame after what is already queued, then the TCP close once the client
         answers or ``CLOSE_TIMEOUT`` passes; a client that stopped reading is cut off
-        after ``limits.close_grace`` with no progress."""
-        if self.conn.state is not State.OPEN:
+        after ``limits.close_grace`` with no progress. Nothing for a connection already lost
+        (``connection_lost`` closes its client with 1006, a code no frame may carry)."""
+        if self.conn.state is not State.OPEN or not self.is_open():
             return
         self.conn.send_close(code, reason[:120])
         self._write_protocol_output()

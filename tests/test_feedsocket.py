@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import socket
+import struct
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,44 @@ async def test_keepalive_pings_everyone_and_cuts_the_silent(
         assert (await recv(polite))["type"] == "pong"
         writer.close()
         await polite.close()
+
+
+async def test_a_connection_reset_is_a_quiet_goodbye() -> None:
+    """A client gone without a close frame (a TCP reset: venue Wi-Fi, a killed OBS) is removed
+    without an error: no close frame is serialized for it (1006 may not be sent, and websockets
+    refuses it), so no traceback per lost client reaches the loop's exception handler."""
+    source = FakeSource()
+    loop = asyncio.get_running_loop()
+    errors: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: errors.append(context))
+    try:
+        async with running(source) as server:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            key = base64.b64encode(os.urandom(16)).decode()
+            writer.write(
+                (
+                    f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                    f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                ).encode()
+            )
+            assert (await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)).startswith(
+                b"HTTP/1.1 101"
+            )
+            await asyncio.wait_for(reader.read(64), 5)  # the hello
+            assert len(source.fanout.clients) == 1
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()  # RST, no close frame
+            for _ in range(100):
+                if not source.fanout.clients:
+                    break
+                await asyncio.sleep(0.05)
+            assert not source.fanout.clients
+            await asyncio.sleep(0.1)
+    finally:
+        loop.set_exception_handler(None)
+    assert errors == []
 
 
 async def test_fragmented_message_is_one_request() -> None:
