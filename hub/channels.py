@@ -72,6 +72,19 @@ class Channels:
         return f"{self.prefix}:notes"
 
     @property
+    def epoch(self) -> str:
+        """The event epoch: made by the ingest's first start on this Redis and database, kept
+        across restarts; the consoles key their outboxes to it (a rehearsal's is another)."""
+        return f"{self.prefix}:epoch"
+
+    @property
+    def tables(self) -> str:
+        """The tables the ingest listens for ("1,2,3"), written at each start: the ingest
+        subscribes to its own tables' console channels only (a fair share each), so a console
+        reads this to learn at once that no hub serves its table."""
+        return f"{self.prefix}:tables"
+
+    @property
     def lease(self) -> str:
         return f"{self.prefix}:ingest"
 
@@ -95,4 +108,6 @@ class Channels:
             self.seqs,
             self.rejected,
             self.notes,
+            self.epoch,
+            self.tables,
         )

@@ -26,6 +26,7 @@ from hub.cliargs import (
 
 SAMPLE_CONFIG = Path(__file__).resolve().parent.parent / "samples" / "ifp6.toml"
 
+REPLAY_DIVERGED = 3  # replay refused an event of a journal export that the live hub accepted
 BROKEN_PIPE_EXIT = 128 + 13  # as if killed by SIGPIPE, what `cat`, `git` and others report
 
 Sub: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -91,7 +92,15 @@ def _run_replay(args: argparse.Namespace) -> int:
     warning = check.warning(str(args.events))
     if warning:
         print(warning, file=sys.stderr)
-    if refused:
+    diverged = [refusal for refusal in refused if refusal.accepted_live]
+    if diverged:
+        print(
+            f"duplicast replay: {len(diverged)} event(s) the live hub accepted were refused: "
+            "these standings are NOT those of the live event (another tournament file, deck "
+            "file or hub version?)",
+            file=sys.stderr,
+        )
+    elif refused:
         print(
             f"duplicast replay: {len(refused)} event(s) refused; the hub answered them and "
             "went on, and so did the replay (--strict stops at the first)",
@@ -99,7 +108,7 @@ def _run_replay(args: argparse.Namespace) -> int:
         )
     json.dump(standings, sys.stdout, indent=args.indent or None)
     sys.stdout.write("\n")
-    return 0
+    return REPLAY_DIVERGED if diverged else 0
 
 
 def _add_init(sub: Sub) -> None:
@@ -203,7 +212,7 @@ def _run_decks(args: argparse.Namespace) -> int:
 def _add_acl(sub: Sub) -> None:
     p = sub.add_parser(
         "acl",
-        help="Redis ACL users: each console may publish only to its own table",
+        help="Redis ACL users: one per role and per console, each with only what it uses",
         formatter_class=HelpFormatter,
     )
     p.add_argument("--config", required=True, type=Path, help="tournament TOML file")

@@ -51,6 +51,15 @@ def finite(text: str) -> float:
     return value
 
 
+def positive(text: str) -> float:
+    """A number of seconds above zero and finite (a timeout of 0 would close every
+    connection, an infinite one none)."""
+    value = finite(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return value
+
+
 def add_redis(parser: argparse.ArgumentParser, **kwargs: Any) -> None:
     default = os.environ.get(REDIS_ENV) or DEFAULT_REDIS
     parser.add_argument(

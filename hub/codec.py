@@ -14,14 +14,33 @@ from typing import Any
 
 import msgpack
 
-__all__ = ["MAX_MESSAGE_BYTES", "CodecError", "from_json", "pack", "to_json", "unpack"]
+__all__ = [
+    "MAX_EVENT_BYTES",
+    "MAX_MESSAGE_BYTES",
+    "CodecError",
+    "TooLarge",
+    "from_json",
+    "pack",
+    "to_json",
+    "unpack",
+    "unpack_event",
+]
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 """Largest message either decoder accepts; far above any event or snapshot we produce."""
+MAX_EVENT_BYTES = 64 * 1024
+"""Largest console event the ingest decodes (a legitimate one is under 1 KB): a 300-KB map
+from a flooding console is refused by its length, before any decoding."""
+MAX_EVENT_ITEMS = 1024
+"""Most entries in any one map or array of an event (msgpack's own limit is the input size)."""
 
 
 class CodecError(ValueError):
     """Data that cannot be encoded, or bytes that are not a well-formed message."""
+
+
+class TooLarge(CodecError):
+    """A message longer than the decoder's limit: refused without being decoded."""
 
 
 class _Codecs(threading.local):
@@ -52,15 +71,29 @@ _BINARY = (bytes, bytearray, memoryview)  # a tuple: ``bytes | bytearray | ...``
 
 def unpack(data: bytes | bytearray | memoryview) -> Any:
     """Decode exactly one msgpack object; anything else raises ``CodecError``."""
+    return _unpack(data, MAX_MESSAGE_BYTES, {})
+
+
+_EVENT_LIMITS = {"max_array_len": MAX_EVENT_ITEMS, "max_map_len": MAX_EVENT_ITEMS}
+
+
+def unpack_event(data: bytes | bytearray | memoryview) -> Any:
+    """Decode one console event: ``TooLarge`` past ``MAX_EVENT_BYTES`` (checked on the length,
+    before decoding), ``CodecError`` for anything malformed or with a map or array of more
+    than ``MAX_EVENT_ITEMS`` entries."""
+    return _unpack(data, MAX_EVENT_BYTES, _EVENT_LIMITS)
+
+
+def _unpack(data: bytes | bytearray | memoryview, max_bytes: int, limits: dict[str, int]) -> Any:
     if not isinstance(data, _BINARY):
         raise CodecError(f"msgpack input must be bytes, not {type(data).__name__}")
-    if len(data) > MAX_MESSAGE_BYTES:
-        raise CodecError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
+    if len(data) > max_bytes:
+        raise TooLarge(f"message of {len(data)} bytes exceeds {max_bytes}")
     try:
         # The C unpacker bounds nesting itself (StackError) and limits every str/bin/array/map
         # length to the input size, so hostile length prefixes cannot allocate much.
         return msgpack.unpackb(
-            data, raw=False, strict_map_key=False, use_list=True, ext_hook=_reject_ext
+            data, raw=False, strict_map_key=False, use_list=True, ext_hook=_reject_ext, **limits
         )
     except CodecError:
         raise
@@ -87,7 +120,7 @@ def from_json(data: bytes | bytearray | str) -> Any:
     if not isinstance(data, bytes | bytearray | str):
         raise CodecError(f"JSON input must be bytes or str, not {type(data).__name__}")
     if len(data) > MAX_MESSAGE_BYTES:
-        raise CodecError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
+        raise TooLarge(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
     try:
         text = data if isinstance(data, str) else bytes(data).decode("utf-8")
         return json.loads(text, parse_constant=_reject_constant)

@@ -17,6 +17,12 @@ acks come back on ``dup:{tournament}:ack:{console}``. Pub/sub may lose messages,
   in order, at most once per ack timeout for the same ``expected`` (a pipelined burst answers
   many gaps at once; resending the burst for each would be quadratic);
 - a rejection removes the event from the outbox and is reported, never retried;
+- the console also listens on its table's error channel: an answer there naming this console
+  (``wrong_channel``, ``unknown_table``: the console writes a table the hub does not give it)
+  is a final refusal, as on the ack channel;
+- with ``no_hub_timeout`` the console gives up (``ConsoleFailure``, one line) when an event has
+  waited that long with nothing heard from any hub (``hub.hubwatch``), or at once when Redis
+  refuses its publishes (an ACL user of another table): resending cannot help either;
 - with ``outbox=FILE`` the outbox is also kept on disk (``hub.outbox``, SQLite): a console
   restarted after a crash resends what was never answered, in order, with its original seqs,
   and numbers new events after the highest seq it used.
@@ -36,9 +42,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from redis.exceptions import NoPermissionError
+
 from hub.bus.base import Bus, Subscription
 from hub.channels import Channels
 from hub.codec import CodecError, from_json, pack, unpack
+from hub.hubwatch import ConsoleFailure, Silence, no_hub_message, where
 from hub.outbox import Outbox
 from hub.tasks import cancel_and_wait
 
@@ -152,6 +161,7 @@ class ConsoleClient:
         clock: Callable[[], float] = time.time,
         on_reject: Callable[[str], object] | None = None,
         outbox: str | os.PathLike[str] | None = None,
+        no_hub_timeout: float | None = None,
     ) -> None:
         if timeout <= 0 or max_backoff < 0 or window < 1 or first_seq < 1:
             raise ValueError("timeout > 0, max_backoff >= 0, window >= 1, first_seq >= 1")
@@ -183,6 +193,10 @@ class ConsoleClient:
         self.outbox_path = outbox
         self._store: Outbox | None = None
         self.restored = 0  # unacknowledged events found on disk at start (resent)
+        self.no_hub_timeout = no_hub_timeout
+        self._silence = Silence(no_hub_timeout, 0.0)
+        self._errors: Subscription | None = None
+        self.failure: ConsoleFailure | None = None  # set when it gave up (see hub.hubwatch)
 
     @property
     def next_seq(self) -> int:
@@ -198,24 +212,86 @@ class ConsoleClient:
         if self._subscription is not None:
             return
         if self.outbox_path is not None and self._store is None:
-            self._store = Outbox(self.outbox_path, self.tournament, self.table, self.console)
+            epoch = await self._epoch()
+            store = Outbox(self.outbox_path, self.tournament, self.table, self.console, epoch)
+            if store.set_aside is not None:
+                log.warning(
+                    "console %s: %s is the outbox of another hub (a rehearsal?), not of this "
+                    "one (epoch %s): set aside as %s, nothing of it sent; numbering from 1",
+                    self.console,
+                    self.outbox_path,
+                    epoch,
+                    store.set_aside,
+                )
+            self._store = store
+        await self._check_table_served()
         self._subscription = self.bus.subscribe(ack_channel(self.tournament, self.console))
-        await self._subscription.ready()
+        self._errors = self.bus.subscribe(Channels(self.tournament).errors(self.table))
+        try:
+            await self._subscription.ready()
+            await self._errors.ready()
+        except NoPermissionError as exc:  # its ACL user is another table's
+            raise ConsoleFailure(
+                f"Redis refused console {self.console!r} listening for table {self.table}'s "
+                f"answers ({exc}): its user may hear only its own table's"
+            ) from None
+        self._silence = Silence(self.no_hub_timeout, asyncio.get_running_loop().time())
         if self._store is not None:
             await self._restore(self._store)
         self._tasks = [
             asyncio.create_task(self._receive(), name=f"console-acks:{self.console}"),
+            asyncio.create_task(self._receive_errors(), name=f"console-errors:{self.console}"),
             asyncio.create_task(self._resend_loop(), name=f"console-resend:{self.console}"),
         ]
+
+    async def _check_table_served(self) -> None:
+        """``ConsoleFailure`` at once when a hub serves this tournament here but not this table
+        (the ingest listens only on its tables' channels: nothing would ever answer). No hub
+        yet, or a user that may not read the list (an older ACL file): the silence decides."""
+        try:
+            found = await self.bus.get(Channels(self.tournament).tables)
+        except Exception:  # NOPERM from an older `duplicast acl` file
+            return
+        if found is None:
+            return
+        served = [int(t) for t in found.decode("ascii", "replace").split(",") if t.isdigit()]
+        if self.table not in served:
+            raise ConsoleFailure(
+                f"the hub at {where(self.bus)} serves tournament {self.tournament!r} without a "
+                f"table {self.table} (its tables: {', '.join(map(str, served)) or 'none'}): "
+                f"check the console's --table"
+            )
+
+    async def _epoch(self) -> str | None:
+        """The hub's event epoch (``dup:{t}:epoch``); "" while no hub ever started there; None
+        when this console may not read it (an ACL file written before the epoch existed: the
+        console still works, its outbox unchecked, and says so)."""
+        try:
+            found = await self.bus.get(Channels(self.tournament).epoch)
+        except Exception as exc:  # NOPERM from an older `duplicast acl` file
+            log.warning(
+                "console %s: cannot read the event epoch (%s): the outbox is not checked "
+                "against this hub; write the ACL file again with `duplicast acl`",
+                self.console,
+                exc,
+            )
+            return None
+        if found is None:
+            log.warning(
+                "console %s: no hub has started on this Redis yet (no event epoch)", self.console
+            )
+            return ""
+        return found.decode("utf-8", "replace")
 
     async def close(self) -> None:
         """Stop listening and resending; unacknowledged sends are cancelled (an outbox on disk
         keeps them for the next start)."""
         await cancel_and_wait(self._tasks)
         self._tasks = []
-        if self._subscription is not None:
-            await self._subscription.aclose()
-            self._subscription = None
+        for sub in (self._subscription, self._errors):
+            if sub is not None:
+                await sub.aclose()
+        self._subscription = self._errors = None
         for pending in self._outbox.values():
             pending.future.cancel()
         if self._store is not None:
@@ -256,8 +332,14 @@ class ConsoleClient:
         await self.close()
 
     async def send(self, fields: Mapping[str, Any]) -> Ack:
-        """Send one event and wait for its ack (accepted, duplicate or rejected)."""
-        return await await_ack(await self.submit(fields))
+        """Send one event and wait for its ack (accepted, duplicate or rejected);
+        ``ConsoleFailure`` if the console gave up."""
+        try:
+            return await await_ack(await self.submit(fields))
+        except asyncio.CancelledError:
+            if self.failure is not None:
+                raise self.failure from None
+            raise
 
     async def submit(self, fields: Mapping[str, Any]) -> asyncio.Future[Ack]:
         """Send one event without waiting for its ack (pipelining); ``drain()`` waits for all.
@@ -267,6 +349,8 @@ class ConsoleClient:
         """
         if self._subscription is None:
             raise RuntimeError("ConsoleClient.start() first")
+        if self.failure is not None:
+            raise self.failure
         async with self._changed:
             await self._changed.wait_for(lambda: len(self._outbox) < self.window)
         seq = self._next_seq
@@ -297,7 +381,9 @@ class ConsoleClient:
     async def drain(self, timeout: float | None = None) -> None:
         """Wait until every event sent so far is acknowledged (``TimeoutError`` after timeout)."""
         async with asyncio.timeout(timeout), self._changed:
-            await self._changed.wait_for(lambda: not self._outbox)
+            await self._changed.wait_for(lambda: not self._outbox or self.failure is not None)
+        if self.failure is not None:
+            raise self.failure
 
     @property
     def ack_timeout(self) -> float:
@@ -342,6 +428,11 @@ class ConsoleClient:
             await self.bus.publish(self._channel, pending.data)
         except asyncio.CancelledError:
             raise
+        except NoPermissionError as exc:  # its ACL user writes another table: no retry helps
+            await self._give_up(
+                f"Redis refused console {self.console!r} publishing to {self._channel} ({exc}): "
+                "its user may publish only to its own table's channel"
+            )
         except Exception as exc:  # the outbox keeps it; the next resend tries again
             log.warning("could not publish table %s seq %s: %s", self.table, pending.seq, exc)
 
@@ -357,7 +448,15 @@ class ConsoleClient:
                     for pending in due:
                         if pending.seq in self._outbox:
                             await self._transmit(pending)
-            self._wake_at = min((p.due for p in self._outbox.values()), default=None)
+            oldest = next(iter(self._outbox.values()), None)
+            give_up = self._silence.deadline(None if oldest is None else oldest.first_sent)
+            if give_up is not None and loop.time() >= give_up:
+                assert self.no_hub_timeout is not None
+                message = no_hub_message(self.tournament, self.table, self.bus, self.no_hub_timeout)
+                await self._give_up(message)
+                return
+            dues = [p.due for p in self._outbox.values()] + ([give_up] if give_up else [])
+            self._wake_at = min(dues, default=None)
             self._wakeup.clear()
             wait = None if self._wake_at is None else max(0.0, self._wake_at - loop.time())
             with contextlib.suppress(TimeoutError):
@@ -373,7 +472,35 @@ class ConsoleClient:
                 continue
             await self._handle(ack)
 
+    async def _receive_errors(self) -> None:
+        """Answers on the table's error channel that name this console: final refusals."""
+        assert self._errors is not None
+        async for message in self._errors:
+            try:
+                data = unpack(message.data)
+                if not isinstance(data, Mapping) or data.get("console") != self.console:
+                    continue  # another console's, or a message that named none
+                ack = Ack.from_wire(data, final=True)
+            except (CodecError, ValueError) as exc:
+                log.warning("ignoring malformed answer on %s: %s", message.channel, exc)
+                continue
+            await self._handle(ack)
+
+    async def _give_up(self, message: str) -> None:
+        """Stop: every waiting event fails with ``ConsoleFailure`` (an outbox on disk keeps
+        them for the next run)."""
+        if self.failure is not None:
+            return
+        self.failure = ConsoleFailure(message)
+        log.debug("console %s: %s", self.console, message)  # the caller reports it
+        for pending in self._outbox.values():
+            pending.future.cancel()
+        self._outbox.clear()
+        async with self._changed:
+            self._changed.notify_all()
+
     async def _handle(self, ack: Ack) -> None:
+        self._silence.hear(asyncio.get_running_loop().time())
         if not ack.ok and ack.code == "seq_gap" and not ack.final:
             await self._resend_from(ack.expected if ack.expected is not None else ack.seq)
             return
@@ -470,7 +597,9 @@ class EventLogError(ValueError):
 def load_events(
     source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
 ) -> list[dict[str, Any]]:
-    """Events from a JSON Lines file (blank lines skipped) or from an iterable of maps."""
+    """Events from a JSON Lines file (blank lines skipped) or from an iterable of maps. An
+    export's header and refused lines (`duplicast export --events`) are not events a console
+    sends: skipped (the consoles number what they send anew)."""
     if isinstance(source, str | os.PathLike):
         events = []
         with open(source, "rb") as lines:
@@ -483,6 +612,8 @@ def load_events(
                     raise EventLogError(f"{os.fspath(source)}:{number}: {exc}") from None
                 if not isinstance(event, dict):
                     raise EventLogError(f"{os.fspath(source)}:{number}: an event must be an object")
+                if isinstance(event.get("journal"), dict) or isinstance(event.get("refused"), dict):
+                    continue
                 events.append(event)
         return events
     return [dict(event) for event in source]
@@ -501,6 +632,7 @@ async def replay_log(
     outbox: str | None = None,
     resume: bool = True,
     on_answer: Callable[[int], object] | None = None,
+    no_hub_timeout: float | None = None,
 ) -> ReplayReport:
     """Send a log's events, each console's in order, consoles concurrently; wait for all acks.
 
@@ -512,6 +644,8 @@ async def replay_log(
     carries on after the last event sent, instead of sending the log again (``resume=False``:
     every event is sent, numbered after the last seq the outbox used). ``on_answer(n)`` is
     called as ``n`` more events of the log are done (answered, or found sent before).
+    ``no_hub_timeout``: give up (``ConsoleFailure``) when a console hears nothing from any hub
+    that long while an event waits (see ``ConsoleClient``).
     """
     events = load_events(path_or_events)
     groups: dict[str, tuple[int, list[dict[str, Any]]]] = {}
@@ -545,6 +679,7 @@ async def replay_log(
             outbox=None
             if outbox is None
             else outbox.format(tournament=tournament, console=console),
+            no_hub_timeout=no_hub_timeout,
         )
         async with client:
             done = max(0, client.next_seq - client_first(items)) if resume else 0
@@ -574,8 +709,11 @@ async def replay_log(
         return first if type(first) is int and first >= 1 else 1
 
     started = time.perf_counter()
-    async with asyncio.TaskGroup() as group:
-        tasks = [group.create_task(play(c, t, items)) for c, (t, items) in groups.items()]
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(play(c, t, items)) for c, (t, items) in groups.items()]
+    except ExceptionGroup as failed:  # one line for the whole replay: the first console's
+        raise failed.exceptions[0] from None
     for task in tasks:
         stats = task.result()
         report.accepted += stats.accepted

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hub.auth import Auth
-from hub.bus import open_bus
+from hub.bus import open_bus, redacted_url
 from hub.channels import Channels
 from hub.console import ConsoleClient
 from hub.embedded import (
@@ -32,6 +32,7 @@ from hub.embedded import (
 )
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
+from hub.links import link_lines
 from hub.server import create_app, serve
 from hub.tasks import cancel_and_wait
 
@@ -95,7 +96,7 @@ class Demo:
             if held and not self.reset:
                 await self.bus.close()
                 raise DemoRefused(
-                    f"Redis at {self.redis_url} already holds data of tournament "
+                    f"Redis at {redacted_url(self.redis_url)} already holds data of tournament "
                     f"{self.config.id!r} ({', '.join(held)}): the demo would delete it. Pass "
                     "--reset to delete it, or run the demo on another Redis database "
                     "(e.g. redis://127.0.0.1:6379/15)"
@@ -196,25 +197,19 @@ class Demo:
         await self.bus.close()
 
     def banner(self) -> str:
-        """The links to open. Each names what it shows (no on-air slot to Take first): the split
-        screen shows the deal table 1 plays first, live at table 1 from the first seconds."""
-        base = self.url
-        c, o = self.commentator_token, self.operator_token
-        bus = self.redis_url or "embedded in-memory bus"
-        table = self.config.tables[0]
-        deal = self.config.deal_orders[table][0]
+        """The links to open (``hub.links``). Each names what it shows (no on-air slot to Take
+        first): the split screen shows the deal table 1 plays first, live at table 1 from the
+        first seconds."""
+        bus = redacted_url(self.redis_url) if self.redis_url else "embedded in-memory bus"
         lines = [
             f"Duplicast demo: {self.config.name} ({self.config.id}) on {bus}",
-            f"  overlays index     {base}/overlays/",
-            f"  leaderboard        {base}/overlays/leaderboard.html",
-            f"  seat ranking       {base}/overlays/seat.html?seat=1",
-            f"  split-screen       {base}/overlays/compare.html?deal={deal}&seat=1&token={c}",
-            f"  live table         {base}/overlays/table.html?table={table}&token={c}",
-            f"  clock              {base}/overlays/clock.html",
-            f"  commentator view   {base}/overlays/commentator.html?token={c}",
-            f"  operator panel     {base}/overlays/operator.html?token={o}",
-            f"  standings (REST)   {base}/api/standings",
-            f"  websocket          ws://{self.host}:{self.server.port}/ws",
+            *link_lines(
+                self.config,
+                self.host,
+                self.server.port,
+                self.commentator_token,
+                self.operator_token,
+            ),
             "Ctrl-C to stop.",
         ]
         return "\n".join(lines)

@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 ANSWER_TIMEOUT = 3.0
 """Seconds an edge waits for the ingest to answer an operator command or snapshot request."""
+SYNC_INTERVAL = 1.0
+"""Seconds between an edge's requests for the writer's snapshots while none has answered."""
 
 
 class EdgeSource:
@@ -59,7 +61,8 @@ class EdgeSource:
         self.tournament = tournament
         self.topics = topics
         self.names = Channels(tournament)
-        self.store = EdgeFeed()
+        # live once the writer's snapshots are read: before, "no data yet" is not ours to say
+        self.store = EdgeFeed(live=False, on_behind=self._behind)
         self.fanout = Fanout(self.store, limits)
         self.gaps = 0  # frames that revealed a gap
         self.malformed = 0  # feed messages that were not frames
@@ -97,9 +100,31 @@ class EdgeSource:
         self._tasks = [
             loop.create_task(self._read_replies(), name="edge-replies"),
         ]
-        await self.request({"op": "snapshots"})  # answers "unavailable" when no ingest runs
+        answer = await self.request({"op": "snapshots"})  # "unavailable" when no writer runs
         await self._load(None)
+        self.store.live = bool(answer.get("ok"))
         self._tasks.append(loop.create_task(self._consume(), name="edge-feed"))
+        if not self.store.live:
+            self._tasks.append(loop.create_task(self._sync(), name="edge-sync"))
+
+    async def _sync(self) -> None:
+        """Until a writer answers: what the snapshot hash held is served as the last good
+        state, nothing more (no empty snapshot for a topic it lacks, 503 over REST); then
+        every topic is read again and the store is live."""
+        while True:
+            await asyncio.sleep(SYNC_INTERVAL)
+            answer = await self.request({"op": "snapshots"})
+            if answer.get("ok"):
+                await self._load(None)
+                self.store.live = True
+                log.info("edge in sync with the writer of %s", self.tournament)
+                return
+
+    def _behind(self, key: TopicKey) -> None:
+        """A client resumed ahead of this edge's copy of ``key``: fetch the writer's."""
+        if key not in self._refreshing and self._tasks:
+            self._refreshing.add(key)
+            asyncio.get_running_loop().create_task(self._refresh(key))
 
     async def stop(self) -> None:
         await cancel_and_wait(self._tasks)

@@ -55,7 +55,7 @@ class IngestSource:
         self.bus = bus
         self.engine = engine
         self.tournament = engine.config.id
-        self.store = IngestFeed()
+        self.store = IngestFeed(live=False)  # live while the ingest is ready (DESIGN §7)
         self.fanout = Fanout(self.store, limits)
         self.metrics = Metrics()
         self.lost = asyncio.Event()  # set when the ingest lost its lease to another one
@@ -70,10 +70,15 @@ class IngestSource:
             on_frame=self._on_frame,
             metrics=self.metrics,
             on_lost=self.lost.set,
+            on_ready=self.fanout.refresh,
         )
 
     def _on_frame(self, key: TopicKey, frame: Frame) -> None:
-        self.fanout.publish(key, frame.outs)
+        """A frame of the ingest's feed to its clients; none while the store is not live (a
+        rebuild's frames may follow a snapshot the clients do not hold: they get a fresh one
+        when it turns live, ``Fanout.refresh``)."""
+        if self.store.live:
+            self.fanout.publish(key, frame.outs)
 
     def ready(self) -> bool:
         return self.ingest.ready

@@ -7,6 +7,14 @@ its fields (``v``, ``tournament``, ``table``, ``console``, ``seq``, ``type``, ..
 on). A `confirm` from the operator panel stays an event of the ``operator`` console, and an
 on-air change becomes ``{"op": "onair", "slot", "value", "ts"}``: `replay` applies both as the
 operator commands they were, through the same checks.
+
+A refusal that used up a console's seq is a line of its own,
+``{"refused": {"console", "seq", "table", "code", "error"}, "event": <as sent>, "ts"}``: `replay`
+marks that seq answered as the hub did (without it, every later event of that console was a
+``seq_gap``). The first line, ``{"journal": {"tournament", "epoch", "format"}}``, says every
+other line was accepted by the hub unless marked ``refused``: `replay` exits non-zero if it
+refuses one.
+``ts`` is the hub's clock at full precision (a clock boundary replays on the same side).
 """
 
 from __future__ import annotations
@@ -18,19 +26,34 @@ from typing import Any
 from hub import codec
 from hub.bus.base import Bus
 from hub.channels import Channels
+from hub.engine.refusals import REFUSED
 
 PAGE = 1000  # journal records read per request
+
+
+FORMAT = 2  # 2: refused records and the header line
+
+
+def header(tournament: str, epoch: str | None = None) -> dict[str, Any]:
+    """The export's first line: what `replay` needs to know the log is a journal, and which
+    hub wrote it (its event epoch)."""
+    return {"journal": {"tournament": tournament, "epoch": epoch, "format": FORMAT}}
 
 
 def log_line(record: Mapping[str, Any]) -> dict[str, Any]:
     """One journal record as one event of a replayable log."""
     at = record.get("at")
-    if record.get("kind") == "control":
+    if record.get("kind") == REFUSED:
+        line: dict[str, Any] = {
+            "refused": {k: record.get(k) for k in ("console", "seq", "table", "code", "error")},
+            "event": record.get("event"),
+        }
+    elif record.get("kind") == "control":
         line = {k: v for k, v in record.items() if k not in ("kind", "at")}
     else:
         line = {k: v for k, v in record.items() if k not in ("kind", "at", "ts")}
     if isinstance(at, int | float):
-        line["ts"] = round(float(at), 3)
+        line["ts"] = float(at)
     return line
 
 

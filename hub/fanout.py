@@ -74,13 +74,15 @@ def build_frame(payload: bytes, text: bool) -> bytes:
 
 
 class Outgoing:
-    """One encoded message; the websocket frame and the str form are built on first use."""
+    """One encoded message; the websocket frame and the str form are built on first use.
+    ``seq``: the topic seq of a snapshot or delta (-1: a message of no topic)."""
 
-    __slots__ = ("_frame", "_text", "payload", "text")
+    __slots__ = ("_frame", "_text", "payload", "seq", "text")
 
-    def __init__(self, payload: bytes, text: bool) -> None:
+    def __init__(self, payload: bytes, text: bool, seq: int = -1) -> None:
         self.payload = payload
         self.text = text
+        self.seq = seq
         self._frame: bytes | None = None
         self._text: str | None = None
 
@@ -255,6 +257,7 @@ class Client:
         "closed",
         "direct",
         "fanout",
+        "floors",
         "format",
         "limits",
         "role",
@@ -284,6 +287,9 @@ class Client:
         self.address = address
         self.topics: set[str] = set()
         self.stale: set[str] = set()
+        # topic -> the seq the client resumed from, ahead of the store (a lagging edge): no
+        # frame at or below it is sent, so the client never sees its seqs go back
+        self.floors: dict[str, int] | None = None
         self.closed = False
         self.close_code: int | None = None
         # the queue as two parallel lists: appending existing objects allocates nothing the
@@ -318,6 +324,7 @@ class Client:
             or self._queue
             or self._dirty
             or self.stale
+            or self.floors
             or (writer is not None and not writer.done())
         ):
             self.direct = None
@@ -339,6 +346,8 @@ class Client:
             if topic is not None:
                 self.fanout.frames_dropped += 1
             return
+        if self.floors is not None and topic in self.floors and not self._above_floor(topic, out):
+            return
         self.direct = None  # queued frames go first
         self._queue.append(out)
         self._queue_topics.append(topic)
@@ -351,8 +360,29 @@ class Client:
             self._dirty = True
             self.fanout._mark_dirty(self)
 
+    def hold_above(self, topic: str, seq: int) -> None:
+        """The client resumed ``topic`` at ``seq``, ahead of the store: send nothing of it at
+        or below ``seq`` (the store's copy lags; the frames above follow)."""
+        if self.floors is None:
+            self.floors = {}
+        self.floors[topic] = seq
+        self._rearm()
+
+    def _above_floor(self, topic: str, out: Outgoing) -> bool:
+        """Whether ``out`` goes past the floor of ``topic`` (which then no longer applies)."""
+        assert self.floors is not None
+        if out.seq <= self.floors[topic]:
+            self.fanout.frames_dropped += 1
+            return False
+        del self.floors[topic]
+        if not self.floors:
+            self.floors = None
+        return True
+
     def drop_topic(self, topic: str) -> None:
-        """Forget queued frames and staleness of a topic (re-subscribe, unsubscribe)."""
+        """Forget queued frames, staleness and floor of a topic (re-subscribe, unsubscribe)."""
+        if self.floors is not None and self.floors.pop(topic, None) is not None and not self.floors:
+            self.floors = None
         self.stale.discard(topic)
         if topic in self._queue_topics:
             pairs = zip(self._queue_topics, self._queue, strict=True)
@@ -629,10 +659,13 @@ class Fanout:
         key = (client.audience, topic)
         self._settle()
         client.drop_topic(topic)
-        for out in self.store.catch_up(key, client.format, resume):
+        outs = self.store.catch_up(key, client.format, resume)
+        for out in outs:
             client.enqueue(topic, out)
         if client.closed:
             return None
+        if not outs and resume is not None and resume > self._seq(key):
+            client.hold_above(topic, resume)  # ahead of the store: whatever follows, newer
         client.topics.add(topic)
         by_format = self._subs.get(key)
         if by_format is None:
@@ -642,6 +675,27 @@ class Fanout:
             clients = by_format[client.format] = set()
         clients.add(client)
         return None
+
+    def _seq(self, key: TopicKey) -> int:
+        """The store's seq of ``key`` (0 for a store that does not say)."""
+        seq = getattr(self.store, "seq", None)
+        return int(seq(key)) if seq is not None else 0
+
+    def refresh(self) -> None:
+        """Send every subscriber a fresh catch-up of each topic it holds, in place of anything
+        queued for it (the store turned live: a takeover or a rebuild; what clients hold may be
+        another writer's). Through the stale-topic path: nothing older follows."""
+        self._settle()
+        for client in list(self.clients):
+            if client.closed or not client.topics:
+                continue
+            pairs = zip(client._queue_topics, client._queue, strict=True)
+            client._replace_queue([(t, o) for t, o in pairs if t is None])  # (floors stay)
+            client.stale.update(client.topics)
+            client._rearm()
+            if not client._dirty:
+                client._dirty = True
+                self._mark_dirty(client)
 
     def unsubscribe(self, client: Client, topic: str) -> None:
         client.topics.discard(topic)

@@ -83,7 +83,10 @@ class Frame:
         return cls(
             message["seq"],
             message["type"] == "snapshot",
-            {"json": Outgoing(_json(message), True), "msgpack": Outgoing(pack(message), False)},
+            {
+                "json": Outgoing(_json(message), True, message["seq"]),
+                "msgpack": Outgoing(pack(message), False, message["seq"]),
+            },
         )
 
     @classmethod
@@ -140,7 +143,7 @@ def decode_feed(data: bytes) -> FeedMessage:
         and isinstance(m, bytes)
     ):
         raise CodecError("not a feed message: wrong field types")
-    outs = {"json": Outgoing(j, True), "msgpack": Outgoing(m, False)}
+    outs = {"json": Outgoing(j, True, s), "msgpack": Outgoing(m, False, s)}
     return FeedMessage((a, t), Frame(s, bool(msg.get("f")), outs))
 
 
@@ -162,7 +165,8 @@ def decode_snapshot(data: bytes) -> Frame:
     j, m = msg.get("j"), msg.get("m")
     if not (isinstance(j, bytes) and isinstance(m, bytes)):
         raise CodecError("not a topic snapshot: wrong field types")
-    return Frame(msg["s"], True, {"json": Outgoing(j, True), "msgpack": Outgoing(m, False)})
+    seq = msg["s"]
+    return Frame(seq, True, {"json": Outgoing(j, True, seq), "msgpack": Outgoing(m, False, seq)})
 
 
 def snapshot_payload(frame: Frame) -> dict[str, Any]:
@@ -189,10 +193,16 @@ class _Log:
 
 
 class _Store:
-    """What both sides share: seqs, delta history, and catching a client up."""
+    """What both sides share: seqs, delta history, and catching a client up.
 
-    def __init__(self) -> None:
+    ``live``: the store stands for the writer's current state. While it does not (a standby
+    writer, one rebuilding, one that lost its lease; an edge that has not read the writer's
+    snapshots yet), a subscriber is sent nothing rather than an empty or older snapshot, and
+    a REST read of a topic it holds nothing good for is ``available() == False`` (DESIGN §7)."""
+
+    def __init__(self, *, live: bool = True) -> None:
         self._logs: dict[TopicKey, _Log] = {}
+        self.live = live
 
     def keys(self) -> Iterable[TopicKey]:
         return self._logs.keys()
@@ -209,7 +219,11 @@ class _Store:
         it missed, or a snapshot and the deltas after it."""
         log = self._logs.get(key)
         if log is None or log.seq == 0:
+            if not self.live:  # "no data yet" is the writer's to say: send nothing
+                return []
             return [Frame.snapshot(key[1], 0, {}).outs[fmt]]
+        if resume is not None and resume > log.seq and self._lagging(key):
+            return []  # the client is ahead of this copy: an older snapshot would go back
         if resume is not None and 0 <= resume <= log.seq:
             missed = _since(log, resume)
             if missed is not None:
@@ -218,6 +232,20 @@ class _Store:
         if base is None:
             return []
         return [base.outs[fmt], *(f.outs[fmt] for f in log.deltas if f.seq > base.seq)]
+
+    def _lagging(self, key: TopicKey) -> bool:
+        """A client resumes ahead of this store's seq of ``key``: True if this store is a
+        copy that lags the writer (send nothing); False for the writer itself, whose seq is
+        the truth (the client's state is from another history: send the snapshot)."""
+        return False
+
+    def available(self, key: TopicKey) -> bool:
+        """Whether a REST read of ``key`` can be answered now: the store is live, or it holds
+        a good state of that topic (its last one). False: answer 503, not 404 or empty."""
+        if self.live:
+            return True
+        log = self._logs.get(key)
+        return log is not None and log.seq > 0 and log.base is not None
 
     def snapshot(self, key: TopicKey) -> tuple[int, dict[str, Any]]:
         """``(seq, payload)`` for REST; ``(0, {})`` for a topic with no data yet."""
@@ -246,8 +274,13 @@ class IngestFeed(_Store):
     documents only while it computes the next changes, and the ingest publishes those before
     anything reads the store again, so the document always stands at the store's seq."""
 
-    def __init__(self, materialize: Callable[[TopicKey], dict[str, Any] | None] | None = None):
-        super().__init__()
+    def __init__(
+        self,
+        materialize: Callable[[TopicKey], dict[str, Any] | None] | None = None,
+        *,
+        live: bool = True,
+    ) -> None:
+        super().__init__(live=live)
         self.materialize = materialize  # builds a topic the engine has not projected yet
 
     def _known(self, key: TopicKey) -> _Log | None:
@@ -268,10 +301,17 @@ class IngestFeed(_Store):
         return log
 
     def catch_up(self, key: TopicKey, fmt: str, resume: int | None) -> list[Outgoing]:
+        if not self.live:  # the payloads are none yet, or not the journal's
+            return []
         self._known(key)
         return super().catch_up(key, fmt, resume)
 
+    def available(self, key: TopicKey) -> bool:
+        return self.live
+
     def snapshot(self, key: TopicKey) -> tuple[int, dict[str, Any]]:
+        if not self.live:
+            return 0, {}
         self._known(key)
         return super().snapshot(key)
 
@@ -370,7 +410,22 @@ class PayloadFeed(IngestFeed):
 
 
 class EdgeFeed(_Store):
-    """An edge's side: frames as received, forwarded as bytes; payloads decoded only for REST."""
+    """An edge's side: frames as received, forwarded as bytes; payloads decoded only for REST.
+
+    A copy of the writer's store: it may lag it (pub/sub delivery, a writer taking over), so a
+    client that resumes ahead of it is sent nothing, and ``on_behind`` (the edge) is told to
+    fetch that topic's snapshot from the writer."""
+
+    def __init__(
+        self, *, live: bool = True, on_behind: Callable[[TopicKey], None] | None = None
+    ) -> None:
+        super().__init__(live=live)
+        self.on_behind = on_behind
+
+    def _lagging(self, key: TopicKey) -> bool:
+        if self.on_behind is not None:
+            self.on_behind(key)
+        return True
 
     def apply(self, key: TopicKey, frame: Frame) -> bool:
         """A frame from the feed channel. False: it reveals a gap (nothing changed; reload the

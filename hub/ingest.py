@@ -2,7 +2,8 @@
 
 Order of effects for one event (what makes delivery at-least-once and the effect exactly-once):
 1. the engine validates and applies it in memory (a refusal changes nothing);
-2. an accepted event is appended to the journal stream; only then
+2. an accepted event is appended to the journal stream, and so is a refusal that used up the
+   console's seq (a ``refused`` record: ``hub.engine.refusals``); only then
 3. the console gets its acknowledgement, carrying the journal position;
 4. topic payloads that changed are diffed and published on the feed channel, by the ingest
    itself (``feed=True``: one process, role ``all`` and the default ``ingest``) or by a projector
@@ -28,6 +29,10 @@ Every event gets an answer: on ``dup:{t}:ack:{console}``, or, when nothing in it
 console (not msgpack, not a map, no console field), on ``dup:{t}:errors:{table}``. A refused
 event's answer is persisted (``dup:{t}:rejected``) with the consoles' seq high-water marks
 (``dup:{t}:consoles``), so a resend after a restart is told the same refusal.
+
+The event epoch (``dup:{t}:epoch``) is written by the first ingest that starts on a Redis (and
+database) and kept by every later one: the consoles key their outboxes to it, so an outbox of a
+rehearsal on another Redis is never taken for this event's.
 """
 
 from __future__ import annotations
@@ -46,16 +51,23 @@ from hub.bus.base import Bus, Fence, LeaseLost, Message, Subscription
 from hub.channels import Channels
 from hub.engine.core import Engine, Outcome
 from hub.feed import Frame, IngestFeed, TopicKey
+from hub.intake import (
+    ERROR_LOGS,
+    TABLE_BUFFER,
+    TABLE_BYTES,
+    TABLE_RATE,
+    FairIntake,
+    PerSecond,
+)
 from hub.metrics import Metrics
+from hub.notes import MAXLEN as NOTES_MAXLEN
+from hub.notes import link_notes, refusal_note
 from hub.publisher import ControlRequest, FeedPublisher
 from hub.tasks import bounded, cancel_and_wait
 
 log = logging.getLogger("duplicast.ingest")
 
 BATCH = 512
-CONSOLE_BUFFER = 60_000
-"""Console messages the ingest's subscription holds while it works on a batch; past that, new
-ones are dropped (and counted) and their consoles resend them."""
 LEASE_TTL = 5.0  # seconds; a successor waits at most this long after a crash
 STOP_STEP = 1.0  # seconds; each step of stop() that talks to the bus waits at most this long
 
@@ -68,6 +80,12 @@ FEED_INTERVAL = 0.02
 one flush of the projections then covers many batches (a topic touched by every batch is
 rebuilt and diffed once, not each time). When nothing waits it is published at once. Acks
 are never held back."""
+
+
+def new_epoch() -> str:
+    """An event epoch: when the hub first started on this Redis, and a random part (two
+    Redis servers or databases never share one)."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:12]
 
 
 class Ingest:
@@ -85,6 +103,7 @@ class Ingest:
         metrics: Metrics | None = None,
         lease_ttl: float = LEASE_TTL,
         on_lost: Callable[[], None] | None = None,
+        on_ready: Callable[[], None] | None = None,
         feed: bool = True,
     ) -> None:
         self.metrics = metrics or Metrics()
@@ -102,11 +121,13 @@ class Ingest:
         self.lost = False
         self.replayed = 0
         self.last_position = "0-0"
+        self.epoch = ""  # this Redis's event epoch (``dup:{t}:epoch``), read at start
         self.lease_ttl = lease_ttl
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.token = 0  # fencing token of our claim of the lease (0: none)
         self.fence = Fence(self.names.lease, self.owner)
         self.on_lost = on_lost
+        self.on_ready = on_ready  # called once the ingest is ready (its store live)
         self._lock = asyncio.Lock()
         self._refusals: dict[str, list[int]] = {}  # console -> seqs whose answer is persisted
         self._since_snapshot = 0  # journal records since the last engine snapshot
@@ -116,11 +137,14 @@ class Ingest:
         self.timings: dict[str, float] = {}  # seconds of each phase of the last rebuild
         self._tasks: list[asyncio.Task[None]] = []
         self._subs: list[Subscription] = []
+        self.intake: FairIntake | None = None  # the consoles' subscriptions, once running
         self._stopping = False
         self._published = 0.0  # monotonic time of the last feed publish under load
         self._control = self.names.control
         self._tables: dict[str, int | None] = {}  # console channel -> its table (table_of)
         self._ack_channels: dict[str, str] = {}  # console -> its ack channel
+        self._refused: dict[str, int] = {}  # undecodable messages of this batch, by code
+        self._error_logs = PerSecond(ERROR_LOGS)  # per table
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -159,18 +183,36 @@ class Ingest:
         await self._run()
 
     async def _run(self) -> None:
+        """Rebuild, then listen: each table's console channel on a subscription of its own,
+        read into fair batches (``hub.intake``), and the control channel."""
+        made = new_epoch().encode()
+        self.epoch = (await self.bus.set_once(self.names.epoch, made)).decode("utf-8", "replace")
+        log.info(
+            "event epoch %s (%s)", self.epoch, "new" if made == self.epoch.encode() else "kept"
+        )
         await self.rebuild()
-        for pattern, buffer in (
-            (self.names.consoles_pattern, CONSOLE_BUFFER),
-            (self.names.control, None),
-        ):
-            sub = self.bus.subscribe(pattern, buffer=buffer)
-            await sub.ready()
-            self._subs.append(sub)
-            self._tasks.append(asyncio.create_task(self._process(sub), name=f"ingest {pattern}"))
+        tables = sorted({t for group in self.engine.config.groups.values() for t in group.tables})
+        await self.bus.set(self.names.tables, ",".join(map(str, tables)).encode())
+        consoles = [
+            self.bus.subscribe(
+                self.names.console(t), buffer=TABLE_BUFFER, max_bytes=TABLE_BYTES, rate=TABLE_RATE
+            )
+            for t in tables
+        ]
+        control = self.bus.subscribe(self.names.control)
+        self._subs += [*consoles, control]
+        await asyncio.gather(*(sub.ready() for sub in self._subs))
+        self.intake = FairIntake(consoles, batch=BATCH)
+        self.metrics.watch_intake(self.intake)
+        for name, source in (("consoles", self.intake), ("control", control)):
+            self._tasks.append(asyncio.create_task(self._process(source), name=f"ingest {name}"))
         self._tasks.append(asyncio.create_task(self._ticker(), name="ingest-release"))
         self._tasks.append(asyncio.create_task(self._keep_lease(), name="ingest-lease"))
         self.ready = self.ready_once = True
+        if self.feed is not None:
+            self.feed.serve()
+        if self.on_ready is not None:
+            self.on_ready()
         log.info("ingest ready for %s after replaying %d records", self.tournament, self.replayed)
 
     async def stop(self) -> None:
@@ -179,6 +221,8 @@ class Ingest:
         released when the bus answers in time, else it simply runs out."""
         self.ready = False
         self._stopping = True
+        if self.feed is not None:
+            self.feed.withdraw()
         await cancel_and_wait(self._tasks, grace=STOP_STEP / 4, attempts=4)
         subs, self._subs = self._subs, []
         self._tasks.clear()
@@ -222,6 +266,8 @@ class Ingest:
         self.lost = True
         self.ready = False
         self._stopping = True
+        if self.feed is not None:
+            self.feed.withdraw()
         if self.on_lost is not None:
             self.on_lost()
 
@@ -303,11 +349,11 @@ class Ingest:
         return True
 
     # ------------------------------------------------------------------ loops
-    async def _process(self, sub: Subscription) -> None:
-        """Take what the subscription has received, a batch at a time; the feed follows each
+    async def _process(self, sub: Subscription | FairIntake) -> None:
+        """Take what the subscription(s) received, a batch at a time; the feed follows each
         batch when nothing waits, else at most every ``FEED_INTERVAL``."""
         while not self._stopping:
-            batch = await sub.take(BATCH)
+            batch = await (sub.take() if isinstance(sub, FairIntake) else sub.take(BATCH))
             if not batch or self._stopping:  # closed; or stopping (the lease lost meanwhile)
                 return
             try:
@@ -364,7 +410,7 @@ class Ingest:
         async with self._lock:  # journal order == apply order, also against operator commands
             self._unjournaled = True  # until the append below returns
             decided: list[tuple[Outcome, Any, str]] = []
-            accepted: list[Outcome] = []
+            accepted: list[Outcome] = []  # journaled: accepted, or refused using up a seq
             records: list[dict[str, Any]] = []
             notes: list[bytes] = []  # refusals for a projector elsewhere (feed=False)
             decide = self._decide
@@ -382,7 +428,7 @@ class Ingest:
                         accepted.append(outcome)
                         records.append(outcome.record)
                     if outcome.refusal is not None and self.feed is None:
-                        notes.append(codec.pack({"refusal": outcome.refusal}))
+                        notes.append(refusal_note(outcome.refusal))
             positions = await self._journal(records)
             journaled = self.engine.journaled
             for outcome, position in zip(accepted, positions, strict=True):
@@ -406,7 +452,7 @@ class Ingest:
                     replies.append(reply)
                 continue
             console = outcome.console
-            if outcome.record is None:  # (the accepted ones are counted once, below)
+            if not outcome.ok or outcome.record is None:  # (accepted ones: counted below)
                 if outcome.duplicate:
                     duplicates += 1
                 else:
@@ -424,8 +470,14 @@ class Ingest:
                 errors = self.names.errors(self.names.table_of(channel))
                 answers.append((errors, pack(outcome.ack)))
                 answered.append(None)
-        if accepted:
-            self.metrics.event("accepted", len(accepted))
+        accepted_count = sum(1 for outcome in accepted if outcome.ok)
+        if accepted_count:
+            self.metrics.event("accepted", accepted_count)
+        if self._refused:  # undecodable ones, counted per batch (cheap under a flood)
+            for code, n in self._refused.items():
+                self.metrics.event("rejected", n)
+                self.metrics.reject(code, n)
+            self._refused.clear()
         if duplicates:
             self.metrics.event("duplicate", duplicates)
         # A refused event's answer and seq are persisted before the answer goes out: a
@@ -449,12 +501,11 @@ class Ingest:
         if links:
             if self.feed is None:
                 moved = {c: up for c, up in links.items() if self.engine.links.get(c) != up}
-                if moved:
-                    notes.append(codec.pack({"links": moved}))
+                notes.extend(link_notes(moved))
             self.engine.note_links(links)
         if notes:  # not fenced, not retried: they only inform the operator desk
             try:
-                await self.bus.append_many(self.names.notes, notes)
+                await self.bus.append_many(self.names.notes, notes, maxlen=NOTES_MAXLEN)
             except (asyncio.CancelledError, LeaseLost):
                 raise
             except Exception as exc:  # the batch is journaled and answered already
@@ -507,22 +558,37 @@ class Ingest:
             if len(self._tables) >= NAME_CACHE:  # names from the wire: keep it bounded
                 self._tables.clear()
             table = self._tables[channel] = self.names.table_of(channel)
-        try:
-            raw = codec.unpack(data)
+        try:  # bounded: one over MAX_EVENT_BYTES is refused on its length, never decoded
+            raw = codec.unpack_event(data)
         except codec.CodecError as exc:
-            self.metrics.event("rejected")
-            self.metrics.reject("bad_schema")
-            log.warning("undecodable event on %s: %s", channel, exc)
-            answer = {
-                "seq": None,
-                "ok": False,
-                "code": "bad_schema",
-                "error": f"not msgpack: {exc}",
-            }
-            answers.append((self.names.errors(table), codec.pack(answer)))
-            answered.append(None)
+            self._undecodable(channel, table, exc, answers, answered)
             return None, None
         return self.engine.submit(raw, now, channel_table=table), raw
+
+    def _undecodable(
+        self,
+        channel: str,
+        table: int | None,
+        exc: codec.CodecError,
+        answers: list[tuple[str, bytes]],
+        answered: list[str | None],
+    ) -> None:
+        """Refuse a message nothing in which names a console (``too_large``, ``bad_schema``)
+        on the table's error channel. Counted per batch; logged at most ``ERROR_LOGS`` times a
+        second per table, and while the table floods (``FairIntake.flooding``) answered that
+        often too: a flood of garbage then costs a length check or a failed decode per
+        message (its answers carry no seq: nothing could be matched to them anyway)."""
+        code = "too_large" if isinstance(exc, codec.TooLarge) else "bad_schema"
+        self._refused[code] = self._refused.get(code, 0) + 1
+        if not self._error_logs.allow(table):
+            if self.intake is not None and channel in self.intake.flooding:
+                return
+        else:
+            log.warning("undecodable event on %s: %s", channel, exc)
+        error = str(exc) if code == "too_large" else f"not msgpack: {exc}"
+        answer = {"seq": None, "ok": False, "code": code, "error": error}
+        answers.append((self.names.errors(table), codec.pack(answer)))
+        answered.append(None)
 
     async def control(self, command: dict[str, Any]) -> Outcome:
         """An operator command (in-process): validated, journaled, applied."""

@@ -15,6 +15,7 @@ operator token or on the separate ``--metrics-port``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -28,6 +29,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from hub.fanout import Fanout
+from hub.intake import FairIntake
 
 __all__ = ["CONTENT_TYPE", "Metrics", "serve_private"]
 
@@ -79,6 +81,56 @@ class _FanoutCollector(Collector):
         yield refused
 
 
+class _RequestsCollector(Collector):
+    """The incomplete HTTP requests of each server (``hub.httpguard.PendingRequests``): a
+    flood of half-sent requests shows here before clients complain."""
+
+    def __init__(self) -> None:
+        self.pending: list[Any] = []
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(
+            "duplicast_http_incomplete_requests",
+            "Connections waiting for a complete request head",
+            value=sum(len(p) for p in self.pending),
+        )
+        yield CounterMetricFamily(
+            "duplicast_http_request_timeouts",
+            "Connections closed for not sending a complete request in time",
+            value=sum(p.timed_out for p in self.pending),
+        )
+        yield CounterMetricFamily(
+            "duplicast_http_incomplete_dropped",
+            "Incomplete requests closed because too many others waited",
+            value=sum(p.dropped for p in self.pending),
+        )
+
+
+class _IntakeCollector(Collector):
+    """The ingest's intake (``hub.intake``), read at scrape time: its counts are plain ints."""
+
+    def __init__(self) -> None:
+        self.intakes: list[FairIntake] = []
+
+    def collect(self) -> Iterator[Metric]:
+        yield CounterMetricFamily(
+            "duplicast_ingest_dropped",
+            "Console messages dropped, their table's queue full (a flood; consoles resend)",
+            value=sum(intake.dropped for intake in self.intakes),
+        )
+        yield CounterMetricFamily(
+            "duplicast_ingest_resubscribes",
+            "Times a console-channel subscription was cut (by Redis, or a lost connection) "
+            "and subscribed again",
+            value=sum(intake.resubscribed for intake in self.intakes),
+        )
+        yield GaugeMetricFamily(
+            "duplicast_ingest_queued",
+            "Console messages received and waiting for the ingest, all tables",
+            value=sum(intake.pending for intake in self.intakes),
+        )
+
+
 class _PublicCollector(Collector):
     """What anyone may scrape: up, and the total of connected clients (no role, no frames)."""
 
@@ -100,6 +152,10 @@ class Metrics:
         self._fanout = _FanoutCollector()
         self.registry.register(self._fanout)
         self.public_registry.register(_PublicCollector(self._fanout))
+        self._intake = _IntakeCollector()
+        self.registry.register(self._intake)
+        self._requests = _RequestsCollector()
+        self.registry.register(self._requests)
         # Measured on the hub's own clock, from an event's arrival to its answer being
         # published (consoles' clocks are neither synchronised nor trusted).
         self._lag = Gauge(
@@ -131,6 +187,16 @@ class Metrics:
         if fanout not in self._fanout.fanouts:
             self._fanout.fanouts.append(fanout)
 
+    def watch_intake(self, intake: FairIntake) -> None:
+        """Report this intake's drops, resubscriptions and queue (the latest one only: an
+        ingest that took its lease back replaces the intake it had)."""
+        self._intake.intakes[:] = [intake]
+
+    def watch_requests(self, pending: Any) -> None:
+        """Report a server's incomplete requests (``hub.httpguard.PendingRequests``)."""
+        if pending not in self._requests.pending:
+            self._requests.pending.append(pending)
+
     def ingest_lag(self, *seconds: float) -> None:
         """The lags of a batch of events, oldest first (the gauge keeps the latest)."""
         observe = self._latency.observe
@@ -143,8 +209,8 @@ class Metrics:
         """``result``: e.g. ``accepted``, ``rejected``, ``duplicate`` (``count`` of them)."""
         self._events.labels(result).inc(count)
 
-    def reject(self, code: str) -> None:
-        self._rejects.labels(code).inc()
+    def reject(self, code: str, count: int = 1) -> None:
+        self._rejects.labels(code).inc(count)
 
     def render(self, private: bool = False) -> bytes:
         """The Prometheus text: everything if ``private``, else the public view only."""

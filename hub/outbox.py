@@ -6,6 +6,13 @@ console restarted on the same file resends what was never answered, in order, wi
 seqs and bytes, and numbers new events after the highest seq it ever used (kept even once every
 event is answered, so a seq is never reused). The file records which tournament, table and
 console it belongs to and refuses to serve another.
+
+It also records the event epoch of the hub it talks to (``dup:{t}:epoch``, made by the hub's
+first start on its Redis). Opened for a hub of another epoch (the outbox of a rehearsal on
+another Redis or database, the real event's hub now), it is set aside, renamed
+``<file>.epoch-<old epoch>``, and a new one started: its pending events and seqs belong to the
+other hub (sent here they would be applied to the wrong event, or its seqs would make this hub
+answer every new event as a duplicate).
 """
 
 from __future__ import annotations
@@ -39,9 +46,35 @@ def default_outbox_template() -> str:
 class Outbox:
     """The unacknowledged events of one console, durable across crashes."""
 
-    def __init__(self, path: str | os.PathLike[str], tournament: str, table: int, console: str):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        tournament: str,
+        table: int,
+        console: str,
+        epoch: str | None = None,
+    ):
+        """``epoch``: the event epoch of the hub the console talks to; ``""``: that Redis has
+        none (no hub started there yet: not the hub of an outbox that has one); None: not
+        checked (reading a file). The outbox keeps the first epoch it is opened with."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.set_aside: Path | None = None  # another hub's outbox found there, moved here
+        stored = self._open(tournament, table, console)
+        held = stored.get("epoch")
+        if epoch is not None and held is not None and held != epoch:
+            self._db.close()
+            self.set_aside = self.path.with_name(f"{self.path.name}.epoch-{held}")
+            self.path.rename(self.set_aside)
+            for suffix in ("-wal", "-shm"):  # (closed: checkpointed; left over if not)
+                self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+            stored = self._open(tournament, table, console)
+        if epoch and stored.get("epoch") is None:
+            with self._db:
+                self._db.execute("INSERT INTO meta (key, value) VALUES ('epoch', ?)", (epoch,))
+
+    def _open(self, tournament: str, table: int, console: str) -> dict[str, str]:
+        """Open (or create) the file for this console; what its ``meta`` table holds."""
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None)  # explicit transactions
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -63,6 +96,7 @@ class Outbox:
             self._db.executemany(
                 "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", identity.items()
             )
+        return stored
 
     def next_seq(self) -> int:
         """One more than the highest seq this console ever stored (1 for a new outbox)."""

@@ -125,11 +125,13 @@ class Projector:
         ):
             self._tasks.append(asyncio.create_task(loop, name=f"projector-{name}"))
         self.ready = True
+        self.feed.serve()
         log.info("projector ready for %s at %s", self.engine.config.id, self.position)
 
     async def stop(self) -> None:
         was_ready, self.ready = self.ready, False
         self._stopping = True
+        self.feed.withdraw()
         await cancel_and_wait(self._tasks, grace=STOP_STEP / 4, attempts=4)
         self._tasks.clear()
         subs, self._subs = self._subs, []
@@ -158,6 +160,7 @@ class Projector:
                 self.lost = True
                 self.ready = False
                 self._stopping = True
+                self.feed.withdraw()
                 if self.on_lost is not None:
                     self.on_lost()
                 return

@@ -90,12 +90,22 @@ class FeedPublisher:
     async def resume(self) -> None:
         """After a rebuild: the seqs continue above what was persisted. A crashed writer may
         have published up to SNAPSHOT_EVERY - 1 deltas past a topic's persisted seq: continue
-        after all of them, with a snapshot."""
+        after all of them, with a snapshot. Until ``serve``, the store serves no client: its
+        payloads are not the journal's yet."""
+        self.store.live = False
         self.store.restart()
         for field, value in (await self.bus.hgetall(self.names.topic_seqs)).items():
             audience, _, topic = field.partition("|")
             if value.isdigit() and topic:
                 self.store.seed((audience, topic), int(value) + SNAPSHOT_EVERY)
+
+    def serve(self) -> None:
+        """The writer is ready: its store stands for the journal; clients may be served."""
+        self.store.live = True
+
+    def withdraw(self) -> None:
+        """The writer stops or lost its lease: its store no longer stands for the journal."""
+        self.store.live = False
 
     @contextlib.asynccontextmanager
     async def _nothing(self) -> AsyncIterator[None]:

@@ -10,6 +10,12 @@ A log exported from the journal (`duplicast export --events`) also holds the ope
 commands: events of the ``operator`` console (``confirm``, ``void``, ``penalty``) and
 ``{"op": ...}`` lines (``onair``, ``clock``) go through `Engine.control`, as they did live.
 
+An export also holds each refusal that used up a console's seq (a ``{"refused": ...}`` line):
+the replay marks that seq answered, as the hub did, and goes on. Its first line
+(``{"journal": ...}``) says the hub accepted every other line: a refusal of one of them is a
+divergence (``Refusal.accepted_live``), the standings no longer those of the live event, and
+the command exits non-zero.
+
 The deck orders come from the tournament file, not from the log. Replayed against other deck
 orders (another deck file, a changed ``rehearsal_seed``), the cards contradict the winners the
 officials declared, and each such showdown becomes a dispute, out of the scores: the replay
@@ -29,6 +35,7 @@ from hub.deckfile import load_decks
 from hub.domain.config import TournamentConfig
 from hub.domain.numbers import number_problem
 from hub.engine.core import OPERATOR_CONSOLE, OPERATOR_EVENTS, Engine
+from hub.engine.refusals import REFUSED
 from hub.engine.tournament import DISPUTED
 
 
@@ -43,9 +50,11 @@ class Refusal:
     where: str  # file:line
     code: str
     message: str
+    accepted_live: bool = False  # a journal's event, which the live hub accepted
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.code}: {self.message}"
+        live = " (the live hub accepted it)" if self.accepted_live else ""
+        return f"{self.where}: {self.code}: {self.message}{live}"
 
 
 @dataclass(slots=True)
@@ -141,16 +150,23 @@ def replay(
     event (a seq already answered) is skipped as the hub skips it."""
     check = DeckCheck() if check is None else check
     refusals: list[Refusal] = []
+    journal = False  # a journal export: every line not marked refused was accepted live
     for event in events:
         line = event.pop("_line", "?")
         bad = event.pop("_bad", None)
         if on_event is not None:
             on_event(1)
+        if bad is None and isinstance(event.get("journal"), dict):
+            journal = True
+            continue
+        if bad is None and isinstance(event.get("refused"), dict):
+            if _refused(engine, event):
+                continue
+            bad = "a 'refused' line needs its console and seq"
         if bad is not None:
-            refusal = Refusal(f"{source}:{line}", "bad_schema", bad)
+            refusal = Refusal(f"{source}:{line}", "bad_schema", bad, journal)
         else:
-            ts = event.get("ts")
-            now = _event_time(ts)
+            now = _event_time(event.get("ts"))
             command = _operator_command(event)
             if command is not None:
                 outcome = engine.control(command, now)
@@ -162,7 +178,7 @@ def replay(
                     check.contradicted += showdown.status == DISPUTED
             if outcome.duplicate or outcome.ok:
                 continue
-            refusal = Refusal(f"{source}:{line}", str(outcome.code), str(outcome.message))
+            refusal = Refusal(f"{source}:{line}", str(outcome.code), str(outcome.message), journal)
         if strict:
             raise ReplayError(str(refusal))
         refusals.append(refusal)
@@ -170,6 +186,17 @@ def replay(
             on_refusal(refusal)
     engine.tick(float("inf"))
     return refusals
+
+
+def _refused(engine: Engine, line: dict[str, Any]) -> bool:
+    """A refusal the hub journaled: its seq is marked answered, as the hub did (the refused
+    event changed nothing). False if the line does not say which console and seq."""
+    refused = line["refused"]
+    console, seq = refused.get("console"), refused.get("seq")
+    if not isinstance(console, str) or isinstance(seq, bool) or not isinstance(seq, int):
+        return False
+    engine.restore({**refused, "kind": REFUSED, "at": _event_time(line.get("ts"))})
+    return True
 
 
 def _showdown(engine: Engine, event: dict[str, Any]) -> Any:

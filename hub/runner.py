@@ -12,12 +12,8 @@ import argparse
 import asyncio
 import logging
 import os
-import random
-import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +22,7 @@ from redis.exceptions import RedisError
 
 from hub import logs
 from hub.bus import BusUnavailable, open_bus, redacted_url
+from hub.channels import Channels
 from hub.cliargs import (
     HelpFormatter,
     add_config,
@@ -33,10 +30,13 @@ from hub.cliargs import (
     add_progress,
     add_redis,
     finite,
+    positive,
     seed,
 )
 from hub.configfile import load_config
 from hub.console import EventLogError
+from hub.consolecli import NO_HUB_TIMEOUT, run_console
+from hub.consolecli import phh_events as phh_events  # re-exported: it lived here
 from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
 from hub.demo import run_demo
 from hub.domain.config import ConfigError
@@ -45,16 +45,25 @@ from hub.embedded import (
     OVERLAYS,
     SAMPLE_CONFIG,
     IngestSource,
-    load_tournament,
     until_signalled,
     weak_tokens_refused,
 )
 from hub.engine.core import Engine
 from hub.engine.topics import TopicSpace
+from hub.httpguard import REQUEST_TIMEOUT
 from hub.ingest import Ingest
+from hub.links import COMMENTATOR_ENV, OPERATOR_ENV, link_lines, roles_off
 from hub.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
+from hub.server import ListenError
+from hub.workers import raise_open_files, start_edge_workers, stop_workers, wait_listening
 
 log = logging.getLogger("duplicast")
+
+NO_CONSOLES_WARNING = (
+    "duplicast serve: WARNING: the tournament file has no [consoles] section: any console "
+    "name is accepted, and whoever writes a table first under a name holds that name "
+    "(list each console and its table in [consoles]; docs/security.md)"
+)
 
 
 async def run_serve(args: argparse.Namespace) -> int:
@@ -71,13 +80,23 @@ async def run_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.worker_of is not None:  # an edge worker of `--processes N`: ends with its parent
+        from hub.lifeline import die_with_parent
+
+        die_with_parent(args.worker_of)
     try:
         proxies = TrustedProxies(args.trusted_proxy or ()) or TrustedProxies.from_env()
     except ValueError as exc:
         print(f"duplicast serve: --trusted-proxy / {TRUSTED_PROXIES_ENV}: {exc}", file=sys.stderr)
         return 2
+    raise_open_files()
     config = load_config(args.config)
     print(_serve_line(args, config, proxies), file=sys.stderr, flush=True)
+    if args.role in ("ingest", "all") and not config.consoles:
+        print(NO_CONSOLES_WARNING, file=sys.stderr, flush=True)
+    if args.role != "projector" and args.worker_of is None:
+        for warning in roles_off(auth.commentator_token, auth.operator_token):
+            print(f"duplicast serve: warning: {warning}", file=sys.stderr, flush=True)
     bus = open_bus(args.redis)
     await bus.connect()
     if args.role == "projector":
@@ -111,11 +130,22 @@ async def run_serve(args: argparse.Namespace) -> int:
     if args.metrics_port:  # every metric, unauthenticated: a port kept off the public network
         from hub.metrics import serve_private
 
-        stop_metrics = serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
+        try:
+            stop_metrics = serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
+        except OSError as exc:
+            raise ListenError(args.metrics_host, args.metrics_port, exc) from None
     workers: list[subprocess.Popen[bytes]] = []
     try:
         several = args.processes > 1 or args.reuse_port
-        server = await serve(app, args.host, args.port, reuse_port=several)
+        server = await serve(
+            app,
+            args.host,
+            args.port,
+            reuse_port=several,
+            join=args.reuse_port,
+            request_timeout=args.request_timeout,
+            max_pending=args.max_pending_requests,
+        )
         if args.processes > 1:
             workers = start_edge_workers(args, server.port)
             await wait_listening(workers)
@@ -125,6 +155,8 @@ async def run_serve(args: argparse.Namespace) -> int:
             + (f" ({args.processes} processes)" if args.processes > 1 else ""),
             flush=True,
         )
+        if args.worker_of is None:  # a worker's parent prints them
+            print("\n".join(_links(args, config, auth, server.port)), flush=True)
         stop = asyncio.Event()
         waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(until_signalled(stop))]
         if lost is not None:
@@ -200,58 +232,19 @@ async def run_projector(bus: Any, config: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.Popen[bytes]]:
-    """``args.processes - 1`` more edge processes on this one's port (``SO_REUSEPORT``: the
-    kernel spreads new connections over them), each the same edge, without a metrics port of
-    its own. An update's fan-out is one socket write per client, so clients spread over N
-    processes are served by N cores at once (docs/performance.md). Their output is passed on;
-    see ``wait_listening``."""
-    command = [sys.executable, "-m", "hub", "serve", "--role", "edge", "--reuse-port"]
-    command += ["--config", str(args.config), "--redis", args.redis]
-    command += ["--host", args.host, "--port", str(port)]
-    command += ["--max-per-address", str(args.max_per_address)]
-    for proxy in args.trusted_proxy or ():  # else the workers read the same environment
-        command += ["--trusted-proxy", proxy]
-    return [subprocess.Popen(command, stdout=subprocess.PIPE) for _ in range(args.processes - 1)]
-
-
-async def wait_listening(workers: list[subprocess.Popen[bytes]], timeout: float = 60.0) -> None:
-    """Until every worker printed its listening line (then its output goes on to ours)."""
-
-    def first_line(worker: subprocess.Popen[bytes]) -> bytes:
-        assert worker.stdout is not None
-        line = worker.stdout.readline()
-        while line and not line.startswith(b"duplicast edge"):  # what it runs on, first
-            line = worker.stdout.readline()
-        threading.Thread(target=_forward, args=(worker.stdout,), daemon=True).start()
-        return line
-
-    lines = await asyncio.wait_for(
-        asyncio.gather(*(asyncio.to_thread(first_line, w) for w in workers)), timeout
-    )
-    for worker, line in zip(workers, lines, strict=True):
-        if not line.startswith(b"duplicast edge"):
-            raise RuntimeError(f"edge worker {worker.pid} did not start: {line!r}")
-
-
-def _forward(stream: Any) -> None:
-    for line in stream:
-        sys.stdout.buffer.write(line)
-        sys.stdout.flush()
-
-
-def stop_workers(workers: list[subprocess.Popen[bytes]], grace: float = 5.0) -> None:
-    """End the worker processes this one started, by pid: TERM, then KILL after ``grace``."""
-    for worker in workers:
-        if worker.poll() is None:
-            worker.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    for worker in workers:
-        try:
-            worker.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+def _links(args: argparse.Namespace, config: Any, auth: Any, port: int) -> list[str]:
+    """What to open (``hub.links``). Tokens stand as the variables that hold them: a terminal
+    or a service log is no place for a secret, unless ``--show-tokens``."""
+    if args.show_tokens:
+        commentator, operator = auth.commentator_token, auth.operator_token
+    else:
+        commentator = auth.commentator_token and f"${COMMENTATOR_ENV}"
+        operator = auth.operator_token and f"${OPERATOR_ENV}"
+    hidden = "" if args.show_tokens else " (tokens hidden: --show-tokens prints them)"
+    return [
+        f"Links{hidden}:",
+        *link_lines(config, args.host, port, commentator, operator),
+    ]
 
 
 def _serve_line(args: argparse.Namespace, config: Any, proxies: TrustedProxies) -> str:
@@ -298,13 +291,23 @@ def export_phh(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
         engine = Engine(config, load_decks(config, args.config.parent, dict(os.environ)))
-        replay(config, read_events(args.log), engine, str(args.log))
+        refused = replay(config, read_events(args.log), engine, str(args.log))
     except (ConfigError, ReplayError, DeckFileError) as exc:
         print(f"duplicast export: {exc}", file=sys.stderr)
         return 1
     released = engine.released if args.released_only else None
     rendered = render(collect(engine.state, released), config.name)
     print(write_export(rendered, args.out))
+    diverged = [r for r in refused if r.accepted_live]
+    for refusal in diverged[:10]:
+        print(f"duplicast export: refused: {refusal}", file=sys.stderr)
+    if diverged:  # as `replay`: these are not the hands the live event played
+        print(
+            f"duplicast export: {len(diverged)} event(s) the live hub accepted were refused: "
+            "these hands are NOT those of the live event",
+            file=sys.stderr,
+        )
+        return 3
     return 0
 
 
@@ -319,7 +322,7 @@ def _run_export_command(args: argparse.Namespace) -> int:
 
 async def run_export(args: argparse.Namespace) -> int:
     """`duplicast export --events`: the journal as the JSON Lines `replay` reads."""
-    from hub.export import dumps, journal_events
+    from hub.export import dumps, header, journal_events
 
     config = load_config(args.config)
     bus = open_bus(args.redis)
@@ -327,6 +330,9 @@ async def run_export(args: argparse.Namespace) -> int:
     count = 0
     out = args.out.open("w", encoding="utf-8") if args.out else sys.stdout
     try:
+        epoch = await bus.get(Channels(config.id).epoch)
+        text = None if epoch is None else epoch.decode("utf-8", "replace")
+        out.write(dumps(header(config.id, text)) + "\n")
         async for event in journal_events(bus, config.id):
             out.write(dumps(event) + "\n")
             count += 1
@@ -337,129 +343,6 @@ async def run_export(args: argparse.Namespace) -> int:
     where = args.out or "stdout"
     print(f"duplicast export: {count} journal records of {config.id!r} to {where}", file=sys.stderr)
     return 0
-
-
-async def run_console(args: argparse.Namespace) -> int:
-    from hub.console import load_events, replay_log
-    from hub.outbox import default_outbox_template
-    from hub.progress import Progress
-
-    outbox = None if args.no_outbox else (args.outbox or default_outbox_template())
-    phh_config, phh = None, None
-    if args.action == "replay" and args.phh:  # files first: a bad one is said before Redis
-        phh_config = load_config(args.config)
-        phh = phh_events(phh_config, args.phh, args.table, args.console, args.deal)
-    bus = open_bus(args.redis)
-    await bus.connect()
-    try:
-        if args.action == "send":
-            fields = _parse_fields(args.fields)
-            events = [
-                {
-                    "tournament": args.tournament,
-                    "table": args.table,
-                    "console": args.console or f"table{args.table}",
-                    "seq": args.seq,
-                    "v": 1,
-                    **fields,
-                }
-            ]
-            report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False)
-        elif phh_config is not None and phh is not None:
-            report = await replay_log(bus, phh_config.id, phh, pace=args.pace, outbox=outbox)
-        elif args.action == "replay":
-            if args.tournament is None or args.log is None:
-                print("console replay: needs --tournament and a log (or --phh)", file=sys.stderr)
-                return 2
-            events = load_events(args.log)
-            with Progress(len(events), "console replay", enabled=args.progress) as bar:
-                report = await replay_log(
-                    bus,
-                    args.tournament,
-                    events,
-                    pace=args.pace,
-                    outbox=outbox,
-                    on_answer=bar.advance,
-                )
-        else:
-            config, decks = load_tournament(args.config)
-            from hub.engine.simulate import simulate_session
-
-            seed = args.seed if args.seed is not None else int(time.time())
-            print(f"duplicast console simulate: seed {seed}", file=sys.stderr, flush=True)
-            rng = random.Random(seed)
-            tables = [args.table] if args.table else None
-            events = list(simulate_session(config, decks, rng, tables=tables))
-            with Progress(len(events), "console simulate", enabled=args.progress) as bar:
-                report = await replay_log(
-                    bus, config.id, events, pace=args.pace, outbox=outbox, on_answer=bar.advance
-                )
-        print(
-            f"{report.events} events from {report.consoles} console(s) in {report.seconds:.1f} s: "
-            f"{report.accepted} accepted, {report.rejected} rejected, "
-            f"{report.duplicates} duplicates, {report.resent} resent"
-            + (
-                f", {report.already} already held by the hub (nothing applied)"
-                if report.already
-                else ""
-            )
-            + (
-                f"; from the outbox: {report.restored} unanswered resent, "
-                f"{report.skipped} sent before"
-                if report.restored or report.skipped
-                else ""
-            ),
-            flush=True,
-        )
-        return 1 if report.rejected or (report.already and args.action == "send") else 0
-    finally:
-        await bus.close()
-
-
-def phh_events(
-    config: Any, files: list[Path], table: int, console: str | None, deal: int | None
-) -> list[dict[str, Any]]:
-    """The console events of PHH hands played one after another at ``table``."""
-    from hub.domain.phh import read_phh
-    from hub.phhfiles import ImportRefused, console_events, hands_in
-
-    if table not in config.deal_orders:
-        raise SystemExit(f"console replay: table {table} is not in {config.id}")
-    order = list(config.deal_orders[table])
-    start = order.index(deal) if deal is not None and deal in order else 0
-    if deal is not None and deal not in order:
-        raise SystemExit(f"console replay: deal {deal} is not played at table {table}")
-    events: list[dict[str, Any]] = []
-    hands = [(name, data) for path in files for name, data in hands_in(path)]
-    if len(hands) > len(order) - start:
-        raise SystemExit(
-            f"console replay: {len(hands)} hands, table {table} has deals left "
-            f"for {len(order) - start}"
-        )
-    for (name, data), deal_no in zip(hands, order[start:], strict=False):
-        try:
-            if isinstance(data, str):
-                raise ImportRefused(data)
-            phh = read_phh(data)
-            events += console_events(
-                config, phh, table=table, deal=deal_no, console=console or f"table{table}"
-            )
-        except (ImportRefused, ValueError, KeyError) as exc:
-            raise SystemExit(f"console replay: {name}: {exc}") from None
-    return events
-
-
-def _parse_fields(pairs: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, _, value = pair.partition("=")
-        if key == "seats":
-            out[key] = [int(v) for v in value.split(",") if v]
-        elif value.lstrip("-").isdigit():
-            out[key] = int(value)
-        else:
-            out[key] = value
-    return out
 
 
 def run_loop(coro: Awaitable[int]) -> int:
@@ -483,7 +366,14 @@ def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[.
             return run_loop(coro_fn(args))
         except KeyboardInterrupt:
             return 130
-        except (BusUnavailable, RedisError, ConfigError, DeckFileError, EventLogError) as exc:
+        except (
+            BusUnavailable,
+            RedisError,
+            ConfigError,
+            DeckFileError,
+            EventLogError,
+            ListenError,
+        ) as exc:
             # One line that says what is wrong, not the tracebacks of the layers it went
             # through: an unreachable Redis, a refused password, a bad file.
             print(f"duplicast {args.command}: {exc}", file=sys.stderr)
@@ -529,6 +419,22 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "behind one NAT address, a load test)",
     )
     p.add_argument(
+        "--request-timeout",
+        type=positive,
+        default=REQUEST_TIMEOUT,
+        metavar="SECONDS",
+        help="a connection has this long to send a complete request head (a websocket "
+        "upgrade, a REST call), else it is closed: half-sent requests cannot pile up",
+    )
+    p.add_argument(
+        "--max-pending-requests",
+        type=int,
+        default=None,
+        metavar="N",
+        help="at most N incomplete requests at once; past it the oldest is closed "
+        "(default: a quarter of the open-file limit, at most 1024)",
+    )
+    p.add_argument(
         "--trusted-proxy",
         action="append",
         metavar="ADDRESS|CIDR",
@@ -554,7 +460,15 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="every metric here, no token: a private address (default: off)",
     )
     p.add_argument("--metrics-host", default="127.0.0.1", help="address of --metrics-port")
+    p.add_argument(
+        "--show-tokens",
+        action="store_true",
+        help="print the commentator and operator tokens in the links printed at start "
+        "(default: the variables that hold them)",
+    )
     add_key_file(p, "the tournament's deck file (ingest and all; an edge needs none)")
+    # set by `--processes N` on the workers it starts: the parent's pid (hub.lifeline)
+    p.add_argument("--worker-of", type=int, default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=_sync(run_serve))
 
     x = sub.add_parser(
@@ -657,6 +571,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         )
         parser.add_argument(
             "--no-outbox", action="store_true", help="keep the outbox in memory only"
+        )
+        parser.add_argument(
+            "--no-hub-timeout",
+            type=finite,
+            default=NO_HUB_TIMEOUT,
+            metavar="SECONDS",
+            help="give up (one line, exit 1) when an event waits this long with nothing heard "
+            "from any hub: none serves the tournament on this Redis (0: wait for ever)",
         )
     c.set_defaults(func=_sync(run_console))
 

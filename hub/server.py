@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import gc
 import logging
+import math
 import socket
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import uvicorn
 from starlette.applications import Starlette
@@ -33,10 +35,12 @@ from hub.engine.standings_select import select_standings
 from hub.engine.topics import FAMILIES, Family
 from hub.fanout import AsgiSink, Fanout
 from hub.feedsocket import FeedService, OriginPolicy
+from hub.httpguard import REQUEST_TIMEOUT, PendingRequests, guarded_http
 from hub.metrics import CONTENT_TYPE, Metrics
+from hub.phh_service import PhhExport, RateLimit
 from hub.proxies import TrustedProxies
 
-__all__ = ["FeedSource", "RunningServer", "create_app", "serve", "tune_gc"]
+__all__ = ["FeedSource", "ListenError", "RunningServer", "create_app", "serve", "tune_gc"]
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +49,7 @@ class FeedSource(Protocol):
     """What the app needs from the process that owns the topics."""
 
     tournament: str
-    store: Any  # hub.feed store: ``snapshot(key) -> (seq, payload)``, ``catch_up``
+    store: Any  # hub.feed store: ``snapshot(key) -> (seq, payload)``, ``available``, ``catch_up``
     fanout: Fanout
 
     def ready(self) -> bool: ...
@@ -66,6 +70,9 @@ class FeedSource(Protocol):
 
 
 SELECT = ("scope", "stage", "session", "group")  # the standings' REST query parameters
+RETRY_AFTER = 2
+"""Seconds a REST client is told to wait (``Retry-After``) when this process holds no current
+state of a topic: a standby ingest takes over within its lease's time to live (5 s)."""
 
 
 def _json(body: Any, status: int = 200) -> Response:
@@ -87,6 +94,8 @@ class _Endpoints:
         self.auth = service.auth
         self.metrics = metrics
         self.valid_topic = service.valid_topic
+        self.phh: PhhExport | None = None  # made on the first request (ingest processes only)
+        self.phh_limit = RateLimit()
 
     @property
     def origin_refusals(self) -> int:
@@ -150,7 +159,14 @@ class _Endpoints:
             return _json({"error": code, "message": f"topic {topic} needs the {needs} role"}, 403)
         if code is not None:
             return _json({"error": "not_found", "message": f"no topic named {topic!r}"}, 404)
-        seq, payload = self.source.store.snapshot((audience_for(role), topic))
+        key = (audience_for(role), topic)
+        store = self.source.store
+        if not store.available(key):  # a standby, a takeover, an edge not yet in sync
+            message = f"no current state of topic {topic} here yet: retry shortly"
+            answer = _json({"error": "unavailable", "message": message}, 503)
+            answer.headers["retry-after"] = str(RETRY_AFTER)
+            return answer
+        seq, payload = store.snapshot(key)
         if seq == 0:
             return _json({"error": "not_found", "message": f"topic {topic} has no data yet"}, 404)
         if topic == "standings":
@@ -204,20 +220,32 @@ class _Endpoints:
         if engine is None:
             message = "the PHH export is served by the ingest process (--role all or ingest)"
             return _json({"error": "not_found", "message": message}, 404)
-        from hub.engine.phh_export import bundle, collect, render
-
-        hands = collect(engine.state, None if role == OPERATOR else engine.released)
-        rendered = await asyncio.to_thread(render, hands, engine.config.name)  # PokerKit is slow
+        peer = request.client.host if request.client else None
+        address, _ = self.service.proxies.identify(peer, request.headers)  # (behind a proxy)
+        wait = self.phh_limit.retry_after(address or "")
+        if wait > 0:  # a client looping on it: it costs the ingest's loop a little each time
+            seconds = str(max(1, math.ceil(wait)))
+            message = f"the PHH export may be asked again in {seconds} s"
+            response = _json({"error": "rate_limited", "message": message}, 429)
+            response.headers["retry-after"] = seconds
+            return response
+        if self.phh is None or self.phh.engine is not engine:
+            self.phh = PhhExport(engine)  # (hub.phh_service: cached, written off the loop)
+        got = await self.phh.bundle(role == OPERATOR)
         name = f"{self.source.tournament}.phhs"
         return Response(
-            bundle(rendered),
+            got.text,
             media_type="application/toml; charset=utf-8",
             headers={
                 "content-disposition": f'attachment; filename="{name}"',
-                "x-phh-hands": str(len(rendered.hands)),
-                "x-phh-skipped": str(len(rendered.skipped)),
+                "x-phh-hands": str(got.hands),
+                "x-phh-skipped": str(got.skipped),
             },
         )
+
+    def close(self) -> None:
+        if self.phh is not None:
+            self.phh.close()
 
     # -- operations --
 
@@ -296,6 +324,7 @@ def create_app(
         finally:
             await source.fanout.close_all()
             await service.stop()
+            ep.close()
             if manage_source:
                 await source.stop()
 
@@ -308,6 +337,7 @@ def create_app(
     app.state.feed = service
     app.state.ws_protocol = service.protocol() if raw_frames else None
     app.state.metrics = metrics
+    app.state.endpoints = ep  # (tests reach the PHH export's cache and rate limit here)
     return app
 
 
@@ -325,12 +355,54 @@ def tune_gc(young: int = 50_000) -> None:
 # -- running in-process -----------------------------------------------------------------------
 
 
+class ListenError(RuntimeError):
+    """The server cannot listen where it was told: a one-line reason, not a traceback."""
+
+    WHY: ClassVar[dict[int, str]] = {
+        errno.EADDRINUSE: "the address is already in use (another process listens there: "
+        "stop it, or choose another port)",
+        errno.EACCES: "permission denied (ports below 1024 need privileges)",
+        errno.EADDRNOTAVAIL: "no such address on this machine",
+    }
+
+    def __init__(self, host: str, port: int, exc: OSError) -> None:
+        why = self.WHY.get(exc.errno or 0, exc.strerror or str(exc))
+        super().__init__(f"cannot listen on {host}:{port}: {why}")
+        self.errno = exc.errno
+
+
+def _listening_socket(host: str, port: int, reuse_port: bool, join: bool) -> socket.socket:
+    """A socket bound to ``host:port``. With ``reuse_port`` and not ``join`` (the first of
+    several processes), the port must be free even of other ``SO_REUSEPORT`` listeners: the
+    kernel would otherwise quietly split connections with whatever already listens there."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    if reuse_port and not join:
+        with socket.socket(family) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                raise ListenError(host, port, exc) from None
+            port = probe.getsockname()[1]  # port 0: the free one found, for every process
+    sock = socket.socket(family)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ListenError(host, port, exc) from None
+    return sock
+
+
 @dataclass
 class RunningServer:
     server: uvicorn.Server
     task: asyncio.Task[None]
     host: str
     port: int
+    pending: PendingRequests | None = None  # the incomplete requests (hub.httpguard)
 
     @property
     def url(self) -> str:
@@ -346,21 +418,35 @@ class RunningServer:
 
 
 async def serve(
-    app: ASGIApp, host: str = "127.0.0.1", port: int = 0, reuse_port: bool = False, **options: Any
+    app: ASGIApp,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    reuse_port: bool = False,
+    join: bool = False,
+    request_timeout: float = REQUEST_TIMEOUT,
+    max_pending: int | None = None,
+    **options: Any,
 ) -> RunningServer:
     """Start uvicorn in this event loop and return once it listens (``port=0``: a free one).
     Websocket upgrades go to the app's ``FeedSocket`` class (``create_app``), else to
     uvicorn's sans-I/O protocol without per-message deflate. ``reuse_port``: several edge
     processes share the port (``SO_REUSEPORT``; the kernel spreads connections over them), one
-    per core."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if reuse_port:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind((host, port))
+    per core; ``join``: this one joins processes already listening there (else the port must
+    be free; ``ListenError`` when it cannot listen). ``request_timeout``, ``max_pending``: the
+    bound on incomplete requests (``hub.httpguard``; ``max_pending`` None: a quarter of the
+    open-file limit, at most 1024)."""
+    sock = _listening_socket(host, port, reuse_port, join)
     state = getattr(app, "state", None)
+    pending = PendingRequests(request_timeout, max_pending)
+    if getattr(state, "metrics", None) is not None:
+        state.metrics.watch_requests(pending)  # type: ignore[union-attr]
+    # uvicorn's own logging config would give its loggers a handler of their own, out of reach
+    # of the root handlers' repeat filters (hub.logs): a failing endpoint polled in a loop then
+    # wrote one traceback per request. Without it they propagate to the root handlers.
+    options.setdefault("log_config", None)
     config = uvicorn.Config(
         app,
+        http=guarded_http(pending),
         ws=getattr(state, "ws_protocol", None) or "websockets-sansio",
         ws_per_message_deflate=False,
         ws_max_size=1 << 20,
@@ -377,4 +463,4 @@ async def serve(
             await task  # raises the startup error
             raise RuntimeError("uvicorn exited during startup")
         await asyncio.sleep(0.01)
-    return RunningServer(server, task, host, sock.getsockname()[1])
+    return RunningServer(server, task, host, sock.getsockname()[1], pending)

@@ -193,6 +193,19 @@ def test_ingest_load_bench_tiny(redis_url: str) -> None:
 
 
 @pytest.mark.redis
+def test_flood_bench_tiny(redis_url: str) -> None:
+    """The probe and the flooders in their own processes, the ingest here: every phase timed,
+    each flood published and counted."""
+    bench = load("flood_bench")
+    run = asyncio.run(bench.run(redis_url, 4, 0.005, 0.3, 0, rounds=2))
+    assert set(run) >= {"baseline", "big", "tiny", "met"}
+    for phase in ("baseline", "big", "tiny"):
+        assert 0 < run[phase]["p50_ms"] <= run[phase]["p99_ms"]
+    for phase in ("big", "tiny"):
+        assert run[phase]["flood_msgs_per_s"] > 0 and run[phase]["ratio_p99"] > 0
+
+
+@pytest.mark.redis
 def test_edge_bench_tiny(redis_url: str, tmp_path: Path) -> None:
     """The edge bench end to end on a tiny point: structure only, no timing assertions."""
     bench = load("edge_bench")

@@ -12,7 +12,16 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis_server import RedisServer, free_port
 
 from hub.bus import open_bus
-from hub.bus.base import Bus, Fence, LeaseLost, Message, Subscription, parse_id
+from hub.bus.base import (
+    BufferedSubscription,
+    Bus,
+    Fence,
+    LeaseLost,
+    Message,
+    ReadRate,
+    Subscription,
+    parse_id,
+)
 from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus, RetryPolicy
 
@@ -176,6 +185,48 @@ async def test_subscription_buffer_size_per_subscription(bus: Bus, key_prefix: s
     await small.aclose()
     with pytest.raises(ValueError):
         bus.subscribe(f"{key_prefix}:feed", buffer=0)
+
+
+async def test_a_subscription_buffer_is_bounded_in_bytes_too(bus: Bus, key_prefix: str) -> None:
+    """A count alone does not bound memory: 300-KB messages fill 1 MB after three."""
+    sub = bus.subscribe(f"{key_prefix}:big", buffer=100, max_bytes=1_000_000)
+    await sub.ready()
+    for i in range(5):
+        await bus.publish(f"{key_prefix}:big", bytes([i]) * 300_000)
+    async with asyncio.timeout(5):
+        while sub.pending + sub.dropped < 5:
+            await asyncio.sleep(0.01)
+    assert (sub.pending, sub.dropped) == (3, 2)
+    assert [m.data[0] for m in await sub.take()] == [0, 1, 2]
+    await bus.publish(f"{key_prefix}:big", b"room again")
+    assert (await receive(sub, 1))[0].data == b"room again"
+    await sub.aclose()
+
+
+async def test_one_channel_subscription_and_a_consumer_of_several(
+    bus: Bus, key_prefix: str
+) -> None:
+    """A pattern without glob characters is that one channel (on Redis: SUBSCRIBE, which an
+    ACL allows by its channel patterns); ``notify`` and ``take_nowait`` let one consumer wait
+    on several subscriptions at once."""
+    one = bus.subscribe(f"{key_prefix}:console:1")
+    two = bus.subscribe(f"{key_prefix}:console:2")
+    assert isinstance(one, BufferedSubscription) and isinstance(two, BufferedSubscription)
+    woken = asyncio.Event()
+    for sub in (one, two):
+        sub.notify(woken.set)
+        await sub.ready()
+    assert one.take_nowait() == []
+    await bus.publish(f"{key_prefix}:console:10", b"not table 1")
+    await bus.publish(f"{key_prefix}:console:2", b"two")
+    await asyncio.wait_for(woken.wait(), 5)
+    async with asyncio.timeout(5):
+        while not two.pending:
+            await asyncio.sleep(0.01)
+    assert [m.data for m in two.take_nowait(10)] == [b"two"]
+    await assert_nothing_more(one)
+    for sub in (one, two):
+        await sub.aclose()
 
 
 def test_message_arrival_time_is_not_part_of_equality() -> None:
@@ -386,6 +437,18 @@ async def test_hash_set_get_overwrite(bus: Bus, key_prefix: str) -> None:
     assert (await bus.hgetall(key))["table:1"] == b"uno"
 
 
+async def test_set_once_keeps_the_first_value(bus: Bus, key_prefix: str) -> None:
+    """What the event epoch is made with: the first writer's value, kept; deleted with the
+    tournament's data."""
+    key = f"{key_prefix}:epoch"
+    assert await bus.get(key) is None
+    assert await bus.set_once(key, b"first") == b"first"
+    assert await bus.set_once(key, b"second") == b"first"
+    assert await bus.get(key) == b"first"
+    await bus.delete(key)
+    assert await bus.get(key) is None
+
+
 # --- memory bus specifics ------------------------------------------------------------------
 
 
@@ -466,6 +529,39 @@ async def test_redis_subscription_and_append_survive_a_restart(tmp_path: Path) -
                 pass
         assert heard == Message("dup:t:feed", b"after")
         assert sub.reconnects >= 1
+        await bus.close()
+
+
+@pytest.mark.redis
+async def test_redis_subscription_reads_at_its_rate_and_redis_cuts_the_rest(
+    tmp_path: Path,
+) -> None:
+    """Past its ``ReadRate`` a subscription leaves messages unread in Redis; past Redis's
+    pubsub output-buffer limit Redis cuts the connection, and the subscription is back at once
+    while a subscription of another channel never noticed."""
+    limit = ("--client-output-buffer-limit", "pubsub 256kb 0 0")
+    with RedisServer(tmp_path / "redis", extra=limit) as server:
+        bus = RedisBus(server.url, retry=FAST_RETRY)
+        await bus.connect()
+        slow = bus.subscribe("t:flood", rate=ReadRate(messages=50, bytes=1e9, burst=0.1))
+        other = bus.subscribe("t:calm")
+        for sub in (slow, other):
+            await sub.ready()
+        t0 = time.monotonic()
+        for _ in range(30):  # 30 MB: more than the kernel's socket buffers hold
+            await bus.publish_many([("t:flood", b"x" * 10_000)] * 100)
+            await bus.publish("t:calm", b"calm")
+        assert len(await receive(other, 30)) == 30
+        async with asyncio.timeout(10):
+            while not slow.reconnects:
+                await asyncio.sleep(0.05)
+        read = len(slow.take_nowait())
+        assert read < 50 * (time.monotonic() - t0 + 0.1) + 64 + 5  # rate, burst, a yield step
+        async with asyncio.timeout(10):  # resubscribed: it hears the channel again
+            while not any(m.data == b"after the cut" for m in slow.take_nowait()):
+                await bus.publish("t:flood", b"after the cut")
+                await asyncio.sleep(0.05)
+        assert other.reconnects == 0
         await bus.close()
 
 

@@ -268,7 +268,7 @@ def test_acl_reports_the_users_it_wrote(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     written = [line for line in out.read_text().splitlines() if line.startswith("user ")]
     on = [line for line in written if " on " in f"{line} "]
-    assert len(on) == 8  # the hub, six consoles, the probe
+    assert len(on) == 11  # four roles, six consoles, the probe
     assert f"wrote {len(on)} Redis users to {out}" in run.stderr
     assert "default switched off" in run.stderr
 

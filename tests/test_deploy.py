@@ -52,6 +52,10 @@ def test_redis_keeps_the_journal_and_reports_health(compose: dict[str, Any]) -> 
     command = " ".join(redis["command"])
     assert "--appendonly yes" in command
     assert "--appendfsync always" in command  # an acknowledged event survives a power cut
+    assert "--maxmemory-policy noeviction" in command  # never evict the journal
+    # a flooded (or stalled) pub/sub reader is cut, not allowed to grow Redis without bound;
+    # (bench/flood_bench.py starts its Redis with the same limits)
+    assert "--client-output-buffer-limit pubsub 16mb 4mb 10" in command
     assert redis["healthcheck"]["test"][-1] == "ping"
     assert any(v.endswith(":/data") for v in redis["volumes"])
 
@@ -65,7 +69,8 @@ def test_one_ingest_two_edges_each_a_valid_command(compose: dict[str, Any]) -> N
         assert service["depends_on"]["redis"]["condition"] == "service_healthy"
         command = service["command"]
         args = parser.parse_args([defaults(c) for c in command])  # exits on a bad option
-        assert args.redis == "redis://redis:6379/0"
+        assert "--redis" not in command  # by environment: argv is public (ps, /proc)
+        assert defaults(service["environment"]["DUPLICAST_REDIS_URL"]) == "redis://redis:6379/0"
         roles[name] = args.role
         # The event comes from the mounted folder, never from the image's samples/.
         assert str(args.config) == "/event/event.toml"
@@ -199,6 +204,8 @@ def test_compose_client_accepts_the_file() -> None:
     for extra in ([], *(["-f", str(ROOT / "deploy" / name)] for name in overrides)):
         env = {**os.environ, **{token: "kq3Z-vYp8_Lw2mXc7RtB9sHd" + token for token in TOKENS}}
         env["DUPLICAST_DECK_KEY_FILE"] = "/srv/secrets/deck.key"
+        for role in ("INGEST", "EDGE"):  # the venue override requires them
+            env[f"DUPLICAST_{role}_REDIS_URL"] = f"redis://duplicast-{role.lower()}:pw@redis/0"
         result = subprocess.run(
             [*client, "-f", str(ROOT / "docker-compose.yml"), *extra, "config", "-q"],
             capture_output=True,
@@ -234,7 +241,11 @@ def test_venue_override_loads_the_acl_file_and_its_healthcheck_works(tmp_path: P
     (tmp_path / "users.acl").write_text(text)
     if shutil.which("redis-cli") is None:
         pytest.skip("no redis-cli on this machine")
-    with RedisServer(tmp_path / "redis", extra=("--aclfile", str(tmp_path / "users.acl"))) as s:
+    assert "pubsub 16mb 4mb 10" in command and "noeviction" in command  # as the main file
+    # redis-server started with the override's very arguments (it refuses any it does not know)
+    acl = str(tmp_path / "users.acl")
+    extra = tuple(acl if a == "/etc/redis/users.acl" else a for a in command[1:])
+    with RedisServer(tmp_path / "redis", extra=extra) as s:
         probe = redis["healthcheck"]["test"][1:]  # drop "CMD"
         out = subprocess.run(
             [*probe[:1], "-p", str(s.port), *probe[1:]], capture_output=True, text=True
@@ -368,3 +379,35 @@ def test_edges_trust_the_balancer_and_nginx_says_who_the_client_is(
     assert ws is not None and "limit_conn spectators 256;" in ws.group(1)
     # only token-less (spectator) upgrades are counted by nginx: an empty key is not
     assert re.search(r"map \$arg_token \$spectator_address \{\s*''\s+\$binary_remote_addr;", conf)
+
+
+def test_every_role_gets_its_own_users_url_by_environment() -> None:
+    """Each hub service of every compose file takes its Redis URL from its environment, from a
+    variable of its role (the venue override requires those of the ingest and the edges), and
+    each role's user is one `duplicast acl` writes; no command line carries a URL."""
+    from hub.redis_acl import ROLE_USERS
+
+    files = ("docker-compose.yml", "deploy/docker-compose.venue.yml",
+             "deploy/docker-compose.projector.yml")  # fmt: skip
+    variables: dict[str, str] = {}
+    for name in files:
+        services = yaml.safe_load((ROOT / name).read_text())["services"]
+        for service, spec in services.items():
+            assert "--redis" not in spec.get("command", []), (name, service)
+            url = spec.get("environment", {}).get("DUPLICAST_REDIS_URL")
+            if service in ("redis", "lb") or (url is None and service in variables):
+                continue  # not a hub, or an override keeping the main file's environment
+            assert url is not None, (name, service)
+            variable = re.fullmatch(r"\$\{(DUPLICAST_(\w+)_REDIS_URL):[-?].*\}", url)
+            assert variable is not None, url
+            role = variables.setdefault(service.rstrip("12"), variable.group(1))
+            assert role == variable.group(1), (name, service)
+            if name.endswith("venue.yml"):
+                assert url.startswith(f"${{{role}:?"), url  # required at the venue
+    assert variables == {
+        "ingest": "DUPLICAST_INGEST_REDIS_URL",
+        "edge": "DUPLICAST_EDGE_REDIS_URL",
+        "projector": "DUPLICAST_PROJECTOR_REDIS_URL",
+    }
+    for service in variables:
+        assert f"duplicast-{service}" in ROLE_USERS

@@ -101,3 +101,62 @@ def test_processes_need_the_edge_role() -> None:
         timeout=60,
     )
     assert done.returncode == 2 and "--processes needs --role edge" in done.stderr
+
+
+def start_edge(redis_url: str, port: int, processes: int = 2) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "hub", "serve", "--role", "edge"]
+    command += ["--processes", str(processes), "--config", str(SAMPLE), "--redis", redis_url]
+    command += ["--port", str(port)]
+    return subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+
+
+def wait_line(process: subprocess.Popen[str], marker: str, timeout: float = 30) -> str:
+    assert process.stdout is not None
+    line = ""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and marker not in line:
+        line = process.stdout.readline()
+        assert line or process.poll() is None, "the process exited"
+    assert marker in line
+    return line
+
+
+def accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def test_workers_end_with_a_sigkilled_parent(redis_url: str) -> None:
+    """A SIGKILLed parent cannot stop its workers: they must notice and end by themselves
+    (hub.lifeline), else orphans keep serving the port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    edge = start_edge(redis_url, port, processes=3)
+    workers: list[int] = []
+    try:
+        wait_line(edge, "(3 processes)")
+        workers = children(edge.pid)
+        assert len(workers) == 2 and all(alive(w) for w in workers)
+        assert accepts(port)
+        edge.kill()  # SIGKILL: no handler, no finally, no stop_workers
+        edge.wait()
+        killed = time.monotonic()
+        while time.monotonic() - killed < 3 and any(alive(w) for w in workers):
+            time.sleep(0.05)
+        took = time.monotonic() - killed
+        assert not any(alive(w) for w in workers), f"{took:.1f} s"
+        assert not accepts(port)
+        print(f"workers gone {took:.2f} s after their parent's SIGKILL")
+    finally:
+        if edge.poll() is None:
+            edge.kill()
+            edge.wait()
+        for worker in workers:
+            if alive(worker):
+                os.kill(worker, signal.SIGKILL)

@@ -105,7 +105,9 @@ def test_rejections_carry_codes_and_change_nothing(engine: Engine) -> None:
     ]
     for outcome, code in cases:
         assert not outcome.ok and outcome.code == code, outcome.ack
-        assert outcome.record is None
+        # Journaled as a refusal (the seq is used up), never as an event.
+        assert outcome.record is not None and outcome.record["kind"] == "refused"
+        assert outcome.record["code"] == code and outcome.record["seq"] == outcome.ack["seq"]
     after = all_payloads(engine)
     before.pop(("live", "ops"))
     after.pop(("live", "ops"))

@@ -25,7 +25,7 @@ def test_log_line_of_each_journal_record_kind() -> None:
     }  # fmt: skip
     assert log_line(console) == {
         "v": 1, "tournament": "t", "table": 2, "console": "table2", "seq": 4, "type": "fold",
-        "seat": 3, "ts": 1795380383.291,
+        "seat": 3, "ts": 1795380383.2914,  # the hub's clock, unrounded
     }  # fmt: skip
     control = {"kind": "control", "op": "onair", "slot": "ticker", "value": {"on": 1}, "at": 5}
     assert log_line(control) == {"op": "onair", "slot": "ticker", "value": {"on": 1}, "ts": 5.0}

@@ -591,3 +591,28 @@ async def test_stalled_client_is_closed_within_six_seconds_by_default() -> None:
         assert len(source.fanout.clients) == 1
         await slow.close()
         await fast.close()
+
+
+async def test_a_client_resuming_ahead_of_a_lagging_edge_never_sees_its_seqs_go_back() -> None:
+    """DESIGN §7: a client that moved from a faster edge resumes at a seq this edge has not
+    reached: it gets nothing at or below its seq (no older snapshot, no old delta), then the
+    frames above it; the edge is told to fetch that topic."""
+    from hub.feed import EdgeFeed
+    from hub.feed import Frame as FeedFrame
+
+    behind: list[TopicKey] = []
+    store = EdgeFeed(on_behind=behind.append)
+    fanout = Fanout(store)
+    store.seed(STANDINGS, FeedFrame.snapshot("standings", 5, {"n": 5}))
+    sink = FakeSink()
+    client = fanout.add(sink, "public", "public", "json")
+    sink.client = client
+    fanout.subscribe(client, "standings", resume=8)
+    assert behind == [STANDINGS]
+    for n in range(6, 11):
+        frame = FeedFrame.delta("standings", n, [{"op": "replace", "path": "/n", "value": n}])
+        assert store.apply(STANDINGS, frame)
+        fanout.publish(STANDINGS, frame.outs)
+        await asyncio.sleep(0)
+    assert [m["seq"] for m in sink.messages()] == [9, 10]
+    assert client.floors is None and client.direct is not None  # back on the direct path

@@ -233,3 +233,45 @@ def test_after_a_restart_topics_are_built_when_asked_for_or_when_they_change() -
     # A topic the engine does not have: an empty snapshot, and nothing kept of it.
     assert decode(feed.catch_up(("live", "deal:9"), "json", None))[0]["seq"] == 0
     assert ("live", "deal:9") not in set(feed.keys())
+
+
+# -- failover: a store that is not live serves nothing it does not hold (DESIGN §7) ------------
+
+
+def test_a_writer_store_that_is_not_live_serves_nothing() -> None:
+    """A standby or rebuilding ingest: no empty snapshot, REST unavailable (not 404)."""
+    feed = IngestFeed(live=False)
+    assert feed.catch_up(KEY, "json", None) == []
+    assert not feed.available(KEY)
+    feed.live = True
+    assert decode(feed.catch_up(KEY, "json", None)) == [
+        {"type": "snapshot", "topic": "standings", "seq": 0, "data": {}}
+    ]
+    assert feed.available(KEY)
+
+
+def test_an_edge_store_never_sends_an_empty_or_older_snapshot() -> None:
+    behind: list[Any] = []
+    edge = EdgeFeed(live=False, on_behind=behind.append)
+    other = ("public", "table:1")
+    assert edge.catch_up(other, "json", None) == []  # not in sync: "no data yet" is not ours
+    assert not edge.available(other)
+    edge.seed(KEY, Frame.snapshot("standings", 40, {"n": 40}))
+    assert edge.available(KEY)  # its last good state
+    assert decode(edge.catch_up(KEY, "json", None))[0]["seq"] == 40
+    assert edge.catch_up(KEY, "json", 52) == []  # the client is ahead: nothing older
+    assert behind == [KEY]  # and the edge fetches the writer's snapshot of it
+    edge.live = True
+    assert decode(edge.catch_up(other, "json", None))[0] == {
+        "type": "snapshot",
+        "topic": "table:1",
+        "seq": 0,
+        "data": {},
+    }
+
+
+def test_the_writer_answers_a_client_ahead_of_it_with_its_snapshot() -> None:
+    """The writer's seq is the truth: a client ahead of it holds another history."""
+    feed = IngestFeed()
+    feed.publish(TopicChange(KEY, None, {"n": 0}))
+    assert decode(feed.catch_up(KEY, "json", 9))[0]["seq"] == 1

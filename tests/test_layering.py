@@ -44,14 +44,20 @@ LAYERS: dict[str, int] = {
     "hub.domain.strength_tables": 0,  # numpy batch evaluation (tables from phevaluator)
     "hub.domain.equity": 0,  # win/tie probabilities and outs
     "hub.engine": 1,  # pure tournament state machine, projections, topic registry
+    "hub.redact": 1,  # passwords out of URLs and log lines
     "hub.codec": 2,
     "hub.channels": 2,
     "hub.tasks": 2,
+    "hub.lifeline": 2,  # a worker process that ends with its parent
+    "hub.links": 2,  # the links a running hub prints (demo, serve)
+    "hub.workers": 4,  # the edge worker processes of serve --processes N (reads REDIS_ENV)
     "hub.logs": 2,
     "hub.outbox": 2,
     "hub.configfile": 2,
     "hub.deckfile": 2,
     "hub.redis_acl": 3,
+    "hub.notes": 3,  # the notes stream's entries, bounded
+    "hub.hubwatch": 2,  # whether any hub answers a console
     "hub.cliargs": 3,  # options every command shares (reads the deck-key names)
     "hub.progress": 2,
     "hub.auth": 2,
@@ -60,11 +66,14 @@ LAYERS: dict[str, int] = {
     "hub.bus.memory": 3,
     "hub.bus.redis": 3,
     "hub.bus": 4,  # open_bus: picks an implementation
+    "hub.intake": 3,  # the ingest's fair batches over its per-table subscriptions
     "hub.fanout": 4,
     "hub.metrics": 5,
     "hub.feedsocket": 5,
+    "hub.httpguard": 5,  # the bound on incomplete HTTP requests (uvicorn protocols)
     "hub.feed": 5,
     "hub.console": 5,
+    "hub.phh_service": 5,  # the PHH export cached, written in a worker process
     "hub.server": 6,
     "hub.publisher": 6,  # the feed's writer, shared by the ingest and the projector
     "hub.ingest": 7,
@@ -77,6 +86,7 @@ LAYERS: dict[str, int] = {
     "hub.edge": 8,
     "hub.embedded": 8,
     "hub.demo": 9,
+    "hub.consolecli": 9,  # `duplicast console` (runner imports it)
     "hub.runner": 10,
     "hub.cli": 11,
     "hub.__main__": 12,

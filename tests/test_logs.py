@@ -82,7 +82,7 @@ def test_install_is_idempotent() -> None:
     logger.addHandler(handler)
     try:
         first = logs.install(logger)
-        assert logs.install(logger) == first and len(handler.filters) == 1
+        assert logs.install(logger) == first and len(handler.filters) == 2  # repeats, redaction
     finally:
         logger.removeHandler(handler)
 
@@ -110,3 +110,34 @@ def test_garbage_flood_at_the_ingest_writes_a_handful_of_lines(captured) -> None
     finally:
         ingest_log.removeHandler(handler)
     assert len(lines(out)) <= 10
+
+
+def _fail_at_one_site() -> None:
+    raise KeyError((13, 1))
+
+
+def _fail_elsewhere() -> None:
+    raise ValueError("other")
+
+
+def test_a_traceback_per_exception_site_per_window(captured) -> None:  # type: ignore[no-untyped-def]
+    """One bug hit by every request (issue #20: 100 requests, 4,752 log lines) is one traceback
+    and one count per window; another failure behind the same template still shows."""
+    logger, out, repeat, clock = captured
+    for _ in range(100):
+        try:
+            _fail_at_one_site()
+        except KeyError:
+            logger.exception("Exception in ASGI application")
+    try:
+        _fail_elsewhere()
+    except ValueError:
+        logger.exception("Exception in ASGI application")
+    text = out.getvalue()
+    assert text.count("Traceback") == 2
+    assert len(lines(out)) < 20
+    clock.now += 11.0
+    repeat.flush()
+    summary = lines(out)[-1]
+    assert "repeated 99 times" in summary
+    assert "KeyError at " in summary and "test_logs.py" in summary

@@ -138,6 +138,36 @@ async def test_refusals_and_links_reach_the_desk_through_the_notes(bus: Bus) -> 
         await until(lambda: projector.engine.links == {"table2": False})
 
 
+async def test_the_notes_stay_bounded_under_garbage(bus: Bus) -> None:
+    """Every refused message was one more notes entry, carrying the wire's texts whole: a
+    flood of garbage grew ``dup:{t}:notes`` without end. It is trimmed, each entry cut."""
+    from hub.notes import MAXLEN, refusal_note
+
+    async with write_and_read(bus, tick_interval=0.05) as (ingest, projector):
+        channel = ingest.names.console(2)
+        huge = "x" * 20_000
+        for start in range(0, 3 * MAXLEN, 500):
+            batch = [
+                {"v": 1, "tournament": ingest.tournament, "table": 2, "console": f"{n}{huge}"}
+                | {"seq": 1, "type": "fold", "seat": 3, "note": huge}
+                for n in range(start, start + 500)
+            ]
+            now = time.monotonic()
+            await ingest.handle_batch([Message(channel, codec.pack(e), now) for e in batch])
+        entries, after = [], "0-0"
+        while page := await bus.read(ingest.names.notes, after, 1000):
+            entries += page
+            after = page[-1][0]
+        assert len(entries) <= MAXLEN + 100  # MAXLEN ~: at most one more node of 100
+        assert max(len(data) for _, data in entries) < 4096
+        desk, ours = projector.engine.rejections, ingest.engine.rejections
+        await until(lambda: bool(desk) and desk[-1] == ours[-1])  # the desk is still fed
+        # A refusal quoting the wire at length is cut, not carried whole.
+        long = {"table": 2, "console": huge, "seq": 1, "code": "x", "message": huge, "at": 0.0}
+        assert len(refusal_note(long)) < 1024
+        assert codec.unpack(refusal_note(long))["refusal"]["seq"] == 1
+
+
 async def test_edges_snapshot_requests_are_answered_by_the_projector(bus: Bus) -> None:
     async with write_and_read(bus) as (ingest, projector):
         names = ingest.names
@@ -186,7 +216,7 @@ async def test_a_restarted_projector_continues_the_seqs_and_a_second_one_waits(b
         await until(lambda: second.position == ingest.last_position)
         await until(lambda: bool(frames))
         assert min(frames) > before
-        assert not same_documents(second, ingest.engine)
+        await until(lambda: not same_documents(second, ingest.engine))  # a loaded machine
         await second.stop()
     finally:
         await first.stop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sqlite3
 import time
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from hub.configfile import load_config
 from hub.console import ConsoleClient
 from hub.embedded import IngestSource
 from hub.engine.core import Engine
-from hub.redis_acl import HUB_USER, acl_file
+from hub.redis_acl import INGEST_USER, acl_file
 
 pytestmark = [pytest.mark.redis]
 
@@ -57,6 +58,12 @@ async def test_a_console_can_write_only_its_own_table(acl_server) -> None:
         with pytest.raises(ResponseError):
             await other.ready()
         await own.aclose()
+        # The event epoch it keys its outbox to: read, never written (issue #20.13).
+        assert await pad.get(f"{prefix}:epoch") is None
+        with pytest.raises(NoPermissionError):
+            await pad.set_once(f"{prefix}:epoch", b"forged")
+        with pytest.raises(NoPermissionError):
+            await pad.get(f"{prefix}:journal")
     finally:
         await pad.close()
     # Nobody gets in without a user; a wrong password is refused (raw RESP, no client).
@@ -72,10 +79,10 @@ def raw(port: int, command: bytes) -> bytes:
         return sock.recv(256)
 
 
-async def test_hub_and_consoles_play_with_their_own_users(acl_server) -> None:
+async def test_hub_and_consoles_play_with_their_own_users(acl_server, tmp_path: Path) -> None:
     config, credentials, server = acl_server
     host = f"127.0.0.1:{server.port}"
-    hub_bus = RedisBus(credentials[HUB_USER].url(host))
+    hub_bus = RedisBus(credentials[INGEST_USER].url(host))
     await hub_bus.connect()
     source = IngestSource(hub_bus, Engine(config), own_bus=False)
     await source.start()
@@ -83,9 +90,13 @@ async def test_hub_and_consoles_play_with_their_own_users(acl_server) -> None:
     await pad_bus.connect()
     try:
         deal = config.deal_orders[1][0]
-        async with ConsoleClient(pad_bus, config.id, 1, "table1") as pad:
+        outbox = tmp_path / "outbox.sqlite"
+        async with ConsoleClient(pad_bus, config.id, 1, "table1", outbox=outbox) as pad:
             ack = await asyncio.wait_for(pad.send({"type": "start", "deal": deal}), 10)
             assert ack.ok
+        with sqlite3.connect(outbox) as db:  # keyed to the hub's epoch, read with its own user
+            (epoch,) = db.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
+        assert epoch == (await hub_bus.get(f"dup:{config.id}:epoch") or b"").decode()
         journal = await hub_bus.read(f"dup:{config.id}:journal")
         assert [codec.unpack(data)["console"] for _, data in journal] == ["table1"]
     finally:
@@ -102,7 +113,7 @@ def test_acl_command_writes_private_files(tmp_path: Path, capsys) -> None:
     assert acl.stat().st_mode & 0o777 == 0o600 and creds.stat().st_mode & 0o777 == 0o600
     assert "user default off" in text
     lines = [line for line in urls.splitlines() if not line.startswith("#")]
-    assert len(lines) == 1 + 6  # the hub and six consoles
+    assert len(lines) == 4 + 6  # four roles and six consoles
     for line in lines:
         user, url = line.split()
         password = url.split(":")[2].split("@")[0]

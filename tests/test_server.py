@@ -647,3 +647,35 @@ def test_one_topic_check_for_a_tournament_and_for_any_name() -> None:
             assert check_topic(role, name) == space.check(role, name) == "unknown_topic"
     assert space.check("public", "compare:9:1") == "unknown_topic"  # not in this tournament
     assert check_topic("public", "compare:9:1") is None  # a topic of some tournament
+
+
+async def test_a_source_that_is_not_live_sends_nothing_then_fresh_snapshots(
+    server: RunningServer, source: FakeSource
+) -> None:
+    """A standby ingest (DESIGN §7): a subscriber gets nothing, not the empty snapshot; REST
+    answers 503 with Retry-After; when it turns live, every subscriber gets a fresh snapshot
+    (``Fanout.refresh``) and the deltas after it."""
+    source.store.live = False
+    ws = await connect(server)
+    try:
+        assert (await recv(ws))["type"] == "hello"
+        await send(ws, {"op": "subscribe", "topics": ["standings"]})
+        await send(ws, {"op": "ping"})
+        assert await recv(ws) == {"type": "pong"}  # nothing for the topic came before
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            answer = await http.get("/api/standings")
+            assert answer.status_code == 503 and answer.headers["retry-after"] == "2"
+            assert answer.json()["error"] == "unavailable"
+        source.store.publish(source.payloads.change(("public", "standings"), {"n": 7}))
+        source.store.live = True
+        source.fanout.refresh()
+        assert await recv(ws) == {
+            "type": "snapshot",
+            "topic": "standings",
+            "seq": 1,
+            "data": {"n": 7},
+        }
+        source.put(("public", "standings"), {"n": 8})
+        assert (await recv(ws))["seq"] == 2
+    finally:
+        await ws.close()

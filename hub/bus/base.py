@@ -18,27 +18,22 @@ from __future__ import annotations
 import abc
 import asyncio
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Self
 
+from hub.redact import redacted_url as redacted_url  # re-exported (hub.bus, hub.bus.redis)
+
 DEFAULT_SUBSCRIPTION_BUFFER = 10_000
 """Messages a subscription holds for a slow consumer before it drops (and counts) new ones."""
+DEFAULT_SUBSCRIPTION_BYTES = 256 * 1024 * 1024
+"""Bytes of message data a subscription holds before it drops (and counts) new ones: a count
+alone does not bound memory when a publisher sends large messages."""
 
 
 class BusUnavailable(ConnectionError):
     """The bus could not be reached at start (``connect``): the message names where and why,
     in one line a command can print as it is."""
-
-
-def redacted_url(url: str) -> str:
-    """A bus URL without its password, for messages and logs."""
-    scheme, sep, rest = url.partition("://")
-    credentials, at, host = rest.rpartition("@")
-    if not sep or not at:
-        return url
-    user = credentials.partition(":")[0]
-    return f"{scheme}://{user + ':***' if user else '***'}@{host}"
 
 
 class LeaseLost(RuntimeError):
@@ -55,6 +50,19 @@ class Fence:
     key: str
     owner: str
     token: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadRate:
+    """How fast a subscription reads at most (a token bucket ``burst`` seconds deep): past it,
+    a transport that reads (Redis) leaves the rest unread, where it queues at the server, and
+    a server that bounds that queue (``client-output-buffer-limit pubsub``) cuts the
+    connection, which the subscription then opens again. A flood on one channel so costs the
+    reader a bounded share of its CPU whatever its rate. The memory bus does not read."""
+
+    messages: float  # per second
+    bytes: float  # per second
+    burst: float = 1.0  # seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,13 +128,23 @@ class BufferedSubscription(Subscription):
     listener dying silently in the background).
     """
 
-    def __init__(self, pattern: str, maxsize: int = DEFAULT_SUBSCRIPTION_BUFFER) -> None:
-        if maxsize < 1:
+    def __init__(
+        self,
+        pattern: str,
+        maxsize: int = DEFAULT_SUBSCRIPTION_BUFFER,
+        max_bytes: int = DEFAULT_SUBSCRIPTION_BYTES,
+        rate: ReadRate | None = None,
+    ) -> None:
+        if maxsize < 1 or max_bytes < 1:
             raise ValueError("subscription buffer must hold at least one message")
         self.pattern = pattern
         self.dropped = 0
         self._maxsize = maxsize
+        self._max_bytes = max_bytes
+        self.rate = rate
+        self._bytes = 0  # data bytes buffered
         self._buffer: deque[Message] = deque()
+        self._notify: Callable[[], None] | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._closed = False
         self._error: BaseException | None = None
@@ -138,19 +156,33 @@ class BufferedSubscription(Subscription):
     def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
+        if self._notify is not None:
+            self._notify()
+
+    def notify(self, callback: Callable[[], None] | None) -> None:
+        """Call ``callback`` (never blocking) whenever a message is buffered or the
+        subscription ends: how one consumer waits on several subscriptions at once (and takes
+        from each with ``take_nowait``)."""
+        self._notify = callback
 
     def _deliver(self, message: Message) -> None:
         if self._closed:
             return
-        if len(self._buffer) >= self._maxsize:
+        size = len(message.data)
+        if len(self._buffer) >= self._maxsize or self._bytes + size > self._max_bytes:
             self.dropped += 1
             return
+        self._bytes += size
         self._buffer.append(message)
         self._wake()
 
     def _finish(self) -> None:
         self._closed = True
         self._wake()
+
+    def _clear(self) -> None:
+        self._buffer.clear()
+        self._bytes = 0
 
     def _fail(self, error: BaseException) -> None:
         self._error = error
@@ -159,6 +191,16 @@ class BufferedSubscription(Subscription):
     @property
     def pending(self) -> int:
         return len(self._buffer)
+
+    @property
+    def throttled(self) -> bool:
+        """Reading at its ``rate`` limit (never, for a transport that does not read)."""
+        return False
+
+    @property
+    def pending_bytes(self) -> int:
+        """Data bytes received and not yet taken."""
+        return self._bytes
 
     async def _wait(self) -> bool:
         """Wait until a message is buffered (True) or the subscription ended with an empty
@@ -179,20 +221,35 @@ class BufferedSubscription(Subscription):
     async def __anext__(self) -> Message:
         if not self._buffer and not await self._wait():
             raise StopAsyncIteration
-        return self._buffer.popleft()
+        message = self._buffer.popleft()
+        self._bytes -= len(message.data)
+        return message
 
     async def take(self, limit: int | None = None) -> list[Message]:
         if limit is not None and limit < 1:
             raise ValueError(f"limit must be at least 1, not {limit}")
+        if not self._buffer and not await self._wait():
+            return []
+        return self.take_nowait(limit)
+
+    def take_nowait(self, limit: int | None = None) -> list[Message]:
+        """What is buffered now, oldest first, at most ``limit``; ``[]`` if nothing is (an
+        error that ended the subscription is raised once, as ``take`` would)."""
         buffer = self._buffer
-        if not buffer and not await self._wait():
+        if not buffer:
+            if self._closed and self._error is not None:
+                error, self._error = self._error, None
+                raise error
             return []
         if limit is None or len(buffer) <= limit:
             taken = list(buffer)
             buffer.clear()
+            self._bytes = 0
             return taken
         popleft = buffer.popleft
-        return [popleft() for _ in range(limit)]
+        taken = [popleft() for _ in range(limit)]
+        self._bytes -= sum(len(m.data) for m in taken)
+        return taken
 
 
 class Bus(abc.ABC):
@@ -208,11 +265,21 @@ class Bus(abc.ABC):
         """Publish; returns how many subscribers received it (0: nobody is listening)."""
 
     @abc.abstractmethod
-    def subscribe(self, pattern: str, *, buffer: int | None = None) -> Subscription:
+    def subscribe(
+        self,
+        pattern: str,
+        *,
+        buffer: int | None = None,
+        max_bytes: int | None = None,
+        rate: ReadRate | None = None,
+    ) -> Subscription:
         """Messages on every channel matching the glob ``pattern`` from now on.
 
         ``buffer``: how many received messages it holds for a slow consumer before it drops
-        new ones (default: the bus's ``subscription_buffer``).
+        new ones (default: the bus's ``subscription_buffer``); ``max_bytes``: how many bytes of
+        message data (default ``DEFAULT_SUBSCRIPTION_BYTES``), whichever limit comes first.
+        Each subscription is read on its own (on Redis: its own connection), so a flood on one
+        cannot delay the messages of another behind it; ``rate`` bounds how fast it is read.
 
         The iterator survives transport errors (it reconnects with backoff); messages published
         while disconnected are lost, as with Redis pub/sub: callers detect gaps by seq.
@@ -228,13 +295,21 @@ class Bus(abc.ABC):
 
     @abc.abstractmethod
     async def append_many(
-        self, stream: str, items: Sequence[bytes], *, fence: Fence | None = None
+        self,
+        stream: str,
+        items: Sequence[bytes],
+        *,
+        fence: Fence | None = None,
+        maxlen: int | None = None,
     ) -> list[str]:
         """Append ``items`` in order, all or none; their entry ids. Durable once it returns.
 
         The ingest journals a whole batch of accepted events with one call, so a batch costs
         one round trip, not one per event. With ``fence``, raises ``LeaseLost`` (appending
-        nothing) unless ``fence.owner`` holds the lease ``fence.key``.
+        nothing) unless ``fence.owner`` holds the lease ``fence.key``. With ``maxlen``, the
+        stream keeps about its last ``maxlen`` entries (Redis ``MAXLEN ~``: whole nodes of
+        up to 100 entries are dropped, so a little more is kept): for streams that only
+        inform (the notes), never for the journal.
         """
 
     @abc.abstractmethod
@@ -287,6 +362,19 @@ class Bus(abc.ABC):
 
     @abc.abstractmethod
     async def hgetall(self, key: str) -> dict[str, bytes]: ...
+
+    async def get(self, key: str) -> bytes | None:
+        """The value of a plain key (None: not set)."""
+        raise NotImplementedError
+
+    async def set(self, key: str, value: bytes) -> None:
+        """Set a plain key (the last writer's value stands)."""
+        raise NotImplementedError
+
+    async def set_once(self, key: str, value: bytes) -> bytes:
+        """Set ``key`` to ``value`` unless it is set; the value it holds (the first writer's:
+        an identity made once and kept, such as the event epoch)."""
+        raise NotImplementedError
 
     @abc.abstractmethod
     async def hdel(self, key: str, fields: Iterable[str]) -> None:

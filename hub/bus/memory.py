@@ -19,11 +19,13 @@ from collections.abc import Callable, Iterable, Sequence
 
 from hub.bus.base import (
     DEFAULT_SUBSCRIPTION_BUFFER,
+    DEFAULT_SUBSCRIPTION_BYTES,
     BufferedSubscription,
     Bus,
     Fence,
     LeaseLost,
     Message,
+    ReadRate,
     parse_id,
     token_key,
 )
@@ -34,8 +36,15 @@ __all__ = ["MemoryBus", "MemorySubscription"]
 class MemorySubscription(BufferedSubscription):
     """Registered with its bus the moment it is created: nothing published after is missed."""
 
-    def __init__(self, bus: MemoryBus, pattern: str, maxsize: int) -> None:
-        super().__init__(pattern, maxsize)
+    def __init__(
+        self,
+        bus: MemoryBus,
+        pattern: str,
+        maxsize: int,
+        max_bytes: int,
+        rate: ReadRate | None = None,
+    ) -> None:
+        super().__init__(pattern, maxsize, max_bytes, rate)
         self._bus = bus
         self.matches: Callable[[str], object] = re.compile(fnmatch.translate(pattern)).match
         bus._subscriptions.add(self)
@@ -45,7 +54,7 @@ class MemorySubscription(BufferedSubscription):
 
     async def aclose(self) -> None:
         self._bus._subscriptions.discard(self)
-        self._buffer.clear()
+        self._clear()
         self._finish()
 
 
@@ -71,6 +80,7 @@ class MemoryBus(Bus):
         self._subscriptions: set[MemorySubscription] = set()
         self._streams: dict[str, _Stream] = {}
         self._hashes: dict[str, dict[str, bytes]] = {}
+        self._strings: dict[str, bytes] = {}
         self._leases: dict[str, tuple[str, float]] = {}  # key -> (owner, expires at)
         self._tokens: dict[str, int] = {}  # token_key(lease) -> latest fencing token issued
 
@@ -91,9 +101,18 @@ class MemoryBus(Bus):
                 receivers += 1
         return receivers
 
-    def subscribe(self, pattern: str, *, buffer: int | None = None) -> MemorySubscription:
+    def subscribe(
+        self,
+        pattern: str,
+        *,
+        buffer: int | None = None,
+        max_bytes: int | None = None,
+        rate: ReadRate | None = None,
+    ) -> MemorySubscription:
         size = self._subscription_buffer if buffer is None else buffer
-        return MemorySubscription(self, pattern, size)
+        return MemorySubscription(
+            self, pattern, size, max_bytes or DEFAULT_SUBSCRIPTION_BYTES, rate
+        )
 
     async def append(self, stream: str, data: bytes) -> str:
         entries = self._streams.setdefault(stream, _Stream())
@@ -110,11 +129,21 @@ class MemoryBus(Bus):
         return entry_id
 
     async def append_many(
-        self, stream: str, items: Sequence[bytes], *, fence: Fence | None = None
+        self,
+        stream: str,
+        items: Sequence[bytes],
+        *,
+        fence: Fence | None = None,
+        maxlen: int | None = None,
     ) -> list[str]:
         if fence is not None and not self._fenced_ok(fence):
             raise LeaseLost(f"{fence.owner} does not hold {fence.key}")
-        return [await self.append(stream, data) for data in items]
+        ids = [await self.append(stream, data) for data in items]
+        entries = self._streams.get(stream)
+        if maxlen is not None and entries is not None and len(entries.keys) > maxlen:
+            excess = len(entries.keys) - maxlen
+            del entries.keys[:excess], entries.ids[:excess], entries.data[:excess]
+        return ids
 
     def _holder(self, key: str) -> str | None:
         held = self._leases.get(key)
@@ -176,6 +205,15 @@ class MemoryBus(Bus):
     async def hgetall(self, key: str) -> dict[str, bytes]:
         return dict(self._hashes.get(key, {}))
 
+    async def get(self, key: str) -> bytes | None:
+        return self._strings.get(key)
+
+    async def set(self, key: str, value: bytes) -> None:
+        self._strings[key] = bytes(value)
+
+    async def set_once(self, key: str, value: bytes) -> bytes:
+        return self._strings.setdefault(key, bytes(value))
+
     async def hdel(self, key: str, fields: Iterable[str]) -> None:
         found = self._hashes.get(key)
         if found is not None:
@@ -186,5 +224,6 @@ class MemoryBus(Bus):
         for key in keys:
             self._streams.pop(key, None)
             self._hashes.pop(key, None)
+            self._strings.pop(key, None)
             self._leases.pop(key, None)
             self._tokens.pop(key, None)

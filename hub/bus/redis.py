@@ -47,12 +47,14 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from hub.bus.base import (
     DEFAULT_SUBSCRIPTION_BUFFER,
+    DEFAULT_SUBSCRIPTION_BYTES,
     BufferedSubscription,
     Bus,
     BusUnavailable,
     Fence,
     LeaseLost,
     Message,
+    ReadRate,
     parse_id,
     redacted_url,
     token_key,
@@ -71,6 +73,10 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     OSError,
 )
 
+YIELD_EVERY = 64
+"""Replies a subscription reads before it lets the event loop run other tasks: a reply that is
+already buffered returns without suspending, so a flooded connection (hundreds of KB waiting)
+would otherwise hold the loop, and every other table's subscription, for tens of ms."""
 CLOSE_GRACE = 0.25  # seconds a stopping subscription loop gets per cancellation
 CLOSE_ATTEMPTS = 4
 
@@ -84,7 +90,7 @@ return redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[2])
 """
 # A batch is appended by one script, so it lands all or nothing. KEYS: stream, then the lease
 # key and its token key when fenced. ARGV: field, retry flag, fence owner ('' = unfenced),
-# fence token ('' = owner only), items.
+# fence token ('' = owner only), maxlen ('' = none: MAXLEN ~ trims the stream), items.
 # Fenced with a token: refuse if someone else holds the lease or a newer token was issued (a
 # lease that merely expired, with no claim since, still lets its last holder write). Without a
 # token: refuse unless the lease names the owner. Both atomic with the XADDs below.
@@ -101,7 +107,7 @@ if KEYS[2] then
     return redis.error_reply('FENCED the journal lease was claimed by another writer')
   end
 end
-local n = #ARGV - 4
+local n = #ARGV - 5
 if ARGV[2] == '1' then
   local tail = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', n)
   if #tail == n and tail[1][2][1] == ARGV[1] and tail[1][2][2] == ARGV[#ARGV] then
@@ -111,7 +117,13 @@ if ARGV[2] == '1' then
   end
 end
 local ids = {}
-for i = 5, #ARGV do ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[i]) end
+for i = 6, #ARGV do
+  if ARGV[5] == '' then
+    ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[i])
+  else
+    ids[#ids + 1] = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], '*', ARGV[1], ARGV[i])
+  end
+end
 return ids
 """
 _PUBLISH_MANY = """
@@ -160,26 +172,46 @@ class RetryPolicy:
 
 
 class RedisSubscription(BufferedSubscription):
-    """PSUBSCRIBE on a dedicated connection, kept alive by a background receive loop."""
+    """(P)SUBSCRIBE on a dedicated connection, kept alive by a background receive loop."""
 
-    def __init__(self, bus: RedisBus, pattern: str, maxsize: int) -> None:
-        super().__init__(pattern, maxsize)
+    def __init__(
+        self,
+        bus: RedisBus,
+        pattern: str,
+        maxsize: int,
+        max_bytes: int,
+        rate: ReadRate | None = None,
+    ) -> None:
+        super().__init__(pattern, maxsize, max_bytes, rate)
         self._bus = bus
         self._registered = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.reconnects = 0
         self._attempt = 0
+        self._allowed = 0.0  # the read-rate bucket: when what was read may have been read
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             return  # started by the first ready() / __anext__ inside a loop
         self._start()
 
+    @property
+    def _command(self) -> str:
+        """``SUBSCRIBE`` for a plain channel name, ``PSUBSCRIBE`` for a glob. Same messages,
+        but Redis ACLs check them differently: a SUBSCRIBE channel is matched against the
+        user's channel patterns (``&dup:t:reply:*`` lets an edge hear its own reply channel,
+        whatever its id), a PSUBSCRIBE pattern must equal one of them literally."""
+        return "PSUBSCRIBE" if any(c in self.pattern for c in "*?[\\") else "SUBSCRIBE"
+
     def _start(self) -> None:
         if self._task is None and not self.closed:
             self._task = asyncio.get_running_loop().create_task(
                 self._run(), name=f"redis-psubscribe:{self.pattern}"
             )
+
+    @property
+    def throttled(self) -> bool:
+        return self._allowed > time.monotonic()
 
     async def ready(self) -> None:
         self._start()
@@ -202,7 +234,7 @@ class RedisSubscription(BufferedSubscription):
 
     async def aclose(self) -> None:
         self._bus._subscriptions.discard(self)
-        self._buffer.clear()
+        self._clear()
         self._finish()
         task, self._task = self._task, None
         if task is not None and not task.done():
@@ -223,16 +255,18 @@ class RedisSubscription(BufferedSubscription):
                 connection = self._bus._subscriber()
                 try:
                     await connection.connect()  # type: ignore[no-untyped-call]
-                    await connection.send_command("PSUBSCRIBE", self.pattern)
+                    await connection.send_command(self._command, self.pattern)
                     await self._receive(connection)
                 except asyncio.CancelledError:
                     raise
                 except TRANSIENT_ERRORS as exc:
+                    # Also how Redis cutting us off looks (past client-output-buffer-limit
+                    # pubsub): what it held for us is lost; the first retry is at once.
                     delay = self._bus._retry.delay(self._attempt, self._bus._rng)
                     self._attempt += 1
                     self.reconnects += 1
                     log.warning(
-                        "subscription %r lost Redis (%s); reconnecting in %.2fs",
+                        "subscription %r lost Redis (%s); resubscribing in %.2fs",
                         self.pattern,
                         exc,
                         delay,
@@ -242,6 +276,9 @@ class RedisSubscription(BufferedSubscription):
                     await _quietly(connection.disconnect(nowait=True))
         except asyncio.CancelledError:
             raise
+        except ResponseError as exc:  # refused (an ACL): one line, its subscriber reports it
+            log.error("subscription %r refused by Redis: %s", self.pattern, exc)
+            self._fail(exc)
         except Exception as exc:
             log.exception("subscription %r failed", self.pattern)
             self._fail(exc)
@@ -255,14 +292,41 @@ class RedisSubscription(BufferedSubscription):
         read = connection.read_response
         deliver = self._deliver
         now = time.monotonic
+        rate = self.rate
+        per_message = 0.0 if rate is None else 1.0 / rate.messages
+        per_byte = 0.0 if rate is None else 1.0 / rate.bytes
+        debt = 0.0  # seconds of reading at ``rate`` not yet paid for (``_pace``)
+        n = 0
         while True:
+            n += 1
+            if n % YIELD_EVERY == 0 or debt > 0.01:  # buffered replies do not yield
+                await self._pace(debt, rate)
+                debt = 0.0
             reply = await read(timeout=math.inf)
             kind = reply[0]
             if kind == b"pmessage":
-                deliver(Message(reply[2].decode("utf-8", "replace"), reply[3], now()))
-            elif kind == b"psubscribe":
-                self._attempt = 0
-                self._registered.set()
+                data = reply[3]
+                deliver(Message(reply[2].decode("utf-8", "replace"), data, now()))
+            elif kind == b"message":
+                data = reply[2]
+                deliver(Message(reply[1].decode("utf-8", "replace"), data, now()))
+            else:
+                if kind == b"psubscribe" or kind == b"subscribe":
+                    self._attempt = 0
+                    self._registered.set()
+                continue
+            if rate is not None:
+                debt += max(per_message, len(data) * per_byte)
+
+    async def _pace(self, debt: float, rate: ReadRate | None) -> None:
+        """Let other tasks run; past ``rate`` (a token bucket ``rate.burst`` s deep), sleep
+        until what was read is within it: the unread messages queue in Redis meanwhile."""
+        if rate is None:
+            await asyncio.sleep(0)
+            return
+        now = time.monotonic()
+        self._allowed = max(self._allowed, now - rate.burst) + debt
+        await asyncio.sleep(max(0.0, self._allowed - now))
 
 
 async def _quietly(aw: Awaitable[Any]) -> None:
@@ -390,10 +454,17 @@ class RedisBus(Bus):
         client = self._client()
         return int(await self._call("publish", lambda _: client.publish(channel, data)))
 
-    def subscribe(self, pattern: str, *, buffer: int | None = None) -> RedisSubscription:
+    def subscribe(
+        self,
+        pattern: str,
+        *,
+        buffer: int | None = None,
+        max_bytes: int | None = None,
+        rate: ReadRate | None = None,
+    ) -> RedisSubscription:
         self._client()
         size = self._subscription_buffer if buffer is None else buffer
-        sub = RedisSubscription(self, pattern, size)
+        sub = RedisSubscription(self, pattern, size, max_bytes or DEFAULT_SUBSCRIPTION_BYTES, rate)
         self._subscriptions.add(sub)
         return sub
 
@@ -408,21 +479,27 @@ class RedisBus(Bus):
         return _text(await self._call("append", attempt))
 
     async def append_many(
-        self, stream: str, items: Sequence[bytes], *, fence: Fence | None = None
+        self,
+        stream: str,
+        items: Sequence[bytes],
+        *,
+        fence: Fence | None = None,
+        maxlen: int | None = None,
     ) -> list[str]:
         if not items:
             return []
-        if len(items) == 1 and fence is None:
+        if len(items) == 1 and fence is None and maxlen is None:
             return [await self.append(stream, items[0])]
         self._client()
         script = self._append_batch
         keys = [stream] if fence is None else [stream, fence.key, token_key(fence.key)]
         owner = b"" if fence is None else fence.owner.encode()
         token = b"" if fence is None or fence.token is None else str(fence.token).encode()
+        bound = b"" if maxlen is None else str(max(1, maxlen)).encode()
 
         async def attempt(n: int) -> Any:
             flag = b"1" if n else b"0"
-            return await script(keys=keys, args=[_FIELD, flag, owner, token, *items])
+            return await script(keys=keys, args=[_FIELD, flag, owner, token, bound, *items])
 
         try:
             ids: Any = await self._call("append", attempt)
@@ -503,6 +580,21 @@ class RedisBus(Bus):
     async def hset(self, key: str, field: str, value: bytes) -> None:
         client = self._client()
         await self._call("hset", lambda _: client.hset(key, field, value))
+
+    async def get(self, key: str) -> bytes | None:
+        client = self._client()
+        value: Any = await self._call("get", lambda _: client.get(key))
+        return None if value is None else bytes(value)
+
+    async def set(self, key: str, value: bytes) -> None:
+        client = self._client()
+        await self._call("set", lambda _: client.set(key, value))
+
+    async def set_once(self, key: str, value: bytes) -> bytes:
+        client = self._client()
+        await self._call("set", lambda _: client.set(key, value, nx=True))
+        found = await self.get(key)  # (SET NX GET needs Redis 7: two round trips, once a start)
+        return bytes(value) if found is None else found
 
     async def hgetall(self, key: str) -> dict[str, bytes]:
         client = self._client()

@@ -39,6 +39,11 @@ class PieceSet:
     winners_by_pot: WinnersByPot
     equity: bool
 
+    def __reduce__(self) -> tuple[Callable[[str], PieceSet], tuple[str]]:
+        """Unpickled as the very set of this process (code compares sets by identity: a hand
+        written in a worker process is still of ``CARDS``)."""
+        return (_registered, (self.game,))
+
 
 def _parse_tile_order(text: str | Iterable[str]) -> tuple[str, ...]:
     """Tiles from a list of texts or one string: tiles apart (whitespace or commas) in any
@@ -95,6 +100,10 @@ PIECE_SETS: dict[str, PieceSet] = {s.game: s for s in (CARDS, TILES)}
 # order gives its dealer's throws (``hub.domain.rps.dealer_sequence``). (Mahjong's walls are
 # ``hub.domain.mahjong.Wall``, not a piece set: their 136 tiles hold each kind four times.)
 _DECKS_OF: dict[str, PieceSet] = {"rps-poker": CARDS}
+
+
+def _registered(game: str) -> PieceSet:
+    return piece_set(game)
 
 
 def piece_set(game: str) -> PieceSet:

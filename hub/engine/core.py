@@ -50,6 +50,7 @@ from hub.engine.events import (
     parse_event,
 )
 from hub.engine.projections import Projections, TopicChange
+from hub.engine.refusals import REFUSED, refusal_answer, refused_record
 from hub.engine.sequencer import Sequencer
 from hub.engine.ticker import Ticker
 from hub.engine.topics import LIVE, PUBLIC, TopicKey, TopicSpace, topic_name
@@ -126,6 +127,7 @@ class Engine:
         self._completed_at: dict[int, float] = {}  # deal -> when its last table completed it
         self._released: set[tuple[str, int]] = set()
         self._released_deals: set[int] = set()  # the deals of _released (asked per event)
+        self._public_pending: list[Mapping[str, Any]] = []  # penalties the public board awaits
         self.links: dict[str, bool] = {}  # console -> its last ack reached a listener
         self.restore_skipped = 0
         self.onair: dict[str, Any] = default_onair()
@@ -156,6 +158,8 @@ class Engine:
         self._now = now
         console, seq = _address(raw)
         table = _table(raw)
+        if channel_table is not None and channel_table not in self.state.tables:
+            return self._no_such_table(console, seq, channel_table)
         if console is not None and self._consoles is not None and console not in self._consoles:
             # Not one of ours: refused whatever its seq says (and no seq of it is tracked).
             listed = Rejection("unknown_console", f"console {console!r} is not in [consoles]")
@@ -199,7 +203,7 @@ class Engine:
             # The console moved on past a refused event, so its seq is used up, unless the
             # console itself is not one of ours.
             advance = sequenced and exc.code != "unknown_console"
-            return self._reject(console, seq, exc, table, advance=advance)
+            return self._reject(console, seq, exc, table, advance=advance, raw=raw)
         try:
             if event.type == "start" and self._clock_forbids(now):
                 raise Rejection(
@@ -209,7 +213,7 @@ class Engine:
                 )
             change = self.state.apply(event, now)
         except Rejection as exc:
-            return self._reject(console, seq, exc, event.table, advance=True)
+            return self._reject(console, seq, exc, event.table, advance=True, raw=raw)
         accepted: dict[str, Any] = {"seq": event.seq, "ok": True}
         self.sequencer.record(event.console, event.seq, accepted)
         self._bound.setdefault(event.console, event.table)
@@ -222,6 +226,23 @@ class Engine:
             console=event.console,
             last_seq=self.sequencer.last(event.console),
         )
+
+    def _no_such_table(self, console: str | None, seq: int | None, table: int) -> Outcome:
+        """A message on the channel of a table this tournament does not have: answered on that
+        table's error channel (where a console of that table listens, whatever name it sends
+        under), naming the console it names; no console's seqs or answers are touched and
+        nothing is kept per table (a channel name is wire input)."""
+        tables = sorted(self.state.tables)
+        served = f"tables {tables[0]}-{tables[-1]}" if tables else "no tables"
+        unknown = Rejection(
+            "unknown_table",
+            f"no table {table} in tournament {self.config.id!r} (this hub serves {served}): "
+            "check the console's table",
+        )
+        out = self._reject(None, seq, unknown, table, advance=False, log=False)
+        if console is not None:
+            out.ack["console"] = console
+        return out
 
     def _clock_forbids(self, now: float) -> bool:
         clock = self.clock
@@ -261,10 +282,16 @@ class Engine:
         *,
         advance: bool,
         log: bool = True,
+        raw: Any = None,
     ) -> Outcome:
+        """A refusal. One that uses up the console's seq (``advance``) is journaled too, as a
+        ``refused`` record (`refused_record`): the journal then accounts for every seq of every
+        console, so a rebuild, and a replay of the export, treat it as this hub did."""
         ack: dict[str, Any] = {"seq": seq, "ok": False, "code": exc.code, "error": exc.message}
+        record = None
         if advance and console is not None and seq is not None:
             self.sequencer.record(console, seq, ack)
+            record = refused_record(console, seq, ack, raw, table, self._now)
         refusal = None
         changed: set[TopicKey] = set()
         if log:
@@ -286,7 +313,8 @@ class Engine:
             message=exc.message,
             console=console,
             changed=changed,
-            seq_advanced=advance and console is not None and seq is not None,
+            record=record,
+            seq_advanced=record is not None,
             last_seq=self.sequencer.last(console) if console is not None else 0,
             refusal=refusal,
         )
@@ -304,6 +332,8 @@ class Engine:
     def journaled(self, outcome: Outcome, position: str) -> None:
         """The ingest appended ``outcome.record`` to the journal at ``position``: its ack (and
         any later re-ack of the same seq) carries it."""
+        if not outcome.ok:  # a refusal journaled: its answer stays the refusal
+            return
         outcome.ack["position"] = position
         record = outcome.record or {}
         console, seq = record.get("console"), record.get("seq")
@@ -331,6 +361,10 @@ class Engine:
         self._now = now
         if record.get("kind") == "control":
             return self._apply_control(record, now)
+        if record.get("kind") == REFUSED:  # the seq was used up by a refusal; nothing moved
+            console, seq = str(record["console"]), int(record["seq"])
+            self.sequencer.record(console, seq, refusal_answer(record))
+            return set()
         fields = {k: v for k, v in record.items() if k not in ("kind", "at")}
         event = parse_event(fields)
         if self.sequencer.check(event.console, event.seq) == "duplicate":
@@ -432,6 +466,11 @@ class Engine:
     def released(self, group: str, deal_no: int) -> bool:
         return (group, deal_no) in self._released
 
+    @property
+    def released_count(self) -> int:
+        """(group, deal) pairs released to the public so far: grows with each release."""
+        return len(self._released)
+
     def deal_released(self, deal_no: int) -> bool:
         """Every group plays the same deck orders, so a deal is public for all or none."""
         return deal_no in self._released_deals
@@ -465,6 +504,9 @@ class Engine:
             self._released_deals.add(deal_no)
             for t in group.tables:
                 self.public_board.set_result(t, deal_no, self._result(t, deal_no))
+        pending, self._public_pending = self._public_pending, []
+        for penalty in pending:
+            self._public_penalty(penalty)
         keys = set(self._emit(DealReleased(deal_no)))
         if self.ticker.release(deal_no):
             keys |= self._emit(TickerItem(PUBLIC, {}))
@@ -486,8 +528,7 @@ class Engine:
         keys: set[TopicKey] = set()
         if event.type == "penalty":
             assert event.seat is not None
-            penalty = self.state.penalties[-1]
-            self.public_board.add_penalty(table, event.seat, penalty["chips"], penalty["points"])
+            self._public_penalty(self.state.penalties[-1])
             return set(self._emit(PenaltyApplied(table, event.seat)))
         if deal_no is None:  # pragma: no cover - every other event names its deal
             return keys
@@ -622,8 +663,21 @@ class Engine:
         for (table, deal_no), result in self.state.board.results().items():
             if self.released(self.config.group_of(table).id, deal_no):
                 self.public_board.set_result(table, deal_no, result)
+        self._public_pending = []
         for p in self.state.penalties:
-            self.public_board.add_penalty(p["table"], p["seat"], p["chips"], p["points"])
+            self._public_penalty(p)
+
+    def _public_penalty(self, penalty: Mapping[str, Any]) -> None:
+        """A penalty on the public board; one given before its stage shows any session to the
+        public (nothing released yet: the board has no session to put it in) waits for the
+        first release (it raised ValueError after the state had taken it: the command was
+        applied, never journaled)."""
+        try:
+            self.public_board.add_penalty(
+                penalty["table"], penalty["seat"], penalty["chips"], penalty["points"]
+            )
+        except ValueError:
+            self._public_pending.append(penalty)
 
     # ----------------------------------------------------------------- the feed
     def start_feed(self) -> None:

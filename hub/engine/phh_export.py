@@ -61,7 +61,12 @@ def collect(
                 continue
             if released is not None and not released(table.group, deal):
                 continue
-            holders = [config.seat_holder(number, s) for s in range(1, config.seats + 1)]
+            # The deal's own seating: a later stage's tables hold the teams its fill placed
+            # there, not a draw (the tournament file draws only the first stage).
+            seats = range(1, config.seats + 1)
+            holders = [x for s in seats if (x := state.seat_holder(number, s, deal)) is not None]
+            if len(holders) != config.seats:  # pragma: no cover - a played deal is seated
+                continue
             out.append(
                 ExportedHand(
                     table=number,

@@ -1,0 +1,261 @@
+"""The PHH export of a staged event (issue #20.8) and how ``/api/export/phh`` is served."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import signal
+import statistics
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pokerkit import HandHistory
+
+from hub.bus.redis import RedisBus
+from hub.channels import Channels
+from hub.configfile import load_config
+from hub.console import ConsoleClient, replay_log
+from hub.deckfile import load_decks
+from hub.engine.core import Engine
+from hub.engine.phh_export import collect
+from hub.fanout import Fanout
+from hub.feed import IngestFeed
+from hub.phh_service import BURST, EVERY, PhhExport, RateLimit
+from hub.replay import read_events, replay
+from hub.server import create_app
+from tests.hubharness import COMMENTATOR, OPERATOR, ROOT, auth, duplicast, ingest_hub
+
+EVENT = ROOT / "samples" / "ifp-event.toml"
+EVENT_SESSION = ROOT / "samples" / "ifp-event-session.jsonl"
+
+
+def staged_engine() -> Engine:
+    """The sample event played to its end: a group stage, then the final its results filled."""
+    config = load_config(EVENT)
+    engine = Engine(config, load_decks(config, EVENT.parent, dict(os.environ)))
+    assert replay(config, read_events(EVENT_SESSION), engine, "session") == []
+    return engine
+
+
+class EngineSource:
+    """Enough of a FeedSource to serve the export: the ingest's engine and nothing else."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.tournament = engine.config.id
+        self.store = IngestFeed()
+        self.fanout = Fanout(self.store)
+
+    def ready(self) -> bool:
+        return True
+
+    def check_topic(self, role: str, topic: object) -> str | None:
+        return None
+
+    async def control(self, command: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": False}
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+def client(source: EngineSource) -> httpx.AsyncClient:
+    app = create_app(source, auth=auth(), manage_source=False)  # type: ignore[arg-type]
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://hub")
+
+
+def bearer(token: str | None) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"} if token else {}
+
+
+async def test_the_export_of_an_event_whose_final_has_started_serves_every_role() -> None:
+    engine = staged_engine()
+    final_tables = set(engine.config.groups["F"].tables)
+    async with client(EngineSource(engine)) as http:
+        for token in (OPERATOR, COMMENTATOR, None):
+            response = await http.get("/api/export/phh", headers=bearer(token))
+            assert response.status_code == 200, (token, response.text[:300])
+            hands = list(HandHistory.loads_all(response.text))
+            assert hands and final_tables & {h.table for h in hands}
+    # A final's hand names the players its fill seated, not a draw the file never made.
+    hand = next(h for h in collect(engine.state) if h.table in final_tables)
+    seated = [engine.state.seat_holder(hand.table, s, hand.deal) for s in range(1, 7)]
+    assert list(hand.players) == [holder[1] for holder in seated if holder is not None]
+
+
+def test_export_phh_command_of_a_staged_event(tmp_path: Path) -> None:
+    out = tmp_path / "hands"
+    done = duplicast(
+        "export", "--phh", str(EVENT_SESSION), "--config", str(EVENT), "--out", str(out)
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(list(out.glob("*.phh"))) > 100
+
+
+# ------------------------------------------------------------------ served off the writer
+
+
+def half_played() -> tuple[Engine, list[dict[str, Any]]]:
+    """The sample event half played (some hands finished), and the events still to come."""
+    config = load_config(EVENT)
+    engine = Engine(config, load_decks(config, EVENT.parent, dict(os.environ)))
+    events = read_events(EVENT_SESSION)
+    half = len(events) // 2
+    assert replay(config, events[:half], engine, "session") == []
+    return engine, events[half:]
+
+
+async def test_the_bundle_is_cached_until_the_tournament_moves() -> None:
+    engine, rest = half_played()
+    clock = [100.0]
+    export = PhhExport(engine, executor=ThreadPoolExecutor(1), clock=lambda: clock[0])
+    try:
+        first = await export.bundle(operator=True)
+        finished = len(collect(engine.state))
+        assert first.hands == finished > 0 and export.builds == 1
+        assert export.rendered == finished
+        for _ in range(5):  # nothing moved: served from the cache
+            clock[0] += 10
+            assert await export.bundle(operator=True) is first
+        assert export.builds == 1 and export.rendered == finished
+        # Hands finish: the next request builds again, writing only the new hands.
+        while len(collect(engine.state)) == finished:
+            event = rest.pop(0)
+            event.pop("_line", None)
+            assert engine.submit(event, 0.0).ok
+        second = await export.bundle(operator=True)
+        assert second.hands == len(collect(engine.state)) and export.builds == 2
+        assert export.rendered == second.hands  # each hand written once
+        # Within min_interval of a build, the last bundle is served even if the state moved.
+        event = rest.pop(0)
+        event.pop("_line", None)
+        assert engine.submit(event, 0.0).ok
+        assert await export.bundle(operator=True) is second and export.builds == 2
+        # The public's bundle is its own (released deals only), from the same written hands.
+        public = await export.bundle(operator=False)
+        assert public.hands == len(collect(engine.state, engine.released)) <= second.hands
+        assert export.rendered == second.hands
+    finally:
+        export.close()
+
+
+async def test_a_client_looping_on_the_export_is_answered_429() -> None:
+    engine, _ = half_played()
+    async with client(EngineSource(engine)) as http:
+        answers = [await http.get("/api/export/phh") for _ in range(BURST + 2)]
+    codes = [a.status_code for a in answers]
+    assert codes[:BURST] == [200] * BURST and codes[BURST:] == [429, 429], codes
+    retry = int(answers[-1].headers["retry-after"])
+    assert 1 <= retry <= EVERY
+    assert answers[-1].json()["error"] == "rate_limited"
+
+
+def test_rate_limit_refills() -> None:
+    now = [0.0]
+    limit = RateLimit(every=5.0, burst=2, clock=lambda: now[0])
+    assert limit.retry_after("a") == 0 and limit.retry_after("a") == 0
+    assert limit.retry_after("a") == pytest.approx(5.0)
+    assert limit.retry_after("b") == 0  # per client
+    now[0] = 5.0
+    assert limit.retry_after("a") == 0 and limit.retry_after("a") > 0
+
+
+@pytest.mark.redis
+async def test_acks_stay_fast_while_clients_loop_on_the_export(redis_url: str) -> None:
+    """Six clients asking for the PHH export as fast as they are answered (the rate limit
+    lifted, so every request reaches the export) barely move a console's ack latency."""
+    config = load_config(EVENT)
+    decks = load_decks(config, EVENT.parent, dict(os.environ))
+    config = dataclasses.replace(config, id=f"phhload-{uuid.uuid4().hex[:8]}")
+    events = [{**e, "tournament": config.id} for e in read_events(EVENT_SESSION)]
+    for event in events:
+        event.pop("_line", None)
+    half = len(events) // 2
+    counts = Counter(e["console"] for e in events[half:])
+    console = max(counts, key=lambda c: counts[c])  # the table with the most left to play
+    mine = [e for e in events[half:] if e["console"] == console]
+    bus = RedisBus(redis_url)
+    await bus.connect()
+    try:
+        async with ingest_hub(bus, config, decks) as (source, server):
+            report = await replay_log(bus, config.id, events[:half], on_reject=print)
+            assert report.rejected == 0
+            endpoints = server.server.config.app.state.endpoints
+            endpoints.phh_limit.burst = 10**9
+            first = source.engine.sequencer.expected(console)
+            table = mine[0]["table"]
+            async with ConsoleClient(bus, config.id, table, console, first_seq=first) as pad:
+                quiet = await ack_delays(pad, mine[:20])
+                stop = asyncio.Event()
+                served = [0]
+                loops = [
+                    asyncio.create_task(loop_export(server.url, stop, served)) for _ in range(6)
+                ]
+                await asyncio.sleep(1.0)  # the first (cold) build is under way
+                loaded = await ack_delays(pad, mine[20:60])
+                stop.set()
+                await asyncio.gather(*loops)
+    finally:
+        await bus.delete(*Channels(config.id).data_keys, Channels(config.id).lease)
+        await bus.close()
+    p50_quiet, p50_loaded = statistics.median(quiet), statistics.median(loaded)
+    print(f"ack p50 quiet {p50_quiet * 1000:.1f} ms, loaded {p50_loaded * 1000:.1f} ms, "
+          f"{served[0]} exports served")  # fmt: skip
+    assert served[0] >= 20
+    assert p50_loaded < max(4 * p50_quiet, p50_quiet + 0.015), (p50_quiet, p50_loaded)
+
+
+async def ack_delays(pad: ConsoleClient, events: list[dict[str, Any]]) -> list[float]:
+    """Each event sent alone and its ack awaited: the seconds each took."""
+    delays = []
+    for event in events:
+        fields = {k: v for k, v in event.items() if k not in ("seq", "console", "table")}
+        started = time.perf_counter()
+        ack = await pad.send(fields)
+        delays.append(time.perf_counter() - started)
+        assert ack.ok, ack
+        await asyncio.sleep(0.02)  # a dealer's pace, not a flood
+    return delays
+
+
+async def loop_export(url: str, stop: asyncio.Event, served: list[int]) -> None:
+    """A client asking for the export again as soon as it has it."""
+    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+        while not stop.is_set():
+            response = await http.get("/api/export/phh")
+            assert response.status_code == 200, response.text[:200]
+            served[0] += 1
+
+
+async def test_a_dead_worker_is_replaced() -> None:
+    """The worker process killed (out of memory, an operator's kill): that build fails, the
+    next one starts a new worker."""
+    engine, rest = half_played()
+    export = PhhExport(engine, min_interval=0.0)
+    try:
+        assert (await export.bundle(operator=True)).hands > 0
+        pool = export._executor
+        assert isinstance(pool, ProcessPoolExecutor)
+        for pid in list(pool._processes):  # the worker this test's export started
+            os.kill(pid, signal.SIGKILL)
+        await asyncio.sleep(0.5)
+        finished = len(collect(engine.state))
+        while len(collect(engine.state)) == finished:  # a new hand: something to write
+            event = rest.pop(0)
+            event.pop("_line", None)
+            assert engine.submit(event, 0.0).ok
+        with pytest.raises(BrokenProcessPool):
+            await export.bundle(operator=True)
+        again = await export.bundle(operator=True)
+        assert again.hands == len(collect(engine.state))
+    finally:
+        export.close()
