@@ -11,8 +11,8 @@ import hmac
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
 
+from hub.domain.states import Audience, Role
 from hub.engine.topics import parse_topic, refusal
 
 __all__ = [
@@ -28,10 +28,9 @@ __all__ = [
     "may_subscribe",
 ]
 
-Role = Literal["public", "commentator", "operator"]
-PUBLIC: Role = "public"
-COMMENTATOR: Role = "commentator"
-OPERATOR: Role = "operator"
+PUBLIC = Role.PUBLIC
+COMMENTATOR = Role.COMMENTATOR
+OPERATOR = Role.OPERATOR
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +68,8 @@ def _same(given: bytes, expected: str | None) -> bool:
     return expected is not None and hmac.compare_digest(given, expected.encode())
 
 
-def audience_for(role: Role | str) -> str:
-    return "live" if role in (COMMENTATOR, OPERATOR) else "public"
+def audience_for(role: Role | str) -> Audience:
+    return Audience.LIVE if role in (COMMENTATOR, OPERATOR) else Audience.PUBLIC
 
 
 def is_topic(topic: object) -> bool:

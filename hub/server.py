@@ -260,7 +260,7 @@ class _Endpoints:
         role = self._role(request)  # everything for the operator; process-level for the rest
         if role is None:
             return _json({"error": "unauthorized", "message": "unknown token"}, 401)
-        text = self.metrics.render(private=role == "operator")
+        text = self.metrics.render(private=role == OPERATOR)
         return Response(text, headers={"content-type": CONTENT_TYPE})
 
     async def root(self, request: Request) -> Response:

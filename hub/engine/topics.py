@@ -18,6 +18,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from hub.domain.states import AUDIENCES as AUDIENCES  # re-exported: projections, ticker
+from hub.domain.states import ROLES, Audience, Role
+
 __all__ = [
     "FAMILIES",
     "LIVE",
@@ -33,10 +36,8 @@ __all__ = [
     "topic_name",
 ]
 
-PUBLIC = "public"
-LIVE = "live"
-AUDIENCES = (PUBLIC, LIVE)
-ROLES = ("public", "commentator", "operator")  # in order of what they may see
+PUBLIC = Audience.PUBLIC
+LIVE = Audience.LIVE
 
 TopicKey = tuple[str, str]
 """``(audience, topic name)``: how the feed and the fan-out key a topic."""
@@ -76,7 +77,7 @@ FAMILIES: dict[str, Family] = {
             "standings",
             (),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/standings",
             ("HandSettled", "PenaltyApplied", "DealReleased"),
             "replace of the rows whose rank, points or chips moved",
@@ -85,7 +86,7 @@ FAMILIES: dict[str, Family] = {
             "seat",
             ("seat",),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/seats/{seat:int}",
             ("HandSettled", "PenaltyApplied", "DealReleased"),
             "replace of the rows that moved",
@@ -94,7 +95,7 @@ FAMILIES: dict[str, Family] = {
             "table",
             ("table",),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/tables/{table:int}",
             ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "DealReleased"),
             "live: one action adds one row at /actions/- and replaces the seat fields it moved"
@@ -104,7 +105,7 @@ FAMILIES: dict[str, Family] = {
             "deal",
             ("deal",),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/deals/{deal:int}",
             ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "DealReleased"),
             "replace of the table row that moved (status, pot, result)",
@@ -113,7 +114,7 @@ FAMILIES: dict[str, Family] = {
             "compare",
             ("deal", "seat"),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/compare/{deal:int}/{seat:int}",
             ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "DealReleased"),
             "one action adds one row at /rows/{i}/actions/- and replaces what it moved (the"
@@ -123,7 +124,7 @@ FAMILIES: dict[str, Family] = {
             "onair",
             (),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/onair",
             ("OnAirChanged", "DealReleased"),
             "replace of the slot that changed",
@@ -132,7 +133,7 @@ FAMILIES: dict[str, Family] = {
             "ticker",
             (),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/ticker",
             ("TickerItem", "DealReleased"),
             "new items at the front; the oldest leave at the end",
@@ -141,7 +142,7 @@ FAMILIES: dict[str, Family] = {
             "clock",
             (),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/clock",
             ("ClockChanged",),
             "replace of the fields that moved (status, level, time left as of as_of)",
@@ -150,7 +151,7 @@ FAMILIES: dict[str, Family] = {
             "projection",
             (),
             (LIVE,),
-            "commentator",
+            Role.COMMENTATOR,
             "/api/projection",
             ("HandStarted", "ActionApplied", "HandSettled", "HandRewound"),
             "replace of the hands and rows that moved",
@@ -159,7 +160,7 @@ FAMILIES: dict[str, Family] = {
             "ops",
             (),
             (LIVE,),
-            "operator",
+            Role.OPERATOR,
             "/api/ops",
             (
                 "HandStarted",

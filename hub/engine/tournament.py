@@ -27,6 +27,7 @@ from hub.domain.pieces import piece_set, piece_set_of
 from hub.domain.rps import RpsHand, dealer_sequence
 from hub.domain.rps import replay as rps_replay
 from hub.domain.scoring import Scoreboard, ScoringLayout
+from hub.domain.states import HandStatus
 from hub.engine.events import ACTION_TYPES, DEALER_ERRORS, OPERATOR_CONSOLE, ConsoleEvent
 
 # One input of a hand: a betting action (seat, kind, amount), or a dealer error: (seat,
@@ -44,11 +45,11 @@ def actions_of(inputs: list[Input]) -> list[Input]:
 
 
 # Hand statuses as shown on consoles, overlays and the comparison.
-IN_PROGRESS = "in_progress"
-SHOWDOWN = "showdown"
-COMPLETE = "complete"
-VOID = "void"
-DISPUTED = "disputed"
+IN_PROGRESS = HandStatus.IN_PROGRESS
+SHOWDOWN = HandStatus.SHOWDOWN
+COMPLETE = HandStatus.COMPLETE
+VOID = HandStatus.VOID
+DISPUTED = HandStatus.DISPUTED
 TERMINAL = frozenset({COMPLETE, VOID, DISPUTED})
 
 

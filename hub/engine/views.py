@@ -16,14 +16,14 @@ from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import VIEWS, Scoreboard
+from hub.domain.states import BETTING_STREETS, Audience
 from hub.engine import mahjong_views, rps_views
 from hub.engine.equities import hand_equity, hand_traveller_equity, seat_equity
 from hub.engine.tournament import TERMINAL, HandState, TableState, TournamentState
 
-PUBLIC = "public"
-LIVE = "live"
-AUDIENCES = (PUBLIC, LIVE)
-STREETS = ("preflop", "flop", "turn", "river")
+PUBLIC = Audience.PUBLIC
+LIVE = Audience.LIVE
+STREETS = BETTING_STREETS
 
 Released = Callable[[str, int], bool]
 
