@@ -13,6 +13,7 @@ from typing import Any
 
 from hub.domain.mahjong import seat_winds, tile_label
 from hub.domain.mahjong_hand import MahjongDeal, MahjongHand
+from hub.domain.states import HandStatus
 from hub.engine.tournament import HandState, TableState, TournamentState
 
 
@@ -32,7 +33,7 @@ def hand_result(h: HandState | None) -> dict[str, Any] | None:
     discarder) with its points per seat; None until it has one (or when void)."""
     if h is None or not isinstance(h.hand, MahjongHand) or h.hand.mahjong is None:
         return None
-    if h.status not in ("complete", "disputed"):
+    if h.status not in (HandStatus.COMPLETE, HandStatus.DISPUTED):
         return None
     out = dict(h.hand.mahjong.as_dict())
     out["points"] = {str(seat): p for seat, p in (h.hand.result or {}).items()}
