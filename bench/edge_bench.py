@@ -211,6 +211,7 @@ def _run_edge(port: int, redis_url: str) -> int:
         Channels(TOURNAMENT).topics, snapshot_field(("public", TOPIC)), encode_snapshot(frame)
     )
     client.close()
+    _answer_snapshot_requests(redis_url)
     config = edge_config()
     if not config.exists():  # the sample tournament under this run's id
         text = SAMPLE_CONFIG.read_text(encoding="utf-8")
@@ -224,6 +225,38 @@ def _run_edge(port: int, redis_url: str) -> int:
             "--port", str(port), "--reuse-port", "--max-per-address", "1000000",
         ]
     )  # fmt: skip
+
+
+def _answer_snapshot_requests(redis_url: str) -> None:
+    """Stand in for the writer an edge syncs with: an edge serves a topic with no data (the
+    bench's seq-0 snapshot) only once a writer answered its ``snapshots`` request (issue #20.11:
+    before that it sends nothing rather than an empty snapshot). A daemon thread answers them
+    ``ok`` on the edge's reply channel, as the ingest's publisher does; the snapshot is in the
+    hash already."""
+    import threading
+
+    import redis
+
+    from hub import codec
+    from hub.channels import Channels
+
+    names = Channels(TOURNAMENT)
+
+    def answer() -> None:
+        client = redis.Redis.from_url(redis_url)
+        pubsub = client.pubsub(ignore_subscribe_messages=True)
+        pubsub.subscribe(names.control)
+        for message in pubsub.listen():
+            try:
+                command = codec.unpack(message["data"])
+            except codec.CodecError:
+                continue
+            if isinstance(command, dict) and command.get("op") == "snapshots":
+                reply, rid = command.get("reply"), command.get("id")
+                if isinstance(reply, str) and isinstance(rid, str):
+                    client.publish(names.reply(reply), codec.pack({"ok": True, "id": rid}))
+
+    threading.Thread(target=answer, name="bench-writer", daemon=True).start()
 
 
 async def _serve_naive(port: int, redis_url: str) -> None:

@@ -7,8 +7,10 @@ Both evaluators rank the same random 7-card hands (2 hole cards + 5 board cards,
 drawn with ``--seed``). For each we report the best of ``--repeat`` timed passes in µs per hand,
 and the ratio to ours. PokerKit is timed twice: from card strings, as ``strength`` takes them
 (``StandardHighHand.from_game("AhKd", "2c7s9c3s4d")``), and from pre-parsed ``pokerkit.Card``
-tuples (its evaluation alone, without parsing). Before timing, the two must order every pair of
-consecutive hands the same way (lower ``strength`` is stronger; a greater PokerKit hand is).
+tuples (its evaluation alone, without parsing). phevaluator's public ``evaluate_cards`` is timed
+too (``strength`` calls its private ``_pheval``, pinned: see hub/domain/evaluation.py). Before
+timing, the two must order every pair of consecutive hands the same way (lower ``strength`` is
+stronger; a greater PokerKit hand is).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from phevaluator import evaluate_cards
 from pokerkit import Card, Hand, StandardHighHand
 
 from hub.domain.cards import FULL_DECK
@@ -77,6 +80,10 @@ def run(hands: int = 5000, repeat: int = 3, seed: int = 1) -> dict[str, Any]:
         for hole, board in sample:
             strength(hole, board)
 
+    def public_api() -> None:
+        for hole, board in sample:
+            evaluate_cards(*hole, *board)
+
     def pokerkit_strings() -> None:
         for hole, board in strings:
             StandardHighHand.from_game(hole, board)
@@ -97,6 +104,7 @@ def run(hands: int = 5000, repeat: int = 3, seed: int = 1) -> dict[str, Any]:
     base: float | None = None
     for name, work in (
         ("strength (phevaluator)", ours),
+        ("phevaluator.evaluate_cards (public API, strings)", public_api),
         ("pokerkit StandardHighHand.from_game (strings)", pokerkit_strings),
         ("pokerkit StandardHighHand.from_game (parsed Cards)", pokerkit_parsed),
     ):

@@ -11,9 +11,9 @@ import hmac
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
 
-from hub.engine.topics import FAMILIES
+from hub.domain.states import Audience, Role
+from hub.engine.topics import parse_topic, refusal
 
 __all__ = [
     "COMMENTATOR",
@@ -28,10 +28,9 @@ __all__ = [
     "may_subscribe",
 ]
 
-Role = Literal["public", "commentator", "operator"]
-PUBLIC: Role = "public"
-COMMENTATOR: Role = "commentator"
-OPERATOR: Role = "operator"
+PUBLIC = Role.PUBLIC
+COMMENTATOR = Role.COMMENTATOR
+OPERATOR = Role.OPERATOR
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,32 +68,20 @@ def _same(given: bytes, expected: str | None) -> bool:
     return expected is not None and hmac.compare_digest(given, expected.encode())
 
 
-def audience_for(role: Role | str) -> str:
-    return "live" if role in (COMMENTATOR, OPERATOR) else "public"
+def audience_for(role: Role | str) -> Audience:
+    return Audience.LIVE if role in (COMMENTATOR, OPERATOR) else Audience.PUBLIC
 
 
 def is_topic(topic: object) -> bool:
     """Is this the name of a topic of some tournament (a family and whole-number parameters)?
     A running hub checks names against its tournament's ``TopicSpace`` instead."""
-    if not isinstance(topic, str) or len(topic) > 40:
-        return False
-    name, *args = topic.split(":")
-    family = FAMILIES.get(name)
-    return (
-        family is not None
-        and len(args) == len(family.params)
-        and all(a.isdigit() and a == str(int(a)) and len(a) < 7 for a in args)
-    )
+    return parse_topic(topic) is not None
 
 
 def check_topic(role: Role | str, topic: object) -> str | None:
-    """The error code refusing a subscription (``unknown_topic``, ``forbidden``), or None."""
-    if not is_topic(topic):
-        return "unknown_topic"
-    assert isinstance(topic, str)
-    if not FAMILIES[topic.split(":", 1)[0]].allows(role):
-        return "forbidden"
-    return None
+    """The error code refusing a subscription (``unknown_topic``, ``forbidden``), or None: the
+    same check as ``TopicSpace.check``, on a name of any tournament."""
+    return refusal(role, parse_topic(topic))
 
 
 def may_subscribe(role: Role | str, topic: object) -> bool:

@@ -68,6 +68,7 @@ log = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
 WARN_AFTER_SENDS = 3
 MAX_ACK_TIMEOUT = 5.0  # seconds; the adaptive timer never waits longer than this
+EPOCH_POLL = 0.2  # seconds between looks for the first hub's epoch (none started yet)
 
 
 def console_channel(tournament: str, table: int) -> str:
@@ -213,6 +214,8 @@ class ConsoleClient:
             return
         if self.outbox_path is not None and self._store is None:
             epoch = await self._epoch()
+            if epoch == "":
+                epoch = await self._wait_for_epoch()
             store = Outbox(self.outbox_path, self.tournament, self.table, self.console, epoch)
             if store.set_aside is not None:
                 log.warning(
@@ -244,6 +247,25 @@ class ConsoleClient:
             asyncio.create_task(self._resend_loop(), name=f"console-resend:{self.console}"),
         ]
 
+    async def _wait_for_epoch(self) -> str | None:
+        """No hub has started on this Redis yet: wait for the first (its epoch) before opening
+        the outbox, whose events belong to one hub. Opening it without an epoch would take an
+        outbox left by a rehearsal against another empty Redis for this hub's (issue #20.13).
+        Past ``no_hub_timeout``: ``ConsoleFailure``, as for any silent hub."""
+        loop = asyncio.get_running_loop()
+        silence = Silence(self.no_hub_timeout, loop.time())
+        deadline = silence.deadline(loop.time())
+        while True:
+            await asyncio.sleep(EPOCH_POLL)
+            epoch = await self._epoch(quiet=True)
+            if epoch != "":
+                return epoch
+            if deadline is not None and loop.time() >= deadline:
+                assert self.no_hub_timeout is not None
+                raise ConsoleFailure(
+                    no_hub_message(self.tournament, self.table, self.bus, self.no_hub_timeout)
+                )
+
     async def _check_table_served(self) -> None:
         """``ConsoleFailure`` at once when a hub serves this tournament here but not this table
         (the ingest listens only on its tables' channels: nothing would ever answer). No hub
@@ -262,7 +284,7 @@ class ConsoleClient:
                 f"check the console's --table"
             )
 
-    async def _epoch(self) -> str | None:
+    async def _epoch(self, quiet: bool = False) -> str | None:
         """The hub's event epoch (``dup:{t}:epoch``); "" while no hub ever started there; None
         when this console may not read it (an ACL file written before the epoch existed: the
         console still works, its outbox unchecked, and says so)."""
@@ -277,9 +299,12 @@ class ConsoleClient:
             )
             return None
         if found is None:
-            log.warning(
-                "console %s: no hub has started on this Redis yet (no event epoch)", self.console
-            )
+            if not quiet:
+                log.warning(
+                    "console %s: no hub has started on this Redis yet (no event epoch): "
+                    "waiting for one",
+                    self.console,
+                )
             return ""
         return found.decode("utf-8", "replace")
 

@@ -46,7 +46,7 @@ from hub.fanout import (
 )
 from hub.proxies import TrustedProxies
 
-__all__ = ["MAX_MALFORMED", "FeedService", "FeedSocket", "OriginPolicy"]
+__all__ = ["MAX_MALFORMED", "FeedService", "FeedSocket", "OriginPolicy", "Session"]
 
 log = logging.getLogger(__name__)
 wire_log = logging.getLogger(f"{__name__}.wire")
@@ -74,7 +74,7 @@ the edge bench as the p99); spread, each step pings and hears ~50 of them."""
 CLOSE_TIMEOUT = 5.0
 """After our close frame (or the client's), the TCP connection is cut if still open then."""
 
-_PING = b"\x89\x00"  # an unmasked ping frame with no payload, the same bytes for everyone
+_PING = Frame(Opcode.PING, b"").serialize(mask=False)  # the same bytes for everyone
 
 ORIGINS_ENV = "DUPLICAST_ALLOWED_ORIGINS"
 """Comma-separated ``Origin`` values allowed on ``/ws`` (``*``: any). Unset: the request's own
@@ -187,8 +187,10 @@ class FeedService:
         counted = address if role == PUBLIC else None
         return self.fanout.add(sink, role, audience_for(role), fmt, counted)
 
-    def hello(self, client: Client) -> None:
+    def start(self, client: Client) -> Session:
+        """The session of a joined client, opened with its ``hello``."""
         client.send({"type": "hello", "role": client.role, "tournament": self.source.tournament})
+        return Session(self, client)
 
     # -- what a client says --
 
@@ -382,15 +384,14 @@ class FeedSocket(asyncio.Protocol):
     service: ClassVar[FeedService]
     raw = True
     __slots__ = (
-        "_backlog",
         "_closer",
         "_fragments",
-        "_malformed",
         "_paused",
         "_server_state",
         "client",
         "conn",
         "last_seen",
+        "session",
         "transport",
     )
 
@@ -405,9 +406,8 @@ class FeedSocket(asyncio.Protocol):
         self.conn = ServerProtocol(max_size=MAX_MESSAGE, logger=wire_log)
         self.transport: asyncio.Transport | None = None
         self.client: Client | None = None
+        self.session: Session | None = None
         self.last_seen = time.monotonic()
-        self._malformed = 0
-        self._backlog: list[tuple[bytes, bool]] | None = None  # while a command is answered
         self._fragments: list[bytes] | None = None
         self._closer: asyncio.TimerHandle | None = None
         self._paused = False  # flow control: the transport's buffer is above high water
@@ -499,8 +499,9 @@ class FeedSocket(asyncio.Protocol):
     def close(self, code: int, reason: str) -> None:
         """A close frame after what is already queued, then the TCP close once the client
         answers or ``CLOSE_TIMEOUT`` passes; a client that stopped reading is cut off
-        after ``limits.close_grace`` with no progress."""
-        if self.conn.state is not State.OPEN:
+        after ``limits.close_grace`` with no progress. Nothing for a connection already lost
+        (``connection_lost`` closes its client with 1006, a code no frame may carry)."""
+        if self.conn.state is not State.OPEN or not self.is_open():
             return
         self.conn.send_close(code, reason[:120])
         self._write_protocol_output()
@@ -577,7 +578,7 @@ class FeedSocket(asyncio.Protocol):
             return
         self.client = service.join(self, role, fmt, address)
         self._write_protocol_output()  # the 101 response before the hello
-        service.hello(self.client)
+        self.session = service.start(self.client)
 
     def _frame(self, frame: Frame) -> None:
         opcode = frame.opcode
@@ -593,8 +594,29 @@ class FeedSocket(asyncio.Protocol):
                 self._message(b"".join(parts[:-1]), parts[-1] == b"t")
 
     def _message(self, data: bytes, text: bool) -> None:
+        if self.session is not None:
+            self.session.receive(data, text)
+
+
+class Session:
+    """One client's conversation, sans I/O, whatever carries it (``FeedSocket`` here, the ASGI
+    ``/ws`` of ``hub.server``): each message is parsed and acted on in order; an operator
+    command runs as a task and what the client sends meanwhile waits in a bounded backlog (so
+    a reply never overtakes an earlier one); malformed messages are counted and too many close
+    the connection."""
+
+    __slots__ = ("_backlog", "_malformed", "client", "service")
+
+    def __init__(self, service: FeedService, client: Client) -> None:
+        self.service = service
+        self.client = client
+        self._malformed = 0
+        self._backlog: list[tuple[bytes | str, bool]] | None = None  # while a command is answered
+
+    def receive(self, data: bytes | str, text: bool) -> None:
+        """One whole message from the client (``text``: a text frame)."""
         client = self.client
-        if client is None or client.closed:
+        if client.closed:
             return
         if self._backlog is not None:
             if len(self._backlog) >= MAX_BACKLOG:
@@ -604,7 +626,7 @@ class FeedSocket(asyncio.Protocol):
             return
         self._act(client, data, text)
 
-    def _act(self, client: Client, data: bytes, text: bool) -> None:
+    def _act(self, client: Client, data: bytes | str, text: bool) -> None:
         service = self.service
         request, problem = service.parse(data, text)
         if request is not None:

@@ -185,14 +185,14 @@ class Ingest:
     async def _run(self) -> None:
         """Rebuild, then listen: each table's console channel on a subscription of its own,
         read into fair batches (``hub.intake``), and the control channel."""
-        made = new_epoch().encode()
+        tables = sorted({t for group in self.engine.config.groups.values() for t in group.tables})
+        await self.bus.set(self.names.tables, ",".join(map(str, tables)).encode())
+        made = new_epoch().encode()  # after the tables: a console that sees the epoch sees them
         self.epoch = (await self.bus.set_once(self.names.epoch, made)).decode("utf-8", "replace")
         log.info(
             "event epoch %s (%s)", self.epoch, "new" if made == self.epoch.encode() else "kept"
         )
         await self.rebuild()
-        tables = sorted({t for group in self.engine.config.groups.values() for t in group.tables})
-        await self.bus.set(self.names.tables, ",".join(map(str, tables)).encode())
         consoles = [
             self.bus.subscribe(
                 self.names.console(t), buffer=TABLE_BUFFER, max_bytes=TABLE_BYTES, rate=TABLE_RATE

@@ -28,13 +28,13 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from hub.domain.states import ROLES
 from hub.fanout import Fanout
 from hub.intake import FairIntake
 
 __all__ = ["CONTENT_TYPE", "Metrics", "serve_private"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-ROLES = ("public", "commentator", "operator")
 REFUSALS = ("too_many_connections", "unauthorized", "forbidden_origin")  # always reported
 
 
@@ -46,7 +46,7 @@ class _FanoutCollector(Collector):
         clients = GaugeMetricFamily(
             "duplicast_clients", "Connected websocket clients", labels=["role"]
         )
-        roles = {role: 0 for role in ROLES}
+        roles: dict[str, int] = dict.fromkeys(ROLES, 0)
         sent = dropped = slow = 0
         refused = CounterMetricFamily(
             "duplicast_ws_refused",

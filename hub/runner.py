@@ -40,6 +40,7 @@ from hub.consolecli import phh_events as phh_events  # re-exported: it lived her
 from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
 from hub.demo import run_demo
 from hub.domain.config import ConfigError
+from hub.domain.states import ProcessRole
 from hub.edge import EdgeSource
 from hub.embedded import (
     OVERLAYS,
@@ -74,7 +75,7 @@ async def run_serve(args: argparse.Namespace) -> int:
     auth = Auth.from_env()
     if weak_tokens_refused("serve", auth):
         return 2
-    if args.processes > 1 and args.role != "edge":
+    if args.processes > 1 and args.role != ProcessRole.EDGE:
         print(
             "duplicast serve: --processes needs --role edge (one ingest writes the journal)",
             file=sys.stderr,
@@ -92,22 +93,24 @@ async def run_serve(args: argparse.Namespace) -> int:
     raise_open_files()
     config = load_config(args.config)
     print(_serve_line(args, config, proxies), file=sys.stderr, flush=True)
-    if args.role in ("ingest", "all") and not config.consoles:
+    if args.role in (ProcessRole.INGEST, ProcessRole.ALL) and not config.consoles:
         print(NO_CONSOLES_WARNING, file=sys.stderr, flush=True)
-    if args.role != "projector" and args.worker_of is None:
+    if args.role != ProcessRole.PROJECTOR and args.worker_of is None:
         for warning in roles_off(auth.commentator_token, auth.operator_token):
             print(f"duplicast serve: warning: {warning}", file=sys.stderr, flush=True)
     bus = open_bus(args.redis)
     await bus.connect()
-    if args.role == "projector":
+    if args.role == ProcessRole.PROJECTOR:
         return await run_projector(bus, config, args)
     source: Any
     limits = Limits(max_per_address=args.max_per_address)
     writer: Ingest | None = None  # --feed separate: the ingest beside an edge's server
     lost: asyncio.Event | None = None
-    if args.role == "edge":  # an edge never needs the deck key: it holds no cards of its own
+    if (
+        args.role == ProcessRole.EDGE
+    ):  # an edge never needs the deck key: it holds no cards of its own
         source = EdgeSource(bus, config.id, topics=TopicSpace.of(config), limits=limits)
-    elif args.role == "ingest" and args.feed == "separate":
+    elif args.role == ProcessRole.INGEST and args.feed == "separate":
         decks = load_decks(config, args.config.parent, dict(os.environ))
         lost = asyncio.Event()
         writer = Ingest(bus, Engine(config, decks), feed=False, on_lost=lost.set)
@@ -251,7 +254,7 @@ def _serve_line(args: argparse.Namespace, config: Any, proxies: TrustedProxies) 
     """What `serve` runs on, before it starts: no silent defaults."""
     sample = " (the bundled SAMPLE: give --config FILE for an event)" if _is_sample(args) else ""
     decks = ""
-    if args.role != "edge" and config.decks is not None:
+    if args.role != ProcessRole.EDGE and config.decks is not None:
         if config.decks.rehearsal_seed is not None:
             decks = f", REHEARSAL deck orders (seed {config.decks.rehearsal_seed!r})"
         else:
@@ -397,8 +400,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     add_redis(p)
     p.add_argument(
         "--role",
-        choices=("all", "ingest", "edge", "projector"),
-        default="all",
+        choices=tuple(ProcessRole),
+        default=ProcessRole.ALL,
         help="ingest: the single writer; edge: serves clients; all: both in one process; "
         "projector: publishes the feed by following the journal (with --feed separate)",
     )

@@ -34,7 +34,7 @@ from hub.codec import CodecError, from_json, pack, to_json
 from hub.engine.standings_select import select_standings
 from hub.engine.topics import FAMILIES, Family
 from hub.fanout import AsgiSink, Fanout
-from hub.feedsocket import MAX_MALFORMED, FeedService, OriginPolicy
+from hub.feedsocket import FeedService, OriginPolicy
 from hub.httpguard import REQUEST_TIMEOUT, PendingRequests, guarded_http
 from hub.metrics import CONTENT_TYPE, Metrics
 from hub.phh_service import PhhExport, RateLimit
@@ -124,32 +124,19 @@ class _Endpoints:
                 await websocket.send_text(to_json(problem).decode())
             await websocket.close(1008, problem["message"] if problem else "")
             return
-        client = service.join(AsgiSink(websocket), role, fmt, address)
-        service.hello(client)
-        malformed = 0
+        session = service.start(service.join(AsgiSink(websocket), role, fmt, address))
         try:
-            while not client.closed:
+            while not session.client.closed:
                 message = await websocket.receive()
                 if message["type"] == "websocket.disconnect":
                     break
                 text = message.get("text")
-                request, problem = service.parse(
-                    text if text is not None else message.get("bytes") or b"", text is not None
-                )
-                if request is not None:
-                    if service.is_command(request):
-                        problem = await service.command(client, request)
-                    else:
-                        problem = service.handle(client, request)
-                if problem is None:
-                    continue
-                client.send(problem)
-                if problem["code"] == "bad_request":
-                    malformed += 1
-                    if malformed > MAX_MALFORMED:
-                        client.close(1008, "too many malformed messages")
+                if text is not None:
+                    session.receive(text, True)
+                else:
+                    session.receive(message.get("bytes") or b"", False)
         finally:
-            await client.aclose()
+            await session.client.aclose()
 
     # -- REST --
 
@@ -273,7 +260,7 @@ class _Endpoints:
         role = self._role(request)  # everything for the operator; process-level for the rest
         if role is None:
             return _json({"error": "unauthorized", "message": "unknown token"}, 401)
-        text = self.metrics.render(private=role == "operator")
+        text = self.metrics.render(private=role == OPERATOR)
         return Response(text, headers={"content-type": CONTENT_TYPE})
 
     async def root(self, request: Request) -> Response:

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from hub.cliargs import REDIS_ENV
+from hub.domain.states import ProcessRole
 
 __all__ = ["raise_open_files", "start_edge_workers", "stop_workers", "wait_listening"]
 
@@ -47,7 +48,7 @@ def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.P
     its stdin is a pipe only we hold, and on Linux the kernel kills it when we exit). The
     Redis URL goes in their environment, not their command line: a password there would be
     in ``ps`` and ``/proc/PID/cmdline`` for every local user."""
-    command = [sys.executable, "-m", "hub", "serve", "--role", "edge", "--reuse-port"]
+    command = [sys.executable, "-m", "hub", "serve", "--role", ProcessRole.EDGE, "--reuse-port"]
     command += ["--worker-of", str(os.getpid())]
     command += ["--config", str(args.config)]
     command += ["--host", args.host, "--port", str(port)]

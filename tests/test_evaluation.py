@@ -61,3 +61,26 @@ def test_winners_by_pot_split_and_order_left_of_button() -> None:
     pots = [Pot(400, frozenset({1, 2, 3, 4})), Pot(300, frozenset({1, 3})), Pot(10, frozenset({3}))]
     # Button 3: odd-chip order starts at seat 4, then 1, 2.
     assert winners_by_pot(pots, hole, board, button=3, seats=4) == [(4, 2), (3,), (3,)]
+
+
+def test_the_private_phevaluator_api_we_call_is_there_and_agrees_with_the_public_one() -> None:
+    """``hub.domain.evaluation`` calls phevaluator's private ``_pheval`` for speed, with the
+    version pinned exactly in pyproject.toml. An upgrade that moves or changes those names
+    fails here by name, not as a wrong winner at a table."""
+    import tomllib
+    from importlib.metadata import version
+    from pathlib import Path
+
+    import phevaluator
+    from phevaluator import _pheval
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    pins = [d for d in pyproject["project"]["dependencies"] if d.startswith("phevaluator")]
+    assert pins == [f"phevaluator=={version('phevaluator')}"], "pin phevaluator exactly"
+    for name in ("evaluate_5cards", "evaluate_6cards", "evaluate_7cards"):
+        assert callable(getattr(_pheval, name, None)), f"phevaluator._pheval.{name} is gone"
+    rng = random.Random(7)
+    for size in (5, 6, 7):
+        for _ in range(300):
+            cards = rng.sample(FULL_DECK, size)
+            assert strength(cards[:2], cards[2:]) == phevaluator.evaluate_cards(*cards)

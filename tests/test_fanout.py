@@ -17,6 +17,7 @@ import websockets
 from websockets.frames import Frame, Opcode
 
 import hub.fanout as fanout_module
+from hub import feedsocket
 from hub.codec import to_json, unpack
 from hub.engine.patch import apply_patch
 from hub.fanout import CLOSE_TOO_SLOW, FORMATS, Client, Fanout, Limits, Outgoing, build_frame
@@ -86,12 +87,37 @@ class FakeSink:
         return out
 
 
-def test_build_frame_matches_websockets() -> None:
+def _rfc6455_frame(payload: bytes, text: bool) -> bytes:
+    """The hand-packed header the fan-out used before websockets built its frames (the
+    reference the library's bytes must equal: clients saw these exact bytes)."""
+    head = 0x81 if text else 0x82
+    n = len(payload)
+    if n < 126:
+        return struct.pack("!BB", head, n) + payload
+    if n < 65536:
+        return struct.pack("!BBH", head, 126, n) + payload
+    return struct.pack("!BBQ", head, 127, n) + payload
+
+
+def test_build_frame_is_websockets_with_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every payload size class (7-bit, 16-bit and 64-bit length), text and binary: the frame
+    is websockets' own serialization, byte for byte what the hand-packed header gave."""
     for size in (0, 1, 125, 126, 127, 65535, 65536, 70000):
         payload = bytes(range(256)) * (size // 256) + bytes(size % 256)
         for text, opcode in ((True, Opcode.TEXT), (False, Opcode.BINARY)):
             expected = Frame(opcode, payload).serialize(mask=False, extensions=[])
-            assert build_frame(payload, text) == expected
+            assert build_frame(payload, text) == expected == _rfc6455_frame(payload, text)
+    assert feedsocket._PING == b"\x89\x00"  # an unmasked ping with no payload
+    serialized: list[bool] = []
+    real = Frame.serialize
+
+    def spy(self: Frame, **kwargs: Any) -> bytes:
+        serialized.append(kwargs["mask"])
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(Frame, "serialize", spy)
+    assert build_frame(b"{}", True) == b"\x81\x02{}"
+    assert serialized == [False]  # built by the library, unmasked (server side)
 
 
 async def test_fanout_never_encodes_a_topic_frame(monkeypatch: pytest.MonkeyPatch) -> None:

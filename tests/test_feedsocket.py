@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import socket
+import struct
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,44 @@ async def test_keepalive_pings_everyone_and_cuts_the_silent(
         await polite.close()
 
 
+async def test_a_connection_reset_is_a_quiet_goodbye() -> None:
+    """A client gone without a close frame (a TCP reset: venue Wi-Fi, a killed OBS) is removed
+    without an error: no close frame is serialized for it (1006 may not be sent, and websockets
+    refuses it), so no traceback per lost client reaches the loop's exception handler."""
+    source = FakeSource()
+    loop = asyncio.get_running_loop()
+    errors: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: errors.append(context))
+    try:
+        async with running(source) as server:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            key = base64.b64encode(os.urandom(16)).decode()
+            writer.write(
+                (
+                    f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                    f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                ).encode()
+            )
+            assert (await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)).startswith(
+                b"HTTP/1.1 101"
+            )
+            await asyncio.wait_for(reader.read(64), 5)  # the hello
+            assert len(source.fanout.clients) == 1
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()  # RST, no close frame
+            for _ in range(100):
+                if not source.fanout.clients:
+                    break
+                await asyncio.sleep(0.05)
+            assert not source.fanout.clients
+            await asyncio.sleep(0.1)
+    finally:
+        loop.set_exception_handler(None)
+    assert errors == []
+
+
 async def test_fragmented_message_is_one_request() -> None:
     source = FakeSource()
     source.put(("public", "standings"), {"n": 0})
@@ -121,7 +160,8 @@ async def test_fragmented_message_is_one_request() -> None:
         assert (await recv(ws))["type"] == "snapshot"
 
 
-async def test_messages_after_a_command_are_answered_after_it_in_order() -> None:
+@pytest.mark.parametrize("raw", [True, False], ids=["feedsocket", "asgi"])
+async def test_messages_after_a_command_are_answered_after_it_in_order(raw: bool) -> None:
     source = FakeSource()
     release = asyncio.Event()
     plain_control = source.control
@@ -131,7 +171,7 @@ async def test_messages_after_a_command_are_answered_after_it_in_order() -> None
         return await plain_control(command)
 
     source.control = slow_control  # type: ignore[method-assign]
-    async with running(source) as server:
+    async with running(source, raw_frames=raw) as server:
         url = f"{server.ws_url}?token=op-secret"
         async with websockets.connect(url, compression=None) as ws:
             await recv(ws)
@@ -144,6 +184,39 @@ async def test_messages_after_a_command_are_answered_after_it_in_order() -> None
             assert (await recv(ws)) == {"type": "ok", "op": "onair"}
             assert (await recv(ws)) == {"type": "pong"}
             assert (await recv(ws))["code"] == "bad_request"
+
+
+@pytest.mark.parametrize("raw", [True, False], ids=["feedsocket", "asgi"])
+async def test_both_transports_run_one_session_stack(
+    raw: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``FeedSocket`` and the ASGI ``/ws`` hand every message to the same sans-I/O
+    ``feedsocket.Session``, so they answer alike: a command that fails inside the ingest is an
+    ``internal_error`` answer and the session goes on (the ASGI loop used to die with it)."""
+    received: list[bool] = []
+    real = feedsocket.Session.receive
+
+    def spy(self: feedsocket.Session, data: bytes | str, text: bool) -> None:
+        received.append(text)
+        real(self, data, text)
+
+    monkeypatch.setattr(feedsocket.Session, "receive", spy)
+    source = FakeSource()
+
+    async def broken_control(command: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("the ingest fell over")
+
+    source.control = broken_control  # type: ignore[method-assign]
+    async with running(source, raw_frames=raw) as server:
+        ws = await websockets.connect(f"{server.ws_url}?token=op-secret")
+        await recv(ws)
+        await ws.send(json.dumps({"op": "clock", "action": "start"}))
+        await ws.send(json.dumps({"op": "ping"}))
+        failed = await recv(ws)
+        assert (failed["code"], failed["op"]) == ("internal_error", "clock")
+        assert await recv(ws) == {"type": "pong"}
+        await ws.close()
+    assert received == [True, True]
 
 
 async def test_other_websocket_paths_are_404() -> None:

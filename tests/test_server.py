@@ -620,6 +620,35 @@ async def test_the_source_decides_which_topics_exist() -> None:
             assert (await http.get("/api/tables/7")).status_code == 404
 
 
+def test_one_topic_check_for_a_tournament_and_for_any_name() -> None:
+    """``TopicSpace.check`` (a running tournament) and ``hub.auth.check_topic`` (a name of any
+    tournament) are one check (``hub.engine.topics.refusal``): they agree on every topic of a
+    tournament, for every role, and on names that are no topic at all."""
+    from hub.engine.topics import ROLES, TopicSpace, parse_topic
+
+    space = TopicSpace(tables=(1, 2), seats=3, deals=4)
+    garbage = [
+        "",
+        "nope",
+        "standings:1",
+        "seat",
+        "seat:01",
+        "seat:1:1",
+        "compare:1:x",
+        "x" * 41,
+        7,
+        None,
+    ]
+    for role in ROLES:
+        for topic in space:
+            assert parse_topic(topic.name) == topic
+            assert check_topic(role, topic.name) == space.check(role, topic.name)
+        for name in garbage:
+            assert check_topic(role, name) == space.check(role, name) == "unknown_topic"
+    assert space.check("public", "compare:9:1") == "unknown_topic"  # not in this tournament
+    assert check_topic("public", "compare:9:1") is None  # a topic of some tournament
+
+
 async def test_a_source_that_is_not_live_sends_nothing_then_fresh_snapshots(
     server: RunningServer, source: FakeSource
 ) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from hub.domain.equity import Runouts
 from hub.domain.games.holdem.hand import STREETS, Hand
+from hub.domain.states import Street
 from hub.engine.tournament import VOID, HandState
 
 __all__ = [
@@ -37,8 +38,8 @@ __all__ = [
 ]
 
 Holes = tuple[tuple[int, tuple[str, str]], ...]
-_BOARD = {"preflop": 0, "flop": 3, "turn": 4, "river": 5}
-_DONE = ("showdown", "complete")
+_BOARD: dict[str, int] = {Street.PREFLOP: 0, Street.FLOP: 3, Street.TURN: 4, Street.RIVER: 5}
+_DONE = (Street.SHOWDOWN, Street.COMPLETE)
 
 # Per hand engine (a correction replaces it): the figures of its last state asked for, with
 # what they were made from (an action that deals no card and folds no one keeps the very same

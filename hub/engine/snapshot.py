@@ -39,6 +39,7 @@ from typing import Any
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder, commitment
 from hub.domain.errors import Rejection
+from hub.domain.states import Street
 from hub.engine.tournament import (
     COMPLETE,
     DISPUTED,
@@ -138,9 +139,9 @@ def _restore_hand(state: TournamentState, table: int, data: Mapping[str, Any]) -
             hand.settle(winners)
     except Rejection as exc:
         raise ValueError(f"{where}: inputs do not replay: {exc.code}: {exc.message}") from exc
-    if status == COMPLETE and hand.street != "complete":
+    if status == COMPLETE and hand.street != Street.COMPLETE:
         raise ValueError(f"{where}: complete but the hand stops at {hand.street}")
-    if status in (SHOWDOWN, DISPUTED) and hand.street != "showdown":
+    if status in (SHOWDOWN, DISPUTED) and hand.street != Street.SHOWDOWN:
         raise ValueError(f"{where}: {status} but the hand is at {hand.street}")
     finished_at = data["finished_at"]
     return HandState(

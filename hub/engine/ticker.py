@@ -21,7 +21,7 @@ TICKER_ITEMS = 30
 class Ticker:
     def __init__(self, size: int = TICKER_ITEMS) -> None:
         self.items: dict[str, deque[dict[str, Any]]] = {a: deque(maxlen=size) for a in AUDIENCES}
-        self._ids = dict.fromkeys(AUDIENCES, 0)
+        self._ids: dict[str, int] = dict.fromkeys(AUDIENCES, 0)
         self._held: dict[int, list[dict[str, Any]]] = {}  # deal -> items not yet public
 
     def add(self, item: dict[str, Any], *, public_now: bool) -> list[str]:

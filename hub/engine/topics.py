@@ -18,6 +18,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from hub.domain.states import AUDIENCES as AUDIENCES  # re-exported: projections, ticker
+from hub.domain.states import ROLES, Audience, Role
+
 __all__ = [
     "FAMILIES",
     "LIVE",
@@ -28,13 +31,13 @@ __all__ = [
     "TopicKey",
     "TopicSpace",
     "family",
+    "parse_topic",
+    "refusal",
     "topic_name",
 ]
 
-PUBLIC = "public"
-LIVE = "live"
-AUDIENCES = (PUBLIC, LIVE)
-ROLES = ("public", "commentator", "operator")  # in order of what they may see
+PUBLIC = Audience.PUBLIC
+LIVE = Audience.LIVE
 
 TopicKey = tuple[str, str]
 """``(audience, topic name)``: how the feed and the fan-out key a topic."""
@@ -74,7 +77,7 @@ FAMILIES: dict[str, Family] = {
             "standings",
             (),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/standings",
             ("HandSettled", "PenaltyApplied", "DealReleased"),
             "replace of the rows whose rank, points or chips moved",
@@ -83,7 +86,7 @@ FAMILIES: dict[str, Family] = {
             "seat",
             ("seat",),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/seats/{seat:int}",
             ("HandSettled", "PenaltyApplied", "DealReleased"),
             "replace of the rows that moved",
@@ -92,7 +95,7 @@ FAMILIES: dict[str, Family] = {
             "table",
             ("table",),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/tables/{table:int}",
             ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "DealReleased"),
             "live: one action adds one row at /actions/- and replaces the seat fields it moved"
@@ -102,7 +105,7 @@ FAMILIES: dict[str, Family] = {
             "deal",
             ("deal",),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/deals/{deal:int}",
             ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "DealReleased"),
             "replace of the table row that moved (status, pot, result)",
@@ -111,7 +114,7 @@ FAMILIES: dict[str, Family] = {
             "compare",
             ("deal", "seat"),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/compare/{deal:int}/{seat:int}",
             ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "DealReleased"),
             "one action adds one row at /rows/{i}/actions/- and replaces what it moved (the"
@@ -121,7 +124,7 @@ FAMILIES: dict[str, Family] = {
             "onair",
             (),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/onair",
             ("OnAirChanged", "DealReleased"),
             "replace of the slot that changed",
@@ -130,7 +133,7 @@ FAMILIES: dict[str, Family] = {
             "ticker",
             (),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/ticker",
             ("TickerItem", "DealReleased"),
             "new items at the front; the oldest leave at the end",
@@ -139,7 +142,7 @@ FAMILIES: dict[str, Family] = {
             "clock",
             (),
             BOTH,
-            "public",
+            Role.PUBLIC,
             "/api/clock",
             ("ClockChanged",),
             "replace of the fields that moved (status, level, time left as of as_of)",
@@ -148,7 +151,7 @@ FAMILIES: dict[str, Family] = {
             "projection",
             (),
             (LIVE,),
-            "commentator",
+            Role.COMMENTATOR,
             "/api/projection",
             ("HandStarted", "ActionApplied", "HandSettled", "HandRewound"),
             "replace of the hands and rows that moved",
@@ -157,7 +160,7 @@ FAMILIES: dict[str, Family] = {
             "ops",
             (),
             (LIVE,),
-            "operator",
+            Role.OPERATOR,
             "/api/ops",
             (
                 "HandStarted",
@@ -233,9 +236,29 @@ class TopicSpace:
     def check(self, role: str, name: object) -> str | None:
         """Why ``role`` may not subscribe to ``name`` (``unknown_topic`` / ``forbidden``), or
         None when it may."""
-        topic = self.get(name)
-        if topic is None:
-            return "unknown_topic"
-        if not topic.family.allows(role):
-            return "forbidden"
+        return refusal(role, self.get(name))
+
+
+def refusal(role: str, topic: Topic | None) -> str | None:
+    """The one subscription check, whoever found the topic (``TopicSpace.check`` for a running
+    tournament, ``hub.auth.check_topic`` for a name of any tournament): ``unknown_topic``,
+    ``forbidden``, or None when ``role`` may subscribe."""
+    if topic is None:
+        return "unknown_topic"
+    if not topic.family.allows(role):
+        return "forbidden"
+    return None
+
+
+def parse_topic(name: object) -> Topic | None:
+    """The topic ``name`` would be in *some* tournament (a family and whole-number parameters
+    below a million), or None; a process that knows its tournament uses ``TopicSpace``."""
+    if not isinstance(name, str) or len(name) > 40:
         return None
+    family_name, *args = name.split(":")
+    fam = FAMILIES.get(family_name)
+    if fam is None or len(args) != len(fam.params):
+        return None
+    if not all(a.isdigit() and a == str(int(a)) and len(a) < 7 for a in args):
+        return None
+    return Topic(fam, tuple(map(int, args)), name)

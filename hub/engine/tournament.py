@@ -24,6 +24,7 @@ from hub.domain.games.holdem.hand import Hand, HandSpec
 from hub.domain.games.registry import game_of
 from hub.domain.games.rps.rules import RpsHand
 from hub.domain.scoring import Scoreboard, ScoringLayout
+from hub.domain.states import HandStatus, Street
 from hub.engine.events import ACTION_TYPES, DEALER_ERRORS, OPERATOR_CONSOLE, ConsoleEvent
 
 # One input of a hand: a betting action (seat, kind, amount), or a dealer error: (seat,
@@ -41,11 +42,11 @@ def actions_of(inputs: list[Input]) -> list[Input]:
 
 
 # Hand statuses as shown on consoles, overlays and the comparison.
-IN_PROGRESS = "in_progress"
-SHOWDOWN = "showdown"
-COMPLETE = "complete"
-VOID = "void"
-DISPUTED = "disputed"
+IN_PROGRESS = HandStatus.IN_PROGRESS
+SHOWDOWN = HandStatus.SHOWDOWN
+COMPLETE = HandStatus.COMPLETE
+VOID = HandStatus.VOID
+DISPUTED = HandStatus.DISPUTED
 TERMINAL = frozenset({COMPLETE, VOID, DISPUTED})
 
 
@@ -393,11 +394,11 @@ class TournamentState:
         notable: tuple[dict[str, Any], ...] = (),
     ) -> Change:
         street = current.hand.street
-        if street == "complete" and not current.reopened:
+        if street == Street.COMPLETE and not current.reopened:
             return self._finish(table, current, COMPLETE, now, notable)
         # A reopened hand whose corrected betting ended in a fold-out waits for the official's
         # `confirm` (it stays in play, street "complete"), as a reopened showdown waits for `win`.
-        current.status = SHOWDOWN if street == "showdown" else IN_PROGRESS
+        current.status = SHOWDOWN if street == Street.SHOWDOWN else IN_PROGRESS
         return Change(table.table, current.deal, notable=notable)
 
     def _finish(
@@ -419,7 +420,7 @@ class TournamentState:
     def _on_win(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
         current = self._current(table, event)
         assert event.seats is not None
-        if current.status != SHOWDOWN and current.hand.street == "complete":
+        if current.status != SHOWDOWN and current.hand.street == Street.COMPLETE:
             raise Rejection(
                 "not_allowed",
                 f"the corrected deal {current.deal} at table {table.table} ended in a fold-out: "
@@ -480,7 +481,7 @@ class TournamentState:
             self._log(table, target, "confirm", now)
             return self._finish(table, target, COMPLETE, now)
         if target.reopened and target is table.current:
-            if target.hand.street == "complete":
+            if target.hand.street == Street.COMPLETE:
                 self._log(table, target, "confirm", now)
                 return self._finish(table, target, COMPLETE, now)
             raise Rejection(
@@ -588,7 +589,7 @@ class TournamentState:
         target.reopened = True
         target.winners = target.declared = target.computed = target.settled_by = None
         target.finished_at = None
-        target.status = SHOWDOWN if target.hand.street == "showdown" else IN_PROGRESS
+        target.status = SHOWDOWN if target.hand.street == Street.SHOWDOWN else IN_PROGRESS
         table.current = target
         self.board.set_result(table.table, target.deal, None)
         self._log(table, target, "reopen", now)
@@ -613,7 +614,7 @@ class TournamentState:
     # ----------------------------------------------------------------- dealer errors
     def _dealer_error(self, table: TableState, event: ConsoleEvent, entry: Input) -> HandState:
         current = self._current(table, event)
-        if current.status != IN_PROGRESS or current.hand.street == "complete":
+        if current.status != IN_PROGRESS or current.hand.street == Street.COMPLETE:
             raise Rejection("hand_over", f"betting is over at table {table.table}")
         trial = [*current.inputs, entry]
         spec, hand = self.replay_hand(current.deal, trial)

@@ -17,13 +17,13 @@ from hub.domain.config import TournamentConfig
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.games.base import Game
 from hub.domain.scoring import VIEWS, Scoreboard
+from hub.domain.states import BETTING_STREETS, Audience
 from hub.engine.equities import hand_equity, hand_traveller_equity, seat_equity
 from hub.engine.tournament import TERMINAL, HandState, TableState, TournamentState
 
-PUBLIC = "public"
-LIVE = "live"
-AUDIENCES = (PUBLIC, LIVE)
-STREETS = ("preflop", "flop", "turn", "river")
+PUBLIC = Audience.PUBLIC
+LIVE = Audience.LIVE
+STREETS = BETTING_STREETS
 
 Released = Callable[[str, int], bool]
 

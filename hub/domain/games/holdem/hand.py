@@ -52,8 +52,9 @@ from typing import Protocol
 
 from hub.domain.errors import Rejection
 from hub.domain.pieces import CARDS, PieceSet
+from hub.domain.states import BETTING_STREETS
 
-STREETS = ("preflop", "flop", "turn", "river")
+STREETS = BETTING_STREETS
 RULES = ("standard", "pokerkit")
 # Who posts the blinds and who opens: "holdem" (blinds left of the button, pre-flop opened left
 # of the big blind) or "rps" (RPS Poker: blinds the two seats right of the dealer, so the order

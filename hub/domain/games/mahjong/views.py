@@ -13,6 +13,7 @@ from typing import Any
 
 from hub.domain.games.mahjong.hand import MahjongDeal, MahjongHand
 from hub.domain.games.mahjong.rules import seat_winds, tile_label
+from hub.domain.states import HandStatus
 
 # ``state``, ``table`` and ``h`` are the engine's TournamentState, TableState and HandState
 # (hub.engine.tournament), which the domain may not import: these read ``config``, ``dealt()``,
@@ -35,7 +36,7 @@ def hand_result(h: Any) -> dict[str, Any] | None:
     discarder) with its points per seat; None until it has one (or when void)."""
     if h is None or not isinstance(h.hand, MahjongHand) or h.hand.mahjong is None:
         return None
-    if h.status not in ("complete", "disputed"):
+    if h.status not in (HandStatus.COMPLETE, HandStatus.DISPUTED):
         return None
     out = dict(h.hand.mahjong.as_dict())
     out["points"] = {str(seat): p for seat, p in (h.hand.result or {}).items()}

@@ -21,6 +21,7 @@ from hub.domain.games.rps import views
 from hub.domain.games.rps.bots import next_throw, playoff_winners
 from hub.domain.games.rps.rules import RpsHand, dealer_sequence, dealer_slips, replay
 from hub.domain.pieces import CARDS
+from hub.domain.states import HandStatus
 
 if TYPE_CHECKING:
     from hub.domain.config.model import TournamentConfig
@@ -93,7 +94,7 @@ class RpsGame(PokerGame):
         owed = next_throw(hand, rng)
         if owed is not None:
             return [owed]
-        if current.status == "showdown":
+        if current.status == HandStatus.SHOWDOWN:
             declared = playoff_winners(hand, rng)
             if declared is None:  # the dealer's throws unknown: a plausible winner
                 declared = sorted({min(p.eligible) for p in hand.pots() if p.eligible})
