@@ -68,7 +68,6 @@ log = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
 WARN_AFTER_SENDS = 3
 MAX_ACK_TIMEOUT = 5.0  # seconds; the adaptive timer never waits longer than this
-EPOCH_POLL = 0.2  # seconds between looks for the first hub's epoch (none started yet)
 
 
 def console_channel(tournament: str, table: int) -> str:
@@ -193,6 +192,7 @@ class ConsoleClient:
         self._tasks: list[asyncio.Task[None]] = []
         self.outbox_path = outbox
         self._store: Outbox | None = None
+        self._unbound = False  # the outbox waits for a hub's epoch (none had started)
         self.restored = 0  # unacknowledged events found on disk at start (resent)
         self.no_hub_timeout = no_hub_timeout
         self._silence = Silence(no_hub_timeout, 0.0)
@@ -214,8 +214,7 @@ class ConsoleClient:
             return
         if self.outbox_path is not None and self._store is None:
             epoch = await self._epoch()
-            if epoch == "":
-                epoch = await self._wait_for_epoch()
+            self._unbound = epoch == ""  # no hub yet: bound to the first that answers
             store = Outbox(self.outbox_path, self.tournament, self.table, self.console, epoch)
             if store.set_aside is not None:
                 log.warning(
@@ -246,25 +245,6 @@ class ConsoleClient:
             asyncio.create_task(self._receive_errors(), name=f"console-errors:{self.console}"),
             asyncio.create_task(self._resend_loop(), name=f"console-resend:{self.console}"),
         ]
-
-    async def _wait_for_epoch(self) -> str | None:
-        """No hub has started on this Redis yet: wait for the first (its epoch) before opening
-        the outbox, whose events belong to one hub. Opening it without an epoch would take an
-        outbox left by a rehearsal against another empty Redis for this hub's (issue #20.13).
-        Past ``no_hub_timeout``: ``ConsoleFailure``, as for any silent hub."""
-        loop = asyncio.get_running_loop()
-        silence = Silence(self.no_hub_timeout, loop.time())
-        deadline = silence.deadline(loop.time())
-        while True:
-            await asyncio.sleep(EPOCH_POLL)
-            epoch = await self._epoch(quiet=True)
-            if epoch != "":
-                return epoch
-            if deadline is not None and loop.time() >= deadline:
-                assert self.no_hub_timeout is not None
-                raise ConsoleFailure(
-                    no_hub_message(self.tournament, self.table, self.bus, self.no_hub_timeout)
-                )
 
     async def _check_table_served(self) -> None:
         """``ConsoleFailure`` at once when a hub serves this tournament here but not this table
@@ -301,8 +281,7 @@ class ConsoleClient:
         if found is None:
             if not quiet:
                 log.warning(
-                    "console %s: no hub has started on this Redis yet (no event epoch): "
-                    "waiting for one",
+                    "console %s: no hub has started on this Redis yet (no event epoch)",
                     self.console,
                 )
             return ""
@@ -495,7 +474,18 @@ class ConsoleClient:
             except (CodecError, ValueError) as exc:
                 log.warning("ignoring malformed ack on %s: %s", message.channel, exc)
                 continue
+            if self._unbound:
+                await self._bind()
             await self._handle(ack)
+
+    async def _bind(self) -> None:
+        """The outbox was opened before any hub had started here (no epoch): a hub answers
+        now, so the outbox becomes that hub's. Left unbound, it would pass for the outbox of
+        any hub of a Redis with no epoch yet, a rehearsal's for the event's (issue #20.13)."""
+        epoch = await self._epoch(quiet=True)
+        if epoch and self._store is not None:
+            self._store.bind(epoch)
+            self._unbound = False
 
     async def _receive_errors(self) -> None:
         """Answers on the table's error channel that name this console: final refusals."""

@@ -13,8 +13,9 @@ full rate) must not stall the other tables. So isolation is at every level:
   what was not acknowledged, so a dropped message is delayed, never lost).
 - The batch: ``take`` builds each batch round-robin over the tables with messages waiting,
   at most a fair share of the batch from each, so a table with one event waits for at most
-  one share of the flooding table's messages. Refused messages count toward their table's
-  share like any other, and their answers go out in the same batch as the others' acks.
+  one share of the flooding table's messages; the batch is then applied in arrival order.
+  Refused messages count toward their table's share like any other, and their answers go
+  out in the same batch as the others' acks.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ ERROR_LOGS = 20
 """Undecodable messages logged per table per second; also answered per second per table while
 the table floods (more waiting than a batch took: ``FairIntake.flooding``), else every one."""
 KEYS = 4096  # tables a ``PerSecond`` remembers at once
+
+
+def _arrival(message: Message) -> float:
+    return message.arrived
 
 
 class FairIntake:
@@ -118,6 +123,10 @@ class FairIntake:
             order = [sub for sub in order if sub.pending]
         self.flooding.update(sub.pattern for sub in order)
         self._report_drops()
+        # Fair in what it takes, in arrival order within: events of different tables keep the
+        # order they reached the ingest in (a final's first deal after the groups' last one),
+        # as one subscription for all tables kept it. Stable: a table's own order stands.
+        batch.sort(key=_arrival)
         return batch
 
     def _report_drops(self) -> None:

@@ -70,8 +70,21 @@ class Outbox:
                 self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
             stored = self._open(tournament, table, console)
         if epoch and stored.get("epoch") is None:
-            with self._db:
-                self._db.execute("INSERT INTO meta (key, value) VALUES ('epoch', ?)", (epoch,))
+            self.bind(epoch)
+
+    @property
+    def epoch(self) -> str | None:
+        """The epoch of the hub this outbox belongs to (None: not bound yet)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
+        return None if row is None else str(row[0])
+
+    def bind(self, epoch: str) -> None:
+        """Record the hub's epoch, once: an outbox opened before any hub had started is bound
+        to the first one that answers it (``hub.console``)."""
+        with self._db:
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', ?)", (epoch,)
+            )
 
     def _open(self, tournament: str, table: int, console: str) -> dict[str, str]:
         """Open (or create) the file for this console; what its ``meta`` table holds."""

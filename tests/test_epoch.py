@@ -179,38 +179,42 @@ async def test_a_console_that_may_not_read_the_epoch_still_sends(tmp_path: Path)
         await client.close()
 
 
-async def test_a_console_started_before_any_hub_waits_for_the_first_ones_epoch(
+async def test_an_outbox_opened_before_any_hub_is_bound_to_the_first_that_answers(
     tmp_path: Path,
 ) -> None:
-    """Two empty Redis servers hold no epoch alike: a console that opened its outbox before any
-    hub started would take a rehearsal's outbox for the real event's. It waits for the first
-    hub's epoch instead (and gives up, one line, when none comes within its timeout)."""
-    from hub.hubwatch import ConsoleFailure
-
-    config, decks = unique_tournament("epochwait")
+    """Two Redis servers where no hub has started yet look alike (no epoch). A console that
+    opened its outbox then binds it to the hub that first answers it, so the same outbox on
+    another Redis later is set aside, not taken for that hub's (issue #20.13)."""
+    config, decks = unique_tournament("epochbind")
     events = table_events(config.id, 1)
     outbox = str(tmp_path / "outbox-{tournament}-{console}.sqlite")
+    path = Path(outbox.format(tournament=config.id, console="table1"))
     with (
         RedisServer(tmp_path / "rehearsal") as rehearsal,
         RedisServer(tmp_path / "event") as event,
     ):
-        bus = RedisBus(rehearsal.url)  # a rehearsal console, its hub never started
-        await bus.connect()
-        with pytest.raises(ConsoleFailure, match="no hub is serving"):
-            await replay_log(bus, config.id, events, outbox=outbox, timeout=0.5, no_hub_timeout=1)
-        await bus.close()
-        path = Path(outbox.format(tournament=config.id, console="table1"))
-        assert not path.exists()  # nothing of it kept as if it were any hub's
-        bus = RedisBus(event.url)  # the real event: the console first, the hub a moment later
+        bus = RedisBus(rehearsal.url)  # the console first, its hub a moment later
         await bus.connect()
         console = asyncio.create_task(
-            replay_log(bus, config.id, events, outbox=outbox, timeout=0.5, no_hub_timeout=30)
+            replay_log(bus, config.id, events, outbox=outbox, timeout=0.5, no_hub_timeout=60)
         )
         await asyncio.sleep(1.0)
         assert not console.done()
+        async with hub_on(rehearsal.url, config, decks) as hub:
+            first = await asyncio.wait_for(console, 60)
+            assert first.accepted == len(events), first
+            rehearsal_epoch = hub.epoch
+        await bus.close()
+        assert Outbox(path, config.id, 1, "table1").epoch == rehearsal_epoch
+        bus = RedisBus(event.url)  # the event's Redis: again the console before the hub
+        await bus.connect()
+        console = asyncio.create_task(
+            replay_log(bus, config.id, events, outbox=outbox, timeout=0.5, no_hub_timeout=60)
+        )
+        await asyncio.sleep(1.0)
         async with hub_on(event.url, config, decks) as hub:
-            report = await asyncio.wait_for(console, 60)
-            assert report.accepted == len(events) and report.skipped == 0, report
+            real = await asyncio.wait_for(console, 60)
+            assert real.skipped == 0 and real.accepted == len(events), real
             assert hub.engine.sequencer.last("table1") == len(events)
         await bus.close()
-    assert Outbox(path, config.id, 1, "table1", hub.epoch).next_seq() == len(events) + 1
+    assert path.with_name(f"{path.name}.epoch-{rehearsal_epoch}").exists()
