@@ -252,7 +252,7 @@ class ConsoleClient:
         yet, or a user that may not read the list (an older ACL file): the silence decides."""
         try:
             found = await self.bus.get(Channels(self.tournament).tables)
-        except Exception:  # NOPERM from an older `duplicast acl` file
+        except (NoPermissionError, PermissionError):  # an older `duplicast acl` file
             return
         if found is None:
             return
