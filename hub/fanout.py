@@ -39,10 +39,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from websockets.frames import Frame, Opcode
-
-from hub.codec import pack, to_json
 from hub.engine.topics import TopicKey
+from hub.frames import FORMATS, Outgoing
 
 __all__ = [
     "CLOSE_TOO_SLOW",
@@ -51,58 +49,13 @@ __all__ = [
     "Client",
     "Fanout",
     "Limits",
-    "Outgoing",
     "Sink",
-    "build_frame",
 ]
 
 log = logging.getLogger(__name__)
 
 CLOSE_TOO_SLOW = 4008
 """Close code for a client that cannot keep up (reason ``"client too slow"``)."""
-
-FORMATS = ("json", "msgpack")
-
-TEXT, BINARY = Opcode.TEXT, Opcode.BINARY
-
-
-def build_frame(payload: bytes, text: bool) -> bytes:
-    """One unfragmented, unmasked server frame (RFC 6455 §5.2), no extensions, serialized by
-    websockets (the library that parses the client's side): the header rules stay theirs.
-    Built once per update per format, so its few microseconds are not per client."""
-    return Frame(TEXT if text else BINARY, payload).serialize(mask=False)
-
-
-class Outgoing:
-    """One encoded message; the websocket frame and the str form are built on first use.
-    ``seq``: the topic seq of a snapshot or delta (-1: a message of no topic)."""
-
-    __slots__ = ("_frame", "_text", "payload", "seq", "text")
-
-    def __init__(self, payload: bytes, text: bool, seq: int = -1) -> None:
-        self.payload = payload
-        self.text = text
-        self.seq = seq
-        self._frame: bytes | None = None
-        self._text: str | None = None
-
-    @classmethod
-    def encode(cls, message: dict[str, Any], fmt: str) -> Outgoing:
-        if fmt == "msgpack":
-            return cls(pack(message), False)
-        return cls(to_json(message), True)
-
-    @property
-    def frame(self) -> bytes:
-        if self._frame is None:
-            self._frame = build_frame(self.payload, self.text)
-        return self._frame
-
-    @property
-    def as_str(self) -> str:
-        if self._text is None:
-            self._text = self.payload.decode()
-        return self._text
 
 
 @runtime_checkable

@@ -33,7 +33,7 @@ from hub.codec import CodecError, from_json, pack, to_json, unpack
 from hub.engine.patch import PatchError, apply_patch, clone, diff
 from hub.engine.projections import TopicChange
 from hub.engine.topics import TopicKey
-from hub.fanout import Outgoing
+from hub.frames import Outgoing
 
 __all__ = [
     "HISTORY",

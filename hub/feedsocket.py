@@ -35,15 +35,8 @@ from websockets.server import ServerProtocol
 
 from hub.auth import PUBLIC, Auth, audience_for, check_topic, may_control
 from hub.codec import CodecError, from_json, to_json, unpack
-from hub.fanout import (
-    FORMATS,
-    Client,
-    Fanout,
-    Outgoing,
-    build_frame,
-    set_congestion,
-    set_sndbuf,
-)
+from hub.fanout import Client, Fanout, set_congestion, set_sndbuf
+from hub.frames import FORMATS, Outgoing, build_frame
 from hub.proxies import TrustedProxies
 
 __all__ = ["MAX_MALFORMED", "FeedService", "FeedSocket", "OriginPolicy", "Session"]

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hub.engine.topics import TopicKey
-from hub.fanout import Outgoing
 from hub.feed import Frame, PayloadFeed
+from hub.frames import Outgoing
 
 
 @dataclass(frozen=True)
