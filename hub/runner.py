@@ -69,7 +69,7 @@ NO_CONSOLES_WARNING = (
 
 async def run_serve(args: argparse.Namespace) -> int:
     from hub.auth import Auth
-    from hub.fanout import Limits
+    from hub.limits import Limits
     from hub.server import create_app, serve, tune_gc
 
     auth = Auth.from_env()

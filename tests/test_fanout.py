@@ -20,9 +20,10 @@ import hub.frames as frames_module
 from hub import feedsocket
 from hub.codec import to_json, unpack
 from hub.engine.patch import apply_patch
-from hub.fanout import CLOSE_TOO_SLOW, Client, Fanout, Limits
+from hub.fanout import CLOSE_TOO_SLOW, Client, Fanout
 from hub.feed import TopicKey
 from hub.frames import FORMATS, Outgoing, build_frame
+from hub.limits import Limits
 from hub.server import RunningServer, create_app, serve
 from tests.feedwriter import FeedWriter
 

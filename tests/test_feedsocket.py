@@ -20,7 +20,8 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 from hub import feedsocket
-from hub.fanout import Fanout, Limits
+from hub.fanout import Fanout
+from hub.limits import Limits
 from hub.server import RunningServer, create_app, serve
 from tests.test_server import AUTH, FakeSource
 

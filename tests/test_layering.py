@@ -69,6 +69,7 @@ LAYERS: dict[str, int] = {
     "hub.bus.redis": 3,
     "hub.bus": 4,  # open_bus: picks an implementation
     "hub.intake": 3,  # the ingest's fair batches over its per-table subscriptions
+    "hub.limits": 2,  # what one websocket client may cost (buffers, topics, per address)
     "hub.frames": 3,  # one encoded message and its websocket frame
     "hub.fanout": 4,
     "hub.metrics": 5,

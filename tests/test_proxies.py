@@ -19,7 +19,8 @@ import pytest
 import websockets
 from websockets.typing import Origin
 
-from hub.fanout import Fanout, Limits
+from hub.fanout import Fanout
+from hub.limits import Limits
 from hub.proxies import TrustedProxies
 from hub.server import RunningServer, create_app, serve
 from tests.test_server import AUTH, FakeSource, recv

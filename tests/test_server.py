@@ -25,8 +25,9 @@ from hub.codec import pack, unpack
 from hub.edge import EdgeSource
 from hub.engine.patch import clone, diff
 from hub.engine.projections import TopicChange
-from hub.fanout import Fanout, Limits
+from hub.fanout import Fanout
 from hub.feed import IngestFeed, TopicKey, encode_feed
+from hub.limits import Limits
 from hub.server import RunningServer, create_app, serve
 
 AUTH = Auth(commentator_token="comm-secret", operator_token="op-secret")
