@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import socket
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
@@ -92,33 +91,6 @@ class Sink(Protocol):
     async def send(self, out: Outgoing) -> None: ...
 
     def close(self, code: int, reason: str) -> None: ...
-
-
-def set_sndbuf(transport: asyncio.BaseTransport, size: int) -> None:
-    """Cap the kernel send buffer of a client socket. Autotuned, it grows to megabytes that a
-    reader which stopped fills for seconds before the server can notice; capped, a stalled
-    reader shows in the transport buffer within ``size`` bytes and the kernel memory held for
-    it is bounded. (128 KiB still carries ~100 MB/s at 1 ms RTT, ~1 MB/s at 100 ms.)"""
-    sock = transport.get_extra_info("socket")
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
-
-
-def set_congestion(transport: asyncio.BaseTransport, name: str) -> None:
-    """Choose a client socket's TCP congestion control (Linux; elsewhere, or if the kernel
-    does not allow ``name`` to this process, the system's stays). The feed is frames of a few
-    hundred bytes to a few KiB at most tens of times a second: the congestion window never
-    limits it, and Reno (which Linux allows every process) costs the least per packet. BBR, a
-    common system default, keeps a model updated on every ACK and paces every packet; with
-    10,000 clients on loopback at 10 Hz, Reno took the two-edge p99 from 50-52 to 42-43 ms
-    (docs/performance.md)."""
-    option = getattr(socket, "TCP_CONGESTION", None)
-    sock = transport.get_extra_info("socket")
-    if option is None or sock is None or not name:
-        return
-    with contextlib.suppress(OSError):
-        sock.setsockopt(socket.IPPROTO_TCP, option, name.encode())
 
 
 class AsgiSink:
