@@ -29,11 +29,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 
+from hub.asgisink import AsgiSink
 from hub.auth import OPERATOR, Auth, Role, audience_for
 from hub.codec import CodecError, from_json, pack, to_json
 from hub.engine.standings_select import select_standings
 from hub.engine.topics import FAMILIES, Family
-from hub.fanout import AsgiSink, Fanout
+from hub.fanout import Fanout
 from hub.feedsocket import FeedService, OriginPolicy
 from hub.httpguard import REQUEST_TIMEOUT, PendingRequests, guarded_http
 from hub.metrics import CONTENT_TYPE, Metrics

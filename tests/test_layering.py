@@ -71,6 +71,7 @@ LAYERS: dict[str, int] = {
     "hub.intake": 3,  # the ingest's fair batches over its per-table subscriptions
     "hub.limits": 2,  # what one websocket client may cost (buffers, topics, per address)
     "hub.frames": 3,  # one encoded message and its websocket frame
+    "hub.asgisink": 4,  # a fan-out client through the ASGI send (any server)
     "hub.fanout": 4,
     "hub.metrics": 5,
     "hub.feedsocket": 5,
