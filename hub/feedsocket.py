@@ -36,7 +36,8 @@ from websockets.server import ServerProtocol
 
 from hub.auth import PUBLIC, Auth, audience_for, check_topic, may_control
 from hub.codec import CodecError, from_json, to_json, unpack
-from hub.fanout import Client, Fanout
+from hub.fanout import Fanout
+from hub.feedclient import Client
 from hub.frames import FORMATS, Outgoing, build_frame
 from hub.proxies import TrustedProxies
 

@@ -20,8 +20,9 @@ import hub.frames as frames_module
 from hub import feedsocket
 from hub.codec import to_json, unpack
 from hub.engine.patch import apply_patch
-from hub.fanout import CLOSE_TOO_SLOW, Client, Fanout
+from hub.fanout import Fanout
 from hub.feed import TopicKey
+from hub.feedclient import CLOSE_TOO_SLOW, Client
 from hub.frames import FORMATS, Outgoing, build_frame
 from hub.limits import Limits
 from hub.server import RunningServer, create_app, serve

@@ -31,6 +31,8 @@ IO_MODULES = {
     "hub.codec",
     "hub.feed",
     "hub.frames",
+    "hub.asgisink",
+    "hub.feedclient",
     "hub.fanout",
     "hub.feedsocket",
     "hub.server",
@@ -72,14 +74,15 @@ LAYERS: dict[str, int] = {
     "hub.limits": 2,  # what one websocket client may cost (buffers, topics, per address)
     "hub.frames": 3,  # one encoded message and its websocket frame
     "hub.asgisink": 4,  # a fan-out client through the ASGI send (any server)
-    "hub.fanout": 4,
-    "hub.metrics": 5,
-    "hub.feedsocket": 5,
+    "hub.feedclient": 4,  # one fan-out client: its queue and backpressure
+    "hub.fanout": 5,
+    "hub.metrics": 6,
+    "hub.feedsocket": 6,
     "hub.httpguard": 5,  # the bound on incomplete HTTP requests (uvicorn protocols)
     "hub.feed": 5,
     "hub.console": 5,
     "hub.phh_service": 5,  # the PHH export cached, written in a worker process
-    "hub.server": 6,
+    "hub.server": 7,
     "hub.publisher": 6,  # the feed's writer, shared by the ingest and the projector
     "hub.ingest": 7,
     "hub.projector": 7,  # the read model in its own process
