@@ -21,12 +21,11 @@ import asyncio
 import contextlib
 import logging
 import math
-import os
 import socket
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from websockets.datastructures import Headers
 from websockets.frames import Frame, Opcode
@@ -39,9 +38,10 @@ from hub.codec import CodecError, from_json, to_json, unpack
 from hub.fanout import Fanout
 from hub.feedclient import Client
 from hub.frames import FORMATS, Outgoing, build_frame
+from hub.origins import OriginPolicy
 from hub.proxies import TrustedProxies
 
-__all__ = ["MAX_MALFORMED", "FeedService", "FeedSocket", "OriginPolicy", "Session"]
+__all__ = ["MAX_MALFORMED", "FeedService", "FeedSocket", "Session"]
 
 log = logging.getLogger(__name__)
 wire_log = logging.getLogger(f"{__name__}.wire")
@@ -71,47 +71,12 @@ CLOSE_TIMEOUT = 5.0
 
 _PING = Frame(Opcode.PING, b"").serialize(mask=False)  # the same bytes for everyone
 
-ORIGINS_ENV = "DUPLICAST_ALLOWED_ORIGINS"
-"""Comma-separated ``Origin`` values allowed on ``/ws`` (``*``: any). Unset: the request's own
-host, plus clients that send no ``Origin`` (OBS, non-browser clients)."""
-
 TopicCheck = Callable[[str, str], "str | None"]
 """``valid_topic(role, topic)``: an error code (``unknown_topic``, ``forbidden``, ...) or None."""
 
 
 def error(code: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"type": "error", "code": code, "message": message, **extra}
-
-
-class OriginPolicy:
-    """Which browser pages may open ``/ws``: a page's ``Origin`` must be allowed, so a page on
-    ``https://evil.example`` cannot drive an operator's browser into an operator socket."""
-
-    def __init__(self, allowed: Iterable[str] = ()) -> None:
-        self.any = False
-        self.allowed: set[str] = set()
-        for origin in allowed:
-            origin = origin.strip().rstrip("/").lower()
-            if origin == "*":
-                self.any = True
-            elif origin:
-                self.allowed.add(origin)
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> OriginPolicy:
-        env = os.environ if environ is None else environ
-        return cls(env.get(ORIGINS_ENV, "").split(","))
-
-    def allows(self, origin: str | None, host: str | None) -> bool:
-        if origin is None or self.any:
-            return True
-        origin = origin.strip().rstrip("/").lower()
-        if origin in self.allowed:
-            return True
-        if self.allowed:  # an explicit list replaces the same-host default
-            return False
-        netloc = urlsplit(origin).netloc
-        return bool(host) and netloc == (host or "").strip().lower()
 
 
 class FeedService:

@@ -35,9 +35,10 @@ from hub.codec import CodecError, from_json, pack, to_json
 from hub.engine.standings_select import select_standings
 from hub.engine.topics import FAMILIES, Family
 from hub.fanout import Fanout
-from hub.feedsocket import FeedService, OriginPolicy
+from hub.feedsocket import FeedService
 from hub.httpguard import REQUEST_TIMEOUT, PendingRequests, guarded_http
 from hub.metrics import CONTENT_TYPE, Metrics
+from hub.origins import OriginPolicy
 from hub.phh_service import PhhExport, RateLimit
 from hub.proxies import TrustedProxies
 

@@ -65,6 +65,7 @@ LAYERS: dict[str, int] = {
     "hub.cliargs": 3,  # options every command shares (reads the deck-key names)
     "hub.progress": 2,
     "hub.auth": 2,
+    "hub.origins": 2,  # which browser pages may open /ws
     "hub.proxies": 2,  # who a client is behind a trusted load balancer
     "hub.bus.base": 2,
     "hub.bus.memory": 3,
