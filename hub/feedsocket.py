@@ -37,11 +37,12 @@ from hub.auth import PUBLIC, Auth, audience_for, check_topic, may_control
 from hub.codec import CodecError, from_json, to_json, unpack
 from hub.fanout import Fanout
 from hub.feedclient import Client
+from hub.feedsession import Session, error
 from hub.frames import FORMATS, Outgoing, build_frame
 from hub.origins import OriginPolicy
 from hub.proxies import TrustedProxies
 
-__all__ = ["MAX_MALFORMED", "FeedService", "FeedSocket", "Session"]
+__all__ = ["FeedService", "FeedSocket"]
 
 log = logging.getLogger(__name__)
 wire_log = logging.getLogger(f"{__name__}.wire")
@@ -49,14 +50,8 @@ wire_log = logging.getLogger(f"{__name__}.wire")
 is noise at 10,000 clients; warnings and errors still show (set its level to see the rest)."""
 wire_log.setLevel(logging.WARNING)
 
-MAX_MALFORMED = 10
-"""Malformed client messages tolerated on one connection before it is closed (1008)."""
-
 MAX_MESSAGE = 1 << 16
 """Largest message a client may send (a subscribe to every topic is a few KiB)."""
-
-MAX_BACKLOG = 64
-"""Messages a client may send while one of its operator commands is still being answered."""
 
 PING_INTERVAL = 20.0
 """Keepalive: every connection gets a ping this often; one silent for twice as long is cut."""
@@ -73,10 +68,6 @@ _PING = Frame(Opcode.PING, b"").serialize(mask=False)  # the same bytes for ever
 
 TopicCheck = Callable[[str, str], "str | None"]
 """``valid_topic(role, topic)``: an error code (``unknown_topic``, ``forbidden``, ...) or None."""
-
-
-def error(code: str, message: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "error", "code": code, "message": message, **extra}
 
 
 class FeedService:
@@ -583,72 +574,6 @@ class FeedSocket(asyncio.Protocol):
     def _message(self, data: bytes, text: bool) -> None:
         if self.session is not None:
             self.session.receive(data, text)
-
-
-class Session:
-    """One client's conversation, sans I/O, whatever carries it (``FeedSocket`` here, the ASGI
-    ``/ws`` of ``hub.server``): each message is parsed and acted on in order; an operator
-    command runs as a task and what the client sends meanwhile waits in a bounded backlog (so
-    a reply never overtakes an earlier one); malformed messages are counted and too many close
-    the connection."""
-
-    __slots__ = ("_backlog", "_malformed", "client", "service")
-
-    def __init__(self, service: FeedService, client: Client) -> None:
-        self.service = service
-        self.client = client
-        self._malformed = 0
-        self._backlog: list[tuple[bytes | str, bool]] | None = None  # while a command is answered
-
-    def receive(self, data: bytes | str, text: bool) -> None:
-        """One whole message from the client (``text``: a text frame)."""
-        client = self.client
-        if client.closed:
-            return
-        if self._backlog is not None:
-            if len(self._backlog) >= MAX_BACKLOG:
-                client.close(1008, "too many messages while a command is answered")
-            else:
-                self._backlog.append((data, text))
-            return
-        self._act(client, data, text)
-
-    def _act(self, client: Client, data: bytes | str, text: bool) -> None:
-        service = self.service
-        request, problem = service.parse(data, text)
-        if request is not None:
-            if service.is_command(request):
-                self._backlog = []
-                service.spawn(self._command(client, request))
-                return
-            problem = service.handle(client, request)
-        if problem is not None:
-            self._answer(client, problem)
-
-    def _answer(self, client: Client, problem: dict[str, Any]) -> None:
-        client.send(problem)
-        if problem["code"] == "bad_request":
-            self._malformed += 1
-            if self._malformed > MAX_MALFORMED:
-                client.close(1008, "too many malformed messages")
-
-    async def _command(self, client: Client, request: dict[str, Any]) -> None:
-        """An operator command; messages that came meanwhile are acted on after it, in order."""
-        try:
-            problem = await self.service.command(client, request)
-        except Exception:
-            log.exception("operator command %s failed", request.get("op"))
-            problem = error("internal_error", "the command failed", op=request.get("op"))
-        if problem is not None and not client.closed:
-            self._answer(client, problem)
-        backlog, self._backlog = self._backlog or [], None
-        for i, (data, text) in enumerate(backlog):
-            if client.closed:
-                return
-            self._act(client, data, text)
-            if self._backlog is not None:  # another command: the rest waits for it
-                self._backlog.extend(backlog[i + 1 :])
-                return
 
 
 def _abort_unless_draining(transport: asyncio.WriteTransport, grace: float) -> None:

@@ -77,6 +77,7 @@ LAYERS: dict[str, int] = {
     "hub.asgisink": 4,  # a fan-out client through the ASGI send (any server)
     "hub.feedclient": 4,  # one fan-out client: its queue and backpressure
     "hub.fanout": 5,
+    "hub.feedsession": 5,  # one client's conversation on /ws, sans I/O
     "hub.metrics": 6,
     "hub.feedsocket": 6,
     "hub.httpguard": 5,  # the bound on incomplete HTTP requests (uvicorn protocols)
