@@ -35,7 +35,8 @@ from hub.codec import CodecError, from_json, pack, to_json
 from hub.engine.standings_select import select_standings
 from hub.engine.topics import FAMILIES, Family
 from hub.fanout import Fanout
-from hub.feedsocket import FeedService
+from hub.feedservice import FeedService
+from hub.feedsocket import protocol as feedsocket_protocol
 from hub.httpguard import REQUEST_TIMEOUT, PendingRequests, guarded_http
 from hub.metrics import CONTENT_TYPE, Metrics
 from hub.origins import OriginPolicy
@@ -299,6 +300,7 @@ def create_app(
     else:
         proxies = TrustedProxies(trusted_proxies)
     service = FeedService(source, auth, origins, proxies)
+    ws_protocol = feedsocket_protocol(service) if raw_frames else None
     ep = _Endpoints(source, service, metrics)
     routes: list[BaseRoute] = [
         WebSocketRoute("/ws", ep.websocket),
@@ -326,6 +328,8 @@ def create_app(
         finally:
             await source.fanout.close_all()
             await service.stop()
+            if ws_protocol is not None:
+                await ws_protocol.sweep.stop()
             ep.close()
             if manage_source:
                 await source.stop()
@@ -337,7 +341,7 @@ def create_app(
     )
     app.state.source = source
     app.state.feed = service
-    app.state.ws_protocol = service.protocol() if raw_frames else None
+    app.state.ws_protocol = ws_protocol
     app.state.metrics = metrics
     app.state.endpoints = ep  # (tests reach the PHH export's cache and rate limit here)
     return app
