@@ -22,8 +22,8 @@ import logging
 import math
 import socket
 import time
-from collections.abc import Callable
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Protocol
 from urllib.parse import parse_qs
 
 from websockets.datastructures import Headers
@@ -33,12 +33,13 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from hub.codec import to_json
+from hub.fanout import Fanout
 from hub.feedclient import Client
-from hub.feedservice import FeedService
 from hub.feedsession import Session
 from hub.frames import Outgoing, build_frame
+from hub.proxies import TrustedProxies
 
-__all__ = ["FeedSocket", "Keepalive", "protocol"]
+__all__ = ["Admission", "FeedSocket", "Keepalive", "protocol"]
 
 wire_log = logging.getLogger(f"{__name__}.wire")
 """websockets' own per-connection messages ("connection open", "closed"): one line per client
@@ -60,6 +61,22 @@ CLOSE_TIMEOUT = 5.0
 """After our close frame (or the client's), the TCP connection is cut if still open then."""
 
 _PING = Frame(Opcode.PING, b"").serialize(mask=False)  # the same bytes for everyone
+
+
+class Admission(Protocol):
+    """What a connection asks of its service (``hub.feedservice.FeedService``): whether and as
+    whom it may join the fan-out, and the session that then answers it."""
+
+    proxies: TrustedProxies
+    fanout: Fanout
+
+    def origin_allowed(self, origin: str | None, host: str | None, address: str | None) -> bool: ...
+
+    def admit(self, query: Mapping[str, str], address: str | None) -> tuple[Any, str, Any]: ...
+
+    def join(self, sink: Any, role: Any, fmt: str, address: str | None) -> Client: ...
+
+    def start(self, client: Client) -> Session: ...
 
 
 class Keepalive:
@@ -102,7 +119,7 @@ class Keepalive:
                 await task
 
 
-def protocol(service: FeedService) -> type[FeedSocket]:
+def protocol(service: Admission) -> type[FeedSocket]:
     """The protocol class for uvicorn's ``ws`` setting, bound to ``service``, with a keepalive
     of its own (``FeedSocket.sweep``; stop it with the server)."""
     bound = {"service": service, "sweep": Keepalive(), "__slots__": ()}
@@ -139,9 +156,9 @@ def set_congestion(transport: asyncio.BaseTransport, name: str) -> None:
 class FeedSocket(asyncio.Protocol):
     """One ``/ws`` connection, and the fan-out's sink for it (``raw``: it takes whole frames
     synchronously). Built by uvicorn with the upgrade request already read; see the module
-    docstring. ``FeedService.protocol()`` binds the class to a service."""
+    docstring. ``protocol(service)`` binds the class to a service."""
 
-    service: ClassVar[FeedService]
+    service: ClassVar[Admission]
     sweep: ClassVar[Keepalive]
     raw = True
     __slots__ = (

@@ -82,12 +82,12 @@ LAYERS: dict[str, int] = {
     "hub.feedsession": 5,  # one client's conversation on /ws, sans I/O
     "hub.metrics": 6,
     "hub.feedservice": 6,  # what every /ws connection shares: admission, client messages
-    "hub.feedsocket": 7,
+    "hub.feedsocket": 6,
     "hub.httpguard": 5,  # the bound on incomplete HTTP requests (uvicorn protocols)
     "hub.feed": 5,
     "hub.console": 5,
     "hub.phh_service": 5,  # the PHH export cached, written in a worker process
-    "hub.server": 8,
+    "hub.server": 7,
     "hub.publisher": 6,  # the feed's writer, shared by the ingest and the projector
     "hub.ingest": 7,
     "hub.projector": 7,  # the read model in its own process
@@ -96,7 +96,7 @@ LAYERS: dict[str, int] = {
     "hub.export": 6,  # the journal as an event log
     "hub.phhfiles": 6,
     "hub.scaffold": 7,  # `duplicast init`: the bundled sample event, checked by hub.offline
-    "hub.edge": 9,
+    "hub.edge": 8,
     "hub.embedded": 8,
     "hub.demo": 9,
     "hub.consolecli": 9,  # `duplicast console` (runner imports it)
