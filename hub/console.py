@@ -38,15 +38,15 @@ import logging
 import os
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from redis.exceptions import NoPermissionError
 
 from hub.bus.base import Bus, Subscription
 from hub.channels import Channels
-from hub.codec import CodecError, from_json, pack, unpack
+from hub.codec import CodecError, pack, unpack
 from hub.hubwatch import ConsoleFailure, Silence, no_hub_message, where
 from hub.outbox import Outbox
 from hub.tasks import cancel_and_wait
@@ -55,12 +55,9 @@ __all__ = [
     "Ack",
     "ConsoleClient",
     "ConsoleStats",
-    "ReplayReport",
     "ack_channel",
     "console_channel",
     "describe_rejection",
-    "load_events",
-    "replay_log",
 ]
 
 log = logging.getLogger(__name__)
@@ -581,161 +578,3 @@ class ConsoleClient:
 async def await_ack(future: asyncio.Future[Ack]) -> Ack:
     """Wait for an ack without cancelling the shared future if the waiter is cancelled."""
     return await asyncio.shield(future)
-
-
-# --- replaying a JSON Lines log ------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class ReplayReport:
-    """Counts over every console: ``duplicates`` were accepted (and are in ``accepted``) but
-    had already been applied from an earlier transmission whose ack was lost."""
-
-    events: int = 0
-    consoles: int = 0
-    accepted: int = 0
-    rejected: int = 0
-    duplicates: int = 0
-    resent: int = 0
-    restored: int = 0  # unacknowledged events found in the consoles' outboxes and resent
-    skipped: int = 0  # events of the log those outboxes show as sent before (not sent again)
-    already: int = 0  # seqs the hub held already at their first send: nothing applied
-    seconds: float = 0.0
-    rejections: list[str] = field(default_factory=list)
-
-
-class EventLogError(ValueError):
-    """An event log that cannot be replayed as it stands (not JSON Lines, an event without its
-    table or console): one line naming the line, for the command to print."""
-
-
-def load_events(
-    source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
-) -> list[dict[str, Any]]:
-    """Events from a JSON Lines file (blank lines skipped) or from an iterable of maps. An
-    export's header and refused lines (`duplicast export --events`) are not events a console
-    sends: skipped (the consoles number what they send anew)."""
-    if isinstance(source, str | os.PathLike):
-        events = []
-        with open(source, "rb") as lines:
-            for number, line in enumerate(lines, 1):
-                if not line.strip():
-                    continue
-                try:
-                    event = from_json(line)
-                except CodecError as exc:
-                    raise EventLogError(f"{os.fspath(source)}:{number}: {exc}") from None
-                if not isinstance(event, dict):
-                    raise EventLogError(f"{os.fspath(source)}:{number}: an event must be an object")
-                if isinstance(event.get("journal"), dict) or isinstance(event.get("refused"), dict):
-                    continue
-                events.append(event)
-        return events
-    return [dict(event) for event in source]
-
-
-async def replay_log(
-    bus: Bus,
-    tournament: str,
-    path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
-    *,
-    pace: float = 0,
-    on_reject: Callable[[str], object] = print,
-    timeout: float = 1.0,
-    max_backoff: float = 5.0,
-    rng: random.Random | None = None,
-    outbox: str | None = None,
-    resume: bool = True,
-    on_answer: Callable[[int], object] | None = None,
-    no_hub_timeout: float | None = None,
-) -> ReplayReport:
-    """Send a log's events, each console's in order, consoles concurrently; wait for all acks.
-
-    Each console's events are renumbered consecutively from the seq of its first event (1 if
-    absent), which is what a hub replaying the log from scratch expects. ``pace`` is the pause
-    between two events of one console (0: pipelined, as fast as the hub acknowledges).
-    ``outbox`` is a path template (``{tournament}`` and ``{console}`` filled in) for each
-    console's outbox on disk: a replay restarted after a crash resends what was unanswered and
-    carries on after the last event sent, instead of sending the log again (``resume=False``:
-    every event is sent, numbered after the last seq the outbox used). ``on_answer(n)`` is
-    called as ``n`` more events of the log are done (answered, or found sent before).
-    ``no_hub_timeout``: give up (``ConsoleFailure``) when a console hears nothing from any hub
-    that long while an event waits (see ``ConsoleClient``).
-    """
-    events = load_events(path_or_events)
-    groups: dict[str, tuple[int, list[dict[str, Any]]]] = {}
-    for index, event in enumerate(events):
-        table, console = event.get("table"), event.get("console")
-        if type(table) is not int or not isinstance(console, str):
-            raise EventLogError(f"event {index + 1} needs an int table and a str console")
-        known = groups.setdefault(console, (table, []))
-        if known[0] != table:
-            raise EventLogError(f"console {console!r} appears at tables {known[0]} and {table}")
-        known[1].append(event)
-
-    report = ReplayReport(events=len(events), consoles=len(groups))
-    unsent: list[str] = []  # consoles of events that could not be encoded (refused here)
-
-    def reject(line: str) -> None:
-        report.rejections.append(line)
-        on_reject(line)
-
-    async def play(console: str, table: int, items: list[dict[str, Any]]) -> ConsoleStats:
-        client = ConsoleClient(
-            bus,
-            tournament,
-            table,
-            console,
-            first_seq=client_first(items),
-            timeout=timeout,
-            max_backoff=max_backoff,
-            rng=rng,
-            on_reject=reject,
-            outbox=None
-            if outbox is None
-            else outbox.format(tournament=tournament, console=console),
-            no_hub_timeout=no_hub_timeout,
-        )
-        async with client:
-            done = max(0, client.next_seq - client_first(items)) if resume else 0
-            report.restored += client.restored
-            report.skipped += min(done, len(items))
-            if on_answer is not None and done:
-                on_answer(min(done, len(items)))
-            for event in items[done:]:
-                try:
-                    answer = await client.submit(event)
-                except CodecError as exc:  # an integer msgpack cannot carry (>= 2^64): the
-                    # hub would refuse it as bad_schema; it cannot even be sent. No seq used.
-                    unsent.append(console)
-                    reject(f"table {table} event NOT SENT bad_schema: {exc}")
-                    if on_answer is not None:
-                        on_answer(1)
-                    continue
-                if on_answer is not None:
-                    answer.add_done_callback(lambda _: on_answer(1))
-                if pace > 0:
-                    await asyncio.sleep(pace)
-            await client.drain()
-        return client.stats
-
-    def client_first(items: list[dict[str, Any]]) -> int:
-        first = items[0].get("seq")
-        return first if type(first) is int and first >= 1 else 1
-
-    started = time.perf_counter()
-    try:
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(play(c, t, items)) for c, (t, items) in groups.items()]
-    except ExceptionGroup as failed:  # one line for the whole replay: the first console's
-        raise failed.exceptions[0] from None
-    for task in tasks:
-        stats = task.result()
-        report.accepted += stats.accepted
-        report.rejected += stats.rejected
-        report.duplicates += stats.duplicates
-        report.already += stats.already
-        report.resent += stats.resent
-    report.rejected += len(unsent)
-    report.seconds = time.perf_counter() - started
-    return report

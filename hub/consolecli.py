@@ -1,6 +1,6 @@
 """`duplicast console send|replay|simulate`: the console client on the command line.
 
-Each sends through ``hub.console.replay_log`` and prints one summary line; exit 1 when an event
+Each sends through ``hub.logreplay.replay_log`` and prints one summary line; exit 1 when an event
 was refused, and when the console gave up (``hub.hubwatch.ConsoleFailure``: no hub answers,
 or Redis refuses its user), in one line naming the tournament and the Redis (password masked).
 """
@@ -48,7 +48,7 @@ async def _console_action(
     phh_config: Any = None,
     phh: list[dict[str, Any]] | None = None,
 ) -> int:
-    from hub.console import load_events, replay_log
+    from hub.logreplay import load_events, replay_log
     from hub.progress import Progress
 
     wait = {"no_hub_timeout": args.no_hub_timeout}

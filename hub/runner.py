@@ -34,7 +34,6 @@ from hub.cliargs import (
     seed,
 )
 from hub.configfile import load_config
-from hub.console import EventLogError
 from hub.consolecli import NO_HUB_TIMEOUT, run_console
 from hub.consolecli import phh_events as phh_events  # re-exported: it lived here
 from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
@@ -54,6 +53,7 @@ from hub.engine.topics import TopicSpace
 from hub.httpguard import REQUEST_TIMEOUT
 from hub.ingest import Ingest
 from hub.links import COMMENTATOR_ENV, OPERATOR_ENV, link_lines, roles_off
+from hub.logreplay import EventLogError
 from hub.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
 from hub.server import ListenError
 from hub.workers import raise_open_files, start_edge_workers, stop_workers, wait_listening

@@ -14,7 +14,8 @@ import pytest
 
 from hub.bus.memory import MemoryBus
 from hub.codec import pack, unpack
-from hub.console import Ack, ConsoleClient, ack_channel, console_channel, replay_log
+from hub.console import Ack, ConsoleClient, ack_channel, console_channel
+from hub.logreplay import replay_log
 
 T = "ifp"
 

@@ -81,6 +81,7 @@ LAYERS: dict[str, int] = {
     "hub.projector": 7,  # the read model in its own process
     "hub.offline": 6,
     "hub.replay": 6,
+    "hub.logreplay": 6,  # a JSON Lines log sent through console clients
     "hub.export": 6,  # the journal as an event log
     "hub.phhfiles": 6,
     "hub.scaffold": 7,  # `duplicast init`: the bundled sample event, checked by hub.offline
