@@ -100,70 +100,26 @@ async def replay_log(
     that long while an event waits (see ``ConsoleClient``).
     """
     events = load_events(path_or_events)
-    groups: dict[str, tuple[int, list[dict[str, Any]]]] = {}
-    for index, event in enumerate(events):
-        table, console = event.get("table"), event.get("console")
-        if type(table) is not int or not isinstance(console, str):
-            raise EventLogError(f"event {index + 1} needs an int table and a str console")
-        known = groups.setdefault(console, (table, []))
-        if known[0] != table:
-            raise EventLogError(f"console {console!r} appears at tables {known[0]} and {table}")
-        known[1].append(event)
-
+    groups = _by_console(events)
     report = ReplayReport(events=len(events), consoles=len(groups))
-    unsent: list[str] = []  # consoles of events that could not be encoded (refused here)
-
-    def reject(line: str) -> None:
-        report.rejections.append(line)
-        on_reject(line)
-
-    async def play(console: str, table: int, items: list[dict[str, Any]]) -> ConsoleStats:
-        client = ConsoleClient(
-            bus,
-            tournament,
-            table,
-            console,
-            first_seq=client_first(items),
-            timeout=timeout,
-            max_backoff=max_backoff,
-            rng=rng,
-            on_reject=reject,
-            outbox=None
-            if outbox is None
-            else outbox.format(tournament=tournament, console=console),
-            no_hub_timeout=no_hub_timeout,
-        )
-        async with client:
-            done = max(0, client.next_seq - client_first(items)) if resume else 0
-            report.restored += client.restored
-            report.skipped += min(done, len(items))
-            if on_answer is not None and done:
-                on_answer(min(done, len(items)))
-            for event in items[done:]:
-                try:
-                    answer = await client.submit(event)
-                except CodecError as exc:  # an integer msgpack cannot carry (>= 2^64): the
-                    # hub would refuse it as bad_schema; it cannot even be sent. No seq used.
-                    unsent.append(console)
-                    reject(f"table {table} event NOT SENT bad_schema: {exc}")
-                    if on_answer is not None:
-                        on_answer(1)
-                    continue
-                if on_answer is not None:
-                    answer.add_done_callback(lambda _: on_answer(1))
-                if pace > 0:
-                    await asyncio.sleep(pace)
-            await client.drain()
-        return client.stats
-
-    def client_first(items: list[dict[str, Any]]) -> int:
-        first = items[0].get("seq")
-        return first if type(first) is int and first >= 1 else 1
-
+    fleet = _Fleet(
+        bus,
+        tournament,
+        report,
+        on_reject,
+        on_answer,
+        pace=pace,
+        resume=resume,
+        outbox=outbox,
+        timeout=timeout,
+        max_backoff=max_backoff,
+        rng=rng,
+        no_hub_timeout=no_hub_timeout,
+    )
     started = time.perf_counter()
     try:
         async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(play(c, t, items)) for c, (t, items) in groups.items()]
+            tasks = [group.create_task(fleet.play(c, t, items)) for c, (t, items) in groups.items()]
     except ExceptionGroup as failed:  # one line for the whole replay: the first console's
         raise failed.exceptions[0] from None
     for task in tasks:
@@ -173,6 +129,98 @@ async def replay_log(
         report.duplicates += stats.duplicates
         report.already += stats.already
         report.resent += stats.resent
-    report.rejected += len(unsent)
+    report.rejected += fleet.unsent
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _by_console(events: list[dict[str, Any]]) -> dict[str, tuple[int, list[dict[str, Any]]]]:
+    """Each console's table and events, in log order; `EventLogError` for an event without an
+    int table and a str console, or a console seen at two tables."""
+    groups: dict[str, tuple[int, list[dict[str, Any]]]] = {}
+    for index, event in enumerate(events):
+        table, console = event.get("table"), event.get("console")
+        if type(table) is not int or not isinstance(console, str):
+            raise EventLogError(f"event {index + 1} needs an int table and a str console")
+        known = groups.setdefault(console, (table, []))
+        if known[0] != table:
+            raise EventLogError(f"console {console!r} appears at tables {known[0]} and {table}")
+        known[1].append(event)
+    return groups
+
+
+def _first_seq(items: list[dict[str, Any]]) -> int:
+    """Where a console's renumbering starts: the seq of its first event (1 if absent)."""
+    first = items[0].get("seq")
+    return first if type(first) is int and first >= 1 else 1
+
+
+@dataclass(slots=True)
+class _Fleet:
+    """One replay's consoles: what each is given, and the report they all count into."""
+
+    bus: Bus
+    tournament: str
+    report: ReplayReport
+    on_reject: Callable[[str], object]
+    on_answer: Callable[[int], object] | None
+    pace: float
+    resume: bool
+    outbox: str | None  # path template: {tournament} and {console} filled in
+    timeout: float
+    max_backoff: float
+    rng: random.Random | None
+    no_hub_timeout: float | None
+    unsent: int = 0  # events that could not be encoded (refused here, never sent)
+
+    def reject(self, line: str) -> None:
+        self.report.rejections.append(line)
+        self.on_reject(line)
+
+    async def play(self, console: str, table: int, items: list[dict[str, Any]]) -> ConsoleStats:
+        """Send one console's events in order (after those its outbox shows as sent before,
+        with ``resume``) and wait for every ack."""
+        first = _first_seq(items)
+        client = ConsoleClient(
+            self.bus,
+            self.tournament,
+            table,
+            console,
+            first_seq=first,
+            timeout=self.timeout,
+            max_backoff=self.max_backoff,
+            rng=self.rng,
+            on_reject=self.reject,
+            outbox=None
+            if self.outbox is None
+            else self.outbox.format(tournament=self.tournament, console=console),
+            no_hub_timeout=self.no_hub_timeout,
+        )
+        async with client:
+            done = max(0, client.next_seq - first) if self.resume else 0
+            self.report.restored += client.restored
+            self.report.skipped += min(done, len(items))
+            if self.on_answer is not None and done:
+                self.on_answer(min(done, len(items)))
+            for event in items[done:]:
+                sent = await self._submit(client, table, event)
+                if sent and self.pace > 0:
+                    await asyncio.sleep(self.pace)
+            await client.drain()
+        return client.stats
+
+    async def _submit(self, client: ConsoleClient, table: int, event: dict[str, Any]) -> bool:
+        """Send one event without waiting for its ack; False if it could not be encoded."""
+        on_answer = self.on_answer
+        try:
+            answer = await client.submit(event)
+        except CodecError as exc:  # an integer msgpack cannot carry (>= 2^64): the hub
+            # would refuse it as bad_schema; it cannot even be sent. No seq used.
+            self.unsent += 1
+            self.reject(f"table {table} event NOT SENT bad_schema: {exc}")
+            if on_answer is not None:
+                on_answer(1)
+            return False
+        if on_answer is not None:
+            answer.add_done_callback(lambda _: on_answer(1))
+        return True
