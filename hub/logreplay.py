@@ -16,9 +16,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hub.acks import ConsoleStats
 from hub.bus.base import Bus
 from hub.codec import CodecError, from_json
-from hub.console import ConsoleClient, ConsoleStats
+from hub.console import ConsoleClient
 
 __all__ = ["EventLogError", "ReplayReport", "load_events", "replay_log"]
 

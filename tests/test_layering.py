@@ -58,6 +58,7 @@ LAYERS: dict[str, int] = {
     "hub.deckfile": 2,
     "hub.redis_acl": 3,
     "hub.notes": 3,  # the notes stream's entries, bounded
+    "hub.acks": 2,  # the hub's answers as a console reads them
     "hub.hubwatch": 2,  # whether any hub answers a console
     "hub.cliargs": 3,  # options every command shares (reads the deck-key names)
     "hub.progress": 2,
