@@ -6,13 +6,9 @@ acks come back on ``dup:{tournament}:ack:{console}``. Pub/sub may lose messages,
   resend of an event waits an extra full-jitter backoff
   ``uniform(0, min(max_backoff, ack_timeout * 2**n))`` so a hub recovering from an outage is not
   hit by every console at the same instant;
-- ``ack_timeout`` adapts to the hub, as TCP's retransmission timer does (RFC 6298): never below
-  ``timeout``, otherwise the smoothed ack delay plus four times its deviation, measured on
-  events acknowledged at their first send (Karn), or on resends the hub reports as duplicates
-  (the first copy had arrived: the timer was too short). A resend on timeout doubles the timer
-  until the next clean sample (Karn's backoff), so the next event can measure the real delay.
-  A busy hub, whose acks come later than ``timeout``, is then not flooded with copies of events
-  it already holds;
+- ``ack_timeout`` adapts to the hub as TCP's retransmission timer does (``hub.acktimer``),
+  measured on events acknowledged at their first send (Karn), or on resends the hub reports as
+  duplicates (the first copy had arrived: the timer was too short);
 - a ``seq_gap`` answer (the hub missed an earlier event) resends everything from ``expected``
   in order, at most once per ack timeout for the same ``expected`` (a pipelined burst answers
   many gaps at once; resending the burst for each would be quadratic);
@@ -45,6 +41,7 @@ from typing import Any
 from redis.exceptions import NoPermissionError
 
 from hub.acks import Ack, ConsoleStats, describe_rejection
+from hub.acktimer import AckTimer
 from hub.bus.base import Bus, Subscription
 from hub.channels import Channels
 from hub.codec import CodecError, pack, unpack
@@ -58,7 +55,6 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 WARN_AFTER_SENDS = 3
-MAX_ACK_TIMEOUT = 5.0  # seconds; the adaptive timer never waits longer than this
 
 
 def console_channel(tournament: str, table: int) -> str:
@@ -111,7 +107,7 @@ class ConsoleClient:
         self.stats = ConsoleStats()
         self.rejections: list[Ack] = []
         self._next_seq = first_seq
-        self._rng = rng or random.Random()
+        self.timer = AckTimer(timeout, max_backoff, rng or random.Random())
         self._clock = clock
         self._on_reject = on_reject
         self._channel = console_channel(tournament, table)
@@ -120,9 +116,6 @@ class ConsoleClient:
         self._wakeup = asyncio.Event()
         self._send_lock = asyncio.Lock()
         self._gap_resends: dict[int, float] = {}
-        self._srtt: float | None = None  # smoothed ack delay (seconds)
-        self._rttvar = 0.0
-        self._backed_off: float | None = None  # doubled timer after a timeout, until a sample
         self._wake_at: float | None = None  # when the resend loop will look next (None: idle)
         self._subscription: Subscription | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -327,30 +320,16 @@ class ConsoleClient:
 
     @property
     def ack_timeout(self) -> float:
-        """Seconds to wait for an ack before sending again: ``timeout`` until the hub's ack
-        delay is known, then the smoothed delay plus four deviations (at least ``timeout``)."""
-        return min(MAX_ACK_TIMEOUT, max(self._measured_timeout(), self._backed_off or 0.0))
-
-    def _measured_timeout(self) -> float:
-        measured = self.timeout if self._srtt is None else self._srtt + 4 * self._rttvar
-        return min(MAX_ACK_TIMEOUT, max(self.timeout, measured))
+        """Seconds to wait for an ack before sending again (``hub.acktimer``)."""
+        return self.timer.ack_timeout
 
     def observe_ack_delay(self, seconds: float) -> None:
-        """One ack delay sample (RFC 6298 smoothing: gains 1/8 and 1/4)."""
-        self._backed_off = None
-        if self._srtt is None:
-            self._srtt, self._rttvar = seconds, seconds / 2
-        else:
-            self._rttvar = 0.75 * self._rttvar + 0.25 * abs(self._srtt - seconds)
-            self._srtt = 0.875 * self._srtt + 0.125 * seconds
+        """One ack delay sample for the adaptive timer."""
+        self.timer.observe(seconds)
 
     def resend_delay(self, sends: int) -> float:
         """Seconds to wait for an ack after an event's ``sends``-th transmission."""
-        if sends <= 1:
-            return self.ack_timeout
-        base = self._measured_timeout()  # resends back off through the jitter bound instead
-        bound = min(self.max_backoff, base * 2 ** min(sends - 1, 30))
-        return base + self._rng.uniform(0.0, bound)
+        return self.timer.resend_delay(sends)
 
     async def _transmit(self, pending: _Pending) -> None:
         pending.sends += 1
@@ -382,8 +361,7 @@ class ConsoleClient:
             now = loop.time()
             due = [p for p in self._outbox.values() if p.due <= now]
             if due:
-                # Karn: until a clean sample, new events wait twice as long per timeout round.
-                self._backed_off = min(MAX_ACK_TIMEOUT, 2 * self.ack_timeout)
+                self.timer.back_off()  # Karn: new events wait longer until a clean sample
                 async with self._send_lock:
                     for pending in due:
                         if pending.seq in self._outbox:

@@ -59,6 +59,7 @@ LAYERS: dict[str, int] = {
     "hub.redis_acl": 3,
     "hub.notes": 3,  # the notes stream's entries, bounded
     "hub.acks": 2,  # the hub's answers as a console reads them
+    "hub.acktimer": 2,  # how long a console waits for an ack (RFC 6298)
     "hub.hubwatch": 2,  # whether any hub answers a console
     "hub.cliargs": 3,  # options every command shares (reads the deck-key names)
     "hub.progress": 2,
