@@ -91,6 +91,8 @@ LAYERS: dict[str, int] = {
     "hub.embedded": 8,
     "hub.demo": 9,
     "hub.consolecli": 9,  # `duplicast console` (runner imports it)
+    "hub.servecli": 9,  # `duplicast serve`: the process roles
+    "hub.exportcli": 7,  # `duplicast export`
     "hub.runner": 10,
     "hub.cli": 11,
     "hub.__main__": 12,
