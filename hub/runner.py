@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeAlias
 
 from redis.exceptions import RedisError
 
@@ -31,9 +32,7 @@ from hub.deckfile import DeckFileError
 from hub.demo import run_demo
 from hub.domain.config import ConfigError
 from hub.domain.states import ProcessRole
-from hub.embedded import (
-    SAMPLE_CONFIG,
-)
+from hub.embedded import SAMPLE_CONFIG
 from hub.exportcli import export_phh, run_export
 from hub.httpguard import REQUEST_TIMEOUT
 from hub.logreplay import EventLogError
@@ -92,7 +91,18 @@ def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[.
     return run
 
 
-def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+Sub: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def add_parsers(sub: Sub) -> None:
+    """The commands of this module, in the order `duplicast --help` lists them."""
+    _add_serve(sub)
+    _add_export(sub)
+    _add_console(sub)
+    _add_demo(sub)
+
+
+def _add_serve(sub: Sub) -> None:
     p = sub.add_parser(
         "serve",
         help="run the hub on Redis: ingest, edge or both",
@@ -116,6 +126,28 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="ingest role: publish the feed itself (inline), or leave it to a "
         "`--role projector` process so the ingest's core is the write path's alone",
     )
+    _add_listen_options(p)
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="every metric here, no token: a private address (default: off)",
+    )
+    p.add_argument("--metrics-host", default="127.0.0.1", help="address of --metrics-port")
+    p.add_argument(
+        "--show-tokens",
+        action="store_true",
+        help="print the commentator and operator tokens in the links printed at start "
+        "(default: the variables that hold them)",
+    )
+    add_key_file(p, "the tournament's deck file (ingest and all; an edge needs none)")
+    # set by `--processes N` on the workers it starts: the parent's pid (hub.lifeline)
+    p.add_argument("--worker-of", type=int, default=None, help=argparse.SUPPRESS)
+    p.set_defaults(func=_sync(run_serve))
+
+
+def _add_listen_options(p: argparse.ArgumentParser) -> None:
+    """Where `serve` listens, and how many connections it takes."""
     p.add_argument("--host", default="127.0.0.1", help="address the HTTP/websocket server binds")
     p.add_argument("--port", type=int, default=8000, help="port of the HTTP/websocket server")
     p.add_argument(
@@ -160,24 +192,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         action="store_true",
         help="share the port with other edge processes started separately (SO_REUSEPORT)",
     )
-    p.add_argument(
-        "--metrics-port",
-        type=int,
-        default=None,
-        help="every metric here, no token: a private address (default: off)",
-    )
-    p.add_argument("--metrics-host", default="127.0.0.1", help="address of --metrics-port")
-    p.add_argument(
-        "--show-tokens",
-        action="store_true",
-        help="print the commentator and operator tokens in the links printed at start "
-        "(default: the variables that hold them)",
-    )
-    add_key_file(p, "the tournament's deck file (ingest and all; an edge needs none)")
-    # set by `--processes N` on the workers it starts: the parent's pid (hub.lifeline)
-    p.add_argument("--worker-of", type=int, default=None, help=argparse.SUPPRESS)
-    p.set_defaults(func=_sync(run_serve))
 
+
+def _add_export(sub: Sub) -> None:
     x = sub.add_parser(
         "export",
         help="a live tournament's journal out of Redis (--events: JSON Lines for replay)",
@@ -212,6 +229,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     add_key_file(x, "with --phh: the tournament's deck file (showdowns need the cards)")
     x.set_defaults(func=_run_export_command)
 
+
+def _add_console(sub: Sub) -> None:
     c = sub.add_parser(
         "console",
         help="console client: send, replay or simulate",
@@ -219,6 +238,17 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     add_redis(c)
     csub = c.add_subparsers(dest="action", required=True)
+    send = _add_console_send(csub)
+    replay = _add_console_replay(csub)
+    sim = _add_console_simulate(csub)
+    for parser in (replay, sim):
+        add_progress(parser)
+    for parser in (send, replay, sim):
+        _add_delivery_options(parser)
+    c.set_defaults(func=_sync(run_console))
+
+
+def _add_console_send(csub: Sub) -> argparse.ArgumentParser:
     send = csub.add_parser(
         "send", help="send one event: type=fold seat=3 ...", formatter_class=HelpFormatter
     )
@@ -229,6 +259,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--seq", type=int, required=True, help="this console's next seq (if its outbox has none)"
     )
     send.add_argument("fields", nargs="+", help="key=value (type=raise seat=3 amount=350)")
+    return send
+
+
+def _add_console_replay(csub: Sub) -> argparse.ArgumentParser:
     replay = csub.add_parser(
         "replay",
         help="send a JSON Lines event log, or play PHH hands at a table (--phh)",
@@ -252,6 +286,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="with --phh: the first hand's deal (default: the table's first); "
         "later files take the deals after it in the table's order",
     )
+    return replay
+
+
+def _add_console_simulate(csub: Sub) -> argparse.ArgumentParser:
     sim = csub.add_parser(
         "simulate", help="bots play a table or the whole session", formatter_class=HelpFormatter
     )
@@ -265,30 +303,31 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     sim.add_argument("--pace", type=finite, default=0.5, help="seconds between a table's events")
     add_key_file(sim)
-    for parser in (replay, sim):
-        add_progress(parser)
-    for parser in (send, replay, sim):
-        add_redis(parser, default=argparse.SUPPRESS, help="as `console --redis`")
-        parser.add_argument(
-            "--outbox",
-            default=None,
-            help="unacknowledged events on disk (SQLite), resent after a crash; {console} and "
-            "{tournament} are filled in (default: "
-            "$XDG_STATE_HOME/duplicast/outbox-{tournament}-{console}.sqlite)",
-        )
-        parser.add_argument(
-            "--no-outbox", action="store_true", help="keep the outbox in memory only"
-        )
-        parser.add_argument(
-            "--no-hub-timeout",
-            type=finite,
-            default=NO_HUB_TIMEOUT,
-            metavar="SECONDS",
-            help="give up (one line, exit 1) when an event waits this long with nothing heard "
-            "from any hub: none serves the tournament on this Redis (0: wait for ever)",
-        )
-    c.set_defaults(func=_sync(run_console))
+    return sim
 
+
+def _add_delivery_options(parser: argparse.ArgumentParser) -> None:
+    """What every `console` action shares: its Redis, its outbox, when it gives up."""
+    add_redis(parser, default=argparse.SUPPRESS, help="as `console --redis`")
+    parser.add_argument(
+        "--outbox",
+        default=None,
+        help="unacknowledged events on disk (SQLite), resent after a crash; {console} and "
+        "{tournament} are filled in (default: "
+        "$XDG_STATE_HOME/duplicast/outbox-{tournament}-{console}.sqlite)",
+    )
+    parser.add_argument("--no-outbox", action="store_true", help="keep the outbox in memory only")
+    parser.add_argument(
+        "--no-hub-timeout",
+        type=finite,
+        default=NO_HUB_TIMEOUT,
+        metavar="SECONDS",
+        help="give up (one line, exit 1) when an event waits this long with nothing heard "
+        "from any hub: none serves the tournament on this Redis (0: wait for ever)",
+    )
+
+
+def _add_demo(sub: Sub) -> None:
     d = sub.add_parser(
         "demo",
         help="embedded demo: no Redis needed, overlays served",
