@@ -14,6 +14,7 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +46,51 @@ NO_CONSOLES_WARNING = (
 
 
 async def run_serve(args: argparse.Namespace) -> int:
+    """Check the options, say what it runs on, then serve the role until a signal (exit 0) or
+    until its lease passes to another ingest (exit 3)."""
+    from hub.server import create_app
+
+    checked = _checked_options(args)
+    if isinstance(checked, int):
+        return checked
+    auth, proxies = checked
+    raise_open_files()
+    config = load_config(args.config)
+    _announce(args, config, auth, proxies)
+    bus = open_bus(args.redis)
+    await bus.connect()
+    if args.role == ProcessRole.PROJECTOR:
+        return await run_projector(bus, config, args)
+    source, writer, lost = await _open_source(bus, config, args)
+    metrics = getattr(source, "metrics", None)
+    app = create_app(
+        source,
+        overlays_dir=OVERLAYS,
+        auth=auth,
+        metrics=metrics,
+        trusted_proxies=proxies,
+    )
+    if writer is None:
+        lost = getattr(source, "lost", None)
+    stop_metrics = _private_metrics(app, args)
+    try:
+        await _serve_until_stopped(app, args, config, auth, lost)
+    finally:
+        if stop_metrics is not None:
+            stop_metrics()
+        if writer is not None:
+            await writer.stop()
+        await bus.close()
+    if lost is not None and lost.is_set():
+        print("duplicast: this ingest lost its lease to another one; exiting", file=sys.stderr)
+        return 3
+    return 0
+
+
+def _checked_options(args: argparse.Namespace) -> tuple[Any, TrustedProxies] | int:
+    """The tokens and trusted proxies `serve` runs with, or the exit status (2) of options it
+    refuses. An edge worker of ``--processes N`` is bound to end with its parent here."""
     from hub.auth import Auth
-    from hub.fanout import Limits
-    from hub.server import create_app, serve, tune_gc
 
     auth = Auth.from_env()
     if weak_tokens_refused("serve", auth):
@@ -67,53 +110,59 @@ async def run_serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"duplicast serve: --trusted-proxy / {TRUSTED_PROXIES_ENV}: {exc}", file=sys.stderr)
         return 2
-    raise_open_files()
-    config = load_config(args.config)
+    return auth, proxies
+
+
+def _announce(args: argparse.Namespace, config: Any, auth: Any, proxies: TrustedProxies) -> None:
+    """What `serve` runs on, and the warnings about how it is set up, before it starts."""
     print(_serve_line(args, config, proxies), file=sys.stderr, flush=True)
     if args.role in (ProcessRole.INGEST, ProcessRole.ALL) and not config.consoles:
         print(NO_CONSOLES_WARNING, file=sys.stderr, flush=True)
     if args.role != ProcessRole.PROJECTOR and args.worker_of is None:
         for warning in roles_off(auth.commentator_token, auth.operator_token):
             print(f"duplicast serve: warning: {warning}", file=sys.stderr, flush=True)
-    bus = open_bus(args.redis)
-    await bus.connect()
-    if args.role == ProcessRole.PROJECTOR:
-        return await run_projector(bus, config, args)
-    source: Any
+
+
+async def _open_source(
+    bus: Any, config: Any, args: argparse.Namespace
+) -> tuple[Any, Ingest | None, asyncio.Event | None]:
+    """What the role's server serves, the ingest started beside an edge's server (``--feed
+    separate``) and the event set when that ingest loses its lease."""
+    from hub.fanout import Limits
+
     limits = Limits(max_per_address=args.max_per_address)
-    writer: Ingest | None = None  # --feed separate: the ingest beside an edge's server
-    lost: asyncio.Event | None = None
-    if (
-        args.role == ProcessRole.EDGE
-    ):  # an edge never needs the deck key: it holds no cards of its own
-        source = EdgeSource(bus, config.id, topics=TopicSpace.of(config), limits=limits)
-    elif args.role == ProcessRole.INGEST and args.feed == "separate":
-        decks = load_decks(config, args.config.parent, dict(os.environ))
+    if args.role == ProcessRole.EDGE:  # an edge never needs the deck key: it holds no cards
+        return EdgeSource(bus, config.id, topics=TopicSpace.of(config), limits=limits), None, None
+    decks = load_decks(config, args.config.parent, dict(os.environ))
+    if args.role == ProcessRole.INGEST and args.feed == "separate":
         lost = asyncio.Event()
         writer = Ingest(bus, Engine(config, decks), feed=False, on_lost=lost.set)
         source = WriterSource(bus, config.id, writer, topics=TopicSpace.of(config), limits=limits)
         await writer.start()
-    else:
-        decks = load_decks(config, args.config.parent, dict(os.environ))
-        source = IngestSource(bus, Engine(config, decks), own_bus=False, limits=limits)
-    metrics = getattr(source, "metrics", None)
-    app = create_app(
-        source,
-        overlays_dir=OVERLAYS,
-        auth=auth,
-        metrics=metrics,
-        trusted_proxies=proxies,
-    )
-    if writer is None:
-        lost = getattr(source, "lost", None)
-    stop_metrics = None
-    if args.metrics_port:  # every metric, unauthenticated: a port kept off the public network
-        from hub.metrics import serve_private
+        return source, writer, lost
+    return IngestSource(bus, Engine(config, decks), own_bus=False, limits=limits), None, None
 
-        try:
-            stop_metrics = serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
-        except OSError as exc:
-            raise ListenError(args.metrics_host, args.metrics_port, exc) from None
+
+def _private_metrics(app: Any, args: argparse.Namespace) -> Callable[[], None] | None:
+    """``--metrics-port``: every metric, unauthenticated, on a port kept off the public
+    network; the function that stops it (None: off)."""
+    if not args.metrics_port:
+        return None
+    from hub.metrics import serve_private
+
+    try:
+        return serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
+    except OSError as exc:
+        raise ListenError(args.metrics_host, args.metrics_port, exc) from None
+
+
+async def _serve_until_stopped(
+    app: Any, args: argparse.Namespace, config: Any, auth: Any, lost: asyncio.Event | None
+) -> None:
+    """Listen (with the edge workers of ``--processes N``), print where, and serve until a
+    signal or the lost lease."""
+    from hub.server import serve, tune_gc
+
     workers: list[subprocess.Popen[bytes]] = []
     try:
         several = args.processes > 1 or args.reuse_port
@@ -137,27 +186,25 @@ async def run_serve(args: argparse.Namespace) -> int:
         )
         if args.worker_of is None:  # a worker's parent prints them
             print("\n".join(_links(args, config, auth, server.port)), flush=True)
-        stop = asyncio.Event()
-        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(until_signalled(stop))]
-        if lost is not None:
-            waits.append(asyncio.ensure_future(lost.wait()))
         try:
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            await _until_signalled_or(lost)
         finally:
-            for waiter in waits:
-                waiter.cancel()
             await server.stop()
     finally:
         stop_workers(workers)
-        if stop_metrics is not None:
-            stop_metrics()
-        if writer is not None:
-            await writer.stop()
-        await bus.close()
-    if lost is not None and lost.is_set():
-        print("duplicast: this ingest lost its lease to another one; exiting", file=sys.stderr)
-        return 3
-    return 0
+
+
+async def _until_signalled_or(lost: asyncio.Event | None) -> None:
+    """Wait for SIGINT/SIGTERM, or for ``lost`` (a lease passed to another process)."""
+    stop = asyncio.Event()
+    waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(until_signalled(stop))]
+    if lost is not None:
+        waits.append(asyncio.ensure_future(lost.wait()))
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waits:
+            waiter.cancel()
 
 
 class WriterSource(EdgeSource):
@@ -193,16 +240,7 @@ async def run_projector(bus: Any, config: Any, args: argparse.Namespace) -> int:
         tune_gc()
         state = "standby" if projector.standby else f"at {projector.position}"
         print(f"duplicast projector for {config.id!r} ({state})", flush=True)
-        stop = asyncio.Event()
-        waits: list[asyncio.Future[Any]] = [
-            asyncio.ensure_future(until_signalled(stop)),
-            asyncio.ensure_future(lost.wait()),
-        ]
-        try:
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiter in waits:
-                waiter.cancel()
+        await _until_signalled_or(lost)
     finally:
         await projector.stop()
         await bus.close()
