@@ -21,12 +21,12 @@ def export_phh(args: argparse.Namespace) -> int:
     from hub.engine.core import Engine
     from hub.engine.phh_export import collect, render
     from hub.phhfiles import write_export
-    from hub.replay import ReplayError, read_events, replay
+    from hub.replay import ReplayError, read_log, replay
 
     try:
         config = load_config(args.config)
         engine = Engine(config, load_decks(config, args.config.parent, dict(os.environ)))
-        refused = replay(config, read_events(args.log), engine, str(args.log))
+        refused = replay(config, read_log(args.log), engine, str(args.log))
     except (ConfigError, ReplayError, DeckFileError) as exc:
         print(f"duplicast export: {exc}", file=sys.stderr)
         return 1
