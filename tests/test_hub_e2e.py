@@ -14,11 +14,11 @@ import pytest
 from hub import codec
 from hub.bus.base import Message
 from hub.bus.redis import RedisBus
-from hub.console import replay_log
 from hub.domain.scoring import full_recompute
 from hub.embedded import IngestSource
 from hub.engine.core import Engine
 from hub.engine.patch import apply_patch
+from hub.logreplay import replay_log
 from tests.feedclient import FeedClient
 from tests.hubharness import (
     COMMENTATOR,
