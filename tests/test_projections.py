@@ -8,6 +8,7 @@ import json
 import random
 from typing import Any
 
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,6 +75,26 @@ def test_patches_rebuild_every_payload_after_every_event(seed: int, noise: bool)
     client.take(engine)
     assert_projected(engine, client)
     assert checked > 10
+
+
+def test_every_payload_and_patch_takes_the_feeds_fast_json_path() -> None:
+    """orjson refuses a dict key that is a str subclass (a ``Street``); the feed then encodes
+    the whole message with the stdlib's encoder instead, ~4x slower (issue #21's inline-feed
+    regression: every compare message took that path)."""
+    encoded = 0
+
+    def check(engine: Engine) -> None:
+        nonlocal encoded
+        if not engine.projections.active:
+            engine.start_feed()
+            for key in engine.topic_keys():
+                orjson.dumps(engine.materialize(key))
+        for change in engine.changes():
+            orjson.dumps(change.payload if change.patch is None else change.patch)
+            encoded += 1
+
+    run(3, corrections_noise=True, after_each=check)
+    assert encoded > 100
 
 
 def test_one_action_is_one_row_in_the_table_and_travellers() -> None:

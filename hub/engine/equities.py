@@ -170,8 +170,10 @@ def traveller_equity(block: Mapping[str, Any] | None, seat: int) -> dict[str, An
     key = str(seat)
     runout = block["runout"]
     mine = runout["seats"].get(key) if runout is not None else None
+    # Plain str keys: orjson refuses a str subclass (a Street) as a key, and the feed would
+    # then encode every compare message with the stdlib's JSON, ~4x slower (issue #21).
     return {
-        "streets": {entry["street"]: entry["seats"].get(key) for entry in block["streets"]},
+        "streets": {str(entry["street"]): entry["seats"].get(key) for entry in block["streets"]},
         "now": block["now"]["seats"].get(key),
         "runout": None if mine is None else {"street": runout["street"], **mine},
     }
