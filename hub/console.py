@@ -44,7 +44,8 @@ from typing import Any
 
 from redis.exceptions import NoPermissionError
 
-from hub.bus.base import Bus, Subscription
+from hub.bus.base import Subscription
+from hub.bus.protocols import PubSubHashes
 from hub.channels import Channels
 from hub.codec import CodecError, from_json, pack, unpack
 from hub.hubwatch import ConsoleFailure, Silence, no_hub_message, where
@@ -148,7 +149,7 @@ class ConsoleClient:
 
     def __init__(
         self,
-        bus: Bus,
+        bus: PubSubHashes,
         tournament: str,
         table: int,
         console: str,
@@ -635,7 +636,7 @@ def load_events(
 
 
 async def replay_log(
-    bus: Bus,
+    bus: PubSubHashes,
     tournament: str,
     path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
     *,

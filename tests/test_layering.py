@@ -63,10 +63,15 @@ LAYERS: dict[str, int] = {
     "hub.progress": 2,
     "hub.auth": 2,
     "hub.proxies": 2,  # who a client is behind a trusted load balancer
+    "hub.bus.redis_scripts": 1,  # the Redis bus's Lua scripts
+    "hub.bus.redis_retry": 1,  # which Redis errors are retried, and the backoff
     "hub.bus.base": 2,
+    "hub.bus.protocols": 3,  # the bus's four concerns (pub/sub, journal, hashes, leases)
     "hub.bus.memory": 3,
-    "hub.bus.redis": 3,
-    "hub.bus": 4,  # open_bus: picks an implementation
+    "hub.bus.redis_subscription": 3,
+    "hub.bus.redis": 4,
+    "hub.bus.lease": 4,  # one lease holder: the ingest's and the projector's
+    "hub.bus": 5,  # open_bus: picks an implementation
     "hub.intake": 3,  # the ingest's fair batches over its per-table subscriptions
     "hub.fanout": 4,
     "hub.metrics": 5,
@@ -77,6 +82,11 @@ LAYERS: dict[str, int] = {
     "hub.phh_service": 5,  # the PHH export cached, written in a worker process
     "hub.server": 6,
     "hub.publisher": 6,  # the feed's writer, shared by the ingest and the projector
+    "hub.control_request": 3,  # a request on the control channel, and where its answer goes
+    "hub.engine_snapshot": 4,  # the engine's snapshot on the bus (ingest and projector)
+    "hub.ingest_decide": 4,  # the ingest's decide step (in memory)
+    "hub.ingest_answers": 6,  # the ingest's answer step (acks, refusals persisted)
+    "hub.ingest_journal": 6,  # the ingest's rebuild from, and appends to, the journal
     "hub.ingest": 7,
     "hub.projector": 7,  # the read model in its own process
     "hub.offline": 6,

@@ -1,10 +1,10 @@
 """The bus's four concerns as protocols, so each user names the part it needs.
 
 A transport (``RedisBus``, ``MemoryBus``) implements all four; ``hub.bus.base.Bus`` is their
-union for code that needs everything (the ingest). The edge types its bus ``FeedBus``
-(pub/sub and hashes), the console ``PubSub`` and ``Hashes``' ``get``, the export ``Journal``: a
-reader of the code sees at a glance what a component may do to the bus, and a test double
-needs only that part.
+union for code that needs everything (the ingest, the projector). The edge, the feed
+publisher and the console type theirs ``PubSubHashes``, the export ``Journal``, the lease
+holder ``Leases``: a reader sees at a glance what a component may do to the bus, and a test
+double needs only that part.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from hub.bus.base import Fence, ReadRate, Subscription
 
-__all__ = ["FeedBus", "Hashes", "Journal", "Leases", "PubSub"]
+__all__ = ["Hashes", "Journal", "Leases", "PubSub", "PubSubHashes"]
 
 
 @runtime_checkable
@@ -108,6 +108,7 @@ class Leases(Protocol):
         ...
 
 
-class FeedBus(PubSub, Hashes, Protocol):
+class PubSubHashes(PubSub, Hashes, Protocol):
     """Pub/sub and hashes: what the feed's ends use (the publisher sends frames and persists
-    seqs and snapshots; an edge hears the feed and starts from the snapshots)."""
+    seqs and snapshots; an edge hears the feed and starts from the snapshots), and a console
+    (events out, acks in; the served tables and the event epoch read)."""

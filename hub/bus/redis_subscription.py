@@ -6,17 +6,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import random
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import ResponseError
 
 from hub.bus.base import BufferedSubscription, Message, ReadRate
-from hub.bus.redis_retry import TRANSIENT_ERRORS, quietly
-
-if TYPE_CHECKING:
-    from hub.bus.redis import RedisBus
+from hub.bus.redis_retry import TRANSIENT_ERRORS, RetryPolicy, quietly
 
 __all__ = ["CLOSE_ATTEMPTS", "CLOSE_GRACE", "RedisSubscription"]
 
@@ -30,12 +28,23 @@ CLOSE_GRACE = 0.25  # seconds a stopping subscription loop gets per cancellation
 CLOSE_ATTEMPTS = 4
 
 
+class Subscribing(Protocol):
+    """What a subscription needs of its bus (``RedisBus``): connections set up like the
+    bus's, its retry policy, and the set of open subscriptions it closes with itself."""
+
+    _retry: RetryPolicy
+    _rng: random.Random
+    _subscriptions: set[Any]
+
+    def _subscriber(self) -> AbstractConnection: ...
+
+
 class RedisSubscription(BufferedSubscription):
     """(P)SUBSCRIBE on a dedicated connection, kept alive by a background receive loop."""
 
     def __init__(
         self,
-        bus: RedisBus,
+        bus: Subscribing,
         pattern: str,
         maxsize: int,
         max_bytes: int,
