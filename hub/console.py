@@ -42,7 +42,8 @@ from redis.exceptions import NoPermissionError
 
 from hub.acks import Ack, ConsoleStats, describe_rejection
 from hub.acktimer import AckTimer
-from hub.bus.base import Bus, Subscription
+from hub.bus.base import Subscription
+from hub.bus.protocols import PubSubHashes
 from hub.channels import Channels
 from hub.codec import CodecError, pack, unpack
 from hub.hubwatch import ConsoleFailure, Silence, no_hub_message, where
@@ -80,7 +81,7 @@ class ConsoleClient:
 
     def __init__(
         self,
-        bus: Bus,
+        bus: PubSubHashes,
         tournament: str,
         table: int,
         console: str,

@@ -23,6 +23,7 @@ from typing import Any
 from hub.auth import Auth
 from hub.bus import Bus, open_bus
 from hub.bus.base import Subscription
+from hub.bus.protocols import PubSubHashes
 from hub.channels import Channels
 from hub.codec import CodecError, pack, unpack
 from hub.domain.numbers import find_bad_number
@@ -49,7 +50,7 @@ class EdgeSource:
 
     def __init__(
         self,
-        bus: Bus,
+        bus: PubSubHashes,
         tournament: str,
         *,
         topics: TopicSpace | None = None,

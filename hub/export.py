@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from hub import codec
-from hub.bus.base import Bus
+from hub.bus.protocols import Journal
 from hub.channels import Channels
 from hub.engine.refusals import REFUSED
 
@@ -57,7 +57,7 @@ def log_line(record: Mapping[str, Any]) -> dict[str, Any]:
     return line
 
 
-async def journal_events(bus: Bus, tournament: str) -> AsyncIterator[dict[str, Any]]:
+async def journal_events(bus: Journal, tournament: str) -> AsyncIterator[dict[str, Any]]:
     """The tournament's journal from its first record, as replayable events."""
     stream = Channels(tournament).journal
     after = "0-0"

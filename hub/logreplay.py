@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hub.acks import ConsoleStats
-from hub.bus.base import Bus
+from hub.bus.protocols import PubSubHashes
 from hub.codec import CodecError, from_json
 from hub.console import ConsoleClient
 
@@ -73,7 +73,7 @@ def load_events(
 
 
 async def replay_log(
-    bus: Bus,
+    bus: PubSubHashes,
     tournament: str,
     path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
     *,
@@ -160,7 +160,7 @@ def _first_seq(items: list[dict[str, Any]]) -> int:
 class _Fleet:
     """One replay's consoles: what each is given, and the report they all count into."""
 
-    bus: Bus
+    bus: PubSubHashes
     tournament: str
     report: ReplayReport
     on_reject: Callable[[str], object]

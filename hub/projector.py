@@ -21,17 +21,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 from hub import codec
 from hub.bus.base import Bus
+from hub.bus.lease import LeaseHolder
 from hub.channels import Channels
 from hub.engine.core import Engine
+from hub.engine_snapshot import UnusableSnapshot, restore_snapshot
 from hub.feed import Frame, IngestFeed, TopicKey
 from hub.publisher import FeedPublisher
 from hub.tasks import bounded, cancel_and_wait
@@ -68,16 +67,14 @@ class Projector:
         self.feed = FeedPublisher(bus, engine, store=store, on_frame=on_frame)
         self.clock = clock
         self.tick_interval = tick_interval
-        self.lease_ttl = lease_ttl
+        self.lease = LeaseHolder(
+            bus, self.names.projector_lease, name="projector", ttl=lease_ttl, log=log
+        )
         self.on_lost = on_lost
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.position = "0-0"  # the last journal record applied
         self.notes_position = "0-0"
         self.applied = 0  # journal records applied since start (the rebuild's included)
         self.ready = False
-        self.standby = False
-        self.lost = False
-        self._lock = asyncio.Lock()  # the engine: records, notes and ticks, one at a time
         self._tasks: list[asyncio.Task[None]] = []
         self._subs: list[Any] = []
         self._stopping = False
@@ -86,29 +83,28 @@ class Projector:
     def store(self) -> IngestFeed:
         return self.feed.store
 
+    @property
+    def standby(self) -> bool:
+        """Another projector holds the lease: this one waits for it, not ready."""
+        return self.lease.standby
+
+    @property
+    def lost(self) -> bool:
+        """Another projector claimed the lease since this one held it: it stopped."""
+        return self.lease.lost
+
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         """Take the lease and start; if another projector holds it, wait in the background."""
         self._stopping = False
-        if await self.bus.claim(self.names.projector_lease, self.owner, self.lease_ttl):
+        if await self.lease.claim():
             await self._run()
             return
-        self.standby = True
         log.warning("standby: another projector holds %s", self.names.projector_lease)
         self._tasks.append(asyncio.create_task(self._wait_for_lease(), name="projector-standby"))
 
     async def _wait_for_lease(self) -> None:
-        while True:
-            try:
-                if await self.bus.claim(self.names.projector_lease, self.owner, self.lease_ttl):
-                    break
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # Redis away: a standby keeps waiting
-                log.warning("standby could not reach the projector lease: %s", exc)
-            await asyncio.sleep(self.lease_ttl / 4)
-        self.standby = False
-        log.warning("took over %s", self.names.projector_lease)
+        await self.lease.wait()
         await self._run()
 
     async def _run(self) -> None:
@@ -121,7 +117,7 @@ class Projector:
             ("journal", self._follow_journal()),
             ("notes", self._follow_notes()),
             ("release", self._ticker()),
-            ("lease", self._keep_lease()),
+            ("lease", self.lease.keep(self._lease_lost)),
         ):
             self._tasks.append(asyncio.create_task(loop, name=f"projector-{name}"))
         self.ready = True
@@ -140,44 +136,28 @@ class Projector:
         if subs:
             closing = asyncio.gather(*(sub.aclose() for sub in subs), return_exceptions=True)
             await bounded(closing, STOP_STEP, "closing the projector's subscriptions")
-        if not self.lost and not self.standby:
-            releasing = self.bus.release(self.names.projector_lease, self.owner)
-            await bounded(releasing, STOP_STEP, "releasing the projector lease")
-        self.standby = False
+        await self.lease.release(STOP_STEP)
 
-    async def _keep_lease(self) -> None:
-        while not self._stopping:
-            await asyncio.sleep(self.lease_ttl / 3)
-            try:
-                held = await self.bus.claim(self.names.projector_lease, self.owner, self.lease_ttl)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.warning("could not renew the projector lease: %s", exc)
-                continue
-            if not held:  # another projector took it (we were away too long): it publishes
-                log.critical("lost the projector lease %s; stopping", self.names.projector_lease)
-                self.lost = True
-                self.ready = False
-                self._stopping = True
-                self.feed.withdraw()
-                if self.on_lost is not None:
-                    self.on_lost()
-                return
+    def _lease_lost(self) -> None:
+        """Another projector took the lease (we were away too long): it publishes now."""
+        log.critical("lost the projector lease %s; stopping", self.names.projector_lease)
+        self.ready = False
+        self._stopping = True
+        self.feed.withdraw()
+        if self.on_lost is not None:
+            self.on_lost()
 
     async def rebuild(self) -> None:
         """The engine from its latest snapshot (written by the ingest) and the journal after
         it, the notes so far, then the feed from where it stood."""
         started = time.perf_counter()
-        found = (await self.bus.hgetall(self.names.engine)).get("snapshot")
-        if found is not None:
-            try:
-                saved = codec.unpack(found)
-                self.engine.restore_snapshot(saved["engine"])
-                self.position = str(saved["position"])
-            except (codec.CodecError, ValueError, KeyError, TypeError) as exc:
-                log.warning("not using the engine snapshot (%s): replaying the journal", exc)
-                self.position = "0-0"
+        try:
+            found = await restore_snapshot(self.bus, self.names, self.engine)
+        except UnusableSnapshot as exc:
+            log.warning("not using the engine snapshot (%s): replaying the journal", exc)
+            self.position = "0-0"
+        else:
+            self.position = self.position if found is None else found
         while page := await self.bus.read(self.names.journal, self.position, PAGE):
             self._apply(page)
         while notes := await self.bus.read(self.names.notes, self.notes_position, PAGE):
@@ -238,8 +218,7 @@ class Projector:
             page = await self._tail(self.names.journal, self.position)
             if not page:
                 continue
-            async with self._lock:
-                self._apply(page)
+            self._apply(page)  # (no await while the engine changes: the feed sees it whole)
             # More waiting (a full page): publish at most every CATCH_UP_INTERVAL meanwhile.
             interval = CATCH_UP_INTERVAL if len(page) == PAGE else FEED_INTERVAL
             if time.monotonic() - published >= interval:
@@ -250,15 +229,13 @@ class Projector:
         while not self._stopping:
             page = await self._tail(self.names.notes, self.notes_position)
             if page:
-                async with self._lock:
-                    self._note(page)
+                self._note(page)
                 await self._publish()
 
     async def _ticker(self) -> None:
         while not self._stopping:
             await asyncio.sleep(self.tick_interval)
-            async with self._lock:
-                self.engine.tick(self.clock())
+            self.engine.tick(self.clock())
             await self._publish()
 
     async def _requests(self, sub: Any) -> None:
@@ -274,7 +251,7 @@ class Projector:
 
     async def _publish(self) -> None:
         try:
-            await self.feed.publish(self._lock)
+            await self.feed.publish()
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a long Redis outage: the loops carry on

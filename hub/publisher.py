@@ -11,52 +11,16 @@ the control channel (``{"op": "snapshots"}``), and a clean stop saves them all.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
-from hub import codec
-from hub.bus.base import Bus
+from hub.bus.protocols import PubSubHashes
 from hub.channels import Channels
+from hub.control_request import ControlRequest
 from hub.engine.core import Engine
 from hub.feed import SNAPSHOT_EVERY, Frame, IngestFeed, TopicKey, encode_feed
 
 __all__ = ["ControlRequest", "FeedPublisher"]
-
-
-class ControlRequest:
-    """A command or request on the control channel, and where its answer goes (its
-    ``reply`` channel suffix and ``id``; none: nobody waits for an answer)."""
-
-    __slots__ = ("command", "id", "reply")
-
-    def __init__(self, command: dict[str, Any]) -> None:
-        rid, reply = command.get("id"), command.get("reply")
-        ok = isinstance(rid, str) and isinstance(reply, str) and 0 < len(reply) <= 64
-        self.command = command
-        self.id: str = rid if ok else ""  # type: ignore[assignment]
-        self.reply: str = reply if ok else ""  # type: ignore[assignment]
-
-    def answer(self, names: Channels, ack: dict[str, Any]) -> tuple[str, bytes] | None:
-        """(channel, message) of the answer; None when nobody asked for one."""
-        if not self.reply:
-            return None
-        return names.reply(self.reply), codec.pack({**ack, "id": self.id})
-
-    def topics(self, engine: Engine) -> list[TopicKey]:
-        """The topics a ``snapshots`` request names that exist (every one when it names
-        none), only this tournament's."""
-        wanted = self.command.get("keys")
-        if not isinstance(wanted, list):
-            return list(engine.topic_keys())
-        out = []
-        for field in wanted[:10_000]:
-            if isinstance(field, str):
-                audience, _, name = field.partition("|")
-                topic = engine.topics.get(name)
-                if topic is not None and audience in topic.family.audiences:
-                    out.append((audience, name))
-        return out
 
 
 class FeedPublisher:
@@ -64,13 +28,18 @@ class FeedPublisher:
 
     def __init__(
         self,
-        bus: Bus,
+        bus: PubSubHashes,
         engine: Engine,
         *,
         store: IngestFeed | None = None,
         on_frame: Callable[[TopicKey, Frame], None] | None = None,
+        settled: asyncio.Event | None = None,
     ) -> None:
         self.bus = bus
+        # Set while the engine stands for the journal (the ingest clears it while a batch it
+        # applied is being journaled): changes are only taken then, never a state that is
+        # ahead of the journal. None: every change is journaled already (a projector).
+        self.settled = settled
         self.names = Channels(engine.config.id)
         self.store = store or IngestFeed()
         self.on_frame = on_frame
@@ -107,17 +76,15 @@ class FeedPublisher:
         """The writer stops or lost its lease: its store no longer stands for the journal."""
         self.store.live = False
 
-    @contextlib.asynccontextmanager
-    async def _nothing(self) -> AsyncIterator[None]:
-        yield
-
-    async def publish(self, engine_lock: asyncio.Lock | None = None) -> None:
+    async def publish(self) -> None:
         """Turn what changed in the engine into frames (encoded once), persist the seqs and
         snapshots that are due, answer snapshot requests, and publish the frames in seq order.
-        ``engine_lock``: held while the changes are taken (never a state half applied)."""
+        The changes are taken while the engine is ``settled`` (never a state half journaled)."""
         async with self._lock:
-            async with engine_lock or self._nothing():
-                changes = self.engine.changes()
+            settled = self.settled
+            while settled is not None and not settled.is_set():
+                await settled.wait()
+            changes = self.engine.changes()
             frames: list[tuple[str, bytes]] = []
             for change in changes:
                 frame = self.store.publish(change)

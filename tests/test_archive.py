@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from hub import codec
+from hub import codec, ingest_answers
 from hub import ingest as ingest_module
 from hub.bus.base import Bus
 from hub.bus.memory import MemoryBus
@@ -178,7 +178,7 @@ async def test_an_exported_journal_replays_to_the_live_standings(
 ) -> None:
     # The ingest persists only the latest refusal answers beside the journal: the journal
     # itself must say what every refused seq was told.
-    monkeypatch.setattr(ingest_module, "MAX_REFUSALS", 2)
+    monkeypatch.setattr(ingest_answers, "MAX_REFUSALS", 2)
     config, decks, events = load_game(game)
     faults = faulty_session(config, events, random.Random(f"{game}:{seed}"))
     bus = MemoryBus()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import time
 from pathlib import Path
 
@@ -22,7 +23,9 @@ from hub.bus.base import (
     Subscription,
     parse_id,
 )
+from hub.bus.lease import LeaseHolder
 from hub.bus.memory import MemoryBus
+from hub.bus.protocols import Hashes, Journal, Leases, PubSub, PubSubHashes
 from hub.bus.redis import RedisBus, RetryPolicy
 
 QUIET = 0.2  # how long "nothing arrives" is watched for
@@ -420,6 +423,77 @@ async def test_a_newer_claim_fences_the_older_token_for_good(bus: Bus, key_prefi
         await bus.append_many(stream, [b"stale"], fence=Fence(lease, "a", old))
     assert not await bus.claim(lease, "a", 30.0, token=old)
     assert [data for _, data in await bus.read(stream)] == [b"fresh"]
+
+
+# --- the lease holder (hub.bus.lease), on each transport ------------------------------------
+
+HOLDER_LOG = logging.getLogger("test.lease")
+
+
+def holder(bus: Leases, key: str, ttl: float, *, fenced: bool = True) -> LeaseHolder:
+    return LeaseHolder(bus, key, name="ingest", ttl=ttl, log=HOLDER_LOG, fenced=fenced)
+
+
+async def test_lease_holder_keeps_its_lease_and_a_standby_takes_over_on_release(
+    bus: Bus, key_prefix: str
+) -> None:
+    key = f"{key_prefix}:ingest"
+    first, second = holder(bus, key, 0.3), holder(bus, key, 0.3)
+    assert await first.claim() and first.fence == Fence(key, first.owner, first.token)
+    assert not await second.claim() and second.standby and not second.token
+    lost: list[str] = []
+    keeping = asyncio.create_task(first.keep(lambda: lost.append("first")))
+    waiting = asyncio.create_task(second.wait())
+    await asyncio.sleep(0.6)  # two lease lives: renewed, so the standby still waits
+    assert not waiting.done() and not lost
+    keeping.cancel()
+    await first.release(1.0)  # at once: no wait for the lease to run out
+    await asyncio.wait_for(waiting, 1.0)
+    assert second.token > first.token and not second.standby and not first.lost
+    await second.release(1.0)
+    assert await bus.claim(key, "someone", 5.0)  # released: free for anyone
+
+
+async def test_lease_holder_says_once_that_it_lost_its_lease(bus: Bus, key_prefix: str) -> None:
+    key = f"{key_prefix}:ingest"
+    first = holder(bus, key, 0.2)
+    assert await first.claim()
+    await asyncio.sleep(0.3)  # ran out (a long pause) and someone else claimed it since
+    other = await bus.claim(key, "other", 30.0)
+    lost: list[str] = []
+    await asyncio.wait_for(first.keep(lambda: lost.append("first")), 1.0)
+    assert lost == ["first"] and first.lost and not first.lose()
+    await first.release(1.0)  # lost: not ours to release
+    assert await bus.claim(key, "other", 30.0) == other
+
+
+async def test_an_unfenced_lease_holder_takes_a_free_lease_back_on_renewal(
+    bus: Bus, key_prefix: str
+) -> None:
+    """The projector's: a lease that ran out and is free is simply claimed again (a fenced
+    holder would take it back only with its token still the latest)."""
+    key = f"{key_prefix}:projector"
+    first = holder(bus, key, 0.2, fenced=False)
+    assert await first.claim()
+    await asyncio.sleep(0.3)
+    assert await bus.claim(key, "other", 0.05)
+    await asyncio.sleep(0.1)  # the other's claim ran out too: free, with a newer token
+    keeping = asyncio.create_task(first.keep(lambda: None))
+    await asyncio.sleep(0.15)
+    assert not keeping.done() and not first.lost
+    assert not await bus.claim(key, "other", 30.0)  # renewed: held by first
+    keeping.cancel()
+    await first.release(1.0)
+
+
+# --- each transport is each protocol -------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", [PubSub, Journal, Hashes, Leases, PubSubHashes])
+def test_each_transport_implements_each_protocol(bus: Bus, protocol: type) -> None:
+    """The contract above is run per protocol (pub/sub, journal streams, hashes, leases); the
+    users type their bus by the ones they need: each transport must be every one of them."""
+    assert isinstance(bus, protocol)
 
 
 # --- hashes --------------------------------------------------------------------------------

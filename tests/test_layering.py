@@ -71,10 +71,15 @@ LAYERS: dict[str, int] = {
     "hub.auth": 2,
     "hub.origins": 2,  # which browser pages may open /ws
     "hub.proxies": 2,  # who a client is behind a trusted load balancer
+    "hub.bus.redis_scripts": 1,  # the Redis bus's Lua scripts
+    "hub.bus.redis_retry": 1,  # which Redis errors are retried, and the backoff
     "hub.bus.base": 2,
+    "hub.bus.protocols": 3,  # the bus's four concerns (pub/sub, journal, hashes, leases)
     "hub.bus.memory": 3,
-    "hub.bus.redis": 3,
-    "hub.bus": 4,  # open_bus: picks an implementation
+    "hub.bus.redis_subscription": 3,
+    "hub.bus.redis": 4,
+    "hub.bus.lease": 4,  # one lease holder: the ingest's and the projector's
+    "hub.bus": 5,  # open_bus: picks an implementation
     "hub.intake": 3,  # the ingest's fair batches over its per-table subscriptions
     "hub.limits": 2,  # what one websocket client may cost (buffers, topics, per address)
     "hub.frames": 3,  # one encoded message and its websocket frame
@@ -91,23 +96,28 @@ LAYERS: dict[str, int] = {
     "hub.phh_service": 5,  # the PHH export cached, written in a worker process
     "hub.server": 7,
     "hub.publisher": 6,  # the feed's writer, shared by the ingest and the projector
-    "hub.ingest": 7,
-    "hub.projector": 7,  # the read model in its own process
+    "hub.control_request": 3,  # a request on the control channel, and where its answer goes
+    "hub.engine_snapshot": 4,  # the engine's snapshot on the bus (ingest and projector)
+    "hub.ingest_decide": 4,  # the ingest's decide step (in memory)
+    "hub.ingest_answers": 7,  # the ingest's answer step (acks, refusals persisted)
+    "hub.ingest_journal": 7,  # the ingest's rebuild from, and appends to, the journal
+    "hub.ingest": 8,
+    "hub.projector": 8,  # the read model in its own process
     "hub.offline": 6,
     "hub.replay": 6,
     "hub.logreplay": 6,  # a JSON Lines log sent through console clients
     "hub.export": 6,  # the journal as an event log
     "hub.phhfiles": 6,
     "hub.scaffold": 7,  # `duplicast init`: the bundled sample event, checked by hub.offline
-    "hub.edge": 8,
-    "hub.embedded": 8,
-    "hub.demo": 9,
-    "hub.consolecli": 9,  # `duplicast console` (runner imports it)
-    "hub.servecli": 9,  # `duplicast serve`: the process roles
+    "hub.edge": 9,
+    "hub.embedded": 9,
+    "hub.demo": 10,
+    "hub.consolecli": 10,  # `duplicast console` (runner imports it)
+    "hub.servecli": 10,  # `duplicast serve`: the process roles
     "hub.exportcli": 7,  # `duplicast export`
-    "hub.runner": 10,
-    "hub.cli": 11,
-    "hub.__main__": 12,
+    "hub.runner": 11,
+    "hub.cli": 12,
+    "hub.__main__": 13,
 }
 
 

@@ -1,8 +1,23 @@
-"""Message bus: one small interface, an in-memory and a Redis implementation, bytes only."""
+"""Message bus: four small protocols (``hub.bus.protocols``: pub/sub, journal streams, hashes,
+leases), an in-memory and a Redis implementation of all four, bytes only; one lease holder
+(``hub.bus.lease``) for every single-writer role."""
 
 from hub.bus.base import Bus, BusUnavailable, Message, Subscription, redacted_url
+from hub.bus.protocols import Hashes, Journal, Leases, PubSub, PubSubHashes
 
-__all__ = ["Bus", "BusUnavailable", "Message", "Subscription", "open_bus", "redacted_url"]
+__all__ = [
+    "Bus",
+    "BusUnavailable",
+    "Hashes",
+    "Journal",
+    "Leases",
+    "Message",
+    "PubSub",
+    "PubSubHashes",
+    "Subscription",
+    "open_bus",
+    "redacted_url",
+]
 
 
 def open_bus(url: str | None) -> Bus:
@@ -16,3 +31,8 @@ def open_bus(url: str | None) -> Bus:
 
         return RedisBus(url)
     raise ValueError(f"unknown bus URL scheme: {url!r} (use memory:// or redis://)")
+
+
+def _is_each_protocol(bus: Bus) -> tuple[PubSub, Journal, Hashes, Leases]:
+    """Never called: where mypy checks that a ``Bus`` (so each transport) is all four."""
+    return bus, bus, bus, bus

@@ -253,6 +253,10 @@ class BufferedSubscription(Subscription):
 
 
 class Bus(abc.ABC):
+    """A transport: the four protocols of ``hub.bus.protocols`` together (pub/sub, journal
+    streams, hashes, leases), and its connection. Code that uses only some of them types its
+    parameter by those."""
+
     @abc.abstractmethod
     async def connect(self) -> None: ...
 

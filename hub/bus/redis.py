@@ -26,15 +26,10 @@ Failure policy, because ingest builds its guarantees on it:
   still the latest, ``DEL`` only if ours. All in scripts, so each is atomic.
 """
 
-from __future__ import annotations
-
 import asyncio
 import logging
-import math
 import random
-import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
@@ -42,301 +37,35 @@ from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import AuthenticationError, RedisError, ResponseError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from hub.bus.base import (
     DEFAULT_SUBSCRIPTION_BUFFER,
     DEFAULT_SUBSCRIPTION_BYTES,
-    BufferedSubscription,
     Bus,
     BusUnavailable,
     Fence,
     LeaseLost,
-    Message,
     ReadRate,
     parse_id,
     redacted_url,
     token_key,
 )
+from hub.bus.redis_retry import TRANSIENT_ERRORS, RetryPolicy, quietly
+from hub.bus.redis_scripts import (
+    APPEND_BATCH,
+    APPEND_ONCE,
+    CLAIM,
+    FIELD,
+    PUBLISH_MANY,
+    RELEASE,
+)
+from hub.bus.redis_subscription import CLOSE_ATTEMPTS, CLOSE_GRACE, RedisSubscription
 
 __all__ = ["RedisBus", "RedisSubscription", "RetryPolicy"]
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
-    RedisConnectionError,  # includes BusyLoadingError while Redis replays its AOF
-    RedisTimeoutError,
-    ConnectionError,
-    OSError,
-)
-
-YIELD_EVERY = 64
-"""Replies a subscription reads before it lets the event loop run other tasks: a reply that is
-already buffered returns without suspending, so a flooded connection (hundreds of KB waiting)
-would otherwise hold the loop, and every other table's subscription, for tens of ms."""
-CLOSE_GRACE = 0.25  # seconds a stopping subscription loop gets per cancellation
-CLOSE_ATTEMPTS = 4
-
-_FIELD = b"d"
-_APPEND_ONCE = """
-local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-if last[1] and last[1][2][1] == ARGV[1] and last[1][2][2] == ARGV[2] then
-  return last[1][1]
-end
-return redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[2])
-"""
-# A batch is appended by one script, so it lands all or nothing. KEYS: stream, then the lease
-# key and its token key when fenced. ARGV: field, retry flag, fence owner ('' = unfenced),
-# fence token ('' = owner only), maxlen ('' = none: MAXLEN ~ trims the stream), items.
-# Fenced with a token: refuse if someone else holds the lease or a newer token was issued (a
-# lease that merely expired, with no claim since, still lets its last holder write). Without a
-# token: refuse unless the lease names the owner. Both atomic with the XADDs below.
-# On a retry, a newest entry equal to the batch's last item means the lost attempt landed: the
-# ids of the batch's entries are returned instead of adding them again.
-_APPEND_BATCH = """
-if KEYS[2] then
-  local holder = redis.call('GET', KEYS[2])
-  if ARGV[4] == '' then
-    if holder ~= ARGV[3] then
-      return redis.error_reply('FENCED the journal lease is held by another writer')
-    end
-  elseif (holder and holder ~= ARGV[3]) or redis.call('GET', KEYS[3]) ~= ARGV[4] then
-    return redis.error_reply('FENCED the journal lease was claimed by another writer')
-  end
-end
-local n = #ARGV - 5
-if ARGV[2] == '1' then
-  local tail = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', n)
-  if #tail == n and tail[1][2][1] == ARGV[1] and tail[1][2][2] == ARGV[#ARGV] then
-    local ids = {}
-    for i = n, 1, -1 do ids[#ids + 1] = tail[i][1] end
-    return ids
-  end
-end
-local ids = {}
-for i = 6, #ARGV do
-  if ARGV[5] == '' then
-    ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[i])
-  else
-    ids[#ids + 1] = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], '*', ARGV[1], ARGV[i])
-  end
-end
-return ids
-"""
-_PUBLISH_MANY = """
-local counts = {}
-for i = 1, #ARGV, 2 do
-    counts[#counts + 1] = redis.call('PUBLISH', ARGV[i], ARGV[i + 1])
-end
-return counts
-"""
-
-# Take the lease if free (a new token, or the caller's own if it is still the latest), renew it
-# if ours. KEYS: lease, token key. ARGV: owner, ttl in ms, token ('' = new). Returns the token
-# held, 0 when the owner may not hold the lease.
-_CLAIM = """
-local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return tonumber(redis.call('GET', KEYS[2]) or '0')
-end
-if holder then return 0 end
-local latest = tonumber(redis.call('GET', KEYS[2]) or '0')
-if ARGV[3] == '' then
-  latest = redis.call('INCR', KEYS[2])
-elseif tonumber(ARGV[3]) ~= latest then
-  return 0
-end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return latest
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """Exponential backoff with full jitter: attempt n sleeps uniform(0, min(cap, base * 2**n))."""
-
-    deadline: float = 10.0
-    base: float = 0.05
-    cap: float = 2.0
-
-    def delay(self, attempt: int, rng: random.Random) -> float:
-        return rng.uniform(0.0, min(self.cap, self.base * 2 ** min(attempt, 30)))
-
-
-class RedisSubscription(BufferedSubscription):
-    """(P)SUBSCRIBE on a dedicated connection, kept alive by a background receive loop."""
-
-    def __init__(
-        self,
-        bus: RedisBus,
-        pattern: str,
-        maxsize: int,
-        max_bytes: int,
-        rate: ReadRate | None = None,
-    ) -> None:
-        super().__init__(pattern, maxsize, max_bytes, rate)
-        self._bus = bus
-        self._registered = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self.reconnects = 0
-        self._attempt = 0
-        self._allowed = 0.0  # the read-rate bucket: when what was read may have been read
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return  # started by the first ready() / __anext__ inside a loop
-        self._start()
-
-    @property
-    def _command(self) -> str:
-        """``SUBSCRIBE`` for a plain channel name, ``PSUBSCRIBE`` for a glob. Same messages,
-        but Redis ACLs check them differently: a SUBSCRIBE channel is matched against the
-        user's channel patterns (``&dup:t:reply:*`` lets an edge hear its own reply channel,
-        whatever its id), a PSUBSCRIBE pattern must equal one of them literally."""
-        return "PSUBSCRIBE" if any(c in self.pattern for c in "*?[\\") else "SUBSCRIBE"
-
-    def _start(self) -> None:
-        if self._task is None and not self.closed:
-            self._task = asyncio.get_running_loop().create_task(
-                self._run(), name=f"redis-psubscribe:{self.pattern}"
-            )
-
-    @property
-    def throttled(self) -> bool:
-        return self._allowed > time.monotonic()
-
-    async def ready(self) -> None:
-        self._start()
-        if self._registered.is_set() or self._task is None:
-            return
-        waiter = asyncio.ensure_future(self._registered.wait())
-        # Wake up also if the loop dies, so a broken subscription cannot hang its caller.
-        await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
-        if not waiter.done():
-            waiter.cancel()
-            raise self._error or RuntimeError(f"subscription {self.pattern!r} is closed")
-
-    async def __anext__(self) -> Message:
-        self._start()
-        return await super().__anext__()
-
-    async def take(self, limit: int | None = None) -> list[Message]:
-        self._start()
-        return await super().take(limit)
-
-    async def aclose(self) -> None:
-        self._bus._subscriptions.discard(self)
-        self._clear()
-        self._finish()
-        task, self._task = self._task, None
-        if task is not None and not task.done():
-            # Bounded: a cancellation swallowed below (redis-py, a Redis that stopped
-            # answering) must not hang whoever closes us; the loop is then left behind.
-            for _ in range(CLOSE_ATTEMPTS):
-                task.cancel()
-                done, _ = await asyncio.wait({task}, timeout=CLOSE_GRACE)
-                if done:
-                    break
-            else:
-                log.error("subscription %r would not stop; left behind", self.pattern)
-
-    async def _run(self) -> None:
-        self._attempt = 0  # reconnections since the last successful PSUBSCRIBE
-        try:
-            while not self.closed:
-                connection = self._bus._subscriber()
-                try:
-                    await connection.connect()  # type: ignore[no-untyped-call]
-                    await connection.send_command(self._command, self.pattern)
-                    await self._receive(connection)
-                except asyncio.CancelledError:
-                    raise
-                except TRANSIENT_ERRORS as exc:
-                    # Also how Redis cutting us off looks (past client-output-buffer-limit
-                    # pubsub): what it held for us is lost; the first retry is at once.
-                    delay = self._bus._retry.delay(self._attempt, self._bus._rng)
-                    self._attempt += 1
-                    self.reconnects += 1
-                    log.warning(
-                        "subscription %r lost Redis (%s); resubscribing in %.2fs",
-                        self.pattern,
-                        exc,
-                        delay,
-                    )
-                    await asyncio.sleep(delay)
-                finally:
-                    await _quietly(connection.disconnect(nowait=True))
-        except asyncio.CancelledError:
-            raise
-        except ResponseError as exc:  # refused (an ACL): one line, its subscriber reports it
-            log.error("subscription %r refused by Redis: %s", self.pattern, exc)
-            self._fail(exc)
-        except Exception as exc:
-            log.exception("subscription %r failed", self.pattern)
-            self._fail(exc)
-
-    async def _receive(self, connection: AbstractConnection) -> None:
-        """Read replies off the subscribed connection until it fails. The connection speaks
-        RESP2, where a message is a plain reply ``[b"pmessage", pattern, channel, data]``:
-        read with ``Connection.read_response``, one message costs about a quarter of what
-        ``PubSub.listen`` spends on it (its retry wrapper, observability hooks, RESP3 push
-        handling and a dict per message), measured."""
-        read = connection.read_response
-        deliver = self._deliver
-        now = time.monotonic
-        rate = self.rate
-        per_message = 0.0 if rate is None else 1.0 / rate.messages
-        per_byte = 0.0 if rate is None else 1.0 / rate.bytes
-        debt = 0.0  # seconds of reading at ``rate`` not yet paid for (``_pace``)
-        n = 0
-        while True:
-            n += 1
-            if n % YIELD_EVERY == 0 or debt > 0.01:  # buffered replies do not yield
-                await self._pace(debt, rate)
-                debt = 0.0
-            reply = await read(timeout=math.inf)
-            kind = reply[0]
-            if kind == b"pmessage":
-                data = reply[3]
-                deliver(Message(reply[2].decode("utf-8", "replace"), data, now()))
-            elif kind == b"message":
-                data = reply[2]
-                deliver(Message(reply[1].decode("utf-8", "replace"), data, now()))
-            else:
-                if kind == b"psubscribe" or kind == b"subscribe":
-                    self._attempt = 0
-                    self._registered.set()
-                continue
-            if rate is not None:
-                debt += max(per_message, len(data) * per_byte)
-
-    async def _pace(self, debt: float, rate: ReadRate | None) -> None:
-        """Let other tasks run; past ``rate`` (a token bucket ``rate.burst`` s deep), sleep
-        until what was read is within it: the unread messages queue in Redis meanwhile."""
-        if rate is None:
-            await asyncio.sleep(0)
-            return
-        now = time.monotonic()
-        self._allowed = max(self._allowed, now - rate.burst) + debt
-        await asyncio.sleep(max(0.0, self._allowed - now))
-
-
-async def _quietly(aw: Awaitable[Any]) -> None:
-    """Close a connection that may already be broken; errors here change nothing."""
-    try:
-        await aw
-    except asyncio.CancelledError:
-        raise
-    except Exception:
-        log.debug("ignoring error while closing a Redis connection", exc_info=True)
 
 
 def _text(value: Any) -> str:
@@ -381,11 +110,11 @@ class RedisBus(Bus):
                 socket_connect_timeout=2.0,
                 socket_keepalive=True,
             )
-            self._append_once = self._redis.register_script(_APPEND_ONCE)
-            self._append_batch = self._redis.register_script(_APPEND_BATCH)
-            self._claim = self._redis.register_script(_CLAIM)
-            self._publish_many = self._redis.register_script(_PUBLISH_MANY)
-            self._release = self._redis.register_script(_RELEASE)
+            self._append_once = self._redis.register_script(APPEND_ONCE)
+            self._append_batch = self._redis.register_script(APPEND_BATCH)
+            self._claim = self._redis.register_script(CLAIM)
+            self._publish_many = self._redis.register_script(PUBLISH_MANY)
+            self._release = self._redis.register_script(RELEASE)
         return self._redis
 
     async def _call(
@@ -444,7 +173,7 @@ class RedisBus(Bus):
             await asyncio.gather(*(sub.aclose() for sub in subs), return_exceptions=True)
         if self._redis is not None:
             client, self._redis = self._redis, None
-            closing = asyncio.ensure_future(_quietly(client.aclose()))
+            closing = asyncio.ensure_future(quietly(client.aclose()))
             done, _ = await asyncio.wait({closing}, timeout=CLOSE_GRACE * CLOSE_ATTEMPTS)
             if not done:
                 closing.cancel()
@@ -473,8 +202,8 @@ class RedisBus(Bus):
 
         async def attempt(n: int) -> Any:
             if n == 0:
-                return await client.xadd(stream, {_FIELD: data})
-            return await self._append_once(keys=[stream], args=[_FIELD, data])
+                return await client.xadd(stream, {FIELD: data})
+            return await self._append_once(keys=[stream], args=[FIELD, data])
 
         return _text(await self._call("append", attempt))
 
@@ -499,7 +228,7 @@ class RedisBus(Bus):
 
         async def attempt(n: int) -> Any:
             flag = b"1" if n else b"0"
-            return await script(keys=keys, args=[_FIELD, flag, owner, token, bound, *items])
+            return await script(keys=keys, args=[FIELD, flag, owner, token, bound, *items])
 
         try:
             ids: Any = await self._call("append", attempt)
@@ -558,7 +287,7 @@ class RedisBus(Bus):
         entries: Any = await self._call(
             "read", lambda _: client.xrange(stream, min=f"({ms}-{seq}", max="+", count=count)
         )
-        return [(_text(entry_id), fields[_FIELD]) for entry_id, fields in entries]
+        return [(_text(entry_id), fields[FIELD]) for entry_id, fields in entries]
 
     async def tail(
         self, stream: str, after: str, count: int = 1000, *, wait: float = 1.0
@@ -575,7 +304,7 @@ class RedisBus(Bus):
             return []
         # RESP2: [[stream, [entries]]]; RESP3 (redis-py 8): {stream: [[entries]]}
         entries = next(iter(found.values()))[0] if isinstance(found, dict) else found[0][1]
-        return [(_text(entry_id), fields[_FIELD]) for entry_id, fields in entries]
+        return [(_text(entry_id), fields[FIELD]) for entry_id, fields in entries]
 
     async def hset(self, key: str, field: str, value: bytes) -> None:
         client = self._client()
