@@ -143,7 +143,7 @@ class Engine:
             record=record,
             changed=self._after(events, now),
             console=event.console,
-            last_seq=self.sequencer.last(event.console),
+            last_seq=self.admission.sequencer.last(event.console),
         )
 
     def _reject(self, refused: Refused) -> Outcome:
@@ -166,7 +166,7 @@ class Engine:
             changed=changed,
             record=record,
             seq_advanced=record is not None,
-            last_seq=self.sequencer.last(console) if console is not None else 0,
+            last_seq=self.admission.sequencer.last(console) if console is not None else 0,
             refusal=refusal,
         )
 
@@ -185,7 +185,7 @@ class Engine:
         record = outcome.record or {}
         console, seq = record.get("console"), record.get("seq")
         if isinstance(console, str) and isinstance(seq, int):
-            self.sequencer.set_position(console, seq, position)
+            self.admission.sequencer.set_position(console, seq, position)
 
     def restore_answers(
         self,
@@ -194,8 +194,8 @@ class Engine:
     ) -> None:
         """What the ingest persisted beside the journal on earlier runs: each refused event's
         answer, and each console's high-water mark (refusals use up seqs the journal lacks)."""
-        self.sequencer.restore_rejected(refusals)
-        self.sequencer.restore(last_seqs)
+        self.admission.sequencer.restore_rejected(refusals)
+        self.admission.sequencer.restore(last_seqs)
 
     def restore(self, record: Mapping[str, Any], position: str | None = None) -> set[TopicKey]:
         """Re-apply one journal record (same effect as when it was first accepted).
@@ -210,11 +210,11 @@ class Engine:
             return self._announce(self.desk.apply_control(record, now))
         if record.get("kind") == REFUSED:  # the seq was used up by a refusal; nothing moved
             console, seq = str(record["console"]), int(record["seq"])
-            self.sequencer.record(console, seq, refusal_answer(record))
+            self.admission.sequencer.record(console, seq, refusal_answer(record))
             return set()
         fields = {k: v for k, v in record.items() if k not in ("kind", "at")}
         event = parse_event(fields)
-        if self.sequencer.check(event.console, event.seq) == "duplicate":
+        if self.admission.sequencer.check(event.console, event.seq) == "duplicate":
             self.admission.restore_skipped += 1
             return set()
         events = self.state.apply(event, now)
@@ -236,8 +236,8 @@ class Engine:
             if record is not None:
                 changed = self._announce(self.desk.apply_control(record, now))
                 return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
-            seq = self.sequencer.expected(OPERATOR_CONSOLE)
-            event = self.desk.operator_event(command, seq, self.config.id)
+            seq = self.admission.sequencer.expected(OPERATOR_CONSOLE)
+            event = self.desk.operator_event(command, seq, self.state.config.id)
             if event.table not in self.state.tables:
                 raise Rejection("unknown_table", f"table {event.table} is not in this tournament")
             events = self.state.apply(event, now)
@@ -317,7 +317,7 @@ class Engine:
         return keys
 
     def _touch_public(self, deal_no: int) -> set[TopicKey]:
-        public = touches.public_hand_keys(self.config, deal_no)
+        public = touches.public_hand_keys(self.state.config, deal_no)
         self.projections.touch(public)
         return public
 
@@ -338,7 +338,7 @@ class Engine:
 
     def _stage_filled(self, stage: str) -> set[TopicKey]:
         """A stage's teams were just fixed: what shows them is rebuilt."""
-        keys = touches.stage_keys(self.config, stage)
+        keys = touches.stage_keys(self.state.config, stage)
         self._memo.clear()
         self.projections.touch(keys)
         return keys
