@@ -48,7 +48,9 @@ def rebuilt_from_journal(engine: Engine) -> Engine:
 def engine_with(**config: Any) -> Engine:
     cfg = make_config(seats=3, deals=2, schedule_seed=None, **config)
     assert all(cfg.deal_orders[t][0] == 1 for t in cfg.tables) and cfg.buttons[1] == 1
-    return Engine(cfg, {**make_decks(cfg), 1: DECK1})
+    engine = Engine(cfg, {**make_decks(cfg), 1: DECK1})
+    JOURNAL.pop(id(engine), None)  # an earlier test's engine may have had this id
+    return engine
 
 
 class Console:

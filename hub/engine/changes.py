@@ -3,32 +3,61 @@
 Projections (topic payloads) move by these events instead of being rebuilt on every change: an
 ``ActionApplied`` appends one row where the action shows, a ``HandSettled`` moves the standings
 by one hand, a ``DealReleased`` opens a deal to the public. Each topic family in
-``hub.engine.topics`` names the events that touch it.
+``hub.engine.topics`` names the events that touch it (by `EventKind`).
+
+`TournamentState.apply` returns the events an applied console event caused (hand events,
+``PenaltyApplied``, ``StageFilled``, ``Notable``); the engine's parts add the rest (release:
+``DealReleased``; the desk: ``OnAirChanged``, ``ClockChanged``, ``TickerItem``, ``Rejected``,
+``LinkChanged``). ``StageFilled`` and ``Notable`` are for the engine only: it turns them into
+topic touches and ticker items, the projections never see them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
+from typing import Any, ClassVar
 
 __all__ = [
     "ActionApplied",
     "ClockChanged",
     "DealReleased",
     "EngineEvent",
+    "EventKind",
     "HandRewound",
     "HandSettled",
     "HandStarted",
     "LinkChanged",
+    "Notable",
     "OnAirChanged",
     "PenaltyApplied",
     "Rejected",
+    "StageFilled",
     "TickerItem",
 ]
 
 
+class EventKind(StrEnum):
+    """The kind of an engine event: its class name (what a topic family's ``touched_by`` lists)."""
+
+    HAND_STARTED = "HandStarted"
+    ACTION_APPLIED = "ActionApplied"
+    HAND_REWOUND = "HandRewound"
+    HAND_SETTLED = "HandSettled"
+    PENALTY_APPLIED = "PenaltyApplied"
+    STAGE_FILLED = "StageFilled"
+    NOTABLE = "Notable"
+    DEAL_RELEASED = "DealReleased"
+    TICKER_ITEM = "TickerItem"
+    ON_AIR_CHANGED = "OnAirChanged"
+    REJECTED = "Rejected"
+    LINK_CHANGED = "LinkChanged"
+    CLOCK_CHANGED = "ClockChanged"
+
+
 @dataclass(frozen=True, slots=True)
 class HandStarted:
+    kind: ClassVar[EventKind] = EventKind.HAND_STARTED
     table: int
     deal: int
 
@@ -38,6 +67,7 @@ class ActionApplied:
     """One betting action, the ``index``-th of the hand (a hand that it completed is also
     ``HandSettled``)."""
 
+    kind: ClassVar[EventKind] = EventKind.ACTION_APPLIED
     table: int
     deal: int
     index: int
@@ -45,8 +75,11 @@ class ActionApplied:
 
 @dataclass(frozen=True, slots=True)
 class HandRewound:
-    """A correction took actions back (undo, reopen): the hand's action list shrank."""
+    """The hand was rebuilt without a counted result moving: a correction took actions back
+    (undo, reopen, the start undone), a dealer error redealt its cards, or a game input (RPS
+    throws) moved it."""
 
+    kind: ClassVar[EventKind] = EventKind.HAND_REWOUND
     table: int
     deal: int
 
@@ -56,6 +89,7 @@ class HandSettled:
     """The hand's counted result appeared, changed or left (complete, void, disputed,
     confirmed, reopened, or its start undone)."""
 
+    kind: ClassVar[EventKind] = EventKind.HAND_SETTLED
     table: int
     deal: int
     status: str
@@ -66,36 +100,62 @@ class PenaltyApplied:
     """The tournament director took chips or points off the player in (table, seat): the
     standings of both audiences move at once (a penalty tells nothing of any deal)."""
 
+    kind: ClassVar[EventKind] = EventKind.PENALTY_APPLIED
     table: int
     seat: int
+    chips: int = 0
+    points: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StageFilled:
+    """A start fixed the teams of a stage (from the standings of the stage before): what shows
+    them (rosters, travellers, standings) is rebuilt. The engine's only."""
+
+    kind: ClassVar[EventKind] = EventKind.STAGE_FILLED
+    stage: str
+
+
+@dataclass(frozen=True, slots=True)
+class Notable:
+    """A moment worth a ticker line (an all-in, a void): the engine's desk words it and says
+    which audiences see it now (``TickerItem``). The engine's only."""
+
+    kind: ClassVar[EventKind] = EventKind.NOTABLE
+    item: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
 class DealReleased:
     """Every table of every group completed the deal, and the delay passed: now public."""
 
+    kind: ClassVar[EventKind] = EventKind.DEAL_RELEASED
     deal: int
 
 
 @dataclass(frozen=True, slots=True)
 class TickerItem:
+    kind: ClassVar[EventKind] = EventKind.TICKER_ITEM
     audience: str
     item: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
 class OnAirChanged:
+    kind: ClassVar[EventKind] = EventKind.ON_AIR_CHANGED
     slot: str
 
 
 @dataclass(frozen=True, slots=True)
 class Rejected:
+    kind: ClassVar[EventKind] = EventKind.REJECTED
     table: int | None
     code: str
 
 
 @dataclass(frozen=True, slots=True)
 class LinkChanged:
+    kind: ClassVar[EventKind] = EventKind.LINK_CHANGED
     console: str
     connected: bool
 
@@ -104,6 +164,7 @@ class LinkChanged:
 class ClockChanged:
     """The operator moved the session clock, or a level ended, or the time ran out."""
 
+    kind: ClassVar[EventKind] = EventKind.CLOCK_CHANGED
     status: str
     level: int
 
@@ -114,6 +175,8 @@ EngineEvent = (
     | HandRewound
     | HandSettled
     | PenaltyApplied
+    | StageFilled
+    | Notable
     | DealReleased
     | TickerItem
     | OnAirChanged

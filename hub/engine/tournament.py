@@ -1,135 +1,71 @@
 """The tournament as a state machine over console events: tables, hands, corrections, disputes.
 
-`TournamentState.apply(event, now)` either changes the state and says what changed, or raises
-`Rejection` having changed nothing. Each table's hands are kept as the list of console inputs
-that built them, so `undo` and `reopen` rebuild a hand by replaying its inputs (hands are short;
-a replay is cheaper than any clever inverse and is obviously right). Scores follow every status
-change through `Scoreboard.set_result`, which is incremental.
+`TournamentState.apply(event, now)` either changes the state and returns the typed engine
+events it caused (`hub.engine.changes`), or raises `Rejection` having changed nothing. Each
+table's hands are kept as the list of console inputs that built them (``hub.engine.hands``),
+so `undo` and `reopen` rebuild a hand by replaying its inputs (hands are short; a replay is
+cheaper than any clever inverse and is obviously right). Scores follow every status change
+through `Scoreboard.set_result`, which is incremental. The corrections (undo, void, reopen,
+confirm, dealer errors) are ``hub.engine.corrections``'.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from hub.domain.advance import fill
 from hub.domain.config import Team, TournamentConfig
-from hub.domain.dealing import STREET_CARDS, Dealt, card_position, redeal
+from hub.domain.dealing import Dealt, redeal
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.event import Seating
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.games.holdem.hand import Hand, HandSpec
 from hub.domain.games.registry import game_of
-from hub.domain.games.rps.rules import RpsHand
 from hub.domain.scoring import Scoreboard, ScoringLayout
-from hub.domain.states import HandStatus, Street
+from hub.domain.states import Street
+from hub.engine import corrections
+from hub.engine.changes import (
+    ActionApplied,
+    EngineEvent,
+    HandRewound,
+    HandSettled,
+    HandStarted,
+    Notable,
+    PenaltyApplied,
+    StageFilled,
+)
 from hub.engine.events import ACTION_TYPES, DEALER_ERRORS, OPERATOR_CONSOLE, ConsoleEvent
+from hub.engine.hands import (
+    COMPLETE,
+    DISPUTED,
+    IN_PROGRESS,
+    SHOWDOWN,
+    STREETS,
+    TERMINAL,
+    VOID,
+    HandState,
+    Input,
+    TableState,
+    actions_of,
+)
 
-# One input of a hand: a betting action (seat, kind, amount), or a dealer error: (seat,
-# "exposed", which card) or (0, "early", index of the street in STREET_CARDS).
-# RPS Poker adds (seat, "throws", "RPS") and (dealer, "reveal", "RRP").
-Input = tuple[int, str, int | str | None]
-STREETS = tuple(name for name, _ in STREET_CARDS)
-# A misdeal may be declared only before this many players have acted after the blinds.
-MISDEAL_ACTIONS = 2
+# The hand types and statuses are ``hub.engine.hands``'; named here too, where the state's
+# readers (views, snapshots, replay) have always found them.
+__all__ = [
+    "COMPLETE",
+    "DISPUTED",
+    "IN_PROGRESS",
+    "SHOWDOWN",
+    "TERMINAL",
+    "VOID",
+    "HandState",
+    "TableState",
+    "TournamentState",
+]
 
-
-def actions_of(inputs: list[Input]) -> list[Input]:
-    """The betting actions among a hand's inputs (what `Hand.replay` takes)."""
-    return [i for i in inputs if i[1] in ACTION_TYPES]
-
-
-# Hand statuses as shown on consoles, overlays and the comparison.
-IN_PROGRESS = HandStatus.IN_PROGRESS
-SHOWDOWN = HandStatus.SHOWDOWN
-COMPLETE = HandStatus.COMPLETE
-VOID = HandStatus.VOID
-DISPUTED = HandStatus.DISPUTED
-TERMINAL = frozenset({COMPLETE, VOID, DISPUTED})
-
-
-@dataclass(slots=True)
-class HandState:
-    """One deal at one table: its inputs, the rebuilt engine and where it stands."""
-
-    table: int
-    deal: int
-    spec: HandSpec
-    hand: Hand
-    inputs: list[Input] = field(default_factory=list)
-    status: str = IN_PROGRESS
-    winners: tuple[int, ...] | None = None  # declared (or confirmed) at showdown
-    declared: tuple[int, ...] | None = None  # kept while disputed
-    computed: tuple[int, ...] | None = None
-    # How `hand` was settled at showdown: "cards" (settle(None)), "declared" (settle(winners)),
-    # None when `settle` was not called on it (in play, disputed, a fold-out). A snapshot needs
-    # it: the winners alone cannot tell a confirmation by the cards from one naming the seats.
-    settled_by: str | None = None
-    reopened: bool = False
-    started_at: float = 0.0
-    finished_at: float | None = None
-
-    @property
-    def counts(self) -> bool:
-        """The hand counts (complete or void): ``result`` is not None, without building it."""
-        return self.status == COMPLETE or self.status == VOID
-
-    @property
-    def result(self) -> dict[int, int] | None:
-        """Chip-score per seat when the hand counts (complete or void), else None."""
-        if self.status == VOID:
-            return dict.fromkeys(range(1, self.spec.seats + 1), 0)
-        if self.status == COMPLETE:
-            return dict(self.hand.result or {})
-        return None
-
-    @property
-    def actions_taken(self) -> int:
-        """Voluntary actions so far (the blinds and dealer errors are not actions)."""
-        return sum(1 for i in self.inputs if i[1] in ACTION_TYPES)
-
-
-@dataclass(slots=True)
-class TableState:
-    table: int
-    group: str
-    order: tuple[int, ...]
-    hands: dict[int, HandState] = field(default_factory=dict)
-    current: HandState | None = None
-    last_event_at: float | None = None
-    last_seq: int = 0
-    console: str | None = None
-
-    def next_deal(self) -> int | None:
-        for d in self.order:
-            if d not in self.hands:
-                return d
-        return None
-
-    @property
-    def last_finished(self) -> int | None:
-        """The deal of this table's most recently finished hand (None before the first)."""
-        done = [h for h in self.hands.values() if h.finished_at is not None]
-        if not done:
-            return None
-        return max(done, key=lambda h: (h.finished_at or 0.0, self.order.index(h.deal))).deal
-
-    @property
-    def completed(self) -> int:
-        return sum(1 for h in self.hands.values() if h.status in (COMPLETE, VOID))
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """What one applied event touched, so views rebuild only what may differ."""
-
-    table: int
-    deal: int | None
-    scores: bool = False  # a counted result appeared, changed or left
-    notable: tuple[dict[str, Any], ...] = ()
-    filled: str | None = None  # this event fixed the teams of this stage's groups
+Handler = Callable[["TournamentState", TableState, ConsoleEvent, float], list[EngineEvent]]
 
 
 class TournamentState:
@@ -250,8 +186,9 @@ class TournamentState:
         return [h for t in self.tables.values() for h in t.hands.values() if h.status == DISPUTED]
 
     # ----------------------------------------------------------------- commands
-    def apply(self, event: ConsoleEvent, now: float) -> Change:
-        """Apply one schema-valid event; raises `Rejection` and changes nothing if refused."""
+    def apply(self, event: ConsoleEvent, now: float) -> list[EngineEvent]:
+        """Apply one schema-valid event: the engine events it caused, in order; raises
+        `Rejection` and changes nothing if refused."""
         table = self.tables.get(event.table)
         if table is None:
             raise Rejection("unknown_table", f"table {event.table} is not in this tournament")
@@ -263,18 +200,15 @@ class TournamentState:
             raise Rejection(
                 "unknown_deal", f"deal {event.deal} is not in this session (1..{self.config.deals})"
             )
-        if event.type in ACTION_TYPES:
-            change = self._on_action(table, event, now)
-        else:
-            handler = getattr(self, f"_on_{event.type}", None)
-            if handler is None:  # pragma: no cover - parse_event admits only known types
-                raise Rejection("bad_schema", f"unknown event type {event.type!r}")
-            change = handler(table, event, now)
+        handler = HANDLERS.get(event.type)
+        if handler is None:  # pragma: no cover - parse_event admits only known types
+            raise Rejection("bad_schema", f"unknown event type {event.type!r}")
+        events = handler(self, table, event, now)
         table.last_event_at = now
         table.last_seq = event.seq
         table.console = event.console
         self.events_applied += 1
-        return change
+        return events
 
     def _spec(self, deal_no: int, inputs: list[Input] | None = None) -> HandSpec:
         """The hand's spec; with ``inputs``, its cards as the dealer errors among them left
@@ -324,11 +258,11 @@ class TournamentState:
         """A deal's hand before its first input: the game's own machine (hold'em by default)."""
         return self.game.new_hand(self.config, spec, self._order(deal_no))
 
-    def _rebuild(self, state: HandState, inputs: list[Input]) -> None:
+    def rebuild(self, state: HandState, inputs: list[Input]) -> None:
         spec, hand = self.replay_hand(state.deal, inputs)
         state.spec, state.hand, state.inputs = spec, hand, inputs
 
-    def _on_start(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+    def _on_start(self, table: TableState, event: ConsoleEvent, now: float) -> list[EngineEvent]:
         assert event.deal is not None
         if table.current is not None:
             raise Rejection(
@@ -355,9 +289,10 @@ class TournamentState:
         )
         table.hands[event.deal] = state
         table.current = state
-        return Change(table.table, event.deal, filled=filled)
+        started: list[EngineEvent] = [HandStarted(table.table, event.deal)]
+        return started if filled is None else [*started, StageFilled(filled)]
 
-    def _current(self, table: TableState, event: ConsoleEvent) -> HandState:
+    def current_hand(self, table: TableState, event: ConsoleEvent) -> HandState:
         current = table.current
         if current is None:
             raise Rejection("hand_not_started", f"no hand is in progress at table {table.table}")
@@ -368,8 +303,8 @@ class TournamentState:
             )
         return current
 
-    def _on_action(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
-        current = self._current(table, event)
+    def _on_action(self, table: TableState, event: ConsoleEvent, now: float) -> list[EngineEvent]:
+        current = self.current_hand(table, event)
         assert event.seat is not None
         record = current.hand.act(event.seat, event.type, event.amount)
         current.inputs.append((event.seat, event.type, event.amount))
@@ -384,41 +319,44 @@ class TournamentState:
                     "chips": current.spec.cap,
                 },
             )
-        return self._after_betting(table, current, now, notable)
+        index = len(current.hand.actions) - 1
+        after = self.after_betting(table, current, now, notable)
+        return [ActionApplied(table.table, current.deal, index), *after]
 
-    def _after_betting(
+    def after_betting(
         self,
         table: TableState,
         current: HandState,
         now: float,
         notable: tuple[dict[str, Any], ...] = (),
-    ) -> Change:
+    ) -> list[EngineEvent]:
         street = current.hand.street
         if street == Street.COMPLETE and not current.reopened:
-            return self._finish(table, current, COMPLETE, now, notable)
+            return self.finish(table, current, COMPLETE, now, notable)
         # A reopened hand whose corrected betting ended in a fold-out waits for the official's
         # `confirm` (it stays in play, street "complete"), as a reopened showdown waits for `win`.
         current.status = SHOWDOWN if street == Street.SHOWDOWN else IN_PROGRESS
-        return Change(table.table, current.deal, notable=notable)
+        return [Notable(item) for item in notable]
 
-    def _finish(
+    def finish(
         self,
         table: TableState,
         current: HandState,
         status: str,
         now: float,
         notable: tuple[dict[str, Any], ...] = (),
-    ) -> Change:
+    ) -> list[EngineEvent]:
         current.status = status
         current.reopened = False
         current.finished_at = now
         if table.current is current:
             table.current = None
         self.board.set_result(table.table, current.deal, current.result)
-        return Change(table.table, current.deal, scores=True, notable=notable)
+        settled = HandSettled(table.table, current.deal, current.status)
+        return [*(Notable(item) for item in notable), settled]
 
-    def _on_win(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
-        current = self._current(table, event)
+    def _on_win(self, table: TableState, event: ConsoleEvent, now: float) -> list[EngineEvent]:
+        current = self.current_hand(table, event)
         assert event.seats is not None
         if current.status != SHOWDOWN and current.hand.street == Street.COMPLETE:
             raise Rejection(
@@ -441,259 +379,48 @@ class TournamentState:
             current.hand = trial
             current.winners = declared
             current.settled_by = "declared"
-            return self._finish(table, current, COMPLETE, now)
+            return self.finish(table, current, COMPLETE, now)
         computed = tuple(sorted(computed_set))
         if set(declared) == computed_set:
             current.hand.settle(None)
             current.winners = computed
             current.settled_by = "cards"
-            return self._finish(table, current, COMPLETE, now)
+            return self.finish(table, current, COMPLETE, now)
         current.declared = declared
         current.computed = computed
-        return self._finish(table, current, DISPUTED, now)
+        return self.finish(table, current, DISPUTED, now)
 
-    def _on_result(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+    def _on_result(self, table: TableState, event: ConsoleEvent, now: float) -> list[EngineEvent]:
         """A mahjong hand's result (docs/mahjong.md): it completes the hand in play, or
         replaces the result of a reopened hand."""
-        self._plays(event)
-        current = self._current(table, event)
+        self.plays(event)
+        current = self.current_hand(table, event)
         # raises: fan below the minimum, the winner's own discard
         current.hand, current.inputs = self.game.result_hand(self.config, current.spec, event)
         if current.reopened:
-            self._log(table, current, "result", now)
-        return self._finish(table, current, COMPLETE, now)
+            corrections.log_correction(self, table, current, "result", now)
+        return self.finish(table, current, COMPLETE, now)
 
-    def _on_confirm(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
-        assert event.deal is not None
-        target = table.hands.get(event.deal)
-        if target is None:
-            raise Rejection(
-                "wrong_deal", f"deal {event.deal} has not been played at table {table.table}"
-            )
-        if target.status == DISPUTED:
-            trial = target.hand.copy()
-            winners = event.seats
-            trial.settle(winners)
-            target.hand = trial
-            target.winners = tuple(winners) if winners else target.computed
-            target.settled_by = "declared" if winners else "cards"
-            target.declared = None
-            self._log(table, target, "confirm", now)
-            return self._finish(table, target, COMPLETE, now)
-        if target.reopened and target is table.current:
-            if target.hand.street == Street.COMPLETE:
-                self._log(table, target, "confirm", now)
-                return self._finish(table, target, COMPLETE, now)
-            raise Rejection(
-                "not_allowed",
-                f"deal {event.deal} at table {table.table} is not finished: "
-                + ("declare the winners" if target.status == SHOWDOWN else "betting is open"),
-            )
-        raise Rejection(
-            "not_disputed",
-            f"deal {event.deal} at table {table.table} is neither disputed nor reopened",
-        )
-
-    def _on_undo(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
-        if event.deal is not None:
-            ended = event.deal if event.deal in table.hands else None
-        else:
-            ended = table.last_finished
-        if table.current is None and ended is not None:
-            # undo only reaches into the hand in progress; a finished hand is reopened first.
-            raise Rejection(
-                "hand_not_started",
-                f"no hand is in progress at table {table.table}: deal {ended} has ended; "
-                f"send 'reopen' for deal {ended} first, then 'undo'",
-            )
-        current = self._current(table, event)
-        if not current.inputs:
-            # Undoing the start itself: the deal goes back to not played.
-            del table.hands[current.deal]
-            table.current = None
-            self._log(table, current, "undo", now)
-            if current.reopened:  # e.g. start, void, reopen, undo: no inputs to take back
-                self.board.set_result(table.table, current.deal, None)
-            return Change(table.table, current.deal)
-        self._rebuild(current, current.inputs[:-1])
-        current.winners = None
-        current.settled_by = None
-        self._log(table, current, "undo", now)
-        return self._after_betting(table, current, now)
-
-    def _on_void(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
-        """A misdeal (the console's, before two players acted after the blinds), or the
-        operator's void of any hand of the table, with the official and a reason."""
-        operator = event.console == OPERATOR_CONSOLE
-        if operator and (not event.note or not event.by):
-            raise Rejection("bad_request", "an operator void needs 'by' and a reason")
-        if event.deal is None or (table.current and table.current.deal == event.deal):
-            target = self._current(table, event)
-        else:
-            found = table.hands.get(event.deal)
-            if found is None:
-                raise Rejection(
-                    "wrong_deal",
-                    f"deal {event.deal} has not been played at table {table.table}",
-                )
-            target = found
-        if target.status == VOID:
-            raise Rejection("not_allowed", f"deal {target.deal} is already void")
-        if not operator:
-            why = self._misdeal_too_late(target, table.current)
-            if why:
-                raise Rejection(
-                    "not_allowed",
-                    f"deal {target.deal} at table {table.table} {why} (only the operator "
-                    "can void it, with a reason)",
-                )
-        self._log(table, target, "void", now, event)
-        return self._finish(
-            table,
-            target,
-            VOID,
-            now,
-            ({"kind": "void", "table": table.table, "deal": target.deal, "seat": None},),
-        )
-
-    @staticmethod
-    def _misdeal_too_late(target: HandState, current: HandState | None) -> str:
-        """Why a console may no longer void ``target`` as a misdeal ("" when it may). Each
-        reason says what is true of this hand: a hand that one fold ended heads-up is
-        finished, not one "two players have acted" in."""
-        if target is not current:
-            return "is finished: a console voids only the hand in progress"
-        if target.reopened:
-            return "is a reopened hand: a console voids only a hand in its first play"
-        if target.actions_taken >= MISDEAL_ACTIONS:
-            return (
-                f"has {target.actions_taken} actions after the blinds: too late for a "
-                "misdeal once two players have acted, the hand is played out"
-            )
-        return ""
-
-    def _on_reopen(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
-        assert event.deal is not None
-        if table.current is not None:
-            raise Rejection(
-                "hand_in_progress",
-                f"deal {table.current.deal} is in progress at table {table.table}; "
-                "finish or void it first",
-            )
-        target = table.hands.get(event.deal)
-        if target is None or target.status not in TERMINAL:
-            raise Rejection(
-                "wrong_deal", f"deal {event.deal} is not a finished hand of table {table.table}"
-            )
-        self._rebuild(target, target.inputs)
-        target.reopened = True
-        target.winners = target.declared = target.computed = target.settled_by = None
-        target.finished_at = None
-        target.status = SHOWDOWN if target.hand.street == Street.SHOWDOWN else IN_PROGRESS
-        table.current = target
-        self.board.set_result(table.table, target.deal, None)
-        self._log(table, target, "reopen", now)
-        return Change(table.table, target.deal, scores=True)
-
-    def _log(
-        self,
-        table: TableState,
-        hand: HandState,
-        kind: str,
-        now: float,
-        event: ConsoleEvent | None = None,
-    ) -> None:
-        entry: dict[str, Any] = {"table": table.table, "deal": hand.deal, "type": kind, "at": now}
-        if event is not None and event.console == OPERATOR_CONSOLE:
-            entry["by"], entry["reason"] = event.by, event.note
-        elif event is not None and kind in DEALER_ERRORS:
-            entry["seat"] = event.seat
-        self.corrections.append(entry)
-        del self.corrections[:-200]
-
-    # ----------------------------------------------------------------- dealer errors
-    def _dealer_error(self, table: TableState, event: ConsoleEvent, entry: Input) -> HandState:
-        current = self._current(table, event)
-        if current.status != IN_PROGRESS or current.hand.street == Street.COMPLETE:
-            raise Rejection("hand_over", f"betting is over at table {table.table}")
-        trial = [*current.inputs, entry]
-        spec, hand = self.replay_hand(current.deal, trial)
-        current.spec, current.hand, current.inputs = spec, hand, trial
-        return current
-
-    def _on_exposed(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
-        """A hole card exposed by the dealer: replaced by the top card of the stub."""
-        assert event.seat is not None and event.card is not None
-        self._plays(event)
-        current = self._current(table, event)
-        if current.actions_taken:
-            raise Rejection(
-                "not_allowed",
-                "an exposed hole card is replaced before the first action: undo back to it",
-            )
-        if any(k == "exposed" for _, k, _ in current.inputs):
-            raise Rejection(
-                "not_allowed", "more than one hole card exposed is a misdeal: void the hand"
-            )
-        position = card_position(current.spec.button, self.config.seats, event.seat, event.card)
-        if position < 2:
-            raise Rejection(
-                "not_allowed",
-                f"card {position + 1} of the deal exposed is a misdeal: void the hand",
-            )
-        state = self._dealer_error(table, event, (event.seat, "exposed", event.card))
-        self._log(table, state, "exposed", now, event)
-        return Change(table.table, state.deal)
-
-    def _on_early(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
-        """The next board card(s) turned before the betting round closed."""
-        self._plays(event)
-        current = self._current(table, event)
-        street = current.hand.street
-        index = {"preflop": 0, "flop": 1, "turn": 2}.get(street)
-        if index is None:
-            raise Rejection("not_allowed", f"no board card comes after the {street}")
-        if (0, "early", index) in current.inputs:
-            raise Rejection("not_allowed", f"the {STREETS[index]} was already dealt early")
-        state = self._dealer_error(table, event, (0, "early", index))
-        self._log(table, state, "early", now, event)
-        return Change(table.table, state.deal)
-
-    # ----------------------------------------------------------------- RPS Poker
-    def _plays(self, event: ConsoleEvent) -> None:
+    # ----------------------------------------------------------------- per-game input
+    def plays(self, event: ConsoleEvent) -> None:
         """Refuse an event of another game's (a card error in RPS Poker, throws in hold'em)."""
         refusal = self.game.refusal(event.type)
         if refusal is not None:
             raise Rejection("not_allowed", refusal)
 
-    def _on_throws(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
-        """A player's throws for the round (RPS Poker), secret until the showdown."""
-        assert event.seat is not None and event.throws is not None
-        return self._throw_input(table, event, now, (event.seat, "throws", event.throws))
-
-    def _on_reveal(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
-        """The dealer turns over the round's throws (RPS Poker, dealer = "chosen")."""
-        assert event.throws is not None
-        # With no hand in progress there is no dealer to name: _throw_input refuses it.
-        dealer = self.config.buttons[table.current.deal] if table.current else 0
-        if dealer and event.seat is not None and event.seat != dealer:
-            raise Rejection("not_allowed", f"seat {event.seat} is not the dealer (seat {dealer})")
-        return self._throw_input(table, event, now, (dealer, "reveal", event.throws))
-
-    def _throw_input(
-        self, table: TableState, event: ConsoleEvent, now: float, entry: Input
-    ) -> Change:
-        self._plays(event)
-        current = self._current(table, event)
-        hand = current.hand
-        assert isinstance(hand, RpsHand)
-        seat, kind, text = entry
-        value = hand.throw(seat, text) if kind == "throws" else hand.reveal(text)
-        current.inputs.append((seat, kind, value))
-        return self._after_betting(table, current, now)
+    def _on_game_input(
+        self, table: TableState, event: ConsoleEvent, now: float
+    ) -> list[EngineEvent]:
+        """An input of the game's own (RPS Poker's throws and reveal): the game checks it and
+        makes it one of the hand's inputs (`Game.game_input`)."""
+        self.plays(event)
+        current = self.current_hand(table, event)
+        current.inputs.append(self.game.game_input(self.config, current.hand, current.deal, event))
+        # (the hand moved without a counted result: its rows are rebuilt)
+        return self.after_betting(table, current, now) or [HandRewound(table.table, current.deal)]
 
     # ----------------------------------------------------------------- penalties
-    def _on_penalty(self, table: TableState, event: ConsoleEvent, now: float) -> Change:
+    def _on_penalty(self, table: TableState, event: ConsoleEvent, now: float) -> list[EngineEvent]:
         """A tournament director's penalty on the player in (table, seat): chips off their
         chip-score total, points off their IFP points (and so their team's)."""
         assert event.seat is not None
@@ -713,4 +440,22 @@ class TournamentState:
         }
         self.penalties.append(entry)
         self.board.add_penalty(table.table, event.seat, chips, points)
-        return Change(table.table, None, scores=True)
+        return [PenaltyApplied(table.table, event.seat, chips, points)]
+
+
+HANDLERS: dict[str, Handler] = {
+    **dict.fromkeys(ACTION_TYPES, TournamentState._on_action),
+    "start": TournamentState._on_start,
+    "win": TournamentState._on_win,
+    "result": TournamentState._on_result,
+    "throws": TournamentState._on_game_input,
+    "reveal": TournamentState._on_game_input,
+    "penalty": TournamentState._on_penalty,
+    "confirm": corrections.on_confirm,
+    "undo": corrections.on_undo,
+    "void": corrections.on_void,
+    "reopen": corrections.on_reopen,
+    "exposed": corrections.on_exposed,
+    "early": corrections.on_early,
+}
+"""The handler of each console event type."""

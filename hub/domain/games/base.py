@@ -69,6 +69,9 @@ class Game(Protocol):
     def result_hand(
         self, config: TournamentConfig, spec: HandSpec, event: Any
     ) -> tuple[Hand, list[Input]]: ...
+    def game_input(
+        self, config: TournamentConfig, hand: Hand, deal_no: int, event: Any
+    ) -> Input: ...
     def bot_events(
         self,
         config: TournamentConfig,
@@ -191,6 +194,11 @@ class PokerGame:
     ) -> tuple[Hand, list[Input]]:
         """A hand ended by an entered ``result`` (mahjong's; ``refusal`` refuses it here)."""
         raise AssertionError(f"game {self.name!r} has no results to enter")
+
+    def game_input(self, config: TournamentConfig, hand: Hand, deal_no: int, event: Any) -> Input:
+        """An input event of the game's own (RPS Poker's throws and reveal), applied to
+        ``hand``: the input to keep (``refusal`` refuses such events here)."""
+        raise AssertionError(f"game {self.name!r} has no {event.type!r} input")
 
     def bot_events(
         self,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from hub.domain.dealing import Dealt
 from hub.domain.deck import DeckOrder
+from hub.domain.errors import Rejection
 from hub.domain.games import base
 from hub.domain.games.base import BotEvent, Fields, Input, PokerGame
 from hub.domain.games.holdem.hand import Hand, HandSpec
@@ -73,6 +74,18 @@ class RpsGame(PokerGame):
         if event_type in CARD_ERRORS:
             return f"'{event_type}' is a card error: RPS Poker has none"
         return None if event_type in ("throws", "reveal") else super().refusal(event_type)
+
+    def game_input(self, config: TournamentConfig, hand: Hand, deal_no: int, event: Any) -> Input:
+        """A player's ``throws`` for the round (secret until the showdown), or the dealer's
+        ``reveal`` of his (dealer = "chosen"); raises `Rejection` as the hand refuses them."""
+        assert isinstance(hand, RpsHand) and event.throws is not None
+        if event.type == "throws":
+            assert event.seat is not None
+            return (event.seat, "throws", hand.throw(event.seat, event.throws))
+        dealer = config.buttons[deal_no]
+        if event.seat is not None and event.seat != dealer:
+            raise Rejection("not_allowed", f"seat {event.seat} is not the dealer (seat {dealer})")
+        return (dealer, "reveal", hand.reveal(event.throws))
 
     def seat_fields(self, hand: Hand, seat: int) -> Fields:
         return views.seat_fields(hand, seat)

@@ -1,0 +1,215 @@
+"""`Desk`: what the operator desk moves and watches besides the tables.
+
+The on-air slots, the session clock (and when its topic was last read), the ticker's text, the
+refusal log and counts, and whether each console's acknowledgements reach a listener. Its
+methods answer the engine events they cause (`hub.engine.changes`); the engine announces them.
+An operator command is checked here (`command`, `operator_event`); the engine applies it. Pure:
+time comes in as an argument.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from hub.domain.clock import Clock
+from hub.domain.config import TournamentConfig
+from hub.domain.errors import Rejection
+from hub.engine.changes import ClockChanged, LinkChanged, OnAirChanged, Rejected, TickerItem
+from hub.engine.events import OPERATOR_CONSOLE, ConsoleEvent, parse_event
+from hub.engine.ticker import Ticker
+from hub.engine.tournament import TournamentState
+
+__all__ = ["ONAIR_SLOTS", "OPERATOR_EVENTS", "Desk", "default_onair"]
+
+ONAIR_SLOTS = ("leaderboard", "seat", "table", "compare", "ticker")
+# Operator commands that are console events of the reserved console "operator": command field
+# -> event field. `void` and `penalty` need the official (`by`) and a `reason`.
+OPERATOR_EVENTS: dict[str, dict[str, str]] = {
+    "confirm": {"deal": "deal", "seats": "seats"},
+    "void": {"deal": "deal", "reason": "note", "by": "by"},
+    "penalty": {
+        "seat": "seat",
+        "chips": "amount",
+        "points": "points",
+        "reason": "note",
+        "by": "by",
+    },
+}
+
+
+def default_onair() -> dict[str, Any]:
+    return {
+        "slots": {
+            "leaderboard": {"visible": True, "view": "like_for_like"},
+            "seat": {"visible": False, "seat": 1},
+            "table": {"visible": False, "table": 1},
+            "compare": {"visible": False, "deal": 1, "seat": 1, "tables": []},
+            "ticker": {"visible": True},
+        }
+    }
+
+
+class Desk:
+    """The operator desk's state: on-air slots, clock, ticker, refusals, console links."""
+
+    def __init__(self, config: TournamentConfig) -> None:
+        self.onair: dict[str, Any] = default_onair()
+        spec = getattr(config, "clock", None)
+        self.clock: Clock | None = Clock(spec) if spec is not None else None
+        self.clock_at = 0.0  # when the clock last changed (what its topic is read at)
+        # (status, level) last announced: a clock nobody started is announced by nothing
+        self._clock_seen: tuple[str, int] | None = ("not_started", 0) if spec else None
+        self.ticker = Ticker()
+        self.rejections: deque[dict[str, Any]] = deque(maxlen=100)
+        self.reject_counts: dict[str, int] = {}
+        self.links: dict[str, bool] = {}  # console -> its last ack reached a listener
+
+    # ----------------------------------------------------------------- commands
+    def command(self, command: Mapping[str, Any], now: float) -> dict[str, Any] | None:
+        """The journal record of an on-air or clock command, checked (`Rejection` if not);
+        None for a command that is a console event of the operator (`operator_event`)."""
+        op = command.get("op")
+        if op == "onair":
+            slot, value = command.get("slot"), command.get("value")
+            if slot not in ONAIR_SLOTS:
+                raise Rejection("bad_request", f"unknown on-air slot {slot!r}")
+            if not isinstance(value, Mapping):
+                raise Rejection("bad_request", "on-air 'value' must be an object")
+            record = {"kind": "control", "op": "onair", "slot": slot, "value": dict(value)}
+            record["at"] = now
+            return record
+        if op == "clock":
+            if self.clock is None:
+                raise Rejection("not_allowed", "this tournament has no [clock] configured")
+            checked = Clock.check(dict(command), len(self.clock.spec.levels))
+            return {"kind": "control", "op": "clock", **checked, "at": now}
+        if isinstance(op, str) and op in OPERATOR_EVENTS:
+            return None
+        raise Rejection("bad_request", f"unknown operator command {op!r}")
+
+    @staticmethod
+    def operator_event(command: Mapping[str, Any], seq: int, tournament: str) -> ConsoleEvent:
+        """An operator command (confirm, void, penalty) as the console event of the reserved
+        console "operator" with its next ``seq``; `Rejection` if it is incomplete."""
+        op = str(command.get("op"))
+        raw = {
+            "v": 1,
+            "tournament": tournament,
+            "table": command.get("table"),
+            "console": OPERATOR_CONSOLE,
+            "seq": seq,
+            "type": op,
+        }
+        for name, field_name in OPERATOR_EVENTS[op].items():
+            if command.get(name) not in (None, []):
+                raw[field_name] = command[name]
+        if op in ("void", "penalty") and not (raw.get("note") and raw.get("by")):
+            raise Rejection("bad_request", f"'{op}' needs 'by' (the official) and a 'reason'")
+        return parse_event(raw)
+
+    def apply_control(
+        self, record: Mapping[str, Any], now: float
+    ) -> Sequence[OnAirChanged | ClockChanged]:
+        """Apply an on-air or clock record (checked, or from the journal)."""
+        if record.get("op") == "clock":
+            if self.clock is None:  # a journal of another configuration: nothing to move
+                return []
+            self.clock.apply(dict(record), now)
+            return self.clock_changed(now, force=True)
+        slot = str(record["slot"])
+        merged = {**self.onair["slots"].get(slot, {}), **dict(record["value"])}
+        self.onair = {"slots": {**self.onair["slots"], slot: merged}}
+        return [OnAirChanged(slot)]
+
+    # ----------------------------------------------------------------- clock
+    def clock_changed(self, now: float, *, force: bool = False) -> list[ClockChanged]:
+        """Announce the clock when an operator moved it, or when its level or status moved
+        by itself (a level ended, the time ran out)."""
+        if self.clock is None:
+            return []
+        reading = self.clock.read(now)
+        seen = (reading.status, reading.level)
+        if not force and seen == self._clock_seen:
+            return []
+        self._clock_seen = seen
+        self.clock_at = now
+        return [ClockChanged(reading.status, reading.level)]
+
+    def clock_forbids(self, now: float) -> bool:
+        """No new deal starts: the session's time is up and the clock enforces it."""
+        clock = self.clock
+        return clock is not None and clock.spec.on_time_up == "enforce" and clock.time_up(now)
+
+    # ----------------------------------------------------------------- watching
+    def note_refusal(self, refusal: Mapping[str, Any]) -> list[Rejected]:
+        """A refused event as the operator desk lists it: counted and listed."""
+        code = str(refusal.get("code"))
+        table = refusal.get("table")
+        self.count_refusal(code)
+        self.rejections.append(dict(refusal))
+        return [Rejected(table if isinstance(table, int) else None, code)]
+
+    def count_refusal(self, code: str) -> None:
+        self.reject_counts[code] = self.reject_counts.get(code, 0) + 1
+
+    def note_links(self, links: Mapping[str, bool]) -> list[LinkChanged]:
+        """Record whether each console's latest acknowledgement reached a listener."""
+        changed = []
+        for console, up in links.items():
+            if self.links.get(console) != up:
+                self.links[console] = up
+                changed.append(LinkChanged(console, up))
+        return changed
+
+    def add_ticker(
+        self, item: dict[str, Any], state: TournamentState, released: Callable[[int], bool]
+    ) -> list[TickerItem]:
+        """A notable moment on the ticker, worded; the public's ticker shows it once its deal
+        is public (``released``)."""
+        if "text" not in item:
+            item = {**item, "text": ticker_text(state, item)}
+        deal_no = item.get("deal")
+        public_now = isinstance(deal_no, int) and released(deal_no)
+        return [TickerItem(a, item) for a in self.ticker.add(item, public_now=public_now)]
+
+    # ----------------------------------------------------------------- snapshots
+    def snapshot(self) -> dict[str, Any]:
+        """The engine snapshot's ``onair``, ``ticker``, ``clock`` and ``clock_at``."""
+        return {
+            "onair": self.onair,
+            "ticker": self.ticker.snapshot(),
+            "clock": None if self.clock is None else self.clock.snapshot(),
+            "clock_at": self.clock_at,
+        }
+
+    @staticmethod
+    def read_snapshot(data: Mapping[str, Any]) -> tuple[dict[str, Any], Ticker]:
+        """An engine snapshot's on-air slots and ticker (`take` them once all is read)."""
+        onair = {"slots": dict(data["onair"]["slots"])}
+        ticker = Ticker()
+        ticker.restore(data["ticker"])
+        return onair, ticker
+
+    def restore_clock(self, data: Mapping[str, Any], now: float) -> None:
+        """An engine snapshot's clock (read last: it is restored in place)."""
+        if self.clock is not None and data.get("clock") is not None:
+            self.clock.restore(data["clock"])
+            self.clock_at = float(data.get("clock_at", now))
+
+    def take(self, onair: dict[str, Any], ticker: Ticker) -> None:
+        self.onair, self.ticker = onair, ticker
+
+
+def ticker_text(state: TournamentState, item: Mapping[str, Any]) -> str:
+    table, deal_no, seat = item.get("table"), item.get("deal"), item.get("seat")
+    if item["kind"] == "void":
+        return f"Deal {deal_no} voided at table {table}"
+    held = None
+    if item["kind"] == "all_in" and table is not None and seat is not None:
+        held = state.seat_holder(int(table), int(seat), None if deal_no is None else int(deal_no))
+    if held is not None:
+        team, player = held
+        return f"{player} ({team.code}) all in on deal {deal_no} at table {table}"
+    return str(item.get("kind"))

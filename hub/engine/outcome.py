@@ -1,0 +1,25 @@
+"""`Outcome`: what the engine answers for one console event or operator command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hub.engine.topics import TopicKey
+
+__all__ = ["Outcome"]
+
+
+@dataclass(slots=True)
+class Outcome:
+    ok: bool
+    ack: dict[str, Any]
+    code: str | None = None
+    message: str | None = None
+    duplicate: bool = False
+    record: dict[str, Any] | None = None  # what to journal; None: nothing
+    changed: set[TopicKey] = field(default_factory=set)
+    console: str | None = None  # where the ack goes; None: the channel's error channel
+    seq_advanced: bool = False  # a refusal used up the console's seq: persist it
+    last_seq: int = 0  # the console's high-water mark after this event (to persist)
+    refusal: dict[str, Any] | None = None  # a refusal as the operator desk lists it
