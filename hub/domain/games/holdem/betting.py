@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from hub.domain.errors import Rejection
 from hub.domain.games.holdem.records import NOTHING, Legal
-from hub.domain.games.holdem.state import HandState
+from hub.domain.games.holdem.state import BettingState
 from hub.domain.states import BETTING_STREETS as STREETS
 
 # Limit betting: a bet or raise is one fixed step (the big blind on the first two streets,
@@ -17,7 +17,7 @@ LIMIT_BETS = 4
 KINDS = ("fold", "check", "call", "bet", "raise")
 
 
-class BettingRules(HandState):
+class BettingRules(BettingState):
     """The betting rules of a hand: ``legal`` and the checks ``act`` and ``verify`` make."""
 
     def legal(self, seat: int) -> Legal:

@@ -44,9 +44,9 @@ and hands that win nothing are killed first, so pots of the same remaining playe
 split pot's odd chips all go to the first winner left of the button instead of one each.
 
 The machine in parts, one module each: ``Hand`` here (posting, acting, the streets) starts from
-``spec.HandSpec`` and is built on
-``state.HandState`` (what it keeps and reads), ``betting.BettingRules`` (what may be done) and
-``settlement.Settlement`` (pots and their award); ``records`` holds what it reports.
+``spec.HandSpec`` and is built on ``state.BettingState`` (what it keeps and reads),
+``betting.BettingRules`` (what may be done) and ``settlement.Settlement`` (pots and their
+award); ``records`` holds what it reports.
 """
 
 from __future__ import annotations

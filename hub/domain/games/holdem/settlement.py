@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping
 
 from hub.domain.errors import Rejection
 from hub.domain.games.holdem.records import Pot
-from hub.domain.games.holdem.state import HandState
+from hub.domain.games.holdem.state import BettingState
 
 
-class Settlement(HandState):
+class Settlement(BettingState):
     """The pots of a hand and their award at showdown."""
 
     def pots(self) -> list[Pot]:

@@ -11,7 +11,7 @@ from hub.domain.games.holdem.records import ActionRecord, Pot
 from hub.domain.games.holdem.spec import HandSpec
 
 
-class HandState:
+class BettingState:
     """The attributes every part of a hand reads (set by ``Hand.__init__``) and the readings
     that need nothing but them."""
 
