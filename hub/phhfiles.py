@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from hub.domain.config import TournamentConfig
-from hub.domain.games.holdem.hand import Hand, HandSpec
+from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.phh import (
     Mismatch,
     PhhCards,

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import pytest
 
 from hub.domain.bots import STYLES, choose_action
-from hub.domain.games.holdem.hand import Hand, HandSpec
+from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.holdem.spec import HandSpec
 
 FULL_DECK = [r + s for r in "23456789TJQKA" for s in "cdhs"]
 

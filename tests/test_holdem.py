@@ -9,7 +9,9 @@ import pytest
 from pokerkit import Automation, NoLimitTexasHoldem
 
 from hub.domain.errors import Rejection
-from hub.domain.games.holdem.hand import ActionRecord, Hand, HandSpec, Legal, Pot
+from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.holdem.records import ActionRecord, Legal, Pot
+from hub.domain.games.holdem.spec import HandSpec
 
 
 @dataclass(frozen=True)

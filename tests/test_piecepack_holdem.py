@@ -39,7 +39,8 @@ from hub.domain.deck import (
     deck_order_from_cards,
     seeded_deck_orders,
 )
-from hub.domain.games.holdem.hand import Hand, HandSpec
+from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.piecepack.tiles import TILES as TILE_CODES
 from hub.domain.games.piecepack.tiles import best_of, format_tiles, is_tile
 from hub.domain.games.registry import games

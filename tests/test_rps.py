@@ -10,7 +10,7 @@ import pytest
 from hub.domain.cards import FULL_DECK
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
-from hub.domain.games.holdem.hand import HandSpec
+from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.rps.rules import (
     RpsHand,
     Score,

@@ -28,7 +28,8 @@ from typing import Any
 
 from hub.domain.cards import parse_card
 from hub.domain.errors import Rejection
-from hub.domain.games.holdem.hand import Hand, HandSpec
+from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.numbers import MAX_SAFE_INT
 
 BETTING_FIELD = "_betting"

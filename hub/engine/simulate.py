@@ -16,7 +16,7 @@ from hub.domain.bots import choose_action
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
 from hub.engine.core import Engine
-from hub.engine.tournament import IN_PROGRESS, SHOWDOWN
+from hub.engine.tournament import IN_PROGRESS, SHOWDOWN, HandState
 
 STYLES = ("tight", "loose", "aggressive", "calling-station")
 
@@ -88,36 +88,57 @@ def simulate_session(
             for kind, fields in own:
                 yield emit(table, kind, **fields)
             continue
-        hand = current.hand
         if current.status == SHOWDOWN:
-            computed = hand.computed_winners()
-            if computed is None:
-                # No cards known: the official declares a plausible winner among those left.
-                pots = hand.pots()
-                winners = sorted({min(p.eligible) for p in pots if p.eligible})
-            else:
-                winners = sorted(computed)
-            if corrections and "dispute" not in done and computed is not None:
-                contenders = [s for p in hand.pots() for s in p.eligible if s not in computed]
-                if contenders:
-                    done.add("dispute")
-                    yield emit(table, "win", seats=[contenders[0]])
-                    yield emit(table, "confirm", deal=current.deal)
-                    continue
-            yield emit(table, "win", seats=winners)
-            continue
-        assert current.status == IN_PROGRESS and hand.to_act is not None
-        seat = hand.to_act
-        if corrections and "void" not in done and len(current.inputs) == 1 and rng.random() < 0.05:
-            done.add("void")
-            yield emit(table, "void")
-            continue
-        kind, amount = choose_action(hand, seat, rng, styles[(table, seat)])
-        if corrections and rng.random() < 0.01 and kind in ("call", "check"):
-            yield emit(table, kind, seat=seat, amount=amount if kind == "call" else None)
-            yield emit(table, "undo")
-            continue
-        yield emit(table, kind, seat=seat, amount=amount)
+            events = _showdown_events(current, corrections, done)
+        else:
+            events = _action_events(current, rng, styles, table, corrections, done)
+        for kind, fields in events:
+            yield emit(table, kind, **fields)
+
+
+Events = list[tuple[str, dict[str, Any]]]
+"""The events one step of a table makes: (type, fields), in the order they are entered."""
+
+
+def _showdown_events(current: HandState, corrections: bool, done: set[str]) -> Events:
+    """The official's ``win`` at a showdown; once a session (``corrections``), a wrong ``win``
+    first, then the ``confirm`` of the deal."""
+    hand = current.hand
+    computed = hand.computed_winners()
+    if computed is None:
+        # No cards known: the official declares a plausible winner among those left.
+        pots = hand.pots()
+        winners = sorted({min(p.eligible) for p in pots if p.eligible})
+    else:
+        winners = sorted(computed)
+    if corrections and "dispute" not in done and computed is not None:
+        contenders = [s for p in hand.pots() for s in p.eligible if s not in computed]
+        if contenders:
+            done.add("dispute")
+            return [("win", {"seats": [contenders[0]]}), ("confirm", {"deal": current.deal})]
+    return [("win", {"seats": winners})]
+
+
+def _action_events(
+    current: HandState,
+    rng: random.Random,
+    styles: Mapping[tuple[int, int], str],
+    table: int,
+    corrections: bool,
+    done: set[str],
+) -> Events:
+    """The bot's action of the seat to act; with ``corrections``, once a session a misdeal
+    (``void``) after the first action, and now and then a call or check undone."""
+    hand = current.hand
+    assert current.status == IN_PROGRESS and hand.to_act is not None
+    seat = hand.to_act
+    if corrections and "void" not in done and len(current.inputs) == 1 and rng.random() < 0.05:
+        done.add("void")
+        return [("void", {})]
+    kind, amount = choose_action(hand, seat, rng, styles[(table, seat)])
+    if corrections and rng.random() < 0.01 and kind in ("call", "check"):
+        return [(kind, {"seat": seat, "amount": amount if kind == "call" else None}), ("undo", {})]
+    return [(kind, {"seat": seat, "amount": amount})]
 
 
 def _waiting(engine: Engine, table: int) -> bool:

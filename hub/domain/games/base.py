@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hub.domain.dealing import Dealt, deal
 from hub.domain.deck import DeckOrder, random_deck_orders, seeded_deck_orders
-from hub.domain.games.holdem.hand import Hand, HandSpec
+from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.pieces import PieceSet, piece_set_of
 
 if TYPE_CHECKING:

@@ -31,7 +31,8 @@ Rules, in the words officials use:
 ``order = "rps"`` (RPS Poker, ``hub.domain.games.rps.rules``) moves the blinds to the two seats
 right of the button (small blind, big blind, button) and opens every street, pre-flop included,
 left of the button. ``limit = True`` is fixed-limit betting: one step of the big blind (twice it
-on the turn and river) above the high bet, at most ``LIMIT_BETS`` bets and raises a street.
+on the turn and river) above the high bet, at most ``LIMIT_BETS`` (``betting.py``) bets and
+raises a street.
 
 ``rules = "pokerkit"`` follows PokerKit, the reference implementation of PHH, where it parts
 from the standard rules above (docs/phh.md): the first bet or raise of a street is a full one
@@ -41,155 +42,27 @@ can make put in another chip skips the street; an
 unmatched bet comes back round by round (antes, then each street), not by the hand's layers;
 and hands that win nothing are killed first, so pots of the same remaining players merge and a
 split pot's odd chips all go to the first winner left of the button instead of one each.
+
+The machine in parts, one module each: ``Hand`` here (posting, acting, the streets) starts from
+``spec.HandSpec`` and is built on ``state.BettingState`` (what it keeps and reads),
+``betting.BettingRules`` (what may be done) and ``settlement.Settlement`` (pots and their
+award); ``records`` holds what it reports.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Protocol
 
 from hub.domain.errors import Rejection
-from hub.domain.pieces import CARDS, PieceSet
+from hub.domain.games.holdem.betting import BettingRules
+from hub.domain.games.holdem.records import ActionRecord
+from hub.domain.games.holdem.settlement import Settlement
+from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.states import BETTING_STREETS
 
 STREETS = BETTING_STREETS
-RULES = ("standard", "pokerkit")
-# Who posts the blinds and who opens: "holdem" (blinds left of the button, pre-flop opened left
-# of the big blind) or "rps" (RPS Poker: blinds the two seats right of the dealer, so the order
-# goes small blind, big blind, dealer; the seat left of the dealer opens every round).
-ORDERS = ("holdem", "rps")
-# Limit betting: a bet or raise is one fixed step (the big blind on the first two streets,
-# twice it on the last two), at most this many bets and raises a street (the blind counts).
-LIMIT_BETS = 4
-KINDS = ("fold", "check", "call", "bet", "raise")
 _BOARD_COUNT = {"preflop": 0, "flop": 3, "turn": 4, "river": 5, "showdown": 5}
-
-
-class KnownCards(Protocol):
-    """The dealt cards of a hand (``dealing.Dealt`` satisfies it)."""
-
-    @property
-    def hole(self) -> Mapping[int, tuple[str, str]]: ...
-
-    @property
-    def board(self) -> tuple[str, ...]: ...
-
-
-@dataclass(frozen=True)
-class HandSpec:
-    """What a hand needs before its first action.
-
-    ``stacks`` (one per seat, seat 1 first) exists for hands where players start unequal (PHH
-    imports, rule tests); ``None`` means every seat starts with exactly ``cap`` chips.
-    ``antes`` (one per seat, seat 1 first; ``None``: no antes, as in the tournament),
-    ``dead_antes``, ``min_bet`` (``None``: the big blind) and ``rules`` serve hands from
-    elsewhere (PHH files); the tournament leaves them at their defaults. ``pieces``: what
-    ``cards`` are and who wins a showdown with them (``hub.domain.pieces``; the game's).
-    """
-
-    seats: int
-    button: int
-    small_blind: int
-    big_blind: int
-    cap: int
-    pot_limit: bool = True
-    cards: KnownCards | None = None
-    stacks: tuple[int, ...] | None = None
-    antes: tuple[int, ...] | None = None
-    dead_antes: bool = False
-    min_bet: int | None = None
-    rules: str = "standard"
-    pieces: PieceSet = CARDS
-    order: str = "holdem"
-    limit: bool = False  # fixed-limit betting (``pot_limit`` is then ignored)
-    # A fold with checking free is taken (a cash game's, as PHH files record and PokerKit plays
-    # them); a tournament console's is refused ("check instead"), as the rules say.
-    free_fold: bool = False
-
-    def __post_init__(self) -> None:
-        if self.seats < 2:
-            raise ValueError(f"a hand needs at least 2 seats, not {self.seats}")
-        if not 1 <= self.button <= self.seats:
-            raise ValueError(f"button {self.button} is not a seat of 1..{self.seats}")
-        if not 0 < self.small_blind <= self.big_blind:
-            raise ValueError("blinds must satisfy 0 < small blind <= big blind")
-        if self.cap <= 0:
-            raise ValueError("the cap must be positive")
-        if self.stacks is not None and (len(self.stacks) != self.seats or min(self.stacks) <= 0):
-            raise ValueError("stacks needs one positive stack per seat")
-        if self.antes is not None and (len(self.antes) != self.seats or min(self.antes) < 0):
-            raise ValueError("antes needs one ante (0 or more) per seat")
-        if self.min_bet is not None and self.min_bet <= 0:
-            raise ValueError("the minimum bet must be positive")
-        if self.order not in ORDERS:
-            raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {self.order!r}")
-        if self.order == "rps" and self.seats < 3:
-            raise ValueError("RPS Poker needs at least 3 seats (two blinds and the dealer)")
-        if self.rules not in RULES:
-            raise ValueError(f"rules must be one of {', '.join(RULES)}, not {self.rules!r}")
-        if self.cards is not None:
-            # Cards from a DeckOrder are distinct by construction; hand-written ones (PHH
-            # imports, tests) are not, and a duplicate would rank hands that cannot exist.
-            seen: set[str] = set()
-            for seat in sorted(self.cards.hole):
-                for card in self.cards.hole[seat]:
-                    if card in seen:
-                        raise ValueError(f"card {card} dealt twice (hole cards of seat {seat})")
-                    seen.add(card)
-            for card in self.cards.board:
-                if card in seen:
-                    raise ValueError(f"card {card} dealt twice (board)")
-                seen.add(card)
-
-    def starting_stack(self, seat: int) -> int:
-        return self.cap if self.stacks is None else self.stacks[seat - 1]
-
-    def ante(self, seat: int) -> int:
-        return 0 if self.antes is None else self.antes[seat - 1]
-
-    @property
-    def smallest_bet(self) -> int:
-        """The least a bet or raise adds (an all-in for less aside)."""
-        return self.big_blind if self.min_bet is None else self.min_bet
-
-    @property
-    def increment_floor(self) -> int:
-        """The increment to beat when a street opens: the big blind, or 0 by PokerKit's rules."""
-        return 0 if self.rules == "pokerkit" else self.big_blind
-
-
-@dataclass(frozen=True, slots=True)
-class ActionRecord:
-    """One thing that happened: ``added`` chips put in, ``to`` the seat's street bet after it."""
-
-    seat: int
-    kind: str
-    added: int
-    to: int
-    street: str
-
-
-@dataclass(frozen=True)
-class Legal:
-    """What the seat to act may do: ``call`` is the chips a call adds; ``min_to``/``max_to``
-    bound a bet or raise (``None``: no bet or raise allowed)."""
-
-    fold: bool
-    check: bool
-    call: int | None
-    min_to: int | None
-    max_to: int | None
-
-
-@dataclass(frozen=True)
-class Pot:
-    amount: int
-    eligible: frozenset[int]
-
-
-_NOTHING = Legal(False, False, None, None, None)
 
 
 @functools.cache
@@ -205,12 +78,8 @@ def _clockwise(seats: int) -> tuple[tuple[int, ...], ...]:
     )
 
 
-class Hand:
+class Hand(BettingRules, Settlement):
     """A hand in play. ``verify`` raises exactly what ``act`` would; a rejection changes nothing."""
-
-    # Once betting is over (showdown) no chip moves: the pots are laid out once, when it
-    # ends, for the several readers of a showdown (a win reads them three times).
-    _final_pots: list[Pot] | None = None
 
     def __init__(self, spec: HandSpec) -> None:
         self.spec = spec
@@ -260,70 +129,10 @@ class Hand:
             first = self._left(max(range(1, n + 1), key=key))
         self._begin_street("preflop", first=first)
 
-    # ----------------------------------------------------------------- reading the state
-
-    @property
-    def pot(self) -> int:
-        return sum(self.committed.values())
-
-    @property
-    def high_bet(self) -> int:
-        """The highest street bet: 0 means the next increase is a ``bet``, else a ``raise``."""
-        return max(self.street_bet.values())
-
-    def stack(self, seat: int) -> int:
-        """Chips the seat still has behind."""
-        return self.spec.starting_stack(seat) - self.committed[seat]
-
     def board_visible(self) -> tuple[str, ...]:
         if self.spec.cards is None:
             return ()
         return tuple(self.spec.cards.board[: self._board_count])
-
-    def legal(self, seat: int) -> Legal:
-        if seat != self.to_act or self.street not in STREETS:
-            return _NOTHING
-        to_call = self._to_call(seat)
-        bounds = self._raise_bounds(seat)
-        return Legal(
-            fold=to_call > 0 or self.spec.free_fold,
-            check=to_call == 0,
-            call=to_call if to_call > 0 else None,
-            min_to=bounds[0] if bounds else None,
-            max_to=bounds[1] if bounds else None,
-        )
-
-    def pots(self) -> list[Pot]:
-        """Main pot then side pots, layered by committed amounts; folded chips stay in.
-        Dead antes start the main pot, which every player still in may win."""
-        if self.street == "showdown" and self._final_pots is not None:
-            return list(self._final_pots)
-        return self._layered_pots()
-
-    def _layered_pots(self) -> list[Pot]:
-        live = [s for s in self.committed if s not in self.folded]
-        layered = self.committed
-        pots: list[Pot] = []
-        if self._dead:
-            layered = {s: c - self._ante_paid(s) for s, c in self.committed.items()}
-            pots.append(Pot(self._dead, frozenset(live)))
-        # Every layer runs from one committed amount to the next, so each seat with chips past
-        # the layer's floor has the whole layer in: (level - previous) x those seats.
-        amounts = sorted(c for c in layered.values() if c > 0)
-        previous = 0
-        for i, level in enumerate(amounts):
-            if level == previous:
-                continue
-            amount = (level - previous) * (len(amounts) - i)
-            eligible = frozenset(s for s in live if layered[s] >= level)
-            previous = level
-            if pots and (not eligible or pots[-1].eligible == eligible):
-                pots[-1] = Pot(pots[-1].amount + amount, pots[-1].eligible)
-            else:
-                pots.append(Pot(amount, eligible))
-        return pots
-
-    # ----------------------------------------------------------------- acting
 
     def verify(self, seat: int, kind: str, amount: int | None = None) -> None:
         """Raise the ``Rejection`` that ``act`` would raise; change nothing."""
@@ -374,14 +183,6 @@ class Hand:
         clone._acted = set(self._acted)
         return clone
 
-    # ----------------------------------------------------------------- showdown
-
-    def computed_winners(self) -> frozenset[int] | None:
-        """Seats that win chips of a contested pot by the known cards (``None``: cards unknown)."""
-        if self.spec.cards is None or self.street != "showdown":
-            return None
-        return frozenset(s for pot, ws in self._card_awards() if len(pot.eligible) > 1 for s in ws)
-
     def if_ended_now(self) -> dict[int, int] | None:
         """The result if the hand ended now: no more betting, the known board dealt out and
         every pot awarded by the cards (the commentators' projection). None: cards unknown."""
@@ -392,50 +193,6 @@ class Hand:
         clone = self.copy()
         clone.street = "showdown"
         return clone.settle(None)
-
-    def settle(self, winners: Iterable[int] | None = None) -> dict[int, int]:
-        """Award every pot at showdown (``None``: by the known cards); returns the result."""
-        if self.street == "complete":
-            raise Rejection("hand_over", "the hand is already complete")
-        if self.street != "showdown":
-            raise Rejection("hand_in_progress", "betting is not finished: no showdown yet")
-        if winners is None:
-            if self.spec.cards is None:
-                raise Rejection("bad_winner", "no cards known: declare the winners")
-            awards = self._card_awards()
-        else:
-            awards = self._declared_awards(frozenset(winners))
-        won = {s: 0 for s in self.committed}
-        all_to_first = self.spec.rules == "pokerkit"
-        if all_to_first:
-            awards = _merge_after_killing(awards)
-        for pot, ordered in awards:
-            share, odd = divmod(pot.amount, len(ordered))
-            for i, s in enumerate(ordered):
-                if all_to_first:
-                    won[s] += share + (odd if i == 0 else 0)
-                else:
-                    won[s] += share + (1 if i < odd else 0)
-        self._complete(won)
-        assert self.result is not None
-        return dict(self.result)
-
-    # ----------------------------------------------------------------- internals
-
-    def _left(self, seat: int) -> int:
-        return seat % self.spec.seats + 1
-
-    def _right(self, seat: int) -> int:
-        return (seat - 2) % self.spec.seats + 1
-
-    def _order_from(self, first: int) -> list[int]:
-        """Every seat clockwise starting at ``first``."""
-        n = self.spec.seats
-        return [(first - 1 + i) % n + 1 for i in range(n)]
-
-    def _odd_chip_order(self, seats: Iterable[int]) -> tuple[int, ...]:
-        chosen = set(seats)
-        return tuple(s for s in self._order_from(self._left(self.spec.button)) if s in chosen)
 
     def _put(self, seat: int, chips: int) -> None:
         committed = self.committed[seat] = self.committed[seat] + chips
@@ -467,120 +224,12 @@ class Hand:
         self._high = max(self.street_bet.values())
         self.all_in = self.all_in - {top}
 
-    def _ante_paid(self, seat: int) -> int:
-        return min(self.spec.ante(seat), self.spec.starting_stack(seat))
-
     def _post(self, seat: int, kind: str, blind: int) -> None:
         chips = min(blind, self.stack(seat))
         if self.spec.rules == "pokerkit":  # PokerKit: from the stack before antes come back
             chips = min(chips, self.spec.starting_stack(seat) - self._ante_paid(seat))
         self._put(seat, chips)
         self.actions.append(ActionRecord(seat, kind, chips, self.street_bet[seat], "preflop"))
-
-    def _live(self) -> list[int]:
-        return [s for s in self.committed if s not in self.folded]
-
-    def _can_still_act(self) -> set[int]:
-        return {s for s in self.committed if s not in self.folded and s not in self.all_in}
-
-    def _to_call(self, seat: int) -> int:
-        return min(self._high - self.street_bet[seat], self._start[seat] - self.committed[seat])
-
-    def _raise_bounds(self, seat: int) -> tuple[int, int] | None:
-        """(min_to, max_to) of a bet or raise by ``seat`` now, or None when it may not raise."""
-        high = self._high
-        bets, start, committed = self.street_bet, self._start, self.committed
-        mine = bets[seat]
-        most = mine + start[seat] - committed[seat]  # all-in total for this street
-        if most <= high:
-            return None  # cannot even more than call
-        if seat in self._acted and high - mine < self._min_incr:
-            return None  # facing less than a full raise since acting: call or fold only
-        if not any(
-            s != seat and bets[s] + start[s] - committed[s] > high for s in self._can_still_act()
-        ):
-            return None  # nobody left who could answer a raise
-        if self.spec.limit:
-            return self._limit_bounds(high, most)
-        min_to = min(most, high + max(self._min_incr, self.spec.smallest_bet))
-        if not self.spec.pot_limit:
-            return min_to, most
-        pot_to = high + self.pot + (high - mine)
-        return min_to, min(most, max(min_to, pot_to))
-
-    def _limit_bounds(self, high: int, most: int) -> tuple[int, int] | None:
-        """Limit betting: one step (the big blind, doubled on the turn and river) above the
-        high bet, while fewer than ``LIMIT_BETS`` bets and raises were made on the street (the
-        big blind counts as the first before the flop); all-in for less is allowed."""
-        made = sum(
-            1 for a in self.actions if a.street == self.street and a.kind in ("bet", "raise")
-        )
-        if self.street == "preflop":
-            made += 1
-        if made >= LIMIT_BETS:
-            return None
-        step = self.spec.big_blind * (2 if self.street in ("turn", "river") else 1)
-        to = min(most, high + step)
-        return to, to
-
-    def _check(self, seat: int, kind: str, amount: int | None) -> int:
-        """Every rule of ``act``: return the chips the action adds, or raise ``Rejection``."""
-        if self.street not in STREETS:
-            raise Rejection("hand_over", f"the hand is at {self.street}: no more actions")
-        if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= self.spec.seats:
-            raise Rejection("unknown_seat", f"seat {seat} is not a seat of 1..{self.spec.seats}")
-        if kind not in KINDS:
-            raise Rejection(
-                "not_allowed", f"unknown action {kind!r}: use one of {', '.join(KINDS)}"
-            )
-        if seat != self.to_act:
-            who = "nobody" if self.to_act is None else f"seat {self.to_act}"
-            raise Rejection("out_of_turn", f"{who} is to act, not seat {seat}")
-        if amount is not None and (not isinstance(amount, int) or isinstance(amount, bool)):
-            raise Rejection("bad_amount", f"amount {amount!r} is not a whole number of chips")
-        to_call = min(self._high - self.street_bet[seat], self._start[seat] - self.committed[seat])
-        if kind == "fold" or kind == "check":
-            if amount not in (None, 0):
-                raise Rejection("bad_amount", f"a {kind} carries no amount, not {amount}")
-            if kind == "fold" and to_call == 0 and not self.spec.free_fold:
-                raise Rejection("not_allowed", "nothing to call: check instead of folding")
-            if kind == "check" and to_call > 0:
-                raise Rejection("not_allowed", f"seat {seat} faces {to_call} to call: cannot check")
-            return 0
-        if kind == "call":
-            if to_call == 0:
-                raise Rejection("not_allowed", "nothing to call: check instead")
-            if amount is not None and amount != to_call:
-                raise Rejection("bad_amount", f"a call adds {to_call} chips, not {amount}")
-            return to_call
-        return self._check_increase(seat, kind, amount)
-
-    def _check_increase(self, seat: int, kind: str, amount: int | None) -> int:
-        high = self._high
-        if kind == "bet" and high > 0:
-            raise Rejection("not_allowed", f"there is already a bet of {high}: raise instead")
-        if kind == "raise" and high == 0:
-            raise Rejection("not_allowed", "there is no bet on this street to raise: bet instead")
-        if amount is None or amount <= 0:
-            raise Rejection(
-                "bad_amount", f"a {kind} needs a positive amount (the total it reaches)"
-            )
-        bounds = self._raise_bounds(seat)
-        if bounds is None:
-            raise Rejection("not_allowed", f"seat {seat} may only call or fold now, not {kind}")
-        min_to, max_to = bounds
-        mine = self.street_bet[seat]
-        most = mine + self._start[seat] - self.committed[seat]
-        if amount > most:
-            raise Rejection(
-                "over_cap", f"{kind} to {amount} is more than seat {seat} has: all-in is {most}"
-            )
-        if amount > max_to:
-            limit = "limit" if self.spec.limit else "pot limit"
-            raise Rejection("over_pot_limit", f"{kind} to {amount} is over the {limit} {max_to}")
-        if amount < min_to:
-            raise Rejection("below_min_raise", f"{kind} to {amount} is below the minimum {min_to}")
-        return amount - mine
 
     def _begin_street(self, street: str, first: int) -> None:
         self.street = street
@@ -627,62 +276,3 @@ class Hand:
             self.street_bet[s] = 0
         self._high = 0
         self._begin_street(STREETS[index + 1], first=self._left(self.spec.button))
-
-    def _complete(self, won: Mapping[int, int]) -> None:
-        self.street = "complete"
-        self.to_act = None
-        self.result = {s: won[s] - self.committed[s] for s in sorted(self.committed)}
-
-    def _card_awards(self) -> list[tuple[Pot, tuple[int, ...]]]:
-        cards = self.spec.cards
-        assert cards is not None
-        pots = self.pots()
-        winners = self.spec.pieces.winners_by_pot(
-            pots, cards.hole, cards.board, self.spec.button, self.spec.seats
-        )
-        return list(zip(pots, winners, strict=True))
-
-    def _declared_awards(self, declared: frozenset[int]) -> list[tuple[Pot, tuple[int, ...]]]:
-        if not declared:
-            raise Rejection("bad_winner", "declare at least one winner")
-        for s in sorted(declared):
-            if not isinstance(s, int) or not 1 <= s <= self.spec.seats:
-                raise Rejection("bad_winner", f"seat {s} is not a seat of 1..{self.spec.seats}")
-            if s in self.folded:
-                raise Rejection("bad_winner", f"seat {s} folded and cannot win a pot")
-        awards = []
-        for i, pot in enumerate(self.pots()):
-            chosen = declared & pot.eligible
-            if not chosen:
-                if len(pot.eligible) != 1:
-                    name = "main pot" if i == 0 else "side pot"
-                    raise Rejection(
-                        "bad_winner",
-                        f"{name} of {pot.amount} between seats {_seat_list(pot.eligible)}"
-                        " has no declared winner",
-                    )
-                chosen = pot.eligible
-            awards.append((pot, self._odd_chip_order(chosen)))
-        return awards
-
-
-def _merge_after_killing(
-    awards: list[tuple[Pot, tuple[int, ...]]],
-) -> list[tuple[Pot, tuple[int, ...]]]:
-    """PokerKit kills every hand that wins nothing before it pays, so pots next to each other
-    whose remaining players are the same become one pot (and one set of odd chips)."""
-    alive = {s for _, winners in awards for s in winners}
-    merged: list[tuple[Pot, tuple[int, ...]]] = []
-    for pot, winners in awards:
-        left = pot.eligible & alive
-        if merged and merged[-1][0].eligible == left:
-            merged[-1] = (Pot(merged[-1][0].amount + pot.amount, left), winners)
-        else:
-            merged.append((Pot(pot.amount, frozenset(left)), winners))
-    return merged
-
-
-def _seat_list(seats: Iterable[int]) -> str:
-    """``"2 and 5"``, ``"1, 2 and 5"``: seats as officials say them."""
-    ordered = [str(s) for s in sorted(seats)]
-    return ordered[0] if len(ordered) == 1 else ", ".join(ordered[:-1]) + " and " + ordered[-1]

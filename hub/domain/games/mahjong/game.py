@@ -15,7 +15,8 @@ from hub.domain.dealing import Dealt
 from hub.domain.deck import DeckOrder
 from hub.domain.games import base
 from hub.domain.games.base import BotEvent, Fields, Input, PokerGame
-from hub.domain.games.holdem.hand import Hand, HandSpec
+from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong import views
 from hub.domain.games.mahjong.hand import MahjongHand, mahjong_deal, mahjong_spec, result_input
 from hub.domain.games.mahjong.rules import (

@@ -16,7 +16,9 @@ from typing import Any, cast
 
 from hub.domain.dealing import Dealt
 from hub.domain.errors import Rejection
-from hub.domain.games.holdem.hand import ActionRecord, Hand, HandSpec, Legal, Pot
+from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.holdem.records import ActionRecord, Legal, Pot
+from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong.rules import (
     SEATS,
     MahjongResult,

@@ -17,7 +17,8 @@ from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.games import base
 from hub.domain.games.base import BotEvent, Fields, Input, PokerGame
-from hub.domain.games.holdem.hand import Hand, HandSpec
+from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.rps import views
 from hub.domain.games.rps.bots import next_throw, playoff_winners
 from hub.domain.games.rps.rules import RpsHand, dealer_sequence, dealer_slips, replay

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from hub.domain.cards import FULL_DECK
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
-from hub.domain.games.holdem.hand import STREETS, Hand, HandSpec, Pot
+from hub.domain.games.holdem.hand import STREETS, Hand
+from hub.domain.games.holdem.records import Pot
+from hub.domain.games.holdem.spec import HandSpec
 
 THROWS = "RPS"
 ROUNDS = ("gambit", "flop", "turn", "river")

@@ -1,0 +1,140 @@
+"""Settling a hand: main and side pots layered by what each seat committed, awarded by the
+cards or by the winners an official declares, odd chips left of the button."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from hub.domain.errors import Rejection
+from hub.domain.games.holdem.records import Pot
+from hub.domain.games.holdem.state import BettingState
+
+
+class Settlement(BettingState):
+    """The pots of a hand and their award at showdown."""
+
+    def pots(self) -> list[Pot]:
+        """Main pot then side pots, layered by committed amounts; folded chips stay in.
+        Dead antes start the main pot, which every player still in may win."""
+        if self.street == "showdown" and self._final_pots is not None:
+            return list(self._final_pots)
+        return self._layered_pots()
+
+    def _layered_pots(self) -> list[Pot]:
+        live = [s for s in self.committed if s not in self.folded]
+        layered = self.committed
+        pots: list[Pot] = []
+        if self._dead:
+            layered = {s: c - self._ante_paid(s) for s, c in self.committed.items()}
+            pots.append(Pot(self._dead, frozenset(live)))
+        # Every layer runs from one committed amount to the next, so each seat with chips past
+        # the layer's floor has the whole layer in: (level - previous) x those seats.
+        amounts = sorted(c for c in layered.values() if c > 0)
+        previous = 0
+        for i, level in enumerate(amounts):
+            if level == previous:
+                continue
+            amount = (level - previous) * (len(amounts) - i)
+            eligible = frozenset(s for s in live if layered[s] >= level)
+            previous = level
+            if pots and (not eligible or pots[-1].eligible == eligible):
+                pots[-1] = Pot(pots[-1].amount + amount, pots[-1].eligible)
+            else:
+                pots.append(Pot(amount, eligible))
+        return pots
+
+    def computed_winners(self) -> frozenset[int] | None:
+        """Seats that win chips of a contested pot by the known cards (``None``: cards unknown)."""
+        if self.spec.cards is None or self.street != "showdown":
+            return None
+        return frozenset(s for pot, ws in self._card_awards() if len(pot.eligible) > 1 for s in ws)
+
+    def settle(self, winners: Iterable[int] | None = None) -> dict[int, int]:
+        """Award every pot at showdown (``None``: by the known cards); returns the result."""
+        if self.street == "complete":
+            raise Rejection("hand_over", "the hand is already complete")
+        if self.street != "showdown":
+            raise Rejection("hand_in_progress", "betting is not finished: no showdown yet")
+        if winners is None:
+            if self.spec.cards is None:
+                raise Rejection("bad_winner", "no cards known: declare the winners")
+            awards = self._card_awards()
+        else:
+            awards = self._declared_awards(frozenset(winners))
+        won = {s: 0 for s in self.committed}
+        all_to_first = self.spec.rules == "pokerkit"
+        if all_to_first:
+            awards = _merge_after_killing(awards)
+        for pot, ordered in awards:
+            share, odd = divmod(pot.amount, len(ordered))
+            for i, s in enumerate(ordered):
+                if all_to_first:
+                    won[s] += share + (odd if i == 0 else 0)
+                else:
+                    won[s] += share + (1 if i < odd else 0)
+        self._complete(won)
+        assert self.result is not None
+        return dict(self.result)
+
+    def _complete(self, won: Mapping[int, int]) -> None:
+        self.street = "complete"
+        self.to_act = None
+        self.result = {s: won[s] - self.committed[s] for s in sorted(self.committed)}
+
+    def _odd_chip_order(self, seats: Iterable[int]) -> tuple[int, ...]:
+        chosen = set(seats)
+        return tuple(s for s in self._order_from(self._left(self.spec.button)) if s in chosen)
+
+    def _card_awards(self) -> list[tuple[Pot, tuple[int, ...]]]:
+        cards = self.spec.cards
+        assert cards is not None
+        pots = self.pots()
+        winners = self.spec.pieces.winners_by_pot(
+            pots, cards.hole, cards.board, self.spec.button, self.spec.seats
+        )
+        return list(zip(pots, winners, strict=True))
+
+    def _declared_awards(self, declared: frozenset[int]) -> list[tuple[Pot, tuple[int, ...]]]:
+        if not declared:
+            raise Rejection("bad_winner", "declare at least one winner")
+        for s in sorted(declared):
+            if not isinstance(s, int) or not 1 <= s <= self.spec.seats:
+                raise Rejection("bad_winner", f"seat {s} is not a seat of 1..{self.spec.seats}")
+            if s in self.folded:
+                raise Rejection("bad_winner", f"seat {s} folded and cannot win a pot")
+        awards = []
+        for i, pot in enumerate(self.pots()):
+            chosen = declared & pot.eligible
+            if not chosen:
+                if len(pot.eligible) != 1:
+                    name = "main pot" if i == 0 else "side pot"
+                    raise Rejection(
+                        "bad_winner",
+                        f"{name} of {pot.amount} between seats {_seat_list(pot.eligible)}"
+                        " has no declared winner",
+                    )
+                chosen = pot.eligible
+            awards.append((pot, self._odd_chip_order(chosen)))
+        return awards
+
+
+def _merge_after_killing(
+    awards: list[tuple[Pot, tuple[int, ...]]],
+) -> list[tuple[Pot, tuple[int, ...]]]:
+    """PokerKit kills every hand that wins nothing before it pays, so pots next to each other
+    whose remaining players are the same become one pot (and one set of odd chips)."""
+    alive = {s for _, winners in awards for s in winners}
+    merged: list[tuple[Pot, tuple[int, ...]]] = []
+    for pot, winners in awards:
+        left = pot.eligible & alive
+        if merged and merged[-1][0].eligible == left:
+            merged[-1] = (Pot(merged[-1][0].amount + pot.amount, left), winners)
+        else:
+            merged.append((Pot(pot.amount, frozenset(left)), winners))
+    return merged
+
+
+def _seat_list(seats: Iterable[int]) -> str:
+    """``"2 and 5"``, ``"1, 2 and 5"``: seats as officials say them."""
+    ordered = [str(s) for s in sorted(seats)]
+    return ordered[0] if len(ordered) == 1 else ", ".join(ordered[:-1]) + " and " + ordered[-1]

@@ -1,0 +1,76 @@
+"""Rankings with ties shared: IFP points per seat position, plain totals, teams with tie-breaks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+
+from hub.domain.scoring.format import Format
+from hub.domain.scoring.rows import TeamStanding
+
+
+def ifp_ranking(chips: Mapping[int, int]) -> list[tuple[int, int, Fraction, int]]:
+    """Rank players (key -> total chips): ``(key, chips, points, rank)``, best first.
+
+    With N players, places 1..N earn N..1 points; a tie over places p..q shares their average,
+    ``N + 1 - (p + q) / 2``; the rank of a tie is p (competition ranking).
+    """
+    order = sorted(chips.items(), key=lambda item: (-item[1], item[0]))
+    n = len(order)
+    ranked: list[tuple[int, int, Fraction, int]] = []
+    start = 0
+    while start < n:
+        end = start + 1
+        while end < n and order[end][1] == order[start][1]:
+            end += 1
+        # 0-based start..end-1 are places start+1..end.
+        points = Fraction(2 * n + 1 - start - end, 2)
+        ranked.extend((key, total, points, start + 1) for key, total in order[start:end])
+        start = end
+    return ranked
+
+
+def plain_ranking(scores: Mapping[int, int]) -> list[tuple[int, int, int]]:
+    """Rank players (key -> total) by total, best first: ``(key, total, rank)``; a tie shares
+    the rank of its first place (competition ranking) and is listed by key."""
+    order = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    ranked: list[tuple[int, int, int]] = []
+    for i, (key, total) in enumerate(order):
+        rank = ranked[-1][2] if ranked and ranked[-1][1] == total else i + 1
+        ranked.append((key, total, rank))
+    return ranked
+
+
+def rank_teams(
+    group: str,
+    points: Mapping[str, Fraction],
+    chips: Mapping[str, int],
+    scoring: Format = "ifp-points",
+    penalties: Mapping[str, tuple[int, Fraction]] | None = None,
+) -> tuple[TeamStanding, ...]:
+    """Teams by their format's total (``points``: IFP points or IMPs; unused under chips),
+    then aggregate chips; equal on both -> shared rank, then by team id. ``penalties``: each
+    team's (chips, points) taken off, already included in the totals (shown on the row)."""
+    penalties = penalties or {}
+    if scoring == "chips":
+        points = dict.fromkeys(chips, Fraction(0))
+    order = sorted(points, key=lambda team: (-points[team], -chips[team], team))
+    rows: list[TeamStanding] = []
+    previous: tuple[Fraction, int] | None = None
+    for i, team in enumerate(order):
+        key = (points[team], chips[team])
+        rank = rows[-1].rank if rows and previous == key else i + 1
+        previous = key
+        total = points[team]
+        rows.append(
+            TeamStanding(
+                group,
+                team,
+                rank,
+                total if scoring == "ifp-points" else None,
+                chips[team],
+                int(total) if scoring == "imp" else None,
+                penalties.get(team, (0, Fraction(0))),
+            )
+        )
+    return tuple(rows)
