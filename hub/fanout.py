@@ -42,7 +42,7 @@ from typing import Any, Protocol, runtime_checkable
 from websockets.frames import Frame, Opcode
 
 from hub.codec import pack, to_json
-from hub.engine.topics import TopicKey
+from hub.topicnames import TopicKey
 
 __all__ = [
     "CLOSE_TOO_SLOW",

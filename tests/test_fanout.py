@@ -19,9 +19,9 @@ from websockets.frames import Frame, Opcode
 import hub.fanout as fanout_module
 from hub import feedsocket
 from hub.codec import to_json, unpack
-from hub.engine.patch import apply_patch
 from hub.fanout import CLOSE_TOO_SLOW, FORMATS, Client, Fanout, Limits, Outgoing, build_frame
 from hub.feed import TopicKey
+from hub.patch import apply_patch
 from hub.server import RunningServer, create_app, serve
 from tests.feedwriter import FeedWriter
 

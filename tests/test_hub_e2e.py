@@ -18,7 +18,7 @@ from hub.console import replay_log
 from hub.domain.scoring import full_recompute
 from hub.embedded import IngestSource
 from hub.engine.core import Engine
-from hub.engine.patch import apply_patch
+from hub.patch import apply_patch
 from tests.feedclient import FeedClient
 from tests.hubharness import (
     COMMENTATOR,

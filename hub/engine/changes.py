@@ -3,7 +3,7 @@
 Projections (topic payloads) move by these events instead of being rebuilt on every change: an
 ``ActionApplied`` appends one row where the action shows, a ``HandSettled`` moves the standings
 by one hand, a ``DealReleased`` opens a deal to the public. Each topic family in
-``hub.engine.topics`` names the events that touch it.
+``hub.topicnames`` names the events that touch it.
 """
 
 from __future__ import annotations

@@ -52,8 +52,8 @@ from hub.engine.projections import Projections, TopicChange
 from hub.engine.refusals import REFUSED, refusal_answer, refused_record
 from hub.engine.sequencer import Sequencer
 from hub.engine.ticker import Ticker
-from hub.engine.topics import LIVE, PUBLIC, TopicKey, TopicSpace, topic_name
 from hub.engine.tournament import Change, TournamentState
+from hub.topicnames import LIVE, PUBLIC, TopicKey, TopicSpace, topic_name
 
 __all__ = [
     "ONAIR_SLOTS",

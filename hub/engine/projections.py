@@ -1,7 +1,7 @@
 """Topic payloads kept current by the engine's typed events, and what changed since last asked.
 
 Each payload the feed has asked for is kept as a document that events edit in place, recording
-each edit as a JSON Patch operation (``hub.engine.patch``). The hot path moves by the hand that
+each edit as a JSON Patch operation (``hub.patch``). The hot path moves by the hand that
 changed: an ``ActionApplied`` appends one row to the live table and to each traveller of that
 deal and sets the few fields it moved; the projection's scoreboard moves by that one hand. A
 hand that starts, settles or is corrected rebuilds its table's row of the live deal and of each
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from typing import Any
 
 from hub.domain.eventscore import EventScoreboard
@@ -37,21 +36,11 @@ from hub.engine.changes import (
     Rejected,
     TickerItem,
 )
-from hub.engine.patch import Op, Recorder
-from hub.engine.topics import AUDIENCES, LIVE, PUBLIC, TopicKey, topic_name
 from hub.engine.tournament import TournamentState
+from hub.patch import Recorder, TopicChange
+from hub.topicnames import AUDIENCES, LIVE, PUBLIC, TopicKey, topic_name
 
 __all__ = ["Projections", "TopicChange"]
-
-
-@dataclass(frozen=True, slots=True)
-class TopicChange:
-    """One topic's change since the last flush: ``patch`` (JSON Patch operations) or, for a
-    topic the feed has not had before, ``patch=None`` and the whole ``payload``."""
-
-    key: TopicKey
-    patch: list[Op] | None
-    payload: dict[str, Any]
 
 
 class Projections:
