@@ -48,6 +48,7 @@ from hub.engine.events import (
     ConsoleEvent,
     parse_event,
 )
+from hub.engine.families import FEEDS, Payloads
 from hub.engine.projections import Projections, TopicChange
 from hub.engine.refusals import REFUSED, refusal_answer, refused_record
 from hub.engine.sequencer import Sequencer
@@ -133,8 +134,8 @@ class Engine:
         self.rejections: deque[dict[str, Any]] = deque(maxlen=100)
         self.reject_counts: dict[str, int] = {}
         self.ticker = Ticker()
-        self.projections = Projections(self.state, self.payload)
-        self._memo: dict[bool, dict[str, Any]] = {}  # standings per audience until a change
+        self.payloads = Payloads(self, FEEDS)  # each family's builder reads the engine
+        self.projections = Projections(self.state, self.payloads)
         self._now = 0.0
         consoles = getattr(config, "consoles", None)
         self._consoles: dict[str, int] | None = dict(consoles) if consoles else None
@@ -517,8 +518,8 @@ class Engine:
 
     # ----------------------------------------------------------------- changes
     def _emit(self, event: EngineEvent) -> AbstractSet[TopicKey]:
-        """Announce a typed event: the projections move by it."""
-        self._memo.clear()
+        """Announce a typed event: the projections move by it (routed by the families that
+        declare its class, ``hub.engine.families``)."""
         return self.projections.on(event)
 
     def _after(self, event: ConsoleEvent, change: Change, now: float) -> set[TopicKey]:
@@ -577,7 +578,6 @@ class Engine:
             keys.update((audience, topic_name("table", t)) for t in tables)
         for deal_no in plan.deals_of_stage(stage):
             keys.update((LIVE, topic_name("compare", deal_no, s)) for s in seats)
-        self._memo.clear()
         self.projections.touch(keys)
         return keys
 
@@ -588,7 +588,6 @@ class Engine:
         if (group, deal_no) in self._released:
             # Already public: corrections show to the public as they happen.
             self.public_board.set_result(table, deal_no, self._result(table, deal_no))
-            self._memo.clear()
             keys = self.projections.public_deal_keys(deal_no)
             self.projections.touch(keys)
             return keys
@@ -653,11 +652,10 @@ class Engine:
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"engine snapshot is malformed: {exc!r}") from exc
         self.state, self.sequencer, self.ticker = state, sequencer, ticker
-        self.projections = Projections(self.state, self.payload)
+        self.projections = Projections(self.state, self.payloads)
         self._released, self._completed_at = released, completed_at
         self._released_deals = {d for _, d in released}
         self.onair, self._bound, self._now = onair, bound, now
-        self._memo.clear()
         self.public_board = self.state.new_board(self._public_teams)
         for (table, deal_no), result in self.state.board.results().items():
             if self.released(self.config.group_of(table).id, deal_no):
@@ -710,93 +708,8 @@ class Engine:
 
     def payload(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's payload built from the state now (None: no such topic for that audience,
-        or not yet)."""
-        audience, name = key
-        topic = self.topics.get(name)
-        if topic is None or audience not in topic.family.audiences:
-            return None
-        live = audience == LIVE
-        fam, args = topic.family.name, topic.args
-        if fam == "standings":
-            return self._standings(live)
-        if fam == "seat":
-            return views.seat_payload(self._standings(live), args[0])
-        if fam == "table":
-            table = self.state.tables[args[0]]
-            released = [d for g, d in self._released if g == table.group]
-            public_deal = max(released, default=None)
-            if public_deal is None and self._public_teams(table.group):
-                public_deal = table.order[0]
-            return views.table_payload(
-                self.state,
-                table,
-                live=live,
-                released_deals=len(released),
-                public_deal=public_deal,
-            )
-        if fam == "deal":
-            return views.deal_payload(self.state, args[0], live=live, released=self.released)
-        if fam == "compare":
-            return views.compare_payload(
-                self.state, args[0], args[1], live=live, released=self.released
-            )
-        if fam == "onair":
-            slots = {k: dict(v) for k, v in self.onair["slots"].items()}
-            if not live and not self._onair_compare_public(slots["compare"]):
-                slots["compare"] = {"visible": False}  # not even the deal number leaks
-            return {"slots": slots}
-        if fam == "ticker":
-            return self.ticker.payload(audience)
-        if fam == "projection":
-            board = self.projections.board or views.projected_board(self.state)
-            return views.projection_payload(self.state, board)
-        if fam == "clock":
-            at = self._clock_at if self.clock is None else self.clock.as_of(self._clock_at)
-            return views.clock_payload(self.config, self.clock, at)
-        if fam == "ops":
-            return views.ops_payload(
-                self.state, list(self.rejections), self.release_state(), self._now, self.links
-            )
-        return None  # pragma: no cover - every family is handled above
-
-    def _onair_compare_public(self, slot: Mapping[str, Any]) -> bool:
-        deal_no = slot.get("deal")
-        if isinstance(deal_no, bool) or not isinstance(deal_no, int):
-            return False
-        return self.deal_released(deal_no)
-
-    def _standings(self, live: bool) -> dict[str, Any]:
-        """Both audiences' standings payloads (the seat topics are cut from them), made once
-        per change of state."""
-        found = self._memo.get(live)
-        if found is None:
-            found = self._memo[live] = self._build_standings(live)
-        return found
-
-    def _build_standings(self, live: bool) -> dict[str, Any]:
-        if live:
-            complete = {g: sorted(self.state.board.completed_deals(g)) for g in self.config.groups}
-            return views.standings_payload(
-                self.config,
-                self.state.board,
-                live=True,
-                complete=complete,
-                fills=self.state.seating.fills,
-            )
-        complete = {
-            g: sorted(d for (gg, d) in self._released if gg == g) for g in self.config.groups
-        }
-        return views.standings_payload(
-            self.config,
-            self.public_board,
-            live=False,
-            complete=complete,
-            fills={
-                stage: fill
-                for stage, fill in self.state.seating.fills.items()
-                if self._public_teams(fill)
-            },
-        )
+        or not yet): its family's builder (``hub.engine.families``)."""
+        return self.payloads.build(key)
 
     def _public_teams(self, group: str | Mapping[str, Any]) -> bool:
         """May the public know the teams of a group (or of a stage's fill)? Those of a filled
@@ -832,7 +745,7 @@ class Engine:
 
     def standings_json(self) -> dict[str, Any]:
         """The replay CLI's output: both views of the live scoreboard."""
-        return self._standings(True)
+        return self.payloads.standings(True)
 
 
 def _address(raw: Any) -> tuple[str | None, int | None]:
