@@ -21,7 +21,7 @@ from typing import Any, get_args
 
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard
-from hub.engine import views
+from hub.engine import projection_view, views
 from hub.engine.changes import (
     ActionApplied,
     EngineEvent,
@@ -263,7 +263,7 @@ class Projections:
         self._acted.clear()
         self._rehand.clear()
         self._projected.clear()
-        self.board = views.projected_board(self.state)
+        self.board = projection_view.projected_board(self.state)
 
     def materialize(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's document, built now if need be, and moved by events from now on (None:
@@ -290,7 +290,7 @@ class Projections:
         projected, self._projected = self._projected, {}
         if self.board is not None:
             for table, deal in projected:
-                result = views.projected_result(self.state, table, deal)
+                result = projection_view.projected_result(self.state, table, deal)
                 self.board.set_result(table, deal, result)
         stale, self._stale = self._stale, {}
         for key in stale:

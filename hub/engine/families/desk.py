@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hub.engine import views
+from hub.engine import desk_views
 from hub.engine.changes import (
     ClockChanged,
     DealReleased,
@@ -68,12 +68,12 @@ def _clock(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any
     engine = read.engine
     clock = engine.clock
     at = engine._clock_at if clock is None else clock.as_of(engine._clock_at)
-    return views.clock_payload(engine.config, clock, at)
+    return desk_views.clock_payload(engine.config, clock, at)
 
 
 def _ops(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
-    return views.ops_payload(
+    return desk_views.ops_payload(
         engine.state,
         list(engine.rejections),
         engine.release_state(),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hub.engine import views
+from hub.engine import projection_view, views
 from hub.engine.changes import (
     ActionApplied,
     DealReleased,
@@ -76,8 +76,8 @@ def _compare(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, A
 
 def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
-    board = engine.projections.board or views.projected_board(engine.state)
-    return views.projection_payload(engine.state, board)
+    board = engine.projections.board or projection_view.projected_board(engine.state)
+    return projection_view.projection_payload(engine.state, board)
 
 
 TABLE = Feed("table", (*HAND_EVENTS, DealReleased), table_keys, _table, moves=(ActionApplied,))
