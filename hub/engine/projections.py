@@ -110,8 +110,8 @@ class Projections:
     def on(self, event: EngineEvent) -> AbstractSet[TopicKey]:
         """Move the projections by one event; returns the topics it touched. Which topics:
         the families that declare the event's class say (``hub.engine.families``); those
-        that move it in place are edited at the next flush, the others rebuilt then."""
-        self.payloads.forget()
+        that move it in place are edited at the next flush, the others rebuilt then (``touch``
+        also drops the payloads made from the old state)."""
         if not isinstance(event, _HAND_EVENTS):
             keys, stale = self._route(event)
             self.touch(stale)
