@@ -14,7 +14,7 @@ the same events, i.e. the least any ingest must do per event. Measurements:
 - ``replay``: ``Engine.restore`` over one journal of ``--replay-events`` records (default
   100,000) of a large tournament (8 groups, 48 tables), from dicts and from msgpack bytes,
   against the 5 s target, plus building every topic payload afterwards.
-- ``ingest``: the whole path (console clients pipelining via ``hub.console.replay_log`` → bus →
+- ``ingest``: the whole path (console clients pipelining via ``hub.logreplay.replay_log`` → bus →
   ``Ingest`` → journal → acks → feed) on the memory bus and on Redis, console clients in the
   same process and event loop (so they share the one core).
 """
@@ -435,8 +435,8 @@ async def ingest_run(
     cleanup: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Sessions played through ``Ingest`` by pipelining console clients until ``events``."""
-    from hub.console import replay_log
     from hub.ingest import Ingest
+    from hub.logreplay import replay_log
 
     totals = {"events": 0, "accepted": 0, "rejected": 0, "duplicates": 0, "resent": 0}
     wall = cpu = 0.0

@@ -6,13 +6,9 @@ acks come back on ``dup:{tournament}:ack:{console}``. Pub/sub may lose messages,
   resend of an event waits an extra full-jitter backoff
   ``uniform(0, min(max_backoff, ack_timeout * 2**n))`` so a hub recovering from an outage is not
   hit by every console at the same instant;
-- ``ack_timeout`` adapts to the hub, as TCP's retransmission timer does (RFC 6298): never below
-  ``timeout``, otherwise the smoothed ack delay plus four times its deviation, measured on
-  events acknowledged at their first send (Karn), or on resends the hub reports as duplicates
-  (the first copy had arrived: the timer was too short). A resend on timeout doubles the timer
-  until the next clean sample (Karn's backoff), so the next event can measure the real delay.
-  A busy hub, whose acks come later than ``timeout``, is then not flooded with copies of events
-  it already holds;
+- ``ack_timeout`` adapts to the hub as TCP's retransmission timer does (``hub.acktimer``),
+  measured on events acknowledged at their first send (Karn), or on resends the hub reports as
+  duplicates (the first copy had arrived: the timer was too short);
 - a ``seq_gap`` answer (the hub missed an earlier event) resends everything from ``expected``
   in order, at most once per ack timeout for the same ``expected`` (a pipelined burst answers
   many gaps at once; resending the burst for each would be quadratic);
@@ -38,36 +34,27 @@ import logging
 import os
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from redis.exceptions import NoPermissionError
 
+from hub.acks import Ack, ConsoleStats, describe_rejection
+from hub.acktimer import AckTimer
 from hub.bus.base import Bus, Subscription
 from hub.channels import Channels
-from hub.codec import CodecError, from_json, pack, unpack
+from hub.codec import CodecError, pack, unpack
 from hub.hubwatch import ConsoleFailure, Silence, no_hub_message, where
 from hub.outbox import Outbox
 from hub.tasks import cancel_and_wait
 
-__all__ = [
-    "Ack",
-    "ConsoleClient",
-    "ConsoleStats",
-    "ReplayReport",
-    "ack_channel",
-    "console_channel",
-    "describe_rejection",
-    "load_events",
-    "replay_log",
-]
+__all__ = ["ConsoleClient", "ack_channel", "console_channel"]
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 WARN_AFTER_SENDS = 3
-MAX_ACK_TIMEOUT = 5.0  # seconds; the adaptive timer never waits longer than this
 
 
 def console_channel(tournament: str, table: int) -> str:
@@ -76,61 +63,6 @@ def console_channel(tournament: str, table: int) -> str:
 
 def ack_channel(tournament: str, console: str) -> str:
     return Channels(tournament).ack(console)
-
-
-@dataclass(frozen=True, slots=True)
-class Ack:
-    """The hub's answer to one event."""
-
-    seq: int
-    ok: bool
-    code: str | None = None
-    error: str | None = None
-    position: str | None = None
-    duplicate: bool = False
-    expected: int | None = None
-    final: bool = False  # made by this console: no resend can change it
-
-    @classmethod
-    def from_wire(cls, data: Any, *, final: bool = False) -> Ack:
-        """Validate a decoded ack map; ``ValueError`` if it is not one."""
-        if not isinstance(data, Mapping):
-            raise ValueError(f"ack is not a map: {data!r}")
-        seq, ok, expected = data.get("seq"), data.get("ok"), data.get("expected")
-        if type(seq) is not int or type(ok) is not bool:
-            raise ValueError(f"ack needs an int seq and a bool ok: {data!r}")
-        if expected is not None and type(expected) is not int:
-            raise ValueError(f"ack expected must be an int: {data!r}")
-        return cls(
-            seq=seq,
-            ok=ok,
-            code=_optional_str(data.get("code")),
-            error=_optional_str(data.get("error")),
-            position=_optional_str(data.get("position")),
-            duplicate=data.get("duplicate") is True,
-            expected=expected,
-            final=final,
-        )
-
-
-def _optional_str(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def describe_rejection(table: int, ack: Ack) -> str:
-    """One line an official can act on: ``table 3 seq 17 REJECTED out_of_turn: seat 4 is ...``."""
-    return f"table {table} seq {ack.seq} REJECTED {ack.code}: {ack.error}"
-
-
-@dataclass(slots=True)
-class ConsoleStats:
-    accepted: int = 0
-    rejected: int = 0
-    duplicates: int = 0  # accepted, but an earlier transmission had already been applied
-    already: int = 0  # answered "duplicate" at the first send: the hub held that seq already,
-    #                   from another event or an earlier run; nothing was applied now
-    resent: int = 0
-    stale_acks: int = 0  # acks for events no longer in the outbox (answers to resends)
 
 
 @dataclass(slots=True)
@@ -175,7 +107,7 @@ class ConsoleClient:
         self.stats = ConsoleStats()
         self.rejections: list[Ack] = []
         self._next_seq = first_seq
-        self._rng = rng or random.Random()
+        self.timer = AckTimer(timeout, max_backoff, rng or random.Random())
         self._clock = clock
         self._on_reject = on_reject
         self._channel = console_channel(tournament, table)
@@ -184,9 +116,6 @@ class ConsoleClient:
         self._wakeup = asyncio.Event()
         self._send_lock = asyncio.Lock()
         self._gap_resends: dict[int, float] = {}
-        self._srtt: float | None = None  # smoothed ack delay (seconds)
-        self._rttvar = 0.0
-        self._backed_off: float | None = None  # doubled timer after a timeout, until a sample
         self._wake_at: float | None = None  # when the resend loop will look next (None: idle)
         self._subscription: Subscription | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -391,30 +320,16 @@ class ConsoleClient:
 
     @property
     def ack_timeout(self) -> float:
-        """Seconds to wait for an ack before sending again: ``timeout`` until the hub's ack
-        delay is known, then the smoothed delay plus four deviations (at least ``timeout``)."""
-        return min(MAX_ACK_TIMEOUT, max(self._measured_timeout(), self._backed_off or 0.0))
-
-    def _measured_timeout(self) -> float:
-        measured = self.timeout if self._srtt is None else self._srtt + 4 * self._rttvar
-        return min(MAX_ACK_TIMEOUT, max(self.timeout, measured))
+        """Seconds to wait for an ack before sending again (``hub.acktimer``)."""
+        return self.timer.ack_timeout
 
     def observe_ack_delay(self, seconds: float) -> None:
-        """One ack delay sample (RFC 6298 smoothing: gains 1/8 and 1/4)."""
-        self._backed_off = None
-        if self._srtt is None:
-            self._srtt, self._rttvar = seconds, seconds / 2
-        else:
-            self._rttvar = 0.75 * self._rttvar + 0.25 * abs(self._srtt - seconds)
-            self._srtt = 0.875 * self._srtt + 0.125 * seconds
+        """One ack delay sample for the adaptive timer."""
+        self.timer.observe(seconds)
 
     def resend_delay(self, sends: int) -> float:
         """Seconds to wait for an ack after an event's ``sends``-th transmission."""
-        if sends <= 1:
-            return self.ack_timeout
-        base = self._measured_timeout()  # resends back off through the jitter bound instead
-        bound = min(self.max_backoff, base * 2 ** min(sends - 1, 30))
-        return base + self._rng.uniform(0.0, bound)
+        return self.timer.resend_delay(sends)
 
     async def _transmit(self, pending: _Pending) -> None:
         pending.sends += 1
@@ -446,8 +361,7 @@ class ConsoleClient:
             now = loop.time()
             due = [p for p in self._outbox.values() if p.due <= now]
             if due:
-                # Karn: until a clean sample, new events wait twice as long per timeout round.
-                self._backed_off = min(MAX_ACK_TIMEOUT, 2 * self.ack_timeout)
+                self.timer.back_off()  # Karn: new events wait longer until a clean sample
                 async with self._send_lock:
                     for pending in due:
                         if pending.seq in self._outbox:
@@ -581,161 +495,3 @@ class ConsoleClient:
 async def await_ack(future: asyncio.Future[Ack]) -> Ack:
     """Wait for an ack without cancelling the shared future if the waiter is cancelled."""
     return await asyncio.shield(future)
-
-
-# --- replaying a JSON Lines log ------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class ReplayReport:
-    """Counts over every console: ``duplicates`` were accepted (and are in ``accepted``) but
-    had already been applied from an earlier transmission whose ack was lost."""
-
-    events: int = 0
-    consoles: int = 0
-    accepted: int = 0
-    rejected: int = 0
-    duplicates: int = 0
-    resent: int = 0
-    restored: int = 0  # unacknowledged events found in the consoles' outboxes and resent
-    skipped: int = 0  # events of the log those outboxes show as sent before (not sent again)
-    already: int = 0  # seqs the hub held already at their first send: nothing applied
-    seconds: float = 0.0
-    rejections: list[str] = field(default_factory=list)
-
-
-class EventLogError(ValueError):
-    """An event log that cannot be replayed as it stands (not JSON Lines, an event without its
-    table or console): one line naming the line, for the command to print."""
-
-
-def load_events(
-    source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
-) -> list[dict[str, Any]]:
-    """Events from a JSON Lines file (blank lines skipped) or from an iterable of maps. An
-    export's header and refused lines (`duplicast export --events`) are not events a console
-    sends: skipped (the consoles number what they send anew)."""
-    if isinstance(source, str | os.PathLike):
-        events = []
-        with open(source, "rb") as lines:
-            for number, line in enumerate(lines, 1):
-                if not line.strip():
-                    continue
-                try:
-                    event = from_json(line)
-                except CodecError as exc:
-                    raise EventLogError(f"{os.fspath(source)}:{number}: {exc}") from None
-                if not isinstance(event, dict):
-                    raise EventLogError(f"{os.fspath(source)}:{number}: an event must be an object")
-                if isinstance(event.get("journal"), dict) or isinstance(event.get("refused"), dict):
-                    continue
-                events.append(event)
-        return events
-    return [dict(event) for event in source]
-
-
-async def replay_log(
-    bus: Bus,
-    tournament: str,
-    path_or_events: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
-    *,
-    pace: float = 0,
-    on_reject: Callable[[str], object] = print,
-    timeout: float = 1.0,
-    max_backoff: float = 5.0,
-    rng: random.Random | None = None,
-    outbox: str | None = None,
-    resume: bool = True,
-    on_answer: Callable[[int], object] | None = None,
-    no_hub_timeout: float | None = None,
-) -> ReplayReport:
-    """Send a log's events, each console's in order, consoles concurrently; wait for all acks.
-
-    Each console's events are renumbered consecutively from the seq of its first event (1 if
-    absent), which is what a hub replaying the log from scratch expects. ``pace`` is the pause
-    between two events of one console (0: pipelined, as fast as the hub acknowledges).
-    ``outbox`` is a path template (``{tournament}`` and ``{console}`` filled in) for each
-    console's outbox on disk: a replay restarted after a crash resends what was unanswered and
-    carries on after the last event sent, instead of sending the log again (``resume=False``:
-    every event is sent, numbered after the last seq the outbox used). ``on_answer(n)`` is
-    called as ``n`` more events of the log are done (answered, or found sent before).
-    ``no_hub_timeout``: give up (``ConsoleFailure``) when a console hears nothing from any hub
-    that long while an event waits (see ``ConsoleClient``).
-    """
-    events = load_events(path_or_events)
-    groups: dict[str, tuple[int, list[dict[str, Any]]]] = {}
-    for index, event in enumerate(events):
-        table, console = event.get("table"), event.get("console")
-        if type(table) is not int or not isinstance(console, str):
-            raise EventLogError(f"event {index + 1} needs an int table and a str console")
-        known = groups.setdefault(console, (table, []))
-        if known[0] != table:
-            raise EventLogError(f"console {console!r} appears at tables {known[0]} and {table}")
-        known[1].append(event)
-
-    report = ReplayReport(events=len(events), consoles=len(groups))
-    unsent: list[str] = []  # consoles of events that could not be encoded (refused here)
-
-    def reject(line: str) -> None:
-        report.rejections.append(line)
-        on_reject(line)
-
-    async def play(console: str, table: int, items: list[dict[str, Any]]) -> ConsoleStats:
-        client = ConsoleClient(
-            bus,
-            tournament,
-            table,
-            console,
-            first_seq=client_first(items),
-            timeout=timeout,
-            max_backoff=max_backoff,
-            rng=rng,
-            on_reject=reject,
-            outbox=None
-            if outbox is None
-            else outbox.format(tournament=tournament, console=console),
-            no_hub_timeout=no_hub_timeout,
-        )
-        async with client:
-            done = max(0, client.next_seq - client_first(items)) if resume else 0
-            report.restored += client.restored
-            report.skipped += min(done, len(items))
-            if on_answer is not None and done:
-                on_answer(min(done, len(items)))
-            for event in items[done:]:
-                try:
-                    answer = await client.submit(event)
-                except CodecError as exc:  # an integer msgpack cannot carry (>= 2^64): the
-                    # hub would refuse it as bad_schema; it cannot even be sent. No seq used.
-                    unsent.append(console)
-                    reject(f"table {table} event NOT SENT bad_schema: {exc}")
-                    if on_answer is not None:
-                        on_answer(1)
-                    continue
-                if on_answer is not None:
-                    answer.add_done_callback(lambda _: on_answer(1))
-                if pace > 0:
-                    await asyncio.sleep(pace)
-            await client.drain()
-        return client.stats
-
-    def client_first(items: list[dict[str, Any]]) -> int:
-        first = items[0].get("seq")
-        return first if type(first) is int and first >= 1 else 1
-
-    started = time.perf_counter()
-    try:
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(play(c, t, items)) for c, (t, items) in groups.items()]
-    except ExceptionGroup as failed:  # one line for the whole replay: the first console's
-        raise failed.exceptions[0] from None
-    for task in tasks:
-        stats = task.result()
-        report.accepted += stats.accepted
-        report.rejected += stats.rejected
-        report.duplicates += stats.duplicates
-        report.already += stats.already
-        report.resent += stats.resent
-    report.rejected += len(unsent)
-    report.seconds = time.perf_counter() - started
-    return report

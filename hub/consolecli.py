@@ -1,6 +1,6 @@
 """`duplicast console send|replay|simulate`: the console client on the command line.
 
-Each sends through ``hub.console.replay_log`` and prints one summary line; exit 1 when an event
+Each sends through ``hub.logreplay.replay_log`` and prints one summary line; exit 1 when an event
 was refused, and when the console gave up (``hub.hubwatch.ConsoleFailure``: no hub answers,
 or Redis refuses its user), in one line naming the tournament and the Redis (password masked).
 """
@@ -12,11 +12,14 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hub.bus import open_bus
 from hub.configfile import load_config
 from hub.embedded import load_tournament
+
+if TYPE_CHECKING:
+    from hub.logreplay import ReplayReport
 
 NO_HUB_TIMEOUT = 10.0  # seconds: a hub restarting (lease, rebuild) answers well within it
 
@@ -48,59 +51,89 @@ async def _console_action(
     phh_config: Any = None,
     phh: list[dict[str, Any]] | None = None,
 ) -> int:
-    from hub.console import load_events, replay_log
-    from hub.progress import Progress
+    from hub.logreplay import replay_log
 
     wait = {"no_hub_timeout": args.no_hub_timeout}
+    report: ReplayReport | int
     if args.action == "send":
-        fields = _parse_fields(args.fields)
-        events = [
-            {
-                "tournament": args.tournament,
-                "table": args.table,
-                "console": args.console or f"table{args.table}",
-                "seq": args.seq,
-                "v": 1,
-                **fields,
-            }
-        ]
+        events = [_event_to_send(args)]
         report = await replay_log(bus, args.tournament, events, outbox=outbox, resume=False, **wait)
     elif phh_config is not None and phh is not None:  # read before Redis was opened
         report = await replay_log(bus, phh_config.id, phh, pace=args.pace, outbox=outbox, **wait)
     elif args.action == "replay":
-        if args.tournament is None or args.log is None:
-            print("console replay: needs --tournament and a log (or --phh)", file=sys.stderr)
-            return 2
-        events = load_events(args.log)
-        with Progress(len(events), "console replay", enabled=args.progress) as bar:
-            report = await replay_log(
-                bus,
-                args.tournament,
-                events,
-                pace=args.pace,
-                outbox=outbox,
-                on_answer=bar.advance,
-                **wait,
-            )
+        report = await _replay(args, bus, outbox, wait)
     else:
-        config, decks = load_tournament(args.config)
-        from hub.engine.simulate import simulate_session
+        report = await _simulate(args, bus, outbox, wait)
+    if isinstance(report, int):
+        return report
+    return _summary(args, report)
 
-        seed = args.seed if args.seed is not None else int(time.time())
-        print(f"duplicast console simulate: seed {seed}", file=sys.stderr, flush=True)
-        rng = random.Random(seed)
-        tables = [args.table] if args.table else None
-        events = list(simulate_session(config, decks, rng, tables=tables))
-        with Progress(len(events), "console simulate", enabled=args.progress) as bar:
-            report = await replay_log(
-                bus,
-                config.id,
-                events,
-                pace=args.pace,
-                outbox=outbox,
-                on_answer=bar.advance,
-                **wait,
-            )
+
+def _event_to_send(args: argparse.Namespace) -> dict[str, Any]:
+    """`console send`: the event its options and ``key=value`` fields make."""
+    fields = _parse_fields(args.fields)
+    return {
+        "tournament": args.tournament,
+        "table": args.table,
+        "console": args.console or f"table{args.table}",
+        "seq": args.seq,
+        "v": 1,
+        **fields,
+    }
+
+
+async def _replay(
+    args: argparse.Namespace, bus: Any, outbox: str | None, wait: dict[str, Any]
+) -> ReplayReport | int:
+    """`console replay LOG`: the log's events, a progress line as they are answered."""
+    from hub.logreplay import load_events, replay_log
+    from hub.progress import Progress
+
+    if args.tournament is None or args.log is None:
+        print("console replay: needs --tournament and a log (or --phh)", file=sys.stderr)
+        return 2
+    events = load_events(args.log)
+    with Progress(len(events), "console replay", enabled=args.progress) as bar:
+        return await replay_log(
+            bus,
+            args.tournament,
+            events,
+            pace=args.pace,
+            outbox=outbox,
+            on_answer=bar.advance,
+            **wait,
+        )
+
+
+async def _simulate(
+    args: argparse.Namespace, bus: Any, outbox: str | None, wait: dict[str, Any]
+) -> ReplayReport:
+    """`console simulate`: bots play the session (or one table), seeded and said so."""
+    from hub.logreplay import replay_log
+    from hub.progress import Progress
+
+    config, decks = load_tournament(args.config)
+    from hub.engine.simulate import simulate_session
+
+    seed = args.seed if args.seed is not None else int(time.time())
+    print(f"duplicast console simulate: seed {seed}", file=sys.stderr, flush=True)
+    rng = random.Random(seed)
+    tables = [args.table] if args.table else None
+    events = list(simulate_session(config, decks, rng, tables=tables))
+    with Progress(len(events), "console simulate", enabled=args.progress) as bar:
+        return await replay_log(
+            bus,
+            config.id,
+            events,
+            pace=args.pace,
+            outbox=outbox,
+            on_answer=bar.advance,
+            **wait,
+        )
+
+
+def _summary(args: argparse.Namespace, report: ReplayReport) -> int:
+    """The one line every action prints, and its exit status."""
     print(
         f"{report.events} events from {report.consoles} console(s) in {report.seconds:.1f} s: "
         f"{report.accepted} accepted, {report.rejected} rejected, "

@@ -1,10 +1,6 @@
-"""Process roles and the commands that start them: `serve`, `console`, `demo`, and `export`
-(the journal out of Redis).
-
-- *ingest*: the single writer: console channels → engine → journal → feed channel.
-- *edge*: websocket and REST clients, fed from the feed channel (any number of them).
-- *all*: both in one process, the edge fed directly by the ingest (also what `demo` runs).
-"""
+"""The commands that start the hub's processes or talk to it over Redis: `serve`
+(``hub.servecli``), `console` (``hub.consolecli``), `demo` (``hub.demo``) and `export`
+(``hub.exportcli``): their parsers, and the loop each runs on with one line for any error."""
 
 from __future__ import annotations
 
@@ -12,17 +8,15 @@ import argparse
 import asyncio
 import logging
 import os
-import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
 
 from redis.exceptions import RedisError
 
 from hub import logs
-from hub.bus import BusUnavailable, open_bus, redacted_url
-from hub.channels import Channels
+from hub.bus import BusUnavailable
 from hub.cliargs import (
     HelpFormatter,
     add_config,
@@ -33,285 +27,19 @@ from hub.cliargs import (
     positive,
     seed,
 )
-from hub.configfile import load_config
-from hub.console import EventLogError
 from hub.consolecli import NO_HUB_TIMEOUT, run_console
-from hub.consolecli import phh_events as phh_events  # re-exported: it lived here
-from hub.deckfile import KEY_ENV, KEY_FILE_ENV, DeckFileError, load_decks
+from hub.deckfile import DeckFileError
 from hub.demo import run_demo
 from hub.domain.config import ConfigError
 from hub.domain.states import ProcessRole
-from hub.edge import EdgeSource
-from hub.embedded import (
-    OVERLAYS,
-    SAMPLE_CONFIG,
-    IngestSource,
-    until_signalled,
-    weak_tokens_refused,
-)
-from hub.engine.core import Engine
+from hub.embedded import SAMPLE_CONFIG
+from hub.exportcli import export_phh, run_export
 from hub.httpguard import REQUEST_TIMEOUT
-from hub.ingest import Ingest
-from hub.links import COMMENTATOR_ENV, OPERATOR_ENV, link_lines, roles_off
-from hub.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
+from hub.logreplay import EventLogError
+from hub.servecli import run_serve
 from hub.server import ListenError
-from hub.topicnames import TopicSpace
-from hub.workers import raise_open_files, start_edge_workers, stop_workers, wait_listening
 
 log = logging.getLogger("duplicast")
-
-NO_CONSOLES_WARNING = (
-    "duplicast serve: WARNING: the tournament file has no [consoles] section: any console "
-    "name is accepted, and whoever writes a table first under a name holds that name "
-    "(list each console and its table in [consoles]; docs/security.md)"
-)
-
-
-async def run_serve(args: argparse.Namespace) -> int:
-    from hub.auth import Auth
-    from hub.fanout import Limits
-    from hub.server import create_app, serve, tune_gc
-
-    auth = Auth.from_env()
-    if weak_tokens_refused("serve", auth):
-        return 2
-    if args.processes > 1 and args.role != ProcessRole.EDGE:
-        print(
-            "duplicast serve: --processes needs --role edge (one ingest writes the journal)",
-            file=sys.stderr,
-        )
-        return 2
-    if args.worker_of is not None:  # an edge worker of `--processes N`: ends with its parent
-        from hub.lifeline import die_with_parent
-
-        die_with_parent(args.worker_of)
-    try:
-        proxies = TrustedProxies(args.trusted_proxy or ()) or TrustedProxies.from_env()
-    except ValueError as exc:
-        print(f"duplicast serve: --trusted-proxy / {TRUSTED_PROXIES_ENV}: {exc}", file=sys.stderr)
-        return 2
-    raise_open_files()
-    config = load_config(args.config)
-    print(_serve_line(args, config, proxies), file=sys.stderr, flush=True)
-    if args.role in (ProcessRole.INGEST, ProcessRole.ALL) and not config.consoles:
-        print(NO_CONSOLES_WARNING, file=sys.stderr, flush=True)
-    if args.role != ProcessRole.PROJECTOR and args.worker_of is None:
-        for warning in roles_off(auth.commentator_token, auth.operator_token):
-            print(f"duplicast serve: warning: {warning}", file=sys.stderr, flush=True)
-    bus = open_bus(args.redis)
-    await bus.connect()
-    if args.role == ProcessRole.PROJECTOR:
-        return await run_projector(bus, config, args)
-    source: Any
-    limits = Limits(max_per_address=args.max_per_address)
-    writer: Ingest | None = None  # --feed separate: the ingest beside an edge's server
-    lost: asyncio.Event | None = None
-    if (
-        args.role == ProcessRole.EDGE
-    ):  # an edge never needs the deck key: it holds no cards of its own
-        source = EdgeSource(bus, config.id, topics=TopicSpace.of(config), limits=limits)
-    elif args.role == ProcessRole.INGEST and args.feed == "separate":
-        decks = load_decks(config, args.config.parent, dict(os.environ))
-        lost = asyncio.Event()
-        writer = Ingest(bus, Engine(config, decks), feed=False, on_lost=lost.set)
-        source = WriterSource(bus, config.id, writer, topics=TopicSpace.of(config), limits=limits)
-        await writer.start()
-    else:
-        decks = load_decks(config, args.config.parent, dict(os.environ))
-        source = IngestSource(bus, Engine(config, decks), own_bus=False, limits=limits)
-    metrics = getattr(source, "metrics", None)
-    app = create_app(
-        source,
-        overlays_dir=OVERLAYS,
-        auth=auth,
-        metrics=metrics,
-        trusted_proxies=proxies,
-    )
-    if writer is None:
-        lost = getattr(source, "lost", None)
-    stop_metrics = None
-    if args.metrics_port:  # every metric, unauthenticated: a port kept off the public network
-        from hub.metrics import serve_private
-
-        try:
-            stop_metrics = serve_private(app.state.metrics, args.metrics_host, args.metrics_port)
-        except OSError as exc:
-            raise ListenError(args.metrics_host, args.metrics_port, exc) from None
-    workers: list[subprocess.Popen[bytes]] = []
-    try:
-        several = args.processes > 1 or args.reuse_port
-        server = await serve(
-            app,
-            args.host,
-            args.port,
-            reuse_port=several,
-            join=args.reuse_port,
-            request_timeout=args.request_timeout,
-            max_pending=args.max_pending_requests,
-        )
-        if args.processes > 1:
-            workers = start_edge_workers(args, server.port)
-            await wait_listening(workers)
-        tune_gc()
-        print(
-            f"duplicast {args.role} for {config.id!r} on {server.url}"
-            + (f" ({args.processes} processes)" if args.processes > 1 else ""),
-            flush=True,
-        )
-        if args.worker_of is None:  # a worker's parent prints them
-            print("\n".join(_links(args, config, auth, server.port)), flush=True)
-        stop = asyncio.Event()
-        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(until_signalled(stop))]
-        if lost is not None:
-            waits.append(asyncio.ensure_future(lost.wait()))
-        try:
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiter in waits:
-                waiter.cancel()
-            await server.stop()
-    finally:
-        stop_workers(workers)
-        if stop_metrics is not None:
-            stop_metrics()
-        if writer is not None:
-            await writer.stop()
-        await bus.close()
-    if lost is not None and lost.is_set():
-        print("duplicast: this ingest lost its lease to another one; exiting", file=sys.stderr)
-        return 3
-    return 0
-
-
-class WriterSource(EdgeSource):
-    """What an ingest run with ``--feed separate`` serves: its clients as an edge's (the feed
-    comes from the projector), its own metrics and PHH export, and ready only while both the
-    edge follows the feed and the ingest holds the lease (not in standby)."""
-
-    def __init__(self, bus: Any, tournament: str, ingest: Ingest, **options: Any) -> None:
-        super().__init__(bus, tournament, **options)
-        self.ingest = ingest
-        self.metrics = ingest.metrics
-
-    @property
-    def engine(self) -> Engine:
-        """The ingest's engine: what `/api/export/phh` reads (it holds the cards)."""
-        return self.ingest.engine
-
-    def ready(self) -> bool:
-        return super().ready() and self.ingest.ready
-
-
-async def run_projector(bus: Any, config: Any, args: argparse.Namespace) -> int:
-    """`serve --role projector`: the feed of an ingest started with ``--feed separate``,
-    published by following the journal (hub.projector); no HTTP of its own."""
-    from hub.projector import Projector
-    from hub.server import tune_gc
-
-    decks = load_decks(config, args.config.parent, dict(os.environ))
-    lost = asyncio.Event()
-    projector = Projector(bus, Engine(config, decks), on_lost=lost.set)
-    try:
-        await projector.start()
-        tune_gc()
-        state = "standby" if projector.standby else f"at {projector.position}"
-        print(f"duplicast projector for {config.id!r} ({state})", flush=True)
-        stop = asyncio.Event()
-        waits: list[asyncio.Future[Any]] = [
-            asyncio.ensure_future(until_signalled(stop)),
-            asyncio.ensure_future(lost.wait()),
-        ]
-        try:
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiter in waits:
-                waiter.cancel()
-    finally:
-        await projector.stop()
-        await bus.close()
-    if lost.is_set():
-        print("duplicast: this projector lost its lease to another one; exiting", file=sys.stderr)
-        return 3
-    return 0
-
-
-def _links(args: argparse.Namespace, config: Any, auth: Any, port: int) -> list[str]:
-    """What to open (``hub.links``). Tokens stand as the variables that hold them: a terminal
-    or a service log is no place for a secret, unless ``--show-tokens``."""
-    if args.show_tokens:
-        commentator, operator = auth.commentator_token, auth.operator_token
-    else:
-        commentator = auth.commentator_token and f"${COMMENTATOR_ENV}"
-        operator = auth.operator_token and f"${OPERATOR_ENV}"
-    hidden = "" if args.show_tokens else " (tokens hidden: --show-tokens prints them)"
-    return [
-        f"Links{hidden}:",
-        *link_lines(config, args.host, port, commentator, operator),
-    ]
-
-
-def _serve_line(args: argparse.Namespace, config: Any, proxies: TrustedProxies) -> str:
-    """What `serve` runs on, before it starts: no silent defaults."""
-    sample = " (the bundled SAMPLE: give --config FILE for an event)" if _is_sample(args) else ""
-    decks = ""
-    if args.role != ProcessRole.EDGE and config.decks is not None:
-        if config.decks.rehearsal_seed is not None:
-            decks = f", REHEARSAL deck orders (seed {config.decks.rehearsal_seed!r})"
-        else:
-            decks = f", deck file {config.decks.file} (key {_key_source()})"
-    return (
-        f"duplicast serve: role {args.role}, tournament {config.id!r} from "
-        f"{args.config}{sample}, Redis {redacted_url(args.redis)}{decks}, "
-        f"HTTP on {args.host}:{args.port}"
-        + (f", metrics on {args.metrics_host}:{args.metrics_port}" if args.metrics_port else "")
-        + (f", client addresses from X-Forwarded-For of {proxies}" if proxies else "")
-    )
-
-
-def _is_sample(args: argparse.Namespace) -> bool:
-    return Path(args.config).resolve() == SAMPLE_CONFIG.resolve()
-
-
-def _key_source() -> str:
-    if os.environ.get(KEY_FILE_ENV):
-        return f"from {os.environ[KEY_FILE_ENV]}"
-    if os.environ.get(KEY_ENV):
-        return f"from ${KEY_ENV}"
-    return "not given"
-
-
-def export_phh(args: argparse.Namespace) -> int:
-    """`duplicast export --phh`: a JSON Lines event log replayed offline, every completed hand
-    as PHH (docs/phh.md)."""
-    from hub.configfile import load_config
-    from hub.deckfile import DeckFileError, load_decks
-    from hub.domain.config import ConfigError
-    from hub.engine.core import Engine
-    from hub.engine.phh_export import collect, render
-    from hub.phhfiles import write_export
-    from hub.replay import ReplayError, read_events, replay
-
-    try:
-        config = load_config(args.config)
-        engine = Engine(config, load_decks(config, args.config.parent, dict(os.environ)))
-        refused = replay(config, read_events(args.log), engine, str(args.log))
-    except (ConfigError, ReplayError, DeckFileError) as exc:
-        print(f"duplicast export: {exc}", file=sys.stderr)
-        return 1
-    released = engine.released if args.released_only else None
-    rendered = render(collect(engine.state, released), config.name)
-    print(write_export(rendered, args.out))
-    diverged = [r for r in refused if r.accepted_live]
-    for refusal in diverged[:10]:
-        print(f"duplicast export: refused: {refusal}", file=sys.stderr)
-    if diverged:  # as `replay`: these are not the hands the live event played
-        print(
-            f"duplicast export: {len(diverged)} event(s) the live hub accepted were refused: "
-            "these hands are NOT those of the live event",
-            file=sys.stderr,
-        )
-        return 3
-    return 0
 
 
 def _run_export_command(args: argparse.Namespace) -> int:
@@ -321,31 +49,6 @@ def _run_export_command(args: argparse.Namespace) -> int:
             return 2
         return export_phh(args)
     return _sync(run_export)(args)
-
-
-async def run_export(args: argparse.Namespace) -> int:
-    """`duplicast export --events`: the journal as the JSON Lines `replay` reads."""
-    from hub.export import dumps, header, journal_events
-
-    config = load_config(args.config)
-    bus = open_bus(args.redis)
-    await bus.connect()
-    count = 0
-    out = args.out.open("w", encoding="utf-8") if args.out else sys.stdout
-    try:
-        epoch = await bus.get(Channels(config.id).epoch)
-        text = None if epoch is None else epoch.decode("utf-8", "replace")
-        out.write(dumps(header(config.id, text)) + "\n")
-        async for event in journal_events(bus, config.id):
-            out.write(dumps(event) + "\n")
-            count += 1
-    finally:
-        if args.out:
-            out.close()
-        await bus.close()
-    where = args.out or "stdout"
-    print(f"duplicast export: {count} journal records of {config.id!r} to {where}", file=sys.stderr)
-    return 0
 
 
 def run_loop(coro: Awaitable[int]) -> int:
@@ -388,7 +91,18 @@ def _sync(coro_fn: Callable[[argparse.Namespace], Awaitable[int]]) -> Callable[.
     return run
 
 
-def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+Sub: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def add_parsers(sub: Sub) -> None:
+    """The commands of this module, in the order `duplicast --help` lists them."""
+    _add_serve(sub)
+    _add_export(sub)
+    _add_console(sub)
+    _add_demo(sub)
+
+
+def _add_serve(sub: Sub) -> None:
     p = sub.add_parser(
         "serve",
         help="run the hub on Redis: ingest, edge or both",
@@ -412,6 +126,28 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="ingest role: publish the feed itself (inline), or leave it to a "
         "`--role projector` process so the ingest's core is the write path's alone",
     )
+    _add_listen_options(p)
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="every metric here, no token: a private address (default: off)",
+    )
+    p.add_argument("--metrics-host", default="127.0.0.1", help="address of --metrics-port")
+    p.add_argument(
+        "--show-tokens",
+        action="store_true",
+        help="print the commentator and operator tokens in the links printed at start "
+        "(default: the variables that hold them)",
+    )
+    add_key_file(p, "the tournament's deck file (ingest and all; an edge needs none)")
+    # set by `--processes N` on the workers it starts: the parent's pid (hub.lifeline)
+    p.add_argument("--worker-of", type=int, default=None, help=argparse.SUPPRESS)
+    p.set_defaults(func=_sync(run_serve))
+
+
+def _add_listen_options(p: argparse.ArgumentParser) -> None:
+    """Where `serve` listens, and how many connections it takes."""
     p.add_argument("--host", default="127.0.0.1", help="address the HTTP/websocket server binds")
     p.add_argument("--port", type=int, default=8000, help="port of the HTTP/websocket server")
     p.add_argument(
@@ -456,24 +192,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         action="store_true",
         help="share the port with other edge processes started separately (SO_REUSEPORT)",
     )
-    p.add_argument(
-        "--metrics-port",
-        type=int,
-        default=None,
-        help="every metric here, no token: a private address (default: off)",
-    )
-    p.add_argument("--metrics-host", default="127.0.0.1", help="address of --metrics-port")
-    p.add_argument(
-        "--show-tokens",
-        action="store_true",
-        help="print the commentator and operator tokens in the links printed at start "
-        "(default: the variables that hold them)",
-    )
-    add_key_file(p, "the tournament's deck file (ingest and all; an edge needs none)")
-    # set by `--processes N` on the workers it starts: the parent's pid (hub.lifeline)
-    p.add_argument("--worker-of", type=int, default=None, help=argparse.SUPPRESS)
-    p.set_defaults(func=_sync(run_serve))
 
+
+def _add_export(sub: Sub) -> None:
     x = sub.add_parser(
         "export",
         help="a live tournament's journal out of Redis (--events: JSON Lines for replay)",
@@ -508,6 +229,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     add_key_file(x, "with --phh: the tournament's deck file (showdowns need the cards)")
     x.set_defaults(func=_run_export_command)
 
+
+def _add_console(sub: Sub) -> None:
     c = sub.add_parser(
         "console",
         help="console client: send, replay or simulate",
@@ -515,6 +238,17 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     add_redis(c)
     csub = c.add_subparsers(dest="action", required=True)
+    send = _add_console_send(csub)
+    replay = _add_console_replay(csub)
+    sim = _add_console_simulate(csub)
+    for parser in (replay, sim):
+        add_progress(parser)
+    for parser in (send, replay, sim):
+        _add_delivery_options(parser)
+    c.set_defaults(func=_sync(run_console))
+
+
+def _add_console_send(csub: Sub) -> argparse.ArgumentParser:
     send = csub.add_parser(
         "send", help="send one event: type=fold seat=3 ...", formatter_class=HelpFormatter
     )
@@ -525,6 +259,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--seq", type=int, required=True, help="this console's next seq (if its outbox has none)"
     )
     send.add_argument("fields", nargs="+", help="key=value (type=raise seat=3 amount=350)")
+    return send
+
+
+def _add_console_replay(csub: Sub) -> argparse.ArgumentParser:
     replay = csub.add_parser(
         "replay",
         help="send a JSON Lines event log, or play PHH hands at a table (--phh)",
@@ -548,6 +286,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="with --phh: the first hand's deal (default: the table's first); "
         "later files take the deals after it in the table's order",
     )
+    return replay
+
+
+def _add_console_simulate(csub: Sub) -> argparse.ArgumentParser:
     sim = csub.add_parser(
         "simulate", help="bots play a table or the whole session", formatter_class=HelpFormatter
     )
@@ -561,30 +303,31 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     sim.add_argument("--pace", type=finite, default=0.5, help="seconds between a table's events")
     add_key_file(sim)
-    for parser in (replay, sim):
-        add_progress(parser)
-    for parser in (send, replay, sim):
-        add_redis(parser, default=argparse.SUPPRESS, help="as `console --redis`")
-        parser.add_argument(
-            "--outbox",
-            default=None,
-            help="unacknowledged events on disk (SQLite), resent after a crash; {console} and "
-            "{tournament} are filled in (default: "
-            "$XDG_STATE_HOME/duplicast/outbox-{tournament}-{console}.sqlite)",
-        )
-        parser.add_argument(
-            "--no-outbox", action="store_true", help="keep the outbox in memory only"
-        )
-        parser.add_argument(
-            "--no-hub-timeout",
-            type=finite,
-            default=NO_HUB_TIMEOUT,
-            metavar="SECONDS",
-            help="give up (one line, exit 1) when an event waits this long with nothing heard "
-            "from any hub: none serves the tournament on this Redis (0: wait for ever)",
-        )
-    c.set_defaults(func=_sync(run_console))
+    return sim
 
+
+def _add_delivery_options(parser: argparse.ArgumentParser) -> None:
+    """What every `console` action shares: its Redis, its outbox, when it gives up."""
+    add_redis(parser, default=argparse.SUPPRESS, help="as `console --redis`")
+    parser.add_argument(
+        "--outbox",
+        default=None,
+        help="unacknowledged events on disk (SQLite), resent after a crash; {console} and "
+        "{tournament} are filled in (default: "
+        "$XDG_STATE_HOME/duplicast/outbox-{tournament}-{console}.sqlite)",
+    )
+    parser.add_argument("--no-outbox", action="store_true", help="keep the outbox in memory only")
+    parser.add_argument(
+        "--no-hub-timeout",
+        type=finite,
+        default=NO_HUB_TIMEOUT,
+        metavar="SECONDS",
+        help="give up (one line, exit 1) when an event waits this long with nothing heard "
+        "from any hub: none serves the tournament on this Redis (0: wait for ever)",
+    )
+
+
+def _add_demo(sub: Sub) -> None:
     d = sub.add_parser(
         "demo",
         help="embedded demo: no Redis needed, overlays served",

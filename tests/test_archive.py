@@ -30,12 +30,12 @@ from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus
 from hub.channels import Channels
 from hub.configfile import load_config
-from hub.console import load_events, replay_log
 from hub.deckfile import load_decks
 from hub.domain.config import TournamentConfig
 from hub.engine.core import Engine
 from hub.export import dumps, header, journal_events
 from hub.ingest import Ingest
+from hub.logreplay import load_events, replay_log
 from hub.replay import read_events, replay
 from tests.hubharness import ROOT, duplicast
 from tests.redis_server import RedisServer, free_port

@@ -16,9 +16,10 @@ import pytest
 from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus
 from hub.channels import Channels
-from hub.console import ConsoleClient, replay_log
+from hub.console import ConsoleClient
 from hub.engine.core import Engine
 from hub.ingest import Ingest
+from hub.logreplay import replay_log
 from hub.outbox import Outbox
 from tests.hubharness import ROOT, SAMPLE, session_events, unique_tournament
 from tests.redis_server import RedisServer

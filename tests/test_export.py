@@ -11,9 +11,9 @@ import pytest
 
 from hub.bus.redis import RedisBus
 from hub.channels import Channels
-from hub.console import replay_log
 from hub.engine.core import Engine
 from hub.export import dumps, journal_events, log_line
+from hub.logreplay import replay_log
 from hub.replay import DeckCheck, read_events, replay
 from tests.hubharness import ingest_hub, session_events, unique_tournament
 

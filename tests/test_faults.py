@@ -26,8 +26,8 @@ from redis_server import RedisServer, free_port
 from hub import codec
 from hub.bus.redis import RedisBus
 from hub.configfile import load_config
-from hub.console import replay_log
 from hub.deckfile import load_decks
+from hub.logreplay import replay_log
 from tests.hubharness import SESSION, offline, session_events
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio]

@@ -27,11 +27,11 @@ from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus
 from hub.channels import Channels
 from hub.configfile import load_config
-from hub.console import replay_log
 from hub.deckfile import load_decks
 from hub.engine.core import Engine
 from hub.ingest import Ingest
 from hub.intake import ERROR_LOGS, TABLE_BUFFER, TABLE_BYTES
+from hub.logreplay import replay_log
 from tests.hubharness import SAMPLE, SESSION, session_events, unique_tournament
 
 pytestmark = pytest.mark.asyncio

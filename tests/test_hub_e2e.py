@@ -14,10 +14,10 @@ import pytest
 from hub import codec
 from hub.bus.base import Message
 from hub.bus.redis import RedisBus
-from hub.console import replay_log
 from hub.domain.scoring import full_recompute
 from hub.embedded import IngestSource
 from hub.engine.core import Engine
+from hub.logreplay import replay_log
 from hub.patch import apply_patch
 from tests.feedclient import FeedClient
 from tests.hubharness import (

@@ -61,6 +61,8 @@ LAYERS: dict[str, int] = {
     "hub.deckfile": 2,
     "hub.redis_acl": 3,
     "hub.notes": 3,  # the notes stream's entries, bounded
+    "hub.acks": 2,  # the hub's answers as a console reads them
+    "hub.acktimer": 2,  # how long a console waits for an ack (RFC 6298)
     "hub.hubwatch": 2,  # whether any hub answers a console
     "hub.cliargs": 3,  # options every command shares (reads the deck-key names)
     "hub.progress": 2,
@@ -84,6 +86,7 @@ LAYERS: dict[str, int] = {
     "hub.projector": 7,  # the read model in its own process
     "hub.offline": 6,
     "hub.replay": 6,
+    "hub.logreplay": 6,  # a JSON Lines log sent through console clients
     "hub.export": 6,  # the journal as an event log
     "hub.phhfiles": 6,
     "hub.scaffold": 7,  # `duplicast init`: the bundled sample event, checked by hub.offline
@@ -91,6 +94,8 @@ LAYERS: dict[str, int] = {
     "hub.embedded": 8,
     "hub.demo": 9,
     "hub.consolecli": 9,  # `duplicast console` (runner imports it)
+    "hub.servecli": 9,  # `duplicast serve`: the process roles
+    "hub.exportcli": 7,  # `duplicast export`
     "hub.runner": 10,
     "hub.cli": 11,
     "hub.__main__": 12,

@@ -25,8 +25,8 @@ from test_faults import SAMPLE, Hub, journal_length
 from hub import codec
 from hub.bus.redis import RedisBus
 from hub.configfile import load_config
-from hub.console import replay_log
 from hub.deckfile import load_decks
+from hub.logreplay import replay_log
 from tests.hubharness import SESSION, offline, session_events
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio, pytest.mark.timeout(150)]

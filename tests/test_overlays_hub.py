@@ -24,10 +24,10 @@ from playwright.sync_api import Browser, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from hub.bus.memory import MemoryBus
-from hub.console import replay_log
 from hub.embedded import OVERLAYS, IngestSource
 from hub.engine.core import Engine
 from hub.engine.views import LIVE
+from hub.logreplay import replay_log
 from hub.server import RunningServer, create_app, serve
 from tests.browser import open_overlay, screenshot
 from tests.fake_feed import (

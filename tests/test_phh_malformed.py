@@ -211,7 +211,7 @@ def test_console_replay_phh_refuses_in_one_line(tmp_path: Path, name: str) -> No
     """The path `console replay --phh` takes before it sends anything: every file either
     becomes console events or is refused with one line naming the file (the legal cash-game
     hands do not fit a capped tournament of six: refused, by name)."""
-    from hub.runner import phh_events
+    from hub.consolecli import phh_events
 
     (path,) = write(tmp_path, {name: {**MALFORMED, **LEGAL}[name]})
     with pytest.raises(SystemExit) as info:

@@ -22,12 +22,13 @@ from pokerkit import HandHistory
 from hub.bus.redis import RedisBus
 from hub.channels import Channels
 from hub.configfile import load_config
-from hub.console import ConsoleClient, replay_log
+from hub.console import ConsoleClient
 from hub.deckfile import load_decks
 from hub.engine.core import Engine
 from hub.engine.phh_export import collect
 from hub.fanout import Fanout
 from hub.feed import IngestFeed
+from hub.logreplay import replay_log
 from hub.phh_service import BURST, EVERY, PhhExport, RateLimit
 from hub.replay import read_events, replay
 from hub.server import create_app

@@ -20,9 +20,9 @@ import pytest
 
 from hub.bus.redis import RedisBus
 from hub.configfile import load_config
-from hub.console import replay_log
 from hub.deckfile import load_decks
 from hub.domain.games.piecepack.tiles import is_tile
+from hub.logreplay import replay_log
 from tests.feedclient import FeedClient
 from tests.hubharness import COMMENTATOR, ingest_hub, offline, session_events
 

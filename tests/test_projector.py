@@ -318,7 +318,7 @@ async def test_an_ingest_with_a_separate_feed_is_ready_only_holding_the_lease() 
     """`serve --role ingest --feed separate` serves as an edge does (``WriterSource``); its
     /readyz says whether the ingest writes, not only whether the edge follows the feed."""
     from hub.bus.memory import MemoryBus
-    from hub.runner import WriterSource
+    from hub.servecli import WriterSource
 
     config, decks = unique_tournament("proj")
     bus = MemoryBus()

@@ -19,7 +19,7 @@ from redis_server import RedisServer, free_port
 
 from hub import logs
 from hub.redact import redact, redacted_url
-from hub.runner import NO_CONSOLES_WARNING
+from hub.servecli import NO_CONSOLES_WARNING
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "ifp6.toml"

@@ -15,10 +15,10 @@ import pytest
 
 from hub.bus.memory import MemoryBus
 from hub.configfile import load_config
-from hub.console import replay_log
 from hub.deckfile import load_decks
 from hub.domain.imp import WBF
 from hub.engine.core import Engine
+from hub.logreplay import replay_log
 from hub.replay import read_events, replay, replay_files
 from tests.hubharness import COMMENTATOR, ingest_hub
 
