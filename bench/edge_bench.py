@@ -194,8 +194,8 @@ def _run_edge(port: int, redis_url: str) -> int:
 
     from hub.channels import Channels
     from hub.cli import main as duplicast
-    from hub.fanout import Outgoing
     from hub.feed import Frame, encode_snapshot, snapshot_field
+    from hub.frames import Outgoing
 
     snapshot = json.dumps({"type": "snapshot", "topic": TOPIC, "seq": 0, "data": {}}).encode()
     frame = Frame(

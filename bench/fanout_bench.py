@@ -33,8 +33,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from hub.auth import Auth
 from hub.codec import to_json
-from hub.fanout import Fanout, Limits
+from hub.fanout import Fanout
 from hub.feed import PayloadFeed
+from hub.limits import Limits
 from hub.server import create_app, serve
 
 KEY = ("public", "standings")

@@ -26,8 +26,9 @@ from hub.bus.base import Subscription
 from hub.channels import Channels
 from hub.codec import CodecError, pack, unpack
 from hub.domain.numbers import find_bad_number
-from hub.fanout import Fanout, Limits
+from hub.fanout import Fanout
 from hub.feed import HISTORY, EdgeFeed, Frame, decode_feed, load_snapshots
+from hub.limits import Limits
 from hub.metrics import Metrics
 from hub.server import create_app, serve
 from hub.tasks import cancel_and_wait

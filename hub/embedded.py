@@ -16,9 +16,10 @@ from hub.configfile import load_config
 from hub.deckfile import load_decks
 from hub.domain.config import TournamentConfig
 from hub.engine.core import Engine
-from hub.fanout import Fanout, Limits
+from hub.fanout import Fanout
 from hub.feed import Frame, IngestFeed, TopicKey
 from hub.ingest import Ingest
+from hub.limits import Limits
 from hub.metrics import Metrics
 
 __all__ = [

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from hub.codec import CodecError, from_json, pack, to_json, unpack
-from hub.fanout import Outgoing
+from hub.frames import Outgoing
 from hub.patch import PatchError, TopicChange, apply_patch, clone, diff
 from hub.topicnames import TopicKey
 

@@ -128,7 +128,7 @@ async def _open_source(
 ) -> tuple[Any, Ingest | None, asyncio.Event | None]:
     """What the role's server serves, the ingest started beside an edge's server (``--feed
     separate``) and the event set when that ingest loses its lease."""
-    from hub.fanout import Limits
+    from hub.limits import Limits
 
     limits = Limits(max_per_address=args.max_per_address)
     if args.role == ProcessRole.EDGE:  # an edge never needs the deck key: it holds no cards

@@ -29,12 +29,15 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 
+from hub.asgisink import AsgiSink
 from hub.auth import OPERATOR, Auth, Role, audience_for
 from hub.codec import CodecError, from_json, pack, to_json
-from hub.fanout import AsgiSink, Fanout
-from hub.feedsocket import FeedService, OriginPolicy
+from hub.fanout import Fanout
+from hub.feedservice import FeedService
+from hub.feedsocket import protocol as feedsocket_protocol
 from hub.httpguard import REQUEST_TIMEOUT, PendingRequests, guarded_http
 from hub.metrics import CONTENT_TYPE, Metrics
+from hub.origins import OriginPolicy
 from hub.phh_service import PhhExport, RateLimit
 from hub.proxies import TrustedProxies
 from hub.standings_select import select_standings
@@ -297,6 +300,7 @@ def create_app(
     else:
         proxies = TrustedProxies(trusted_proxies)
     service = FeedService(source, auth, origins, proxies)
+    ws_protocol = feedsocket_protocol(service) if raw_frames else None
     ep = _Endpoints(source, service, metrics)
     routes: list[BaseRoute] = [
         WebSocketRoute("/ws", ep.websocket),
@@ -324,6 +328,8 @@ def create_app(
         finally:
             await source.fanout.close_all()
             await service.stop()
+            if ws_protocol is not None:
+                await ws_protocol.sweep.stop()
             ep.close()
             if manage_source:
                 await source.stop()
@@ -335,7 +341,7 @@ def create_app(
     )
     app.state.source = source
     app.state.feed = service
-    app.state.ws_protocol = service.protocol() if raw_frames else None
+    app.state.ws_protocol = ws_protocol
     app.state.metrics = metrics
     app.state.endpoints = ep  # (tests reach the PHH export's cache and rate limit here)
     return app

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hub.fanout import Outgoing
 from hub.feed import Frame, PayloadFeed
+from hub.frames import Outgoing
 from hub.topicnames import TopicKey
 
 

@@ -16,11 +16,14 @@ import pytest
 import websockets
 from websockets.frames import Frame, Opcode
 
-import hub.fanout as fanout_module
+import hub.frames as frames_module
 from hub import feedsocket
 from hub.codec import to_json, unpack
-from hub.fanout import CLOSE_TOO_SLOW, FORMATS, Client, Fanout, Limits, Outgoing, build_frame
+from hub.fanout import Fanout
 from hub.feed import TopicKey
+from hub.feedclient import CLOSE_TOO_SLOW, Client
+from hub.frames import FORMATS, Outgoing, build_frame
+from hub.limits import Limits
 from hub.patch import apply_patch
 from hub.server import RunningServer, create_app, serve
 from tests.feedwriter import FeedWriter
@@ -129,8 +132,8 @@ async def test_fanout_never_encodes_a_topic_frame(monkeypatch: pytest.MonkeyPatc
     store = FeedWriter()
     fanout = Fanout(store)
     store.put(STANDINGS, {"a": 0})
-    monkeypatch.setattr(fanout_module, "to_json", refuse)
-    monkeypatch.setattr(fanout_module, "pack", refuse)
+    monkeypatch.setattr(frames_module, "to_json", refuse)
+    monkeypatch.setattr(frames_module, "pack", refuse)
     sinks = [FakeSink() for _ in range(5)]
     clients = [fanout.add(sink, "public", "public", "json") for sink in sinks]
     for client in clients:
@@ -552,8 +555,8 @@ async def test_publish_takes_encoded_frames_and_never_reencodes(
     fanout = Fanout(store)
     sinks = {fmt: FakeSink() for fmt in FORMATS}
     clients = {fmt: fanout.add(sinks[fmt], "public", "public", fmt) for fmt in FORMATS}
-    monkeypatch.setattr(fanout_module, "to_json", refuse)
-    monkeypatch.setattr(fanout_module, "pack", refuse)
+    monkeypatch.setattr(frames_module, "to_json", refuse)
+    monkeypatch.setattr(frames_module, "pack", refuse)
     for fmt, client in clients.items():
         fanout.subscribe(client, "standings", 7 if fmt == "json" else None)
     assert store.asked == [(STANDINGS, "json", 7), (STANDINGS, "msgpack", None)]

@@ -19,8 +19,9 @@ import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection
 
-from hub import feedsocket
-from hub.fanout import Fanout, Limits
+from hub import feedsession, feedsocket
+from hub.fanout import Fanout
+from hub.limits import Limits
 from hub.server import RunningServer, create_app, serve
 from tests.test_server import AUTH, FakeSource
 
@@ -191,16 +192,16 @@ async def test_both_transports_run_one_session_stack(
     raw: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``FeedSocket`` and the ASGI ``/ws`` hand every message to the same sans-I/O
-    ``feedsocket.Session``, so they answer alike: a command that fails inside the ingest is an
+    ``feedsession.Session``, so they answer alike: a command that fails inside the ingest is an
     ``internal_error`` answer and the session goes on (the ASGI loop used to die with it)."""
     received: list[bool] = []
-    real = feedsocket.Session.receive
+    real = feedsession.Session.receive
 
-    def spy(self: feedsocket.Session, data: bytes | str, text: bool) -> None:
+    def spy(self: feedsession.Session, data: bytes | str, text: bool) -> None:
         received.append(text)
         real(self, data, text)
 
-    monkeypatch.setattr(feedsocket.Session, "receive", spy)
+    monkeypatch.setattr(feedsession.Session, "receive", spy)
     source = FakeSource()
 
     async def broken_control(command: dict[str, Any]) -> dict[str, Any]:

@@ -30,7 +30,12 @@ IO_MODULES = {
     "hub.bus",
     "hub.codec",
     "hub.feed",
+    "hub.frames",
+    "hub.asgisink",
+    "hub.feedclient",
     "hub.fanout",
+    "hub.feedsession",
+    "hub.feedservice",
     "hub.feedsocket",
     "hub.server",
     "hub.ingest",
@@ -67,20 +72,27 @@ LAYERS: dict[str, int] = {
     "hub.cliargs": 3,  # options every command shares (reads the deck-key names)
     "hub.progress": 2,
     "hub.auth": 2,
+    "hub.origins": 2,  # which browser pages may open /ws
     "hub.proxies": 2,  # who a client is behind a trusted load balancer
     "hub.bus.base": 2,
     "hub.bus.memory": 3,
     "hub.bus.redis": 3,
     "hub.bus": 4,  # open_bus: picks an implementation
     "hub.intake": 3,  # the ingest's fair batches over its per-table subscriptions
-    "hub.fanout": 4,
-    "hub.metrics": 5,
-    "hub.feedsocket": 5,
+    "hub.limits": 2,  # what one websocket client may cost (buffers, topics, per address)
+    "hub.frames": 3,  # one encoded message and its websocket frame
+    "hub.asgisink": 4,  # a fan-out client through the ASGI send (any server)
+    "hub.feedclient": 4,  # one fan-out client: its queue and backpressure
+    "hub.fanout": 5,
+    "hub.feedsession": 5,  # one client's conversation on /ws, sans I/O
+    "hub.metrics": 6,
+    "hub.feedservice": 6,  # what every /ws connection shares: admission, client messages
+    "hub.feedsocket": 6,
     "hub.httpguard": 5,  # the bound on incomplete HTTP requests (uvicorn protocols)
     "hub.feed": 5,
     "hub.console": 5,
     "hub.phh_service": 5,  # the PHH export cached, written in a worker process
-    "hub.server": 6,
+    "hub.server": 7,
     "hub.publisher": 6,  # the feed's writer, shared by the ingest and the projector
     "hub.ingest": 7,
     "hub.projector": 7,  # the read model in its own process

@@ -19,7 +19,8 @@ import pytest
 import websockets
 from websockets.typing import Origin
 
-from hub.fanout import Fanout, Limits
+from hub.fanout import Fanout
+from hub.limits import Limits
 from hub.proxies import TrustedProxies
 from hub.server import RunningServer, create_app, serve
 from tests.test_server import AUTH, FakeSource, recv
@@ -81,7 +82,7 @@ async def first(server: RunningServer, query: str = "", **headers: str) -> tuple
 async def test_the_cap_counts_forwarded_clients_and_exempts_tokens(
     raw: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, "hub.feedsocket")
+    caplog.set_level(logging.WARNING, "hub.feedservice")
     async with edge(["127.0.0.1"], raw) as (server, source):
         xff = {"X-Forwarded-For": "203.0.113.5"}
         full = [await first(server, **xff) for _ in range(2)]
@@ -106,7 +107,7 @@ async def test_the_cap_counts_forwarded_clients_and_exempts_tokens(
         assert 'duplicast_ws_refused_total{code="unauthorized"} 1.0' in text
         for sock, _ in [*full, (other, None)]:
             await sock.close()
-    logged = [r.getMessage() for r in caplog.records if r.name == "hub.feedsocket"]
+    logged = [r.getMessage() for r in caplog.records if r.name == "hub.feedservice"]
     assert any("from 203.0.113.5: too_many_connections" in line for line in logged), logged
 
 
