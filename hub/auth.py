@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hub.domain.states import Audience, Role
-from hub.engine.topics import parse_topic, refusal
+from hub.topicnames import parse_topic, refusal
 
 __all__ = [
     "COMMENTATOR",

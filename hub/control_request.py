@@ -12,7 +12,7 @@ from typing import Any
 from hub import codec
 from hub.channels import Channels
 from hub.engine.core import Engine
-from hub.engine.topics import TopicKey
+from hub.topicnames import TopicKey
 
 __all__ = ["ControlRequest"]
 

@@ -27,13 +27,13 @@ from hub.bus.protocols import PubSubHashes
 from hub.channels import Channels
 from hub.codec import CodecError, pack, unpack
 from hub.domain.numbers import find_bad_number
-from hub.engine.topics import TopicKey, TopicSpace
 from hub.fanout import Fanout
 from hub.feed import HISTORY, EdgeFeed, Frame, decode_feed, load_snapshots
 from hub.limits import Limits
 from hub.metrics import Metrics
 from hub.server import create_app, serve
 from hub.tasks import cancel_and_wait
+from hub.topicnames import TopicKey, TopicSpace
 
 __all__ = ["EdgeSource", "run_edge"]
 

@@ -31,10 +31,10 @@ import logging
 from collections import Counter
 from collections.abc import Mapping
 
-from hub.engine.topics import TopicKey
 from hub.feedclient import CatchUp, Client, Sink
 from hub.frames import Outgoing
 from hub.limits import Limits
+from hub.topicnames import TopicKey
 
 __all__ = ["Fanout"]
 

@@ -30,10 +30,9 @@ from typing import Any
 import orjson
 
 from hub.codec import CodecError, from_json, pack, to_json, unpack
-from hub.engine.patch import PatchError, apply_patch, clone, diff
-from hub.engine.projections import TopicChange
-from hub.engine.topics import TopicKey
 from hub.frames import Outgoing
+from hub.patch import PatchError, TopicChange, apply_patch, clone, diff
+from hub.topicnames import TopicKey
 
 __all__ = [
     "HISTORY",

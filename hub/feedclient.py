@@ -22,9 +22,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from hub.engine.topics import TopicKey
 from hub.frames import FORMATS, Outgoing
 from hub.limits import Limits
+from hub.topicnames import TopicKey
 
 __all__ = ["CLOSE_TOO_SLOW", "CatchUp", "Client", "Registry", "Sink"]
 

@@ -31,11 +31,11 @@ from hub.embedded import (
     weak_tokens_refused,
 )
 from hub.engine.core import Engine
-from hub.engine.topics import TopicSpace
 from hub.ingest import Ingest
 from hub.links import COMMENTATOR_ENV, OPERATOR_ENV, link_lines, roles_off
 from hub.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
 from hub.server import ListenError
+from hub.topicnames import TopicSpace
 from hub.workers import raise_open_files, start_edge_workers, stop_workers, wait_listening
 
 NO_CONSOLES_WARNING = (

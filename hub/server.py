@@ -32,8 +32,6 @@ from starlette.websockets import WebSocket
 from hub.asgisink import AsgiSink
 from hub.auth import OPERATOR, Auth, Role, audience_for
 from hub.codec import CodecError, from_json, pack, to_json
-from hub.engine.standings_select import select_standings
-from hub.engine.topics import FAMILIES, Family
 from hub.fanout import Fanout
 from hub.feedservice import FeedService
 from hub.feedsocket import protocol as feedsocket_protocol
@@ -42,6 +40,8 @@ from hub.metrics import CONTENT_TYPE, Metrics
 from hub.origins import OriginPolicy
 from hub.phh_service import PhhExport, RateLimit
 from hub.proxies import TrustedProxies
+from hub.standings_select import select_standings
+from hub.topicnames import FAMILIES, Family
 
 __all__ = ["FeedSource", "ListenError", "RunningServer", "create_app", "serve", "tune_gc"]
 
@@ -152,7 +152,7 @@ class _Endpoints:
 
     async def _topic(self, request: Request, topic: str) -> Response:
         """A topic's snapshot; the standings take ``scope``, ``stage``, ``session`` and
-        ``group`` to serve one block of it (``hub.engine.standings_select``)."""
+        ``group`` to serve one block of it (``hub.standings_select``)."""
         role = self._role(request)
         if role is None:
             return _json({"error": "unauthorized", "message": "unknown token"}, 401)

@@ -33,7 +33,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from hub.engine.equities import equity_block, seat_equity, traveller_equity
-from hub.engine.patch import diff
+from hub.patch import diff
 
 OVERLAYS = Path(__file__).resolve().parent.parent / "overlays"
 TOKENS = {"com": "commentator", "op": "operator"}
@@ -379,7 +379,8 @@ def ticker_payload() -> dict[str, Any]:
     }
 
 
-# The hub's ops payload (hub/engine/views.py ops_payload), key for key: tests/test_overlays_hub.py
+# The hub's ops payload (hub/engine/desk_views.py ops_payload), key for key:
+# tests/test_overlays_hub.py
 # checks these key sets against the real hub's `ops` snapshot so the fake cannot drift again.
 OPS_KEYS = frozenset(
     {"at", "tables", "rejections", "disputes", "corrections", "penalties", "release"}

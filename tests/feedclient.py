@@ -9,7 +9,7 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from hub.engine.patch import apply_patch, clone
+from hub.patch import apply_patch, clone
 
 
 class FeedClient:

@@ -25,7 +25,7 @@ from hub.domain.config import ConfigError, parse_config
 from hub.domain.scoring import TeamStanding
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
-from hub.engine.topics import LIVE, PUBLIC, topic_name
+from hub.topicnames import LIVE, PUBLIC, topic_name
 from tests.factories import make_decks
 from tests.test_projections import Client, assert_projected
 

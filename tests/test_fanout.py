@@ -19,12 +19,12 @@ from websockets.frames import Frame, Opcode
 import hub.frames as frames_module
 from hub import feedsocket
 from hub.codec import to_json, unpack
-from hub.engine.patch import apply_patch
 from hub.fanout import Fanout
 from hub.feed import TopicKey
 from hub.feedclient import CLOSE_TOO_SLOW, Client
 from hub.frames import FORMATS, Outgoing, build_frame
 from hub.limits import Limits
+from hub.patch import apply_patch
 from hub.server import RunningServer, create_app, serve
 from tests.feedwriter import FeedWriter
 

@@ -12,8 +12,6 @@ from hypothesis import strategies as st
 
 from hub.channels import Channels
 from hub.codec import CodecError, pack
-from hub.engine.patch import apply_patch
-from hub.engine.projections import TopicChange
 from hub.feed import (
     HISTORY,
     SNAPSHOT_EVERY,
@@ -26,6 +24,7 @@ from hub.feed import (
     encode_snapshot,
     load_snapshots,
 )
+from hub.patch import TopicChange, apply_patch
 
 KEY = ("public", "standings")
 
@@ -198,7 +197,7 @@ def test_patches_applied_by_a_client_rebuild_the_payload() -> None:
     feed = IngestFeed()
     payloads = [{"rows": [], "n": 0}, {"rows": [{"a": 1}], "n": 1}, {"rows": [{"a": 2}], "n": 1}]
     state: dict[str, Any] = {}
-    from hub.engine.patch import diff
+    from hub.patch import diff
 
     for i, payload in enumerate(payloads):
         change = TopicChange(KEY, None if i == 0 else diff(payloads[i - 1], payload), payload)

@@ -17,8 +17,8 @@ from hub.bus.redis import RedisBus
 from hub.domain.scoring import full_recompute
 from hub.embedded import IngestSource
 from hub.engine.core import Engine
-from hub.engine.patch import apply_patch
 from hub.logreplay import replay_log
+from hub.patch import apply_patch
 from tests.feedclient import FeedClient
 from tests.hubharness import (
     COMMENTATOR,

@@ -49,7 +49,10 @@ LAYERS: dict[str, int] = {
     "hub.domain.strength_tables": 0,  # numpy batch evaluation (tables from phevaluator)
     "hub.domain.equity": 0,  # win/tie probabilities and outs
     "hub.domain.games": 0,  # one folder per game (rules, views, plug-in), pure like the core
-    "hub.engine": 1,  # pure tournament state machine, projections, topic registry
+    "hub.topicnames": 1,  # what a topic is on the wire: families, names, the subscription check
+    "hub.patch": 1,  # the delta format (JSON Patch) and one topic's change
+    "hub.standings_select": 1,  # one block of a standings payload (REST), pure
+    "hub.engine": 1,  # pure tournament state machine, projections, topic families' read side
     "hub.redact": 1,  # passwords out of URLs and log lines
     "hub.codec": 2,
     "hub.channels": 2,
@@ -175,11 +178,17 @@ def opens_files(path: Path) -> list[int]:
 
 
 def modules(package: str) -> list[Path]:
-    """Every module of ``hub/<package>``, its subfolders' included."""
-    return sorted((HUB / package).rglob("*.py"))
+    """Every module of ``hub/<package>``, its subfolders' included (or the one module
+    ``hub/<package>`` when it names a file)."""
+    where = HUB / package
+    return [where] if where.is_file() else sorted(where.rglob("*.py"))
 
 
-@pytest.mark.parametrize("package", ["domain", "engine"])
+# The pure core, and the wire facts it shares with transport (pure too).
+PURE = ("hub.domain", "hub.engine", "hub.topicnames", "hub.patch", "hub.standings_select")
+
+
+@pytest.mark.parametrize("package", ["domain", "engine", "topicnames.py", "patch.py"])
 def test_pure_layers_import_no_io(package: str) -> None:
     assert modules(package), f"hub/{package} has no modules"
     for path in modules(package):
@@ -189,12 +198,12 @@ def test_pure_layers_import_no_io(package: str) -> None:
             assert not any(name == m or name.startswith(m + ".") for m in IO_MODULES), (
                 f"{path.name} imports the I/O module {name}"
             )
-            assert not name.startswith("hub.") or name.startswith(("hub.domain", "hub.engine")), (
+            assert not name.startswith("hub.") or name.startswith(PURE), (
                 f"{path.name} imports {name} from outside the pure core"
             )
 
 
-@pytest.mark.parametrize("package", ["domain", "engine"])
+@pytest.mark.parametrize("package", ["domain", "engine", "topicnames.py", "patch.py"])
 def test_pure_layers_open_no_files(package: str) -> None:
     for path in modules(package):
         assert not opens_files(path), f"{path.name} calls open() at lines {opens_files(path)}"
@@ -322,7 +331,7 @@ def test_hub_has_no_import_cycles() -> None:
 def test_the_layer_check_sees_a_cycle_and_an_upward_import() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"a"}}) == [["a"]]
-    assert layer_of("hub.domain.cards") == 0 and layer_of("hub.engine.topics") == 1
+    assert layer_of("hub.domain.cards") == 0 and layer_of("hub.engine.families") == 1
     assert layer_of("hub.domain.config.rules") == 0  # a subfolder inherits its folder's layer
     assert layer_of("hub.nothing") is None
 

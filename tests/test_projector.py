@@ -30,9 +30,9 @@ from hub.bus.base import Bus, Message
 from hub.bus.redis import RedisBus
 from hub.channels import Channels
 from hub.engine.core import Engine
-from hub.engine.topics import LIVE, PUBLIC
 from hub.ingest import Ingest
 from hub.projector import Projector
+from hub.topicnames import LIVE, PUBLIC
 from tests.feedclient import FeedClient
 from tests.hubharness import SAMPLE, session_events, unique_tournament
 

@@ -23,11 +23,10 @@ from hub.bus.memory import MemoryBus
 from hub.channels import Channels
 from hub.codec import pack, unpack
 from hub.edge import EdgeSource
-from hub.engine.patch import clone, diff
-from hub.engine.projections import TopicChange
 from hub.fanout import Fanout
 from hub.feed import IngestFeed, TopicKey, encode_feed
 from hub.limits import Limits
+from hub.patch import TopicChange, clone, diff
 from hub.server import RunningServer, create_app, serve
 
 AUTH = Auth(commentator_token="comm-secret", operator_token="op-secret")
@@ -623,9 +622,9 @@ async def test_the_source_decides_which_topics_exist() -> None:
 
 def test_one_topic_check_for_a_tournament_and_for_any_name() -> None:
     """``TopicSpace.check`` (a running tournament) and ``hub.auth.check_topic`` (a name of any
-    tournament) are one check (``hub.engine.topics.refusal``): they agree on every topic of a
+    tournament) are one check (``hub.topicnames.refusal``): they agree on every topic of a
     tournament, for every role, and on names that are no topic at all."""
-    from hub.engine.topics import ROLES, TopicSpace, parse_topic
+    from hub.topicnames import ROLES, TopicSpace, parse_topic
 
     space = TopicSpace(tables=(1, 2), seats=3, deals=4)
     garbage = [

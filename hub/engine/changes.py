@@ -3,7 +3,7 @@
 Projections (topic payloads) move by these events instead of being rebuilt on every change: an
 ``ActionApplied`` appends one row where the action shows, a ``HandSettled`` moves the standings
 by one hand, a ``DealReleased`` opens a deal to the public. Each topic family in
-``hub.engine.topics`` names the events that touch it (by `EventKind`).
+``hub.engine.families`` declares the events that touch it (by class).
 
 `TournamentState.apply` returns the events an applied console event caused (hand events,
 ``PenaltyApplied``, ``StageFilled``, ``Notable``); the engine's parts add the rest (release:

@@ -45,14 +45,15 @@ from hub.engine.changes import (
 )
 from hub.engine.desk import ONAIR_SLOTS, OPERATOR_EVENTS, Desk, default_onair
 from hub.engine.events import OPERATOR_CONSOLE, parse_event
+from hub.engine.families import FEEDS, Payloads
 from hub.engine.outcome import Outcome
 from hub.engine.projections import Projections, TopicChange
 from hub.engine.refusals import REFUSED, refusal_answer
 from hub.engine.release import Release
 from hub.engine.sequencer import Sequencer
 from hub.engine.ticker import Ticker
-from hub.engine.topics import LIVE, PUBLIC, TopicKey, TopicSpace
 from hub.engine.tournament import TournamentState
+from hub.topicnames import PUBLIC, TopicKey, TopicSpace
 
 __all__ = [
     "ONAIR_SLOTS",
@@ -92,8 +93,8 @@ class Engine:
         delay = config.release_delay if release_delay is None else release_delay
         self.release = Release(self.state, delay)
         self.desk = Desk(config)
-        self.projections = Projections(self.state, self.payload)
-        self._memo: dict[bool, dict[str, Any]] = {}  # standings per audience until a change
+        self.payloads = Payloads(self, FEEDS)  # each family's builder reads the engine
+        self.projections = Projections(self.state, self.payloads)
         self._now = 0.0
 
     # What other modules read of the parts, under the engine's names.
@@ -278,8 +279,8 @@ class Engine:
 
     # ----------------------------------------------------------------- changes
     def _emit(self, event: EngineEvent) -> AbstractSet[TopicKey]:
-        """Announce a typed event: the projections move by it."""
-        self._memo.clear()
+        """Announce a typed event: the projections move by it (routed by the families that
+        declare its class, ``hub.engine.families``)."""
         return self.projections.on(event)
 
     def _announce(self, events: Iterable[EngineEvent]) -> set[TopicKey]:
@@ -328,7 +329,6 @@ class Engine:
         for item in views.swing_items(self.state, event.table, event.deal):
             keys |= self._add_ticker(item)
         if self.release.correct(event.table, event.deal):
-            self._memo.clear()
             public = self.projections.public_deal_keys(event.deal)
             self.projections.touch(public)
             return keys | public
@@ -339,7 +339,6 @@ class Engine:
     def _stage_filled(self, stage: str) -> set[TopicKey]:
         """A stage's teams were just fixed: what shows them is rebuilt."""
         keys = touches.stage_keys(self.state.config, stage)
-        self._memo.clear()
         self.projections.touch(keys)
         return keys
 
@@ -361,8 +360,8 @@ class Engine:
         self.state, self.release, self._now = got.state, got.release, got.now
         self.admission.sequencer, self.admission.bound = got.sequencer, got.bound
         self.desk.take(got.onair, got.ticker)
-        self.projections = Projections(self.state, self.payload)
-        self._memo.clear()
+        self.payloads.forget()
+        self.projections = Projections(self.state, self.payloads)
 
     # ----------------------------------------------------------------- the feed
     def start_feed(self) -> None:
@@ -396,93 +395,8 @@ class Engine:
 
     def payload(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's payload built from the state now (None: no such topic for that audience,
-        or not yet)."""
-        audience, name = key
-        topic = self.topics.get(name)
-        if topic is None or audience not in topic.family.audiences:
-            return None
-        live = audience == LIVE
-        fam, args = topic.family.name, topic.args
-        if fam == "standings":
-            return self._standings(live)
-        if fam == "seat":
-            return views.seat_payload(self._standings(live), args[0])
-        if fam == "table":
-            table = self.state.tables[args[0]]
-            released = [d for g, d in self._released if g == table.group]
-            public_deal = max(released, default=None)
-            if public_deal is None and self._public_teams(table.group):
-                public_deal = table.order[0]
-            return views.table_payload(
-                self.state,
-                table,
-                live=live,
-                released_deals=len(released),
-                public_deal=public_deal,
-            )
-        if fam == "deal":
-            return views.deal_payload(self.state, args[0], live=live, released=self.released)
-        if fam == "compare":
-            return views.compare_payload(
-                self.state, args[0], args[1], live=live, released=self.released
-            )
-        if fam == "onair":
-            slots = {k: dict(v) for k, v in self.onair["slots"].items()}
-            if not live and not self._onair_compare_public(slots["compare"]):
-                slots["compare"] = {"visible": False}  # not even the deal number leaks
-            return {"slots": slots}
-        if fam == "ticker":
-            return self.ticker.payload(audience)
-        if fam == "projection":
-            board = self.projections.board or views.projected_board(self.state)
-            return views.projection_payload(self.state, board)
-        if fam == "clock":
-            at = self._clock_at if self.clock is None else self.clock.as_of(self._clock_at)
-            return views.clock_payload(self.config, self.clock, at)
-        if fam == "ops":
-            return views.ops_payload(
-                self.state, list(self.rejections), self.release_state(), self._now, self.links
-            )
-        return None  # pragma: no cover - every family is handled above
-
-    def _onair_compare_public(self, slot: Mapping[str, Any]) -> bool:
-        deal_no = slot.get("deal")
-        if isinstance(deal_no, bool) or not isinstance(deal_no, int):
-            return False
-        return self.deal_released(deal_no)
-
-    def _standings(self, live: bool) -> dict[str, Any]:
-        """Both audiences' standings payloads (the seat topics are cut from them), made once
-        per change of state."""
-        found = self._memo.get(live)
-        if found is None:
-            found = self._memo[live] = self._build_standings(live)
-        return found
-
-    def _build_standings(self, live: bool) -> dict[str, Any]:
-        if live:
-            complete = {g: sorted(self.state.board.completed_deals(g)) for g in self.config.groups}
-            return views.standings_payload(
-                self.config,
-                self.state.board,
-                live=True,
-                complete=complete,
-                fills=self.state.seating.fills,
-            )
-        complete = {
-            g: sorted(d for (gg, d) in self._released if gg == g) for g in self.config.groups
-        }
-        return views.standings_payload(
-            self.config,
-            self.public_board,
-            live=False,
-            complete=complete,
-            fills={
-                stage: fill
-                for stage, fill in self.state.seating.fills.items()
-                if self._public_teams(fill)
-            },
-        )
+        or not yet): its family's builder (``hub.engine.families``)."""
+        return self.payloads.build(key)
 
     def _public_teams(self, group: str | Mapping[str, Any]) -> bool:
         return self.release.public_teams(group)
@@ -492,4 +406,4 @@ class Engine:
 
     def standings_json(self) -> dict[str, Any]:
         """The replay CLI's output: both views of the live scoreboard."""
-        return self._standings(True)
+        return self.payloads.standings(True)

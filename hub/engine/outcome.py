@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hub.engine.topics import TopicKey
+from hub.topicnames import TopicKey
 
 __all__ = ["Outcome"]
 

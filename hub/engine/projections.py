@@ -1,7 +1,7 @@
 """Topic payloads kept current by the engine's typed events, and what changed since last asked.
 
 Each payload the feed has asked for is kept as a document that events edit in place, recording
-each edit as a JSON Patch operation (``hub.engine.patch``). The hot path moves by the hand that
+each edit as a JSON Patch operation (``hub.patch``). The hot path moves by the hand that
 changed: an ``ActionApplied`` appends one row to the live table and to each traveller of that
 deal and sets the few fields it moved; the projection's scoreboard moves by that one hand. A
 hand that starts, settles or is corrected rebuilds its table's row of the live deal and of each
@@ -15,53 +15,37 @@ Invariant (tested after every event): a flushed document equals its builder's pa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard
-from hub.engine import views
+from hub.engine import projection_view, views
 from hub.engine.changes import (
     ActionApplied,
-    ClockChanged,
-    DealReleased,
     EngineEvent,
     HandRewound,
     HandSettled,
     HandStarted,
-    LinkChanged,
-    OnAirChanged,
-    PenaltyApplied,
-    Rejected,
-    TickerItem,
 )
-from hub.engine.patch import Op, Recorder
-from hub.engine.topics import AUDIENCES, LIVE, PUBLIC, TopicKey, topic_name
+from hub.engine.families import Payloads, TopicKeys, feeds_of
 from hub.engine.tournament import TournamentState
+from hub.patch import Recorder, TopicChange
+from hub.topicnames import LIVE, PUBLIC, TopicKey
 
 __all__ = ["Projections", "TopicChange"]
 
-
-@dataclass(frozen=True, slots=True)
-class TopicChange:
-    """One topic's change since the last flush: ``patch`` (JSON Patch operations) or, for a
-    topic the feed has not had before, ``patch=None`` and the whole ``payload``."""
-
-    key: TopicKey
-    patch: list[Op] | None
-    payload: dict[str, Any]
+_HAND_EVENTS = (HandStarted, ActionApplied, HandRewound, HandSettled)
+HandEvent = HandStarted | ActionApplied | HandRewound | HandSettled
+_Route = tuple[frozenset[TopicKey], tuple[TopicKey, ...]]
 
 
 class Projections:
-    def __init__(
-        self,
-        state: TournamentState,
-        build: Callable[[TopicKey], dict[str, Any] | None],
-    ) -> None:
+    def __init__(self, state: TournamentState, payloads: Payloads) -> None:
         self.state = state
-        self.build = build
+        self.payloads = payloads
+        payloads.forget()
         self.active = False  # off while the journal replays: nothing is projected then
         self.docs: dict[TopicKey, Recorder] = {}
         self._stale: dict[TopicKey, None] = {}
@@ -73,22 +57,13 @@ class Projections:
         # The projection's scoreboard, once asked for.
         self.board: Scoreboard | EventScoreboard | None = None
         config = state.config
-        seats = range(1, config.seats + 1)
-        self._seats = tuple(seats)
-        self._k: dict[str, dict[Any, Any]] = {a: {} for a in AUDIENCES}
-        for a in AUDIENCES:
-            k = self._k[a]
-            for name in ("standings", "onair", "ticker", "projection", "ops", "clock"):
-                k[name] = (a, topic_name(name))
-            k["seat"] = [(a, topic_name("seat", s)) for s in seats]
-            k["table"] = {t: (a, topic_name("table", t)) for t in config.tables}
-            k["deal"] = {d: (a, topic_name("deal", d)) for d in range(1, config.deals + 1)}
-            k["compare"] = {
-                d: [(a, topic_name("compare", d, s)) for s in seats]
-                for d in range(1, config.deals + 1)
-            }
-        # Row of each table in the live deal and compare payloads (every group, in order).
-        self._hand_keys: dict[tuple[int, int], frozenset[TopicKey]] = {}
+        self._seats = tuple(range(1, config.seats + 1))
+        self.keys = TopicKeys(config)
+        self._k = self.keys.k
+        # Event class -> the families that declare it (the routing table).
+        self._routes = {cls: feeds_of(cls) for cls in get_args(EngineEvent)}
+        # A hand's event -> (every topic it touches, those to rebuild), made once per hand.
+        self._hand_routes: dict[tuple[type, int, int], _Route] = {}
         # With stages, a deal is played by its stage's groups only: rows are per stage.
         self._row = {
             t: i
@@ -101,72 +76,59 @@ class Projections:
         found = self._k[audience][name]
         return found if arg is None else found[arg]
 
-    def hand_keys(self, table: int, deal: int) -> frozenset[TopicKey]:
-        """The live topics a hand's actions touch (built once per hand: every action asks)."""
-        keys = self._hand_keys.get((table, deal))
-        if keys is None:
-            k = self._k[LIVE]
-            keys = frozenset(
-                (k["table"][table], k["deal"][deal], k["ops"], k["projection"], *k["compare"][deal])
-            )
-            self._hand_keys[(table, deal)] = keys
-        return keys
+    def hand_keys(self, table: int, deal: int) -> AbstractSet[TopicKey]:
+        """The live topics a hand's actions touch."""
+        return self._hand_route(ActionApplied(table, deal, 0))[0]
 
     def public_deal_keys(self, deal: int) -> set[TopicKey]:
         k = self._k[PUBLIC]
         keys = {k["standings"], k["ticker"], k["deal"][deal], *k["seat"], *k["compare"][deal]}
         return keys
 
+    def _route(self, event: EngineEvent) -> _Route:
+        """The topics ``event`` touches, by the families that declare its class, and those of
+        them to rebuild (the families that do not move it in place)."""
+        cls = type(event)
+        touched: dict[TopicKey, None] = {}
+        stale: dict[TopicKey, None] = {}
+        for feed in self._routes[cls]:
+            keys = feed.keys(self.keys, event)
+            touched.update(dict.fromkeys(keys))
+            if cls not in feed.moves:
+                stale.update(dict.fromkeys(keys))
+        return frozenset(touched), tuple(stale)
+
+    def _hand_route(self, event: HandEvent) -> _Route:
+        """``_route`` of a hand's event, made once per hand and class (every action asks)."""
+        at = (type(event), event.table, event.deal)
+        found = self._hand_routes.get(at)
+        if found is None:
+            found = self._hand_routes[at] = self._route(event)
+        return found
+
     # ----------------------------------------------------------------- events
     def on(self, event: EngineEvent) -> AbstractSet[TopicKey]:
-        """Move the projections by one event; returns the topics it touched."""
-        live = self._k[LIVE]
-        keys: AbstractSet[TopicKey]
-        if isinstance(event, ActionApplied):
-            keys = self.hand_keys(event.table, event.deal)
-            if self.active:  # shown at the next flush, however many actions come before it
+        """Move the projections by one event; returns the topics it touched. Which topics:
+        the families that declare the event's class say (``hub.engine.families``); those
+        that move it in place are edited at the next flush, the others rebuilt then (``touch``
+        also drops the payloads made from the old state)."""
+        if not isinstance(event, _HAND_EVENTS):
+            keys, stale = self._route(event)
+            self.touch(stale)
+            return keys
+        keys, stale = self._hand_route(event)
+        self.touch(stale)
+        if self.active:
+            if isinstance(event, ActionApplied):  # shown at the next flush, however many
                 self._acted.setdefault((event.table, event.deal), event.index)
-                self._stale[live["ops"]] = None
-                self._project(event.table, event.deal)
-            return keys
-        if isinstance(event, HandStarted | HandRewound | HandSettled):
-            # (the live deal and the travellers: that table's row only, at the next flush)
-            others = {live["table"][event.table], live["ops"]}
-            keys = self.hand_keys(event.table, event.deal)
-            if isinstance(event, HandSettled):
-                others |= {live["standings"], *live["seat"]}
-                keys = keys | others
-            self.touch(others)
-            if self.active:
+            else:  # the live deal and the travellers: that table's row, at the next flush
                 self._rehand[(event.table, event.deal)] = None
-            self._project(event.table, event.deal)
-            return keys
-        if isinstance(event, DealReleased):
-            pub = self._k[PUBLIC]
-            keys = self.public_deal_keys(event.deal) | {pub["onair"], live["ops"]}
-            keys.add(live["deal"][event.deal])  # its "released" list
-            keys.update(pub["table"].values())
-            self.touch(keys)
-            return keys
-        if isinstance(event, TickerItem):
-            keys = {self._k[event.audience]["ticker"]}
-        elif isinstance(event, OnAirChanged):
-            keys = {self._k[a]["onair"] for a in AUDIENCES}
-        elif isinstance(event, ClockChanged):
-            keys = {self._k[a]["clock"] for a in AUDIENCES}
-        elif isinstance(event, PenaltyApplied):
-            keys = {live["ops"]}
-            for a in AUDIENCES:
-                keys |= {self._k[a]["standings"], *self._k[a]["seat"]}
-        elif isinstance(event, Rejected | LinkChanged):
-            keys = {live["ops"]}
-        else:  # pragma: no cover - every event type is handled above
-            raise TypeError(f"unknown engine event {event!r}")
-        self.touch(keys)
+        self._project(event.table, event.deal)
         return keys
 
     def touch(self, keys: Iterable[TopicKey]) -> None:
         """These topics may have changed in ways only a rebuild tells: rebuild at flush."""
+        self.payloads.forget()
         if self.active:
             for key in keys:
                 self._stale[key] = None
@@ -301,7 +263,7 @@ class Projections:
         self._acted.clear()
         self._rehand.clear()
         self._projected.clear()
-        self.board = views.projected_board(self.state)
+        self.board = projection_view.projected_board(self.state)
 
     def materialize(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's document, built now if need be, and moved by events from now on (None:
@@ -311,7 +273,7 @@ class Projections:
             return rec.doc
         if not self.active:
             return None
-        new = self.build(key)
+        new = self.payloads.build(key)
         if new is not None:
             self.docs[key] = Recorder(new)
         return new
@@ -328,11 +290,11 @@ class Projections:
         projected, self._projected = self._projected, {}
         if self.board is not None:
             for table, deal in projected:
-                result = views.projected_result(self.state, table, deal)
+                result = projection_view.projected_result(self.state, table, deal)
                 self.board.set_result(table, deal, result)
         stale, self._stale = self._stale, {}
         for key in stale:
-            new = self.build(key)
+            new = self.payloads.build(key)
             if new is None:
                 continue
             rec = self.docs.get(key)

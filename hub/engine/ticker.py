@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from hub.engine.topics import AUDIENCES, LIVE, PUBLIC
+from hub.topicnames import AUDIENCES, LIVE, PUBLIC
 
 __all__ = ["TICKER_ITEMS", "Ticker"]
 

@@ -9,10 +9,9 @@ standings that count it. Payloads are plain JSON-friendly dicts; the feed layer 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.games.base import Game
@@ -382,68 +381,6 @@ def compare_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"board": list(best_board), "average": None if average is None else round(average, 2)}
 
 
-def ops_payload(
-    state: TournamentState,
-    rejections: Iterable[dict[str, Any]],
-    release: list[dict[str, Any]],
-    now: float,
-    links: Mapping[str, bool] | None = None,
-) -> dict[str, Any]:
-    """The operator's desk. ``links``: console -> whether its last acknowledgement reached a
-    listener (the console is connected); a table's ``connected`` is None until a console wrote."""
-    links = links or {}
-    disputed = state.disputes()
-    tables = []
-    for table in state.tables.values():
-        current = table.current
-        waiting = [h for h in disputed if h.table == table.table]
-        if current is not None:
-            deal_no, status = current.deal, current.status
-        elif waiting:
-            deal_no, status = waiting[0].deal, waiting[0].status
-        else:
-            deal_no, status = None, "idle"
-        tables.append(
-            {
-                "table": table.table,
-                "group": table.group,
-                "console": table.console,
-                "connected": links.get(table.console) if table.console else None,
-                "last_event_at": table.last_event_at,
-                "last_seq": table.last_seq,
-                "deal": deal_no,
-                "status": status,
-                "completed": table.completed,
-                "rejections": sum(1 for r in rejections if r.get("table") == table.table),
-            }
-        )
-    disputes = [
-        {
-            "table": h.table,
-            "deal": h.deal,
-            "status": h.status,
-            "pot": h.hand.pot,
-            "declared": list(h.declared or ()),
-            "computed": list(h.computed or ()),
-            "players": [
-                {k: row[k] for k in ("seat", "team", "code", "player")}
-                for row in roster(state, h.table, h.deal)
-                if row["seat"] not in h.hand.folded
-            ],
-        }
-        for h in disputed
-    ]
-    return {
-        "at": now,
-        "tables": tables,
-        "rejections": list(rejections)[-50:],
-        "disputes": disputes,
-        "corrections": state.corrections[-50:],
-        "penalties": state.penalties[-50:],
-        "release": release,
-    }
-
-
 def swing_items(state: TournamentState, table: int, deal_no: int) -> list[dict[str, Any]]:
     """Ticker items for a finished hand: each seat's largest swing against the seat average."""
     config = state.config
@@ -478,116 +415,3 @@ def swing_items(state: TournamentState, table: int, deal_no: int) -> list[dict[s
                 }
             )
     return items
-
-
-_ENDED: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], dict[int, int] | None]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def if_ended_now(hand: Any) -> dict[int, int] | None:
-    """``hand.if_ended_now()`` (the hand played out by the cards: a copy of it settled), made
-    once per state of the hand: the projection's board and its payload both ask at every
-    flush, for every table, most of which did not move. Never edit the result."""
-    state = (len(hand.actions), hand.street, hand.result is None, hand.spec)
-    memo = _ENDED.get(hand)
-    if memo is not None and memo[0][:3] == state[:3] and memo[0][3] is state[3]:
-        return memo[1]
-    projected: dict[int, int] | None = hand.if_ended_now()
-    _ENDED[hand] = (state, projected)
-    return projected
-
-
-def projected_result(state: TournamentState, table: int, deal_no: int) -> dict[int, int] | None:
-    """What the projection counts for one hand: the hand in progress as if it ended now (no
-    more betting, the known board dealt out, pots by the cards), else its counted result."""
-    h = state.hand(table, deal_no)
-    if h is None:
-        return None
-    if h is state.tables[table].current:
-        projected = if_ended_now(h.hand)
-        if projected is not None:
-            return projected
-    return h.result
-
-
-def projected_board(state: TournamentState) -> Scoreboard | EventScoreboard:
-    """The scoreboard of the projection, from scratch (the engine then moves it hand by hand)."""
-    board = state.new_board()
-    for table in state.tables.values():
-        for deal_no in table.hands:
-            result = projected_result(state, table.table, deal_no)
-            if result is not None:
-                board.set_result(table.table, deal_no, result)
-    return board
-
-
-def projection_payload(
-    state: TournamentState, board: Scoreboard | EventScoreboard
-) -> dict[str, Any]:
-    """Standings "if every hand in progress ended now", from the projected ``board``. Only
-    possible when deck orders are loaded."""
-    hands = []
-    for table in state.tables.values():
-        current = table.current
-        if current is None:
-            continue
-        projected = if_ended_now(current.hand)
-        if projected is None:
-            continue
-        hands.append(
-            {
-                "table": table.table,
-                "deal": current.deal,
-                "street": current.hand.street,
-                "pot": current.hand.pot,
-                "result": {str(s): v for s, v in projected.items()},
-            }
-        )
-    info = team_info(state.config)
-    running = board.view_as_dict("running")
-    return {
-        "hands": hands,
-        "scoring": board.scoring.describe(),
-        "teams": [{**row, **info[row["team"]]} for row in running["teams"]],
-        "seats": running["seats"],
-    }
-
-
-def clock_payload(config: TournamentConfig, clock: Clock | None, at: float) -> dict[str, Any]:
-    """The session clock as read at ``at`` (when it last changed). While it runs, what is left
-    at any later moment is ``level_left - (now - as_of)`` (wall-clock seconds), so the payload
-    changes only when the operator moves the clock or a level ends; overlays count down
-    themselves."""
-    if clock is None:
-        return {"configured": False}
-    spec = clock.spec
-    reading = clock.read(at)
-    names = spec.names()
-    i = reading.level
-    following = i + 1 if i + 1 < len(spec.levels) else None
-    return {
-        "configured": True,
-        "status": reading.status,
-        "level": i + 1,
-        "levels": len(spec.levels),
-        "name": names[i],
-        "break": spec.levels[i].is_break,
-        "small_blind": config.small_blind,
-        "big_blind": config.big_blind,
-        "level_left": round(reading.level_left, 3),
-        "session_left": round(reading.session_left, 3),
-        "as_of": at,
-        "next": None
-        if following is None
-        else {
-            "name": names[following],
-            "minutes": round(spec.levels[following].seconds / 60, 2),
-            "break": spec.levels[following].is_break,
-        },
-        "on_time_up": spec.on_time_up,
-        "schedule": [
-            {"name": n, "minutes": round(lv.seconds / 60, 2), "break": lv.is_break}
-            for n, lv in zip(names, spec.levels, strict=True)
-        ],
-    }

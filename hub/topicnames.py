@@ -1,9 +1,10 @@
-"""The topic registry: every topic family declared once, and the topics a tournament has.
+"""What a topic is on the wire: every topic family declared once, and the topics a tournament has.
 
-A family says everything the hub needs to know about a kind of topic: its name pattern, which
-audiences have it, who may subscribe, its REST route, which engine events change it and what its
-delta carries. The websocket subscription check, the REST routes, the engine's payload builders
-and the documentation all read this one table, and nothing re-parses a topic name the hub built:
+A family says what a client may know of a kind of topic: its name pattern, which audiences have
+it, who may subscribe, its REST route and what its delta carries. Which engine events change it
+and how its payload is built is the engine's side (``hub.engine.families``), keyed by the same
+names. The websocket subscription check, the REST routes, the engine's read side and the
+documentation all read this one table, and nothing re-parses a topic name the hub built:
 names from outside (a client's subscription, a REST path) are looked up in ``TopicSpace``, which
 holds exactly the topics of this tournament, so a name outside it is refused without the hub
 keeping anything of it.
@@ -52,7 +53,6 @@ class Family:
     audiences: tuple[str, ...]  # which audiences have it
     role: str  # the least role that may subscribe
     route: str | None  # REST path (Starlette syntax), None: websocket only
-    touched_by: tuple[str, ...]  # engine events (hub.engine.events_out) that change it
     delta: str  # what a delta of it carries
 
     def name_of(self, *args: int) -> str:
@@ -79,7 +79,6 @@ FAMILIES: dict[str, Family] = {
             BOTH,
             Role.PUBLIC,
             "/api/standings",
-            ("HandSettled", "PenaltyApplied", "DealReleased"),
             "replace of the rows whose rank, points or chips moved",
         ),
         Family(
@@ -88,7 +87,6 @@ FAMILIES: dict[str, Family] = {
             BOTH,
             Role.PUBLIC,
             "/api/seats/{seat:int}",
-            ("HandSettled", "PenaltyApplied", "DealReleased"),
             "replace of the rows that moved",
         ),
         Family(
@@ -97,7 +95,6 @@ FAMILIES: dict[str, Family] = {
             BOTH,
             Role.PUBLIC,
             "/api/tables/{table:int}",
-            ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "DealReleased"),
             "live: one action adds one row at /actions/- and replaces the seat fields it moved"
             " (equity only when a card is dealt or someone folds)",
         ),
@@ -107,7 +104,6 @@ FAMILIES: dict[str, Family] = {
             BOTH,
             Role.PUBLIC,
             "/api/deals/{deal:int}",
-            ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "DealReleased"),
             "replace of the table row that moved (status, pot, result)",
         ),
         Family(
@@ -116,7 +112,6 @@ FAMILIES: dict[str, Family] = {
             BOTH,
             Role.PUBLIC,
             "/api/compare/{deal:int}/{seat:int}",
-            ("HandStarted", "ActionApplied", "HandSettled", "HandRewound", "DealReleased"),
             "one action adds one row at /rows/{i}/actions/- and replaces what it moved (the"
             " row's equity only when a card is dealt or someone folds)",
         ),
@@ -126,7 +121,6 @@ FAMILIES: dict[str, Family] = {
             BOTH,
             Role.PUBLIC,
             "/api/onair",
-            ("OnAirChanged", "DealReleased"),
             "replace of the slot that changed",
         ),
         Family(
@@ -135,7 +129,6 @@ FAMILIES: dict[str, Family] = {
             BOTH,
             Role.PUBLIC,
             "/api/ticker",
-            ("TickerItem", "DealReleased"),
             "new items at the front; the oldest leave at the end",
         ),
         Family(
@@ -144,7 +137,6 @@ FAMILIES: dict[str, Family] = {
             BOTH,
             Role.PUBLIC,
             "/api/clock",
-            ("ClockChanged",),
             "replace of the fields that moved (status, level, time left as of as_of)",
         ),
         Family(
@@ -153,7 +145,6 @@ FAMILIES: dict[str, Family] = {
             (LIVE,),
             Role.COMMENTATOR,
             "/api/projection",
-            ("HandStarted", "ActionApplied", "HandSettled", "HandRewound"),
             "replace of the hands and rows that moved",
         ),
         Family(
@@ -162,15 +153,6 @@ FAMILIES: dict[str, Family] = {
             (LIVE,),
             Role.OPERATOR,
             "/api/ops",
-            (
-                "HandStarted",
-                "ActionApplied",
-                "HandSettled",
-                "HandRewound",
-                "PenaltyApplied",
-                "Rejected",
-                "Link",
-            ),
             "replace of the fields that moved",
         ),
     )

@@ -15,11 +15,34 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Op", "PatchError", "Recorder", "apply_patch", "clone", "diff", "pointer"]
+__all__ = [
+    "Op",
+    "PatchError",
+    "Recorder",
+    "TopicChange",
+    "apply_patch",
+    "clone",
+    "diff",
+    "pointer",
+]
 
 Op = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicChange:
+    """One topic's change since the last flush: ``patch`` (JSON Patch operations) or, for a
+    topic the feed has not had before, ``patch=None`` and the whole ``payload``. ``key`` is a
+    ``hub.topicnames.TopicKey``: (audience, topic name)."""
+
+    key: tuple[str, str]
+    patch: list[Op] | None
+    payload: dict[str, Any]
+
+
 _MISSING = object()
 
 

@@ -1,0 +1,93 @@
+"""The families of the broadcast desk: ``onair`` (what the graphics show), ``ticker`` (news
+lines), ``clock`` (the session clock) and ``ops`` (the operator's view: refusals, releases,
+links, hands in play)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hub.engine import desk_views
+from hub.engine.changes import (
+    ClockChanged,
+    DealReleased,
+    LinkChanged,
+    OnAirChanged,
+    PenaltyApplied,
+    Rejected,
+    TickerItem,
+)
+from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
+from hub.engine.families.hands import HAND_EVENTS
+from hub.topicnames import AUDIENCES, LIVE, PUBLIC, TopicKey
+
+__all__ = ["CLOCK", "ONAIR", "OPS", "TICKER"]
+
+
+def onair_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
+    if isinstance(event, DealReleased):  # the public compare slot may show it now
+        return [k[PUBLIC]["onair"]]
+    return [k[a]["onair"] for a in AUDIENCES]
+
+
+def ticker_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
+    if isinstance(event, DealReleased):  # the deal's held-back items reach the public
+        return [k[PUBLIC]["ticker"]]
+    return [k[event.audience]["ticker"]]
+
+
+def clock_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
+    return [k[a]["clock"] for a in AUDIENCES]
+
+
+def ops_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
+    return [k[LIVE]["ops"]]
+
+
+def compare_slot_public(engine: EngineView, slot: Mapping[str, Any]) -> bool:
+    """May the public see the on-air compare slot (its deal is released)?"""
+    deal_no = slot.get("deal")
+    if isinstance(deal_no, bool) or not isinstance(deal_no, int):
+        return False
+    return engine.deal_released(deal_no)
+
+
+def _onair(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
+    engine = read.engine
+    slots = {k: dict(v) for k, v in engine.onair["slots"].items()}
+    if audience != LIVE and not compare_slot_public(engine, slots["compare"]):
+        slots["compare"] = {"visible": False}  # not even the deal number leaks
+    return {"slots": slots}
+
+
+def _ticker(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
+    return read.engine.ticker.payload(audience)
+
+
+def _clock(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
+    engine = read.engine
+    clock = engine.clock
+    at = engine._clock_at if clock is None else clock.as_of(engine._clock_at)
+    return desk_views.clock_payload(engine.config, clock, at)
+
+
+def _ops(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
+    engine = read.engine
+    return desk_views.ops_payload(
+        engine.state,
+        list(engine.rejections),
+        engine.release_state(),
+        engine._now,
+        engine.links,
+    )
+
+
+ONAIR = Feed("onair", (OnAirChanged, DealReleased), onair_keys, _onair)
+TICKER = Feed("ticker", (TickerItem, DealReleased), ticker_keys, _ticker)
+CLOCK = Feed("clock", (ClockChanged,), clock_keys, _clock)
+OPS = Feed(
+    "ops",
+    (*HAND_EVENTS, PenaltyApplied, Rejected, LinkChanged, DealReleased),
+    ops_keys,
+    _ops,
+)

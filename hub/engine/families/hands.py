@@ -1,0 +1,86 @@
+"""The families that show hands: ``table`` (one table's live hand), ``deal`` (every table's
+row of a deal), ``compare`` (a seat's traveller of a deal) and ``projection`` (the standings
+as if every hand in play ended now). The projections move them in place by each hand's
+events; a released deal opens the public's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hub.engine import projection_view, views
+from hub.engine.changes import (
+    ActionApplied,
+    DealReleased,
+    HandRewound,
+    HandSettled,
+    HandStarted,
+)
+from hub.engine.families.base import Feed, Reading, TopicKeys
+from hub.topicnames import LIVE, PUBLIC, TopicKey
+
+__all__ = ["COMPARE", "DEAL", "HAND_EVENTS", "PROJECTION", "TABLE"]
+
+HAND_EVENTS = (HandStarted, ActionApplied, HandRewound, HandSettled)
+
+
+def table_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
+    if isinstance(event, DealReleased):  # the public table shows the latest released deal
+        return list(k[PUBLIC]["table"].values())
+    return [k[LIVE]["table"][event.table]]
+
+
+def deal_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
+    if isinstance(event, DealReleased):  # the live one lists the released groups
+        return [k[PUBLIC]["deal"][event.deal], k[LIVE]["deal"][event.deal]]
+    return [k[LIVE]["deal"][event.deal]]
+
+
+def compare_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
+    audience = PUBLIC if isinstance(event, DealReleased) else LIVE
+    return list(k[audience]["compare"][event.deal])
+
+
+def projection_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
+    return [k[LIVE]["projection"]]
+
+
+def _table(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
+    engine = read.engine
+    table = engine.state.tables[args[0]]
+    released = [d for d in range(1, engine.config.deals + 1) if engine.released(table.group, d)]
+    public_deal = max(released, default=None)
+    if public_deal is None and engine._public_teams(table.group):
+        public_deal = table.order[0]
+    return views.table_payload(
+        engine.state,
+        table,
+        live=audience == LIVE,
+        released_deals=len(released),
+        public_deal=public_deal,
+    )
+
+
+def _deal(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any] | None:
+    engine = read.engine
+    return views.deal_payload(
+        engine.state, args[0], live=audience == LIVE, released=engine.released
+    )
+
+
+def _compare(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any] | None:
+    engine = read.engine
+    return views.compare_payload(
+        engine.state, args[0], args[1], live=audience == LIVE, released=engine.released
+    )
+
+
+def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
+    engine = read.engine
+    board = engine.projections.board or projection_view.projected_board(engine.state)
+    return projection_view.projection_payload(engine.state, board)
+
+
+TABLE = Feed("table", (*HAND_EVENTS, DealReleased), table_keys, _table, moves=(ActionApplied,))
+DEAL = Feed("deal", (*HAND_EVENTS, DealReleased), deal_keys, _deal, moves=HAND_EVENTS)
+COMPARE = Feed("compare", (*HAND_EVENTS, DealReleased), compare_keys, _compare, moves=HAND_EVENTS)
+PROJECTION = Feed("projection", HAND_EVENTS, projection_keys, _projection, moves=HAND_EVENTS)

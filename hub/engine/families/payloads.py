@@ -1,0 +1,40 @@
+"""Any topic's payload, built now by its family's builder (``hub.engine.families``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hub.engine.families.base import EngineView, Feed
+from hub.engine.families.scores import build_standings
+from hub.topicnames import TopicKey
+
+__all__ = ["Payloads"]
+
+
+class Payloads:
+    """Builds payloads from the engine's state; keeps both audiences' standings (the seat
+    topics are cut from them) until the next change (``forget``)."""
+
+    def __init__(self, engine: EngineView, feeds: dict[str, Feed]) -> None:
+        self.engine = engine
+        self._feeds = feeds
+        self._standings: dict[bool, dict[str, Any]] = {}
+
+    def forget(self) -> None:
+        """Something changed: what was made from the old state is made again when asked."""
+        self._standings.clear()
+
+    def standings(self, live: bool) -> dict[str, Any]:
+        found = self._standings.get(live)
+        if found is None:
+            found = self._standings[live] = build_standings(self.engine, live)
+        return found
+
+    def build(self, key: TopicKey) -> dict[str, Any] | None:
+        """A topic's payload built from the state now (None: no such topic for that
+        audience, or not yet)."""
+        audience, name = key
+        topic = self.engine.topics.get(name)
+        if topic is None or audience not in topic.family.audiences:
+            return None
+        return self._feeds[topic.family.name].build(self, topic.args, audience)
