@@ -10,7 +10,7 @@ from hub.configfile import load_config
 from hub.domain.config import ConfigError, DeckSource, KeyLines, key_path, parse_config
 from hub.domain.draw import cyclic_draw, is_cyclic, validate_draw
 from hub.domain.imp import WBF
-from hub.domain.schedule import random_deal_orders
+from hub.domain.schedule import block_deal_orders, deal_clashes, random_deal_orders
 from hub.domain.scoring import ScoringFormat
 from hub.engine.core import Engine
 from tests import config_corpus
@@ -98,9 +98,11 @@ def test_sample_loads_with_everything_the_guide_describes():
     ]
     for order in config.deal_orders.values():
         assert sorted(order) == list(range(1, 13))
-    assert config.deal_orders == random_deal_orders(
-        config.tables, 12, random.Random("duplicast-schedule:ifp-demo")
+    # as `duplicast decks --seed ifp-demo --orders-out` writes it: release-aware blocks
+    assert config.deal_orders == block_deal_orders(
+        [config.tables], [range(1, 13)], random.Random("duplicast-schedule:ifp-demo")
     )
+    assert deal_clashes(config.deal_orders, [config.tables]) == [] and not config.warnings
     assert config.buttons[1] == 1 and config.buttons[7] == 1 and config.buttons[12] == 6
 
 
