@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from hub.configfile import file_reader, read_config
+from hub.configfile import file_reader, print_warnings, read_config
 from hub.deckfile import (
     NEW_KEY_HINT,
     DeckFileError,
@@ -55,7 +55,7 @@ def load_for_preparation(path: str | Path) -> TournamentConfig:
     """Read a tournament file that may not have its ``[draw]`` section yet."""
     data, text = read_config(path)
     data.setdefault("draw", dict(_PLACEHOLDER_DRAW))
-    return parse_config(data, str(path), text, file_reader(path))
+    return print_warnings(parse_config(data, str(path), text, file_reader(path)))
 
 
 def write_text(out: str | None, text: str, private: bool = False) -> None:

@@ -130,6 +130,50 @@ def test_small_config_defaults(tmp_path):
     assert config.decks is None
 
 
+def test_a_written_schedule_with_two_tables_on_one_deal_in_a_round_loads_with_a_warning(
+    tmp_path, capsys
+):
+    clashing = '[schedule.tables]\n"1" = [1, 2, 3, 4]\n"2" = [2, 1, 3, 4]\n"3" = [3, 4, 1, 2]\n'
+    path = write(tmp_path, SMALL + clashing)
+    config = load_config(path)
+    assert config.deal_orders[2] == (2, 1, 3, 4)  # loads as written
+    same_time = "the same cards at the same time, noise from one table tells the others"
+    assert config.warnings == (
+        f"{path}:38: schedule.tables: tables 1 and 2 both play deal 3 in round 3: {same_time}",
+        f"{path}:38: schedule.tables: tables 1 and 2 both play deal 4 in round 4: {same_time}",
+        f"{path}:38: schedule.tables: `duplicast decks --orders-out` writes orders without "
+        "any (docs/rules.md)",
+    )
+    assert capsys.readouterr().err.splitlines() == [f"warning: {w}" for w in config.warnings]
+    latin = '[schedule.tables]\n"1" = [1, 2, 3, 4]\n"2" = [2, 3, 1, 4]\n"3" = [3, 1, 2, 4]\n'
+    assert load_config(write(tmp_path, SMALL + latin)).warnings == (
+        f"{path}:38: schedule.tables: tables 1, 2 and 3 all play deal 4 in round 4: {same_time}",
+        f"{path}:38: schedule.tables: `duplicast decks --orders-out` writes orders without "
+        "any (docs/rules.md)",
+    )
+    capsys.readouterr()
+    blocks = '[schedule.tables]\n"1" = [1, 2, 3, 4]\n"2" = [2, 3, 4, 1]\n"3" = [3, 4, 1, 2]\n'
+    assert load_config(write(tmp_path, SMALL + blocks)).warnings == ()
+    assert capsys.readouterr().err == ""
+
+
+def test_many_clashes_are_named_up_to_five(tmp_path):
+    rows = "".join(f'"{t}" = [1, 2, 3, 4]\n' for t in (1, 2, 3))
+    warnings = parse_config(tomllib.loads(SMALL + "[schedule.tables]\n" + rows), "f").warnings
+    assert len(warnings) == 4 + 1  # one a round (all three tables), the hint
+    assert warnings[0] == (
+        "f: schedule.tables: tables 1, 2 and 3 all play deal 1 in round 1: the same cards at "
+        "the same time, noise from one table tells the others"
+    )
+    more = (
+        SMALL.replace("deals = 4", "deals = 7")
+        + "[schedule.tables]\n"
+        + rows.replace("4]", "4, 5, 6, 7]")
+    )
+    warnings = parse_config(tomllib.loads(more), "f").warnings
+    assert warnings[5] == "f: schedule.tables: ... and 2 more such clashes" and len(warnings) == 7
+
+
 def test_generated_draw_and_schedule_are_reproducible():
     text = SMALL.split("[draw.tables]")[0] + (
         '[draw]\nmethod = "cyclic"\nseed = 7\n'
