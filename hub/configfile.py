@@ -1,12 +1,14 @@
 """Reading the tournament file: the I/O half of `hub.domain.config`.
 
 `load_config` reads the bytes, decodes them and parses the TOML; the pure `parse_config` checks
-the result, with the text at hand to put the line of the faulty key in every error.
+the result, with the text at hand to put the line of the faulty key in every error (and in
+every warning, which `load_config` prints on stderr).
 """
 
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,14 @@ _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 def load_config(path: str | Path) -> TournamentConfig:
     """Read and check a tournament file; the file name (and line) appears in every error."""
     data, text = read_config(path)
-    return parse_config(data, str(path), text, file_reader(path))
+    return print_warnings(parse_config(data, str(path), text, file_reader(path)))
+
+
+def print_warnings(config: TournamentConfig) -> TournamentConfig:
+    """Show on stderr what the file loaded with but should not (``config.warnings``)."""
+    for warning in config.warnings:
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
+    return config
 
 
 def file_reader(path: str | Path) -> ReadFile:

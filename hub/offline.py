@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from hub.configfile import file_reader, read_config
+from hub.configfile import file_reader, print_warnings, read_config
 from hub.deckfile import (
     NEW_KEY_HINT,
     DeckFileError,
@@ -35,7 +35,12 @@ from hub.domain.config import ConfigError, TournamentConfig, parse_config
 from hub.domain.deck import DeckOrder, commitment
 from hub.domain.draw import METHODS, Draw, DrawError, make_draw, validate_draw
 from hub.domain.games.registry import game_of
-from hub.domain.schedule import random_deal_orders, validate_deal_orders
+from hub.domain.schedule import (
+    block_deal_orders,
+    stage_block_orders,
+    validate_deal_orders,
+    validate_session_orders,
+)
 
 # Stands in for a missing [draw] while reading a file that is still being prepared.
 _PLACEHOLDER_DRAW = {"method": "cyclic", "seed": 0}
@@ -50,7 +55,7 @@ def load_for_preparation(path: str | Path) -> TournamentConfig:
     """Read a tournament file that may not have its ``[draw]`` section yet."""
     data, text = read_config(path)
     data.setdefault("draw", dict(_PLACEHOLDER_DRAW))
-    return parse_config(data, str(path), text, file_reader(path))
+    return print_warnings(parse_config(data, str(path), text, file_reader(path)))
 
 
 def write_text(out: str | None, text: str, private: bool = False) -> None:
@@ -144,22 +149,7 @@ def run_decks(args: argparse.Namespace) -> int:
     if getattr(args, "action", None) == "verify":
         return run_decks_verify(args)
     if getattr(args, "new_key", False):
-        new_key = generate_key()
-        key_out = getattr(args, "key_out", None)
-        if key_out is None:
-            print(new_key)
-            return 0
-        try:
-            write_key_file(key_out, new_key)
-        except DeckFileError as exc:
-            return _fail(str(exc))
-        print(
-            f"wrote a new deck key to {key_out} (owner-only): give it to every command that "
-            f"needs it with --key-file {key_out}; keep it out of the event folder and back it "
-            "up (without it the deck file cannot be read)",
-            file=sys.stderr,
-        )
-        return 0
+        return _new_key(getattr(args, "key_out", None))
     if args.config is None:
         return _fail("--config is required (the tournament file)", 2)
     try:
@@ -185,7 +175,6 @@ def run_decks(args: argparse.Namespace) -> int:
                 f"{args.out}: already exists; a published commitment may refer to it "
                 "(delete it first to replace it)"
             )
-
     if args.seed is not None:
         print(REHEARSAL_WARNING.format(seed=args.seed), file=sys.stderr)
         orders: dict[int, DeckOrder] = game_of(config.game).seeded_orders(args.seed, deals)
@@ -195,29 +184,9 @@ def run_decks(args: argparse.Namespace) -> int:
         orders = game_of(config.game).random_orders(deals)
         schedule_rng = secrets.SystemRandom()
         note = "system CSPRNG"
-
-    try:
-        if args.out is not None and key is not None:
-            write_deck_file(args.out, orders, key)
-            if read_deck_file(args.out, key) != orders:
-                return _fail(f"{args.out}: the written file does not read back the same")
-            print(f"wrote {deals} encrypted deck orders to {args.out}", file=sys.stderr)
-        if args.plain_out is not None:
-            write_text(args.plain_out, export_plain(orders), private=True)
-            print(
-                f"wrote {deals} deck orders IN PLAIN TEXT to {args.plain_out} "
-                "(for the dealing machine; delete it after use)",
-                file=sys.stderr,
-            )
-        if args.orders_out is not None:
-            deal_orders = random_deal_orders(config.tables, deals, schedule_rng)
-            validate_deal_orders(deal_orders, config.tables, deals)
-            write_text(args.orders_out, orders_fragment(config, deal_orders, note))
-            print(f"wrote the deal order per table to {args.orders_out}", file=sys.stderr)
-    except DeckFileError as exc:
-        return _fail(str(exc))
-    except OSError as exc:
-        return _fail(f"{exc.filename}: cannot write ({exc.strerror})")
+    failed = _write_decks(args, config, orders, key, schedule_rng, note)
+    if failed is not None:
+        return failed
     if deals != config.deals:
         print(
             f"note: {deals} deck orders, but the tournament file says deals = {config.deals}",
@@ -225,6 +194,79 @@ def run_decks(args: argparse.Namespace) -> int:
         )
     print(f"commitment: sha256:{commitment(orders)}")
     return 0
+
+
+def _new_key(key_out: str | None) -> int:
+    """`decks --new-key`: a new deck key on stdout, or into an owner-only file."""
+    new_key = generate_key()
+    if key_out is None:
+        print(new_key)
+        return 0
+    try:
+        write_key_file(key_out, new_key)
+    except DeckFileError as exc:
+        return _fail(str(exc))
+    print(
+        f"wrote a new deck key to {key_out} (owner-only): give it to every command that "
+        f"needs it with --key-file {key_out}; keep it out of the event folder and back it "
+        "up (without it the deck file cannot be read)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _write_decks(
+    args: argparse.Namespace,
+    config: TournamentConfig,
+    orders: dict[int, DeckOrder],
+    key: str | None,
+    schedule_rng: random.Random,
+    note: str,
+) -> int | None:
+    """Write what `decks` was asked for; an exit code on failure, else None."""
+    try:
+        if args.out is not None and key is not None:
+            write_deck_file(args.out, orders, key)
+            if read_deck_file(args.out, key) != orders:
+                return _fail(f"{args.out}: the written file does not read back the same")
+            print(f"wrote {len(orders)} encrypted deck orders to {args.out}", file=sys.stderr)
+        if args.plain_out is not None:
+            write_text(args.plain_out, export_plain(orders), private=True)
+            print(
+                f"wrote {len(orders)} deck orders IN PLAIN TEXT to {args.plain_out} "
+                "(for the dealing machine; delete it after use)",
+                file=sys.stderr,
+            )
+        if args.orders_out is not None:
+            deal_orders = release_aware_orders(config, len(orders), schedule_rng)
+            write_text(args.orders_out, orders_fragment(config, deal_orders, note))
+            print(f"wrote the deal order per table to {args.orders_out}", file=sys.stderr)
+    except DeckFileError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"{exc.filename}: cannot write ({exc.strerror})")
+    return None
+
+
+def release_aware_orders(
+    config: TournamentConfig, deals: int, rng: random.Random
+) -> dict[int, tuple[int, ...]]:
+    """Each table's deal order in blocks (``hub.domain.schedule.block_deal_orders``): per group,
+    and per session in an event with sessions (when ``deals`` is the file's count)."""
+    groups = [group.tables for group in config.groups.values()]
+    if not config.phased or deals != config.deals:
+        orders = block_deal_orders(groups, [range(1, deals + 1)], rng)
+        validate_deal_orders(orders, config.tables, deals)
+        return orders
+    plan = config.plan
+    sessions = {
+        table: [s.deals for s in plan.sessions_of(plan.stage_of_group[group.id].id)]
+        for group in config.groups.values()
+        for table in group.tables
+    }
+    orders = stage_block_orders(groups, sessions, rng)
+    validate_session_orders(orders, sessions)
+    return orders
 
 
 def run_decks_verify(args: argparse.Namespace) -> int:

@@ -242,3 +242,20 @@ def test_submit_bench_tiny() -> None:
     out = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True).stdout
     assert "300 events  this" in out and "300 events  against" in out
     assert "accepted 300" in out and "outcomes identical" in out
+
+
+def test_schedule_sim_tiny() -> None:
+    """Blocks release a whole block at once when tables keep pace (6 tables x 12 deals)."""
+    import argparse
+
+    sim = load("schedule_sim")
+    args = argparse.Namespace(
+        tables=6, deals=12, seeds=5, seed=1, hand_min=2.0, hand_max=6.0, drift=0.15, lockstep=True
+    )
+    result = sim.run(args)
+    assert result["blocks"]["first_round"]["mean"] == 6.0
+    assert result["blocks"]["public@6"]["mean"] == 6.0 and result["blocks"]["share"]["mean"] == 0.5
+    assert result["blocks_lag_within_one_hand"] == 1.0
+    args.lockstep, args.deals = False, 16  # a last block of 10 deals
+    result = sim.run(args)
+    assert set(result["random"]) == set(result["blocks"]) and "share" in result["random"]

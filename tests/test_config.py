@@ -10,7 +10,7 @@ from hub.configfile import load_config
 from hub.domain.config import ConfigError, DeckSource, KeyLines, key_path, parse_config
 from hub.domain.draw import cyclic_draw, is_cyclic, validate_draw
 from hub.domain.imp import WBF
-from hub.domain.schedule import random_deal_orders
+from hub.domain.schedule import block_deal_orders, deal_clashes, random_deal_orders
 from hub.domain.scoring import ScoringFormat
 from hub.engine.core import Engine
 from tests import config_corpus
@@ -98,9 +98,11 @@ def test_sample_loads_with_everything_the_guide_describes():
     ]
     for order in config.deal_orders.values():
         assert sorted(order) == list(range(1, 13))
-    assert config.deal_orders == random_deal_orders(
-        config.tables, 12, random.Random("duplicast-schedule:ifp-demo")
+    # as `duplicast decks --seed ifp-demo --orders-out` writes it: release-aware blocks
+    assert config.deal_orders == block_deal_orders(
+        [config.tables], [range(1, 13)], random.Random("duplicast-schedule:ifp-demo")
     )
+    assert deal_clashes(config.deal_orders, [config.tables]) == [] and not config.warnings
     assert config.buttons[1] == 1 and config.buttons[7] == 1 and config.buttons[12] == 6
 
 
@@ -126,6 +128,50 @@ def test_small_config_defaults(tmp_path):
     assert config.deal_orders == {1: (1, 2, 3, 4), 2: (1, 2, 3, 4), 3: (1, 2, 3, 4)}
     assert config.buttons == {1: 1, 2: 2, 3: 3, 4: 1}
     assert config.decks is None
+
+
+def test_a_written_schedule_with_two_tables_on_one_deal_in_a_round_loads_with_a_warning(
+    tmp_path, capsys
+):
+    clashing = '[schedule.tables]\n"1" = [1, 2, 3, 4]\n"2" = [2, 1, 3, 4]\n"3" = [3, 4, 1, 2]\n'
+    path = write(tmp_path, SMALL + clashing)
+    config = load_config(path)
+    assert config.deal_orders[2] == (2, 1, 3, 4)  # loads as written
+    same_time = "the same cards at the same time, noise from one table tells the others"
+    assert config.warnings == (
+        f"{path}:38: schedule.tables: tables 1 and 2 both play deal 3 in round 3: {same_time}",
+        f"{path}:38: schedule.tables: tables 1 and 2 both play deal 4 in round 4: {same_time}",
+        f"{path}:38: schedule.tables: `duplicast decks --orders-out` writes orders without "
+        "any (docs/rules.md)",
+    )
+    assert capsys.readouterr().err.splitlines() == [f"warning: {w}" for w in config.warnings]
+    latin = '[schedule.tables]\n"1" = [1, 2, 3, 4]\n"2" = [2, 3, 1, 4]\n"3" = [3, 1, 2, 4]\n'
+    assert load_config(write(tmp_path, SMALL + latin)).warnings == (
+        f"{path}:38: schedule.tables: tables 1, 2 and 3 all play deal 4 in round 4: {same_time}",
+        f"{path}:38: schedule.tables: `duplicast decks --orders-out` writes orders without "
+        "any (docs/rules.md)",
+    )
+    capsys.readouterr()
+    blocks = '[schedule.tables]\n"1" = [1, 2, 3, 4]\n"2" = [2, 3, 4, 1]\n"3" = [3, 4, 1, 2]\n'
+    assert load_config(write(tmp_path, SMALL + blocks)).warnings == ()
+    assert capsys.readouterr().err == ""
+
+
+def test_many_clashes_are_named_up_to_five(tmp_path):
+    rows = "".join(f'"{t}" = [1, 2, 3, 4]\n' for t in (1, 2, 3))
+    warnings = parse_config(tomllib.loads(SMALL + "[schedule.tables]\n" + rows), "f").warnings
+    assert len(warnings) == 4 + 1  # one a round (all three tables), the hint
+    assert warnings[0] == (
+        "f: schedule.tables: tables 1, 2 and 3 all play deal 1 in round 1: the same cards at "
+        "the same time, noise from one table tells the others"
+    )
+    more = (
+        SMALL.replace("deals = 4", "deals = 7")
+        + "[schedule.tables]\n"
+        + rows.replace("4]", "4, 5, 6, 7]")
+    )
+    warnings = parse_config(tomllib.loads(more), "f").warnings
+    assert warnings[5] == "f: schedule.tables: ... and 2 more such clashes" and len(warnings) == 7
 
 
 def test_generated_draw_and_schedule_are_reproducible():

@@ -186,3 +186,50 @@ def test_draw_command_matches_the_config_method_with_the_same_seed(unprepared, c
 def test_decks_needs_a_config_unless_making_a_key(capsys):
     assert run_decks(decks_args(None)) == 2
     assert "--config is required" in capsys.readouterr().err
+
+
+def test_decks_orders_are_release_aware_blocks(unprepared, tmp_path, monkeypatch, capsys):
+    """Issue #23.1: two blocks of six deals, each a Latin square of tables x rounds."""
+    monkeypatch.setenv(KEY_ENV, generate_key())
+    orders_out = tmp_path / "orders.toml"
+    args = decks_args(unprepared, plain_out=str(tmp_path / "p.txt"), orders_out=str(orders_out))
+    assert run_decks(args) == 0
+    fragment = orders_out.read_text("utf-8")
+    config = with_fragment(
+        unprepared,
+        fragment.replace(
+            "[schedule.tables]", '[draw]\nmethod = "cyclic"\nseed = 1\n[schedule.tables]'
+        ),
+    )
+    assert not config.warnings
+    orders = config.deal_orders
+    for rounds in (slice(0, 6), slice(6, 12)):
+        assert len({frozenset(order[rounds]) for order in orders.values()}) == 1
+        for i in range(rounds.start, rounds.stop):
+            assert len({order[i] for order in orders.values()}) == 6  # one table a deal a round
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_decks_orders_of_an_event_with_sessions_load(tmp_path, capsys):
+    """Each session in turn, in blocks within its group (4 deals for 6 tables: as even as it
+    gets); the file takes them back."""
+    sample = SAMPLE.with_name("ifp-event.toml")
+    orders_out = tmp_path / "orders.toml"
+    assert run_decks(decks_args(sample, seed="s", orders_out=str(orders_out))) == 0
+    text = sample.read_text("utf-8")
+    text = (
+        text[: text.index("[schedule]")]
+        + orders_out.read_text("utf-8")
+        + (text[text.index("[decks]") :])
+    )
+    config = parse_config(tomllib.loads(text), "joined")
+    for table in config.tables:
+        order = config.deal_orders[table]
+        if table <= 12:  # the group stage: sessions 1..4 then 5..8
+            assert sorted(order[:4]) == [1, 2, 3, 4] and sorted(order[4:]) == [5, 6, 7, 8]
+        else:
+            assert sorted(order) == [9, 10, 11, 12]
+    for group in config.groups.values():  # 6 tables on 4 deals: two tables at most on one
+        for i in range(len(config.deal_orders[group.tables[0]])):
+            deals = [config.deal_orders[t][i] for t in group.tables]
+            assert max(deals.count(d) for d in deals) == 2

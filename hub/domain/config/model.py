@@ -49,7 +49,8 @@ File shape (see ``samples/ifp6.toml``)::
     seed = 11
     # ... or written out (what `duplicast decks --orders-out` prints):
     # [schedule.tables]
-    # "1" = [3, 1, 2, ...]     # a permutation of 1..deals
+    # "1" = [3, 1, 2, ...]     # a permutation of 1..deals; two tables of a group on one
+                               # deal in one round: loads, with a warning naming them
     buttons = [1, 2, 3]        # optional: button seat per deal; default ((d - 1) % seats) + 1
 
     [decks]                    # optional; without it the hub knows no cards
@@ -127,7 +128,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from hub.domain.clock import ClockSpec
@@ -213,6 +214,9 @@ class TournamentConfig:
     event: EventPlan | None = None  # [[stages]] and [[sessions]]; None: one session
     game: str = "holdem"  # [tournament] game (hub.domain.games.registry)
     mahjong: MahjongRules | None = None  # game "mcr": [mahjong] (payments, prevalent winds)
+    # What the loader warns of (the file still loads): "file:line: key: problem" each. Not part
+    # of the configuration's value (left out of its repr and its equality).
+    warnings: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @cached_property
     def plan(self) -> EventPlan:

@@ -36,6 +36,8 @@ from hub.domain.games.registry import games, section_hint
 from hub.domain.numbers import MAX_TOML_INT, find_bad_number
 from hub.domain.schedule import (
     ScheduleError,
+    clash_text,
+    deal_clashes,
     default_buttons,
     random_deal_orders,
     sequential_deal_orders,
@@ -47,6 +49,8 @@ from hub.domain.schedule import (
 from hub.domain.scoring import DEFAULT_SCORING
 
 Orders = dict[int, tuple[int, ...]]
+SAME_TIME = "the same cards at the same time, noise from one table tells the others"
+CLASHES_SHOWN = 5  # clashes of a written schedule named one by one in the warnings
 
 
 def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
@@ -67,7 +71,8 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
     fixed = {g: group for g, group in groups.items() if group.teams}
     draw = _draw(c, root.draw, fixed, t.seats)
     tables = sorted(t for g in groups.values() for t in g.tables)
-    orders, buttons = _schedule(c, root.schedule, tables, t.deals, t.seats, _ranges(event, groups))
+    ranges = _ranges(event, groups)
+    orders, buttons = _schedule(c, root.schedule, groups, t.deals, t.seats, ranges)
     decks = _decks(c, root.decks) if root.decks is not UNSET else None
     consoles = _consoles(c, root.consoles, tables) if root.consoles is not UNSET else None
     clock = _clock(c, root.clock) if root.clock is not UNSET else None
@@ -95,6 +100,7 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
         scoring=scoring or DEFAULT_SCORING,
         event=event,
         mahjong=mahjong,
+        warnings=tuple(c.warnings),
     )
 
 
@@ -245,16 +251,19 @@ def _ranges(
 def _schedule(
     c: Checker,
     value: Any,
-    tables: Sequence[int],
+    groups: Mapping[str, Group],
     deals: int,
     seats: int,
     ranges: Mapping[int, Sequence[range]] | None,
 ) -> tuple[Orders, dict[int, int]]:
     """Deal orders and buttons; ``ranges`` (events with sessions): each table's sessions."""
+    tables = sorted(t for g in groups.values() for t in g.tables)
     if value is UNSET:
         return _in_order(tables, deals, ranges), default_buttons(deals, seats)
     s: shape.Schedule = c.convert(value, shape.Schedule, "schedule")
     orders = _orders(c, s, tables, deals, ranges)
+    if s.tables is not UNSET:
+        _warn_clashes(c, orders, groups)
     buttons = default_buttons(deals, seats)
     if s.buttons is not UNSET:
         if len(s.buttons) != deals:
@@ -267,6 +276,21 @@ def _schedule(
         except ScheduleError as exc:
             c.fail("schedule.buttons", str(exc))
     return orders, buttons
+
+
+def _warn_clashes(c: Checker, orders: Orders, groups: Mapping[str, Group]) -> None:
+    """A written schedule that puts two tables of a group on one deal in one round loads, with a
+    warning per clash (the first few): a player may overhear the hand he is about to play."""
+    clashes = deal_clashes(orders, [g.tables for g in groups.values()])
+    for round_, deal, tables in clashes[:CLASHES_SHOWN]:
+        c.warn("schedule.tables", f"{clash_text(round_, deal, tables)}: {SAME_TIME}")
+    if len(clashes) > CLASHES_SHOWN:
+        c.warn("schedule.tables", f"... and {len(clashes) - CLASHES_SHOWN} more such clashes")
+    if clashes:
+        c.warn(
+            "schedule.tables",
+            "`duplicast decks --orders-out` writes orders without any (docs/rules.md)",
+        )
 
 
 def _in_order(

@@ -216,17 +216,25 @@ def join(prefix: str, name: str) -> str:
 
 
 class Checker:
-    """Raises the `ConfigError` of one file, at the line of the key (found only on failure)."""
+    """Raises the `ConfigError` of one file, at the line of the key (found only on failure);
+    collects the warnings of the file, worded and placed the same way."""
 
     def __init__(self, source: str, text: str | None = None, read: ReadFile | None = None) -> None:
         self.source = source
         self.source_text = text
         self.read = read
+        self.warnings: list[str] = []
 
     def fail(self, key: str, problem: str) -> NoReturn:
+        raise ConfigError(self.source, key, problem, self._line(key))
+
+    def warn(self, key: str, problem: str) -> None:
+        """Note a problem that does not stop the file from loading, worded as an error is."""
+        self.warnings.append(str(ConfigError(self.source, key, problem, self._line(key))))
+
+    def _line(self, key: str) -> int | None:
         text = self.source_text
-        line = KeyLines(text).find(key_path(key)) if text is not None else None
-        raise ConfigError(self.source, key, problem, line)
+        return KeyLines(text).find(key_path(key)) if text is not None else None
 
     def convert(self, value: Any, shape: Any, key: str) -> Any:
         """``value`` (the parsed TOML at ``key``) checked and converted to ``shape`` (a type:
