@@ -92,7 +92,9 @@ LAYERS: dict[str, int] = {
     "hub.demo": 9,
     "hub.consolecli": 9,  # `duplicast console` (runner imports it)
     "hub.servecli": 9,  # `duplicast serve`: the process roles
-    "hub.exportcli": 7,  # `duplicast export`
+    "hub.timeline": 7,  # each table's take of each deal, from a replayed log (the edit)
+    "hub.edit": 8,  # the edit as OpenTimelineIO timelines and EDLs
+    "hub.exportcli": 9,  # `duplicast export`
     "hub.runner": 10,
     "hub.cli": 11,
     "hub.__main__": 12,
