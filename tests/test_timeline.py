@@ -7,8 +7,10 @@ onto each table camera's timecode by ``[broadcast]``."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import tomllib
+import uuid
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,9 @@ from typing import Any
 import opentimelineio as otio
 import pytest
 
+from hub import codec
+from hub.bus.redis import RedisBus
+from hub.channels import Channels
 from hub.cli import main
 from hub.deckfile import load_decks
 from hub.domain.config import ConfigError, TournamentConfig, parse_config
@@ -262,3 +267,41 @@ def test_timecodes_round_trip_at_every_rate() -> None:
         assert frame is not None and format_timecode(frame, fps) == "23:59:59:00"
         assert format_timecode(frame + 2 * round(fps), fps) == "00:00:01:00"  # wraps at 24 h
     assert parse_timecode("10:00:00;00", 29.97) is None  # drop-frame: not supported
+
+
+@pytest.mark.redis
+def test_the_journal_in_redis_gives_the_same_edit_as_its_export(
+    tmp_path: Path, redis_url: str
+) -> None:
+    tournament = f"edit-{uuid.uuid4().hex[:8]}"
+    text = _config(tmp_path).read_text().replace('id = "ifp-demo"', f'id = "{tournament}"', 1)
+    config_path = tmp_path / "event.toml"
+    config_path.write_text(text)
+    config = _load(config_path)
+    records = _journal(config)
+
+    async def journal(delete: bool) -> None:
+        bus = RedisBus(redis_url)
+        await bus.connect()
+        try:
+            if delete:
+                await bus.delete(*Channels(tournament).data_keys)
+            else:
+                for record in records:
+                    await bus.append(Channels(tournament).journal, codec.pack(record))
+        finally:
+            await bus.close()
+
+    asyncio.run(journal(delete=False))
+    try:
+        live, logged = tmp_path / "live", tmp_path / "logged"
+        argv = ["export", "--config", str(config_path), "--timeline"]
+        assert main([*argv, str(live), "--redis", redis_url]) == 0
+        log = _write_log(tmp_path / "events.jsonl", config, records)
+        assert main([*argv, str(logged), str(log)]) == 0
+    finally:
+        asyncio.run(journal(delete=True))
+    names = sorted(p.name for p in live.iterdir())
+    assert names == sorted(p.name for p in logged.iterdir()) and len(names) == 60
+    for name in names:
+        assert (live / name).read_text() == (logged / name).read_text()
