@@ -4,9 +4,10 @@ An event log (a journal export: ``ts`` is the hub's receive time ``at``) is repl
 the engine as `duplicast replay` does; a `WatchedEngine` looks at the hand each accepted event
 touched and notes when it reached the flop, the turn, the river, an all-in, the showdown, a
 void or a dispute. A take runs from the table's ``start`` of the deal to the moment the hand
-first ended there (the last action, the ``win``, the ``void``): what the table camera shows.
-A later correction (a confirmation, a reopened hand) changes the take's result, not its end.
-An ``undo`` takes back the markers of what it undid.
+last ended there (the last action, the ``win``, the ``void``, a confirmation or a corrected
+result) before the table started its next deal: what the table camera shows of it. A later
+correction changes the take's result, not its end. An ``undo`` takes back the markers of what
+it undid.
 
 Pure: no file, no clock; `hub.edit` makes OpenTimelineIO timelines of these.
 """
@@ -70,6 +71,7 @@ class _Seen:
     all_in: frozenset[int] = frozenset()
     status: str = ""
     ended: float | None = None
+    closed: bool = False  # the table started its next deal: the camera's take is over
     markers: list[Marker] = field(default_factory=list)
 
 
@@ -79,6 +81,7 @@ class WatchedEngine(Engine):
     def __init__(self, config: TournamentConfig, decks: Mapping[int, DeckOrder] | None) -> None:
         super().__init__(config, decks, release_delay=0.0)
         self.seen: dict[tuple[int, int], _Seen] = {}
+        self._playing: dict[int, tuple[int, int]] = {}  # table -> its latest deal started
 
     def submit(self, raw: Any, now: float, *, channel_table: int | None = None) -> Outcome:
         before = self._current(raw)
@@ -102,6 +105,11 @@ class WatchedEngine(Engine):
         if not outcome.ok or outcome.duplicate or not record or record.get("kind") != "console":
             return
         table, deal = record.get("table"), record.get("deal")
+        if record.get("type") == "start" and isinstance(table, int) and isinstance(deal, int):
+            previous = self._playing.get(table)
+            if previous is not None:
+                self.seen.setdefault(previous, _Seen()).closed = True
+            self._playing[table] = (table, deal)
         if isinstance(deal, int):
             hand = self.state.hand(table, deal)  # type: ignore[arg-type]
         else:
@@ -137,7 +145,7 @@ class WatchedEngine(Engine):
 
     def _status(self, hand: HandState, seen: _Seen, now: float, record: Mapping[str, Any]) -> None:
         seen.status = hand.status
-        if hand.status in TERMINAL and seen.ended is None:
+        if hand.status in TERMINAL and not seen.closed:
             seen.ended = now
         if hand.status == VOID:
             note = record.get("note")

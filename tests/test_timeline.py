@@ -79,8 +79,7 @@ def _write_log(path: Path, config: TournamentConfig, records: list[dict[str, Any
 
 def _takes(records: list[dict[str, Any]]) -> dict[tuple[int, int], tuple[float, float]]:
     """Per (table, deal), from the journal alone: the ``at`` of its start, and that of the
-    table's last record of the deal before its next start, the official's confirmation of a
-    dispute aside (the hand ended at the table when the winner was declared)."""
+    table's last record before its next start (the session's dispute: its confirmation)."""
     takes: dict[tuple[int, int], list[float]] = {}
     playing: dict[int, int] = {}
     for r in records:
@@ -88,7 +87,7 @@ def _takes(records: list[dict[str, Any]]) -> dict[tuple[int, int], tuple[float, 
         if r["type"] == "start":
             playing[table] = r["deal"]
             takes[(table, r["deal"])] = [r["at"], r["at"]]
-        elif r["type"] != "confirm":
+        else:
             takes[(table, playing[table])][1] = r["at"]
     return {key: (start, end) for key, (start, end) in takes.items()}
 
@@ -305,3 +304,32 @@ def test_the_journal_in_redis_gives_the_same_edit_as_its_export(
     assert names == sorted(p.name for p in logged.iterdir()) and len(names) == 60
     for name in names:
         assert (live / name).read_text() == (logged / name).read_text()
+
+
+def test_a_dispute_confirmed_after_the_tables_next_start_keeps_the_takes_end(
+    tmp_path: Path,
+) -> None:
+    """The operator confirms the session's dispute once the table plays its next deal: the
+    take still ends at the declared win, and is named by the confirmed result."""
+    config_path = _config(tmp_path)
+    config = _load(config_path)
+    records = _journal(config)
+    confirm = next(r for r in records if r["type"] == "confirm")
+    table, deal = confirm["table"], confirm["deal"]
+    at, win = confirm["at"], records[records.index(confirm) - 1]["at"]  # the declared win's
+    records.remove(confirm)
+    for r in records:  # the table console's later seqs close the gap
+        if r["console"] == confirm["console"] and r["seq"] > confirm["seq"]:
+            r["seq"] -= 1
+    later = next(i for i, r in enumerate(records) if r["at"] > at and r["table"] == table)
+    later += 1  # after the table's next start (its next record)
+    by_operator = {**confirm, "console": "operator", "seq": 1, "at": records[later]["at"]}
+    records.insert(later + 1, by_operator)
+    log = _write_log(tmp_path / "events.jsonl", config, records)
+    out = tmp_path / "edit"
+    assert main(["export", "--timeline", str(out), "--config", str(config_path), str(log)]) == 0
+    timeline = otio.adapters.read_from_file(str(out / f"deal-{deal:02d}.otio"))
+    (clip,) = [t[0] for t in timeline.tracks if t[0].metadata["duplicast"]["table"] == table]
+    assert clip.metadata["duplicast"]["end_at"] == win
+    assert clip.metadata["duplicast"]["status"] == "complete" and " wins " in clip.name
+    assert [m.metadata["duplicast"]["kind"] for m in clip.markers][-1] == "dispute"
