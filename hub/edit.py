@@ -18,7 +18,7 @@ from typing import Any
 import opentimelineio as otio
 
 from hub.domain.config import TournamentConfig
-from hub.domain.timecode import DEFAULT_CAMERAS, CameraClocks, format_timecode
+from hub.domain.timecode import DEFAULT_CAMERAS, CameraClocks
 from hub.timeline import DealCut, Marker, Take
 
 COLOURS = {
@@ -132,10 +132,3 @@ def write_edit(cuts: Sequence[DealCut], config: TournamentConfig, folder: Path) 
             otio.adapters.write_to_file(single, str(path), adapter_name="cmx_3600")
             written.append(path)
     return written
-
-
-def first_timecode(cut: DealCut, config: TournamentConfig) -> str:
-    """The camera timecode where the deal's first take starts (for the command's summary)."""
-    cameras = cameras_of(config)
-    take = min(cut.takes, key=lambda t: t.start)
-    return format_timecode(cameras.frame(take.table, take.start), cameras.fps)
