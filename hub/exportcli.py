@@ -1,11 +1,13 @@
-"""`duplicast export`: the journal out of Redis as a JSON Lines event log (``--events``), or
-the hands of an event log as PHH (``--phh``)."""
+"""`duplicast export`: the journal out of Redis as a JSON Lines event log (``--events``), the
+hands of an event log as PHH (``--phh``), or the edit of every deal as OpenTimelineIO
+(``--timeline``)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from typing import Any
 
 from hub.bus import open_bus
 from hub.channels import Channels
@@ -69,3 +71,52 @@ async def run_export(args: argparse.Namespace) -> int:
     where = args.out or "stdout"
     print(f"duplicast export: {count} journal records of {config.id!r} to {where}", file=sys.stderr)
     return 0
+
+
+async def export_timeline(args: argparse.Namespace) -> int:
+    """`duplicast export --timeline FOLDER`: the edit of every deal (docs/edit.md), from the
+    journal in Redis or from an event log (the positional LOG)."""
+    from hub.deckfile import DeckFileError, load_decks
+    from hub.domain.config import ConfigError
+    from hub.edit import edl_adapter, write_edit
+    from hub.replay import ReplayError, read_log
+    from hub.timeline import deal_cuts, watch_log
+
+    try:
+        config = load_config(args.config)
+        decks = load_decks(config, args.config.parent, dict(os.environ))
+        if args.log is not None:
+            entries: list[Any] = list(read_log(args.log))
+            source = str(args.log)
+        else:
+            entries = await _journal(args.redis, config.id)
+            source = f"the journal of {config.id!r}"
+        engine, refused = watch_log(config, entries, decks, source)
+    except (ConfigError, ReplayError, DeckFileError) as exc:
+        print(f"duplicast export: {exc}", file=sys.stderr)
+        return 1
+    cuts = deal_cuts(engine, unfinished=args.unfinished)
+    written = write_edit(cuts, config, args.timeline)
+    edl = "" if edl_adapter() else " (no .edl: the otio-cmx3600-adapter plug-in is not installed)"
+    print(
+        f"duplicast export: {len(cuts)} deal(s), {len(written)} file(s) in {args.timeline}{edl}",
+        file=sys.stderr,
+    )
+    diverged = [r for r in refused if r.accepted_live]
+    for refusal in diverged[:10]:
+        print(f"duplicast export: refused: {refusal}", file=sys.stderr)
+    return 3 if diverged else 0
+
+
+async def _journal(url: str | None, tournament: str) -> list[Any]:
+    """The tournament's journal in Redis as the lines of its export, header first."""
+    from hub.export import header, journal_events
+
+    bus = open_bus(url)
+    await bus.connect()
+    try:
+        epoch = await bus.get(Channels(tournament).epoch)
+        text = None if epoch is None else epoch.decode("utf-8", "replace")
+        return [header(tournament, text)] + [e async for e in journal_events(bus, tournament)]
+    finally:
+        await bus.close()

@@ -33,7 +33,7 @@ from hub.demo import run_demo
 from hub.domain.config import ConfigError
 from hub.domain.states import ProcessRole
 from hub.embedded import SAMPLE_CONFIG
-from hub.exportcli import export_phh, run_export
+from hub.exportcli import export_phh, export_timeline, run_export
 from hub.httpguard import REQUEST_TIMEOUT
 from hub.logreplay import EventLogError
 from hub.servecli import run_serve
@@ -48,6 +48,8 @@ def _run_export_command(args: argparse.Namespace) -> int:
             print("duplicast export --phh: needs an event log and --out", file=sys.stderr)
             return 2
         return export_phh(args)
+    if args.timeline is not None:
+        return _sync(export_timeline)(args)
     return _sync(run_export)(args)
 
 
@@ -199,7 +201,8 @@ def _add_export(sub: Sub) -> None:
         "export",
         help="a live tournament's journal out of Redis (--events: JSON Lines for replay)",
         description="Write what the hub journaled in Redis. --events: every journal record as "
-        "the JSON Lines `duplicast replay` reads, to rescore a live event offline or archive it.",
+        "the JSON Lines `duplicast replay` reads, to rescore a live event offline or archive it. "
+        "--timeline: the edit of every deal finished at every table (OpenTimelineIO).",
         formatter_class=HelpFormatter,
     )
     x.add_argument("--config", type=Path, required=True, help="tournament TOML file (its id)")
@@ -212,8 +215,19 @@ def _add_export(sub: Sub) -> None:
         action="store_true",
         help="every completed hand of an event log (the positional LOG) as PHH (docs/phh.md)",
     )
+    what.add_argument(
+        "--timeline",
+        type=Path,
+        metavar="FOLDER",
+        help="the edit: per deal an OpenTimelineIO timeline, one track per table camera, and an "
+        "EDL per track (docs/edit.md), from the journal in Redis or the positional LOG",
+    )
     x.add_argument(
-        "log", type=Path, nargs="?", default=None, help="with --phh: console events, JSON Lines"
+        "log",
+        type=Path,
+        nargs="?",
+        default=None,
+        help="with --phh (required) or --timeline: console events, JSON Lines",
     )
     x.add_argument(
         "--out",
@@ -224,6 +238,11 @@ def _add_export(sub: Sub) -> None:
     )
     x.add_argument(
         "--released-only", action="store_true", help="with --phh: only deals released to the public"
+    )
+    x.add_argument(
+        "--unfinished",
+        action="store_true",
+        help="with --timeline: also the deals not yet finished at every table",
     )
     add_redis(x)
     add_key_file(x, "with --phh: the tournament's deck file (showdowns need the cards)")

@@ -18,6 +18,7 @@ import re
 import sys
 import tomllib
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,13 @@ def variants() -> dict[str, dict[str, Any]]:
     mcr = copy.deepcopy(bases["mcr"])
     mcr["scoring"] = {"format": "imp", "scale": "imp-scale-wbf.csv", "average": "others"}
     bases["mcr-scale"] = mcr
+    cameras = copy.deepcopy(bases["ifp6"])
+    cameras["broadcast"] = {
+        "fps": 29.97,
+        "sync": datetime(2026, 11, 25, 20, tzinfo=timezone(timedelta(hours=1))),
+        "cameras": {"1": "10:00:00:00", "6": "09:59:58:29"},
+    }
+    bases["ifp6-broadcast"] = cameras
     return bases
 
 
@@ -124,6 +132,8 @@ def _inline(value: Any) -> str:
         return repr(value)
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, datetime):
+        return value.isoformat()
     if isinstance(value, list):
         return "[" + ", ".join(_inline(v) for v in value) + "]"
     return "{" + ", ".join(f"{_key(k)} = {_inline(v)}" for k, v in value.items()) + "}"

@@ -117,7 +117,9 @@ LAYERS: dict[str, int] = {
     "hub.demo": 10,
     "hub.consolecli": 10,  # `duplicast console` (runner imports it)
     "hub.servecli": 10,  # `duplicast serve`: the process roles
-    "hub.exportcli": 7,  # `duplicast export`
+    "hub.timeline": 8,  # each table's take of each deal, from a replayed log (the edit)
+    "hub.edit": 9,  # the edit as OpenTimelineIO timelines and EDLs
+    "hub.exportcli": 10,  # `duplicast export`
     "hub.runner": 11,
     "hub.cli": 12,
     "hub.__main__": 13,

@@ -73,6 +73,15 @@ File shape (see ``samples/ifp6.toml``)::
     scale = "imp-scale.csv"    # imp only (default: the WBF scale): an IMP scale file, relative
                                # to this file (format in hub/domain/imp.py and docs/rules.md)
 
+    [broadcast]                # optional: the table cameras, for the edit (docs/edit.md)
+    fps = 25                   # the cameras' frame rate (default 25): 23.976, 24, 25, 29.97,
+                               # 30, 50, 59.94 or 60 (non-drop-frame timecode)
+    sync = 2026-11-25T20:00:00+01:00   # a moment of the hub's clock, with its UTC offset ...
+
+    [broadcast.cameras]        # ... and the timecode each table's camera showed then
+    "1" = "10:00:00:00"        # tables left out have no camera (no track in the edit);
+    "2" = "09:59:58:12"        # without cameras: every table, UTC time of day
+
     [consoles]                 # optional allow-list: console name -> the one table it writes
     "table1" = 1               # names follow the rule of ids; tables must be in a group;
     "table1-backup" = 1        # a table may have several consoles (e.g. a backup pad)
@@ -135,6 +144,7 @@ from hub.domain.clock import ClockSpec
 from hub.domain.event import EventPlan, Session, Stage
 from hub.domain.games.mahjong.rules import MahjongRules
 from hub.domain.scoring import DEFAULT_SCORING, ScoringFormat
+from hub.domain.timecode import CameraClocks
 
 BETTING = ("pot-limit", "no-limit")
 # RPS Poker's dealer: his throws read from the deal's deck order (duplicate), or chosen at the
@@ -217,6 +227,9 @@ class TournamentConfig:
     # What the loader warns of (the file still loads): "file:line: key: problem" each. Not part
     # of the configuration's value (left out of its repr and its equality).
     warnings: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    # [broadcast]: the cameras of the edit; None: 25 fps, UTC time of day. Out of the repr,
+    # which tests/config_corpus.py digests: files without the section keep their digests.
+    broadcast: CameraClocks | None = field(default=None, repr=False)
 
     @cached_property
     def plan(self) -> EventPlan:

@@ -3,8 +3,8 @@
 Each section is first converted by its shape (``c.convert``), then checked against the rest of
 the file in the order the sections depend on each other: the game (it decides the shape of
 ``[tournament]``), the tournament, the teams, the groups, the stages and sessions, the draw, the
-schedule, the decks, the consoles, the clock, the scoring. Messages and keys are those of
-hub.domain.config.model's docstring.
+schedule, the decks, the consoles, the clock, the scoring, the broadcast cameras. Messages and
+keys are those of hub.domain.config.model's docstring.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from msgspec import UNSET
 
 from hub.domain.clock import ClockSpec, Level
 from hub.domain.config import formats, shape
+from hub.domain.config.broadcast import camera_clocks
 from hub.domain.config.model import (
     BETTING,
     ID,
@@ -77,6 +78,7 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
     consoles = _consoles(c, root.consoles, tables) if root.consoles is not UNSET else None
     clock = _clock(c, root.clock) if root.clock is not UNSET else None
     scoring, mahjong = formats.scoring_and_rules(c, root, game, t.big_blind, t.deals, event)
+    broadcast = None if root.broadcast is UNSET else camera_clocks(c, root.broadcast, tables)
     return TournamentConfig(
         id=t.id,
         name=t.name,
@@ -101,6 +103,7 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
         event=event,
         mahjong=mahjong,
         warnings=tuple(c.warnings),
+        broadcast=broadcast,
     )
 
 

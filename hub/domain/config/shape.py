@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from datetime import date, datetime, time
 from typing import Annotated, Any, Literal, NoReturn
 
 import msgspec
@@ -54,6 +55,7 @@ class Root(Shape):
     sessions: Any = UNSET
     mahjong: Any = UNSET
     rps: Any = UNSET
+    broadcast: Any = UNSET
 
 
 class Tournament(Shape):
@@ -175,6 +177,14 @@ class Mahjong(Shape):
     prevalent: list[Any] | UnsetType = UNSET  # its length is checked before its winds
 
 
+class Broadcast(Shape):
+    """``[broadcast]``: the cameras of the edit (hub.domain.timecode)."""
+
+    fps: float = 25.0  # one of FRAME_RATES (rules)
+    sync: Annotated[datetime, Meta(tz=True)] | UnsetType = UNSET
+    cameras: dict[str, Any] | UnsetType = UNSET
+
+
 Wind = Literal["E", "S", "W", "N"]
 
 # Keys whose every fault has its own wording (``[]`` stands for any index).
@@ -190,6 +200,10 @@ WORDING = {
     "scoring.average": "expected 'all' or 'others', got {got}",
     "scoring.teams": "expected 'totals' or 'players', got {got}",
     "mahjong.prevalent[]": "expected E, S, W or N, got {got}",
+    "broadcast.fps": "expected frames per second 23.976, 24, 25, 29.97, 30, 50, 59.94 or 60, "
+    "got {got}",
+    "broadcast.sync": "expected a date and time with its UTC offset, like "
+    "2026-11-25T20:00:00+01:00, got {got}",
 }
 _EXPECTED = {
     "object": "a table",
@@ -206,8 +220,8 @@ _FIELD = re.compile(r"^Object (missing required|contains unknown) field `([^`]+)
 
 
 def show(value: Any) -> str:
-    """A value as an error quotes it (cut at 40 characters)."""
-    text = repr(value)
+    """A value as an error quotes it (cut at 40 characters; a TOML date or time as written)."""
+    text = value.isoformat() if isinstance(value, date | time) else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
