@@ -2,7 +2,8 @@
 
 Run by hand: ``.venv/bin/python bench/clients_bench.py --clients 10000 --hz 10 --seconds 10``.
 
-The hub's real server (``hub.server`` + ``hub.fanout``) runs in a child process, so its resident
+The hub's real server (``hub.serve.http`` + ``hub.serve.fanout``) runs in a child process, so its
+resident
 memory is its own: it is read from ``/proc/{pid}/status`` before the clients connect and once
 all of them are subscribed, and the difference divided by the number of clients is the memory
 per connection. Then the server publishes a standings update ``--hz`` times a second, each
@@ -65,10 +66,10 @@ async def server_main(mode: str, hz: float) -> None:
     from starlette.routing import WebSocketRoute
     from starlette.websockets import WebSocket, WebSocketDisconnect
 
-    from hub.auth import Auth
-    from hub.fanout import Fanout
-    from hub.feed import PayloadFeed
-    from hub.server import create_app, serve
+    from hub.serve.auth import Auth
+    from hub.serve.fanout import Fanout
+    from hub.serve.feed import PayloadFeed
+    from hub.serve.http import create_app, serve
 
     class Source:
         tournament = "bench"

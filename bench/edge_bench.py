@@ -9,8 +9,8 @@ clients run in another separate process (raw-socket websocket clients on one eve
 Socket.IO they speak engine.io v4 over websocket). Servers:
 
 - ``edge``: our edge as deployed: ``duplicast serve --role edge --reuse-port`` on the sample
-  tournament (``hub.edge.EdgeSource`` reading the v2 feed channel and forwarding each frame's
-  bytes, ``hub.feedsocket`` on uvicorn, uvloop, ``tune_gc``), run inside the bench's server
+  tournament (``hub.roles.edge.EdgeSource`` reading the v2 feed channel and forwarding each frame's
+  bytes, ``hub.serve.feedsocket`` on uvicorn, uvloop, ``tune_gc``), run inside the bench's server
   process so that its GC probe sees it. ``edgex2``: two of them on one port (SO_REUSEPORT),
   what ``duplicast serve --role edge --processes 2`` starts. The publisher writes the v2 feed
   (``encode_feed``) with consecutive seqs after a seq-0 snapshot put in the snapshot hash.
@@ -123,10 +123,11 @@ def client_message(seq: int, sent_ns: int) -> bytes:
 def encode_feed(
     audience: str, topic: str, seq: int, full: bool, json_msg: bytes, msgpack_msg: bytes
 ) -> bytes:
-    """The feed wire format v2 on ``dup:{tournament}:feed``; ``hub.feed.encode_feed`` when this
+    """The feed wire format v2 on ``dup:{tournament}:feed``; ``hub.serve.feed.encode_feed`` when
+    this
     tree has it, else the same map built here."""
     try:
-        from hub.feed import encode_feed as hub_encode  # type: ignore[attr-defined]
+        from hub.serve.feed import encode_feed as hub_encode  # type: ignore[attr-defined]
     except ImportError:
         hub_encode = None
     if hub_encode is not None:
@@ -186,16 +187,16 @@ def _install_gc_probe(stats_path: str) -> None:
 
 
 def _run_edge(port: int, redis_url: str) -> int:
-    """Our edge as deployed: ``duplicast serve --role edge`` (``hub.edge.EdgeSource`` on the
-    Redis bus, ``hub.feedsocket`` on uvicorn, uvloop, ``tune_gc``), run in this process so the
+    """Our edge as deployed: ``duplicast serve --role edge`` (``hub.roles.edge.EdgeSource`` on the
+    Redis bus, ``hub.serve.feedsocket`` on uvicorn, uvloop, ``tune_gc``), run in this process so the
     GC probe sees it; ``--reuse-port`` so that two copies share the port (``edgex2``). The
     topic's starting snapshot (seq 0) is put in the snapshot hash, as an ingest would."""
     import redis
 
-    from hub.channels import Channels
-    from hub.cli import main as duplicast
-    from hub.feed import Frame, encode_snapshot, snapshot_field
-    from hub.frames import Outgoing
+    from hub.cli.main import main as duplicast
+    from hub.serve.feed import Frame, encode_snapshot, snapshot_field
+    from hub.wire.channels import Channels
+    from hub.wire.frames import Outgoing
 
     snapshot = json.dumps({"type": "snapshot", "topic": TOPIC, "seq": 0, "data": {}}).encode()
     frame = Frame(
@@ -237,8 +238,8 @@ def _answer_snapshot_requests(redis_url: str) -> None:
 
     import redis
 
-    from hub import codec
-    from hub.channels import Channels
+    from hub.wire import codec
+    from hub.wire.channels import Channels
 
     names = Channels(TOURNAMENT)
 
@@ -401,7 +402,7 @@ def run_publisher(kind: str, redis_url: str, rate: float, seconds: float) -> Non
 
     client = redis.Redis.from_url(redis_url)
     client.ping()  # connected before the first timestamp
-    # Encode one message before the clock starts: the first call imports hub.feed (~0.1 s),
+    # Encode one message before the clock starts: the first call imports hub.serve.feed (~0.1 s),
     # which, timed inside the first update, showed as a stall of the edge (every run until
     # 2026-11-23 had this one slow update in its edge p99 at 1k and 5k clients).
     wire_message(kind, 0, now_ns())

@@ -1,4 +1,4 @@
-"""Fan-out throughput: a naive Starlette loop vs ``hub.fanout`` (DESIGN §6).
+"""Fan-out throughput: a naive Starlette loop vs ``hub.serve.fanout`` (DESIGN §6).
 
 Run by hand: ``.venv/bin/python bench/fanout_bench.py [--clients 500] [--updates 200]``.
 
@@ -8,7 +8,7 @@ updates as fast as it can, and we report delivered frames per second (wall clock
 client got every update) and the server's CPU time per delivered frame.
 
 - ``naive``: Starlette websocket endpoint; the publisher awaits ``send_text`` per client.
-- ``fanout``: ``hub.server`` + ``hub.fanout`` (encode once, pre-built frames, no awaits).
+- ``fanout``: ``hub.serve.http`` + ``hub.serve.fanout`` (encode once, pre-built frames, no awaits).
 - ``fanout-5ms``: the same with ``flush_delay=0.005``: a burst is coalesced into one write per
   client.
 """
@@ -31,12 +31,12 @@ from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from hub.auth import Auth
-from hub.codec import to_json
-from hub.fanout import Fanout
-from hub.feed import PayloadFeed
-from hub.limits import Limits
-from hub.server import create_app, serve
+from hub.serve.auth import Auth
+from hub.serve.fanout import Fanout
+from hub.serve.feed import PayloadFeed
+from hub.serve.http import create_app, serve
+from hub.serve.limits import Limits
+from hub.wire.codec import to_json
 
 KEY = ("public", "standings")
 

@@ -39,12 +39,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 from ingest_bench import large_session  # noqa: E402
 
 from hub import codec  # noqa: E402
-from hub.channels import Channels  # noqa: E402
 from hub.engine.core import Engine  # noqa: E402
-from hub.server import tune_gc  # noqa: E402
+from hub.serve.http import tune_gc  # noqa: E402
+from hub.wire.channels import Channels  # noqa: E402
 
 TARGET_RATIO = 2.0
-RESEND = 1.0  # s without an ack before the probe sends its event again (hub.console's timeout)
+RESEND = (
+    1.0  # s without an ack before the probe sends its event again (hub.client.console's timeout)
+)
 PROBE_TABLE, FLOOD_TABLE = 1, 2
 BIG = codec.pack({f"k{i}": "x" * 295 for i in range(1000)})  # ~300 KB
 TINY = b"\xc1"  # never valid msgpack
@@ -170,7 +172,7 @@ async def run(
     """``rounds`` times the three phases in turn, ``probes`` probe events per phase in all
     (a load spike on a shared machine then lands in every phase alike)."""
     from hub.bus.redis import RedisBus
-    from hub.ingest import Ingest
+    from hub.roles.ingest import Ingest
 
     tid = f"flood-{uuid.uuid4().hex[:8]}"
     per_round = max(1, probes // rounds)

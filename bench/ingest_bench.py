@@ -9,12 +9,13 @@ the same events, i.e. the least any ingest must do per event. Measurements:
 - ``engine``: ``Engine.submit`` over bot-played sessions of the sample tournament
   (``samples/ifp6.toml``: 6 tables x 12 deals, ~1,800 events each, a fresh engine per session),
   alone, from msgpack bytes, and with the changed topic payloads built per event or once per
-  batch of 100 / 512 events (as ``hub.ingest`` does); ``ingest_cpu`` adds what the ingest does
+  batch of 100 / 512 events (as ``hub.roles.ingest`` does); ``ingest_cpu`` adds what the ingest does
   besides the engine (journal record and ack encoding, feed diff and update encoding), no I/O.
 - ``replay``: ``Engine.restore`` over one journal of ``--replay-events`` records (default
   100,000) of a large tournament (8 groups, 48 tables), from dicts and from msgpack bytes,
   against the 5 s target, plus building every topic payload afterwards.
-- ``ingest``: the whole path (console clients pipelining via ``hub.logreplay.replay_log`` → bus →
+- ``ingest``: the whole path (console clients pipelining via ``hub.client.logreplay.replay_log`` →
+bus →
   ``Ingest`` → journal → acks → feed) on the memory bus and on Redis, console clients in the
   same process and event loop (so they share the one core).
 """
@@ -43,14 +44,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hub import codec
 from hub.bus.base import Bus
 from hub.domain.config import TournamentConfig, parse_config
 from hub.domain.deck import DeckOrder, seeded_deck_orders
 from hub.engine.core import Engine
 from hub.engine.events import parse_event
 from hub.engine.simulate import simulate_session
-from hub.feed import IngestFeed, encode_feed
+from hub.serve.feed import IngestFeed, encode_feed
+from hub.wire import codec
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "samples" / "ifp6.toml"
@@ -392,8 +393,8 @@ def bench_rebuild(session: Session, packed: list[bytes], redis_url: str | None) 
 async def rebuild_run(
     bus: Bus, session: Session, packed: list[bytes], redis_url: str | None = None
 ) -> dict[str, Any]:
-    from hub.channels import Channels
-    from hub.ingest import Ingest
+    from hub.roles.ingest import Ingest
+    from hub.wire.channels import Channels
 
     stream = Channels(session.config.id).journal
     await bus.connect()
@@ -435,8 +436,8 @@ async def ingest_run(
     cleanup: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Sessions played through ``Ingest`` by pipelining console clients until ``events``."""
-    from hub.ingest import Ingest
-    from hub.logreplay import replay_log
+    from hub.client.logreplay import replay_log
+    from hub.roles.ingest import Ingest
 
     totals = {"events": 0, "accepted": 0, "rejected": 0, "duplicates": 0, "resent": 0}
     wall = cpu = 0.0

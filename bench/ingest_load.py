@@ -6,19 +6,20 @@ Run by hand: ``.venv/bin/python bench/ingest_load.py [--events 60000] [--journal
 topic projections' patches encoded once as feed frames, lazy snapshots) runs in this process on
 Redis. A console fleet runs in a child process: one console per table of a large tournament,
 each keeping ``--window`` events in flight and sending the next as acks come back (as
-``hub.console`` does, without its outbox bookkeeping, so the fleet is not the bottleneck). The
+``hub.client.console`` does, without its outbox bookkeeping, so the fleet is not the bottleneck).
+The
 figure is events acknowledged per second from the first to the last, with this process's CPU
 share. Baseline, same run, same events: msgpack decode + ``Engine.submit`` in a plain loop.
 Two deployments (``--feed``): ``inline``, the ingest publishes the feed itself; ``separate``,
 the ingest only decides, journals and answers, and a projector in a third process
-(``hub.projector``, under ``nice``: the write path comes first) follows the journal and
+(``hub.roles.projector``, under ``nice``: the write path comes first) follows the journal and
 publishes the feed: its records/s, CPU share and how long after the ingest's last
 acknowledgement it had published everything; ``paused``, the same with the projector stopped
 during the burst (the write path alone on the machine), then catching up from the journal.
 
 ``rebuild``: a journal of ``--journal`` records in Redis; ``Ingest.rebuild`` from the journal
 alone, then from an engine snapshot ``--tail`` records before the end plus that tail (the worst
-case of snapshots every ``hub.ingest.ENGINE_SNAPSHOT_EVERY`` records), against 3 s.
+case of snapshots every ``hub.roles.ingest.ENGINE_SNAPSHOT_EVERY`` records), against 3 s.
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from ingest_bench import large_session, redis_cleanup  # noqa: E402
 
 from hub import codec  # noqa: E402
-from hub.channels import Channels  # noqa: E402
 from hub.engine.core import Engine  # noqa: E402
-from hub.server import tune_gc  # noqa: E402
+from hub.serve.http import tune_gc  # noqa: E402
+from hub.wire.channels import Channels  # noqa: E402
 
 TARGET_EVENTS_PER_S = 20_000
 TARGET_REBUILD_S = 3.0
@@ -127,10 +128,10 @@ def baseline(session: Any) -> float:
 
 
 async def projector_child(url: str, events: int, seed: int, tid: str) -> None:
-    """Follow the journal the ingest writes (``hub.projector``) until ``events`` records are
+    """Follow the journal the ingest writes (``hub.roles.projector``) until ``events`` records are
     applied and published; print its rate, CPU share and when it got there (wall clock)."""
     from hub.bus.redis import RedisBus
-    from hub.projector import Projector
+    from hub.roles.projector import Projector
 
     session = large_session(events, seed, tid=tid)
     bus = RedisBus(url)
@@ -170,7 +171,7 @@ async def throughput(
     only decides, journals and answers; a projector in another process publishes the feed from
     the journal: its rate and how long after the last acknowledgement it had published all)."""
     from hub.bus.redis import RedisBus
-    from hub.ingest import Ingest
+    from hub.roles.ingest import Ingest
 
     tid = f"load-{uuid.uuid4().hex[:8]}"
     session = large_session(events, seed, tid=tid)
@@ -251,7 +252,7 @@ async def rebuild(url: str, records: int, tail: int, seed: int) -> dict[str, Any
     import redis.asyncio as aioredis
 
     from hub.bus.redis import RedisBus
-    from hub.ingest import Ingest
+    from hub.roles.ingest import Ingest
 
     session = large_session(records, seed, tid=f"rebuild-{uuid.uuid4().hex[:8]}")
     engine = Engine(session.config, session.decks, release_delay=0.0)

@@ -9,7 +9,7 @@ tables at 100,000 events) is applied through ``TournamentState.apply``; then, be
 - ``replay``: every event applied to a fresh state (events parsed beforehand; ``parse`` is
   the schema check of them all, what a journal replay adds);
 - ``snapshot``: ``hub.engine.snapshot.snapshot`` of the final state, ``pack`` / ``unpack`` of it
-  through ``hub.codec`` (and its size), ``from_snapshot`` of the unpacked data;
+  through ``hub.wire.codec`` (and its size), ``from_snapshot`` of the unpacked data;
 - ``snapshot_plus_tail``: ``from_snapshot`` of the state ``--tail`` events before the end, then
   those events applied: the restart the ingest will do;
 - ``sequencer``: a sequencer that saw every event with a journal position: its snapshot packed,
@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ingest_bench import large_session  # a sibling script, not a package
 
-from hub import codec
 from hub.engine.events import ConsoleEvent, parse_event
 from hub.engine.sequencer import Sequencer
 from hub.engine.snapshot import restore_state, snapshot
 from hub.engine.tournament import TournamentState
+from hub.wire import codec
 
 T = TypeVar("T")
 TARGET_SECONDS = 3.0  # restart from a snapshot plus the journal tail, at 100,000 events

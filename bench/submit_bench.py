@@ -5,7 +5,8 @@ where ``/tmp/base`` is an export of the commit to compare with (``git archive HE
 /tmp/base``). Timing figures on a shared machine are noisy, so each tree is measured in its own
 child process, the trees alternating round after round, and each figure is the best of its
 rounds (noise only adds). The workload is ``ingest_bench.large_session`` (bot-played hands of a
-large tournament, msgpack bytes), a fresh engine per run, no feed: what ``hub.ingest`` pays per
+large tournament, msgpack bytes), a fresh engine per run, no feed: what ``hub.roles.ingest`` pays
+per
 event before I/O. Every child also prints a digest of every outcome (ack, record, refusal code
 and message): two trees that behave alike print the same digest.
 """
@@ -30,8 +31,8 @@ def measure(tree: Path, events: int, repeat: int) -> dict[str, Any]:
     sys.path.insert(0, str(tree))
     from ingest_bench import large_session
 
-    from hub import codec
     from hub.engine.core import Engine
+    from hub.wire import codec
 
     session = large_session(events, 7, tid="submit-bench")
     packed = [codec.pack(e) for e in session.events]

@@ -29,8 +29,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from hub.domain.states import ROLES
-from hub.fanout import Fanout
-from hub.intake import FairIntake
+from hub.roles.intake import FairIntake
+from hub.serve.fanout import Fanout
 
 __all__ = ["CONTENT_TYPE", "Metrics", "serve_private"]
 
@@ -82,7 +82,7 @@ class _FanoutCollector(Collector):
 
 
 class _RequestsCollector(Collector):
-    """The incomplete HTTP requests of each server (``hub.httpguard.PendingRequests``): a
+    """The incomplete HTTP requests of each server (``hub.serve.httpguard.PendingRequests``): a
     flood of half-sent requests shows here before clients complain."""
 
     def __init__(self) -> None:
@@ -107,7 +107,8 @@ class _RequestsCollector(Collector):
 
 
 class _IntakeCollector(Collector):
-    """The ingest's intake (``hub.intake``), read at scrape time: its counts are plain ints."""
+    """The ingest's intake (``hub.roles.intake``), read at scrape time: its counts are plain
+    ints."""
 
     def __init__(self) -> None:
         self.intakes: list[FairIntake] = []
@@ -193,7 +194,7 @@ class Metrics:
         self._intake.intakes[:] = [intake]
 
     def watch_requests(self, pending: Any) -> None:
-        """Report a server's incomplete requests (``hub.httpguard.PendingRequests``)."""
+        """Report a server's incomplete requests (``hub.serve.httpguard.PendingRequests``)."""
         if pending not in self._requests.pending:
             self._requests.pending.append(pending)
 

@@ -33,7 +33,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from hub.engine.equities import equity_block, seat_equity, traveller_equity
-from hub.patch import diff
+from hub.wire.patch import diff
 
 OVERLAYS = Path(__file__).resolve().parent.parent / "overlays"
 TOKENS = {"com": "commentator", "op": "operator"}

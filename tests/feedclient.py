@@ -9,7 +9,7 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from hub.patch import apply_patch, clone
+from hub.wire.patch import apply_patch, clone
 
 
 class FeedClient:

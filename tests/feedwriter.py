@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hub.feed import Frame, PayloadFeed
-from hub.frames import Outgoing
-from hub.topicnames import TopicKey
+from hub.serve.feed import Frame, PayloadFeed
+from hub.wire.frames import Outgoing
+from hub.wire.topics import TopicKey
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,15 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from hub.auth import Auth
 from hub.bus.base import Bus
-from hub.configfile import load_config
-from hub.deckfile import load_decks
 from hub.domain.config import TournamentConfig
-from hub.edge import EdgeSource
-from hub.embedded import OVERLAYS, IngestSource
 from hub.engine.core import Engine
-from hub.server import RunningServer, create_app, serve
+from hub.files.config import load_config
+from hub.files.decks import load_decks
+from hub.roles.edge import EdgeSource
+from hub.roles.embedded import OVERLAYS, IngestSource
+from hub.serve.auth import Auth
+from hub.serve.http import RunningServer, create_app, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "ifp6.toml"

@@ -28,15 +28,15 @@ from hub import ingest as ingest_module
 from hub.bus.base import Bus
 from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus
-from hub.channels import Channels
-from hub.configfile import load_config
-from hub.deckfile import load_decks
+from hub.cli.replay import read_events, replay
+from hub.client.logreplay import load_events, replay_log
 from hub.domain.config import TournamentConfig
 from hub.engine.core import Engine
-from hub.export import dumps, header, journal_events
-from hub.ingest import Ingest
-from hub.logreplay import load_events, replay_log
-from hub.replay import read_events, replay
+from hub.files.config import load_config
+from hub.files.decks import load_decks
+from hub.files.eventlog import dumps, header, journal_events
+from hub.roles.ingest import Ingest
+from hub.wire.channels import Channels
 from tests.hubharness import ROOT, duplicast
 from tests.redis_server import RedisServer, free_port
 

@@ -21,14 +21,14 @@ import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hub import codec
 from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus
-from hub.cli import build_parser
+from hub.cli.main import build_parser
 from hub.domain.config import ConfigError, parse_config
 from hub.domain.numbers import MAX_SAFE_INT
-from hub.edge import EdgeSource
 from hub.engine.core import Engine
+from hub.roles.edge import EdgeSource
+from hub.wire import codec
 from tests.factories import config_data
 from tests.hubharness import OPERATOR, edge_hub, ingest_hub, unique_tournament
 from tests.test_clock import clocked
@@ -311,7 +311,7 @@ async def test_console_replay_of_a_log_with_bad_numbers_refuses_them_by_code(
     """`duplicast console replay`: ``1e400`` goes to the hub and is refused (bad_schema); an
     integer msgpack cannot carry is refused before sending (it used to end the command with a
     traceback); a JSON ``NaN`` makes the log unreadable, said in one line."""
-    from hub.cli import main
+    from hub.cli.main import main
 
     bus = RedisBus(redis_url)
     await bus.connect()

@@ -150,8 +150,8 @@ def test_decks_writes_an_encrypted_file_and_a_commitment(tmp_path: Path) -> None
     )
     assert run.returncode == 0, run.stderr
     assert "commitment: sha256:" in run.stdout
-    from hub.deckfile import read_deck_file
     from hub.domain.deck import commitment
+    from hub.files.decks import read_deck_file
 
     decks = read_deck_file(out, env["DUPLICAST_DECK_KEY"])
     assert sorted(decks) == list(range(1, 13))

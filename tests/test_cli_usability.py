@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hub.cli import build_parser
-from hub.cliargs import seed
-from hub.deckfile import read_deck_file, read_key_file
+from hub.cli.args import seed
+from hub.cli.main import build_parser
+from hub.files.decks import read_deck_file, read_key_file
 from tests.hubharness import duplicast as run_duplicast
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""hub.codec: round trips, and one CodecError for every malformed input."""
+"""hub.wire.codec: round trips, and one CodecError for every malformed input."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hub import codec
-from hub.codec import (
+from hub.engine.event_types import Bet
+from hub.engine.events import parse_event
+from hub.wire import codec
+from hub.wire.codec import (
     MAX_EVENT_BYTES,
     MAX_EVENT_ITEMS,
     MAX_MESSAGE_BYTES,
@@ -20,8 +22,6 @@ from hub.codec import (
     to_json,
     unpack,
 )
-from hub.engine.event_types import Bet
-from hub.engine.events import parse_event
 
 scalars = (
     st.none()

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from hub.configfile import load_config
 from hub.domain.config import ConfigError, DeckSource, KeyLines, key_path, parse_config
 from hub.domain.draw import cyclic_draw, is_cyclic, validate_draw
 from hub.domain.imp import WBF
 from hub.domain.schedule import block_deal_orders, deal_clashes, random_deal_orders
 from hub.domain.scoring import ScoringFormat
 from hub.engine.core import Engine
+from hub.files.config import load_config
 from tests import config_corpus
 from tests.factories import config_data, make_decks
 

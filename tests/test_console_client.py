@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from hub.acks import Ack
 from hub.bus.memory import MemoryBus
-from hub.codec import pack, unpack
-from hub.console import ConsoleClient, ack_channel, console_channel
-from hub.logreplay import replay_log
+from hub.client.acks import Ack
+from hub.client.console import ConsoleClient, ack_channel, console_channel
+from hub.client.logreplay import replay_log
+from hub.wire.codec import pack, unpack
 
 T = "ifp"
 

@@ -19,9 +19,9 @@ import pytest
 from redis_server import RedisServer, free_port
 
 from hub.bus.memory import MemoryBus
-from hub.configfile import load_config
-from hub.console import ConsoleClient
-from hub.hubwatch import ConsoleFailure
+from hub.client.console import ConsoleClient
+from hub.client.hubwatch import ConsoleFailure
+from hub.files.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "ifp6.toml"
@@ -107,10 +107,10 @@ def test_console_send_says_when_no_hub_serves_its_table_or_tournament(tmp_path: 
 
 async def test_unknown_table_is_answered_on_its_error_channel_and_touches_no_console() -> None:
     """The ingest's answer itself: on ``errors:9``, naming the console, no seq used up."""
-    from hub import codec
     from hub.bus.base import Message
     from hub.engine.core import Engine
-    from hub.ingest import Ingest
+    from hub.roles.ingest import Ingest
+    from hub.wire import codec
     from tests.hubharness import unique_tournament
 
     config, decks = unique_tournament("nohub")

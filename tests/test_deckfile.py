@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from hub.configfile import load_config
-from hub.deckfile import (
+from hub.domain.config import DeckSource
+from hub.domain.deck import random_deck_orders, seeded_deck_orders
+from hub.files.config import load_config
+from hub.files.decks import (
     KEY_ENV,
     DeckFileError,
     decrypt_orders,
@@ -19,8 +21,6 @@ from hub.deckfile import (
     read_deck_file,
     write_deck_file,
 )
-from hub.domain.config import DeckSource
-from hub.domain.deck import random_deck_orders, seeded_deck_orders
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "ifp6.toml"
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from hub.deckfile import KEY_ENV, export_plain, generate_key, parse_plain, write_deck_file
 from hub.domain.deck import commitment, deck_order_from_cards, seeded_deck_orders
+from hub.files.decks import KEY_ENV, export_plain, generate_key, parse_plain, write_deck_file
 
 ROOT = Path(__file__).resolve().parent.parent
 Revealed = tuple[dict[int, Any], Path, Path, dict[str, str]]

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 import yaml
 
-from hub.cli import build_parser
-from hub.configfile import load_config
-from hub.offline import load_for_preparation
+from hub.cli.main import build_parser
+from hub.cli.offline import load_for_preparation
+from hub.files.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 HUBS = ("ingest", "edge1", "edge2")
@@ -133,7 +133,7 @@ def test_serve_refuses_default_or_weak_tokens(command: str) -> None:
 
 
 def test_weak_token_rules() -> None:
-    from hub.auth import Auth, weak_token, weak_tokens
+    from hub.serve.auth import Auth, weak_token, weak_tokens
 
     assert weak_token("change-me-commentator") and weak_token("secret")
     assert weak_token("x" * 40) and weak_token("0123456789")
@@ -230,7 +230,7 @@ def test_venue_override_loads_the_acl_file_and_its_healthcheck_works(tmp_path: P
     command answers PONG against a real redis-server started the same way."""
     from redis_server import RedisServer
 
-    from hub.redis_acl import acl_file
+    from hub.cli.redis_acl import acl_file
 
     venue = yaml.safe_load((ROOT / "deploy" / "docker-compose.venue.yml").read_text())
     redis = venue["services"]["redis"]
@@ -361,7 +361,7 @@ def test_edges_trust_the_balancer_and_nginx_says_who_the_client_is(
     addresses are the balancer; nginx overwrites X-Forwarded-For with the peer it sees (a
     client cannot write its own) and passes the browser's Host on, port included (the edge
     compares it with the page's Origin)."""
-    from hub.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
+    from hub.serve.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
 
     services = compose["services"]
     for name in ("edge1", "edge2"):
@@ -385,7 +385,7 @@ def test_every_role_gets_its_own_users_url_by_environment() -> None:
     """Each hub service of every compose file takes its Redis URL from its environment, from a
     variable of its role (the venue override requires those of the ingest and the edges), and
     each role's user is one `duplicast acl` writes; no command line carries a URL."""
-    from hub.redis_acl import ROLE_USERS
+    from hub.cli.redis_acl import ROLE_USERS
 
     files = ("docker-compose.yml", "deploy/docker-compose.venue.yml",
              "deploy/docker-compose.projector.yml")  # fmt: skip

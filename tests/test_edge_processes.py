@@ -133,7 +133,7 @@ def accepts(port: int) -> bool:
 
 def test_workers_end_with_a_sigkilled_parent(redis_url: str) -> None:
     """A SIGKILLed parent cannot stop its workers: they must notice and end by themselves
-    (hub.lifeline), else orphans keep serving the port."""
+    (hub.roles.lifeline), else orphans keep serving the port."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -15,12 +15,12 @@ import pytest
 
 from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus
-from hub.channels import Channels
-from hub.console import ConsoleClient
+from hub.client.console import ConsoleClient
+from hub.client.logreplay import replay_log
+from hub.client.outbox import Outbox
 from hub.engine.core import Engine
-from hub.ingest import Ingest
-from hub.logreplay import replay_log
-from hub.outbox import Outbox
+from hub.roles.ingest import Ingest
+from hub.wire.channels import Channels
 from tests.hubharness import ROOT, SAMPLE, session_events, unique_tournament
 from tests.redis_server import RedisServer
 

@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 
-from hub.configfile import load_config
-from hub.deckfile import load_decks
-from hub.demo import Demo
+from hub.cli.demo import Demo
 from hub.domain.advance import distribute, fill, qualifiers
 from hub.domain.config import ConfigError, parse_config
 from hub.domain.scoring import TeamStanding
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
-from hub.topicnames import LIVE, PUBLIC, topic_name
+from hub.files.config import load_config
+from hub.files.decks import load_decks
+from hub.wire.topics import LIVE, PUBLIC, topic_name
 from tests.factories import make_decks
 from tests.test_projections import Client, assert_projected
 

@@ -14,9 +14,9 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from hub.configfile import load_config
-from hub.deckfile import load_decks
-from hub.standings_select import select_standings
+from hub.files.config import load_config
+from hub.files.decks import load_decks
+from hub.wire.standings_select import select_standings
 from tests.hubharness import COMMENTATOR, session_events
 from tests.test_event import SAMPLE, SAMPLE_LOG
 from tests.test_overlays_hub import (

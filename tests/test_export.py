@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from hub.bus.redis import RedisBus
-from hub.channels import Channels
+from hub.cli.replay import DeckCheck, read_events, replay
+from hub.client.logreplay import replay_log
 from hub.engine.core import Engine
-from hub.export import dumps, journal_events, log_line
-from hub.logreplay import replay_log
-from hub.replay import DeckCheck, read_events, replay
+from hub.files.eventlog import dumps, journal_events, log_line
+from hub.wire.channels import Channels
 from tests.hubharness import ingest_hub, session_events, unique_tournament
 
 

@@ -31,7 +31,7 @@ import pytest
 from redis_server import RedisServer, free_port
 from websockets.asyncio.client import connect
 
-from hub.patch import apply_patch, clone
+from hub.wire.patch import apply_patch, clone
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio, pytest.mark.timeout(240)]
 

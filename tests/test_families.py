@@ -33,7 +33,7 @@ from hub.engine.core import Engine
 from hub.engine.families import FEEDS, UNDECLARED, TopicKeys, feeds_of, touched_by
 from hub.engine.projections import Projections
 from hub.engine.simulate import simulate_session
-from hub.topicnames import AUDIENCES, FAMILIES, TopicKey
+from hub.wire.topics import AUDIENCES, FAMILIES, TopicKey
 from tests.factories import config_data, make_decks
 
 SAMPLES: list[EngineEvent] = [

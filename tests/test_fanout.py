@@ -16,16 +16,16 @@ import pytest
 import websockets
 from websockets.frames import Frame, Opcode
 
-import hub.frames as frames_module
-from hub import feedsocket
-from hub.codec import to_json, unpack
-from hub.fanout import Fanout
-from hub.feed import TopicKey
-from hub.feedclient import CLOSE_TOO_SLOW, Client
-from hub.frames import FORMATS, Outgoing, build_frame
-from hub.limits import Limits
-from hub.patch import apply_patch
-from hub.server import RunningServer, create_app, serve
+import hub.wire.frames as frames_module
+from hub.serve import feedsocket
+from hub.serve.fanout import Fanout
+from hub.serve.feed import TopicKey
+from hub.serve.feedclient import CLOSE_TOO_SLOW, Client
+from hub.serve.http import RunningServer, create_app, serve
+from hub.serve.limits import Limits
+from hub.wire.codec import to_json, unpack
+from hub.wire.frames import FORMATS, Outgoing, build_frame
+from hub.wire.patch import apply_patch
 from tests.feedwriter import FeedWriter
 
 STANDINGS: TopicKey = ("public", "standings")
@@ -124,7 +124,7 @@ def test_build_frame_is_websockets_with_the_same_bytes(monkeypatch: pytest.Monke
 
 
 async def test_fanout_never_encodes_a_topic_frame(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Frames arrive encoded once per format (hub.feed); every client gets the same bytes."""
+    """Frames arrive encoded once per format (hub.serve.feed); every client gets the same bytes."""
 
     def refuse(obj: Any) -> bytes:
         raise AssertionError("the fan-out encoded a topic frame")
@@ -600,8 +600,8 @@ async def test_a_client_resuming_ahead_of_a_lagging_edge_never_sees_its_seqs_go_
     """DESIGN §7: a client that moved from a faster edge resumes at a seq this edge has not
     reached: it gets nothing at or below its seq (no older snapshot, no old delta), then the
     frames above it; the edge is told to fetch that topic."""
-    from hub.feed import EdgeFeed
-    from hub.feed import Frame as FeedFrame
+    from hub.serve.feed import EdgeFeed
+    from hub.serve.feed import Frame as FeedFrame
 
     behind: list[TopicKey] = []
     store = EdgeFeed(on_behind=behind.append)

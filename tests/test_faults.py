@@ -23,11 +23,11 @@ import httpx
 import pytest
 from redis_server import RedisServer, free_port
 
-from hub import codec
 from hub.bus.redis import RedisBus
-from hub.configfile import load_config
-from hub.deckfile import load_decks
-from hub.logreplay import replay_log
+from hub.client.logreplay import replay_log
+from hub.files.config import load_config
+from hub.files.decks import load_decks
+from hub.wire import codec
 from tests.hubharness import SESSION, offline, session_events
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio]

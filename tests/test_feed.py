@@ -10,9 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hub.channels import Channels
-from hub.codec import CodecError, pack
-from hub.feed import (
+from hub.serve.feed import (
     HISTORY,
     SNAPSHOT_EVERY,
     EdgeFeed,
@@ -24,7 +22,9 @@ from hub.feed import (
     encode_snapshot,
     load_snapshots,
 )
-from hub.patch import TopicChange, apply_patch
+from hub.wire.channels import Channels
+from hub.wire.codec import CodecError, pack
+from hub.wire.patch import TopicChange, apply_patch
 
 KEY = ("public", "standings")
 
@@ -197,7 +197,7 @@ def test_patches_applied_by_a_client_rebuild_the_payload() -> None:
     feed = IngestFeed()
     payloads = [{"rows": [], "n": 0}, {"rows": [{"a": 1}], "n": 1}, {"rows": [{"a": 2}], "n": 1}]
     state: dict[str, Any] = {}
-    from hub.patch import diff
+    from hub.wire.patch import diff
 
     for i, payload in enumerate(payloads):
         change = TopicChange(KEY, None if i == 0 else diff(payloads[i - 1], payload), payload)

@@ -1,4 +1,4 @@
-"""``/ws`` as served by ``hub.feedsocket``: no task per connection, keepalive by one sweep,
+"""``/ws`` as served by ``hub.serve.feedsocket``: no task per connection, keepalive by one sweep,
 fragmented messages, ordered operator commands, the Starlette fallback speaking the same
 protocol. Real uvicorn on loopback, real websockets clients."""
 
@@ -20,9 +20,9 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 from hub import feedsession, feedsocket
-from hub.fanout import Fanout
-from hub.limits import Limits
-from hub.server import RunningServer, create_app, serve
+from hub.serve.fanout import Fanout
+from hub.serve.http import RunningServer, create_app, serve
+from hub.serve.limits import Limits
 from tests.test_server import AUTH, FakeSource
 
 

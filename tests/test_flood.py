@@ -21,17 +21,17 @@ import pytest
 import redis.asyncio as aioredis
 from redis_server import RedisServer
 
-from hub import codec
 from hub.bus.base import Message
 from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus
-from hub.channels import Channels
-from hub.configfile import load_config
-from hub.deckfile import load_decks
+from hub.client.logreplay import replay_log
 from hub.engine.core import Engine
-from hub.ingest import Ingest
-from hub.intake import ERROR_LOGS, TABLE_BUFFER, TABLE_BYTES
-from hub.logreplay import replay_log
+from hub.files.config import load_config
+from hub.files.decks import load_decks
+from hub.roles.ingest import Ingest
+from hub.roles.intake import ERROR_LOGS, TABLE_BUFFER, TABLE_BYTES
+from hub.wire import codec
+from hub.wire.channels import Channels
 from tests.hubharness import SAMPLE, SESSION, session_events, unique_tournament
 
 pytestmark = pytest.mark.asyncio

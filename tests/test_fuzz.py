@@ -24,12 +24,12 @@ from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from hub import codec
 from hub.bus.memory import MemoryBus
-from hub.embedded import OVERLAYS, IngestSource
 from hub.engine.core import Engine
-from hub.ingest import Ingest
-from hub.server import create_app, serve
+from hub.roles.embedded import OVERLAYS, IngestSource
+from hub.roles.ingest import Ingest
+from hub.serve.http import create_app, serve
+from hub.wire import codec
 from tests.hubharness import auth, session_events, unique_tournament
 
 FUZZ = settings(

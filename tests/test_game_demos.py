@@ -15,7 +15,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from hub.configfile import load_config
+from hub.files.config import load_config
 from tests.browser import new_page
 
 pytestmark = pytest.mark.browser

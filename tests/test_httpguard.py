@@ -1,5 +1,5 @@
-"""``hub.httpguard``: incomplete HTTP requests are bounded in time and in number, in a real
-uvicorn (``hub.server.serve``) over loopback; complete requests and websockets are untouched."""
+"""``hub.serve.httpguard``: incomplete HTTP requests are bounded in time and in number, in a real
+uvicorn (``hub.serve.http.serve``) over loopback; complete requests and websockets are untouched."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import httpx
 import pytest
 import websockets
 
-from hub.server import RunningServer, create_app, serve
+from hub.serve.http import RunningServer, create_app, serve
 from tests.redis_server import RedisServer, free_port
 from tests.test_server import AUTH, FakeSource
 
@@ -130,7 +130,7 @@ async def test_complete_requests_and_websockets_are_never_dropped(guarded: Runni
 
 async def test_the_h11_protocol_is_guarded_too(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where httptools is not installed uvicorn parses with h11: the same bound holds."""
-    from hub import httpguard
+    from hub.serve import httpguard
 
     monkeypatch.setattr(httpguard, "HttpToolsProtocol", None)
     running = await serve(create_app(FakeSource(), auth=AUTH), request_timeout=1.0)

@@ -11,14 +11,14 @@ from typing import Any
 import httpx
 import pytest
 
-from hub import codec
 from hub.bus.base import Message
 from hub.bus.redis import RedisBus
+from hub.client.logreplay import replay_log
 from hub.domain.scoring import full_recompute
-from hub.embedded import IngestSource
 from hub.engine.core import Engine
-from hub.logreplay import replay_log
-from hub.patch import apply_patch
+from hub.roles.embedded import IngestSource
+from hub.wire import codec
+from hub.wire.patch import apply_patch
 from tests.feedclient import FeedClient
 from tests.hubharness import (
     COMMENTATOR,
@@ -482,7 +482,7 @@ async def test_no_engine_snapshot_while_a_batch_is_applied_but_not_journaled() -
     """A stop that cuts a batch short between applying and journaling leaves the engine ahead
     of the journal: no snapshot may then record that state as the journal's."""
     from hub.bus.memory import MemoryBus
-    from hub.ingest import Ingest
+    from hub.roles.ingest import Ingest
 
     config, decks = unique_tournament("cut")
     bus = MemoryBus()
@@ -553,7 +553,7 @@ async def test_an_operator_command_on_an_edge_with_no_ingest_says_so() -> None:
     """Operator commands sent through an edge were fire-and-forget; with no ingest running the
     operator now hears so at once."""
     from hub.bus.memory import MemoryBus
-    from hub.edge import EdgeSource
+    from hub.roles.edge import EdgeSource
 
     bus = MemoryBus()
     await bus.connect()
@@ -605,7 +605,7 @@ async def test_demo_on_redis_refuses_to_delete_data_it_did_not_write(
 ) -> None:
     """Issue #10.9: `demo --redis` deleted the tournament's journal, topics and consoles keys at
     start without a word. Now it refuses while they exist, unless --reset."""
-    from hub.demo import Demo, DemoRefused
+    from hub.cli.demo import Demo, DemoRefused
     from tests.hubharness import SAMPLE
 
     tid = f"demo-{uuid.uuid4().hex[:8]}"

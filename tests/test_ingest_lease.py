@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from redis_server import RedisServer
 
-from hub import codec
 from hub.bus.base import LeaseLost
 from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus
 from hub.engine.core import Engine
-from hub.ingest import Ingest
+from hub.roles.ingest import Ingest
+from hub.wire import codec
 from tests.hubharness import unique_tournament
 
 pytestmark = pytest.mark.asyncio

@@ -28,17 +28,17 @@ FORBIDDEN_EXTERNAL = {
 }
 IO_MODULES = {
     "hub.bus",
-    "hub.codec",
-    "hub.feed",
-    "hub.frames",
-    "hub.asgisink",
-    "hub.feedclient",
-    "hub.fanout",
-    "hub.feedsession",
-    "hub.feedservice",
-    "hub.feedsocket",
-    "hub.server",
-    "hub.ingest",
+    "hub.wire.codec",
+    "hub.serve.feed",
+    "hub.wire.frames",
+    "hub.serve.asgisink",
+    "hub.serve.feedclient",
+    "hub.serve.fanout",
+    "hub.serve.session",
+    "hub.serve.service",
+    "hub.serve.feedsocket",
+    "hub.serve.http",
+    "hub.roles.ingest",
 }
 
 # Every module of hub/ and its layer: a module imports only from lower layers (so no import
@@ -49,31 +49,38 @@ LAYERS: dict[str, int] = {
     "hub.domain.strength_tables": 0,  # numpy batch evaluation (tables from phevaluator)
     "hub.domain.equity": 0,  # win/tie probabilities and outs
     "hub.domain.games": 0,  # one folder per game (rules, views, plug-in), pure like the core
-    "hub.topicnames": 1,  # what a topic is on the wire: families, names, the subscription check
-    "hub.patch": 1,  # the delta format (JSON Patch) and one topic's change
-    "hub.standings_select": 1,  # one block of a standings payload (REST), pure
+    # The folders around the core; a module without its own line takes its folder's layer.
+    "hub.wire": 2,  # what travels and how it is spelled (codec, channels, topics, frames)
+    "hub.files": 3,  # formats at rest (tournament file, deck files, PHH files, event logs)
+    "hub.client": 5,  # a table's console (publish, outbox, acks)
+    "hub.serve": 6,  # websocket and HTTP clients (sessions, fan-out, feed store, auth)
+    "hub.roles": 8,  # the processes of a running hub (ingest, projector, edge, ...)
+    "hub.cli": 11,  # the duplicast command
+    "hub.wire.topics": 1,  # what a topic is on the wire: families, names, the subscription check
+    "hub.wire.patch": 1,  # the delta format (JSON Patch) and one topic's change
+    "hub.wire.standings_select": 1,  # one block of a standings payload (REST), pure
     "hub.engine": 1,  # pure tournament state machine, projections, topic families' read side
     "hub.redact": 1,  # passwords out of URLs and log lines
-    "hub.codec": 2,
-    "hub.channels": 2,
+    "hub.wire.codec": 2,
+    "hub.wire.channels": 2,
     "hub.tasks": 2,
-    "hub.lifeline": 2,  # a worker process that ends with its parent
-    "hub.links": 2,  # the links a running hub prints (demo, serve)
-    "hub.workers": 4,  # the edge worker processes of serve --processes N (reads REDIS_ENV)
+    "hub.roles.lifeline": 2,  # a worker process that ends with its parent
+    "hub.serve.links": 2,  # the links a running hub prints (demo, serve)
+    "hub.roles.workers": 4,  # the edge worker processes of serve --processes N (reads REDIS_ENV)
     "hub.logs": 2,
-    "hub.outbox": 2,
-    "hub.configfile": 2,
-    "hub.deckfile": 2,
-    "hub.redis_acl": 3,
-    "hub.notes": 3,  # the notes stream's entries, bounded
-    "hub.acks": 2,  # the hub's answers as a console reads them
-    "hub.acktimer": 2,  # how long a console waits for an ack (RFC 6298)
-    "hub.hubwatch": 2,  # whether any hub answers a console
-    "hub.cliargs": 3,  # options every command shares (reads the deck-key names)
-    "hub.progress": 2,
-    "hub.auth": 2,
-    "hub.origins": 2,  # which browser pages may open /ws
-    "hub.proxies": 2,  # who a client is behind a trusted load balancer
+    "hub.client.outbox": 2,
+    "hub.files.config": 2,
+    "hub.files.decks": 2,
+    "hub.cli.redis_acl": 3,
+    "hub.roles.notes": 3,  # the notes stream's entries, bounded
+    "hub.client.acks": 2,  # the hub's answers as a console reads them
+    "hub.client.acktimer": 2,  # how long a console waits for an ack (RFC 6298)
+    "hub.client.hubwatch": 2,  # whether any hub answers a console
+    "hub.cli.args": 3,  # options every command shares (reads the deck-key names)
+    "hub.cli.progress": 2,
+    "hub.serve.auth": 2,
+    "hub.serve.origins": 2,  # which browser pages may open /ws
+    "hub.serve.proxies": 2,  # who a client is behind a trusted load balancer
     "hub.bus.redis_scripts": 1,  # the Redis bus's Lua scripts
     "hub.bus.redis_retry": 1,  # which Redis errors are retried, and the backoff
     "hub.bus.base": 2,
@@ -83,51 +90,52 @@ LAYERS: dict[str, int] = {
     "hub.bus.redis": 4,
     "hub.bus.lease": 4,  # one lease holder: the ingest's and the projector's
     "hub.bus": 5,  # open_bus: picks an implementation
-    "hub.intake": 3,  # the ingest's fair batches over its per-table subscriptions
-    "hub.limits": 2,  # what one websocket client may cost (buffers, topics, per address)
-    "hub.frames": 3,  # one encoded message and its websocket frame
-    "hub.asgisink": 4,  # a fan-out client through the ASGI send (any server)
-    "hub.feedclient": 4,  # one fan-out client: its queue and backpressure
-    "hub.fanout": 5,
-    "hub.feedsession": 5,  # one client's conversation on /ws, sans I/O
+    "hub.roles.intake": 3,  # the ingest's fair batches over its per-table subscriptions
+    "hub.serve.limits": 2,  # what one websocket client may cost (buffers, topics, per address)
+    "hub.wire.frames": 3,  # one encoded message and its websocket frame
+    "hub.serve.asgisink": 4,  # a fan-out client through the ASGI send (any server)
+    "hub.serve.feedclient": 4,  # one fan-out client: its queue and backpressure
+    "hub.serve.fanout": 5,
+    "hub.serve.session": 5,  # one client's conversation on /ws, sans I/O
     "hub.metrics": 6,
-    "hub.feedservice": 6,  # what every /ws connection shares: admission, client messages
-    "hub.feedsocket": 6,
-    "hub.httpguard": 5,  # the bound on incomplete HTTP requests (uvicorn protocols)
-    "hub.feed": 5,
-    "hub.console": 5,
-    "hub.phh_service": 5,  # the PHH export cached, written in a worker process
-    "hub.server": 7,
-    "hub.publisher": 6,  # the feed's writer, shared by the ingest and the projector
-    "hub.control_request": 3,  # a request on the control channel, and where its answer goes
-    "hub.engine_snapshot": 4,  # the engine's snapshot on the bus (ingest and projector)
-    "hub.ingest_decide": 4,  # the ingest's decide step (in memory)
-    "hub.ingest_answers": 7,  # the ingest's answer step (acks, refusals persisted)
-    "hub.ingest_journal": 7,  # the ingest's rebuild from, and appends to, the journal
-    "hub.ingest": 8,
-    "hub.projector": 8,  # the read model in its own process
-    "hub.offline": 6,
-    "hub.replay": 6,
-    "hub.logreplay": 6,  # a JSON Lines log sent through console clients
-    "hub.export": 6,  # the journal as an event log
-    "hub.phhfiles": 6,
-    "hub.scaffold": 7,  # `duplicast init`: the bundled sample event, checked by hub.offline
-    "hub.edge": 9,
-    "hub.embedded": 9,
-    "hub.demo": 10,
-    "hub.consolecli": 10,  # `duplicast console` (runner imports it)
-    "hub.servecli": 10,  # `duplicast serve`: the process roles
-    "hub.timeline": 8,  # each table's take of each deal, from a replayed log (the edit)
-    "hub.edit": 9,  # the edit as OpenTimelineIO timelines and EDLs
-    "hub.exportcli": 10,  # `duplicast export`
-    "hub.runner": 11,
-    "hub.cli": 12,
+    "hub.serve.service": 6,  # what every /ws connection shares: admission, client messages
+    "hub.serve.feedsocket": 6,
+    "hub.serve.httpguard": 5,  # the bound on incomplete HTTP requests (uvicorn protocols)
+    "hub.serve.feed": 5,
+    "hub.client.console": 5,
+    "hub.serve.phh_service": 5,  # the PHH export cached, written in a worker process
+    "hub.serve.http": 7,
+    "hub.roles.publisher": 6,  # the feed's writer, shared by the ingest and the projector
+    "hub.wire.control_request": 3,  # a request on the control channel, and where its answer goes
+    "hub.roles.engine_store": 4,  # the engine's snapshot on the bus (ingest and projector)
+    "hub.roles.ingest_decide": 4,  # the ingest's decide step (in memory)
+    "hub.roles.ingest_answers": 7,  # the ingest's answer step (acks, refusals persisted)
+    "hub.roles.ingest_journal": 7,  # the ingest's rebuild from, and appends to, the journal
+    "hub.roles.ingest": 8,
+    "hub.roles.projector": 8,  # the read model in its own process
+    "hub.cli.offline": 6,
+    "hub.cli.replay": 6,
+    "hub.client.logreplay": 6,  # a JSON Lines log sent through console clients
+    "hub.files.eventlog": 6,  # the journal as an event log
+    "hub.files.phh": 6,
+    "hub.cli.scaffold": 7,  # `duplicast init`: the bundled sample event, checked by hub.cli.offline
+    "hub.roles.edge": 9,
+    "hub.roles.embedded": 9,
+    "hub.cli.demo": 10,
+    "hub.cli.console": 10,  # `duplicast console` (runner imports it)
+    "hub.cli.serve": 10,  # `duplicast serve`: the process roles
+    "hub.cli.timeline": 8,  # each table's take of each deal, from a replayed log (the edit)
+    "hub.cli.edit": 9,  # the edit as OpenTimelineIO timelines and EDLs
+    "hub.cli.export": 10,  # `duplicast export`
+    "hub.cli.runner": 11,
+    "hub.cli.main": 12,
     "hub.__main__": 13,
 }
 
 
 def imports_of(path: Path, root: Path = HUB) -> set[str]:
-    """The modules ``path`` imports, resolved: ``from hub import codec`` is ``hub.codec`` (not the
+    """The modules ``path`` imports, resolved: ``from hub import codec`` is ``hub.wire.codec`` (not
+    the
     package ``hub``), and relative imports are read from the module's own package."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names: set[str] = set()
@@ -187,10 +195,18 @@ def modules(package: str) -> list[Path]:
 
 
 # The pure core, and the wire facts it shares with transport (pure too).
-PURE = ("hub.domain", "hub.engine", "hub.topicnames", "hub.patch", "hub.standings_select")
+PURE = (
+    "hub.domain",
+    "hub.engine",
+    "hub.wire.topics",
+    "hub.wire.patch",
+    "hub.wire.standings_select",
+)
 
 
-@pytest.mark.parametrize("package", ["domain", "engine", "topicnames.py", "patch.py"])
+@pytest.mark.parametrize(
+    "package", ["domain", "engine", "wire/topics.py", "wire/patch.py", "wire/standings_select.py"]
+)
 def test_pure_layers_import_no_io(package: str) -> None:
     assert modules(package), f"hub/{package} has no modules"
     for path in modules(package):
@@ -205,7 +221,9 @@ def test_pure_layers_import_no_io(package: str) -> None:
             )
 
 
-@pytest.mark.parametrize("package", ["domain", "engine", "topicnames.py", "patch.py"])
+@pytest.mark.parametrize(
+    "package", ["domain", "engine", "wire/topics.py", "wire/patch.py", "wire/standings_select.py"]
+)
 def test_pure_layers_open_no_files(package: str) -> None:
     for path in modules(package):
         assert not opens_files(path), f"{path.name} calls open() at lines {opens_files(path)}"

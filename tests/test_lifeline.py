@@ -1,4 +1,5 @@
-"""``hub.lifeline``: a worker ends with its parent even when the parent is SIGKILLed, by each of
+"""``hub.roles.lifeline``: a worker ends with its parent even when the parent is SIGKILLed, by each
+of
 its two guards alone (Linux's parent-death signal; the pipe whose end-of-file it watches)."""
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKER = {
     # only the pipe: the kernel is not asked for a signal
     "pipe": """
-        from hub import lifeline
+        from hub.roles import lifeline
         lifeline._set_pdeathsig = lambda sig: False
         lifeline.die_with_parent(PARENT)
     """,
     # only the signal: the lifeline is a pipe this process holds both ends of (never EOF)
     "pdeathsig": """
         import os
-        from hub import lifeline
+        from hub.roles import lifeline
         r, w = os.pipe()
         lifeline.die_with_parent(PARENT, os.fdopen(r, "rb"))
     """,

@@ -12,7 +12,7 @@ import pytest
 from hub import logs
 from hub.bus.memory import MemoryBus
 from hub.engine.core import Engine
-from hub.ingest import Ingest
+from hub.roles.ingest import Ingest
 from tests.hubharness import unique_tournament
 
 

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from hub.configfile import load_config
-from hub.deckfile import decrypt_orders, encrypt_orders, export_plain, generate_key, parse_plain
+from hub.cli.replay import replay_files
 from hub.domain.config import ConfigError, TournamentConfig, parse_config
 from hub.domain.deck import commitment, commitment_text
 from hub.domain.errors import Rejection
@@ -36,7 +35,8 @@ from hub.engine.core import Engine
 from hub.engine.events import parse_event
 from hub.engine.simulate import simulate_session
 from hub.engine.snapshot import restore_state, snapshot
-from hub.replay import replay_files
+from hub.files.config import load_config
+from hub.files.decks import decrypt_orders, encrypt_orders, export_plain, generate_key, parse_plain
 from tests.test_projections import Client, assert_projected
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -473,7 +473,7 @@ def test_decks_writes_encrypted_walls_and_verify_matches_the_commitment(tmp_path
     )
     line = made.stdout.strip().splitlines()[-1]
     assert line.startswith("commitment: sha256:")
-    from hub.deckfile import read_deck_file
+    from hub.files.decks import read_deck_file
 
     orders = read_deck_file(walls, key.read_text().strip())
     assert len(orders) == 16 and all(isinstance(w, Wall) for w in orders.values())
@@ -507,8 +507,8 @@ def test_a_penalty_in_points_comes_off_the_players_and_the_teams_imps() -> None:
 
 
 def test_a_deck_file_of_the_other_game_is_refused(tmp_path: Path) -> None:
-    from hub.deckfile import DeckFileError, load_decks, write_deck_file
     from hub.domain.deck import seeded_deck_orders
+    from hub.files.decks import DeckFileError, load_decks, write_deck_file
 
     key = generate_key()
     data = mcr_data()

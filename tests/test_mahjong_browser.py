@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from hub.configfile import load_config
-from hub.deckfile import load_decks
+from hub.files.config import load_config
+from hub.files.decks import load_decks
 from tests.hubharness import COMMENTATOR, session_events
 from tests.test_mahjong import SAMPLE, SESSION
 from tests.test_overlays_hub import (

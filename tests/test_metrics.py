@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from hub import codec
 from hub.bus.memory import MemoryBus
 from hub.engine.core import Engine
-from hub.ingest import Ingest
 from hub.metrics import Metrics, serve_private
+from hub.roles.ingest import Ingest
+from hub.wire import codec
 from tests.hubharness import unique_tournament
 
 

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from hub.configfile import load_config
-from hub.deckfile import KEY_ENV, generate_key, read_deck_file
+from hub.cli.offline import run_decks, run_draw
 from hub.domain.config import parse_config
 from hub.domain.deck import commitment, seeded_deck_orders
 from hub.domain.draw import is_cyclic
-from hub.offline import run_decks, run_draw
+from hub.files.config import load_config
+from hub.files.decks import KEY_ENV, generate_key, read_deck_file
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "ifp6.toml"
 

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from hub import codec
 from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus
-from hub.console import ConsoleClient
-from hub.embedded import IngestSource
+from hub.client.console import ConsoleClient
+from hub.client.outbox import Outbox, OutboxError
 from hub.engine.core import Engine
-from hub.outbox import Outbox, OutboxError
+from hub.roles.embedded import IngestSource
+from hub.wire import codec
 from tests.hubharness import session_events, unique_tournament
 
 ROOT = Path(__file__).resolve().parent.parent

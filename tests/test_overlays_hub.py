@@ -24,11 +24,11 @@ from playwright.sync_api import Browser, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from hub.bus.memory import MemoryBus
-from hub.embedded import OVERLAYS, IngestSource
+from hub.client.logreplay import replay_log
 from hub.engine.core import Engine
 from hub.engine.views import LIVE
-from hub.logreplay import replay_log
-from hub.server import RunningServer, create_app, serve
+from hub.roles.embedded import OVERLAYS, IngestSource
+from hub.serve.http import RunningServer, create_app, serve
 from tests.browser import open_overlay, screenshot
 from tests.fake_feed import (
     OPS_DISPUTE_KEYS,

@@ -23,12 +23,12 @@ from pokerkit import (
     UnfixedLimitHoldem,
 )
 
-from hub.cli import main
+from hub.cli.main import main
 from hub.domain.phh import BETTING_FIELD, finishing_stacks, read_phh, replay
 from hub.engine.core import Engine
 from hub.engine.phh_export import bundle, collect, render
-from hub.phhfiles import check_folder, console_events
-from hub.server import create_app
+from hub.files.phh import check_folder, console_events
+from hub.serve.http import create_app
 from tests.hubharness import (
     OPERATOR,
     SAMPLE,
@@ -216,7 +216,7 @@ def test_phh_check_on_hands_pokerkit_made_up_finds_no_mismatch(
 
 
 def check_hand_mismatches(text: str) -> list[str]:
-    from hub.phhfiles import CheckReport, check_hand
+    from hub.files.phh import CheckReport, check_hand
 
     report = CheckReport()
     check_hand("burned.phh", tomllib.loads(text), report)
@@ -283,8 +283,8 @@ class _EngineSource:
     """Enough of a FeedSource to serve the export: the ingest's engine and nothing else."""
 
     def __init__(self, engine: Engine | None) -> None:
-        from hub.fanout import Fanout
-        from hub.feed import IngestFeed
+        from hub.serve.fanout import Fanout
+        from hub.serve.feed import IngestFeed
 
         if engine is not None:
             self.engine = engine
@@ -362,7 +362,7 @@ def test_a_phh_hand_becomes_the_console_events_that_replay_it() -> None:
 
 
 def test_an_import_that_does_not_fit_the_tournament_is_refused() -> None:
-    from hub.phhfiles import ImportRefused
+    from hub.files.phh import ImportRefused
 
     config, _ = unique_tournament("phh")  # pot-limit: Pluribus's no-limit raises do not fit
     data = tomllib.loads((PLURIBUS / "30" / "10.phh").read_text())

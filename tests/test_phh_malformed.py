@@ -23,7 +23,7 @@ from pokerkit import HandHistory
 
 from hub.domain.config import parse_config
 from hub.domain.phh import Mismatch, Unreplayable, read_phh, replay
-from hub.phhfiles import CheckReport, check_folder, check_hand, console_events, hands_in
+from hub.files.phh import CheckReport, check_folder, check_hand, console_events, hands_in
 from tests.factories import config_data
 from tests.hubharness import SAMPLE
 
@@ -200,7 +200,7 @@ def test_phh_check_on_the_corpus_exits_with_a_status_never_a_traceback(tmp_path:
 def import_config() -> Any:
     import dataclasses
 
-    from hub.configfile import load_config
+    from hub.files.config import load_config
 
     config = load_config(SAMPLE)
     return dataclasses.replace(config, betting="no-limit", decks=None)
@@ -211,7 +211,7 @@ def test_console_replay_phh_refuses_in_one_line(tmp_path: Path, name: str) -> No
     """The path `console replay --phh` takes before it sends anything: every file either
     becomes console events or is refused with one line naming the file (the legal cash-game
     hands do not fit a capped tournament of six: refused, by name)."""
-    from hub.consolecli import phh_events
+    from hub.cli.console import phh_events
 
     (path,) = write(tmp_path, {name: {**MALFORMED, **LEGAL}[name]})
     with pytest.raises(SystemExit) as info:

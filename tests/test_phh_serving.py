@@ -20,18 +20,18 @@ import pytest
 from pokerkit import HandHistory
 
 from hub.bus.redis import RedisBus
-from hub.channels import Channels
-from hub.configfile import load_config
-from hub.console import ConsoleClient
-from hub.deckfile import load_decks
+from hub.cli.replay import read_events, replay
+from hub.client.console import ConsoleClient
+from hub.client.logreplay import replay_log
 from hub.engine.core import Engine
 from hub.engine.phh_export import collect
-from hub.fanout import Fanout
-from hub.feed import IngestFeed
-from hub.logreplay import replay_log
-from hub.phh_service import BURST, EVERY, PhhExport, RateLimit
-from hub.replay import read_events, replay
-from hub.server import create_app
+from hub.files.config import load_config
+from hub.files.decks import load_decks
+from hub.serve.fanout import Fanout
+from hub.serve.feed import IngestFeed
+from hub.serve.http import create_app
+from hub.serve.phh_service import BURST, EVERY, PhhExport, RateLimit
+from hub.wire.channels import Channels
 from tests.hubharness import COMMENTATOR, OPERATOR, ROOT, auth, duplicast, ingest_hub
 
 EVENT = ROOT / "samples" / "ifp-event.toml"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hub.cli import main
+from hub.cli.main import main
 from hub.domain.games.piecepack import tiles as piecepack
 from hub.domain.games.piecepack.tiles import (
     CATEGORIES,

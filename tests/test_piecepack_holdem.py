@@ -20,16 +20,6 @@ from typing import Any
 
 import pytest
 
-from hub.configfile import load_config
-from hub.deckfile import (
-    DeckFileError,
-    decrypt_orders,
-    encrypt_orders,
-    export_plain,
-    generate_key,
-    load_decks,
-    parse_plain,
-)
 from hub.domain.config import ConfigError, parse_config
 from hub.domain.dealing import Dealt, card_position, deal
 from hub.domain.deck import (
@@ -46,6 +36,16 @@ from hub.domain.games.piecepack.tiles import best_of, format_tiles, is_tile
 from hub.domain.games.registry import games
 from hub.domain.pieces import CARDS, TILES
 from hub.engine.core import Engine
+from hub.files.config import load_config
+from hub.files.decks import (
+    DeckFileError,
+    decrypt_orders,
+    encrypt_orders,
+    export_plain,
+    generate_key,
+    load_decks,
+    parse_plain,
+)
 from tests.factories import config_data
 from tests.hubharness import duplicast
 
@@ -370,7 +370,7 @@ def test_decks_and_verify_for_the_piecepack_sample(tmp_path: Path) -> None:
     run = duplicast("decks", "--config", str(SAMPLE), "--out", str(out), env=env)
     assert run.returncode == 0, run.stderr
     printed = next(line for line in run.stdout.splitlines() if line.startswith("commitment:"))
-    from hub.deckfile import read_deck_file
+    from hub.files.decks import read_deck_file
 
     orders = read_deck_file(out, key_file.read_text().strip())
     assert sorted(orders) == list(range(1, 9))

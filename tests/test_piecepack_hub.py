@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from hub.bus.redis import RedisBus
-from hub.configfile import load_config
-from hub.deckfile import load_decks
+from hub.client.logreplay import replay_log
 from hub.domain.games.piecepack.tiles import is_tile
-from hub.logreplay import replay_log
+from hub.files.config import load_config
+from hub.files.decks import load_decks
 from tests.feedclient import FeedClient
 from tests.hubharness import COMMENTATOR, ingest_hub, offline, session_events
 

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from hub.configfile import load_config
-from hub.deckfile import load_decks
 from hub.domain.games.piecepack.tiles import format_tile
+from hub.files.config import load_config
+from hub.files.decks import load_decks
 from tests.browser import SHOTS, new_page
 from tests.hubharness import COMMENTATOR, session_events
 from tests.test_overlays_hub import HubThread, open_page

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
-from hub.patch import Recorder, apply_patch, clone, diff
+from hub.wire.patch import Recorder, apply_patch, clone, diff
 from tests.factories import make_config, make_decks
 from tests.test_engine_properties import CONFIG, DECKS, run
 

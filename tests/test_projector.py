@@ -1,4 +1,4 @@
-"""The projector (``hub.projector``): the feed published by a read model that follows the
+"""The projector (``hub.roles.projector``): the feed published by a read model that follows the
 journal, beside an ingest that only decides, journals and answers (``Ingest(feed=False)``).
 
 Run on the memory bus and on Redis: the projector's documents equal the payloads of the
@@ -25,14 +25,14 @@ from typing import Any
 
 import pytest
 
-from hub import codec
 from hub.bus.base import Bus, Message
 from hub.bus.redis import RedisBus
-from hub.channels import Channels
 from hub.engine.core import Engine
-from hub.ingest import Ingest
-from hub.projector import Projector
-from hub.topicnames import LIVE, PUBLIC
+from hub.roles.ingest import Ingest
+from hub.roles.projector import Projector
+from hub.wire import codec
+from hub.wire.channels import Channels
+from hub.wire.topics import LIVE, PUBLIC
 from tests.feedclient import FeedClient
 from tests.hubharness import SAMPLE, session_events, unique_tournament
 
@@ -141,7 +141,7 @@ async def test_refusals_and_links_reach_the_desk_through_the_notes(bus: Bus) -> 
 async def test_the_notes_stay_bounded_under_garbage(bus: Bus) -> None:
     """Every refused message was one more notes entry, carrying the wire's texts whole: a
     flood of garbage grew ``dup:{t}:notes`` without end. It is trimmed, each entry cut."""
-    from hub.notes import MAXLEN, refusal_note
+    from hub.roles.notes import MAXLEN, refusal_note
 
     async with write_and_read(bus, tick_interval=0.05) as (ingest, projector):
         channel = ingest.names.console(2)
@@ -318,7 +318,7 @@ async def test_an_ingest_with_a_separate_feed_is_ready_only_holding_the_lease() 
     """`serve --role ingest --feed separate` serves as an edge does (``WriterSource``); its
     /readyz says whether the ingest writes, not only whether the edge follows the feed."""
     from hub.bus.memory import MemoryBus
-    from hub.servecli import WriterSource
+    from hub.cli.serve import WriterSource
 
     config, decks = unique_tournament("proj")
     bus = MemoryBus()

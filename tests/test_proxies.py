@@ -1,4 +1,4 @@
-"""Who a client is behind a load balancer (hub.proxies), and what an edge does with it: the
+"""Who a client is behind a load balancer (hub.serve.proxies), and what an edge does with it: the
 per-address cap counts the addresses a trusted proxy names, never headers from anyone else,
 and exempts commentators and the operator; refusals are counted in /metrics.
 
@@ -19,10 +19,10 @@ import pytest
 import websockets
 from websockets.typing import Origin
 
-from hub.fanout import Fanout
-from hub.limits import Limits
-from hub.proxies import TrustedProxies
-from hub.server import RunningServer, create_app, serve
+from hub.serve.fanout import Fanout
+from hub.serve.http import RunningServer, create_app, serve
+from hub.serve.limits import Limits
+from hub.serve.proxies import TrustedProxies
 from tests.test_server import AUTH, FakeSource, recv
 
 LB = TrustedProxies(["127.0.0.1", "10.0.0.0/8"])
@@ -82,7 +82,7 @@ async def first(server: RunningServer, query: str = "", **headers: str) -> tuple
 async def test_the_cap_counts_forwarded_clients_and_exempts_tokens(
     raw: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, "hub.feedservice")
+    caplog.set_level(logging.WARNING, "hub.serve.service")
     async with edge(["127.0.0.1"], raw) as (server, source):
         xff = {"X-Forwarded-For": "203.0.113.5"}
         full = [await first(server, **xff) for _ in range(2)]
@@ -107,7 +107,7 @@ async def test_the_cap_counts_forwarded_clients_and_exempts_tokens(
         assert 'duplicast_ws_refused_total{code="unauthorized"} 1.0' in text
         for sock, _ in [*full, (other, None)]:
             await sock.close()
-    logged = [r.getMessage() for r in caplog.records if r.name == "hub.feedservice"]
+    logged = [r.getMessage() for r in caplog.records if r.name == "hub.serve.service"]
     assert any("from 203.0.113.5: too_many_connections" in line for line in logged), logged
 
 

@@ -18,8 +18,8 @@ import pytest
 from redis_server import RedisServer, free_port
 
 from hub import logs
+from hub.cli.serve import NO_CONSOLES_WARNING
 from hub.redact import redact, redacted_url
-from hub.servecli import NO_CONSOLES_WARNING
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "ifp6.toml"

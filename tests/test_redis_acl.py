@@ -12,14 +12,14 @@ import pytest
 from redis.exceptions import NoPermissionError, ResponseError
 from redis_server import RedisServer
 
-from hub import codec
 from hub.bus.redis import RedisBus, RetryPolicy
-from hub.cli import main
-from hub.configfile import load_config
-from hub.console import ConsoleClient
-from hub.embedded import IngestSource
+from hub.cli.main import main
+from hub.cli.redis_acl import INGEST_USER, acl_file
+from hub.client.console import ConsoleClient
 from hub.engine.core import Engine
-from hub.redis_acl import INGEST_USER, acl_file
+from hub.files.config import load_config
+from hub.roles.embedded import IngestSource
+from hub.wire import codec
 
 pytestmark = [pytest.mark.redis]
 

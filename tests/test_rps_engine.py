@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from hub.configfile import load_config
-from hub.deckfile import load_decks
 from hub.domain.config import ConfigError, TournamentConfig, parse_config
 from hub.domain.games.rps.rules import RpsHand, dealer_sequence, split_rounds
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
+from hub.files.config import load_config
+from hub.files.decks import load_decks
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "rps-poker.toml"

@@ -22,12 +22,12 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from hub.bus.memory import MemoryBus
-from hub.configfile import load_config
-from hub.deckfile import load_decks
-from hub.embedded import OVERLAYS, IngestSource
+from hub.client.logreplay import replay_log
 from hub.engine.core import Engine
-from hub.logreplay import replay_log
-from hub.server import RunningServer, create_app, serve
+from hub.files.config import load_config
+from hub.files.decks import load_decks
+from hub.roles.embedded import OVERLAYS, IngestSource
+from hub.serve.http import RunningServer, create_app, serve
 from tests.browser import open_overlay, screenshot
 from tests.hubharness import COMMENTATOR, auth, session_events
 

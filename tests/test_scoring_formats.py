@@ -14,12 +14,12 @@ import httpx
 import pytest
 
 from hub.bus.memory import MemoryBus
-from hub.configfile import load_config
-from hub.deckfile import load_decks
+from hub.cli.replay import read_events, replay, replay_files
+from hub.client.logreplay import replay_log
 from hub.domain.imp import WBF
 from hub.engine.core import Engine
-from hub.logreplay import replay_log
-from hub.replay import read_events, replay, replay_files
+from hub.files.config import load_config
+from hub.files.decks import load_decks
 from tests.hubharness import COMMENTATOR, ingest_hub
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,17 +17,17 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 from websockets.typing import Origin
 
-from hub.auth import Auth, check_topic
 from hub.bus.base import Bus
 from hub.bus.memory import MemoryBus
-from hub.channels import Channels
-from hub.codec import pack, unpack
-from hub.edge import EdgeSource
-from hub.fanout import Fanout
-from hub.feed import IngestFeed, TopicKey, encode_feed
-from hub.limits import Limits
-from hub.patch import TopicChange, clone, diff
-from hub.server import RunningServer, create_app, serve
+from hub.roles.edge import EdgeSource
+from hub.serve.auth import Auth, check_topic
+from hub.serve.fanout import Fanout
+from hub.serve.feed import IngestFeed, TopicKey, encode_feed
+from hub.serve.http import RunningServer, create_app, serve
+from hub.serve.limits import Limits
+from hub.wire.channels import Channels
+from hub.wire.codec import pack, unpack
+from hub.wire.patch import TopicChange, clone, diff
 
 AUTH = Auth(commentator_token="comm-secret", operator_token="op-secret")
 
@@ -621,10 +621,10 @@ async def test_the_source_decides_which_topics_exist() -> None:
 
 
 def test_one_topic_check_for_a_tournament_and_for_any_name() -> None:
-    """``TopicSpace.check`` (a running tournament) and ``hub.auth.check_topic`` (a name of any
-    tournament) are one check (``hub.topicnames.refusal``): they agree on every topic of a
+    """``TopicSpace.check`` (a running tournament) and ``hub.serve.auth.check_topic`` (a name of any
+    tournament) are one check (``hub.wire.topics.refusal``): they agree on every topic of a
     tournament, for every role, and on names that are no topic at all."""
-    from hub.topicnames import ROLES, TopicSpace, parse_topic
+    from hub.wire.topics import ROLES, TopicSpace, parse_topic
 
     space = TopicSpace(tables=(1, 2), seats=3, deals=4)
     garbage = [

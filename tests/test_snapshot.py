@@ -11,7 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hub import codec
 from hub.domain.bots import choose_action
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
@@ -21,6 +20,7 @@ from hub.engine.sequencer import Sequencer
 from hub.engine.simulate import simulate_session
 from hub.engine.snapshot import restore_state, snapshot
 from hub.engine.tournament import DISPUTED, SHOWDOWN, VOID, TournamentState
+from hub.wire import codec
 from tests.factories import make_config, make_decks
 from tests.test_engine_properties import CONFIG as PCONFIG
 from tests.test_engine_properties import DECKS as PDECKS

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import msgpack
 
-from hub.codec import pack, to_json
 from hub.domain.states import (
     AUDIENCES,
     BETTING_STREETS,
@@ -19,6 +18,7 @@ from hub.domain.states import (
     Role,
     Street,
 )
+from hub.wire.codec import pack, to_json
 
 HUB = Path(__file__).resolve().parents[1] / "hub"
 

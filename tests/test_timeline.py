@@ -18,17 +18,17 @@ from typing import Any
 import opentimelineio as otio
 import pytest
 
-from hub import codec
 from hub.bus.redis import RedisBus
-from hub.channels import Channels
-from hub.cli import main
-from hub.deckfile import load_decks
+from hub.cli.main import main
 from hub.domain.config import ConfigError, TournamentConfig, parse_config
 from hub.domain.deck import DeckOrder
 from hub.domain.timecode import format_timecode, parse_timecode
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
-from hub.export import dumps, header, log_line
+from hub.files.decks import load_decks
+from hub.files.eventlog import dumps, header, log_line
+from hub.wire import codec
+from hub.wire.channels import Channels
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 1_795_380_000.0  # the hub's clock when the session starts (2026-11-22T20:40:00Z)

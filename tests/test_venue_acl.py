@@ -23,8 +23,8 @@ from redis.exceptions import NoPermissionError
 from redis_server import RedisServer, free_port
 
 from hub.bus.redis import RedisBus, RetryPolicy
-from hub.channels import Channels
-from hub.configfile import load_config
+from hub.files.config import load_config
+from hub.wire.channels import Channels
 from tests.feedclient import FeedClient
 
 pytestmark = [pytest.mark.redis]

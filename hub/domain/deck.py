@@ -1,7 +1,7 @@
 """Deck orders: the secret at the heart of duplicate poker.
 
 The same deck order is dealt at every table of a group, so the orders must come from a
-cryptographically secure generator (``secrets``), stay encrypted at rest (see ``hub.deckfile``)
+cryptographically secure generator (``secrets``), stay encrypted at rest (see ``hub.files.decks``)
 and be committed to publicly before play with a SHA-256 hash anyone can recompute afterwards.
 Seeded orders exist only for rehearsals and tests, and say so (``rehearsal=True``).
 An order is a permutation of the 52 cards, or of the 48 piecepack tiles for

@@ -53,7 +53,7 @@ from hub.engine.release import Release
 from hub.engine.sequencer import Sequencer
 from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
-from hub.topicnames import PUBLIC, TopicKey, TopicSpace
+from hub.wire.topics import PUBLIC, TopicKey, TopicSpace
 
 __all__ = [
     "ONAIR_SLOTS",

@@ -290,7 +290,7 @@ def decode_event_json(line: bytes | str) -> ConsoleEvent | None:
 def decode_event(data: bytes) -> ConsoleEvent | None:
     """The event of a msgpack message, decoded straight into its class (6x faster than
     decoding to a dict and `parse_event`); None for anything it is not sure of: then decode the
-    message (``hub.codec.unpack``, which bounds its size first; so must the caller before this)
+    message (``hub.wire.codec.unpack``, which bounds its size first; so must the caller before this)
     and `parse_event` it, which accepts it alike or refuses it with its exact message. It
     accepts nothing `parse_event` refuses (tests/test_console_events_golden.py)."""
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hub.topicnames import TopicKey
+from hub.wire.topics import TopicKey
 
 __all__ = ["Outcome"]
 

@@ -1,7 +1,7 @@
 """Topic payloads kept current by the engine's typed events, and what changed since last asked.
 
 Each payload the feed has asked for is kept as a document that events edit in place, recording
-each edit as a JSON Patch operation (``hub.patch``). The hot path moves by the hand that
+each edit as a JSON Patch operation (``hub.wire.patch``). The hot path moves by the hand that
 changed: an ``ActionApplied`` appends one row to the live table and to each traveller of that
 deal and sets the few fields it moved; the projection's scoreboard moves by that one hand. A
 hand that starts, settles or is corrected rebuilds its table's row of the live deal and of each
@@ -31,8 +31,8 @@ from hub.engine.changes import (
 )
 from hub.engine.families import Payloads, TopicKeys, feeds_of
 from hub.engine.tournament import TournamentState
-from hub.patch import Recorder, TopicChange
-from hub.topicnames import LIVE, PUBLIC, TopicKey
+from hub.wire.patch import Recorder, TopicChange
+from hub.wire.topics import LIVE, PUBLIC, TopicKey
 
 __all__ = ["Projections", "TopicChange"]
 

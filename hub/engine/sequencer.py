@@ -101,7 +101,7 @@ class Sequencer:
                                                   "rejected": {seq: ack, ...},
                                                   "positions": {seq: position, ...}}}}
 
-        Seqs are int map keys (msgpack with ``strict_map_key=False``, as ``hub.codec`` reads).
+        Seqs are int map keys (msgpack with ``strict_map_key=False``, as ``hub.wire.codec`` reads).
         """
         return {
             "version": SNAPSHOT_VERSION,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from hub.topicnames import AUDIENCES, LIVE, PUBLIC
+from hub.wire.topics import AUDIENCES, LIVE, PUBLIC
 
 __all__ = ["TICKER_ITEMS", "Ticker"]
 

@@ -8,7 +8,7 @@ shows to the public as it happens.
 from __future__ import annotations
 
 from hub.domain.config import TournamentConfig
-from hub.topicnames import LIVE, PUBLIC, TopicKey, topic_name
+from hub.wire.topics import LIVE, PUBLIC, TopicKey, topic_name
 
 __all__ = ["public_hand_keys", "stage_keys"]
 

@@ -125,7 +125,7 @@ table's sessions one after the other (random within each session).
 Generated draws and schedules need a seed: the hub must get the same seats every time it
 reads the file. ``parse_config`` is pure (it takes the parsed data, the source text only to
 number lines, and a function that reads the files the configuration names, such as an IMP
-scale); ``hub.configfile.load_config`` reads the file.
+scale); ``hub.files.config.load_config`` reads the file.
 
 The package: this module is the model (the frozen configuration and its constants);
 ``shape`` checks the shape of each section with msgspec and words its errors as above;

@@ -1,4 +1,4 @@
-"""The engine's read side: every topic family of ``hub.topicnames.FAMILIES`` declared once with
+"""The engine's read side: every topic family of ``hub.wire.topics.FAMILIES`` declared once with
 the engine events that touch it, the topics of it each event touches, and the builder of its
 payload (``Feed``). The projections route each event by these declarations
 (``hub.engine.projections``); ``Payloads`` builds any topic's payload from them."""
@@ -11,7 +11,7 @@ from hub.engine.families.desk import CLOCK, ONAIR, OPS, TICKER
 from hub.engine.families.hands import COMPARE, DEAL, PROJECTION, TABLE
 from hub.engine.families.payloads import Payloads
 from hub.engine.families.scores import SEAT, STANDINGS
-from hub.topicnames import FAMILIES
+from hub.wire.topics import FAMILIES
 
 __all__ = [
     "FEEDS",

@@ -1,6 +1,6 @@
 """What a topic family declaration is on the engine's side, and what its builders may read.
 
-A ``Feed`` says, for one family of ``hub.topicnames.FAMILIES``: the engine events
+A ``Feed`` says, for one family of ``hub.wire.topics.FAMILIES``: the engine events
 (``hub.engine.changes``) that touch it, which of its topics a given event touches, which of
 those events the projections apply in place (rather than rebuild), and the builder of its
 payload. Builders read the engine only through ``EngineView`` (read-only), so the payload code
@@ -20,7 +20,7 @@ from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard
 from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
-from hub.topicnames import AUDIENCES, TopicKey, TopicSpace, topic_name
+from hub.wire.topics import AUDIENCES, TopicKey, TopicSpace, topic_name
 
 __all__ = ["EngineView", "Feed", "Reading", "TopicKeys"]
 
@@ -101,7 +101,7 @@ Builder = Callable[[Reading, tuple[int, ...], str], "dict[str, Any] | None"]
 
 @dataclass(frozen=True, slots=True)
 class Feed:
-    """How the engine feeds one topic family (``name``, as in ``hub.topicnames.FAMILIES``)."""
+    """How the engine feeds one topic family (``name``, as in ``hub.wire.topics.FAMILIES``)."""
 
     name: str
     events: tuple[type, ...]  # the engine events that touch it

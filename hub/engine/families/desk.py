@@ -19,7 +19,7 @@ from hub.engine.changes import (
 )
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
 from hub.engine.families.hands import HAND_EVENTS
-from hub.topicnames import AUDIENCES, LIVE, PUBLIC, TopicKey
+from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
 
 __all__ = ["CLOCK", "ONAIR", "OPS", "TICKER"]
 

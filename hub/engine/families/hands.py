@@ -16,7 +16,7 @@ from hub.engine.changes import (
     HandStarted,
 )
 from hub.engine.families.base import Feed, Reading, TopicKeys
-from hub.topicnames import LIVE, PUBLIC, TopicKey
+from hub.wire.topics import LIVE, PUBLIC, TopicKey
 
 __all__ = ["COMPARE", "DEAL", "HAND_EVENTS", "PROJECTION", "TABLE"]
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from hub.engine.families.base import EngineView, Feed
 from hub.engine.families.scores import build_standings
-from hub.topicnames import TopicKey
+from hub.wire.topics import TopicKey
 
 __all__ = ["Payloads"]
 

@@ -7,7 +7,7 @@ from typing import Any
 from hub.engine import views
 from hub.engine.changes import DealReleased, HandSettled, PenaltyApplied
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
-from hub.topicnames import AUDIENCES, LIVE, PUBLIC, TopicKey
+from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
 
 __all__ = ["SEAT", "STANDINGS", "build_standings"]
 

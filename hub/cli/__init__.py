@@ -1,0 +1,1 @@
+"""The `duplicast` command: argument parsing, the runners of each role, offline tools."""

@@ -1,0 +1,1 @@
+"""A table's console: publish events, keep them until acknowledged."""

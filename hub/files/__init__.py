@@ -1,0 +1,1 @@
+"""Formats at rest: the tournament file, deck files, PHH files."""

@@ -1,0 +1,1 @@
+"""The processes of a running hub: ingest, projector, publisher, edge, embedded, workers."""

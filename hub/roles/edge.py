@@ -1,0 +1,297 @@
+"""An edge process: holds websocket clients, follows the ingest through the bus (DESIGN §2).
+
+It subscribes to the feed channel once and forwards each frame's bytes, as the ingest encoded
+them, to the subscribed clients: it never decodes or re-encodes a payload (only a REST read
+decodes one). It starts from the snapshot hash, after asking the ingest to bring the hash up to
+date. A frame that skips a seq (pub/sub is lossy) makes it ask the ingest for that topic's
+snapshot, reload it from the hash and send clients the snapshot: clients never see a gap.
+
+Operator commands go to the ingest on the control channel with a request id; the ingest answers
+on this edge's reply channel, and the operator gets that answer (or a clear error when no ingest
+answers). An edge needs no deck key: cards reach it only inside the payloads of started deals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from pathlib import Path
+from typing import Any
+
+from hub.bus import Bus, open_bus
+from hub.bus.base import Subscription
+from hub.bus.protocols import PubSubHashes
+from hub.domain.numbers import find_bad_number
+from hub.metrics import Metrics
+from hub.serve.auth import Auth
+from hub.serve.fanout import Fanout
+from hub.serve.feed import HISTORY, EdgeFeed, Frame, decode_feed, load_snapshots
+from hub.serve.http import create_app, serve
+from hub.serve.limits import Limits
+from hub.tasks import cancel_and_wait
+from hub.wire.channels import Channels
+from hub.wire.codec import CodecError, pack, unpack
+from hub.wire.topics import TopicKey, TopicSpace
+
+__all__ = ["EdgeSource", "run_edge"]
+
+log = logging.getLogger(__name__)
+
+ANSWER_TIMEOUT = 3.0
+"""Seconds an edge waits for the ingest to answer an operator command or snapshot request."""
+SYNC_INTERVAL = 1.0
+"""Seconds between an edge's requests for the writer's snapshots while none has answered."""
+
+
+class EdgeSource:
+    """A ``FeedSource`` fed by the bus instead of an engine."""
+
+    def __init__(
+        self,
+        bus: PubSubHashes,
+        tournament: str,
+        *,
+        topics: TopicSpace | None = None,
+        limits: Limits | None = None,
+        heal_attempts: int = 5,
+        heal_delay: float = 0.05,
+        answer_timeout: float = ANSWER_TIMEOUT,
+    ) -> None:
+        self.bus = bus
+        self.tournament = tournament
+        self.topics = topics
+        self.names = Channels(tournament)
+        # live once the writer's snapshots are read: before, "no data yet" is not ours to say
+        self.store = EdgeFeed(live=False, on_behind=self._behind)
+        self.fanout = Fanout(self.store, limits)
+        self.gaps = 0  # frames that revealed a gap
+        self.malformed = 0  # feed messages that were not frames
+        self.id = uuid.uuid4().hex[:12]
+        self._heal_attempts = heal_attempts
+        self._heal_delay = heal_delay
+        self._answer_timeout = answer_timeout
+        self._subscription: Subscription | None = None
+        self._replies: Subscription | None = None
+        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._refreshing: set[TopicKey] = set()
+
+    def ready(self) -> bool:
+        return bool(self._tasks) and not any(t.done() for t in self._tasks)
+
+    def check_topic(self, role: str, topic: object) -> str | None:
+        """Why ``role`` may not subscribe to ``topic`` (a topic outside the tournament is
+        unknown), or None."""
+        if self.topics is None:
+            from hub.serve.auth import check_topic
+
+            return check_topic(role, topic)
+        return self.topics.check(role, topic)
+
+    async def start(self) -> None:
+        """Subscribe first, then have the ingest bring the snapshot hash up to date and read
+        it: a frame published in between is either in the snapshot (ignored by seq) or
+        arrives after it."""
+        self._subscription = self.bus.subscribe(self.names.feed)
+        await self._subscription.ready()
+        self._replies = self.bus.subscribe(self.names.reply(self.id))
+        await self._replies.ready()
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._read_replies(), name="edge-replies"),
+        ]
+        answer = await self.request({"op": "snapshots"})  # "unavailable" when no writer runs
+        await self._load(None)
+        self.store.live = bool(answer.get("ok"))
+        self._tasks.append(loop.create_task(self._consume(), name="edge-feed"))
+        if not self.store.live:
+            self._tasks.append(loop.create_task(self._sync(), name="edge-sync"))
+
+    async def _sync(self) -> None:
+        """Until a writer answers: what the snapshot hash held is served as the last good
+        state, nothing more (no empty snapshot for a topic it lacks, 503 over REST); then
+        every topic is read again and the store is live."""
+        while True:
+            await asyncio.sleep(SYNC_INTERVAL)
+            answer = await self.request({"op": "snapshots"})
+            if answer.get("ok"):
+                await self._load(None)
+                self.store.live = True
+                log.info("edge in sync with the writer of %s", self.tournament)
+                return
+
+    def _behind(self, key: TopicKey) -> None:
+        """A client resumed ahead of this edge's copy of ``key``: fetch the writer's."""
+        if key not in self._refreshing and self._tasks:
+            self._refreshing.add(key)
+            asyncio.get_running_loop().create_task(self._refresh(key))
+
+    async def stop(self) -> None:
+        await cancel_and_wait(self._tasks)
+        self._tasks = []
+        for sub in (self._subscription, self._replies):
+            if sub is not None:
+                with contextlib.suppress(Exception):
+                    await sub.aclose()
+        for waiter in self._waiting.values():
+            waiter.cancel()
+
+    async def _load(self, keys: set[TopicKey] | None) -> None:
+        """Seed topics (all, or ``keys``) from the snapshot hash; clients get what is newer."""
+        found = load_snapshots(await self.bus.hgetall(self.names.topics))
+        for key, frame in found.items():
+            if keys is not None and key not in keys:
+                continue
+            if self.store.seed(key, frame):
+                self.fanout.publish(key, frame.outs)
+
+    async def _consume(self) -> None:
+        assert self._subscription is not None
+        async for message in self._subscription:
+            try:
+                feed = decode_feed(message.data)
+            except CodecError as exc:
+                self.malformed += 1
+                log.warning("ignoring a malformed feed message: %s", exc)
+                continue
+            try:
+                await self.receive(feed.key, feed.frame)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("failed to apply feed frame %s seq %d", feed.key, feed.frame.seq)
+
+    async def receive(self, key: TopicKey, frame: Frame) -> None:
+        """Apply one frame from the feed and fan it out (or heal the gap it reveals)."""
+        if frame.seq <= self.store.seq(key):
+            return  # already in the snapshot we started from
+        if self.store.apply(key, frame):
+            self.fanout.publish(key, frame.outs)
+            if self.store.behind(key) > HISTORY // 2 and key not in self._refreshing:
+                # Keep the snapshot new subscribers start from close to the head.
+                self._refreshing.add(key)
+                asyncio.get_running_loop().create_task(self._refresh(key))
+            return
+        self.gaps += 1
+        await self._heal(key, frame)
+
+    async def _refresh(self, key: TopicKey) -> None:
+        try:
+            await self.request({"op": "snapshots", "keys": [f"{key[0]}|{key[1]}"]})
+            await self._load({key})
+        except Exception as exc:
+            log.info("could not refresh the snapshot of %s: %s", key, exc)
+        finally:
+            self._refreshing.discard(key)
+
+    async def _heal(self, key: TopicKey, frame: Frame) -> None:
+        """Have the ingest persist the topic's snapshot, reload it from the hash (retrying
+        briefly while the hash lags the feed), send it to clients, then apply ``frame`` if it
+        follows."""
+        await self.request({"op": "snapshots", "keys": [f"{key[0]}|{key[1]}"]})
+        for attempt in range(self._heal_attempts):
+            found = load_snapshots(await self.bus.hgetall(self.names.topics)).get(key)
+            if found is not None and found.seq >= frame.seq - 1:
+                if self.store.seed(key, found):
+                    self.fanout.publish(key, found.outs)
+                break
+            if attempt + 1 < self._heal_attempts:
+                await asyncio.sleep(self._heal_delay)
+        if frame.seq == self.store.seq(key) + 1 and self.store.apply(key, frame):
+            self.fanout.publish(key, frame.outs)
+        elif frame.seq > self.store.seq(key):
+            log.warning(
+                "topic %s: snapshot hash at seq %d lags frame %d",
+                key,
+                self.store.seq(key),
+                frame.seq,
+            )
+
+    # -- asking the ingest --
+
+    async def request(self, command: dict[str, Any]) -> dict[str, Any]:
+        """Send a command to the ingest and wait for its answer (``{"ok": ...}``); never
+        raises but for cancellation: no ingest, no answer or no bus is an ``unavailable``
+        answer."""
+        rid = uuid.uuid4().hex
+        try:
+            message = pack({**command, "id": rid, "reply": self.id})
+        except CodecError as exc:  # the command's fault, not the bus's
+            return _refused("bad_request", str(exc))
+        waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[rid] = waiter
+        try:
+            receivers = await self.bus.publish(self.names.control, message)
+            if receivers == 0:
+                return _unavailable("no ingest is running for this tournament")
+            return await asyncio.wait_for(waiter, self._answer_timeout)
+        except TimeoutError:
+            return _unavailable(f"the ingest did not answer within {self._answer_timeout:g} s")
+        except Exception as exc:
+            return _unavailable(f"bus unavailable: {exc}")
+        finally:
+            self._waiting.pop(rid, None)
+
+    async def _read_replies(self) -> None:
+        assert self._replies is not None
+        async for message in self._replies:
+            try:
+                answer = unpack(message.data)
+            except CodecError:
+                continue
+            if not isinstance(answer, dict):
+                continue
+            waiter = self._waiting.get(str(answer.get("id")))
+            if waiter is not None and not waiter.done():
+                answer.pop("id", None)
+                waiter.set_result(answer)
+
+    async def control(self, command: dict[str, Any]) -> dict[str, Any]:
+        """An operator command, executed by the ingest: its answer, or why there is none. A
+        number the ingest would refuse (NaN, an infinity, an integer msgpack cannot carry) is
+        refused here, as the ingest would: it is the command that is wrong, not the ingest
+        that is unavailable."""
+        found = find_bad_number(command)
+        if found is not None:
+            return _refused("bad_request", f"field '{found[0]}': {found[1]}")
+        return await self.request(command)
+
+
+def _unavailable(message: str) -> dict[str, Any]:
+    return _refused("unavailable", message)
+
+
+def _refused(code: str, message: str) -> dict[str, Any]:
+    return {"ok": False, "code": code, "error": message}
+
+
+async def run_edge(
+    bus: Bus | str | None,
+    tournament: str,
+    *,
+    topics: TopicSpace | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    overlays_dir: str | Path | None = None,
+    auth: Auth | None = None,
+    metrics: Metrics | None = None,
+) -> None:
+    """Run an edge until the server stops (SIGINT/SIGTERM or cancellation)."""
+    owned = not isinstance(bus, Bus)
+    the_bus = open_bus(bus) if not isinstance(bus, Bus) else bus
+    if owned:
+        await the_bus.connect()
+    try:
+        source = EdgeSource(the_bus, tournament, topics=topics)
+        app = create_app(source, overlays_dir=overlays_dir, auth=auth, metrics=metrics)
+        running = await serve(app, host, port)
+        log.info("edge for %s listening on %s", tournament, running.url)
+        try:
+            await running.task
+        finally:
+            await running.stop()
+    finally:
+        if owned:
+            await the_bus.close()

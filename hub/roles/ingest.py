@@ -1,0 +1,491 @@
+"""Ingest: console channels in, journal and acknowledgements and feed updates out.
+
+Order of effects for one event (what makes delivery at-least-once and the effect exactly-once):
+1. the engine validates and applies it in memory (a refusal changes nothing);
+2. an accepted event is appended to the journal stream, and so is a refusal that used up the
+   console's seq (a ``refused`` record: ``hub.engine.refusals``); only then
+3. the console gets its acknowledgement, carrying the journal position;
+4. topic payloads that changed are diffed and published on the feed channel, by the ingest
+   itself (``feed=True``: one process, role ``all`` and the default ``ingest``) or by a projector
+   in another process that replays the journal (``feed=False``, ``hub.roles.projector``: the
+   ingest's
+   core then only decides, journals and answers; it writes what the journal does not hold, the
+   refusals and the consoles' links, on ``dup:{t}:notes`` for the projector).
+If the process dies between 1 and 2 the event was never acknowledged, so the console resends it
+and the rebuilt state (journal replay) never saw it: nothing lost, nothing doubled. Messages are
+taken in batches: a burst costs one payload rebuild and one feed update per changed topic.
+
+One writer per tournament: the ingest holds a lease (``dup:{t}:ingest``, ``hub.bus.lease``)
+that it renews every third of its time to live, with a fencing token (``dup:{t}:ingest:token``,
+one more on every claim of a free lease), and every journal append is fenced by that token
+inside Redis. A second
+ingest started by mistake (or a standby) waits, not ready, until the lease is free. A lease
+that merely ran out (a Redis outage longer than its time to live) is taken back with the same
+token, provided no one claimed it since: a lone ingest survives an outage of any length. An
+ingest whose token is no longer the latest (someone else claimed the lease: a long pause, a
+partition) cannot append any more: it stops and says so (``lost`` is set; ``duplicast serve``
+then exits non-zero so its supervisor restarts it into standby). Its unacknowledged events are
+resent by the consoles to the new holder.
+
+Every event gets an answer, and a refused one's answer is persisted first so a resend after a
+restart is told the same refusal (``hub.roles.ingest_answers``). A batch is decided in memory
+(``hub.roles.ingest_decide``), journaled under ``_lock``, then answered.
+
+The event epoch (``dup:{t}:epoch``) is written by the first ingest that starts on a Redis (and
+database) and kept by every later one: the consoles key their outboxes to it, so an outbox of a
+rehearsal on another Redis is never taken for this event's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from hub.bus.base import Bus, Fence, LeaseLost, Message, Subscription
+from hub.bus.lease import LeaseHolder
+from hub.engine.core import Engine, Outcome
+from hub.metrics import Metrics
+from hub.roles.engine_store import FIELD as SNAPSHOT_FIELD
+from hub.roles.engine_store import pack_snapshot
+from hub.roles.ingest_answers import Answering, BatchAnswers
+from hub.roles.ingest_decide import Decider
+from hub.roles.ingest_journal import append_durably, restore_engine
+from hub.roles.intake import TABLE_BUFFER, TABLE_BYTES, TABLE_RATE, FairIntake
+from hub.roles.notes import MAXLEN as NOTES_MAXLEN
+from hub.roles.notes import link_notes, refusal_note
+from hub.roles.publisher import FeedPublisher
+from hub.serve.feed import Frame, IngestFeed, TopicKey
+from hub.tasks import bounded, cancel_and_wait
+from hub.wire.channels import Channels
+
+log = logging.getLogger("duplicast.ingest")
+
+BATCH = 512
+LEASE_TTL = 5.0  # seconds; a successor waits at most this long after a crash
+STOP_STEP = 1.0  # seconds; each step of stop() that talks to the bus waits at most this long
+
+
+ENGINE_SNAPSHOT_EVERY = 10_000  # journal records between two engine snapshots (restart cost)
+FEED_INTERVAL = 0.02
+"""Under load (messages waiting after a batch), the feed is published at most this often:
+one flush of the projections then covers many batches (a topic touched by every batch is
+rebuilt and diffed once, not each time). When nothing waits it is published at once. Acks
+are never held back."""
+
+
+def new_epoch() -> str:
+    """An event epoch: when the hub first started on this Redis, and a random part (two
+    Redis servers or databases never share one)."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:12]
+
+
+class Ingest:
+    """The single writer of a tournament: owns the Engine, the journal and the feed seqs."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        engine: Engine,
+        *,
+        store: IngestFeed | None = None,
+        on_frame: Callable[[TopicKey, Frame], None] | None = None,
+        clock: Callable[[], float] = time.time,
+        tick_interval: float = 0.25,
+        metrics: Metrics | None = None,
+        lease_ttl: float = LEASE_TTL,
+        on_lost: Callable[[], None] | None = None,
+        on_ready: Callable[[], None] | None = None,
+        feed: bool = True,
+    ) -> None:
+        self.metrics = metrics or Metrics()
+        self.bus = bus
+        self.engine = engine
+        self.tournament = engine.config.id
+        self.names = Channels(self.tournament)
+        # Cleared while a batch applied to the engine is being journaled: the feed publisher
+        # takes the engine's changes only while it is set (never ahead of the journal).
+        self._settled = asyncio.Event()
+        self._settled.set()
+        # feed=False: a projector in another process publishes the feed (module docstring)
+        self.feed = (
+            FeedPublisher(bus, engine, store=store, on_frame=on_frame, settled=self._settled)
+            if feed
+            else None
+        )
+        self.clock = clock
+        self.tick_interval = tick_interval
+        self.ready = False
+        self.ready_once = False  # it served once: persist its snapshots on stop
+        self.replayed = 0
+        self.last_position = "0-0"
+        self.epoch = ""  # this Redis's event epoch (``dup:{t}:epoch``), read at start
+        self.lease = LeaseHolder(
+            bus, self.names.lease, name="ingest", ttl=lease_ttl, log=log, fenced=True
+        )
+        self.on_lost = on_lost
+        self.on_ready = on_ready  # called once the ingest is ready (its store live)
+        self._lock = asyncio.Lock()  # journal order == apply order (batches, commands)
+        self.answering = Answering(self.names, self.metrics)
+        on_snapshots = self.feed.request if self.feed is not None else None
+        self.decider = Decider(self.names, engine, on_snapshots=on_snapshots)
+        self._since_snapshot = 0  # journal records since the last engine snapshot
+        self._unjournaled = False  # a batch was applied but not (yet) journaled
+        self.engine_snapshot_every = ENGINE_SNAPSHOT_EVERY
+        self.restored_from: str | None = None  # journal position of the snapshot used
+        self.timings: dict[str, float] = {}  # seconds of each phase of the last rebuild
+        self._tasks: list[asyncio.Task[None]] = []
+        self._subs: list[Subscription] = []
+        self.intake: FairIntake | None = None  # the consoles' subscriptions, once running
+        self._stopping = False
+        self._published = 0.0  # monotonic time of the last feed publish under load
+
+    # ------------------------------------------------------------------ the lease
+    @property
+    def owner(self) -> str:
+        return self.lease.owner
+
+    @property
+    def token(self) -> int:
+        """The fencing token of our claim of the lease (0: none)."""
+        return self.lease.token
+
+    @property
+    def fence(self) -> Fence:
+        """What every journal append is checked against (``hub.bus.lease``)."""
+        return self.lease.fence
+
+    @property
+    def lease_ttl(self) -> float:
+        return self.lease.ttl
+
+    @lease_ttl.setter
+    def lease_ttl(self, ttl: float) -> None:
+        self.lease.ttl = ttl
+
+    @property
+    def standby(self) -> bool:
+        """Another ingest holds the lease: this one waits for it, not ready."""
+        return self.lease.standby
+
+    @property
+    def lost(self) -> bool:
+        """Another ingest claimed the lease since this one held it: it stopped."""
+        return self.lease.lost
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        """Take the lease and start; if another ingest holds it, wait for it in the background
+        (``standby``, not ready) and start once it is free."""
+        self._stopping = False
+        if await self.lease.claim():
+            await self._run()
+            return
+        log.warning("standby: another ingest holds %s; waiting for it", self.fence.key)
+        self._tasks.append(asyncio.create_task(self._wait_for_lease(), name="ingest-standby"))
+
+    async def _wait_for_lease(self) -> None:
+        await self.lease.wait()
+        await self._run()
+
+    async def _run(self) -> None:
+        """Rebuild, then listen: each table's console channel on a subscription of its own,
+        read into fair batches (``hub.roles.intake``), and the control channel."""
+        tables = sorted({t for group in self.engine.config.groups.values() for t in group.tables})
+        await self.bus.set(self.names.tables, ",".join(map(str, tables)).encode())
+        made = new_epoch().encode()  # after the tables: a console that sees the epoch sees them
+        self.epoch = (await self.bus.set_once(self.names.epoch, made)).decode("utf-8", "replace")
+        log.info(
+            "event epoch %s (%s)", self.epoch, "new" if made == self.epoch.encode() else "kept"
+        )
+        await self.rebuild()
+        consoles = [
+            self.bus.subscribe(
+                self.names.console(t), buffer=TABLE_BUFFER, max_bytes=TABLE_BYTES, rate=TABLE_RATE
+            )
+            for t in tables
+        ]
+        control = self.bus.subscribe(self.names.control)
+        self._subs += [*consoles, control]
+        await asyncio.gather(*(sub.ready() for sub in self._subs))
+        self.intake = self.decider.intake = FairIntake(consoles, batch=BATCH)
+        self.metrics.watch_intake(self.intake)
+        for name, source in (("consoles", self.intake), ("control", control)):
+            self._tasks.append(asyncio.create_task(self._process(source), name=f"ingest {name}"))
+        self._tasks.append(asyncio.create_task(self._ticker(), name="ingest-release"))
+        keeping = self.lease.keep(self._lease_lost)
+        self._tasks.append(asyncio.create_task(keeping, name="ingest-lease"))
+        self.ready = self.ready_once = True
+        if self.feed is not None:
+            self.feed.serve()
+        if self.on_ready is not None:
+            self.on_ready()
+        log.info("ingest ready for %s after replaying %d records", self.tournament, self.replayed)
+
+    async def stop(self) -> None:
+        """Stop within a few seconds whatever the bus does (a Redis that stopped answering
+        leaves each step hanging; each is bounded and, if need be, left behind). The lease is
+        released when the bus answers in time, else it simply runs out."""
+        self.ready = False
+        self._stopping = True
+        if self.feed is not None:
+            self.feed.withdraw()
+        await cancel_and_wait(self._tasks, grace=STOP_STEP / 4, attempts=4)
+        subs, self._subs = self._subs, []
+        self._tasks.clear()
+        if self.ready_once and not self.lost and not self.standby:
+            if self.feed is not None:
+                await bounded(self.feed.save(), STOP_STEP, "saving the topic snapshots")
+            if self._since_snapshot:
+                await bounded(self.save_engine(), STOP_STEP, "saving the engine snapshot")
+        if subs:
+            closing = asyncio.gather(*(sub.aclose() for sub in subs), return_exceptions=True)
+            await bounded(closing, STOP_STEP, "closing the ingest's subscriptions")
+        await self.lease.release(STOP_STEP)
+
+    def _lose_lease(self) -> None:
+        """A fenced append was refused: the lease is lost (``_lease_lost``, once)."""
+        if self.lease.lose():
+            self._lease_lost()
+
+    def _lease_lost(self) -> None:
+        """Memory may now be ahead of the journal: stop taking events, tell the process."""
+        log.critical(
+            "lost the ingest lease %s: another ingest writes the journal now; stopping",
+            self.fence.key,
+        )
+        self.ready = False
+        self._stopping = True
+        if self.feed is not None:
+            self.feed.withdraw()
+        if self.on_lost is not None:
+            self.on_lost()
+
+    async def rebuild(self) -> None:
+        """Rebuild the engine: from its latest snapshot, if there is one it can take, and the
+        journal after it (else the whole journal); then continue the feed seqs."""
+        started = time.perf_counter()
+        found = await restore_engine(self.bus, self.names, self.engine, self.answering.restore)
+        self.replayed += found.replayed
+        self.last_position = found.position
+        self.restored_from = found.snapshot_at or self.restored_from
+        self.timings = found.timings
+        self.engine.tick(self.clock())
+        if self.feed is not None:
+            await self.feed.resume()
+            self.engine.start_feed()
+            await self._publish()
+        self.timings["feed"] = time.perf_counter() - started - sum(self.timings.values())
+        log.info(
+            "rebuilt in %.2f s: snapshot %.2f s, journal (%d records) %.2f s, feed %.2f s",
+            time.perf_counter() - started,
+            self.timings["snapshot"],
+            self.replayed,
+            self.timings["journal"],
+            self.timings["feed"],
+        )
+
+    async def save_engine(self) -> bool:
+        """Persist the engine's snapshot with the journal position it stands at; not when a
+        batch was applied but never journaled (an append cut short): the engine is then ahead
+        of the journal, and only the journal may say what happened."""
+        async with self._lock:
+            if self._unjournaled:
+                log.warning("no engine snapshot: a batch was applied but not journaled")
+                return False
+            data = pack_snapshot(self.last_position, self.engine)
+            self._since_snapshot = 0
+        await self.bus.hset(self.names.engine, SNAPSHOT_FIELD, data)
+        return True
+
+    # ------------------------------------------------------------------ loops
+    async def _process(self, sub: Subscription | FairIntake) -> None:
+        """Take what the subscription(s) received, a batch at a time; the feed follows each
+        batch when nothing waits, else at most every ``FEED_INTERVAL``."""
+        while not self._stopping:
+            batch = await (sub.take() if isinstance(sub, FairIntake) else sub.take(BATCH))
+            if not batch or self._stopping:  # closed; or stopping (the lease lost meanwhile)
+                return
+            try:
+                await self.handle_batch(batch)
+            except asyncio.CancelledError:
+                raise
+            except LeaseLost:
+                self._lose_lease()
+                return
+            except Exception:  # a bug must not take the tournament down
+                log.exception("ingest failed on a batch of %d messages", len(batch))
+                self.metrics.reject("internal_error")
+                continue
+            if not sub.pending or time.monotonic() - self._published >= FEED_INTERVAL:
+                await self._publish_or_log()
+                self._published = time.monotonic()
+
+    async def _ticker(self) -> None:
+        while not self._stopping:
+            await asyncio.sleep(self.tick_interval)
+            self.engine.tick(self.clock())
+            await self._publish_or_log()
+
+    async def _publish_or_log(self) -> None:
+        """A feed publish that fails (the bus gave up after its retry deadline: a long Redis
+        outage) must not end the loop that called it: the journal and the acks carry on."""
+        try:
+            await self._publish()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("feed publish failed (%s); continuing", exc)
+
+    # ------------------------------------------------------------------ messages
+    async def handle(self, channel: str, data: bytes) -> None:
+        """One message (a batch of one), then the feed."""
+        await self.handle_batch([Message(channel, data, time.monotonic())])
+        await self._publish()
+
+    @contextlib.asynccontextmanager
+    async def _applying(self) -> AsyncIterator[None]:
+        """Hold the engine while it applies and journals (journal order == apply order, also
+        against operator commands); the feed waits meanwhile (``_settled``)."""
+        async with self._lock:
+            self._settled.clear()
+            try:
+                yield
+            finally:
+                self._settled.set()
+
+    async def handle_batch(self, batch: Sequence[Message]) -> None:
+        """Apply a burst of messages in arrival order, journal every accepted record in one
+        append, then answer: refusals and the consoles' seq high-water marks, then the acks.
+        A batch costs a few round trips whatever its size; the order of effects per event is
+        unchanged. Each message's ``arrived`` (monotonic) gives its lag. The feed follows in
+        ``_publish``."""
+        now = self.clock()
+        out = BatchAnswers()
+        async with self._applying():
+            self._unjournaled = True  # until the append below returns
+            decided, accepted, notes = self._decide_batch(batch, now, out)
+            await self._journal_outcomes(accepted)
+            self._unjournaled = False
+            snapshot = self._snapshot_due(len(accepted))
+        if snapshot is not None:
+            await self.bus.hset(self.names.engine, SNAPSHOT_FIELD, snapshot)
+        self.answering.answer(decided, out)
+        self.answering.count(accepted, self.decider.refused, out)
+        await self.answering.persist(self.bus, out)
+        receivers = await self.bus.publish_many(out.outgoing())
+        done = time.monotonic()
+        self.metrics.ingest_lag(*[done - m.arrived if done > m.arrived else 0.0 for m in batch])
+        await self._note_links(out.links(receivers), notes)
+
+    def _decide_batch(
+        self, batch: Sequence[Message], now: float, out: BatchAnswers
+    ) -> tuple[list[tuple[Outcome, Any, str]], list[Outcome], list[bytes]]:
+        """Decide each message in order, in memory (``hub.roles.ingest_decide``): every decided
+        (outcome, request, channel); the outcomes to journal (accepted, or refused using up a
+        seq); the refusals as notes for a projector elsewhere (``feed=False``)."""
+        decided: list[tuple[Outcome, Any, str]] = []
+        accepted: list[Outcome] = []
+        notes: list[bytes] = []
+        decide, answer = self.decider.decide, out.add
+        noting = self.feed is None
+        for message in batch:
+            channel = message.channel
+            try:
+                outcome, raw = decide(channel, message.data, now, answer)
+            except Exception:  # a bug in one event must not lose the rest of the batch
+                log.exception("ingest failed on a message from %s", channel)
+                self.metrics.reject("internal_error")
+                continue
+            if outcome is not None:
+                decided.append((outcome, raw, channel))
+                if outcome.record is not None:
+                    accepted.append(outcome)
+                if outcome.refusal is not None and noting:
+                    notes.append(refusal_note(outcome.refusal))
+        return decided, accepted, notes
+
+    async def _journal_outcomes(self, accepted: list[Outcome]) -> None:
+        """Journal the outcomes' records in one append; tell the engine where each landed."""
+        records = [outcome.record for outcome in accepted if outcome.record is not None]
+        positions = await self._journal(records)
+        journaled = self.engine.journaled
+        for outcome, position in zip(accepted, positions, strict=True):
+            journaled(outcome, position)
+
+    def _snapshot_due(self, journaled: int) -> bytes | None:
+        """The engine's snapshot, once ``engine_snapshot_every`` records were journaled
+        since the last one (taken while the engine stands at ``last_position``)."""
+        self._since_snapshot += journaled
+        if self._since_snapshot < self.engine_snapshot_every:
+            return None
+        self._since_snapshot = 0
+        return pack_snapshot(self.last_position, self.engine)
+
+    async def _note_links(self, links: dict[str, bool], notes: list[bytes]) -> None:
+        """Whether each answered console listens, to the engine; with the batch's refusals,
+        as notes on ``dup:{t}:notes`` when a projector elsewhere publishes the feed."""
+        if links:
+            if self.feed is None:
+                moved = {c: up for c, up in links.items() if self.engine.links.get(c) != up}
+                notes.extend(link_notes(moved))
+            self.engine.note_links(links)
+        if notes:  # not fenced, not retried: they only inform the operator desk
+            try:
+                await self.bus.append_many(self.names.notes, notes, maxlen=NOTES_MAXLEN)
+            except (asyncio.CancelledError, LeaseLost):
+                raise
+            except Exception as exc:  # the batch is journaled and answered already
+                log.warning("%d note(s) for the projector lost (%s)", len(notes), exc)
+
+    async def control(self, command: dict[str, Any]) -> Outcome:
+        """An operator command (in-process): validated, journaled, applied."""
+        async with self._applying():
+            self._unjournaled = True
+            outcome = self.engine.control(command, self.clock())
+            if outcome.record is not None:
+                try:
+                    (position,) = await self._journal([outcome.record])
+                except LeaseLost:
+                    self._lose_lease()
+                    message = "this ingest lost its lease; retry on the active one"
+                    return Outcome(
+                        ok=False,
+                        ack={"ok": False, "code": "not_ready", "error": message},
+                        code="not_ready",
+                        message=message,
+                    )
+                self.engine.journaled(outcome, position)
+                self._since_snapshot += 1
+            self._unjournaled = False
+        return outcome
+
+    async def _journal(self, records: list[dict[str, Any]]) -> list[str]:
+        """Append until it is durable (``append_durably``); the entry ids."""
+        positions = await append_durably(
+            self.bus, self.names.journal, records, self.fence, self.metrics
+        )
+        if positions:
+            self.last_position = positions[-1]
+        return positions
+
+    async def control_now(self, command: dict[str, Any]) -> dict[str, Any]:
+        """In-process control (role all): apply and publish at once."""
+        outcome = await self.control(command)
+        await self._publish()
+        return outcome.ack
+
+    # ------------------------------------------------------------------ feed
+    async def _publish(self) -> None:
+        """The feed of what changed (when this ingest publishes it: ``feed=True``)."""
+        if self.feed is not None:
+            await self.feed.publish()
+
+    @property
+    def store(self) -> IngestFeed | None:
+        """The feed's store (None: a projector elsewhere publishes the feed)."""
+        return None if self.feed is None else self.feed.store

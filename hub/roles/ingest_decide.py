@@ -1,0 +1,104 @@
+"""The ingest's decide step: one message decoded and applied to the engine in memory, no I/O.
+
+A console event goes to ``Engine.submit`` with the table its channel names; an operator
+command on the control channel to ``Engine.control`` (its answer goes to the edge that asked,
+``ControlRequest``); an edge's snapshot request to the feed publisher, when this process
+publishes the feed. What cannot be decoded names no console: it is answered on its table's
+error channel (``undecodable``), cheaply while the table floods.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from hub.engine.core import Engine, Outcome
+from hub.roles.intake import ERROR_LOGS, FairIntake, PerSecond
+from hub.wire import codec
+from hub.wire.channels import Channels
+from hub.wire.control_request import ControlRequest
+
+__all__ = ["Decider"]
+
+log = logging.getLogger("duplicast.ingest")
+
+NAME_CACHE = 4096  # channel names remembered (per console, per console channel)
+
+Answer = Callable[[str, bytes, str | None], None]
+"""Where an answer goes (channel, data, the console it answers: None for an error channel):
+``BatchAnswers.add`` of the batch being decided."""
+
+
+class Decider:
+    """Decides each message of a batch (module docstring); counts the undecodable ones until
+    the batch's metrics take them (``refused``)."""
+
+    def __init__(
+        self,
+        names: Channels,
+        engine: Engine,
+        *,
+        on_snapshots: Callable[[dict[str, Any]], None] | None,
+    ) -> None:
+        self.names = names
+        self.engine = engine
+        self.on_snapshots = on_snapshots  # None: a projector elsewhere answers them
+        self.intake: FairIntake | None = None  # the consoles' subscriptions, once running
+        self.refused: dict[str, int] = {}  # undecodable messages of this batch, by code
+        self._control = names.control
+        self._tables: dict[str, int | None] = {}  # console channel -> its table (table_of)
+        self._error_logs = PerSecond(ERROR_LOGS)  # per table
+
+    def decide(
+        self, channel: str, data: bytes, now: float, answer: Answer
+    ) -> tuple[Outcome | None, Any]:
+        """Decode and apply one message in memory (no I/O). Undecodable console messages are
+        answered on the table's error channel (nothing in them says which console sent them)."""
+        if channel == self._control:
+            return self._command(data, now)
+        table = self._tables.get(channel, -1)
+        if table == -1:  # first message on this channel
+            if len(self._tables) >= NAME_CACHE:  # names from the wire: keep it bounded
+                self._tables.clear()
+            table = self._tables[channel] = self.names.table_of(channel)
+        try:  # bounded: one over MAX_EVENT_BYTES is refused on its length, never decoded
+            raw = codec.unpack_event(data)
+        except codec.CodecError as exc:
+            self.undecodable(channel, table, exc, answer)
+            return None, None
+        return self.engine.submit(raw, now, channel_table=table), raw
+
+    def _command(self, data: bytes, now: float) -> tuple[Outcome | None, Any]:
+        """A message on the control channel: an operator command, or a snapshot request."""
+        try:
+            command = codec.unpack(data)
+        except codec.CodecError:
+            return None, None
+        if not isinstance(command, dict):
+            return None, None
+        if command.get("op") == "snapshots":  # an edge needs current snapshots
+            if self.on_snapshots is not None:  # (else the projector answers it)
+                self.on_snapshots(command)
+            return None, None
+        request = ControlRequest(command)
+        return self.engine.control(command, now), request
+
+    def undecodable(
+        self, channel: str, table: int | None, exc: codec.CodecError, answer: Answer
+    ) -> None:
+        """Refuse a message nothing in which names a console (``too_large``, ``bad_schema``)
+        on the table's error channel. Counted per batch; logged at most ``ERROR_LOGS`` times a
+        second per table, and while the table floods (``FairIntake.flooding``) answered that
+        often too: a flood of garbage then costs a length check or a failed decode per
+        message (its answers carry no seq: nothing could be matched to them anyway)."""
+        code = "too_large" if isinstance(exc, codec.TooLarge) else "bad_schema"
+        self.refused[code] = self.refused.get(code, 0) + 1
+        if not self._error_logs.allow(table):
+            if self.intake is not None and channel in self.intake.flooding:
+                return
+        else:
+            log.warning("undecodable event on %s: %s", channel, exc)
+        error = str(exc) if code == "too_large" else f"not msgpack: {exc}"
+        refusal = {"seq": None, "ok": False, "code": code, "error": error}
+        answer(self.names.errors(table), codec.pack(refusal), None)

@@ -1,0 +1,118 @@
+"""The feed's writer: an engine's topic changes out as frames, encoded once, in seq order.
+
+Whoever holds the projecting engine owns one: the ingest itself (role ``all``, ``ingest``
+with ``--feed inline``), or a projector that replays the journal in its own process
+(``hub.roles.projector``). It publishes every change as a frame on the feed channel, keeps each
+topic's seq persisted at most ``SNAPSHOT_EVERY`` deltas behind (what a restart continues
+above), and writes snapshots only when someone needs them: edges that start or heal ask on
+the control channel (``{"op": "snapshots"}``), and a clean stop saves them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from hub.bus.protocols import PubSubHashes
+from hub.engine.core import Engine
+from hub.serve.feed import SNAPSHOT_EVERY, Frame, IngestFeed, TopicKey, encode_feed
+from hub.wire.channels import Channels
+from hub.wire.control_request import ControlRequest
+
+__all__ = ["ControlRequest", "FeedPublisher"]
+
+
+class FeedPublisher:
+    """Frames out of one engine's changes (see the module docstring)."""
+
+    def __init__(
+        self,
+        bus: PubSubHashes,
+        engine: Engine,
+        *,
+        store: IngestFeed | None = None,
+        on_frame: Callable[[TopicKey, Frame], None] | None = None,
+        settled: asyncio.Event | None = None,
+    ) -> None:
+        self.bus = bus
+        # Set while the engine stands for the journal (the ingest clears it while a batch it
+        # applied is being journaled): changes are only taken then, never a state that is
+        # ahead of the journal. None: every change is journaled already (a projector).
+        self.settled = settled
+        self.names = Channels(engine.config.id)
+        self.store = store or IngestFeed()
+        self.on_frame = on_frame
+        self._lock = asyncio.Lock()  # feed messages go out in seq order
+        self._requests: list[ControlRequest] = []
+        self.use(engine)
+
+    def use(self, engine: Engine) -> None:
+        """Publish this engine's changes from now on (a rebuilt or new engine)."""
+        self.engine = engine
+        self.store.materialize = engine.materialize
+
+    def request(self, command: dict[str, Any]) -> None:
+        """An edge asked for snapshots: answered with the next ``publish``."""
+        self._requests.append(ControlRequest(command))
+
+    async def resume(self) -> None:
+        """After a rebuild: the seqs continue above what was persisted. A crashed writer may
+        have published up to SNAPSHOT_EVERY - 1 deltas past a topic's persisted seq: continue
+        after all of them, with a snapshot. Until ``serve``, the store serves no client: its
+        payloads are not the journal's yet."""
+        self.store.live = False
+        self.store.restart()
+        for field, value in (await self.bus.hgetall(self.names.topic_seqs)).items():
+            audience, _, topic = field.partition("|")
+            if value.isdigit() and topic:
+                self.store.seed((audience, topic), int(value) + SNAPSHOT_EVERY)
+
+    def serve(self) -> None:
+        """The writer is ready: its store stands for the journal; clients may be served."""
+        self.store.live = True
+
+    def withdraw(self) -> None:
+        """The writer stops or lost its lease: its store no longer stands for the journal."""
+        self.store.live = False
+
+    async def publish(self) -> None:
+        """Turn what changed in the engine into frames (encoded once), persist the seqs and
+        snapshots that are due, answer snapshot requests, and publish the frames in seq order.
+        The changes are taken while the engine is ``settled`` (never a state half journaled)."""
+        async with self._lock:
+            settled = self.settled
+            while settled is not None and not settled.is_set():
+                await settled.wait()
+            changes = self.engine.changes()
+            frames: list[tuple[str, bytes]] = []
+            for change in changes:
+                frame = self.store.publish(change)
+                if frame is None:
+                    continue
+                frames.append((self.names.feed, encode_feed(change.key, frame)))
+                if self.on_frame is not None:
+                    self.on_frame(change.key, frame)
+            # Before the frames: a topic is never SNAPSHOT_EVERY deltas ahead of its persisted
+            # seq (what a restart continues from).
+            due = self.store.unsaved(at_least=SNAPSHOT_EVERY)
+            requests, self._requests = self._requests, []
+            asked = [key for request in requests for key in request.topics(self.engine)]
+            if asked:  # edges start and heal from these
+                await self.bus.hset_many(self.names.topics, self.store.snapshots(asked))
+                due.extend(asked)
+            if due:
+                await self.bus.hset_many(self.names.topic_seqs, self.store.seqs(due))
+            answers = [a for r in requests if (a := r.answer(self.names, {"ok": True})) is not None]
+            if answers:
+                await self.bus.publish_many(answers)
+            if frames:
+                await self.bus.publish_many(frames)
+
+    async def save(self) -> None:
+        """On a clean stop: every topic's seq, then its snapshot (what edges that start while
+        no writer runs serve)."""
+        async with self._lock:
+            keys = list(self.store.keys())
+            await self.bus.hset_many(self.names.topic_seqs, self.store.seqs(keys))
+            await self.bus.hset_many(self.names.topics, self.store.snapshots(keys))

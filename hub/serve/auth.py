@@ -1,0 +1,138 @@
+"""Roles, tokens and who may see or change which topic (DESIGN §4).
+
+Three roles: *public* (no token), *commentator* and *operator* (tokens from configuration or
+the environment). Tokens are compared in constant time. Commentators and operators read the
+``live`` audience; everyone else reads ``public``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from hub.domain.states import Audience, Role
+from hub.wire.topics import parse_topic, refusal
+
+__all__ = [
+    "COMMENTATOR",
+    "OPERATOR",
+    "PUBLIC",
+    "Auth",
+    "Role",
+    "audience_for",
+    "check_topic",
+    "is_topic",
+    "may_control",
+    "may_subscribe",
+]
+
+PUBLIC = Role.PUBLIC
+COMMENTATOR = Role.COMMENTATOR
+OPERATOR = Role.OPERATOR
+
+
+@dataclass(frozen=True, slots=True)
+class Auth:
+    """The configured tokens; an empty or missing token disables that role."""
+
+    commentator_token: str | None = None
+    operator_token: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Auth:
+        env = os.environ if environ is None else environ
+        return cls(
+            env.get("DUPLICAST_COMMENTATOR_TOKEN") or None,
+            env.get("DUPLICAST_OPERATOR_TOKEN") or None,
+        )
+
+    def role_for(self, token: str | None) -> Role | None:
+        """The role a token grants: public without one, None for a token nobody was given
+        (refuse the request rather than silently downgrade a mistyped operator token)."""
+        if not token:
+            return PUBLIC
+        given = token.encode()
+        # Check both so the time taken does not tell which role a guess came close to.
+        operator = _same(given, self.operator_token)
+        commentator = _same(given, self.commentator_token)
+        if operator:
+            return OPERATOR
+        if commentator:
+            return COMMENTATOR
+        return None
+
+
+def _same(given: bytes, expected: str | None) -> bool:
+    return expected is not None and hmac.compare_digest(given, expected.encode())
+
+
+def audience_for(role: Role | str) -> Audience:
+    return Audience.LIVE if role in (COMMENTATOR, OPERATOR) else Audience.PUBLIC
+
+
+def is_topic(topic: object) -> bool:
+    """Is this the name of a topic of some tournament (a family and whole-number parameters)?
+    A running hub checks names against its tournament's ``TopicSpace`` instead."""
+    return parse_topic(topic) is not None
+
+
+def check_topic(role: Role | str, topic: object) -> str | None:
+    """The error code refusing a subscription (``unknown_topic``, ``forbidden``), or None: the
+    same check as ``TopicSpace.check``, on a name of any tournament."""
+    return refusal(role, parse_topic(topic))
+
+
+def may_subscribe(role: Role | str, topic: object) -> bool:
+    return check_topic(role, topic) is None
+
+
+def may_control(role: Role | str) -> bool:
+    """Only operators change what is on air or settle disputes."""
+    return role == OPERATOR
+
+
+MIN_TOKEN_LENGTH = 16
+_KNOWN_WEAK = {
+    "admin",
+    "changeme",
+    "change-me",
+    "commentator",
+    "default",
+    "letmein",
+    "operator",
+    "password",
+    "secret",
+    "test",
+    "token",
+}
+
+
+def weak_token(token: str) -> str | None:
+    """Why ``token`` must not guard a role (a placeholder, a known default, too short or too
+    uniform to resist guessing), or None. ``duplicast serve`` refuses to start with one."""
+    lowered = token.strip().lower()
+    if lowered in _KNOWN_WEAK or lowered.startswith(("change-me", "changeme", "replace-me")):
+        return "is a placeholder or a well-known default"
+    if len(token) < MIN_TOKEN_LENGTH:
+        return f"is shorter than {MIN_TOKEN_LENGTH} characters"
+    if len(set(token)) < 8:
+        return "has fewer than 8 distinct characters"
+    return None
+
+
+def weak_tokens(auth: Auth) -> list[str]:
+    """One sentence per configured token that is weak (empty: every configured token is fine;
+    a role without a token is disabled, which is not weak)."""
+    problems = []
+    for name, token in (
+        ("DUPLICAST_COMMENTATOR_TOKEN", auth.commentator_token),
+        ("DUPLICAST_OPERATOR_TOKEN", auth.operator_token),
+    ):
+        reason = None if token is None else weak_token(token)
+        if reason is not None:
+            problems.append(f"{name} {reason}")
+    if auth.commentator_token and auth.commentator_token == auth.operator_token:
+        problems.append("DUPLICAST_COMMENTATOR_TOKEN and DUPLICAST_OPERATOR_TOKEN are the same")
+    return problems

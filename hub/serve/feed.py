@@ -1,0 +1,499 @@
+"""The feed: every topic's updates as client frames, encoded once, with the seqs that order them.
+
+The ingest turns each ``TopicChange`` of the engine into one ``Frame``: the client message
+(``snapshot`` or ``delta`` with a JSON Patch) encoded once in JSON and once in msgpack. The same
+bytes go to the ingest's own clients, onto the feed channel for the edges, and from an edge to
+its clients: nobody decodes or re-encodes them on the way.
+
+A store keeps, per topic, its seq and a short history of delta frames, which answers a client
+that subscribes or resumes (``catch_up``): the deltas it missed, or a snapshot and the deltas
+after it. ``IngestFeed`` owns the payloads and encodes a snapshot only when one is needed (a new
+subscriber, a REST read, a persisted copy). ``EdgeFeed`` holds the bytes it received: a snapshot
+frame from the snapshot hash and the delta frames after it.
+
+Wire names (DESIGN §2), declared once in ``hub.wire.channels.Channels``:
+- feed channel ``dup:{t}:feed``: one ``encode_feed`` message per update;
+- snapshot hash ``dup:{t}:topics``: field ``"{audience}|{topic}"`` → ``encode_snapshot``;
+  written lazily: when an edge asks (at its start, to heal a gap, to refresh), and on stop;
+- seq hash ``dup:{t}:topic-seqs``: field → the topic's seq, written every ``SNAPSHOT_EVERY``
+  deltas of a topic (a few bytes, nothing encoded): a restarted ingest continues each topic
+  ``SNAPSHOT_EVERY`` above it, with a snapshot, so a seq a client has seen is never reused.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from hub.wire.codec import CodecError, from_json, pack, to_json, unpack
+from hub.wire.frames import Outgoing
+from hub.wire.patch import PatchError, TopicChange, apply_patch, clone, diff
+from hub.wire.topics import TopicKey
+
+__all__ = [
+    "HISTORY",
+    "SNAPSHOT_EVERY",
+    "EdgeFeed",
+    "FeedMessage",
+    "Frame",
+    "IngestFeed",
+    "PayloadFeed",
+    "TopicKey",
+    "decode_feed",
+    "decode_snapshot",
+    "encode_feed",
+    "encode_snapshot",
+]
+
+HISTORY = 256
+"""Delta frames kept per topic for resuming clients; older resumes get a snapshot."""
+
+SNAPSHOT_EVERY = 64
+"""A topic's seq is persisted at least every this many deltas, so a restarted ingest that
+continues at (persisted seq + SNAPSHOT_EVERY) never reuses a seq a client has seen."""
+
+FORMATS = ("json", "msgpack")
+WIRE = 2
+
+
+def snapshot_field(key: TopicKey) -> str:
+    return f"{key[0]}|{key[1]}"
+
+
+# -- frames -----------------------------------------------------------------------------------
+
+
+class Frame:
+    """One update of one topic as its clients receive it, in every wire format."""
+
+    __slots__ = ("full", "outs", "seq")
+
+    def __init__(self, seq: int, full: bool, outs: dict[str, Outgoing]) -> None:
+        self.seq = seq
+        self.full = full
+        self.outs = outs
+
+    @classmethod
+    def encode(cls, message: dict[str, Any]) -> Frame:
+        return cls(
+            message["seq"],
+            message["type"] == "snapshot",
+            {
+                "json": Outgoing(_json(message), True, message["seq"]),
+                "msgpack": Outgoing(pack(message), False, message["seq"]),
+            },
+        )
+
+    @classmethod
+    def snapshot(cls, topic: str, seq: int, payload: dict[str, Any]) -> Frame:
+        return cls.encode({"type": "snapshot", "topic": topic, "seq": seq, "data": payload})
+
+    @classmethod
+    def delta(cls, topic: str, seq: int, patch: list[dict[str, Any]]) -> Frame:
+        return cls.encode({"type": "delta", "topic": topic, "seq": seq, "patch": patch})
+
+
+@dataclass(frozen=True, slots=True)
+class FeedMessage:
+    key: TopicKey
+    frame: Frame
+
+
+def _json(message: dict[str, Any]) -> bytes:
+    """The hot path's JSON: orjson (the same compact UTF-8 bytes, several times faster); the
+    codec's encoder for anything orjson refuses (an integer beyond 64 bits)."""
+    try:
+        return orjson.dumps(message)
+    except (TypeError, orjson.JSONEncodeError):
+        return to_json(message)
+
+
+def encode_feed(key: TopicKey, frame: Frame) -> bytes:
+    """A feed channel message: the frame's bytes behind a small envelope."""
+    return pack(
+        {
+            "v": WIRE,
+            "a": key[0],
+            "t": key[1],
+            "s": frame.seq,
+            "f": frame.full,
+            "j": frame.outs["json"].payload,
+            "m": frame.outs["msgpack"].payload,
+        }
+    )
+
+
+def decode_feed(data: bytes) -> FeedMessage:
+    """Reads the envelope only; the frame bytes stay as they are. Raises ``CodecError``."""
+    msg = unpack(data)
+    if not isinstance(msg, dict) or msg.get("v") != WIRE:
+        raise CodecError("not a feed message of this version")
+    a, t, s, j, m = msg.get("a"), msg.get("t"), msg.get("s"), msg.get("j"), msg.get("m")
+    if not (
+        isinstance(a, str)
+        and isinstance(t, str)
+        and isinstance(s, int)
+        and not isinstance(s, bool)
+        and isinstance(j, bytes)
+        and isinstance(m, bytes)
+    ):
+        raise CodecError("not a feed message: wrong field types")
+    outs = {"json": Outgoing(j, True, s), "msgpack": Outgoing(m, False, s)}
+    return FeedMessage((a, t), Frame(s, bool(msg.get("f")), outs))
+
+
+def encode_snapshot(frame: Frame) -> bytes:
+    return pack(
+        {
+            "v": WIRE,
+            "s": frame.seq,
+            "j": frame.outs["json"].payload,
+            "m": frame.outs["msgpack"].payload,
+        }
+    )
+
+
+def decode_snapshot(data: bytes) -> Frame:
+    msg = unpack(data)
+    if not isinstance(msg, dict) or msg.get("v") != WIRE or not isinstance(msg.get("s"), int):
+        raise CodecError("not a topic snapshot of this version")
+    j, m = msg.get("j"), msg.get("m")
+    if not (isinstance(j, bytes) and isinstance(m, bytes)):
+        raise CodecError("not a topic snapshot: wrong field types")
+    seq = msg["s"]
+    return Frame(seq, True, {"json": Outgoing(j, True, seq), "msgpack": Outgoing(m, False, seq)})
+
+
+def snapshot_payload(frame: Frame) -> dict[str, Any]:
+    """The payload inside a snapshot frame (decoded: for REST and restarts, not the hot path)."""
+    message = from_json(frame.outs["json"].payload)
+    data = message.get("data") if isinstance(message, dict) else None
+    if not isinstance(data, dict):
+        raise CodecError("snapshot frame without a data map")
+    return data
+
+
+# -- stores -----------------------------------------------------------------------------------
+
+
+class _Log:
+    __slots__ = ("base", "deltas", "payload", "seq", "unsaved")
+
+    def __init__(self) -> None:
+        self.seq = 0
+        self.base: Frame | None = None  # a snapshot frame at base.seq <= seq
+        self.deltas: deque[Frame] = deque(maxlen=HISTORY)  # contiguous, ending at seq
+        self.payload: dict[str, Any] | None = None  # decoded current payload (if known)
+        self.unsaved = 0  # deltas since this topic's seq was last persisted
+
+
+class _Store:
+    """What both sides share: seqs, delta history, and catching a client up.
+
+    ``live``: the store stands for the writer's current state. While it does not (a standby
+    writer, one rebuilding, one that lost its lease; an edge that has not read the writer's
+    snapshots yet), a subscriber is sent nothing rather than an empty or older snapshot, and
+    a REST read of a topic it holds nothing good for is ``available() == False`` (DESIGN §7)."""
+
+    def __init__(self, *, live: bool = True) -> None:
+        self._logs: dict[TopicKey, _Log] = {}
+        self.live = live
+
+    def keys(self) -> Iterable[TopicKey]:
+        return self._logs.keys()
+
+    def seq(self, key: TopicKey) -> int:
+        log = self._logs.get(key)
+        return 0 if log is None else log.seq
+
+    def _base(self, key: TopicKey, log: _Log) -> Frame | None:
+        return log.base
+
+    def catch_up(self, key: TopicKey, fmt: str, resume: int | None) -> list[Outgoing]:
+        """What a client subscribing (``resume``: the last seq it has) gets first: the deltas
+        it missed, or a snapshot and the deltas after it."""
+        log = self._logs.get(key)
+        if log is None or log.seq == 0:
+            if not self.live:  # "no data yet" is the writer's to say: send nothing
+                return []
+            return [Frame.snapshot(key[1], 0, {}).outs[fmt]]
+        if resume is not None and resume > log.seq and self._lagging(key):
+            return []  # the client is ahead of this copy: an older snapshot would go back
+        if resume is not None and 0 <= resume <= log.seq:
+            missed = _since(log, resume)
+            if missed is not None:
+                return [f.outs[fmt] for f in missed]
+        base = self._base(key, log)
+        if base is None:
+            return []
+        return [base.outs[fmt], *(f.outs[fmt] for f in log.deltas if f.seq > base.seq)]
+
+    def _lagging(self, key: TopicKey) -> bool:
+        """A client resumes ahead of this store's seq of ``key``: True if this store is a
+        copy that lags the writer (send nothing); False for the writer itself, whose seq is
+        the truth (the client's state is from another history: send the snapshot)."""
+        return False
+
+    def available(self, key: TopicKey) -> bool:
+        """Whether a REST read of ``key`` can be answered now: the store is live, or it holds
+        a good state of that topic (its last one). False: answer 503, not 404 or empty."""
+        if self.live:
+            return True
+        log = self._logs.get(key)
+        return log is not None and log.seq > 0 and log.base is not None
+
+    def snapshot(self, key: TopicKey) -> tuple[int, dict[str, Any]]:
+        """``(seq, payload)`` for REST; ``(0, {})`` for a topic with no data yet."""
+        log = self._logs.get(key)
+        if log is None or log.seq == 0:
+            return 0, {}
+        payload = self._payload(key, log)
+        return (0, {}) if payload is None else (log.seq, payload)
+
+    def _payload(self, key: TopicKey, log: _Log) -> dict[str, Any] | None:
+        return log.payload
+
+
+def _since(log: _Log, seq: int) -> list[Frame] | None:
+    if seq == log.seq:
+        return []
+    if not log.deltas or log.deltas[0].seq > seq + 1:
+        return None
+    return [f for f in log.deltas if f.seq > seq]
+
+
+class IngestFeed(_Store):
+    """The ingest's side: turns engine changes into frames; knows every payload.
+
+    It keeps a reference to each payload the change carries, not a copy: the engine edits its
+    documents only while it computes the next changes, and the ingest publishes those before
+    anything reads the store again, so the document always stands at the store's seq."""
+
+    def __init__(
+        self,
+        materialize: Callable[[TopicKey], dict[str, Any] | None] | None = None,
+        *,
+        live: bool = True,
+    ) -> None:
+        super().__init__(live=live)
+        self.materialize = materialize  # builds a topic the engine has not projected yet
+
+    def _known(self, key: TopicKey) -> _Log | None:
+        """The topic's log, with its payload: built by the engine now if nobody had asked
+        for it yet (at seq 1 for a topic never sent; at its seq for one known from before a
+        restart). Nothing is sent: whoever follows it already will see a gap at its next
+        change and take a snapshot then."""
+        log = self._logs.get(key)
+        if (log is None or log.payload is None) and self.materialize is not None:
+            payload = self.materialize(key)
+            if payload is not None:
+                if log is None:
+                    log = self._logs[key] = _Log()
+                    log.seq = 1
+                log.payload, log.base = payload, None
+                log.deltas.clear()
+                log.unsaved = SNAPSHOT_EVERY  # persist the seq it stands at
+        return log
+
+    def catch_up(self, key: TopicKey, fmt: str, resume: int | None) -> list[Outgoing]:
+        if not self.live:  # the payloads are none yet, or not the journal's
+            return []
+        self._known(key)
+        return super().catch_up(key, fmt, resume)
+
+    def available(self, key: TopicKey) -> bool:
+        return self.live
+
+    def snapshot(self, key: TopicKey) -> tuple[int, dict[str, Any]]:
+        if not self.live:
+            return 0, {}
+        self._known(key)
+        return super().snapshot(key)
+
+    def publish(self, change: TopicChange) -> Frame | None:
+        """The frame of one engine change (None: nothing a client would see changed)."""
+        key = change.key
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = _Log()
+        if change.patch is None:  # new to the feed, or not sent since a restart: whole
+            log.seq += 1
+            log.payload = change.payload
+            log.base = Frame.snapshot(key[1], log.seq, log.payload)
+            log.deltas.clear()
+            log.unsaved = SNAPSHOT_EVERY  # a new topic's seq is persisted at once
+            return log.base
+        if not change.patch:
+            return None
+        log.seq += 1
+        frame = Frame.delta(key[1], log.seq, change.patch)
+        log.deltas.append(frame)
+        log.payload = change.payload  # already moved by the patch
+        log.base = None  # the next snapshot is encoded when someone needs it
+        log.unsaved += 1
+        return frame
+
+    def _base(self, key: TopicKey, log: _Log) -> Frame | None:
+        if log.base is None or log.base.seq != log.seq:
+            if log.payload is None:
+                return None
+            log.base = Frame.snapshot(key[1], log.seq, log.payload)
+        return log.base
+
+    def restart(self) -> None:
+        """A new engine takes over: every payload held is the old engine's; forget them (the
+        seqs stay, so they never go back)."""
+        for log in self._logs.values():
+            log.payload, log.base = None, None
+            log.deltas.clear()
+
+    def seed(self, key: TopicKey, seq: int, payload: dict[str, Any] | None = None) -> None:
+        """A topic as persisted before a restart: later changes continue after ``seq`` (with
+        a snapshot: its payload, if not given, comes with the engine's first change)."""
+        if seq < 0:
+            raise ValueError(f"seq must not be negative, not {seq}")
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = _Log()
+        log.seq, log.payload, log.base = seq, payload, None
+        log.deltas.clear()
+        log.unsaved = 0
+
+    def unsaved(self, *, at_least: int = 1) -> list[TopicKey]:
+        """Topics whose persisted seq is ``at_least`` deltas behind."""
+        return [k for k, log in self._logs.items() if log.unsaved >= at_least and log.seq > 0]
+
+    def seqs(self, keys: Iterable[TopicKey]) -> dict[str, bytes]:
+        """The seqs of ``keys`` for the seq hash (a restart continues above them); marks them
+        saved. Cheap: no payload is encoded."""
+        out: dict[str, bytes] = {}
+        for key in keys:
+            log = self._logs.get(key)
+            if log is not None and log.seq > 0:
+                out[snapshot_field(key)] = str(log.seq).encode()
+                log.unsaved = 0
+        return out
+
+    def snapshots(self, keys: Iterable[TopicKey]) -> dict[str, bytes]:
+        """Encoded snapshots of ``keys`` for the snapshot hash (what edges start and heal
+        from), built if need be; write their ``seqs`` with them."""
+        out: dict[str, bytes] = {}
+        for key in keys:
+            log = self._known(key)
+            if log is None or log.seq == 0:
+                continue
+            base = self._base(key, log)
+            if base is None:
+                continue
+            out[snapshot_field(key)] = encode_snapshot(base)
+        return out
+
+
+class PayloadFeed(IngestFeed):
+    """An ``IngestFeed`` given whole payloads rather than the engine's changes: each is diffed
+    against the last (for feeds without an engine: benchmarks, tests, tools)."""
+
+    def __init__(self) -> None:
+        super().__init__(None)
+        self._last: dict[TopicKey, dict[str, Any]] = {}
+
+    def put(self, key: TopicKey, payload: dict[str, Any]) -> Frame | None:
+        old = self._last.get(key)
+        new = clone(payload)
+        self._last[key] = new
+        return self.publish(TopicChange(key, None if old is None else diff(old, new), new))
+
+
+class EdgeFeed(_Store):
+    """An edge's side: frames as received, forwarded as bytes; payloads decoded only for REST.
+
+    A copy of the writer's store: it may lag it (pub/sub delivery, a writer taking over), so a
+    client that resumes ahead of it is sent nothing, and ``on_behind`` (the edge) is told to
+    fetch that topic's snapshot from the writer."""
+
+    def __init__(
+        self, *, live: bool = True, on_behind: Callable[[TopicKey], None] | None = None
+    ) -> None:
+        super().__init__(live=live)
+        self.on_behind = on_behind
+
+    def _lagging(self, key: TopicKey) -> bool:
+        if self.on_behind is not None:
+            self.on_behind(key)
+        return True
+
+    def apply(self, key: TopicKey, frame: Frame) -> bool:
+        """A frame from the feed channel. False: it reveals a gap (nothing changed; reload the
+        topic's snapshot). Frames at or below the current seq are ignored (True)."""
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = _Log()
+        if frame.full:
+            if frame.seq >= log.seq:
+                self._seed(log, frame)
+            return True
+        if frame.seq <= log.seq:
+            return True
+        if frame.seq != log.seq + 1 or log.base is None:
+            return False
+        log.seq = frame.seq
+        log.deltas.append(frame)
+        log.payload = None
+        return True
+
+    def seed(self, key: TopicKey, frame: Frame) -> bool:
+        """A snapshot from the hash; taken when newer than what the edge has."""
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = _Log()
+        if frame.seq < log.seq:
+            return False
+        if frame.seq == log.seq and log.base is not None:
+            return False
+        self._seed(log, frame)
+        return True
+
+    def _seed(self, log: _Log, frame: Frame) -> None:
+        log.seq = frame.seq
+        log.base = frame
+        log.deltas.clear()
+        log.payload = None
+
+    def behind(self, key: TopicKey) -> int:
+        """Deltas held after the snapshot (a new snapshot is worth asking for when many)."""
+        log = self._logs.get(key)
+        return 0 if log is None or log.base is None else log.seq - log.base.seq
+
+    def drop(self, key: TopicKey) -> None:
+        self._logs.pop(key, None)
+
+    def _payload(self, key: TopicKey, log: _Log) -> dict[str, Any] | None:
+        if log.payload is None and log.base is not None:
+            try:
+                payload = snapshot_payload(log.base)
+                for frame in log.deltas:
+                    if frame.seq > log.base.seq:
+                        message = from_json(frame.outs["json"].payload)
+                        apply_patch(payload, message["patch"], in_place=True)
+            except (CodecError, PatchError, KeyError, TypeError):
+                return None
+            log.payload = payload
+        return log.payload
+
+
+def load_snapshots(raw: Mapping[str, bytes]) -> dict[TopicKey, Frame]:
+    """The snapshot hash's entries; malformed ones are skipped."""
+    out: dict[TopicKey, Frame] = {}
+    for field, value in raw.items():
+        audience, sep, topic = field.partition("|")
+        if not (sep and audience and topic):
+            continue
+        try:
+            out[(audience, topic)] = decode_snapshot(value)
+        except CodecError:
+            continue
+    return out

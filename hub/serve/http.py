@@ -1,0 +1,473 @@
+"""The client-facing Starlette app: ``/ws`` feeds, REST snapshots, health, metrics, overlays.
+
+The app knows nothing of the engine or the bus: it reads topics from a ``FeedSource``
+(the ingest in the embedded/``all`` process, an ``EdgeSource`` in an edge process) and hands
+operator commands back to it. Client protocol: docs/protocol.md §2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import gc
+import logging
+import math
+import socket
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp
+from starlette.websockets import WebSocket
+
+from hub.metrics import CONTENT_TYPE, Metrics
+from hub.serve.asgisink import AsgiSink
+from hub.serve.auth import OPERATOR, Auth, Role, audience_for
+from hub.serve.fanout import Fanout
+from hub.serve.feedsocket import protocol as feedsocket_protocol
+from hub.serve.httpguard import REQUEST_TIMEOUT, PendingRequests, guarded_http
+from hub.serve.origins import OriginPolicy
+from hub.serve.phh_service import PhhExport, RateLimit
+from hub.serve.proxies import TrustedProxies
+from hub.serve.service import FeedService
+from hub.wire.codec import CodecError, from_json, pack, to_json
+from hub.wire.standings_select import select_standings
+from hub.wire.topics import FAMILIES, Family
+
+__all__ = ["FeedSource", "ListenError", "RunningServer", "create_app", "serve", "tune_gc"]
+
+log = logging.getLogger(__name__)
+
+
+class FeedSource(Protocol):
+    """What the app needs from the process that owns the topics."""
+
+    tournament: str
+    # hub.serve.feed store: ``snapshot(key) -> (seq, payload)``, ``available``, ``catch_up``
+    store: Any
+    fanout: Fanout
+
+    def ready(self) -> bool: ...
+
+    def check_topic(self, role: str, topic: object) -> str | None:
+        """Why ``role`` may not subscribe to ``topic`` (``unknown_topic``: not a topic of this
+        tournament; ``forbidden``), or None."""
+        ...
+
+    async def control(self, command: dict[str, Any]) -> dict[str, Any]:
+        """An operator command (``{"op": "onair", "slot", "value"}``); answers
+        ``{"ok": bool, "code"?, "error"?, "queued"?}``."""
+        ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+SELECT = ("scope", "stage", "session", "group")  # the standings' REST query parameters
+RETRY_AFTER = 2
+"""Seconds a REST client is told to wait (``Retry-After``) when this process holds no current
+state of a topic: a standby ingest takes over within its lease's time to live (5 s)."""
+
+
+def _json(body: Any, status: int = 200) -> Response:
+    return Response(to_json(body), status_code=status, media_type="application/json")
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (no such route, method not allowed) in the REST error shape
+    ``{"error": code, "message": text}`` every endpoint answers with."""
+    assert isinstance(exc, HTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "bad_request")
+    return _json({"error": code, "message": str(exc.detail)}, exc.status_code)
+
+
+class _Endpoints:
+    def __init__(self, source: FeedSource, service: FeedService, metrics: Metrics) -> None:
+        self.source = source
+        self.service = service
+        self.auth = service.auth
+        self.metrics = metrics
+        self.valid_topic = service.valid_topic
+        self.phh: PhhExport | None = None  # made on the first request (ingest processes only)
+        self.phh_limit = RateLimit()
+
+    @property
+    def origin_refusals(self) -> int:
+        return self.service.origin_refusals
+
+    # -- websocket, for ASGI servers other than ours (see hub.serve.feedsocket) --
+
+    async def websocket(self, websocket: WebSocket) -> None:
+        """The portable ``/ws``: the same sessions through the ASGI ``send``, one await per
+        frame. ``serve`` never routes here (its ``FeedSocket`` takes the upgrade first)."""
+        service = self.service
+        origin = websocket.headers.get("origin")
+        peer = websocket.client.host if websocket.client else None
+        address, host = service.proxies.identify(peer, websocket.headers)
+        if not service.origin_allowed(origin, host, address):
+            await websocket.send_denial_response(
+                _json({"error": "forbidden_origin", "message": f"origin {origin} not allowed"}, 403)
+            )
+            return
+        role, fmt, problem = service.admit(websocket.query_params, address)
+        await websocket.accept()
+        if problem is not None or role is None:
+            if fmt == "msgpack":
+                await websocket.send_bytes(pack(problem))
+            else:
+                await websocket.send_text(to_json(problem).decode())
+            await websocket.close(1008, problem["message"] if problem else "")
+            return
+        session = service.start(service.join(AsgiSink(websocket), role, fmt, address))
+        try:
+            while not session.client.closed:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                text = message.get("text")
+                if text is not None:
+                    session.receive(text, True)
+                else:
+                    session.receive(message.get("bytes") or b"", False)
+        finally:
+            await session.client.aclose()
+
+    # -- REST --
+
+    def _role(self, request: Request) -> Role | None:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer":
+            token = request.query_params.get("token", "")
+        return self.auth.role_for(token.strip() or None)
+
+    async def _topic(self, request: Request, topic: str) -> Response:
+        """A topic's snapshot; the standings take ``scope``, ``stage``, ``session`` and
+        ``group`` to serve one block of it (``hub.wire.standings_select``)."""
+        role = self._role(request)
+        if role is None:
+            return _json({"error": "unauthorized", "message": "unknown token"}, 401)
+        code = self.valid_topic(role, topic)
+        if code == "forbidden":
+            needs = "operator" if topic == "ops" else "commentator or operator"
+            return _json({"error": code, "message": f"topic {topic} needs the {needs} role"}, 403)
+        if code is not None:
+            return _json({"error": "not_found", "message": f"no topic named {topic!r}"}, 404)
+        key = (audience_for(role), topic)
+        store = self.source.store
+        if not store.available(key):  # a standby, a takeover, an edge not yet in sync
+            message = f"no current state of topic {topic} here yet: retry shortly"
+            answer = _json({"error": "unavailable", "message": message}, 503)
+            answer.headers["retry-after"] = str(RETRY_AFTER)
+            return answer
+        seq, payload = store.snapshot(key)
+        if seq == 0:
+            return _json({"error": "not_found", "message": f"topic {topic} has no data yet"}, 404)
+        if topic == "standings":
+            picked = {k: request.query_params.get(k) for k in SELECT}
+            if any(v is not None for v in picked.values()):
+                chosen = select_standings(payload, **picked)
+                if isinstance(chosen, str):
+                    return _json({"error": "not_found", "message": chosen}, 404)
+                payload = chosen
+        return _json({"topic": topic, "seq": seq, "data": payload})
+
+    def topic_route(self, family: Family) -> Any:
+        """The REST endpoint of a topic family: its path parameters name the topic."""
+
+        async def endpoint(request: Request) -> Response:
+            args = [request.path_params[p] for p in family.params]
+            return await self._topic(request, family.name_of(*args))
+
+        return endpoint
+
+    async def onair(self, request: Request) -> Response:
+        if request.method == "GET":
+            return await self._topic(request, FAMILIES["onair"].name_of())
+        role = self._role(request)
+        if role is None:
+            return _json({"error": "unauthorized", "message": "unknown token"}, 401)
+        if role != OPERATOR:
+            return _json({"error": "forbidden", "message": "onair needs the operator role"}, 403)
+        try:
+            body = from_json(await request.body())
+        except CodecError as exc:
+            return _json({"error": "bad_request", "message": str(exc)}, 400)
+        if not (isinstance(body, dict) and isinstance(body.get("slot"), str) and "value" in body):
+            return _json({"error": "bad_request", "message": "needs 'slot' and 'value'"}, 400)
+        result = await self.source.control(
+            {"op": "onair", "slot": body["slot"], "value": body["value"]}
+        )
+        if result.get("ok"):
+            return _json(result)
+        code = str(result.get("code", "rejected"))
+        status = 503 if code == "unavailable" else 400
+        return _json({"error": code, "message": str(result.get("error", ""))}, status)
+
+    async def export_phh(self, request: Request) -> Response:
+        """Every completed hand as a ``.phhs`` bundle (docs/phh.md): the deals released to the
+        public for any role, every completed hand for the operator."""
+        role = self._role(request)
+        if role is None:
+            return _json({"error": "unauthorized", "message": "unknown token"}, 401)
+        engine = getattr(self.source, "engine", None)
+        if engine is None:
+            message = "the PHH export is served by the ingest process (--role all or ingest)"
+            return _json({"error": "not_found", "message": message}, 404)
+        peer = request.client.host if request.client else None
+        address, _ = self.service.proxies.identify(peer, request.headers)  # (behind a proxy)
+        wait = self.phh_limit.retry_after(address or "")
+        if wait > 0:  # a client looping on it: it costs the ingest's loop a little each time
+            seconds = str(max(1, math.ceil(wait)))
+            message = f"the PHH export may be asked again in {seconds} s"
+            response = _json({"error": "rate_limited", "message": message}, 429)
+            response.headers["retry-after"] = seconds
+            return response
+        if self.phh is None or self.phh.engine is not engine:
+            self.phh = PhhExport(engine)  # (hub.serve.phh_service: cached, written off the loop)
+        got = await self.phh.bundle(role == OPERATOR)
+        name = f"{self.source.tournament}.phhs"
+        return Response(
+            got.text,
+            media_type="application/toml; charset=utf-8",
+            headers={
+                "content-disposition": f'attachment; filename="{name}"',
+                "x-phh-hands": str(got.hands),
+                "x-phh-skipped": str(got.skipped),
+            },
+        )
+
+    def close(self) -> None:
+        if self.phh is not None:
+            self.phh.close()
+
+    # -- operations --
+
+    async def healthz(self, request: Request) -> Response:
+        return _json({"ok": True})
+
+    async def readyz(self, request: Request) -> Response:
+        ready = self.source.ready()
+        return _json({"ready": ready}, 200 if ready else 503)
+
+    async def metrics_text(self, request: Request) -> Response:
+        role = self._role(request)  # everything for the operator; process-level for the rest
+        if role is None:
+            return _json({"error": "unauthorized", "message": "unknown token"}, 401)
+        text = self.metrics.render(private=role == OPERATOR)
+        return Response(text, headers={"content-type": CONTENT_TYPE})
+
+    async def root(self, request: Request) -> Response:
+        return RedirectResponse("/overlays/")
+
+
+def create_app(
+    source: FeedSource,
+    *,
+    overlays_dir: str | Path | None = None,
+    auth: Auth | None = None,
+    metrics: Metrics | None = None,
+    manage_source: bool = True,
+    raw_frames: bool = True,
+    allowed_origins: Iterable[str] | None = None,
+    trusted_proxies: TrustedProxies | Iterable[str] | None = None,
+) -> Starlette:
+    """The app for one process. ``manage_source``: start and stop ``source`` in the lifespan.
+    ``raw_frames``: ``serve`` hands ``/ws`` to ``hub.serve.feedsocket.FeedSocket`` (frames written
+    straight to the socket, no task per connection); False: to Starlette's websocket route.
+    ``allowed_origins``: ``Origin`` values allowed on ``/ws`` (default:
+    ``$DUPLICAST_ALLOWED_ORIGINS``, else the request's own host and clients without
+    ``Origin``). ``trusted_proxies``: addresses/CIDRs of the load balancers whose
+    ``X-Forwarded-For``/``-Host`` are believed (default: ``$DUPLICAST_TRUSTED_PROXIES``, else
+    none; hub.serve.proxies)."""
+    auth = Auth.from_env() if auth is None else auth
+    metrics = Metrics() if metrics is None else metrics
+    metrics.watch(source.fanout)
+    origins = OriginPolicy.from_env() if allowed_origins is None else OriginPolicy(allowed_origins)
+    if trusted_proxies is None:
+        proxies = TrustedProxies.from_env()
+    elif isinstance(trusted_proxies, TrustedProxies):
+        proxies = trusted_proxies
+    else:
+        proxies = TrustedProxies(trusted_proxies)
+    service = FeedService(source, auth, origins, proxies)
+    ws_protocol = feedsocket_protocol(service) if raw_frames else None
+    ep = _Endpoints(source, service, metrics)
+    routes: list[BaseRoute] = [
+        WebSocketRoute("/ws", ep.websocket),
+        *(
+            Route(f.route, ep.topic_route(f))
+            for f in FAMILIES.values()
+            if f.route is not None and f.name != "onair"
+        ),
+        Route(FAMILIES["onair"].route or "/api/onair", ep.onair, methods=["GET", "POST"]),
+        Route("/api/export/phh", ep.export_phh),
+        Route("/healthz", ep.healthz),
+        Route("/readyz", ep.readyz),
+        Route("/metrics", ep.metrics_text),
+        Route("/", ep.root),
+    ]
+    if overlays_dir is not None:
+        routes.append(Mount("/overlays", StaticFiles(directory=overlays_dir, html=True)))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if manage_source:
+            await source.start()
+        try:
+            yield
+        finally:
+            await source.fanout.close_all()
+            await service.stop()
+            if ws_protocol is not None:
+                await ws_protocol.sweep.stop()
+            ep.close()
+            if manage_source:
+                await source.stop()
+
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error},
+    )
+    app.state.source = source
+    app.state.feed = service
+    app.state.ws_protocol = ws_protocol
+    app.state.metrics = metrics
+    app.state.endpoints = ep  # (tests reach the PHH export's cache and rate limit here)
+    return app
+
+
+def tune_gc(young: int = 50_000) -> None:
+    """For a serving process, once start-up is done: move everything allocated so far out of
+    the collector's sight (``gc.freeze``) and collect the young generation every ``young``
+    allocations instead of 700. With 10,000 connections a full collection walks millions of
+    objects (~0.9 s measured); per-update objects are short-lived, so rarer young collections
+    promote far fewer of them and full collections become rare."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(young, 20, 100)
+
+
+# -- running in-process -----------------------------------------------------------------------
+
+
+class ListenError(RuntimeError):
+    """The server cannot listen where it was told: a one-line reason, not a traceback."""
+
+    WHY: ClassVar[dict[int, str]] = {
+        errno.EADDRINUSE: "the address is already in use (another process listens there: "
+        "stop it, or choose another port)",
+        errno.EACCES: "permission denied (ports below 1024 need privileges)",
+        errno.EADDRNOTAVAIL: "no such address on this machine",
+    }
+
+    def __init__(self, host: str, port: int, exc: OSError) -> None:
+        why = self.WHY.get(exc.errno or 0, exc.strerror or str(exc))
+        super().__init__(f"cannot listen on {host}:{port}: {why}")
+        self.errno = exc.errno
+
+
+def _listening_socket(host: str, port: int, reuse_port: bool, join: bool) -> socket.socket:
+    """A socket bound to ``host:port``. With ``reuse_port`` and not ``join`` (the first of
+    several processes), the port must be free even of other ``SO_REUSEPORT`` listeners: the
+    kernel would otherwise quietly split connections with whatever already listens there."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    if reuse_port and not join:
+        with socket.socket(family) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                raise ListenError(host, port, exc) from None
+            port = probe.getsockname()[1]  # port 0: the free one found, for every process
+    sock = socket.socket(family)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ListenError(host, port, exc) from None
+    return sock
+
+
+@dataclass
+class RunningServer:
+    server: uvicorn.Server
+    task: asyncio.Task[None]
+    host: str
+    port: int
+    pending: PendingRequests | None = None  # the incomplete requests (hub.serve.httpguard)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}/ws"
+
+    async def stop(self) -> None:
+        self.server.should_exit = True
+        await self.task
+
+
+async def serve(
+    app: ASGIApp,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    reuse_port: bool = False,
+    join: bool = False,
+    request_timeout: float = REQUEST_TIMEOUT,
+    max_pending: int | None = None,
+    **options: Any,
+) -> RunningServer:
+    """Start uvicorn in this event loop and return once it listens (``port=0``: a free one).
+    Websocket upgrades go to the app's ``FeedSocket`` class (``create_app``), else to
+    uvicorn's sans-I/O protocol without per-message deflate. ``reuse_port``: several edge
+    processes share the port (``SO_REUSEPORT``; the kernel spreads connections over them), one
+    per core; ``join``: this one joins processes already listening there (else the port must
+    be free; ``ListenError`` when it cannot listen). ``request_timeout``, ``max_pending``: the
+    bound on incomplete requests (``hub.serve.httpguard``; ``max_pending`` None: a quarter of the
+    open-file limit, at most 1024)."""
+    sock = _listening_socket(host, port, reuse_port, join)
+    state = getattr(app, "state", None)
+    pending = PendingRequests(request_timeout, max_pending)
+    if getattr(state, "metrics", None) is not None:
+        state.metrics.watch_requests(pending)  # type: ignore[union-attr]
+    # uvicorn's own logging config would give its loggers a handler of their own, out of reach
+    # of the root handlers' repeat filters (hub.logs): a failing endpoint polled in a loop then
+    # wrote one traceback per request. Without it they propagate to the root handlers.
+    options.setdefault("log_config", None)
+    config = uvicorn.Config(
+        app,
+        http=guarded_http(pending),
+        ws=getattr(state, "ws_protocol", None) or "websockets-sansio",
+        ws_per_message_deflate=False,
+        ws_max_size=1 << 20,
+        proxy_headers=False,  # forwarding headers are hub.serve.proxies' call, not uvicorn's
+        log_level="warning",
+        lifespan="on",
+        **options,
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            sock.close()
+            await task  # raises the startup error
+            raise RuntimeError("uvicorn exited during startup")
+        await asyncio.sleep(0.01)
+    return RunningServer(server, task, host, sock.getsockname()[1], pending)

@@ -1,0 +1,256 @@
+"""What every ``/ws`` connection of a process shares, whatever carries it
+(``hub.serve.feedsocket``'s
+raw sockets, the ASGI ``/ws`` of ``hub.serve.http``): who may connect (token, Origin, connections
+per address), and what a client may say (subscribe, unsubscribe, ping, and the operator's
+onair, clock, confirm, void and penalty) — docs/protocol.md §2."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from hub.serve.auth import PUBLIC, Auth, audience_for, check_topic, may_control
+from hub.serve.fanout import Fanout
+from hub.serve.feedclient import Client
+from hub.serve.origins import OriginPolicy
+from hub.serve.proxies import TrustedProxies
+from hub.serve.session import Session, error
+from hub.wire.codec import CodecError, from_json, unpack
+from hub.wire.frames import FORMATS
+
+__all__ = ["FeedService", "TopicCheck"]
+
+log = logging.getLogger(__name__)
+
+TopicCheck = Callable[[str, str], "str | None"]
+"""``valid_topic(role, topic)``: an error code (``unknown_topic``, ``forbidden``, ...) or None."""
+
+
+class FeedService:
+    """The sessions of one process's ``/ws``: admission, client messages, operator commands."""
+
+    def __init__(
+        self,
+        source: Any,
+        auth: Auth,
+        origins: OriginPolicy,
+        proxies: TrustedProxies | None = None,
+    ) -> None:
+        self.source = source
+        self.fanout: Fanout = source.fanout
+        self.auth = auth
+        self.origins = origins
+        self.proxies = TrustedProxies() if proxies is None else proxies
+        checker = getattr(source, "check_topic", None)
+        self.valid_topic: TopicCheck = checker if callable(checker) else check_topic
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- admission --
+
+    def origin_allowed(self, origin: str | None, host: str | None, address: str | None) -> bool:
+        if self.origins.allows(origin, host):
+            return True
+        self.refused("forbidden_origin", address, f"origin {origin!r}, host {host!r}")
+        return False
+
+    @property
+    def origin_refusals(self) -> int:
+        return self.fanout.refused["forbidden_origin"]
+
+    def admit(self, query: Mapping[str, str], address: str | None) -> tuple[Any, str, Any]:
+        """``(role, format, problem)`` of a new connection; ``problem`` is the error to send
+        before closing it (None: admitted). The per-address cap is the spectators': a valid
+        commentator or operator token is never refused for it, so a venue address full of
+        public sockets cannot lock out the operator."""
+        fmt = query.get("format", "json")
+        role = self.auth.role_for(query.get("token"))
+        problem = None
+        if role is None:
+            problem = error("unauthorized", "unknown token")
+        elif fmt not in FORMATS:
+            problem = error("bad_request", f"format must be one of {', '.join(FORMATS)}")
+        elif role == PUBLIC and not self.fanout.may_connect(address):
+            limit = self.fanout.limits.max_per_address
+            problem = error("too_many_connections", f"more than {limit} connections from {address}")
+        if problem is not None:
+            self.refused(problem["code"], address)
+        return role, fmt, problem
+
+    def refused(self, code: str, address: str | None, detail: str = "") -> None:
+        """Count a refused connection by code (``duplicast_ws_refused``) and log it; the log
+        handlers' ``RepeatFilter`` (hub.logs) keeps a flood of refusals to a few lines."""
+        self.fanout.refused[code] += 1
+        log.warning("refused a websocket from %s: %s %s", address, code, detail)
+
+    def join(self, sink: Any, role: Any, fmt: str, address: str | None) -> Client:
+        """The admitted connection as a fan-out client; only public ones count against the
+        per-address cap (authenticated roles are exempt from it, see ``admit``)."""
+        counted = address if role == PUBLIC else None
+        return self.fanout.add(sink, role, audience_for(role), fmt, counted)
+
+    def start(self, client: Client) -> Session:
+        """The session of a joined client, opened with its ``hello``."""
+        client.send({"type": "hello", "role": client.role, "tournament": self.source.tournament})
+        return Session(self, client)
+
+    # -- what a client says --
+
+    def parse(self, data: bytes | str, text: bool) -> tuple[dict[str, Any] | None, Any]:
+        """``(request, error)``: a well-formed request, or the error to answer."""
+        try:
+            request = from_json(data) if text else unpack(bytes(data))  # type: ignore[arg-type]
+        except CodecError as exc:
+            return None, error("bad_request", str(exc))
+        if not isinstance(request, dict) or not isinstance(request.get("op"), str):
+            return None, error("bad_request", "a message is an object with an 'op'")
+        return request, None
+
+    @staticmethod
+    def is_command(request: dict[str, Any]) -> bool:
+        """Operator commands wait for the ingest's answer; everything else is answered now."""
+        return request["op"] in ("onair", "confirm", "clock", "void", "penalty")
+
+    def handle(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        """Act on a request that is not a command; the error to send back, if any."""
+        op = request["op"]
+        if op == "ping":
+            client.send({"type": "pong"})
+            return None
+        if op in ("subscribe", "unsubscribe"):
+            return self._subscription(client, op, request)
+        return error("bad_request", f"unknown op {op!r}")
+
+    async def command(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        if request["op"] == "onair":
+            return await self._onair(client, request)
+        if request["op"] == "clock":
+            return await self._clock(client, request)
+        if request["op"] == "confirm":
+            return await self._confirm(client, request)
+        return await self._ruling(client, request)
+
+    def _subscription(
+        self, client: Client, op: str, request: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        topics = request.get("topics")
+        resume = request.get("resume", {})
+        if not (isinstance(topics, list) and all(isinstance(t, str) for t in topics)):
+            return error("bad_request", "'topics' must be a list of topic names")
+        if not isinstance(resume, dict) or not all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in resume.values()
+        ):
+            return error("bad_request", "'resume' must map topics to seqs (integers >= 0)")
+        fanout = self.fanout
+        for topic in dict.fromkeys(topics):
+            if op == "unsubscribe":
+                fanout.unsubscribe(client, topic)
+                continue
+            code = self.valid_topic(client.role, topic)
+            if code == "unknown_topic":
+                client.send(error(code, f"no topic named {topic!r}", topic=topic))
+            elif code == "forbidden":
+                needs = "the operator role" if topic == "ops" else "a commentator or operator token"
+                client.send(error(code, f"topic {topic} needs {needs}", topic=topic))
+            elif code is not None:
+                client.send(error(code, f"topic {topic} refused", topic=topic))
+            elif fanout.subscribe(client, topic, resume.get(topic)) is not None:
+                limit = fanout.limits.max_topics
+                client.send(
+                    error(
+                        "too_many_topics",
+                        f"at most {limit} topics per connection; unsubscribe first",
+                        topic=topic,
+                    )
+                )
+        return None
+
+    async def _onair(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        if not may_control(client.role):
+            return error("forbidden", "onair needs the operator role", op="onair")
+        if not isinstance(request.get("slot"), str) or "value" not in request:
+            return error("bad_request", "onair needs a 'slot' and a 'value'", op="onair")
+        result = await self.source.control(
+            {"op": "onair", "slot": request["slot"], "value": request["value"]}
+        )
+        if not result.get("ok"):
+            return error(
+                str(result.get("code", "rejected")), str(result.get("error", "")), op="onair"
+            )
+        client.send(
+            {"type": "ok", "op": "onair", **({"queued": True} if result.get("queued") else {})}
+        )
+        return None
+
+    async def _clock(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        """The operator runs the session clock: start (or resume), pause, adjust, level."""
+        if not may_control(client.role):
+            return error("forbidden", "clock needs the operator role", op="clock")
+        command = {"op": "clock", "action": request.get("action")}
+        for name in ("seconds", "level"):
+            if name in request:
+                command[name] = request[name]
+        result = await self.source.control(command)
+        if not result.get("ok"):
+            return error(
+                str(result.get("code", "rejected")), str(result.get("error", "")), op="clock"
+            )
+        client.send(
+            {"type": "ok", "op": "clock", **({"queued": True} if result.get("queued") else {})}
+        )
+        return None
+
+    async def _confirm(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        """An official settles a disputed hand from the operator panel (journaled by ingest)."""
+        if not may_control(client.role):
+            return error("forbidden", "confirm needs the operator role", op="confirm")
+        table, deal, seats = request.get("table"), request.get("deal"), request.get("seats")
+        if not (isinstance(table, int) and isinstance(deal, int)) or not (
+            seats is None or (isinstance(seats, list) and all(isinstance(s, int) for s in seats))
+        ):
+            return error("bad_request", "confirm needs int 'table', 'deal' and optional 'seats'")
+        command: dict[str, Any] = {"op": "confirm", "table": table, "deal": deal}
+        if seats:
+            command["seats"] = seats
+        result = await self.source.control(command)
+        if not result.get("ok"):
+            return error(
+                str(result.get("code", "rejected")), str(result.get("error", "")), op="confirm"
+            )
+        client.send(
+            {"type": "ok", "op": "confirm", **({"queued": True} if result.get("queued") else {})}
+        )
+        return None
+
+    async def _ruling(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        """An official's `void` or `penalty` (journaled by the ingest with `by` and `reason`;
+        the engine checks the fields)."""
+        op = str(request["op"])
+        if not may_control(client.role):
+            return error("forbidden", f"{op} needs the operator role", op=op)
+        if not isinstance(request.get("table"), int):
+            return error("bad_request", f"{op} needs an int 'table'", op=op)
+        fields = ("table", "deal", "seat", "chips", "points", "by", "reason")
+        command = {"op": op, **{k: request[k] for k in fields if k in request}}
+        result = await self.source.control(command)
+        if not result.get("ok"):
+            return error(str(result.get("code", "rejected")), str(result.get("error", "")), op=op)
+        client.send({"type": "ok", "op": op, **({"queued": True} if result.get("queued") else {})})
+        return None
+
+    # -- background work shared by all connections --
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def stop(self) -> None:
+        tasks = [t for t in self._tasks if not t.done()]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task

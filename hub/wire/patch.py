@@ -1,0 +1,337 @@
+"""Deltas as JSON Patch (RFC 6902): what changed in a topic payload, not the payload again.
+
+A delta is a list of operations, each ``{"op": "add" | "replace" | "remove", "path": ...}`` with
+a JSON Pointer path (RFC 6901); ``add`` at ``/list/-`` appends. Any JSON Patch library applies
+them; ``apply_patch`` here is the reference the tests hold the browser client to.
+
+Two ways to produce one: projections that know what moved record it directly (``Recorder``: one
+action appends one row), and ``diff`` compares two versions of a payload for the rest. ``diff``
+recognises a list that only grew, one with new items in front (a ticker) and one that slid (the
+oldest dropped, new ones appended: the operator's latest corrections) and emits just the moved
+rows, so even a rebuilt payload costs the client only its change.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "Op",
+    "PatchError",
+    "Recorder",
+    "TopicChange",
+    "apply_patch",
+    "clone",
+    "diff",
+    "pointer",
+]
+
+Op = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicChange:
+    """One topic's change since the last flush: ``patch`` (JSON Patch operations) or, for a
+    topic the feed has not had before, ``patch=None`` and the whole ``payload``. ``key`` is a
+    ``hub.wire.topics.TopicKey``: (audience, topic name)."""
+
+    key: tuple[str, str]
+    patch: list[Op] | None
+    payload: dict[str, Any]
+
+
+_MISSING = object()
+
+
+def clone(value: Any) -> Any:
+    """A copy of JSON-like data (dicts, lists, scalars); far cheaper than ``copy.deepcopy``."""
+    if type(value) is dict:
+        return {k: clone(v) for k, v in value.items()}
+    if type(value) is list:
+        return [clone(v) for v in value]
+    return value
+
+
+class PatchError(ValueError):
+    """A patch that does not fit the document it is applied to."""
+
+
+def _escape(part: str | int) -> str:
+    text = str(part)
+    if "~" in text or "/" in text:
+        return text.replace("~", "~0").replace("/", "~1")
+    return text
+
+
+def pointer(*parts: str | int) -> str:
+    """The JSON Pointer of a path given as parts: ``pointer("rows", 2)`` → ``/rows/2``."""
+    return "".join("/" + _escape(p) for p in parts)
+
+
+Path = tuple[str | int, ...]
+
+
+@functools.lru_cache(maxsize=16_384)
+def _path(parts: Path) -> str:
+    """``pointer`` of a path the projections edit (a few hundred distinct ones per topic
+    family: every action sets the same fields again)."""
+    return pointer(*parts)
+
+
+def _unescape(part: str) -> str:
+    return part.replace("~1", "/").replace("~0", "~")
+
+
+def _split(path: str) -> list[str]:
+    if path == "":
+        return []
+    if not path.startswith("/"):
+        raise PatchError(f"a JSON Pointer starts with '/': {path!r}")
+    return [_unescape(p) for p in path[1:].split("/")]
+
+
+# -- producing ----------------------------------------------------------------------------------
+
+
+def diff(old: Any, new: Any, path: str = "") -> list[Op]:
+    """Operations that turn ``old`` into ``new`` (both JSON-like). Maps are compared key by key,
+    a list that only grew becomes ``add``s at ``/-``, a list of the same length is compared item
+    by item; anything else that differs is replaced whole."""
+    ops: list[Op] = []
+    _diff(old, new, path, ops)
+    return ops
+
+
+def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
+    if old is new:
+        return
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key, value in new.items():
+            before = old.get(key, _MISSING)
+            if before is value:
+                continue
+            if before is _MISSING:
+                ops.append({"op": "add", "path": f"{path}/{_escape(key)}", "value": value})
+            elif before != value:
+                where = f"{path}/{_escape(key)}"
+                kind = type(value)
+                if (kind is dict or kind is list) and type(before) is kind:
+                    _diff(before, value, where, ops)
+                else:  # (what ``_diff`` would do, without the call)
+                    ops.append({"op": "replace", "path": where, "value": value})
+        for key in old:
+            if key not in new:
+                ops.append({"op": "remove", "path": f"{path}/{_escape(key)}"})
+        return
+    if isinstance(old, list) and isinstance(new, list):
+        n_old, n_new = len(old), len(new)
+        if n_new > n_old and old == new[:n_old]:
+            ops.extend({"op": "add", "path": f"{path}/-", "value": v} for v in new[n_old:])
+            return
+        front = _prepended(old, new)
+        if front:  # new items at the front, the oldest gone from the end (a ticker)
+            kept = n_new - front
+            ops.extend(
+                {"op": "remove", "path": f"{path}/{i}"} for i in range(n_old - 1, kept - 1, -1)
+            )
+            ops.extend({"op": "add", "path": f"{path}/{i}", "value": new[i]} for i in range(front))
+            return
+        dropped = _slid(old, new)
+        if dropped:  # the oldest gone from the front, new items at the end (a window)
+            ops.extend({"op": "remove", "path": f"{path}/0"} for _ in range(dropped))
+            kept = n_old - dropped
+            ops.extend({"op": "add", "path": f"{path}/-", "value": v} for v in new[kept:])
+            return
+        if n_new == n_old and n_old and all(isinstance(v, dict | list) for v in new):
+            for i, (a, b) in enumerate(zip(old, new, strict=True)):
+                if a is not b and a != b:
+                    _diff(a, b, f"{path}/{i}", ops)
+            return
+    if type(old) is not type(new) or old != new:
+        ops.append({"op": "replace", "path": path, "value": new})
+
+
+def _slid(old: list[Any], new: list[Any], most: int = 64) -> int:
+    """How many items ``new`` dropped from the front of ``old`` to then continue it (a window
+    of the latest items, as the operator's corrections); 0 if it is not that."""
+    if not old or not new or new[0] == old[0]:
+        return 0
+    first = new[0]
+    for dropped in range(1, min(len(old), most + 1)):
+        if old[dropped] == first:
+            kept = len(old) - dropped
+            if kept <= len(new) and old[dropped:] == new[:kept]:
+                return dropped
+    return 0
+
+
+def _prepended(old: list[Any], new: list[Any], most: int = 64) -> int:
+    """How many items ``new`` has in front of (a prefix of) ``old``; 0 if it is not that."""
+    if not old or not new or new[0] == old[0]:
+        return 0
+    first = old[0]
+    for front in range(1, min(len(new), most + 1)):
+        if new[front] == first if front < len(new) else False:
+            kept = len(new) - front
+            if kept <= len(old) and new[front:] == old[:kept]:
+                return front
+    return 0
+
+
+class Recorder:
+    """Edits a payload in place and records each edit as a patch operation.
+
+    Operations share their values with the payload (no copies on the hot path), so they hold
+    only until the payload is next edited: take them (``ops``), encode them, then edit again.
+    The engine's projections do exactly that: every edit happens inside one ``flush``, whose
+    operations the feed encodes before anything can edit the payload again. Within a flush a
+    value, once recorded, is never changed (rows of actions are final)."""
+
+    __slots__ = ("doc", "ops")
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.doc = doc
+        self.ops: list[Op] = []
+
+    def _parent(self, parts: Path) -> Any:
+        node: Any = self.doc
+        for part in parts[:-1]:
+            node = node[part]
+        return node
+
+    def set(self, parts: Path, value: Any) -> None:
+        """Set a value; recorded only if it changed."""
+        parent = self._parent(parts)
+        key = parts[-1]
+        if type(parent) is dict:
+            before = parent.get(key, _MISSING)
+            if before is value or (before is not _MISSING and before == value):
+                return
+            op = "add" if before is _MISSING else "replace"
+        else:
+            if parent[key] == value:
+                return
+            op = "replace"
+        parent[key] = value
+        self.ops.append({"op": op, "path": _path(parts), "value": value})
+
+    def update(self, parts: Path, fields: dict[str, Any]) -> None:
+        """``set`` each of ``fields`` in the map at ``parts``."""
+        node: Any = self.doc
+        for part in parts:
+            node = node[part]
+        for key, value in fields.items():
+            before = node.get(key, _MISSING)
+            if before is value or (before is not _MISSING and before == value):
+                continue
+            node[key] = value
+            op = "add" if before is _MISSING else "replace"
+            self.ops.append({"op": op, "path": _path((*parts, key)), "value": value})
+
+    def append(self, parts: Path, value: Any) -> None:
+        node: Any = self.doc
+        for part in parts:
+            node = node[part]
+        node.append(value)
+        self.ops.append({"op": "add", "path": _path(parts) + "/-", "value": value})
+
+    def extend(self, parts: Path, values: Sequence[Any]) -> None:
+        """Append each of ``values`` (one operation each)."""
+        node: Any = self.doc
+        for part in parts:
+            node = node[part]
+        node.extend(values)
+        where = _path(parts) + "/-"
+        self.ops.extend({"op": "add", "path": where, "value": v} for v in values)
+
+    def remove(self, parts: Path) -> None:
+        """Remove a member of a map, if it is there."""
+        parent = self._parent(parts)
+        if parts[-1] in parent:
+            del parent[parts[-1]]
+            self.ops.append({"op": "remove", "path": _path(parts)})
+
+    def replace_at(self, parts: Path, new: Any) -> None:
+        """A rebuilt part of the payload: record its difference and adopt it."""
+        parent = self._parent(parts)
+        self.ops.extend(diff(parent[parts[-1]], new, _path(parts)))
+        parent[parts[-1]] = new
+
+    def replace_with(self, new: dict[str, Any]) -> None:
+        """A rebuilt payload: record its difference and adopt it. ``new`` may be the doc
+        itself (a memoized payload rebuilt with nothing changed): nothing to do."""
+        if new is self.doc:
+            return
+        self.ops.extend(diff(self.doc, new))
+        self.doc.clear()
+        self.doc.update(new)
+
+
+# -- applying -----------------------------------------------------------------------------------
+
+
+def _child(node: Any, part: str) -> Any:
+    if isinstance(node, dict):
+        if part not in node:
+            raise PatchError(f"no member {part!r}")
+        return node[part]
+    if isinstance(node, list):
+        return node[_index(node, part, extend=False)]
+    raise PatchError(f"cannot descend into {type(node).__name__} at {part!r}")
+
+
+def _index(node: list[Any], part: str, *, extend: bool) -> int:
+    if part == "-" and extend:
+        return len(node)
+    if not part.isdigit() or (len(part) > 1 and part[0] == "0"):
+        raise PatchError(f"bad array index {part!r}")
+    i = int(part)
+    if i > len(node) or (i == len(node) and not extend):
+        raise PatchError(f"array index {i} out of range")
+    return i
+
+
+def apply_patch(doc: Any, ops: Sequence[Op], *, in_place: bool = False) -> Any:
+    """Apply ``add``/``replace``/``remove`` operations; returns the new document. Raises
+    ``PatchError`` for an operation that does not fit (the document is then unusable when
+    ``in_place``; resubscribe for a snapshot)."""
+    if not in_place:
+        doc = clone(doc)
+    for op in ops:
+        kind, parts = op.get("op"), _split(str(op.get("path", "")))
+        if not parts:
+            if kind == "remove":
+                raise PatchError("cannot remove the whole document")
+            doc = op["value"] if in_place else clone(op["value"])
+            continue
+        parent: Any = doc
+        for part in parts[:-1]:
+            parent = _child(parent, part)
+        last = parts[-1]
+        if kind == "add":
+            if isinstance(parent, list):
+                parent.insert(_index(parent, last, extend=True), op["value"])
+            elif isinstance(parent, dict):
+                parent[last] = op["value"]
+            else:
+                raise PatchError(f"cannot add into {type(parent).__name__}")
+        elif kind == "replace":
+            if isinstance(parent, list):
+                parent[_index(parent, last, extend=False)] = op["value"]
+            elif isinstance(parent, dict) and last in parent:
+                parent[last] = op["value"]
+            else:
+                raise PatchError(f"nothing to replace at {op.get('path')!r}")
+        elif kind == "remove":
+            if isinstance(parent, list):
+                del parent[_index(parent, last, extend=False)]
+            elif isinstance(parent, dict) and last in parent:
+                del parent[last]
+            else:
+                raise PatchError(f"nothing to remove at {op.get('path')!r}")
+        else:
+            raise PatchError(f"unsupported operation {kind!r}")
+    return doc

@@ -1,0 +1,246 @@
+"""What a topic is on the wire: every topic family declared once, and the topics a tournament has.
+
+A family says what a client may know of a kind of topic: its name pattern, which audiences have
+it, who may subscribe, its REST route and what its delta carries. Which engine events change it
+and how its payload is built is the engine's side (``hub.engine.families``), keyed by the same
+names. The websocket subscription check, the REST routes, the engine's read side and the
+documentation all read this one table, and nothing re-parses a topic name the hub built:
+names from outside (a client's subscription, a REST path) are looked up in ``TopicSpace``, which
+holds exactly the topics of this tournament, so a name outside it is refused without the hub
+keeping anything of it.
+
+Audience ``live`` serves commentators and operators, ``public`` everyone else.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from hub.domain.states import AUDIENCES as AUDIENCES  # re-exported: projections, ticker
+from hub.domain.states import ROLES, Audience, Role
+
+__all__ = [
+    "FAMILIES",
+    "LIVE",
+    "PUBLIC",
+    "ROLES",
+    "Family",
+    "Topic",
+    "TopicKey",
+    "TopicSpace",
+    "family",
+    "parse_topic",
+    "refusal",
+    "topic_name",
+]
+
+PUBLIC = Audience.PUBLIC
+LIVE = Audience.LIVE
+
+TopicKey = tuple[str, str]
+"""``(audience, topic name)``: how the feed and the fan-out key a topic."""
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One kind of topic, declared once."""
+
+    name: str
+    params: tuple[str, ...]  # integer parameters, in name order: compare:{deal}:{seat}
+    audiences: tuple[str, ...]  # which audiences have it
+    role: str  # the least role that may subscribe
+    route: str | None  # REST path (Starlette syntax), None: websocket only
+    delta: str  # what a delta of it carries
+
+    def name_of(self, *args: int) -> str:
+        if len(args) != len(self.params):
+            raise ValueError(f"{self.name} takes {len(self.params)} parameters, not {len(args)}")
+        return ":".join((self.name, *map(str, args)))
+
+    @property
+    def pattern(self) -> str:
+        return ":".join((self.name, *(f"{{{p}}}" for p in self.params)))
+
+    def allows(self, role: str) -> bool:
+        return ROLES.index(role) >= ROLES.index(self.role)
+
+
+BOTH = (PUBLIC, LIVE)
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        Family(
+            "standings",
+            (),
+            BOTH,
+            Role.PUBLIC,
+            "/api/standings",
+            "replace of the rows whose rank, points or chips moved",
+        ),
+        Family(
+            "seat",
+            ("seat",),
+            BOTH,
+            Role.PUBLIC,
+            "/api/seats/{seat:int}",
+            "replace of the rows that moved",
+        ),
+        Family(
+            "table",
+            ("table",),
+            BOTH,
+            Role.PUBLIC,
+            "/api/tables/{table:int}",
+            "live: one action adds one row at /actions/- and replaces the seat fields it moved"
+            " (equity only when a card is dealt or someone folds)",
+        ),
+        Family(
+            "deal",
+            ("deal",),
+            BOTH,
+            Role.PUBLIC,
+            "/api/deals/{deal:int}",
+            "replace of the table row that moved (status, pot, result)",
+        ),
+        Family(
+            "compare",
+            ("deal", "seat"),
+            BOTH,
+            Role.PUBLIC,
+            "/api/compare/{deal:int}/{seat:int}",
+            "one action adds one row at /rows/{i}/actions/- and replaces what it moved (the"
+            " row's equity only when a card is dealt or someone folds)",
+        ),
+        Family(
+            "onair",
+            (),
+            BOTH,
+            Role.PUBLIC,
+            "/api/onair",
+            "replace of the slot that changed",
+        ),
+        Family(
+            "ticker",
+            (),
+            BOTH,
+            Role.PUBLIC,
+            "/api/ticker",
+            "new items at the front; the oldest leave at the end",
+        ),
+        Family(
+            "clock",
+            (),
+            BOTH,
+            Role.PUBLIC,
+            "/api/clock",
+            "replace of the fields that moved (status, level, time left as of as_of)",
+        ),
+        Family(
+            "projection",
+            (),
+            (LIVE,),
+            Role.COMMENTATOR,
+            "/api/projection",
+            "replace of the hands and rows that moved",
+        ),
+        Family(
+            "ops",
+            (),
+            (LIVE,),
+            Role.OPERATOR,
+            "/api/ops",
+            "replace of the fields that moved",
+        ),
+    )
+}
+
+
+def family(name: str) -> Family:
+    return FAMILIES[name]
+
+
+def topic_name(family_name: str, *args: int) -> str:
+    """Build a topic name (the one place names are put together)."""
+    return FAMILIES[family_name].name_of(*args)
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """One topic of this tournament: its family, parameters and name, made once."""
+
+    family: Family
+    args: tuple[int, ...]
+    name: str
+
+    def arg(self, param: str) -> int:
+        return self.args[self.family.params.index(param)]
+
+
+class TopicSpace:
+    """Every topic a tournament has, by name: the only way a name from outside becomes a topic.
+
+    Built from the tournament's shape (tables, seats, deals), so its size is fixed by the
+    configuration and no client input can grow it."""
+
+    def __init__(self, *, tables: Any, seats: int, deals: int) -> None:
+        values = {
+            "seat": range(1, seats + 1),
+            "table": tuple(tables),
+            "deal": range(1, deals + 1),
+        }
+        self._topics: dict[str, Topic] = {}
+        for fam in FAMILIES.values():
+            for args in itertools.product(*(values[p] for p in fam.params)):
+                name = fam.name_of(*args)
+                self._topics[name] = Topic(fam, args, name)
+
+    @classmethod
+    def of(cls, config: Any) -> TopicSpace:
+        """From a ``TournamentConfig`` (duck-typed: ``tables``, ``seats``, ``deals``)."""
+        return cls(tables=config.tables, seats=config.seats, deals=config.deals)
+
+    def get(self, name: object) -> Topic | None:
+        return self._topics.get(name) if isinstance(name, str) else None
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._topics
+
+    def __iter__(self) -> Iterator[Topic]:
+        return iter(self._topics.values())
+
+    def __len__(self) -> int:
+        return len(self._topics)
+
+    def check(self, role: str, name: object) -> str | None:
+        """Why ``role`` may not subscribe to ``name`` (``unknown_topic`` / ``forbidden``), or
+        None when it may."""
+        return refusal(role, self.get(name))
+
+
+def refusal(role: str, topic: Topic | None) -> str | None:
+    """The one subscription check, whoever found the topic (``TopicSpace.check`` for a running
+    tournament, ``hub.serve.auth.check_topic`` for a name of any tournament): ``unknown_topic``,
+    ``forbidden``, or None when ``role`` may subscribe."""
+    if topic is None:
+        return "unknown_topic"
+    if not topic.family.allows(role):
+        return "forbidden"
+    return None
+
+
+def parse_topic(name: object) -> Topic | None:
+    """The topic ``name`` would be in *some* tournament (a family and whole-number parameters
+    below a million), or None; a process that knows its tournament uses ``TopicSpace``."""
+    if not isinstance(name, str) or len(name) > 40:
+        return None
+    family_name, *args = name.split(":")
+    fam = FAMILIES.get(family_name)
+    if fam is None or len(args) != len(fam.params):
+        return None
+    if not all(a.isdigit() and a == str(int(a)) and len(a) < 7 for a in args):
+        return None
+    return Topic(fam, tuple(map(int, args)), name)
