@@ -38,9 +38,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from ingest_bench import large_session  # noqa: E402
 
-from hub import codec  # noqa: E402
 from hub.engine.core import Engine  # noqa: E402
 from hub.serve.http import tune_gc  # noqa: E402
+from hub.wire import codec  # noqa: E402
 from hub.wire.channels import Channels  # noqa: E402
 
 TARGET_RATIO = 2.0

@@ -32,10 +32,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from ingest_bench import redis_cleanup  # noqa: E402
 
-from hub import codec  # noqa: E402
 from hub.bus.redis import RedisBus  # noqa: E402
 from hub.engine.core import Engine  # noqa: E402
 from hub.roles.ingest import Ingest  # noqa: E402
+from hub.wire import codec  # noqa: E402
 from tests.hubharness import session_events, unique_tournament  # noqa: E402
 
 

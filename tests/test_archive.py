@@ -23,8 +23,6 @@ from typing import Any
 import httpx
 import pytest
 
-from hub import codec, ingest_answers
-from hub import ingest as ingest_module
 from hub.bus.base import Bus
 from hub.bus.memory import MemoryBus
 from hub.bus.redis import RedisBus
@@ -35,7 +33,10 @@ from hub.engine.core import Engine
 from hub.files.config import load_config
 from hub.files.decks import load_decks
 from hub.files.eventlog import dumps, header, journal_events
+from hub.roles import ingest as ingest_module
+from hub.roles import ingest_answers
 from hub.roles.ingest import Ingest
+from hub.wire import codec
 from hub.wire.channels import Channels
 from tests.hubharness import ROOT, duplicast
 from tests.redis_server import RedisServer, free_port

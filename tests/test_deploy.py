@@ -173,7 +173,7 @@ def test_the_image_serves_the_overlays_it_copies() -> None:
 
 def test_runner_finds_overlays_through_duplicast_home(tmp_path: Path) -> None:
     (tmp_path / "overlays").mkdir()
-    code = "from hub import embedded; print(embedded.OVERLAYS)"
+    code = "from hub.roles import embedded; print(embedded.OVERLAYS)"
     env = {"DUPLICAST_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     out = subprocess.run(
         [sys.executable, "-c", code],

@@ -19,7 +19,8 @@ import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection
 
-from hub import feedsession, feedsocket
+from hub.serve import feedsocket
+from hub.serve import session as feedsession
 from hub.serve.fanout import Fanout
 from hub.serve.http import RunningServer, create_app, serve
 from hub.serve.limits import Limits

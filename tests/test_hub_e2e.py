@@ -515,7 +515,7 @@ async def test_no_engine_snapshot_while_a_batch_is_applied_but_not_journaled() -
 async def test_refusal_answers_persisted_are_bounded_per_console(redis_bus: Any) -> None:
     """Issue #9.8: refusal answers were persisted without bound; now the latest MAX_REFUSALS
     per console are kept (a resend is of a recent seq), older ones are deleted."""
-    from hub import ingest_answers as ingest_module
+    from hub.roles import ingest_answers as ingest_module
 
     config, decks = unique_tournament("bound")
     track(redis_bus, config.id)

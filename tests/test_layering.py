@@ -134,9 +134,8 @@ LAYERS: dict[str, int] = {
 
 
 def imports_of(path: Path, root: Path = HUB) -> set[str]:
-    """The modules ``path`` imports, resolved: ``from hub import codec`` is ``hub.wire.codec`` (not
-    the
-    package ``hub``), and relative imports are read from the module's own package."""
+    """The modules ``path`` imports, resolved: ``from hub.wire import codec`` is ``hub.wire.codec``
+    (not the package ``hub.wire``), and relative imports are read from the module's own package."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names: set[str] = set()
     for node in ast.walk(tree):
