@@ -24,7 +24,7 @@ from hub.cli.args import (
     seed,
 )
 
-SAMPLE_CONFIG = Path(__file__).resolve().parent.parent / "samples" / "ifp6.toml"
+SAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "samples" / "ifp6.toml"
 
 REPLAY_DIVERGED = 3  # replay refused an event of a journal export that the live hub accepted
 BROKEN_PIPE_EXIT = 128 + 13  # as if killed by SIGPIPE, what `cat`, `git` and others report

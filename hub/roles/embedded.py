@@ -38,7 +38,7 @@ def _home() -> Path:
     editable install), else the working directory (a wheel install run from /app in Docker)."""
     if os.environ.get("DUPLICAST_HOME"):
         return Path(os.environ["DUPLICAST_HOME"])
-    checkout = Path(__file__).resolve().parent.parent
+    checkout = Path(__file__).resolve().parents[2]  # hub/roles/embedded.py -> the checkout
     return checkout if (checkout / "overlays").is_dir() else Path.cwd()
 
 
