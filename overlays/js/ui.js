@@ -36,6 +36,11 @@ export function fmtSigned(n) {
   return '0';
 }
 
+/** A signed figure that may be fractional, with a true minus sign: −3.5 */
+export function fmtMinus(n) {
+  return typeof n === 'number' && n < 0 ? `\u2212${POINTS.format(-n)}` : POINTS.format(n);
+}
+
 /** Points may be fractional when tied players share places: 4.5 */
 export function fmtPoints(n) {
   return n === undefined || n === null ? '–' : POINTS.format(n);
