@@ -16,7 +16,7 @@ export const GEOMETRY = { cx: 960, cy: 578, rx: 700, ry: 306 };
 // Four seats or fewer sit square to the felt (left and right on its axis, not at ±30°): a
 // narrower, flatter oval keeps the side boxes, and a taller box (RPS throws) at the foot,
 // inside title-safe, the acting seat's 6 % zoom included.
-const SMALL = { ...GEOMETRY, rx: 590, ry: 270 };
+const SMALL = { ...GEOMETRY, cy: 570, rx: 590, ry: 280 };
 
 function place(seat, n) {
   const a = ((90 + ((seat - 1) * 360) / n) * Math.PI) / 180;
