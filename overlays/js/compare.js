@@ -249,6 +249,32 @@ function startAuto() {
   }, STEP_MS);
 }
 
+/**
+ * The header's hole cards and board: the board up to the furthest street a `counted` panel has
+ * actually reached (in live mode with a table live, only the live tables count: a finished
+ * table never spoils the live table's river).
+ */
+function drawBoard(c, counted) {
+  const hole = $('hole');
+  const holeKey = (c.hole || []).join(' ');
+  if (hole.dataset.cards !== holeKey) {
+    hole.replaceChildren(...cards(c.hole, 0));
+    hole.dataset.cards = holeKey;
+  }
+  // Never drops back: once a street is on the header it stays there when the table that reached
+  // it finishes and the live table still counted is a street behind.
+  const reached = Math.min((c.board || []).length, Math.max(0, ...counted.map((b) => b.board)));
+  const boardCount = Math.min((c.board || []).length, Math.max(reached, boardHigh));
+  boardHigh = boardCount;
+  const board = $('board');
+  const boardKey = (c.board || []).slice(0, boardCount).join(' ');
+  if (board.dataset.cards !== boardKey) {
+    patchCards(board, cards((c.board || []).slice(0, boardCount), 0));
+    board.dataset.cards = boardKey;
+  }
+  board.dataset.count = String(boardCount);
+}
+
 function render(ctx) {
   const { sel, states } = ctx;
   rerender = ctx.rerender;
@@ -314,27 +340,7 @@ function render(ctx) {
 
   $('compare-title').textContent = `Deal ${c.deal ?? sel.deal} · Seat ${c.seat ?? sel.seat}`;
   markGame(c);
-  const hole = $('hole');
-  const holeKey = (c.hole || []).join(' ');
-  if (hole.dataset.cards !== holeKey) {
-    hole.replaceChildren(...cards(c.hole, 0));
-    hole.dataset.cards = holeKey;
-  }
-  // The board up to the furthest street a panel has actually reached (in live mode with a table
-  // live, only the live tables count: a finished table never spoils the live table's river).
-  const counted = cursor === null && anyLive ? built.filter((b, i) => statusOf(rows[i].status) === 'in progress') : built;
-  // Never drops back: once a street is on the header it stays there when the table that reached
-  // it finishes and the live table still counted is a street behind.
-  const reached = Math.min((c.board || []).length, Math.max(0, ...counted.map((b) => b.board)));
-  const boardCount = Math.min((c.board || []).length, Math.max(reached, boardHigh));
-  boardHigh = boardCount;
-  const board = $('board');
-  const boardKey = (c.board || []).slice(0, boardCount).join(' ');
-  if (board.dataset.cards !== boardKey) {
-    patchCards(board, cards((c.board || []).slice(0, boardCount), 0));
-    board.dataset.cards = boardKey;
-  }
-  board.dataset.count = String(boardCount);
+  drawBoard(c, cursor === null && anyLive ? built.filter((b, i) => statusOf(rows[i].status) === 'in progress') : built);
   const cur = $('cursor');
   const onStreet = cursor && cursor.si < STREETS.length ? STREETS[cursor.si] : '';
   cur.dataset.street = onStreet;
