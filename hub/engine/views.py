@@ -410,8 +410,13 @@ def swing_items(state: TournamentState, table: int, deal_no: int) -> list[dict[s
                     "seat": seat,
                     "chips": chips,
                     "swing": round(swing, 2),
-                    "text": f"{player} ({team.code}) {chips:+,}{unit} on deal {deal_no}, "
-                    f"{swing:+,.0f} against seat {seat}'s average",
+                    "text": f"{player} ({team.code}) {_signed(chips)}{unit} on deal {deal_no}, "
+                    f"{_signed(swing)} against seat {seat}'s average",
                 }
             )
     return items
+
+
+def _signed(n: float) -> str:
+    """+1,200 or minus 7,134: a ticker figure with a true minus sign (U+2212), as on air."""
+    return f"{n:+,.0f}".replace("-", "\u2212")

@@ -7,6 +7,8 @@ import { STREET_LABEL, cardText, cards, el, equityText, fitDesk, fmtInt, fmtPct,
 import { markGame } from './piecepack.js';
 import { ROUND_LABEL, isRps, scoreText, throwTiles } from './rps.js';
 import { WIND_NAME, resultText, tiles as mjTiles } from './mahjong.js';
+import { patch } from './keyed.js';
+import { deskColumns, fitSection } from './deskfit.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
@@ -129,7 +131,7 @@ function outsCell(outs) {
 function equityCells(s, st) {
   const trail = equityTrail(s.equity, st.seat);
   return [
-    el('td', { class: 'r num' }, el('div', { dataset: { testid: 'com-equity' } }, equityText(st.equity)),
+    el('td', { class: 'r num win' }, el('div', { dataset: { testid: 'com-equity' } }, equityText(st.equity)),
       trail ? el('div', { class: 'trail', dataset: { testid: 'com-equity-streets' } }, trail) : null),
     outsCell(st.equity ? st.equity.outs : []),
   ];
@@ -168,8 +170,10 @@ function mahjongCard(t, s, ld, sw) {
 }
 
 function drawTables() {
-  $('tables').style.setProperty('--cols', String(Math.min(4, Math.max(1, Math.ceil(TABLES.length / 2)))));
-  $('tables').replaceChildren(...TABLES.map((t) => {
+  $('tables').style.setProperty('--cols', String(deskColumns(TABLES.length)));
+  $('tables').dataset.dense = String(TABLES.length > 6); // smaller cards: see panel.css
+  // Keyed by table (keyed.js): a box and its cards stay the same nodes across updates.
+  patch($('tables'), TABLES.map((t) => {
     const s = tables.get(t) || {};
     const live = 'status' in s;
     const ld = lastDeal.get(t);
@@ -198,12 +202,21 @@ function drawTables() {
               : live ? equityCells(s, st) : [el('td', {}), el('td', {})],
             el('td', { class: `r num ${sw.has(st.seat) ? signClass(sw.get(st.seat)) : ''}`, dataset: { testid: 'last-swing' } },
               sw.has(st.seat) ? fmtSigned(sw.get(st.seat)) : '–'))))));
-  }));
+  }), (node) => node.dataset.table);
   const stake = TABLES.map((t) => [t, tables.get(t)]).filter(([, s]) => s && statusOf(s.status) === 'in progress');
   $('at-stake').replaceChildren(stake.length ? 'At stake: ' : 'Nothing at stake: no hand in progress',
     ...stake.map(([t, s]) => el('span', { dataset: { testid: 'stake-row', table: String(t) } },
       `T${t} deal ${s.deal} `, el('b', { class: 'num' }, fmtInt(s.pot)))));
+  fitDeskSections();
 }
+
+/** Both columns inside the window (deskfit.js): the tables' grid and the side boxes. */
+function fitDeskSections() {
+  const bottom = window.innerHeight - 12; // getBoundingClientRect is in window px, body zoom included
+  fitSection($('tables'), bottom);
+  fitSection(document.querySelector('.com-side'), bottom);
+}
+window.addEventListener('resize', fitDeskSections);
 
 /** Each finished row's swing against the seat average: the hub's `swing` when the row carries
  * it, else chips minus the mean of the completed rows. */
@@ -226,6 +239,7 @@ function drawCompare() {
       el('td', { class: 'r num' }, fmtInt(row.pot)),
       el('td', { class: `r num ${signClass(row.chips)}`, dataset: { testid: 'swing-chips' } }, row.chips === null || row.chips === undefined ? '–' : fmtSigned(row.chips)),
       el('td', { class: `r num ${swing === null ? '' : signClass(swing)}`, dataset: { testid: 'swing' } }, swing === null ? '–' : fmtSigned(swing)))));
+  fitDeskSections();
 }
 
 /** A team's score in the tournament's scoring format: IFP points, or a signed total (IMPs). */
@@ -250,6 +264,7 @@ function drawStandings() {
       el('td', { class: 'r num', dataset: { testid: 'running-points' } }, score(r, column)),
       el('td', { class: `r num ${signClass(r.chips)}` }, fmtSigned(r.chips)));
   }));
+  fitDeskSections();
 }
 
 /** Projected team rows with the move against the running standings (points and places). */
@@ -275,6 +290,7 @@ function drawProjection() {
       el('td', { class: `r num ${places ? signClass(places) : ''}`, dataset: { testid: 'proj-move' } },
         places === null ? '–' : places > 0 ? `▲${places}` : places < 0 ? `▼${-places}` : '='),
       el('td', { class: `r num ${signClass(team.chips)}` }, fmtSigned(team.chips)))));
+  fitDeskSections();
 }
 
 /** The deal shown: the URL's `deal` and `seat` when it names them, else the compare slot's. */

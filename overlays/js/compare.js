@@ -10,6 +10,7 @@ import { ROUND_LABEL, isRps, scoreText, throwTiles } from './rps.js';
 import { BOARD_AT, STREETS, STREET_LABEL, cards, el, fmtInt, fmtPct, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 import { markGame } from './piecepack.js';
 import { renderCompare as renderMahjong } from './mahjong.js';
+import { patch, patchCards } from './keyed.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const panelsEl = $('panels');
@@ -23,6 +24,7 @@ let selKey = '';
 let sawLive = false; // this selection had a live table (its end shows results, no restart)
 let lastSteps = [];
 let lastStep = -1;
+let boardHigh = 0; // the most board cards the header has shown for this selection
 let rerender = () => {};
 
 function selectedRows(c, sel) {
@@ -66,6 +68,7 @@ function replaySteps(rowsActs) {
 }
 
 const BLIND = { small_blind: 'SB', big_blind: 'BB' };
+const BETS = ['bet', 'raise', 'big_blind']; // what a call calls
 
 function actionLabel(a, focus) {
   if (focus) {
@@ -89,16 +92,18 @@ function boardOf(row, acts) {
  * cursor's street: every panel on the same street). '' when the seat had folded or the table
  * never reached that street.
  */
-export function panelEquity(row, live, whole, street) {
+export function panelEquity(row, live, whole, street, othersLive = false) {
   const e = row.equity;
   if (!e) return '';
   if ((live || whole) && e.runout) return `All-in ${fmtPct(e.runout.win)}`;
+  // A finished hand beside a live one: its result is in, a chance would read as a live figure.
+  if (othersLive && whole && FINISHED.includes(statusOf(row.status))) return '';
   if (live) return e.now ? fmtPct(e.now.win) : '';
   const f = e.streets && e.streets[street];
   return f ? fmtPct(f.win) : '';
 }
 
-function panel(row, acts, c, cursor) {
+function panel(row, acts, c, cursor, anyLive) {
   const status = statusOf(row.status);
   const live = status === 'in progress';
   const shown = cursor === null || live ? acts : acts.filter((a) => before(a, cursor));
@@ -125,7 +130,7 @@ function panel(row, acts, c, cursor) {
         const now = nowAt ? a.si === nowAt.si && a.k === nowAt.k : false;
         return el('span', {
           class: `act${focus ? ' focus' : ''}${now ? ' now' : ''}`,
-          dataset: { testid: focus ? 'focus-action' : 'action', i: String(a.i), street: a.street, k: String(a.k) },
+          dataset: { testid: focus ? 'focus-action' : 'action', i: String(a.i), street: a.street, k: String(a.k), kind: a.kind },
         }, actionLabel(a, focus));
       })));
   });
@@ -140,7 +145,7 @@ function panel(row, acts, c, cursor) {
   el('div', { class: 'who' }, el('span', { class: 'player', dataset: { testid: 'panel-player' } }, row.player || ''),
     el('span', { class: 'holecards' }, isRps(row) ? throwTiles(row.throws, 'sm', 'panel-throws') : cards(c.hole, 0, 'sm')),
     isRps(row) ? el('span', { class: 'rps-score num', dataset: { testid: 'panel-score' } }, scoreText(row.score)) : null,
-    el('span', { class: 'peq num', dataset: { testid: 'panel-equity', street: streetName } }, panelEquity(row, live, whole, streetName)),
+    el('span', { class: 'peq num', dataset: { testid: 'panel-equity', street: streetName } }, panelEquity(row, live, whole, streetName, anyLive)),
     el('span', { class: 'badge', dataset: { testid: 'panel-status', status: shownStatus } }, shownStatus)),
   isRps(row) ? el('div', { class: 'rpsline' }, 'Dealer', throwTiles(row.dealer_throws, 'sm', 'panel-dealer')) : null,
   el('div', { class: 'streets', dataset: { testid: 'panel-actions', scrolls: '' } }, el('div', { class: 'scroll' }, streets,
@@ -164,14 +169,27 @@ export function fitRows(box) {
   const inner = box.firstElementChild;
   if (!inner) return;
   inner.style.transform = '';
-  for (const lbl of inner.querySelectorAll('.lbl')) lbl.style.transform = '';
+  for (const lbl of inner.querySelectorAll('.lbl')) { lbl.style.transform = ''; delete lbl.dataset.more; }
+  for (const a of inner.querySelectorAll('.act.away')) a.classList.remove('away');
   box.dataset.shift = '0';
   const room = box.clientHeight - (Number.parseFloat(getComputedStyle(box).paddingTop) || 0)
     - (Number.parseFloat(getComputedStyle(box).paddingBottom) || 0);
-  const need = inner.scrollHeight - room;
-  if (need <= 0) return;
-  const tops = [...inner.querySelectorAll('.street, .act')].map((n) => n.offsetTop).filter((t) => t >= need);
-  const shift = tops.length ? Math.min(...tops) : need;
+  let shift = shiftFor(inner, room);
+  // A long street: its first actions give way (the label counts them) until the bet being
+  // called is in view beside the newest action.
+  const called = calledBet(inner);
+  if (called && called.bet.offsetTop < shift) {
+    let away = 0;
+    for (const a of called.acts) {
+      if (a === called.bet || called.bet.offsetTop >= shift) break;
+      a.classList.add('away');
+      away += 1;
+      shift = shiftFor(inner, room);
+    }
+    const gone = called.acts.filter((a) => a.classList.contains('away') || a.offsetTop < shift).length;
+    called.street.querySelector('.lbl').dataset.more = `+${gone}`;
+  }
+  if (shift <= 0) return;
   inner.style.transform = `translateY(${-shift}px)`;
   box.dataset.shift = String(shift);
   for (const street of inner.querySelectorAll('.street')) {
@@ -181,6 +199,24 @@ export function fitRows(box) {
       street.querySelector('.lbl').style.transform = `translateY(${(first.length ? Math.min(...first) : shift) - top}px)`;
     }
   }
+}
+
+/** How far to shift a list so its last row fits in `room`: to the first whole row (0: it fits). */
+function shiftFor(inner, room) {
+  const need = inner.scrollHeight - room;
+  if (need <= 0) return 0;
+  const tops = [...inner.querySelectorAll('.street, .act:not(.away)')].map((n) => n.offsetTop).filter((t) => t >= need);
+  return tops.length ? Math.min(...tops) : need;
+}
+
+/** The newest street's actions and its last bet or raise (the bet a call calls), if any. */
+function calledBet(inner) {
+  const streets = inner.querySelectorAll('.street');
+  const street = streets[streets.length - 1];
+  if (!street) return null;
+  const acts = [...street.querySelectorAll('.act')];
+  const bets = acts.filter((a) => BETS.includes(a.dataset.kind));
+  return bets.length ? { street, acts, bet: bets[bets.length - 1] } : null;
 }
 
 // A list box that changes size after its rows were fitted (a panel's equity line or status
@@ -213,6 +249,32 @@ function startAuto() {
   }, STEP_MS);
 }
 
+/**
+ * The header's hole cards and board: the board up to the furthest street a `counted` panel has
+ * actually reached (in live mode with a table live, only the live tables count: a finished
+ * table never spoils the live table's river).
+ */
+function drawBoard(c, counted) {
+  const hole = $('hole');
+  const holeKey = (c.hole || []).join(' ');
+  if (hole.dataset.cards !== holeKey) {
+    hole.replaceChildren(...cards(c.hole, 0));
+    hole.dataset.cards = holeKey;
+  }
+  // Never drops back: once a street is on the header it stays there when the table that reached
+  // it finishes and the live table still counted is a street behind.
+  const reached = Math.min((c.board || []).length, Math.max(0, ...counted.map((b) => b.board)));
+  const boardCount = Math.min((c.board || []).length, Math.max(reached, boardHigh));
+  boardHigh = boardCount;
+  const board = $('board');
+  const boardKey = (c.board || []).slice(0, boardCount).join(' ');
+  if (board.dataset.cards !== boardKey) {
+    patchCards(board, cards((c.board || []).slice(0, boardCount), 0));
+    board.dataset.cards = boardKey;
+  }
+  board.dataset.count = String(boardCount);
+}
+
 function render(ctx) {
   const { sel, states } = ctx;
   rerender = ctx.rerender;
@@ -223,6 +285,7 @@ function render(ctx) {
     auto = null;
     sawLive = false;
     stopAuto();
+    boardHigh = 0;
     selKey = key;
   }
   const c = states.get(`compare:${sel.deal}:${sel.seat}`);
@@ -266,38 +329,18 @@ function render(ctx) {
     }
   }
   lastStep = cursor === null ? -1 : steps.findIndex((s) => s.si === cursor.si && s.k === cursor.k);
-  const built = rows.map((r, n) => panel(r, rowsActs[n], c, cursor));
+  const built = rows.map((r, n) => panel(r, rowsActs[n], c, cursor, anyLive));
   const n = built.length;
   panelsEl.style.setProperty('--cols', String(n <= 3 ? n : n === 4 ? 2 : 3));
   panelsEl.dataset.many = String(n > 3);
-  // keep existing panels of the same table (no re-entry animation) by swapping their content
-  const old = new Map([...panelsEl.children].map((p) => [p.dataset.table, p]));
-  panelsEl.replaceChildren(...built.map(({ node }) => {
-    const prev = old.get(node.dataset.table);
-    if (prev) node.style.animation = 'none';
-    return node;
-  }));
+  // Keyed by table: a panel, its hole cards and action rows stay the same nodes (keyed.js), so
+  // nothing re-enters or fades in on an unrelated update.
+  patch(panelsEl, built.map(({ node }) => node), (node) => node.dataset.table);
   fitAll();
 
   $('compare-title').textContent = `Deal ${c.deal ?? sel.deal} · Seat ${c.seat ?? sel.seat}`;
   markGame(c);
-  const hole = $('hole');
-  const holeKey = (c.hole || []).join(' ');
-  if (hole.dataset.cards !== holeKey) {
-    hole.replaceChildren(...cards(c.hole, 0));
-    hole.dataset.cards = holeKey;
-  }
-  // The board up to the furthest street a panel has actually reached (in live mode with a table
-  // live, only the live tables count: a finished table never spoils the live table's river).
-  const counted = cursor === null && anyLive ? built.filter((b, i) => statusOf(rows[i].status) === 'in progress') : built;
-  const boardCount = Math.min((c.board || []).length, Math.max(0, ...counted.map((b) => b.board)));
-  const board = $('board');
-  const boardKey = (c.board || []).slice(0, boardCount).join(' ');
-  if (board.dataset.cards !== boardKey) {
-    board.replaceChildren(...cards((c.board || []).slice(0, boardCount), 0));
-    board.dataset.cards = boardKey;
-  }
-  board.dataset.count = String(boardCount);
+  drawBoard(c, cursor === null && anyLive ? built.filter((b, i) => statusOf(rows[i].status) === 'in progress') : built);
   const cur = $('cursor');
   const onStreet = cursor && cursor.si < STREETS.length ? STREETS[cursor.si] : '';
   cur.dataset.street = onStreet;

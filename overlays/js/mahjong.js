@@ -1,7 +1,7 @@
 // Duplicate MCR mahjong on the live table and the split screen (docs/mahjong.md): tiles as
 // text on tile faces (suits by colour, honours by letter), the seats' winds, hands and the
 // hand's result. table.js and compare.js hand over to these when the payload has `mahjong`.
-import { el, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
+import { el, fmtMinus, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 
 const SUIT_NAME = { m: 'characters', p: 'dots', s: 'bamboo', z: 'honour' };
 const HONOURS = { 1: 'E', 2: 'S', 3: 'W', 4: 'N', 5: 'P', 6: 'F', 7: 'C' };
@@ -105,7 +105,7 @@ export function renderCompare(section, c, rows, $) {
   }
   $('board').replaceChildren();
   const cur = $('cursor');
-  cur.textContent = c.average === null || c.average === undefined ? '' : `Average ${c.average}`;
+  cur.textContent = c.average === null || c.average === undefined ? '' : `Average ${fmtMinus(c.average)}`;
   const panels = rows.map((r) => {
     const status = statusOf(r.status);
     const node = el('div', { class: 'panel mj-panel', dataset: { testid: 'panel', table: String(r.table) } },

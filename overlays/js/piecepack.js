@@ -27,7 +27,7 @@ export function tile(code, size = '') {
   const group = code[1] === 'b' ? 'black-group' : 'white-group';
   const red = code[2] === 'h' || code[2] === 'd';
   const node = document.createElement('span');
-  node.className = `card tile ${group} ${red ? 'red' : 'black'} ${size}`.trim();
+  node.className = `card tile ${group} ${red ? 'red' : 'black'} ${size} enter`.replace(/ +/g, ' ');
   node.dataset.card = code;
   node.dataset.tile = code;
   node.title = tileText(code);

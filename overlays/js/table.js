@@ -5,21 +5,26 @@ import { ROUND_LABEL, dealerRounds, isRps, scoreText, throwTiles } from './rps.j
 import { STREET_LABEL, actionText, cardText, cards, el, fmtInt, fmtPct, setText, statusOf, teamStyle } from './ui.js';
 import { markGame } from './piecepack.js';
 import { renderTable as renderMahjong } from './mahjong.js';
+import { patch, patchCards } from './keyed.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const seatsEl = $('seats');
 // Geometry on the 1920x1080 stage, all inside the 10 % title-safe area (x 192-1728, y 108-972):
 // the title bar sits at the top of title-safe, the seats round an oval below it, each street bet
 // beside its seat on the side facing the felt (never over the street label, board or banner).
-export const GEOMETRY = { cx: 960, cy: 584, rx: 700, ry: 306 };
+export const GEOMETRY = { cx: 960, cy: 578, rx: 700, ry: 306 };
+// Four seats or fewer sit square to the felt (left and right on its axis, not at ±30°): a
+// narrower, flatter oval keeps the side boxes, and a taller box (RPS throws) at the foot,
+// inside title-safe, the acting seat's 6 % zoom included.
+const SMALL = { ...GEOMETRY, cy: 570, rx: 590, ry: 280 };
 
 function place(seat, n) {
   const a = ((90 + ((seat - 1) * 360) / n) * Math.PI) / 180;
   return [Math.cos(a), Math.sin(a)];
 }
 
-function seatBox(s, t, n, live) {
-  const { cx, cy, rx, ry } = GEOMETRY;
+function seatBox(s, t, n, live, playing) {
+  const { cx, cy, rx, ry } = n <= 4 ? SMALL : GEOMETRY;
   const [dx, dy] = place(s.seat, n);
   const x = cx + dx * rx;
   const y = cy + dy * ry;
@@ -30,7 +35,7 @@ function seatBox(s, t, n, live) {
   },
   el('div', { class: 'top' }, el('span', { class: 'chip' }, s.code || String(s.team)),
     s.hole ? el('span', { class: 'hole', dataset: { testid: 'hole' } }, cards(s.hole, 0, 'sm')) : null,
-    live && s.equity ? el('span', { class: 'eq num', dataset: { testid: 'seat-equity', seat: String(s.seat) } }, fmtPct(s.equity.win)) : null,
+    playing && s.equity ? el('span', { class: 'eq num', dataset: { testid: 'seat-equity', seat: String(s.seat) } }, fmtPct(s.equity.win)) : null,
     el('span', { class: 'sno' }, `S${s.seat}`)),
   el('div', { class: 'player' }, el('span', { class: 'pname' }, s.player || s.name || ''),
     s.all_in ? el('span', { class: 'badge allin allin-badge', dataset: { testid: 'all-in' } }, 'All-in') : null,
@@ -40,7 +45,7 @@ function seatBox(s, t, n, live) {
     s.win !== null && s.win !== undefined && !s.folded ? el('span', { class: 'eq num', dataset: { testid: 'seat-win', seat: String(s.seat) } }, fmtPct(s.win)) : null) : null,
   live ? el('div', { class: 'nums' }, el('span', {}, 'Stack ', el('b', { class: 'num', dataset: { testid: 'seat-stack' } }, fmtInt(s.stack))),
     el('span', {}, 'In ', el('b', { class: 'num', dataset: { testid: 'seat-committed' } }, fmtInt(s.committed)))) : null);
-  if (live && s.equity) {
+  if (playing && s.equity) {
     // The chance to win as a bar along the foot of the box (no change to its size).
     box.append(el('div', { class: 'eqbar', style: { width: `${Math.round(s.equity.win * 100)}%` } }));
   }
@@ -78,6 +83,8 @@ export function equityNote(t) {
 
 const SEAT_HALF = 150; // half the seat box width (table.css .seat width)
 const BET_GAP = 14;
+const FINISHED = ['complete', 'void', 'disputed'];
+const seatKey = (node) => `${node.dataset.testid}:${node.dataset.seat}`;
 
 function render({ sel, states }) {
   if (sel.table === null) return false;
@@ -92,7 +99,9 @@ function render({ sel, states }) {
     renderMahjong($('gfx'), t);
     return true;
   }
-  seatsEl.replaceChildren(...t.seats.flatMap((s) => seatBox(s, t, n, live)));
+  // Keyed by seat: a seat box and its hole cards stay the same nodes across updates (keyed.js).
+  const playing = live && !FINISHED.includes(statusOf(t.status)); // no chances on a finished hand
+  patch(seatsEl, t.seats.flatMap((s) => seatBox(s, t, n, live, playing)), seatKey);
   if (!live) {
     $('deal-label').textContent = t.released !== undefined
       ? `${t.released}${t.deals_total ? ` of ${t.deals_total}` : ''} deals released`
@@ -113,7 +122,7 @@ function render({ sel, states }) {
   const board = $('board');
   const boardKey = rps ? `rps ${(t.dealer_throws || []).join(' ')}` : (t.board || []).join(' ');
   if (board.dataset.cards !== boardKey) {
-    board.replaceChildren(...(rps ? [dealerRounds(t.dealer_throws)] : cards(t.board, 5, 'lg')));
+    patchCards(board, rps ? [dealerRounds(t.dealer_throws)] : cards(t.board, 5, 'lg'));
     board.dataset.cards = boardKey;
   }
   $('pot').parentElement.hidden = false;
@@ -126,7 +135,7 @@ function render({ sel, states }) {
     toAct.textContent = t.throws_awaited.includes(t.button) ? 'Dealer to reveal' : `Throwing: ${t.throws_awaited.map((x) => `S${x}`).join(' ')}`;
   }
   $('notice').textContent = ['void', 'disputed'].includes(status) ? status : '';
-  $('equity-note').textContent = equityNote(t);
+  $('equity-note').textContent = FINISHED.includes(status) ? '' : equityNote(t);
   const la = t.last_action;
   const banner = $('last-action');
   const laSeat = la && typeof la === 'object' ? t.seats.find((s) => s.seat === la.seat) : null;

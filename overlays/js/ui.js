@@ -36,6 +36,11 @@ export function fmtSigned(n) {
   return '0';
 }
 
+/** A signed figure that may be fractional, with a true minus sign: −3.5 */
+export function fmtMinus(n) {
+  return typeof n === 'number' && n < 0 ? `\u2212${POINTS.format(-n)}` : POINTS.format(n);
+}
+
 /** Points may be fractional when tied players share places: 4.5 */
 export function fmtPoints(n) {
   return n === undefined || n === null ? '–' : POINTS.format(n);
@@ -59,7 +64,7 @@ const SUITS = { s: '\u2660', h: '\u2665', d: '\u2666', c: '\u2663' };
 /** A rendered playing card from its 2-char code ("Ah", "Td"); null or "??" draws a card back. */
 export function card(code, size = '') {
   if (!code || code.length < 2 || code === '??') {
-    return el('span', { class: `card back ${size}`, dataset: { card: '' } });
+    return el('span', { class: `card back ${size} enter`, dataset: { card: '' } });
   }
   if (isTile(code)) return tile(code, size); // piecepack hold'em: "Nbs"
   const rank = code[0].toUpperCase() === 'T' ? '10' : code[0].toUpperCase();
@@ -67,7 +72,7 @@ export function card(code, size = '') {
   const red = suit === 'h' || suit === 'd';
   return el(
     'span',
-    { class: `card ${red ? 'red' : 'black'} ${size}`, dataset: { card: code } },
+    { class: `card ${red ? 'red' : 'black'} ${size} enter`, dataset: { card: code } },
     el('span', { class: 'rank' }, rank),
     el('span', { class: 'suit' }, SUITS[suit] || suit),
   );
