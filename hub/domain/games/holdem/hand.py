@@ -41,7 +41,8 @@ blind reopens the betting; preflop opens left of the largest blind posted; a pla
 can make put in another chip skips the street; an
 unmatched bet comes back round by round (antes, then each street), not by the hand's layers;
 and hands that win nothing are killed first, so pots of the same remaining players merge and a
-split pot's odd chips all go to the first winner left of the button instead of one each.
+split pot's odd chips all go to the first winner left of the button instead of one each
+(unless ``spec.odd_chips`` says "one-at-a-time": our own hands written to PHH).
 
 The machine in parts, one module each: ``Hand`` here (posting, acting, the streets) starts from
 ``spec.HandSpec`` and is built on ``state.BettingState`` (what it keeps and reads),

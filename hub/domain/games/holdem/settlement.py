@@ -62,7 +62,7 @@ class Settlement(BettingState):
         else:
             awards = self._declared_awards(frozenset(winners))
         won = {s: 0 for s in self.committed}
-        all_to_first = self.spec.rules == "pokerkit"
+        all_to_first = self.spec.odd_chip_rule == "all-to-first"
         if all_to_first:
             awards = _merge_after_killing(awards)
         for pot, ordered in awards:

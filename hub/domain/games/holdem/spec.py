@@ -14,6 +14,10 @@ RULES = ("standard", "pokerkit")
 # of the big blind) or "rps" (RPS Poker: blinds the two seats right of the dealer, so the order
 # goes small blind, big blind, dealer; the seat left of the dealer opens every round).
 ORDERS = ("holdem", "rps")
+# How a split pot's odd chips go: "one-at-a-time" (the tournament's rule: each pot's odd chips
+# one at a time to its winners from the left of the button) or "all-to-first" (PokerKit's: pots
+# of the same remaining players merged, then all the odd chips to the first winner left of it).
+ODD_CHIPS = ("one-at-a-time", "all-to-first")
 
 
 class KnownCards(Protocol):
@@ -33,8 +37,9 @@ class HandSpec:
     ``stacks`` (one per seat, seat 1 first) exists for hands where players start unequal (PHH
     imports, rule tests); ``None`` means every seat starts with exactly ``cap`` chips.
     ``antes`` (one per seat, seat 1 first; ``None``: no antes, as in the tournament),
-    ``dead_antes``, ``min_bet`` (``None``: the big blind) and ``rules`` serve hands from
-    elsewhere (PHH files); the tournament leaves them at their defaults. ``pieces``: what
+    ``dead_antes``, ``min_bet`` (``None``: the big blind), ``rules`` and ``odd_chips`` (``None``:
+    as ``rules`` have it) serve hands from elsewhere (PHH files); the tournament leaves them at
+    their defaults. ``pieces``: what
     ``cards`` are and who wins a showdown with them (``hub.domain.pieces``; the game's).
     """
 
@@ -56,6 +61,7 @@ class HandSpec:
     # A fold with checking free is taken (a cash game's, as PHH files record and PokerKit plays
     # them); a tournament console's is refused ("check instead"), as the rules say.
     free_fold: bool = False
+    odd_chips: str | None = None  # one of ODD_CHIPS; None: ``odd_chip_rule`` by ``rules``
 
     def __post_init__(self) -> None:
         if self.seats < 2:
@@ -78,6 +84,10 @@ class HandSpec:
             raise ValueError("RPS Poker needs at least 3 seats (two blinds and the dealer)")
         if self.rules not in RULES:
             raise ValueError(f"rules must be one of {', '.join(RULES)}, not {self.rules!r}")
+        if self.odd_chips is not None and self.odd_chips not in ODD_CHIPS:
+            raise ValueError(
+                f"odd_chips must be one of {', '.join(ODD_CHIPS)}, not {self.odd_chips!r}"
+            )
         if self.cards is not None:
             # Cards from a DeckOrder are distinct by construction; hand-written ones (PHH
             # imports, tests) are not, and a duplicate would rank hands that cannot exist.
@@ -102,6 +112,13 @@ class HandSpec:
     def smallest_bet(self) -> int:
         """The least a bet or raise adds (an all-in for less aside)."""
         return self.big_blind if self.min_bet is None else self.min_bet
+
+    @property
+    def odd_chip_rule(self) -> str:
+        """How split pots are paid: ``odd_chips``, else PokerKit's by its rules, else ours."""
+        if self.odd_chips is not None:
+            return self.odd_chips
+        return "all-to-first" if self.rules == "pokerkit" else "one-at-a-time"
 
     @property
     def increment_floor(self) -> int:
