@@ -16,6 +16,9 @@ small blind). Heads-up, PHH lists antes and blinds by position (small blind firs
 ante is the second entry. PHH has no code for pot-limit hold'em: such a hand is written as
 ``NT`` (every pot-limit action is also a no-limit one, so any PHH reader replays it to the same
 stacks) with the user-defined field ``_betting = "pot-limit"``, which ``read_phh`` honours.
+Likewise ``_odd_chips = "one-at-a-time"``: the hand's split pots were paid by the tournament's
+rule (each pot's odd chips one at a time from the left of the button), not PokerKit's (all to
+the first winner), so its finishing stacks replay to the chip (docs/phh.md).
 """
 
 from __future__ import annotations
@@ -29,12 +32,16 @@ from typing import Any
 from hub.domain.cards import parse_card
 from hub.domain.errors import Rejection
 from hub.domain.games.holdem.hand import Hand
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.holdem.spec import ODD_CHIPS, HandSpec
 from hub.domain.numbers import MAX_SAFE_INT
 
 BETTING_FIELD = "_betting"
 """User-defined PHH field (PHH's own fields never start with ``_``): ``"pot-limit"`` on an
 ``NT`` hand means pot-limit hold'em."""
+
+ODD_CHIPS_FIELD = "_odd_chips"
+"""User-defined PHH field: how the file's split pots were paid (``ODD_CHIPS``); absent, by
+PokerKit's rule ("all-to-first"), as PHH files from elsewhere are."""
 
 
 class Unreplayable(ValueError):
@@ -136,6 +143,10 @@ def read_phh(data: Mapping[str, Any]) -> PhhHand:
     betting = data.get(BETTING_FIELD, "no-limit")
     if betting not in ("no-limit", "pot-limit"):
         raise Unreplayable(f"{BETTING_FIELD} {_show(betting)}: expected 'no-limit' or 'pot-limit'")
+    odd_chips = data.get(ODD_CHIPS_FIELD)
+    if odd_chips is not None and odd_chips not in ODD_CHIPS:
+        expected = " or ".join(repr(rule) for rule in ODD_CHIPS)
+        raise Unreplayable(f"{ODD_CHIPS_FIELD} {_show(odd_chips)}: expected {expected}")
     given = [_stack(s) for s in _list(data, "starting_stacks", [])]
     n = len(given)
     if not 2 <= n <= 23:
@@ -175,6 +186,7 @@ def read_phh(data: Mapping[str, Any]) -> PhhHand:
             dead_antes=not data.get("ante_trimming_status", False),
             min_bet=min_bet,
             rules="pokerkit",
+            odd_chips=odd_chips,
             free_fold=True,  # a cash game's fold with checking free (PokerKit warns, plays it)
         )
     except ValueError as exc:  # a card dealt twice
@@ -376,6 +388,19 @@ def write_phh(
         else:
             state.complete_bet_or_raise_to(amount)
         deal()
+    fields = _fields(spec, order, result, players, seats)
+    fields.update(extra or {})
+    return str(HandHistory.from_game_state(game, state, **fields).dumps()) + "\n"
+
+
+def _fields(
+    spec: HandSpec,
+    order: Sequence[int],
+    result: Mapping[int, int],
+    players: Sequence[str] | None,
+    seats: Sequence[int] | None,
+) -> dict[str, Any]:
+    """The fields PokerKit's state does not give: ours, in PHH's player order (``order``)."""
     fields: dict[str, Any] = {
         "ante_trimming_status": not spec.dead_antes,
         "finishing_stacks": [spec.starting_stack(s) + result[s] for s in order],
@@ -386,5 +411,6 @@ def write_phh(
         fields["seats"] = [seats[s - 1] for s in order]
     if spec.pot_limit:
         fields[BETTING_FIELD] = "pot-limit"
-    fields.update(extra or {})
-    return str(HandHistory.from_game_state(game, state, **fields).dumps()) + "\n"
+    if spec.odd_chip_rule != "all-to-first":  # PokerKit's, what a PHH reader assumes
+        fields[ODD_CHIPS_FIELD] = spec.odd_chip_rule
+    return fields
