@@ -5,6 +5,7 @@ a family that does not declare its class (checked on every event of simulated se
 from __future__ import annotations
 
 import random
+import tomllib
 from collections import Counter
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
@@ -26,6 +27,8 @@ from hub.engine.changes import (
     OnAirChanged,
     PenaltyApplied,
     Rejected,
+    ReleasedDealCorrected,
+    ReleasedResultCorrected,
     StageFilled,
     TickerItem,
 )
@@ -35,6 +38,8 @@ from hub.engine.projections import Projections
 from hub.engine.simulate import simulate_session
 from hub.wire.topics import AUDIENCES, FAMILIES, TopicKey
 from tests.factories import config_data, make_decks
+from tests.test_event import SMALL
+from tests.test_event import event as console_event
 
 SAMPLES: list[EngineEvent] = [
     HandStarted(1, 2),
@@ -43,13 +48,15 @@ SAMPLES: list[EngineEvent] = [
     HandSettled(2, 3, "complete"),
     PenaltyApplied(1, 2),
     DealReleased(2),
+    ReleasedDealCorrected(2),
+    ReleasedResultCorrected(1, 2),
     *(TickerItem(a, {}) for a in AUDIENCES),
     OnAirChanged("compare"),
     Rejected(1, "bad_schema"),
     Rejected(None, "unknown_table"),
     LinkChanged("table1", False),
     ClockChanged("running", 1),
-    StageFilled("final"),
+    StageFilled("final", (3,), (3, 4)),
     Notable({"kind": "void"}),
 ]
 
@@ -115,7 +122,9 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
 def test_no_event_of_a_session_touches_an_undeclared_topic(
     checked: Counter[str], feed: bool
 ) -> None:
-    data = config_data(seats=3, deals=4)
+    """A whole event of two stages (the final's teams fixed at its first start), operator
+    commands, and a released deal corrected (reopened, then an action taken back)."""
+    data = tomllib.loads(SMALL)
     data["clock"] = {"levels": [{"minutes": 10}, {"minutes": 10}], "on_time_up": "flag"}
     config = parse_config(data, "<test>")
     decks = make_decks(config)
@@ -130,15 +139,22 @@ def test_no_event_of_a_session_touches_an_undeclared_topic(
             engine.changes()
 
     after(engine.control({"op": "clock", "action": "start"}, now))
-    for i, event in enumerate(simulate_session(config, decks, random.Random(5))):
+    for i, raw in enumerate(simulate_session(config, decks, random.Random(5))):
         now += 30.0
-        after(engine.submit(event, now))
+        after(engine.submit(raw, now))
         engine.tick(now)
-        if i == 20:
+        counted = any(h.counts for h in engine.state.tables[1].hands.values())
+        if i >= 20 and counted and not engine.links:
+            # (once table 1 has a counted hand: a penalty counts in the session it plays)
             after(engine.control({"op": "onair", "slot": "compare", "value": {"deal": 1}}, now))
             engine.note_links({"table1": False})
             assert not engine.submit({"v": 1, "type": "nonsense"}, now).ok  # Rejected
             penalty = {"op": "penalty", "table": 1, "seat": 2, "chips": 50}
             after(engine.control({**penalty, "reason": "slow", "by": "TD"}, now))
+    deal = config.deal_orders[1][0]
+    assert engine.deal_released(deal) and "StageFilled" in checked
+    seq = engine.sequencer.expected("table1")
+    after(engine.submit(console_event(config, 1, seq, "reopen", deal=deal), now))
+    after(engine.submit(console_event(config, 1, seq + 1, "undo"), now))
     routed = {c.__name__ for c in get_args(EngineEvent) if c not in UNDECLARED}
     assert routed <= set(checked), checked

@@ -3,7 +3,8 @@
 A console writes one table: the one the ``[consoles]`` allow-list gives it, or else the one it
 first wrote (accepted). It writes it on that table's channel, in seq order (the `Sequencer`: a
 duplicate is answered again, a gap refused). `admit` answers the decoded event, or why not;
-`accepted` records what the state took. Pure: nothing here touches the state.
+`accepted` records what the state took, `refusal` answers what it did not, `replayed` reads a
+journal record back. Pure: nothing here touches the state.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 from hub.domain.config import TournamentConfig
 from hub.domain.errors import Rejection
 from hub.engine.events import MAX_INT, OPERATOR_CONSOLE, ConsoleEvent, parse_event
-from hub.engine.refusals import refused_record
+from hub.engine.outcome import Outcome
+from hub.engine.refusals import REFUSED, refusal_answer, refused_record
 from hub.engine.sequencer import Sequencer
 
 __all__ = ["Admission", "Duplicate", "Refused"]
@@ -159,6 +161,47 @@ class Admission:
         if position is not None:
             self.sequencer.set_position(event.console, event.seq, position)
         return ack
+
+    def replayed(self, record: Mapping[str, Any]) -> ConsoleEvent | None:
+        """A console record of the journal as the event to apply again; None when there is
+        nothing to apply: a seq a refusal used up (its answer kept), or a (console, seq)
+        applied already (counted in ``restore_skipped``)."""
+        if record.get("kind") == REFUSED:
+            console, seq = str(record["console"]), int(record["seq"])
+            self.sequencer.record(console, seq, refusal_answer(record))
+            return None
+        event = parse_event({k: v for k, v in record.items() if k not in ("kind", "at")})
+        if self.sequencer.check(event.console, event.seq) == "duplicate":
+            self.restore_skipped += 1
+            return None
+        return event
+
+    def journaled(self, outcome: Outcome, position: str) -> None:
+        """``outcome.record`` was journaled at ``position``: its ack (and any later re-ack of
+        the same seq) carries it. A refusal journaled keeps its answer."""
+        if not outcome.ok:
+            return
+        outcome.ack["position"] = position
+        record = outcome.record or {}
+        console, seq = record.get("console"), record.get("seq")
+        if isinstance(console, str) and isinstance(seq, int):
+            self.sequencer.set_position(console, seq, position)
+
+    def refusal(self, refused: Refused, now: float) -> Outcome:
+        """What the engine answers for a refusal (`refuse`); the desk lists or counts it."""
+        ack, record, refusal = self.refuse(refused, now)
+        console = refused.console
+        return Outcome(
+            ok=False,
+            ack=ack,
+            code=refused.rejection.code,
+            message=refused.rejection.message,
+            console=console,
+            record=record,
+            seq_advanced=record is not None,
+            last_seq=self.sequencer.last(console) if console is not None else 0,
+            refusal=refusal,
+        )
 
     def refuse(
         self, refused: Refused, now: float

@@ -7,9 +7,9 @@ by one hand, a ``DealReleased`` opens a deal to the public. Each topic family in
 
 `TournamentState.apply` returns the events an applied console event caused (hand events,
 ``PenaltyApplied``, ``StageFilled``, ``Notable``); the engine's parts add the rest (release:
-``DealReleased``; the desk: ``OnAirChanged``, ``ClockChanged``, ``TickerItem``, ``Rejected``,
-``LinkChanged``). ``StageFilled`` and ``Notable`` are for the engine only: it turns them into
-topic touches and ticker items, the projections never see them.
+``DealReleased``, ``ReleasedDealCorrected``, ``ReleasedResultCorrected``; the desk:
+``OnAirChanged``, ``ClockChanged``, ``TickerItem``, ``Rejected``, ``LinkChanged``). ``Notable``
+is for the engine only: its desk turns it into ticker items, the projections never see it.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ __all__ = [
     "OnAirChanged",
     "PenaltyApplied",
     "Rejected",
+    "ReleasedDealCorrected",
+    "ReleasedResultCorrected",
     "StageFilled",
     "TickerItem",
 ]
@@ -48,6 +50,8 @@ class EventKind(StrEnum):
     STAGE_FILLED = "StageFilled"
     NOTABLE = "Notable"
     DEAL_RELEASED = "DealReleased"
+    RELEASED_DEAL_CORRECTED = "ReleasedDealCorrected"
+    RELEASED_RESULT_CORRECTED = "ReleasedResultCorrected"
     TICKER_ITEM = "TickerItem"
     ON_AIR_CHANGED = "OnAirChanged"
     REJECTED = "Rejected"
@@ -110,10 +114,13 @@ class PenaltyApplied:
 @dataclass(frozen=True, slots=True)
 class StageFilled:
     """A start fixed the teams of a stage (from the standings of the stage before): what shows
-    them (rosters, travellers, standings) is rebuilt. The engine's only."""
+    them is rebuilt: the standings, the seats, the rosters of its ``tables`` and the live
+    travellers of its ``deals``."""
 
     kind: ClassVar[EventKind] = EventKind.STAGE_FILLED
     stage: str
+    tables: tuple[int, ...]
+    deals: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +137,25 @@ class DealReleased:
     """Every table of every group completed the deal, and the delay passed: now public."""
 
     kind: ClassVar[EventKind] = EventKind.DEAL_RELEASED
+    deal: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReleasedDealCorrected:
+    """A hand of a deal the public sees moved without its result moving (reopened, its actions
+    re-entered): the public's deal and travellers show the correction as it happens."""
+
+    kind: ClassVar[EventKind] = EventKind.RELEASED_DEAL_CORRECTED
+    deal: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReleasedResultCorrected:
+    """A counted result of a deal the public sees changed: the public board moved, and the
+    public's standings, seats, ticker, deal and travellers show it at once."""
+
+    kind: ClassVar[EventKind] = EventKind.RELEASED_RESULT_CORRECTED
+    table: int
     deal: int
 
 
@@ -178,6 +204,8 @@ EngineEvent = (
     | StageFilled
     | Notable
     | DealReleased
+    | ReleasedDealCorrected
+    | ReleasedResultCorrected
     | TickerItem
     | OnAirChanged
     | Rejected

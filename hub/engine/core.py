@@ -8,18 +8,17 @@ replays a journal record with exactly the effect the original `submit` had, whic
 "rebuild from the journal" give the live state back; `snapshot`/`from_snapshot` make that
 rebuild start from a recent state instead of the first record.
 
-The engine composes small parts: `Admission` (sequencer, console allow-list, channel binding),
-the `TournamentState` (which answers the events each console event caused), `Release` (when
-the public sees a deal; the public board) and the `Desk` (on-air slots, clock, ticker,
-refusals, console links). The ingest uses nothing else: not the sequencer, not the state, not
-the projections.
+The engine composes small parts: `Admission` (sequencer, console allow-list, channel binding,
+the answers), the `TournamentState` (which answers the events each console event caused),
+`Release` (when the public sees a deal; the public board) and the `Desk` (on-air slots, clock,
+ticker, refusals, console links); `hub.engine.reactions` says what the parts add to the state's
+events. The ingest uses nothing else: not the sequencer, not the state, not the projections.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
-from collections.abc import Set as AbstractSet
 from typing import Any, Generic, TypeVar, cast
 
 from hub.domain import equity
@@ -30,30 +29,19 @@ from hub.domain.errors import Rejection
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.numbers import refuse_bad_numbers
 from hub.domain.scoring import Scoreboard
-from hub.engine import engine_snapshot, touches, views
+from hub.engine import engine_snapshot, reactions
 from hub.engine.admission import Admission, Duplicate, Refused
-from hub.engine.changes import (
-    ActionApplied,
-    EngineEvent,
-    HandRewound,
-    HandSettled,
-    HandStarted,
-    Notable,
-    PenaltyApplied,
-    StageFilled,
-    TickerItem,
-)
+from hub.engine.changes import EngineEvent
 from hub.engine.desk import ONAIR_SLOTS, OPERATOR_EVENTS, Desk, default_onair
-from hub.engine.events import OPERATOR_CONSOLE, parse_event
+from hub.engine.events import OPERATOR_CONSOLE
 from hub.engine.families import FEEDS, Payloads
 from hub.engine.outcome import Outcome
 from hub.engine.projections import Projections, TopicChange
-from hub.engine.refusals import REFUSED, refusal_answer
 from hub.engine.release import Release
 from hub.engine.sequencer import Sequencer
 from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
-from hub.wire.topics import PUBLIC, TopicKey, TopicSpace
+from hub.wire.topics import TopicKey, TopicSpace
 
 __all__ = [
     "ONAIR_SLOTS",
@@ -103,7 +91,6 @@ class Engine:
     restore_skipped: _Of[int] = _Of("admission", "restore_skipped")  # journal records skipped
     release_delay: _Of[float] = _Of("release", "delay")
     public_board: _Of[Scoreboard | EventScoreboard] = _Of("release", "public_board")
-    _released: _Of[set[tuple[str, int]]] = _Of("release", "pairs")
     onair: _Of[dict[str, Any]] = _Of("desk", "onair")
     clock: _Of[Clock | None] = _Of("desk", "clock")
     _clock_at: _Of[float] = _Of("desk", "clock_at")
@@ -127,12 +114,7 @@ class Engine:
             return self._reject(admitted)
         event = admitted
         try:
-            if event.type == "start" and self.desk.clock_forbids(now):
-                raise Rejection(
-                    "time_up",
-                    "the session's time is up: no new deal starts (the operator may add time "
-                    "to the clock)",
-                )
+            self.desk.check_start(event, now)
             events = self.state.apply(event, now)
         except Rejection as exc:
             return self._reject(Refused(event.console, event.seq, exc, event.table, True, raw=raw))
@@ -148,28 +130,13 @@ class Engine:
         )
 
     def _reject(self, refused: Refused) -> Outcome:
-        """A refusal (`Admission.refuse`: its answer, its journal record when it used up the
-        seq), listed on the operator desk or only counted."""
-        ack, record, refusal = self.admission.refuse(refused, self._now)
-        code, message = refused.rejection.code, refused.rejection.message
-        changed: set[TopicKey] = set()
-        if refusal is not None:
-            changed = self.note_refusal(refusal)
+        """A refusal (`Admission.refusal`), listed on the operator desk or only counted."""
+        outcome = self.admission.refusal(refused, self._now)
+        if outcome.refusal is not None:
+            outcome.changed = self.note_refusal(outcome.refusal)
         else:
-            self.desk.count_refusal(code)
-        console = refused.console
-        return Outcome(
-            ok=False,
-            ack=ack,
-            code=code,
-            message=message,
-            console=console,
-            changed=changed,
-            record=record,
-            seq_advanced=record is not None,
-            last_seq=self.admission.sequencer.last(console) if console is not None else 0,
-            refusal=refusal,
-        )
+            self.desk.count_refusal(refused.rejection.code)
+        return outcome
 
     def note_refusal(self, refusal: Mapping[str, Any]) -> set[TopicKey]:
         """A refused event as the operator desk lists it (``Outcome.refusal``): counted and
@@ -180,13 +147,7 @@ class Engine:
     def journaled(self, outcome: Outcome, position: str) -> None:
         """The ingest appended ``outcome.record`` to the journal at ``position``: its ack (and
         any later re-ack of the same seq) carries it."""
-        if not outcome.ok:  # a refusal journaled: its answer stays the refusal
-            return
-        outcome.ack["position"] = position
-        record = outcome.record or {}
-        console, seq = record.get("console"), record.get("seq")
-        if isinstance(console, str) and isinstance(seq, int):
-            self.admission.sequencer.set_position(console, seq, position)
+        self.admission.journaled(outcome, position)
 
     def restore_answers(
         self,
@@ -209,14 +170,8 @@ class Engine:
         self._now = now
         if record.get("kind") == "control":
             return self._announce(self.desk.apply_control(record, now))
-        if record.get("kind") == REFUSED:  # the seq was used up by a refusal; nothing moved
-            console, seq = str(record["console"]), int(record["seq"])
-            self.admission.sequencer.record(console, seq, refusal_answer(record))
-            return set()
-        fields = {k: v for k, v in record.items() if k not in ("kind", "at")}
-        event = parse_event(fields)
-        if self.admission.sequencer.check(event.console, event.seq) == "duplicate":
-            self.admission.restore_skipped += 1
+        event = self.admission.replayed(record)
+        if event is None:  # a seq a refusal used up, or a record applied already
             return set()
         events = self.state.apply(event, now)
         self.admission.accepted(event, position)
@@ -229,7 +184,7 @@ class Engine:
     # ----------------------------------------------------------------- control
     def control(self, command: Mapping[str, Any], now: float) -> Outcome:
         """An operator command (on-air change, clock, dispute confirmation, void, penalty),
-        validated."""
+        validated: the desk's own (on-air, clock), or a console event of the operator."""
         self._now = now
         try:
             refuse_bad_numbers(command)  # NaN, infinities, huge ints: whatever the transport
@@ -238,21 +193,14 @@ class Engine:
                 changed = self._announce(self.desk.apply_control(record, now))
                 return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
             seq = self.admission.sequencer.expected(OPERATOR_CONSOLE)
-            event = self.desk.operator_event(command, seq, self.state.config.id)
-            if event.table not in self.state.tables:
-                raise Rejection("unknown_table", f"table {event.table} is not in this tournament")
+            event = self.desk.operator_event(command, seq, self.config.id, self.state.tables)
             events = self.state.apply(event, now)
-            self.admission.accepted(event)
-            record = {"kind": "console", **event.as_record(), "at": now}
-            changed = self._after(events, now)
-            return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
         except Rejection as exc:
-            return Outcome(
-                ok=False,
-                ack={"ok": False, "code": exc.code, "error": exc.message},
-                code=exc.code,
-                message=exc.message,
-            )
+            return Outcome.refused_command(exc)
+        self.admission.accepted(event)
+        record = {"kind": "console", **event.as_record(), "at": now}
+        changed = self._after(events, now)
+        return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
 
     # ----------------------------------------------------------------- release
     def released(self, group: str, deal_no: int) -> bool:
@@ -270,80 +218,21 @@ class Engine:
     def tick(self, now: float) -> set[TopicKey]:
         """Release deals whose delay has passed, move the clock's level; returns the topics
         that changed."""
-        changed = self._announce(self.desk.clock_changed(now))
-        for deal_no in self.release.due(now):
-            changed |= self._emit(self.release.release(deal_no))
-            if self.desk.ticker.release(deal_no):
-                changed |= self._emit(TickerItem(PUBLIC, {}))
-        return changed
+        return self._announce(reactions.tick(now, self.release, self.desk))
 
     # ----------------------------------------------------------------- changes
-    def _emit(self, event: EngineEvent) -> AbstractSet[TopicKey]:
-        """Announce a typed event: the projections move by it (routed by the families that
-        declare its class, ``hub.engine.families``)."""
-        return self.projections.on(event)
-
     def _announce(self, events: Iterable[EngineEvent]) -> set[TopicKey]:
+        """Announce typed events, each as it comes: the projections move by it (routed by the
+        families that declare its class, ``hub.engine.families``)."""
         keys: set[TopicKey] = set()
         for event in events:
-            keys |= self._emit(event)
+            keys |= self.projections.on(event)
         return keys
 
     def _after(self, events: list[EngineEvent], now: float) -> set[TopicKey]:
-        """Announce the events one applied console event caused, in order: the hand's, the
-        ticker's, the release's."""
-        settles = any(isinstance(e, HandSettled) for e in events)
-        keys: set[TopicKey] = set()
-        for event in events:
-            if isinstance(event, StageFilled):
-                keys |= self._stage_filled(event.stage)
-            elif isinstance(event, Notable):
-                keys |= self._add_ticker(event.item)
-            elif isinstance(event, HandSettled):
-                keys |= self._settled(event, now)
-            elif isinstance(event, PenaltyApplied):
-                self.release.public_penalty(
-                    {"table": event.table, "seat": event.seat}
-                    | {"chips": event.chips, "points": event.points}
-                )
-                keys |= self._emit(event)
-            elif isinstance(event, HandStarted | ActionApplied | HandRewound):
-                keys |= self._emit(event)
-                if not settles and self.deal_released(event.deal):
-                    # A correction of a released deal (reopened, its actions re-entered)
-                    # shows to the public as it happens.
-                    keys |= self._touch_public(event.deal)
-            else:
-                keys |= self._emit(event)
-        return keys
-
-    def _touch_public(self, deal_no: int) -> set[TopicKey]:
-        public = touches.public_hand_keys(self.state.config, deal_no)
-        self.projections.touch(public)
-        return public
-
-    def _settled(self, event: HandSettled, now: float) -> set[TopicKey]:
-        """A hand's counted result moved: the standings, its swings on the ticker, and the
-        deal's release (a deal already public shows the correction at once)."""
-        keys = set(self._emit(event))
-        for item in views.swing_items(self.state, event.table, event.deal):
-            keys |= self._add_ticker(item)
-        if self.release.correct(event.table, event.deal):
-            public = self.projections.public_deal_keys(event.deal)
-            self.projections.touch(public)
-            return keys | public
-        if self.release.track(event.deal, now):
-            keys |= self.tick(now)
-        return keys
-
-    def _stage_filled(self, stage: str) -> set[TopicKey]:
-        """A stage's teams were just fixed: what shows them is rebuilt."""
-        keys = touches.stage_keys(self.state.config, stage)
-        self.projections.touch(keys)
-        return keys
-
-    def _add_ticker(self, item: dict[str, Any]) -> set[TopicKey]:
-        return self._announce(self.desk.add_ticker(item, self.state, self.deal_released))
+        """Announce the events one applied console event caused, in order, with what the
+        parts add to them (`hub.engine.reactions`: ticker lines, the release's)."""
+        return self._announce(reactions.after(events, now, self.state, self.release, self.desk))
 
     # ----------------------------------------------------------------- snapshots
     def snapshot(self) -> dict[str, Any]:
@@ -385,13 +274,7 @@ class Engine:
     # ----------------------------------------------------------------- reading
     def topic_keys(self) -> Iterable[TopicKey]:
         """Every topic that exists now, per audience."""
-        for topic in self.topics:
-            fam = topic.family
-            embargoed = fam.name in ("deal", "compare") and not self.deal_released(topic.args[0])
-            for audience in fam.audiences:
-                if audience == PUBLIC and embargoed:
-                    continue
-                yield (audience, topic.name)
+        return self.payloads.topic_keys()
 
     def payload(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's payload built from the state now (None: no such topic for that audience,

@@ -10,7 +10,7 @@ time comes in as an argument.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from hub.domain.clock import Clock
@@ -90,9 +90,12 @@ class Desk:
         raise Rejection("bad_request", f"unknown operator command {op!r}")
 
     @staticmethod
-    def operator_event(command: Mapping[str, Any], seq: int, tournament: str) -> ConsoleEvent:
+    def operator_event(
+        command: Mapping[str, Any], seq: int, tournament: str, tables: Collection[int]
+    ) -> ConsoleEvent:
         """An operator command (confirm, void, penalty) as the console event of the reserved
-        console "operator" with its next ``seq``; `Rejection` if it is incomplete."""
+        console "operator" with its next ``seq``; `Rejection` if it is incomplete or names a
+        table not in ``tables``."""
         op = str(command.get("op"))
         raw = {
             "v": 1,
@@ -107,7 +110,10 @@ class Desk:
                 raw[field_name] = command[name]
         if op in ("void", "penalty") and not (raw.get("note") and raw.get("by")):
             raise Rejection("bad_request", f"'{op}' needs 'by' (the official) and a 'reason'")
-        return parse_event(raw)
+        event = parse_event(raw)
+        if event.table not in tables:
+            raise Rejection("unknown_table", f"table {event.table} is not in this tournament")
+        return event
 
     def apply_control(
         self, record: Mapping[str, Any], now: float
@@ -137,10 +143,17 @@ class Desk:
         self.clock_at = now
         return [ClockChanged(reading.status, reading.level)]
 
-    def clock_forbids(self, now: float) -> bool:
-        """No new deal starts: the session's time is up and the clock enforces it."""
+    def check_start(self, event: ConsoleEvent, now: float) -> None:
+        """`Rejection` for a start once the session's time is up and the clock enforces it."""
+        if event.type != "start":
+            return
         clock = self.clock
-        return clock is not None and clock.spec.on_time_up == "enforce" and clock.time_up(now)
+        if clock is not None and clock.spec.on_time_up == "enforce" and clock.time_up(now):
+            raise Rejection(
+                "time_up",
+                "the session's time is up: no new deal starts (the operator may add time "
+                "to the clock)",
+            )
 
     # ----------------------------------------------------------------- watching
     def note_refusal(self, refusal: Mapping[str, Any]) -> list[Rejected]:

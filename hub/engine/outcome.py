@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from hub.domain.errors import Rejection
 from hub.wire.topics import TopicKey
 
 __all__ = ["Outcome"]
@@ -23,3 +24,13 @@ class Outcome:
     seq_advanced: bool = False  # a refusal used up the console's seq: persist it
     last_seq: int = 0  # the console's high-water mark after this event (to persist)
     refusal: dict[str, Any] | None = None  # a refusal as the operator desk lists it
+
+    @classmethod
+    def refused_command(cls, exc: Rejection) -> Outcome:
+        """An operator command refused: nothing changed, nothing to journal."""
+        return cls(
+            ok=False,
+            ack={"ok": False, "code": exc.code, "error": exc.message},
+            code=exc.code,
+            message=exc.message,
+        )

@@ -32,7 +32,7 @@ from hub.engine.changes import (
 from hub.engine.families import Payloads, TopicKeys, feeds_of
 from hub.engine.tournament import TournamentState
 from hub.wire.patch import Recorder, TopicChange
-from hub.wire.topics import LIVE, PUBLIC, TopicKey
+from hub.wire.topics import LIVE, TopicKey
 
 __all__ = ["Projections", "TopicChange"]
 
@@ -79,11 +79,6 @@ class Projections:
     def hand_keys(self, table: int, deal: int) -> AbstractSet[TopicKey]:
         """The live topics a hand's actions touch."""
         return self._hand_route(ActionApplied(table, deal, 0))[0]
-
-    def public_deal_keys(self, deal: int) -> set[TopicKey]:
-        k = self._k[PUBLIC]
-        keys = {k["standings"], k["ticker"], k["deal"][deal], *k["seat"], *k["compare"][deal]}
-        return keys
 
     def _route(self, event: EngineEvent) -> _Route:
         """The topics ``event`` touches, by the families that declare its class, and those of

@@ -13,7 +13,7 @@ from typing import Any
 
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard
-from hub.engine.changes import DealReleased
+from hub.engine.changes import DealReleased, ReleasedResultCorrected
 from hub.engine.tournament import TournamentState
 
 __all__ = ["Release"]
@@ -73,14 +73,14 @@ class Release:
         return out
 
     # ----------------------------------------------------------------- moving
-    def correct(self, table: int, deal_no: int) -> bool:
+    def correct(self, table: int, deal_no: int) -> ReleasedResultCorrected | None:
         """A hand of (table, deal) settled again: when the deal is public already, the
-        correction shows on the public board as it happens (True)."""
+        correction shows on the public board as it happens (None: not public yet)."""
         group = self.state.config.group_of(table).id
         if (group, deal_no) not in self.pairs:
-            return False
+            return None
         self.public_board.set_result(table, deal_no, self._result(table, deal_no))
-        return True
+        return ReleasedResultCorrected(table, deal_no)
 
     def track(self, deal_no: int, now: float) -> bool:
         """A hand of a deal not yet public settled: note when every table of every group has

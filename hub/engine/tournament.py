@@ -140,9 +140,10 @@ class TournamentState:
         assert stage.advance is not None and isinstance(self.board, EventScoreboard)
         return self.board.stage_complete(stage.advance.source)
 
-    def _fill_stage(self, deal_no: int) -> str | None:
+    def _fill_stage(self, deal_no: int) -> StageFilled | None:
         """Fix the teams of the deal's stage from the standings of the stage before, if not
-        yet (``stage_not_open`` while that stage is incomplete); returns the stage filled."""
+        yet (``stage_not_open`` while that stage is incomplete); returns the stage filled,
+        with its tables and deals (what shows its teams)."""
         if not self.config.phased:
             return None
         stage = self.config.plan.stage_of(deal_no)
@@ -162,7 +163,8 @@ class TournamentState:
         self.seating.set_fill(
             stage.id, fill(standings, advance.top_per_group, stage.groups, self.config.seats)
         )
-        return stage.id
+        tables = tuple(t for g in stage.groups for t in self.config.groups[g].tables)
+        return StageFilled(stage.id, tables, self.config.plan.deals_of_stage(stage.id))
 
     def dealt(self, deal_no: int) -> Dealt | None:
         """Hole cards and board of a deal, when deck orders are loaded (RPS Poker deals no
@@ -291,7 +293,7 @@ class TournamentState:
         table.hands[event.deal] = state
         table.current = state
         started: list[EngineEvent] = [HandStarted(table.table, event.deal)]
-        return started if filled is None else [*started, StageFilled(filled)]
+        return started if filled is None else [*started, filled]
 
     def current_hand(self, table: TableState, event: ConsoleEvent) -> HandState:
         current = table.current

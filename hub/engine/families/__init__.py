@@ -5,7 +5,7 @@ payload (``Feed``). The projections route each event by these declarations
 
 from __future__ import annotations
 
-from hub.engine.changes import Notable, StageFilled
+from hub.engine.changes import Notable
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
 from hub.engine.families.desk import CLOCK, ONAIR, OPS, TICKER
 from hub.engine.families.hands import COMPARE, DEAL, PROJECTION, TABLE
@@ -32,9 +32,9 @@ FEEDS: dict[str, Feed] = {
 if FEEDS.keys() != FAMILIES.keys():  # pragma: no cover - a family without its feed, or the reverse
     raise ImportError(f"topic families {sorted(FAMILIES)} and feeds {sorted(FEEDS)} differ")
 
-# Engine events no family declares: the engine turns them into others. ``Notable`` becomes a
-# ``TickerItem``; ``StageFilled`` is answered by ``hub.engine.touches.stage_keys`` for now.
-UNDECLARED: tuple[type, ...] = (Notable, StageFilled)
+# Engine events no family declares: the engine turns them into others (``Notable``: the desk
+# words it as a ``TickerItem``).
+UNDECLARED: tuple[type, ...] = (Notable,)
 
 
 def feeds_of(event_class: type) -> tuple[Feed, ...]:

@@ -15,6 +15,7 @@ from hub.engine.changes import (
     OnAirChanged,
     PenaltyApplied,
     Rejected,
+    ReleasedResultCorrected,
     TickerItem,
 )
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
@@ -32,6 +33,8 @@ def onair_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
 
 def ticker_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
     if isinstance(event, DealReleased):  # the deal's held-back items reach the public
+        return [k[PUBLIC]["ticker"]]
+    if isinstance(event, ReleasedResultCorrected):  # its swing lines are public at once
         return [k[PUBLIC]["ticker"]]
     return [k[event.audience]["ticker"]]
 
@@ -83,7 +86,7 @@ def _ops(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
 
 
 ONAIR = Feed("onair", (OnAirChanged, DealReleased), onair_keys, _onair)
-TICKER = Feed("ticker", (TickerItem, DealReleased), ticker_keys, _ticker)
+TICKER = Feed("ticker", (TickerItem, DealReleased, ReleasedResultCorrected), ticker_keys, _ticker)
 CLOCK = Feed("clock", (ClockChanged,), clock_keys, _clock)
 OPS = Feed(
     "ops",

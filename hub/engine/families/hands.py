@@ -14,29 +14,40 @@ from hub.engine.changes import (
     HandRewound,
     HandSettled,
     HandStarted,
+    ReleasedDealCorrected,
+    ReleasedResultCorrected,
+    StageFilled,
 )
 from hub.engine.families.base import Feed, Reading, TopicKeys
-from hub.wire.topics import LIVE, PUBLIC, TopicKey
+from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
 
 __all__ = ["COMPARE", "DEAL", "HAND_EVENTS", "PROJECTION", "TABLE"]
 
 HAND_EVENTS = (HandStarted, ActionApplied, HandRewound, HandSettled)
+# A released deal corrected: the public's deal and travellers are rebuilt.
+CORRECTED = (ReleasedDealCorrected, ReleasedResultCorrected)
 
 
 def table_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
     if isinstance(event, DealReleased):  # the public table shows the latest released deal
         return list(k[PUBLIC]["table"].values())
+    if isinstance(event, StageFilled):  # the rosters of the stage's tables
+        return [k[a]["table"][t] for a in AUDIENCES for t in event.tables]
     return [k[LIVE]["table"][event.table]]
 
 
 def deal_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
     if isinstance(event, DealReleased):  # the live one lists the released groups
         return [k[PUBLIC]["deal"][event.deal], k[LIVE]["deal"][event.deal]]
+    if isinstance(event, CORRECTED):
+        return [k[PUBLIC]["deal"][event.deal]]
     return [k[LIVE]["deal"][event.deal]]
 
 
 def compare_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
-    audience = PUBLIC if isinstance(event, DealReleased) else LIVE
+    if isinstance(event, StageFilled):  # the live travellers of the stage's deals
+        return [key for d in event.deals for key in k[LIVE]["compare"][d]]
+    audience = PUBLIC if isinstance(event, (DealReleased, *CORRECTED)) else LIVE
     return list(k[audience]["compare"][event.deal])
 
 
@@ -80,7 +91,15 @@ def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str
     return projection_view.projection_payload(engine.state, board)
 
 
-TABLE = Feed("table", (*HAND_EVENTS, DealReleased), table_keys, _table, moves=(ActionApplied,))
-DEAL = Feed("deal", (*HAND_EVENTS, DealReleased), deal_keys, _deal, moves=HAND_EVENTS)
-COMPARE = Feed("compare", (*HAND_EVENTS, DealReleased), compare_keys, _compare, moves=HAND_EVENTS)
+TABLE = Feed(
+    "table", (*HAND_EVENTS, DealReleased, StageFilled), table_keys, _table, moves=(ActionApplied,)
+)
+DEAL = Feed("deal", (*HAND_EVENTS, DealReleased, *CORRECTED), deal_keys, _deal, moves=HAND_EVENTS)
+COMPARE = Feed(
+    "compare",
+    (*HAND_EVENTS, DealReleased, *CORRECTED, StageFilled),
+    compare_keys,
+    _compare,
+    moves=HAND_EVENTS,
+)
 PROJECTION = Feed("projection", HAND_EVENTS, projection_keys, _projection, moves=HAND_EVENTS)

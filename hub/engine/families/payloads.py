@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from hub.engine.families.base import EngineView, Feed
 from hub.engine.families.scores import build_standings
-from hub.wire.topics import TopicKey
+from hub.wire.topics import PUBLIC, TopicKey
 
 __all__ = ["Payloads"]
 
@@ -38,3 +39,14 @@ class Payloads:
         if topic is None or audience not in topic.family.audiences:
             return None
         return self._feeds[topic.family.name].build(self, topic.args, audience)
+
+    def topic_keys(self) -> Iterator[TopicKey]:
+        """Every topic that exists now, per audience (a deal's public ones once released)."""
+        engine = self.engine
+        for topic in engine.topics:
+            fam = topic.family
+            embargoed = fam.name in ("deal", "compare") and not engine.deal_released(topic.args[0])
+            for audience in fam.audiences:
+                if audience == PUBLIC and embargoed:
+                    continue
+                yield (audience, topic.name)

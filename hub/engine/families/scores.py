@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from hub.engine import views
-from hub.engine.changes import DealReleased, HandSettled, PenaltyApplied
+from hub.engine.changes import (
+    DealReleased,
+    HandSettled,
+    PenaltyApplied,
+    ReleasedResultCorrected,
+    StageFilled,
+)
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
 from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
 
@@ -13,11 +19,11 @@ __all__ = ["SEAT", "STANDINGS", "build_standings"]
 
 
 def _audiences(event: Any) -> tuple[str, ...]:
-    """The live standings move as hands settle; the public's as deals are released; a
-    penalty moves both at once."""
+    """The live standings move as hands settle; the public's as deals are released or their
+    results corrected; a penalty, or a stage's teams fixed, moves both at once."""
     if isinstance(event, HandSettled):
         return (LIVE,)
-    if isinstance(event, DealReleased):
+    if isinstance(event, DealReleased | ReleasedResultCorrected):
         return (PUBLIC,)
     return AUDIENCES
 
@@ -59,6 +65,6 @@ def _seat(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]
     return views.seat_payload(read.standings(audience == LIVE), args[0])
 
 
-SCORE_EVENTS = (HandSettled, PenaltyApplied, DealReleased)
+SCORE_EVENTS = (HandSettled, PenaltyApplied, DealReleased, ReleasedResultCorrected, StageFilled)
 STANDINGS = Feed("standings", SCORE_EVENTS, standings_keys, _standings)
 SEAT = Feed("seat", SCORE_EVENTS, seat_keys, _seat)
