@@ -353,3 +353,38 @@ def test_acl_makes_console_tokens_that_serve_checks(tmp_path: Path) -> None:
         env = {"DUPLICAST_CONSOLE_TOKENS_FILE": str(bad), "DUPLICAST_REDIS_URL": "redis://x:1/0"}
         run = duplicast("serve", "--role", "edge", "--config", str(SAMPLE), env=env)
         assert run.returncode == 2 and word in run.stderr, run.stderr
+
+
+async def test_the_page_plays_from_console_state_and_sees_the_dispute() -> None:
+    """The page as a real one works: it reads ``console:1`` (who is to act, what is legal),
+    enters the action, waits for the state to move; a ``win`` the cards contradict is acked
+    and shows in ``console:1`` as a dispute, in words."""
+    async with embedded() as hub, web_console(hub.server.ws_url, TOKEN1) as page:
+        await page.send({"op": "subscribe", "topics": ["console:1"]})
+        await page.typed("snapshot", topic="console:1")
+        first = page.state("console:1")
+        assert first["status"] == "none" and first["consoles"]["table1"] == {"last_seq": 0}
+        deal = first["next_deal"]
+        seq = 0
+
+        async def enter(**fields: Any) -> None:
+            nonlocal seq
+            seq += 1
+            await page.event(seq=seq, deal=deal, **fields)
+            assert (await page.ack(seq))["ok"] is True
+            await page.until(
+                lambda: page.state("console:1")["consoles"]["table1"]["last_seq"] == seq
+            )
+
+        await enter(type="start")
+        while not page.state("console:1")["winners_needed"]:
+            state = page.state("console:1")
+            call = state["legal"]["call"] is not None
+            await enter(type="call" if call else "check", seat=state["to_act"])
+        hand = hub.source.engine.state.hand(1, deal)
+        computed = hand.hand.computed_winners()
+        wrong = next(s for s in range(1, hub.config.seats + 1) if s not in computed)
+        await enter(type="win", seats=[wrong])
+        await page.until(lambda: page.state("console:1")["status"] == "disputed")
+        dispute = page.state("console:1")["dispute"]
+        assert dispute["declared"] == [wrong] and "official" in dispute["reason"]
