@@ -29,6 +29,7 @@ from hub.engine.core import Engine
 from hub.files.config import load_config
 from hub.roles.embedded import IngestSource
 from hub.serve.auth import Auth, ConsoleSeat, parse_console_tokens, weak_tokens
+from hub.serve.http import create_app, serve
 from hub.wire.patch import apply_patch, clone
 
 TOKEN1 = "web-console-one-Xq8rTz3vLm"
@@ -388,3 +389,25 @@ async def test_the_page_plays_from_console_state_and_sees_the_dispute() -> None:
         await page.until(lambda: page.state("console:1")["status"] == "disputed")
         dispute = page.state("console:1")["dispute"]
         assert dispute["declared"] == [wrong] and "official" in dispute["reason"]
+
+
+async def test_the_asgi_websocket_route_serves_consoles_alike() -> None:
+    """``create_app(raw_frames=False)`` (Starlette's websocket route, any ASGI server): the
+    same hello, event and ack as the raw sockets."""
+    config, decks = tournament()
+    bus = MemoryBus()
+    await bus.connect()
+    source = IngestSource(bus, Engine(config, decks), own_bus=False)
+    app = create_app(source, auth=tokens(), raw_frames=False)
+    server = await serve(app, "127.0.0.1", 0)
+    try:
+        async with web_console(server.ws_url, TOKEN2) as page:
+            hello = await page.typed("hello")
+            assert (hello["console"], hello["table"]) == ("table2", 2)
+            await page.event(seq=1, type="start", deal=config.deal_orders[2][0])
+            assert (await page.ack(1))["ok"] is True
+            await page.event(seq=2, type="start", deal=config.deal_orders[2][0], table=1)
+            await page.error("bad_request", seq=2)
+    finally:
+        await server.stop()
+        await bus.close()
