@@ -74,6 +74,7 @@ def slot(engine: Engine, name: str) -> dict[str, Any]:
         ({"op": "onair", "slot": "compare", "value": {"tables": [1, 1]}}, "bad_request", "twice"),
         ({"op": "onair", "slot": "compare", "value": {"mode": "fast"}}, "bad_request", "sync"),
         ({"op": "onair", "slot": "leaderboard", "value": {"group": "Z"}}, "bad_request", "'Z'"),
+        ({"op": "onair", "slot": "leaderboard", "value": {"group": {}}}, "bad_request", "group"),
         ({"op": "onair", "slot": "ticker", "value": {"visible": "yes"}}, "bad_request", "true"),
         ({"op": "onair", "slot": "ticker", "value": {"cut": 1}}, "bad_request", "'cut'"),
         ({"op": "undo_take"}, "not_allowed", "nothing to undo"),
@@ -95,6 +96,18 @@ def test_a_good_value_still_carries_keys_the_hub_does_not_know(engine: Engine) -
     ok(engine, {"op": "onair", "slot": "compare", "value": {"deal": 4, "tables": [3, 1], "x": 1}})
     want = {"visible": False, "deal": 4, "seat": 1, "tables": [3, 1], "x": 1}
     assert slot(engine, "compare") == want
+
+
+def test_null_unsets_a_key(engine: Engine) -> None:
+    ok(engine, {"op": "onair", "slot": "compare", "value": {"deal": 2, "tables": [1, 3]}})
+    ok(engine, {"op": "onair", "slot": "compare", "value": {"tables": None, "mode": None}})
+    assert slot(engine, "compare") == {
+        "visible": False,
+        "deal": 2,
+        "seat": 1,
+        "tables": None,
+        "mode": None,
+    }
 
 
 def test_cut_belongs_to_the_change_that_carries_it(engine: Engine) -> None:

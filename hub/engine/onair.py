@@ -56,13 +56,14 @@ def all_tables(config: TournamentConfig) -> list[int]:
 
 
 def check_value(config: TournamentConfig, value: Any) -> dict[str, Any]:
-    """A slot value checked: `Rejection` naming the first key that does not fit."""
+    """A slot value checked: `Rejection` naming the first key that does not fit. A key set to
+    null unsets it (the overlay's URL decides)."""
     if not isinstance(value, Mapping):
         raise Rejection("bad_request", "on-air 'value' must be an object")
-    out = dict(value)
     for key in ("visible", "cut"):
-        if key in out and not isinstance(out[key], bool):
+        if key in value and not isinstance(value[key], bool):
             raise Rejection("bad_request", f"on-air '{key}' must be true or false")
+    out = {k: v for k, v in value.items() if v is not None}
     if "deal" in out and not 1 <= _number(out["deal"], "deal") <= config.deals:
         raise Rejection(
             "unknown_deal", f"deal {out['deal']} does not exist (deals 1 to {config.deals})"
@@ -84,13 +85,13 @@ def check_value(config: TournamentConfig, value: Any) -> dict[str, Any]:
             listed = ", ".join(map(str, tables))
             raise Rejection("unknown_table", f"table {table} does not exist (tables {listed})")
     for key, choices in CHOICES.items():
-        if out.get(key) is not None and out[key] not in choices:
+        if key in out and out[key] not in choices:
             raise Rejection(
                 "bad_request", f"on-air '{key}' is one of {', '.join(choices)}, not {out[key]!r}"
             )
-    if out.get("group") is not None and out["group"] not in config.groups:
+    if "group" in out and not (isinstance(out["group"], str) and out["group"] in config.groups):
         raise Rejection("bad_request", f"group {out['group']!r} does not exist")
-    return out
+    return dict(value)
 
 
 class Takes:
