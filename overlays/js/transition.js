@@ -20,6 +20,7 @@ export function contentTransitions(gfx, redraw) {
   function release() {
     if (!swap) return;
     clearTimeout(swap.timer);
+    clearTimeout(swap.outTimer);
     if (swap.out) swap.out.cancel();
     if (!swap.cut && typeof gfx.animate === 'function') {
       gfx.animate(IN, { duration: MIX_IN_MS, easing: 'cubic-bezier(.2, .8, .2, 1)' });
@@ -34,12 +35,16 @@ export function contentTransitions(gfx, redraw) {
     begin(cut) {
       if (swap) release();
       gfx.dataset.transition = cut ? 'cut' : 'mix';
-      const s = { cut, outDone: cut, out: null, timer: 0, expired: false };
+      const s = { cut, outDone: cut, out: null, timer: 0, outTimer: 0, expired: false };
       s.timer = setTimeout(() => { s.expired = true; redraw(); }, HOLD_MAX_MS);
-      if (!cut && typeof gfx.animate === 'function') {
-        s.out = gfx.animate(OUT, { duration: MIX_OUT_MS, easing: 'ease-in', fill: 'forwards' });
-        s.out.finished.then(() => { s.outDone = true; redraw(); }, () => {});
-      } else s.outDone = true;
+      if (!cut) {
+        // The dip's end is timed on the clock, not on the animation's `finished` (a page whose
+        // frames are not drawn, a hidden source, never finishes it).
+        if (typeof gfx.animate === 'function') {
+          s.out = gfx.animate(OUT, { duration: MIX_OUT_MS, easing: 'ease-in', fill: 'forwards' });
+        }
+        s.outTimer = setTimeout(() => { s.outDone = true; redraw(); }, MIX_OUT_MS);
+      }
       swap = s;
     },
     /** Whether the old frame must stay on screen; false once the new content may be drawn
