@@ -81,8 +81,8 @@ def slot(engine: Engine, name: str) -> dict[str, Any]:
         ({"op": "cue", "action": "add", "slot": "seat", "value": {"deal": 5}}, "unknown_deal", ""),
         ({"op": "cue", "action": "add", "slot": "nope", "value": {}}, "bad_request", "slot"),
         (LABELLED, "bad_request", "'label'"),
-        ({"op": "cue", "action": "remove", "id": 1}, "bad_request", "no cue 1"),
-        ({"op": "cue", "action": "move", "id": 1, "to": 0}, "bad_request", "no cue 1"),
+        ({"op": "cue", "action": "remove", "cue": 1}, "bad_request", "no cue 1"),
+        ({"op": "cue", "action": "move", "cue": 1, "to": 0}, "bad_request", "no cue 1"),
         ({"op": "cue", "action": "play"}, "bad_request", "unknown cue action"),
     ],
 )
@@ -157,12 +157,12 @@ def test_cue_list_add_move_remove(engine: Engine) -> None:
     cues = engine.payload(OPS)["cues"]  # type: ignore[index]
     assert cues[1] == {"id": 2, "slot": "seat", "value": {"seat": 3}, "label": "Seat 3"}
     assert cues[0]["value"] == {"deal": 2, "seat": 1, "tables": [1, 2]}
-    ok(engine, {"op": "cue", "action": "move", "id": 3, "to": 0})
+    ok(engine, {"op": "cue", "action": "move", "cue": 3, "to": 0})
     assert cue_ids(engine) == [3, 1, 2]
-    ok(engine, {"op": "cue", "action": "move", "id": 3, "to": 2})
+    ok(engine, {"op": "cue", "action": "move", "cue": 3, "to": 2})
     assert cue_ids(engine) == [1, 2, 3]
-    refused(engine, {"op": "cue", "action": "move", "id": 1, "to": 3}, "bad_request", "0 to 2")
-    ok(engine, {"op": "cue", "action": "remove", "id": 2})
+    refused(engine, {"op": "cue", "action": "move", "cue": 1, "to": 3}, "bad_request", "0 to 2")
+    ok(engine, {"op": "cue", "action": "remove", "cue": 2})
     ok(engine, {**add, "slot": "table", "value": {"table": 2}})
     assert cue_ids(engine) == [1, 3, 4]  # ids are never reused
     # Cues are not on-air changes: nothing to take back.
@@ -206,9 +206,9 @@ commands = st.one_of(
         values,
         st.sampled_from(["", "Deal 2 seat 1"]),
     ),
-    st.builds(lambda i: {"op": "cue", "action": "remove", "id": i}, st.integers(0, 6)),
+    st.builds(lambda i: {"op": "cue", "action": "remove", "cue": i}, st.integers(0, 6)),
     st.builds(
-        lambda i, to: {"op": "cue", "action": "move", "id": i, "to": to},
+        lambda i, to: {"op": "cue", "action": "move", "cue": i, "to": to},
         st.integers(0, 6),
         st.integers(-1, 5),
     ),

@@ -2,7 +2,8 @@
 
 Each cue is a slot and the selection it would put on air (``value``, checked as an on-air value
 is), with an optional ``label`` and an ``id`` the hub gives it (1, 2, ...; never reused), so two
-operator browsers name the same cue. The list is moved only by journaled ``cue`` commands
+operator browsers name the same cue (a command names it as ``cue``: ``id`` is the control
+channel's request id). The list is moved only by journaled ``cue`` commands
 (add, move, remove), so it survives a restart and a replay of the journal rebuilds it. Pure.
 """
 
@@ -50,15 +51,15 @@ class CueList:
             record = {"op": "cue", "action": "add", "slot": slot, "value": kept}
             return record | ({"label": label} if label else {})
         if action == "remove":
-            self._index(command.get("id"))
-            return {"op": "cue", "action": "remove", "id": command["id"]}
+            self._index(command.get("cue"))
+            return {"op": "cue", "action": "remove", "cue": command["cue"]}
         if action == "move":
-            self._index(command.get("id"))
+            self._index(command.get("cue"))
             to = command.get("to")
             if isinstance(to, bool) or not isinstance(to, int) or not 0 <= to < len(self.cues):
                 last = len(self.cues) - 1
                 raise Rejection("bad_request", f"a cue moves to a place 0 to {last}, not {to!r}")
-            return {"op": "cue", "action": "move", "id": command["id"], "to": to}
+            return {"op": "cue", "action": "move", "cue": command["cue"], "to": to}
         raise Rejection("bad_request", f"unknown cue action {action!r} (add, move or remove)")
 
     def apply(self, record: Mapping[str, Any]) -> bool:
@@ -72,7 +73,7 @@ class CueList:
             self.next_id += 1
             return True
         try:
-            i = self._index(record.get("id"))
+            i = self._index(record.get("cue"))
         except Rejection:  # a journal of another run: nothing to move
             return False
         cue = self.cues.pop(i)

@@ -23,7 +23,7 @@ from hub.wire.frames import FORMATS
 
 # The operator desk's commands of the cue list and the on-air undo, with the fields passed on.
 DESK_FIELDS: dict[str, tuple[str, ...]] = {
-    "cue": ("action", "slot", "value", "label", "id", "to"),
+    "cue": ("action", "slot", "value", "label", "cue", "to"),
     "undo_take": ("cut",),
 }
 

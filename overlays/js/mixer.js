@@ -141,9 +141,9 @@ export function mountMixer(root, client, p) {
       el('td', { class: 'cuetext' }, c.label ? `${c.label} · ` : '', describe(c.slot, c.value)),
       el('td', { class: 'cueacts' },
         act('cue-load', 'Preview', () => loadCue(i)),
-        act('cue-up', '↑', () => send({ op: 'cue', action: 'move', id: c.id, to: Math.max(0, i - 1) })),
-        act('cue-down', '↓', () => send({ op: 'cue', action: 'move', id: c.id, to: Math.min(cues.length - 1, i + 1) })),
-        act('cue-remove', '✕', () => send({ op: 'cue', action: 'remove', id: c.id }))));
+        act('cue-up', '↑', () => send({ op: 'cue', action: 'move', cue: c.id, to: Math.max(0, i - 1) })),
+        act('cue-down', '↓', () => send({ op: 'cue', action: 'move', cue: c.id, to: Math.min(cues.length - 1, i + 1) })),
+        act('cue-remove', '✕', () => send({ op: 'cue', action: 'remove', cue: c.id }))));
   }
   function send(op) {
     say('');
