@@ -209,3 +209,37 @@ def test_cue_preview_take_cut_undo_hide(browser: Browser, hub: HubThread) -> Non
     for pg in (desk, split, other):
         pg.context.close()
     assert errors == []
+
+
+HOTKEYS = """async () => {
+  const { hotkey, takeValue, previewUrl } = await import('/overlays/js/mixer.js');
+  const input = document.createElement('input');
+  const key = (k, more = {}) => hotkey({ key: k, target: document.body, ...more });
+  return {
+    keys: [' ', 'Enter', 'c', 'C', '1', '9', '0', 'ArrowDown', 'ArrowLeft', 'h', 'x']
+      .map((k) => key(k)),
+    ctrlZ: key('z', { ctrlKey: true }),
+    ctrlC: key('c', { ctrlKey: true }),
+    altC: key('c', { altKey: true }),
+    typing: hotkey({ key: 'c', target: input }),
+    take: takeValue('compare', { deal: 3, visible: false, cut: true }, false),
+    cut: takeValue('seat', { seat: 2 }, true),
+    url: previewUrl('compare', { deal: 3, seat: 5, tables: [1, 4], group: 'A' }, { token: 'op' }),
+  };
+}"""
+
+
+def test_hotkeys_and_take_values(browser: Browser, hub: HubThread) -> None:
+    errors: list[str] = []
+    page = new_page(browser, 800, 600, errors)
+    page.goto(f"{hub.url}/overlays/index.html")
+    got = page.evaluate(HOTKEYS)
+    assert got["keys"] == [
+        "take", "take", "cut", "cut", "cue1", "cue9", None, "next", "previous", "hide", None,
+    ]  # fmt: skip
+    assert (got["ctrlZ"], got["ctrlC"], got["altC"], got["typing"]) == ("undo", None, None, None)
+    assert got["take"] == {"deal": 3, "seat": None, "tables": None, "mode": None, "visible": True}
+    assert got["cut"] == {"seat": 2, "view": None, "visible": True, "cut": True}
+    assert got["url"] == "compare.html?token=op&theme=dark&slot=0&deal=3&seat=5&tables=1%2C4"
+    page.context.close()
+    assert errors == []
