@@ -126,6 +126,7 @@ def test_undo_take_restores_each_previous_value_in_turn(engine: Engine) -> None:
     second = slot(engine, "compare")
     ok(engine, {"op": "onair", "slot": "seat", "value": {"seat": 2, "visible": True}}, 5.0)
     ok(engine, {"op": "onair", "slot": "compare", "value": {"deal": 4, "cut": True}}, 7.0)
+    ok(engine, {"op": "onair", "slot": "compare", "value": {"deal": 4}}, 8.0)  # the same again
     undo = engine.payload(OPS)["undo_take"]  # type: ignore[index]
     assert undo == {"slot": "compare", "value": second, "at": 7.0, "depth": 3}
     ok(engine, {"op": "undo_take"})

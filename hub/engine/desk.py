@@ -149,7 +149,8 @@ class Desk:
         if change.get("cut") is not True:  # a cut is the change that carries it, no other
             merged.pop("cut", None)
         self.onair = {"slots": {**self.onair["slots"], slot: merged}}
-        self.takes.push(slot, before, now)
+        if _shown(merged) != _shown(before):  # a Take of what is on air already: no new undo
+            self.takes.push(slot, before, now)
         return [OnAirChanged(slot)]
 
     # ----------------------------------------------------------------- clock
@@ -242,6 +243,11 @@ class Desk:
 
     def take(self, onair: dict[str, Any], ticker: Ticker) -> None:
         self.onair, self.ticker = onair, ticker
+
+
+def _shown(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A slot value without how it changed (``cut``)."""
+    return {k: v for k, v in value.items() if k != "cut"}
 
 
 def ticker_text(state: TournamentState, item: Mapping[str, Any]) -> str:
