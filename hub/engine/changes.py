@@ -196,6 +196,7 @@ class CuesChanged:
     """The operator's cue list moved (a cue added, moved or removed)."""
 
     kind: ClassVar[EventKind] = EventKind.CUES_CHANGED
+    routed_by: ClassVar[tuple[str, ...]] = ()
 
 
 @dataclass(frozen=True, slots=True)
