@@ -15,6 +15,7 @@ from typing import Any
 
 from hub.domain.states import HandStatus, Street
 from hub.engine.corrections import misdeal_too_late
+from hub.engine.events import OPERATOR_CONSOLE
 from hub.engine.hands import HandState, TableState
 from hub.engine.sequencer import Sequencer
 from hub.engine.tournament import TournamentState
@@ -151,11 +152,13 @@ def _dispute(h: HandState | None) -> dict[str, Any] | None:
 
 
 def console_names(state: TournamentState, table: TableState) -> list[str]:
-    """The consoles of a table: those ``[consoles]`` gives it, else the one that wrote it."""
+    """The consoles of a table: those ``[consoles]`` gives it, else the last one that wrote
+    it (none after an operator's correction, until a console writes again)."""
     consoles = state.config.consoles
     if consoles:
         return sorted(name for name, t in consoles.items() if t == table.table)
-    return [table.console] if table.console else []
+    last = table.console  # (the operator's console writes every table: not a table's)
+    return [last] if last and last != OPERATOR_CONSOLE else []
 
 
 def console_payload(state: TournamentState, table: TableState, seqs: Sequencer) -> dict[str, Any]:
