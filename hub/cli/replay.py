@@ -152,6 +152,10 @@ def read_log(path: Path) -> list[LogEntry]:
     return entries
 
 
+# The official of an operator `confirm` journaled before the hub required one (`by`).
+UNRECORDED = "(not recorded)"
+
+
 def _operator_command(event: dict[str, Any]) -> dict[str, Any] | None:
     """The operator command a log line stands for, if it is one."""
     if "op" in event:
@@ -165,6 +169,8 @@ def _operator_command(event: dict[str, Any]) -> dict[str, Any] | None:
         for name, field in fields.items():  # command field <- event field
             if event.get(field) not in (None, []):
                 command[name] = event[field]
+        if kind == "confirm" and "by" not in command:  # journaled before a confirm named one
+            command["by"] = UNRECORDED
         return command
     return None
 

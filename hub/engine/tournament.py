@@ -401,7 +401,7 @@ class TournamentState:
         # raises: fan below the minimum, the winner's own discard
         current.hand, current.inputs = self.game.result_hand(self.config, current.spec, event)
         if current.reopened:
-            corrections.log_correction(self, table, current, "result", now)
+            corrections.log_correction(self, table, current, "result", now, event)
         return self.finish(table, current, COMPLETE, now)
 
     # ----------------------------------------------------------------- per-game input
