@@ -774,9 +774,14 @@ def test_operator_panel(page: Page, feed: FakeFeed) -> None:
     )
 
     page.locator('[data-testid="dispute-row"] input').fill("5")
+    page.locator('[data-testid="confirm"]').click()  # no official named yet: nothing sent
+    expect(page.locator('[data-testid="td-status"]')).to_contain_text("official's name")
+    assert not [op for op in feed.received if op.get("op") == "confirm"]
+    page.locator('[data-testid="td-by"]').fill("TD Ana")
     page.locator('[data-testid="confirm"]').click()
     expect(page.locator('[data-testid="dispute-row"]')).to_have_count(0, timeout=FAST)
-    assert {"op": "confirm", "table": 4, "deal": 2, "seats": [5]} in feed.received
+    confirm = {"op": "confirm", "table": 4, "deal": 2, "seats": [5], "by": "TD Ana"}
+    assert confirm in feed.received
 
     # a console's link changes: the row follows within a second
     tables = feed.payload("ops", "live")["tables"]

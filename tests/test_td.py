@@ -114,3 +114,7 @@ def test_void_and_penalty_without_by_change_nothing() -> None:
         "bad_request"
     )
     assert everything(engine) == before
+    # a ruling is not the table's console: the desk's console row keeps its own
+    assert operator(engine, "void", deal=1, reason="foreign card", by="TD Ana").ok
+    row = engine.payload(("live", "ops"))["tables"][0]
+    assert (row["console"], row["last_seq"]) == ("table1", c.seq)

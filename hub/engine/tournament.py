@@ -207,9 +207,10 @@ class TournamentState:
         if handler is None:  # pragma: no cover - parse_event admits only known types
             raise Rejection("bad_schema", f"unknown event type {event.type!r}")
         events = handler(self, table, event, now)
-        table.last_event_at = now
-        table.last_seq = event.seq
-        table.console = event.console
+        if event.console != OPERATOR_CONSOLE:  # a ruling is not the table's console talking
+            table.last_event_at = now
+            table.last_seq = event.seq
+            table.console = event.console
         self.events_applied += 1
         return events
 
