@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from hub.client.logreplay import replay_log
-from tests.browser import SHOTS
+from tests.browser import SHOTS, open_overlay
 from tests.hubharness import OPERATOR
 from tests.test_overlays_hub import HubThread
 
@@ -88,7 +88,9 @@ def test_a_void_names_its_official_and_shows_in_the_corrections_box(
     rule(page, "penalty", table=2, seat=3, chips=50, points="", reason="slow play")
     expect(status).to_have_text("Penalty: done.", timeout=FAST)
     first = page.locator('[data-testid="correction-row"]').first
-    expect(first.locator('[data-testid="correction-what"]')).to_have_text("penalty S3 −50 chips")
+    expect(first.locator('[data-testid="correction-what"]')).to_have_text(
+        "penalty S3 \u221250 chips"
+    )
     expect(first.locator('[data-testid="correction-who"]')).to_have_text("TD Ana Ruiz")
     page.wait_for_timeout(300)
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -129,3 +131,43 @@ def test_a_refusal_raises_an_alert_until_acknowledged(page: Page, hub: HubThread
     expect(alerts).to_have_count(0)
     page.reload()
     expect(page.locator('[data-testid="td-sound"]')).to_be_checked()  # remembered
+
+
+def test_a_roster_fix_from_the_panel_shows_on_the_leaderboard(
+    browser: Browser, hub: HubThread
+) -> None:
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        board = context.new_page()
+        open_overlay(board, hub.url, "leaderboard.html?slot=0")
+        row = board.locator('[data-testid="team-row"][data-team="BRA"]')
+        expect(row.locator('[data-testid="team-name"]')).to_have_text("Brazil")
+        panel = context.new_page()
+        open_panel(panel, hub)
+        panel.locator('[data-testid="td-by"]').fill("TD Ana Ruiz")
+        rule(panel, "roster", team="BRA", team_name="Brasil", colour="#112233")
+        expect(panel.locator('[data-testid="td-status"]')).to_have_text(
+            "Fix roster: done.", timeout=FAST
+        )
+        expect(row.locator('[data-testid="team-name"]')).to_have_text("Brasil", timeout=FAST)
+        assert row.evaluate("r => r.style.getPropertyValue('--team')") == "#112233"
+        first = panel.locator('[data-testid="correction-row"]').first
+        expect(first).to_have_attribute("data-type", "roster")
+        expect(first.locator('[data-testid="correction-what"]')).to_contain_text("BRA")
+        # a player's name, by seat: the live table overlay shows it
+        table, seat = 3, 2
+        team = hub.rest(f"/api/tables/{table}", OPERATOR)["seats"][seat - 1]["team"]
+        tbl = context.new_page()
+        tbl.goto(f"{hub.url}/overlays/commentator.html?token={OPERATOR}")
+        rule(panel, "roster", team=team, seat=seat, name="Zoë Substitute")
+        expect(panel.locator('[data-testid="td-status"]')).to_have_text(
+            "Fix roster: done.", timeout=FAST
+        )
+        expect(tbl.get_by_text("Zoë Substitute").first).to_be_visible(timeout=FAST)
+        # refused by the hub: an unknown team, in words
+        rule(panel, "roster", team="XXX", colour="#000000")
+        expect(panel.locator('[data-testid="td-status"]')).to_contain_text(
+            "Fix roster refused — bad request", timeout=FAST
+        )
+    finally:
+        context.close()

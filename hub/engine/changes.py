@@ -8,7 +8,8 @@ by one hand, a ``DealReleased`` opens a deal to the public. Each topic family in
 `TournamentState.apply` returns the events an applied console event caused (hand events,
 ``PenaltyApplied``, ``StageFilled``, ``Notable``); the engine's parts add the rest (release:
 ``DealReleased``, ``ReleasedDealCorrected``, ``ReleasedResultCorrected``; the desk:
-``OnAirChanged``, ``ClockChanged``, ``TickerItem``, ``Rejected``, ``LinkChanged``). ``Notable``
+``OnAirChanged``, ``ClockChanged``, ``TickerItem``, ``Rejected``, ``LinkChanged``; the roster:
+``RosterChanged``). ``Notable``
 is for the engine only: its desk turns it into ticker items, the projections never see it.
 """
 
@@ -34,6 +35,7 @@ __all__ = [
     "Rejected",
     "ReleasedDealCorrected",
     "ReleasedResultCorrected",
+    "RosterChanged",
     "StageFilled",
     "TickerItem",
 ]
@@ -57,6 +59,7 @@ class EventKind(StrEnum):
     REJECTED = "Rejected"
     LINK_CHANGED = "LinkChanged"
     CLOCK_CHANGED = "ClockChanged"
+    ROSTER_CHANGED = "RosterChanged"
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +198,16 @@ class ClockChanged:
     level: int
 
 
+@dataclass(frozen=True, slots=True)
+class RosterChanged:
+    """The operator corrected a team's roster (a player's name, a substitute, the team's name
+    or colour): every topic that shows the team's names or colours is rebuilt, in every
+    audience (a name tells nothing of any deal)."""
+
+    kind: ClassVar[EventKind] = EventKind.ROSTER_CHANGED
+    team: str
+
+
 EngineEvent = (
     HandStarted
     | ActionApplied
@@ -211,4 +224,5 @@ EngineEvent = (
     | Rejected
     | LinkChanged
     | ClockChanged
+    | RosterChanged
 )

@@ -51,6 +51,7 @@ from hub.engine.hands import (
     TableState,
     actions_of,
 )
+from hub.engine.roster import Roster
 
 # The hand types and statuses are ``hub.engine.hands``'; named here too, where the state's
 # readers (views, snapshots, replay) have always found them.
@@ -96,6 +97,7 @@ class TournamentState:
         # Penalties from the tournament director, in order: {table, seat, chips, points,
         # reason, by, at}. The scoreboard holds their sums.
         self.penalties: list[dict[str, Any]] = []
+        self.roster = Roster()  # the operator's corrections of names and colours
         self.events_applied = 0
 
     # ----------------------------------------------------------------- queries
@@ -116,10 +118,20 @@ class TournamentState:
         """Team and player in a seat for a deal (the session's draw and lineups); None while
         the deal's stage has no teams yet."""
         if not self.config.phased:
-            return self.config.seat_holder(table, seat)
-        if deal is None:
-            deal = self.config.deal_orders[table][0]
-        return self.seating.holder(table, seat, deal)
+            held: tuple[Team, str] | None = self.config.seat_holder(table, seat)
+        else:
+            first = self.config.deal_orders[table][0]
+            held = self.seating.holder(table, seat, first if deal is None else deal)
+        if held is None:
+            return None
+        return held[0], self.roster.player(held[0].id, held[1])
+
+    def fix_roster(self, record: Mapping[str, Any]) -> list[EngineEvent]:
+        """Apply the operator's roster record (`Roster.check`): logged with the corrections."""
+        event, entry = self.roster.apply(record)
+        self.corrections.append(entry)
+        del self.corrections[:-200]
+        return [event]
 
     def table_deal(self, table: TableState) -> int:
         """The deal whose seating a table shows: its hand in play, else the last it started,

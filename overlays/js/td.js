@@ -18,7 +18,7 @@ export const RULINGS = {
   confirm: { label: 'Confirm', fields: [['table', 'number'], ['deal', 'number'], ['seats', 'text', 'winners: 2,5 (empty: the cards)']], reason: false },
   roster: {
     label: 'Fix roster',
-    fields: [['team', 'text', 'team id'], ['seat', 'number'], ['player', 'text', 'player as shown'], ['name', 'text', 'new name'], ['colour', 'text', '#rrggbb']],
+    fields: [['team', 'text', 'team id'], ['seat', 'number'], ['player', 'text', 'player as shown'], ['name', 'text', 'new name'], ['team_name', 'text', 'team name'], ['colour', 'text', '#rrggbb']],
     reason: false,
   },
 };

@@ -16,6 +16,7 @@ from hub.engine.changes import (
     PenaltyApplied,
     Rejected,
     ReleasedResultCorrected,
+    RosterChanged,
     TickerItem,
 )
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
@@ -90,7 +91,7 @@ TICKER = Feed("ticker", (TickerItem, DealReleased, ReleasedResultCorrected), tic
 CLOCK = Feed("clock", (ClockChanged,), clock_keys, _clock)
 OPS = Feed(
     "ops",
-    (*HAND_EVENTS, PenaltyApplied, Rejected, LinkChanged, DealReleased),
+    (*HAND_EVENTS, PenaltyApplied, Rejected, LinkChanged, DealReleased, RosterChanged),
     ops_keys,
     _ops,
 )
