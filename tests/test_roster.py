@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from hub.cli.replay import replay
 from hub.engine.core import Engine
-from tests.test_corrections import Console, engine_with, journaled, rebuilt_from_journal
+from hub.files.eventlog import log_line
+from tests.test_corrections import JOURNAL, Console, engine_with, journaled, rebuilt_from_journal
 from tests.test_td import everything
 
 TEAM = "T00"
@@ -160,3 +162,19 @@ def test_the_journal_and_a_snapshot_give_the_fixes_back() -> None:
     assert everything(restored) == everything(engine)
     assert restored.state.roster.info(restored.config)[team]["colour"] == "#010203"
     assert old not in shown(restored)
+
+
+def test_an_exported_journal_replays_the_fixes() -> None:
+    """`export --events` writes a roster record as an operator command line; `replay` applies
+    it through the same checks, a second fix of one player included."""
+    engine = played()
+    table = engine.config.table_of_player(TEAM, f"{TEAM}-p2")
+    assert fix(engine, table=table, name="First Fix").ok
+    assert fix(engine, player="First Fix", name="Second Fix", colour="#123456").ok
+    lines = [{**log_line(r), "_line": i} for i, r in enumerate(JOURNAL[id(engine)], 1)]
+    assert [ln["op"] for ln in lines if "op" in ln] == ["roster", "roster"]
+    fresh = Engine(engine.config, engine.state.decks)
+    assert replay(engine.config, lines, fresh, "export.jsonl") == []
+    for key in (("live", "standings"), ("public", "standings"), ("live", f"table:{table}")):
+        assert fresh.payload(key) == engine.payload(key), key
+    assert "Second Fix" in shown(fresh) and f"{TEAM}-p2" not in shown(fresh)

@@ -73,7 +73,8 @@ class Roster:
         self, command: Mapping[str, Any], config: TournamentConfig, holder: Holder, now: float
     ) -> dict[str, Any]:
         """The journal record of a roster command, checked (`Rejection` if not): ``team``, the
-        player by ``seat`` (and ``table``), by ``table`` or by ``player`` (the name shown) with
+        player by ``seat`` (and ``table``), by ``table`` or by ``player`` (the name shown, or
+        the file's: what an exported journal's line names) with
         their new ``name``, and/or the team's ``team_name`` or ``colour``; ``by`` required,
         ``reason`` optional."""
         team = command.get("team")
@@ -126,7 +127,7 @@ class Roster:
                 if (
                     (seat is None or s == seat)
                     and (table is None or t == table)
-                    and (player is None or held[1] == player)
+                    and (player is None or player in (held[1], self._file_name(team, held[1])))
                 ):
                     found.append(held[1])
         if not found:

@@ -15,7 +15,7 @@ export const RULINGS = {
     fields: [['table', 'number'], ['seat', 'number'], ['chips', 'number'], ['points', 'number']],
     reason: true,
   },
-  confirm: { label: 'Confirm', fields: [['table', 'number'], ['deal', 'number'], ['seats', 'text', 'winners: 2,5 (empty: the cards)']], reason: false },
+  confirm: { label: 'Confirm', fields: [['table', 'number'], ['deal', 'number'], ['seats', 'text', 'winners 2,5']], reason: false },
   roster: {
     label: 'Fix roster',
     fields: [['team', 'text', 'team id'], ['seat', 'number'], ['player', 'text', 'player as shown'], ['name', 'text', 'new name'], ['team_name', 'text', 'team name'], ['colour', 'text', '#rrggbb']],
