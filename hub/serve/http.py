@@ -207,12 +207,7 @@ class _Endpoints:
         """``POST /api/{op}`` of an official's ruling: the websocket op's body and codes."""
 
         async def endpoint(request: Request) -> Response:
-            def shape(body: Any) -> tuple[dict[str, Any] | None, str]:
-                if not isinstance(body, dict):
-                    return None, f"{op} takes a JSON object"
-                return ruling_command(op, body)
-
-            return await self._command(request, op, shape)
+            return await self._command(request, op, lambda body: ruling_command(op, body))
 
         return endpoint
 

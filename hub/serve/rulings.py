@@ -25,8 +25,10 @@ def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def ruling_command(op: str, request: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
+def ruling_command(op: str, request: Any) -> tuple[dict[str, Any] | None, str]:
     """``(command, "")``, or ``(None, why)`` for a request that cannot be one (``bad_request``)."""
+    if not isinstance(request, Mapping):
+        return None, f"{op} takes a JSON object"
     if op == "roster":
         if not isinstance(request.get("team"), str):
             return None, "roster needs a 'team' (its id)"
