@@ -84,6 +84,14 @@ async def test_rest_rulings_need_the_operator_and_an_official(hub: Hub) -> None:
         answer = await http.post("/api/penalty", json={**penalty, "chips": 40}, headers=bearer)
         assert answer.status_code == 200 and answer.json()["ok"] is True
         assert ops(source)["penalties"][-1]["by"] == "TD"
+        # a roster fix: the public standings show it at once
+        fix = {"team": "BRA", "team_name": "Brasil", "by": "TD", "reason": "spelling"}
+        answer = await http.post("/api/roster", json=fix, headers=bearer)
+        assert answer.status_code == 200, answer.text
+        teams = source.engine.payload(("public", "standings"))["like_for_like"]["teams"]
+        assert next(t for t in teams if t["team"] == "BRA")["name"] == "Brasil"
+        answer = await http.post("/api/roster", json={**fix, "team": "XXX"}, headers=bearer)
+        assert (answer.status_code, answer.json()["error"]) == (400, "bad_request")
 
 
 async def test_the_td_command_rules_and_says_so_in_one_line(hub: Hub) -> None:
@@ -120,6 +128,8 @@ async def test_the_td_command_rules_and_says_so_in_one_line(hub: Hub) -> None:
         url, "penalty", "--table", table, "--seat", "2", "--by", "TD Bo", "--reason", "none"
     )
     assert code == 1 and json.loads(out)["error"] == "bad_amount"
+    code, out = await td(url, "roster", "--team", "ARG", "--colour", "blue", "--by", "TD Bo")
+    assert code == 1 and "colour" in json.loads(out)["message"]
     code, out = await td("http://127.0.0.1:9", "void", "--table", table, "--deal", deal,
                          "--by", "X", "--reason", "y")  # fmt: skip
     assert code == 2 and json.loads(out)["error"] == "unreachable"
