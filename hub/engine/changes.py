@@ -224,6 +224,7 @@ class RosterChanged:
     audience (a name tells nothing of any deal)."""
 
     kind: ClassVar[EventKind] = EventKind.ROSTER_CHANGED
+    routed_by: ClassVar[tuple[str, ...]] = ()  # every table and traveller, whichever team
     team: str
 
 
