@@ -1,8 +1,9 @@
 """The ``console`` family: one table's console-scoped state (``console:{t}``, live only;
 ``hub.engine.console_view``). Every hand event of the table moves it, and so does a refusal
 there (a refused event uses up its console's seq: ``last_seq`` moves), a penalty, a
-stage's fill and a roster correction (the names). An action is moved in place (its item appended, the fields it
-moved set: ``Projections._show_console``); the rest is rebuilt at the flush and diffed."""
+stage's fill and a roster correction (the names). An action is moved in place (its item
+appended, the fields it moved set: ``Projections._show_console``); the rest is rebuilt at
+the flush and diffed."""
 
 from __future__ import annotations
 
