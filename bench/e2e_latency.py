@@ -61,8 +61,9 @@ for where in (ROOT, HERE):
         sys.path.insert(0, str(where))
 
 import edge_bench  # noqa: E402
-from ingest_bench import large_config, large_data  # noqa: E402
+from ingest_bench import large_data  # noqa: E402
 
+from hub.domain.config import parse_config  # noqa: E402
 from hub.domain.deck import seeded_deck_orders  # noqa: E402
 from hub.engine.simulate import simulate_session  # noqa: E402
 from hub.wire import codec  # noqa: E402
@@ -106,9 +107,11 @@ def toml_text(data: dict[str, Any]) -> str:
 
 def tournament(tid: str, tables: int, deals: int) -> tuple[str, Any]:
     """The bench tournament as a file's text and as parsed: ``tables`` rounded up to groups of
-    6 tables x 6 seats, rehearsal decks (the ingest deals and computes equity)."""
-    groups = math.ceil(tables / 6)
-    return toml_text(large_data(tid, groups, deals)), large_config(tid, groups, deals)
+    6 tables x 6 seats, block deal orders, rehearsal decks (the ingest deals and computes
+    equity)."""
+    data = large_data(tid, math.ceil(tables / 6), deals)
+    data["schedule"] = {"method": "blocks", "seed": 5}  # release-aware, as at an event
+    return toml_text(data), parse_config(data, "<bench>")
 
 
 def table_events(config: Any, per_table: int, seed: int) -> dict[int, list[dict[str, Any]]]:
@@ -286,7 +289,7 @@ def start_hub(
         for n, (role, at) in enumerate(roles)
     ]
     for n, (role, _) in enumerate(roles):
-        wait_for(hubs[n], work / f"{role}{n}.log", f"duplicast {role} for", 60)
+        wait_for(hubs[n], work / f"{role}{n}.log", f"duplicast {role} for", 180)
     return redis, url, hubs[0], hubs[1:], port
 
 
