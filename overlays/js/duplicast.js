@@ -129,9 +129,10 @@ export function defaultWsUrl() {
  * tournament: the tournament id the page expects; when the hub's hello names another one the
  * client reports a `wrong_tournament` error and delivers no data (client.mismatch is set) until a
  * hello names the expected tournament again.
+ * onMessage(frame) receives every other frame type (a console's `ack`).
  */
-export function connect({ url, token, format = 'json', onStatus, onError, onHello, tournament } = {}) {
-  return new DuplicastClient({ url, token, format, onStatus, onError, onHello, tournament });
+export function connect({ url, token, format = 'json', onStatus, onError, onHello, onMessage, tournament } = {}) {
+  return new DuplicastClient({ url, token, format, onStatus, onError, onHello, onMessage, tournament });
 }
 
 /** The error text of a tournament mismatch (null when the hello matches). */
@@ -141,7 +142,7 @@ export function tournamentMismatch(expected, hello) {
 }
 
 class DuplicastClient {
-  constructor({ url, token, format, onStatus, onError, onHello, tournament }) {
+  constructor({ url, token, format, onStatus, onError, onHello, onMessage, tournament }) {
     if (format !== 'json') throw new Error('the browser client speaks format=json only');
     const base = new URL(url || defaultWsUrl(), globalThis.location ? location.href : undefined);
     base.searchParams.set('format', 'json');
@@ -150,6 +151,7 @@ class DuplicastClient {
     this.onStatus = onStatus || (() => {});
     this.onError = onError || (() => {});
     this.onHello = onHello || (() => {});
+    this.onMessage = onMessage || (() => {});
     this.tournament = tournament || null;
     this.mismatch = null;
     this.topics = new Map(); // topic -> {seq, state, listeners:Set}
@@ -257,6 +259,7 @@ class DuplicastClient {
         this.onError(frame);
         break;
       default:
+        if (!this.mismatch) this.onMessage(frame);
         break;
     }
   }
