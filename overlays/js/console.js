@@ -38,10 +38,6 @@ function openOutbox(ident) {
 }
 if (page.ident) openOutbox(page.ident);
 
-const client = p.token
-  ? connect({ url: p.ws, token: p.token, tournament: p.tournament, onStatus, onError, onHello, onMessage })
-  : null;
-if (!client) page.fatal = 'This page needs the console link with its token (?token=…): ask the tournament director.';
 
 function onStatus(s) {
   page.link = s.state;
@@ -113,7 +109,11 @@ function onMessage(frame) {
   }
   if (!page.outbox.answered(frame.seq)) return; // the answer to a resend already answered
   if (frame.ok) {
-    if (frame.seq === page.waitSeq) page.ackedAt = Date.now();
+    const mine = page.state && page.state.consoles && page.ident ? page.state.consoles[page.ident.console] : null;
+    if (frame.seq === page.waitSeq) {
+      if (mine && mine.last_seq >= frame.seq) page.waitSeq = null; // the state showed it first
+      else page.ackedAt = Date.now();
+    }
   } else {
     refused(frame.seq, frame.code, frame.message || frame.error);
   }
@@ -254,4 +254,9 @@ function waitingText() {
   return 'Sending…';
 }
 
+// Connected last: the hub's first answers may come before the page's functions are defined.
+const client = p.token
+  ? connect({ url: p.ws, token: p.token, tournament: p.tournament, onStatus, onError, onHello, onMessage })
+  : null;
+if (!client) page.fatal = 'This page needs the console link with its token (?token=…): ask the tournament director.';
 render();
