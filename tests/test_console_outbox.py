@@ -36,7 +36,7 @@ def modules(browser: Browser) -> Iterator[Page]:
 RUN = """async (ops) => {
   const { Outbox } = await import('./js/outbox.js');
   const mem = new Map();
-  const storage = { getItem: (k) => (mem.has(k) ? mem.get(k) : null), setItem: (k, v) => mem.set(k, v) };
+  const storage = { getItem: (k) => mem.get(k) ?? null, setItem: (k, v) => mem.set(k, v) };
   let box = new Outbox(storage, 'k');
   let hubLast = 0; // the hub's last_seq: it takes what arrives in seq order
   const given = [];
@@ -46,8 +46,10 @@ RUN = """async (ops) => {
     else if (op === 'deliver') {
       // the hub handles the oldest waiting entry, if it is the next one; the answer may be lost
       const first = box.waiting()[0];
-      if (first && first.seq === hubLast + 1) { hubLast = first.seq; if (arg) box.answered(first.seq); }
-      else if (first && first.seq > hubLast + 1) box.gap(hubLast + 1);
+      if (first && first.seq === hubLast + 1) {
+        hubLast = first.seq;
+        if (arg) box.answered(first.seq);
+      } else if (first && first.seq > hubLast + 1) box.gap(hubLast + 1);
       else if (first) box.answered(first.seq); // a duplicate: answered again
     } else if (op === 'reload') box = new Outbox(storage, 'k');
     else if (op === 'state') box.floor(hubLast);
@@ -67,7 +69,9 @@ OPS = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(ops=OPS)
 def test_a_seq_is_never_reused_and_waits_in_order(modules: Page, ops: list[Any]) -> None:
     out = modules.evaluate(RUN, [list(op) for op in ops])
