@@ -4,7 +4,7 @@
 // (outbox.js) before it is sent and resent until the hub answers it.
 import { connect, params } from './duplicast.js';
 import { Outbox, outboxKey, recallIdentity, rememberIdentity } from './outbox.js';
-import { renderPad, renderSeats, renderLog, renderSchedule, refusalTitle, words } from './consolepad.js';
+import { describe, renderPad, renderSeats, renderLog, renderSchedule, refusalTitle, words } from './consolepad.js';
 import { el, fmtInt } from './ui.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
@@ -81,6 +81,8 @@ function onHello(frame) {
     page.topic = topic;
     client.subscribe(topic, onState);
   }
+  // Resumed up to date, the hub sends nothing: what the client holds is the hub's state.
+  page.live = client.state(topic) !== null;
   pump(true); // whatever waits goes again, in seq order, before anything new
   render();
 }
@@ -249,9 +251,12 @@ function render() {
 }
 
 function waitingText() {
-  if (page.link !== 'open') return 'Offline: your entry is kept and will be sent when the link is back.';
-  if (page.hubDown) return 'The hub is not answering: your entry is kept and sent again.';
-  return 'Sending…';
+  const waiting = page.outbox ? page.outbox.waiting() : [];
+  const what = waiting.length ? `“${describe(waiting[waiting.length - 1].event)}”` : 'your entry';
+  const more = waiting.length > 1 ? ` (${waiting.length} entries)` : '';
+  if (page.link !== 'open') return `Offline: ${what}${more} is kept and will be sent when the link is back.`;
+  if (page.hubDown) return `The hub is not answering: ${what}${more} is kept and sent again.`;
+  return waiting.length ? `Sending ${what}…` : 'Sending…';
 }
 
 // Connected last: the hub's first answers may come before the page's functions are defined.

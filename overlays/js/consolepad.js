@@ -30,6 +30,25 @@ export function refusalTitle(code) {
   return REFUSAL_TITLES[code] || 'Refused by the hub';
 }
 
+/** An entry in words, for the line that says what waits: "seat 3 raise to 550". */
+export function describe(event) {
+  const e = event || {};
+  const seat = e.seat !== undefined ? `seat ${e.seat} ` : '';
+  switch (e.type) {
+    case 'start': return `start of deal ${e.deal}`;
+    case 'bet': return `${seat}bet ${fmtInt(e.amount)}`;
+    case 'raise': return `${seat}raise to ${fmtInt(e.amount)}`;
+    case 'call': return `${seat}call ${fmtInt(e.amount)}`;
+    case 'win': return `winners: seat ${(e.seats || []).join(', ')}`;
+    case 'confirm': return `confirm of deal ${e.deal}`;
+    case 'reopen': return `reopen of deal ${e.deal}`;
+    case 'void': return `misdeal of deal ${e.deal}`;
+    case 'exposed': return `${seat}card ${e.card} exposed`;
+    case 'early': return 'board card early';
+    default: return `${seat}${words(e.type)}`;
+  }
+}
+
 /** "in_progress" -> "in progress". */
 export function words(s) {
   return s === undefined || s === null ? '' : String(s).replace(/_/g, ' ');
@@ -38,9 +57,10 @@ export function words(s) {
 const OPEN = new Set(['in_progress', 'reopened']);
 const FINISHED = new Set(['complete', 'voided', 'disputed']);
 
-function teamChip(team) {
-  const t = team && typeof team === 'object' ? team : { code: team };
-  const chip = el('span', { class: 'tcode' }, String(t.code ?? t.id ?? ''));
+/** A seat's team chip: its code and colour when the row carries them, else the team id. */
+function teamChip(row) {
+  const t = row.team && typeof row.team === 'object' ? row.team : { id: row.team, code: row.code, colour: row.colour };
+  const chip = el('span', { class: 'tcode' }, String(t.code ?? t.id ?? '–').toUpperCase());
   for (const [k, v] of Object.entries(teamStyle(t.colour))) chip.style.setProperty(k, v);
   return chip;
 }
@@ -67,7 +87,7 @@ export function renderSeats(s, ui, act) {
       },
       el('span', { class: 'no' }, String(x.seat)),
       el('span', { class: 'btn-d' }, x.seat === s.button ? 'D' : ''),
-      teamChip(x.team),
+      teamChip(x),
       el('span', { class: 'player' }, x.player || ''),
       el('span', { class: 'stack', dataset: { testid: 'stack' } }, fmtInt(x.stack)),
       el('span', { class: 'bet' }, x.bet ? fmtInt(x.bet) : ''),
@@ -132,7 +152,7 @@ function bettingPad(s, ui, act) {
   const range = legal.bet || legal.raise || null;
   const base = { deal: s.deal, seat: s.to_act };
   const who = el('p', { class: 'who', dataset: { testid: 'to-act' } },
-    `Seat ${s.to_act}`, seat ? el('span', {}, ' ', teamChip(seat.team), ` ${seat.player || ''}`) : '', ' to act',
+    `Seat ${s.to_act}`, seat ? el('span', {}, ' ', teamChip(seat), ` ${seat.player || ''}`) : '', ' to act',
     legal.call ? el('span', { class: 'tocall' }, ` · ${fmtInt(legal.call)} to call`) : '');
   const row = el('div', { class: 'row' },
     legal.fold ? button('fold', 'Fold', () => act.submit({ ...base, type: 'fold' }), { cls: 'fold' }) : null,
