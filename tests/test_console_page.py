@@ -402,8 +402,14 @@ def test_a_dispute_shows_at_once_and_is_confirmed(browser: Browser, hub: Console
     settled(page)
     expect(tid(page, "dispute")).to_be_hidden(timeout=TAP_TIMEOUT)
     expect(tid(page, "deal")).to_contain_text("complete")
+    # Reopened for a correction, then closed again with the winners the cards give.
+    tid(page, "reopen").click()
+    settled(page)
+    expect(tid(page, "deal")).to_contain_text("reopened")
+    tap(page, win)
+    expect(tid(page, "deal")).to_contain_text("complete")
     kinds = [x["type"] for x in accepted(hub.journal())]
-    assert kinds[-2:] == ["win", "confirm"]
+    assert kinds[-4:] == ["win", "confirm", "reopen", "win"]
     page.context.close()
     assert errors == []
 
@@ -424,5 +430,39 @@ def test_both_tablet_viewports_fit(
         shot(page, "portrait")
     tid(page, "exposed").click()
     fits(page)
+    page.context.close()
+    assert errors == []
+
+
+def test_dealer_errors_undo_and_a_misdeal(browser: Browser, hub: ConsoleHub) -> None:
+    errors: list[str] = []
+    page, link = open_console(browser, hub, PORTRAIT, errors)
+    hand = hub.first_hand()
+    tap(page, hand[0])
+    expect(tid(page, "void")).to_be_visible()  # the misdeal window is open
+    tid(page, "exposed").click()
+    tid(page, "pick-2").click()
+    tid(page, "card-2").click()
+    tid(page, "exposed-send").click()
+    settled(page)
+    tid(page, "undo").click()
+    settled(page)
+    tid(page, "early").click()
+    settled(page)
+    # A misdeal takes two taps; the hand is void and the next deal may start.
+    tid(page, "void").click()
+    expect(tid(page, "void")).to_have_text(f"Tap again: void deal {hand[0]['deal']}")
+    assert len(link.sent) == 4
+    tid(page, "void").click()
+    settled(page)
+    expect(tid(page, "deal")).to_contain_text("voided")
+    expect(tid(page, "start")).to_be_visible()
+    assert [(x["type"], x.get("seat"), x.get("card")) for x in hub.journal()] == [
+        ("start", None, None),
+        ("exposed", 2, 2),
+        ("undo", None, None),
+        ("early", None, None),
+        ("void", None, None),
+    ]
     page.context.close()
     assert errors == []
