@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +130,27 @@ def hub() -> Iterator[ConsoleHub]:
     h.stop()
 
 
+Opener = Callable[[tuple[int, int]], tuple[Page, "Link", list[dict[str, Any]]]]
+
+
+@pytest.fixture
+def opened(browser: Browser, hub: ConsoleHub) -> Iterator[Opener]:
+    """Open the console page of table 1 at a viewport size: the page, its link and table 1's
+    first hand of the session. Every page must log no error."""
+    errors: list[str] = []
+    pages: list[Page] = []
+
+    def opener(size: tuple[int, int]) -> tuple[Page, Link, list[dict[str, Any]]]:
+        page, link = open_console(browser, hub, size, errors)
+        pages.append(page)
+        return page, link, hub.first_hand()
+
+    yield opener
+    for page in pages:
+        page.context.close()
+    assert errors == []
+
+
 def open_console(
     browser: Browser, hub: ConsoleHub, size: tuple[int, int], errors: list[str]
 ) -> tuple[Page, Link]:
@@ -198,6 +219,20 @@ def essence(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def play(page: Page, events: list[dict[str, Any]]) -> None:
+    for event in events:
+        tap(page, event)
+
+
+def journaled_once(hub: ConsoleHub, link: Link, hand: list[dict[str, Any]]) -> list[int]:
+    """The hub journaled the hand's events exactly, each once, and every seq the page sent is
+    one of 1..len(hand) (a resend repeats a seq, never takes a new one). The seqs sent."""
+    assert accepted(hub.journal()) == essence(hand)
+    seqs = [e["seq"] for e in link.sent]
+    assert sorted(set(seqs)) == list(range(1, len(hand) + 1))
+    return seqs
+
+
 def accepted(journal: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return essence([x for x in journal if "refused" not in x])
 
@@ -231,10 +266,8 @@ def shot(page: Page, name: str) -> None:
     page.screenshot(path=str(DOCS_SHOTS / f"console-{name}.png"))
 
 
-def test_a_whole_hand_played_by_tapping(browser: Browser, hub: ConsoleHub) -> None:
-    errors: list[str] = []
-    page, link = open_console(browser, hub, LANDSCAPE, errors)
-    hand = hub.first_hand()
+def test_a_whole_hand_played_by_tapping(hub: ConsoleHub, opened: Opener) -> None:
+    page, link, hand = opened(LANDSCAPE)
     for i, event in enumerate(hand):
         if i == 3:
             key_in(page, event["amount"])  # the guide's picture: a raise keyed in
@@ -242,15 +275,8 @@ def test_a_whole_hand_played_by_tapping(browser: Browser, hub: ConsoleHub) -> No
             shot(page, "betting")
         tap(page, event)
     expect(tid(page, "deal")).to_contain_text("complete")
-    assert accepted(hub.journal()) == essence(hand)
-    assert [e["seq"] for e in link.sent] == list(range(1, len(hand) + 1))  # each sent once
+    assert journaled_once(hub, link, hand) == list(range(1, len(hand) + 1))  # each sent once
     assert all(a["ok"] for a in link.acks)
-    page.context.close()
-    assert errors == []
-
-
-def sent_seqs(link: Link) -> list[int]:
-    return [e["seq"] for e in link.sent]
 
 
 def hub_answered(page: Page, link: Link, seq: int) -> None:
@@ -262,14 +288,9 @@ def hub_answered(page: Page, link: Link, seq: int) -> None:
     raise AssertionError(f"the hub never answered seq {seq}")
 
 
-def test_a_network_drop_mid_hand_loses_and_doubles_nothing(
-    browser: Browser, hub: ConsoleHub
-) -> None:
-    errors: list[str] = []
-    page, link = open_console(browser, hub, LANDSCAPE, errors)
-    hand = hub.first_hand()
-    for event in hand[:3]:
-        tap(page, event)
+def test_a_network_drop_mid_hand_loses_and_doubles_nothing(hub: ConsoleHub, opened: Opener) -> None:
+    page, link, hand = opened(LANDSCAPE)
+    play(page, hand[:3])
     # The link drops; the official enters the raise: it waits in the outbox, and a second tap
     # on the (disabled) button sends nothing more.
     link.cut()
@@ -286,8 +307,7 @@ def test_a_network_drop_mid_hand_loses_and_doubles_nothing(
     settled(page)
     # The hub answers but the answer is lost with the link: the page sends the same seq again
     # after reconnecting and the hub repeats its answer.
-    for event in hand[4:6]:
-        tap(page, event)
+    play(page, hand[4:6])
     link.drop_acks = True
     tap(page, hand[6], wait=False)
     hub_answered(page, link, 7)
@@ -295,25 +315,16 @@ def test_a_network_drop_mid_hand_loses_and_doubles_nothing(
     link.cut()
     link.restore()
     settled(page)
-    for event in hand[7:]:
-        tap(page, event)
-    assert accepted(hub.journal()) == essence(hand)
-    seqs = sent_seqs(link)
-    assert sorted(set(seqs)) == list(range(1, len(hand) + 1))
+    play(page, hand[7:])
+    seqs = journaled_once(hub, link, hand)
     assert seqs.count(7) >= 2  # resent after the drop ...
-    assert [a for a in link.acks if a["seq"] == 7][-1].get(
-        "duplicate"
-    ) is True  # ... answered again
-    page.context.close()
-    assert errors == []
+    last_answer = [a for a in link.acks if a["seq"] == 7][-1]
+    assert last_answer.get("duplicate") is True  # ... answered again
 
 
-def test_a_reload_mid_hand_loses_and_doubles_nothing(browser: Browser, hub: ConsoleHub) -> None:
-    errors: list[str] = []
-    page, link = open_console(browser, hub, LANDSCAPE, errors)
-    hand = hub.first_hand()
-    for event in hand[:2]:
-        tap(page, event)
+def test_a_reload_mid_hand_loses_and_doubles_nothing(hub: ConsoleHub, opened: Opener) -> None:
+    page, link, hand = opened(LANDSCAPE)
+    play(page, hand[:2])
     # Reloaded after the hub took the call but before its answer reached the page.
     link.drop_acks = True
     tap(page, hand[2], wait=False)
@@ -331,22 +342,14 @@ def test_a_reload_mid_hand_loses_and_doubles_nothing(browser: Browser, hub: Cons
     expect(tid(page, "seat")).to_have_count(6)
     link.restore()
     settled(page)
-    for event in hand[4:]:
-        tap(page, event)
-    assert accepted(hub.journal()) == essence(hand)
-    seqs = sent_seqs(link)
-    assert sorted(set(seqs)) == list(range(1, len(hand) + 1))  # the next seq after each reload
+    play(page, hand[4:])
+    seqs = journaled_once(hub, link, hand)  # the next seq after each reload
     assert seqs.count(3) == 2 and seqs.count(4) == 1
-    page.context.close()
-    assert errors == []
 
 
-def test_refusals_show_in_words_and_the_pad_stays_usable(browser: Browser, hub: ConsoleHub) -> None:
-    errors: list[str] = []
-    page, link = open_console(browser, hub, LANDSCAPE, errors)
-    hand = hub.first_hand()
-    for event in hand[:3]:
-        tap(page, event)
+def test_refusals_show_in_words_and_the_pad_stays_usable(hub: ConsoleHub, opened: Opener) -> None:
+    page, link, hand = opened(LANDSCAPE)
+    play(page, hand[:3])
     # An amount outside the legal range cannot be sent, and the pad says why.
     key_in(page, 1)
     expect(tid(page, "send-amount")).to_be_disabled()
@@ -373,21 +376,15 @@ def test_refusals_show_in_words_and_the_pad_stays_usable(browser: Browser, hub: 
     link.drop_acks = False
     settled(page)
     expect(tid(page, "refusal")).to_be_hidden()
-    for event in hand[4:]:
-        tap(page, event)
-    assert sent_seqs(link).count(5) <= 2  # the resend of the swallowed answer, at most
+    play(page, hand[4:])
+    assert [e["seq"] for e in link.sent].count(5) <= 2  # a resend of the swallowed answer
     after_refusal = [{**e, "seq": e["seq"] + (e["seq"] > 3)} for e in essence(hand)]
     assert accepted(hub.journal()) == after_refusal
-    page.context.close()
-    assert errors == []
 
 
-def test_a_dispute_shows_at_once_and_is_confirmed(browser: Browser, hub: ConsoleHub) -> None:
-    errors: list[str] = []
-    page, _ = open_console(browser, hub, LANDSCAPE, errors)
-    hand = hub.first_hand()
-    for event in hand[:-1]:
-        tap(page, event)
+def test_a_dispute_shows_at_once_and_is_confirmed(hub: ConsoleHub, opened: Opener) -> None:
+    page, _, hand = opened(LANDSCAPE)
+    play(page, hand[:-1])
     win = hand[-1]
     folded = {e["seat"] for e in hand if e["type"] == "fold"}
     wrong = min(set(range(1, 7)) - folded - set(win["seats"]))  # in at showdown, but no winner
@@ -410,34 +407,23 @@ def test_a_dispute_shows_at_once_and_is_confirmed(browser: Browser, hub: Console
     expect(tid(page, "deal")).to_contain_text("complete")
     kinds = [x["type"] for x in accepted(hub.journal())]
     assert kinds[-4:] == ["win", "confirm", "reopen", "win"]
-    page.context.close()
-    assert errors == []
 
 
 @pytest.mark.parametrize("size", [LANDSCAPE, PORTRAIT], ids=["landscape", "portrait"])
-def test_both_tablet_viewports_fit(
-    browser: Browser, hub: ConsoleHub, size: tuple[int, int]
-) -> None:
-    errors: list[str] = []
-    page, _ = open_console(browser, hub, size, errors)
+def test_both_tablet_viewports_fit(opened: Opener, size: tuple[int, int]) -> None:
+    page, _, hand = opened(size)
     fits(page)  # between hands: Start
-    hand = hub.first_hand()
-    for event in hand[:3]:
-        tap(page, event)
+    play(page, hand[:3])
     key_in(page, hand[3]["amount"])
     fits(page)  # the tallest pad: betting with the keypad
     if size == PORTRAIT:
         shot(page, "portrait")
     tid(page, "exposed").click()
     fits(page)
-    page.context.close()
-    assert errors == []
 
 
-def test_dealer_errors_undo_and_a_misdeal(browser: Browser, hub: ConsoleHub) -> None:
-    errors: list[str] = []
-    page, link = open_console(browser, hub, PORTRAIT, errors)
-    hand = hub.first_hand()
+def test_dealer_errors_undo_and_a_misdeal(hub: ConsoleHub, opened: Opener) -> None:
+    page, link, hand = opened(PORTRAIT)
     tap(page, hand[0])
     expect(tid(page, "void")).to_be_visible()  # the misdeal window is open
     tid(page, "exposed").click()
@@ -464,5 +450,3 @@ def test_dealer_errors_undo_and_a_misdeal(browser: Browser, hub: ConsoleHub) -> 
         ("early", None, None),
         ("void", None, None),
     ]
-    page.context.close()
-    assert errors == []
