@@ -8,22 +8,33 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from hubharness import COMMENTATOR, OPERATOR, unique_tournament
+from hubharness import COMMENTATOR, OPERATOR, SAMPLE, duplicast, edge_hub, unique_tournament
 from hubharness import ingest_hub as ingest_hub_with
+from redis_server import RedisServer
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from hub.bus.memory import MemoryBus
+from hub.bus.redis import RedisBus, RetryPolicy
+from hub.cli.main import main
+from hub.cli.redis_acl import EDGE_USER, INGEST_USER, acl_file
+from hub.cli.serve import console_tokens
 from hub.client.console import ConsoleClient
-from hub.serve.auth import Auth, ConsoleSeat
+from hub.engine.core import Engine
+from hub.files.config import load_config
+from hub.roles.embedded import IngestSource
+from hub.serve.auth import Auth, ConsoleSeat, parse_console_tokens, weak_tokens
+from hub.wire.patch import apply_patch, clone
 
 TOKEN1 = "web-console-one-Xq8rTz3vLm"
 TOKEN2 = "web-console-two-Pk2wNs7yHd"
 TOKEN1B = "web-console-1b-Jc4uRf9eGa"
+FAST = RetryPolicy(deadline=1.0, base=0.01, cap=0.05)
 
 
 def seats() -> tuple[ConsoleSeat, ...]:
@@ -58,6 +69,28 @@ class WebConsole:
             async with self.arrived:
                 self.frames.append(json.loads(raw))
                 self.arrived.notify_all()
+
+    def state(self, topic: str) -> dict[str, Any]:
+        """A topic as the page holds it: its latest snapshot with the deltas after it."""
+        doc: Any = None
+        for frame in self.frames:
+            if frame.get("topic") != topic:
+                continue
+            if frame["type"] == "snapshot":
+                doc = clone(frame["data"])
+            elif frame["type"] == "delta" and doc is not None:
+                doc = apply_patch(doc, frame["patch"])
+        return doc
+
+    async def until(self, check: Any, timeout: float = 10.0) -> None:
+        """Wait until ``check()`` holds, testing it as frames arrive."""
+
+        async def holds() -> None:
+            async with self.arrived:
+                while not check():
+                    await self.arrived.wait()
+
+        await asyncio.wait_for(holds(), timeout)
 
     async def send(self, message: dict[str, Any]) -> None:
         await self.ws.send(json.dumps(message))
@@ -223,3 +256,135 @@ async def test_web_and_redis_protocol_consoles_share_a_hand() -> None:
             assert [k for _, k in kinds] == ["call", "fold"]
             # the bus console's answers never reach the page
             assert not [f for f in page.frames if f.get("type") == "ack" and f["seq"] > 2]
+
+
+# -- on Redis, with the users `duplicast acl` makes ------------------------------------------
+
+
+@pytest.fixture
+def acl_redis(tmp_path: Path) -> Iterator[tuple[Any, dict[str, Any], RedisServer]]:
+    """A private redis-server run with the ACL file ``duplicast acl`` writes."""
+    config = load_config(SAMPLE)
+    text, credentials = acl_file(config)
+    (tmp_path / "users.acl").write_text(text)
+    with RedisServer(tmp_path / "redis", extra=("--aclfile", str(tmp_path / "users.acl"))) as s:
+        yield config, credentials, s
+
+
+@pytest.mark.redis
+async def test_a_web_console_through_an_edge_on_redis_with_acl_users(
+    acl_redis: tuple[Any, dict[str, Any], RedisServer],
+) -> None:
+    """The ingest as duplicast-ingest, an edge as duplicast-edge; the page speaks to the edge,
+    and ``duplicast console send`` (the table1 Redis user) enters the hand's next action
+    under the same console: one sequence of seqs, the page told every answer."""
+    config, credentials, server = acl_redis
+    host = f"127.0.0.1:{server.port}"
+    deal = config.deal_orders[1][0]
+    ingest_bus = RedisBus(credentials[INGEST_USER].url(host), retry=FAST)
+    edge_bus = RedisBus(credentials[EDGE_USER].url(host), retry=FAST)
+    await ingest_bus.connect()
+    await edge_bus.connect()
+    ingest = IngestSource(ingest_bus, Engine(config), own_bus=False)
+    await ingest.start()
+    try:
+        async with (
+            edge_hub(edge_bus, config.id, tokens()) as (edge, edge_server),
+            web_console(edge_server.ws_url, TOKEN1) as page,
+        ):
+            await page.event(seq=1, type="start", deal=deal)
+            assert (await page.ack(1))["ok"] is True
+            hand = ingest.engine.state.hand(1, deal)
+            assert hand is not None
+            to_act = hand.hand.to_act
+            cli = await asyncio.to_thread(
+                duplicast,
+                *("console", "send", "--tournament", config.id, "--table", "1"),
+                *("--seq", "2", "--no-outbox", "type=call", f"deal={deal}", f"seat={to_act}"),
+                env={"DUPLICAST_REDIS_URL": credentials["table1"].url(host)},
+            )
+            assert cli.returncode == 0, cli.stderr
+            assert (await page.ack(2))["ok"] is True  # the CLI's answer reaches the page too
+            await page.event(seq=2, type="call", deal=deal, seat=to_act)  # a stale seq
+            assert (await page.ack(2, duplicate=True))["ok"] is True
+            await page.event(seq=3, type="fold", deal=deal, seat=hand.hand.to_act)
+            assert (await page.ack(3))["ok"] is True
+            assert [a.kind for a in hand.hand.actions][-2:] == ["call", "fold"]
+            await page.send({"op": "subscribe", "topics": ["console:1"]})
+            await page.typed("snapshot", topic="console:1")
+            await page.until(lambda: page.state("console:1")["consoles"]["table1"]["last_seq"] == 3)
+            # Redis gone: the page is told at once, and keeps its event to send again
+            server.stop()
+            await page.event(seq=4, type="fold", deal=deal, seat=hand.hand.to_act)
+            down = await page.error("unavailable", seq=4)
+            assert down["message"]
+            assert edge.consoles.listening() == ["table1"]
+    finally:
+        if server.process is None:
+            server.start()
+        await ingest.stop()
+        await ingest_bus.close()
+        await edge_bus.close()
+
+
+def test_acl_makes_console_tokens_that_serve_checks(tmp_path: Path) -> None:
+    """``duplicast acl --console-tokens-out``: a strong token per console of [consoles], in an
+    owner-only file; ``serve`` refuses a file whose table disagrees, or a weak token."""
+    acl, creds, tokens_out = (tmp_path / n for n in ("users.acl", "creds.txt", "tokens.txt"))
+    args = ["acl", "--config", str(SAMPLE), "--out", str(acl), "--credentials-out", str(creds)]
+    assert main([*args, "--console-tokens-out", str(tokens_out)]) == 0
+    assert tokens_out.stat().st_mode & 0o777 == 0o600
+    seats = parse_console_tokens(tokens_out.read_text())
+    config = load_config(SAMPLE)
+    assert {s.console: s.table for s in seats} == dict(config.consoles or {})
+    assert not weak_tokens(Auth(consoles=seats)) and len({s.token for s in seats}) == len(seats)
+    assert console_tokens(config, {"DUPLICAST_CONSOLE_TOKENS_FILE": str(tokens_out)}) == seats
+    # the edge's user may relay the web consoles (publish console:*, hear ack:* and errors:*)
+    edge = next(line for line in acl.read_text().splitlines() if f" {EDGE_USER} " in line)
+    assert f"&dup:{config.id}:console:*" in edge and f"&dup:{config.id}:ack:*" in edge
+    bad = tmp_path / "bad.txt"
+    for text, word in (
+        ("table1 2 " + seats[0].token + "\n", "not table 2"),
+        ("table9 1 " + seats[0].token + "\n", "not in the tournament"),
+        ("table1 1\n", "CONSOLE TABLE TOKEN"),
+        ("table1 1 short\n", "shorter than"),
+    ):
+        bad.write_text(text)
+        env = {"DUPLICAST_CONSOLE_TOKENS_FILE": str(bad), "DUPLICAST_REDIS_URL": "redis://x:1/0"}
+        run = duplicast("serve", "--role", "edge", "--config", str(SAMPLE), env=env)
+        assert run.returncode == 2 and word in run.stderr, run.stderr
+
+
+async def test_the_page_plays_from_console_state_and_sees_the_dispute() -> None:
+    """The page as a real one works: it reads ``console:1`` (who is to act, what is legal),
+    enters the action, waits for the state to move; a ``win`` the cards contradict is acked
+    and shows in ``console:1`` as a dispute, in words."""
+    async with embedded() as hub, web_console(hub.server.ws_url, TOKEN1) as page:
+        await page.send({"op": "subscribe", "topics": ["console:1"]})
+        await page.typed("snapshot", topic="console:1")
+        first = page.state("console:1")
+        assert first["status"] == "none" and first["consoles"]["table1"] == {"last_seq": 0}
+        deal = first["next_deal"]
+        seq = 0
+
+        async def enter(**fields: Any) -> None:
+            nonlocal seq
+            seq += 1
+            await page.event(seq=seq, deal=deal, **fields)
+            assert (await page.ack(seq))["ok"] is True
+            await page.until(
+                lambda: page.state("console:1")["consoles"]["table1"]["last_seq"] == seq
+            )
+
+        await enter(type="start")
+        while not page.state("console:1")["winners_needed"]:
+            state = page.state("console:1")
+            call = state["legal"]["call"] is not None
+            await enter(type="call" if call else "check", seat=state["to_act"])
+        hand = hub.source.engine.state.hand(1, deal)
+        computed = hand.hand.computed_winners()
+        wrong = next(s for s in range(1, hub.config.seats + 1) if s not in computed)
+        await enter(type="win", seats=[wrong])
+        await page.until(lambda: page.state("console:1")["status"] == "disputed")
+        dispute = page.state("console:1")["dispute"]
+        assert dispute["declared"] == [wrong] and "official" in dispute["reason"]
