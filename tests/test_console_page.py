@@ -450,3 +450,22 @@ def test_dealer_errors_undo_and_a_misdeal(hub: ConsoleHub, opened: Opener) -> No
         ("early", None, None),
         ("void", None, None),
     ]
+
+
+def test_a_second_tablet_on_the_same_console_is_caught(hub: ConsoleHub, opened: Opener) -> None:
+    first, _, hand = opened(LANDSCAPE)
+    second, link2, _ = opened(LANDSCAPE)
+    play(first, hand[:2])
+    expect(tid(second, "to-act")).to_contain_text(f"Seat {hand[2]['seat']}")
+    # The second tablet, offline, enters the same action as the first: both give it seq 3.
+    link2.cut()
+    expect(tid(second, "link")).to_have_attribute("data-state", "offline", timeout=TAP_TIMEOUT)
+    tap(first, hand[2])
+    tap(second, hand[2], wait=False)
+    link2.restore()
+    # The hub answers the second tablet's seq 3 with the first's answer (a duplicate): the
+    # second tablet must not take it for its own entry.
+    expect(tid(second, "refusal")).to_contain_text("NOT entered", timeout=TAP_TIMEOUT)
+    expect(tid(second, "refusal")).to_contain_text("Another tablet uses this console")
+    settled(second)
+    assert accepted(hub.journal()) == essence(hand[:3])

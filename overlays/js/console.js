@@ -109,8 +109,13 @@ function onMessage(frame) {
     pump(true);
     return;
   }
-  if (!page.outbox.answered(frame.seq)) return; // the answer to a resend already answered
-  if (frame.ok) {
+  const entry = page.outbox.get(frame.seq);
+  if (!entry || !page.outbox.answered(frame.seq)) return; // a resend's answer, already taken
+  if (frame.duplicate && entry.sends === 1 && !entry.restored) {
+    // Sent once, never before: the hub handled this seq from someone else under this name.
+    refused(frame.seq, 'taken', 'another tablet is entering under this console’s name, so this entry was NOT entered: '
+      + 'check the table and enter it again, and ask the tournament director for a console link of its own.');
+  } else if (frame.ok) {
     const mine = page.state && page.state.consoles && page.ident ? page.state.consoles[page.ident.console] : null;
     if (frame.seq === page.waitSeq) {
       if (mine && mine.last_seq >= frame.seq) page.waitSeq = null; // the state showed it first

@@ -23,6 +23,7 @@ const REFUSAL_TITLES = {
   time_up: 'The session’s time is up',
   stage_not_open: 'This deal may not start yet',
   bad_schema: 'The hub could not read the entry',
+  taken: 'Another tablet uses this console',
 };
 
 /** The heading of a refusal, in an official's words. */

@@ -57,7 +57,11 @@ export class Outbox {
     this.maxSeq = saved && Number.isInteger(saved.maxSeq) ? saved.maxSeq : 0;
     this.entries = saved && Array.isArray(saved.entries) ? saved.entries.filter((e) => Number.isInteger(e.seq)) : [];
     this.entries.sort((a, b) => a.seq - b.seq);
-    for (const e of this.entries) e.due = 0; // resend at once after a reload
+    for (const e of this.entries) {
+      e.due = 0; // resend at once after a reload
+      e.sends = 0;
+      e.restored = true; // sent before the reload: the hub may have it already
+    }
   }
 
   save() {
