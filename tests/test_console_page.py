@@ -469,3 +469,18 @@ def test_a_second_tablet_on_the_same_console_is_caught(hub: ConsoleHub, opened: 
     expect(tid(second, "refusal")).to_contain_text("Another tablet uses this console")
     settled(second)
     assert accepted(hub.journal()) == essence(hand[:3])
+
+
+def test_the_hub_restarting_mid_hand_loses_and_doubles_nothing(
+    hub: ConsoleHub, opened: Opener
+) -> None:
+    page, link, hand = opened(LANDSCAPE)
+    play(page, hand[:3])
+    hub.run(hub._stop())
+    expect(tid(page, "link")).to_have_attribute("data-state", "offline", timeout=TAP_TIMEOUT)
+    tap(page, hand[3], wait=False)  # entered while the hub is down: kept
+    expect(tid(page, "link")).to_have_attribute("data-waiting", "1")
+    hub.run(hub._start())  # the ingest rebuilds from its journal; the page reconnects by itself
+    settled(page)
+    play(page, hand[4:])
+    journaled_once(hub, link, hand)
