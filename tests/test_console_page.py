@@ -484,3 +484,26 @@ def test_the_hub_restarting_mid_hand_loses_and_doubles_nothing(
     settled(page)
     play(page, hand[4:])
     journaled_once(hub, link, hand)
+
+
+def test_a_tablet_sleeping_mid_hand_loses_and_doubles_nothing(
+    hub: ConsoleHub, opened: Opener
+) -> None:
+    page, link, hand = opened(LANDSCAPE)
+    play(page, hand[:3])
+    link.drop_acks = True
+    tap(page, hand[3], wait=False)
+    hub_answered(page, link, 4)
+    # The tablet sleeps (the page frozen, as Chromium freezes a hidden tab); the network drops
+    # and comes back meanwhile. Awake, the page reconnects and sends its entry again.
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Page.setWebLifecycleState", {"state": "frozen"})
+    link.drop_acks = False
+    link.cut()
+    page.wait_for_timeout(500)
+    link.restore()
+    cdp.send("Page.setWebLifecycleState", {"state": "active"})
+    settled(page)
+    play(page, hand[4:])
+    seqs = journaled_once(hub, link, hand)
+    assert seqs.count(4) == 2
