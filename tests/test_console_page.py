@@ -10,6 +10,7 @@ whole action area. Screenshots of the guide go to docs/screenshots/console-*.png
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -25,7 +26,7 @@ from hub.roles.embedded import OVERLAYS, IngestSource
 from hub.serve.auth import Auth, ConsoleSeat
 from hub.serve.http import create_app, serve
 from tests.browser import new_page
-from tests.hubharness import COMMENTATOR, OPERATOR
+from tests.hubharness import COMMENTATOR, OPERATOR, edge_hub
 from tests.test_overlays_hub import HubThread
 
 pytestmark = pytest.mark.browser
@@ -37,15 +38,40 @@ PORTRAIT = (800, 1280)
 TAP_TIMEOUT = 5000  # ms: an entry answered and shown
 
 
+TOKENS = Auth(COMMENTATOR, OPERATOR, consoles=(ConsoleSeat("table1", 1, TOKEN),))
+
+
 class ConsoleHub(HubThread):
-    """The hub of test_overlays_hub with table 1's console token."""
+    """The hub of test_overlays_hub with table 1's console token, and edges on its bus."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__(prefix)
+        self.exits: list[contextlib.AsyncExitStack] = []
 
     async def _start(self) -> None:
         self.source = IngestSource(self.bus, Engine(self.config, self.decks), own_bus=False)
-        auth = Auth(COMMENTATOR, OPERATOR, consoles=(ConsoleSeat("table1", 1, TOKEN),))
-        app = create_app(self.source, overlays_dir=OVERLAYS, auth=auth, metrics=self.source.metrics)
+        app = create_app(
+            self.source, overlays_dir=OVERLAYS, auth=TOKENS, metrics=self.source.metrics
+        )
         self.server = await serve(app, "127.0.0.1", self.port)
         self.port = self.server.port
+
+    def edge(self) -> str:
+        """Start an edge on the hub's bus (stopped with the hub's loop): its base URL."""
+        stack = contextlib.AsyncExitStack()
+
+        async def start() -> int:
+            _, server = await stack.enter_async_context(edge_hub(self.bus, self.config.id, TOKENS))
+            return server.port
+
+        port: int = self.run(start())
+        self.exits.append(stack)
+        return f"http://127.0.0.1:{port}"
+
+    def stop(self) -> None:
+        for stack in self.exits:
+            self.run(stack.aclose())
+        super().stop()
 
     def journal(self) -> list[dict[str, Any]]:
         """The journal's records of table 1's console, as replayable lines."""
@@ -130,7 +156,7 @@ def hub() -> Iterator[ConsoleHub]:
     h.stop()
 
 
-Opener = Callable[[tuple[int, int]], tuple[Page, "Link", list[dict[str, Any]]]]
+Opener = Callable[..., tuple[Page, "Link", list[dict[str, Any]]]]
 
 
 @pytest.fixture
@@ -140,8 +166,10 @@ def opened(browser: Browser, hub: ConsoleHub) -> Iterator[Opener]:
     errors: list[str] = []
     pages: list[Page] = []
 
-    def opener(size: tuple[int, int]) -> tuple[Page, Link, list[dict[str, Any]]]:
-        page, link = open_console(browser, hub, size, errors)
+    def opener(
+        size: tuple[int, int], base: str | None = None
+    ) -> tuple[Page, Link, list[dict[str, Any]]]:
+        page, link = open_console(browser, base or hub.url, size, errors)
         pages.append(page)
         return page, link, hub.first_hand()
 
@@ -152,11 +180,11 @@ def opened(browser: Browser, hub: ConsoleHub) -> Iterator[Opener]:
 
 
 def open_console(
-    browser: Browser, hub: ConsoleHub, size: tuple[int, int], errors: list[str]
+    browser: Browser, base: str, size: tuple[int, int], errors: list[str]
 ) -> tuple[Page, Link]:
     page = new_page(browser, *size, errors)
     link = Link(page)
-    page.goto(f"{hub.url}/overlays/console.html?token={TOKEN}")
+    page.goto(f"{base}/overlays/console.html?token={TOKEN}")
     expect(page.locator('[data-testid="link"]')).to_have_attribute(
         "data-state", "open", timeout=TAP_TIMEOUT
     )
@@ -507,3 +535,19 @@ def test_a_tablet_sleeping_mid_hand_loses_and_doubles_nothing(
     play(page, hand[4:])
     seqs = journaled_once(hub, link, hand)
     assert seqs.count(4) == 2
+
+
+def test_an_edge_whose_hub_is_gone_keeps_the_entry_until_it_is_back(
+    hub: ConsoleHub, opened: Opener
+) -> None:
+    page, link, hand = opened(LANDSCAPE, hub.edge())
+    play(page, hand[:3])
+    hub.run(hub._stop())  # the ingest stops; the edge stays and answers `unavailable`
+    tap(page, hand[3], wait=False)
+    expect(tid(page, "link")).to_have_attribute("data-state", "hub-down", timeout=TAP_TIMEOUT)
+    expect(tid(page, "link")).to_contain_text("Hub not answering · 1 waiting")
+    hub.run(hub._start())
+    settled(page)
+    play(page, hand[4:])
+    seqs = journaled_once(hub, link, hand)
+    assert seqs.count(4) >= 2  # sent again after `unavailable`
