@@ -441,6 +441,8 @@ def test_a_dispute_shows_at_once_and_is_confirmed(hub: ConsoleHub, opened: Opene
 def test_both_tablet_viewports_fit(opened: Opener, size: tuple[int, int]) -> None:
     page, _, hand = opened(size)
     fits(page)  # between hands: Start
+    for chip in tid(page, "seat").locator(".tcode").all():  # team colours from the standings
+        expect(chip).not_to_have_css("background-color", "rgb(90, 107, 125)")
     play(page, hand[:3])
     key_in(page, hand[3]["amount"])
     fits(page)  # the tallest pad: betting with the keypad

@@ -25,6 +25,7 @@ const page = {
   waitSeq: null, // the entry the pad waits for (sent, or accepted but not yet in the state)
   ackedAt: 0,
   topic: null,
+  teams: new Map(), // team id -> {code, colour} from the standings
   ui: { mode: 'play', amount: '', picked: new Set(), card: 1, armed: null },
 };
 
@@ -80,6 +81,7 @@ function onHello(frame) {
   if (page.topic !== topic) {
     page.topic = topic;
     client.subscribe(topic, onState);
+    client.subscribe('standings', onStandings); // the teams' codes and colours (public)
   }
   // Resumed up to date, the hub sends nothing: what the client holds is the hub's state.
   page.live = client.state(topic) !== null;
@@ -98,6 +100,15 @@ function onState(state) {
   }
   const shown = mine && page.waitSeq !== null && mine.last_seq >= page.waitSeq;
   if (page.waitSeq !== null && (shown || page.ackedAt)) page.waitSeq = null;
+  render();
+}
+
+function onStandings(standings) {
+  const teams = new Map();
+  for (const view of ['like_for_like', 'running']) {
+    for (const t of (standings && standings[view] && standings[view].teams) || []) teams.set(String(t.team), t);
+  }
+  page.teams = teams;
   render();
 }
 
@@ -249,10 +260,10 @@ function render() {
     return;
   }
   $('schedule').replaceChildren(...renderSchedule(s));
-  $('seats').replaceChildren(...renderSeats(s, page.ui, act));
+  $('seats').replaceChildren(...renderSeats(s, page.ui, act, page.teams));
   $('log').replaceChildren(...renderLog(s));
   const wait = busy() ? waitingText() : null;
-  pad.replaceChildren(...renderPad(s, page.ui, act, wait));
+  pad.replaceChildren(...renderPad(s, page.ui, act, wait, page.teams));
 }
 
 function waitingText() {

@@ -58,10 +58,11 @@ export function words(s) {
 const OPEN = new Set(['in_progress', 'reopened']);
 const FINISHED = new Set(['complete', 'voided', 'disputed']);
 
-/** A seat's team chip: its code and colour when the row carries them, else the team id. */
-function teamChip(row) {
-  const t = row.team && typeof row.team === 'object' ? row.team : { id: row.team, code: row.code, colour: row.colour };
-  const chip = el('span', { class: 'tcode' }, String(t.code ?? t.id ?? '–').toUpperCase());
+/** A seat's team chip: the team's code and colour from the standings, else its id. */
+function teamChip(row, teams) {
+  const known = teams && teams.get(String(row.team));
+  const t = known || { code: row.code, colour: row.colour };
+  const chip = el('span', { class: 'tcode' }, String(t.code ?? row.team ?? '–').toUpperCase());
   for (const [k, v] of Object.entries(teamStyle(t.colour))) chip.style.setProperty(k, v);
   return chip;
 }
@@ -75,7 +76,7 @@ export function renderSchedule(s) {
   });
 }
 
-export function renderSeats(s, ui, act) {
+export function renderSeats(s, ui, act, teams) {
   const picking = ui.mode !== 'play';
   return (s.seats || []).map((x) => {
     const flags = [x.folded ? 'folded' : null, x.all_in ? 'all-in' : null, x.seat === s.to_act ? 'to act' : null];
@@ -88,7 +89,7 @@ export function renderSeats(s, ui, act) {
       },
       el('span', { class: 'no' }, String(x.seat)),
       el('span', { class: 'btn-d' }, x.seat === s.button ? 'D' : ''),
-      teamChip(x),
+      teamChip(x, teams),
       el('span', { class: 'player' }, x.player || ''),
       el('span', { class: 'stack', dataset: { testid: 'stack' } }, fmtInt(x.stack)),
       el('span', { class: 'bet' }, x.bet ? fmtInt(x.bet) : ''),
@@ -120,10 +121,10 @@ function seatById(s, seat) {
   return (s.seats || []).find((x) => x.seat === seat) || null;
 }
 
-export function renderPad(s, ui, act, wait) {
+export function renderPad(s, ui, act, wait, teams) {
   const out = [];
   if (wait) out.push(el('p', { class: 'wait', dataset: { testid: 'waiting' } }, wait));
-  const body = padBody(s, ui, act);
+  const body = padBody(s, ui, act, teams);
   if (wait) {
     for (const b of body.querySelectorAll('button')) b.disabled = true;
   }
@@ -131,13 +132,13 @@ export function renderPad(s, ui, act, wait) {
   return out;
 }
 
-function padBody(s, ui, act) {
+function padBody(s, ui, act, teams) {
   const open = OPEN.has(s.status);
   if (ui.mode === 'win' || ui.mode === 'confirm') return winnersPad(s, ui, act);
   if (ui.mode === 'exposed') return exposedPad(s, ui, act);
   if (!open) return betweenHands(s, ui, act);
   const parts = [];
-  if (s.to_act !== null && s.to_act !== undefined && s.legal) parts.push(...bettingPad(s, ui, act));
+  if (s.to_act !== null && s.to_act !== undefined && s.legal) parts.push(...bettingPad(s, ui, act, teams));
   else if (s.winners_needed) parts.push(el('p', { class: 'who' }, 'Betting is over: declare the winners.'),
     button('win', 'Declare winners…', () => act.set({ mode: 'win', picked: new Set() }), { cls: 'primary' }));
   else if (s.status === 'reopened') parts.push(el('p', { class: 'who' }, `Deal ${s.deal} is reopened and its betting is over.`),
@@ -146,14 +147,14 @@ function padBody(s, ui, act) {
   return el('div', { class: 'padbody' }, parts);
 }
 
-function bettingPad(s, ui, act) {
+function bettingPad(s, ui, act, teams) {
   const seat = seatById(s, s.to_act);
   const legal = s.legal;
   const kind = legal.bet ? 'bet' : 'raise';
   const range = legal.bet || legal.raise || null;
   const base = { deal: s.deal, seat: s.to_act };
   const who = el('p', { class: 'who', dataset: { testid: 'to-act' } },
-    `Seat ${s.to_act}`, seat ? el('span', {}, ' ', teamChip(seat), ` ${seat.player || ''}`) : '', ' to act',
+    `Seat ${s.to_act}`, seat ? el('span', {}, ' ', teamChip(seat, teams), ` ${seat.player || ''}`) : '', ' to act',
     legal.call ? el('span', { class: 'tocall' }, ` · ${fmtInt(legal.call)} to call`) : '');
   const row = el('div', { class: 'row' },
     legal.fold ? button('fold', 'Fold', () => act.submit({ ...base, type: 'fold' }), { cls: 'fold' }) : null,
