@@ -423,6 +423,7 @@ def test_a_dispute_shows_at_once_and_is_confirmed(hub: ConsoleHub, opened: Opene
     assert f"Deal {hand[0]['deal']} is disputed" in reason
     shot(page, "dispute")
     tid(page, "confirm-pick").click()
+    fits(page)
     tid(page, "confirm-hub").click()
     settled(page)
     expect(tid(page, "dispute")).to_be_hidden(timeout=TAP_TIMEOUT)
@@ -459,6 +460,7 @@ def test_dealer_errors_undo_and_a_misdeal(hub: ConsoleHub, opened: Opener) -> No
     tid(page, "exposed").click()
     tid(page, "pick-2").click()
     tid(page, "card-2").click()
+    fits(page)  # portrait
     tid(page, "exposed-send").click()
     settled(page)
     tid(page, "undo").click()
