@@ -555,3 +555,28 @@ def test_an_edge_whose_hub_is_gone_keeps_the_entry_until_it_is_back(
     play(page, hand[4:])
     seqs = journaled_once(hub, link, hand)
     assert seqs.count(4) >= 2  # sent again after `unavailable`
+
+
+def test_an_earlier_deal_is_reopened_and_closed_again(hub: ConsoleHub, opened: Opener) -> None:
+    page, _, hand = opened(LANDSCAPE)
+    play(page, hand)
+    next_deal = int((tid(page, "start").text_content() or "").rsplit(" ", 1)[1])
+    play(page, [{"type": "start", "deal": next_deal}])
+    tid(page, "void").click()
+    tid(page, "void").click()  # a misdeal: the next deal is void
+    settled(page)
+    tid(page, "reopen-pick").click()
+    fits(page)
+    tid(page, f"reopen-{hand[0]['deal']}").click()
+    settled(page)
+    expect(tid(page, "deal")).to_contain_text(f"Deal {hand[0]['deal']} · reopened")
+    tap(page, hand[-1])  # the same winners again: the hand closes
+    expect(tid(page, "deal")).not_to_contain_text("reopened")  # back to the table's last deal
+    expect(tid(page, "start")).to_be_visible()
+    lines = [x for x in hub.journal() if "refused" not in x][-4:]
+    assert [(x["type"], x.get("deal")) for x in lines] == [
+        ("start", next_deal),
+        ("void", next_deal),
+        ("reopen", hand[0]["deal"]),
+        ("win", hand[0]["deal"]),
+    ]

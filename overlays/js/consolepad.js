@@ -77,7 +77,7 @@ export function renderSchedule(s) {
 }
 
 export function renderSeats(s, ui, act, teams) {
-  const picking = ui.mode !== 'play';
+  const picking = ['win', 'confirm', 'exposed'].includes(ui.mode);
   return (s.seats || []).map((x) => {
     const flags = [x.folded ? 'folded' : null, x.all_in ? 'all-in' : null, x.seat === s.to_act ? 'to act' : null];
     const row = el(
@@ -136,6 +136,7 @@ function padBody(s, ui, act, teams) {
   const open = OPEN.has(s.status);
   if (ui.mode === 'win' || ui.mode === 'confirm') return winnersPad(s, ui, act);
   if (ui.mode === 'exposed') return exposedPad(s, ui, act);
+  if (ui.mode === 'reopen') return reopenPad(s, act);
   if (!open) return betweenHands(s, ui, act);
   const parts = [];
   if (s.to_act !== null && s.to_act !== undefined && s.legal) parts.push(...bettingPad(s, ui, act, teams));
@@ -206,10 +207,30 @@ function betweenHands(s, ui, act) {
   if (s.status === 'disputed') {
     parts.push(button('confirm-pick', `Confirm winners of deal ${s.deal}…`, () => act.set({ mode: 'confirm', picked: new Set() }), { cls: 'warnbtn' }));
   }
+  const row = [];
   if (FINISHED.has(s.status) && s.deal) {
-    parts.push(button('reopen', `Reopen deal ${s.deal}`, () => act.submit({ type: 'reopen', deal: s.deal })));
+    row.push(button('reopen', `Reopen deal ${s.deal}`, () => act.submit({ type: 'reopen', deal: s.deal })));
   }
+  if (played(s).some((d) => d !== s.deal)) {
+    row.push(button('reopen-pick', 'Reopen an earlier deal…', () => act.set({ mode: 'reopen' })));
+  }
+  if (row.length) parts.push(el('div', { class: 'row' }, row));
   return el('div', { class: 'padbody' }, parts);
+}
+
+/** The deals this table has played, in its order: the schedule before the next deal. */
+function played(s) {
+  const list = s.schedule || [];
+  const next = s.next_deal ? list.indexOf(s.next_deal) : -1;
+  return next === -1 ? list.slice() : list.slice(0, next);
+}
+
+function reopenPad(s, act) {
+  return el('div', { class: 'padbody' },
+    el('p', { class: 'who' }, 'Which finished deal goes back into play for a correction?'),
+    el('div', { class: 'picker' }, played(s).map((d) =>
+      button(`reopen-${d}`, `Deal ${d}`, () => act.submit({ type: 'reopen', deal: d })))),
+    button('cancel', 'Back', () => act.set({ mode: 'play' })));
 }
 
 function seatPicker(s, ui, act, eligible) {
