@@ -20,7 +20,16 @@ from hub.engine.sequencer import Sequencer
 from hub.engine.tournament import TournamentState
 from hub.engine.views import roster
 
-__all__ = ["NO_LEGAL", "console_payload", "legal_block", "status_of"]
+__all__ = [
+    "NO_LEGAL",
+    "action_items",
+    "console_payload",
+    "legal_block",
+    "moving_fields",
+    "seat_fields",
+    "status_of",
+    "table_hand",
+]
 
 NO_LEGAL: dict[str, Any] = {"fold": False, "check": False, "call": None, "bet": None, "raise": None}
 """What the console may enter when nobody is to act."""
@@ -63,32 +72,65 @@ def legal_block(h: HandState | None) -> dict[str, Any]:
     }
 
 
-def _actions(h: HandState) -> list[dict[str, Any]]:
+def action_items(h: HandState, first: int = 0) -> list[dict[str, Any]]:
+    """The hand's actions from ``first`` on (blinds first): a bet or raise's ``amount`` is the
+    total reached, a call's or blind's the chips it added, a fold's or check's None."""
     out = []
-    for i, a in enumerate(getattr(h.hand, "actions", ())):
+    actions = getattr(h.hand, "actions", ())
+    for i in range(first, len(actions)):
+        a = actions[i]
         amount = a.to if a.kind in ("bet", "raise") else (a.added or None)
         out.append({"i": i, "seat": a.seat, "kind": a.kind, "amount": amount, "street": a.street})
     return out
+
+
+def seat_fields(h: HandState | None, seat: int, cap: int) -> dict[str, Any]:
+    """A seat's fields that move with every action."""
+    hand = h.hand if h is not None else None
+    committed = getattr(hand, "committed", None)
+    if h is None or committed is None:
+        return {"stack": cap, "bet": 0, "folded": False, "all_in": False}
+    return {
+        "stack": h.spec.cap - committed.get(seat, 0),
+        "bet": h.hand.street_bet.get(seat, 0),
+        "folded": seat in h.hand.folded,
+        "all_in": seat in h.hand.all_in,
+    }
 
 
 def _seats(state: TournamentState, table: TableState, h: HandState | None) -> list[dict[str, Any]]:
     rows = []
     for row in roster(state, table.table, h.deal if h else state.table_deal(table)):
         seat = row["seat"]
-        out = {"seat": seat, "team": row["team"], "player": row["player"]}
-        hand = h.hand if h is not None else None
-        committed = getattr(hand, "committed", None)
-        if hand is None or committed is None:
-            out.update(stack=state.config.cap, bet=0, folded=False, all_in=False)
-        else:
-            out.update(
-                stack=h.spec.cap - committed.get(seat, 0) if h else 0,
-                bet=hand.street_bet.get(seat, 0),
-                folded=seat in hand.folded,
-                all_in=seat in hand.all_in,
-            )
-        rows.append(out)
+        rows.append(
+            {
+                "seat": seat,
+                "team": row["team"],
+                "player": row["player"],
+                **seat_fields(h, seat, state.config.cap),
+            }
+        )
     return rows
+
+
+def moving_fields(
+    state: TournamentState, table: TableState, h: HandState | None, seqs: Sequencer
+) -> dict[str, Any]:
+    """The top-level fields that move with every action (``hub.engine.projections`` sets
+    them in place; the rest only moves when a hand starts, settles or is corrected)."""
+    current = table.current
+    hand = h.hand if h is not None else None
+    street = getattr(hand, "street", None)
+    return {
+        "consoles": {name: {"last_seq": seqs.last(name)} for name in console_names(state, table)},
+        "status": status_of(h, current),
+        "misdeal_window": current is not None and not misdeal_too_late(current, current),
+        "street": street,
+        "pot": getattr(hand, "pot", 0),
+        "to_act": getattr(hand, "to_act", None) if current is not None else None,
+        "legal": legal_block(current),
+        "winners_needed": current is not None and street == Street.SHOWDOWN,
+    }
 
 
 def _dispute(h: HandState | None) -> dict[str, Any] | None:
@@ -118,31 +160,24 @@ def console_names(state: TournamentState, table: TableState) -> list[str]:
 
 def console_payload(state: TournamentState, table: TableState, seqs: Sequencer) -> dict[str, Any]:
     """The ``console:{t}`` payload (module docstring)."""
-    current = table.current
-    h = current if current is not None else _last_started(table)
-    hand = h.hand if h is not None else None
-    street = getattr(hand, "street", None)
+    h = table_hand(table)
     return {
         "table": table.table,
         "group": table.group,
         "game": state.config.game,
-        "consoles": {name: {"last_seq": seqs.last(name)} for name in console_names(state, table)},
         "schedule": list(table.order),
         "deal": h.deal if h is not None else None,
         "next_deal": table.next_deal(),
-        "status": status_of(h, current),
-        "misdeal_window": current is not None and not misdeal_too_late(current, current),
-        "street": street,
-        "pot": getattr(hand, "pot", 0),
         "button": h.spec.button if h is not None else None,
-        "to_act": getattr(hand, "to_act", None) if current is not None else None,
         "seats": _seats(state, table, h),
-        "legal": legal_block(current),
-        "actions": _actions(h) if h is not None else [],
+        "actions": action_items(h) if h is not None else [],
         "dispute": _dispute(h),
-        "winners_needed": current is not None and street == Street.SHOWDOWN,
+        **moving_fields(state, table, h, seqs),
     }
 
 
-def _last_started(table: TableState) -> HandState | None:
+def table_hand(table: TableState) -> HandState | None:
+    """The hand a console sees: the one in play, else the last one started."""
+    if table.current is not None:
+        return table.current
     return table.hands[next(reversed(table.hands))] if table.hands else None

@@ -1,14 +1,15 @@
 """The ``console`` family: one table's console-scoped state (``console:{t}``, live only;
 ``hub.engine.console_view``). Every hand event of the table moves it, and so does a refusal
 there (a refused event uses up its console's seq: ``last_seq`` moves), a penalty and a
-stage's fill (the roster). Rebuilt at the flush and diffed: one table's hand, no cards."""
+stage's fill (the roster). An action is moved in place (its item appended, the fields it
+moved set: ``Projections._show_console``); the rest is rebuilt at the flush and diffed."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from hub.engine import console_view
-from hub.engine.changes import PenaltyApplied, Rejected, StageFilled
+from hub.engine.changes import ActionApplied, PenaltyApplied, Rejected, StageFilled
 from hub.engine.families.base import Feed, Reading, TopicKeys
 from hub.engine.families.hands import HAND_EVENTS
 from hub.wire.topics import LIVE, TopicKey
@@ -33,5 +34,9 @@ def _console(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, A
 
 
 CONSOLE = Feed(
-    "console", (*HAND_EVENTS, Rejected, PenaltyApplied, StageFilled), console_keys, _console
+    "console",
+    (*HAND_EVENTS, Rejected, PenaltyApplied, StageFilled),
+    console_keys,
+    _console,
+    moves=(ActionApplied,),  # hub.engine.projections._show_console
 )
