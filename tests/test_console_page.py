@@ -580,3 +580,29 @@ def test_an_earlier_deal_is_reopened_and_closed_again(hub: ConsoleHub, opened: O
         ("reopen", hand[0]["deal"]),
         ("win", hand[0]["deal"]),
     ]
+
+
+def test_a_tablet_whose_seqs_ran_ahead_of_the_hub_follows_its_gap(
+    hub: ConsoleHub, opened: Opener
+) -> None:
+    page, link, hand = opened(LANDSCAPE)
+    # A tablet that entered 40 events for a hub since reset (a rehearsal under the same id).
+    page.evaluate(
+        """(key) => localStorage.setItem(key, JSON.stringify({ maxSeq: 40, entries: [] }))""",
+        f"duplicast.console.{hub.config.id}.table1",
+    )
+    page.reload()
+    settled(page)
+    play(page, hand[:2])
+    assert [e["seq"] for e in link.sent] == [41, 1, 2]  # answered seq_gap, expected 1
+    assert [a.get("code") for a in link.acks][:1] == ["seq_gap"]
+    assert accepted(hub.journal()) == essence(hand[:2])
+
+
+def test_an_entry_the_tablet_cannot_store_is_not_sent(hub: ConsoleHub, opened: Opener) -> None:
+    page, link, _ = opened(LANDSCAPE)
+    page.evaluate("() => { Storage.prototype.setItem = () => { throw new Error('quota'); }; }")
+    tid(page, "start").click()
+    expect(tid(page, "refusal")).to_contain_text("storage is full")
+    assert link.sent == []
+    expect(tid(page, "start")).to_be_enabled()  # the pad stays usable

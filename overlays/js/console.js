@@ -22,7 +22,8 @@ const page = {
   hubDown: false, // the hub answered `unavailable`: the edge has no ingest behind it
   fatal: null,
   refusal: null,
-  waitSeq: null, // the entry the pad waits for (sent, or accepted but not yet in the state)
+  wait: null, // the entry the pad waits for (sent, or accepted but not yet in the state); its
+  // seq may change (seq_gap), so it is held as the outbox's own entry
   ackedAt: 0,
   topic: null,
   teams: new Map(), // team id -> {code, colour} from the standings
@@ -98,8 +99,8 @@ function onState(state) {
     if (mine && Number.isInteger(mine.last_seq)) page.outbox.floor(mine.last_seq);
     store.setItem(`${page.outbox.key}.state`, JSON.stringify(state));
   }
-  const shown = mine && page.waitSeq !== null && mine.last_seq >= page.waitSeq;
-  if (page.waitSeq !== null && (shown || page.ackedAt)) page.waitSeq = null;
+  const shown = mine && page.wait && mine.last_seq >= page.wait.seq;
+  if (page.wait && (shown || page.ackedAt)) page.wait = null;
   render();
 }
 
@@ -128,8 +129,8 @@ function onMessage(frame) {
       + 'check the table and enter it again, and ask the tournament director for a console link of its own.');
   } else if (frame.ok) {
     const mine = page.state && page.state.consoles && page.ident ? page.state.consoles[page.ident.console] : null;
-    if (frame.seq === page.waitSeq) {
-      if (mine && mine.last_seq >= frame.seq) page.waitSeq = null; // the state showed it first
+    if (entry === page.wait) {
+      if (mine && mine.last_seq >= frame.seq) page.wait = null; // the state showed it first
       else page.ackedAt = Date.now();
     }
   } else {
@@ -140,7 +141,7 @@ function onMessage(frame) {
 
 function refused(seq, code, message) {
   page.refusal = { seq, code, message: message || '' };
-  if (seq === page.waitSeq) page.waitSeq = null;
+  if (page.wait && seq === page.wait.seq) page.wait = null;
 }
 
 /** Send what waits: all of it, in seq order, when forced (a new link) or when the oldest is due. */
@@ -156,8 +157,8 @@ function pump(force = false) {
 }
 
 setInterval(() => {
-  if (page.waitSeq !== null && page.ackedAt && Date.now() - page.ackedAt > SETTLE_MS) {
-    page.waitSeq = null;
+  if (page.wait && page.ackedAt && Date.now() - page.ackedAt > SETTLE_MS) {
+    page.wait = null;
     render();
   }
   pump();
@@ -170,15 +171,23 @@ document.addEventListener('visibilitychange', () => {
 
 /** True while an entry waits for its answer: the pad takes no new entry (no double send). */
 function busy() {
-  return Boolean(page.outbox && page.outbox.size) || page.waitSeq !== null;
+  return Boolean(page.outbox && page.outbox.size) || page.wait !== null;
 }
 
 /** The official's entry: stored, then sent; the pad waits for the hub's answer. */
 function submit(fields) {
   if (busy() || !page.outbox || !page.state || page.fatal) return false;
   page.refusal = null;
-  const entry = page.outbox.add(fields);
-  page.waitSeq = entry.seq;
+  let entry;
+  try {
+    entry = page.outbox.add(fields);
+  } catch (err) {
+    // Not stored, so not sent either: an entry that could be lost is never sent.
+    refused(null, 'storage', `this tablet could not store the entry (${err.message}), so it was not sent: free the browser’s storage and enter it again.`);
+    render();
+    return false;
+  }
+  page.wait = entry;
   page.ackedAt = 0;
   page.ui = { mode: 'play', amount: '', picked: new Set(), card: 1, armed: null };
   pump(true);

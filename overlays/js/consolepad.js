@@ -24,6 +24,7 @@ const REFUSAL_TITLES = {
   stage_not_open: 'This deal may not start yet',
   bad_schema: 'The hub could not read the entry',
   taken: 'Another tablet uses this console',
+  storage: 'The tablet’s storage is full',
 };
 
 /** The heading of a refusal, in an official's words. */

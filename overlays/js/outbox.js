@@ -82,7 +82,14 @@ export class Outbox {
     const entry = { seq: this.maxSeq + 1, event: { ...event }, sends: 0, due: 0 };
     this.maxSeq = entry.seq;
     this.entries.push(entry);
-    this.save(); // throws if the storage is full: then nothing is sent either
+    try {
+      this.save();
+    } catch (err) {
+      // The storage is full (or refused): the entry is not kept, so it must not be sent.
+      this.entries.pop();
+      this.maxSeq = entry.seq - 1;
+      throw err;
+    }
     return entry;
   }
 
