@@ -66,3 +66,18 @@ def make_config(**kwargs: Any) -> TournamentConfig:
 
 def make_decks(config: TournamentConfig, seed: str = "test") -> dict[int, DeckOrder]:
     return seeded_deck_orders(seed, config.deals)
+
+
+def console_event(
+    tournament: str, table: int, seq: int, kind: str, **fields: Any
+) -> dict[str, Any]:
+    """A console event of the console ``table{table}``."""
+    return {
+        "v": 1,
+        "tournament": tournament,
+        "table": table,
+        "console": f"table{table}",
+        "seq": seq,
+        "type": kind,
+        **fields,
+    }

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hub.domain.cards import FULL_DECK
 from hub.domain.config import parse_config
 from hub.engine.core import Engine
-from tests.factories import config_data, make_decks
+from tests.factories import config_data, console_event, make_decks
 
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -35,15 +35,7 @@ class Table:
     def send(self, kind: str, **fields: Any) -> Any:
         self.seq += 1
         self.now += 1.0
-        event = {
-            "v": 1,
-            "tournament": self.engine.config.id,
-            "table": self.table,
-            "console": f"table{self.table}",
-            "seq": self.seq,
-            "type": kind,
-            **fields,
-        }
+        event = console_event(self.engine.config.id, self.table, self.seq, kind, **fields)
         return self.engine.submit(event, self.now)
 
     def state(self) -> dict[str, Any]:

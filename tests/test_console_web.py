@@ -27,8 +27,11 @@ from hub.cli.serve import console_tokens
 from hub.client.console import ConsoleClient
 from hub.engine.core import Engine
 from hub.files.config import load_config
+from hub.roles.console_relay import ConsoleRelay
 from hub.roles.embedded import IngestSource
 from hub.serve.auth import Auth, ConsoleSeat, parse_console_tokens, weak_tokens
+from hub.serve.http import create_app, serve
+from hub.wire.codec import pack
 from hub.wire.patch import apply_patch, clone
 
 TOKEN1 = "web-console-one-Xq8rTz3vLm"
@@ -388,3 +391,77 @@ async def test_the_page_plays_from_console_state_and_sees_the_dispute() -> None:
         await page.until(lambda: page.state("console:1")["status"] == "disputed")
         dispute = page.state("console:1")["dispute"]
         assert dispute["declared"] == [wrong] and "official" in dispute["reason"]
+
+
+async def test_the_asgi_websocket_route_serves_consoles_alike() -> None:
+    """``create_app(raw_frames=False)`` (Starlette's websocket route, any ASGI server): the
+    same hello, event and ack as the raw sockets."""
+    config, decks = tournament()
+    bus = MemoryBus()
+    await bus.connect()
+    source = IngestSource(bus, Engine(config, decks), own_bus=False)
+    app = create_app(source, auth=tokens(), raw_frames=False)
+    server = await serve(app, "127.0.0.1", 0)
+    try:
+        async with web_console(server.ws_url, TOKEN2) as page:
+            hello = await page.typed("hello")
+            assert (hello["console"], hello["table"]) == ("table2", 2)
+            await page.event(seq=1, type="start", deal=config.deal_orders[2][0])
+            assert (await page.ack(1))["ok"] is True
+            await page.event(seq=2, type="start", deal=config.deal_orders[2][0], table=1)
+            await page.error("bad_request", seq=2)
+    finally:
+        await server.stop()
+        await bus.close()
+
+
+async def test_a_console_whose_answers_cannot_be_heard_is_told_unavailable() -> None:
+    """A relay whose SUBSCRIBE is refused (an edge user without the web consoles' rights)
+    tells the page ``unavailable`` rather than publishing an event whose answer nobody would
+    hear, and listens again on the next event."""
+    bus = MemoryBus()
+    await bus.connect()
+    refused: list[str] = []
+    subscribe = bus.subscribe
+
+    def refusing(pattern: str, **options: Any) -> Any:
+        if ":ack:" in pattern and not refused:
+            refused.append(pattern)
+            raise_on_ready = subscribe(pattern, **options)
+
+            async def ready() -> None:
+                raise PermissionError(
+                    "NOPERM this user has no permissions to access one of the channels"
+                )
+
+            raise_on_ready.ready = ready  # type: ignore[method-assign]
+            return raise_on_ready
+        return subscribe(pattern, **options)
+
+    bus.subscribe = refusing  # type: ignore[method-assign]
+    relay = ConsoleRelay(bus, "t-relay", timeout=1.0)
+    listener = subscribe("dup:t-relay:console:1")  # a hub listening
+    await listener.ready()
+    page = _Collecting()
+    relay.attach(page, "table1", 1)
+    event = {"v": 1, "tournament": "t-relay", "table": 1, "console": "table1", "seq": 1}
+    problem = await relay.send("table1", 1, event)
+    assert problem is not None and "NOPERM" in problem
+    assert await relay.send("table1", 1, event) is None  # heard again: sent
+    await bus.publish("dup:t-relay:ack:table1", pack({"seq": 1, "ok": True}))
+    for _ in range(100):
+        if page.sent:
+            break
+        await asyncio.sleep(0.01)
+    assert page.sent == [{"seq": 1, "ok": True, "type": "ack"}]
+    await relay.stop()
+    await listener.aclose()
+    await bus.close()
+
+
+class _Collecting:
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.sent.append(message)

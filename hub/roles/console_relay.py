@@ -36,6 +36,11 @@ SEND_TIMEOUT = 3.0
 ``unavailable`` (it keeps the event and sends it again)."""
 
 
+def _retrieved(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.exception()  # retrieved: a failure is reported by the next send, not at exit
+
+
 class _Listener:
     """The answers to one console name, for its sockets on this edge."""
 
@@ -44,6 +49,7 @@ class _Listener:
         self.table = table
         self.clients: set[Any] = set()
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.ready.add_done_callback(_retrieved)
         self._subs = [bus.subscribe(names.ack(console)), bus.subscribe(names.errors(table))]
         self.task = asyncio.get_running_loop().create_task(
             self._run(), name=f"console-answers-{console}"
@@ -57,6 +63,10 @@ class _Listener:
             if not self.ready.done():
                 self.ready.set_result(None)
             await asyncio.gather(self._read(acks, False), self._read(errors, True))
+        except Exception as exc:  # (a refused SUBSCRIBE, a bus gone): the next send retries
+            log.warning("the answers to console %s are not heard: %s", self.console, exc)
+            if not self.ready.done():
+                self.ready.set_exception(exc)
         finally:
             for sub in self._subs:
                 with contextlib.suppress(Exception):
@@ -91,9 +101,15 @@ class ConsoleRelay:
     def attach(self, client: Any, console: str, table: int) -> None:
         """A socket of ``console`` (writing ``table``) joined: it gets that console's answers."""
         listener = self._listeners.get(console)
-        if listener is None:
-            listener = self._listeners[console] = _Listener(self.bus, self.names, console, table)
+        if listener is None or listener.task.done():  # (one that failed: listen again)
+            listener = self._listen(console, table, listener)
         listener.clients.add(client)
+
+    def _listen(self, console: str, table: int, old: _Listener | None) -> _Listener:
+        listener = self._listeners[console] = _Listener(self.bus, self.names, console, table)
+        if old is not None:
+            listener.clients |= old.clients
+        return listener
 
     def detach(self, client: Any, console: str) -> None:
         """A socket left; the last one of a console stops its listener."""
@@ -114,6 +130,8 @@ class ConsoleRelay:
         except CodecError as exc:  # the caller checked the shape; a value msgpack cannot carry
             return f"the event cannot be sent: {exc}"
         listener = self._listeners.get(console)
+        if listener is not None and listener.task.done():  # it failed: listen again first
+            listener = self._listen(console, table, listener)
         try:
             if listener is not None:
                 await asyncio.wait_for(asyncio.shield(listener.ready), self.timeout)
