@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from hub.domain.cards import FULL_DECK
 from hub.domain.config import parse_config
+from hub.engine.changes import PenaltyApplied, Rejected
 from hub.engine.core import Engine
 from tests.factories import config_data, console_event, make_decks
 
@@ -139,3 +140,35 @@ def test_a_hand_through_the_console_state_dispute_and_misdeal_window() -> None:
     assert state["dispute"]["computed"] == sorted(computed)
     assert "official" in state["dispute"]["reason"]
     assert not any(card in repr(state) for card in FULL_DECK)
+
+
+def test_a_projector_following_the_journal_shows_a_refusals_seq() -> None:
+    """A refused event that used up its seq is journaled as a ``refused`` record; an engine
+    following the journal (the projector) moves ``console:{t}``'s ``last_seq`` by it."""
+    writer = engine_for("pot-limit")
+    console = Table(writer)
+    deal = writer.config.deal_orders[1][0]
+    records = [console.send("start", deal=deal).record]
+    refused = console.send("fold", deal=deal, seat=99)
+    assert not refused.ok and refused.record["kind"] == "refused"
+    records.append(refused.record)
+    reader = engine_for("pot-limit")
+    reader.materialize(("live", "console:1"))
+    for record in records:
+        reader.restore(record)
+        moved = {change.key: change for change in reader.changes()}
+        doc = reader.materialize(("live", "console:1"))
+        assert doc == reader.payload(("live", "console:1"))
+        assert doc["consoles"]["table1"]["last_seq"] == record["seq"]
+        assert ("live", "console:1") in moved
+
+
+def test_refusals_and_penalties_touch_their_own_tables_console_state() -> None:
+    """Routes are cached per class and ``routed_by`` fields: a refusal or a penalty at table
+    2 after one at table 1 touches ``console:2``, not table 1's again."""
+    engine = engine_for("pot-limit")
+    projections = engine.projections
+    for make in (lambda t: Rejected(t, "out_of_turn"), lambda t: PenaltyApplied(t, 1, chips=100)):
+        for table in (1, 2, 3):
+            consoles = {k for k in projections.on(make(table)) if k[1].startswith("console:")}
+            assert consoles == {("live", f"console:{table}")}

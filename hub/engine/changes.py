@@ -114,7 +114,7 @@ class PenaltyApplied:
     standings of both audiences move at once (a penalty tells nothing of any deal)."""
 
     kind: ClassVar[EventKind] = EventKind.PENALTY_APPLIED
-    routed_by: ClassVar[tuple[str, ...]] = ("table",)  # the table's console:{t}
+    routed_by: ClassVar[tuple[str, ...]] = ("table",)  # (console:{t})
     table: int
     seat: int
     chips: int = 0
@@ -191,7 +191,7 @@ class OnAirChanged:
 @dataclass(frozen=True, slots=True)
 class Rejected:
     kind: ClassVar[EventKind] = EventKind.REJECTED
-    routed_by: ClassVar[tuple[str, ...]] = ("table",)  # the table's console:{t} (last_seq)
+    routed_by: ClassVar[tuple[str, ...]] = ("table",)  # (console:{t})
     table: int | None
     code: str
 
