@@ -81,3 +81,13 @@ def console_event(
         "type": kind,
         **fields,
     }
+
+
+def without_seqs(payloads: dict[Any, Any]) -> dict[Any, Any]:
+    """Topic payloads less what a refusal moves by design: the operator desk (it lists
+    refusals) and each console state's ``consoles`` (a refusal uses up its console's seq)."""
+    out = {k: v for k, v in payloads.items() if k[-1] != "ops"}
+    for key, payload in out.items():
+        if key[-1].startswith("console:") and isinstance(payload, dict):
+            out[key] = {k: v for k, v in payload.items() if k != "consoles"}
+    return out

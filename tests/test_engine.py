@@ -12,7 +12,7 @@ from hub.domain.errors import Rejection
 from hub.engine.core import Engine
 from hub.engine.events import parse_event
 from hub.engine.sequencer import Sequencer
-from tests.factories import config_data, make_config, make_decks
+from tests.factories import config_data, make_config, make_decks, without_seqs
 
 
 def ev(table: int, seq: int, kind: str, **fields: Any) -> dict[str, Any]:
@@ -125,16 +125,6 @@ def test_rejections_carry_codes_and_change_nothing(engine: Engine) -> None:
     assert c1.send("start", deal=order[1]).code == "hand_in_progress"
     later = all_payloads(engine)
     assert without_seqs(snapshot) == without_seqs(later)
-
-
-def without_seqs(payloads: dict[Any, Any]) -> dict[Any, Any]:
-    """The payloads less what a refusal moves by design: the operator desk (it lists them)
-    and each console state's ``consoles`` (a refusal uses up its console's seq)."""
-    out = {k: v for k, v in payloads.items() if k != ("live", "ops")}
-    for key, payload in out.items():
-        if key[1].startswith("console:"):
-            out[key] = {k: v for k, v in payload.items() if k != "consoles"}
-    return out
 
 
 def test_envelope_checks(engine: Engine) -> None:
