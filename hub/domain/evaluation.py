@@ -14,6 +14,7 @@ tests/test_evaluation.py fails by name if an upgrade moves or changes those func
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import combinations
 from typing import Any, Protocol
 
 from phevaluator import _pheval
@@ -56,14 +57,72 @@ def strength(hole: Iterable[str], board: Iterable[str]) -> int:
     return int(evaluate(*ids))
 
 
-def hand_name(hole: Iterable[str], board: Iterable[str]) -> str:
-    """ "Full house", "Pair", ...: the best hand so far, for overlays (works before the flop)."""
+def hand_category(hole: Iterable[str], board: Iterable[str]) -> str:
+    """ "Full house", "Pair", ...: the best hand's category (works before the flop)."""
     cards = [*hole, *board]
     if len(cards) < 5:
         ranks = [c[0] for c in cards]
         return "Pair" if len(set(ranks)) < len(ranks) else "High card"
     rank = strength(cards[:2], cards[2:])
     return next(name for top, name in _CATEGORIES if rank <= top)
+
+
+_WORDS = {
+    r: w
+    for r, w in zip(
+        RANKS,
+        "two three four five six seven eight nine ten jack queen king ace".split(),  # noqa: SIM905
+        strict=True,
+    )
+}
+
+
+def _word(rank: str, plural: bool = False) -> str:
+    word = _WORDS[rank]
+    return (word + "es" if word == "six" else word + "s") if plural else word
+
+
+def best_five(cards: Sequence[str]) -> tuple[str, ...]:
+    """The five of ``cards`` (5 to 7) that make the best hand."""
+    if len(cards) == 5:
+        return tuple(cards)
+    return min(combinations(cards, 5), key=lambda five: strength(five[:2], five[2:]))
+
+
+def _by_count(cards: Iterable[str]) -> list[str]:
+    """The ranks of ``cards``, most repeated first, then highest (each rank once)."""
+    ranks = [c[0] for c in cards]
+    return sorted(set(ranks), key=lambda r: (ranks.count(r), RANKS.index(r)), reverse=True)
+
+
+def hand_name(hole: Iterable[str], board: Iterable[str]) -> str:
+    """The best hand as television names it: "Flush, king high", "Full house, queens full of
+    fives", "Straight, ten high", "Two pair, aces and kings", "Pair of jacks", "High card, ace"
+    (works before the flop, on the cards there are)."""
+    cards = [*hole, *board]
+    category = hand_category(cards[:2], cards[2:])
+    five = best_five(cards) if len(cards) >= 5 else cards
+    ranks = _by_count(five)
+    top = ranks[0]
+    if category in ("Straight", "Straight flush"):
+        high = "5" if set(c[0] for c in five) == set("A2345") else top
+        return f"{category}, {_word(high)} high"
+    if category == "Flush":
+        return f"Flush, {_word(top)} high"
+    if category == "Royal flush":
+        return category
+    if category == "Four of a kind" or (len(cards) < 5 and [c[0] for c in cards].count(top) == 4):
+        return f"Four of a kind, {_word(top, True)}"
+    if category == "Full house":
+        return f"Full house, {_word(top, True)} full of {_word(ranks[1], True)}"
+    counts = [[c[0] for c in five].count(r) for r in ranks]
+    if counts[0] == 3:
+        return f"Three of a kind, {_word(top, True)}"
+    if counts[:2] == [2, 2]:
+        return f"Two pair, {_word(top, True)} and {_word(ranks[1], True)}"
+    if counts[0] == 2:
+        return f"Pair of {_word(top, True)}"
+    return f"High card, {_word(top)}"
 
 
 def winners_by_pot(

@@ -19,6 +19,7 @@ from hub.engine.changes import (
     StageFilled,
 )
 from hub.engine.families.base import Feed, Reading, TopicKeys
+from hub.engine.showdown import showdown_payload
 from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
 
 __all__ = ["COMPARE", "DEAL", "HAND_EVENTS", "PROJECTION", "TABLE"]
@@ -29,7 +30,8 @@ CORRECTED = (ReleasedDealCorrected, ReleasedResultCorrected)
 
 
 def table_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
-    if isinstance(event, DealReleased):  # the public table shows the latest released deal
+    # the public table shows the latest released deal's showdown (also once corrected)
+    if isinstance(event, (DealReleased, *CORRECTED)):
         return list(k[PUBLIC]["table"].values())
     if isinstance(event, StageFilled):  # the rosters of the stage's tables
         return [k[a]["table"][t] for a in AUDIENCES for t in event.tables]
@@ -60,6 +62,9 @@ def _table(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any
     table = engine.state.tables[args[0]]
     released = [d for d in range(1, engine.config.deals + 1) if engine.released(table.group, d)]
     public_deal = max(released, default=None)
+    showdown = None
+    if public_deal is not None:
+        showdown = showdown_payload(engine.state.hand(table.table, public_deal), engine.state.game)
     if public_deal is None and engine._public_teams(table.group):
         public_deal = table.order[0]
     return views.table_payload(
@@ -68,6 +73,7 @@ def _table(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any
         live=audience == LIVE,
         released_deals=len(released),
         public_deal=public_deal,
+        public_showdown=showdown,
     )
 
 
@@ -92,7 +98,11 @@ def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str
 
 
 TABLE = Feed(
-    "table", (*HAND_EVENTS, DealReleased, StageFilled), table_keys, _table, moves=(ActionApplied,)
+    "table",
+    (*HAND_EVENTS, DealReleased, *CORRECTED, StageFilled),
+    table_keys,
+    _table,
+    moves=(ActionApplied,),
 )
 DEAL = Feed("deal", (*HAND_EVENTS, DealReleased, *CORRECTED), deal_keys, _deal, moves=HAND_EVENTS)
 COMPARE = Feed(

@@ -66,15 +66,26 @@ class Settlement(BettingState):
         if all_to_first:
             awards = _merge_after_killing(awards)
         for pot, ordered in awards:
-            share, odd = divmod(pot.amount, len(ordered))
-            for i, s in enumerate(ordered):
-                if all_to_first:
-                    won[s] += share + (odd if i == 0 else 0)
-                else:
-                    won[s] += share + (1 if i < odd else 0)
+            for s, chips in split(pot.amount, ordered, all_to_first=all_to_first).items():
+                won[s] += chips
         self._complete(won)
         assert self.result is not None
         return dict(self.result)
+
+    def awards(self, declared: Iterable[int] | None = None) -> list[tuple[Pot, tuple[int, ...]]]:
+        """How a settled hand's pots went: each pot and its winners in odd-chip order, by the
+        known cards (``declared`` None) or as an official declared them; a fold-out is one pot
+        to the player left. What the showdown package shows (``hub.domain.showdown``)."""
+        live = tuple(s for s in sorted(self.committed) if s not in self.folded)
+        if len(live) == 1:
+            return [(Pot(self.pot, frozenset(live)), live)]
+        if declared is None:
+            awards = self._card_awards()
+        else:
+            awards = self._declared_awards(frozenset(declared))
+        if self.spec.odd_chip_rule == "all-to-first":
+            awards = _merge_after_killing(awards)
+        return awards
 
     def _complete(self, won: Mapping[int, int]) -> None:
         self.street = "complete"
@@ -116,6 +127,15 @@ class Settlement(BettingState):
                 chosen = pot.eligible
             awards.append((pot, self._odd_chip_order(chosen)))
         return awards
+
+
+def split(amount: int, ordered: tuple[int, ...], *, all_to_first: bool = False) -> dict[int, int]:
+    """A pot shared by ``ordered`` (odd-chip order): equal shares, the odd chips one at a time
+    from the first (or all to the first, PokerKit's rule)."""
+    share, odd = divmod(amount, len(ordered))
+    if all_to_first:
+        return {s: share + (odd if i == 0 else 0) for i, s in enumerate(ordered)}
+    return {s: share + (1 if i < odd else 0) for i, s in enumerate(ordered)}
 
 
 def _merge_after_killing(
