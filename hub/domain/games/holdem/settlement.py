@@ -142,15 +142,19 @@ def _merge_after_killing(
     awards: list[tuple[Pot, tuple[int, ...]]],
 ) -> list[tuple[Pot, tuple[int, ...]]]:
     """PokerKit kills every hand that wins nothing before it pays, so pots next to each other
-    whose remaining players are the same become one pot (and one set of odd chips)."""
+    whose remaining players are the same become one pot (and one set of odd chips). A merged
+    pot keeps every seat that was eligible for a part of it (who contested it)."""
     alive = {s for _, winners in awards for s in winners}
     merged: list[tuple[Pot, tuple[int, ...]]] = []
+    lefts: list[frozenset[int]] = []
     for pot, winners in awards:
         left = pot.eligible & alive
-        if merged and merged[-1][0].eligible == left:
-            merged[-1] = (Pot(merged[-1][0].amount + pot.amount, left), winners)
+        if merged and lefts[-1] == left:
+            before = merged[-1][0]
+            merged[-1] = (Pot(before.amount + pot.amount, before.eligible | pot.eligible), winners)
         else:
-            merged.append((Pot(pot.amount, frozenset(left)), winners))
+            merged.append((pot, winners))
+            lefts.append(left)
     return merged
 
 

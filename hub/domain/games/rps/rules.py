@@ -328,10 +328,13 @@ class RpsHand(Hand):
         return out
 
     def seat_name(self, seat: int) -> str | None:
-        """A seat's throws against the dealer's at showdown: "RPSRP against the dealer: 3-1"."""
+        """A seat's throws against the dealer's at showdown: "PPPPSSRRR against the dealer:
+        4-2" (the dealer's own: "RRRRRRRRR, the dealer's"); None while they are not all known."""
         shown = self.dealer_throws()
-        if seat == self.dealer or shown is None or len(shown) < len(ROUNDS):
-            return "the dealer" if seat == self.dealer else None
+        if shown is None or len(shown) < len(ROUNDS):
+            return None
+        if seat == self.dealer:
+            return f"{''.join(shown)}, the dealer's"
         mine = "".join(self.throws.get(seat, []))
         return f"{mine} against the dealer: {score(mine, ''.join(shown))}"
 
