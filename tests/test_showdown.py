@@ -12,6 +12,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hub.domain.dealing import Dealt, deal_sequence
 from hub.domain.deck import DeckOrder
@@ -30,6 +32,7 @@ from hub.files.config import load_config
 from hub.files.decks import load_decks
 from tests.factories import make_config, make_decks
 from tests.test_engine import Console
+from tests.test_holdem_properties import play_with_bots, pokerkit_spec, random_spec
 
 HOLDEM = PokerGame("holdem", CARDS)
 FAMOUS = Path(__file__).resolve().parent / "data" / "phh" / "famous"
@@ -394,3 +397,30 @@ def test_each_games_sample_session_names_its_showdowns(name: str) -> None:
         )
     if name == "mcr":
         assert set(names) <= {"draw", "self_draw", "discard"} and len(set(names)) > 1
+
+
+# ---------------------------------------------------------------- property
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from(["standard", "unequal", "pokerkit"]))
+def test_the_package_pays_exactly_what_settle_paid(seed: int, kind: str) -> None:
+    """Any hand bots play to the end (any seats, unequal stacks, antes, PokerKit's odd-chip
+    rule): the pots' shares less what each seat committed are the chip-scores, every winner
+    could win its pot, the main pot comes first, and a hand shown is named for each player in."""
+    rng = random.Random(seed)
+    if kind == "pokerkit":
+        spec = pokerkit_spec(rng, rng.random() < 0.5)
+    else:
+        spec = random_spec(rng, rng.random() < 0.5, unequal=kind == "unequal")
+    hand = play_with_bots(spec, rng)
+    block = poker_showdown(settled(hand), HOLDEM.seat_name)
+    assert block is not None
+    assert_shares_make_result(block, hand, dict(hand.result or {}))
+    pots = block["pots"]
+    assert [p["kind"] for p in pots] == ["main"] + ["side"] * (len(pots) - 1)
+    live = {s for s in hand.committed if s not in hand.folded}
+    for p in pots:
+        assert set(p["winners"]) <= live and p["winners"]
+    if len(live) > 1:
+        assert set(block["hands"]) == {str(s) for s in live}
+    else:
+        assert block["hands"] == {} and pots[0]["winners"] == sorted(live)
