@@ -31,7 +31,8 @@ export function showdownLines(sd, who = (seat) => `S${seat}`) {
   if (pots.length && !shown.length) lines[0].text += ' · no showdown';
   for (const [seat, name] of shown) lines.push({ kind: 'hand', seat, text: `${who(Number(seat))}: ${name}` });
   for (const r of sd.runout || []) {
-    const odds = Object.entries(r.equity).map(([s, v]) => `${who(Number(s))} ${pct(v)}`);
+    const tie = r.tie || {};
+    const odds = Object.entries(r.equity).map(([s, v]) => `${who(Number(s))} ${pct(v)}${tie[s] ? ` (tie ${pct(tie[s])})` : ''}`);
     lines.push({ kind: 'runout', street: r.street, text: `${STREET[r.street] || r.street}: ${odds.join(' · ')}` });
   }
   return lines;

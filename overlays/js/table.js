@@ -131,7 +131,9 @@ function render({ sel, states }) {
     patchCards(board, rps ? [dealerRounds(t.dealer_throws)] : cards(t.board, 5, 'lg'));
     board.dataset.cards = boardKey;
   }
-  $('pot').parentElement.hidden = false;
+  // Between hands the last hand's showdown takes the felt: no empty board, no pot of 0.
+  board.hidden = Boolean(t.showdown);
+  $('pot').parentElement.hidden = Boolean(t.showdown);
   setText($('pot'), fmtInt(t.pot ?? 0));
   const acting = t.seats.find((s) => s.seat === t.to_act);
   const toAct = $('to-act');
