@@ -14,7 +14,6 @@ tests/test_evaluation.py fails by name if an upgrade moves or changes those func
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import combinations
 from typing import Any, Protocol
 
 from phevaluator import _pheval
@@ -82,45 +81,53 @@ def _word(rank: str, plural: bool = False) -> str:
     return (word + "es" if word == "six" else word + "s") if plural else word
 
 
-def best_five(cards: Sequence[str]) -> tuple[str, ...]:
-    """The five of ``cards`` (5 to 7) that make the best hand."""
-    if len(cards) == 5:
-        return tuple(cards)
-    return min(combinations(cards, 5), key=lambda five: strength(five[:2], five[2:]))
-
-
-def _by_count(cards: Iterable[str]) -> list[str]:
-    """The ranks of ``cards``, most repeated first, then highest (each rank once)."""
-    ranks = [c[0] for c in cards]
+def _by_count(ranks: list[str]) -> list[str]:
+    """``ranks`` each once, most repeated first, then highest."""
     return sorted(set(ranks), key=lambda r: (ranks.count(r), RANKS.index(r)), reverse=True)
+
+
+def _straight_top(ranks: Iterable[str]) -> str:
+    """The top of the highest straight among ``ranks`` (the wheel's is the five)."""
+    have = {RANKS.index(r) for r in ranks}
+    if len(RANKS) - 1 in have:
+        have.add(-1)  # the ace also plays low
+    for top in range(len(RANKS) - 1, 2, -1):
+        if all(top - k in have for k in range(5)):
+            return RANKS[top]
+    raise ValueError(f"no straight in {sorted(ranks)}")
 
 
 def hand_name(hole: Iterable[str], board: Iterable[str]) -> str:
     """The best hand as television names it: "Flush, king high", "Full house, queens full of
     fives", "Straight, ten high", "Two pair, aces and kings", "Pair of jacks", "High card, ace"
-    (works before the flop, on the cards there are)."""
+    (works before the flop, on the cards there are). The ranks named are read off all the
+    cards once the category is known (no search of the best five)."""
     cards = [*hole, *board]
     category = hand_category(cards[:2], cards[2:])
-    five = best_five(cards) if len(cards) >= 5 else cards
-    ranks = _by_count(five)
-    top = ranks[0]
-    if category in ("Straight", "Straight flush"):
-        high = "5" if set(c[0] for c in five) == set("A2345") else top
-        return f"{category}, {_word(high)} high"
-    if category == "Flush":
-        return f"Flush, {_word(top)} high"
     if category == "Royal flush":
         return category
-    if category == "Four of a kind" or (len(cards) < 5 and [c[0] for c in cards].count(top) == 4):
+    ranks = [c[0] for c in cards]
+    if category in ("Flush", "Straight flush"):
+        suits = [c[1] for c in cards]
+        suit = max(set(suits), key=suits.count)
+        suited = [c[0] for c in cards if c[1] == suit]
+        if category == "Flush":
+            return f"Flush, {_word(max(suited, key=RANKS.index))} high"
+        return f"Straight flush, {_word(_straight_top(suited))} high"
+    if category == "Straight":
+        return f"Straight, {_word(_straight_top(ranks))} high"
+    by = _by_count(ranks)
+    top = by[0]
+    if category == "Four of a kind":
         return f"Four of a kind, {_word(top, True)}"
     if category == "Full house":
-        return f"Full house, {_word(top, True)} full of {_word(ranks[1], True)}"
-    counts = [[c[0] for c in five].count(r) for r in ranks]
-    if counts[0] == 3:
+        pair = next(r for r in by[1:] if ranks.count(r) >= 2)
+        return f"Full house, {_word(top, True)} full of {_word(pair, True)}"
+    if category == "Three of a kind":
         return f"Three of a kind, {_word(top, True)}"
-    if counts[:2] == [2, 2]:
-        return f"Two pair, {_word(top, True)} and {_word(ranks[1], True)}"
-    if counts[0] == 2:
+    if category == "Two pair":
+        return f"Two pair, {_word(top, True)} and {_word(by[1], True)}"
+    if category == "Pair":
         return f"Pair of {_word(top, True)}"
     return f"High card, {_word(top)}"
 

@@ -224,7 +224,7 @@ def table_payload(
     if current is None:
         out.update(seats=seats, status="idle", deal=None, street=None, pot=0, to_act=None)
         out.update(board=[], last_action=None, actions=[], button=None, equity=None)
-        last = table.last_finished
+        last = out["last_deal"]
         out["showdown"] = showdown_payload(table.hands.get(last) if last else None, state.game)
         return out
     dealt = current.spec.cards
