@@ -63,7 +63,7 @@ def _table(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any
     released = engine.released_deals(table.group)
     public_deal = max(released, default=None)
     showdown = None
-    if public_deal is not None:
+    if public_deal is not None and audience != LIVE:
         showdown = showdown_payload(engine.state.hand(table.table, public_deal), engine.state.game)
     if public_deal is None and engine._public_teams(table.group):
         public_deal = table.order[0]
