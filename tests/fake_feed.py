@@ -204,6 +204,7 @@ def compare_payload(deal: int, seat: int, live: bool) -> dict[str, Any]:
         played = seen is not None and status != "void"  # a voided hand's cards do not count
         block = scripted_equity(deal, actions, row["board"], over) if played else None
         row["equity"] = traveller_equity(block, seat)
+        row["showdown"] = scripted_showdown(deal, pot) if status == "complete" else None
         rows.append(row)
     finished = [r["chips"] for r in rows if r["chips"] is not None]
     average = sum(finished) / len(finished) if finished else None
@@ -263,7 +264,14 @@ def standings_block(order: list[int], seat_numbers: Iterable[int] = range(1, 7))
 def table_payload(live: bool) -> dict[str, Any]:
     roster = [{"seat": s, **team_fields(1, s), "player": player(1, s)} for s in range(1, 7)]
     if not live:
-        return {"table": 1, "group": "A", "deals_total": 24, "seats": roster, "released": 1}
+        return {
+            "table": 1,
+            "group": "A",
+            "deals_total": 24,
+            "seats": roster,
+            "released": 1,
+            "showdown": scripted_showdown(2, 2550),
+        }
     holes = {seat: list(cards) for seat, cards in HOLES[3].items()}
     actions = COMPARE_ACTIONS[3]
     block = scripted_equity(3, actions, ["9d", "5c", "2h"], over=False)
@@ -301,6 +309,25 @@ def table_payload(live: bool) -> dict[str, Any]:
         "last_deal": 8,
         "equity": block,
         "game": "holdem",
+        "showdown": None,
+    }
+
+
+def scripted_showdown(deal: int, pot: int) -> dict[str, Any]:
+    """The hub's showdown package (hub/engine/showdown.py) of a scripted finished hand."""
+    return {
+        "deal": deal,
+        "pots": [
+            {
+                "amount": pot,
+                "kind": "main",
+                "winners": [5],
+                "shares": {"5": pot},
+                "hand": "Two pair, nines and fives",
+            }
+        ],
+        "hands": {"2": "Pair of nines", "5": "Two pair, nines and fives"},
+        "runout": None,
     }
 
 

@@ -482,3 +482,131 @@ def test_four_seat_table_stays_inside_title_safe(
         )
         assert overlaps == []
         docs_shot(page, f"table-4-seats-{sample.split('.')[0]}")
+
+
+# ---------------------------------------------------------------- the showdown package
+def showdown_hand(hub: SampleHub) -> tuple[int, dict[str, Any]]:
+    """Play the session on until a table settles a hand at a showdown (hands shown) and is
+    between hands: that table and its live payload."""
+    for _ in range(600):
+        event = hub.step()
+        if event["type"] != "win":
+            continue
+        live = hub.rest(f"/api/tables/{event['table']}", COMMENTATOR)
+        if live["status"] == "idle" and live["showdown"] and live["showdown"]["hands"]:
+            return event["table"], live
+    raise AssertionError("no showdown in the session")
+
+
+def pot_line(pot: dict[str, Any], count: int, who: Any) -> str:
+    """What js/showdown.js potText writes (the test's own spelling of the contract)."""
+    label = "Side pot" if pot["kind"] == "side" else "Main pot" if count > 1 else "Pot"
+    names = [who(s) for s in pot["winners"]]
+    won = f"{' and '.join(names)} split" if len(names) > 1 else names[0]
+    return f"{label} {pot['amount']:,}: {won}" + (f", {pot['hand']}" if pot["hand"] else "")
+
+
+# The seats the live table's showdown panel meets (none: it sits clear of them all).
+SEATS_MET = """() => {
+  const a = document.querySelector('[data-testid="showdown"]').getBoundingClientRect();
+  return [...document.querySelectorAll('.seat')].filter((s) => {
+    const b = s.getBoundingClientRect();
+    return a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  }).map((s) => s.dataset.seat);
+}"""
+
+
+# Where the split screen's header and panels are (for a failure's message).
+PANEL_BOXES = """() => [...document.querySelectorAll('.head, .panel')].map((n) => {
+  const r = n.getBoundingClientRect();
+  return `${n.dataset.table || 'head'} ${Math.round(r.top)}-${Math.round(r.bottom)}`;
+})"""
+
+
+def showdown_fits(page: Page) -> None:
+    """The live table's showdown panel inside title-safe, nothing in it overflowing, no seat
+    under it."""
+    page.wait_for_timeout(600)
+    bad = page.evaluate(OUTSIDE, ['[data-testid="showdown"]', TITLE_SAFE, False])
+    assert bad == [], bad
+    assert page.evaluate(SEATS_MET) == []
+
+
+def test_the_showdown_names_the_winner_on_table_split_screen_and_desk(
+    page: Page, ifp6: SampleHub
+) -> None:
+    """After a showdown the live table, the split screen and the commentator desk name the
+    winner with the hand; the table's panel sits inside title-safe clear of every seat, and
+    later updates of other tables neither redraw it nor add a card to the page."""
+    table, live = showdown_hand(ifp6)
+    sd = live["showdown"]
+    codes = {s["seat"]: s["code"] for s in live["seats"]}
+    pots = sd["pots"]
+    first = pot_line(pots[0], len(pots), lambda s: f"{codes[s]} S{s}")
+    winner = pots[0]["winners"][0]
+
+    open_page(page, ifp6, f"table.html?table={table}&token={COMMENTATOR}&slot=0")
+    panel = page.locator('[data-testid="showdown"]')
+    expect(panel.locator('[data-testid="sd-pot"]').first).to_have_text(first, timeout=5000)
+    for seat, name in sd["hands"].items():
+        expect(panel.locator(f'[data-testid="sd-hand"][data-seat="{seat}"]')).to_contain_text(name)
+    page.wait_for_timeout(600)
+    showdown_fits(page)
+    font = page.evaluate("parseFloat(getComputedStyle(document.querySelector('.sd-pot')).fontSize)")
+    assert font >= 30  # readable at 1080p
+    docs_shot(page, "showdown-table")
+    page.evaluate("document.querySelector('[data-testid=\"showdown\"]').dataset.mark = 'kept'")
+    page.evaluate(WATCH_CARDS, '[data-testid="gfx"]')
+    others = [t for t in ifp6.config.tables if t != table]
+    for t in others[:3]:
+        if ifp6.pending(t) and ifp6.pending(t)["type"] in ACTIONS:
+            ifp6.next_event(t)
+    page.wait_for_timeout(800)
+    assert (
+        page.evaluate("document.querySelector('[data-testid=\"showdown\"]').dataset.mark") == "kept"
+    )
+    assert page.evaluate("window.__added") == []
+
+    open_page(
+        page,
+        ifp6,
+        f"compare.html?deal={live['last_deal']}&seat={winner}&token={COMMENTATOR}&slot=0",
+    )
+    mine = page.locator(
+        f'[data-testid="compare-panel"][data-table="{table}"] [data-testid="panel-showdown"]'
+    )
+    expect(mine).to_contain_text(pots[0]["hand"] or "", timeout=5000)
+    expect(mine).to_contain_text(f"{codes[winner]} S{winner}")
+    for _ in range(20):  # once the panels' entrance has settled (slow under load)
+        page.wait_for_timeout(500)
+        bad = page.evaluate(OUTSIDE, ['[data-testid="compare-panel"]', GRAPHICS_SAFE, True])
+        if not bad:
+            break
+    assert bad == [], (bad, page.evaluate(PANEL_BOXES))
+    docs_shot(page, "showdown-compare")
+
+    open_overlay(page, ifp6.url, f"commentator.html?token={COMMENTATOR}", visible=False)
+    box = page.locator(
+        f'[data-testid="com-table"][data-table="{table}"] [data-testid="com-showdown"]'
+    )
+    expect(box.locator('[data-testid="sd-pot"]').first).to_have_text(first, timeout=5000)
+    desk_fits(page, 6)
+    docs_shot(page, "showdown-commentator")
+
+
+def test_a_six_way_all_in_showdown_and_its_run_out_fit_the_felt(page: Page) -> None:
+    """The tallest package of the sample: six players all in before the flop (line 1,268 of
+    the session, table 3), six hands shown and the run-out's four streets."""
+    with sample_hub("ifp6.toml", "ifp6-session.jsonl", "gfxsd", 1268) as hub:
+        live = hub.rest("/api/tables/3", COMMENTATOR)
+        sd = live["showdown"]
+        assert live["status"] == "idle" and len(sd["hands"]) == 6
+        assert [r["street"] for r in sd["runout"]] == ["preflop", "flop", "turn", "river"]
+        open_page(page, hub, f"table.html?table=3&token={COMMENTATOR}&slot=0")
+        expect(page.locator('[data-testid="sd-hand"]')).to_have_count(6, timeout=5000)
+        runout = page.locator('[data-testid="sd-runout"] [data-street]')
+        expect(runout).to_have_count(4)
+        winner = max(sd["runout"][0]["equity"], key=lambda s: sd["runout"][0]["equity"][s])
+        expect(runout.first).to_contain_text(f"{sd['runout'][0]['equity'][winner]:.1f}%")
+        showdown_fits(page)
+        docs_shot(page, "showdown-table-runout")

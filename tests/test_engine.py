@@ -302,7 +302,8 @@ def test_public_table_topic_hides_the_hand(engine: Engine) -> None:
     assert all("hole" not in s for s in public["seats"])
     assert live["deal"] is not None and all("hole" in s for s in live["seats"])
     # Nothing that moves with this table's own play: no playing/idle, no completed count.
-    assert set(public) == {"table", "group", "deals_total", "seats", "released"}
+    assert set(public) == {"table", "group", "deals_total", "seats", "released", "showdown"}
+    assert public["showdown"] is None
     before = engine.payload(("public", "table:1"))
     play = Console(engine, 2)
     play_fold_out(play, engine)

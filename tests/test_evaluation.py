@@ -7,32 +7,59 @@ import random
 import pytest
 from pokerkit import StandardHighHand
 
-from hub.domain.evaluation import hand_name, strength, winners_by_pot
+from hub.domain.evaluation import hand_category, hand_name, strength, winners_by_pot
 from hub.domain.games.holdem.records import Pot
 
 FULL_DECK = [r + s for r in "23456789TJQKA" for s in "cdhs"]
 
 
-@pytest.mark.parametrize(
-    ("hole", "board", "name"),
-    [
-        (("Ah", "Kh"), ("Qh", "Jh", "Th", "2c", "3d"), "Royal flush"),
-        (("9h", "Kh"), ("Qh", "Jh", "Th", "2c", "3d"), "Straight flush"),
-        (("Ac", "Ad"), ("Ah", "As", "2c", "3d", "4h"), "Four of a kind"),
-        (("Ac", "Ad"), ("Ah", "Ks", "Kc", "3d", "4h"), "Full house"),
-        (("2h", "7h"), ("Ah", "Ks", "Kh", "3h", "4d"), "Flush"),
-        (("5c", "6d"), ("7h", "8s", "9c", "Kd", "Kh"), "Straight"),
-        (("Ac", "2d"), ("3h", "4s", "5c", "Kd", "Qh"), "Straight"),  # the wheel
-        (("Qc", "Qd"), ("Qh", "8s", "2c", "Kd", "4h"), "Three of a kind"),
-        (("Qc", "8d"), ("Qh", "8s", "2c", "Kd", "4h"), "Two pair"),
-        (("Qc", "7d"), ("Qh", "8s", "2c", "Kd", "4h"), "Pair"),
-        (("Ac", "7d"), ("Qh", "8s", "2c", "Kd", "4h"), "High card"),
-        (("Ac", "Ad"), (), "Pair"),
-        (("Ac", "Kd"), ("Qh", "8s", "2c"), "High card"),
-    ],
-)
-def test_hand_names(hole: tuple[str, str], board: tuple[str, ...], name: str) -> None:
+# Seven cards (two hole, then the board; fewer before the flop) | category | name on air.
+NAMED = """
+Ah Kh Qh Jh Th 2c 3d | Royal flush | Royal flush
+9h Kh Qh Jh Th 2c 3d | Straight flush | Straight flush, king high
+Ac 2c 3c 4c 5c Kd Qh | Straight flush | Straight flush, five high
+Ac Ad Ah As 2c 3d 4h | Four of a kind | Four of a kind, aces
+Qc Qd Qh 5s 5c 3d 4h | Full house | Full house, queens full of fives
+5c 5d Qh 5s Qc Qd 4h | Full house | Full house, queens full of fives
+Ac Ad Ah Ks Kc 3d 4h | Full house | Full house, aces full of kings
+2h 7h Kh Ks Qh 3h 4d | Flush | Flush, king high
+2h 7h Ah Ks Kh 3h 4d | Flush | Flush, ace high
+5c 6d 7h 8s 9c Kd Th | Straight | Straight, ten high
+Ac 2d 3h 4s 5c Kd Qh | Straight | Straight, five high
+Ac Kd Qh Js Tc 9d 2h | Straight | Straight, ace high
+Qc Qd Qh 8s 2c Kd 4h | Three of a kind | Three of a kind, queens
+6c 6d 6h 8s 2c Kd 4h | Three of a kind | Three of a kind, sixes
+Ac Kd Ah Ks 2c Qd 4h | Two pair | Two pair, aces and kings
+Qc 8d Qh 8s 2c Kd 4h | Two pair | Two pair, queens and eights
+Qc 7d Qh 8s 2c Kd 4h | Pair | Pair of queens
+Ac 7d Qh 8s 2c Kd 4h | High card | High card, ace
+Ac Ad | Pair | Pair of aces
+Ac Kd Qh 8s 2c | High card | High card, ace
+"""
+
+
+@pytest.mark.parametrize("line", NAMED.strip().splitlines())
+def test_hand_names_as_television_says_them(line: str) -> None:
+    cards, category, name = (part.strip() for part in line.split("|"))
+    hole, board = cards.split()[:2], cards.split()[2:]
+    assert hand_category(hole, board) == category
     assert hand_name(hole, board) == name
+
+
+def test_hand_names_agree_with_pokerkit_on_random_hands() -> None:
+    """The category leads the name, as PokerKit labels the hand, and the seven cards are named
+    as PokerKit's best five of them alone are (the ranks read off all seven are the five's)."""
+    rng = random.Random(11)
+    for _ in range(3000):
+        cards = rng.sample(FULL_DECK, 7)
+        name = hand_name(cards[:2], cards[2:])
+        theirs = StandardHighHand.from_game("".join(cards[:2]), "".join(cards[2:]))
+        label = {"One pair": "Pair"}.get(theirs.entry.label.value, theirs.entry.label.value)
+        category = hand_category(cards[:2], cards[2:])
+        assert {"Royal flush": "Straight flush"}.get(category, category) == label, cards
+        assert name.startswith(category), (cards, name)
+        five = [str(c.rank) + str(c.suit) for c in theirs.cards]  # PokerKit's best five
+        assert hand_name(five[:2], five[2:]) == name, (cards, five)
 
 
 def test_strength_orders_hands_like_pokerkit() -> None:

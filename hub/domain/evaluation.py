@@ -56,14 +56,80 @@ def strength(hole: Iterable[str], board: Iterable[str]) -> int:
     return int(evaluate(*ids))
 
 
-def hand_name(hole: Iterable[str], board: Iterable[str]) -> str:
-    """ "Full house", "Pair", ...: the best hand so far, for overlays (works before the flop)."""
+def hand_category(hole: Iterable[str], board: Iterable[str]) -> str:
+    """ "Full house", "Pair", ...: the best hand's category (works before the flop)."""
     cards = [*hole, *board]
     if len(cards) < 5:
         ranks = [c[0] for c in cards]
         return "Pair" if len(set(ranks)) < len(ranks) else "High card"
     rank = strength(cards[:2], cards[2:])
     return next(name for top, name in _CATEGORIES if rank <= top)
+
+
+_WORDS = {
+    r: w
+    for r, w in zip(
+        RANKS,
+        "two three four five six seven eight nine ten jack queen king ace".split(),  # noqa: SIM905
+        strict=True,
+    )
+}
+
+
+def _word(rank: str, plural: bool = False) -> str:
+    word = _WORDS[rank]
+    return (word + "es" if word == "six" else word + "s") if plural else word
+
+
+def _by_count(ranks: list[str]) -> list[str]:
+    """``ranks`` each once, most repeated first, then highest."""
+    return sorted(set(ranks), key=lambda r: (ranks.count(r), RANKS.index(r)), reverse=True)
+
+
+def _straight_top(ranks: Iterable[str]) -> str:
+    """The top of the highest straight among ``ranks`` (the wheel's is the five)."""
+    have = {RANKS.index(r) for r in ranks}
+    if len(RANKS) - 1 in have:
+        have.add(-1)  # the ace also plays low
+    for top in range(len(RANKS) - 1, 2, -1):
+        if all(top - k in have for k in range(5)):
+            return RANKS[top]
+    raise ValueError(f"no straight in {sorted(ranks)}")
+
+
+def hand_name(hole: Iterable[str], board: Iterable[str]) -> str:
+    """The best hand as television names it: "Flush, king high", "Full house, queens full of
+    fives", "Straight, ten high", "Two pair, aces and kings", "Pair of jacks", "High card, ace"
+    (works before the flop, on the cards there are). The ranks named are read off all the
+    cards once the category is known (no search of the best five)."""
+    cards = [*hole, *board]
+    category = hand_category(cards[:2], cards[2:])
+    if category == "Royal flush":
+        return category
+    ranks = [c[0] for c in cards]
+    if category in ("Flush", "Straight flush"):
+        suits = [c[1] for c in cards]
+        suit = max(set(suits), key=suits.count)
+        suited = [c[0] for c in cards if c[1] == suit]
+        if category == "Flush":
+            return f"Flush, {_word(max(suited, key=RANKS.index))} high"
+        return f"Straight flush, {_word(_straight_top(suited))} high"
+    if category == "Straight":
+        return f"Straight, {_word(_straight_top(ranks))} high"
+    by = _by_count(ranks)
+    top = by[0]
+    if category == "Four of a kind":
+        return f"Four of a kind, {_word(top, True)}"
+    if category == "Full house":
+        pair = next(r for r in by[1:] if ranks.count(r) >= 2)
+        return f"Full house, {_word(top, True)} full of {_word(pair, True)}"
+    if category == "Three of a kind":
+        return f"Three of a kind, {_word(top, True)}"
+    if category == "Two pair":
+        return f"Two pair, {_word(top, True)} and {_word(by[1], True)}"
+    if category == "Pair":
+        return f"Pair of {_word(top, True)}"
+    return f"High card, {_word(top)}"
 
 
 def winners_by_pot(

@@ -30,8 +30,9 @@ class PieceSet:
     ``parse_order``: pieces from a list of texts or one string (a deck order, as people or
     files write it; cards as ``cards.parse_cards``).
     ``winners_by_pot(pots, hole, board, button, seats)``: each pot's best eligible hands in
-    odd-chip order (as ``evaluation.winners_by_pot``). ``equity``: False when the hub computes
-    no chances for this game (payloads then carry ``equity: null``).
+    odd-chip order (as ``evaluation.winners_by_pot``). ``hand_name(hole, board)``: the best
+    hand named for television ("Flush, king high"; the showdown package). ``equity``: False
+    when the hub computes no chances for this game (payloads then carry ``equity: null``).
     """
 
     game: str
@@ -39,6 +40,7 @@ class PieceSet:
     parse_order: Callable[[str | Iterable[str]], tuple[str, ...]]
     winners_by_pot: WinnersByPot
     equity: bool
+    hand_name: Callable[[Sequence[str], Sequence[str]], str]
 
     def __reduce__(self) -> tuple[Callable[[str], PieceSet], tuple[str]]:
         """Unpickled as the very set of this process (code compares sets by identity: a hand
@@ -81,6 +83,7 @@ CARDS = PieceSet(
     parse_order=cards.parse_cards,
     winners_by_pot=evaluation.winners_by_pot,
     equity=True,
+    hand_name=evaluation.hand_name,
 )
 
 TILES = PieceSet(
@@ -92,6 +95,7 @@ TILES = PieceSet(
     # for tiles, and best_of in Python (21 fives per hand) is too slow for every run-out on the
     # ingest path. No chances rather than wrong ones: payloads carry equity null.
     equity=False,
+    hand_name=lambda hole, board: piecepack.hand_name((*hole, *board[:5])),
 )
 
 PIECE_SETS: dict[str, PieceSet] = {s.game: s for s in (CARDS, TILES)}

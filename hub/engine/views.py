@@ -19,6 +19,7 @@ from hub.domain.scoring import VIEWS, Scoreboard
 from hub.domain.states import BETTING_STREETS, Audience
 from hub.engine.equities import hand_equity, hand_traveller_equity, seat_equity
 from hub.engine.roster import Roster
+from hub.engine.showdown import showdown_payload
 from hub.engine.tournament import TERMINAL, HandState, TableState, TournamentState
 
 PUBLIC = Audience.PUBLIC
@@ -213,11 +214,14 @@ def table_payload(
     live: bool,
     released_deals: int = 0,
     public_deal: int | None = None,
+    public_showdown: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A table's live state. The public gets the roster and how many deals its group has
-    released: nothing that moves with this table's own play (not even playing/idle or a
-    completed count, whose timing would tell how long each hand took before release). With
-    sessions, the public roster is that of the group's latest released deal (``public_deal``)."""
+    """A table's live state. The public gets the roster, how many deals its group has
+    released and the showdown of this table's latest released deal: nothing that moves with
+    this table's own play (not even playing/idle or a completed count, whose timing would tell
+    how long each hand took before release). With sessions, the public roster is that of the
+    group's latest released deal (``public_deal``). Live, ``showdown`` is the last finished
+    hand's while the table is idle (None once the next hand starts)."""
     if live:
         seats = roster(state, table.table, state.table_deal(table))
     elif public_deal is None:  # a stage whose teams are not public yet
@@ -235,6 +239,7 @@ def table_payload(
     if not live:
         out["seats"] = seats
         out["released"] = released_deals
+        out["showdown"] = public_showdown
         return out
     out["game"] = state.config.game  # what the board and hole codes are: cards or tiles
     out["completed"] = table.completed
@@ -243,6 +248,8 @@ def table_payload(
     if current is None:
         out.update(seats=seats, status="idle", deal=None, street=None, pot=0, to_act=None)
         out.update(board=[], last_action=None, actions=[], button=None, equity=None)
+        last = out["last_deal"]
+        out["showdown"] = showdown_payload(table.hands.get(last) if last else None, state.game)
         return out
     dealt = current.spec.cards
     for row in seats:
@@ -252,7 +259,7 @@ def table_payload(
     actions = action_rows(current)
     out.update(seats=seats, deal=current.deal, button=current.spec.button)
     out.update(hand_fields(current, state.game))
-    out.update(last_action=actions[-1] if actions else None, actions=actions)
+    out.update(last_action=actions[-1] if actions else None, actions=actions, showdown=None)
     return out
 
 
@@ -344,8 +351,10 @@ def compare_row(
     }
     if h is None:
         row.update(status="waiting", pot=0, committed=0, folded=False, street=None, equity=None)
+        row["showdown"] = None
         return row
     row.update(compare_fields(h, seat, state.game))
+    row["showdown"] = showdown_payload(h, state.game)
     result = h.result
     if result is not None:
         row["chips"] = result.get(seat, 0)

@@ -8,6 +8,7 @@ import { markGame } from './piecepack.js';
 import { ROUND_LABEL, isRps, scoreText, throwTiles } from './rps.js';
 import { WIND_NAME, resultText, tiles as mjTiles } from './mahjong.js';
 import { patch } from './keyed.js';
+import { drawShowdown } from './showdown.js';
 import { deskColumns, fitSection } from './deskfit.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
@@ -175,6 +176,17 @@ function mahjongCard(t, s, ld, sw) {
       }))));
 }
 
+/** A table box's showdown block: the last hand's pots, hands shown and run-out. */
+function showdownBox(s) {
+  const box = el('div', { class: 'showdown', dataset: { testid: 'com-showdown' } });
+  const who = (seat) => {
+    const st = (s.seats || []).find((x) => x.seat === seat);
+    return st && st.code ? `${st.code} S${seat}` : `S${seat}`;
+  };
+  drawShowdown(box, s.showdown, who);
+  return box;
+}
+
 function drawTables() {
   $('tables').style.setProperty('--cols', String(deskColumns(TABLES.length)));
   $('tables').dataset.dense = String(TABLES.length > 6); // smaller cards: see panel.css
@@ -193,6 +205,7 @@ function drawTables() {
         el('span', {}, statusOf(s.status)),
         s.equity && s.equity.runout ? el('span', { class: 'warn', dataset: { testid: 'com-runout' } },
           `all-in ${STREET_LABEL[s.equity.runout.street] || ''}, board run out`) : null) : el('p', {}, s.seats ? 'No live details for this token' : 'waiting for data'),
+      live && s.showdown ? showdownBox(s) : null,
       el('table', { class: 't' },
         el('thead', {}, el('tr', {}, el('th', {}, 'Seat'), el('th', {}, 'Team'), el('th', {}, 'Player'), el('th', {}, 'Hole'),
           el('th', { class: 'r' }, 'In'), el('th', { class: 'r' }, 'Win'), el('th', {}, 'Outs'),

@@ -10,6 +10,7 @@ import { ROUND_LABEL, isRps, scoreText, throwTiles } from './rps.js';
 import { BOARD_AT, STREETS, STREET_LABEL, cards, el, fmtInt, fmtPct, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 import { markGame } from './piecepack.js';
 import { renderCompare as renderMahjong } from './mahjong.js';
+import { drawShowdown } from './showdown.js';
 import { patch, patchCards } from './keyed.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
@@ -104,6 +105,13 @@ export function panelEquity(row, live, whole, street) {
   return f ? fmtPct(f.win) : '';
 }
 
+/** The panel's showdown line: how its table's pots went, and the hands shown there. */
+function showdownBox(row, c) {
+  const box = el('div', { class: 'showdown', dataset: { testid: 'panel-showdown' } });
+  drawShowdown(box, row.showdown, (seat) => (seat === c.seat && row.code ? `${row.code} S${seat}` : `S${seat}`));
+  return box;
+}
+
 function panel(row, acts, c, cursor) {
   const status = statusOf(row.status);
   const live = status === 'in progress';
@@ -151,6 +159,7 @@ function panel(row, acts, c, cursor) {
   isRps(row) ? el('div', { class: 'rpsline' }, 'Dealer', throwTiles(row.dealer_throws, 'sm', 'panel-dealer')) : null,
   el('div', { class: 'streets', dataset: { testid: 'panel-actions', scrolls: '' } }, el('div', { class: 'scroll' }, streets,
     shown.length === 0 ? el('div', { class: 'empty' }, status === 'waiting' ? 'Not yet played' : 'Cards dealt') : null)),
+  finished && row.showdown ? showdownBox(row, c) : null,
   el('div', { class: 'pfoot' },
     el('span', { class: 'pstreet', dataset: { testid: 'panel-street', street: streetName } }, status === 'waiting' ? '' : (isRps(row) ? ROUND_LABEL : STREET_LABEL)[streetName]),
     'Pot', el('span', { class: 'num', dataset: { testid: 'panel-pot' } }, fmtInt(pot)),

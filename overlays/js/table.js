@@ -6,6 +6,7 @@ import { STREET_LABEL, actionText, cardText, cards, el, fmtInt, fmtPct, setText,
 import { markGame } from './piecepack.js';
 import { renderTable as renderMahjong } from './mahjong.js';
 import { patch, patchCards } from './keyed.js';
+import { drawShowdown } from './showdown.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const seatsEl = $('seats');
@@ -102,6 +103,11 @@ function render({ sel, states }) {
   // Keyed by seat: a seat box and its hole cards stay the same nodes across updates (keyed.js).
   const playing = live && !FINISHED.includes(statusOf(t.status)); // no chances on a finished hand
   patch(seatsEl, t.seats.flatMap((s) => seatBox(s, t, n, live, playing)), seatKey);
+  const who = (seat) => {
+    const s = t.seats.find((x) => x.seat === seat);
+    return s && s.code ? `${s.code} S${seat}` : `S${seat}`;
+  };
+  drawShowdown($('showdown'), t.showdown, who); // the last hand's, until the next one starts
   if (!live) {
     $('deal-label').textContent = t.released !== undefined
       ? `${t.released}${t.deals_total ? ` of ${t.deals_total}` : ''} deals released`
@@ -125,7 +131,9 @@ function render({ sel, states }) {
     patchCards(board, rps ? [dealerRounds(t.dealer_throws)] : cards(t.board, 5, 'lg'));
     board.dataset.cards = boardKey;
   }
-  $('pot').parentElement.hidden = false;
+  // Between hands the last hand's showdown takes the felt: no empty board, no pot of 0.
+  board.hidden = Boolean(t.showdown);
+  $('pot').parentElement.hidden = Boolean(t.showdown);
   setText($('pot'), fmtInt(t.pot ?? 0));
   const acting = t.seats.find((s) => s.seat === t.to_act);
   const toAct = $('to-act');

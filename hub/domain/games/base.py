@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from hub.domain import showdown
 from hub.domain.dealing import Dealt, deal
 from hub.domain.deck import DeckOrder, random_deck_orders, seeded_deck_orders
 from hub.domain.games.holdem.hand import Hand
@@ -67,6 +68,7 @@ class Game(Protocol):
     def hand_fields(self, hand: Hand) -> Fields: ...
     def row_fields(self, h: Any) -> Fields: ...
     def compare_fields(self, state: Any, deal_no: int, seat: int) -> Fields: ...
+    def showdown(self, h: Any) -> Fields | None: ...
     def result_hand(
         self, config: TournamentConfig, spec: HandSpec, event: Any
     ) -> tuple[Hand, list[Input]]: ...
@@ -188,6 +190,14 @@ class PokerGame:
 
     def compare_fields(self, state: Any, deal_no: int, seat: int) -> Fields:
         return {}
+
+    def showdown(self, h: Any) -> Fields | None:
+        """A settled hand's showdown package (``hub.domain.showdown``; None while in play)."""
+        return showdown.poker_showdown(h, self.seat_name)
+
+    def seat_name(self, hand: Hand, seat: int) -> str | None:
+        """The hand a seat showed, named for television (None: not known)."""
+        return showdown.card_name(hand, seat)
 
     # ------------------------------------------------------------ simulation, tools
     def result_hand(

@@ -20,6 +20,7 @@ from hub.engine.changes import (
     StageFilled,
 )
 from hub.engine.families.base import Feed, Reading, TopicKeys
+from hub.engine.showdown import showdown_payload
 from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
 
 __all__ = ["COMPARE", "DEAL", "HAND_EVENTS", "PROJECTION", "TABLE"]
@@ -30,7 +31,8 @@ CORRECTED = (ReleasedDealCorrected, ReleasedResultCorrected)
 
 
 def table_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
-    if isinstance(event, DealReleased):  # the public table shows the latest released deal
+    # the public table shows the latest released deal's showdown (also once corrected)
+    if isinstance(event, (DealReleased, *CORRECTED)):
         return list(k[PUBLIC]["table"].values())
     if isinstance(event, StageFilled):  # the rosters of the stage's tables
         return [k[a]["table"][t] for a in AUDIENCES for t in event.tables]
@@ -65,6 +67,9 @@ def _table(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any
     table = engine.state.tables[args[0]]
     released = engine.released_deals(table.group)
     public_deal = max(released, default=None)
+    showdown = None
+    if public_deal is not None and audience != LIVE:
+        showdown = showdown_payload(engine.state.hand(table.table, public_deal), engine.state.game)
     if public_deal is None and engine._public_teams(table.group):
         public_deal = table.order[0]
     return views.table_payload(
@@ -73,6 +78,7 @@ def _table(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any
         live=audience == LIVE,
         released_deals=len(released),
         public_deal=public_deal,
+        public_showdown=showdown,
     )
 
 
@@ -98,7 +104,7 @@ def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str
 
 TABLE = Feed(
     "table",
-    (*HAND_EVENTS, DealReleased, StageFilled, RosterChanged),
+    (*HAND_EVENTS, DealReleased, *CORRECTED, StageFilled, RosterChanged),
     table_keys,
     _table,
     moves=(ActionApplied,),

@@ -66,15 +66,26 @@ class Settlement(BettingState):
         if all_to_first:
             awards = _merge_after_killing(awards)
         for pot, ordered in awards:
-            share, odd = divmod(pot.amount, len(ordered))
-            for i, s in enumerate(ordered):
-                if all_to_first:
-                    won[s] += share + (odd if i == 0 else 0)
-                else:
-                    won[s] += share + (1 if i < odd else 0)
+            for s, chips in split(pot.amount, ordered, all_to_first=all_to_first).items():
+                won[s] += chips
         self._complete(won)
         assert self.result is not None
         return dict(self.result)
+
+    def awards(self, declared: Iterable[int] | None = None) -> list[tuple[Pot, tuple[int, ...]]]:
+        """How a settled hand's pots went: each pot and its winners in odd-chip order, by the
+        known cards (``declared`` None) or as an official declared them; a fold-out is one pot
+        to the player left. What the showdown package shows (``hub.domain.showdown``)."""
+        live = tuple(s for s in sorted(self.committed) if s not in self.folded)
+        if len(live) == 1:
+            return [(Pot(self.pot, frozenset(live)), live)]
+        if declared is None:
+            awards = self._card_awards()
+        else:
+            awards = self._declared_awards(frozenset(declared))
+        if self.spec.odd_chip_rule == "all-to-first":
+            awards = _merge_after_killing(awards)
+        return awards
 
     def _complete(self, won: Mapping[int, int]) -> None:
         self.street = "complete"
@@ -118,19 +129,32 @@ class Settlement(BettingState):
         return awards
 
 
+def split(amount: int, ordered: tuple[int, ...], *, all_to_first: bool = False) -> dict[int, int]:
+    """A pot shared by ``ordered`` (odd-chip order): equal shares, the odd chips one at a time
+    from the first (or all to the first, PokerKit's rule)."""
+    share, odd = divmod(amount, len(ordered))
+    if all_to_first:
+        return {s: share + (odd if i == 0 else 0) for i, s in enumerate(ordered)}
+    return {s: share + (1 if i < odd else 0) for i, s in enumerate(ordered)}
+
+
 def _merge_after_killing(
     awards: list[tuple[Pot, tuple[int, ...]]],
 ) -> list[tuple[Pot, tuple[int, ...]]]:
     """PokerKit kills every hand that wins nothing before it pays, so pots next to each other
-    whose remaining players are the same become one pot (and one set of odd chips)."""
+    whose remaining players are the same become one pot (and one set of odd chips). A merged
+    pot keeps every seat that was eligible for a part of it (who contested it)."""
     alive = {s for _, winners in awards for s in winners}
     merged: list[tuple[Pot, tuple[int, ...]]] = []
+    lefts: list[frozenset[int]] = []
     for pot, winners in awards:
         left = pot.eligible & alive
-        if merged and merged[-1][0].eligible == left:
-            merged[-1] = (Pot(merged[-1][0].amount + pot.amount, left), winners)
+        if merged and lefts[-1] == left:
+            before = merged[-1][0]
+            merged[-1] = (Pot(before.amount + pot.amount, before.eligible | pot.eligible), winners)
         else:
-            merged.append((Pot(pot.amount, frozenset(left)), winners))
+            merged.append((pot, winners))
+            lefts.append(left)
     return merged
 
 

@@ -111,6 +111,9 @@ class MahjongGame(PokerGame):
     def compare_fields(self, state: Any, deal_no: int, seat: int) -> Fields:
         return views.compare_fields(state, deal_no, seat)
 
+    def showdown(self, h: Any) -> Fields | None:
+        return views.showdown(h)
+
     def bot_events(
         self,
         config: TournamentConfig,

@@ -43,6 +43,15 @@ def hand_result(h: Any) -> dict[str, Any] | None:
     return out
 
 
+def showdown(h: Any) -> dict[str, Any] | None:
+    """A finished mahjong hand's showdown package: no pots, no hands named; its ``mahjong``
+    result (winner, fan, discarder, or a draw) and payments (points per seat)."""
+    result = hand_result(h)
+    if result is None or h.status != HandStatus.COMPLETE:
+        return None
+    return {"deal": h.deal, "pots": [], "hands": {}, "runout": None, "mahjong": result}
+
+
 def table_fields(state: Any, table: Any) -> dict[str, Any]:
     """The live table's ``mahjong`` block: the hand in play, else the last finished one."""
     deal_no = table.current.deal if table.current is not None else table.last_finished

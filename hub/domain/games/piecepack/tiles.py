@@ -248,6 +248,20 @@ def best_of(tiles: Iterable[Tile]) -> HandValue:
     return _value(max(combinations(pool, 5), key=_key))
 
 
+def hand_name(tiles: Iterable[Tile]) -> str:
+    """The best five of five to seven tiles, named for television: the category, then its
+    top rank ("Group-flush full-house, fives"; "No-flush no-pairs, null high").
+
+    >>> hand_name(parse_tiles("Nbs Nwh 2bd 3wc 4bh 5ws Abc"))
+    'No-flush no-pairs, null high'
+    """
+    value = best_of(tiles)
+    top = RANK_NAMES[value.ranks[0]]
+    return (
+        f"{value.category.name}, {top + ' high' if value.category.pattern == '0P' else top + 's'}"
+    )
+
+
 def _key(hand: tuple[Tile, ...]) -> tuple[int, ...]:
     """``HandValue.key`` alone: what ``best_of`` compares 21 times."""
     counts = Counter(t[0] for t in hand)

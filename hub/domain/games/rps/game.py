@@ -91,6 +91,10 @@ class RpsGame(PokerGame):
     def seat_fields(self, hand: Hand, seat: int) -> Fields:
         return views.seat_fields(hand, seat)
 
+    def seat_name(self, hand: Hand, seat: int) -> str | None:
+        """A seat's throws against the dealer's (``RpsHand.seat_name``)."""
+        return hand.seat_name(seat) if isinstance(hand, RpsHand) else None
+
     def hand_fields(self, hand: Hand) -> Fields:
         return views.hand_fields(hand)
 

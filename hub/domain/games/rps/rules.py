@@ -312,6 +312,32 @@ class RpsHand(Hand):
             out.append((pot, best(scores, dealer)))
         return out
 
+    def awards(self, declared: Iterable[int] | None = None) -> list[tuple[Pot, tuple[int, ...]]]:
+        """How a settled hand's pots went by the throws (a tied pot: to the declared play-off
+        winner); as declared when the dealer's throws are not all known."""
+        live = [s for s in self.committed if s not in self.folded]
+        if len(live) < 2 or self._scores(self.pots()[0]) is None:
+            return super().awards(declared)
+        chosen = frozenset(declared or ())
+        out = []
+        for pot in self.pots():
+            scores = self._scores(pot)
+            assert scores is not None
+            tied = best(scores, self.dealer if self.dealer in pot.eligible else None)
+            out.append((pot, tuple(sorted(tied if len(tied) == 1 else tied & chosen or tied))))
+        return out
+
+    def seat_name(self, seat: int) -> str | None:
+        """A seat's throws against the dealer's at showdown: "PPPPSSRRR against the dealer:
+        4-2" (the dealer's own: "RRRRRRRRR, the dealer's"); None while they are not all known."""
+        shown = self.dealer_throws()
+        if shown is None or len(shown) < len(ROUNDS):
+            return None
+        if seat == self.dealer:
+            return f"{''.join(shown)}, the dealer's"
+        mine = "".join(self.throws.get(seat, []))
+        return f"{mine} against the dealer: {score(mine, ''.join(shown))}"
+
     def computed_winners(self) -> frozenset[int] | None:
         """The winners by the throws; None when unknown or when a play-off must decide."""
         leaders = self.pot_leaders()

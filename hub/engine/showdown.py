@@ -1,0 +1,60 @@
+"""The ``showdown`` field of the live table, the traveller rows and the public's released
+table: the game's showdown package of a settled hand (``hub.domain.showdown``) plus, for an
+all-in run-out, each street's equity from the all-in on (``equities``).
+
+Made once per settled state of a hand (a correction replaces the hand's engine or moves its
+status): every payload that shows it, and every rebuild, shares the same block.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from hub.domain.games.base import Game
+from hub.domain.games.holdem.hand import STREETS, Hand
+from hub.engine.equities import hand_equity
+from hub.engine.tournament import COMPLETE, HandState
+
+__all__ = ["runout", "showdown_payload"]
+
+_MEMO: weakref.WeakKeyDictionary[Hand, tuple[Any, dict[str, Any] | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def showdown_payload(h: HandState | None, game: Game) -> dict[str, Any] | None:
+    """``{"deal", "pots", "hands", "runout"}`` (mahjong: ``mahjong`` beside empty pots) of a
+    complete hand; None for no hand, a hand in play, disputed or void."""
+    if h is None or h.status != COMPLETE:
+        return None
+    stamp = (h.status, h.settled_by, h.winners, len(h.hand.actions), len(h.inputs))
+    found = _MEMO.get(h.hand)
+    if found is not None and found[0] == stamp:
+        return found[1]
+    block = game.showdown(h)
+    if block is not None and block["pots"]:
+        block["runout"] = runout(h)
+    _MEMO[h.hand] = (stamp, block)
+    return block
+
+
+def runout(h: HandState) -> list[dict[str, Any]] | None:
+    """When the betting ended all in before the river with two or more players in: each
+    street from the all-in on, ``{"street", "equity": {seat: % to win}, "tie": {seat: % to
+    tie}}`` for the players all in (the river's: who won). None otherwise."""
+    block = hand_equity(h)
+    if block is None or block["runout"] is None:
+        return None
+    start = STREETS.index(block["runout"]["street"])
+    out = []
+    for entry in block["streets"][start:]:
+        seats = {s: v for s, v in entry["seats"].items() if s in block["runout"]["seats"]}
+        out.append(
+            {
+                "street": str(entry["street"]),
+                "equity": {s: round(v["win"] * 100, 1) for s, v in seats.items()},
+                "tie": {s: round(v["tie"] * 100, 1) for s, v in seats.items()},
+            }
+        )
+    return out
