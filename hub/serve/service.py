@@ -12,7 +12,15 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hub.serve.auth import PUBLIC, Auth, audience_for, check_topic, may_control
+from hub.serve.auth import (
+    FEEDS,
+    PUBLIC,
+    Auth,
+    audience_for,
+    check_topic,
+    may_control,
+    program_topic,
+)
 from hub.serve.fanout import Fanout
 from hub.serve.feedclient import Client
 from hub.serve.origins import OriginPolicy
@@ -20,6 +28,7 @@ from hub.serve.proxies import TrustedProxies
 from hub.serve.session import Session, error
 from hub.wire.codec import CodecError, from_json, unpack
 from hub.wire.frames import FORMATS
+from hub.wire.topics import PROGRAM
 
 __all__ = ["FeedService", "TopicCheck"]
 
@@ -72,6 +81,8 @@ class FeedService:
             problem = error("unauthorized", "unknown token")
         elif fmt not in FORMATS:
             problem = error("bad_request", f"format must be one of {', '.join(FORMATS)}")
+        elif query.get("feed") not in (None, *FEEDS):
+            problem = error("bad_request", f"feed must be one of {', '.join(FEEDS)}")
         elif role == PUBLIC and not self.fanout.may_connect(address):
             limit = self.fanout.limits.max_per_address
             problem = error("too_many_connections", f"more than {limit} connections from {address}")
@@ -85,11 +96,14 @@ class FeedService:
         self.fanout.refused[code] += 1
         log.warning("refused a websocket from %s: %s %s", address, code, detail)
 
-    def join(self, sink: Any, role: Any, fmt: str, address: str | None) -> Client:
-        """The admitted connection as a fan-out client; only public ones count against the
-        per-address cap (authenticated roles are exempt from it, see ``admit``)."""
+    def join(
+        self, sink: Any, role: Any, fmt: str, address: str | None, feed: str | None = None
+    ) -> Client:
+        """The admitted connection as a fan-out client, reading its role's audience or the
+        ``feed`` it asked for; only public ones count against the per-address cap
+        (authenticated roles are exempt from it, see ``admit``)."""
         counted = address if role == PUBLIC else None
-        return self.fanout.add(sink, role, audience_for(role), fmt, counted)
+        return self.fanout.add(sink, role, audience_for(role, feed), fmt, counted)
 
     def start(self, client: Client) -> Session:
         """The session of a joined client, opened with its ``hello``."""
@@ -149,6 +163,8 @@ class FeedService:
                 fanout.unsubscribe(client, topic)
                 continue
             code = self.valid_topic(client.role, topic)
+            if code is None and client.audience == PROGRAM and not program_topic(topic):
+                code = "unknown_topic"  # the program feed has no projection, no ops
             if code == "unknown_topic":
                 client.send(error(code, f"no topic named {topic!r}", topic=topic))
             elif code == "forbidden":
