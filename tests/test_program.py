@@ -217,6 +217,13 @@ def test_a_restart_rebuilds_the_program_from_the_journal_or_a_snapshot() -> None
         resumed.restore(record)
     resumed.tick(now)
 
+    older = Engine(CONFIG, DECKS)  # a snapshot written without a program: it starts there
+    older.restore_snapshot({k: v for k, v in snap.items() if k != "program"})
+    for record in records[half + 1 :]:
+        older.restore(record)
+    older.tick(now + DELAY)
+    assert older.program is not None and not older.program.pending
+
     keys = [k for k in full.topic_keys() if k[0] == PROGRAM]
     assert keys
     for engine in (replayed, resumed):

@@ -140,6 +140,8 @@ class Engine:
     def _reject(self, refused: Refused) -> Outcome:
         """A refusal (`Admission.refusal`), listed on the operator desk or only counted."""
         outcome = self.admission.refusal(refused, self._now)
+        if outcome.record is not None:  # a refusal that used up its seq is journaled too
+            self._offer(outcome.record)
         if outcome.refusal is not None:
             outcome.changed = self.note_refusal(outcome.refusal)
         else:
@@ -176,14 +178,13 @@ class Engine:
         """
         now = float(record.get("at", 0.0))
         self.desk.now = now
+        self._offer(record)  # every record, as journaled: the delayed engine decides as this one
         if record.get("kind") == "control":
-            self._offer(record)
             return self._announce(self.desk.apply_control(record, now))
         event = self.admission.replayed(record)
         if event is None:  # a seq a refusal used up, or a record applied already
             return set()
         events = self.state.apply(event, now)
-        self._offer(record)
         self.admission.accepted(event, position)
         return self._after(events, now)
 
@@ -275,6 +276,8 @@ class Engine:
         self.projections = Projections(self.state, self.payloads)
         if self.program is not None and "program" in data:
             self.program.restore_snapshot(data["program"])
+        elif self.program is not None:  # written without a program: it starts from here
+            self.program.delayed.restore_snapshot(data)
 
     # ----------------------------------------------------------------- the feed
     def start_feed(self) -> None:
