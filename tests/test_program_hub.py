@@ -143,3 +143,23 @@ def test_compare_page_on_the_program_holds_then_shows_the_play(page: Page, hub: 
     expect(page.locator('[data-testid="compare-panel"]')).to_have_count(
         len(hub.config.tables), timeout=5000
     )
+
+
+@pytest.mark.browser
+def test_table_and_desk_on_the_program_hold_in_words(page: Page, hub: HubThread) -> None:
+    first = hub.events[0]
+    table, deal = first["table"], first["deal"]
+    hub.play([first])
+    time.sleep(DELAY + 0.5)  # the program has reached the start
+    page.goto(f"{hub.url}/overlays/table.html?feed=program&table={table}")
+    expect(page.locator('[data-testid="held"]')).to_have_text(
+        f"Hand in progress · deal {deal} · table {table}", timeout=5000
+    )
+    expect(page.locator('[data-testid="hole"]')).to_have_count(0)
+    page.goto(f"{hub.url}/overlays/commentator.html?feed=program&deal={deal}&seat=1")
+    box = page.locator(f'[data-testid="com-table"][data-table="{table}"]')
+    expect(box.locator('[data-testid="com-held"]')).to_have_text(
+        f"Hand in progress · deal {deal} · table {table}", timeout=5000
+    )
+    expect(page.locator('[data-testid="com-hole"]')).to_have_count(0)
+    expect(page.locator('[data-testid="onair-deal"]')).to_contain_text("Hand in progress")
