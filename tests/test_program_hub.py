@@ -163,3 +163,11 @@ def test_table_and_desk_on_the_program_hold_in_words(page: Page, hub: HubThread)
     )
     expect(page.locator('[data-testid="com-hole"]')).to_have_count(0)
     expect(page.locator('[data-testid="onair-deal"]')).to_contain_text("Hand in progress")
+    got = page.evaluate(
+        """async () => {
+        const m = await import('./js/duplicast.js');
+        return [m.params('?feed=program').feed, m.params('').feed,
+          m.holdText({held: true, deal: 4, reason: 'hand in progress', seat: 2})];
+    }"""
+    )
+    assert got == ["program", None, "Hand in progress · deal 4"]
