@@ -102,13 +102,16 @@ def test_a_family_touches_only_its_own_topics() -> None:
 @pytest.fixture
 def checked(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
     """Every ``Projections.on`` checked: each topic an event touched belongs to a family that
-    declares the event's class. Yields the count of events seen per class."""
+    declares the event's class, and its cached route (by ``routed_by``) is the one routing it
+    afresh gives. Yields the count of events seen per class."""
     seen: Counter[str] = Counter()
     on = Projections.on
 
     def checking_on(self: Projections, event: EngineEvent) -> AbstractSet[TopicKey]:
         keys = on(self, event)
         seen[type(event).__name__] += 1
+        assert self._routed(event) == self.route(event), f"{event!r}: a stale cached route"
+        assert keys == self.route(event)[0]
         for key in keys:
             declared = FEEDS[family_of(key)].events
             assert type(event) in declared, f"{event!r} touched {key}, undeclared by its family"

@@ -219,6 +219,9 @@ class Engine:
     def released(self, group: str, deal_no: int) -> bool:
         return self.release.released(group, deal_no)
 
+    def released_deals(self, group: str) -> list[int]:
+        return self.release.released_deals(group)
+
     @property
     def released_count(self) -> int:
         """(group, deal) pairs released to the public so far: grows with each release."""
@@ -244,9 +247,10 @@ class Engine:
     def _announce(self, events: Iterable[EngineEvent]) -> set[TopicKey]:
         """Announce typed events, each as it comes: the projections move by it (routed by the
         families that declare its class, ``hub.engine.families``)."""
+        on = self.projections.on
         keys: set[TopicKey] = set()
         for event in events:
-            keys |= self.projections.on(event)
+            keys |= on(event)
         return keys
 
     def _after(self, events: list[EngineEvent], now: float) -> set[TopicKey]:
