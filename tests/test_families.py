@@ -17,6 +17,7 @@ from hub.domain.config import parse_config
 from hub.engine.changes import (
     ActionApplied,
     ClockChanged,
+    CuesChanged,
     DealReleased,
     EngineEvent,
     HandRewound,
@@ -52,6 +53,7 @@ SAMPLES: list[EngineEvent] = [
     ReleasedResultCorrected(1, 2),
     *(TickerItem(a, {}) for a in AUDIENCES),
     OnAirChanged("compare"),
+    CuesChanged(),
     Rejected(1, "bad_schema"),
     Rejected(None, "unknown_table"),
     LinkChanged("table1", False),
@@ -150,6 +152,8 @@ def test_no_event_of_a_session_touches_an_undeclared_topic(
         if i >= 20 and counted and not engine.links:
             # (once table 1 has a counted hand: a penalty counts in the session it plays)
             after(engine.control({"op": "onair", "slot": "compare", "value": {"deal": 1}}, now))
+            cue = {"op": "cue", "action": "add", "slot": "seat", "value": {"seat": 2}}
+            after(engine.control(cue, now))  # CuesChanged
             engine.note_links({"table1": False})
             assert not engine.submit({"v": 1, "type": "nonsense"}, now).ok  # Rejected
             penalty = {"op": "penalty", "table": 1, "seat": 2, "chips": 50}

@@ -8,7 +8,8 @@ by one hand, a ``DealReleased`` opens a deal to the public. Each topic family in
 `TournamentState.apply` returns the events an applied console event caused (hand events,
 ``PenaltyApplied``, ``StageFilled``, ``Notable``); the engine's parts add the rest (release:
 ``DealReleased``, ``ReleasedDealCorrected``, ``ReleasedResultCorrected``; the desk:
-``OnAirChanged``, ``ClockChanged``, ``TickerItem``, ``Rejected``, ``LinkChanged``). ``Notable``
+``OnAirChanged``, ``CuesChanged``, ``ClockChanged``, ``TickerItem``, ``Rejected``,
+``LinkChanged``). ``Notable``
 is for the engine only: its desk turns it into ticker items, the projections never see it.
 
 ``routed_by`` names the fields the topics an event touches depend on (an action's index does
@@ -26,6 +27,7 @@ from typing import Any, ClassVar
 __all__ = [
     "ActionApplied",
     "ClockChanged",
+    "CuesChanged",
     "DealReleased",
     "EngineEvent",
     "EventKind",
@@ -59,6 +61,7 @@ class EventKind(StrEnum):
     RELEASED_RESULT_CORRECTED = "ReleasedResultCorrected"
     TICKER_ITEM = "TickerItem"
     ON_AIR_CHANGED = "OnAirChanged"
+    CUES_CHANGED = "CuesChanged"
     REJECTED = "Rejected"
     LINK_CHANGED = "LinkChanged"
     CLOCK_CHANGED = "ClockChanged"
@@ -189,6 +192,14 @@ class OnAirChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class CuesChanged:
+    """The operator's cue list moved (a cue added, moved or removed)."""
+
+    kind: ClassVar[EventKind] = EventKind.CUES_CHANGED
+    routed_by: ClassVar[tuple[str, ...]] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Rejected:
     kind: ClassVar[EventKind] = EventKind.REJECTED
     routed_by: ClassVar[tuple[str, ...]] = ()
@@ -227,6 +238,7 @@ EngineEvent = (
     | ReleasedResultCorrected
     | TickerItem
     | OnAirChanged
+    | CuesChanged
     | Rejected
     | LinkChanged
     | ClockChanged

@@ -32,9 +32,11 @@ from hub.domain.scoring import Scoreboard
 from hub.engine import engine_snapshot, reactions
 from hub.engine.admission import Admission, Duplicate, Refused
 from hub.engine.changes import EngineEvent
+from hub.engine.cues import CueList
 from hub.engine.desk import ONAIR_SLOTS, OPERATOR_EVENTS, Desk, default_onair
 from hub.engine.events import OPERATOR_CONSOLE
 from hub.engine.families import FEEDS, Payloads
+from hub.engine.onair import Takes
 from hub.engine.outcome import Outcome
 from hub.engine.program import ProgramFeed, is_now
 from hub.engine.projections import Projections, TopicChange
@@ -98,6 +100,8 @@ class Engine:
     release_delay: _Of[float] = _Of("release", "delay")
     public_board: _Of[Scoreboard | EventScoreboard] = _Of("release", "public_board")
     onair: _Of[dict[str, Any]] = _Of("desk", "onair")
+    takes: _Of[Takes] = _Of("desk", "takes")
+    cues: _Of[CueList] = _Of("desk", "cues")
     clock: _Of[Clock | None] = _Of("desk", "clock")
     _clock_at: _Of[float] = _Of("desk", "clock_at")
     ticker: _Of[Ticker] = _Of("desk", "ticker")
@@ -194,8 +198,9 @@ class Engine:
 
     # ----------------------------------------------------------------- control
     def control(self, command: Mapping[str, Any], now: float) -> Outcome:
-        """An operator command (on-air change, clock, dispute confirmation, void, penalty),
-        validated: the desk's own (on-air, clock), or a console event of the operator."""
+        """An operator command (on-air change, undo of the last one, cue list, clock, dispute
+        confirmation, void, penalty), validated: the desk's own (on-air, undo_take, cue,
+        clock), or a console event of the operator."""
         self.desk.now = now
         try:
             refuse_bad_numbers(command)  # NaN, infinities, huge ints: whatever the transport

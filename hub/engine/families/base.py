@@ -18,6 +18,8 @@ from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard
+from hub.engine.cues import CueList
+from hub.engine.onair import Takes
 from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
 from hub.wire.topics import AUDIENCES, TopicKey, TopicSpace, topic_name
@@ -41,6 +43,10 @@ class EngineView(Protocol):
     def topics(self) -> TopicSpace: ...
     @property
     def onair(self) -> dict[str, Any]: ...
+    @property
+    def cues(self) -> CueList: ...
+    @property
+    def takes(self) -> Takes: ...
     @property
     def clock(self) -> Clock | None: ...
     @property
