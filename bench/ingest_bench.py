@@ -89,6 +89,11 @@ def sample_config(tid: str = "ifp-demo") -> TournamentConfig:
 
 def large_config(tid: str, groups: int, deals: int, seats: int = 6) -> TournamentConfig:
     """A tournament of ``groups`` groups of ``seats`` tables, built in code (cyclic draw)."""
+    return parse_config(large_data(tid, groups, deals, seats), "<bench>")
+
+
+def large_data(tid: str, groups: int, deals: int, seats: int = 6) -> dict[str, Any]:
+    """``large_config``'s tournament file as data (a TOML file's tables)."""
     teams: list[dict[str, Any]] = []
     blocks: list[dict[str, Any]] = []
     for g in range(groups):
@@ -99,7 +104,7 @@ def large_config(tid: str, groups: int, deals: int, seats: int = 6) -> Tournamen
         ]
         tables = list(range(g * seats + 1, (g + 1) * seats + 1))
         blocks.append({"id": f"G{g}", "tables": tables, "teams": ids})
-    data = {
+    return {
         "tournament": {
             "id": tid,
             "name": "bench",
@@ -115,7 +120,6 @@ def large_config(tid: str, groups: int, deals: int, seats: int = 6) -> Tournamen
         "schedule": {"method": "random", "seed": 5},
         "decks": {"rehearsal_seed": "bench"},
     }
-    return parse_config(data, "<bench>")
 
 
 def sample_sessions(events: int, seed: int, tid: str = "ifp-demo") -> list[Session]:

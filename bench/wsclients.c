@@ -2,7 +2,7 @@
  * run_clients/WsClient with less CPU (see below), so that on a 2-core machine the measurement
  * measures the server and not the clients (the Python clients took ~55 % of a core at 10k).
  *
- *   wsclients [-r] [-n NAP_US] KIND HOST:PORT N STALLED TOPIC
+ *   wsclients [-r] [-n NAP_US] [-p PATH] [-k TABLES] [-o FILE] KIND HOST:PORT N STALLED TOPIC
  *
  * One process, one epoll loop, N non-blocking websocket clients (RFC 6455 client handshake,
  * masked client frames, no extensions), connected at most 200 at a time with 5 attempts each.
@@ -23,6 +23,13 @@
  * process's CPU per frame by about a quarter (wakeups per frame 0.3 -> 0.01). What remains is
  * the kernel's TCP receive path (recv, and the ACK it sends, whose processing on the server's
  * socket is charged here), ~4-5 µs per frame on the 2-core box.
+ *
+ * bench/e2e_latency.py's options: -p PATH is the request path (default /ws; e.g.
+ * "/ws?token=..."); -k TABLES makes TOPIC a format with one %d, client i subscribing to
+ * table (i mod TABLES) + 1; -o FILE is marker mode: instead of "t0", each action row that a
+ * delta frame of a topic "table:T" adds ("/actions/-", {"i":N, ...}) is recorded as (T, N,
+ * receive time ns), and the records are written to FILE at "stop" as native int64 triples
+ * ("frames" counts the frames that added rows; the JSON line's latency figures are then -1).
  * Build: cc -O2 -o wsclients wsclients.c (edge_bench.py does it on demand). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -66,6 +73,11 @@ typedef struct {
 
 static int kind;
 static const char *topic;
+static const char *path = "/ws"; /* -p */
+static int topic_tables;         /* -k: TOPIC is a format, client i takes table i % k + 1 */
+static const char *marker_file;  /* -o: marker mode */
+static int64_t *marks;           /* (table, action index, receive ns) per recorded frame */
+static size_t n_marks, cap_marks;
 static struct sockaddr_storage addr;
 static socklen_t addr_len;
 static char host_header[300];
@@ -163,7 +175,7 @@ static void reset_results(int64_t start) {
     measure_clock_offset();
     window_start = start;
     frames = sampled_bytes = 0;
-    n_lat = 0;
+    n_lat = n_marks = 0;
     if (worst) memset(worst, 0, worst_cap * sizeof *worst);
     worst_used = 0;
 }
@@ -321,11 +333,11 @@ static void send_handshake(Conn *c) {
     }
     key[22] = key[23] = '=';
     key[24] = 0;
-    char req[600];
+    char req[1200];
     int n = snprintf(req, sizeof req,
                      "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                      "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
-                     kind == KIND_SOCKETIO ? "/socket.io/?EIO=4&transport=websocket" : "/ws",
+                     kind == KIND_SOCKETIO ? "/socket.io/?EIO=4&transport=websocket" : path,
                      host_header, key);
     c->state = ST_HANDSHAKE;
     send_bytes(c, (const unsigned char *)req, (size_t)n);
@@ -366,8 +378,48 @@ static int64_t find_t0(const unsigned char *p, size_t n) {
     return -1;
 }
 
+/* The digits after p (at most 18), or -1. */
+static int64_t digits_at(const unsigned char *p, const unsigned char *end) {
+    if (p >= end || *p < '0' || *p > '9') return -1;
+    int64_t v = 0;
+    for (int k = 0; p < end && *p >= '0' && *p <= '9' && k < 18; k++) v = v * 10 + (*p++ - '0');
+    return v;
+}
+
+/* Marker mode: a delta of "table:T" adding action rows -> (T, "i", now) for each row. */
+static void record_marker(const unsigned char *p, size_t n, int64_t now) {
+    const unsigned char *end = p + n;
+    static const char delta[] = "\"type\":\"delta\"", table_topic[] = "\"topic\":\"table:",
+                      row[] = "\"/actions/-\",\"value\":{\"i\":";
+    if (!memmem(p, n, delta, sizeof delta - 1)) return;
+    const unsigned char *t = memmem(p, n, table_topic, sizeof table_topic - 1);
+    if (!t) return;
+    int64_t table = digits_at(t + sizeof table_topic - 1, end);
+    if (table < 0) return;
+    const unsigned char *q = p;
+    int rows = 0;
+    while ((q = memmem(q, (size_t)(end - q), row, sizeof row - 1)) != NULL) {
+        q += sizeof row - 1;
+        int64_t i = digits_at(q, end);
+        if (i < 0) continue;
+        rows++;
+        if (n_marks + 3 > cap_marks) {
+            cap_marks = cap_marks ? cap_marks * 2 : (3u << 16);
+            marks = xrealloc(marks, cap_marks * sizeof *marks);
+        }
+        marks[n_marks++] = table;
+        marks[n_marks++] = i;
+        marks[n_marks++] = now;
+    }
+    if (rows) frames++;
+}
+
 static void on_message(Conn *c, const unsigned char *payload, size_t n, int64_t now,
                        size_t size) {
+    if (marker_file && c->state == ST_READY) {
+        if (now >= window_start) record_marker(payload, n, now);
+        return;
+    }
     int64_t sent = find_t0(payload, n);
     if (sent >= 0) {
         if (sent >= window_start) record(sent, now, size);
@@ -514,8 +566,12 @@ static void on_readable(Conn *c) {
         i = (size_t)(end - base) + 4;
         c->state = ST_OPEN;
         if (kind == KIND_EDGE) {
-            char msg[300];
-            snprintf(msg, sizeof msg, "{\"op\":\"subscribe\",\"topics\":[\"%s\"]}", topic);
+            char name[200], msg[300];
+            if (topic_tables)
+                snprintf(name, sizeof name, topic, (int)(c - conns) % topic_tables + 1);
+            else
+                snprintf(name, sizeof name, "%s", topic);
+            snprintf(msg, sizeof msg, "{\"op\":\"subscribe\",\"topics\":[\"%s\"]}", name);
             send_text(c, msg);
         } else if (kind == KIND_PLAIN) {
             subscribed(c); /* the peers send every client everything */
@@ -628,15 +684,21 @@ static int on_stdin(void) {
 int main(int argc, char **argv) {
     use_rx_stamp = 1;
     nap_us = 1000;
-    for (int opt; (opt = getopt(argc, argv, "rn:")) != -1;) {
+    for (int opt; (opt = getopt(argc, argv, "rn:p:k:o:")) != -1;) {
         if (opt == 'r') use_rx_stamp = 0;
         else if (opt == 'n') nap_us = atol(optarg);
+        else if (opt == 'p') path = optarg;
+        else if (opt == 'k') topic_tables = atoi(optarg);
+        else if (opt == 'o') marker_file = optarg;
         else return 2;
     }
     argc -= optind - 1;
     argv += optind - 1;
     if (argc != 6 || nap_us < 0 || nap_us >= 1000000) {
-        fprintf(stderr, "usage: %s [-r] [-n NAP_US] KIND HOST:PORT N STALLED TOPIC\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s [-r] [-n NAP_US] [-p PATH] [-k TABLES] [-o FILE] KIND HOST:PORT N "
+                "STALLED TOPIC\n",
+                argv[0]);
         return 2;
     }
     kind = strcmp(argv[1], "edge") == 0       ? KIND_EDGE
@@ -728,6 +790,11 @@ int main(int argc, char **argv) {
             struct timespec nap = {0, nap_us * 1000};
             nanosleep(&nap, NULL);
         }
+    }
+    if (marker_file) {
+        FILE *f = fopen(marker_file, "wb");
+        if (!f || fwrite(marks, sizeof *marks, n_marks, f) != n_marks || fclose(f) != 0)
+            die(marker_file);
     }
     print_results();
     return 0;

@@ -66,3 +66,28 @@ def make_config(**kwargs: Any) -> TournamentConfig:
 
 def make_decks(config: TournamentConfig, seed: str = "test") -> dict[int, DeckOrder]:
     return seeded_deck_orders(seed, config.deals)
+
+
+def console_event(
+    tournament: str, table: int, seq: int, kind: str, **fields: Any
+) -> dict[str, Any]:
+    """A console event of the console ``table{table}``."""
+    return {
+        "v": 1,
+        "tournament": tournament,
+        "table": table,
+        "console": f"table{table}",
+        "seq": seq,
+        "type": kind,
+        **fields,
+    }
+
+
+def without_seqs(payloads: dict[Any, Any]) -> dict[Any, Any]:
+    """Topic payloads less what a refusal moves by design: the operator desk (it lists
+    refusals) and each console state's ``consoles`` (a refusal uses up its console's seq)."""
+    out = {k: v for k, v in payloads.items() if k[-1] != "ops"}
+    for key, payload in out.items():
+        if key[-1].startswith("console:") and isinstance(payload, dict):
+            out[key] = {k: v for k, v in payload.items() if k != "consoles"}
+    return out

@@ -77,11 +77,13 @@ def auth() -> Auth:
 
 @contextlib.asynccontextmanager
 async def ingest_hub(
-    bus: Bus, config: TournamentConfig, decks: Any
+    bus: Bus, config: TournamentConfig, decks: Any, tokens: Auth | None = None
 ) -> AsyncIterator[tuple[IngestSource, RunningServer]]:
-    """Ingest + edge in one process (role all) on `bus`, served on a free loopback port."""
+    """Ingest + edge in one process (role all) on `bus`, served on a free loopback port
+    (``tokens``: the tokens it takes, else ``auth()``)."""
     source = IngestSource(bus, Engine(config, decks), own_bus=False)
-    app = create_app(source, overlays_dir=OVERLAYS, auth=auth(), metrics=source.metrics)
+    given = auth() if tokens is None else tokens
+    app = create_app(source, overlays_dir=OVERLAYS, auth=given, metrics=source.metrics)
     server = await serve(app, "127.0.0.1", 0)
     try:
         yield source, server
@@ -90,9 +92,11 @@ async def ingest_hub(
 
 
 @contextlib.asynccontextmanager
-async def edge_hub(bus: Bus, tournament: str) -> AsyncIterator[tuple[EdgeSource, RunningServer]]:
+async def edge_hub(
+    bus: Bus, tournament: str, tokens: Auth | None = None
+) -> AsyncIterator[tuple[EdgeSource, RunningServer]]:
     source = EdgeSource(bus, tournament)
-    app = create_app(source, overlays_dir=OVERLAYS, auth=auth())
+    app = create_app(source, overlays_dir=OVERLAYS, auth=auth() if tokens is None else tokens)
     server = await serve(app, "127.0.0.1", 0)
     try:
         yield source, server

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -259,3 +260,38 @@ def test_schedule_sim_tiny() -> None:
     args.lockstep, args.deals = False, 16  # a last block of 10 deals
     result = sim.run(args)
     assert set(result["random"]) == set(result["blocks"]) and "share" in result["random"]
+
+
+@pytest.mark.redis
+def test_e2e_latency_quick(tmp_path: Path) -> None:
+    """``--quick``: the real processes on a private Redis, consoles and C clients; every
+    live-table frame is matched to the publish that made it; every process the bench started
+    is gone afterwards."""
+    bench = load("e2e_latency")
+    out = tmp_path / "e2e.json"
+    assert bench.main(["--quick", "--drain", "2", "--warmup", "1", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    tables, _, seconds = bench.SCALES["quick"]
+    assert result["load"]["events_published"] == tables * (int(1 + seconds) + 1)
+    assert result["refused_events"] == 0 and result["rows_unmatched"] == 0
+    # a row for each watching client (on a busy machine a late frame may miss the end of the
+    # window; once a run here got one row a client and table more than published)
+    assert 0 < result["rows"] == result["e2e"]["n"] and result["rows_expected"] > 0
+    assert result["delivered_pct"] > 0 and 0 < result["frames"] <= result["rows_received"]
+    for stage in ("e2e", "ack", "fanout", "e2e_of_starts"):
+        f = result[stage]
+        if stage == "e2e_of_starts" and f["n"] == 0:  # no deal started after the warm-up
+            continue
+        assert f["p50_ms"] <= f["p90_ms"] <= f["p99_ms"] <= f["max_ms"], stage
+    assert set(result["cpu_pct"]) >= {"ingest", "edges", "redis", "load_generator_clients"}
+    assert 0 < result["machine"]["busy_pct_of_all_cores"] <= 100
+    for pid in result["pids"]:
+        assert not Path(f"/proc/{pid}").exists(), pid
+
+
+def test_e2e_latency_markers() -> None:
+    """A start makes the blinds' rows 0 and 1, each betting action the next row, a win none."""
+    bench = load("e2e_latency")
+    kinds = ["start", "call", "raise", "fold", "win", "start", "check"]
+    rows = [(0, 1), (2,), (3,), (4,), (), (0, 1), (2,)]
+    assert bench.markers([{"type": k} for k in kinds]) == rows

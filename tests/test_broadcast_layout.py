@@ -4,7 +4,7 @@ ingest and server on loopback (``HubThread``), the sample sessions played into i
 - Cards and tiles are dealt once: across updates of a hand, a MutationObserver sees only the
   newly dealt cards added (the live table and the split screen), and the element counts stay.
 - The commentator desk fits 1920x1080 with 6 and with 12 tables: every box inside its parent
-  and the viewport, no box or table wider than its room.
+  and the viewport, no box or table wider than its room, no text under 14 px on the screen.
 - A 4-seat table (RPS Poker, piecepack hold'em) keeps every seat, bet and the title inside
   title-safe; the split screen stays inside the graphics-safe area.
 - The split screen's header board never drops back; no equity on a finished hand; minus signs
@@ -394,6 +394,29 @@ def test_ticker_prints_minus_signs(page: Page, ifp6: SampleHub) -> None:
         page.evaluate("window.next()")
 
 
+SMALLEST_TEXT = """() => {
+  // Every text on the desk: its font size times the zoom of it and its ancestors (deskfit.js
+  // zooms a column down until it fits), the size it has on the 1920x1080 screen.
+  const zoomOf = (n) => {
+    let z = 1;
+    for (let a = n; a; a = a.parentElement) z *= parseFloat(getComputedStyle(a).zoom) || 1;
+    return z;
+  };
+  const sizes = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const text = walker.currentNode;
+    const node = text.parentElement;
+    if (!text.textContent.trim() || !node.getClientRects().length) continue;
+    const size = parseFloat(getComputedStyle(node).fontSize) * zoomOf(node);
+    sizes.push([Math.round(size * 100) / 100, text.textContent.trim().slice(0, 24)]);
+  }
+  sizes.sort((a, b) => a[0] - b[0]);
+  return sizes.slice(0, 5);
+}"""
+MIN_DESK_PX = 14.0  # the smallest text the desk may show on a 1920x1080 screen (issue #23.4)
+
+
 def desk_fits(page: Page, tables: int) -> None:
     boxes = page.locator('[data-testid="com-table"]')
     expect(boxes).to_have_count(tables, timeout=5000)
@@ -407,6 +430,9 @@ def desk_fits(page: Page, tables: int) -> None:
         "() => [...document.querySelectorAll('.com-tables, .com-side')].map((n) => n.dataset.zoom)"
     )
     print(f"desk of {tables} tables: zoom (tables, side) {zoom}")
+    smallest = page.evaluate(SMALLEST_TEXT)
+    print(f"desk of {tables} tables: smallest texts (px, text) {smallest}")
+    assert smallest and smallest[0][0] >= MIN_DESK_PX, smallest
 
 
 def test_commentator_desk_fits_six_tables(page: Page, ifp6: SampleHub) -> None:

@@ -157,6 +157,45 @@ def test_a_written_schedule_with_two_tables_on_one_deal_in_a_round_loads_with_a_
     assert capsys.readouterr().err == ""
 
 
+def test_generated_schedules_with_clashes_load_with_one_warning(tmp_path, capsys):
+    """The default schedule (no [schedule], or `method = "sequential"`) puts every table of a
+    group on deal r in round r, independent random orders most often somewhere: one warning
+    says so (issue #23.1); `method = "blocks"` has none."""
+    same_time = "the same cards at the same time, noise from one table tells the others"
+    hint = (
+        '[schedule] method = "blocks" (with a seed) or `duplicast decks --orders-out` plays '
+        "the deals in blocks without any (docs/rules.md)"
+    )
+    path = write(tmp_path, SMALL)
+    config = load_config(path)
+    assert config.deal_orders[3] == (1, 2, 3, 4)  # loads, in order
+    assert config.warnings == (
+        f"{path}: schedule: the sequential schedule: tables 1, 2 and 3 all play deal 1 in "
+        f"round 1 (and 3 more such clashes): {same_time}; {hint}",
+    )
+    assert capsys.readouterr().err.splitlines() == [f"warning: {config.warnings[0]}"]
+    written = SMALL + '[schedule]\nmethod = "sequential"\n'
+    warnings = parse_config(tomllib.loads(written), "f", written).warnings
+    line = written.splitlines().index('method = "sequential"') + 1
+    assert warnings == (
+        f"f:{line}: schedule.method: the sequential schedule: tables 1, 2 and 3 all play deal 1 "
+        f"in round 1 (and 3 more such clashes): {same_time}; {hint}",
+    )
+    seeded = SMALL + '[schedule]\nmethod = "random"\nseed = 5\n'
+    config = parse_config(tomllib.loads(seeded), "f")
+    clashes = deal_clashes(config.deal_orders, [[1, 2, 3]])
+    assert clashes  # seed 5: two tables meet
+    first = f"tables {' and '.join(map(str, clashes[0][2]))}"
+    assert config.warnings == (
+        f"f: schedule.method: the random schedule: {first} both play deal {clashes[0][1]} in "
+        f"round {clashes[0][0]}"
+        + (f" (and {len(clashes) - 1} more such clashes)" if len(clashes) > 1 else "")
+        + f": {same_time}; {hint}",
+    )
+    blocks = SMALL + '[schedule]\nmethod = "blocks"\nseed = 4\n'
+    assert parse_config(tomllib.loads(blocks), "f").warnings == ()
+
+
 def test_many_clashes_are_named_up_to_five(tmp_path):
     rows = "".join(f'"{t}" = [1, 2, 3, 4]\n' for t in (1, 2, 3))
     warnings = parse_config(tomllib.loads(SMALL + "[schedule.tables]\n" + rows), "f").warnings
@@ -186,6 +225,10 @@ def test_generated_draw_and_schedule_are_reproducible():
     assert a.draw == b.draw
     assert a.draw == cyclic_draw(["A", "B", "C"], [1, 2, 3], 3, random.Random(7))
     assert a.deal_orders == random_deal_orders([1, 2, 3], 4, random.Random("s"))
+    # `method = "blocks"` makes release-aware blocks, as `decks --orders-out` does (#23.1)
+    blocks = parse_config(tomllib.loads(text.replace('"random"', '"blocks"')), "x.toml")
+    assert blocks.deal_orders == block_deal_orders([[1, 2, 3]], [range(1, 5)], random.Random("s"))
+    assert deal_clashes(blocks.deal_orders, [[1, 2, 3]]) == [] and not blocks.warnings
     assert a.buttons == {1: 3, 2: 3, 3: 2, 4: 1}
     assert a.decks == DeckSource(file="decks.enc")
 

@@ -260,17 +260,32 @@ def test_only_the_ingest_gets_the_deck_key(compose: dict[str, Any]) -> None:
     Issue #10.3/6: the key is a file the operator made once, given as a secret, required."""
     services = compose["services"]
     ingest = services["ingest"]
-    assert ingest["secrets"] == ["deck_key"]
+    assert ingest["secrets"] == ["deck_key", "console_tokens"]
     assert option(ingest["command"], "--key-file") == "/run/secrets/deck_key"
     secret = compose["secrets"]["deck_key"]["file"]
     assert re.fullmatch(r"\$\{DUPLICAST_DECK_KEY_FILE:\?[^}]+\}", secret), secret
     for name in ("edge1", "edge2"):
-        assert "secrets" not in services[name] and "--key-file" not in services[name]["command"]
+        assert services[name]["secrets"] == ["console_tokens"]  # the web consoles' (#22)
+        assert "--key-file" not in services[name]["command"]
         assert not any("DECK_KEY" in k for k in services[name]["environment"])
         for token in TOKENS:
             assert token in services[name]["environment"]
     for name in HUBS:
         assert not any("DECK_KEY" in k for k in services[name]["environment"])
+
+
+def test_web_console_tokens_reach_the_processes_that_serve_websockets(
+    compose: dict[str, Any],
+) -> None:
+    """Issue #22: the file `duplicast acl --console-tokens-out` wrote, as a secret (none:
+    /dev/null, no web console signs in) read by every process that serves /ws."""
+    assert compose["secrets"]["console_tokens"]["file"] == (
+        "${DUPLICAST_CONSOLE_TOKENS_FILE:-/dev/null}"
+    )
+    for name in ("ingest", "edge1", "edge2"):
+        env = compose["services"][name]["environment"]
+        assert env["DUPLICAST_CONSOLE_TOKENS_FILE"] == "/run/secrets/console_tokens"
+        assert "console_tokens" in compose["services"][name]["secrets"]
 
 
 def test_compose_runs_the_event_from_a_mounted_folder(compose: dict[str, Any]) -> None:

@@ -98,6 +98,7 @@ LAYERS: dict[str, int] = {
     "hub.serve.feedclient": 4,  # one fan-out client: its queue and backpressure
     "hub.serve.fanout": 5,
     "hub.serve.session": 5,  # one client's conversation on /ws, sans I/O
+    "hub.serve.console_events": 5,  # a web console's event op, checked and handed to the relay
     "hub.metrics": 6,
     "hub.serve.service": 6,  # what every /ws connection shares: admission, client messages
     "hub.serve.feedsocket": 6,
@@ -107,6 +108,7 @@ LAYERS: dict[str, int] = {
     "hub.serve.phh_service": 5,  # the PHH export cached, written in a worker process
     "hub.serve.http": 7,
     "hub.roles.publisher": 6,  # the feed's writer, shared by the ingest and the projector
+    "hub.roles.console_relay": 6,  # web consoles' events onto the bus, their answers back
     "hub.wire.control_request": 3,  # a request on the control channel, and where its answer goes
     "hub.roles.engine_store": 4,  # the engine's snapshot on the bus (ingest and projector)
     "hub.roles.ingest_decide": 4,  # the ingest's decide step (in memory)

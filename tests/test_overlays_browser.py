@@ -916,7 +916,16 @@ def test_wrong_tournament_draws_nothing(browser: Browser, feed: FakeFeed) -> Non
 
 def test_index_and_client_helpers(page: Page, feed: FakeFeed) -> None:
     page.goto(f"{feed.url}/overlays/")
-    for name in ("leaderboard", "seat", "table", "compare", "ticker", "operator", "commentator"):
+    for name in (
+        "leaderboard",
+        "seat",
+        "table",
+        "compare",
+        "ticker",
+        "operator",
+        "commentator",
+        "console",
+    ):
         expect(
             page.locator(f'[data-testid="directory"] a[href^="{name}.html"]').first
         ).to_be_visible()

@@ -77,13 +77,10 @@ def pct(p: float) -> str:
 
 def panel_equity(row: dict[str, Any]) -> str:
     """What a finished split-screen panel shows of its seat's chance (overlays/js/compare.js):
-    the all-in odds before a run-out, else the chance as its last street's cards came."""
+    the all-in odds before a run-out ("All-in 81.1%", the odds when the money went in), else
+    nothing: the hand is over, its chip-score is the figure (issue #23.4)."""
     e = row["equity"]
-    if e["runout"]:
-        return f"All-in {pct(e['runout']['win'])}"
-    last = max(row["actions"], key=lambda a: a["i"])["street"] if row["actions"] else "preflop"
-    figures = e["streets"].get(last)
-    return pct(figures["win"]) if figures else ""
+    return f"All-in {pct(e['runout']['win'])}" if e and e["runout"] else ""
 
 
 class HubThread:
@@ -447,6 +444,7 @@ def test_split_screen_matches_rest(page: Page, hub: HubThread) -> None:
     open_page(page, hub, f"compare.html?deal={deal}&seat=5&slot=0&mode=live")
     panels = page.locator('[data-testid="compare-panel"]')
     expect(panels).to_have_count(min(len(compare["rows"]), 6))
+    assert any(r["equity"] for r in compare["rows"][:6])  # the hub has the figures to hide
     for r in compare["rows"][:6]:
         panel = page.locator(f'[data-testid="compare-panel"][data-table="{r["table"]}"]')
         expect(panel.locator('[data-testid="panel-chips"]')).to_have_text(signed(r["chips"]))
@@ -454,7 +452,7 @@ def test_split_screen_matches_rest(page: Page, hub: HubThread) -> None:
         expect(panel.locator('[data-testid="focus-action"]')).to_have_count(
             sum(1 for a in r["actions"] if a["seat"] == 5)
         )
-        # a released deal: the public sees each table's equity for the seat
+        # a released deal, every table finished: no chance beside a result (an all-in's odds)
         expect(panel.locator('[data-testid="panel-equity"]')).to_have_text(panel_equity(r))
     reached = max(len(r.get("board") or []) for r in compare["rows"][:6])
     expect(page.locator('[data-testid="board"] [data-card]')).to_have_count(reached)

@@ -26,7 +26,7 @@ WIRE = {
     Street: ["preflop", "flop", "turn", "river", "showdown", "complete"],
     HandStatus: ["in_progress", "showdown", "complete", "void", "disputed"],
     Audience: ["public", "live"],
-    Role: ["public", "commentator", "operator"],
+    Role: ["public", "commentator", "operator", "console"],
     ProcessRole: ["all", "ingest", "edge", "projector"],
 }
 

@@ -30,7 +30,7 @@ from hub.roles.embedded import (
     until_signalled,
     weak_tokens_refused,
 )
-from hub.serve.auth import Auth
+from hub.serve.auth import Auth, ConsoleSeat
 from hub.serve.http import create_app, serve
 from hub.serve.links import link_lines
 from hub.tasks import cancel_and_wait
@@ -79,6 +79,7 @@ class Demo:
             or os.environ.get("DUPLICAST_OPERATOR_TOKEN")
             or "o-" + secrets.token_urlsafe(9)
         )
+        self.console_seats = demo_console_seats(self.config)
         self.source: IngestSource | None = None
         self.server: Any = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -103,7 +104,7 @@ class Demo:
                 )
             await self._clear()
         self.source = IngestSource(self.bus, Engine(self.config, self.decks), own_bus=False)
-        auth = Auth(commentator_token=self.commentator_token, operator_token=self.operator_token)
+        auth = Auth(self.commentator_token, self.operator_token, self.console_seats)
         app = create_app(self.source, overlays_dir=OVERLAYS, auth=auth, metrics=self.source.metrics)
         self.server = await serve(app, self.host, self.port)
         self._tasks.append(asyncio.create_task(self._play(), name="demo-consoles"))
@@ -210,9 +211,31 @@ class Demo:
                 self.commentator_token,
                 self.operator_token,
             ),
+            *self.console_links(),
             "Ctrl-C to stop.",
         ]
         return "\n".join(lines)
+
+    def console_links(self) -> list[str]:
+        """Each table's web console (its page, with the console's token)."""
+        base = f"http://{self.host}:{self.server.port}/overlays/console.html"
+        return [
+            f"  console of table {seat.table} ({seat.console}): {base}?token={seat.token}"
+            for seat in self.console_seats
+        ]
+
+
+def demo_console_seats(config: Any) -> tuple[ConsoleSeat, ...]:
+    """One made-up web console token per table: its first console in ``[consoles]``, else
+    ``table{N}`` (the names the demo's simulated consoles use too: a page entering play while
+    the bots play the same table is refused as their seqs cross)."""
+    consoles = config.consoles or {}
+    seats = []
+    for table in config.tables:
+        names = sorted(name for name, t in consoles.items() if t == table)
+        name = names[0] if names else f"table{table}"
+        seats.append(ConsoleSeat(name, table, "k-" + secrets.token_urlsafe(18)))
+    return tuple(seats)
 
 
 async def run_demo(args: argparse.Namespace) -> int:

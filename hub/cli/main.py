@@ -219,22 +219,38 @@ def _add_acl(sub: Sub) -> None:
     p.add_argument("--out", required=True, type=Path, help="ACL file for redis-server --aclfile")
     p.add_argument("--credentials-out", required=True, type=Path, help="clear passwords (mode 600)")
     p.add_argument("--host", default="127.0.0.1:6379", help="host:port in the printed URLs")
+    p.add_argument(
+        "--console-tokens-out",
+        type=Path,
+        default=None,
+        help="also make a web console token per console of [consoles]: lines 'CONSOLE TABLE "
+        "TOKEN' (mode 600) for serve's DUPLICAST_CONSOLE_TOKENS_FILE",
+    )
     p.set_defaults(func=_run_acl)
 
 
 def _run_acl(args: argparse.Namespace) -> int:
     from hub.cli.offline import write_text
-    from hub.cli.redis_acl import acl_file, acl_users, credentials_text
+    from hub.cli.redis_acl import acl_file, acl_users, console_tokens_text, credentials_text
     from hub.domain.config import ConfigError
     from hub.files.config import load_config
 
     try:
-        text, credentials = acl_file(load_config(args.config))
+        config = load_config(args.config)
+        text, credentials = acl_file(config)
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     write_text(str(args.out), text, private=True)
     write_text(str(args.credentials_out), credentials_text(credentials, args.host), True)
+    if args.console_tokens_out is not None:
+        tokens = console_tokens_text(config)
+        write_text(str(args.console_tokens_out), tokens, private=True)
+        print(
+            f"wrote a web console token for each of the {len(config.consoles or {})} consoles "
+            f"to {args.console_tokens_out} (serve reads it from DUPLICAST_CONSOLE_TOKENS_FILE)",
+            file=sys.stderr,
+        )
     users = acl_users(args.out.read_text("utf-8"))
     enabled = [name for name, on in users.items() if on]
     off = [name for name, on in users.items() if not on]

@@ -13,8 +13,11 @@ keys and channels (``dup:{t}:...``, names from ``hub.wire.channels``):
   engine snapshot; writes only the topic hashes and its own lease; publishes only the feed and
   the edges' reply channels; listens to the control channel;
 - ``duplicast-edge`` (``serve --role edge``, any number): listens to the feed and its reply
-  channel, reads the topic snapshots, publishes only operator commands on the control channel;
-  no write to any key (not the journal, not the feed);
+  channel, reads the topic snapshots, publishes operator commands on the control channel and
+  the web consoles' events on the console channels (``dup:{t}:console:*``), listens to the
+  consoles' ack and error channels (to hand a web console its answers); no write to any key
+  (not the journal, not the feed). A compromised edge can write as any console (it holds
+  the web consoles' tokens anyway: docs/security.md);
 - ``duplicast-export`` (``duplicast export --events``): reads the journal and the event epoch,
   nothing else;
 - one user per console of the ``[consoles]`` section: ``PUBLISH`` to its table's console
@@ -109,13 +112,13 @@ def projector_rules(tournament: str) -> str:
 
 def edge_rules(tournament: str) -> str:
     """An edge: hears the feed and its replies, reads the topic snapshots, publishes
-    operator commands on the control channel. Writes no key."""
+    operator commands on the control channel; for the web consoles it holds, publishes on
+    the console channels and hears the ack and error channels. Writes no key."""
     names = Channels(tournament)
-    listen = _channels(names.feed, names.reply("*"))
-    return (
-        f"{_BASE} {_LISTEN} {listen} %R~{names.topics} +hgetall "
-        f"(+publish {_channels(names.control)})"
-    )
+    errors = f"{names.prefix}:errors:*"
+    listen = _channels(names.feed, names.reply("*"), names.ack("*"), errors)
+    publish = _channels(names.control, names.consoles_pattern)
+    return f"{_BASE} {_LISTEN} {listen} %R~{names.topics} +hgetall (+publish {publish})"
 
 
 def export_rules(tournament: str) -> str:
@@ -165,6 +168,19 @@ def credentials_text(credentials: dict[str, Credential], host: str) -> str:
     """``name redis://user:password@host/0`` per user: what each console and role gets."""
     rows = [f"{user} {cred.url(host)}" for user, cred in credentials.items()]
     head = "# keep secret: one Redis URL per role and console (give it as DUPLICAST_REDIS_URL)\n"
+    return head + "\n".join(rows) + "\n"
+
+
+def console_tokens_text(config: TournamentConfig) -> str:
+    """A random web console token for each console of ``[consoles]``: the lines ``CONSOLE
+    TABLE TOKEN`` that ``serve`` reads from ``$DUPLICAST_CONSOLE_TOKENS_FILE``."""
+    if not config.consoles:
+        raise ValueError("the tournament file has no [consoles] section: no console tokens")
+    rows = [
+        f"{console} {table} {secrets.token_urlsafe(24)}"
+        for console, table in sorted(config.consoles.items())
+    ]
+    head = "# keep secret: one web console token per console (CONSOLE TABLE TOKEN)\n"
     return head + "\n".join(rows) + "\n"
 
 

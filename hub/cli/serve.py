@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,12 @@ async def run_serve(args: argparse.Namespace) -> int:
     auth, proxies = checked
     raise_open_files()
     config = load_config(args.config)
+    seats = console_tokens(config, os.environ)
+    if seats is None:
+        return 2
+    auth = dataclasses.replace(auth, consoles=seats)
+    if weak_tokens_refused("serve", auth):
+        return 2
     _announce(args, config, auth, proxies)
     bus = open_bus(args.redis)
     await bus.connect()
@@ -111,6 +118,26 @@ def _checked_options(args: argparse.Namespace) -> tuple[Any, TrustedProxies] | i
         print(f"duplicast serve: --trusted-proxy / {TRUSTED_PROXIES_ENV}: {exc}", file=sys.stderr)
         return 2
     return auth, proxies
+
+
+def console_tokens(config: Any, environ: Mapping[str, str]) -> tuple[Any, ...] | None:
+    """The web consoles' tokens from the file ``$DUPLICAST_CONSOLE_TOKENS_FILE`` (none without
+    it), or None after saying why ``serve`` refuses them: an unreadable file or line, a console
+    the tournament's ``[consoles]`` does not give that table."""
+    from hub.serve.auth import CONSOLE_TOKENS_ENV, console_token_problems, parse_console_tokens
+
+    path = environ.get(CONSOLE_TOKENS_ENV)
+    if not path:
+        return ()
+    try:
+        seats = parse_console_tokens(Path(path).read_text("utf-8"), path)
+    except (OSError, UnicodeError, ValueError) as exc:
+        print(f"duplicast serve: refusing to start: {CONSOLE_TOKENS_ENV}: {exc}", file=sys.stderr)
+        return None
+    problems = console_token_problems(seats, config.consoles)
+    for problem in problems:
+        print(f"duplicast serve: refusing to start: {path}: {problem}", file=sys.stderr)
+    return None if problems else seats
 
 
 def _announce(args: argparse.Namespace, config: Any, auth: Any, proxies: TrustedProxies) -> None:

@@ -66,10 +66,11 @@ class Role(StrEnum):
     PUBLIC = "public"
     COMMENTATOR = "commentator"
     OPERATOR = "operator"
+    CONSOLE = "console"  # a table's web console: its own table's console state, public topics
 
 
 ROLES = (Role.PUBLIC, Role.COMMENTATOR, Role.OPERATOR)
-"""In order of what they may see."""
+"""In order of what they may see (a console stands apart: bound to one table)."""
 
 
 class ProcessRole(StrEnum):

@@ -119,7 +119,7 @@ class PenaltyApplied:
     standings of both audiences move at once (a penalty tells nothing of any deal)."""
 
     kind: ClassVar[EventKind] = EventKind.PENALTY_APPLIED
-    routed_by: ClassVar[tuple[str, ...]] = ()
+    routed_by: ClassVar[tuple[str, ...]] = ("table",)  # (console:{t})
     table: int
     seat: int
     chips: int = 0
@@ -204,7 +204,7 @@ class CuesChanged:
 @dataclass(frozen=True, slots=True)
 class Rejected:
     kind: ClassVar[EventKind] = EventKind.REJECTED
-    routed_by: ClassVar[tuple[str, ...]] = ()
+    routed_by: ClassVar[tuple[str, ...]] = ("table",)  # (console:{t})
     table: int | None
     code: str
 

@@ -31,7 +31,7 @@ from hub.domain.numbers import refuse_bad_numbers
 from hub.domain.scoring import Scoreboard
 from hub.engine import engine_snapshot, reactions
 from hub.engine.admission import Admission, Duplicate, Refused
-from hub.engine.changes import EngineEvent
+from hub.engine.changes import EngineEvent, Rejected
 from hub.engine.cues import CueList
 from hub.engine.desk import ONAIR_SLOTS, OPERATOR_EVENTS, Desk, default_onair
 from hub.engine.events import OPERATOR_CONSOLE
@@ -40,6 +40,7 @@ from hub.engine.onair import Takes
 from hub.engine.outcome import Outcome
 from hub.engine.program import ProgramFeed, is_now
 from hub.engine.projections import Projections, TopicChange
+from hub.engine.refusals import REFUSED
 from hub.engine.release import Release
 from hub.engine.sequencer import Sequencer
 from hub.engine.ticker import Ticker
@@ -187,7 +188,12 @@ class Engine:
             return self._announce(self._apply_control(record, now))
         event = self.admission.replayed(record)
         if event is None:  # a seq a refusal used up, or a record applied already
-            return set()
+            if record.get("kind") != REFUSED:
+                return set()
+            # the seq moved: a projector following the journal shows it (console:{t})
+            table = record.get("table")
+            seq_used = Rejected(table if isinstance(table, int) else None, str(record.get("code")))
+            return self._announce([seq_used])
         events = self.state.apply(event, now)
         self.admission.accepted(event, position)
         return self._after(events, now)

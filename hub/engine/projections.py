@@ -21,7 +21,7 @@ from typing import Any, get_args
 
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard
-from hub.engine import projection_view, views
+from hub.engine import console_view, projection_view, views
 from hub.engine.changes import (
     ActionApplied,
     EngineEvent,
@@ -232,6 +232,7 @@ class Projections:
             for i, seat_row in enumerate(rec.doc["seats"]):
                 rec.update(("seats", i), views.seat_fields(h, seat_row["seat"], self.state.game))
             self._moved[table_key] = None
+        self._show_console(table, deal, first)
         i = self._row[table]
         deal_key = live["deal"][deal]
         rec = self.docs.get(deal_key)
@@ -255,6 +256,28 @@ class Projections:
             if len(fields["board"]) > len(rec.doc["board"]):
                 rec.set(("board",), views.reference_board(self.state, deal, len(fields["board"])))
             self._moved[key] = None
+
+    def _show_console(self, table: int, deal: int, first: int) -> None:
+        """A hand's new actions on its table's console state (``console:{t}``): one item
+        appended each, the fields they moved set (else rebuilt, as ``_show_actions``)."""
+        key = self._k[LIVE]["console"][table]
+        rec = self.docs.get(key)
+        if key in self._stale:
+            return
+        if rec is None or rec.doc["deal"] != deal or len(rec.doc["actions"]) != first:
+            self._stale[key] = None
+            return
+        state = self.state
+        table_state = state.tables[table]
+        h = console_view.table_hand(table_state)
+        assert h is not None
+        rec.extend(("actions",), console_view.action_items(h, first))
+        seqs = self.payloads.engine.sequencer
+        rec.update((), console_view.moving_fields(state, table_state, h, seqs))
+        cap = state.config.cap
+        for i, row in enumerate(rec.doc["seats"]):
+            rec.update(("seats", i), console_view.seat_fields(h, row["seat"], cap))
+        self._moved[key] = None
 
     # ----------------------------------------------------------------- flushing
     def start(self) -> None:

@@ -25,6 +25,7 @@ from hub.bus.base import Subscription
 from hub.bus.protocols import PubSubHashes
 from hub.domain.numbers import find_bad_number
 from hub.metrics import Metrics
+from hub.roles.console_relay import ConsoleRelay
 from hub.serve.auth import Auth
 from hub.serve.fanout import Fanout
 from hub.serve.feed import HISTORY, EdgeFeed, Frame, decode_feed, load_snapshots
@@ -32,7 +33,7 @@ from hub.serve.http import create_app, serve
 from hub.serve.limits import Limits
 from hub.tasks import cancel_and_wait
 from hub.wire.channels import Channels
-from hub.wire.codec import CodecError, pack, unpack
+from hub.wire.codec import CodecError, pack, unpack_map
 from hub.wire.topics import TopicKey, TopicSpace
 
 __all__ = ["EdgeSource", "run_edge"]
@@ -66,6 +67,7 @@ class EdgeSource:
         # live once the writer's snapshots are read: before, "no data yet" is not ours to say
         self.store = EdgeFeed(live=False, on_behind=self._behind)
         self.fanout = Fanout(self.store, limits)
+        self.consoles = ConsoleRelay(bus, tournament)  # the web consoles' events and answers
         self.gaps = 0  # frames that revealed a gap
         self.malformed = 0  # feed messages that were not frames
         self.id = uuid.uuid4().hex[:12]
@@ -81,14 +83,14 @@ class EdgeSource:
     def ready(self) -> bool:
         return bool(self._tasks) and not any(t.done() for t in self._tasks)
 
-    def check_topic(self, role: str, topic: object) -> str | None:
+    def check_topic(self, role: str, topic: object, table: int | None = None) -> str | None:
         """Why ``role`` may not subscribe to ``topic`` (a topic outside the tournament is
-        unknown), or None."""
+        unknown), or None (``table``: a console's own)."""
         if self.topics is None:
             from hub.serve.auth import check_topic
 
-            return check_topic(role, topic)
-        return self.topics.check(role, topic)
+            return check_topic(role, topic, table)
+        return self.topics.check(role, topic, table)
 
     async def start(self) -> None:
         """Subscribe first, then have the ingest bring the snapshot hash up to date and read
@@ -131,6 +133,7 @@ class EdgeSource:
     async def stop(self) -> None:
         await cancel_and_wait(self._tasks)
         self._tasks = []
+        await self.consoles.stop()
         for sub in (self._subscription, self._replies):
             if sub is not None:
                 with contextlib.suppress(Exception):
@@ -237,11 +240,8 @@ class EdgeSource:
     async def _read_replies(self) -> None:
         assert self._replies is not None
         async for message in self._replies:
-            try:
-                answer = unpack(message.data)
-            except CodecError:
-                continue
-            if not isinstance(answer, dict):
+            answer = unpack_map(message.data)
+            if answer is None:
                 continue
             waiter = self._waiting.get(str(answer.get("id")))
             if waiter is not None and not waiter.done():

@@ -17,6 +17,7 @@ from hub.engine.core import Engine
 from hub.files.config import load_config
 from hub.files.decks import load_decks
 from hub.metrics import Metrics
+from hub.roles.console_relay import ConsoleRelay
 from hub.roles.ingest import Ingest
 from hub.serve.fanout import Fanout
 from hub.serve.feed import Frame, IngestFeed, TopicKey
@@ -58,6 +59,7 @@ class IngestSource:
         self.tournament = engine.config.id
         self.store = IngestFeed(live=False)  # live while the ingest is ready (DESIGN §7)
         self.fanout = Fanout(self.store, limits)
+        self.consoles = ConsoleRelay(bus, self.tournament)  # the web consoles' events, answers
         self.metrics = Metrics()
         self.lost = asyncio.Event()  # set when the ingest lost its lease to another one
         self.ingest = self._ingest(engine)
@@ -84,8 +86,8 @@ class IngestSource:
     def ready(self) -> bool:
         return self.ingest.ready
 
-    def check_topic(self, role: str, topic: object) -> str | None:
-        return self.engine.topics.check(role, topic)
+    def check_topic(self, role: str, topic: object, table: int | None = None) -> str | None:
+        return self.engine.topics.check(role, topic, table)
 
     async def control(self, command: dict[str, Any]) -> dict[str, Any]:
         return await self.ingest.control_now(command)
@@ -103,6 +105,7 @@ class IngestSource:
         await self.ingest.start()
 
     async def stop(self) -> None:
+        await self.consoles.stop()
         await self.ingest.stop()
         if self._own_bus:
             await self.bus.close()

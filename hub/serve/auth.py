@@ -1,8 +1,11 @@
 """Roles, tokens and who may see or change which topic (DESIGN §4).
 
-Three roles: *public* (no token), *commentator* and *operator* (tokens from configuration or
-the environment). Tokens are compared in constant time. Commentators and operators read the
-``live`` audience; everyone else reads ``public``.
+Four roles: *public* (no token), *commentator* and *operator* (tokens from configuration or
+the environment), and *console*: a table's web console, one token per console of
+``[consoles]`` (``duplicast acl --console-tokens-out``, read by ``serve`` from the file
+``$DUPLICAST_CONSOLE_TOKENS_FILE``), bound to that console's name and table. Tokens are
+compared in constant time. Commentators and operators read the ``live`` audience; everyone
+else reads ``public`` (a console also reads its own table's ``console:{table}``).
 """
 
 from __future__ import annotations
@@ -10,27 +13,47 @@ from __future__ import annotations
 import hmac
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hub.domain.states import Audience, Role
 from hub.wire.topics import parse_topic, refusal
 
 __all__ = [
     "COMMENTATOR",
+    "CONSOLE",
+    "CONSOLE_TOKENS_ENV",
     "OPERATOR",
     "PUBLIC",
     "Auth",
+    "ConsoleSeat",
     "Role",
     "audience_for",
     "check_topic",
+    "console_token_problems",
     "is_topic",
     "may_control",
     "may_subscribe",
+    "parse_console_tokens",
 ]
 
 PUBLIC = Role.PUBLIC
 COMMENTATOR = Role.COMMENTATOR
 OPERATOR = Role.OPERATOR
+CONSOLE = Role.CONSOLE
+CONSOLE_TOKENS_ENV = "DUPLICAST_CONSOLE_TOKENS_FILE"
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleSeat:
+    """A web console's token and what it binds: the console's name and its table."""
+
+    console: str
+    table: int
+    token: str = field(repr=False)
+
+    @property
+    def role(self) -> Role:
+        return CONSOLE
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,29 +62,43 @@ class Auth:
 
     commentator_token: str | None = None
     operator_token: str | None = None
+    consoles: tuple[ConsoleSeat, ...] = ()
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Auth:
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, consoles: tuple[ConsoleSeat, ...] = ()
+    ) -> Auth:
         env = os.environ if environ is None else environ
         return cls(
             env.get("DUPLICAST_COMMENTATOR_TOKEN") or None,
             env.get("DUPLICAST_OPERATOR_TOKEN") or None,
+            consoles,
         )
 
-    def role_for(self, token: str | None) -> Role | None:
-        """The role a token grants: public without one, None for a token nobody was given
-        (refuse the request rather than silently downgrade a mistyped operator token)."""
+    def grant(self, token: str | None) -> Role | ConsoleSeat | None:
+        """What a token grants: a role, or a console's seat (role ``console``, its name and
+        table); public without a token; None for a token nobody was given (refuse the request
+        rather than silently downgrade a mistyped operator token)."""
         if not token:
             return PUBLIC
         given = token.encode()
-        # Check both so the time taken does not tell which role a guess came close to.
+        # Check them all so the time taken does not tell which one a guess came close to.
         operator = _same(given, self.operator_token)
         commentator = _same(given, self.commentator_token)
+        seat = None
+        for candidate in self.consoles:
+            if _same(given, candidate.token):
+                seat = candidate
         if operator:
             return OPERATOR
         if commentator:
             return COMMENTATOR
-        return None
+        return seat
+
+    def role_for(self, token: str | None) -> Role | None:
+        """The role a token grants (``grant`` without the console's seat)."""
+        granted = self.grant(token)
+        return granted.role if isinstance(granted, ConsoleSeat) else granted
 
 
 def _same(given: bytes, expected: str | None) -> bool:
@@ -74,7 +111,8 @@ FEEDS = ("program",)
 
 def audience_for(role: Role | str, feed: str | None = None) -> Audience:
     """The audience a client reads: the program feed if it asked for it (any role may: its
-    content is a subset of what the public sees once released), else its role's."""
+    content is a subset of what the public sees once released), else its role's. A console
+    reads ``public`` (and its own ``console:{table}``, ``topics.key_for``)."""
     if feed == "program":
         return Audience.PROGRAM
     return Audience.LIVE if role in (COMMENTATOR, OPERATOR) else Audience.PUBLIC
@@ -92,10 +130,10 @@ def is_topic(topic: object) -> bool:
     return parse_topic(topic) is not None
 
 
-def check_topic(role: Role | str, topic: object) -> str | None:
+def check_topic(role: Role | str, topic: object, table: int | None = None) -> str | None:
     """The error code refusing a subscription (``unknown_topic``, ``forbidden``), or None: the
     same check as ``TopicSpace.check``, on a name of any tournament."""
-    return refusal(role, parse_topic(topic))
+    return refusal(role, parse_topic(topic), table)
 
 
 def may_subscribe(role: Role | str, topic: object) -> bool:
@@ -149,4 +187,50 @@ def weak_tokens(auth: Auth) -> list[str]:
             problems.append(f"{name} {reason}")
     if auth.commentator_token and auth.commentator_token == auth.operator_token:
         problems.append("DUPLICAST_COMMENTATOR_TOKEN and DUPLICAST_OPERATOR_TOKEN are the same")
+    others = {auth.commentator_token, auth.operator_token}
+    seen: set[str] = set()
+    for seat in auth.consoles:
+        reason = weak_token(seat.token)
+        if reason is not None:
+            problems.append(f"the console token of {seat.console} {reason}")
+        elif seat.token in others or seat.token in seen:
+            problems.append(f"the console token of {seat.console} is another's token too")
+        seen.add(seat.token)
+    return problems
+
+
+def parse_console_tokens(text: str, source: str = "console tokens") -> tuple[ConsoleSeat, ...]:
+    """The lines ``CONSOLE TABLE TOKEN`` of a console tokens file (``duplicast acl
+    --console-tokens-out``; ``#`` comments and blank lines skipped); ``ValueError`` naming the
+    line of anything else."""
+    seats = []
+    for number, line in enumerate(text.splitlines(), 1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        if len(words) != 3 or not words[1].isdigit():
+            raise ValueError(f"{source}:{number}: expected 'CONSOLE TABLE TOKEN'")
+        seats.append(ConsoleSeat(words[0], int(words[1]), words[2]))
+    names = [seat.console for seat in seats]
+    for name in names:
+        if names.count(name) > 1:
+            raise ValueError(f"{source}: console {name} has more than one line")
+    return tuple(seats)
+
+
+def console_token_problems(
+    seats: tuple[ConsoleSeat, ...], consoles: Mapping[str, int] | None
+) -> list[str]:
+    """One sentence per console token that disagrees with the tournament's ``[consoles]``
+    (a console it does not list, or another table than it gives)."""
+    problems = []
+    for seat in seats:
+        table = None if consoles is None else consoles.get(seat.console)
+        if table is None:
+            problems.append(f"console {seat.console} is not in the tournament's [consoles]")
+        elif table != seat.table:
+            problems.append(
+                f"console {seat.console} writes table {table} in [consoles], "
+                f"not table {seat.table} as its token line says"
+            )
     return problems

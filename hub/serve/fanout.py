@@ -29,12 +29,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from hub.serve.feedclient import CatchUp, Client, Sink
 from hub.serve.limits import Limits
 from hub.wire.frames import Outgoing
-from hub.wire.topics import TopicKey
+from hub.wire.topics import TopicKey, key_for
 
 __all__ = ["Fanout"]
 
@@ -75,6 +75,8 @@ class Fanout:
         self._dirty: list[Client] = []
         self._pending: list[tuple[TopicKey, Mapping[str, Outgoing]]] = []  # since the flush
         self._flush_handle: asyncio.Handle | asyncio.TimerHandle | None = None
+        # told of each web console's client as it leaves (hub.serve.service: its answers)
+        self.console_left: Callable[[Client], None] | None = None
 
     def may_connect(self, address: str | None) -> bool:
         """False when ``address`` already holds ``limits.max_per_address`` connections."""
@@ -99,9 +101,11 @@ class Fanout:
             if self._addresses[client.address] <= 0:
                 del self._addresses[client.address]
         for topic in client.topics:
-            self._forget(client, (client.audience, topic))
+            self._forget(client, key_for(client.audience, topic))
         client.topics.clear()
         client.stale.clear()
+        if client.console is not None and self.console_left is not None:
+            self.console_left(client)
 
     def _forget(self, client: Client, key: TopicKey) -> None:
         """Drop one subscription; the topic's entry goes with its last subscriber."""
@@ -138,7 +142,7 @@ class Fanout:
             return None
         if topic not in client.topics and len(client.topics) >= self.limits.max_topics:
             return "too_many_topics"
-        key = (client.audience, topic)
+        key = key_for(client.audience, topic)
         self._settle()
         client.drop_topic(topic)
         outs = self.store.catch_up(key, client.format, resume)
@@ -182,7 +186,7 @@ class Fanout:
     def unsubscribe(self, client: Client, topic: str) -> None:
         client.topics.discard(topic)
         client.drop_topic(topic)
-        self._forget(client, (client.audience, topic))
+        self._forget(client, key_for(client.audience, topic))
 
     def publish(self, key: TopicKey, frames: Mapping[str, Outgoing]) -> None:
         """Send an update, already encoded once per wire format (``frames[fmt]``), to every

@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from hub.serve.limits import Limits
 from hub.wire.frames import FORMATS, Outgoing
-from hub.wire.topics import TopicKey
+from hub.wire.topics import TopicKey, key_for
 
 __all__ = ["CLOSE_TOO_SLOW", "CatchUp", "Client", "Registry", "Sink"]
 
@@ -107,6 +107,7 @@ class Client:
         "audience",
         "close_code",
         "closed",
+        "console",
         "direct",
         "fanout",
         "floors",
@@ -137,6 +138,7 @@ class Client:
         self.format = fmt
         self.limits = limits
         self.address = address
+        self.console: Any = None  # a web console's seat (hub.serve.auth.ConsoleSeat)
         self.topics: set[str] = set()
         self.stale: set[str] = set()
         # topic -> the seq the client resumed from, ahead of the store (a lagging edge): no
@@ -335,7 +337,8 @@ class Client:
         self._stale_since = None
         for topic in stale:
             if topic in self.topics:
-                for out in self.fanout.store.catch_up((self.audience, topic), self.format, None):
+                key = key_for(self.audience, topic)
+                for out in self.fanout.store.catch_up(key, self.format, None):
                     self.enqueue(topic, out)
 
     def _start_writer(self) -> None:

@@ -59,10 +59,13 @@ class FeedSource(Protocol):
 
     def ready(self) -> bool: ...
 
-    def check_topic(self, role: str, topic: object) -> str | None:
+    def check_topic(self, role: str, topic: object, table: int | None = None) -> str | None:
         """Why ``role`` may not subscribe to ``topic`` (``unknown_topic``: not a topic of this
-        tournament; ``forbidden``), or None."""
+        tournament; ``forbidden``), or None (``table``: a console's own table)."""
         ...
+
+    # the web consoles' events and answers (``hub.roles.console_relay.ConsoleRelay``)
+    consoles: Any
 
     async def control(self, command: dict[str, Any]) -> dict[str, Any]:
         """An operator command (``{"op": "onair", "slot", "value"}``); answers

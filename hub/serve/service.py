@@ -1,8 +1,9 @@
 """What every ``/ws`` connection of a process shares, whatever carries it
 (``hub.serve.feedsocket``'s
 raw sockets, the ASGI ``/ws`` of ``hub.serve.http``): who may connect (token, Origin, connections
-per address), and what a client may say (subscribe, unsubscribe, ping, and the operator's
-onair, undo_take, cue, clock, confirm, void, penalty and roster) — docs/protocol.md §2."""
+per address), and what a client may say (subscribe, unsubscribe, ping, the operator's
+onair, undo_take, cue, clock, confirm, void, penalty and roster, a web console's event) —
+docs/protocol.md §2, §3."""
 
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ from hub.serve.auth import (
     FEEDS,
     PUBLIC,
     Auth,
+    ConsoleSeat,
     audience_for,
     check_topic,
     may_control,
     program_topic,
 )
+from hub.serve.console_events import console_event
 from hub.serve.fanout import Fanout
 from hub.serve.feedclient import Client
 from hub.serve.origins import OriginPolicy
@@ -41,8 +44,9 @@ __all__ = ["FeedService", "TopicCheck"]
 
 log = logging.getLogger(__name__)
 
-TopicCheck = Callable[[str, str], "str | None"]
-"""``valid_topic(role, topic)``: an error code (``unknown_topic``, ``forbidden``, ...) or None."""
+TopicCheck = Callable[..., "str | None"]
+"""``valid_topic(role, topic[, table])``: an error code (``unknown_topic``, ``forbidden``, ...)
+or None (``table``: a console's own, asked only for a console)."""
 
 
 class FeedService:
@@ -63,6 +67,8 @@ class FeedService:
         checker = getattr(source, "check_topic", None)
         self.valid_topic: TopicCheck = checker if callable(checker) else check_topic
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.consoles = getattr(source, "consoles", None)  # the web consoles' relay
+        self.fanout.console_left = self._console_left
 
     # -- admission --
 
@@ -77,12 +83,13 @@ class FeedService:
         return self.fanout.refused["forbidden_origin"]
 
     def admit(self, query: Mapping[str, str], address: str | None) -> tuple[Any, str, Any]:
-        """``(role, format, problem)`` of a new connection; ``problem`` is the error to send
-        before closing it (None: admitted). The per-address cap is the spectators': a valid
-        commentator or operator token is never refused for it, so a venue address full of
-        public sockets cannot lock out the operator."""
+        """``(role, format, problem)`` of a new connection (``role``: a web console's
+        ``ConsoleSeat``, else its role); ``problem`` is the error to send before closing it
+        (None: admitted). The per-address cap is the spectators': a valid token is never
+        refused for it, so a venue address full of public sockets cannot lock out the
+        operator."""
         fmt = query.get("format", "json")
-        role = self.auth.role_for(query.get("token"))
+        role = self.auth.grant(query.get("token"))
         problem = None
         if role is None:
             problem = error("unauthorized", "unknown token")
@@ -108,13 +115,29 @@ class FeedService:
     ) -> Client:
         """The admitted connection as a fan-out client, reading its role's audience or the
         ``feed`` it asked for; only public ones count against the per-address cap
-        (authenticated roles are exempt from it, see ``admit``)."""
+        (authenticated roles are exempt from it, see ``admit``). A web console's client hears
+        its console's answers from now on."""
+        if isinstance(role, ConsoleSeat):
+            client = self.fanout.add(sink, role.role, audience_for(role.role), fmt, None)
+            client.console = role
+            if self.consoles is not None:
+                self.consoles.attach(client, role.console, role.table)
+            return client
         counted = address if role == PUBLIC else None
         return self.fanout.add(sink, role, audience_for(role, feed), fmt, counted)
 
+    def _console_left(self, client: Client) -> None:
+        if self.consoles is not None:
+            self.consoles.detach(client, client.console.console)
+
     def start(self, client: Client) -> Session:
-        """The session of a joined client, opened with its ``hello``."""
-        client.send({"type": "hello", "role": client.role, "tournament": self.source.tournament})
+        """The session of a joined client, opened with its ``hello`` (a console's names its
+        console and table)."""
+        hello = {"type": "hello", "role": client.role, "tournament": self.source.tournament}
+        seat = client.console
+        if seat is not None:
+            hello.update(console=seat.console, table=seat.table)
+        client.send(hello)
         return Session(self, client)
 
     # -- what a client says --
@@ -132,7 +155,7 @@ class FeedService:
     @staticmethod
     def is_command(request: dict[str, Any]) -> bool:
         """Operator commands wait for the ingest's answer; everything else is answered now."""
-        return request["op"] in ("onair", "clock", *RULINGS, *DESK_FIELDS)
+        return request["op"] in ("onair", "clock", "event", *RULINGS, *DESK_FIELDS)
 
     def handle(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
         """Act on a request that is not a command; the error to send back, if any."""
@@ -145,6 +168,8 @@ class FeedService:
         return error("bad_request", f"unknown op {op!r}")
 
     async def command(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        if request["op"] == "event":  # a web console's: in order, each once it is published
+            return await console_event(self.consoles, self.source.tournament, client, request)
         if request["op"] == "onair":
             return await self._onair(client, request)
         if request["op"] == "clock":
@@ -169,14 +194,17 @@ class FeedService:
             if op == "unsubscribe":
                 fanout.unsubscribe(client, topic)
                 continue
-            code = self.valid_topic(client.role, topic)
+            seat = client.console
+            if seat is None:
+                code = self.valid_topic(client.role, topic)
+            else:
+                code = self.valid_topic(client.role, topic, seat.table)
             if code is None and client.audience == PROGRAM and not program_topic(topic):
                 code = "unknown_topic"  # the program feed has no projection, no ops
             if code == "unknown_topic":
                 client.send(error(code, f"no topic named {topic!r}", topic=topic))
             elif code == "forbidden":
-                needs = "the operator role" if topic == "ops" else "a commentator or operator token"
-                client.send(error(code, f"topic {topic} needs {needs}", topic=topic))
+                client.send(error(code, _forbidden(client, topic), topic=topic))
             elif code is not None:
                 client.send(error(code, f"topic {topic} refused", topic=topic))
             elif fanout.subscribe(client, topic, resume.get(topic)) is not None:
@@ -265,3 +293,15 @@ class FeedService:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+def _forbidden(client: Client, topic: str) -> str:
+    """Why a subscription is forbidden, in words."""
+    seat = client.console
+    if seat is not None:
+        return (
+            f"a console of table {seat.table} reads console:{seat.table} and the public "
+            f"standings, seats, on-air, ticker and clock, not {topic}"
+        )
+    needs = "the operator role" if topic == "ops" else "a commentator or operator token"
+    return f"topic {topic} needs {needs}"

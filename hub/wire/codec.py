@@ -26,6 +26,7 @@ __all__ = [
     "to_json",
     "unpack",
     "unpack_event",
+    "unpack_map",
 ]
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -74,6 +75,15 @@ _BINARY = (bytes, bytearray, memoryview)  # a tuple: ``bytes | bytearray | ...``
 def unpack(data: bytes | bytearray | memoryview) -> Any:
     """Decode exactly one msgpack object; anything else raises ``CodecError``."""
     return _unpack(data, MAX_MESSAGE_BYTES, {})
+
+
+def unpack_map(data: bytes | bytearray | memoryview) -> dict[str, Any] | None:
+    """One msgpack map (an answer on a bus channel), or None for anything else."""
+    try:
+        found = unpack(data)
+    except CodecError:
+        return None
+    return found if isinstance(found, dict) else None
 
 
 _EVENT_LIMITS = {"max_array_len": MAX_EVENT_ITEMS, "max_map_len": MAX_EVENT_ITEMS}

@@ -24,6 +24,7 @@ from hub.domain.states import AUDIENCES as AUDIENCES  # re-exported: projections
 from hub.domain.states import ROLES, Audience, Role
 
 __all__ = [
+    "CONSOLE_PUBLIC",
     "FAMILIES",
     "LIVE",
     "PROGRAM",
@@ -34,6 +35,7 @@ __all__ = [
     "TopicKey",
     "TopicSpace",
     "family",
+    "key_for",
     "parse_topic",
     "refusal",
     "topic_name",
@@ -158,8 +160,20 @@ FAMILIES: dict[str, Family] = {
             "/api/ops",
             "replace of the fields that moved",
         ),
+        Family(
+            "console",
+            ("table",),
+            (LIVE,),
+            Role.COMMENTATOR,  # and the console of that table (``refusal``)
+            None,
+            "replace of the fields that moved; one action adds one row at /actions/-",
+        ),
     )
 }
+
+CONSOLE_PUBLIC = ("standings", "seat", "onair", "ticker", "clock")
+"""The public families a table's console may read besides its own ``console:{table}``: none
+that shows hands (``table``, ``deal``, ``compare``: a console has its own table's state)."""
 
 
 def family(name: str) -> Family:
@@ -218,21 +232,37 @@ class TopicSpace:
     def __len__(self) -> int:
         return len(self._topics)
 
-    def check(self, role: str, name: object) -> str | None:
+    def check(self, role: str, name: object, table: int | None = None) -> str | None:
         """Why ``role`` may not subscribe to ``name`` (``unknown_topic`` / ``forbidden``), or
-        None when it may."""
-        return refusal(role, self.get(name))
+        None when it may (``table``: a console's own table)."""
+        return refusal(role, self.get(name), table)
 
 
-def refusal(role: str, topic: Topic | None) -> str | None:
+def refusal(role: str, topic: Topic | None, table: int | None = None) -> str | None:
     """The one subscription check, whoever found the topic (``TopicSpace.check`` for a running
     tournament, ``hub.serve.auth.check_topic`` for a name of any tournament): ``unknown_topic``,
-    ``forbidden``, or None when ``role`` may subscribe."""
+    ``forbidden``, or None when ``role`` may subscribe. A console (``table``: the one it
+    writes) reads its own table's ``console:{table}`` and the families of ``CONSOLE_PUBLIC``."""
     if topic is None:
         return "unknown_topic"
+    if role == Role.CONSOLE:
+        if topic.family.name in CONSOLE_PUBLIC:
+            return None
+        own = topic.family.name == "console" and table is not None and topic.args == (table,)
+        return None if own else "forbidden"
     if not topic.family.allows(role):
         return "forbidden"
     return None
+
+
+def key_for(audience: str, topic: str) -> TopicKey:
+    """Where a client of ``audience`` reads ``topic``: in its own audience, unless the topic's
+    family has only another (a console, public otherwise, reads ``console:{t}`` of ``live``).
+    Who may read it at all is ``refusal``'s call, made first."""
+    fam = FAMILIES.get(topic.partition(":")[0])
+    if fam is None or audience in fam.audiences:
+        return (audience, topic)
+    return (fam.audiences[0], topic)
 
 
 def parse_topic(name: object) -> Topic | None:

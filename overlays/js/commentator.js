@@ -104,6 +104,12 @@ function code(row) {
   return c;
 }
 
+/** `node` with the team colour's variables (a dense desk marks the player's cell with it). */
+function withTeam(node, colour) {
+  for (const [k, v] of Object.entries(teamStyle(colour))) node.style.setProperty(k, v);
+  return node;
+}
+
 const SHORT_STREET = { preflop: 'PF', flop: 'F', turn: 'T', river: 'R' };
 
 /** A seat's chance to win street by street as the cards came ("PF 36 · F 95"), and at the
@@ -198,15 +204,15 @@ function drawTables() {
           el('th', { class: 'r', dataset: { testid: 'last-hand' }, title: 'chips in the last finished hand against the seat average' },
             ld ? `D${ld} swing` : 'Last swing'))),
         el('tbody', {}, (s.seats || []).map((st) =>
-          el('tr', { class: `${st.folded ? 'folded' : ''} ${s.to_act === st.seat ? 'acting' : ''}`, dataset: { testid: 'com-seat', seat: String(st.seat) } },
-            el('td', {}, `S${st.seat}${s.button === st.seat ? ' D' : ''}`), el('td', {}, code(st)), el('td', {}, st.player || ''),
+          withTeam(el('tr', { class: `${st.folded ? 'folded' : ''} ${s.to_act === st.seat ? 'acting' : ''}`, dataset: { testid: 'com-seat', seat: String(st.seat) } },
+            el('td', {}, `S${st.seat}${s.button === st.seat ? ' D' : ''}`), el('td', {}, code(st)), el('td', { class: 'player' }, st.player || ''),
             el('td', {}, st.hole ? el('span', { class: 'mini', dataset: { testid: 'com-hole' } }, cards(st.hole, 0, 'sm'))
               : st.throws && st.seat !== s.button ? el('span', { class: 'mini' }, throwTiles(st.throws, 'sm', 'com-throws'), ` ${scoreText(st.score)}`) : ''),
             el('td', { class: 'r num' }, st.all_in ? el('span', { class: 'warn' }, 'ALL-IN ') : '', live ? fmtInt(st.committed) : ''),
             live && isRps(s) ? [el('td', { class: 'r num', dataset: { testid: 'com-rps-win' } }, st.win === null || st.win === undefined || st.folded ? '' : fmtPct(st.win)), el('td', {})]
               : live ? equityCells(s, st) : [el('td', {}), el('td', {})],
             el('td', { class: `r num ${sw.has(st.seat) ? signClass(sw.get(st.seat)) : ''}`, dataset: { testid: 'last-swing' } },
-              sw.has(st.seat) ? fmtSigned(sw.get(st.seat)) : '–'))))));
+              sw.has(st.seat) ? fmtSigned(sw.get(st.seat)) : '–')), st.colour)))));
   }), (node) => node.dataset.table);
   const stake = TABLES.map((t) => [t, tables.get(t)]).filter(([, s]) => s && statusOf(s.status) === 'in progress');
   $('at-stake').replaceChildren(stake.length ? 'At stake: ' : 'Nothing at stake: no hand in progress',
@@ -217,7 +223,8 @@ function drawTables() {
 
 /** Both columns inside the window (deskfit.js): the tables' grid and the side boxes. */
 function fitDeskSections() {
-  const bottom = window.innerHeight - 12; // getBoundingClientRect is in window px, body zoom included
+  // getBoundingClientRect is in window px, body zoom included; the body's padding stays below
+  const bottom = window.innerHeight - Math.max(12, parseFloat(getComputedStyle(document.body).paddingBottom) || 0);
   fitSection($('tables'), bottom);
   fitSection(document.querySelector('.com-side'), bottom);
 }

@@ -88,22 +88,23 @@ function boardOf(row, acts) {
 
 /**
  * The focus seat's chance to win on a panel: now on a live table; the odds of an all-in once
- * its board was run out; else as the cards of the panel's street came (in a replay the
- * cursor's street: every panel on the same street). '' when the seat had folded or the table
- * never reached that street.
+ * its board was run out (labelled "All-in": the odds when the money went in, the story of the
+ * run-out); else as the cards of the panel's street came (in a replay the cursor's street:
+ * every panel on the same street). '' when the seat had folded or the table never reached
+ * that street, and on a finished hand shown whole: the hand is over, its chip-score is the
+ * figure (a chance there would read 100/0, or as a live figure beside a live table).
  */
-export function panelEquity(row, live, whole, street, othersLive = false) {
+export function panelEquity(row, live, whole, street) {
   const e = row.equity;
   if (!e) return '';
   if ((live || whole) && e.runout) return `All-in ${fmtPct(e.runout.win)}`;
-  // A finished hand beside a live one: its result is in, a chance would read as a live figure.
-  if (othersLive && whole && FINISHED.includes(statusOf(row.status))) return '';
+  if (whole && FINISHED.includes(statusOf(row.status))) return '';
   if (live) return e.now ? fmtPct(e.now.win) : '';
   const f = e.streets && e.streets[street];
   return f ? fmtPct(f.win) : '';
 }
 
-function panel(row, acts, c, cursor, anyLive) {
+function panel(row, acts, c, cursor) {
   const status = statusOf(row.status);
   const live = status === 'in progress';
   const shown = cursor === null || live ? acts : acts.filter((a) => before(a, cursor));
@@ -145,7 +146,7 @@ function panel(row, acts, c, cursor, anyLive) {
   el('div', { class: 'who' }, el('span', { class: 'player', dataset: { testid: 'panel-player' } }, row.player || ''),
     el('span', { class: 'holecards' }, isRps(row) ? throwTiles(row.throws, 'sm', 'panel-throws') : cards(c.hole, 0, 'sm')),
     isRps(row) ? el('span', { class: 'rps-score num', dataset: { testid: 'panel-score' } }, scoreText(row.score)) : null,
-    el('span', { class: 'peq num', dataset: { testid: 'panel-equity', street: streetName } }, panelEquity(row, live, whole, streetName, anyLive)),
+    el('span', { class: 'peq num', dataset: { testid: 'panel-equity', street: streetName } }, panelEquity(row, live, whole, streetName)),
     el('span', { class: 'badge', dataset: { testid: 'panel-status', status: shownStatus } }, shownStatus)),
   isRps(row) ? el('div', { class: 'rpsline' }, 'Dealer', throwTiles(row.dealer_throws, 'sm', 'panel-dealer')) : null,
   el('div', { class: 'streets', dataset: { testid: 'panel-actions', scrolls: '' } }, el('div', { class: 'scroll' }, streets,
@@ -329,7 +330,7 @@ function render(ctx) {
     }
   }
   lastStep = cursor === null ? -1 : steps.findIndex((s) => s.si === cursor.si && s.k === cursor.k);
-  const built = rows.map((r, n) => panel(r, rowsActs[n], c, cursor, anyLive));
+  const built = rows.map((r, n) => panel(r, rowsActs[n], c, cursor));
   const n = built.length;
   panelsEl.style.setProperty('--cols', String(n <= 3 ? n : n === 4 ? 2 : 3));
   panelsEl.dataset.many = String(n > 3);

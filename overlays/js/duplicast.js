@@ -130,9 +130,10 @@ export function defaultWsUrl() {
  * tournament: the tournament id the page expects; when the hub's hello names another one the
  * client reports a `wrong_tournament` error and delivers no data (client.mismatch is set) until a
  * hello names the expected tournament again.
+ * onMessage(frame) receives every other frame type (a console's `ack`).
  */
-export function connect({ url, token, format = 'json', onStatus, onError, onHello, onOk, tournament, feed } = {}) {
-  return new DuplicastClient({ url, token, format, onStatus, onError, onHello, onOk, tournament, feed });
+export function connect({ url, token, format = 'json', onStatus, onError, onHello, onOk, onMessage, tournament, feed } = {}) {
+  return new DuplicastClient({ url, token, format, onStatus, onError, onHello, onOk, onMessage, tournament, feed });
 }
 
 /** The error text of a tournament mismatch (null when the hello matches). */
@@ -142,7 +143,7 @@ export function tournamentMismatch(expected, hello) {
 }
 
 class DuplicastClient {
-  constructor({ url, token, format, onStatus, onError, onHello, onOk, tournament, feed }) {
+  constructor({ url, token, format, onStatus, onError, onHello, onOk, onMessage, tournament, feed }) {
     if (format !== 'json') throw new Error('the browser client speaks format=json only');
     const base = new URL(url || defaultWsUrl(), globalThis.location ? location.href : undefined);
     base.searchParams.set('format', 'json');
@@ -153,6 +154,7 @@ class DuplicastClient {
     this.onError = onError || (() => {});
     this.onHello = onHello || (() => {});
     this.onOk = onOk || (() => {}); // an operator command's {type: 'ok', op}
+    this.onMessage = onMessage || (() => {});
     this.tournament = tournament || null;
     this.mismatch = null;
     this.topics = new Map(); // topic -> {seq, state, listeners:Set}
@@ -263,6 +265,7 @@ class DuplicastClient {
         this.onOk(frame);
         break;
       default:
+        if (!this.mismatch) this.onMessage(frame);
         break;
     }
   }

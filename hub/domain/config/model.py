@@ -45,8 +45,9 @@ File shape (see ``samples/ifp6.toml``)::
     # "1" = ["ECU", "ARG", "CHN", "FIN", "BRA", "DEN"]
 
     [schedule]                 # optional; without it every table plays 1..deals in order
-    method = "random"          # "random" (needs seed) or "sequential"
-    seed = 11
+    method = "blocks"          # "blocks" (release-aware, needs seed), "random" (independent
+    seed = 11                  # orders, needs seed) or "sequential"; random and sequential
+                               # put two tables on one deal in one round: a warning
     # ... or written out (what `duplicast decks --orders-out` prints):
     # [schedule.tables]
     # "1" = [3, 1, 2, ...]     # a permutation of 1..deals; two tables of a group on one

@@ -37,12 +37,14 @@ from hub.domain.games.registry import games, section_hint
 from hub.domain.numbers import MAX_TOML_INT, find_bad_number
 from hub.domain.schedule import (
     ScheduleError,
+    block_deal_orders,
     clash_text,
     deal_clashes,
     default_buttons,
     random_deal_orders,
     sequential_deal_orders,
     session_deal_orders,
+    stage_block_orders,
     validate_buttons,
     validate_deal_orders,
     validate_session_orders,
@@ -264,11 +266,16 @@ def _schedule(
     """Deal orders and buttons; ``ranges`` (events with sessions): each table's sessions."""
     tables = sorted(t for g in groups.values() for t in g.tables)
     if value is UNSET:
-        return _in_order(tables, deals, ranges), default_buttons(deals, seats)
+        orders = _in_order(tables, deals, ranges)
+        _warn_in_order(c, orders, groups, "schedule", "sequential")
+        return orders, default_buttons(deals, seats)
     s: shape.Schedule = c.convert(value, shape.Schedule, "schedule")
-    orders = _orders(c, s, tables, deals, ranges)
+    orders = _orders(c, s, tables, deals, ranges, groups)
     if s.tables is not UNSET:
         _warn_clashes(c, orders, groups)
+    else:
+        which = "sequential" if s.method is UNSET else str(s.method)
+        _warn_in_order(c, orders, groups, "schedule.method", which)
     buttons = default_buttons(deals, seats)
     if s.buttons is not UNSET:
         if len(s.buttons) != deals:
@@ -298,6 +305,25 @@ def _warn_clashes(c: Checker, orders: Orders, groups: Mapping[str, Group]) -> No
         )
 
 
+def _warn_in_order(
+    c: Checker, orders: Orders, groups: Mapping[str, Group], key: str, which: str
+) -> None:
+    """A generated schedule that puts two tables of a group on one deal in one round (the
+    sequential one, the default, in every round; independent random orders in most events)
+    loads, with one warning for all its clashes."""
+    clashes = deal_clashes(orders, [g.tables for g in groups.values()])
+    if not clashes:  # blocks, or groups of one table
+        return
+    round_, deal, tables = clashes[0]
+    also = f" (and {len(clashes) - 1} more such clashes)" if len(clashes) > 1 else ""
+    c.warn(
+        key,
+        f"the {which} schedule: {clash_text(round_, deal, tables)}{also}: {SAME_TIME}; "
+        '[schedule] method = "blocks" (with a seed) or `duplicast decks --orders-out` plays '
+        "the deals in blocks without any (docs/rules.md)",
+    )
+
+
 def _in_order(
     tables: Sequence[int], deals: int, ranges: Mapping[int, Sequence[range]] | None
 ) -> Orders:
@@ -312,6 +338,7 @@ def _orders(
     tables: Sequence[int],
     deals: int,
     ranges: Mapping[int, Sequence[range]] | None,
+    groups: Mapping[str, Group],
 ) -> Orders:
     if s.tables is not UNSET:
         if s.method is not UNSET or s.seed is not UNSET:
@@ -325,17 +352,27 @@ def _orders(
         except ScheduleError as exc:
             c.fail("schedule.tables", str(exc))
         return orders
-    if s.method == "random":
+    if s.method in ("random", "blocks"):
         if s.seed is UNSET:
-            c.fail("schedule.seed", "missing (random orders must be the same at every read)")
+            c.fail("schedule.seed", f"missing ({s.method} orders must be the same at every read)")
         rng = random.Random(s.seed)
+        if s.method == "blocks":  # release-aware, as `decks --orders-out` writes them
+            tables_of = [g.tables for g in groups.values()]
+            if ranges is None:
+                return block_deal_orders(tables_of, [range(1, deals + 1)], rng)
+            return stage_block_orders(tables_of, ranges, rng)
+        # independent orders, unchanged: a file's seed gives the same orders at every read,
+        # by any version of the hub (docs/rules.md)
         if ranges is None:
             return random_deal_orders(tables, deals, rng)
         return session_deal_orders(ranges, rng)
     if s.method == "sequential" and s.seed is not UNSET:
         c.fail("schedule.seed", "a sequential schedule takes no seed")
     if s.method not in ("sequential", UNSET):
-        c.fail("schedule.method", f"expected 'random' or 'sequential', got {show(s.method)}")
+        c.fail(
+            "schedule.method",
+            f"expected 'blocks', 'random' or 'sequential', got {show(s.method)}",
+        )
     return _in_order(tables, deals, ranges)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from hub.engine.changes import Notable
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
+from hub.engine.families.console import CONSOLE
 from hub.engine.families.desk import CLOCK, ONAIR, OPS, TICKER
 from hub.engine.families.hands import COMPARE, DEAL, PROJECTION, TABLE
 from hub.engine.families.payloads import Payloads
@@ -27,7 +28,7 @@ __all__ = [
 
 FEEDS: dict[str, Feed] = {
     f.name: f
-    for f in (STANDINGS, SEAT, TABLE, DEAL, COMPARE, ONAIR, TICKER, CLOCK, PROJECTION, OPS)
+    for f in (STANDINGS, SEAT, TABLE, DEAL, COMPARE, ONAIR, TICKER, CLOCK, PROJECTION, OPS, CONSOLE)
 }
 if FEEDS.keys() != FAMILIES.keys():  # pragma: no cover - a family without its feed, or the reverse
     raise ImportError(f"topic families {sorted(FAMILIES)} and feeds {sorted(FEEDS)} differ")

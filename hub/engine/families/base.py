@@ -20,6 +20,7 @@ from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard
 from hub.engine.cues import CueList
 from hub.engine.onair import Takes
+from hub.engine.sequencer import Sequencer
 from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
 from hub.wire.topics import AUDIENCES, TopicKey, TopicSpace, topic_name
@@ -63,6 +64,8 @@ class EngineView(Protocol):
     def links(self) -> dict[str, bool]: ...
     @property
     def projections(self) -> BoardHolder: ...
+    @property
+    def sequencer(self) -> Sequencer: ...
 
     def released(self, group: str, deal_no: int) -> bool: ...
     def released_deals(self, group: str) -> list[int]: ...
@@ -95,6 +98,7 @@ class TopicKeys:
                 k[name] = (a, topic_name(name))
             k["seat"] = [(a, topic_name("seat", s)) for s in seats]
             k["table"] = {t: (a, topic_name("table", t)) for t in config.tables}
+            k["console"] = {t: (a, topic_name("console", t)) for t in config.tables}
             k["deal"] = {d: (a, topic_name("deal", d)) for d in deals}
             k["compare"] = {d: [(a, topic_name("compare", d, s)) for s in seats] for d in deals}
 

@@ -1,0 +1,186 @@
+"""The console-scoped table state (topic ``console:{t}``, docs/protocol.md §3.4): what a
+table's console needs to enter the next action, and nothing of the cards.
+
+Who is to act, the street, the pot, each seat's stack and bet, the legal actions with their
+amounts (``Hand.legal``: pot limit and the cap, in the console event's sense: a bet or raise
+is the total the street bet reaches, a call the chips it adds), the hand's actions, whether a
+misdeal may still be declared, a dispute in words, and how far each of the table's consoles'
+seqs stand (a reloaded tablet learns where it is). No hole card, no board, no undealt card:
+the console's official sees the cards on the table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hub.domain.states import HandStatus, Street
+from hub.engine.corrections import misdeal_too_late
+from hub.engine.events import OPERATOR_CONSOLE
+from hub.engine.hands import HandState, TableState
+from hub.engine.sequencer import Sequencer
+from hub.engine.tournament import TournamentState
+from hub.engine.views import roster
+
+__all__ = [
+    "NO_LEGAL",
+    "action_items",
+    "console_payload",
+    "legal_block",
+    "moving_fields",
+    "seat_fields",
+    "status_of",
+    "table_hand",
+]
+
+NO_LEGAL: dict[str, Any] = {"fold": False, "check": False, "call": None, "bet": None, "raise": None}
+"""What the console may enter when nobody is to act."""
+
+
+def status_of(h: HandState | None, current: HandState | None) -> str:
+    """``none`` (no hand yet), ``in_progress``, ``reopened`` (in play again for a
+    correction), ``complete``, ``disputed``, ``voided``."""
+    if h is None:
+        return "none"
+    if h.status == HandStatus.VOID:
+        return "voided"
+    if h.status in (HandStatus.COMPLETE, HandStatus.DISPUTED):
+        return str(h.status)
+    return "reopened" if h is current and h.reopened else "in_progress"
+
+
+def legal_block(h: HandState | None) -> dict[str, Any]:
+    """What the seat to act may enter: ``fold``/``check`` (bool), ``call`` (the chips a call
+    adds, or None), ``bet``/``raise`` (``{"min", "max"}`` totals of the street bet, or None:
+    a bet when nobody has bet this street, else a raise)."""
+    if h is None or h.status not in (HandStatus.IN_PROGRESS, HandStatus.SHOWDOWN):
+        return dict(NO_LEGAL)
+    hand = h.hand
+    legal_of = getattr(hand, "legal", None)
+    seat = getattr(hand, "to_act", None)
+    if legal_of is None or seat is None:
+        return dict(NO_LEGAL)
+    legal = legal_of(seat)
+    span = None
+    if legal.min_to is not None and legal.max_to is not None:
+        span = {"min": legal.min_to, "max": legal.max_to}
+    opened = hand.high_bet > 0
+    return {
+        "fold": legal.fold,
+        "check": legal.check,
+        "call": legal.call,
+        "bet": None if opened else span,
+        "raise": span if opened else None,
+    }
+
+
+def action_items(h: HandState, first: int = 0) -> list[dict[str, Any]]:
+    """The hand's actions from ``first`` on (blinds first): a bet or raise's ``amount`` is the
+    total reached, a call's or blind's the chips it added, a fold's or check's None."""
+    out = []
+    actions = getattr(h.hand, "actions", ())
+    for i in range(first, len(actions)):
+        a = actions[i]
+        amount = a.to if a.kind in ("bet", "raise") else (a.added or None)
+        out.append({"i": i, "seat": a.seat, "kind": a.kind, "amount": amount, "street": a.street})
+    return out
+
+
+def seat_fields(h: HandState | None, seat: int, cap: int) -> dict[str, Any]:
+    """A seat's fields that move with every action."""
+    hand = h.hand if h is not None else None
+    committed = getattr(hand, "committed", None)
+    if h is None or committed is None:
+        return {"stack": cap, "bet": 0, "folded": False, "all_in": False}
+    return {
+        "stack": h.spec.cap - committed.get(seat, 0),
+        "bet": h.hand.street_bet.get(seat, 0),
+        "folded": seat in h.hand.folded,
+        "all_in": seat in h.hand.all_in,
+    }
+
+
+def _seats(state: TournamentState, table: TableState, h: HandState | None) -> list[dict[str, Any]]:
+    rows = []
+    for row in roster(state, table.table, h.deal if h else state.table_deal(table)):
+        seat = row["seat"]
+        rows.append(
+            {
+                "seat": seat,
+                "team": row["team"],
+                "player": row["player"],
+                **seat_fields(h, seat, state.config.cap),
+            }
+        )
+    return rows
+
+
+def moving_fields(
+    state: TournamentState, table: TableState, h: HandState | None, seqs: Sequencer
+) -> dict[str, Any]:
+    """The top-level fields that move with every action (``hub.engine.projections`` sets
+    them in place; the rest only moves when a hand starts, settles or is corrected)."""
+    current = table.current
+    hand = h.hand if h is not None else None
+    street = getattr(hand, "street", None)
+    return {
+        "consoles": {name: {"last_seq": seqs.last(name)} for name in console_names(state, table)},
+        "status": status_of(h, current),
+        "misdeal_window": current is not None and not misdeal_too_late(current, current),
+        "street": street,
+        "pot": getattr(hand, "pot", 0),
+        "to_act": getattr(hand, "to_act", None) if current is not None else None,
+        "legal": legal_block(current),
+        "winners_needed": current is not None and street == Street.SHOWDOWN,
+    }
+
+
+def _dispute(h: HandState | None) -> dict[str, Any] | None:
+    if h is None or h.status != HandStatus.DISPUTED:
+        return None
+    declared = list(h.declared or ())
+    computed = list(h.computed or ())
+    said = ", ".join(map(str, declared)) or "nobody"
+    cards = ", ".join(map(str, computed)) or "nobody"
+    return {
+        "reason": (
+            f"the console declared seat(s) {said} the winner but the cards give the pot to "
+            f"seat(s) {cards}: the hand is held until an official confirms it"
+        ),
+        "declared": declared,
+        "computed": computed,
+    }
+
+
+def console_names(state: TournamentState, table: TableState) -> list[str]:
+    """The consoles of a table: those ``[consoles]`` gives it, else the last one that wrote
+    it (none after an operator's correction, until a console writes again)."""
+    consoles = state.config.consoles
+    if consoles:
+        return sorted(name for name, t in consoles.items() if t == table.table)
+    last = table.console  # (the operator's console writes every table: not a table's)
+    return [last] if last and last != OPERATOR_CONSOLE else []
+
+
+def console_payload(state: TournamentState, table: TableState, seqs: Sequencer) -> dict[str, Any]:
+    """The ``console:{t}`` payload (module docstring)."""
+    h = table_hand(table)
+    return {
+        "table": table.table,
+        "group": table.group,
+        "game": state.config.game,
+        "schedule": list(table.order),
+        "deal": h.deal if h is not None else None,
+        "next_deal": table.next_deal(),
+        "button": h.spec.button if h is not None else None,
+        "seats": _seats(state, table, h),
+        "actions": action_items(h) if h is not None else [],
+        "dispute": _dispute(h),
+        **moving_fields(state, table, h, seqs),
+    }
+
+
+def table_hand(table: TableState) -> HandState | None:
+    """The hand a console sees: the one in play, else the last one started."""
+    if table.current is not None:
+        return table.current
+    return table.hands[next(reversed(table.hands))] if table.hands else None

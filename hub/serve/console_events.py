@@ -1,0 +1,68 @@
+"""A web console's ``event`` op (docs/protocol.md §3): the event completed with what the
+console's token binds and handed to the process's relay, which publishes it on the table's
+console channel as a Redis console would. The hub's answer comes later, as an ``ack`` frame;
+what is answered here is only why the event did not leave (``bad_request``: the page must not
+send it again as it is; ``unavailable``: it keeps it and sends it again)."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from hub.serve.feedclient import Client
+from hub.wire.codec import MAX_EVENT_BYTES, CodecError, pack
+
+__all__ = ["Relay", "completed", "console_event"]
+
+
+def error(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "error", "code": code, "message": message, **extra}
+
+
+class Relay(Protocol):
+    """What the op needs of ``hub.roles.console_relay.ConsoleRelay``."""
+
+    async def send(self, console: str, table: int, event: dict[str, Any]) -> str | None: ...
+
+
+def completed(seat: Any, tournament: str, event: Any) -> dict[str, Any] | str:
+    """The event as its console's channel carries it (``v``, ``tournament``, ``table`` and
+    ``console`` filled in), or why it is refused: not a map, another table, console or
+    tournament named, too large."""
+    if not isinstance(event, dict) or not all(isinstance(k, str) for k in event):
+        return "'event' must be a map of field names to values (docs/protocol.md §1.2)"
+    mine = {"tournament": tournament, "table": seat.table, "console": seat.console}
+    for field, value in mine.items():
+        if field in event and event[field] != value:
+            return (
+                f"this console ({seat.console}, table {seat.table}) writes {field} {value!r}, "
+                f"not {event[field]!r}: leave '{field}' out, the hub fills it in"
+            )
+    full = {"v": 1, **event, **mine}
+    try:
+        size = len(pack(full))
+    except CodecError as exc:
+        return f"the event cannot be encoded: {exc}"
+    if size > MAX_EVENT_BYTES:
+        return f"the event is {size} bytes encoded, over the {MAX_EVENT_BYTES} a console may send"
+    return full
+
+
+async def console_event(
+    relay: Relay | None, tournament: str, client: Client, request: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Act on ``{"op": "event", "event": {...}}``; the error to answer, or None (sent)."""
+    seat = client.console
+    if seat is None:
+        return error("forbidden", "only a table's console sends events (a console token)")
+    event = request.get("event")
+    seq = event.get("seq") if isinstance(event, dict) else None
+    extra = {"seq": seq} if seq is not None else {}
+    full = completed(seat, tournament, event)
+    if isinstance(full, str):
+        return error("bad_request", full, op="event", **extra)
+    if relay is None:
+        return error("unavailable", "this server relays no console events", op="event", **extra)
+    problem = await relay.send(seat.console, seat.table, full)
+    if problem is not None:
+        return error("unavailable", problem, op="event", **extra)
+    return None

@@ -1,0 +1,141 @@
+// The table console's outbox (docs/protocol.md 1.6): every event is given its seq and written to
+// the browser's storage BEFORE it is sent, removed only by the hub's answer, resent in seq order
+// (same seq, same fields) after a drop, a reload or a tablet sleep. A seq is never reused: the
+// highest seq ever given is kept even when the outbox is empty, and the next one is above both it
+// and the hub's `last_seq` for this console.
+
+const PREFIX = 'duplicast.console';
+const ACK_TIMEOUT_MS = 1000;
+const MAX_BACKOFF_MS = 5000;
+
+/** The storage key of a console's outbox: one per tournament and console name. */
+export function outboxKey(tournament, consoleName) {
+  return `${PREFIX}.${tournament}.${consoleName}`;
+}
+
+/** A short, stable name for a token (FNV-1a), so storage never holds the token itself. */
+export function tokenTag(token) {
+  let h = 0x811c9dc5;
+  for (const ch of String(token || '')) {
+    h ^= ch.codePointAt(0);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+}
+
+/** Which console a token spoke for last time (tournament, console, table): known before the hub
+ * answers, so a page reloaded offline still shows its waiting events. */
+export function rememberIdentity(storage, token, identity) {
+  storage.setItem(`${PREFIX}.identity.${tokenTag(token)}`, JSON.stringify(identity));
+}
+
+export function recallIdentity(storage, token) {
+  try {
+    const v = JSON.parse(storage.getItem(`${PREFIX}.identity.${tokenTag(token)}`) || 'null');
+    return v && v.tournament && v.console ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Wait before the n-th resend: the ack timeout plus full jitter on a capped doubling. */
+export function resendDelay(sends, rand = Math.random) {
+  return ACK_TIMEOUT_MS + Math.round(rand() * Math.min(MAX_BACKOFF_MS, ACK_TIMEOUT_MS * 2 ** Math.max(0, sends - 1)));
+}
+
+export class Outbox {
+  /** `storage`: localStorage (or anything with getItem/setItem); `key`: outboxKey(...). */
+  constructor(storage, key) {
+    this.storage = storage;
+    this.key = key;
+    let saved = null;
+    try {
+      saved = JSON.parse(storage.getItem(key) || 'null');
+    } catch {
+      saved = null;
+    }
+    this.maxSeq = saved && Number.isInteger(saved.maxSeq) ? saved.maxSeq : 0;
+    this.entries = saved && Array.isArray(saved.entries) ? saved.entries.filter((e) => Number.isInteger(e.seq)) : [];
+    this.entries.sort((a, b) => a.seq - b.seq);
+    for (const e of this.entries) {
+      e.due = 0; // resend at once after a reload
+      e.sends = 0;
+      e.restored = true; // sent before the reload: the hub may have it already
+    }
+  }
+
+  save() {
+    const entries = this.entries.map(({ seq, event }) => ({ seq, event }));
+    this.storage.setItem(this.key, JSON.stringify({ maxSeq: this.maxSeq, entries }));
+  }
+
+  /** The hub's last seq of this console: the next seq goes above it. */
+  floor(lastSeq) {
+    if (Number.isInteger(lastSeq) && lastSeq > this.maxSeq) {
+      this.maxSeq = lastSeq;
+      this.save();
+    }
+  }
+
+  /** Number `event` (a map without seq), store it, and return its entry: stored before sent. */
+  add(event) {
+    const entry = { seq: this.maxSeq + 1, event: { ...event }, sends: 0, due: 0 };
+    this.maxSeq = entry.seq;
+    this.entries.push(entry);
+    try {
+      this.save();
+    } catch (err) {
+      // The storage is full (or refused): the entry is not kept, so it must not be sent.
+      this.entries.pop();
+      this.maxSeq = entry.seq - 1;
+      throw err;
+    }
+    return entry;
+  }
+
+  get(seq) {
+    return this.entries.find((e) => e.seq === seq) || null;
+  }
+
+  /** The hub answered `seq` (accepted or refused): it leaves the outbox. */
+  answered(seq) {
+    const before = this.entries.length;
+    this.entries = this.entries.filter((e) => e.seq !== seq);
+    if (this.entries.length !== before) this.save();
+    return before !== this.entries.length;
+  }
+
+  /**
+   * The hub expects `expected` next (seq_gap): nothing at or above it was recorded. If the
+   * outbox does not hold `expected`, its waiting events are numbered again from there.
+   */
+  gap(expected) {
+    if (!Number.isInteger(expected) || expected < 1 || this.get(expected)) return;
+    const waiting = this.entries.filter((e) => e.seq > expected);
+    if (!waiting.length) return;
+    let seq = expected;
+    for (const e of waiting) e.seq = seq++;
+    this.maxSeq = Math.max(seq - 1, ...this.entries.map((e) => e.seq));
+    this.save();
+  }
+
+  get size() {
+    return this.entries.length;
+  }
+
+  /** The waiting events in seq order. */
+  waiting() {
+    return this.entries.slice();
+  }
+
+  /** True when the oldest waiting event has waited its ack timeout since it was last sent. */
+  due(now) {
+    return this.entries.length > 0 && now >= this.entries[0].due;
+  }
+
+  /** Record a send of `entry` at `now` and when to send it again if nothing answers. */
+  sent(entry, now, rand = Math.random) {
+    entry.sends = (entry.sends || 0) + 1;
+    entry.due = now + resendDelay(entry.sends, rand);
+  }
+}

@@ -1,0 +1,174 @@
+"""The console-scoped table state (``console:{t}``, hub/engine/console_view.py): what it
+offers is what the engine accepts, to the chip, and it holds no card."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hub.domain.cards import FULL_DECK
+from hub.domain.config import parse_config
+from hub.engine.changes import PenaltyApplied, Rejected
+from hub.engine.core import Engine
+from tests.factories import config_data, console_event, make_decks
+
+PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def engine_for(betting: str) -> Engine:
+    config = parse_config(config_data(seats=4, deals=3, betting=betting), "<test>")
+    engine = Engine(config, make_decks(config))
+    engine.start_feed()
+    return engine
+
+
+class Table:
+    """One table's console, entering events through ``Engine.submit``."""
+
+    def __init__(self, engine: Engine, table: int = 1) -> None:
+        self.engine = engine
+        self.table = table
+        self.seq = 0
+        self.now = 0.0
+
+    def send(self, kind: str, **fields: Any) -> Any:
+        self.seq += 1
+        self.now += 1.0
+        event = console_event(self.engine.config.id, self.table, self.seq, kind, **fields)
+        return self.engine.submit(event, self.now)
+
+    def state(self) -> dict[str, Any]:
+        payload = self.engine.payload(("live", f"console:{self.table}"))
+        assert payload is not None
+        return payload
+
+
+def offered(legal: dict[str, Any]) -> list[tuple[str, int | None]]:
+    """Every action the payload offers, with each bound of a bet or raise."""
+    out: list[tuple[str, int | None]] = []
+    if legal["fold"]:
+        out.append(("fold", None))
+    if legal["check"]:
+        out.append(("check", None))
+    if legal["call"] is not None:
+        out.append(("call", legal["call"]))
+    for kind in ("bet", "raise"):
+        span = legal[kind]
+        if span is not None:
+            out += [(kind, span["min"]), (kind, span["max"])]
+    return out
+
+
+def outside(legal: dict[str, Any]) -> list[tuple[str, int | None]]:
+    """Amounts just outside what the payload offers, and the kinds it does not offer."""
+    out: list[tuple[str, int | None]] = []
+    if not legal["check"]:
+        out.append(("check", None))
+    if legal["call"] is not None:
+        out += [("call", legal["call"] + 1), ("call", legal["call"] - 1)]
+    for kind in ("bet", "raise"):
+        span = legal[kind]
+        if span is not None:
+            out += [(kind, span["min"] - 1), (kind, span["max"] + 1)]
+        else:
+            out.append((kind, 10**6))
+    return out
+
+
+@PROPERTY
+@given(betting=st.sampled_from(["pot-limit", "no-limit"]), data=st.data())
+def test_what_the_console_state_offers_is_exactly_what_the_engine_takes(
+    betting: str, data: st.DataObject
+) -> None:
+    engine = engine_for(betting)
+    console = Table(engine)
+    deal = engine.config.deal_orders[1][0]
+    assert console.send("start", deal=deal).ok
+    hand = engine.state.hand(1, deal)
+    assert hand is not None
+    for _ in range(60):
+        state = console.state()
+        if state["winners_needed"] or state["status"] != "in_progress":
+            break
+        seat, legal = state["to_act"], state["legal"]
+        assert seat == hand.hand.to_act and seat is not None
+        for kind, amount in offered(legal):  # all accepted (checked without applying)
+            hand.hand.verify(seat, kind, amount)
+        for kind, amount in outside(legal):  # each refused through the engine, nothing moved
+            out = console.send(kind, deal=deal, seat=seat, amount=amount)
+            assert not out.ok, (kind, amount, legal)
+            assert console.state()["legal"] == legal
+        kind, amount = data.draw(st.sampled_from(offered(legal)))
+        if kind in ("bet", "raise") and amount == legal[kind]["min"]:
+            amount = data.draw(st.integers(legal[kind]["min"], legal[kind]["max"]))
+        out = console.send(kind, deal=deal, seat=seat, amount=amount)
+        assert out.ok, (kind, amount, out.ack)
+        assert console.state()["consoles"] == {"table1": {"last_seq": console.seq}}
+    assert not any(card in repr(console.state()) for card in FULL_DECK)
+
+
+def test_a_hand_through_the_console_state_dispute_and_misdeal_window() -> None:
+    engine = engine_for("pot-limit")
+    console = Table(engine)
+    empty = console.state()
+    assert empty["status"] == "none" and empty["deal"] is None and empty["to_act"] is None
+    assert empty["schedule"] == list(engine.config.deal_orders[1])
+    deal = empty["next_deal"]
+    assert console.send("start", deal=deal).ok
+    state = console.state()
+    assert state["deal"] == deal and state["status"] == "in_progress"
+    assert state["misdeal_window"] is True
+    assert [a["kind"] for a in state["actions"]] == ["small_blind", "big_blind"]
+    while not console.state()["winners_needed"]:
+        state = console.state()
+        kind = "call" if state["legal"]["call"] is not None else "check"
+        assert console.send(kind, deal=deal, seat=state["to_act"]).ok
+        assert console.state()["misdeal_window"] is False or len(state["actions"]) < 3
+    state = console.state()
+    assert state["street"] == "showdown" and state["legal"]["fold"] is False
+    hand = engine.state.hand(1, deal)
+    assert hand is not None
+    computed = hand.hand.computed_winners()
+    assert computed
+    wrong = next(s for s in range(1, 5) if s not in computed)
+    assert console.send("win", deal=deal, seats=[wrong]).ok  # acked: the hand is disputed
+    state = console.state()
+    assert state["status"] == "disputed" and state["winners_needed"] is False
+    assert state["dispute"]["declared"] == [wrong]
+    assert state["dispute"]["computed"] == sorted(computed)
+    assert "official" in state["dispute"]["reason"]
+    assert not any(card in repr(state) for card in FULL_DECK)
+
+
+def test_a_projector_following_the_journal_shows_a_refusals_seq() -> None:
+    """A refused event that used up its seq is journaled as a ``refused`` record; an engine
+    following the journal (the projector) moves ``console:{t}``'s ``last_seq`` by it."""
+    writer = engine_for("pot-limit")
+    console = Table(writer)
+    deal = writer.config.deal_orders[1][0]
+    records = [console.send("start", deal=deal).record]
+    refused = console.send("fold", deal=deal, seat=99)
+    assert not refused.ok and refused.record["kind"] == "refused"
+    records.append(refused.record)
+    reader = engine_for("pot-limit")
+    reader.materialize(("live", "console:1"))
+    for record in records:
+        reader.restore(record)
+        moved = {change.key: change for change in reader.changes()}
+        doc = reader.materialize(("live", "console:1"))
+        assert doc == reader.payload(("live", "console:1"))
+        assert doc["consoles"]["table1"]["last_seq"] == record["seq"]
+        assert ("live", "console:1") in moved
+
+
+def test_refusals_and_penalties_touch_their_own_tables_console_state() -> None:
+    """Routes are cached per class and ``routed_by`` fields: a refusal or a penalty at table
+    2 after one at table 1 touches ``console:2``, not table 1's again."""
+    engine = engine_for("pot-limit")
+    projections = engine.projections
+    for make in (lambda t: Rejected(t, "out_of_turn"), lambda t: PenaltyApplied(t, 1, chips=100)):
+        for table in (1, 2, 3):
+            consoles = {k for k in projections.on(make(table)) if k[1].startswith("console:")}
+            assert consoles == {("live", f"console:{table}")}
