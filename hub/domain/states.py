@@ -48,13 +48,16 @@ class HandStatus(StrEnum):
 
 
 class Audience(StrEnum):
-    """Who a topic's payload is for: ``live`` serves commentators and operators."""
+    """Who a topic's payload is for: ``live`` serves commentators and operators, ``program``
+    the delayed program feed any role may take (``hub.engine.program``)."""
 
     PUBLIC = "public"
     LIVE = "live"
+    PROGRAM = "program"
 
 
 AUDIENCES = (Audience.PUBLIC, Audience.LIVE)
+"""The audiences the engine builds itself; ``program`` is its delayed engine's, filtered."""
 
 
 class Role(StrEnum):

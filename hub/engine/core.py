@@ -38,13 +38,14 @@ from hub.engine.events import OPERATOR_CONSOLE
 from hub.engine.families import FEEDS, Payloads
 from hub.engine.onair import Takes
 from hub.engine.outcome import Outcome
+from hub.engine.program import ProgramFeed, is_now
 from hub.engine.projections import Projections, TopicChange
 from hub.engine.refusals import REFUSED
 from hub.engine.release import Release
 from hub.engine.sequencer import Sequencer
 from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
-from hub.wire.topics import TopicKey, TopicSpace
+from hub.wire.topics import PROGRAM, PUBLIC, TopicKey, TopicSpace
 
 __all__ = [
     "ONAIR_SLOTS",
@@ -77,6 +78,7 @@ class Engine:
         decks: Mapping[int, DeckOrder] | None = None,
         *,
         release_delay: float | None = None,
+        program: bool = True,
     ) -> None:
         self.state = TournamentState(config, decks)
         self.topics = TopicSpace.of(config)
@@ -86,7 +88,11 @@ class Engine:
         self.desk = Desk(config)
         self.payloads = Payloads(self, FEEDS)  # each family's builder reads the engine
         self.projections = Projections(self.state, self.payloads)
-        self._now = 0.0
+        # The secure-delay program feed ([broadcast] delay): a delayed engine of its own.
+        self.program: ProgramFeed | None = None
+        if program and config.program_delay is not None:
+            delayed = Engine(config, decks, release_delay=delay, program=False)
+            self.program = ProgramFeed(delayed, self, config.program_delay)
 
     # What other modules read of the parts, under the engine's names.
     config: _Of[TournamentConfig] = _Of("state", "config")
@@ -103,13 +109,14 @@ class Engine:
     rejections: _Of[deque[dict[str, Any]]] = _Of("desk", "rejections")
     reject_counts: _Of[dict[str, int]] = _Of("desk", "reject_counts")
     links: _Of[dict[str, bool]] = _Of("desk", "links")
+    _now: _Of[float] = _Of("desk", "now")  # the time of the last event
 
     # ------------------------------------------------------------------ intake
     def submit(self, raw: Any, now: float, *, channel_table: int | None = None) -> Outcome:
         """Validate and apply one console event. Never raises for bad input.
 
         ``channel_table``: the table whose channel carried the event (`Admission.admit`)."""
-        self._now = now
+        self.desk.now = now
         admitted = self.admission.admit(raw, channel_table)
         if isinstance(admitted, Duplicate):
             ack = admitted.ack
@@ -125,6 +132,7 @@ class Engine:
             return self._reject(Refused(event.console, event.seq, exc, event.table, True, raw=raw))
         accepted = self.admission.accepted(event)
         record = {"kind": "console", **event.as_record(), "at": now}
+        self._offer(record)
         return Outcome(
             ok=True,
             ack=accepted,
@@ -137,6 +145,8 @@ class Engine:
     def _reject(self, refused: Refused) -> Outcome:
         """A refusal (`Admission.refusal`), listed on the operator desk or only counted."""
         outcome = self.admission.refusal(refused, self._now)
+        if outcome.record is not None:  # a refusal that used up its seq is journaled too
+            self._offer(outcome.record)
         if outcome.refusal is not None:
             outcome.changed = self.note_refusal(outcome.refusal)
         else:
@@ -172,7 +182,8 @@ class Engine:
         appended again) still rebuilds the state it describes instead of refusing to start.
         """
         now = float(record.get("at", 0.0))
-        self._now = now
+        self.desk.now = now
+        self._offer(record)  # every record, as journaled: the delayed engine decides as this one
         if record.get("kind") == "control":
             return self._announce(self._apply_control(record, now))
         event = self.admission.replayed(record)
@@ -196,7 +207,7 @@ class Engine:
         """An operator command (on-air change, undo of the last one, cue list, clock, roster,
         dispute confirmation, void, penalty), validated: a control record (on-air, undo_take,
         cue, clock: the desk's; roster: the state's), or a console event of the operator."""
-        self._now = now
+        self.desk.now = now
         try:
             refuse_bad_numbers(command)  # NaN, infinities, huge ints: whatever the transport
             record: dict[str, Any] | None
@@ -206,6 +217,7 @@ class Engine:
             else:
                 record = self.desk.command(command, now)
             if record is not None:
+                self._offer(record)
                 changed = self._announce(self._apply_control(record, now))
                 return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
             seq = self.admission.sequencer.expected(OPERATOR_CONSOLE)
@@ -215,6 +227,7 @@ class Engine:
             return Outcome.refused_command(exc)
         self.admission.accepted(event)
         record = {"kind": "console", **event.as_record(), "at": now}
+        self._offer(record)
         changed = self._after(events, now)
         return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
 
@@ -242,8 +255,15 @@ class Engine:
 
     def tick(self, now: float) -> set[TopicKey]:
         """Release deals whose delay has passed, move the clock's level; returns the topics
-        that changed."""
+        that changed; the program feed's records due by ``now``."""
+        if self.program is not None:
+            self.program.advance(now)
         return self._announce(reactions.tick(now, self.release, self.desk))
+
+    def _offer(self, record: Mapping[str, Any]) -> None:
+        """A record applied (and journaled, or replayed): the program feed shows it later."""
+        if self.program is not None:
+            self.program.offer(record)
 
     # ----------------------------------------------------------------- changes
     def _announce(self, events: Iterable[EngineEvent]) -> set[TopicKey]:
@@ -264,7 +284,10 @@ class Engine:
     def snapshot(self) -> dict[str, Any]:
         """Everything the journal built, as plain data (`hub.engine.engine_snapshot`). With
         the journal position of the last record applied, a restart replays only what follows."""
-        return engine_snapshot.write(self.state, self.admission, self.release, self.desk, self._now)
+        data = engine_snapshot.write(self.state, self.admission, self.release, self.desk, self._now)
+        if self.program is not None:
+            data["program"] = self.program.snapshot()
+        return data
 
     def restore_snapshot(self, data: Mapping[str, Any]) -> None:
         """Take the state of ``snapshot()`` (an engine of the same config and deck orders that
@@ -272,11 +295,15 @@ class Engine:
         if self.state.events_applied or self.projections.active:
             raise ValueError("an engine restores a snapshot before it applies anything")
         got = engine_snapshot.read(self.state, self.release, self.desk, data)
-        self.state, self.release, self._now = got.state, got.release, got.now
+        self.state, self.release, self.desk.now = got.state, got.release, got.now
         self.admission.sequencer, self.admission.bound = got.sequencer, got.bound
         self.desk.take(got.onair, got.ticker)
         self.payloads.forget()
         self.projections = Projections(self.state, self.payloads)
+        if self.program is not None and "program" in data:
+            self.program.restore_snapshot(data["program"])
+        elif self.program is not None:  # written without a program: it starts from here
+            self.program.delayed.restore_snapshot(data)
 
     # ----------------------------------------------------------------- the feed
     def start_feed(self) -> None:
@@ -287,24 +314,45 @@ class Engine:
         if self.state.decks and self.state.game.equity:
             equity.prepare(self.config.seats)
         self.projections.start()
+        if self.program is not None:
+            self.program.start()
 
     def materialize(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's current payload, projected from now on (None: no such topic for that
         audience, or not yet). Its changes come through ``changes()`` as patches."""
+        if key[0] == PROGRAM and self.program is not None:
+            if is_now(self.topics, key[1]):
+                return self.projections.materialize((PUBLIC, key[1]))
+            return self.program.materialize(key)
         return self.projections.materialize(key)
 
     def changes(self) -> list[TopicChange]:
-        """What changed in the topic payloads since the last call (after ``start_feed``)."""
-        return self.projections.flush()
+        """What changed in the topic payloads since the last call (after ``start_feed``); with
+        a program feed, its topics' changes too (what is on air and the clock: the public's)."""
+        changes = self.projections.flush()
+        if self.program is None:
+            return changes
+        mirrored = [
+            TopicChange((PROGRAM, c.key[1]), c.patch, c.payload)
+            for c in changes
+            if c.key[0] == PUBLIC and is_now(self.topics, c.key[1])
+        ]
+        return [*changes, *mirrored, *self.program.changes()]
 
     # ----------------------------------------------------------------- reading
     def topic_keys(self) -> Iterable[TopicKey]:
         """Every topic that exists now, per audience."""
-        return self.payloads.topic_keys()
+        if self.program is None:
+            return self.payloads.topic_keys()
+        return [*self.payloads.topic_keys(), *self.program.topic_keys()]
 
     def payload(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's payload built from the state now (None: no such topic for that audience,
         or not yet): its family's builder (``hub.engine.families``)."""
+        if key[0] == PROGRAM and self.program is not None:
+            if is_now(self.topics, key[1]):
+                return self.payloads.build((PUBLIC, key[1]))
+            return self.program.payload(key)
         return self.payloads.build(key)
 
     def _public_teams(self, group: str | Mapping[str, Any]) -> bool:

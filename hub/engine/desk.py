@@ -60,6 +60,7 @@ class Desk:
         spec = getattr(config, "clock", None)
         self.clock: Clock | None = Clock(spec) if spec is not None else None
         self.clock_at = 0.0  # when the clock last changed (what its topic is read at)
+        self.now = 0.0  # the time of the last event the engine applied
         # (status, level) last announced: a clock nobody started is announced by nothing
         self._clock_seen: tuple[str, int] | None = ("not_started", 0) if spec else None
         self.ticker = Ticker()

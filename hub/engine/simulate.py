@@ -41,7 +41,7 @@ def simulate_session(
     misdeal (after its first action, before the second), and one showdown is first declared
     wrongly and then confirmed by the official.
     """
-    engine = Engine(config, decks, release_delay=0.0)
+    engine = Engine(config, decks, release_delay=0.0, program=False)
     game = engine.state.game
     chosen = sorted(tables or engine.state.tables)
     styles = {(t, s): rng.choice(STYLES) for t in chosen for s in range(1, config.seats + 1)}

@@ -105,9 +105,23 @@ def _same(given: bytes, expected: str | None) -> bool:
     return expected is not None and hmac.compare_digest(given, expected.encode())
 
 
-def audience_for(role: Role | str) -> Audience:
-    """A console reads ``public`` (and its own ``console:{table}``, ``topics.key_for``)."""
+FEEDS = ("program",)
+"""What a client may ask for by ``feed=`` (websocket URL, REST query) beside its role's own."""
+
+
+def audience_for(role: Role | str, feed: str | None = None) -> Audience:
+    """The audience a client reads: the program feed if it asked for it (any role may: its
+    content is a subset of what the public sees once released), else its role's. A console
+    reads ``public`` (and its own ``console:{table}``, ``topics.key_for``)."""
+    if feed == "program":
+        return Audience.PROGRAM
     return Audience.LIVE if role in (COMMENTATOR, OPERATOR) else Audience.PUBLIC
+
+
+def program_topic(topic: object) -> bool:
+    """Does the program feed have this topic (``hub.wire.topics.FAMILIES`` audiences)?"""
+    found = parse_topic(topic)
+    return found is not None and Audience.PROGRAM in found.family.audiences
 
 
 def is_topic(topic: object) -> bool:

@@ -132,7 +132,8 @@ class _Endpoints:
                 await websocket.send_text(to_json(problem).decode())
             await websocket.close(1008, problem["message"] if problem else "")
             return
-        session = service.start(service.join(AsgiSink(websocket), role, fmt, address))
+        feed = websocket.query_params.get("feed")
+        session = service.start(service.join(AsgiSink(websocket), role, fmt, address, feed))
         try:
             while not session.client.closed:
                 message = await websocket.receive()
@@ -167,7 +168,7 @@ class _Endpoints:
             return _json({"error": code, "message": f"topic {topic} needs the {needs} role"}, 403)
         if code is not None:
             return _json({"error": "not_found", "message": f"no topic named {topic!r}"}, 404)
-        key = (audience_for(role), topic)
+        key = (audience_for(role, request.query_params.get("feed")), topic)
         store = self.source.store
         if not store.available(key):  # a standby, a takeover, an edge not yet in sync
             message = f"no current state of topic {topic} here yet: retry shortly"

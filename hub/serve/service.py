@@ -13,7 +13,16 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hub.serve.auth import PUBLIC, Auth, ConsoleSeat, audience_for, check_topic, may_control
+from hub.serve.auth import (
+    FEEDS,
+    PUBLIC,
+    Auth,
+    ConsoleSeat,
+    audience_for,
+    check_topic,
+    may_control,
+    program_topic,
+)
 from hub.serve.console_events import console_event
 from hub.serve.fanout import Fanout
 from hub.serve.feedclient import Client
@@ -23,6 +32,7 @@ from hub.serve.rulings import RULINGS, ruling_command
 from hub.serve.session import Session, error
 from hub.wire.codec import CodecError, from_json, unpack
 from hub.wire.frames import FORMATS
+from hub.wire.topics import PROGRAM
 
 # The operator desk's commands of the cue list and the on-air undo, with the fields passed on.
 DESK_FIELDS: dict[str, tuple[str, ...]] = {
@@ -85,6 +95,8 @@ class FeedService:
             problem = error("unauthorized", "unknown token")
         elif fmt not in FORMATS:
             problem = error("bad_request", f"format must be one of {', '.join(FORMATS)}")
+        elif query.get("feed") not in (None, *FEEDS):
+            problem = error("bad_request", f"feed must be one of {', '.join(FEEDS)}")
         elif role == PUBLIC and not self.fanout.may_connect(address):
             limit = self.fanout.limits.max_per_address
             problem = error("too_many_connections", f"more than {limit} connections from {address}")
@@ -98,10 +110,13 @@ class FeedService:
         self.fanout.refused[code] += 1
         log.warning("refused a websocket from %s: %s %s", address, code, detail)
 
-    def join(self, sink: Any, role: Any, fmt: str, address: str | None) -> Client:
-        """The admitted connection as a fan-out client; only public ones count against the
-        per-address cap (authenticated roles are exempt from it, see ``admit``). A web
-        console's client hears its console's answers from now on."""
+    def join(
+        self, sink: Any, role: Any, fmt: str, address: str | None, feed: str | None = None
+    ) -> Client:
+        """The admitted connection as a fan-out client, reading its role's audience or the
+        ``feed`` it asked for; only public ones count against the per-address cap
+        (authenticated roles are exempt from it, see ``admit``). A web console's client hears
+        its console's answers from now on."""
         if isinstance(role, ConsoleSeat):
             client = self.fanout.add(sink, role.role, audience_for(role.role), fmt, None)
             client.console = role
@@ -109,7 +124,7 @@ class FeedService:
                 self.consoles.attach(client, role.console, role.table)
             return client
         counted = address if role == PUBLIC else None
-        return self.fanout.add(sink, role, audience_for(role), fmt, counted)
+        return self.fanout.add(sink, role, audience_for(role, feed), fmt, counted)
 
     def _console_left(self, client: Client) -> None:
         if self.consoles is not None:
@@ -184,6 +199,8 @@ class FeedService:
                 code = self.valid_topic(client.role, topic)
             else:
                 code = self.valid_topic(client.role, topic, seat.table)
+            if code is None and client.audience == PROGRAM and not program_topic(topic):
+                code = "unknown_topic"  # the program feed has no projection, no ops
             if code == "unknown_topic":
                 client.send(error(code, f"no topic named {topic!r}", topic=topic))
             elif code == "forbidden":

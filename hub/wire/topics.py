@@ -9,7 +9,8 @@ names from outside (a client's subscription, a REST path) are looked up in ``Top
 holds exactly the topics of this tournament, so a name outside it is refused without the hub
 keeping anything of it.
 
-Audience ``live`` serves commentators and operators, ``public`` everyone else.
+Audience ``live`` serves commentators and operators, ``public`` everyone else; ``program``
+(the secure-delay program feed, ``hub.engine.program``) any connection that asks for it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "CONSOLE_PUBLIC",
     "FAMILIES",
     "LIVE",
+    "PROGRAM",
     "PUBLIC",
     "ROLES",
     "Family",
@@ -41,6 +43,7 @@ __all__ = [
 
 PUBLIC = Audience.PUBLIC
 LIVE = Audience.LIVE
+PROGRAM = Audience.PROGRAM
 
 TopicKey = tuple[str, str]
 """``(audience, topic name)``: how the feed and the fan-out key a topic."""
@@ -70,7 +73,7 @@ class Family:
         return ROLES.index(role) >= ROLES.index(self.role)
 
 
-BOTH = (PUBLIC, LIVE)
+EVERY = (PUBLIC, LIVE, PROGRAM)  # the program's are the delayed engine's, filtered
 
 FAMILIES: dict[str, Family] = {
     f.name: f
@@ -78,7 +81,7 @@ FAMILIES: dict[str, Family] = {
         Family(
             "standings",
             (),
-            BOTH,
+            EVERY,
             Role.PUBLIC,
             "/api/standings",
             "replace of the rows whose rank, points or chips moved",
@@ -86,7 +89,7 @@ FAMILIES: dict[str, Family] = {
         Family(
             "seat",
             ("seat",),
-            BOTH,
+            EVERY,
             Role.PUBLIC,
             "/api/seats/{seat:int}",
             "replace of the rows that moved",
@@ -94,7 +97,7 @@ FAMILIES: dict[str, Family] = {
         Family(
             "table",
             ("table",),
-            BOTH,
+            EVERY,
             Role.PUBLIC,
             "/api/tables/{table:int}",
             "live: one action adds one row at /actions/- and replaces the seat fields it moved"
@@ -103,7 +106,7 @@ FAMILIES: dict[str, Family] = {
         Family(
             "deal",
             ("deal",),
-            BOTH,
+            EVERY,
             Role.PUBLIC,
             "/api/deals/{deal:int}",
             "replace of the table row that moved (status, pot, result)",
@@ -111,7 +114,7 @@ FAMILIES: dict[str, Family] = {
         Family(
             "compare",
             ("deal", "seat"),
-            BOTH,
+            EVERY,
             Role.PUBLIC,
             "/api/compare/{deal:int}/{seat:int}",
             "one action adds one row at /rows/{i}/actions/- and replaces what it moved (the"
@@ -120,7 +123,7 @@ FAMILIES: dict[str, Family] = {
         Family(
             "onair",
             (),
-            BOTH,
+            EVERY,
             Role.PUBLIC,
             "/api/onair",
             "replace of the slot that changed",
@@ -128,7 +131,7 @@ FAMILIES: dict[str, Family] = {
         Family(
             "ticker",
             (),
-            BOTH,
+            EVERY,
             Role.PUBLIC,
             "/api/ticker",
             "new items at the front; the oldest leave at the end",
@@ -136,7 +139,7 @@ FAMILIES: dict[str, Family] = {
         Family(
             "clock",
             (),
-            BOTH,
+            EVERY,
             Role.PUBLIC,
             "/api/clock",
             "replace of the fields that moved (status, level, time left as of as_of)",

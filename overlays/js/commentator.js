@@ -2,7 +2,7 @@
 // already played the deal on air did (swing against the seat average), and running vs
 // like-for-like standings with the chips still at stake, and the running standings "if every
 // hand in progress ended now" (the hub deals the known board out and awards the pots).
-import { connect, params } from './duplicast.js';
+import { connect, holdText, params } from './duplicast.js';
 import { STREET_LABEL, cardText, cards, el, equityText, fitDesk, fmtInt, fmtPct, fmtPoints, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 import { markGame } from './piecepack.js';
 import { ROUND_LABEL, isRps, scoreText, throwTiles } from './rps.js';
@@ -34,6 +34,7 @@ const client = connect({
   url: p.ws,
   token: p.token,
   tournament: p.tournament,
+  feed: p.feed, // 'program': the secure-delay program feed (held deals say so in words)
   onStatus: (s) => {
     $('link').dataset.state = s.state;
     $('link').textContent = s.state === 'open' ? `live · ${s.role}` : s.state;
@@ -197,6 +198,10 @@ function drawTables() {
     const ld = lastDeal.get(t);
     const sw = ld ? seatSwings(deals.get(ld), t) : new Map();
     if (live && s.mahjong) return mahjongCard(t, s, ld, sw);
+    if (s.held) {
+      return el('div', { class: 'card-box', dataset: { testid: 'com-table', table: String(t) } },
+        el('h2', {}, `Table ${t}`), el('p', { dataset: { testid: 'com-held' } }, holdText(s)));
+    }
     return el('div', { class: 'card-box', dataset: { testid: 'com-table', table: String(t) } },
       el('h2', {}, `Table ${t}`, live && s.deal ? ` · deal ${s.deal} · ${(isRps(s) ? ROUND_LABEL[s.round || s.street] : STREET_LABEL[s.street]) || s.street || ''}` : live ? ' · between hands' : ''),
       live ? el('div', { class: 'tline' },
@@ -252,7 +257,7 @@ export function swings(rows) {
 function drawCompare() {
   const c = compare || {};
   const where = p.deal && p.seat ? '' : ' (on air)';
-  $('onair-deal').textContent = compareTopic ? `Deal ${c.deal ?? '?'} · seat ${c.seat ?? '?'}${where}` : 'No deal on air';
+  $('onair-deal').textContent = compareTopic ? `Deal ${c.deal ?? '?'} · seat ${c.seat ?? '?'}${where}${c.held ? ` · ${holdText(c)}` : ''}` : 'No deal on air';
   $('swings').replaceChildren(...swings(c.rows || []).map(({ row, swing }) =>
     el('tr', { dataset: { testid: 'swing-row', table: String(row.table) } },
       el('td', {}, `T${row.table}`), el('td', {}, code(row)), el('td', {}, row.player || ''), el('td', {}, statusOf(row.status)),
@@ -334,7 +339,7 @@ client.subscribe('standings', (s) => {
   drawStandings();
   drawProjection();
 });
-client.subscribe('projection', (s) => { projection = s; drawProjection(); });
+if (p.feed !== 'program') client.subscribe('projection', (s) => { projection = s; drawProjection(); }); // live only
 client.subscribe('onair', (s) => { onair = s; followCompare(); });
 setTables(TABLES);
 followCompare();

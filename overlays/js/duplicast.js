@@ -94,7 +94,7 @@ export function normalise(raw) {
   if (has('scale')) out.scale = Number.parseFloat(raw.scale) || 1;
   // Group, stage and session ids are names ("A", "final"); an empty value selects nothing.
   for (const k of ['group', 'stage', 'session', 'scope']) if (has(k)) out[k] = raw[k] === null || raw[k] === '' ? null : String(raw[k]);
-  for (const k of ['ws', 'token', 'theme', 'view', 'mode', 'tournament']) if (has(k)) out[k] = String(raw[k]);
+  for (const k of ['ws', 'token', 'theme', 'view', 'mode', 'tournament', 'feed']) if (has(k)) out[k] = String(raw[k]);
   if (has('slot')) out.slot = OFF.has(String(raw.slot).toLowerCase()) ? false : String(raw.slot);
   if (has('visible')) out.visible = raw.visible === true || raw.visible === 'true' || raw.visible === '1';
   if (has('autoplay')) out.autoplay = !OFF.has(String(raw.autoplay).toLowerCase());
@@ -112,7 +112,7 @@ export function params(search = globalThis.location ? location.search : '') {
     ws: null, token: null, theme: 'transparent', scale: null, deal: null, seat: null,
     tables: null, table: null, group: null, stage: null, session: null, scope: null,
     view: 'like_for_like', mode: 'live',
-    tournament: null, slot: false, autoplay: true, ...normalise(raw),
+    tournament: null, feed: null, slot: false, autoplay: true, ...normalise(raw),
   };
 }
 
@@ -132,8 +132,8 @@ export function defaultWsUrl() {
  * hello names the expected tournament again.
  * onMessage(frame) receives every other frame type (a console's `ack`).
  */
-export function connect({ url, token, format = 'json', onStatus, onError, onHello, onOk, onMessage, tournament } = {}) {
-  return new DuplicastClient({ url, token, format, onStatus, onError, onHello, onOk, onMessage, tournament });
+export function connect({ url, token, format = 'json', onStatus, onError, onHello, onOk, onMessage, tournament, feed } = {}) {
+  return new DuplicastClient({ url, token, format, onStatus, onError, onHello, onOk, onMessage, tournament, feed });
 }
 
 /** The error text of a tournament mismatch (null when the hello matches). */
@@ -143,11 +143,12 @@ export function tournamentMismatch(expected, hello) {
 }
 
 class DuplicastClient {
-  constructor({ url, token, format, onStatus, onError, onHello, onOk, onMessage, tournament }) {
+  constructor({ url, token, format, onStatus, onError, onHello, onOk, onMessage, tournament, feed }) {
     if (format !== 'json') throw new Error('the browser client speaks format=json only');
     const base = new URL(url || defaultWsUrl(), globalThis.location ? location.href : undefined);
     base.searchParams.set('format', 'json');
     if (token) base.searchParams.set('token', token);
+    if (feed) base.searchParams.set('feed', feed); // 'program': the secure-delay program feed
     this.url = base.toString();
     this.onStatus = onStatus || (() => {});
     this.onError = onError || (() => {});
@@ -415,6 +416,7 @@ export function mountOverlay({ slot, topics, render, next, root }) {
     url: p.ws,
     token: p.token,
     tournament: p.tournament,
+    feed: p.feed,
     onStatus: (s) => {
       document.documentElement.dataset.link = s.state;
     },
@@ -495,14 +497,25 @@ export function mountOverlay({ slot, topics, render, next, root }) {
     }
     if (swaps.holding([...wanted].every((t) => states.has(t)))) return; // the old frame stays
     let content = false;
+    const held = heldOf();
     try {
-      content = !ctx.blocked && Boolean(render(ctx));
+      content = !ctx.blocked && !held && Boolean(render(ctx));
     } catch (err) {
       console.error(err);
     }
+    showHold(held, playing && ctx.slotVisible && !ctx.blocked);
     const visible = playing && ctx.slotVisible && content;
     gfx.classList.toggle('on', visible);
     gfx.dataset.visible = String(visible);
+  }
+
+  /** The program feed holds a topic the page draws while its deal is not released. */
+  function heldOf() {
+    for (const topic of unsubs.keys()) {
+      const state = states.get(topic);
+      if (state && state.held) return state;
+    }
+    return null;
   }
 
   installTemplateHooks({
@@ -515,4 +528,28 @@ export function mountOverlay({ slot, topics, render, next, root }) {
   wanted = sync();
   schedule();
   return ctx;
+}
+
+/** The program feed's hold, in words, in place of the graphic (null: no hold). */
+export function holdText(held) {
+  const where = held.table ? ` · table ${held.table}` : '';
+  return `${held.reason === 'hand in progress' ? 'Hand in progress' : held.reason} · deal ${held.deal}${where}`;
+}
+
+function showHold(held, shown) {
+  let box = document.querySelector('[data-testid="held"]');
+  if (!held || !shown) {
+    if (box) box.hidden = true;
+    return;
+  }
+  if (!box) {
+    box = document.createElement('div');
+    box.dataset.testid = 'held';
+    box.style.cssText = 'position:fixed;left:50%;bottom:12%;transform:translateX(-50%);padding:0.6em 1.4em;'
+      + 'background:rgba(10,14,24,0.85);color:#fff;font:600 32px/1.3 system-ui,sans-serif;border-radius:8px';
+    document.body.appendChild(box);
+  }
+  box.hidden = false;
+  box.dataset.deal = String(held.deal);
+  box.textContent = holdText(held);
 }

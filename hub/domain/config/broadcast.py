@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,3 +43,37 @@ def camera_clocks(c: Checker, value: Any, tables: Sequence[int]) -> CameraClocks
             c.fail(key, f"expected a timecode HH:MM:SS:FF at {fps:g} fps, got {show(timecode)}")
         cameras[table] = frame
     return CameraClocks(fps, b.sync.timestamp(), cameras)
+
+
+_DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
+MAX_DELAY = 24 * 3600.0
+
+
+def parse_delay(value: object) -> float | None:
+    """A delay in seconds: a number, or text such as ``"20m"``, ``"90s"``, ``"1h30m"``
+    (None: not a delay of at most a day)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    elif isinstance(value, str) and (m := _DURATION.fullmatch(value.strip())) and any(m.groups()):
+        h, mi, s = (int(g or 0) for g in m.groups())
+        seconds = float(h * 3600 + mi * 60 + s)
+    else:
+        return None
+    return seconds if 0 <= seconds <= MAX_DELAY else None
+
+
+def program_delay(c: Checker, value: Any) -> float | None:
+    """``[broadcast] delay``: how far the program feed runs behind play (None: no program)."""
+    b: shape.Broadcast = c.convert(value, shape.Broadcast, "broadcast")
+    if b.delay is UNSET:
+        return None
+    seconds = parse_delay(b.delay)
+    if seconds is None:
+        got = show(value["delay"])
+        c.fail(
+            "broadcast.delay",
+            f"expected seconds or a duration like '20m' or '1h30m' (at most a day), got {got}",
+        )
+    return seconds

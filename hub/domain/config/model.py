@@ -78,6 +78,9 @@ File shape (see ``samples/ifp6.toml``)::
     fps = 25                   # the cameras' frame rate (default 25): 23.976, 24, 25, 29.97,
                                # 30, 50, 59.94 or 60 (non-drop-frame timecode)
     sync = 2026-11-25T20:00:00+01:00   # a moment of the hub's clock, with its UTC offset ...
+    delay = "20m"              # optional: the program feed (play replayed this much later,
+                               # never a deal before its release): seconds, or "90s", "20m",
+                               # "1h30m"; without it there is no program feed
 
     [broadcast.cameras]        # ... and the timecode each table's camera showed then
     "1" = "10:00:00:00"        # tables left out have no camera (no track in the edit);
@@ -231,6 +234,8 @@ class TournamentConfig:
     # [broadcast]: the cameras of the edit; None: 25 fps, UTC time of day. Out of the repr,
     # which tests/config_corpus.py digests: files without the section keep their digests.
     broadcast: CameraClocks | None = field(default=None, repr=False)
+    # [broadcast] delay: seconds the program feed runs behind play; None: no program feed.
+    program_delay: float | None = field(default=None, repr=False)
 
     @cached_property
     def plan(self) -> EventPlan:

@@ -17,7 +17,7 @@ from msgspec import UNSET
 
 from hub.domain.clock import ClockSpec, Level
 from hub.domain.config import formats, shape
-from hub.domain.config.broadcast import camera_clocks
+from hub.domain.config.broadcast import camera_clocks, program_delay
 from hub.domain.config.model import (
     BETTING,
     ID,
@@ -81,6 +81,7 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
     clock = _clock(c, root.clock) if root.clock is not UNSET else None
     scoring, mahjong = formats.scoring_and_rules(c, root, game, t.big_blind, t.deals, event)
     broadcast = None if root.broadcast is UNSET else camera_clocks(c, root.broadcast, tables)
+    delay = None if root.broadcast is UNSET else program_delay(c, root.broadcast)
     return TournamentConfig(
         id=t.id,
         name=t.name,
@@ -106,6 +107,7 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
         mahjong=mahjong,
         warnings=tuple(c.warnings),
         broadcast=broadcast,
+        program_delay=delay,
     )
 
 

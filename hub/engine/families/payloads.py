@@ -7,7 +7,7 @@ from typing import Any
 
 from hub.engine.families.base import EngineView, Feed
 from hub.engine.families.scores import build_standings
-from hub.wire.topics import PUBLIC, TopicKey
+from hub.wire.topics import PROGRAM, PUBLIC, TopicKey
 
 __all__ = ["Payloads"]
 
@@ -47,6 +47,6 @@ class Payloads:
             fam = topic.family
             embargoed = fam.name in ("deal", "compare") and not engine.deal_released(topic.args[0])
             for audience in fam.audiences:
-                if audience == PUBLIC and embargoed:
+                if (audience == PUBLIC and embargoed) or audience == PROGRAM:
                     continue
                 yield (audience, topic.name)

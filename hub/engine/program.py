@@ -1,0 +1,207 @@
+"""`ProgramFeed`: the secure-delay program output (issue #23, docs/protocol.md "The program feed").
+
+A second, delayed `Engine` is fed the same journal records as the real one, each once its
+``at`` plus the delay has passed, so the commentators' content (hole cards, equity, actions
+street by street, the split screens, the live table) replays at its original pace, ``delay``
+seconds late. Its topics are served as the audience ``program``, each filtered through the
+*real* engine's release state, the one source of what is public: a topic that would show
+anything of a deal the real engine has not released shows the hold payload
+(``{"held": true, "deal": d, "reason": "hand in progress"}``) until it is. The standings, the
+seat rankings and the ticker are the delayed engine's public ones (released deals only, in the
+delayed timeline); what is on air and the clock are the real engine's, now: the operator puts
+program graphics on air as the others.
+
+Pure and synchronous: the owner offers records (``offer``) and moves time (``advance``); the
+real engine (``hub.engine.core``) does both and merges ``changes()`` into its own.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from hub.wire.patch import TopicChange
+from hub.wire.topics import LIVE, PROGRAM, PUBLIC, Topic, TopicKey, TopicSpace
+
+__all__ = ["HELD", "HOLD_REASON", "NOW", "SOURCE", "ProgramFeed", "hold_payload", "is_now"]
+
+HOLD_REASON = "hand in progress"
+HELD = ("table", "compare", "deal")  # the families that show a deal's play: held until public
+SOURCE = {  # family -> the delayed engine's audience it comes from
+    "table": LIVE,
+    "compare": LIVE,
+    "deal": LIVE,
+    "standings": PUBLIC,
+    "seat": PUBLIC,
+    "ticker": PUBLIC,
+}
+NOW = ("onair", "clock")  # the real engine's public topics, not delayed
+
+
+def is_now(topics: TopicSpace, name: str) -> bool:
+    """Is ``name`` a program topic the real engine answers now (``NOW``)?"""
+    topic = topics.get(name)
+    return topic is not None and topic.family.name in NOW
+
+
+class Delayed(Protocol):
+    """The delayed engine: an ``Engine`` (``hub.engine.core`` builds it), as used here."""
+
+    @property
+    def topics(self) -> TopicSpace: ...
+    def restore(self, record: Mapping[str, Any], position: str | None = None) -> Any: ...
+    def tick(self, now: float) -> Any: ...
+    def start_feed(self) -> None: ...
+    def changes(self) -> list[TopicChange]: ...
+    def materialize(self, key: TopicKey) -> dict[str, Any] | None: ...
+    def payload(self, key: TopicKey) -> dict[str, Any] | None: ...
+    def snapshot(self) -> dict[str, Any]: ...
+    def restore_snapshot(self, data: Mapping[str, Any]) -> None: ...
+
+
+class Releases(Protocol):
+    """What the program reads of the real engine."""
+
+    def deal_released(self, deal_no: int) -> bool: ...
+    @property
+    def released_count(self) -> int: ...
+
+
+def hold_payload(topic: Topic, deal: int) -> dict[str, Any]:
+    """What a program topic shows while its moment belongs to a deal not yet released."""
+    out: dict[str, Any] = {"held": True, "deal": deal, "reason": HOLD_REASON}
+    for param, value in zip(topic.family.params, topic.args, strict=True):
+        out[param] = value
+    return out
+
+
+def _deal_shown(topic: Topic, payload: Mapping[str, Any] | None) -> int | None:
+    """The deal a payload of a held family shows: a deal's or traveller's own; a live table's
+    hand in progress, else the hand it just finished (its idle state still tells of it)."""
+    if topic.family.name != "table":
+        return topic.args[0]
+    if payload is None:
+        return None
+    deal = payload.get("deal")
+    return payload.get("last_deal") if deal is None else deal
+
+
+class ProgramFeed:
+    """The delayed engine, the records it awaits, and which program topics hold which deal."""
+
+    def __init__(self, delayed: Delayed, real: Releases, delay: float) -> None:
+        self.delayed = delayed
+        self.real = real
+        self.delay = delay
+        self.topics: TopicSpace = delayed.topics
+        self.pending: deque[Mapping[str, Any]] = deque()  # records not yet due
+        self.held: dict[str, int] = {}  # program topic -> the deal it holds, as last handed out
+        self._releases = -1  # the real engine's release count last looked at
+
+    # ----------------------------------------------------------------- time
+    def offer(self, record: Mapping[str, Any]) -> None:
+        """A journal record the real engine applied: due at ``record["at"] + delay``."""
+        self.pending.append(record)
+
+    def advance(self, now: float) -> None:
+        """Apply every record due by ``now`` in journal order (a record waits for those before
+        it), then the delayed engine's own tick (its releases, its clock) at ``now - delay``."""
+        cutoff = now - self.delay
+        pending, restore = self.pending, self.delayed.restore
+        while pending and float(pending[0].get("at", 0.0)) <= cutoff:
+            restore(pending.popleft())
+        self.delayed.tick(cutoff)
+
+    @property
+    def behind(self) -> float:
+        """The ``at`` of the oldest record not yet shown (inf: none waits)."""
+        return float(self.pending[0].get("at", 0.0)) if self.pending else float("inf")
+
+    # ----------------------------------------------------------------- the feed
+    def start(self) -> None:
+        self.delayed.start_feed()
+
+    def changes(self) -> list[TopicChange]:
+        """The program topics' changes since the last call: the delayed engine's, filtered,
+        and the held topics whose deal the real engine released since (whole, as snapshots)."""
+        out: list[TopicChange] = []
+        for change in self.delayed.changes():
+            audience, name = change.key
+            topic = self.topics.get(name)
+            if topic is None or SOURCE.get(topic.family.name) != audience:
+                continue
+            filtered = self._filtered(topic, change)
+            if filtered is not None:
+                out.append(filtered)
+        if self.held and self.real.released_count != self._releases:
+            self._releases = self.real.released_count
+            for name, deal in list(self.held.items()):
+                if not self.real.deal_released(deal):
+                    continue
+                payload = self.delayed.materialize((LIVE, name))
+                if payload is not None:
+                    del self.held[name]
+                    out.append(TopicChange((PROGRAM, name), None, payload))
+        return out
+
+    def _filtered(self, topic: Topic, change: TopicChange) -> TopicChange | None:
+        key = (PROGRAM, topic.name)
+        if topic.family.name not in HELD:
+            return TopicChange(key, change.patch, change.payload)
+        deal = _deal_shown(topic, change.payload)
+        if deal is not None and not self.real.deal_released(deal):
+            if self.held.get(topic.name) == deal:
+                return None  # still held: nothing a client sees moved
+            self.held[topic.name] = deal
+            return TopicChange(key, None, hold_payload(topic, deal))
+        if self.held.pop(topic.name, None) is not None:  # the hold ends: the play, whole
+            return TopicChange(key, None, change.payload)
+        return TopicChange(key, change.patch, change.payload)
+
+    def materialize(self, key: TopicKey) -> dict[str, Any] | None:
+        """A program topic's payload now, its changes coming through ``changes()`` (None: not
+        a program topic; the real engine answers ``onair`` and ``clock``)."""
+        return self._read(key, self.delayed.materialize, note=True)
+
+    def payload(self, key: TopicKey) -> dict[str, Any] | None:
+        """A program topic's payload built from scratch (tests, the oracle)."""
+        return self._read(key, self.delayed.payload, note=False)
+
+    def _read(self, key: TopicKey, read: Any, *, note: bool) -> dict[str, Any] | None:
+        topic = self.topics.get(key[1])
+        source = SOURCE.get(topic.family.name) if topic is not None else None
+        if topic is None or source is None:
+            return None
+        payload: dict[str, Any] | None = read((source, topic.name))
+        if topic.family.name not in HELD or payload is None:
+            return payload
+        deal = _deal_shown(topic, payload)
+        if deal is not None and not self.real.deal_released(deal):
+            if note:
+                self.held[topic.name] = deal
+            return hold_payload(topic, deal)
+        if note:
+            self.held.pop(topic.name, None)
+        return payload
+
+    def topic_keys(self) -> list[TopicKey]:
+        return [
+            (PROGRAM, t.name)
+            for t in self.topics
+            if t.family.name in SOURCE or t.family.name in NOW
+        ]
+
+    # ----------------------------------------------------------------- snapshots
+    def snapshot(self) -> dict[str, Any]:
+        """The delayed engine's snapshot and the records it awaits (a restart goes on from
+        there, as it would have from the journal)."""
+        return {
+            "delay": self.delay,
+            "engine": self.delayed.snapshot(),
+            "pending": [dict(r) for r in self.pending],
+        }
+
+    def restore_snapshot(self, data: Mapping[str, Any]) -> None:
+        self.delayed.restore_snapshot(data["engine"])
+        self.pending = deque(data["pending"])

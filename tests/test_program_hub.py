@@ -1,0 +1,173 @@
+"""The program feed on a real hub (role all, in a thread of its own): websockets over loopback
+with a 2-second delay, and ``compare.html?feed=program`` in Chromium."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+from websockets.sync.client import ClientConnection, connect
+
+from hub.wire import codec
+from hub.wire.patch import apply_patch, clone
+from tests.hubharness import COMMENTATOR
+from tests.test_overlays_hub import HubThread
+
+DELAY = 2.0
+
+
+@pytest.fixture
+def hub() -> Iterator[HubThread]:
+    h = HubThread("prog")
+    h.config = dataclasses.replace(h.config, program_delay=DELAY)
+    h.start()
+    try:
+        yield h
+    finally:
+        h.stop()
+
+
+class Timed:
+    """A websocket client keeping each topic's state and when each of its frames arrived."""
+
+    def __init__(self, url: str) -> None:
+        self.ws: ClientConnection = connect(url, max_size=None).__enter__()  # the test closes it
+        json.loads(self.ws.recv())  # hello
+        self.states: dict[str, Any] = {}
+        self.frames: list[tuple[float, dict[str, Any]]] = []
+        self.errors: list[dict[str, Any]] = []
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        try:
+            for raw in self.ws:
+                got = time.time()
+                m = json.loads(raw)
+                if m.get("type") == "snapshot":
+                    self.states[m["topic"]] = clone(m["data"])
+                elif m.get("type") == "delta":
+                    self.states[m["topic"]] = apply_patch(self.states[m["topic"]], m["patch"])
+                elif m.get("type") == "error":
+                    self.errors.append(m)
+                    continue
+                else:
+                    continue
+                self.frames.append((got, m))
+        except Exception:  # closed
+            return
+
+    def subscribe(self, topics: list[str]) -> None:
+        self.ws.send(json.dumps({"op": "subscribe", "topics": topics}))
+
+    def wait(self, predicate: Any, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate(self):
+            assert time.monotonic() < deadline, "feed condition not reached"
+            time.sleep(0.02)
+
+    def first(self, topic: str, after: float, test: Any = lambda s: True) -> float | None:
+        for got, m in self.frames:
+            if m["topic"] == topic and got >= after and test(m):
+                return got
+        return None
+
+
+def test_program_frames_come_a_delay_after_the_live_ones_and_hold_until_release(
+    hub: HubThread,
+) -> None:
+    first = hub.events[0]
+    table, deal = first["table"], first["deal"]
+    ws = f"ws://127.0.0.1:{hub.port}/ws"
+    live = Timed(f"{ws}?token={COMMENTATOR}")
+    program = Timed(f"{ws}?feed=program")  # no token: any role may take the program
+    try:
+        live.subscribe([f"table:{table}"])
+        program.subscribe([f"table:{table}", f"compare:{deal}:1", "standings", "projection"])
+        live.wait(lambda c: f"table:{table}" in c.states, 5)
+        program.wait(lambda c: f"table:{table}" in c.states and "standings" in c.states, 5)
+        assert [e["code"] for e in program.errors] == ["forbidden"]  # public role: no projection
+        before = clone(program.states["standings"])
+        assert program.states[f"compare:{deal}:1"]["held"] is True
+        mark = time.time()
+        hub.play([first])
+        records = hub.run(hub.bus.read(f"dup:{hub.config.id}:journal", "0-0", 10))
+        at = float(codec.unpack(records[0][1])["at"])
+        live.wait(lambda c: c.states[f"table:{table}"].get("deal") == deal, 5)
+        program.wait(lambda c: c.states[f"table:{table}"].get("held"), 5)
+        live_got = live.first(f"table:{table}", mark)
+        program_got = program.first(f"table:{table}", mark)
+        assert live_got is not None and program_got is not None
+        assert live_got - at < 1.0
+        # No earlier than at + delay, and within a tick (0.25 s) and some load after it.
+        assert at + DELAY <= program_got <= at + DELAY + 1.0, program_got - at
+        held = program.states[f"table:{table}"]
+        assert held == {"held": True, "deal": deal, "reason": "hand in progress", "table": table}
+        assert "hole" not in json.dumps(program.states)
+
+        hub.play(hub.events[1:])  # the session: every deal released, then shown
+        program.wait(lambda c: not c.states[f"compare:{deal}:1"].get("held"), 30)
+        shown = program.states[f"compare:{deal}:1"]
+        assert shown["deal"] == deal and any(r["actions"] for r in shown["rows"])
+        program.wait(lambda c: c.states["standings"] != before, 30)  # released deals scored
+        with httpx.Client(base_url=hub.url) as http:  # REST takes the feed too
+            body = http.get(f"/api/compare/{deal}/1", params={"feed": "program"}).json()
+            assert body["data"]["deal"] == deal and "held" not in body["data"]
+        with connect(f"{ws}?feed=nope") as bad:  # only the program is a feed to ask for
+            assert json.loads(bad.recv())["code"] == "bad_request"
+    finally:
+        live.ws.close()
+        program.ws.close()
+
+
+@pytest.mark.browser
+def test_compare_page_on_the_program_holds_then_shows_the_play(page: Page, hub: HubThread) -> None:
+    first = hub.events[0]
+    deal = first["deal"]
+    page.goto(f"{hub.url}/overlays/compare.html?feed=program&deal={deal}&seat=1")
+    held = page.locator('[data-testid="held"]')
+    expect(held).to_have_text(f"Hand in progress · deal {deal}", timeout=5000)
+    expect(page.locator('[data-testid="gfx"]')).to_have_attribute("data-visible", "false")
+    hub.play(hub.events)
+    expect(held).to_be_hidden(timeout=30_000)
+    expect(page.locator('[data-testid="gfx"]')).to_have_attribute(
+        "data-visible", "true", timeout=5000
+    )
+    expect(page.locator('[data-testid="compare-panel"]')).to_have_count(
+        len(hub.config.tables), timeout=5000
+    )
+
+
+@pytest.mark.browser
+def test_table_and_desk_on_the_program_hold_in_words(page: Page, hub: HubThread) -> None:
+    first = hub.events[0]
+    table, deal = first["table"], first["deal"]
+    hub.play([first])
+    time.sleep(DELAY + 0.5)  # the program has reached the start
+    page.goto(f"{hub.url}/overlays/table.html?feed=program&table={table}")
+    expect(page.locator('[data-testid="held"]')).to_have_text(
+        f"Hand in progress · deal {deal} · table {table}", timeout=5000
+    )
+    expect(page.locator('[data-testid="hole"]')).to_have_count(0)
+    page.goto(f"{hub.url}/overlays/commentator.html?feed=program&deal={deal}&seat=1")
+    box = page.locator(f'[data-testid="com-table"][data-table="{table}"]')
+    expect(box.locator('[data-testid="com-held"]')).to_have_text(
+        f"Hand in progress · deal {deal} · table {table}", timeout=5000
+    )
+    expect(page.locator('[data-testid="com-hole"]')).to_have_count(0)
+    expect(page.locator('[data-testid="onair-deal"]')).to_contain_text("Hand in progress")
+    got = page.evaluate(
+        """async () => {
+        const m = await import('./js/duplicast.js');
+        return [m.params('?feed=program').feed, m.params('').feed,
+          m.holdText({held: true, deal: 4, reason: 'hand in progress', seat: 2})];
+    }"""
+    )
+    assert got == ["program", None, "Hand in progress · deal 4"]
