@@ -2,6 +2,7 @@
 // confirmation, corrections and the release state of every deal.
 import { connect, params } from './duplicast.js';
 import { el, fitDesk, fmtInt, teamStyle } from './ui.js';
+import { mountSuggested } from './suggested.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
@@ -238,4 +239,10 @@ client.subscribe('clock', (state) => {
 });
 setInterval(drawClock, 1000);
 buildSlots();
+// Suggested split-screens: a Cue not handled by a preview takes the compare slot at once.
+mountSuggested({
+  client,
+  root: $('suggested'),
+  take: (value) => client.send({ op: 'onair', slot: 'compare', value: { ...value, visible: true } }),
+});
 setInterval(drawOps, 5000); // keep "silent" and "ago" honest between updates
