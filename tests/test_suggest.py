@@ -175,7 +175,9 @@ def test_nothing_of_it_is_built_until_someone_subscribes() -> None:
         assert seen and "suggestions" in engine.projections.models
 
 
-def test_an_action_recomputes_only_its_deals_entries(engine: Engine) -> None:
+def test_a_hand_event_recomputes_only_its_deals_entries(engine: Engine) -> None:
+    """A start recomputes its deal's entries (and no other deal's); an action that makes
+    nobody all-in recomputes nothing (statuses and results move by the other hand events)."""
     config = engine.config
     consoles = {t: Console(engine, t) for t in config.tables}
     for t in (1, 2):
@@ -192,11 +194,19 @@ def test_an_action_recomputes_only_its_deals_entries(engine: Engine) -> None:
         mp.setattr(suggest, "deal_entries", counting)
         deal = engine.state.tables[3].next_deal()
         consoles[3].ok("start", deal=deal)
+        engine.changes()
+        assert seen == [deal]
+        seen.clear()
         current = engine.state.tables[3].current
         assert current is not None and current.hand.to_act is not None
         consoles[3].ok("call", seat=current.hand.to_act)
         engine.changes()
-    assert seen == [deal]  # one flush, the one deal that moved
+        assert seen == []
+        seat = current.hand.to_act
+        assert seat is not None
+        consoles[3].ok("raise", seat=seat, amount=current.hand.legal(seat).max_to)
+        engine.changes()
+        assert seen == ([deal] if current.hand.all_in else [])
 
 
 def check_incremental(engine: Engine) -> None:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from hub.engine.changes import ActionApplied
 from hub.engine.hands import DISPUTED, TERMINAL, HandState
 from hub.engine.tournament import TournamentState
 from hub.wire.topics import AUDIENCES, LIVE, PUBLIC
@@ -194,7 +195,9 @@ class Ranking:
         self.order: dict[str, list[Key]] = {a: [] for a in AUDIENCES}
         self.public: set[int] = set()
         self._moved: dict[int, None] = {}
-        self._opened: dict[int, None] = {}
+        # Who was all-in in each hand at its last event: an action that changes nobody's
+        # all-in moves no entry (statuses and results move only by the other hand events).
+        self._all_in: dict[tuple[int, int], frozenset[int]] = {}
         for deal in range(1, state.config.deals + 1):
             if released(deal):
                 self.public.add(deal)
@@ -202,7 +205,16 @@ class Ranking:
 
     def on(self, event: Any) -> None:
         """A hand of ``event.deal`` moved, or the deal was released (``DealReleased``) or
-        corrected: its entries are recomputed at the next ``flush``."""
+        corrected: its entries are recomputed at the next ``flush``; an action only when it
+        changed who is all-in."""
+        table = getattr(event, "table", None)
+        if table is not None:
+            h = self.state.hand(table, event.deal)
+            all_in = h.hand.all_in if h is not None else frozenset()
+            at = (table, event.deal)
+            if isinstance(event, ActionApplied) and self._all_in.get(at) == all_in:
+                return
+            self._all_in[at] = all_in
         self._moved[event.deal] = None
 
     def flush(self) -> tuple[str, ...]:
