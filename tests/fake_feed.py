@@ -383,7 +383,17 @@ def ticker_payload() -> dict[str, Any]:
 # tests/test_overlays_hub.py
 # checks these key sets against the real hub's `ops` snapshot so the fake cannot drift again.
 OPS_KEYS = frozenset(
-    {"at", "tables", "rejections", "disputes", "corrections", "penalties", "release"}
+    {
+        "at",
+        "tables",
+        "rejections",
+        "disputes",
+        "corrections",
+        "penalties",
+        "release",
+        "cues",
+        "undo_take",
+    }
 )
 OPS_TABLE_KEYS = frozenset(
     {
@@ -477,6 +487,16 @@ def ops_payload() -> dict[str, Any]:
             {"group": "A", "deal": d, "tables_complete": c, "tables": 6, "released": c == 6}
             for d, c in ((1, 6), (2, 5), (3, 3), (4, 0))
         ],
+        "cues": [
+            {"id": 1, "slot": "compare", "value": {"deal": 2, "seat": 5, "tables": [1, 4]}},
+            {"id": 3, "slot": "seat", "value": {"seat": 4}, "label": "Seat 4"},
+        ],
+        "undo_take": {
+            "slot": "seat",
+            "value": {"visible": False, "seat": 1},
+            "at": now - 30,
+            "depth": 1,
+        },
     }
 
 

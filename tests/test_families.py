@@ -17,6 +17,7 @@ from hub.domain.config import parse_config
 from hub.engine.changes import (
     ActionApplied,
     ClockChanged,
+    CuesChanged,
     DealReleased,
     EngineEvent,
     HandRewound,
@@ -52,6 +53,7 @@ SAMPLES: list[EngineEvent] = [
     ReleasedResultCorrected(1, 2),
     *(TickerItem(a, {}) for a in AUDIENCES),
     OnAirChanged("compare"),
+    CuesChanged(),
     Rejected(1, "bad_schema"),
     Rejected(None, "unknown_table"),
     LinkChanged("table1", False),
@@ -102,13 +104,16 @@ def test_a_family_touches_only_its_own_topics() -> None:
 @pytest.fixture
 def checked(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
     """Every ``Projections.on`` checked: each topic an event touched belongs to a family that
-    declares the event's class. Yields the count of events seen per class."""
+    declares the event's class, and its cached route (by ``routed_by``) is the one routing it
+    afresh gives. Yields the count of events seen per class."""
     seen: Counter[str] = Counter()
     on = Projections.on
 
     def checking_on(self: Projections, event: EngineEvent) -> AbstractSet[TopicKey]:
         keys = on(self, event)
         seen[type(event).__name__] += 1
+        assert self._routed(event) == self.route(event), f"{event!r}: a stale cached route"
+        assert keys == self.route(event)[0]
         for key in keys:
             declared = FEEDS[family_of(key)].events
             assert type(event) in declared, f"{event!r} touched {key}, undeclared by its family"
@@ -147,6 +152,8 @@ def test_no_event_of_a_session_touches_an_undeclared_topic(
         if i >= 20 and counted and not engine.links:
             # (once table 1 has a counted hand: a penalty counts in the session it plays)
             after(engine.control({"op": "onair", "slot": "compare", "value": {"deal": 1}}, now))
+            cue = {"op": "cue", "action": "add", "slot": "seat", "value": {"seat": 2}}
+            after(engine.control(cue, now))  # CuesChanged
             engine.note_links({"table1": False})
             assert not engine.submit({"v": 1, "type": "nonsense"}, now).ok  # Rejected
             penalty = {"op": "penalty", "table": 1, "seat": 2, "chips": 50}

@@ -695,3 +695,45 @@ async def test_operator_voids_and_penalties_through_an_edge_reach_every_audience
         assert rebuilt.engine.state.penalties[0]["reason"] == "slow play"
     finally:
         await rebuilt.ingest.stop()
+
+
+async def test_cue_list_and_undo_take_through_an_edge_survive_a_restart(redis_bus: Any) -> None:
+    """The operator's cue list and on-air undo (issue #22 item 3) through an edge: the ingest
+    checks, journals and applies them, `ops` shows them, a refusal says why, and an ingest
+    rebuilt from the journal has the same cues, slots and takes."""
+    config, decks = unique_tournament()
+    track(redis_bus, config.id)
+    async with ingest_hub(redis_bus, config, decks) as (source, _):
+        async with edge_hub(redis_bus, config.id) as (_edge, server):
+            desk = FeedClient(server.ws_url, OPERATOR)
+            async with desk:
+                await desk.subscribe(["ops"])
+                add = {"op": "cue", "action": "add", "slot": "compare"}
+                await desk.send({**add, "value": {"deal": 2, "seat": 3, "tables": [1, 4]}})
+                await desk.send({**add, "value": {"deal": 99}})  # refused: no such deal
+                await desk.send({"op": "cue", "action": "add", "slot": "seat", "value": {}})
+                await desk.send({"op": "cue", "action": "move", "cue": 2, "to": 0})
+                on = {"visible": True, "deal": 2, "seat": 3, "cut": True}
+                await desk.send({"op": "onair", "slot": "compare", "value": on})
+                await desk.send({"op": "onair", "slot": "seat", "value": {"seat": 4}})
+                await desk.send({"op": "undo_take"})
+
+                def shown(c: FeedClient) -> bool:
+                    ops = c.states.get("ops", {})
+                    cues = [q["id"] for q in ops.get("cues", [])]
+                    undo = ops.get("undo_take") or {}
+                    return cues == [2, 1] and undo.get("slot") == "compare" and len(c.errors) == 1
+
+                await desk.wait_for(shown, timeout=10)
+                assert desk.errors[0]["code"] == "unknown_deal" and desk.errors[0]["op"] == "cue"
+        live = source.engine
+        want = (live.onair, live.cues.snapshot(), live.takes.snapshot())
+        assert live.onair["slots"]["compare"]["cut"] is True
+        assert live.onair["slots"]["seat"] == {"visible": False, "seat": 1}
+    rebuilt = IngestSource(redis_bus, Engine(config, decks), own_bus=False)
+    await rebuilt.ingest.start()
+    try:
+        again = rebuilt.engine
+        assert (again.onair, again.cues.snapshot(), again.takes.snapshot()) == want
+    finally:
+        await rebuilt.ingest.stop()

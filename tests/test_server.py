@@ -291,6 +291,30 @@ async def test_operator_onair_goes_to_control(server: RunningServer, source: Fak
     assert source.commands[0] == {"op": "onair", "slot": "compare", "value": value}
 
 
+async def test_cue_and_undo_take_go_to_control_for_operators_only(
+    server: RunningServer, source: FakeSource
+) -> None:
+    cue = {"op": "cue", "action": "add", "slot": "seat", "value": {"seat": 2}, "label": "S2"}
+    async with await connect(server, "?token=comm-secret") as ws:
+        await recv(ws)
+        for command in (cue, {"op": "undo_take"}):
+            await send(ws, command)
+            err = await recv(ws)
+            assert (err["code"], err["op"]) == ("forbidden", command["op"])
+    assert source.commands == []
+    async with await connect(server, "?token=op-secret") as ws:
+        await recv(ws)
+        await send(ws, {**cue, "extra": 1})
+        assert await recv(ws) == {"type": "ok", "op": "cue"}
+        await send(ws, {"op": "undo_take", "cut": True})
+        assert await recv(ws) == {"type": "ok", "op": "undo_take"}
+        await send(ws, {"op": "cue", "action": "remove", "cue": 1, "slot": "nope"})
+        err = await recv(ws)
+        assert (err["code"], err["message"], err["op"]) == ("not_allowed", "no such slot", "cue")
+    # Only the command's own fields are passed on.
+    assert source.commands[:2] == [cue, {"op": "undo_take", "cut": True}]
+
+
 async def test_rest_endpoints(server: RunningServer, source: FakeSource) -> None:
     source.put(("public", "standings"), {"like_for_like": {"teams": []}})
     source.put(("live", "standings"), {"like_for_like": {"teams": []}, "running": {}})

@@ -1,8 +1,8 @@
 """Suggested split-screens in the operator panel, in Debian's Chromium against the real hub (the
 ingest and its clients on the embedded bus, the sample session sent through the console
-protocol): the list shows the hub's live ranking and follows it; a Cue that the page's preview
-handles (``event.preventDefault()``) goes to it and nothing goes on air; a Cue no one handles
-takes the compare slot at once. The public REST list holds released deals only."""
+protocol): the list shows the hub's live ranking and follows it; a Cue goes to the mixer's
+preview, which handles it (``event.preventDefault()``), and nothing goes on air; a Cue no one
+handles takes the compare slot at once. The public REST list holds released deals only."""
 
 from __future__ import annotations
 
@@ -63,21 +63,31 @@ def test_the_panel_lists_the_suggestions_and_a_cue_takes_or_goes_to_the_preview(
     expect_list(page, live)
     shot(page, "operator-suggested")
 
-    # A preview on the page handles the cue: it gets the comparison, nothing goes on air.
+    # The panel's mixer handles the cue (``event.preventDefault()``): the comparison is in its
+    # preview, offered for the cue list, and nothing goes on air.
     page.evaluate(
-        """() => window.addEventListener('duplicast:cue', (e) => {
-             window.cued = e.detail; e.preventDefault(); }, { once: true })"""
+        """() => window.addEventListener('duplicast:cue', (e) => { window.cued = e.detail; },
+             { once: true })"""
     )
     before = compare_slot(hub)
     second = live[1]
     page.locator('[data-testid="suggestion-cue"]').nth(1).click()
-    cued = page.evaluate("() => window.cued")
     value = {"deal": second["deal"], "seat": second["seat"], "tables": second["tables"]}
-    assert cued == {"slot": "compare", "value": value}
+    assert page.evaluate("() => window.cued") == {"slot": "compare", "value": value}
+    tables = ", ".join(map(str, second["tables"]))
+    expect(page.locator('[data-testid="preview-summary"]')).to_have_text(
+        f"compare · deal {second['deal']} · seat {second['seat']} · tables {tables}",
+        timeout=FAST,
+    )
     page.wait_for_timeout(300)
     assert compare_slot(hub) == before
 
-    # No listener handles it: the Cue takes the compare slot, as the slot's Take does.
+    # A panel where no listener handles it (the mixer's never hears it here): Cue takes the
+    # compare slot at once, as the slot's Take does.
+    page.evaluate(
+        """() => window.addEventListener('duplicast:cue', (e) => e.stopImmediatePropagation(),
+             { capture: true })"""
+    )
     first = live[0]
     page.locator('[data-testid="suggestion-cue"]').first.click()
     slot = page.locator('[data-testid="slot-compare"] [data-testid="slot-current"]')

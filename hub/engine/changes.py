@@ -8,8 +8,14 @@ by one hand, a ``DealReleased`` opens a deal to the public. Each topic family in
 `TournamentState.apply` returns the events an applied console event caused (hand events,
 ``PenaltyApplied``, ``StageFilled``, ``Notable``); the engine's parts add the rest (release:
 ``DealReleased``, ``ReleasedDealCorrected``, ``ReleasedResultCorrected``; the desk:
-``OnAirChanged``, ``ClockChanged``, ``TickerItem``, ``Rejected``, ``LinkChanged``). ``Notable``
+``OnAirChanged``, ``CuesChanged``, ``ClockChanged``, ``TickerItem``, ``Rejected``,
+``LinkChanged``). ``Notable``
 is for the engine only: its desk turns it into ticker items, the projections never see it.
+
+``routed_by`` names the fields the topics an event touches depend on (an action's index does
+not: every action of a hand touches the same topics): the projections route an event once per
+class and those fields (``hub.engine.projections``). A class without it is routed every time;
+``tests/test_families.py`` checks every routed event of a played session against a fresh route.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from typing import Any, ClassVar
 __all__ = [
     "ActionApplied",
     "ClockChanged",
+    "CuesChanged",
     "DealReleased",
     "EngineEvent",
     "EventKind",
@@ -54,6 +61,7 @@ class EventKind(StrEnum):
     RELEASED_RESULT_CORRECTED = "ReleasedResultCorrected"
     TICKER_ITEM = "TickerItem"
     ON_AIR_CHANGED = "OnAirChanged"
+    CUES_CHANGED = "CuesChanged"
     REJECTED = "Rejected"
     LINK_CHANGED = "LinkChanged"
     CLOCK_CHANGED = "ClockChanged"
@@ -62,6 +70,7 @@ class EventKind(StrEnum):
 @dataclass(frozen=True, slots=True)
 class HandStarted:
     kind: ClassVar[EventKind] = EventKind.HAND_STARTED
+    routed_by: ClassVar[tuple[str, ...]] = ("table", "deal")
     table: int
     deal: int
 
@@ -72,6 +81,7 @@ class ActionApplied:
     ``HandSettled``)."""
 
     kind: ClassVar[EventKind] = EventKind.ACTION_APPLIED
+    routed_by: ClassVar[tuple[str, ...]] = ("table", "deal")
     table: int
     deal: int
     index: int
@@ -84,6 +94,7 @@ class HandRewound:
     throws) moved it."""
 
     kind: ClassVar[EventKind] = EventKind.HAND_REWOUND
+    routed_by: ClassVar[tuple[str, ...]] = ("table", "deal")
     table: int
     deal: int
 
@@ -94,6 +105,7 @@ class HandSettled:
     confirmed, reopened, or its start undone)."""
 
     kind: ClassVar[EventKind] = EventKind.HAND_SETTLED
+    routed_by: ClassVar[tuple[str, ...]] = ("table", "deal")
     table: int
     deal: int
     status: str
@@ -105,6 +117,7 @@ class PenaltyApplied:
     standings of both audiences move at once (a penalty tells nothing of any deal)."""
 
     kind: ClassVar[EventKind] = EventKind.PENALTY_APPLIED
+    routed_by: ClassVar[tuple[str, ...]] = ()
     table: int
     seat: int
     chips: int = 0
@@ -118,6 +131,7 @@ class StageFilled:
     travellers of its ``deals``."""
 
     kind: ClassVar[EventKind] = EventKind.STAGE_FILLED
+    routed_by: ClassVar[tuple[str, ...]] = ("tables", "deals")
     stage: str
     tables: tuple[int, ...]
     deals: tuple[int, ...]
@@ -137,6 +151,7 @@ class DealReleased:
     """Every table of every group completed the deal, and the delay passed: now public."""
 
     kind: ClassVar[EventKind] = EventKind.DEAL_RELEASED
+    routed_by: ClassVar[tuple[str, ...]] = ("deal",)
     deal: int
 
 
@@ -146,6 +161,7 @@ class ReleasedDealCorrected:
     re-entered): the public's deal and travellers show the correction as it happens."""
 
     kind: ClassVar[EventKind] = EventKind.RELEASED_DEAL_CORRECTED
+    routed_by: ClassVar[tuple[str, ...]] = ("deal",)
     deal: int
 
 
@@ -155,6 +171,7 @@ class ReleasedResultCorrected:
     public's standings, seats, ticker, deal and travellers show it at once."""
 
     kind: ClassVar[EventKind] = EventKind.RELEASED_RESULT_CORRECTED
+    routed_by: ClassVar[tuple[str, ...]] = ("table", "deal")
     table: int
     deal: int
 
@@ -162,6 +179,7 @@ class ReleasedResultCorrected:
 @dataclass(frozen=True, slots=True)
 class TickerItem:
     kind: ClassVar[EventKind] = EventKind.TICKER_ITEM
+    routed_by: ClassVar[tuple[str, ...]] = ("audience",)
     audience: str
     item: dict[str, Any]
 
@@ -169,12 +187,22 @@ class TickerItem:
 @dataclass(frozen=True, slots=True)
 class OnAirChanged:
     kind: ClassVar[EventKind] = EventKind.ON_AIR_CHANGED
+    routed_by: ClassVar[tuple[str, ...]] = ()
     slot: str
+
+
+@dataclass(frozen=True, slots=True)
+class CuesChanged:
+    """The operator's cue list moved (a cue added, moved or removed)."""
+
+    kind: ClassVar[EventKind] = EventKind.CUES_CHANGED
+    routed_by: ClassVar[tuple[str, ...]] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Rejected:
     kind: ClassVar[EventKind] = EventKind.REJECTED
+    routed_by: ClassVar[tuple[str, ...]] = ()
     table: int | None
     code: str
 
@@ -182,6 +210,7 @@ class Rejected:
 @dataclass(frozen=True, slots=True)
 class LinkChanged:
     kind: ClassVar[EventKind] = EventKind.LINK_CHANGED
+    routed_by: ClassVar[tuple[str, ...]] = ()
     console: str
     connected: bool
 
@@ -191,6 +220,7 @@ class ClockChanged:
     """The operator moved the session clock, or a level ended, or the time ran out."""
 
     kind: ClassVar[EventKind] = EventKind.CLOCK_CHANGED
+    routed_by: ClassVar[tuple[str, ...]] = ()
     status: str
     level: int
 
@@ -208,6 +238,7 @@ EngineEvent = (
     | ReleasedResultCorrected
     | TickerItem
     | OnAirChanged
+    | CuesChanged
     | Rejected
     | LinkChanged
     | ClockChanged

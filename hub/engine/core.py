@@ -32,9 +32,11 @@ from hub.domain.scoring import Scoreboard
 from hub.engine import engine_snapshot, reactions
 from hub.engine.admission import Admission, Duplicate, Refused
 from hub.engine.changes import EngineEvent
+from hub.engine.cues import CueList
 from hub.engine.desk import ONAIR_SLOTS, OPERATOR_EVENTS, Desk, default_onair
 from hub.engine.events import OPERATOR_CONSOLE
 from hub.engine.families import FEEDS, Payloads
+from hub.engine.onair import Takes
 from hub.engine.outcome import Outcome
 from hub.engine.projections import Projections, TopicChange
 from hub.engine.release import Release
@@ -92,6 +94,8 @@ class Engine:
     release_delay: _Of[float] = _Of("release", "delay")
     public_board: _Of[Scoreboard | EventScoreboard] = _Of("release", "public_board")
     onair: _Of[dict[str, Any]] = _Of("desk", "onair")
+    takes: _Of[Takes] = _Of("desk", "takes")
+    cues: _Of[CueList] = _Of("desk", "cues")
     clock: _Of[Clock | None] = _Of("desk", "clock")
     _clock_at: _Of[float] = _Of("desk", "clock_at")
     ticker: _Of[Ticker] = _Of("desk", "ticker")
@@ -183,8 +187,9 @@ class Engine:
 
     # ----------------------------------------------------------------- control
     def control(self, command: Mapping[str, Any], now: float) -> Outcome:
-        """An operator command (on-air change, clock, dispute confirmation, void, penalty),
-        validated: the desk's own (on-air, clock), or a console event of the operator."""
+        """An operator command (on-air change, undo of the last one, cue list, clock, dispute
+        confirmation, void, penalty), validated: the desk's own (on-air, undo_take, cue,
+        clock), or a console event of the operator."""
         self._now = now
         try:
             refuse_bad_numbers(command)  # NaN, infinities, huge ints: whatever the transport
@@ -206,6 +211,9 @@ class Engine:
     def released(self, group: str, deal_no: int) -> bool:
         return self.release.released(group, deal_no)
 
+    def released_deals(self, group: str) -> list[int]:
+        return self.release.released_deals(group)
+
     @property
     def released_count(self) -> int:
         """(group, deal) pairs released to the public so far: grows with each release."""
@@ -224,9 +232,10 @@ class Engine:
     def _announce(self, events: Iterable[EngineEvent]) -> set[TopicKey]:
         """Announce typed events, each as it comes: the projections move by it (routed by the
         families that declare its class, ``hub.engine.families``)."""
+        on = self.projections.on
         keys: set[TopicKey] = set()
         for event in events:
-            keys |= self.projections.on(event)
+            keys |= on(event)
         return keys
 
     def _after(self, events: list[EngineEvent], now: float) -> set[TopicKey]:

@@ -1,6 +1,7 @@
 """`Desk`: what the operator desk moves and watches besides the tables.
 
-The on-air slots, the session clock (and when its topic was last read), the ticker's text, the
+The on-air slots (with the takes that can be taken back, `hub.engine.onair`, and the cue list,
+`hub.engine.cues`), the session clock (and when its topic was last read), the ticker's text, the
 refusal log and counts, and whether each console's acknowledgements reach a listener. Its
 methods answer the engine events they cause (`hub.engine.changes`); the engine announces them.
 An operator command is checked here (`command`, `operator_event`); the engine applies it. Pure:
@@ -16,14 +17,22 @@ from typing import Any
 from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.errors import Rejection
-from hub.engine.changes import ClockChanged, LinkChanged, OnAirChanged, Rejected, TickerItem
+from hub.engine.changes import (
+    ClockChanged,
+    CuesChanged,
+    LinkChanged,
+    OnAirChanged,
+    Rejected,
+    TickerItem,
+)
+from hub.engine.cues import CueList
 from hub.engine.events import OPERATOR_CONSOLE, ConsoleEvent, parse_event
+from hub.engine.onair import ONAIR_SLOTS, Takes, check_slot, check_value, default_onair
 from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
 
 __all__ = ["ONAIR_SLOTS", "OPERATOR_EVENTS", "Desk", "default_onair"]
 
-ONAIR_SLOTS = ("leaderboard", "seat", "table", "compare", "ticker")
 # Operator commands that are console events of the reserved console "operator": command field
 # -> event field. `void` and `penalty` need the official (`by`) and a `reason`.
 OPERATOR_EVENTS: dict[str, dict[str, str]] = {
@@ -39,23 +48,14 @@ OPERATOR_EVENTS: dict[str, dict[str, str]] = {
 }
 
 
-def default_onair() -> dict[str, Any]:
-    return {
-        "slots": {
-            "leaderboard": {"visible": True, "view": "like_for_like"},
-            "seat": {"visible": False, "seat": 1},
-            "table": {"visible": False, "table": 1},
-            "compare": {"visible": False, "deal": 1, "seat": 1, "tables": []},
-            "ticker": {"visible": True},
-        }
-    }
-
-
 class Desk:
     """The operator desk's state: on-air slots, clock, ticker, refusals, console links."""
 
     def __init__(self, config: TournamentConfig) -> None:
+        self.config = config
         self.onair: dict[str, Any] = default_onair()
+        self.takes = Takes()  # what each on-air change replaced (undo_take)
+        self.cues = CueList()
         spec = getattr(config, "clock", None)
         self.clock: Clock | None = Clock(spec) if spec is not None else None
         self.clock_at = 0.0  # when the clock last changed (what its topic is read at)
@@ -68,18 +68,23 @@ class Desk:
 
     # ----------------------------------------------------------------- commands
     def command(self, command: Mapping[str, Any], now: float) -> dict[str, Any] | None:
-        """The journal record of an on-air or clock command, checked (`Rejection` if not);
-        None for a command that is a console event of the operator (`operator_event`)."""
+        """The journal record of an on-air, cue or clock command, checked (`Rejection` if
+        not); None for a command that is a console event of the operator (`operator_event`)."""
         op = command.get("op")
         if op == "onair":
-            slot, value = command.get("slot"), command.get("value")
-            if slot not in ONAIR_SLOTS:
-                raise Rejection("bad_request", f"unknown on-air slot {slot!r}")
-            if not isinstance(value, Mapping):
-                raise Rejection("bad_request", "on-air 'value' must be an object")
-            record = {"kind": "control", "op": "onair", "slot": slot, "value": dict(value)}
-            record["at"] = now
-            return record
+            slot = check_slot(command.get("slot"))
+            value = check_value(self.config, command.get("value"))
+            return {"kind": "control", "op": "onair", "slot": slot, "value": value, "at": now}
+        if op == "undo_take":
+            if not self.takes:
+                raise Rejection("not_allowed", "nothing to undo: no on-air change to take back")
+            cut = command.get("cut", False)
+            if not isinstance(cut, bool):
+                raise Rejection("bad_request", "undo_take 'cut' must be true or false")
+            record = {"kind": "control", "op": "undo_take", "at": now}
+            return record | {"cut": True} if cut else record
+        if op == "cue":
+            return {"kind": "control", **self.cues.check(command, self.config), "at": now}
         if op == "clock":
             if self.clock is None:
                 raise Rejection("not_allowed", "this tournament has no [clock] configured")
@@ -117,16 +122,35 @@ class Desk:
 
     def apply_control(
         self, record: Mapping[str, Any], now: float
-    ) -> Sequence[OnAirChanged | ClockChanged]:
-        """Apply an on-air or clock record (checked, or from the journal)."""
-        if record.get("op") == "clock":
+    ) -> Sequence[OnAirChanged | ClockChanged | CuesChanged]:
+        """Apply an on-air, undo_take, cue or clock record (checked, or from the journal)."""
+        op = record.get("op")
+        if op == "clock":
             if self.clock is None:  # a journal of another configuration: nothing to move
                 return []
             self.clock.apply(dict(record), now)
             return self.clock_changed(now, force=True)
+        if op == "cue":
+            return [CuesChanged()] if self.cues.apply(record) else []
+        if op == "undo_take":
+            taken = self.takes.pop()
+            if taken is None:
+                return []
+            slot, before = taken
+            value = {k: v for k, v in before.items() if k != "cut"}
+            if record.get("cut") is True:
+                value["cut"] = True
+            self.onair = {"slots": {**self.onair["slots"], slot: value}}
+            return [OnAirChanged(slot)]
         slot = str(record["slot"])
-        merged = {**self.onair["slots"].get(slot, {}), **dict(record["value"])}
+        before = self.onair["slots"].get(slot, {})
+        change = dict(record["value"])
+        merged = {**before, **change}
+        if change.get("cut") is not True:  # a cut is the change that carries it, no other
+            merged.pop("cut", None)
         self.onair = {"slots": {**self.onair["slots"], slot: merged}}
+        if _shown(merged) != _shown(before):  # a Take of what is on air already: no new undo
+            self.takes.push(slot, before, now)
         return [OnAirChanged(slot)]
 
     # ----------------------------------------------------------------- clock
@@ -189,12 +213,15 @@ class Desk:
 
     # ----------------------------------------------------------------- snapshots
     def snapshot(self) -> dict[str, Any]:
-        """The engine snapshot's ``onair``, ``ticker``, ``clock`` and ``clock_at``."""
+        """The engine snapshot's ``onair``, ``ticker``, ``clock``, ``clock_at``, ``takes`` and
+        ``cues``."""
         return {
             "onair": self.onair,
             "ticker": self.ticker.snapshot(),
             "clock": None if self.clock is None else self.clock.snapshot(),
             "clock_at": self.clock_at,
+            "takes": self.takes.snapshot(),
+            "cues": self.cues.snapshot(),
         }
 
     @staticmethod
@@ -205,14 +232,22 @@ class Desk:
         ticker.restore(data["ticker"])
         return onair, ticker
 
-    def restore_clock(self, data: Mapping[str, Any], now: float) -> None:
-        """An engine snapshot's clock (read last: it is restored in place)."""
+    def restore_in_place(self, data: Mapping[str, Any], now: float) -> None:
+        """An engine snapshot's clock, takes and cue list (read last: restored in place; a
+        snapshot written before takes and cues existed has none)."""
         if self.clock is not None and data.get("clock") is not None:
             self.clock.restore(data["clock"])
             self.clock_at = float(data.get("clock_at", now))
+        self.takes.restore(data.get("takes"))
+        self.cues.restore(data.get("cues"))
 
     def take(self, onair: dict[str, Any], ticker: Ticker) -> None:
         self.onair, self.ticker = onair, ticker
+
+
+def _shown(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A slot value without how it changed (``cut``)."""
+    return {k: v for k, v in value.items() if k != "cut"}
 
 
 def ticker_text(state: TournamentState, item: Mapping[str, Any]) -> str:

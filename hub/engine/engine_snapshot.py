@@ -5,7 +5,8 @@ engine's parts built beside it. Layout, version 1, keys in this order::
      "released": [[group, deal], ...], "completed_at": [[deal, at], ...],   # Release
      "onair": {"slots": ...}, "ticker": ...,                                # Desk
      "bound": {console: table}, "now": float,                               # Admission, engine
-     "clock": ... or None, "clock_at": float}                               # Desk
+     "clock": ... or None, "clock_at": float,                               # Desk
+     "takes": [[slot, before, at], ...], "cues": {"next_id", "cues"}}       # Desk (optional)
 """
 
 from __future__ import annotations
@@ -43,12 +44,14 @@ def write(
         "now": now,
         "clock": shown["clock"],
         "clock_at": shown["clock_at"],
+        "takes": shown["takes"],
+        "cues": shown["cues"],
     }
 
 
 @dataclass(slots=True)
 class Restored:
-    """What a snapshot gives back (the desk's clock is restored in place)."""
+    """What a snapshot gives back (the desk's clock, takes and cues are restored in place)."""
 
     state: TournamentState
     sequencer: Sequencer
@@ -72,7 +75,7 @@ def read(old: TournamentState, release: Release, desk: Desk, data: Any) -> Resto
         onair, ticker = Desk.read_snapshot(data)
         bound = {str(c): int(t) for c, t in data["bound"].items()}
         now = float(data["now"])
-        desk.restore_clock(data, now)
+        desk.restore_in_place(data, now)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"engine snapshot is malformed: {exc!r}") from exc
     return Restored(state, sequencer, restored, onair, ticker, bound, now)

@@ -70,13 +70,15 @@ class Projections:
             for cls, feeds in self._routes.items()
         }
         self._model_keys = {
-            self._k[a][f.name]: f.name
+            self._k[a][f.name]
             for f in FEEDS.values()
             if f.model is not None
             for a in FAMILIES[f.name].audiences
         }
-        # A hand's event -> (every topic it touches, those to rebuild), made once per hand.
-        self._hand_routes: dict[tuple[type, int, int], _Route] = {}
+        # (class, *its routed_by fields) -> (every topic it touches, those to rebuild).
+        self._route_fields = {c: getattr(c, "routed_by", None) for c in self._routes}
+        self._route_cache: dict[tuple[Any, ...], _Route] = {}
+        self._action_routes: dict[tuple[int, int], _Route] = {}  # (table, deal): the hot path
         # With stages, a deal is played by its stage's groups only: rows are per stage.
         self._row = {
             t: i
@@ -91,9 +93,9 @@ class Projections:
 
     def hand_keys(self, table: int, deal: int) -> AbstractSet[TopicKey]:
         """The live topics a hand's actions touch."""
-        return self._hand_route(ActionApplied(table, deal, 0))[0]
+        return self._routed(ActionApplied(table, deal, 0))[0]
 
-    def _route(self, event: EngineEvent) -> _Route:
+    def route(self, event: EngineEvent) -> _Route:
         """The topics ``event`` touches, by the families that declare its class, and those of
         them to rebuild (the families that do not move it in place)."""
         cls = type(event)
@@ -106,39 +108,58 @@ class Projections:
                 stale.update(dict.fromkeys(keys))
         return frozenset(touched), tuple(stale)
 
-    def _hand_route(self, event: HandEvent) -> _Route:
-        """``_route`` of a hand's event, made once per hand and class (every action asks)."""
-        at = (type(event), event.table, event.deal)
-        found = self._hand_routes.get(at)
+    def _routed(self, event: EngineEvent) -> _Route:
+        """``route``, made once per class and the fields it depends on (``routed_by``)."""
+        cls = type(event)
+        by = self._route_fields.get(cls)
+        if by is None:  # a class that does not say what its route depends on
+            return self.route(event)
+        at = (cls, *[getattr(event, name) for name in by])
+        found = self._route_cache.get(at)
         if found is None:
-            found = self._hand_routes[at] = self._route(event)
+            found = self._route_cache[at] = self.route(event)
         return found
 
     # ----------------------------------------------------------------- events
     def on(self, event: EngineEvent) -> AbstractSet[TopicKey]:
         """Move the projections by one event; returns the topics it touched. Which topics:
         the families that declare the event's class say (``hub.engine.families``); those
-        that move it in place are edited at the next flush, the others rebuilt then (``touch``
-        also drops the payloads made from the old state). A family's model, once made, notes
-        the event."""
+        that move it in place are edited at the next flush, the others rebuilt then (the
+        payloads made from the old state are dropped, ``touch``). A family's model, once made,
+        notes the event."""
         if self.models:
-            for name in self._modelled[type(event)]:
-                model = self.models.get(name)
-                if model is not None:
-                    model.on(event)
-        if not isinstance(event, _HAND_EVENTS):
-            keys, stale = self._route(event)
-            self.touch(stale)
-            return keys
-        keys, stale = self._hand_route(event)
+            self._tell(event)
+        if isinstance(event, ActionApplied):  # the hot path: most events are one action
+            hand = (event.table, event.deal)
+            route = self._action_routes.get(hand)
+            if route is None:
+                route = self._action_routes[hand] = self._routed(event)
+            self.touch(route[1])
+            if self.active:  # shown at the next flush, however many
+                self._acted.setdefault(hand, event.index)
+                self._project(hand)
+            return route[0]
+        keys, stale = self._routed(event)
         self.touch(stale)
-        if self.active:
-            if isinstance(event, ActionApplied):  # shown at the next flush, however many
-                self._acted.setdefault((event.table, event.deal), event.index)
-            else:  # the live deal and the travellers: that table's row, at the next flush
-                self._rehand[(event.table, event.deal)] = None
-        self._project(event.table, event.deal)
+        if isinstance(event, _HAND_EVENTS) and self.active:
+            # the live deal and the travellers: that table's row, at the next flush
+            hand = (event.table, event.deal)
+            self._rehand[hand] = None
+            self._project(hand)
         return keys
+
+    def _tell(self, event: EngineEvent) -> None:
+        """The models of the families that declare the event's class note it."""
+        for name in self._modelled[type(event)]:
+            model = self.models.get(name)
+            if model is not None:
+                model.on(event)
+
+    def _project(self, hand: tuple[int, int]) -> None:
+        """The projection's scoreboard will move by this hand (at the next flush)."""
+        if self.board is not None:
+            self._projected[hand] = None
+            self._stale[self._k[LIVE]["projection"]] = None
 
     def touch(self, keys: Iterable[TopicKey]) -> None:
         """These topics may have changed in ways only a rebuild tells: rebuild at flush."""
@@ -257,12 +278,6 @@ class Projections:
             if len(fields["board"]) > len(rec.doc["board"]):
                 rec.set(("board",), views.reference_board(self.state, deal, len(fields["board"])))
             self._moved[key] = None
-
-    def _project(self, table: int, deal: int) -> None:
-        """The projection's scoreboard will move by this one hand (at the next flush)."""
-        if self.board is not None and self.active:
-            self._projected[(table, deal)] = None
-            self._stale[self._k[LIVE]["projection"]] = None
 
     # ----------------------------------------------------------------- flushing
     def start(self) -> None:

@@ -11,7 +11,7 @@ announces each before the next is made, as it did when these were its own method
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from hub.engine import views
 from hub.engine.changes import (
@@ -37,8 +37,18 @@ _HAND_MOVES = (ActionApplied, HandStarted, HandRewound)
 
 def after(
     events: Sequence[EngineEvent], now: float, state: TournamentState, release: Release, desk: Desk
-) -> Iterator[EngineEvent]:
+) -> Iterable[EngineEvent]:
     """The events one applied console event caused, with what the parts add to them."""
+    if len(events) == 1:
+        only = events[0]
+        if isinstance(only, _HAND_MOVES) and not release.deal_released(only.deal):
+            return events  # (most events: one action of a deal in play; nothing to add)
+    return _reacted(events, now, state, release, desk)
+
+
+def _reacted(
+    events: Sequence[EngineEvent], now: float, state: TournamentState, release: Release, desk: Desk
+) -> Iterator[EngineEvent]:
     settles = any(isinstance(e, HandSettled) for e in events)
     for event in events:
         if isinstance(event, _HAND_MOVES):

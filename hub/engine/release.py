@@ -36,6 +36,10 @@ class Release:
     def released(self, group: str, deal_no: int) -> bool:
         return (group, deal_no) in self.pairs
 
+    def released_deals(self, group: str) -> list[int]:
+        """The deals of ``group`` released so far (in no order)."""
+        return [d for g, d in self.pairs if g == group]
+
     def deal_released(self, deal_no: int) -> bool:
         """Every group plays the same deck orders, so a deal is public for all or none."""
         return deal_no in self.deals

@@ -2,7 +2,7 @@
 (``hub.serve.feedsocket``'s
 raw sockets, the ASGI ``/ws`` of ``hub.serve.http``): who may connect (token, Origin, connections
 per address), and what a client may say (subscribe, unsubscribe, ping, and the operator's
-onair, clock, confirm, void and penalty) — docs/protocol.md §2."""
+onair, undo_take, cue, clock, confirm, void and penalty) — docs/protocol.md §2."""
 
 from __future__ import annotations
 
@@ -20,6 +20,12 @@ from hub.serve.proxies import TrustedProxies
 from hub.serve.session import Session, error
 from hub.wire.codec import CodecError, from_json, unpack
 from hub.wire.frames import FORMATS
+
+# The operator desk's commands of the cue list and the on-air undo, with the fields passed on.
+DESK_FIELDS: dict[str, tuple[str, ...]] = {
+    "cue": ("action", "slot", "value", "label", "cue", "to"),
+    "undo_take": ("cut",),
+}
 
 __all__ = ["FeedService", "TopicCheck"]
 
@@ -111,7 +117,14 @@ class FeedService:
     @staticmethod
     def is_command(request: dict[str, Any]) -> bool:
         """Operator commands wait for the ingest's answer; everything else is answered now."""
-        return request["op"] in ("onair", "confirm", "clock", "void", "penalty")
+        return request["op"] in (
+            "onair",
+            "confirm",
+            "clock",
+            "void",
+            "penalty",
+            *DESK_FIELDS,
+        )
 
     def handle(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
         """Act on a request that is not a command; the error to send back, if any."""
@@ -130,6 +143,8 @@ class FeedService:
             return await self._clock(client, request)
         if request["op"] == "confirm":
             return await self._confirm(client, request)
+        if request["op"] in DESK_FIELDS:
+            return await self._desk(client, request)
         return await self._ruling(client, request)
 
     def _subscription(
@@ -222,6 +237,21 @@ class FeedService:
         client.send(
             {"type": "ok", "op": "confirm", **({"queued": True} if result.get("queued") else {})}
         )
+        return None
+
+    async def _desk(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
+        """The cue list and the undo of the last on-air change (the engine checks the
+        fields; journaled by the ingest)."""
+        op = str(request["op"])
+        if not may_control(client.role):
+            return error("forbidden", f"{op} needs the operator role", op=op)
+        command = {"op": op, **{k: request[k] for k in DESK_FIELDS[op] if k in request}}
+        return self._answered(client, op, await self.source.control(command))
+
+    def _answered(self, client: Client, op: str, result: dict[str, Any]) -> dict[str, Any] | None:
+        if not result.get("ok"):
+            return error(str(result.get("code", "rejected")), str(result.get("error", "")), op=op)
+        client.send({"type": "ok", "op": op, **({"queued": True} if result.get("queued") else {})})
         return None
 
     async def _ruling(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:

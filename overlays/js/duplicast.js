@@ -3,6 +3,7 @@
 // keeps the full current state of every subscribed topic, never shows a gap (a delta whose seq
 // is not last + 1 triggers a resubscribe with resume), and reconnects with capped exponential
 // backoff and full jitter, resuming every topic from its last seq.
+import { contentTransitions } from './transition.js';
 
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_CAP_MS = 5000;
@@ -395,7 +396,8 @@ export function mountOverlay({ slot, topics, render, next, root }) {
   let playing = p.autoplay;
   const states = new Map();
   const unsubs = new Map();
-  const ctx = { sel: { ...base }, states, client: null, slotVisible: true, blocked: false, rerender: schedule };
+  const ctx = { sel: { ...base }, states, client: null, slotVisible: true, cut: false, blocked: false, rerender: schedule };
+  const swaps = contentTransitions(gfx, schedule);
   /** Change the page's own selection (as CasparCG update() does). */
   ctx.update = (data) => {
     base = { ...base, ...data };
@@ -428,12 +430,14 @@ export function mountOverlay({ slot, topics, render, next, root }) {
   function selection() {
     const sel = { ...base };
     ctx.slotVisible = true;
+    ctx.cut = false;
     const follow = followOf(base.slot);
     const onair = states.get('onair');
     const value = follow && onair && onair.slots ? onair.slots[follow] : null;
     if (value && typeof value === 'object') {
       const v = normalise(value);
       ctx.slotVisible = v.visible !== false;
+      ctx.cut = value.cut === true; // the operator's Cut: no transition for this change
       for (const k of ['deal', 'seat', 'tables', 'table', 'view', 'group', 'stage', 'session', 'scope', 'mode']) {
         if (v[k] !== undefined && v[k] !== null) sel[k] = v[k];
       }
@@ -441,6 +445,7 @@ export function mountOverlay({ slot, topics, render, next, root }) {
     return sel;
   }
 
+  /** Subscribe to what the selection needs (and drop the rest); the topics wanted. */
   function sync() {
     const want = new Set(topics(ctx.sel));
     if (followOf(ctx.sel.slot)) want.add('onair');
@@ -458,8 +463,10 @@ export function mountOverlay({ slot, topics, render, next, root }) {
         schedule();
       }));
     }
+    return want;
   }
 
+  let wanted = new Set();
   let pending = false;
   function schedule() {
     if (pending) return;
@@ -474,7 +481,12 @@ export function mountOverlay({ slot, topics, render, next, root }) {
     const sel = selection();
     const changed = JSON.stringify(sel) !== JSON.stringify(ctx.sel);
     ctx.sel = sel;
-    if (changed) sync();
+    gfx.classList.toggle('cut', ctx.cut);
+    if (changed) {
+      wanted = sync();
+      if (gfx.classList.contains('on') && ctx.slotVisible) swaps.begin(ctx.cut);
+    }
+    if (swaps.holding([...wanted].every((t) => states.has(t)))) return; // the old frame stays
     let content = false;
     try {
       content = !ctx.blocked && Boolean(render(ctx));
@@ -493,7 +505,7 @@ export function mountOverlay({ slot, topics, render, next, root }) {
     next: () => { if (next) next(ctx); schedule(); },
   });
   gfx.dataset.visible = 'false';
-  sync();
+  wanted = sync();
   schedule();
   return ctx;
 }

@@ -1,12 +1,13 @@
 // Operator panel (operator token): console health, rejections, what is on air, dispute
 // confirmation, corrections and the release state of every deal.
 import { connect, params } from './duplicast.js';
+import { mountMixer } from './mixer.js';
 import { el, fitDesk, fmtInt, teamStyle } from './ui.js';
 import { mountSuggested } from './suggested.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
-fitDesk();
+const refit = fitDesk(1920, 1080, { content: true });
 export const SILENT_AFTER_S = 60;
 const SLOTS = {
   leaderboard: [['view', 'select', ['like_for_like', 'running']], ['group', 'text'], ['scope', 'text'], ['stage', 'text'], ['session', 'text']],
@@ -28,6 +29,7 @@ const client = connect({
   },
   onError: (f) => {
     $('op-error').textContent = `${f.code}: ${f.message || ''}`;
+    window.dispatchEvent(new CustomEvent('duplicast:error', { detail: f }));
   },
   onHello: () => {
     if (!client.mismatch && $('op-error').textContent.startsWith('wrong_tournament')) $('op-error').textContent = '';
@@ -183,6 +185,10 @@ function buildSlots() {
     row.append(
       el('span', { class: 'name' }, slot),
       el('span', { class: 'fields' }, SLOTS[slot].map((f) => el('label', {}, `${f[0]} `, field(f, undefined)))),
+      el('button', {
+        dataset: { testid: 'slot-preview' },
+        onclick: () => window.dispatchEvent(new CustomEvent('duplicast:cue', { detail: { slot, value: readFields(row, slot) } })),
+      }, 'Preview'),
       el('button', { class: 'primary', dataset: { testid: 'slot-take' }, onclick: () => send(true) }, 'Take'),
       el('button', { dataset: { testid: 'slot-toggle' }, onclick: () => send(slotValue(slot).visible !== true) }, 'Show'),
       el('span', { class: 'cur', dataset: { testid: 'slot-current' } }));
@@ -239,10 +245,12 @@ client.subscribe('clock', (state) => {
 });
 setInterval(drawClock, 1000);
 buildSlots();
-// Suggested split-screens: a Cue not handled by a preview takes the compare slot at once.
+mountMixer($('mixer'), client, p);
+// Suggested split-screens: a Cue not handled by a listener (the mixer) takes the compare slot.
 mountSuggested({
   client,
   root: $('suggested'),
   take: (value) => client.send({ op: 'onair', slot: 'compare', value: { ...value, visible: true } }),
 });
-setInterval(drawOps, 5000); // keep "silent" and "ago" honest between updates
+setInterval(drawOps, 5000);
+setInterval(refit, 1000); // the desk's content grows and shrinks: keep all of it on screen // keep "silent" and "ago" honest between updates

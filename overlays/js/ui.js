@@ -166,13 +166,19 @@ export const BOARD_AT = { preflop: 0, flop: 3, turn: 4, river: 5, showdown: 5, c
  * Desks (operator, commentator) are laid out for a 1920x1080 window: in a smaller one the whole
  * page is zoomed down to fit, so nothing is cut or pushed off screen.
  */
-export function fitDesk(width = 1920, height = 1080) {
+export function fitDesk(width = 1920, height = 1080, { content = false } = {}) {
   const fit = () => {
     const z = Math.min(1, window.innerWidth / width, window.innerHeight / height);
     document.body.style.zoom = z === 1 ? '' : String(z);
+    if (!content) return;
+    // With `content`, zoom further when the desk is taller than the window (scrollHeight is in
+    // zoomed pixels), so all of it stays on one screen.
+    const tall = document.documentElement.scrollHeight;
+    if (tall > window.innerHeight + 1) document.body.style.zoom = String((z * window.innerHeight) / tall);
   };
   fit();
   window.addEventListener('resize', fit);
+  return fit;
 }
 
 /** A probability as broadcasts print it: 0.6234 -> "62.3%" ("–" when there is none). */

@@ -1,6 +1,6 @@
 """The families of the broadcast desk: ``onair`` (what the graphics show), ``ticker`` (news
 lines), ``clock`` (the session clock) and ``ops`` (the operator's view: refusals, releases,
-links, hands in play)."""
+links, hands in play, the cue list and the on-air change an undo would take back)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 from hub.engine import desk_views
 from hub.engine.changes import (
     ClockChanged,
+    CuesChanged,
     DealReleased,
     LinkChanged,
     OnAirChanged,
@@ -76,13 +77,15 @@ def _clock(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any
 
 def _ops(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
-    return desk_views.ops_payload(
+    payload = desk_views.ops_payload(
         engine.state,
         list(engine.rejections),
         engine.release_state(),
         engine._now,
         engine.links,
     )
+    # The cue list, and what undo_take would restore (the on-air change it takes back).
+    return payload | {"cues": engine.cues.payload(), "undo_take": engine.takes.payload()}
 
 
 ONAIR = Feed("onair", (OnAirChanged, DealReleased), onair_keys, _onair)
@@ -90,7 +93,7 @@ TICKER = Feed("ticker", (TickerItem, DealReleased, ReleasedResultCorrected), tic
 CLOCK = Feed("clock", (ClockChanged,), clock_keys, _clock)
 OPS = Feed(
     "ops",
-    (*HAND_EVENTS, PenaltyApplied, Rejected, LinkChanged, DealReleased),
+    (*HAND_EVENTS, PenaltyApplied, Rejected, LinkChanged, DealReleased, OnAirChanged, CuesChanged),
     ops_keys,
     _ops,
 )

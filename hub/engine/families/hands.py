@@ -58,7 +58,7 @@ def projection_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
 def _table(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
     table = engine.state.tables[args[0]]
-    released = [d for d in range(1, engine.config.deals + 1) if engine.released(table.group, d)]
+    released = engine.released_deals(table.group)
     public_deal = max(released, default=None)
     if public_deal is None and engine._public_teams(table.group):
         public_deal = table.order[0]

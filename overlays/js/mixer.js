@@ -1,0 +1,230 @@
+// The operator's mixer (docs/overlays.md "Preview, Take and Cut"): a preview monitor of what
+// Take will put on air (the real overlay page in a scaled iframe, showing the pending selection
+// from its URL), an "On air" monitor (the same overlay following its slot), Take (the overlay's
+// transition), Cut (no transition), Hide, Undo take, the hub's cue list (shared by every operator
+// browser, journaled) and keyboard hotkeys for a Stream Deck. The preview is this browser's own;
+// everything else is the hub's.
+import { el } from './ui.js';
+
+export const SLOT_PAGES = {
+  leaderboard: 'leaderboard.html', seat: 'seat.html', table: 'table.html', compare: 'compare.html', ticker: 'ticker.html',
+};
+// The selection keys of each slot: Take sends every one (null: the overlay's URL decides), so
+// what goes on air is exactly the preview, not the preview merged over the slot's old keys.
+export const SLOT_KEYS = {
+  leaderboard: ['view', 'group', 'scope', 'stage', 'session'],
+  seat: ['seat', 'view'],
+  table: ['table'],
+  compare: ['deal', 'seat', 'tables', 'mode'],
+  ticker: [],
+};
+export const HOTKEYS = [
+  ['Space / Enter', 'Take'], ['C', 'Cut'], ['1–9', 'cue N to preview'], ['↑ ↓', 'previous / next cue'],
+  ['H', 'hide'], ['Ctrl+Z', 'undo take'],
+];
+const CUE_ROWS = 9; // cue rows shown at once (a window round the selected cue beyond that)
+
+/** A slot's selection in words: "compare · deal 3 · seat 5 · tables 1, 4 · live". */
+export function describe(slot, value) {
+  const v = value || {};
+  const parts = [slot];
+  for (const k of ['table', 'deal', 'seat', 'group', 'scope', 'stage', 'session']) {
+    if (v[k] !== undefined && v[k] !== null && v[k] !== '') parts.push(`${k} ${v[k]}`);
+  }
+  if (Array.isArray(v.tables) && v.tables.length) parts.push(`tables ${v.tables.join(', ')}`);
+  if (v.view) parts.push(String(v.view).replace(/_/g, ' '));
+  if (v.mode) parts.push(v.mode === 'sync' ? 'deal-aligned replay' : 'live');
+  return parts.join(' · ');
+}
+
+function query(base, extra) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries({ ...base, ...extra })) {
+    if (v === undefined || v === null || v === '' || (Array.isArray(v) && !v.length)) continue;
+    q.set(k, Array.isArray(v) ? v.join(',') : String(v));
+  }
+  return q.toString();
+}
+
+/** The preview monitor's page: the slot's overlay showing `value` from its URL (no slot). */
+export function previewUrl(slot, value, link) {
+  const v = {};
+  for (const k of SLOT_KEYS[slot] || []) if (value && value[k] !== undefined) v[k] = value[k];
+  return `${SLOT_PAGES[slot]}?${query({ ...link, theme: 'dark', slot: '0' }, v)}`;
+}
+
+/** The on-air monitor's page: the slot's overlay following its slot, as a source on air does. */
+export function airUrl(slot, link) {
+  return `${SLOT_PAGES[slot]}?${query({ ...link, theme: 'dark', slot: '1' }, {})}`;
+}
+
+/** The on-air value Take (or Cut) sends for a preview. */
+export function takeValue(slot, value, cut) {
+  const out = Object.fromEntries((SLOT_KEYS[slot] || []).map((k) => [k, null]));
+  for (const [k, v] of Object.entries(value || {})) if (k !== 'visible' && k !== 'cut') out[k] = v;
+  out.visible = true;
+  if (cut) out.cut = true;
+  return out;
+}
+
+/** The hotkey of a keydown, or null: never while typing in a field. */
+export function hotkey(e) {
+  const t = e.target;
+  if (t && (t.isContentEditable || ['INPUT', 'SELECT', 'TEXTAREA'].includes(t.tagName))) return null;
+  if (e.altKey || e.metaKey) return null;
+  if (e.ctrlKey) return e.key === 'z' || e.key === 'Z' ? 'undo' : null;
+  if (e.key === ' ' || e.key === 'Enter') return 'take';
+  if (/^[1-9]$/.test(e.key)) return `cue${e.key}`;
+  return {
+    c: 'cut', C: 'cut', h: 'hide', H: 'hide', ArrowDown: 'next', ArrowRight: 'next', ArrowUp: 'previous', ArrowLeft: 'previous',
+  }[e.key] || null;
+}
+
+/** Mount the mixer in `root` (its section), speaking through the operator page's `client`. */
+export function mountMixer(root, client, p) {
+  const link = { token: p.token, ws: p.ws, tournament: p.tournament };
+  const $ = (id) => root.querySelector(`[data-testid="${id}"]`);
+  let preview = null; // { slot, value, offer }: this browser's pending selection
+  let airSlot = 'leaderboard';
+  let cues = [];
+  let cursor = -1; // the selected cue's index
+  let onair = { slots: {} };
+  let undo = null;
+
+  const monitor = (id) => el('iframe', { class: 'monitor', tabindex: '-1', dataset: { testid: id }, title: id });
+  const button = (id, text, cls, onclick) => el('button', { class: cls, dataset: { testid: id }, onclick }, text);
+  root.replaceChildren(
+    el('h2', {}, 'Preview · On air', el('span', { class: 'mixmsg', dataset: { testid: 'mixer-msg' } })),
+    el('div', { class: 'mixrow' },
+      el('div', { class: 'mon' }, el('div', { class: 'monlabel pv' }, 'Preview'), monitor('preview-frame'),
+        el('div', { class: 'moncap', dataset: { testid: 'preview-summary' } }, 'nothing in preview')),
+      el('div', { class: 'mixbuttons' },
+        button('mix-take', 'Take', 'primary', () => take(false)),
+        button('mix-cut', 'Cut', 'cut', () => take(true)),
+        button('mix-hide', 'Hide', '', hide),
+        button('mix-undo', 'Undo take', '', undoTake),
+        button('cue-add', 'Add to cues', '', addCue)),
+      el('div', { class: 'mon' }, el('div', { class: 'monlabel air' }, 'On air'), monitor('air-frame'),
+        el('div', { class: 'moncap', dataset: { testid: 'air-summary' } }, '')),
+      el('div', { class: 'cuebox' }, el('div', { class: 'cuehead' }, 'Cues'),
+        el('table', { class: 't cues' }, el('tbody', { dataset: { testid: 'cues' } })))),
+    el('div', { class: 'hotkeys', dataset: { testid: 'hotkeys' } },
+      HOTKEYS.map(([k, what]) => el('span', { dataset: { key: what } }, el('kbd', {}, k), ` ${what}`))));
+
+  function say(text, bad = false) {
+    $('mixer-msg').textContent = text;
+    $('mixer-msg').className = `mixmsg ${bad ? 'err' : ''}`;
+  }
+  function setSrc(frame, url) {
+    if (frame.getAttribute('src') !== url) frame.setAttribute('src', url);
+  }
+  function draw() {
+    if (preview) {
+      setSrc($('preview-frame'), previewUrl(preview.slot, preview.value, link));
+      $('preview-summary').textContent = describe(preview.slot, preview.value);
+    }
+    setSrc($('air-frame'), airUrl(airSlot, link));
+    const cur = (onair.slots || {})[airSlot];
+    $('air-summary').textContent = cur ? `${cur.visible === true ? 'on air' : 'hidden'} · ${describe(airSlot, cur)}` : airSlot;
+    $('cue-add').classList.toggle('offer', Boolean(preview && preview.offer));
+    $('mix-undo').disabled = !undo;
+    $('mix-undo').title = undo ? `back to: ${describe(undo.slot, undo.value)}` : 'nothing to undo';
+    const first = Math.max(0, Math.min(cursor - 4, cues.length - CUE_ROWS));
+    $('cues').replaceChildren(...cues.slice(first, first + CUE_ROWS).map((c, j) => cueRow(c, first + j)),
+      ...(cues.length > CUE_ROWS ? [el('tr', { class: 'note' }, el('td', { colspan: 3 }, `${cues.length} cues`))] : []),
+      ...(cues.length ? [] : [el('tr', { class: 'note' }, el('td', {}, 'no cues: Preview a slot, then Add to cues'))]));
+  }
+  function cueRow(c, i) {
+    const act = (id, text, fn) => el('button', { dataset: { testid: id }, onclick: fn }, text);
+    return el('tr', { dataset: { testid: 'cue-row', id: String(c.id), index: String(i), selected: String(i === cursor) } },
+      el('td', { class: 'cueno' }, i < 9 ? String(i + 1) : ''),
+      el('td', { class: 'cuetext' }, c.label ? `${c.label} · ` : '', describe(c.slot, c.value)),
+      el('td', { class: 'cueacts' },
+        act('cue-load', 'Preview', () => loadCue(i)),
+        act('cue-up', '↑', () => send({ op: 'cue', action: 'move', cue: c.id, to: Math.max(0, i - 1) })),
+        act('cue-down', '↓', () => send({ op: 'cue', action: 'move', cue: c.id, to: Math.min(cues.length - 1, i + 1) })),
+        act('cue-remove', '✕', () => send({ op: 'cue', action: 'remove', cue: c.id }))));
+  }
+  function send(op) {
+    say('');
+    if (!client.send(op)) say('not connected: nothing sent', true);
+  }
+  function load(slot, value, offer = false) {
+    if (!SLOT_PAGES[slot]) {
+      say(`unknown slot ${slot}`, true);
+      return;
+    }
+    preview = { slot, value: { ...(value || {}) }, offer };
+    airSlot = slot;
+    say('');
+    draw();
+  }
+  function loadCue(i) {
+    if (i < 0 || i >= cues.length) {
+      say(`there is no cue ${i + 1}`, true);
+      return;
+    }
+    cursor = i;
+    load(cues[i].slot, cues[i].value);
+  }
+  function take(cut) {
+    if (!preview) {
+      say('nothing in preview: load a cue or press Preview on a slot', true);
+      return;
+    }
+    send({ op: 'onair', slot: preview.slot, value: takeValue(preview.slot, preview.value, cut) });
+  }
+  function hide() {
+    send({ op: 'onair', slot: airSlot, value: { visible: false } });
+  }
+  function undoTake() {
+    send({ op: 'undo_take' });
+  }
+  function addCue() {
+    if (!preview) {
+      say('nothing in preview to add', true);
+      return;
+    }
+    const value = Object.fromEntries(Object.entries(preview.value).filter(([, v]) => v !== null && v !== undefined));
+    send({ op: 'cue', action: 'add', slot: preview.slot, value });
+    preview.offer = false;
+    draw();
+  }
+
+  const ACTIONS = {
+    take: () => take(false), cut: () => take(true), hide, undo: undoTake,
+    next: () => loadCue(Math.min(cues.length - 1, cursor + 1)),
+    previous: () => loadCue(Math.max(0, cursor - 1)),
+  };
+  document.addEventListener('keydown', (e) => {
+    const action = hotkey(e);
+    if (!action) return;
+    e.preventDefault();
+    if (document.activeElement && document.activeElement.tagName === 'BUTTON') document.activeElement.blur();
+    root.dataset.lastKey = action;
+    if (action.startsWith('cue')) loadCue(Number(action.slice(3)) - 1);
+    else ACTIONS[action]();
+  });
+  // Another part of the panel (a slot's Preview, a suggested split-screen's Cue) hands a
+  // selection to the preview, offered for the cue list.
+  window.addEventListener('duplicast:cue', (e) => {
+    const d = e.detail || {};
+    load(d.slot, d.value, true);
+    e.preventDefault(); // handled: a suggested split-screen's Cue does not take it at once
+  });
+  window.addEventListener('duplicast:error', (e) => {
+    const f = e.detail || {};
+    if (['onair', 'cue', 'undo_take'].includes(f.op)) say(`${f.op}: ${f.message || f.code}`, true);
+  });
+  client.subscribe('ops', (state) => {
+    cues = state.cues || [];
+    undo = state.undo_take || null;
+    if (cursor >= cues.length) cursor = cues.length - 1;
+    draw();
+  });
+  client.subscribe('onair', (state) => {
+    onair = state;
+    draw();
+  });
+  draw();
+}
