@@ -144,7 +144,7 @@ def operator_command(
     if choice == 2:
         return {"op": "penalty", "table": table, "seat": 1, "points": 1, **official}
     if choice == 3:
-        return {"op": "confirm", "table": table, "deal": deal}
+        return {"op": "confirm", "table": table, "deal": deal, **official}
     return {"op": "onair", "slot": "ticker", "value": {"visible": rng.random() < 0.5}}
 
 

@@ -165,7 +165,7 @@ def test_reopened_fold_out_closed_by_the_operator_or_unchanged() -> None:
     c.ok("reopen", deal=1)
     c.ok("undo")
     c.ok("fold", seat=2)  # re-entered as it was
-    assert operator(engine, "confirm", deal=1).ok  # the operator panel closes it as well
+    assert operator(engine, "confirm", deal=1, by="TD").ok  # the operator panel closes it as well
     assert engine.state.board.result(1, 1) == {1: 0, 2: -50, 3: 50}
     c.ok("reopen", deal=1)  # reopened and found right: confirm closes it unchanged
     c.ok("confirm", deal=1)
@@ -187,9 +187,9 @@ def test_reopened_showdown_needs_win_and_a_wrong_win_is_disputed() -> None:
     hand = engine.state.hand(1, 1)
     assert hand is not None and hand.status == "disputed" and hand.result is None
     assert engine.payload(("live", "ops"))["disputes"][0]["computed"] == [3]
-    assert operator(engine, "confirm", deal=1, seats=[2]).ok  # the official's word stands
+    assert operator(engine, "confirm", deal=1, seats=[2], by="TD").ok  # the official's word stands
     assert hand.status == "complete" and hand.result == {1: -100, 2: 200, 3: -100}
-    again = operator(engine, "confirm", deal=1)
+    again = operator(engine, "confirm", deal=1, by="TD")
     assert again.code == "not_disputed"
     assert "neither disputed nor reopened" in again.message
 

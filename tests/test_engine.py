@@ -214,7 +214,7 @@ def test_showdown_with_known_cards_and_dispute(engine: Engine) -> None:
     assert current.status == "disputed" and current.result is None
     assert engine.payload(("live", "ops"))["disputes"][0]["declared"] == [loser]
     # A console may confirm; so may the operator (journaled as the operator console).
-    confirmed = engine.control({"op": "confirm", "table": 1, "deal": current.deal}, 1.0)
+    confirmed = engine.control({"op": "confirm", "table": 1, "deal": current.deal, "by": "TD"}, 1.0)
     assert confirmed.ok and confirmed.record is not None
     assert confirmed.record["console"] == "operator"
     assert current.status == "complete"

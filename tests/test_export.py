@@ -47,7 +47,7 @@ async def test_a_live_session_exported_replays_to_the_same_standings(
             report = await replay_log(bus, config.id, events, on_reject=lambda _: None)
             assert report.rejected == 0 and report.accepted == len(events)
             answer = await source.control(
-                {"op": "confirm", "table": confirm["table"], "deal": confirm["deal"]}
+                {"op": "confirm", "table": confirm["table"], "deal": confirm["deal"], "by": "TD"}
             )
             assert answer["ok"], answer
             onair = {"op": "onair", "slot": "ticker", "value": {"visible": False}}

@@ -30,6 +30,7 @@ from hub.engine.changes import (
     Rejected,
     ReleasedDealCorrected,
     ReleasedResultCorrected,
+    RosterChanged,
     StageFilled,
     TickerItem,
 )
@@ -58,6 +59,7 @@ SAMPLES: list[EngineEvent] = [
     Rejected(None, "unknown_table"),
     LinkChanged("table1", False),
     ClockChanged("running", 1),
+    RosterChanged("BRA"),
     StageFilled("final", (3,), (3, 4)),
     Notable({"kind": "void"}),
 ]
@@ -158,6 +160,10 @@ def test_no_event_of_a_session_touches_an_undeclared_topic(
             assert not engine.submit({"v": 1, "type": "nonsense"}, now).ok  # Rejected
             penalty = {"op": "penalty", "table": 1, "seat": 2, "chips": 50}
             after(engine.control({**penalty, "reason": "slow", "by": "TD"}, now))
+            held = engine.state.seat_holder(1, 2, None)
+            assert held is not None
+            fix = {"op": "roster", "team": held[0].id, "table": 1, "name": "A. Renamed"}
+            after(engine.control({**fix, "colour": "#112233", "by": "TD"}, now))
     deal = config.deal_orders[1][0]
     assert engine.deal_released(deal) and "StageFilled" in checked
     seq = engine.sequencer.expected("table1")

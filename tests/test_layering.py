@@ -81,6 +81,7 @@ LAYERS: dict[str, int] = {
     "hub.serve.auth": 2,
     "hub.serve.origins": 2,  # which browser pages may open /ws
     "hub.serve.proxies": 2,  # who a client is behind a trusted load balancer
+    "hub.serve.rulings": 2,  # the officials' commands as every transport shapes them
     "hub.bus.redis_scripts": 1,  # the Redis bus's Lua scripts
     "hub.bus.redis_retry": 1,  # which Redis errors are retried, and the backoff
     "hub.bus.base": 2,

@@ -773,10 +773,15 @@ def test_operator_panel(page: Page, feed: FakeFeed) -> None:
         "data-visible", "false", timeout=FAST
     )
 
+    page.locator('[data-testid="confirm"]').click()  # no official named yet: nothing sent
+    expect(page.locator('[data-testid="td-status"]')).to_contain_text("official's name")
+    assert not [op for op in feed.received if op.get("op") == "confirm"]
+    page.locator('[data-testid="td-by"]').fill("TD Ana")
     page.locator('[data-testid="dispute-row"] input').fill("5")
     page.locator('[data-testid="confirm"]').click()
     expect(page.locator('[data-testid="dispute-row"]')).to_have_count(0, timeout=FAST)
-    assert {"op": "confirm", "table": 4, "deal": 2, "seats": [5]} in feed.received
+    confirm = {"op": "confirm", "table": 4, "deal": 2, "seats": [5], "by": "TD Ana"}
+    assert confirm in feed.received
 
     # a console's link changes: the row follows within a second
     tables = feed.payload("ops", "live")["tables"]
@@ -784,6 +789,20 @@ def test_operator_panel(page: Page, feed: FakeFeed) -> None:
     feed.push("ops", {"tables": tables}, audience="live")
     t5 = page.locator('[data-testid="console-row"][data-table="5"]')
     expect(t5).to_have_attribute("data-state", "ok", timeout=FAST)
+
+    # a dispute arrives: an alert at once, until acknowledged (the link change raised none)
+    alerts = page.locator('[data-testid="td-alert"]')
+    expect(alerts).to_have_count(0)
+    dispute = {"table": 2, "deal": 3, "status": "disputed", "pot": 900, "declared": [1],
+               "computed": [4], "players": []}  # fmt: skip
+    feed.push("ops", {"disputes": [dispute]}, audience="live")
+    expect(alerts).to_have_count(1, timeout=FAST)
+    expect(alerts.first).to_have_attribute("data-kind", "dispute")
+    expect(alerts.first).to_have_text(
+        re.compile("^Dispute at table 2, deal 3: declared 1, the cards say 4")
+    )
+    alerts.first.locator('[data-testid="td-ack"]').click()
+    expect(alerts).to_have_count(0)
 
 
 def test_operator_needs_token(page: Page, feed: FakeFeed) -> None:

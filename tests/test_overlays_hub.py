@@ -694,6 +694,7 @@ def test_operator_confirms_a_dispute(page: Page, dispute_hub: HubThread) -> None
     console = page.locator(f'[data-testid="console-row"][data-table="{table}"]')
     expect(console.locator('[data-testid="console-status"]')).to_have_text("disputed")
     shot(page, "operator-dispute")
+    page.locator('[data-testid="td-by"]').fill("TD Ana")  # every ruling names its official
     row.locator('[data-testid="confirm"]').click()  # empty: the hub's computed winners
     expect(row).to_have_count(0, timeout=FAST)
     status = {

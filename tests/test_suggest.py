@@ -236,3 +236,19 @@ def test_the_incremental_ranking_equals_a_full_recompute_after_every_event(seed:
     engine, _ = run(seed, corrections_noise=True, after_each=check_incremental)
     assert engine.projections.docs[LIVE].doc["suggestions"]
     assert engine.projections.docs[PUBLIC].doc["suggestions"]
+
+
+def test_a_roster_fix_renames_the_team_in_the_reasons(engine: Engine) -> None:
+    config = engine.config
+    consoles = {t: Console(engine, t) for t in config.tables}
+    for t, console in consoles.items():
+        while engine.state.tables[t].next_deal() is not None:
+            (play_raise_out if t == 2 else play_fold_out)(console, engine)  # type: ignore[operator]
+    live = listed(engine, LIVE)
+    team = next(tm for tm in config.teams.values() if tm.name in " ".join(live[0]["reasons"]))
+    fix = {"op": "roster", "team": team.id, "team_name": "Renamed", "by": "TD", "reason": "typo"}
+    assert engine.control(fix, 9.0).ok
+    engine.changes()
+    doc = engine.projections.docs[LIVE].doc
+    assert doc == engine.payload(LIVE)
+    assert "Renamed" in " ".join(doc["suggestions"][0]["reasons"])

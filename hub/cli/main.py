@@ -362,6 +362,12 @@ def _run_rps_slips(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_td(sub: Sub) -> None:
+    from hub.cli import td
+
+    td.add_parser(sub)
+
+
 def _add_server_commands(sub: Sub) -> None:
     from hub.cli import runner
 
@@ -385,6 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_piecepack_counts(sub)
     _add_rps_slips(sub)
     _add_server_commands(sub)
+    _add_td(sub)
     return parser
 
 

@@ -8,7 +8,8 @@ object is refused as ``bad_schema``, as the hub refuses a message it cannot deco
 
 A log exported from the journal (`duplicast export --events`) also holds the operator's
 commands: events of the ``operator`` console (``confirm``, ``void``, ``penalty``) and
-``{"op": ...}`` lines (``onair``, ``clock``) go through `Engine.control`, as they did live.
+``{"op": ...}`` lines (``onair``, ``clock``, ``roster``) go through `Engine.control`, as they
+did live.
 
 An export also holds each refusal that used up a console's seq (a ``{"refused": ...}`` line):
 the replay marks that seq answered, as the hub did, and goes on. Its first line
@@ -152,6 +153,10 @@ def read_log(path: Path) -> list[LogEntry]:
     return entries
 
 
+# The official of an operator `confirm` journaled before the hub required one (`by`).
+UNRECORDED = "(not recorded)"
+
+
 def _operator_command(event: dict[str, Any]) -> dict[str, Any] | None:
     """The operator command a log line stands for, if it is one."""
     if "op" in event:
@@ -165,6 +170,8 @@ def _operator_command(event: dict[str, Any]) -> dict[str, Any] | None:
         for name, field in fields.items():  # command field <- event field
             if event.get(field) not in (None, []):
                 command[name] = event[field]
+        if kind == "confirm" and "by" not in command:  # journaled before a confirm named one
+            command["by"] = UNRECORDED
         return command
     return None
 

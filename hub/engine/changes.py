@@ -9,7 +9,7 @@ by one hand, a ``DealReleased`` opens a deal to the public. Each topic family in
 ``PenaltyApplied``, ``StageFilled``, ``Notable``); the engine's parts add the rest (release:
 ``DealReleased``, ``ReleasedDealCorrected``, ``ReleasedResultCorrected``; the desk:
 ``OnAirChanged``, ``CuesChanged``, ``ClockChanged``, ``TickerItem``, ``Rejected``,
-``LinkChanged``). ``Notable``
+``LinkChanged``; the roster: ``RosterChanged``). ``Notable``
 is for the engine only: its desk turns it into ticker items, the projections never see it.
 
 ``routed_by`` names the fields the topics an event touches depend on (an action's index does
@@ -41,6 +41,7 @@ __all__ = [
     "Rejected",
     "ReleasedDealCorrected",
     "ReleasedResultCorrected",
+    "RosterChanged",
     "StageFilled",
     "TickerItem",
 ]
@@ -65,6 +66,7 @@ class EventKind(StrEnum):
     REJECTED = "Rejected"
     LINK_CHANGED = "LinkChanged"
     CLOCK_CHANGED = "ClockChanged"
+    ROSTER_CHANGED = "RosterChanged"
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +227,17 @@ class ClockChanged:
     level: int
 
 
+@dataclass(frozen=True, slots=True)
+class RosterChanged:
+    """The operator corrected a team's roster (a player's name, a substitute, the team's name
+    or colour): every topic that shows the team's names or colours is rebuilt, in every
+    audience (a name tells nothing of any deal)."""
+
+    kind: ClassVar[EventKind] = EventKind.ROSTER_CHANGED
+    routed_by: ClassVar[tuple[str, ...]] = ()  # every table and traveller, whichever team
+    team: str
+
+
 EngineEvent = (
     HandStarted
     | ActionApplied
@@ -242,4 +255,5 @@ EngineEvent = (
     | Rejected
     | LinkChanged
     | ClockChanged
+    | RosterChanged
 )

@@ -173,7 +173,7 @@ class Engine:
         now = float(record.get("at", 0.0))
         self._now = now
         if record.get("kind") == "control":
-            return self._announce(self.desk.apply_control(record, now))
+            return self._announce(self._apply_control(record, now))
         event = self.admission.replayed(record)
         if event is None:  # a seq a refusal used up, or a record applied already
             return set()
@@ -187,15 +187,20 @@ class Engine:
 
     # ----------------------------------------------------------------- control
     def control(self, command: Mapping[str, Any], now: float) -> Outcome:
-        """An operator command (on-air change, undo of the last one, cue list, clock, dispute
-        confirmation, void, penalty), validated: the desk's own (on-air, undo_take, cue,
-        clock), or a console event of the operator."""
+        """An operator command (on-air change, undo of the last one, cue list, clock, roster,
+        dispute confirmation, void, penalty), validated: a control record (on-air, undo_take,
+        cue, clock: the desk's; roster: the state's), or a console event of the operator."""
         self._now = now
         try:
             refuse_bad_numbers(command)  # NaN, infinities, huge ints: whatever the transport
-            record = self.desk.command(command, now)
+            record: dict[str, Any] | None
+            if command.get("op") == "roster":
+                state = self.state
+                record = state.roster.check(command, state.config, state.seat_holder, now)
+            else:
+                record = self.desk.command(command, now)
             if record is not None:
-                changed = self._announce(self.desk.apply_control(record, now))
+                changed = self._announce(self._apply_control(record, now))
                 return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
             seq = self.admission.sequencer.expected(OPERATOR_CONSOLE)
             event = self.desk.operator_event(command, seq, self.config.id, self.state.tables)
@@ -206,6 +211,12 @@ class Engine:
         record = {"kind": "console", **event.as_record(), "at": now}
         changed = self._after(events, now)
         return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
+
+    def _apply_control(self, record: Mapping[str, Any], now: float) -> list[EngineEvent]:
+        """A control record (checked, or from the journal): the roster's, else the desk's."""
+        if record.get("op") == "roster":
+            return self.state.fix_roster(record)
+        return list(self.desk.apply_control(record, now))
 
     # ----------------------------------------------------------------- release
     def released(self, group: str, deal_no: int) -> bool:

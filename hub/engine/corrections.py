@@ -91,11 +91,11 @@ def on_confirm(
         target.winners = tuple(winners) if winners else target.computed
         target.settled_by = "declared" if winners else "cards"
         target.declared = None
-        log_correction(s, table, target, "confirm", now)
+        log_correction(s, table, target, "confirm", now, event)
         return s.finish(table, target, COMPLETE, now)
     if target.reopened and target is table.current:
         if target.hand.street == Street.COMPLETE:
-            log_correction(s, table, target, "confirm", now)
+            log_correction(s, table, target, "confirm", now, event)
             return s.finish(table, target, COMPLETE, now)
         raise Rejection(
             "not_allowed",
@@ -127,14 +127,14 @@ def on_undo(
         # Undoing the start itself: the deal goes back to not played.
         del table.hands[current.deal]
         table.current = None
-        log_correction(s, table, current, "undo", now)
+        log_correction(s, table, current, "undo", now, event)
         if current.reopened:  # e.g. start, void, reopen, undo: no inputs to take back
             s.board.set_result(table.table, current.deal, None)
         return [HandRewound(table.table, current.deal)]
     s.rebuild(current, current.inputs[:-1])
     current.winners = None
     current.settled_by = None
-    log_correction(s, table, current, "undo", now)
+    log_correction(s, table, current, "undo", now, event)
     return [HandRewound(table.table, current.deal), *s.after_betting(table, current, now)]
 
 
@@ -214,7 +214,7 @@ def on_reopen(
     target.status = SHOWDOWN if target.hand.street == Street.SHOWDOWN else IN_PROGRESS
     table.current = target
     s.board.set_result(table.table, target.deal, None)
-    log_correction(s, table, target, "reopen", now)
+    log_correction(s, table, target, "reopen", now, event)
     settled = HandSettled(table.table, target.deal, target.status)
     return [HandRewound(table.table, target.deal), settled]
 
@@ -227,11 +227,17 @@ def log_correction(
     now: float,
     event: ConsoleEvent | None = None,
 ) -> None:
+    """One line of the corrections log (the operator desk's who, what, why): the official
+    (``by``) of an operator's command, else the console that sent it; the reason (``note``)."""
     entry: dict[str, Any] = {"table": table.table, "deal": hand.deal, "type": kind, "at": now}
     if event is not None and event.console == OPERATOR_CONSOLE:
         entry["by"], entry["reason"] = event.by, event.note
-    elif event is not None and kind in DEALER_ERRORS:
-        entry["seat"] = event.seat
+    elif event is not None:
+        entry["console"] = event.console
+        if event.note:
+            entry["reason"] = event.note
+        if kind in DEALER_ERRORS:
+            entry["seat"] = event.seat
     s.corrections.append(entry)
     del s.corrections[:-200]
 

@@ -34,9 +34,10 @@ from hub.engine.tournament import TournamentState
 __all__ = ["ONAIR_SLOTS", "OPERATOR_EVENTS", "Desk", "default_onair"]
 
 # Operator commands that are console events of the reserved console "operator": command field
-# -> event field. `void` and `penalty` need the official (`by`) and a `reason`.
+# -> event field. `void` and `penalty` need the official (`by`) and a `reason`; `confirm` needs
+# `by` (its `reason` is optional). A console's own `confirm` names no official.
 OPERATOR_EVENTS: dict[str, dict[str, str]] = {
-    "confirm": {"deal": "deal", "seats": "seats"},
+    "confirm": {"deal": "deal", "seats": "seats", "reason": "note", "by": "by"},
     "void": {"deal": "deal", "reason": "note", "by": "by"},
     "penalty": {
         "seat": "seat",
@@ -113,8 +114,10 @@ class Desk:
         for name, field_name in OPERATOR_EVENTS[op].items():
             if command.get(name) not in (None, []):
                 raw[field_name] = command[name]
-        if op in ("void", "penalty") and not (raw.get("note") and raw.get("by")):
-            raise Rejection("bad_request", f"'{op}' needs 'by' (the official) and a 'reason'")
+        by, needs_reason = raw.get("by"), op in ("void", "penalty")
+        if not (isinstance(by, str) and by.strip()) or (needs_reason and not raw.get("note")):
+            also = " and a 'reason'" if needs_reason else ""
+            raise Rejection("bad_request", f"'{op}' needs 'by' (the official who rules){also}")
         event = parse_event(raw)
         if event.table not in tables:
             raise Rejection("unknown_table", f"table {event.table} is not in this tournament")

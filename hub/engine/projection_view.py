@@ -9,7 +9,7 @@ from typing import Any
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard
 from hub.engine.tournament import TournamentState
-from hub.engine.views import team_info
+from hub.engine.views import named_seats, team_info
 
 __all__ = ["if_ended_now", "projected_board", "projected_result", "projection_payload"]
 
@@ -77,11 +77,11 @@ def projection_payload(
                 "result": {str(s): v for s, v in projected.items()},
             }
         )
-    info = team_info(state.config)
+    info = team_info(state.config, state.roster)
     running = board.view_as_dict("running")
     return {
         "hands": hands,
         "scoring": board.scoring.describe(),
         "teams": [{**row, **info[row["team"]]} for row in running["teams"]],
-        "seats": running["seats"],
+        "seats": named_seats(running["seats"], state.roster),
     }

@@ -52,7 +52,6 @@ class Projections:
         self._moved: dict[TopicKey, None] = {}
         self._acted: dict[tuple[int, int], int] = {}  # hand -> its first action not yet shown
         self._rehand: dict[tuple[int, int], None] = {}  # hands whose traveller rows to rebuild
-        self._info = views.team_info(state.config)
         self._projected: dict[tuple[int, int], None] = {}  # hands the projection must re-read
         # The projection's scoreboard, once asked for.
         self.board: Scoreboard | EventScoreboard | None = None
@@ -189,7 +188,8 @@ class Projections:
             if rec is None:
                 self._stale[key] = None
                 continue
-            row = views.compare_row(self.state, deal, table, group, seat, self._info)
+            info = views.team_info(self.state.config, self.state.roster)  # (made once a fix)
+            row = views.compare_row(self.state, deal, table, group, seat, info)
             old = rec.doc["rows"][i]
             # (a dealer error changes a table's board without changing its length)
             same_sum = old["chips"] == row["chips"] and (old.get("board") or []) == (

@@ -12,6 +12,8 @@ snapshot equals its own msgpack round trip; no pickle). Layout, version 1::
      "events_applied": int,
      "corrections": [{"table", "deal", "type", "at", ...}, ...],  # the last 200, oldest first
      "penalties": [{"table", "seat", "chips", "points", "reason", "by", "at"}, ...],  # all
+     "roster": {"players": [[team, name in the file, name shown], ...], "teams": {team:
+                {"name"?, "colour"?}}},  # the operator's corrections (absent: none)
      "counted": [[table, deal], ...],     # hands the scoreboard counts, in its order
      "tables": [{"table": int, "current": deal or None, "last_event_at": float or None,
                  "last_seq": int, "console": str or None,
@@ -98,6 +100,7 @@ def _snapshot(state: TournamentState) -> dict[str, Any]:
         "events_applied": state.events_applied,
         "corrections": [dict(c) for c in state.corrections],
         "penalties": [dict(p) for p in state.penalties],
+        "roster": state.roster.snapshot(),
         "counted": [[table, deal] for table, deal in state.board.results()],
         "tables": [
             {
@@ -226,6 +229,7 @@ def restore_into(state: TournamentState, data: Mapping[str, Any]) -> None:
         raise ValueError(f"snapshot: {finished} hands count, but {len(counted)} are listed")
     state.corrections = [dict(c) for c in data["corrections"]]
     state.penalties = [dict(p) for p in data.get("penalties", ())]
+    state.roster.restore(data.get("roster"))
     for p in state.penalties:
         state.board.add_penalty(int(p["table"]), int(p["seat"]), int(p["chips"]), int(p["points"]))
     state.events_applied = int(data["events_applied"])

@@ -142,7 +142,8 @@ def _entry(
             picked += [high[0], low[0]]
         if far:
             held = state.seat_holder(far_t, seat, deal)
-            who = held[0].name if held else f"T{far_t}"
+            # (the team's name as shown: the operator's roster fixes)
+            who = state.roster.info(state.config)[held[0].id]["name"] if held else f"T{far_t}"
             swing = round((n * far_c - total) / n)
             reasons.append(f"{who} {_signed(swing)} vs seat average")
             picked.append(far_t)
@@ -206,7 +207,12 @@ class Ranking:
     def on(self, event: Any) -> None:
         """A hand of ``event.deal`` moved, or the deal was released (``DealReleased``) or
         corrected: its entries are recomputed at the next ``flush``; an action only when it
-        changed who is all-in."""
+        changed who is all-in; a roster corrected (no deal: the reasons name teams), every
+        deal's."""
+        deal = getattr(event, "deal", None)
+        if deal is None:
+            self._moved.update(dict.fromkeys(range(1, self.state.config.deals + 1)))
+            return
         table = getattr(event, "table", None)
         if table is not None:
             h = self.state.hand(table, event.deal)

@@ -51,6 +51,7 @@ from hub.engine.hands import (
     TableState,
     actions_of,
 )
+from hub.engine.roster import Roster
 
 # The hand types and statuses are ``hub.engine.hands``'; named here too, where the state's
 # readers (views, snapshots, replay) have always found them.
@@ -96,6 +97,7 @@ class TournamentState:
         # Penalties from the tournament director, in order: {table, seat, chips, points,
         # reason, by, at}. The scoreboard holds their sums.
         self.penalties: list[dict[str, Any]] = []
+        self.roster = Roster()  # the operator's corrections of names and colours
         self.events_applied = 0
 
     # ----------------------------------------------------------------- queries
@@ -116,10 +118,20 @@ class TournamentState:
         """Team and player in a seat for a deal (the session's draw and lineups); None while
         the deal's stage has no teams yet."""
         if not self.config.phased:
-            return self.config.seat_holder(table, seat)
-        if deal is None:
-            deal = self.config.deal_orders[table][0]
-        return self.seating.holder(table, seat, deal)
+            held: tuple[Team, str] | None = self.config.seat_holder(table, seat)
+        else:
+            first = self.config.deal_orders[table][0]
+            held = self.seating.holder(table, seat, first if deal is None else deal)
+        if held is None:
+            return None
+        return held[0], self.roster.player(held[0].id, held[1])
+
+    def fix_roster(self, record: Mapping[str, Any]) -> list[EngineEvent]:
+        """Apply the operator's roster record (`Roster.check`): logged with the corrections."""
+        event, entry = self.roster.apply(record)
+        self.corrections.append(entry)
+        del self.corrections[:-200]
+        return [event]
 
     def table_deal(self, table: TableState) -> int:
         """The deal whose seating a table shows: its hand in play, else the last it started,
@@ -207,9 +219,10 @@ class TournamentState:
         if handler is None:  # pragma: no cover - parse_event admits only known types
             raise Rejection("bad_schema", f"unknown event type {event.type!r}")
         events = handler(self, table, event, now)
-        table.last_event_at = now
-        table.last_seq = event.seq
-        table.console = event.console
+        if event.console != OPERATOR_CONSOLE:  # a ruling is not the table's console talking
+            table.last_event_at = now
+            table.last_seq = event.seq
+            table.console = event.console
         self.events_applied += 1
         return events
 
@@ -401,7 +414,7 @@ class TournamentState:
         # raises: fan below the minimum, the winner's own discard
         current.hand, current.inputs = self.game.result_hand(self.config, current.spec, event)
         if current.reopened:
-            corrections.log_correction(self, table, current, "result", now)
+            corrections.log_correction(self, table, current, "result", now, event)
         return self.finish(table, current, COMPLETE, now)
 
     # ----------------------------------------------------------------- per-game input

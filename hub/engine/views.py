@@ -18,6 +18,7 @@ from hub.domain.games.base import Game
 from hub.domain.scoring import VIEWS, Scoreboard
 from hub.domain.states import BETTING_STREETS, Audience
 from hub.engine.equities import hand_equity, hand_traveller_equity, seat_equity
+from hub.engine.roster import Roster
 from hub.engine.tournament import TERMINAL, HandState, TableState, TournamentState
 
 PUBLIC = Audience.PUBLIC
@@ -27,10 +28,30 @@ STREETS = BETTING_STREETS
 Released = Callable[[str, int], bool]
 
 
-def team_info(config: TournamentConfig) -> dict[str, dict[str, str]]:
+def team_info(config: TournamentConfig, roster: Roster | None = None) -> dict[str, dict[str, str]]:
+    """Each team's name, code and colour as shown (with the operator's ``roster`` fixes)."""
+    if roster is not None:
+        return roster.info(config)
     return {
         t.id: {"name": t.name, "code": t.code, "colour": t.colour} for t in config.teams.values()
     }
+
+
+def named_seats(blocks: list[dict[str, Any]], roster: Roster | None) -> list[dict[str, Any]]:
+    """Seat-ranking blocks with each player's name as shown (the roster's fixes): the boards
+    keep the names of the file."""
+    if roster is None or not roster.players:
+        return blocks
+    return [
+        {
+            **block,
+            "rows": [
+                {**row, "player": roster.player(row["team"], row["player"])}
+                for row in block["rows"]
+            ],
+        }
+        for block in blocks
+    ]
 
 
 def standings_payload(
@@ -40,8 +61,9 @@ def standings_payload(
     live: bool,
     complete: dict[str, list[int]],
     fills: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
+    roster: Roster | None = None,
 ) -> dict[str, Any]:
-    info = team_info(config)
+    info = team_info(config, roster)
     scores = board.as_dict()
     views = ("like_for_like", "running") if live else ("like_for_like",)
     out: dict[str, Any] = {
@@ -56,7 +78,7 @@ def standings_payload(
         block = scores[view]
         out[view] = {
             "teams": [{**row, **info[row["team"]]} for row in block["teams"]],
-            "seats": block["seats"],
+            "seats": named_seats(block["seats"], roster),
         }
     if isinstance(board, EventScoreboard):
         out["event"] = event_block(config, board, fills or {})
@@ -64,6 +86,8 @@ def standings_payload(
             if view in out:
                 blocks = board.event_as_dict(view)
                 _with_info(blocks, info)
+                for block in blocks["sessions"].values():
+                    block["seats"] = named_seats(block.get("seats", []), roster)
                 out[view].update(blocks)
     return out
 
@@ -109,7 +133,7 @@ def roster(state: TournamentState, table: int, deal: int | None = None) -> list[
     """Who sits where at ``table`` for ``deal`` (its session's draw and lineups; the seats
     are empty while the deal's stage has no teams yet)."""
     config = state.config
-    info = team_info(config)
+    info = team_info(config, state.roster)
     seats: list[dict[str, Any]] = []
     for s in range(1, config.seats + 1):
         held = state.seat_holder(table, s, deal)
@@ -336,7 +360,7 @@ def compare_payload(
     groups = [g for g in config.groups_playing(deal_no) if live or released(g.id, deal_no)]
     if not groups:
         return None
-    info = team_info(config)
+    info = team_info(config, state.roster)
     rows = [compare_row(state, deal_no, t, g.id, seat, info) for g in groups for t in g.tables]
     out: dict[str, Any] = {
         "deal": deal_no,

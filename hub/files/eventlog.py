@@ -5,8 +5,9 @@ so any live event can be rescored offline and archived as a plain file. A consol
 its fields (``v``, ``tournament``, ``table``, ``console``, ``seq``, ``type``, ...) and gets as
 ``ts`` the hub's clock when it applied it (the ``at`` of the record: the clock a replay runs
 on). A `confirm` from the operator panel stays an event of the ``operator`` console, and an
-on-air change becomes ``{"op": "onair", "slot", "value", "ts"}``: `replay` applies both as the
-operator commands they were, through the same checks.
+on-air change becomes ``{"op": "onair", "slot", "value", "ts"}`` (a roster fix ``{"op":
+"roster", "team", "player", "was", "name", ..., "ts"}``): `replay` applies them as the operator
+commands they were, through the same checks.
 
 A refusal that used up a console's seq is a line of its own,
 ``{"refused": {"console", "seq", "table", "code", "error"}, "event": <as sent>, "ts"}``: `replay`

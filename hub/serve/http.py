@@ -38,6 +38,7 @@ from hub.serve.httpguard import REQUEST_TIMEOUT, PendingRequests, guarded_http
 from hub.serve.origins import OriginPolicy
 from hub.serve.phh_service import PhhExport, RateLimit
 from hub.serve.proxies import TrustedProxies
+from hub.serve.rulings import RULINGS, ruling_command
 from hub.serve.service import FeedService
 from hub.wire.codec import CodecError, from_json, pack, to_json
 from hub.wire.standings_select import select_standings
@@ -194,20 +195,38 @@ class _Endpoints:
     async def onair(self, request: Request) -> Response:
         if request.method == "GET":
             return await self._topic(request, FAMILIES["onair"].name_of())
+
+        def shape(body: Any) -> tuple[dict[str, Any] | None, str]:
+            if isinstance(body, dict) and isinstance(body.get("slot"), str) and "value" in body:
+                return {"op": "onair", "slot": body["slot"], "value": body["value"]}, ""
+            return None, "needs 'slot' and 'value'"
+
+        return await self._command(request, "onair", shape)
+
+    def ruling(self, op: str) -> Any:
+        """``POST /api/{op}`` of an official's ruling: the websocket op's body and codes."""
+
+        async def endpoint(request: Request) -> Response:
+            return await self._command(request, op, lambda body: ruling_command(op, body))
+
+        return endpoint
+
+    async def _command(self, request: Request, op: str, shape: Any) -> Response:
+        """An operator command over REST: the token, the body (``shape``: the command, or why
+        not), the ingest's answer (on an edge too)."""
         role = self._role(request)
         if role is None:
             return _json({"error": "unauthorized", "message": "unknown token"}, 401)
         if role != OPERATOR:
-            return _json({"error": "forbidden", "message": "onair needs the operator role"}, 403)
+            return _json({"error": "forbidden", "message": f"{op} needs the operator role"}, 403)
         try:
             body = from_json(await request.body())
         except CodecError as exc:
             return _json({"error": "bad_request", "message": str(exc)}, 400)
-        if not (isinstance(body, dict) and isinstance(body.get("slot"), str) and "value" in body):
-            return _json({"error": "bad_request", "message": "needs 'slot' and 'value'"}, 400)
-        result = await self.source.control(
-            {"op": "onair", "slot": body["slot"], "value": body["value"]}
-        )
+        command, why = shape(body)
+        if command is None:
+            return _json({"error": "bad_request", "message": why}, 400)
+        result = await self.source.control(command)
         if result.get("ok"):
             return _json(result)
         code = str(result.get("code", "rejected"))
@@ -311,6 +330,7 @@ def create_app(
             if f.route is not None and f.name != "onair"
         ),
         Route(FAMILIES["onair"].route or "/api/onair", ep.onair, methods=["GET", "POST"]),
+        *(Route(f"/api/{op}", ep.ruling(op), methods=["POST"]) for op in RULINGS),
         Route("/api/export/phh", ep.export_phh),
         Route("/healthz", ep.healthz),
         Route("/readyz", ep.readyz),

@@ -2,7 +2,7 @@
 (``hub.serve.feedsocket``'s
 raw sockets, the ASGI ``/ws`` of ``hub.serve.http``): who may connect (token, Origin, connections
 per address), and what a client may say (subscribe, unsubscribe, ping, and the operator's
-onair, undo_take, cue, clock, confirm, void and penalty) — docs/protocol.md §2."""
+onair, undo_take, cue, clock, confirm, void, penalty and roster) — docs/protocol.md §2."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from hub.serve.fanout import Fanout
 from hub.serve.feedclient import Client
 from hub.serve.origins import OriginPolicy
 from hub.serve.proxies import TrustedProxies
+from hub.serve.rulings import RULINGS, ruling_command
 from hub.serve.session import Session, error
 from hub.wire.codec import CodecError, from_json, unpack
 from hub.wire.frames import FORMATS
@@ -117,14 +118,7 @@ class FeedService:
     @staticmethod
     def is_command(request: dict[str, Any]) -> bool:
         """Operator commands wait for the ingest's answer; everything else is answered now."""
-        return request["op"] in (
-            "onair",
-            "confirm",
-            "clock",
-            "void",
-            "penalty",
-            *DESK_FIELDS,
-        )
+        return request["op"] in ("onair", "clock", *RULINGS, *DESK_FIELDS)
 
     def handle(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
         """Act on a request that is not a command; the error to send back, if any."""
@@ -141,8 +135,6 @@ class FeedService:
             return await self._onair(client, request)
         if request["op"] == "clock":
             return await self._clock(client, request)
-        if request["op"] == "confirm":
-            return await self._confirm(client, request)
         if request["op"] in DESK_FIELDS:
             return await self._desk(client, request)
         return await self._ruling(client, request)
@@ -217,28 +209,6 @@ class FeedService:
         )
         return None
 
-    async def _confirm(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
-        """An official settles a disputed hand from the operator panel (journaled by ingest)."""
-        if not may_control(client.role):
-            return error("forbidden", "confirm needs the operator role", op="confirm")
-        table, deal, seats = request.get("table"), request.get("deal"), request.get("seats")
-        if not (isinstance(table, int) and isinstance(deal, int)) or not (
-            seats is None or (isinstance(seats, list) and all(isinstance(s, int) for s in seats))
-        ):
-            return error("bad_request", "confirm needs int 'table', 'deal' and optional 'seats'")
-        command: dict[str, Any] = {"op": "confirm", "table": table, "deal": deal}
-        if seats:
-            command["seats"] = seats
-        result = await self.source.control(command)
-        if not result.get("ok"):
-            return error(
-                str(result.get("code", "rejected")), str(result.get("error", "")), op="confirm"
-            )
-        client.send(
-            {"type": "ok", "op": "confirm", **({"queued": True} if result.get("queued") else {})}
-        )
-        return None
-
     async def _desk(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
         """The cue list and the undo of the last on-air change (the engine checks the
         fields; journaled by the ingest)."""
@@ -255,20 +225,15 @@ class FeedService:
         return None
 
     async def _ruling(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
-        """An official's `void` or `penalty` (journaled by the ingest with `by` and `reason`;
-        the engine checks the fields)."""
+        """An official's `confirm`, `void`, `penalty` or `roster` (journaled by the ingest with
+        `by` and `reason`; shaped by ``hub.serve.rulings``, the engine checks the rest)."""
         op = str(request["op"])
         if not may_control(client.role):
             return error("forbidden", f"{op} needs the operator role", op=op)
-        if not isinstance(request.get("table"), int):
-            return error("bad_request", f"{op} needs an int 'table'", op=op)
-        fields = ("table", "deal", "seat", "chips", "points", "by", "reason")
-        command = {"op": op, **{k: request[k] for k in fields if k in request}}
-        result = await self.source.control(command)
-        if not result.get("ok"):
-            return error(str(result.get("code", "rejected")), str(result.get("error", "")), op=op)
-        client.send({"type": "ok", "op": op, **({"queued": True} if result.get("queued") else {})})
-        return None
+        command, why = ruling_command(op, request)
+        if command is None:
+            return error("bad_request", why, op=op)
+        return self._answered(client, op, await self.source.control(command))
 
     # -- background work shared by all connections --
 

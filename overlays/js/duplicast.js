@@ -131,8 +131,8 @@ export function defaultWsUrl() {
  * client reports a `wrong_tournament` error and delivers no data (client.mismatch is set) until a
  * hello names the expected tournament again.
  */
-export function connect({ url, token, format = 'json', onStatus, onError, onHello, tournament } = {}) {
-  return new DuplicastClient({ url, token, format, onStatus, onError, onHello, tournament });
+export function connect({ url, token, format = 'json', onStatus, onError, onHello, onOk, tournament } = {}) {
+  return new DuplicastClient({ url, token, format, onStatus, onError, onHello, onOk, tournament });
 }
 
 /** The error text of a tournament mismatch (null when the hello matches). */
@@ -142,7 +142,7 @@ export function tournamentMismatch(expected, hello) {
 }
 
 class DuplicastClient {
-  constructor({ url, token, format, onStatus, onError, onHello, tournament }) {
+  constructor({ url, token, format, onStatus, onError, onHello, onOk, tournament }) {
     if (format !== 'json') throw new Error('the browser client speaks format=json only');
     const base = new URL(url || defaultWsUrl(), globalThis.location ? location.href : undefined);
     base.searchParams.set('format', 'json');
@@ -151,6 +151,7 @@ class DuplicastClient {
     this.onStatus = onStatus || (() => {});
     this.onError = onError || (() => {});
     this.onHello = onHello || (() => {});
+    this.onOk = onOk || (() => {}); // an operator command's {type: 'ok', op}
     this.tournament = tournament || null;
     this.mismatch = null;
     this.topics = new Map(); // topic -> {seq, state, listeners:Set}
@@ -256,6 +257,9 @@ class DuplicastClient {
       }
       case 'error':
         this.onError(frame);
+        break;
+      case 'ok':
+        this.onOk(frame);
         break;
       default:
         break;

@@ -2,6 +2,7 @@
 // confirmation, corrections and the release state of every deal.
 import { connect, params } from './duplicast.js';
 import { mountMixer } from './mixer.js';
+import { correctionLog, correctionRow, mountTd } from './td.js';
 import { el, fitDesk, fmtInt, teamStyle } from './ui.js';
 import { mountSuggested } from './suggested.js';
 
@@ -28,9 +29,10 @@ const client = connect({
     $('link').textContent = s.state === 'open' ? `live · ${s.role}` : s.state;
   },
   onError: (f) => {
-    $('op-error').textContent = `${f.code}: ${f.message || ''}`;
+    if (!td.reply(f)) $('op-error').textContent = `${f.code}: ${f.message || ''}`;
     window.dispatchEvent(new CustomEvent('duplicast:error', { detail: f }));
   },
+  onOk: (f) => td.reply(f),
   onHello: () => {
     if (!client.mismatch && $('op-error').textContent.startsWith('wrong_tournament')) $('op-error').textContent = '';
   },
@@ -112,19 +114,12 @@ function drawOps() {
       el('td', { dataset: { testid: 'dispute-computed' } }, seatList(d.computed, d.players)), el('td', {}, seats),
       el('td', {}, el('button', {
         class: 'primary', dataset: { testid: 'confirm' },
-        onclick: () => {
-          const op = { op: 'confirm', table: d.table, deal: d.deal };
-          const list = seats.value.split(',').map((x) => Number.parseInt(x, 10)).filter(Number.isFinite);
-          if (list.length) op.seats = list;
-          client.send(op);
-        },
+        onclick: () => td.rule('confirm', { table: d.table, deal: d.deal, seats: seats.value }),
       }, 'Confirm')));
   }));
-  const corrections = ops.corrections || [];
-  $('corrections').replaceChildren(...corrections.slice(-LOG_ROWS).reverse().map((c) =>
-    el('tr', { dataset: { testid: 'correction-row' } }, el('td', {}, `T${c.table}`), el('td', {}, `deal ${c.deal}`),
-      el('td', { class: 'warn' }, words(c.type)), el('td', {}, ago(c.at)))),
-  ...earlier(corrections.length));
+  const corrections = correctionLog(ops); // who, what, why: newest first (td.js)
+  $('corrections').replaceChildren(...corrections.slice(0, LOG_ROWS).map((c) => correctionRow(c, ago)),
+    ...earlier(corrections.length));
   const groups = [...new Set((ops.release || []).map((r) => String(r.group)))];
   $('release').replaceChildren(...groups.map((g) => {
     const rows = (ops.release || []).filter((r) => String(r.group) === g).sort((a, b) => a.deal - b.deal);
@@ -214,6 +209,8 @@ function refreshSlots() {
   }
 }
 
+// The tournament director's rulings and alerts (td.js), in a section of their own.
+const td = mountTd(client, $('td'), $('td-alerts'));
 client.subscribe('ops', (state) => {
   ops = state;
   drawOps();

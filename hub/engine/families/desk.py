@@ -17,6 +17,7 @@ from hub.engine.changes import (
     PenaltyApplied,
     Rejected,
     ReleasedResultCorrected,
+    RosterChanged,
     TickerItem,
 )
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
@@ -93,7 +94,16 @@ TICKER = Feed("ticker", (TickerItem, DealReleased, ReleasedResultCorrected), tic
 CLOCK = Feed("clock", (ClockChanged,), clock_keys, _clock)
 OPS = Feed(
     "ops",
-    (*HAND_EVENTS, PenaltyApplied, Rejected, LinkChanged, DealReleased, OnAirChanged, CuesChanged),
+    (
+        *HAND_EVENTS,
+        PenaltyApplied,
+        Rejected,
+        LinkChanged,
+        DealReleased,
+        OnAirChanged,
+        CuesChanged,
+        RosterChanged,
+    ),
     ops_keys,
     _ops,
 )

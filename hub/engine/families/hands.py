@@ -16,6 +16,7 @@ from hub.engine.changes import (
     HandStarted,
     ReleasedDealCorrected,
     ReleasedResultCorrected,
+    RosterChanged,
     StageFilled,
 )
 from hub.engine.families.base import Feed, Reading, TopicKeys
@@ -33,6 +34,8 @@ def table_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
         return list(k[PUBLIC]["table"].values())
     if isinstance(event, StageFilled):  # the rosters of the stage's tables
         return [k[a]["table"][t] for a in AUDIENCES for t in event.tables]
+    if isinstance(event, RosterChanged):  # names and colours: every table, every audience
+        return [key for a in AUDIENCES for key in k[a]["table"].values()]
     return [k[LIVE]["table"][event.table]]
 
 
@@ -47,6 +50,8 @@ def deal_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
 def compare_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
     if isinstance(event, StageFilled):  # the live travellers of the stage's deals
         return [key for d in event.deals for key in k[LIVE]["compare"][d]]
+    if isinstance(event, RosterChanged):  # every traveller, every audience
+        return [key for a in AUDIENCES for d in k[a]["compare"].values() for key in d]
     audience = PUBLIC if isinstance(event, (DealReleased, *CORRECTED)) else LIVE
     return list(k[audience]["compare"][event.deal])
 
@@ -92,14 +97,20 @@ def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str
 
 
 TABLE = Feed(
-    "table", (*HAND_EVENTS, DealReleased, StageFilled), table_keys, _table, moves=(ActionApplied,)
+    "table",
+    (*HAND_EVENTS, DealReleased, StageFilled, RosterChanged),
+    table_keys,
+    _table,
+    moves=(ActionApplied,),
 )
 DEAL = Feed("deal", (*HAND_EVENTS, DealReleased, *CORRECTED), deal_keys, _deal, moves=HAND_EVENTS)
 COMPARE = Feed(
     "compare",
-    (*HAND_EVENTS, DealReleased, *CORRECTED, StageFilled),
+    (*HAND_EVENTS, DealReleased, *CORRECTED, StageFilled, RosterChanged),
     compare_keys,
     _compare,
     moves=HAND_EVENTS,
 )
-PROJECTION = Feed("projection", HAND_EVENTS, projection_keys, _projection, moves=HAND_EVENTS)
+PROJECTION = Feed(
+    "projection", (*HAND_EVENTS, RosterChanged), projection_keys, _projection, moves=HAND_EVENTS
+)

@@ -10,6 +10,7 @@ from hub.engine.changes import (
     HandSettled,
     PenaltyApplied,
     ReleasedResultCorrected,
+    RosterChanged,
     StageFilled,
 )
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
@@ -20,7 +21,7 @@ __all__ = ["SEAT", "STANDINGS", "build_standings"]
 
 def _audiences(event: Any) -> tuple[str, ...]:
     """The live standings move as hands settle; the public's as deals are released or their
-    results corrected; a penalty, or a stage's teams fixed, moves both at once."""
+    results corrected; a penalty, a stage's teams fixed or a roster fix moves both at once."""
     if isinstance(event, HandSettled):
         return (LIVE,)
     if isinstance(event, DealReleased | ReleasedResultCorrected):
@@ -42,7 +43,12 @@ def build_standings(engine: EngineView, live: bool) -> dict[str, Any]:
     if live:
         complete = {g: sorted(state.board.completed_deals(g)) for g in config.groups}
         return views.standings_payload(
-            config, state.board, live=True, complete=complete, fills=state.seating.fills
+            config,
+            state.board,
+            live=True,
+            complete=complete,
+            fills=state.seating.fills,
+            roster=state.roster,
         )
     deals = range(1, config.deals + 1)
     complete = {g: [d for d in deals if engine.released(g, d)] for g in config.groups}
@@ -54,6 +60,7 @@ def build_standings(engine: EngineView, live: bool) -> dict[str, Any]:
         fills={
             stage: fill for stage, fill in state.seating.fills.items() if engine._public_teams(fill)
         },
+        roster=state.roster,
     )
 
 
@@ -65,6 +72,13 @@ def _seat(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]
     return views.seat_payload(read.standings(audience == LIVE), args[0])
 
 
-SCORE_EVENTS = (HandSettled, PenaltyApplied, DealReleased, ReleasedResultCorrected, StageFilled)
+SCORE_EVENTS = (
+    HandSettled,
+    PenaltyApplied,
+    DealReleased,
+    ReleasedResultCorrected,
+    StageFilled,
+    RosterChanged,
+)
 STANDINGS = Feed("standings", SCORE_EVENTS, standings_keys, _standings)
 SEAT = Feed("seat", SCORE_EVENTS, seat_keys, _seat)

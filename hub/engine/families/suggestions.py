@@ -11,10 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from hub.engine import suggest
-from hub.engine.changes import DealReleased, ReleasedDealCorrected, ReleasedResultCorrected
+from hub.engine.changes import (
+    DealReleased,
+    ReleasedDealCorrected,
+    ReleasedResultCorrected,
+    RosterChanged,
+)
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
 from hub.engine.families.hands import HAND_EVENTS
-from hub.wire.topics import LIVE, PUBLIC, TopicKey
+from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
 
 __all__ = ["SUGGESTIONS"]
 
@@ -22,6 +27,8 @@ PUBLIC_EVENTS = (DealReleased, ReleasedDealCorrected, ReleasedResultCorrected)
 
 
 def suggestions_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
+    if isinstance(event, RosterChanged):  # the reasons name teams
+        return [k[a]["suggestions"] for a in AUDIENCES]
     if isinstance(event, PUBLIC_EVENTS):
         return [k[PUBLIC]["suggestions"]]
     return [k[LIVE]["suggestions"]]
@@ -36,7 +43,7 @@ def _ranking(engine: EngineView) -> suggest.Ranking:
     return suggest.Ranking(engine.state, engine.deal_released)
 
 
-EVENTS = (*HAND_EVENTS, *PUBLIC_EVENTS)
+EVENTS = (*HAND_EVENTS, *PUBLIC_EVENTS, RosterChanged)
 SUGGESTIONS = Feed(
     "suggestions", EVENTS, suggestions_keys, _suggestions, moves=EVENTS, model=_ranking
 )

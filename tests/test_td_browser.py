@@ -1,0 +1,173 @@
+"""The tournament director in the operator panel (issue #22.2, #22.5), in Debian's Chromium
+against a real hub (role all, the embedded bus, the sample session through console clients):
+a void with its official and reason shows in the corrections box (who, what, why); a ruling
+without an official is refused on screen and changes nothing; a refusal raises an alert that
+stays until acknowledged; a roster fix shows on the leaderboard overlay."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from hub.client.logreplay import replay_log
+from tests.browser import SHOTS, open_overlay
+from tests.hubharness import OPERATOR
+from tests.test_overlays_hub import HubThread
+
+pytestmark = pytest.mark.browser
+
+PRELOAD = 400  # events of the sample session: some deals played at every table
+FAST = 2000
+
+
+@pytest.fixture(scope="module")
+def hub() -> Iterator[HubThread]:
+    h = HubThread("td")
+    h.start()
+    h.preload(PRELOAD)
+    yield h
+    h.stop()
+
+
+def open_panel(page: Page, hub: HubThread) -> None:
+    page.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
+    expect(page.locator('[data-testid="console-row"]')).to_have_count(6, timeout=5000)
+
+
+def rule(page: Page, op: str, **values: Any) -> None:
+    form = page.locator(f'[data-testid="td-{op}"]')
+    for name, value in values.items():
+        form.locator(f'input[name="{name}"]').fill(str(value))
+    form.locator(f'[data-testid="td-{op}-send"]').click()
+
+
+def finished_deal(hub: HubThread, table: int) -> int:
+    played = hub.rest(f"/api/tables/{table}", OPERATOR)
+    order = hub.config.deal_orders[table]
+    assert played["completed"] >= 2, played["completed"]
+    return int(order[0])
+
+
+def test_a_void_names_its_official_and_shows_in_the_corrections_box(
+    page: Page, hub: HubThread
+) -> None:
+    open_panel(page, hub)
+    status = page.locator('[data-testid="td-status"]')
+    deal = finished_deal(hub, 1)
+    before = hub.ops()["corrections"]
+    # no official: a clear message, nothing sent, nothing changed
+    rule(page, "void", table=1, deal=deal, reason="a foreign card in the deck")
+    expect(status).to_have_text("Enter the official's name first: every ruling says who made it.")
+    expect(status).to_have_attribute("data-state", "error")
+    page.locator('[data-testid="td-by"]').fill("TD Ana Ruiz")
+    rule(page, "void", table=1, deal=deal, reason="")  # no reason: refused on screen
+    expect(status).to_have_text("A void needs a reason.")
+    page.wait_for_timeout(300)
+    assert hub.ops()["corrections"] == before
+    rule(page, "void", table=1, deal=deal, reason="a foreign card in the deck")
+    expect(status).to_have_text("Void: done.", timeout=FAST)
+    row = page.locator('[data-testid="correction-row"]').first
+    expect(row).to_have_attribute("data-type", "void")
+    expect(row).to_contain_text(f"T1 · D{deal}")
+    expect(row.locator('[data-testid="correction-who"]')).to_have_text("TD Ana Ruiz")
+    expect(row.locator('[data-testid="correction-why"]')).to_have_text("a foreign card in the deck")
+    entry = hub.ops()["corrections"][-1]
+    assert (entry["type"], entry["by"], entry["reason"]) == (
+        "void",
+        "TD Ana Ruiz",
+        "a foreign card in the deck",
+    )
+    # the hub's own refusal, in words, on the panel
+    rule(page, "void", table=1, deal=deal, reason="again")
+    expect(status).to_contain_text("Void refused — not allowed:", timeout=FAST)
+    expect(status).to_contain_text("already void")
+    # a penalty: who, what, why, newest first
+    rule(page, "penalty", table=2, seat=3, chips=50, points="", reason="slow play")
+    expect(status).to_have_text("Penalty: done.", timeout=FAST)
+    first = page.locator('[data-testid="correction-row"]').first
+    expect(first.locator('[data-testid="correction-what"]')).to_have_text(
+        "penalty S3 \u221250 chips"
+    )
+    expect(first.locator('[data-testid="correction-who"]')).to_have_text("TD Ana Ruiz")
+    page.wait_for_timeout(300)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "hub-operator-td.png"), full_page=True)
+    # the official is remembered for the browser session
+    page.reload()
+    expect(page.locator('[data-testid="td-by"]')).to_have_value("TD Ana Ruiz")
+
+
+def test_a_refusal_raises_an_alert_until_acknowledged(page: Page, hub: HubThread) -> None:
+    open_panel(page, hub)
+    sound = page.locator('[data-testid="td-sound"]')
+    expect(sound).not_to_be_checked()  # off by default
+    sound.check()
+    assert page.evaluate("localStorage.getItem('duplicast.td.sound')") == "on"
+    page.wait_for_timeout(500)  # the ops snapshot is in: what was there raises no alert
+    alerts = page.locator('[data-testid="td-alert"]')
+    expect(alerts).to_have_count(0)
+    event = next(e for e in hub.events[hub.sent :] if e["table"] == 2)
+    last = hub.config.deal_orders[2][-1]
+    bad = {k: event[k] for k in ("v", "tournament", "table", "console", "seq")}
+    refused: list[str] = []
+    hub.run(
+        replay_log(
+            hub.bus,
+            hub.config.id,
+            [{**bad, "type": "reopen", "deal": last}],
+            on_reject=refused.append,
+        )
+    )
+    assert refused
+    expect(alerts).to_have_count(1, timeout=FAST)
+    expect(alerts.first).to_have_attribute("data-kind", "refusal")
+    expect(alerts.first).to_contain_text("Refused at table 2")
+    page.wait_for_timeout(1500)
+    expect(alerts).to_have_count(1)  # it stays
+    alerts.first.locator('[data-testid="td-ack"]').click()
+    expect(alerts).to_have_count(0)
+    page.reload()
+    expect(page.locator('[data-testid="td-sound"]')).to_be_checked()  # remembered
+
+
+def test_a_roster_fix_from_the_panel_shows_on_the_leaderboard(
+    browser: Browser, hub: HubThread
+) -> None:
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        board = context.new_page()
+        open_overlay(board, hub.url, "leaderboard.html?slot=0")
+        row = board.locator('[data-testid="team-row"][data-team="BRA"]')
+        expect(row.locator('[data-testid="team-name"]')).to_have_text("Brazil")
+        panel = context.new_page()
+        open_panel(panel, hub)
+        panel.locator('[data-testid="td-by"]').fill("TD Ana Ruiz")
+        rule(panel, "roster", team="BRA", team_name="Brasil", colour="#112233")
+        expect(panel.locator('[data-testid="td-status"]')).to_have_text(
+            "Fix roster: done.", timeout=FAST
+        )
+        expect(row.locator('[data-testid="team-name"]')).to_have_text("Brasil", timeout=FAST)
+        assert row.evaluate("r => r.style.getPropertyValue('--team')") == "#112233"
+        first = panel.locator('[data-testid="correction-row"]').first
+        expect(first).to_have_attribute("data-type", "roster")
+        expect(first.locator('[data-testid="correction-what"]')).to_contain_text("BRA")
+        # a player's name, by seat: the live table overlay shows it
+        table, seat = 3, 2
+        team = hub.rest(f"/api/tables/{table}", OPERATOR)["seats"][seat - 1]["team"]
+        tbl = context.new_page()
+        tbl.goto(f"{hub.url}/overlays/commentator.html?token={OPERATOR}")
+        rule(panel, "roster", team=team, seat=seat, name="Zoë Substitute")
+        expect(panel.locator('[data-testid="td-status"]')).to_have_text(
+            "Fix roster: done.", timeout=FAST
+        )
+        expect(tbl.get_by_text("Zoë Substitute").first).to_be_visible(timeout=FAST)
+        # refused by the hub: an unknown team, in words
+        rule(panel, "roster", team="XXX", colour="#000000")
+        expect(panel.locator('[data-testid="td-status"]')).to_contain_text(
+            "Fix roster refused — bad request", timeout=FAST
+        )
+    finally:
+        context.close()
