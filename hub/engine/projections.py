@@ -29,10 +29,10 @@ from hub.engine.changes import (
     HandSettled,
     HandStarted,
 )
-from hub.engine.families import Payloads, TopicKeys, feeds_of
+from hub.engine.families import FEEDS, Model, Payloads, TopicKeys, feeds_of
 from hub.engine.tournament import TournamentState
 from hub.wire.patch import Recorder, TopicChange
-from hub.wire.topics import LIVE, TopicKey
+from hub.wire.topics import FAMILIES, LIVE, TopicKey
 
 __all__ = ["Projections", "TopicChange"]
 
@@ -61,6 +61,19 @@ class Projections:
         self._k = self.keys.k
         # Event class -> the families that declare it (the routing table).
         self._routes = {cls: feeds_of(cls) for cls in get_args(EngineEvent)}
+        # The models of the families that keep one (``Feed.model``), once materialized; the
+        # families with a model that each event class touches; the topics of those families.
+        self.models: dict[str, Model] = {}
+        self._modelled = {
+            cls: tuple(f.name for f in feeds if f.model is not None)
+            for cls, feeds in self._routes.items()
+        }
+        self._model_keys = {
+            self._k[a][f.name]
+            for f in FEEDS.values()
+            if f.model is not None
+            for a in FAMILIES[f.name].audiences
+        }
         # (class, *its routed_by fields) -> (every topic it touches, those to rebuild).
         self._route_fields = {c: getattr(c, "routed_by", None) for c in self._routes}
         self._route_cache: dict[tuple[Any, ...], _Route] = {}
@@ -111,7 +124,10 @@ class Projections:
         """Move the projections by one event; returns the topics it touched. Which topics:
         the families that declare the event's class say (``hub.engine.families``); those
         that move it in place are edited at the next flush, the others rebuilt then (the
-        payloads made from the old state are dropped, ``touch``)."""
+        payloads made from the old state are dropped, ``touch``). A family's model, once made,
+        notes the event."""
+        if self.models:
+            self._tell(event)
         if isinstance(event, ActionApplied):  # the hot path: most events are one action
             hand = (event.table, event.deal)
             route = self._action_routes.get(hand)
@@ -130,6 +146,13 @@ class Projections:
             self._rehand[hand] = None
             self._project(hand)
         return keys
+
+    def _tell(self, event: EngineEvent) -> None:
+        """The models of the families that declare the event's class note it."""
+        for name in self._modelled[type(event)]:
+            model = self.models.get(name)
+            if model is not None:
+                model.on(event)
 
     def _project(self, hand: tuple[int, int]) -> None:
         """The projection's scoreboard will move by this hand (at the next flush)."""
@@ -292,6 +315,7 @@ class Projections:
         self._acted.clear()
         self._rehand.clear()
         self._projected.clear()
+        self.models.clear()
         self.board = projection_view.projected_board(self.state)
 
     def materialize(self, key: TopicKey) -> dict[str, Any] | None:
@@ -302,7 +326,14 @@ class Projections:
             return rec.doc
         if not self.active:
             return None
-        new = self.payloads.build(key)
+        feed = self.payloads.feed_of(key)
+        if feed is not None and feed.model is not None:  # the family's model keeps it
+            model = self.models.get(feed.name)
+            if model is None:
+                model = self.models[feed.name] = feed.model(self.payloads.engine)
+            new: dict[str, Any] | None = model.payload(key[0])
+        else:
+            new = self.payloads.build(key)
         if new is not None:
             self.docs[key] = Recorder(new)
         return new
@@ -323,6 +354,8 @@ class Projections:
                 self.board.set_result(table, deal, result)
         stale, self._stale = self._stale, {}
         for key in stale:
+            if key in self._model_keys and key not in self.docs:
+                continue  # nobody asked for it: nothing of it is built
             new = self.payloads.build(key)
             if new is None:
                 continue
@@ -333,6 +366,12 @@ class Projections:
             else:
                 rec.replace_with(new)
                 self._moved[key] = None
+        for name, model in self.models.items():
+            for audience in model.flush():
+                rec = self.docs.get(self._k[audience][name])
+                if rec is not None:
+                    rec.replace_with(model.payload(audience))
+                    self._moved[self._k[audience][name]] = None
         moved, self._moved = self._moved, {}
         for key in moved:
             rec = self.docs[key]

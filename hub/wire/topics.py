@@ -153,6 +153,14 @@ FAMILIES: dict[str, Family] = {
             "replace of the hands and rows that moved",
         ),
         Family(
+            "suggestions",
+            (),
+            BOTH,
+            Role.PUBLIC,
+            "/api/suggestions",
+            "replace of the entries that moved (the public's: released deals only)",
+        ),
+        Family(
             "ops",
             (),
             (LIVE,),

@@ -210,6 +210,7 @@ export function mountMixer(root, client, p) {
   window.addEventListener('duplicast:cue', (e) => {
     const d = e.detail || {};
     load(d.slot, d.value, true);
+    e.preventDefault(); // handled: a suggested split-screen's Cue does not take it at once
   });
   window.addEventListener('duplicast:error', (e) => {
     const f = e.detail || {};

@@ -4,6 +4,7 @@ import { connect, params } from './duplicast.js';
 import { mountMixer } from './mixer.js';
 import { correctionLog, correctionRow, mountTd } from './td.js';
 import { el, fitDesk, fmtInt, teamStyle } from './ui.js';
+import { mountSuggested } from './suggested.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
@@ -242,5 +243,11 @@ client.subscribe('clock', (state) => {
 setInterval(drawClock, 1000);
 buildSlots();
 mountMixer($('mixer'), client, p);
+// Suggested split-screens: a Cue not handled by a listener (the mixer) takes the compare slot.
+mountSuggested({
+  client,
+  root: $('suggested'),
+  take: (value) => client.send({ op: 'onair', slot: 'compare', value: { ...value, visible: true } }),
+});
 setInterval(drawOps, 5000);
 setInterval(refit, 1000); // the desk's content grows and shrinks: keep all of it on screen // keep "silent" and "ago" honest between updates

@@ -6,12 +6,13 @@ payload (``Feed``). The projections route each event by these declarations
 from __future__ import annotations
 
 from hub.engine.changes import Notable
-from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
+from hub.engine.families.base import EngineView, Feed, Model, Reading, TopicKeys
 from hub.engine.families.console import CONSOLE
 from hub.engine.families.desk import CLOCK, ONAIR, OPS, TICKER
 from hub.engine.families.hands import COMPARE, DEAL, PROJECTION, TABLE
 from hub.engine.families.payloads import Payloads
 from hub.engine.families.scores import SEAT, STANDINGS
+from hub.engine.families.suggestions import SUGGESTIONS
 from hub.wire.topics import FAMILIES
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "UNDECLARED",
     "EngineView",
     "Feed",
+    "Model",
     "Payloads",
     "Reading",
     "TopicKeys",
@@ -28,7 +30,20 @@ __all__ = [
 
 FEEDS: dict[str, Feed] = {
     f.name: f
-    for f in (STANDINGS, SEAT, TABLE, DEAL, COMPARE, ONAIR, TICKER, CLOCK, PROJECTION, OPS, CONSOLE)
+    for f in (
+        STANDINGS,
+        SEAT,
+        TABLE,
+        DEAL,
+        COMPARE,
+        ONAIR,
+        TICKER,
+        CLOCK,
+        PROJECTION,
+        SUGGESTIONS,
+        OPS,
+        CONSOLE,
+    )
 }
 if FEEDS.keys() != FAMILIES.keys():  # pragma: no cover - a family without its feed, or the reverse
     raise ImportError(f"topic families {sorted(FAMILIES)} and feeds {sorted(FEEDS)} differ")

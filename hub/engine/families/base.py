@@ -25,7 +25,7 @@ from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
 from hub.wire.topics import AUDIENCES, TopicKey, TopicSpace, topic_name
 
-__all__ = ["EngineView", "Feed", "Reading", "TopicKeys"]
+__all__ = ["EngineView", "Feed", "Model", "Reading", "TopicKeys"]
 
 
 class BoardHolder(Protocol):
@@ -94,7 +94,15 @@ class TopicKeys:
         self.k: dict[str, dict[str, Any]] = {a: {} for a in AUDIENCES}
         for a in AUDIENCES:
             k = self.k[a]
-            for name in ("standings", "onair", "ticker", "projection", "ops", "clock"):
+            for name in (
+                "standings",
+                "onair",
+                "ticker",
+                "projection",
+                "ops",
+                "clock",
+                "suggestions",
+            ):
                 k[name] = (a, topic_name(name))
             k["seat"] = [(a, topic_name("seat", s)) for s in seats]
             k["table"] = {t: (a, topic_name("table", t)) for t in config.tables}
@@ -110,6 +118,20 @@ Keys = Callable[[TopicKeys, Any], Iterable[TopicKey]]
 Builder = Callable[[Reading, tuple[int, ...], str], "dict[str, Any] | None"]
 
 
+class Model(Protocol):
+    """A family's documents kept by a model of its own, moved incrementally (``Feed.model``):
+    made when one of its topics is first materialized, never before."""
+
+    def on(self, event: Any) -> None:
+        """An event the family declares: note what it moved (the work waits for ``flush``)."""
+
+    def flush(self) -> Iterable[str]:
+        """Move by what was noted; the audiences whose payload may have changed."""
+
+    def payload(self, audience: str) -> dict[str, Any]:
+        """An audience's payload now, equal to the family's builder's (a new document)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Feed:
     """How the engine feeds one topic family (``name``, as in ``hub.wire.topics.FAMILIES``)."""
@@ -119,3 +141,7 @@ class Feed:
     keys: Keys  # (keys, event) -> the topics of this family the event touches
     build: Builder  # (reading, parameters, audience) -> its payload now (None: not yet)
     moves: tuple[type, ...] = ()  # events the projections apply in place (else: rebuilt)
+    # A family whose documents a model keeps (its topics take no parameters): the model is
+    # made when one of them is first materialized, and moves them; until then nothing of the
+    # family is built, whatever events touch it.
+    model: Callable[[EngineView], Model] | None = None

@@ -31,6 +31,14 @@ class Payloads:
             found = self._standings[live] = build_standings(self.engine, live)
         return found
 
+    def feed_of(self, key: TopicKey) -> Feed | None:
+        """The family of a topic (None: no such topic for that audience)."""
+        audience, name = key
+        topic = self.engine.topics.get(name)
+        if topic is None or audience not in topic.family.audiences:
+            return None
+        return self._feeds[topic.family.name]
+
     def build(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's payload built from the state now (None: no such topic for that
         audience, or not yet)."""
