@@ -347,7 +347,10 @@ async def test_public_client_sees_no_deal_before_every_table_completed_it(
         if topic == "ticker":
             assert {i["deal"] for i in data.get("items", [])} <= done
         if topic.startswith("table:"):
-            assert set(data) <= {"table", "group", "deals_total", "seats", "released"}
+            keys = {"table", "group", "deals_total", "seats", "released", "showdown"}
+            assert set(data) <= keys
+            showdown = data.get("showdown")  # a released deal's only
+            assert showdown is None or showdown["deal"] in done, (showdown, done)
             assert data.get("released", 0) <= len(done)
             assert all("hole" not in s for s in data.get("seats", []))
         if topic == "standings" and "like_for_like" in data:

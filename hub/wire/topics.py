@@ -155,7 +155,7 @@ FAMILIES: dict[str, Family] = {
         Family(
             "suggestions",
             (),
-            BOTH,
+            (PUBLIC, LIVE),  # not on the program feed
             Role.PUBLIC,
             "/api/suggestions",
             "replace of the entries that moved (the public's: released deals only)",
