@@ -133,8 +133,10 @@ class Projections:
             route = self._action_routes.get(hand)
             if route is None:
                 route = self._action_routes[hand] = self._routed(event)
-            self.touch(route[1])
+            self.payloads.forget()  # (``touch``, inlined: the hot path)
             if self.active:  # shown at the next flush, however many
+                for key in route[1]:
+                    self._stale[key] = None
                 self._acted.setdefault(hand, event.index)
                 self._project(hand)
             return route[0]

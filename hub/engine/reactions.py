@@ -33,6 +33,7 @@ from hub.wire.topics import PUBLIC
 __all__ = ["after", "tick"]
 
 _HAND_MOVES = (ActionApplied, HandStarted, HandRewound)
+_HAND_MOVE_CLASSES = frozenset(_HAND_MOVES)
 
 
 def after(
@@ -41,7 +42,7 @@ def after(
     """The events one applied console event caused, with what the parts add to them."""
     if len(events) == 1:
         only = events[0]
-        if isinstance(only, _HAND_MOVES) and not release.deal_released(only.deal):
+        if type(only) in _HAND_MOVE_CLASSES and only.deal not in release.deals:  # type: ignore[union-attr]
             return events  # (most events: one action of a deal in play; nothing to add)
     return _reacted(events, now, state, release, desk)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from hub.engine.families.base import EngineView, Feed
@@ -20,10 +20,9 @@ class Payloads:
         self.engine = engine
         self._feeds = feeds
         self._standings: dict[bool, dict[str, Any]] = {}
-
-    def forget(self) -> None:
-        """Something changed: what was made from the old state is made again when asked."""
-        self._standings.clear()
+        # Something changed: what was made from the old state is made again when asked. (The
+        # dict's own clear, bound once: every event of the engine calls it.)
+        self.forget: Callable[[], None] = self._standings.clear
 
     def standings(self, live: bool) -> dict[str, Any]:
         found = self._standings.get(live)
