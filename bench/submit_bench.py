@@ -4,7 +4,8 @@ Run by hand: ``.venv/bin/python bench/submit_bench.py --against /tmp/base [--eve
 where ``/tmp/base`` is an export of the commit to compare with (``git archive HEAD | tar -x -C
 /tmp/base``). Timing figures on a shared machine are noisy, so each tree is measured in its own
 child process, the trees alternating round after round, and each figure is the best of its
-rounds (noise only adds). The workload is ``ingest_bench.large_session`` (bot-played hands of a
+rounds (noise only adds; the medians are printed too: on a shared machine one lucky round can
+decide a best). The workload is ``ingest_bench.large_session`` (bot-played hands of a
 large tournament, msgpack bytes), a fresh engine per run, no feed: what ``hub.roles.ingest`` pays
 per
 event before I/O. Every child also prints a digest of every outcome (ack, record, refusal code
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -92,22 +94,24 @@ def main() -> None:
             names = list(trees) if r % 2 == 0 else list(reversed(trees))
             for name in names:
                 runs[name].append(child(trees[name], events, args.repeat))
-        best = {}
+        best, middle = {}, {}
         for name, results in runs.items():
             wall = [x["wall_events_per_s"] for x in results]
             cpu = [x["cpu_events_per_s"] for x in results]
             digests = {x["digest"] for x in results}
             best[name] = (max(wall), max(cpu))
+            middle[name] = statistics.median(cpu)
             print(
                 f"{events} events  {name:8} {trees[name]}: best {max(wall)}/s wall,"
-                f" {max(cpu)}/s CPU (rounds wall {wall}), accepted {results[0]['accepted']},"
-                f" digest {' '.join(sorted(digests))}"
+                f" {max(cpu)}/s CPU, median {middle[name]:.0f}/s CPU (rounds wall {wall}),"
+                f" accepted {results[0]['accepted']}, digest {' '.join(sorted(digests))}"
             )
         if "against" in best:
             same = {x["digest"] for x in runs["this"]} == {x["digest"] for x in runs["against"]}
             print(
                 f"{events} events  ratio this/against: {best['this'][0] / best['against'][0]:.2f}"
-                f" wall, {best['this'][1] / best['against'][1]:.2f} CPU;"
+                f" wall, {best['this'][1] / best['against'][1]:.2f} CPU (best rounds),"
+                f" {middle['this'] / middle['against']:.2f} CPU (median rounds);"
                 f" outcomes {'identical' if same else 'DIFFER'}"
             )
 

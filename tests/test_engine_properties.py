@@ -241,5 +241,8 @@ def test_public_payloads_never_mention_unreleased_deals(seed: int) -> None:
             if topic == "ticker":
                 assert {item["deal"] for item in payload["items"]} <= released
             if topic.startswith("table:"):
-                assert set(payload) == {"table", "group", "deals_total", "seats", "released"}
+                keys = {"table", "group", "deals_total", "seats", "released", "showdown"}
+                assert set(payload) <= keys and keys - set(payload) <= {"showdown"}
+                showdown = payload.get("showdown")  # the latest released deal's, if any
+                assert showdown is None or showdown["deal"] in released, (showdown, released)
                 assert payload["released"] == len(released)

@@ -202,7 +202,12 @@ async def test_acks_stay_fast_while_clients_loop_on_the_export(redis_url: str) -
                     asyncio.create_task(loop_export(server.url, stop, served)) for _ in range(6)
                 ]
                 await asyncio.sleep(1.0)  # the first (cold) build is under way
-                loaded = await ack_delays(pad, mine[20:60])
+                # Acks timed while the exports loop: at least 40, and on until 20 exports were
+                # served (a slow machine serves fewer a second; the load must be real).
+                loaded, at = [], 20
+                while (len(loaded) < 40 or served[0] < 20) and at < len(mine):
+                    loaded += await ack_delays(pad, mine[at : at + 10])
+                    at += 10
                 stop.set()
                 await asyncio.gather(*loops)
     finally:

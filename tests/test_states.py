@@ -25,7 +25,7 @@ HUB = Path(__file__).resolve().parents[1] / "hub"
 WIRE = {
     Street: ["preflop", "flop", "turn", "river", "showdown", "complete"],
     HandStatus: ["in_progress", "showdown", "complete", "void", "disputed"],
-    Audience: ["public", "live"],
+    Audience: ["public", "live", "program"],
     Role: ["public", "commentator", "operator", "console"],
     ProcessRole: ["all", "ingest", "edge", "projector"],
 }

@@ -105,7 +105,7 @@ def _same(given: bytes, expected: str | None) -> bool:
     return expected is not None and hmac.compare_digest(given, expected.encode())
 
 
-FEEDS = ("program",)
+FEEDS = (Audience.PROGRAM.value,)
 """What a client may ask for by ``feed=`` (websocket URL, REST query) beside its role's own."""
 
 
