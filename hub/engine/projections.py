@@ -61,6 +61,8 @@ class Projections:
         self._k = self.keys.k
         # Event class -> the families that declare it (the routing table).
         self._routes = {cls: feeds_of(cls) for cls in get_args(EngineEvent)}
+        # Class -> (each declaring family's keys, whether it moves the event in place).
+        self._plans = {c: [(f.keys, c in f.moves) for f in fs] for c, fs in self._routes.items()}
         # The models of the families that keep one (``Feed.model``), once materialized; the
         # families with a model that each event class touches; the topics of those families.
         self.models: dict[str, Model] = {}
@@ -97,15 +99,16 @@ class Projections:
     def route(self, event: EngineEvent) -> _Route:
         """The topics ``event`` touches, by the families that declare its class, and those of
         them to rebuild (the families that do not move it in place)."""
-        cls = type(event)
-        touched: dict[TopicKey, None] = {}
-        stale: dict[TopicKey, None] = {}
-        for feed in self._routes[cls]:
-            keys = feed.keys(self.keys, event)
-            touched.update(dict.fromkeys(keys))
-            if cls not in feed.moves:
-                stale.update(dict.fromkeys(keys))
-        return frozenset(touched), tuple(stale)
+        touched: list[TopicKey] = []
+        stale: list[TopicKey] = []
+        for keys_of, moved in self._plans[type(event)]:
+            keys = keys_of(self.keys, event)
+            if not isinstance(keys, list):  # (any iterable: read once)
+                keys = list(keys)
+            touched += keys
+            if not moved:
+                stale += keys
+        return frozenset(touched), tuple(dict.fromkeys(stale))
 
     def _routed(self, event: EngineEvent) -> _Route:
         """``route``, made once per class and the fields it depends on (``routed_by``)."""

@@ -83,7 +83,7 @@ class Reading(Protocol):
     def standings(self, live: bool) -> dict[str, Any]: ...
 
 
-class TopicKeys:
+class TopicKeys(dict[str, dict[str, Any]]):
     """Every topic key of a tournament, made once: ``k[audience][family]`` is the key of a
     family without parameters, a list by seat, a dict by table or deal, or (compare) a dict by
     deal of lists by seat."""
@@ -91,9 +91,10 @@ class TopicKeys:
     def __init__(self, config: TournamentConfig) -> None:
         seats = range(1, config.seats + 1)
         deals = range(1, config.deals + 1)
-        self.k: dict[str, dict[str, Any]] = {a: {} for a in AUDIENCES}
+        super().__init__((a, {}) for a in AUDIENCES)
+        self.k: dict[str, dict[str, Any]] = self  # (a plain dict: ``k[a]`` costs no frame)
         for a in AUDIENCES:
-            k = self.k[a]
+            k = self[a]
             for name in (
                 "standings",
                 "onair",
@@ -109,9 +110,6 @@ class TopicKeys:
             k["console"] = {t: (a, topic_name("console", t)) for t in config.tables}
             k["deal"] = {d: (a, topic_name("deal", d)) for d in deals}
             k["compare"] = {d: [(a, topic_name("compare", d, s)) for s in seats] for d in deals}
-
-    def __getitem__(self, audience: str) -> dict[str, Any]:
-        return self.k[audience]
 
 
 Keys = Callable[[TopicKeys, Any], Iterable[TopicKey]]
