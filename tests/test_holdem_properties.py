@@ -7,7 +7,7 @@ PokerKit's player index 0 is the seat left of the button (heads-up: the big blin
 
 from __future__ import annotations
 
-import copy
+import pickle
 import random
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -155,7 +155,7 @@ def test_illegal_actions_are_rejected_with_the_right_code_and_change_nothing(
 
     def check(seat: int, kind: str, amount: int | None) -> str | None:
         expected = _expected_code(hand, seat, kind, amount)
-        before = copy.deepcopy(vars(hand))
+        before = pickle.loads(pickle.dumps(vars(hand)))  # a deep copy, ~10x faster than copy's
         try:
             hand.verify(seat, kind, amount)
             got = None

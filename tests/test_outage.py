@@ -1,12 +1,14 @@
-"""Acceptance (issue #9): a Redis outage of 30 s in the middle of a session.
+"""Acceptance (issue #9): a Redis outage of 30 s in the middle of a session (12 s in CI).
 
 A `duplicast serve --role all` process runs on a private redis-server (AOF, fsync always, as in
 production) while consoles in this test replay the sample session through their outboxes. A
-third of the way in, Redis is killed and started again on the same port 30 s later: far longer
-than the ingest's 5 s lease, so the lease has run out when Redis comes back. The lone ingest
-must take it back (no one else claimed it) and carry on. When every event is acknowledged: the
-hub is still the same process, the journal holds each (console, seq) exactly once, and both the
-journal and the hub's public standings equal an offline replay of the session log.
+third of the way in, Redis is killed and started again on the same port OUTAGE seconds later:
+longer than the ingest's 5 s lease (12 s in CI, over twice it; the acceptance's 30 s by hand
+with ``DUPLICAST_OUTAGE_SECONDS=30``, bench/README.md), so the lease has run out when Redis comes
+back. The lone ingest must take it back (no one else claimed it) and carry on. When every event
+is acknowledged: the hub is still the same process, the journal holds each (console, seq)
+exactly once, and both the journal and the hub's public standings equal an offline replay of
+the session log.
 """
 
 from __future__ import annotations
@@ -26,17 +28,20 @@ from hub.bus.redis import RedisBus
 from hub.client.logreplay import replay_log
 from hub.files.config import load_config
 from hub.files.decks import load_decks
+from hub.roles.ingest import LEASE_TTL
 from hub.wire import codec
 from tests.hubharness import SESSION, offline, session_events
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio, pytest.mark.timeout(150)]
 
-OUTAGE = 30.0  # seconds without Redis
+# Seconds without Redis: past the lease either way, so the same path runs; longer by hand.
+OUTAGE = float(os.environ.get("DUPLICAST_OUTAGE_SECONDS", "12"))
 
 
-async def test_a_30_second_redis_outage_ends_with_every_event_acknowledged_once(
+async def test_a_redis_outage_past_the_lease_ends_with_every_event_acknowledged_once(
     tmp_path: Path,
 ) -> None:
+    assert OUTAGE > 2 * LEASE_TTL, "the outage must outlast the ingest's lease"
     config = load_config(SAMPLE)
     decks = load_decks(config, SAMPLE.parent, dict(os.environ))
     events = session_events(config.id, SESSION)
