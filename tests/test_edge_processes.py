@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -38,11 +39,20 @@ def sockets(pid: int) -> int:
 
 
 def alive(pid: int) -> bool:
+    """Any thread of `pid` not yet a zombie: a process whose main thread has exited shows Z
+    while its other threads still end (and hold its sockets open)."""
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
     except FileNotFoundError:
         return False
-    return "\nState:\tZ" not in status
+    for task in tasks:
+        try:
+            status = (task / "status").read_text()
+        except FileNotFoundError:
+            continue
+        if "\nState:\tZ" not in status and "\nState:\tX" not in status:
+            return True
+    return False
 
 
 async def test_two_edge_processes_share_the_port_and_stop_together(redis_url: str) -> None:
@@ -131,12 +141,24 @@ def accepts(port: int) -> bool:
         return False
 
 
+def unshared_port() -> int:
+    """A free port below the kernel's ephemeral range (32768-60999), which ``bind(port 0)``
+    never hands out: once freed, no other process of the run (another pytest-xdist worker's
+    hub) can be given it, so whoever accepts there afterwards is ours."""
+    for port in random.sample(range(20_000, 32_000), 200):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port between 20000 and 32000")
+
+
 def test_workers_end_with_a_sigkilled_parent(redis_url: str) -> None:
     """A SIGKILLed parent cannot stop its workers: they must notice and end by themselves
     (hub.roles.lifeline), else orphans keep serving the port."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = unshared_port()
     edge = start_edge(redis_url, port, processes=3)
     workers: list[int] = []
     try:
