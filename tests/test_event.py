@@ -262,6 +262,11 @@ def test_a_final_table_waits_for_the_group_stage_then_gets_its_teams() -> None:
     assert engine.state.seating.fills == {}
     table = engine.payload((LIVE, topic_name("table", 7)))
     assert table is not None and all(s["team"] is None for s in table["seats"])
+    # Nor does a penalty count at a final table before the final starts: no session to count
+    # it in (it raised ValueError after the state had taken it, unjournaled).
+    penalty = {"op": "penalty", "table": 7, "seat": 1, "points": 1, "by": "TD", "reason": "r"}
+    out = engine.control(penalty, 2.0)
+    assert not out.ok and out.code == "stage_not_open" and engine.state.penalties == []
 
     engine, _ = run_small()
     standings = engine.standings_json()
