@@ -239,3 +239,28 @@ def test_each_output_comes_at_its_own_delay_and_holds_until_release(
     finally:
         venue.ws.close()
         program.ws.close()
+
+
+@pytest.mark.browser
+def test_a_page_reads_the_output_its_url_names(page: Page, outputs_hub: HubThread) -> None:
+    """``table.html?feed=program&output=venue``: the page passes ``output`` through as it
+    passes ``feed``, so the venue's screens subscribe to the venue output and hold in words."""
+    hub = outputs_hub
+    first = hub.events[0]
+    table, deal = first["table"], first["deal"]
+    hub.play([first])
+    page.goto(f"{hub.url}/overlays/table.html?feed=program&output=venue&table={table}")
+    expect(page.locator('[data-testid="held"]')).to_have_text(
+        f"Hand in progress · deal {deal} · table {table}", timeout=5000
+    )
+    assert hub.source is not None
+    keys = set(hub.source.fanout._subs)
+    assert ("program:venue", f"table:{table}") in keys
+    assert ("program", f"table:{table}") not in keys
+    got = page.evaluate(
+        """async () => {
+        const m = await import('./js/duplicast.js');
+        return [m.params('?feed=program&output=venue').output, m.params('?feed=program').output];
+    }"""
+    )
+    assert got == ["venue", None]

@@ -22,7 +22,12 @@ from hub.domain.config import ConfigError, TournamentConfig, parse_config
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
 from hub.roles.edge import EdgeSource
+from hub.serve.auth import Auth
+from hub.serve.fanout import Fanout
+from hub.serve.feed import IngestFeed
 from hub.serve.http import create_app, serve
+from hub.serve.origins import OriginPolicy
+from hub.serve.service import FeedService
 from hub.wire.control_request import ControlRequest
 from hub.wire.patch import apply_patch
 from hub.wire.topics import LIVE, PROGRAM, TopicSpace, key_for, kind, program_outputs
@@ -299,3 +304,41 @@ async def test_an_edge_serves_each_output_from_the_feed_channel() -> None:
                 assert json.loads(await bad.recv())["code"] == "unknown_output"
         finally:
             await server.stop()
+
+
+class _Source:
+    """What ``FeedService`` reads of a source to place a client: its topics, its fan-out."""
+
+    def __init__(self, topics: TopicSpace | None) -> None:
+        self.topics = topics
+        self.fanout = Fanout(IngestFeed())
+
+
+@pytest.mark.parametrize(
+    ("config", "query", "code", "audience"),
+    [
+        (CONFIG, {"feed": "program"}, None, PROGRAM),
+        (CONFIG, {"feed": "program", "output": "program"}, None, PROGRAM),
+        (CONFIG, {"feed": "program", "output": "venue"}, None, VENUE_AUDIENCE),
+        (CONFIG, {"feed": "program", "output": "Venue"}, "unknown_output", None),
+        (CONFIG, {"output": "venue"}, "bad_request", None),
+        (CONFIG, {}, None, "public"),
+        (parse_config(config_data(), "<t>"), {"feed": "program"}, None, PROGRAM),  # as before
+        (parse_config(config_data(), "<t>"), {"feed": "program", "output": "venue"},
+         "unknown_output", None),
+        (None, {"feed": "program", "output": "venue"}, None, VENUE_AUDIENCE),  # no file known
+        (None, {"feed": "program", "output": "a b"}, "unknown_output", None),
+    ],
+)  # fmt: skip
+def test_a_connection_reads_the_output_it_names(
+    config: TournamentConfig | None, query: dict[str, str], code: str | None, audience: str | None
+) -> None:
+    topics = None if config is None else TopicSpace.of(config)
+    service = FeedService(_Source(topics), Auth(), OriginPolicy())
+    problem = service.feed_problem(query)
+    assert (problem or {}).get("code") == code, problem
+    if audience is not None:
+        assert service.audience("public", query) == audience
+    if code == "unknown_output" and config is not None:
+        known = "program, venue" if config.program_outputs else "none, no [broadcast] delay"
+        assert problem is not None and problem["message"].endswith(f"(outputs: {known})")

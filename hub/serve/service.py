@@ -127,9 +127,11 @@ class FeedService:
             return error("bad_request", f"feed must be one of {', '.join(FEEDS)}")
         if output is not None and feed is None:
             return error("bad_request", f"output={output} names a program output: add feed=program")
+        outputs = self.topics.outputs
         if feed is not None and self.topics.output(output) is None:
-            known = ", ".join(self.topics.outputs or ()) or "none: no [broadcast] delay"
-            return error("unknown_output", f"no program output named {output!r} (outputs: {known})")
+            known = "letters, digits, '-', '_'" if outputs is None else ", ".join(outputs)
+            why = f"outputs: {known or 'none, no [broadcast] delay'}"
+            return error("unknown_output", f"no program output named {output!r} ({why})")
         return None
 
     def audience(self, role: Any, query: Mapping[str, str] | None) -> str:
