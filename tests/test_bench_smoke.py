@@ -112,6 +112,17 @@ def test_projection_bench_tiny() -> None:
     assert result["feed_on_us"] > 0 and result["feed_off_us"] > 0
 
 
+def test_program_bench_tiny_with_two_outputs() -> None:
+    """Its own process (it freezes the collector): two outputs, every figure reported."""
+    command = [sys.executable, str(BENCH / "program_bench.py"), "--events", "300"]
+    command += ["--rounds", "1", "--every", "10", "--outputs", "2"]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["events"] == 300 and result["outputs"] == 2
+    assert result["changes"]["on"] > result["changes"]["off"] > 0
+    assert result["snapshot_mb_with"] > result["snapshot_mb_without"] > 0
+
+
 def test_fanout_bench_tiny() -> None:
     fanout_bench = load("fanout_bench")
     for mode in ("naive", "fanout"):
