@@ -17,7 +17,7 @@ from msgspec import UNSET
 
 from hub.domain.clock import ClockSpec, Level
 from hub.domain.config import formats, shape
-from hub.domain.config.broadcast import camera_clocks, program_delay
+from hub.domain.config.broadcast import camera_clocks, program_delay, program_outputs
 from hub.domain.config.model import (
     BETTING,
     ID,
@@ -82,6 +82,7 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
     scoring, mahjong = formats.scoring_and_rules(c, root, game, t.big_blind, t.deals, event)
     broadcast = None if root.broadcast is UNSET else camera_clocks(c, root.broadcast, tables)
     delay = None if root.broadcast is UNSET else program_delay(c, root.broadcast)
+    outputs = {} if root.broadcast is UNSET else program_outputs(c, root.broadcast)
     return TournamentConfig(
         id=t.id,
         name=t.name,
@@ -108,6 +109,7 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
         warnings=tuple(c.warnings),
         broadcast=broadcast,
         program_delay=delay,
+        program_outputs=outputs,
     )
 
 
