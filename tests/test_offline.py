@@ -256,3 +256,21 @@ def test_decks_orders_of_an_event_with_sessions_load(per_session, most_on_a_deal
             deals = [config.deal_orders[t][i] for t in group.tables]
             assert max(deals.count(d) for d in deals) == most_on_a_deal
     assert bool(config.warnings) == (most_on_a_deal > 1)
+
+
+def test_blocks_in_sessions_shorter_than_the_group_say_what_to_change(tmp_path):
+    """`method = "blocks"` with four-deal sessions for groups of six tables cannot keep every
+    table on its own deal: the warning says to lengthen the sessions, not to use blocks."""
+    text = SAMPLE.with_name("ifp-event.toml").read_text("utf-8")
+    assert 'method = "blocks"' in text
+    for six, four in SHORT_SESSIONS.items():
+        text = text.replace(six, four)
+    sample = tmp_path / "event.toml"
+    sample.write_text(text, "utf-8")
+    (warning,) = load_config(sample).warnings
+    assert "the blocks schedule: " in warning and "more such clashes" in warning
+    assert warning.endswith(
+        "a session needs at least as many deals as its group has tables for blocks to keep "
+        "every table on its own deal (docs/rules.md)"
+    )
+    assert 'method = "blocks" (with a seed)' not in warning

@@ -318,11 +318,19 @@ def _warn_in_order(
         return
     round_, deal, tables = clashes[0]
     also = f" (and {len(clashes) - 1} more such clashes)" if len(clashes) > 1 else ""
+    if which == "blocks":  # only a session of fewer deals than its group has tables
+        advice = (
+            "a session needs at least as many deals as its group has tables for blocks to "
+            "keep every table on its own deal (docs/rules.md)"
+        )
+    else:
+        advice = (
+            '[schedule] method = "blocks" (with a seed) or `duplicast decks --orders-out` '
+            "plays the deals in blocks without any (docs/rules.md)"
+        )
     c.warn(
         key,
-        f"the {which} schedule: {clash_text(round_, deal, tables)}{also}: {SAME_TIME}; "
-        '[schedule] method = "blocks" (with a seed) or `duplicast decks --orders-out` plays '
-        "the deals in blocks without any (docs/rules.md)",
+        f"the {which} schedule: {clash_text(round_, deal, tables)}{also}: {SAME_TIME}; {advice}",
     )
 
 
