@@ -4,6 +4,7 @@
     python bench/e2e_latency.py             # reduced: 60 tables x 1 action/s, 2,000 clients, 30 s
     python bench/e2e_latency.py --full      # the event: 60 tables x 1 action/s, 10,000 clients
     python bench/e2e_latency.py --tables 30 --clients 5000 --seconds 60 --json out.json
+    python bench/e2e_latency.py --program-delay 30 --seconds 90   # and the program feed
 
 The real processes, as docker-compose.yml runs them, all on loopback: a private
 ``redis-server`` started here on a free port (the compose file's AOF ``appendfsync always``,
@@ -27,9 +28,13 @@ frame (``fanout``) and publish -> frame (``e2e``; ``e2e_of_starts``: a deal's fi
 dealing and the preflop equity), each p50/p90/p99/max.
 Also: rows delivered against expected, CPU share of every process (load generator apart)
 and the machine's load (loadavg, and the busy share of both cores from /proc/stat, other
-users included). The clients run at normal priority (``--load-priority idle``: SCHED_IDLE, as
-edge_bench.py runs them, standing in for browsers on other machines; on a machine busy with other
-work they then starve, their sockets fill and the edges close them as slow). Every process is
+users included). With ``--program-delay S`` the tournament has ``[broadcast] delay = S`` and
+the sequential schedule, and ``--program-share`` of the clients (10 %) watch the same topics on
+``?feed=program``: the program's delay accuracy, ``bench/e2e_program.py`` (the processes are in
+``bench/e2e_processes.py``). The clients run at normal priority (``--load-priority idle``:
+SCHED_IDLE, as edge_bench.py runs them, standing in for browsers on other machines; on a
+machine busy with other work they then starve, their sockets fill and the edges close them as
+slow). Every process is
 ended by its pid.
 """
 
@@ -44,13 +49,11 @@ import json
 import math
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from array import array
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +63,17 @@ for where in (ROOT, HERE):
     if str(where) not in sys.path:
         sys.path.insert(0, str(where))
 
+import e2e_program  # noqa: E402
 import edge_bench  # noqa: E402
+from e2e_processes import (  # noqa: E402
+    client_command,
+    cpu_seconds,
+    machine_busy,
+    niced,
+    spectators,
+    start_hub,
+    tell,
+)
 from ingest_bench import large_data  # noqa: E402
 
 from hub.domain.config import parse_config  # noqa: E402
@@ -71,9 +84,6 @@ from hub.wire.channels import Channels  # noqa: E402
 
 TARGET_P99_MS = 50.0
 BETTING = frozenset({"fold", "check", "call", "bet", "raise"})
-# docker-compose.yml's Redis: an ack waits for the fsync of its journal batch.
-REDIS_ARGS = ("--appendonly", "yes", "--maxmemory-policy", "noeviction")
-REDIS_ARGS += ("--client-output-buffer-limit", "pubsub 16mb 4mb 10")
 FSYNC = ("always", "everysec", "no")
 SCALES = {  # tables, clients, seconds
     "quick": (6, 60, 3.0),
@@ -105,25 +115,40 @@ def toml_text(data: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def tournament(tid: str, tables: int, deals: int) -> tuple[str, Any]:
+def tournament(tid: str, tables: int, deals: int, program_delay: float = 0.0) -> tuple[str, Any]:
     """The bench tournament as a file's text and as parsed: ``tables`` rounded up to groups of
     6 tables x 6 seats, block deal orders, rehearsal decks (the ingest deals and computes
-    equity)."""
+    equity). With ``program_delay``: ``[broadcast] delay`` and the sequential schedule, whose
+    deals are released within a short run (``e2e_program``)."""
     data = large_data(tid, math.ceil(tables / 6), deals)
     data["schedule"] = {"method": "blocks", "seed": 5}  # release-aware, as at an event
+    if program_delay:
+        data["schedule"] = dict(e2e_program.SCHEDULE)
+        data["broadcast"] = {"delay": program_delay}
     return toml_text(data), parse_config(data, "<bench>")
 
 
-def table_events(config: Any, per_table: int, seed: int) -> dict[int, list[dict[str, Any]]]:
-    """Each table's first ``per_table`` bot-played events (no corrections), in its order."""
+def session_events(config: Any, seed: int) -> dict[int, list[dict[str, Any]]]:
+    """Each table's bot-played events of the session (no corrections), in its order."""
     decks = seeded_deck_orders("bench", config.deals)
     out: dict[int, list[dict[str, Any]]] = {t: [] for t in config.tables}
     for event in simulate_session(config, decks, random.Random(seed), corrections=False):
         out[event["table"]].append(event)
-    short = min(len(v) for v in out.values())
+    return out
+
+
+def first_events(
+    full: dict[int, list[dict[str, Any]]], per_table: int
+) -> dict[int, list[dict[str, Any]]]:
+    short = min(len(v) for v in full.values())
     if short < per_table:
         raise ValueError(f"a table has only {short} events: more deals")
-    return {t: v[:per_table] for t, v in out.items()}
+    return {t: v[:per_table] for t, v in full.items()}
+
+
+def table_events(config: Any, per_table: int, seed: int) -> dict[int, list[dict[str, Any]]]:
+    """Each table's first ``per_table`` bot-played events (no corrections), in its order."""
+    return first_events(session_events(config, seed), per_table)
 
 
 def markers(events: list[dict[str, Any]]) -> list[tuple[int, ...]]:
@@ -205,108 +230,6 @@ async def fleet(url: str, tid: str, path: Path, rate: float, out: Path) -> None:
     print(json.dumps({"cpu_s": time.process_time() - cpu0}), flush=True)
 
 
-# -- the processes -----------------------------------------------------------------------------
-
-
-free_port = edge_bench.free_port
-
-
-@contextlib.contextmanager
-def started(command: list[str], log: Path, **kw: Any) -> Iterator[subprocess.Popen[str]]:
-    """``edge_bench.started`` (ended by its pid, TERM then KILL) writing to ``log``."""
-    with log.open("ab") as out, edge_bench.started(command, stdout=out, stderr=-2, **kw) as proc:
-        yield proc
-
-
-def wait_for(proc: subprocess.Popen[Any], log: Path, text: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if text in log.read_text(errors="replace"):
-            return
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    tail = log.read_text(errors="replace")[-2000:]
-    raise RuntimeError(f"{proc.args[:6]}: no {text!r} within {timeout} s:\n{tail}")
-
-
-def redis_server(
-    work: Path, stack: contextlib.ExitStack, nice: int = 0, fsync: str = "always"
-) -> tuple[subprocess.Popen[str], str]:
-    port = free_port()
-    binary = shutil.which("redis-server") or "/usr/bin/redis-server"
-    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(work)]
-    log = work / "redis.log"
-    command += [*REDIS_ARGS, "--appendfsync", fsync]
-    proc = stack.enter_context(started(command, log, preexec_fn=niced(nice)))
-    wait_for(proc, log, "Ready to accept connections", 15)
-    return proc, f"redis://127.0.0.1:{port}/0"
-
-
-def niced(nice: int) -> Any:
-    """A ``preexec_fn`` moving a hub process's nice value by ``nice`` (None: unchanged)."""
-    if not nice:
-        return None
-    return lambda: os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + nice)
-
-
-def hub_command(role: str, config: Path, port: int) -> list[str]:
-    command = [sys.executable, "-m", "hub", "serve", "--role", role, "--config", str(config)]
-    command += ["--port", str(port)]
-    if role == "edge":
-        command += ["--reuse-port", "--max-per-address", "1000000"]
-    return command
-
-
-def hub_env(url: str, token: str) -> dict[str, str]:
-    env = dict(os.environ, DUPLICAST_REDIS_URL=url, DUPLICAST_LOG="WARNING")
-    env["DUPLICAST_COMMENTATOR_TOKEN"] = token
-    env["DUPLICAST_OPERATOR_TOKEN"] = base64.urlsafe_b64encode(os.urandom(24)).decode()
-    env["PYTHONPATH"] = str(ROOT)
-    return env
-
-
-def start_hub(
-    work: Path, stack: contextlib.ExitStack, text: str, token: str, nice: int, fsync: str
-) -> tuple[subprocess.Popen[str], str, subprocess.Popen[str], list[subprocess.Popen[str]], int]:
-    """Redis, the ingest and two edges on one port (started together, waited for in turn):
-    (redis, its URL, the ingest, the edges, the edges' port)."""
-    config_path = work / "event.toml"
-    config_path.write_text(text)
-    redis, url = redis_server(work, stack, nice, fsync)
-    env = hub_env(url, token)
-    port = free_port()
-    roles = [("ingest", free_port()), ("edge", port), ("edge", port)]
-    hubs = [
-        stack.enter_context(
-            started(
-                hub_command(role, config_path, at),
-                work / f"{role}{n}.log",
-                env=env,
-                preexec_fn=niced(nice),
-            )
-        )
-        for n, (role, at) in enumerate(roles)
-    ]
-    for n, (role, _) in enumerate(roles):
-        wait_for(hubs[n], work / f"{role}{n}.log", f"duplicast {role} for", 180)
-    return redis, url, hubs[0], hubs[1:], port
-
-
-# -- the machine ---------------------------------------------------------------------------------
-
-
-def cpu_seconds(pid: int) -> float:
-    return edge_bench.proc_cpu_s(pid)
-
-
-def machine_busy() -> tuple[float, float]:
-    """(busy, total) jiffies of all cores from /proc/stat, every process of the machine."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + fields[4]
-    return float(sum(fields) - idle), float(sum(fields))
-
-
 # -- one run -----------------------------------------------------------------------------------
 
 
@@ -321,16 +244,22 @@ def run(
     hub_nice: int = 0,
     fsync: str = "always",
     warmup: float = 2.0,
+    program_delay: float = 0.0,
+    program_share: float = 0.1,
 ) -> dict[str, Any]:
-    """One measured run at this scale; the figures (see the module docstring)."""
+    """One measured run at this scale; the figures (see the module docstring). With
+    ``program_delay``, ``program_share`` of the clients watch the program feed instead."""
     edge_bench.raise_nofile()
     binary = edge_bench.wsclients_binary()
     tid = f"e2e-{os.getpid()}-{os.urandom(3).hex()}"
     per_table = int((warmup + seconds) * rate) + 1
     deals = max(2, math.ceil(per_table / 15))
-    text, config = tournament(tid, tables, deals)
-    events = table_events(config, per_table, seed)
+    text, config = tournament(tid, tables, deals, program_delay)
+    full = session_events(config, seed)
+    events = first_events(full, per_table)
     token = base64.urlsafe_b64encode(os.urandom(24)).decode()
+    on_program = max(1, round(clients * program_share)) if program_delay else 0
+    live = clients - on_program
     with (
         tempfile.TemporaryDirectory(prefix="duplicast-e2e-") as tmp,
         contextlib.ExitStack() as stack,
@@ -339,27 +268,23 @@ def run(
         events_path = work / "events.msgpack"
         events_path.write_bytes(codec.pack({str(t): v for t, v in events.items()}))
         redis, url, ingest, edges, port = start_hub(work, stack, text, token, hub_nice, fsync)
-        marks_path = work / "marks.bin"
-        client_cmd = [str(binary), "-p", f"/ws?token={token}", "-k", str(len(config.tables))]
-        client_cmd += ["-o", str(marks_path), "edge", f"127.0.0.1:{port}", str(clients), "0"]
-        client_cmd += ["table:%d"]
-        pool = stack.enter_context(
-            edge_bench.started(
-                client_cmd,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                preexec_fn=edge_bench.load_priority(priority),
-            )
-        )
-        edge_bench._wait_line(pool, "connected", 60 + clients / 100)
+        marks_path, program_path = work / "marks.bin", work / "program.bin"
+        n = len(config.tables)
+        command = client_command(binary, f"/ws?token={token}", n, marks_path, port)
+        pools = [spectators(stack, [*command, str(live), "0", "table:%d"], live, priority)]
+        if on_program:
+            path = f"/ws?token={token}&feed=program"
+            command = client_command(binary, path, n, program_path, port)
+            command[1:1] = ["-s"]
+            command += [str(on_program), "0", "table:%d"]
+            pools.append(spectators(stack, command, on_program, priority))
         time.sleep(1.0)
         start_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC)  # the fleet's start is later
-        assert pool.stdin is not None and pool.stdout is not None
-        pool.stdin.write(f"start {start_ns}\n")
-        pool.stdin.flush()
+        tell(pools, f"start {start_ns}")
         procs = {"ingest": [ingest.pid], "edges": [e.pid for e in edges], "redis": [redis.pid]}
         before = {k: sum(cpu_seconds(p) for p in v) for k, v in procs.items()}
-        load0, busy0, wall0 = cpu_seconds(pool.pid), machine_busy(), time.monotonic()
+        load0 = sum(cpu_seconds(p.pid) for p in pools)
+        busy0, wall0 = machine_busy(), time.monotonic()
         acks_path = work / "acks.json"
         fleet_cmd = [sys.executable, __file__, "_fleet", url, tid, str(events_path), str(rate)]
         fleet_cmd.append(str(acks_path))
@@ -371,19 +296,25 @@ def run(
         )
         if fleet_run.returncode:
             raise RuntimeError(f"the console fleet failed: {fleet_run.stderr.decode()[-2000:]}")
-        time.sleep(drain)  # the last frames (a busy machine delays them by seconds)
+        # the last frames (a busy machine delays them by seconds); the program's come later
+        time.sleep(drain + (program_delay + 0.5 if program_delay else 0.0))
         wall = time.monotonic() - wall0
         cpu = {k: sum(cpu_seconds(p) for p in v) - before[k] for k, v in procs.items()}
-        load1, busy1 = cpu_seconds(pool.pid), machine_busy()
-        pool.stdin.write("stop\n")
-        pool.stdin.flush()
-        clients_result = json.loads(pool.stdout.readline())
+        load1, busy1 = sum(cpu_seconds(p.pid) for p in pools), machine_busy()
+        stop_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        tell(pools, "stop")
+        read = [json.loads(p.stdout.readline()) for p in pools if p.stdout is not None]
         marks = array("q", marks_path.read_bytes())
+        program_marks = array("q", program_path.read_bytes() if on_program else b"")
         timed = json.loads(acks_path.read_text())
     usage = json.loads(fleet_run.stdout)["cpu_s"]
     counted = timed["start_ns"] + int(warmup * 1e9)
     sent = timed["sent"]
-    result = figures(events, sent, marks, clients, len(config.tables), counted)
+    result = figures(events, sent, marks, live, len(config.tables), counted)
+    if on_program:
+        result["program"] = e2e_program.program_figures(
+            full, sent, program_marks, on_program, program_delay, counted, stop_ns, markers, stats
+        )
     result["load"] = {
         "tables": len(config.tables),
         "actions_per_s_per_table": rate,
@@ -395,9 +326,12 @@ def run(
         "hub_nice": hub_nice,
         "appendfsync": fsync,
     }
+    if on_program:
+        result["load"].update(live_clients=live, program_clients=on_program)
+        result["load"]["schedule"] = e2e_program.SCHEDULE["method"]
     result["cpu_pct"] = {k: round(100 * v / wall, 1) for k, v in cpu.items()}
     result["ingest_cpu_ms_per_event"] = round(1000 * cpu["ingest"] / max(len(sent), 1), 2)
-    result["frames"] = clients_result["frames"]  # frames that added rows (one or more)
+    result["frames"] = read[0]["frames"]  # frames that added rows (one or more)
     result["edges_cpu_us_per_frame"] = round(1e6 * cpu["edges"] / max(result["frames"], 1), 1)
     result["cpu_pct"]["load_generator_clients"] = round(100 * (load1 - load0) / wall, 1)
     result["cpu_pct"]["load_generator_consoles"] = round(100 * usage / wall, 1)
@@ -407,9 +341,13 @@ def run(
         "busy_pct_of_all_cores": round(100 * busy / max(total, 1), 1),
         "loadavg": [round(x, 2) for x in os.getloadavg()],
     }
-    result["pids"] = [pid for pids in procs.values() for pid in pids] + [pool.pid]
-    result["clients_closes"] = clients_result.get("closes", {})
-    result["clients_lost"] = clients_result.get("lost", 0)
+    result["pids"] = [pid for pids in procs.values() for pid in pids] + [p.pid for p in pools]
+    result["clients_closes"] = read[0].get("closes", {})
+    result["clients_lost"] = read[0].get("lost", 0)
+    if on_program:
+        result["program"]["frames"] = read[1]["frames"]
+        result["program"]["clients_closes"] = read[1].get("closes", {})
+        result["program"]["clients_lost"] = read[1].get("lost", 0)
     return result
 
 
@@ -522,6 +460,20 @@ def main(argv: list[str] | None = None) -> int:
         help="Redis's AOF fsync: always (docker-compose.yml: an ack waits for the disk), or "
         "less, to see the disk's share",
     )
+    parser.add_argument(
+        "--program-delay",
+        type=float,
+        default=0.0,
+        help="s: [broadcast] delay and the sequential schedule (deals released within the run); "
+        "a share of the clients watch the program feed and its delay accuracy is reported "
+        "(default 0: no program, the default run)",
+    )
+    parser.add_argument(
+        "--program-share",
+        type=float,
+        default=0.1,
+        help="with --program-delay: the share of the clients on ?feed=program (at least one)",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args(argv)
     tables, clients, seconds = SCALES["quick" if args.quick else "full" if args.full else "reduced"]
@@ -536,6 +488,8 @@ def main(argv: list[str] | None = None) -> int:
         args.hub_nice,
         args.appendfsync,
         args.warmup,
+        args.program_delay,
+        args.program_share,
     )
     text = json.dumps(result, indent=1)
     print(text)

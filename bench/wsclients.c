@@ -2,7 +2,7 @@
  * run_clients/WsClient with less CPU (see below), so that on a 2-core machine the measurement
  * measures the server and not the clients (the Python clients took ~55 % of a core at 10k).
  *
- *   wsclients [-r] [-n NAP_US] [-p PATH] [-k TABLES] [-o FILE] KIND HOST:PORT N STALLED TOPIC
+ *   wsclients [-r] [-n NAP_US] [-p PATH] [-k TABLES] [-o FILE [-s]] KIND HOST:PORT N STALLED TOPIC
  *
  * One process, one epoll loop, N non-blocking websocket clients (RFC 6455 client handshake,
  * masked client frames, no extensions), connected at most 200 at a time with 5 attempts each.
@@ -30,6 +30,10 @@
  * delta frame of a topic "table:T" adds ("/actions/-", {"i":N, ...}) is recorded as (T, N,
  * receive time ns), and the records are written to FILE at "stop" as native int64 triples
  * ("frames" counts the frames that added rows; the JSON line's latency figures are then -1).
+ * -s (with -o, for the program feed, whose rows also come whole in a snapshot when a held deal
+ * is released): the rows of a "table:T" snapshot's "actions" are recorded too, and every record
+ * is a quadruple (client index, T, N, receive time ns), so that a row a client got twice counts
+ * once.
  * Build: cc -O2 -o wsclients wsclients.c (edge_bench.py does it on demand). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -76,6 +80,7 @@ static const char *topic;
 static const char *path = "/ws"; /* -p */
 static int topic_tables;         /* -k: TOPIC is a format, client i takes table i % k + 1 */
 static const char *marker_file;  /* -o: marker mode */
+static int snapshot_rows;        /* -s: snapshots' rows too, records with the client index */
 static int64_t *marks;           /* (table, action index, receive ns) per recorded frame */
 static size_t n_marks, cap_marks;
 static struct sockaddr_storage addr;
@@ -386,27 +391,43 @@ static int64_t digits_at(const unsigned char *p, const unsigned char *end) {
     return v;
 }
 
-/* Marker mode: a delta of "table:T" adding action rows -> (T, "i", now) for each row. */
-static void record_marker(const unsigned char *p, size_t n, int64_t now) {
+/* Marker mode: a delta of "table:T" adding action rows -> (T, "i", now) for each row; with -s
+ * also the rows of a snapshot's "actions" (flat objects {"i":N,...}, so the array ends at the
+ * first ']'), and each record is led by the client's index. */
+static void record_marker(int client, const unsigned char *p, size_t n, int64_t now) {
     const unsigned char *end = p + n;
     static const char delta[] = "\"type\":\"delta\"", table_topic[] = "\"topic\":\"table:",
-                      row[] = "\"/actions/-\",\"value\":{\"i\":";
-    if (!memmem(p, n, delta, sizeof delta - 1)) return;
+                      snapshot[] = "\"type\":\"snapshot\"", array[] = "\"actions\":[",
+                      row[] = "\"/actions/-\",\"value\":{\"i\":", item[] = "{\"i\":";
+    const char *pattern = row;
+    size_t pattern_len = sizeof row - 1;
+    const unsigned char *q = p;
+    if (!memmem(p, n, delta, sizeof delta - 1)) {
+        if (!snapshot_rows || !memmem(p, n, snapshot, sizeof snapshot - 1)) return;
+        const unsigned char *a = memmem(p, n, array, sizeof array - 1);
+        if (!a) return;
+        q = a + sizeof array - 1;
+        const unsigned char *close = memchr(q, ']', (size_t)(end - q));
+        if (!close) return;
+        pattern = item;
+        pattern_len = sizeof item - 1;
+        end = close;
+    }
     const unsigned char *t = memmem(p, n, table_topic, sizeof table_topic - 1);
     if (!t) return;
-    int64_t table = digits_at(t + sizeof table_topic - 1, end);
+    int64_t table = digits_at(t + sizeof table_topic - 1, p + n);
     if (table < 0) return;
-    const unsigned char *q = p;
     int rows = 0;
-    while ((q = memmem(q, (size_t)(end - q), row, sizeof row - 1)) != NULL) {
-        q += sizeof row - 1;
+    while (q < end && (q = memmem(q, (size_t)(end - q), pattern, pattern_len)) != NULL) {
+        q += pattern_len;
         int64_t i = digits_at(q, end);
         if (i < 0) continue;
         rows++;
-        if (n_marks + 3 > cap_marks) {
+        if (n_marks + 4 > cap_marks) {
             cap_marks = cap_marks ? cap_marks * 2 : (3u << 16);
             marks = xrealloc(marks, cap_marks * sizeof *marks);
         }
+        if (snapshot_rows) marks[n_marks++] = client;
         marks[n_marks++] = table;
         marks[n_marks++] = i;
         marks[n_marks++] = now;
@@ -417,7 +438,7 @@ static void record_marker(const unsigned char *p, size_t n, int64_t now) {
 static void on_message(Conn *c, const unsigned char *payload, size_t n, int64_t now,
                        size_t size) {
     if (marker_file && c->state == ST_READY) {
-        if (now >= window_start) record_marker(payload, n, now);
+        if (now >= window_start) record_marker((int)(c - conns), payload, n, now);
         return;
     }
     int64_t sent = find_t0(payload, n);
@@ -684,19 +705,20 @@ static int on_stdin(void) {
 int main(int argc, char **argv) {
     use_rx_stamp = 1;
     nap_us = 1000;
-    for (int opt; (opt = getopt(argc, argv, "rn:p:k:o:")) != -1;) {
+    for (int opt; (opt = getopt(argc, argv, "rn:p:k:o:s")) != -1;) {
         if (opt == 'r') use_rx_stamp = 0;
         else if (opt == 'n') nap_us = atol(optarg);
         else if (opt == 'p') path = optarg;
         else if (opt == 'k') topic_tables = atoi(optarg);
         else if (opt == 'o') marker_file = optarg;
+        else if (opt == 's') snapshot_rows = 1;
         else return 2;
     }
     argc -= optind - 1;
     argv += optind - 1;
     if (argc != 6 || nap_us < 0 || nap_us >= 1000000) {
         fprintf(stderr,
-                "usage: %s [-r] [-n NAP_US] [-p PATH] [-k TABLES] [-o FILE] KIND HOST:PORT N "
+                "usage: %s [-r] [-n NAP_US] [-p PATH] [-k TABLES] [-o FILE [-s]] KIND HOST:PORT N "
                 "STALLED TOPIC\n",
                 argv[0]);
         return 2;

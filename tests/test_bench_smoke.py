@@ -112,6 +112,17 @@ def test_projection_bench_tiny() -> None:
     assert result["feed_on_us"] > 0 and result["feed_off_us"] > 0
 
 
+def test_program_bench_tiny_with_two_outputs() -> None:
+    """Its own process (it freezes the collector): two outputs, every figure reported."""
+    command = [sys.executable, str(BENCH / "program_bench.py"), "--events", "300"]
+    command += ["--rounds", "1", "--every", "10", "--outputs", "2"]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["events"] == 300 and result["outputs"] == 2
+    assert result["changes"]["on"] > result["changes"]["off"] > 0
+    assert result["snapshot_mb_with"] > result["snapshot_mb_without"] > 0
+
+
 def test_fanout_bench_tiny() -> None:
     fanout_bench = load("fanout_bench")
     for mode in ("naive", "fanout"):
@@ -295,3 +306,59 @@ def test_e2e_latency_markers() -> None:
     kinds = ["start", "call", "raise", "fold", "win", "start", "check"]
     rows = [(0, 1), (2,), (3,), (4,), (), (0, 1), (2,)]
     assert bench.markers([{"type": k} for k in kinds]) == rows
+
+
+@pytest.mark.redis
+def test_e2e_latency_program_quick(tmp_path: Path) -> None:
+    """``--program-delay``: half the clients watch ``?feed=program``; at ten actions a second
+    the first deal is released within the run, so both kinds of program rows (released before
+    they were due, held until the release) are there, each matched to its publish."""
+    bench = load("e2e_latency")
+    out = tmp_path / "e2e.json"
+    args = ["--quick", "--rate", "10", "--seconds", "4", "--warmup", "1", "--drain", "2"]
+    args += ["--program-delay", "1", "--program-share", "0.5", "--json", str(out)]
+    assert bench.main(args) == 0
+    result = json.loads(out.read_text())
+    program = result["program"]
+    assert result["load"]["program_clients"] == 30 == result["load"]["live_clients"]
+    assert result["load"]["schedule"] == "sequential" and program["delay_s"] == 1.0
+    assert result["refused_events"] == 0 and result["e2e"]["n"] > 0
+    assert program["deals_released"] >= 1 and program["rows_unmatched"] == 0
+    assert 0 < program["rows_delivered"] <= program["rows_expected"] <= program["rows_received"]
+    for name in ("released_before_due", "held", "held_after_release"):
+        f = program[name]
+        assert f["n"] > 0 and f["p50_ms"] <= f["p90_ms"] <= f["p99_ms"] <= f["max_ms"], name
+    for pid in result["pids"]:
+        assert not Path(f"/proc/{pid}").exists(), pid
+
+
+def test_e2e_program_figures() -> None:
+    """Two tables, deal 1 released at the ack of table 2's win: every row of it due before then
+    is held, table 2's last row is due after it (on time); deal 2 is never released, so its
+    rows are not expected; a row a client got twice counts once."""
+    from array import array
+
+    bench = load("e2e_latency")
+    program = sys.modules["e2e_program"]
+    kinds = {
+        1: ["start", "call", "call", "win", "start", "call", "call", "call"],
+        2: ["start", "call", "call", "call", "call", "win", "start", "call"],
+    }
+    deal = {1: [1, 2], 2: [1, 2]}
+    full = {
+        t: [{"type": k, **({"deal": deal[t].pop(0)} if k == "start" else {})} for k in ks]
+        for t, ks in kinds.items()
+    }
+    s, ms = 10**9, 10**6
+    pubs = {(t, k): k * s + (t - 1) * 10 * ms for t in (1, 2) for k in range(7)}
+    sent = [[t, k, pub, pub + ms, True] for (t, k), pub in pubs.items()]
+    release = 5 * s + 11 * ms  # the ack of table 2's win
+    marks = [(0, 1, i, release + 20 * ms) for i in range(4)]
+    marks += [(1, 2, i, release + 20 * ms) for i in range(5)]
+    marks += [(1, 2, 5, 6 * s + 110 * ms), (1, 2, 5, 6 * s + 200 * ms)]  # the second: again
+    flat = array("q", [x for m in marks for x in m])
+    f = program.program_figures(full, sent, flat, 2, 2.0, 0, 20 * s, bench.markers, bench.stats)
+    assert f["deals_released"] == 1 and f["rows_expected"] == 10 == f["rows_delivered"]
+    assert f["rows_duplicate"] == 1 and f["rows_unmatched"] == 0 == f["rows_unexpected"]
+    assert f["released_before_due"]["n"] == 1 and f["released_before_due"]["max_ms"] == 100.0
+    assert f["held"]["n"] == 9 and f["held_after_release"]["max_ms"] == 20.0

@@ -20,6 +20,7 @@ import pytest
 from hub.cli.demo import Demo
 from hub.domain.advance import distribute, fill, qualifiers
 from hub.domain.config import ConfigError, parse_config
+from hub.domain.schedule import deal_clashes
 from hub.domain.scoring import TeamStanding
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
@@ -153,17 +154,20 @@ def test_sample_event_parses_into_stages_and_sessions() -> None:
     assert config.phased
     assert [s.id for s in plan.stages] == ["groups", "final"]
     assert [(s.id, s.stage, s.first, s.last) for s in plan.sessions] == [
-        ("1", "groups", 1, 4),
-        ("2", "groups", 5, 8),
-        ("3", "final", 9, 12),
+        ("1", "groups", 1, 6),
+        ("2", "groups", 7, 12),
+        ("3", "final", 13, 18),
     ]
     assert plan.stage_by_id["final"].advance is not None
-    assert [g.id for g in config.groups_playing(9)] == ["F"]
+    assert [g.id for g in config.groups_playing(13)] == ["F"]
     assert [g.id for g in config.groups_playing(1)] == ["A", "B"]
-    # Each table plays its stage's sessions one after the other, each in its own order.
-    assert sorted(config.deal_orders[1][:4]) == [1, 2, 3, 4]
-    assert sorted(config.deal_orders[1][4:]) == [5, 6, 7, 8]
-    assert sorted(config.deal_orders[13]) == [9, 10, 11, 12]
+    # Each table plays its stage's sessions one after the other, each in its own order: in
+    # blocks of six deals, so no two tables of a group play one deal in one round (#23.1).
+    assert sorted(config.deal_orders[1][:6]) == [1, 2, 3, 4, 5, 6]
+    assert sorted(config.deal_orders[1][6:]) == [7, 8, 9, 10, 11, 12]
+    assert sorted(config.deal_orders[13]) == [13, 14, 15, 16, 17, 18]
+    assert deal_clashes(config.deal_orders, [g.tables for g in config.groups.values()]) == []
+    assert config.warnings == ()
 
 
 def test_a_one_session_file_is_one_stage_of_one_session() -> None:
@@ -262,6 +266,11 @@ def test_a_final_table_waits_for_the_group_stage_then_gets_its_teams() -> None:
     assert engine.state.seating.fills == {}
     table = engine.payload((LIVE, topic_name("table", 7)))
     assert table is not None and all(s["team"] is None for s in table["seats"])
+    # Nor does a penalty count at a final table before the final starts: no session to count
+    # it in (it raised ValueError after the state had taken it, unjournaled).
+    penalty = {"op": "penalty", "table": 7, "seat": 1, "points": 1, "by": "TD", "reason": "r"}
+    out = engine.control(penalty, 2.0)
+    assert not out.ok and out.code == "stage_not_open" and engine.state.penalties == []
 
     engine, _ = run_small()
     standings = engine.standings_json()
@@ -418,7 +427,7 @@ def test_sample_event_replays_with_standings_per_session_stage_and_overall() -> 
     lfl = out["like_for_like"]
     assert set(lfl["sessions"]) == {"1", "2", "3"}
     assert set(lfl["stages"]) == {"groups", "final"}
-    assert {g: len(d) for g, d in out["deals"]["complete"].items()} == {"A": 8, "B": 8, "F": 4}
+    assert {g: len(d) for g, d in out["deals"]["complete"].items()} == {"A": 12, "B": 12, "F": 6}
     assert len(lfl["overall"]) == 12 and lfl["overall"][0]["stage"] == "final"
     finalists = out["event"]["fills"]["final"]["F"]
     # The best three of each group, from the group stage's standings.
@@ -447,7 +456,7 @@ async def test_demo_plays_the_sample_event_through_the_final() -> None:
         assert engine.state.seating.fills == offline.state.seating.fills
         assert engine.standings_json() == offline.standings_json()
         complete = engine.standings_json()["deals"]["complete"]
-        assert {g: len(d) for g, d in complete.items()} == {"A": 8, "B": 8, "F": 4}
+        assert {g: len(d) for g, d in complete.items()} == {"A": 12, "B": 12, "F": 6}
     finally:
         await demo.stop()
 

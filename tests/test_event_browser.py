@@ -119,6 +119,6 @@ def test_leaderboard_follows_stage_session_group_and_overall(
         expect(page.locator('[data-testid="view-label"]')).to_contain_text(label)
         expect_rows(page, block)
         shot(page, f"event-leaderboard-{(url_query or 'current').replace('&', '-')}")
-    # The group stage, session by session: "after N of 4 deals" counts that session's deals.
+    # The group stage, session by session: "after N of 6 deals" counts that session's deals.
     open_page(page, event_hub, "leaderboard.html?slot=0&session=2&group=A")
-    expect(page.locator('[data-testid="after-deals"]')).to_have_text("after 4 of 4 deals")
+    expect(page.locator('[data-testid="after-deals"]')).to_have_text("after 6 of 6 deals")

@@ -600,7 +600,7 @@ async def test_a_client_resuming_ahead_of_a_lagging_edge_never_sees_its_seqs_go_
     """DESIGN §7: a client that moved from a faster edge resumes at a seq this edge has not
     reached: it gets nothing at or below its seq (no older snapshot, no old delta), then the
     frames above it; the edge is told to fetch that topic."""
-    from hub.serve.feed import EdgeFeed
+    from hub.serve.edge_feed import EdgeFeed
     from hub.serve.feed import Frame as FeedFrame
 
     behind: list[TopicKey] = []

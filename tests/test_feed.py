@@ -10,17 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hub.serve.edge_feed import EdgeFeed, load_snapshots
 from hub.serve.feed import (
     HISTORY,
     SNAPSHOT_EVERY,
-    EdgeFeed,
     Frame,
     IngestFeed,
     decode_feed,
     decode_snapshot,
     encode_feed,
     encode_snapshot,
-    load_snapshots,
 )
 from hub.wire.channels import Channels
 from hub.wire.codec import CodecError, pack
@@ -149,6 +148,33 @@ def test_edge_forwards_bytes_heals_gaps_and_decodes_only_for_rest() -> None:
     assert not edge.seed(KEY, snapshot)  # not newer
     assert edge.snapshot(KEY) == (6, {"rows": [0, 1, 2, 3, 4]})
     assert edge.behind(KEY) == 0
+
+
+def test_an_edge_rebases_on_a_snapshot_it_has_already_passed() -> None:
+    """The hash answers a refresh at the edge's seq, or behind it: clients are sent nothing
+    (they have it all), the edge's deltas start from it instead."""
+    ingest = IngestFeed()
+    edge = EdgeFeed()
+    frames = [ingest.publish(TopicChange(KEY, None, {"rows": []}))]
+    for n in range(10):
+        patch = [{"op": "add", "path": "/rows/-", "value": n}]
+        frames.append(ingest.publish(TopicChange(KEY, patch, {"rows": list(range(n + 1))})))
+    for frame in frames[:8]:  # seqs 1..8
+        assert frame is not None and edge.apply(KEY, frame)
+    behind = decode_snapshot(ingest.snapshots([KEY])["public|standings"])  # at seq 11
+    at_6 = Frame(6, True, behind.outs)  # (its bytes do not matter here)
+    assert edge.behind(KEY) == 7
+    assert not edge.seed(KEY, at_6)  # behind the edge: not sent, but the new base
+    assert edge.behind(KEY) == 2 and edge.seq(KEY) == 8
+    outs = edge.catch_up(KEY, "json", None)
+    assert outs[0] is at_6.outs["json"] and outs[1:] == [f.outs["json"] for f in frames[6:8]]  # type: ignore[union-attr]
+    assert not edge.seed(KEY, Frame(5, True, behind.outs))  # older than the base: ignored
+    assert edge.behind(KEY) == 2
+    at_8 = Frame(8, True, behind.outs)
+    assert not edge.seed(KEY, at_8)  # the edge's own seq: not sent either
+    assert edge.behind(KEY) == 0 and edge.catch_up(KEY, "json", None) == [at_8.outs["json"]]
+    assert edge.seed(KEY, behind)  # ahead: taken and sent
+    assert edge.seq(KEY) == 11
 
 
 def test_feed_and_snapshot_wire_formats() -> None:

@@ -30,6 +30,7 @@ IO_MODULES = {
     "hub.bus",
     "hub.wire.codec",
     "hub.serve.feed",
+    "hub.serve.edge_feed",
     "hub.wire.frames",
     "hub.serve.asgisink",
     "hub.serve.feedclient",
@@ -104,6 +105,7 @@ LAYERS: dict[str, int] = {
     "hub.serve.feedsocket": 6,
     "hub.serve.httpguard": 5,  # the bound on incomplete HTTP requests (uvicorn protocols)
     "hub.serve.feed": 5,
+    "hub.serve.edge_feed": 6,  # an edge's copy of the writer's store
     "hub.client.console": 5,
     "hub.serve.phh_service": 5,  # the PHH export cached, written in a worker process
     "hub.serve.http": 7,

@@ -213,26 +213,64 @@ def test_decks_orders_are_release_aware_blocks(unprepared, tmp_path, monkeypatch
     assert len(warned) == 1 and "the sequential schedule" in warned[0], warned
 
 
-def test_decks_orders_of_an_event_with_sessions_load(tmp_path, capsys):
-    """Each session in turn, in blocks within its group (4 deals for 6 tables: as even as it
-    gets); the file takes them back."""
-    sample = SAMPLE.with_name("ifp-event.toml")
+# The sample event plays six deals a session; the same event with sessions of four deals.
+SHORT_SESSIONS = {
+    "deals = 18 ": "deals = 12 ",
+    "deals = [1, 6]": "deals = [1, 4]",
+    "deals = [7, 12]": "deals = [5, 8]",
+    "deals = [13, 18]": "deals = [9, 12]",
+}
+
+
+@pytest.mark.parametrize(("per_session", "most_on_a_deal"), [(6, 1), (4, 2)])
+def test_decks_orders_of_an_event_with_sessions_load(per_session, most_on_a_deal, tmp_path):
+    """Each session in turn, in blocks within its group: six deals for six tables, one table a
+    deal a round (the sample); four deals, as even as it gets, two tables at most on a deal.
+    The file takes them back."""
+    text = SAMPLE.with_name("ifp-event.toml").read_text("utf-8")
+    if per_session == 4:
+        for six, four in SHORT_SESSIONS.items():
+            assert six in text
+            text = text.replace(six, four)
+    sample = tmp_path / "event.toml"
+    sample.write_text(text, "utf-8")
     orders_out = tmp_path / "orders.toml"
     assert run_decks(decks_args(sample, seed="s", orders_out=str(orders_out))) == 0
-    text = sample.read_text("utf-8")
     text = (
         text[: text.index("[schedule]")]
         + orders_out.read_text("utf-8")
         + (text[text.index("[decks]") :])
     )
     config = parse_config(tomllib.loads(text), "joined")
+    sessions = [
+        list(range(first, first + per_session)) for first in range(1, 3 * per_session, per_session)
+    ]
     for table in config.tables:
         order = config.deal_orders[table]
-        if table <= 12:  # the group stage: sessions 1..4 then 5..8
-            assert sorted(order[:4]) == [1, 2, 3, 4] and sorted(order[4:]) == [5, 6, 7, 8]
+        if table <= 12:  # the group stage: sessions 1 then 2
+            assert [sorted(order[:per_session]), sorted(order[per_session:])] == sessions[:2]
         else:
-            assert sorted(order) == [9, 10, 11, 12]
-    for group in config.groups.values():  # 6 tables on 4 deals: two tables at most on one
+            assert sorted(order) == sessions[2]
+    for group in config.groups.values():
         for i in range(len(config.deal_orders[group.tables[0]])):
             deals = [config.deal_orders[t][i] for t in group.tables]
-            assert max(deals.count(d) for d in deals) == 2
+            assert max(deals.count(d) for d in deals) == most_on_a_deal
+    assert bool(config.warnings) == (most_on_a_deal > 1)
+
+
+def test_blocks_in_sessions_shorter_than_the_group_say_what_to_change(tmp_path):
+    """`method = "blocks"` with four-deal sessions for groups of six tables cannot keep every
+    table on its own deal: the warning says to lengthen the sessions, not to use blocks."""
+    text = SAMPLE.with_name("ifp-event.toml").read_text("utf-8")
+    assert 'method = "blocks"' in text
+    for six, four in SHORT_SESSIONS.items():
+        text = text.replace(six, four)
+    sample = tmp_path / "event.toml"
+    sample.write_text(text, "utf-8")
+    (warning,) = load_config(sample).warnings
+    assert "the blocks schedule: " in warning and "more such clashes" in warning
+    assert warning.endswith(
+        "a session needs at least as many deals as its group has tables for blocks to keep "
+        "every table on its own deal (docs/rules.md)"
+    )
+    assert 'method = "blocks" (with a seed)' not in warning

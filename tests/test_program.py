@@ -15,7 +15,7 @@ from hub.engine.core import Engine
 from hub.engine.program import HOLD_REASON
 from hub.engine.simulate import simulate_session
 from hub.wire.patch import apply_patch, clone
-from hub.wire.topics import LIVE, PROGRAM
+from hub.wire.topics import LIVE, PROGRAM, kind
 from tests.factories import config_data, make_decks
 
 DELAY = 30.0
@@ -37,15 +37,16 @@ def session(seed: int, config: TournamentConfig = CONFIG) -> list[dict[str, Any]
 
 
 class Mirror:
-    """A client of every program topic: a snapshot, then patches (through JSON)."""
+    """A client of every program topic, of every program output: a snapshot, then patches
+    (through JSON)."""
 
     def __init__(self, engine: Engine) -> None:
-        keys = [k for k in engine.topic_keys() if k[0] == PROGRAM]
+        keys = [k for k in engine.topic_keys() if kind(k[0]) == PROGRAM]
         self.docs = {k: clone(engine.materialize(k)) for k in keys}
 
     def take(self, engine: Engine) -> None:
         for change in engine.changes():
-            if change.key[0] != PROGRAM:
+            if kind(change.key[0]) != PROGRAM:
                 continue
             if change.patch is None:
                 self.docs[change.key] = clone(change.payload)
@@ -172,8 +173,8 @@ def test_a_record_shows_no_earlier_than_at_plus_delay() -> None:
     engine.start_feed()
     first = session(3)[0]  # a start: the live table shows the hand at once
     assert engine.submit(first, 100.0).ok
-    program = engine.program
-    assert program is not None
+    assert engine.program is not None
+    program = engine.program.default
     engine.tick(100.0 + DELAY - 0.01)
     assert program.pending and program.delayed.state.tables[first["table"]].current is None
     engine.tick(100.0 + DELAY)
@@ -188,20 +189,30 @@ def test_a_record_shows_no_earlier_than_at_plus_delay() -> None:
     }
 
 
+def run_with_snapshot(
+    engine: Engine, events: list[dict[str, Any]], at: int
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Submit ``events`` at their ``ts``, ticking: the journal's records, and the engine's
+    snapshot after event ``at``."""
+    records: list[dict[str, Any]] = []
+    snap: dict[str, Any] = {}
+    for i, event in enumerate(events):
+        out = engine.submit(event, event["ts"])
+        assert out.record is not None
+        records.append(out.record)
+        engine.tick(event["ts"])
+        if i == at:
+            snap = engine.snapshot()
+    return records, snap
+
+
 def test_a_restart_rebuilds_the_program_from_the_journal_or_a_snapshot() -> None:
     """Journal replay, or a snapshot taken mid-session plus the records after it, give the
     same program as the engine that ran throughout."""
     events = session(11)
-    records = []
     full = Engine(CONFIG, DECKS)
     half = len(events) // 2
-    snap = None
-    for i, event in enumerate(events):
-        out = full.submit(event, event["ts"])
-        records.append(out.record)
-        full.tick(event["ts"])
-        if i == half:
-            snap = full.snapshot()
+    records, snap = run_with_snapshot(full, events, half)
     now = events[-1]["ts"] + DELAY / 2  # part of the session still awaits the program
     full.tick(now)
 
@@ -211,7 +222,6 @@ def test_a_restart_rebuilds_the_program_from_the_journal_or_a_snapshot() -> None
     replayed.tick(now)
 
     resumed = Engine(CONFIG, DECKS)
-    assert snap is not None
     resumed.restore_snapshot(snap)
     for record in records[half + 1 :]:
         resumed.restore(record)
@@ -222,13 +232,13 @@ def test_a_restart_rebuilds_the_program_from_the_journal_or_a_snapshot() -> None
     for record in records[half + 1 :]:
         older.restore(record)
     older.tick(now + DELAY)
-    assert older.program is not None and not older.program.pending
+    assert older.program is not None and not older.program.default.pending
 
     keys = [k for k in full.topic_keys() if k[0] == PROGRAM]
     assert keys
     for engine in (replayed, resumed):
         assert engine.program is not None and full.program is not None
-        assert len(engine.program.pending) == len(full.program.pending) > 0
+        assert len(engine.program.default.pending) == len(full.program.default.pending) > 0
         for key in keys:
             assert engine.payload(key) == full.payload(key), key
 

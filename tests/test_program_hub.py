@@ -171,3 +171,96 @@ def test_table_and_desk_on_the_program_hold_in_words(page: Page, hub: HubThread)
     }"""
     )
     assert got == ["program", None, "Hand in progress · deal 4"]
+
+
+VENUE = 0.5  # a second output, the venue's screens: [broadcast.outputs] venue
+
+
+@pytest.fixture
+def outputs_hub() -> Iterator[HubThread]:
+    h = HubThread("progout")
+    h.config = dataclasses.replace(h.config, program_delay=DELAY, program_outputs={"venue": VENUE})
+    h.start()
+    try:
+        yield h
+    finally:
+        h.stop()
+
+
+def test_each_output_comes_at_its_own_delay_and_holds_until_release(
+    outputs_hub: HubThread,
+) -> None:
+    """``?feed=program&output=venue`` and ``?feed=program`` over real websockets: the same
+    moment at ``at + 0.5 s`` on the venue, at ``at + 2 s`` on the default output, each held
+    until its deal is released; unknown outputs and an output without the program refused."""
+    hub = outputs_hub
+    first = hub.events[0]
+    table, deal = first["table"], first["deal"]
+    ws = f"ws://127.0.0.1:{hub.port}/ws"
+    venue = Timed(f"{ws}?feed=program&output=venue")
+    program = Timed(f"{ws}?feed=program")
+    try:
+        for client in (venue, program):
+            client.subscribe([f"table:{table}", f"compare:{deal}:1"])
+            client.wait(lambda c: f"table:{table}" in c.states, 5)
+        mark = time.time()
+        hub.play([first])
+        records = hub.run(hub.bus.read(f"dup:{hub.config.id}:journal", "0-0", 10))
+        at = float(codec.unpack(records[0][1])["at"])
+        for client in (venue, program):
+            client.wait(lambda c: c.states[f"table:{table}"].get("held"), 5)
+        venue_got = venue.first(f"table:{table}", mark)
+        program_got = program.first(f"table:{table}", mark)
+        assert venue_got is not None and program_got is not None
+        assert at + VENUE <= venue_got <= at + VENUE + 1.0, venue_got - at
+        assert at + DELAY <= program_got <= at + DELAY + 1.0, program_got - at
+        held = {"held": True, "deal": deal, "reason": "hand in progress", "table": table}
+        assert venue.states[f"table:{table}"] == program.states[f"table:{table}"] == held
+
+        hub.play(hub.events[1:])  # every deal released: both outputs show the play
+        for client in (venue, program):
+            client.wait(lambda c: not c.states[f"compare:{deal}:1"].get("held"), 30)
+            assert any(r["actions"] for r in client.states[f"compare:{deal}:1"]["rows"])
+        with httpx.Client(base_url=hub.url) as http:  # REST takes the output too
+            params = {"feed": "program", "output": "venue"}
+            body = http.get(f"/api/compare/{deal}/1", params=params).json()
+            assert body["data"]["deal"] == deal and "held" not in body["data"]
+            params["output"] = "nope"
+            got = http.get(f"/api/compare/{deal}/1", params=params)
+            assert got.status_code == 404 and got.json()["error"] == "unknown_output"
+            got = http.get(f"/api/compare/{deal}/1", params={"output": "venue"})
+            assert got.status_code == 400 and got.json()["error"] == "bad_request"
+        with connect(f"{ws}?feed=program&output=nope") as bad:
+            refused = json.loads(bad.recv())
+            assert refused["code"] == "unknown_output"
+            assert refused["message"] == "no program output named 'nope' (outputs: program, venue)"
+        with connect(f"{ws}?token={COMMENTATOR}&output=venue") as bad:  # not the live feed
+            assert json.loads(bad.recv())["code"] == "bad_request"
+    finally:
+        venue.ws.close()
+        program.ws.close()
+
+
+@pytest.mark.browser
+def test_a_page_reads_the_output_its_url_names(page: Page, outputs_hub: HubThread) -> None:
+    """``table.html?feed=program&output=venue``: the page passes ``output`` through as it
+    passes ``feed``, so the venue's screens subscribe to the venue output and hold in words."""
+    hub = outputs_hub
+    first = hub.events[0]
+    table, deal = first["table"], first["deal"]
+    hub.play([first])
+    page.goto(f"{hub.url}/overlays/table.html?feed=program&output=venue&table={table}")
+    expect(page.locator('[data-testid="held"]')).to_have_text(
+        f"Hand in progress · deal {deal} · table {table}", timeout=5000
+    )
+    assert hub.source is not None
+    keys = set(hub.source.fanout._subs)
+    assert ("program:venue", f"table:{table}") in keys
+    assert ("program", f"table:{table}") not in keys
+    got = page.evaluate(
+        """async () => {
+        const m = await import('./js/duplicast.js');
+        return [m.params('?feed=program&output=venue').output, m.params('?feed=program').output];
+    }"""
+    )
+    assert got == ["venue", None]

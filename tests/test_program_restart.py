@@ -54,6 +54,6 @@ async def test_a_restarted_ingest_rebuilds_the_program(snapshot: bool) -> None:
         for key in keys:
             assert again.engine.payload(key) == reference.payload(key), key
         program = again.engine.program
-        assert program is not None and not program.pending
+        assert program is not None and not program.default.pending
     finally:
         await again.ingest.stop()

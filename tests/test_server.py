@@ -22,7 +22,7 @@ from hub.bus.memory import MemoryBus
 from hub.roles.edge import EdgeSource
 from hub.serve.auth import Auth, check_topic
 from hub.serve.fanout import Fanout
-from hub.serve.feed import IngestFeed, TopicKey, encode_feed
+from hub.serve.feed import HISTORY, IngestFeed, TopicKey, encode_feed
 from hub.serve.http import RunningServer, create_app, serve
 from hub.serve.limits import Limits
 from hub.wire.channels import Channels
@@ -420,8 +420,9 @@ class Ingest:
     """What the ingest does on the bus for one topic store: persists each snapshot, publishes
     the frame, and answers the edges' requests on the control channel."""
 
-    def __init__(self, bus: Bus, tournament: str) -> None:
+    def __init__(self, bus: Bus, tournament: str, *, save_on_put: bool = True) -> None:
         self.bus, self.names, self.store = bus, Channels(tournament), IngestFeed()
+        self.save_on_put = save_on_put  # else, as the real ingest: when an edge asks
         self.payloads = Payloads()
         self.commands: list[dict[str, Any]] = []
         self._task: asyncio.Task[None] | None = None
@@ -437,6 +438,9 @@ class Ingest:
                 command = unpack(message.data)
                 if command.get("op") != "snapshots":
                     self.commands.append(command)
+                elif not self.save_on_put:
+                    keys = [tuple(k.split("|", 1)) for k in command.get("keys", ())]
+                    await self.bus.hset_many(self.names.topics, self.store.snapshots(keys))
                 answer = {"ok": True, "id": command["id"]}
                 await self.bus.publish(self.names.reply(command["reply"]), pack(answer))
         finally:
@@ -451,7 +455,8 @@ class Ingest:
     async def put(self, key: TopicKey, payload: dict[str, Any], *, publish: bool = True) -> None:
         frame = self.store.publish(self.payloads.change(key, payload))
         assert frame is not None
-        await self.bus.hset_many(self.names.topics, self.store.snapshots([key]))
+        if self.save_on_put or frame.seq == 1:
+            await self.bus.hset_many(self.names.topics, self.store.snapshots([key]))
         if publish:
             await self.bus.publish(self.names.feed, encode_feed(key, frame))
 
@@ -510,6 +515,54 @@ async def edges_deliver_identical_feeds(bus: Bus, tournament: str) -> None:
     finally:
         for s in servers:
             await s.stop()
+        await ingest.stop()
+
+
+class HashReads(MemoryBus):
+    """A memory bus that counts the snapshot hash's reads: whole, and by fields."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.whole = 0
+        self.fields: list[list[str]] = []
+
+    async def hgetall(self, key: str) -> dict[str, bytes]:
+        self.whole += 1
+        return await super().hgetall(key)
+
+    async def hmget(self, key: str, fields: Any) -> dict[str, bytes]:
+        self.fields.append(list(fields))
+        return await super().hmget(key, self.fields[-1])
+
+
+async def test_an_edge_refreshes_a_busy_topic_now_and_then_reading_its_field_only() -> None:
+    """A topic with a delta a second (a live table) keeps the snapshot new clients start
+    from near the head: a refresh every ``HISTORY // 4`` frames at most, each reading that
+    topic's field, not the whole hash. (The hash answers at the seq the edge already has:
+    that snapshot must become the edge's base, or it asks again at every frame.)"""
+    bus = HashReads()
+    ingest = Ingest(bus, "t-busy", save_on_put=False)
+    await ingest.start()
+    key = ("live", "table:1")
+    await ingest.put(key, {"n": 0})
+    edge = EdgeSource(bus, "t-busy")
+    await edge.start()
+    try:
+        assert bus.whole == 1  # the start reads every topic, once
+        frames = 1000
+        for n in range(1, frames + 1):
+            await ingest.put(key, {"n": n})
+            await asyncio.sleep(0)  # (a refresh's two round trips run meanwhile)
+        async with asyncio.timeout(5):
+            while edge.store.seq(key) < frames + 1 or edge._refreshing:
+                await asyncio.sleep(0.01)
+        assert bus.whole == 1
+        assert bus.fields and all(f == ["live|table:1"] for f in bus.fields)
+        assert len(bus.fields) <= frames // (HISTORY // 4) + 1, len(bus.fields)
+        assert edge.store.behind(key) <= HISTORY // 2 + HISTORY // 4
+        assert edge.store.snapshot(key) == (frames + 1, {"n": frames})
+    finally:
+        await edge.stop()
         await ingest.stop()
 
 

@@ -148,7 +148,10 @@ def test_equal_scores_keep_deal_then_seat_order(engine: Engine) -> None:
     assert [(e.deal, e.seat) for e in best] == [(e["deal"], e["seat"]) for e in live]
 
 
-def test_nothing_of_it_is_built_until_someone_subscribes() -> None:
+@pytest.fixture
+def entries_made(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The deals whose suggestion entries are computed, in order (``suggest.deal_entries``
+    counted)."""
     seen: list[int] = []
     real = suggest.deal_entries
 
@@ -156,26 +159,32 @@ def test_nothing_of_it_is_built_until_someone_subscribes() -> None:
         seen.append(deal)
         return real(state, deal)
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(suggest, "deal_entries", counting)
-        checks = 0
-
-        def check(engine: Engine) -> None:
-            nonlocal checks
-            if not engine.projections.active:
-                engine.start_feed()
-            changed = {c.key for c in engine.changes()}
-            assert LIVE not in changed and PUBLIC not in changed
-            checks += 1
-
-        engine, _ = run(3, corrections_noise=True, after_each=check)
-        assert checks > 50 and seen == [] and engine.projections.models == {}
-        assert LIVE not in engine.projections.docs and PUBLIC not in engine.projections.docs
-        assert engine.materialize(LIVE) == engine.payload(LIVE)
-        assert seen and "suggestions" in engine.projections.models
+    monkeypatch.setattr(suggest, "deal_entries", counting)
+    return seen
 
 
-def test_a_hand_event_recomputes_only_its_deals_entries(engine: Engine) -> None:
+def test_nothing_of_it_is_built_until_someone_subscribes(entries_made: list[int]) -> None:
+    seen = entries_made
+    checks = 0
+
+    def check(engine: Engine) -> None:
+        nonlocal checks
+        if not engine.projections.active:
+            engine.start_feed()
+        changed = {c.key for c in engine.changes()}
+        assert LIVE not in changed and PUBLIC not in changed
+        checks += 1
+
+    engine, _ = run(3, corrections_noise=True, after_each=check)
+    assert checks > 50 and seen == [] and engine.projections.models == {}
+    assert LIVE not in engine.projections.docs and PUBLIC not in engine.projections.docs
+    assert engine.materialize(LIVE) == engine.payload(LIVE)
+    assert seen and "suggestions" in engine.projections.models
+
+
+def test_a_hand_event_recomputes_only_its_deals_entries(
+    engine: Engine, entries_made: list[int]
+) -> None:
     """A start recomputes its deal's entries (and no other deal's); an action that makes
     nobody all-in recomputes nothing (statuses and results move by the other hand events)."""
     config = engine.config
@@ -183,30 +192,23 @@ def test_a_hand_event_recomputes_only_its_deals_entries(engine: Engine) -> None:
     for t in (1, 2):
         play_fold_out(consoles[t], engine)
     listed(engine, LIVE)
-    seen: list[int] = []
-    real = suggest.deal_entries
-
-    def counting(state: Any, deal: int) -> list[suggest.Entry]:
-        seen.append(deal)
-        return real(state, deal)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(suggest, "deal_entries", counting)
-        deal = engine.state.tables[3].next_deal()
-        consoles[3].ok("start", deal=deal)
-        engine.changes()
-        assert seen == [deal]
-        seen.clear()
-        current = engine.state.tables[3].current
-        assert current is not None and current.hand.to_act is not None
-        consoles[3].ok("call", seat=current.hand.to_act)
-        engine.changes()
-        assert seen == []
-        seat = current.hand.to_act
-        assert seat is not None
-        consoles[3].ok("raise", seat=seat, amount=current.hand.legal(seat).max_to)
-        engine.changes()
-        assert seen == ([deal] if current.hand.all_in else [])
+    seen = entries_made
+    seen.clear()  # (what listing it computed)
+    deal = engine.state.tables[3].next_deal()
+    consoles[3].ok("start", deal=deal)
+    engine.changes()
+    assert seen == [deal]
+    seen.clear()
+    current = engine.state.tables[3].current
+    assert current is not None and current.hand.to_act is not None
+    consoles[3].ok("call", seat=current.hand.to_act)
+    engine.changes()
+    assert seen == []
+    seat = current.hand.to_act
+    assert seat is not None
+    consoles[3].ok("raise", seat=seat, amount=current.hand.legal(seat).max_to)
+    engine.changes()
+    assert seen == ([deal] if current.hand.all_in else [])
 
 
 def check_incremental(engine: Engine) -> None:

@@ -367,6 +367,12 @@ class Bus(abc.ABC):
     @abc.abstractmethod
     async def hgetall(self, key: str) -> dict[str, bytes]: ...
 
+    async def hmget(self, key: str, fields: Iterable[str]) -> dict[str, bytes]:
+        """Those of ``fields`` the hash holds (an edge healing one topic reads one field,
+        not the whole snapshot hash)."""
+        wanted = set(fields)
+        return {name: value for name, value in (await self.hgetall(key)).items() if name in wanted}
+
     async def get(self, key: str) -> bytes | None:
         """The value of a plain key (None: not set)."""
         raise NotImplementedError

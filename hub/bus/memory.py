@@ -205,6 +205,10 @@ class MemoryBus(Bus):
     async def hgetall(self, key: str) -> dict[str, bytes]:
         return dict(self._hashes.get(key, {}))
 
+    async def hmget(self, key: str, fields: Iterable[str]) -> dict[str, bytes]:
+        found = self._hashes.get(key, {})
+        return {name: found[name] for name in fields if name in found}
+
     async def get(self, key: str) -> bytes | None:
         return self._strings.get(key)
 

@@ -330,6 +330,14 @@ class RedisBus(Bus):
         raw: Any = await self._call("hgetall", lambda _: client.hgetall(key))
         return {_text(name): value for name, value in raw.items()}
 
+    async def hmget(self, key: str, fields: Iterable[str]) -> dict[str, bytes]:
+        names = list(fields)
+        if not names:
+            return {}
+        client = self._client()
+        raw: Any = await self._call("hmget", lambda _: client.hmget(key, names))
+        return {name: value for name, value in zip(names, raw, strict=True) if value is not None}
+
     async def hdel(self, key: str, fields: Iterable[str]) -> None:
         names = list(fields)
         if names:

@@ -89,7 +89,7 @@ def ingest_rules(tournament: str) -> str:
     prefix = names.prefix
     commands = (
         f"{_LISTEN} +publish {_SCRIPTS} +xadd +xrange +xrevrange +xread +xlen "
-        "+hset +hget +hgetall +hdel +del +exists +get +set +incr +pexpire"
+        "+hset +hget +hgetall +hmget +hdel +del +exists +get +set +incr +pexpire"
     )
     allowed = _channels(f"{prefix}:*", names.consoles_pattern)
     return f"{_BASE} ~{prefix}:* {allowed} {commands}"
@@ -118,7 +118,7 @@ def edge_rules(tournament: str) -> str:
     errors = f"{names.prefix}:errors:*"
     listen = _channels(names.feed, names.reply("*"), names.ack("*"), errors)
     publish = _channels(names.control, names.consoles_pattern)
-    return f"{_BASE} {_LISTEN} {listen} %R~{names.topics} +hgetall (+publish {publish})"
+    return f"{_BASE} {_LISTEN} {listen} %R~{names.topics} +hgetall +hmget (+publish {publish})"
 
 
 def export_rules(tournament: str) -> str:

@@ -142,15 +142,22 @@ class EventScoreboard:
         another format with them, for now)."""
         return DEFAULT_SCORING
 
-    def add_penalty(self, table: int, seat: int, chips: int, points: int) -> None:
-        """A penalty counts in the session the table is playing (the latest of its stage with
-        a scoreboard); the stage's totals add it up with the rest of that session."""
+    def session_playing(self, table: int) -> Scoreboard | None:
+        """The board of the session the table is playing: the latest of its stage with a
+        scoreboard (None before its stage has started)."""
         for session in reversed(self.plan.sessions):
             board = self.boards.get(session.id)
             if board is not None and any(table in t for t in board.layout.groups.values()):
-                board.add_penalty(table, seat, chips, points)
-                return
-        raise ValueError(f"table {table}: no session of its stage has started")
+                return board
+        return None
+
+    def add_penalty(self, table: int, seat: int, chips: int, points: int) -> None:
+        """A penalty counts in the session the table is playing; the stage's totals add it up
+        with the rest of that session."""
+        board = self.session_playing(table)
+        if board is None:
+            raise ValueError(f"table {table}: no session of its stage has started")
+        board.add_penalty(table, seat, chips, points)
 
     def current_session(self) -> str:
         """The latest session with a counted hand (the first session before any)."""

@@ -232,9 +232,9 @@ class Admission:
 
 def address(raw: Any) -> tuple[str | None, int | None]:
     """Best-effort console and seq of even a malformed event, to address its rejection."""
-    if not isinstance(raw, Mapping):
-        if isinstance(raw, ConsoleEvent):  # decoded and checked already (``decode_event``)
-            return raw.console, raw.seq
+    if isinstance(raw, ConsoleEvent):  # decoded and checked already (``decode_event``)
+        return raw.console, raw.seq
+    if type(raw) is not dict and not isinstance(raw, Mapping):  # (an ABC check: slow)
         return None, None
     console = raw.get("console")
     seq = raw.get("seq")
@@ -248,5 +248,5 @@ def table_of(raw: Any) -> int | None:
     """Best-effort table of even a malformed event."""
     if isinstance(raw, ConsoleEvent):
         return raw.table
-    table = raw.get("table") if isinstance(raw, Mapping) else None
+    table = raw.get("table") if type(raw) is dict or isinstance(raw, Mapping) else None
     return table if isinstance(table, int) and not isinstance(table, bool) else None

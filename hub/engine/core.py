@@ -38,14 +38,14 @@ from hub.engine.events import OPERATOR_CONSOLE
 from hub.engine.families import FEEDS, Payloads
 from hub.engine.onair import Takes
 from hub.engine.outcome import Outcome
-from hub.engine.program import ProgramFeed, is_now
+from hub.engine.program import Program, is_now
 from hub.engine.projections import Projections, TopicChange
 from hub.engine.refusals import REFUSED
 from hub.engine.release import Release
 from hub.engine.sequencer import Sequencer
 from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
-from hub.wire.topics import PROGRAM, PUBLIC, TopicKey, TopicSpace
+from hub.wire.topics import PROGRAM, PUBLIC, TopicKey, TopicSpace, kind
 
 __all__ = [
     "ONAIR_SLOTS",
@@ -88,11 +88,13 @@ class Engine:
         self.desk = Desk(config)
         self.payloads = Payloads(self, FEEDS)  # each family's builder reads the engine
         self.projections = Projections(self.state, self.payloads)
-        # The secure-delay program feed ([broadcast] delay): a delayed engine of its own.
-        self.program: ProgramFeed | None = None
-        if program and config.program_delay is not None:
-            delayed = Engine(config, decks, release_delay=delay, program=False)
-            self.program = ProgramFeed(delayed, self, config.program_delay)
+        # The secure-delay program outputs ([broadcast] delay, [broadcast.outputs]): each a
+        # delayed engine of its own.
+        self.program: Program | None = None
+        if program:
+            self.program = Program.of(
+                config, self, lambda: Engine(config, decks, release_delay=delay, program=False)
+            )
 
     # What other modules read of the parts, under the engine's names.
     config: _Of[TournamentConfig] = _Of("state", "config")
@@ -300,10 +302,8 @@ class Engine:
         self.desk.take(got.onair, got.ticker)
         self.payloads.forget()
         self.projections = Projections(self.state, self.payloads)
-        if self.program is not None and "program" in data:
-            self.program.restore_snapshot(data["program"])
-        elif self.program is not None:  # written without a program: it starts from here
-            self.program.delayed.restore_snapshot(data)
+        if self.program is not None:  # an output written without: it starts from here
+            self.program.restore_snapshot(data.get("program"), data)
 
     # ----------------------------------------------------------------- the feed
     def start_feed(self) -> None:
@@ -320,24 +320,20 @@ class Engine:
     def materialize(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's current payload, projected from now on (None: no such topic for that
         audience, or not yet). Its changes come through ``changes()`` as patches."""
-        if key[0] == PROGRAM and self.program is not None:
-            if is_now(self.topics, key[1]):
-                return self.projections.materialize((PUBLIC, key[1]))
-            return self.program.materialize(key)
+        if kind(key[0]) == PROGRAM:
+            feed = None if self.program is None else self.program.feed(key[0])
+            if feed is None or is_now(self.topics, key[1]):
+                return None if feed is None else self.projections.materialize((PUBLIC, key[1]))
+            return feed.materialize(key)
         return self.projections.materialize(key)
 
     def changes(self) -> list[TopicChange]:
         """What changed in the topic payloads since the last call (after ``start_feed``); with
-        a program feed, its topics' changes too (what is on air and the clock: the public's)."""
+        program outputs, theirs too (what is on air and the clock: the public's)."""
         changes = self.projections.flush()
         if self.program is None:
             return changes
-        mirrored = [
-            TopicChange((PROGRAM, c.key[1]), c.patch, c.payload)
-            for c in changes
-            if c.key[0] == PUBLIC and is_now(self.topics, c.key[1])
-        ]
-        return [*changes, *mirrored, *self.program.changes()]
+        return [*changes, *self.program.changes(changes, self.topics)]
 
     # ----------------------------------------------------------------- reading
     def topic_keys(self) -> Iterable[TopicKey]:
@@ -349,10 +345,11 @@ class Engine:
     def payload(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's payload built from the state now (None: no such topic for that audience,
         or not yet): its family's builder (``hub.engine.families``)."""
-        if key[0] == PROGRAM and self.program is not None:
-            if is_now(self.topics, key[1]):
-                return self.payloads.build((PUBLIC, key[1]))
-            return self.program.payload(key)
+        if kind(key[0]) == PROGRAM:
+            feed = None if self.program is None else self.program.feed(key[0])
+            if feed is None or is_now(self.topics, key[1]):
+                return None if feed is None else self.payloads.build((PUBLIC, key[1]))
+            return feed.payload(key)
         return self.payloads.build(key)
 
     def _public_teams(self, group: str | Mapping[str, Any]) -> bool:

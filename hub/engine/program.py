@@ -1,4 +1,5 @@
-"""`ProgramFeed`: the secure-delay program output (issue #23, docs/protocol.md "The program feed").
+"""`ProgramFeed`: a secure-delay program output (issue #23, docs/protocol.md "The program feed");
+`Program`: every output of a tournament, each its own delay (``[broadcast.outputs]``).
 
 A second, delayed `Engine` is fed the same journal records as the real one, each once its
 ``at`` plus the delay has passed, so the commentators' content (hole cards, equity, actions
@@ -13,6 +14,11 @@ program graphics on air as the others.
 
 Pure and synchronous: the owner offers records (``offer``) and moves time (``advance``); the
 real engine (``hub.engine.core``) does both and merges ``changes()`` into its own.
+
+A production may run several outputs (the stream 20 minutes behind, the venue's screens 5):
+``Program`` holds one ``ProgramFeed`` per delay, each a delayed engine of its own serving the
+audience of its output (``hub.wire.topics.program_outputs``: ``program`` for ``[broadcast]
+delay``, ``program:NAME`` for another), each filtered through the one real release state.
 """
 
 from __future__ import annotations
@@ -22,9 +28,18 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from hub.wire.patch import TopicChange
-from hub.wire.topics import LIVE, PROGRAM, PUBLIC, Topic, TopicKey, TopicSpace
+from hub.wire.topics import LIVE, PROGRAM, PUBLIC, Topic, TopicKey, TopicSpace, program_outputs
 
-__all__ = ["HELD", "HOLD_REASON", "NOW", "SOURCE", "ProgramFeed", "hold_payload", "is_now"]
+__all__ = [
+    "HELD",
+    "HOLD_REASON",
+    "NOW",
+    "SOURCE",
+    "Program",
+    "ProgramFeed",
+    "hold_payload",
+    "is_now",
+]
 
 HOLD_REASON = "hand in progress"
 HELD = ("table", "compare", "deal")  # the families that show a deal's play: held until public
@@ -90,10 +105,13 @@ def _deal_shown(topic: Topic, payload: Mapping[str, Any] | None) -> int | None:
 class ProgramFeed:
     """The delayed engine, the records it awaits, and which program topics hold which deal."""
 
-    def __init__(self, delayed: Delayed, real: Releases, delay: float) -> None:
+    def __init__(
+        self, delayed: Delayed, real: Releases, delay: float, audience: str = PROGRAM
+    ) -> None:
         self.delayed = delayed
         self.real = real
         self.delay = delay
+        self.audience = audience  # the output's: program, or program:NAME
         self.topics: TopicSpace = delayed.topics
         self.pending: deque[Mapping[str, Any]] = deque()  # records not yet due
         self.held: dict[str, int] = {}  # program topic -> the deal it holds, as last handed out
@@ -142,11 +160,11 @@ class ProgramFeed:
                 payload = self.delayed.materialize((LIVE, name))
                 if payload is not None:
                     del self.held[name]
-                    out.append(TopicChange((PROGRAM, name), None, payload))
+                    out.append(TopicChange((self.audience, name), None, payload))
         return out
 
     def _filtered(self, topic: Topic, change: TopicChange) -> TopicChange | None:
-        key = (PROGRAM, topic.name)
+        key = (self.audience, topic.name)
         if topic.family.name not in HELD:
             return TopicChange(key, change.patch, change.payload)
         deal = _deal_shown(topic, change.payload)
@@ -187,21 +205,102 @@ class ProgramFeed:
 
     def topic_keys(self) -> list[TopicKey]:
         return [
-            (PROGRAM, t.name)
+            (self.audience, t.name)
             for t in self.topics
             if t.family.name in SOURCE or t.family.name in NOW
         ]
 
+    def restore(self, engine: Mapping[str, Any], pending: list[Mapping[str, Any]]) -> None:
+        """Take the delayed engine's snapshot and the records it awaits (``Program.snapshot``)."""
+        self.delayed.restore_snapshot(engine)
+        self.pending = deque(pending)
+
+
+class Program:
+    """Every program output of a tournament: one ``ProgramFeed`` per audience, the default
+    output's (``program``) first. Outputs of one delay share one (``program_outputs``)."""
+
+    def __init__(self, feeds: list[ProgramFeed]) -> None:
+        self.feeds: dict[str, ProgramFeed] = {f.audience: f for f in feeds}
+
+    @classmethod
+    def of(cls, config: Any, real: Releases, delayed: Any) -> Program | None:
+        """The outputs of ``config`` (None: no ``[broadcast] delay``), each with a delayed
+        engine ``delayed()`` makes."""
+        delays = {audience: delay for audience, delay in program_outputs(config).values()}
+        if not delays:
+            return None
+        return cls([ProgramFeed(delayed(), real, d, a) for a, d in delays.items()])
+
+    @property
+    def default(self) -> ProgramFeed:
+        return self.feeds[PROGRAM]
+
+    def feed(self, audience: str) -> ProgramFeed | None:
+        return self.feeds.get(audience)
+
+    # ----------------------------------------------------------------- time
+    def offer(self, record: Mapping[str, Any]) -> None:
+        for feed in self.feeds.values():
+            feed.pending.append(record)
+
+    def advance(self, now: float) -> None:
+        for feed in self.feeds.values():
+            feed.advance(now)
+
+    # ----------------------------------------------------------------- the feed
+    def start(self) -> None:
+        for feed in self.feeds.values():
+            feed.start()
+
+    def changes(self, real: list[TopicChange], topics: TopicSpace) -> list[TopicChange]:
+        """Every output's changes: the real engine's public ``onair`` and ``clock`` changes
+        (``real``) under each output's audience, then its delayed engine's, filtered."""
+        now = [c for c in real if c.key[0] == PUBLIC and is_now(topics, c.key[1])]
+        out: list[TopicChange] = []
+        for audience, feed in self.feeds.items():
+            out.extend(TopicChange((audience, c.key[1]), c.patch, c.payload) for c in now)
+            out.extend(feed.changes())
+        return out
+
+    def topic_keys(self) -> list[TopicKey]:
+        return [key for feed in self.feeds.values() for key in feed.topic_keys()]
+
     # ----------------------------------------------------------------- snapshots
     def snapshot(self) -> dict[str, Any]:
-        """The delayed engine's snapshot and the records it awaits (a restart goes on from
-        there, as it would have from the journal)."""
-        return {
-            "delay": self.delay,
-            "engine": self.delayed.snapshot(),
-            "pending": [dict(r) for r in self.pending],
+        """The default output's delayed engine and records as before outputs existed
+        (``delay``, ``engine``, ``pending``), the others' under ``outputs``. Every output
+        awaits a tail of the same records (each is offered every record and applies them in
+        order), so they are written once: those of the output furthest behind, and each
+        output's ``waiting``, how many of the last it still awaits."""
+        longest = max(self.feeds.values(), key=lambda f: len(f.pending))
+        default = self.default
+        data: dict[str, Any] = {
+            "delay": default.delay,
+            "engine": default.delayed.snapshot(),
+            "pending": [dict(r) for r in longest.pending],
+            "waiting": len(default.pending),
         }
+        others = {
+            a: {"delay": f.delay, "engine": f.delayed.snapshot(), "waiting": len(f.pending)}
+            for a, f in self.feeds.items()
+            if f is not default
+        }
+        if others:
+            data["outputs"] = others
+        return data
 
-    def restore_snapshot(self, data: Mapping[str, Any]) -> None:
-        self.delayed.restore_snapshot(data["engine"])
-        self.pending = deque(data["pending"])
+    def restore_snapshot(self, saved: Mapping[str, Any] | None, real: Mapping[str, Any]) -> None:
+        """Each output from its part of ``saved`` (``snapshot()``); an output the snapshot
+        does not carry (written before it was configured, or without a program) starts from
+        the real engine's snapshot ``real``, as a journal replay from there would."""
+        records: list[Mapping[str, Any]] = [] if saved is None else list(saved["pending"])
+        for audience, feed in self.feeds.items():
+            mine = saved
+            if saved is not None and audience != PROGRAM:
+                mine = saved.get("outputs", {}).get(audience)
+            if mine is None:
+                feed.delayed.restore_snapshot(real)
+                continue
+            waiting = int(mine.get("waiting", len(records)))
+            feed.restore(mine["engine"], records[len(records) - waiting :])

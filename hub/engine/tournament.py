@@ -445,6 +445,14 @@ class TournamentState:
         chips, points = event.amount or 0, event.points or 0
         if chips <= 0 and points <= 0:
             raise Rejection("bad_amount", "a penalty takes off chips or points (give one > 0)")
+        board = self.board
+        if isinstance(board, EventScoreboard) and board.session_playing(table.table) is None:
+            # (it raised ValueError after the state had taken it: applied, never journaled)
+            raise Rejection(
+                "stage_not_open",
+                f"table {table.table} plays a stage that has not started: a penalty counts in "
+                "the session its table plays",
+            )
         entry = {
             "table": table.table,
             "seat": event.seat,

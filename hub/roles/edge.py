@@ -27,8 +27,9 @@ from hub.domain.numbers import find_bad_number
 from hub.metrics import Metrics
 from hub.roles.console_relay import ConsoleRelay
 from hub.serve.auth import Auth
+from hub.serve.edge_feed import EdgeFeed, load_snapshots
 from hub.serve.fanout import Fanout
-from hub.serve.feed import HISTORY, EdgeFeed, Frame, decode_feed, load_snapshots
+from hub.serve.feed import HISTORY, Frame, decode_feed, snapshot_field
 from hub.serve.http import create_app, serve
 from hub.serve.limits import Limits
 from hub.tasks import cancel_and_wait
@@ -79,6 +80,7 @@ class EdgeSource:
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._refreshing: set[TopicKey] = set()
+        self._refreshed: dict[TopicKey, int] = {}  # the seq each topic last asked a refresh at
 
     def ready(self) -> bool:
         return bool(self._tasks) and not any(t.done() for t in self._tasks)
@@ -143,12 +145,18 @@ class EdgeSource:
 
     async def _load(self, keys: set[TopicKey] | None) -> None:
         """Seed topics (all, or ``keys``) from the snapshot hash; clients get what is newer."""
-        found = load_snapshots(await self.bus.hgetall(self.names.topics))
-        for key, frame in found.items():
-            if keys is not None and key not in keys:
-                continue
+        for key, frame in (await self._snapshots(keys)).items():
             if self.store.seed(key, frame):
                 self.fanout.publish(key, frame.outs)
+
+    async def _snapshots(self, keys: set[TopicKey] | None) -> dict[TopicKey, Frame]:
+        """The snapshot hash's frames: all of them, or only ``keys``'s fields (a refresh or a
+        heal reads one topic, not every topic's snapshot)."""
+        topics = self.names.topics
+        if keys is None:
+            return load_snapshots(await self.bus.hgetall(topics))
+        found = load_snapshots(await self.bus.hmget(topics, [snapshot_field(k) for k in keys]))
+        return {key: frame for key, frame in found.items() if key in keys}
 
     async def _consume(self) -> None:
         assert self._subscription is not None
@@ -172,7 +180,7 @@ class EdgeSource:
             return  # already in the snapshot we started from
         if self.store.apply(key, frame):
             self.fanout.publish(key, frame.outs)
-            if self.store.behind(key) > HISTORY // 2 and key not in self._refreshing:
+            if self.store.behind(key) > HISTORY // 2 and self._may_refresh(key, frame.seq):
                 # Keep the snapshot new subscribers start from close to the head.
                 self._refreshing.add(key)
                 asyncio.get_running_loop().create_task(self._refresh(key))
@@ -180,9 +188,17 @@ class EdgeSource:
         self.gaps += 1
         await self._heal(key, frame)
 
+    def _may_refresh(self, key: TopicKey, seq: int) -> bool:
+        """One refresh of a topic at a time, and the next only ``HISTORY // 4`` frames later:
+        a hash that answers behind the edge does not make it ask at every frame."""
+        if key in self._refreshing or seq < self._refreshed.get(key, 0) + HISTORY // 4:
+            return False
+        self._refreshed[key] = seq
+        return True
+
     async def _refresh(self, key: TopicKey) -> None:
         try:
-            await self.request({"op": "snapshots", "keys": [f"{key[0]}|{key[1]}"]})
+            await self.request({"op": "snapshots", "keys": [snapshot_field(key)]})
             await self._load({key})
         except Exception as exc:
             log.info("could not refresh the snapshot of %s: %s", key, exc)
@@ -193,9 +209,9 @@ class EdgeSource:
         """Have the ingest persist the topic's snapshot, reload it from the hash (retrying
         briefly while the hash lags the feed), send it to clients, then apply ``frame`` if it
         follows."""
-        await self.request({"op": "snapshots", "keys": [f"{key[0]}|{key[1]}"]})
+        await self.request({"op": "snapshots", "keys": [snapshot_field(key)]})
         for attempt in range(self._heal_attempts):
-            found = load_snapshots(await self.bus.hgetall(self.names.topics)).get(key)
+            found = (await self._snapshots({key})).get(key)
             if found is not None and found.seq >= frame.seq - 1:
                 if self.store.seed(key, found):
                     self.fanout.publish(key, found.outs)

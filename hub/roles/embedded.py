@@ -22,6 +22,7 @@ from hub.roles.ingest import Ingest
 from hub.serve.fanout import Fanout
 from hub.serve.feed import Frame, IngestFeed, TopicKey
 from hub.serve.limits import Limits
+from hub.wire.topics import TopicSpace
 
 __all__ = [
     "OVERLAYS",
@@ -88,6 +89,11 @@ class IngestSource:
 
     def check_topic(self, role: str, topic: object, table: int | None = None) -> str | None:
         return self.engine.topics.check(role, topic, table)
+
+    @property
+    def topics(self) -> TopicSpace:
+        """The tournament's topics and program outputs (``FeedService.topics``)."""
+        return self.engine.topics
 
     async def control(self, command: dict[str, Any]) -> dict[str, Any]:
         return await self.ingest.control_now(command)

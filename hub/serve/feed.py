@@ -23,7 +23,7 @@ Wire names (DESIGN §2), declared once in ``hub.wire.channels.Channels``:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,13 +31,12 @@ import orjson
 
 from hub.wire.codec import CodecError, from_json, pack, to_json, unpack
 from hub.wire.frames import Outgoing
-from hub.wire.patch import PatchError, TopicChange, apply_patch, clone, diff
+from hub.wire.patch import TopicChange, clone, diff
 from hub.wire.topics import TopicKey
 
 __all__ = [
     "HISTORY",
     "SNAPSHOT_EVERY",
-    "EdgeFeed",
     "FeedMessage",
     "Frame",
     "IngestFeed",
@@ -406,94 +405,3 @@ class PayloadFeed(IngestFeed):
         new = clone(payload)
         self._last[key] = new
         return self.publish(TopicChange(key, None if old is None else diff(old, new), new))
-
-
-class EdgeFeed(_Store):
-    """An edge's side: frames as received, forwarded as bytes; payloads decoded only for REST.
-
-    A copy of the writer's store: it may lag it (pub/sub delivery, a writer taking over), so a
-    client that resumes ahead of it is sent nothing, and ``on_behind`` (the edge) is told to
-    fetch that topic's snapshot from the writer."""
-
-    def __init__(
-        self, *, live: bool = True, on_behind: Callable[[TopicKey], None] | None = None
-    ) -> None:
-        super().__init__(live=live)
-        self.on_behind = on_behind
-
-    def _lagging(self, key: TopicKey) -> bool:
-        if self.on_behind is not None:
-            self.on_behind(key)
-        return True
-
-    def apply(self, key: TopicKey, frame: Frame) -> bool:
-        """A frame from the feed channel. False: it reveals a gap (nothing changed; reload the
-        topic's snapshot). Frames at or below the current seq are ignored (True)."""
-        log = self._logs.get(key)
-        if log is None:
-            log = self._logs[key] = _Log()
-        if frame.full:
-            if frame.seq >= log.seq:
-                self._seed(log, frame)
-            return True
-        if frame.seq <= log.seq:
-            return True
-        if frame.seq != log.seq + 1 or log.base is None:
-            return False
-        log.seq = frame.seq
-        log.deltas.append(frame)
-        log.payload = None
-        return True
-
-    def seed(self, key: TopicKey, frame: Frame) -> bool:
-        """A snapshot from the hash; taken when newer than what the edge has."""
-        log = self._logs.get(key)
-        if log is None:
-            log = self._logs[key] = _Log()
-        if frame.seq < log.seq:
-            return False
-        if frame.seq == log.seq and log.base is not None:
-            return False
-        self._seed(log, frame)
-        return True
-
-    def _seed(self, log: _Log, frame: Frame) -> None:
-        log.seq = frame.seq
-        log.base = frame
-        log.deltas.clear()
-        log.payload = None
-
-    def behind(self, key: TopicKey) -> int:
-        """Deltas held after the snapshot (a new snapshot is worth asking for when many)."""
-        log = self._logs.get(key)
-        return 0 if log is None or log.base is None else log.seq - log.base.seq
-
-    def drop(self, key: TopicKey) -> None:
-        self._logs.pop(key, None)
-
-    def _payload(self, key: TopicKey, log: _Log) -> dict[str, Any] | None:
-        if log.payload is None and log.base is not None:
-            try:
-                payload = snapshot_payload(log.base)
-                for frame in log.deltas:
-                    if frame.seq > log.base.seq:
-                        message = from_json(frame.outs["json"].payload)
-                        apply_patch(payload, message["patch"], in_place=True)
-            except (CodecError, PatchError, KeyError, TypeError):
-                return None
-            log.payload = payload
-        return log.payload
-
-
-def load_snapshots(raw: Mapping[str, bytes]) -> dict[TopicKey, Frame]:
-    """The snapshot hash's entries; malformed ones are skipped."""
-    out: dict[TopicKey, Frame] = {}
-    for field, value in raw.items():
-        audience, sep, topic = field.partition("|")
-        if not (sep and audience and topic):
-            continue
-        try:
-            out[(audience, topic)] = decode_snapshot(value)
-        except CodecError:
-            continue
-    return out

@@ -75,7 +75,12 @@ class Admission(Protocol):
     def admit(self, query: Mapping[str, str], address: str | None) -> tuple[Any, str, Any]: ...
 
     def join(
-        self, sink: Any, role: Any, fmt: str, address: str | None, feed: str | None = None
+        self,
+        sink: Any,
+        role: Any,
+        fmt: str,
+        address: str | None,
+        query: Mapping[str, str] | None = None,
     ) -> Client: ...
 
     def start(self, client: Client) -> Session: ...
@@ -356,7 +361,7 @@ class FeedSocket(asyncio.Protocol):
             self.transport.write(build_frame(message.payload, message.text))  # type: ignore[union-attr]
             self.close(1008, problem["message"])
             return
-        self.client = service.join(self, role, fmt, address, query.get("feed"))
+        self.client = service.join(self, role, fmt, address, query)
         self._write_protocol_output()  # the 101 response before the hello
         self.session = service.start(self.client)
 

@@ -31,7 +31,7 @@ from starlette.websockets import WebSocket
 
 from hub.metrics import CONTENT_TYPE, Metrics
 from hub.serve.asgisink import AsgiSink
-from hub.serve.auth import OPERATOR, Auth, Role, audience_for
+from hub.serve.auth import OPERATOR, Auth, Role
 from hub.serve.fanout import Fanout
 from hub.serve.feedsocket import protocol as feedsocket_protocol
 from hub.serve.httpguard import REQUEST_TIMEOUT, PendingRequests, guarded_http
@@ -132,8 +132,8 @@ class _Endpoints:
                 await websocket.send_text(to_json(problem).decode())
             await websocket.close(1008, problem["message"] if problem else "")
             return
-        feed = websocket.query_params.get("feed")
-        session = service.start(service.join(AsgiSink(websocket), role, fmt, address, feed))
+        query = websocket.query_params
+        session = service.start(service.join(AsgiSink(websocket), role, fmt, address, query))
         try:
             while not session.client.closed:
                 message = await websocket.receive()
@@ -168,7 +168,10 @@ class _Endpoints:
             return _json({"error": code, "message": f"topic {topic} needs the {needs} role"}, 403)
         if code is not None:
             return _json({"error": "not_found", "message": f"no topic named {topic!r}"}, 404)
-        key = (audience_for(role, request.query_params.get("feed")), topic)
+        audience, problem = self.service.rest_audience(role, request.query_params)
+        if problem is not None:  # (body, status)
+            return _json(*problem)
+        key = (audience, topic)
         store = self.source.store
         if not store.available(key):  # a standby, a takeover, an edge not yet in sync
             message = f"no current state of topic {topic} here yet: retry shortly"

@@ -32,7 +32,7 @@ from hub.serve.rulings import RULINGS, ruling_command
 from hub.serve.session import Session, error
 from hub.wire.codec import CodecError, from_json, unpack
 from hub.wire.frames import FORMATS
-from hub.wire.topics import PROGRAM
+from hub.wire.topics import PROGRAM, TopicSpace, kind
 
 # The operator desk's commands of the cue list and the on-air undo, with the fields passed on.
 DESK_FIELDS: dict[str, tuple[str, ...]] = {
@@ -70,6 +70,13 @@ class FeedService:
         self.consoles = getattr(source, "consoles", None)  # the web consoles' relay
         self.fanout.console_left = self._console_left
 
+    @property
+    def topics(self) -> TopicSpace:
+        """The tournament's topics and program outputs, as the source knows them (none: any
+        name of either is taken as a name of some tournament)."""
+        space = getattr(self.source, "topics", None)
+        return space if isinstance(space, TopicSpace) else _ANY
+
     # -- admission --
 
     def origin_allowed(self, origin: str | None, host: str | None, address: str | None) -> bool:
@@ -95,9 +102,9 @@ class FeedService:
             problem = error("unauthorized", "unknown token")
         elif fmt not in FORMATS:
             problem = error("bad_request", f"format must be one of {', '.join(FORMATS)}")
-        elif query.get("feed") not in (None, *FEEDS):
-            problem = error("bad_request", f"feed must be one of {', '.join(FEEDS)}")
-        elif role == PUBLIC and not self.fanout.may_connect(address):
+        else:
+            problem = self.feed_problem(query)
+        if problem is None and role == PUBLIC and not self.fanout.may_connect(address):
             limit = self.fanout.limits.max_per_address
             problem = error("too_many_connections", f"more than {limit} connections from {address}")
         if problem is not None:
@@ -110,11 +117,50 @@ class FeedService:
         self.fanout.refused[code] += 1
         log.warning("refused a websocket from %s: %s %s", address, code, detail)
 
+    def feed_problem(self, query: Mapping[str, str]) -> dict[str, Any] | None:
+        """Why the ``feed`` and ``output`` a client asked for cannot be served (None: they
+        can). ``output`` names a program output, so it comes with ``feed=program`` (a page
+        that forgot it must not show the live feed with a token's hole cards on a screen
+        meant for the delayed one); a name the tournament lacks is ``unknown_output``."""
+        feed, output = query.get("feed"), query.get("output")
+        if feed not in (None, *FEEDS):
+            return error("bad_request", f"feed must be one of {', '.join(FEEDS)}")
+        if output is not None and feed is None:
+            return error("bad_request", f"output={output} names a program output: add feed=program")
+        outputs = self.topics.outputs
+        if feed is not None and self.topics.output(output) is None:
+            known = "letters, digits, '-', '_'" if outputs is None else ", ".join(outputs)
+            why = f"outputs: {known or 'none, no [broadcast] delay'}"
+            return error("unknown_output", f"no program output named {output!r} ({why})")
+        return None
+
+    def audience(self, role: Any, query: Mapping[str, str] | None) -> str:
+        """The audience a client reads: the program output it asked for (``feed_problem``
+        passed), else its role's."""
+        if query is not None and query.get("feed") in FEEDS:
+            return self.topics.output(query.get("output")) or PROGRAM
+        return audience_for(role)
+
+    def rest_audience(self, role: Any, query: Mapping[str, str]) -> tuple[str, Any]:
+        """``(audience, problem)`` of a REST read: as ``audience``, with ``problem`` (None:
+        none) the ``feed_problem`` of an ``output`` as a response body and HTTP status (an
+        unknown ``feed`` alone is read as none, as it always was)."""
+        found = self.feed_problem(query) if "output" in query else None
+        if found is None:
+            return self.audience(role, query), None
+        status = 404 if found["code"] == "unknown_output" else 400
+        return PROGRAM, ({"error": found["code"], "message": found["message"]}, status)
+
     def join(
-        self, sink: Any, role: Any, fmt: str, address: str | None, feed: str | None = None
+        self,
+        sink: Any,
+        role: Any,
+        fmt: str,
+        address: str | None,
+        query: Mapping[str, str] | None = None,
     ) -> Client:
         """The admitted connection as a fan-out client, reading its role's audience or the
-        ``feed`` it asked for; only public ones count against the per-address cap
+        program output its ``query`` asked for; only public ones count against the per-address cap
         (authenticated roles are exempt from it, see ``admit``). A web console's client hears
         its console's answers from now on."""
         if isinstance(role, ConsoleSeat):
@@ -124,7 +170,7 @@ class FeedService:
                 self.consoles.attach(client, role.console, role.table)
             return client
         counted = address if role == PUBLIC else None
-        return self.fanout.add(sink, role, audience_for(role, feed), fmt, counted)
+        return self.fanout.add(sink, role, self.audience(role, query), fmt, counted)
 
     def _console_left(self, client: Client) -> None:
         if self.consoles is not None:
@@ -199,7 +245,7 @@ class FeedService:
                 code = self.valid_topic(client.role, topic)
             else:
                 code = self.valid_topic(client.role, topic, seat.table)
-            if code is None and client.audience == PROGRAM and not program_topic(topic):
+            if code is None and kind(client.audience) == PROGRAM and not program_topic(topic):
                 code = "unknown_topic"  # the program feed has no projection, no ops
             if code == "unknown_topic":
                 client.send(error(code, f"no topic named {topic!r}", topic=topic))
@@ -293,6 +339,9 @@ class FeedService:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+_ANY = TopicSpace(tables=(), seats=0, deals=0)  # no tournament known: outputs of any name
 
 
 def _forbidden(client: Client, topic: str) -> str:

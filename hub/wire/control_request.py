@@ -12,7 +12,7 @@ from typing import Any
 from hub.engine.core import Engine
 from hub.wire import codec
 from hub.wire.channels import Channels
-from hub.wire.topics import TopicKey
+from hub.wire.topics import PROGRAM, TopicKey, kind
 
 __all__ = ["ControlRequest"]
 
@@ -47,6 +47,15 @@ class ControlRequest:
             if isinstance(field, str):
                 audience, _, name = field.partition("|")
                 topic = engine.topics.get(name)
-                if topic is not None and audience in topic.family.audiences:
+                if topic is not None and _has(engine, audience, topic.family.audiences):
                     out.append((audience, name))
         return out
+
+
+def _has(engine: Engine, audience: str, audiences: tuple[str, ...]) -> bool:
+    """Is ``audience`` one of ``audiences`` in this tournament (a program output it has)?"""
+    if kind(audience) not in audiences:
+        return False
+    if audience == PROGRAM or kind(audience) != PROGRAM:
+        return True
+    return engine.program is not None and engine.program.feed(audience) is not None

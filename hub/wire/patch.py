@@ -145,13 +145,23 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
             kept = n_old - dropped
             ops.extend({"op": "add", "path": f"{path}/-", "value": v} for v in new[kept:])
             return
-        if n_new == n_old and n_old and all(isinstance(v, dict | list) for v in new):
+        if n_new == n_old and n_old and _containers(new):
             for i, (a, b) in enumerate(zip(old, new, strict=True)):
                 if a is not b and a != b:
                     _diff(a, b, f"{path}/{i}", ops)
             return
     if type(old) is not type(new) or old != new:
         ops.append({"op": "replace", "path": path, "value": new})
+
+
+def _containers(items: list[Any]) -> bool:
+    """Every item a dict or a list (a loop, not ``all`` over ``isinstance(v, dict | list)``:
+    that builds a union per item, and this runs for every row of every list diffed)."""
+    for v in items:
+        kind = type(v)
+        if kind is not dict and kind is not list and not isinstance(v, (dict, list)):
+            return False
+    return True
 
 
 def _slid(old: list[Any], new: list[Any], most: int = 64) -> int:

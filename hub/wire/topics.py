@@ -10,7 +10,10 @@ holds exactly the topics of this tournament, so a name outside it is refused wit
 keeping anything of it.
 
 Audience ``live`` serves commentators and operators, ``public`` everyone else; ``program``
-(the secure-delay program feed, ``hub.engine.program``) any connection that asks for it.
+(the secure-delay program feed, ``hub.engine.program``) any connection that asks for it. A
+tournament with more program outputs (``[broadcast.outputs]``) has an audience per delay:
+``program`` for the default output's, ``program:NAME`` for another's (``program_outputs``);
+``kind`` says which of the three an audience is.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from hub.domain.config.broadcast import DEFAULT_OUTPUT, OUTPUT_NAME
 from hub.domain.states import AUDIENCES as AUDIENCES  # re-exported: projections, ticker
 from hub.domain.states import ROLES, Audience, Role
 
@@ -36,7 +40,10 @@ __all__ = [
     "TopicSpace",
     "family",
     "key_for",
+    "kind",
+    "output_audience",
     "parse_topic",
+    "program_outputs",
     "refusal",
     "topic_name",
 ]
@@ -47,6 +54,31 @@ PROGRAM = Audience.PROGRAM
 
 TopicKey = tuple[str, str]
 """``(audience, topic name)``: how the feed and the fan-out key a topic."""
+
+
+def kind(audience: str) -> str:
+    """``public``, ``live`` or ``program`` (any program output's audience)."""
+    return PROGRAM if audience.partition(":")[0] == PROGRAM else audience
+
+
+def output_audience(name: str) -> str:
+    """The audience an output would have on its own: ``program``, else ``program:NAME``."""
+    return PROGRAM if name == DEFAULT_OUTPUT else f"{PROGRAM}:{name}"
+
+
+def program_outputs(config: Any) -> dict[str, tuple[str, float]]:
+    """Every program output of a tournament (duck-typed: ``program_delay``, ``program_outputs``):
+    name -> (its audience, its delay in seconds); the default output first, as ``program``.
+    Outputs of one delay show the same thing at the same time, so they share the audience of
+    the first of them (one delayed engine, one frame each update, whatever their number)."""
+    default = getattr(config, "program_delay", None)
+    if default is None:
+        return {}
+    out = {DEFAULT_OUTPUT: (output_audience(DEFAULT_OUTPUT), float(default))}
+    first = {float(default): output_audience(DEFAULT_OUTPUT)}
+    for name, delay in (getattr(config, "program_outputs", None) or {}).items():
+        out[name] = (first.setdefault(float(delay), output_audience(name)), float(delay))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +243,9 @@ class TopicSpace:
     Built from the tournament's shape (tables, seats, deals), so its size is fixed by the
     configuration and no client input can grow it."""
 
-    def __init__(self, *, tables: Any, seats: int, deals: int) -> None:
+    def __init__(self, *, tables: Any, seats: int, deals: int, outputs: Any = None) -> None:
+        # output name -> its audience (``program_outputs``); None: any name, as its own
+        self.outputs: dict[str, str] | None = outputs
         values = {
             "seat": range(1, seats + 1),
             "table": tuple(tables),
@@ -225,8 +259,10 @@ class TopicSpace:
 
     @classmethod
     def of(cls, config: Any) -> TopicSpace:
-        """From a ``TournamentConfig`` (duck-typed: ``tables``, ``seats``, ``deals``)."""
-        return cls(tables=config.tables, seats=config.seats, deals=config.deals)
+        """From a ``TournamentConfig`` (duck-typed: ``tables``, ``seats``, ``deals``, and the
+        program outputs)."""
+        outputs = {name: a for name, (a, _) in program_outputs(config).items()}
+        return cls(tables=config.tables, seats=config.seats, deals=config.deals, outputs=outputs)
 
     def get(self, name: object) -> Topic | None:
         return self._topics.get(name) if isinstance(name, str) else None
@@ -239,6 +275,16 @@ class TopicSpace:
 
     def __len__(self) -> int:
         return len(self._topics)
+
+    def output(self, name: str | None) -> str | None:
+        """The audience of the program output ``name`` (None: the default one), or None when
+        the tournament has no such output. The default is always known (a hub without
+        ``[broadcast] delay`` serves no program topics, as before outputs existed)."""
+        if name is None or name == DEFAULT_OUTPUT:
+            return PROGRAM
+        if self.outputs is None:
+            return output_audience(name) if OUTPUT_NAME.fullmatch(name) else None
+        return self.outputs.get(name)
 
     def check(self, role: str, name: object, table: int | None = None) -> str | None:
         """Why ``role`` may not subscribe to ``name`` (``unknown_topic`` / ``forbidden``), or
@@ -268,7 +314,7 @@ def key_for(audience: str, topic: str) -> TopicKey:
     family has only another (a console, public otherwise, reads ``console:{t}`` of ``live``).
     Who may read it at all is ``refusal``'s call, made first."""
     fam = FAMILIES.get(topic.partition(":")[0])
-    if fam is None or audience in fam.audiences:
+    if fam is None or kind(audience) in fam.audiences:
         return (audience, topic)
     return (fam.audiences[0], topic)
 

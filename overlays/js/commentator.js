@@ -35,6 +35,7 @@ const client = connect({
   token: p.token,
   tournament: p.tournament,
   feed: p.feed, // 'program': the secure-delay program feed (held deals say so in words)
+  output: p.output, // with feed=program: which program output (each its own delay)
   onStatus: (s) => {
     $('link').dataset.state = s.state;
     $('link').textContent = s.state === 'open' ? `live · ${s.role}` : s.state;

@@ -94,7 +94,7 @@ export function normalise(raw) {
   if (has('scale')) out.scale = Number.parseFloat(raw.scale) || 1;
   // Group, stage and session ids are names ("A", "final"); an empty value selects nothing.
   for (const k of ['group', 'stage', 'session', 'scope']) if (has(k)) out[k] = raw[k] === null || raw[k] === '' ? null : String(raw[k]);
-  for (const k of ['ws', 'token', 'theme', 'view', 'mode', 'tournament', 'feed']) if (has(k)) out[k] = String(raw[k]);
+  for (const k of ['ws', 'token', 'theme', 'view', 'mode', 'tournament', 'feed', 'output']) if (has(k)) out[k] = String(raw[k]);
   if (has('slot')) out.slot = OFF.has(String(raw.slot).toLowerCase()) ? false : String(raw.slot);
   if (has('visible')) out.visible = raw.visible === true || raw.visible === 'true' || raw.visible === '1';
   if (has('autoplay')) out.autoplay = !OFF.has(String(raw.autoplay).toLowerCase());
@@ -112,7 +112,7 @@ export function params(search = globalThis.location ? location.search : '') {
     ws: null, token: null, theme: 'transparent', scale: null, deal: null, seat: null,
     tables: null, table: null, group: null, stage: null, session: null, scope: null,
     view: 'like_for_like', mode: 'live',
-    tournament: null, feed: null, slot: false, autoplay: true, ...normalise(raw),
+    tournament: null, feed: null, output: null, slot: false, autoplay: true, ...normalise(raw),
   };
 }
 
@@ -132,8 +132,8 @@ export function defaultWsUrl() {
  * hello names the expected tournament again.
  * onMessage(frame) receives every other frame type (a console's `ack`).
  */
-export function connect({ url, token, format = 'json', onStatus, onError, onHello, onOk, onMessage, tournament, feed } = {}) {
-  return new DuplicastClient({ url, token, format, onStatus, onError, onHello, onOk, onMessage, tournament, feed });
+export function connect({ url, token, format = 'json', onStatus, onError, onHello, onOk, onMessage, tournament, feed, output } = {}) {
+  return new DuplicastClient({ url, token, format, onStatus, onError, onHello, onOk, onMessage, tournament, feed, output });
 }
 
 /** The error text of a tournament mismatch (null when the hello matches). */
@@ -143,12 +143,13 @@ export function tournamentMismatch(expected, hello) {
 }
 
 class DuplicastClient {
-  constructor({ url, token, format, onStatus, onError, onHello, onOk, onMessage, tournament, feed }) {
+  constructor({ url, token, format, onStatus, onError, onHello, onOk, onMessage, tournament, feed, output }) {
     if (format !== 'json') throw new Error('the browser client speaks format=json only');
     const base = new URL(url || defaultWsUrl(), globalThis.location ? location.href : undefined);
     base.searchParams.set('format', 'json');
     if (token) base.searchParams.set('token', token);
     if (feed) base.searchParams.set('feed', feed); // 'program': the secure-delay program feed
+    if (output) base.searchParams.set('output', output); // which program output (its own delay)
     this.url = base.toString();
     this.onStatus = onStatus || (() => {});
     this.onError = onError || (() => {});
@@ -417,6 +418,7 @@ export function mountOverlay({ slot, topics, render, next, root }) {
     token: p.token,
     tournament: p.tournament,
     feed: p.feed,
+    output: p.output,
     onStatus: (s) => {
       document.documentElement.dataset.link = s.state;
     },

@@ -16,8 +16,9 @@ const seatsEl = $('seats');
 export const GEOMETRY = { cx: 960, cy: 578, rx: 700, ry: 306 };
 // Four seats or fewer sit square to the felt (left and right on its axis, not at ±30°): a
 // narrower, flatter oval keeps the side boxes, and a taller box (RPS throws) at the foot,
-// inside title-safe, the acting seat's 6 % zoom included.
-const SMALL = { ...GEOMETRY, cy: 570, rx: 590, ry: 280 };
+// inside title-safe, the acting seat's 6 % zoom included (foot seat y 764-948, 954 acting), and
+// clear of the centre's pot, to-act line and action banner (down to y 759).
+const SMALL = { ...GEOMETRY, cy: 570, rx: 590, ry: 286 };
 
 function place(seat, n) {
   const a = ((90 + ((seat - 1) * 360) / n) * Math.PI) / 180;
@@ -29,6 +30,7 @@ function seatBox(s, t, n, live, playing) {
   const [dx, dy] = place(s.seat, n);
   const x = cx + dx * rx;
   const y = cy + dy * ry;
+  const rps = live && isRps(t) && s.seat !== t.button;
   const box = el('div', {
     class: `seat${s.folded ? ' folded' : ''}${live && t.to_act === s.seat ? ' acting' : ''}`,
     style: { left: `${x}px`, top: `${y}px` },
@@ -37,13 +39,15 @@ function seatBox(s, t, n, live, playing) {
   el('div', { class: 'top' }, el('span', { class: 'chip' }, s.code || String(s.team)),
     s.hole ? el('span', { class: 'hole', dataset: { testid: 'hole' } }, cards(s.hole, 0, 'sm')) : null,
     playing && s.equity ? el('span', { class: 'eq num', dataset: { testid: 'seat-equity', seat: String(s.seat) } }, fmtPct(s.equity.win)) : null,
+    // RPS Poker: the score and the chance where hold'em has its hole cards and equity (the
+    // throws line below holds all nine throws of a river, 270 of the box's 276 px).
+    rps ? el('span', { class: 'rps-score num', dataset: { testid: 'seat-score', seat: String(s.seat) } }, scoreText(s.score)) : null,
+    rps && s.win !== null && s.win !== undefined && !s.folded ? el('span', { class: 'eq num', dataset: { testid: 'seat-win', seat: String(s.seat) } }, fmtPct(s.win)) : null,
     el('span', { class: 'sno' }, `S${s.seat}`)),
   el('div', { class: 'player' }, el('span', { class: 'pname' }, s.player || s.name || ''),
     s.all_in ? el('span', { class: 'badge allin allin-badge', dataset: { testid: 'all-in' } }, 'All-in') : null,
     live && t.button === s.seat ? el('span', { class: 'dealer', dataset: { testid: 'dealer' } }, 'D') : null),
-  live && isRps(t) && s.seat !== t.button ? el('div', { class: 'rpsline' }, throwTiles(s.throws, 'sm', 'seat-throws'),
-    el('span', { class: 'rps-score num', dataset: { testid: 'seat-score', seat: String(s.seat) } }, scoreText(s.score)),
-    s.win !== null && s.win !== undefined && !s.folded ? el('span', { class: 'eq num', dataset: { testid: 'seat-win', seat: String(s.seat) } }, fmtPct(s.win)) : null) : null,
+  rps ? el('div', { class: 'rpsline' }, throwTiles(s.throws, 'sm', 'seat-throws')) : null,
   live ? el('div', { class: 'nums' }, el('span', {}, 'Stack ', el('b', { class: 'num', dataset: { testid: 'seat-stack' } }, fmtInt(s.stack))),
     el('span', {}, 'In ', el('b', { class: 'num', dataset: { testid: 'seat-committed' } }, fmtInt(s.committed)))) : null);
   if (playing && s.equity) {

@@ -1,5 +1,6 @@
 """``[broadcast]``: the frame rate and the table cameras of the edit (`duplicast export
---timeline`, docs/edit.md), checked as the rest of the file."""
+--timeline`, docs/edit.md) and the program outputs' delays (docs/protocol.md 2.8), checked as
+the rest of the file."""
 
 from __future__ import annotations
 
@@ -64,6 +65,11 @@ def parse_delay(value: object) -> float | None:
     return seconds if 0 <= seconds <= MAX_DELAY else None
 
 
+DELAY_WANTED = "expected seconds or a duration like '20m' or '1h30m' (at most a day), got {got}"
+DEFAULT_OUTPUT = "program"  # the output of ``[broadcast] delay``: ``?feed=program`` alone
+OUTPUT_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+
 def program_delay(c: Checker, value: Any) -> float | None:
     """``[broadcast] delay``: how far the program feed runs behind play (None: no program)."""
     b: shape.Broadcast = c.convert(value, shape.Broadcast, "broadcast")
@@ -71,9 +77,35 @@ def program_delay(c: Checker, value: Any) -> float | None:
         return None
     seconds = parse_delay(b.delay)
     if seconds is None:
-        got = show(value["delay"])
-        c.fail(
-            "broadcast.delay",
-            f"expected seconds or a duration like '20m' or '1h30m' (at most a day), got {got}",
-        )
+        c.fail("broadcast.delay", DELAY_WANTED.format(got=show(value["delay"])))
     return seconds
+
+
+def program_outputs(c: Checker, value: Any) -> dict[str, float]:
+    """``[broadcast.outputs]``: the program outputs beside the default one, name -> delay.
+    A name goes in URLs (``?feed=program&output=NAME``): letters, digits, ``-`` and ``_``;
+    ``program`` is the default output's, whose delay is ``[broadcast] delay`` (required)."""
+    b: shape.Broadcast = c.convert(value, shape.Broadcast, "broadcast")
+    if b.outputs is UNSET:
+        return {}
+    if b.delay is UNSET:
+        c.fail(
+            "broadcast.outputs",
+            "needs [broadcast] delay, the delay of the default output 'program'",
+        )
+    outputs: dict[str, float] = {}
+    for name, delay in b.outputs.items():
+        key = f"broadcast.outputs.{name}"
+        if name == DEFAULT_OUTPUT:
+            c.fail(key, "'program' is the default output: its delay is [broadcast] delay")
+        if not OUTPUT_NAME.fullmatch(name):
+            c.fail(
+                key,
+                f"an output's name goes in URLs (output={name}): 1 to 32 letters, digits,"
+                " '-' or '_'",
+            )
+        seconds = parse_delay(delay)
+        if seconds is None:
+            c.fail(key, DELAY_WANTED.format(got=show(delay)))
+        outputs[name] = seconds
+    return outputs

@@ -86,6 +86,10 @@ File shape (see ``samples/ifp6.toml``)::
     "1" = "10:00:00:00"        # tables left out have no camera (no track in the edit);
     "2" = "09:59:58:12"        # without cameras: every table, UTC time of day
 
+    [broadcast.outputs]        # optional, with delay: more program outputs, each its own
+    venue = "5m"               # delay (same forms); ?feed=program&output=venue reads one,
+                               # ?feed=program alone the one of delay above ("program")
+
     [consoles]                 # optional allow-list: console name -> the one table it writes
     "table1" = 1               # names follow the rule of ids; tables must be in a group;
     "table1-backup" = 1        # a table may have several consoles (e.g. a backup pad)
@@ -236,6 +240,9 @@ class TournamentConfig:
     broadcast: CameraClocks | None = field(default=None, repr=False)
     # [broadcast] delay: seconds the program feed runs behind play; None: no program feed.
     program_delay: float | None = field(default=None, repr=False)
+    # [broadcast.outputs]: more program outputs, name -> seconds behind play (each read with
+    # ?feed=program&output=NAME); empty: the one output above (hub.wire.topics.program_outputs).
+    program_outputs: Mapping[str, float] = field(default_factory=dict, repr=False)
 
     @cached_property
     def plan(self) -> EventPlan:

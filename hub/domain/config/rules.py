@@ -17,7 +17,7 @@ from msgspec import UNSET
 
 from hub.domain.clock import ClockSpec, Level
 from hub.domain.config import formats, shape
-from hub.domain.config.broadcast import camera_clocks, program_delay
+from hub.domain.config.broadcast import camera_clocks, program_delay, program_outputs
 from hub.domain.config.model import (
     BETTING,
     ID,
@@ -82,6 +82,7 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
     scoring, mahjong = formats.scoring_and_rules(c, root, game, t.big_blind, t.deals, event)
     broadcast = None if root.broadcast is UNSET else camera_clocks(c, root.broadcast, tables)
     delay = None if root.broadcast is UNSET else program_delay(c, root.broadcast)
+    outputs = {} if root.broadcast is UNSET else program_outputs(c, root.broadcast)
     return TournamentConfig(
         id=t.id,
         name=t.name,
@@ -108,6 +109,7 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
         warnings=tuple(c.warnings),
         broadcast=broadcast,
         program_delay=delay,
+        program_outputs=outputs,
     )
 
 
@@ -316,11 +318,19 @@ def _warn_in_order(
         return
     round_, deal, tables = clashes[0]
     also = f" (and {len(clashes) - 1} more such clashes)" if len(clashes) > 1 else ""
+    if which == "blocks":  # only a session of fewer deals than its group has tables
+        advice = (
+            "a session needs at least as many deals as its group has tables for blocks to "
+            "keep every table on its own deal (docs/rules.md)"
+        )
+    else:
+        advice = (
+            '[schedule] method = "blocks" (with a seed) or `duplicast decks --orders-out` '
+            "plays the deals in blocks without any (docs/rules.md)"
+        )
     c.warn(
         key,
-        f"the {which} schedule: {clash_text(round_, deal, tables)}{also}: {SAME_TIME}; "
-        '[schedule] method = "blocks" (with a seed) or `duplicast decks --orders-out` plays '
-        "the deals in blocks without any (docs/rules.md)",
+        f"the {which} schedule: {clash_text(round_, deal, tables)}{also}: {SAME_TIME}; {advice}",
     )
 
 

@@ -178,10 +178,12 @@ class Mahjong(Shape):
 
 
 class Broadcast(Shape):
-    """``[broadcast]``: the cameras of the edit (hub.domain.timecode), the program's delay."""
+    """``[broadcast]``: the cameras of the edit (hub.domain.timecode), the program outputs'
+    delays."""
 
     fps: float = 25.0  # one of FRAME_RATES (rules)
     delay: float | str | UnsetType = UNSET  # the program feed's: seconds, or "20m", "1h30m"
+    outputs: dict[str, Any] | UnsetType = UNSET  # more program outputs: name -> their delay
     sync: Annotated[datetime, Meta(tz=True)] | UnsetType = UNSET
     cameras: dict[str, Any] | UnsetType = UNSET
 

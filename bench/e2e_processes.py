@@ -1,0 +1,165 @@
+"""The processes of ``bench/e2e_latency.py``: a private Redis, the ingest and two edges on one
+port, the ``wsclients`` spectators, and the machine's CPU counters. Every process is started
+by ``edge_bench.started`` and ended by its pid."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import edge_bench
+
+ROOT = Path(__file__).resolve().parent.parent
+# docker-compose.yml's Redis: an ack waits for the fsync of its journal batch.
+REDIS_ARGS = ("--appendonly", "yes", "--maxmemory-policy", "noeviction")
+REDIS_ARGS += ("--client-output-buffer-limit", "pubsub 16mb 4mb 10")
+
+
+# -- the processes -----------------------------------------------------------------------------
+
+
+free_port = edge_bench.free_port
+
+
+@contextlib.contextmanager
+def started(command: list[str], log: Path, **kw: Any) -> Iterator[subprocess.Popen[str]]:
+    """``edge_bench.started`` (ended by its pid, TERM then KILL) writing to ``log``."""
+    with log.open("ab") as out, edge_bench.started(command, stdout=out, stderr=-2, **kw) as proc:
+        yield proc
+
+
+def wait_for(proc: subprocess.Popen[Any], log: Path, text: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in log.read_text(errors="replace"):
+            return
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    tail = log.read_text(errors="replace")[-2000:]
+    raise RuntimeError(f"{proc.args[:6]}: no {text!r} within {timeout} s:\n{tail}")
+
+
+def redis_server(
+    work: Path, stack: contextlib.ExitStack, nice: int = 0, fsync: str = "always"
+) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
+    binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(work)]
+    log = work / "redis.log"
+    command += [*REDIS_ARGS, "--appendfsync", fsync]
+    proc = stack.enter_context(started(command, log, preexec_fn=niced(nice)))
+    wait_for(proc, log, "Ready to accept connections", 15)
+    return proc, f"redis://127.0.0.1:{port}/0"
+
+
+def niced(nice: int) -> Any:
+    """A ``preexec_fn`` moving a hub process's nice value by ``nice`` (None: unchanged)."""
+    if not nice:
+        return None
+    return lambda: os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + nice)
+
+
+def hub_command(role: str, config: Path, port: int) -> list[str]:
+    command = [sys.executable, "-m", "hub", "serve", "--role", role, "--config", str(config)]
+    command += ["--port", str(port)]
+    if role == "edge":
+        command += ["--reuse-port", "--max-per-address", "1000000"]
+    return command
+
+
+def hub_env(url: str, token: str) -> dict[str, str]:
+    env = dict(os.environ, DUPLICAST_REDIS_URL=url, DUPLICAST_LOG="WARNING")
+    env["DUPLICAST_COMMENTATOR_TOKEN"] = token
+    env["DUPLICAST_OPERATOR_TOKEN"] = base64.urlsafe_b64encode(os.urandom(24)).decode()
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def start_hub(
+    work: Path, stack: contextlib.ExitStack, text: str, token: str, nice: int, fsync: str
+) -> tuple[subprocess.Popen[str], str, subprocess.Popen[str], list[subprocess.Popen[str]], int]:
+    """Redis, the ingest and two edges on one port (started together, waited for in turn):
+    (redis, its URL, the ingest, the edges, the edges' port)."""
+    config_path = work / "event.toml"
+    config_path.write_text(text)
+    redis, url = redis_server(work, stack, nice, fsync)
+    env = hub_env(url, token)
+    port = free_port()
+    roles = [("ingest", free_port()), ("edge", port), ("edge", port)]
+    hubs = [
+        stack.enter_context(
+            started(
+                hub_command(role, config_path, at),
+                work / f"{role}{n}.log",
+                env=env,
+                preexec_fn=niced(nice),
+            )
+        )
+        for n, (role, at) in enumerate(roles)
+    ]
+    for n, (role, _) in enumerate(roles):
+        wait_for(hubs[n], work / f"{role}{n}.log", f"duplicast {role} for", 180)
+    return redis, url, hubs[0], hubs[1:], port
+
+
+# -- the machine ---------------------------------------------------------------------------------
+
+
+def cpu_seconds(pid: int) -> float:
+    return edge_bench.proc_cpu_s(pid)
+
+
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) jiffies of all cores from /proc/stat, every process of the machine."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return float(sum(fields) - idle), float(sum(fields))
+
+
+def spectators(
+    stack: contextlib.ExitStack,
+    command: list[str],
+    clients: int,
+    priority: str,
+) -> subprocess.Popen[str]:
+    """A ``wsclients`` process of ``clients`` clients, waited for until all are subscribed."""
+    pool = stack.enter_context(
+        edge_bench.started(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            preexec_fn=edge_bench.load_priority(priority),
+        )
+    )
+    edge_bench._wait_line(pool, "connected", 60 + clients / 100)
+    return pool
+
+
+def tell(pools: list[subprocess.Popen[str]], line: str) -> None:
+    for pool in pools:
+        assert pool.stdin is not None
+        pool.stdin.write(line + "\n")
+        pool.stdin.flush()
+
+
+def client_command(binary: Path, path: str, tables: int, marks: Path, port: int) -> list[str]:
+    return [
+        str(binary),
+        "-p",
+        path,
+        "-k",
+        str(tables),
+        "-o",
+        str(marks),
+        "edge",
+        f"127.0.0.1:{port}",
+    ]

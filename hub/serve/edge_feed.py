@@ -1,0 +1,127 @@
+"""An edge's copy of the writer's feed store: the frames it received, as bytes.
+
+``EdgeFeed`` holds, per topic, a snapshot frame (from the snapshot hash, or a full frame of the
+feed) and the delta frames after it; it decodes a payload only for a REST read. The writer's
+side and what both share are in ``hub.serve.feed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from hub.serve.feed import Frame, _Log, _Store, decode_snapshot, snapshot_payload
+from hub.wire.codec import CodecError, from_json
+from hub.wire.patch import PatchError, apply_patch
+from hub.wire.topics import TopicKey
+
+__all__ = ["EdgeFeed", "load_snapshots"]
+
+
+class EdgeFeed(_Store):
+    """An edge's side: frames as received, forwarded as bytes; payloads decoded only for REST.
+
+    A copy of the writer's store: it may lag it (pub/sub delivery, a writer taking over), so a
+    client that resumes ahead of it is sent nothing, and ``on_behind`` (the edge) is told to
+    fetch that topic's snapshot from the writer."""
+
+    def __init__(
+        self, *, live: bool = True, on_behind: Callable[[TopicKey], None] | None = None
+    ) -> None:
+        super().__init__(live=live)
+        self.on_behind = on_behind
+
+    def _lagging(self, key: TopicKey) -> bool:
+        if self.on_behind is not None:
+            self.on_behind(key)
+        return True
+
+    def apply(self, key: TopicKey, frame: Frame) -> bool:
+        """A frame from the feed channel. False: it reveals a gap (nothing changed; reload the
+        topic's snapshot). Frames at or below the current seq are ignored (True)."""
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = _Log()
+        if frame.full:
+            if frame.seq >= log.seq:
+                self._seed(log, frame)
+            return True
+        if frame.seq <= log.seq:
+            return True
+        if frame.seq != log.seq + 1 or log.base is None:
+            return False
+        log.seq = frame.seq
+        log.deltas.append(frame)
+        log.payload = None
+        return True
+
+    def seed(self, key: TopicKey, frame: Frame) -> bool:
+        """A snapshot from the hash. Newer than what the edge has: taken, and True (clients
+        are sent it). Not newer, but newer than the snapshot the edge's deltas start from:
+        the edge starts its deltas from it instead (``rebase``), and False (clients have all
+        it holds). The hash usually answers a refresh at the seq the edge already reached,
+        or a little behind it: a topic whose base never moved would ask again at every
+        frame."""
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = _Log()
+        if frame.seq > log.seq or (frame.seq == log.seq and log.base is None):
+            self._seed(log, frame)
+            return True
+        self.rebase(log, frame)
+        return False
+
+    @staticmethod
+    def rebase(log: _Log, frame: Frame) -> None:
+        """Start ``log``'s deltas from the snapshot ``frame`` (at or below its seq) when
+        that is newer than its base and the deltas after it are all held."""
+        base = log.base
+        if base is None or frame.seq <= base.seq or frame.seq > log.seq:
+            return
+        deltas = log.deltas
+        while deltas and deltas[0].seq <= frame.seq:
+            deltas.popleft()
+        if deltas and deltas[0].seq != frame.seq + 1:  # (cannot happen: contiguous to seq)
+            return
+        log.base = frame
+
+    def _seed(self, log: _Log, frame: Frame) -> None:
+        log.seq = frame.seq
+        log.base = frame
+        log.deltas.clear()
+        log.payload = None
+
+    def behind(self, key: TopicKey) -> int:
+        """Deltas held after the snapshot (a new snapshot is worth asking for when many)."""
+        log = self._logs.get(key)
+        return 0 if log is None or log.base is None else log.seq - log.base.seq
+
+    def drop(self, key: TopicKey) -> None:
+        self._logs.pop(key, None)
+
+    def _payload(self, key: TopicKey, log: _Log) -> dict[str, Any] | None:
+        if log.payload is None and log.base is not None:
+            try:
+                payload = snapshot_payload(log.base)
+                for frame in log.deltas:
+                    if frame.seq > log.base.seq:
+                        message = from_json(frame.outs["json"].payload)
+                        apply_patch(payload, message["patch"], in_place=True)
+            except (CodecError, PatchError, KeyError, TypeError):
+                return None
+            log.payload = payload
+        return log.payload
+
+
+def load_snapshots(raw: Mapping[str, bytes]) -> dict[TopicKey, Frame]:
+    """The snapshot hash's entries; malformed ones are skipped."""
+    out: dict[TopicKey, Frame] = {}
+    for field, value in raw.items():
+        audience, sep, topic = field.partition("|")
+        if not (sep and audience and topic):
+            continue
+        try:
+            out[(audience, topic)] = decode_snapshot(value)
+        except CodecError:
+            continue
+    return out
