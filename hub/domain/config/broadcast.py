@@ -13,6 +13,7 @@ from msgspec import UNSET
 from hub.domain.config import shape
 from hub.domain.config.shape import Checker, show
 from hub.domain.config.stages import table_number
+from hub.domain.states import Audience
 from hub.domain.timecode import FRAME_RATES, CameraClocks, parse_timecode
 
 
@@ -66,7 +67,7 @@ def parse_delay(value: object) -> float | None:
 
 
 DELAY_WANTED = "expected seconds or a duration like '20m' or '1h30m' (at most a day), got {got}"
-DEFAULT_OUTPUT = "program"  # the output of ``[broadcast] delay``: ``?feed=program`` alone
+DEFAULT_OUTPUT = Audience.PROGRAM.value  # ``[broadcast] delay``'s output: ``?feed=program`` alone
 OUTPUT_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
