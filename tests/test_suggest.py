@@ -127,15 +127,20 @@ def play_raise_out(console: Console, engine: Engine) -> None:
         console.ok("fold", seat=current.hand.to_act)
 
 
+def play_every_deal(engine: Engine) -> None:
+    """Every deal of every table: a raise-out at table 2, fold-outs elsewhere."""
+    for t in engine.config.tables:
+        console = Console(engine, t)
+        while engine.state.tables[t].next_deal() is not None:
+            (play_raise_out if t == 2 else play_fold_out)(console, engine)  # type: ignore[operator]
+
+
 def test_equal_scores_keep_deal_then_seat_order(engine: Engine) -> None:
     """Every deal: a raise-out at table 2, fold-outs elsewhere: the button's and the big
     blind's entries score 2 (spread 150 and swing 100 chips) in every deal, the small blind's
     nothing: eight equal scores, listed by deal then seat."""
     config = engine.config
-    consoles = {t: Console(engine, t) for t in config.tables}
-    for t, console in consoles.items():
-        while engine.state.tables[t].next_deal() is not None:
-            (play_raise_out if t == 2 else play_fold_out)(console, engine)  # type: ignore[operator]
+    play_every_deal(engine)
     live = listed(engine, LIVE)
     assert len(live) == suggest.TOP and {e["score"] for e in live} == {2}
     keys = [(e["deal"], e["seat"]) for e in live]
@@ -242,10 +247,7 @@ def test_the_incremental_ranking_equals_a_full_recompute_after_every_event(seed:
 
 def test_a_roster_fix_renames_the_team_in_the_reasons(engine: Engine) -> None:
     config = engine.config
-    consoles = {t: Console(engine, t) for t in config.tables}
-    for t, console in consoles.items():
-        while engine.state.tables[t].next_deal() is not None:
-            (play_raise_out if t == 2 else play_fold_out)(console, engine)  # type: ignore[operator]
+    play_every_deal(engine)
     live = listed(engine, LIVE)
     team = next(tm for tm in config.teams.values() if tm.name in " ".join(live[0]["reasons"]))
     fix = {"op": "roster", "team": team.id, "team_name": "Renamed", "by": "TD", "reason": "typo"}

@@ -79,10 +79,10 @@ class EdgeFeed(_Store):
         if base is None or frame.seq <= base.seq or frame.seq > log.seq:
             return
         deltas = log.deltas
+        if deltas and deltas[0].seq > frame.seq + 1:  # the deltas just after it are gone
+            return
         while deltas and deltas[0].seq <= frame.seq:
             deltas.popleft()
-        if deltas and deltas[0].seq != frame.seq + 1:  # (cannot happen: contiguous to seq)
-            return
         log.base = frame
 
     def _seed(self, log: _Log, frame: Frame) -> None:
