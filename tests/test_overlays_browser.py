@@ -679,9 +679,10 @@ def test_compare_action_lists_show_whole_rows(page: Page, feed: FakeFeed) -> Non
         }
         return out;
     }"""
-    # The list slides to its place (a CSS transition): wait for it to settle, then check.
+    # The list slides to its place (a CSS transition): wait for it to settle, then check
+    # (15 s: on a CI machine running two browsers on two cores, 5 s once fell short).
     with contextlib.suppress(PlaywrightTimeoutError):
-        page.wait_for_function(f"({cut_rows})().length === 0", timeout=5000)
+        page.wait_for_function(f"({cut_rows})().length === 0", timeout=15000)
     cut = page.evaluate(cut_rows)
     assert cut == []
     # Issue #10.5: a street whose first lines scrolled away keeps its label beside its first
