@@ -164,12 +164,43 @@ async def projector_child(url: str, events: int, seed: int, tid: str) -> None:
     )
 
 
+def record_schedule(ingest: Any) -> dict[str, Any]:
+    """What a running ingest did, in order: each event it applied (``[console, seq]``) and after
+    how many of them each feed publish came (``flushes``). ``projection_bench --schedule``
+    replays it in any checkout's engine: the same events in the same order, the feed flushed at
+    the same points, so two trees do the same work whatever the ingest's timing did."""
+    applied: list[tuple[str, int]] = []
+    flushes: list[int] = []
+    submit, publish = ingest.engine.submit, ingest._publish
+
+    def recorded_submit(raw: Any, now: float, **kw: Any) -> Any:
+        outcome = submit(raw, now, **kw)
+        get = raw.get if isinstance(raw, dict) else lambda name: getattr(raw, name, None)
+        applied.append((get("console"), get("seq")))
+        return outcome
+
+    async def recorded_publish() -> None:
+        if not flushes or flushes[-1] != len(applied):
+            flushes.append(len(applied))
+        await publish()
+
+    ingest.engine.submit = recorded_submit  # (instance attributes: the decider and the loops
+    ingest._publish = recorded_publish  # look them up on each call)
+    return {"applied": applied, "flushes": flushes}
+
+
 async def throughput(
-    url: str, events: int, window: int, seed: int, feed: str = "inline"
+    url: str,
+    events: int,
+    window: int,
+    seed: int,
+    feed: str = "inline",
+    schedule_out: Path | None = None,
 ) -> dict[str, Any]:
     """``feed``: ``inline`` (the ingest publishes the feed itself) or ``separate`` (the ingest
     only decides, journals and answers; a projector in another process publishes the feed from
-    the journal: its rate and how long after the last acknowledgement it had published all)."""
+    the journal: its rate and how long after the last acknowledgement it had published all).
+    ``schedule_out``: write what the ingest did (``record_schedule``) there, as JSON."""
     from hub.bus.redis import RedisBus
     from hub.roles.ingest import Ingest
 
@@ -185,6 +216,7 @@ async def throughput(
         bus, Engine(session.config, session.decks, release_delay=0.0), feed=feed == "inline"
     )
     await ingest.start()
+    schedule = None if schedule_out is None else record_schedule(ingest)
     tune_gc()
     projector = None
     if feed in ("separate", "paused"):
@@ -230,6 +262,9 @@ async def throughput(
         await bus.close()
         redis_cleanup(url)(session.config.id)
         os.unlink(f.name)
+    if schedule is not None and schedule_out is not None:
+        schedule.update(events=events, seed=seed, feed=feed)
+        schedule_out.write_text(json.dumps(schedule))
     rate = len(session.events) / wall
     out = {
         "events": len(session.events),
@@ -330,6 +365,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only", choices=("throughput", "rebuild"), help="run one part")
     parser.add_argument(
+        "--schedule-out",
+        type=Path,
+        help="write the order the ingest applied the events in and its feed publishes "
+        "(JSON, for projection_bench.py --schedule; with one --feed mode)",
+    )
+    parser.add_argument(
         "--feed",
         choices=("inline", "separate", "paused", "all"),
         default="all",
@@ -343,9 +384,11 @@ def main() -> None:
     }
     if args.only in (None, "throughput"):
         modes = ("paused", "separate", "inline") if args.feed == "all" else (args.feed,)
+        if args.schedule_out is not None and len(modes) > 1:
+            parser.error("--schedule-out records one run: name its --feed")
         for mode in modes:
             result[f"throughput_{mode}"] = asyncio.run(
-                throughput(args.redis, args.events, args.window, args.seed, feed=mode)
+                throughput(args.redis, args.events, args.window, args.seed, mode, args.schedule_out)
             )
     if args.only in (None, "rebuild"):
         result["rebuild"] = asyncio.run(rebuild(args.redis, args.journal, args.tail, args.seed))

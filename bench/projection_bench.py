@@ -11,6 +11,11 @@ best round of each is reported, and the projections' share of the per-event cost
 run pays for the equity it shows. Times are the process's CPU time (the machine is shared).
 ``--root`` imports ``hub`` from another checkout (an older commit, for a before/after in the
 same run); ``--profile`` prints a cProfile of one feed-on run.
+
+``--schedule FILE`` replays what a running ingest did instead (``ingest_load.py --feed inline
+--schedule-out FILE``): its session, its events in the order it applied them, ``changes()``
+after the same events as its feed publishes. Which tables one flush covers follows the
+ingest's timing (its intake, its consoles' acks); replayed, two checkouts do the same work.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 BENCH = Path(__file__).resolve().parent
 
@@ -54,22 +59,46 @@ def clear_caches() -> None:
         runouts.cache_clear()
 
 
-def one_run(session: Any, *, feed: bool, every: int, warm: bool) -> tuple[float, int]:
-    """Seconds to submit the session's events (and flush the feed), and how many changes."""
+class Schedule(NamedTuple):
+    """A running ingest's order of events, and after how many of them it flushed the feed."""
+
+    events: list[dict[str, Any]]
+    flushes: frozenset[int]
+
+
+def load_schedule(path: Path, root: Path) -> tuple[Any, Schedule]:
+    """The session of a recorded schedule (``ingest_load.py --schedule-out``) and its order."""
+    recorded = json.loads(path.read_text())
+    session = ingest_bench(root).large_session(recorded["events"], recorded["seed"])
+    by_seq = {(e["console"], e["seq"]): e for e in session.events}
+    events = [by_seq[(console, seq)] for console, seq in recorded["applied"]]
+    return session, Schedule(events, frozenset(recorded["flushes"]))
+
+
+def one_run(
+    session: Any, *, feed: bool, every: int, warm: bool, schedule: Schedule | None = None
+) -> tuple[float, int]:
+    """Seconds to submit the session's events (and flush the feed), and how many changes;
+    with a ``schedule``, its events in its order, flushed where it was."""
     from hub.engine.core import Engine
 
     if not warm:
         clear_caches()
-    engine = Engine(session.config, session.decks)
+    if schedule is None:
+        engine = Engine(session.config, session.decks)
+    else:  # as the recording ingest (``ingest_load.py``) was built
+        engine = Engine(session.config, session.decks, release_delay=0.0)
     if feed:
         engine.start_feed()
-    events = session.events
+    events = session.events if schedule is None else schedule.events
+    flushes = schedule.flushes if schedule is not None else range(every, len(events) + 1, every)
+    flush_after = [feed and i in flushes for i in range(len(events) + 1)]
     changes = 0
     gc.collect()  # the last run's engine collected now, not in this run's time
     started = time.process_time()
     for i, event in enumerate(events, 1):
         engine.submit(event, float(i))
-        if feed and i % every == 0:
+        if flush_after[i]:
             changes += len(engine.changes())
     if feed:
         changes += len(engine.changes())
@@ -145,6 +174,11 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
         type=int,
         help="gc.set_threshold(N, 100, 100) for the runs (what a projection process might use)",
     )
+    parser.add_argument(
+        "--schedule",
+        type=Path,
+        help="replay a running ingest's order and flushes (ingest_load.py --schedule-out)",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--top", type=int, default=30)
@@ -152,26 +186,35 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
     if args.against is not None and not args.child:
         against(args, sys.argv[1:] if argv is None else argv)
         return {}
-    session = ingest_bench(args.root.resolve()).large_session(args.events, args.seed)
+    schedule = None
+    if args.schedule is not None:
+        session, schedule = load_schedule(args.schedule.resolve(), args.root.resolve())
+    else:
+        session = ingest_bench(args.root.resolve()).large_session(args.events, args.seed)
     if freeze:  # the session's events are the bench's, not the engine's: out of every collection
         gc.freeze()
     if args.gc_threshold:
         gc.set_threshold(args.gc_threshold, 100, 100)
+    elif schedule is not None:  # as the recording ingest ran (``hub.serve.http.tune_gc``)
+        gc.set_threshold(50_000, 20, 100)
     n = len(session.events)
     best = {True: float("inf"), False: float("inf")}
     changes = 0
     if args.warm_equity:
-        one_run(session, feed=True, every=args.every, warm=False)
+        one_run(session, feed=True, every=args.every, warm=False, schedule=schedule)
     for _ in range(args.rounds):
         for feed in (True, False):
-            seconds, count = one_run(session, feed=feed, every=args.every, warm=args.warm_equity)
+            seconds, count = one_run(
+                session, feed=feed, every=args.every, warm=args.warm_equity, schedule=schedule
+            )
             best[feed] = min(best[feed], seconds)
             changes = max(changes, count)
     on, off = n / best[True], n / best[False]
     result = {
         "root": str(args.root),
         "events": n,
-        "every": args.every,
+        "every": args.every if schedule is None else None,
+        "schedule": None if args.schedule is None else str(args.schedule),
         "feed_on_eps": round(on),
         "feed_off_eps": round(off),
         "feed_on_us": round(1e6 / on, 1),
@@ -184,16 +227,17 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
         print(json.dumps(result))
         return result
     print(
-        f"{args.root}: {n} events, changes() every {args.every}: "
-        f"feed on {on:,.0f} ev/s ({1e6 / on:.1f} us/event), "
-        f"feed off {off:,.0f} ev/s ({1e6 / off:.1f} us/event); "
-        f"projections {result['projection_share']:.0%} of the per-event cost "
-        f"({changes} topic changes{', equity caches warm' if args.warm_equity else ''})"
+        f"{args.root}: {n} events, "
+        + (f"changes() every {args.every}: " if schedule is None else f"{args.schedule}: ")
+        + f"feed on {on:,.0f} ev/s ({1e6 / on:.1f} us/event), "
+        + f"feed off {off:,.0f} ev/s ({1e6 / off:.1f} us/event); "
+        + f"projections {result['projection_share']:.0%} of the per-event cost "
+        + f"({changes} topic changes{', equity caches warm' if args.warm_equity else ''})"
     )
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()
-        one_run(session, feed=True, every=args.every, warm=args.warm_equity)
+        one_run(session, feed=True, every=args.every, warm=args.warm_equity, schedule=schedule)
         profiler.disable()
         out = io.StringIO()
         stats = pstats.Stats(profiler, stream=out).sort_stats("cumulative")

@@ -189,16 +189,31 @@ def test_snapshot_bench_tiny() -> None:
 
 
 @pytest.mark.redis
-def test_ingest_load_bench_tiny(redis_url: str) -> None:
+def test_ingest_load_bench_tiny(redis_url: str, tmp_path: Path) -> None:
     """The console fleet in its own process, the ingest here, and the two rebuilds: every
-    event acknowledged, the snapshot path replaying only the tail."""
+    event acknowledged, the snapshot path replaying only the tail. The run's schedule (its
+    order of events and feed publishes) replays in ``projection_bench``: every event once, in
+    the ingest's order, flushed where it flushed."""
     bench = load("ingest_load")
-    run = asyncio.run(bench.throughput(redis_url, 1500, 16, 3))
+    recorded = tmp_path / "schedule.json"
+    run = asyncio.run(bench.throughput(redis_url, 1500, 16, 3, schedule_out=recorded))
     assert (
         run["events"] == 1500
         and run["events_per_s"] > 0
         and run["baseline_decode_submit_per_s"] > 0
     )
+    schedule = json.loads(recorded.read_text())
+    assert (schedule["events"], schedule["seed"], schedule["feed"]) == (1500, 3, "inline")
+    flushes = schedule["flushes"]
+    assert flushes and flushes == sorted(set(flushes)) and 0 < flushes[-1] <= 1500
+    projection_bench = load("projection_bench")
+    session, replayed = projection_bench.load_schedule(recorded, BENCH.parent)
+    order = [(e["console"], e["seq"]) for e in replayed.events]
+    assert sorted(order) == sorted((e["console"], e["seq"]) for e in session.events)
+    assert order == [tuple(x) for x in schedule["applied"]]
+    result = projection_bench.main(["--schedule", str(recorded), "--rounds", "1"], freeze=False)
+    assert result["events"] == 1500 and result["changes"] > 0
+    assert result["schedule"] == str(recorded)
     rebuilt = asyncio.run(bench.rebuild(redis_url, 2000, 500, 3))
     assert rebuilt["snapshot_plus_tail"]["replayed"] == 500
     assert set(rebuilt["snapshot_plus_tail"]["phases"]) == {"snapshot", "journal", "feed"}
