@@ -12,6 +12,9 @@ by one hand, a ``DealReleased`` opens a deal to the public. Each topic family in
 ``LinkChanged``; the roster: ``RosterChanged``). ``Notable``
 is for the engine only: its desk turns it into ticker items, the projections never see it.
 
+Each event is a frozen ``msgspec.Struct``: immutable and hashable as a frozen dataclass, made in
+C (~0.1 µs against ~0.6 µs; an action makes one).
+
 ``routed_by`` names the fields the topics an event touches depend on (an action's index does
 not: every action of a hand touches the same topics): the projections route an event once per
 class and those fields (``hub.engine.projections``). A class without it is routed every time;
@@ -20,9 +23,10 @@ class and those fields (``hub.engine.projections``). A class without it is route
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar
+
+import msgspec
 
 __all__ = [
     "ActionApplied",
@@ -69,16 +73,14 @@ class EventKind(StrEnum):
     ROSTER_CHANGED = "RosterChanged"
 
 
-@dataclass(frozen=True, slots=True)
-class HandStarted:
+class HandStarted(msgspec.Struct, frozen=True):
     kind: ClassVar[EventKind] = EventKind.HAND_STARTED
     routed_by: ClassVar[tuple[str, ...]] = ("table", "deal")
     table: int
     deal: int
 
 
-@dataclass(frozen=True, slots=True)
-class ActionApplied:
+class ActionApplied(msgspec.Struct, frozen=True):
     """One betting action, the ``index``-th of the hand (a hand that it completed is also
     ``HandSettled``)."""
 
@@ -89,8 +91,7 @@ class ActionApplied:
     index: int
 
 
-@dataclass(frozen=True, slots=True)
-class HandRewound:
+class HandRewound(msgspec.Struct, frozen=True):
     """The hand was rebuilt without a counted result moving: a correction took actions back
     (undo, reopen, the start undone), a dealer error redealt its cards, or a game input (RPS
     throws) moved it."""
@@ -101,8 +102,7 @@ class HandRewound:
     deal: int
 
 
-@dataclass(frozen=True, slots=True)
-class HandSettled:
+class HandSettled(msgspec.Struct, frozen=True):
     """The hand's counted result appeared, changed or left (complete, void, disputed,
     confirmed, reopened, or its start undone)."""
 
@@ -113,8 +113,7 @@ class HandSettled:
     status: str
 
 
-@dataclass(frozen=True, slots=True)
-class PenaltyApplied:
+class PenaltyApplied(msgspec.Struct, frozen=True):
     """The tournament director took chips or points off the player in (table, seat): the
     standings of both audiences move at once (a penalty tells nothing of any deal)."""
 
@@ -126,8 +125,7 @@ class PenaltyApplied:
     points: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class StageFilled:
+class StageFilled(msgspec.Struct, frozen=True):
     """A start fixed the teams of a stage (from the standings of the stage before): what shows
     them is rebuilt: the standings, the seats, the rosters of its ``tables`` and the live
     travellers of its ``deals``."""
@@ -139,8 +137,7 @@ class StageFilled:
     deals: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Notable:
+class Notable(msgspec.Struct, frozen=True):
     """A moment worth a ticker line (an all-in, a void): the engine's desk words it and says
     which audiences see it now (``TickerItem``). The engine's only."""
 
@@ -148,8 +145,7 @@ class Notable:
     item: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class DealReleased:
+class DealReleased(msgspec.Struct, frozen=True):
     """Every table of every group completed the deal, and the delay passed: now public."""
 
     kind: ClassVar[EventKind] = EventKind.DEAL_RELEASED
@@ -157,8 +153,7 @@ class DealReleased:
     deal: int
 
 
-@dataclass(frozen=True, slots=True)
-class ReleasedDealCorrected:
+class ReleasedDealCorrected(msgspec.Struct, frozen=True):
     """A hand of a deal the public sees moved without its result moving (reopened, its actions
     re-entered): the public's deal and travellers show the correction as it happens."""
 
@@ -167,8 +162,7 @@ class ReleasedDealCorrected:
     deal: int
 
 
-@dataclass(frozen=True, slots=True)
-class ReleasedResultCorrected:
+class ReleasedResultCorrected(msgspec.Struct, frozen=True):
     """A counted result of a deal the public sees changed: the public board moved, and the
     public's standings, seats, ticker, deal and travellers show it at once."""
 
@@ -178,47 +172,41 @@ class ReleasedResultCorrected:
     deal: int
 
 
-@dataclass(frozen=True, slots=True)
-class TickerItem:
+class TickerItem(msgspec.Struct, frozen=True):
     kind: ClassVar[EventKind] = EventKind.TICKER_ITEM
     routed_by: ClassVar[tuple[str, ...]] = ("audience",)
     audience: str
     item: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class OnAirChanged:
+class OnAirChanged(msgspec.Struct, frozen=True):
     kind: ClassVar[EventKind] = EventKind.ON_AIR_CHANGED
     routed_by: ClassVar[tuple[str, ...]] = ()
     slot: str
 
 
-@dataclass(frozen=True, slots=True)
-class CuesChanged:
+class CuesChanged(msgspec.Struct, frozen=True):
     """The operator's cue list moved (a cue added, moved or removed)."""
 
     kind: ClassVar[EventKind] = EventKind.CUES_CHANGED
     routed_by: ClassVar[tuple[str, ...]] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Rejected:
+class Rejected(msgspec.Struct, frozen=True):
     kind: ClassVar[EventKind] = EventKind.REJECTED
     routed_by: ClassVar[tuple[str, ...]] = ("table",)  # (console:{t})
     table: int | None
     code: str
 
 
-@dataclass(frozen=True, slots=True)
-class LinkChanged:
+class LinkChanged(msgspec.Struct, frozen=True):
     kind: ClassVar[EventKind] = EventKind.LINK_CHANGED
     routed_by: ClassVar[tuple[str, ...]] = ()
     console: str
     connected: bool
 
 
-@dataclass(frozen=True, slots=True)
-class ClockChanged:
+class ClockChanged(msgspec.Struct, frozen=True):
     """The operator moved the session clock, or a level ended, or the time ran out."""
 
     kind: ClassVar[EventKind] = EventKind.CLOCK_CHANGED
@@ -227,8 +215,7 @@ class ClockChanged:
     level: int
 
 
-@dataclass(frozen=True, slots=True)
-class RosterChanged:
+class RosterChanged(msgspec.Struct, frozen=True):
     """The operator corrected a team's roster (a player's name, a substitute, the team's name
     or colour): every topic that shows the team's names or colours is rebuilt, in every
     audience (a name tells nothing of any deal)."""

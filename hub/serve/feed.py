@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import orjson
 
 from hub.wire.codec import CodecError, from_json, pack, to_json, unpack
@@ -96,8 +96,7 @@ class Frame:
         return cls.encode({"type": "delta", "topic": topic, "seq": seq, "patch": patch})
 
 
-@dataclass(frozen=True, slots=True)
-class FeedMessage:
+class FeedMessage(msgspec.Struct, frozen=True):  # (made in C: one per frame)
     key: TopicKey
     frame: Frame
 
