@@ -138,6 +138,11 @@ def assert_scores_equal_full_recompute(engine: Engine) -> None:
     assert engine.state.board.results() == counted
     penalties = [(p["table"], p["seat"], p["chips"], p["points"]) for p in engine.state.penalties]
     oracle = full_recompute(engine.state.layout, counted, penalties)
+    # the operator's release table counts from the board: the tables whose hand counts
+    for row in engine.release_state():
+        tables = engine.state.config.groups[row["group"]].tables
+        hands = [engine.state.hand(t, row["deal"]) for t in tables]
+        assert row["tables_complete"] == sum(1 for h in hands if h is not None and h.counts)
     board = engine.state.board.as_dict()
     expected = oracle.as_dict()
     assert set(board) == set(expected) == {"running", "like_for_like"}

@@ -326,6 +326,28 @@ def test_standings_add_up_over_sessions_and_rank_overall_by_stage_reached() -> N
     assert out["event"]["sessions"][1]["substitutions"] == [{"team": "T1", "out": "a2", "in": "z2"}]
 
 
+def test_the_release_table_counts_each_deals_tables_from_the_session_boards() -> None:
+    """The operator's release table reads each (group, deal)'s count from the event's session
+    boards: at every step of a whole event, the tables whose hand counts."""
+    config = small_config()
+    decks = make_decks(config)
+    events = list(simulate_session(config, decks, random.Random(2)))
+    engine = Engine(config, decks)
+
+    def counted(group: str, deal: int) -> int:
+        hands = [engine.state.hand(t, deal) for t in config.groups[group].tables]
+        return sum(1 for h in hands if h is not None and h.counts)
+
+    seen = set()
+    for i, ev in enumerate(events):
+        play(engine, [ev])
+        if i % 7 == 0 or i == len(events) - 1:
+            for row in engine.release_state():
+                assert row["tables_complete"] == counted(row["group"], row["deal"]), row
+                seen.add(row["tables_complete"])
+    assert len(seen) > 2  # none, some and all of a group's tables
+
+
 def test_session_draws_and_substitutions_show_in_rosters_and_seat_rankings() -> None:
     config = small_config()
     engine, _ = run_small()

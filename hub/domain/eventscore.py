@@ -126,6 +126,10 @@ class EventScoreboard:
         board = self.boards.get(self.plan.session_of(deal).id)
         return board is not None and board.deal_complete(group, deal)
 
+    def tables_counted(self, group: str, deal: int) -> int:
+        board = self.boards.get(self.plan.session_of(deal).id)
+        return 0 if board is None else board.tables_counted(group, deal)
+
     def counted(self, view: View, group: str) -> int:
         return sum(b.counted(view, group) for b in self._group_boards(group))
 

@@ -59,17 +59,16 @@ class Release:
         """Per (group, deal) played: how many of its tables completed it, and whether it is
         public (the operator desk's release table)."""
         out = []
-        config, state = self.state.config, self.state
+        config, board = self.state.config, self.state.board
         for g in config.groups.values():
             for d in range(1, config.deals + 1):
                 if not config.plan.plays(g.id, d):
                     continue
-                done = sum(1 for t in g.tables if (h := state.hand(t, d)) is not None and h.counts)
                 out.append(
                     {
                         "group": g.id,
                         "deal": d,
-                        "tables_complete": done,
+                        "tables_complete": board.tables_counted(g.id, d),
                         "tables": len(g.tables),
                         "released": (g.id, d) in self.pairs,
                     }

@@ -199,6 +199,11 @@ class Scoreboard:
     def deal_complete(self, group: str, deal: int) -> bool:
         return deal in self._complete[group]
 
+    def tables_counted(self, group: str, deal: int) -> int:
+        """How many of the group's tables count a result for the deal (the release table's
+        progress: a lookup, where counting the hands walks every table of every deal)."""
+        return self._tables_counted.get((group, deal), 0)
+
     def counted(self, view: View, group: str) -> int:
         """Hands counted in ``view`` for ``group`` (like-for-like: complete deals x tables)."""
         if view == "running":
