@@ -111,10 +111,21 @@ class TableState:
     @property
     def last_finished(self) -> int | None:
         """The deal of this table's most recently finished hand (None before the first)."""
-        done = [h for h in self.hands.values() if h.finished_at is not None]
-        if not done:
-            return None
-        return max(done, key=lambda h: (h.finished_at or 0.0, self.order.index(h.deal))).deal
+        # The latest finish; of two at the same moment, the later in the table's order (its
+        # index looked up for ties only: a live table's payload asks at every rebuild).
+        last: HandState | None = None
+        index = self.order.index
+        for h in self.hands.values():
+            at = h.finished_at
+            if at is None:
+                continue
+            if (
+                last is None
+                or at > (last.finished_at or 0.0)
+                or (at == last.finished_at and index(h.deal) > index(last.deal))
+            ):
+                last = h
+        return None if last is None else last.deal
 
     @property
     def completed(self) -> int:
