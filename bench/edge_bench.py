@@ -77,8 +77,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
 
 import msgpack  # noqa: E402
+import private_redis  # noqa: E402
 
 SAMPLE_CONFIG = ROOT / "samples" / "ifp6.toml"
 # One run's names on Redis, shared with its child processes through the environment: two runs
@@ -915,7 +918,11 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(run_clients(argv[1], argv[2], int(argv[3]), int(argv[4])))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--redis", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    parser.add_argument(
+        "--redis",
+        default=os.environ.get("REDIS_URL"),
+        help="a Redis to use (default: $REDIS_URL, else a private one started here)",
+    )
     parser.add_argument("--servers", default=",".join(SERVERS))
     parser.add_argument("--quick", action="store_true", help="small points, 3 s each")
     parser.add_argument("--points", default=None, help="e.g. 10k@10,1k@300,1k@100/1%%")
@@ -940,15 +947,16 @@ def main(argv: list[str] | None = None) -> int:
     seconds = args.seconds or (3.0 if args.quick else 10.0)
     where = "bench/wsclients.c" if args.clients == "c" else "run_clients, Python"
     print(f"load generator: {args.clients} ({where}), priority {args.load_priority}", flush=True)
-    results = sweep(
-        args.servers.split(","),
-        points,
-        seconds,
-        args.redis,
-        args.out.parent,
-        args.clients,
-        args.load_priority,
-    )
+    with private_redis.redis_url(args.redis) as url:
+        results = sweep(
+            args.servers.split(","),
+            points,
+            seconds,
+            url,
+            args.out.parent,
+            args.clients,
+            args.load_priority,
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"machine": machine(), "points": results}, indent=1))
     print(f"wrote {args.out}")

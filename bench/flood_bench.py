@@ -20,11 +20,8 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import private_redis  # noqa: E402
 from ingest_bench import large_session  # noqa: E402
 
 from hub.engine.core import Engine  # noqa: E402
@@ -123,24 +121,6 @@ async def probe(url: str, tournament: str, path: Path, pace: float) -> None:
 
 
 # -- this process: Redis, the ingest, the phases ----------------------------------------------
-
-
-def start_redis(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    server = shutil.which("redis-server") or "/usr/bin/redis-server"
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    command = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
-    command += ["--appendonly", "no", "--dir", str(workdir), *REDIS_LIMITS]
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return proc, f"redis://127.0.0.1:{port}/0"
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("redis-server did not start")
 
 
 def refusals(ingest: Any) -> int:
@@ -327,19 +307,8 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as workdir:
-        redis = None
-        url = args.redis
-        if url is None:
-            redis, url = start_redis(Path(workdir))
-        try:
-            result = asyncio.run(
-                run(url, args.probes, args.pace, args.warmup, args.nice, args.rounds)
-            )
-        finally:
-            if redis is not None:
-                redis.terminate()
-                redis.wait(10)
+    with private_redis.redis_url(args.redis, *REDIS_LIMITS) as url:
+        result = asyncio.run(run(url, args.probes, args.pace, args.warmup, args.nice, args.rounds))
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:

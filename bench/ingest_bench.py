@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import io
 import itertools
@@ -43,6 +44,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import private_redis  # (bench/, beside this file)
 
 from hub.bus.base import Bus
 from hub.domain.config import TournamentConfig, parse_config
@@ -55,7 +59,6 @@ from hub.wire import codec
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "samples" / "ifp6.toml"
-REDIS_URL = "redis://127.0.0.1:6379/0"
 INGEST_TARGET = 20_000  # events/s validated and scored on one core (DESIGN §6)
 REPLAY_TARGET = 5.0  # seconds for 100,000 journal records (DESIGN §6)
 REPLAY_TARGET_EVENTS = 100_000
@@ -580,7 +583,7 @@ def run(
     repeat: int = 3,
     seed: int = 1,
     time_limit: float = 60.0,
-    redis_url: str | None = REDIS_URL,
+    redis_url: str | None = None,
     with_profile: bool = True,
     top: int = 15,
 ) -> dict[str, Any]:
@@ -678,21 +681,25 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="best of N runs")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--time-limit", type=float, default=60.0, help="per bus, seconds")
-    parser.add_argument("--redis", default=REDIS_URL, help="'' to skip Redis")
+    parser.add_argument(
+        "--redis", help="a Redis to use (default: a private one started here; '' to skip Redis)"
+    )
     parser.add_argument("--no-profile", action="store_true")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args()
-    result = run(
-        events=args.events,
-        replay_events=args.replay_events,
-        e2e_events=args.e2e_events,
-        payload_events=args.payload_events,
-        repeat=args.repeat,
-        seed=args.seed,
-        time_limit=args.time_limit,
-        redis_url=args.redis or None,
-        with_profile=not args.no_profile,
-    )
+    with contextlib.ExitStack() as stack:
+        url = None if args.redis == "" else stack.enter_context(private_redis.redis_url(args.redis))
+        result = run(
+            events=args.events,
+            replay_events=args.replay_events,
+            e2e_events=args.e2e_events,
+            payload_events=args.payload_events,
+            repeat=args.repeat,
+            seed=args.seed,
+            time_limit=args.time_limit,
+            redis_url=url,
+            with_profile=not args.no_profile,
+        )
     print(report(result))
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import private_redis  # noqa: E402
 from ingest_bench import large_session, redis_cleanup  # noqa: E402
 
 from hub.engine.core import Engine  # noqa: E402
@@ -356,7 +357,7 @@ def main() -> None:
         asyncio.run(projector_child(url, int(events), int(seed), tid))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--redis", help="a Redis to use (default: a private one started here)")
     parser.add_argument("--events", type=int, default=60_000)
     parser.add_argument("--window", type=int, default=64, help="events in flight per console")
     parser.add_argument("--journal", type=int, default=100_000)
@@ -382,16 +383,18 @@ def main() -> None:
     result: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()}
     }
-    if args.only in (None, "throughput"):
-        modes = ("paused", "separate", "inline") if args.feed == "all" else (args.feed,)
-        if args.schedule_out is not None and len(modes) > 1:
-            parser.error("--schedule-out records one run: name its --feed")
+    modes = ("paused", "separate", "inline") if args.feed == "all" else (args.feed,)
+    if args.only == "rebuild":
+        modes = ()
+    if args.schedule_out is not None and len(modes) > 1:
+        parser.error("--schedule-out records one run: name its --feed")
+    with private_redis.redis_url(args.redis) as url:
         for mode in modes:
             result[f"throughput_{mode}"] = asyncio.run(
-                throughput(args.redis, args.events, args.window, args.seed, mode, args.schedule_out)
+                throughput(url, args.events, args.window, args.seed, mode, args.schedule_out)
             )
-    if args.only in (None, "rebuild"):
-        result["rebuild"] = asyncio.run(rebuild(args.redis, args.journal, args.tail, args.seed))
+        if args.only in (None, "rebuild"):
+            result["rebuild"] = asyncio.run(rebuild(url, args.journal, args.tail, args.seed))
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:

@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import private_redis  # noqa: E402
 from ingest_bench import redis_cleanup  # noqa: E402
 
 from hub.bus.redis import RedisBus  # noqa: E402
@@ -103,11 +104,12 @@ async def one_session(url: str, timeout: float) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=4)
-    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--redis", help="a Redis to use (default: a private one started here)")
     parser.add_argument("--timeout", type=float, default=120.0, help="per session, seconds")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
-    runs = [asyncio.run(one_session(args.redis, args.timeout)) for _ in range(args.sessions)]
+    with private_redis.redis_url(args.redis) as url:
+        runs = [asyncio.run(one_session(url, args.timeout)) for _ in range(args.sessions)]
     rates = sorted(r["events_per_s"] for r in runs)
     summary = {
         "runs": runs,

@@ -377,3 +377,20 @@ def test_e2e_program_figures() -> None:
     assert f["rows_duplicate"] == 1 and f["rows_unmatched"] == 0 == f["rows_unexpected"]
     assert f["released_before_due"]["n"] == 1 and f["released_before_due"]["max_ms"] == 100.0
     assert f["held"]["n"] == 9 and f["held_after_release"]["max_ms"] == 20.0
+
+
+def test_benches_start_their_own_redis_unless_given_one() -> None:
+    """No ``--redis``: a private ``redis-server`` on a free port, gone after the block (never
+    the Redis on 6379); a named one is used as given."""
+    import redis
+
+    private_redis = load("private_redis")
+    with private_redis.redis_url(None) as url:
+        assert not url.startswith("redis://127.0.0.1:6379")
+        client = redis.Redis.from_url(url)
+        assert client.ping()
+        client.close()
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+    with private_redis.redis_url("redis://example.invalid:1/0") as given:
+        assert given == "redis://example.invalid:1/0"
