@@ -230,15 +230,24 @@ function calledBet(inner) {
 }
 
 // A list box that changes size after its rows were fitted (a panel's equity line or status
-// wrapping, fonts arriving, the graphic sliding in) is fitted again.
+// wrapping, the graphic sliding in) is fitted again; so is one whose rows change size without
+// the box changing (a font face that arrives after the rows were measured: the faces load when
+// first used, after `document.fonts.ready` may have settled). A fit that hides rows changes
+// the list's size once; fitted again, it ends the same, so the observer comes to rest.
 const refit = typeof ResizeObserver === 'function'
-  ? new ResizeObserver((entries) => { for (const e of entries) fitRows(e.target); })
+  ? new ResizeObserver((entries) => {
+    const boxes = new Set(entries.map((e) => (e.target.classList.contains('streets') ? e.target : e.target.parentElement)));
+    for (const box of boxes) if (box && box.isConnected) fitRows(box);
+  })
   : null;
 
 function fitAll() {
   for (const box of panelsEl.querySelectorAll('.streets')) {
     fitRows(box);
-    if (refit) refit.observe(box);
+    if (refit) {
+      refit.observe(box);
+      if (box.firstElementChild) refit.observe(box.firstElementChild);
+    }
   }
 }
 
@@ -374,7 +383,10 @@ function next(ctx) {
   manual = Math.min(from + 1, Math.max(0, lastSteps.length - 1));
 }
 
-if (document.fonts) document.fonts.ready.then(fitAll);
+if (document.fonts) {
+  document.fonts.ready.then(fitAll);
+  document.fonts.addEventListener('loadingdone', fitAll);  // a face first used later
+}
 window.addEventListener('resize', fitAll);
 
 mountOverlay({

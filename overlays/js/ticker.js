@@ -80,6 +80,10 @@ function render({ states }) {
   return true;
 }
 
-if (document.fonts) document.fonts.ready.then(() => win.querySelectorAll('.item').forEach(fitText));
+if (document.fonts) {
+  const refitAll = () => win.querySelectorAll('.item').forEach(fitText);
+  document.fonts.ready.then(refitAll);
+  document.fonts.addEventListener('loadingdone', refitAll); // a face first used later
+}
 
 mountOverlay({ slot: 'ticker', topics: () => ['ticker'], render, next: rotate });
