@@ -237,15 +237,19 @@ async def ack_delays(pad: ConsoleClient, events: list[dict[str, Any]]) -> list[f
 EXPORT_LOOPS = """
 import sys, threading, urllib.request
 url, n = sys.argv[1] + "/api/export/phh", int(sys.argv[2])
-stop, lock, served = threading.Event(), threading.Lock(), [0]
+stop, lock, served, failed = threading.Event(), threading.Lock(), [0], []
 def loop():  # a client asking for the export again as soon as it has it
-    while not stop.is_set():
-        with urllib.request.urlopen(url, timeout=30) as response:
-            assert response.status == 200, response.status
-            response.read()
-        with lock:
-            served[0] += 1
-            print(served[0], flush=True)
+    try:
+        while not stop.is_set():
+            with urllib.request.urlopen(url, timeout=30) as response:
+                assert response.status == 200, response.status
+                response.read()
+            with lock:
+                served[0] += 1
+                print(served[0], flush=True)
+    except BaseException as exc:  # an error status raises: the run fails, said on stderr
+        failed.append(exc)
+        print(f"export client: {exc!r}", file=sys.stderr, flush=True)
 threads = [threading.Thread(target=loop) for _ in range(n)]
 for t in threads:
     t.start()
@@ -253,6 +257,7 @@ sys.stdin.read()  # until the test closes our stdin
 stop.set()
 for t in threads:
     t.join()
+sys.exit(1 if failed else 0)
 """
 
 
