@@ -1,4 +1,5 @@
-"""`duplicast td void|penalty|confirm|roster`: the tournament director's rulings from a script.
+"""`duplicast td void|penalty|withdraw|confirm|roster`: the tournament director's rulings from
+a script.
 
 Each is one ``POST /api/{ruling}`` to a running hub (docs/protocol.md 2.7) with the operator
 token from ``DUPLICAST_OPERATOR_TOKEN``: the same bodies, checks and answers as the operator
@@ -49,6 +50,11 @@ RULINGS: dict[str, tuple[str, bool, list[tuple[str, dict[str, Any]]]]] = {
             ("--points", {"type": int, "help": "points off the player's points"}),
         ],
     ),
+    "withdraw": (
+        "withdraw a penalty (its number in the panel's penalty list): the scores move back",
+        True,
+        [("--penalty", {"type": int, "required": True, "help": "the penalty's number"})],
+    ),
     "confirm": (
         "settle a disputed hand (or close a reopened one)",
         False,
@@ -83,8 +89,8 @@ RULINGS: dict[str, tuple[str, bool, list[tuple[str, dict[str, Any]]]]] = {
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "td",
-        help="a tournament director's ruling sent to a running hub (void, penalty, confirm, "
-        "roster)",
+        help="a tournament director's ruling sent to a running hub (void, penalty, withdraw, "
+        "confirm, roster)",
         description="Send a ruling to a running hub over REST with the operator token "
         f"(${TOKEN_ENV}); print the hub's answer in one line; exit {REFUSED} when the hub "
         f"refuses it, {UNREACHABLE} when no hub answers, {NO_TOKEN} without a token.",

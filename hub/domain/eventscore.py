@@ -155,6 +155,11 @@ class EventScoreboard:
                 return board
         return None
 
+    def session_id_playing(self, table: int) -> str | None:
+        """The id of the session `session_playing` answers (None before its stage started)."""
+        board = self.session_playing(table)
+        return next((sid for sid, b in self.boards.items() if b is board), None)
+
     def add_penalty(self, table: int, seat: int, chips: int, points: int) -> None:
         """A penalty counts in the session the table is playing; the stage's totals add it up
         with the rest of that session."""

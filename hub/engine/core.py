@@ -207,8 +207,9 @@ class Engine:
     # ----------------------------------------------------------------- control
     def control(self, command: Mapping[str, Any], now: float) -> Outcome:
         """An operator command (on-air change, undo of the last one, cue list, clock, roster,
-        dispute confirmation, void, penalty), validated: a control record (on-air, undo_take,
-        cue, clock: the desk's; roster: the state's), or a console event of the operator."""
+        withdrawal of a penalty, dispute confirmation, void, penalty), validated: a control
+        record (on-air, undo_take, cue, clock: the desk's; roster, withdraw: the state's), or a
+        console event of the operator."""
         self.desk.now = now
         try:
             refuse_bad_numbers(command)  # NaN, infinities, huge ints: whatever the transport
@@ -216,6 +217,8 @@ class Engine:
             if command.get("op") == "roster":
                 state = self.state
                 record = state.roster.check(command, state.config, state.seat_holder, now)
+            elif command.get("op") == "withdraw":
+                record = self.state.check_withdraw(command, now)
             else:
                 record = self.desk.command(command, now)
             if record is not None:
@@ -237,6 +240,11 @@ class Engine:
         """A control record (checked, or from the journal): the roster's, else the desk's."""
         if record.get("op") == "roster":
             return self.state.fix_roster(record)
+        if record.get("op") == "withdraw":
+            events = self.state.withdraw_penalty(record)
+            if events:  # the public board anew: the penalty may still wait for a release
+                self.release.rebuild_board()
+            return events
         return list(self.desk.apply_control(record, now))
 
     # ----------------------------------------------------------------- release

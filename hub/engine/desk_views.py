@@ -71,7 +71,7 @@ def ops_payload(
         "rejections": list(rejections)[-50:],
         "disputes": disputes,
         "corrections": state.corrections[-50:],
-        "penalties": state.penalties[-50:],
+        "penalties": [{"id": n, **p} for n, p in enumerate(state.penalties, 1)][-50:],
         "release": release,
     }
 

@@ -161,4 +161,5 @@ class Release:
                 self.public_board.set_result(table, deal_no, result)
         self.pending = []
         for p in state.penalties:
-            self.public_penalty(p)
+            if "withdrawn" not in p:
+                self.public_penalty(p)

@@ -11,7 +11,8 @@ snapshot equals its own msgpack round trip; no pickle). Layout, version 1::
     {"version": 1, "tournament": config id, "decks": deck commitment (sha256 hex) or None,
      "events_applied": int,
      "corrections": [{"table", "deal", "type", "at", ...}, ...],  # the last 200, oldest first
-     "penalties": [{"table", "seat", "chips", "points", "reason", "by", "at"}, ...],  # all
+     "penalties": [{"id", "table", "seat", "chips", "points", "reason", "by", "at",
+                    "session"?, "withdrawn"?: {"by", "reason", "at"}}, ...],  # all
      "roster": {"players": [[team, name in the file, name shown], ...], "teams": {team:
                 {"name"?, "colour"?}}},  # the operator's corrections (absent: none)
      "counted": [[table, deal], ...],     # hands the scoreboard counts, in its order
@@ -231,7 +232,9 @@ def restore_into(state: TournamentState, data: Mapping[str, Any]) -> None:
     state.penalties = [dict(p) for p in data.get("penalties", ())]
     state.roster.restore(data.get("roster"))
     for p in state.penalties:
-        state.board.add_penalty(int(p["table"]), int(p["seat"]), int(p["chips"]), int(p["points"]))
+        if "withdrawn" not in p:
+            board = state.board_of_penalty(p)
+            board.add_penalty(int(p["table"]), int(p["seat"]), int(p["chips"]), int(p["points"]))
     state.events_applied = int(data["events_applied"])
 
 

@@ -37,6 +37,7 @@ from hub.engine.changes import (
     PenaltyApplied,
     StageFilled,
 )
+from hub.engine.event_types import MAX_NAME, MAX_NOTE
 from hub.engine.events import ACTION_TYPES, DEALER_ERRORS, OPERATOR_CONSOLE, ConsoleEvent
 from hub.engine.hands import (
     COMPLETE,
@@ -453,7 +454,8 @@ class TournamentState:
                 f"table {table.table} plays a stage that has not started: a penalty counts in "
                 "the session its table plays",
             )
-        entry = {
+        entry: dict[str, Any] = {
+            "id": len(self.penalties) + 1,
             "table": table.table,
             "seat": event.seat,
             "chips": chips,
@@ -462,9 +464,75 @@ class TournamentState:
             "by": event.by,
             "at": now,
         }
+        if isinstance(board, EventScoreboard):  # the session it counts in (a withdrawal's too)
+            entry["session"] = board.session_id_playing(table.table)
         self.penalties.append(entry)
         self.board.add_penalty(table.table, event.seat, chips, points)
         return [PenaltyApplied(table.table, event.seat, chips, points)]
+
+    def check_withdraw(self, command: Mapping[str, Any], now: float) -> dict[str, Any]:
+        """The journal record of the operator's withdrawal of a penalty (its number, ``id``
+        in the desk's list), checked: `Rejection` for an unknown or withdrawn penalty, or
+        without the official (``by``) and a ``reason``."""
+        number = command.get("penalty")
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise Rejection("bad_request", "withdraw needs 'penalty': the penalty's number")
+        by, reason = command.get("by"), command.get("reason")
+        if not (isinstance(by, str) and by.strip()) or not (
+            isinstance(reason, str) and reason.strip()
+        ):
+            raise Rejection(
+                "bad_request", "'withdraw' needs 'by' (the official who rules) and a 'reason'"
+            )
+        if len(by) > MAX_NAME or len(reason) > MAX_NOTE:
+            raise Rejection(
+                "bad_request", f"'by' is at most {MAX_NAME} characters, 'reason' {MAX_NOTE}"
+            )
+        if not 1 <= number <= len(self.penalties):
+            raise Rejection("unknown_penalty", f"there is no penalty number {number}")
+        if "withdrawn" in self.penalties[number - 1]:
+            raise Rejection("not_allowed", f"penalty {number} is already withdrawn")
+        return {
+            "kind": "control",
+            "op": "withdraw",
+            "penalty": number,
+            "by": by,
+            "reason": reason,
+            "at": now,
+        }
+
+    def withdraw_penalty(self, record: Mapping[str, Any]) -> list[EngineEvent]:
+        """Apply a withdrawal (checked, or from the journal): the penalty stays listed, marked
+        withdrawn (who, why, when); the board takes it back off the session it counted in; the
+        corrections log says so. A journal's withdrawal of a penalty it does not hold moves
+        nothing."""
+        number = record.get("penalty")
+        if not isinstance(number, int) or not 1 <= number <= len(self.penalties):
+            return []
+        entry = self.penalties[number - 1]
+        if "withdrawn" in entry:
+            return []
+        entry["withdrawn"] = {"by": record.get("by"), "reason": record.get("reason")} | {
+            "at": record.get("at")
+        }
+        table, seat = int(entry["table"]), int(entry["seat"])
+        chips, points = int(entry["chips"]), int(entry["points"])
+        self.board_of_penalty(entry).add_penalty(table, seat, -chips, -points)
+        self.corrections.append(
+            {"table": table, "seat": seat, "type": "withdraw", "penalty": number}
+            | {"by": record.get("by"), "reason": record.get("reason"), "at": record.get("at")}
+        )
+        del self.corrections[:-200]
+        return [PenaltyApplied(table, seat, -chips, -points)]
+
+    def board_of_penalty(self, entry: Mapping[str, Any]) -> Scoreboard | EventScoreboard:
+        """The board a penalty counts in: its session's of an event with sessions."""
+        board = self.board
+        if isinstance(board, EventScoreboard):
+            session = board.boards.get(str(entry.get("session")))
+            if session is not None:
+                return session
+        return board
 
 
 HANDLERS: dict[str, Handler] = {

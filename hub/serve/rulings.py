@@ -1,8 +1,8 @@
-"""The officials' commands as a client sends them (`confirm`, `void`, `penalty`, `roster`),
-shaped once for every transport: the websocket op (``hub.serve.service``) and the REST routes
-``POST /api/confirm|void|penalty|roster`` (``hub.serve.http``) answer the same bodies with the
-same codes. Only the shape is checked here (what a command must carry to reach the ingest);
-the engine checks the rest (``hub.engine.desk``), whatever the transport.
+"""The officials' commands as a client sends them (`confirm`, `void`, `penalty`, `withdraw`,
+`roster`), shaped once for every transport: the websocket op (``hub.serve.service``) and the
+REST routes ``POST /api/confirm|void|penalty|withdraw|roster`` (``hub.serve.http``) answer the
+same bodies with the same codes. Only the shape is checked here (what a command must carry to
+reach the ingest); the engine checks the rest (``hub.engine.desk``), whatever the transport.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ RULINGS: dict[str, tuple[str, ...]] = {
     "confirm": ("table", "deal", "seats", "by", "reason"),
     "void": ("table", "deal", "by", "reason"),
     "penalty": ("table", "seat", "chips", "points", "by", "reason"),
+    "withdraw": ("penalty", "by", "reason"),  # a penalty taken back: its number (`id`)
     "roster": ("team", "table", "seat", "player", "name", "team_name", "colour", "by", "reason"),
 }
 
@@ -32,6 +33,9 @@ def ruling_command(op: str, request: Any) -> tuple[dict[str, Any] | None, str]:
     if op == "roster":
         if not isinstance(request.get("team"), str):
             return None, "roster needs a 'team' (its id)"
+    elif op == "withdraw":
+        if not _int(request.get("penalty")):
+            return None, "withdraw needs an int 'penalty' (the penalty's number)"
     elif not _int(request.get("table")):
         return None, f"{op} needs an int 'table'"
     if op == "confirm":
