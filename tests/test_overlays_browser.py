@@ -787,6 +787,10 @@ def test_operator_panel(page: Page, feed: FakeFeed) -> None:
     page.locator('[data-testid="td-by"]').fill("TD Ana")
     page.locator('[data-testid="dispute-row"] input').fill("5")
     page.locator('[data-testid="confirm"]').click()
+    expect(page.locator('[data-testid="td-ask-text"]')).to_have_text(
+        "Confirm deal 2 at table 4: winners seat 5, by TD Ana?"
+    )  # the ruling in words before it goes (issue #30 item 7)
+    page.locator('[data-testid="td-ask-yes"]').click()
     expect(page.locator('[data-testid="dispute-row"]')).to_have_count(0, timeout=FAST)
     confirm = {"op": "confirm", "table": 4, "deal": 2, "seats": [5], "by": "TD Ana"}
     assert confirm in feed.received

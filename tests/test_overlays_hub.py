@@ -694,6 +694,7 @@ def test_operator_confirms_a_dispute(page: Page, dispute_hub: HubThread) -> None
     shot(page, "operator-dispute")
     page.locator('[data-testid="td-by"]').fill("TD Ana")  # every ruling names its official
     row.locator('[data-testid="confirm"]').click()  # empty: the hub's computed winners
+    page.locator('[data-testid="td-ask-yes"]').click()  # the ruling in words: yes, send
     expect(row).to_have_count(0, timeout=FAST)
     status = {
         r["table"]: r["status"] for r in hub.rest(f"/api/compare/{deal}/1", COMMENTATOR)["rows"]

@@ -37,11 +37,14 @@ def open_panel(page: Page, hub: HubThread) -> None:
     expect(page.locator('[data-testid="console-row"]')).to_have_count(6, timeout=5000)
 
 
-def rule(page: Page, op: str, **values: Any) -> None:
+def rule(page: Page, op: str, sure: bool = True, **values: Any) -> None:
+    """Fill a ruling's form and send it; ``sure``: answer the confirmation with "Yes, send"."""
     form = page.locator(f'[data-testid="td-{op}"]')
     for name, value in values.items():
         form.locator(f'input[name="{name}"]').fill(str(value))
     form.locator(f'[data-testid="td-{op}-send"]').click()
+    if sure:
+        page.locator('[data-testid="td-ask-yes"]').click()
 
 
 def finished_deal(hub: HubThread, table: int) -> int:
@@ -59,11 +62,11 @@ def test_a_void_names_its_official_and_shows_in_the_corrections_box(
     deal = finished_deal(hub, 1)
     before = hub.ops()["corrections"]
     # no official: a clear message, nothing sent, nothing changed
-    rule(page, "void", table=1, deal=deal, reason="a foreign card in the deck")
+    rule(page, "void", False, table=1, deal=deal, reason="a foreign card in the deck")
     expect(status).to_have_text("Enter the official's name first: every ruling says who made it.")
     expect(status).to_have_attribute("data-state", "error")
     page.locator('[data-testid="td-by"]').fill("TD Ana Ruiz")
-    rule(page, "void", table=1, deal=deal, reason="")  # no reason: refused on screen
+    rule(page, "void", False, table=1, deal=deal, reason="")  # no reason: refused on screen
     expect(status).to_have_text("A void needs a reason.")
     page.wait_for_timeout(300)
     assert hub.ops()["corrections"] == before
@@ -89,7 +92,7 @@ def test_a_void_names_its_official_and_shows_in_the_corrections_box(
     expect(status).to_have_text("Penalty: done.", timeout=FAST)
     first = page.locator('[data-testid="correction-row"]').first
     expect(first.locator('[data-testid="correction-what"]')).to_have_text(
-        "penalty S3 \u221250 chips"
+        "penalty #1 S3 \u221250 chips"
     )
     expect(first.locator('[data-testid="correction-who"]')).to_have_text("TD Ana Ruiz")
     page.wait_for_timeout(300)
@@ -127,6 +130,14 @@ def test_a_refusal_raises_an_alert_until_acknowledged(page: Page, hub: HubThread
     expect(alerts.first).to_contain_text("Refused at table 2")
     page.wait_for_timeout(1500)
     expect(alerts).to_have_count(1)  # it stays
+    # issue #30 item 12: one console refused again and again for one cause is one alert with
+    # a count, acknowledged once (3,000 refusals stacked 2,950 alerts before)
+    more = [{**bad, "seq": bad["seq"] + i, "type": "reopen", "deal": last} for i in range(1, 41)]
+    hub.run(replay_log(hub.bus, hub.config.id, more, on_reject=refused.append))
+    assert len(refused) == 41
+    count = alerts.first.locator('[data-testid="td-alert-count"]')
+    expect(count).to_have_text("\u00d741", timeout=FAST)
+    expect(alerts).to_have_count(1)
     alerts.first.locator('[data-testid="td-ack"]').click()
     expect(alerts).to_have_count(0)
     page.reload()
@@ -171,3 +182,60 @@ def test_a_roster_fix_from_the_panel_shows_on_the_leaderboard(
         )
     finally:
         context.close()
+
+
+def test_a_penalty_is_confirmed_in_words_cleared_and_withdrawn(page: Page, hub: HubThread) -> None:
+    """Issue #30 item 7 after a played session: the ruling is repeated before it goes (table,
+    seat and team, by whom), the form is empty once the hub took it (no second ruling repeats
+    500 chips), a negative amount is refused naming the field the page shows, and the penalty's
+    Withdraw button takes it back: the scores return to what they were."""
+    open_panel(page, hub)
+    page.locator('[data-testid="td-by"]').fill("TD Ana Ruiz")
+    status = page.locator('[data-testid="td-status"]')
+    form = page.locator('[data-testid="td-penalty"]')
+    table, seat = 3, 2
+    team = hub.rest(f"/api/tables/{table}", OPERATOR)["seats"][seat - 1]["team"]
+    before = hub.rest("/api/standings", OPERATOR)
+    rule(page, "penalty", False, table=table, seat=seat, chips=-500, reason="slow play")
+    expect(status).to_have_text("Chips must be a whole number, 0 or more.")
+    expect(page.locator('[data-testid="td-ask"]')).to_be_hidden()
+    rule(page, "penalty", False, table=table, seat=seat, chips=500, reason="slow play")
+    ask = page.locator('[data-testid="td-ask-text"]')
+    expect(ask).to_have_text(f"Penalty 500 chips to table 3 seat 2 ({team}), by TD Ana Ruiz?")
+    page.locator('[data-testid="td-ask-no"]').click()  # cancelled: nothing sent
+    expect(status).to_have_text("Not sent.")
+    page.wait_for_timeout(300)
+    penalties = hub.ops()["penalties"]
+    assert not [p for p in penalties if p["reason"] == "slow play"]
+    form.locator('[data-testid="td-penalty-send"]').click()  # the values are still there
+    page.locator('[data-testid="td-ask-yes"]').click()
+    expect(status).to_have_text("Penalty: done.", timeout=FAST)
+    for name in ("table", "seat", "chips", "points", "reason"):  # emptied: nothing repeats
+        expect(form.locator(f'input[name="{name}"]')).to_have_value("")
+    penalty = hub.ops()["penalties"][-1]
+    assert (penalty["table"], penalty["seat"], penalty["chips"]) == (table, seat, 500)
+    assert hub.rest("/api/standings", OPERATOR) != before
+    # withdraw it from its row in the corrections box
+    number = penalty["id"]
+    button = page.locator(f'[data-testid="withdraw-penalty"][data-penalty="{number}"]')
+    button.click()
+    withdraw = page.locator('[data-testid="td-withdraw"]')
+    expect(withdraw.locator('input[name="penalty"]')).to_have_value(str(number))
+    withdraw.locator('input[name="reason"]').fill("the wrong seat was penalised")
+    withdraw.locator('[data-testid="td-withdraw-send"]').click()
+    expect(ask).to_have_text(
+        f"Withdraw penalty {number} (500 chips to table 3 seat 2 ({team})), by TD Ana Ruiz?"
+    )
+    page.locator('[data-testid="td-ask-yes"]').click()
+    expect(status).to_have_text("Withdraw: done.", timeout=FAST)
+    expect(button).to_have_count(0, timeout=FAST)
+    expect(withdraw.locator('input[name="penalty"]')).to_have_value("")
+    got = hub.ops()["penalties"][-1]
+    assert got["withdrawn"]["by"] == "TD Ana Ruiz"
+    assert got["withdrawn"]["reason"] == "the wrong seat was penalised"
+    first = page.locator('[data-testid="correction-row"]').first
+    expect(first).to_have_attribute("data-type", "withdraw")
+    expect(first.locator('[data-testid="correction-who"]')).to_have_text("TD Ana Ruiz")
+    after = hub.rest("/api/standings", OPERATOR)
+    pick = lambda s: s["running"]["teams"]  # noqa: E731
+    assert pick(after) == pick(before)

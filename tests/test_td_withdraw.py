@@ -169,3 +169,14 @@ def test_withdrawals_match_a_full_recompute(steps: list[tuple[Any, ...]]) -> Non
     restored = Engine(engine.config, engine.state.decks)
     restored.restore_snapshot(engine.snapshot())
     assert standings(restored, "live") == standings(engine, "live")
+
+
+def test_a_negative_amount_is_refused_naming_the_field_the_page_shows() -> None:
+    engine = played()
+    for field in ("chips", "points"):
+        out = operator(engine, "penalty", seat=3, reason="r", by="TD", **{field: -500})
+        assert out.code == "bad_request"
+        assert out.message == f"'{field}' must be a whole number, 0 or more"
+    out = operator(engine, "penalty", seat=0, chips=5, reason="r", by="TD")
+    assert out.message == "'seat' must be a whole number, 1 or more"
+    assert engine.state.penalties == []

@@ -49,6 +49,14 @@ OPERATOR_EVENTS: dict[str, dict[str, str]] = {
 }
 
 
+# The numbers of an operator event's command, and the least each may be.
+_COUNTS = {"deal": 1, "seat": 1, "chips": 0, "points": 0}
+
+
+def _whole(value: object, low: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
 class Desk:
     """The operator desk's state: on-air slots, clock, ticker, refusals, console links."""
 
@@ -113,8 +121,13 @@ class Desk:
             "type": op,
         }
         for name, field_name in OPERATOR_EVENTS[op].items():
-            if command.get(name) not in (None, []):
-                raw[field_name] = command[name]
+            value = command.get(name)
+            if name in _COUNTS and value is not None and not _whole(value, _COUNTS[name]):
+                # (named as the command and the TD's form name it: `chips`, not `amount`)
+                low = _COUNTS[name]
+                raise Rejection("bad_request", f"'{name}' must be a whole number, {low} or more")
+            if value not in (None, []):
+                raw[field_name] = value
         by, needs_reason = raw.get("by"), op in ("void", "penalty")
         if not (isinstance(by, str) and by.strip()) or (needs_reason and not raw.get("note")):
             also = " and a 'reason'" if needs_reason else ""

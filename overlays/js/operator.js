@@ -118,7 +118,7 @@ function drawOps() {
       }, 'Confirm')));
   }));
   const corrections = correctionLog(ops); // who, what, why: newest first (td.js)
-  $('corrections').replaceChildren(...corrections.slice(0, LOG_ROWS).map((c) => correctionRow(c, ago)),
+  $('corrections').replaceChildren(...corrections.slice(0, LOG_ROWS).map((c) => correctionRow(c, ago, td.withdraw)),
     ...earlier(corrections.length));
   const groups = [...new Set((ops.release || []).map((r) => String(r.group)))];
   $('release').replaceChildren(...groups.map((g) => {

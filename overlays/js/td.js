@@ -1,7 +1,9 @@
-// The tournament director's part of the operator panel (issue #22): rulings (void, penalty,
-// confirm, roster fix), each with the official's name (`by`, kept for the browser session) and
-// a reason, sent as the hub's websocket ops; the corrections log (who, what, why); alerts when
-// a dispute or a refusal arrives, with an optional beep.
+// The tournament director's part of the operator panel (issue #22, #30.7): rulings (void,
+// penalty, withdraw of a penalty, confirm, roster fix), each with the official's name (`by`,
+// kept for the browser session) and a reason, repeated in words for a last look before it is
+// sent as the hub's websocket op, the form emptied once the hub took it; the corrections log
+// (who, what, why; a penalty's Withdraw button); alerts when a dispute or a refusal arrives
+// (refusals grouped per console and cause, with a count), with an optional beep.
 import { el } from './ui.js';
 
 const BY_KEY = 'duplicast.td.by'; // sessionStorage: the official, for this browser session
@@ -15,6 +17,7 @@ export const RULINGS = {
     fields: [['table', 'number'], ['seat', 'number'], ['chips', 'number'], ['points', 'number']],
     reason: true,
   },
+  withdraw: { label: 'Withdraw', fields: [['penalty', 'number', 'penalty no.']], reason: true },
   confirm: { label: 'Confirm', fields: [['table', 'number'], ['deal', 'number'], ['seats', 'text', 'winners 2,5']], reason: false },
   roster: {
     label: 'Fix roster',
@@ -38,11 +41,69 @@ export function rulingOp(op, values, by) {
   return out;
 }
 
+// The names the page shows for its number fields (a refusal names what the TD sees).
+const LABELS = { table: 'Table', deal: 'Deal', seat: 'Seat', chips: 'Chips', points: 'Points', penalty: 'Penalty number' };
+
 /** Why a ruling cannot be sent as it is (null when it can): the official first. */
 export function rulingProblem(op, command) {
   if (!command.by) return 'Enter the official\'s name first: every ruling says who made it.';
   if (RULINGS[op].reason && !command.reason) return `A ${op} needs a reason.`;
+  for (const [name, type] of RULINGS[op].fields) {
+    if (type !== 'number' || command[name] === undefined) continue;
+    const value = command[name];
+    const low = name === 'chips' || name === 'points' ? 0 : 1;
+    if (!Number.isSafeInteger(value) || value < low) return `${LABELS[name] || name} must be a whole number, ${low} or more.`;
+  }
+  if (op === 'withdraw') return Number.isInteger(command.penalty) ? null : 'Which penalty? (its number in the log)';
   if (op !== 'roster' && !Number.isInteger(command.table)) return 'Which table?';
+  if (op === 'penalty' && !command.chips && !command.points) return 'A penalty takes off chips or points: give one above 0.';
+  return null;
+}
+
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * The ruling in words, as the TD confirms it before it is sent: "Penalty 500 chips to table 3
+ * seat 2 (BRA), by TD Ana?". `team(table, seat)`: the team code in that seat, if known;
+ * `penalty(n)`: the n-th penalty of the log, if known.
+ */
+export function rulingText(op, c, team = () => null, penalty = () => null) {
+  const by = `, by ${c.by}?`;
+  const seatOf = (t, s) => {
+    const code = team(t, s);
+    return `table ${t} seat ${s}${code ? ` (${code})` : ''}`;
+  };
+  if (op === 'penalty') {
+    const parts = [];
+    if (c.chips) parts.push(plural(c.chips, 'chip'));
+    if (c.points) parts.push(plural(c.points, 'point'));
+    return `Penalty ${parts.join(' and ')} to ${seatOf(c.table, c.seat)}${by}`;
+  }
+  if (op === 'withdraw') {
+    const p = penalty(c.penalty);
+    const what = p ? ` (${[p.chips ? plural(p.chips, 'chip') : '', p.points ? plural(p.points, 'point') : ''].filter(Boolean).join(' and ')} to ${seatOf(p.table, p.seat)})` : '';
+    return `Withdraw penalty ${c.penalty}${what}${by}`;
+  }
+  if (op === 'void') return `Void deal ${c.deal ?? '(the hand in play)'} at table ${c.table}${by}`;
+  if (op === 'confirm') {
+    const who = c.seats && c.seats.length ? `winners seat ${c.seats.join(', ')}` : 'the hub\'s winners';
+    return `Confirm deal ${c.deal} at table ${c.table}: ${who}${by}`;
+  }
+  const changes = ['name', 'team_name', 'colour'].filter((k) => c[k]).map((k) => `${words(k)} ${c[k]}`);
+  return `Fix roster of ${c.team}: ${changes.join(', ') || 'nothing'}${by}`;
+}
+
+/** The team code in (table, seat) from a standings payload (null if it does not say). */
+export function teamIn(standings, table, seat) {
+  for (const view of ['running', 'like_for_like']) {
+    for (const block of standings?.[view]?.seats || []) {
+      if (block.seat !== seat) continue;
+      const row = (block.rows || []).find((r) => r.table === table);
+      if (row && row.team) return row.team;
+    }
+  }
   return null;
 }
 
@@ -53,6 +114,8 @@ export function correctionLog(ops) {
     table: c.table,
     deal: c.deal,
     type: c.type,
+    penalty: c.penalty,
+    seat: c.seat,
     what: c.type === 'roster' ? `roster ${c.what || ''}`.trim() : `${words(c.type)}${c.seat ? ` S${c.seat}` : ''}`,
     who: c.by || c.console || '–',
     why: c.reason || '',
@@ -61,8 +124,11 @@ export function correctionLog(ops) {
     const parts = [];
     if (p.chips) parts.push(`${p.chips} chips`);
     if (p.points) parts.push(`${p.points} pt`);
-    rows.push({ at: p.at, table: p.table, type: 'penalty', what: `penalty S${p.seat} −${parts.join(', −')}`, who: p.by || '–', why: p.reason || '' });
+    const no = p.id ? ` #${p.id}` : '';
+    const gone = p.withdrawn ? ' (withdrawn)' : '';
+    rows.push({ at: p.at, table: p.table, type: 'penalty', id: p.id, withdrawn: Boolean(p.withdrawn), what: `penalty${no} S${p.seat} −${parts.join(', −')}${gone}`, who: p.by || '–', why: p.reason || '' });
   }
+  for (const r of rows) if (r.type === 'withdraw') r.what = `withdraw penalty #${r.penalty ?? '?'}${r.seat ? ` S${r.seat}` : ''}`;
   return rows.sort((a, b) => (b.at || 0) - (a.at || 0));
 }
 
@@ -70,16 +136,22 @@ function words(s) {
   return String(s ?? '').replace(/_/g, ' ');
 }
 
-/** One line of the corrections box: where, what, who, why, when. */
-export function correctionRow(c, ago) {
+/** One line of the corrections box: where, what, who, why, when; a penalty still counting has
+ * a Withdraw button when `withdraw(id)` is given (it fills the TD's withdraw form). */
+export function correctionRow(c, ago, withdraw) {
   const where = c.table === undefined ? (c.type === 'roster' ? 'roster' : '') : `T${c.table}${c.deal ? ` · D${c.deal}` : ''}`;
+  const when = [ago(c.at)];
+  if (c.type === 'penalty' && c.id && !c.withdrawn && withdraw) {
+    when.push(' ', el('button', { class: 'td-withdraw', dataset: { testid: 'withdraw-penalty', penalty: String(c.id) }, onclick: () => withdraw(c.id) }, 'Withdraw…'));
+  }
   return el('tr', { dataset: { testid: 'correction-row', type: c.type } },
     el('td', {}, where), el('td', { class: 'warn', dataset: { testid: 'correction-what' } }, c.what),
     el('td', { dataset: { testid: 'correction-who' } }, c.who),
-    el('td', { dataset: { testid: 'correction-why' } }, c.why || '–'), el('td', {}, ago(c.at)));
+    el('td', { dataset: { testid: 'correction-why' } }, c.why || '–'), el('td', {}, ...when));
 }
 
-/** What is new in `ops` since the last call: disputes and refusals, as alert texts. */
+/** What is new in `ops` since the last call: disputes and refusals, as alert texts; a
+ * refusal's `group` is its console and cause (one alert row per group, with a count). */
 export function newArrivals(seen, ops) {
   const out = [];
   for (const d of ops.disputes || []) {
@@ -92,7 +164,7 @@ export function newArrivals(seen, ops) {
     const key = `r:${r.console}:${r.seq}:${r.at}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push({ kind: 'refusal', text: `Refused at table ${r.table ?? '?'} (${r.console} #${r.seq}): ${words(r.code)} — ${r.message || ''}` });
+    out.push({ kind: 'refusal', group: `${r.console}|${r.code}`, text: `Refused at table ${r.table ?? '?'} (${r.console} #${r.seq}): ${words(r.code)} — ${r.message || ''}` });
   }
   return out;
 }
@@ -133,8 +205,32 @@ export function mountTd(client, root, alertsRoot) {
     status.dataset.state = ok ? 'ok' : 'error';
   };
   let pending = null; // the op last sent, until the hub answers it
+  let sentFrom = null; // the form it was sent from: emptied once the hub took it
+  let standings = null; // the live standings: who sits where (the confirmation names the team)
+  let penalties = []; // the desk's penalties (a withdrawal's confirmation repeats the penalty)
+  client.subscribe('standings', (s) => { standings = s; });
+  // The last look: the ruling in words, sent only on "Yes, send".
+  const ask = el('span', { class: 'td-ask-text', dataset: { testid: 'td-ask-text' } });
+  const yes = el('button', { class: 'primary', type: 'button', dataset: { testid: 'td-ask-yes' } }, 'Yes, send');
+  const no = el('button', { type: 'button', dataset: { testid: 'td-ask-no' } }, 'Cancel');
+  const asking = el('div', { class: 'td-ask', hidden: true, dataset: { testid: 'td-ask' } }, ask, yes, no);
+  let waiting = null; // [op, command, form] to send on "Yes"
+  const dismiss = () => { waiting = null; asking.hidden = true; };
+  no.addEventListener('click', () => { dismiss(); say('Not sent.', false); });
+  yes.addEventListener('click', () => {
+    if (!waiting) return;
+    const [op, command, form] = waiting;
+    dismiss();
+    if (!client.send(command)) {
+      say('Not sent: the link to the hub is down.', false);
+      return;
+    }
+    pending = op;
+    sentFrom = form;
+    say(`${RULINGS[op].label}: sent…`, true);
+  });
 
-  function rule(op, values) {
+  function rule(op, values, form = null) {
     const command = rulingOp(op, values, by.value);
     const problem = rulingProblem(op, command);
     if (problem) {
@@ -142,12 +238,11 @@ export function mountTd(client, root, alertsRoot) {
       if (!command.by) by.focus();
       return false;
     }
-    if (!client.send(command)) {
-      say('Not sent: the link to the hub is down.', false);
-      return false;
-    }
-    pending = op;
-    say(`${RULINGS[op].label}: sent…`, true);
+    waiting = [op, command, form];
+    ask.textContent = rulingText(op, command, (t, s) => teamIn(standings, t, s), (n) => penalties.find((p) => p.id === n));
+    asking.hidden = false;
+    say('', true);
+    yes.focus();
     return true;
   }
 
@@ -160,28 +255,44 @@ export function mountTd(client, root, alertsRoot) {
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
       const values = Object.fromEntries([...inputs, reason].map((i) => [i.name, i.value]));
-      if (rule(op, values)) reason.value = '';
+      rule(op, values, form);
     });
     return form;
   });
+  const formOf = Object.fromEntries(forms.map((f, i) => [Object.keys(RULINGS)[i], f]));
   root.replaceChildren(
     el('h2', {}, 'Tournament director'),
     el('div', { class: 'td-head' }, el('label', {}, 'Official ', by), el('label', { class: 'td-sound' }, sound, ' beep on alerts')),
-    el('div', { class: 'td-forms' }, ...forms), status);
+    el('div', { class: 'td-forms' }, ...forms), asking, status);
 
-  // Alerts: every dispute or refusal that arrives after the panel opened, until acknowledged.
+  // Alerts: every dispute or refusal that arrives after the panel opened, until acknowledged;
+  // refusals of one console for one cause are one row with a count (a console refused 3,000
+  // times is one alert to acknowledge, not 3,000).
   const seen = new Set();
+  const groups = new Map(); // refusal group -> {item, text, count}
   let primed = false;
   client.subscribe('ops', (ops) => {
+    penalties = ops.penalties || [];
     const fresh = newArrivals(seen, ops);
     if (!primed) {
       primed = true; // what was there when the panel opened is on the desk already
       return;
     }
     for (const a of fresh) {
+      const group = a.group ? groups.get(a.group) : null;
+      if (group) {
+        group.count += 1;
+        group.text.textContent = a.text;
+        group.count_el.textContent = `×${group.count}`;
+        alertsRoot.prepend(group.item);
+        continue;
+      }
+      const text = el('span', {}, a.text);
+      const count = el('span', { class: 'td-count', dataset: { testid: 'td-alert-count' } }, '×1');
       const item = el('div', { class: `td-alert ${a.kind}`, dataset: { testid: 'td-alert', kind: a.kind } },
-        el('span', {}, a.text),
-        el('button', { dataset: { testid: 'td-ack' }, onclick: () => item.remove() }, 'Acknowledge'));
+        ...(a.group ? [count] : []), text,
+        el('button', { dataset: { testid: 'td-ack' }, onclick: () => { item.remove(); if (a.group) groups.delete(a.group); } }, 'Acknowledge'));
+      if (a.group) groups.set(a.group, { item, text, count_el: count, count: 1 });
       alertsRoot.prepend(item);
     }
     if (fresh.length && sound.checked) beep();
@@ -189,11 +300,21 @@ export function mountTd(client, root, alertsRoot) {
 
   return {
     rule,
+    /** Fill the withdraw form with penalty `id` and ask for the reason. */
+    withdraw(id) {
+      const form = formOf.withdraw;
+      form.querySelector('input[name="penalty"]').value = String(id);
+      form.querySelector('input[name="reason"]').focus();
+    },
     reply(frame) {
       if (!frame.op || !(frame.op in RULINGS) || frame.op !== pending) return false;
       pending = null;
-      if (frame.type === 'ok') say(`${RULINGS[frame.op].label}: done${frame.queued ? ' (queued)' : ''}.`, true);
-      else say(`${RULINGS[frame.op].label} refused — ${words(frame.code)}: ${frame.message || ''}`, false);
+      const form = sentFrom;
+      sentFrom = null;
+      if (frame.type === 'ok') {
+        say(`${RULINGS[frame.op].label}: done${frame.queued ? ' (queued)' : ''}.`, true);
+        if (form) for (const input of form.querySelectorAll('input')) input.value = ''; // no ruling repeats itself
+      } else say(`${RULINGS[frame.op].label} refused — ${words(frame.code)}: ${frame.message || ''}`, false);
       return true;
     },
   };
