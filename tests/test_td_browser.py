@@ -184,11 +184,16 @@ def test_a_roster_fix_from_the_panel_shows_on_the_leaderboard(
         context.close()
 
 
-def test_a_penalty_is_confirmed_in_words_cleared_and_withdrawn(page: Page, hub: HubThread) -> None:
+def test_a_penalty_is_confirmed_in_words_cleared_and_withdrawn(
+    page: Page, browser: Browser, hub: HubThread
+) -> None:
     """Issue #30 item 7 after a played session: the ruling is repeated before it goes (table,
     seat and team, by whom), the form is empty once the hub took it (no second ruling repeats
     500 chips), a negative amount is refused naming the field the page shows, and the penalty's
-    Withdraw button takes it back: the scores return to what they were."""
+    Withdraw button takes it back: the scores return to what they were. The seat ranking
+    overlay marks the penalised player's row while the penalty counts."""
+    seat_page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    open_overlay(seat_page, hub.url, "seat.html?seat=2&slot=0")
     open_panel(page, hub)
     page.locator('[data-testid="td-by"]').fill("TD Ana Ruiz")
     status = page.locator('[data-testid="td-status"]')
@@ -215,6 +220,12 @@ def test_a_penalty_is_confirmed_in_words_cleared_and_withdrawn(page: Page, hub: 
     penalty = hub.ops()["penalties"][-1]
     assert (penalty["table"], penalty["seat"], penalty["chips"]) == (table, seat, 500)
     assert hub.rest("/api/standings", OPERATOR) != before
+    marked = seat_page.locator(f'[data-testid="seat-row"][data-table="{table}"]')
+    mark = marked.locator('[data-testid="seat-penalty"]')
+    expect(mark).to_have_text("penalty \u2212500", timeout=FAST)  # the public board shows it
+    expect(marked).to_have_attribute("data-penalty", "true")
+    expect(seat_page.locator('[data-penalty="true"]')).to_have_count(1)
+    seat_page.screenshot(path=str(SHOTS / "hub-seat-penalty.png"))
     # withdraw it from its row in the corrections box
     number = penalty["id"]
     button = page.locator(f'[data-testid="withdraw-penalty"][data-penalty="{number}"]')
@@ -239,3 +250,6 @@ def test_a_penalty_is_confirmed_in_words_cleared_and_withdrawn(page: Page, hub: 
     after = hub.rest("/api/standings", OPERATOR)
     pick = lambda s: s["running"]["teams"]  # noqa: E731
     assert pick(after) == pick(before)
+    expect(mark).to_be_hidden(timeout=FAST)
+    expect(seat_page.locator('[data-penalty="true"]')).to_have_count(0)
+    seat_page.close()

@@ -1,5 +1,7 @@
 // One seat position across every table: the players who got the same cards, ranked by
-// chip-score. Team names and colours come from the standings payload.
+// chip-score. Team names and colours come from the standings payload; a tournament director's
+// penalty (a row's `penalty` in the seat topic, already in its chips and points) is marked
+// beside the player, as the leaderboard marks a team's.
 import { mountOverlay } from './duplicast.js';
 import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle, unscored } from './ui.js';
 import { chipsWord, markGame, piecesWord } from './piecepack.js';
@@ -27,7 +29,7 @@ function rowFor(r, team, column, open) {
       el('span', { class: 'rank num', dataset: { testid: 'seat-rank' } }),
       el('span', { class: 'chip', dataset: { testid: 'team-code' } }),
       el('span', { class: 'who' }, el('span', { class: 'player', dataset: { testid: 'player' } }),
-        el('span', { class: 'tname' })),
+        el('span', { class: 'tname' }), el('span', { class: 'penalty', hidden: true, dataset: { testid: 'seat-penalty' } })),
       el('span', { class: 'table-no num' }),
       el('span', { class: 'chips num', dataset: { testid: 'seat-chips' } }),
       el('span', { class: 'points num', dataset: { testid: 'seat-points' } }));
@@ -44,6 +46,14 @@ function rowFor(r, team, column, open) {
   setText(chips, fmtSigned(r.chips));
   chips.className = `chips num ${signClass(r.chips)}`;
   setText(row.querySelector('.points'), open ? '\u2013' : column === 'points' ? fmtPoints(r.points) : fmtSigned(r[column]));
+  const pen = r.penalty || {};
+  const parts = [];
+  if (pen.points) parts.push(`\u2212${fmtPoints(pen.points)} ${column === 'imps' ? 'IMP' : 'pt'}`);
+  if (pen.chips) parts.push(`\u2212${pen.chips.toLocaleString('en-US')}`);
+  const penalty = row.querySelector('.penalty');
+  penalty.textContent = parts.length ? `penalty ${parts.join(' \u00b7 ')}` : '';
+  penalty.hidden = parts.length === 0;
+  row.dataset.penalty = String(parts.length > 0);
   return row;
 }
 
