@@ -424,6 +424,9 @@ def test_a_dispute_shows_at_once_and_is_confirmed(hub: ConsoleHub, opened: Opene
     shot(page, "dispute")
     tid(page, "confirm-pick").click()
     fits(page)
+    # the hub's winners are kept only by a named official (issue #30 item 7)
+    expect(tid(page, "confirm-hub")).to_be_disabled()
+    tid(page, "confirm-by").fill("TD Ana Ruiz")
     tid(page, "confirm-hub").click()
     settled(page)
     expect(tid(page, "dispute")).to_be_hidden(timeout=TAP_TIMEOUT)
@@ -436,6 +439,8 @@ def test_a_dispute_shows_at_once_and_is_confirmed(hub: ConsoleHub, opened: Opene
     expect(tid(page, "deal")).to_contain_text("complete")
     kinds = [x["type"] for x in accepted(hub.journal())]
     assert kinds[-4:] == ["win", "confirm", "reopen", "win"]
+    confirm = [x for x in hub.journal() if x.get("type") == "confirm"][-1]
+    assert confirm["by"] == "TD Ana Ruiz" and "seats" not in confirm
 
 
 @pytest.mark.parametrize("size", [LANDSCAPE, PORTRAIT], ids=["landscape", "portrait"])

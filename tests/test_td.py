@@ -87,6 +87,16 @@ def test_a_console_confirm_needs_no_official_and_names_its_console() -> None:
     assert entry["reason"] == "the floor agreed" and "by" not in entry
 
 
+def test_a_console_confirm_that_names_its_official_logs_it() -> None:
+    """Issue #30 item 7: the console page's dispute confirm carries the official (`by`)."""
+    engine = engine_with()
+    c = disputed(engine)
+    c.ok("confirm", deal=1, by="TD Ana Ruiz")
+    entry = engine.state.corrections[-1]
+    assert (entry["type"], entry["console"], entry["by"]) == ("confirm", "table1", "TD Ana Ruiz")
+    assert rebuilt_from_journal(engine).state.corrections == engine.state.corrections
+
+
 def test_consoles_undo_and_reopen_say_who_and_why() -> None:
     engine = engine_with()
     c = Console(engine, 1)

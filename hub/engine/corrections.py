@@ -234,6 +234,8 @@ def log_correction(
         entry["by"], entry["reason"] = event.by, event.note
     elif event is not None:
         entry["console"] = event.console
+        if event.by:  # a console's confirm of a dispute names the official who ruled
+            entry["by"] = event.by
         if event.note:
             entry["reason"] = event.note
         if kind in DEALER_ERRORS:

@@ -114,6 +114,8 @@ function pick(ui, act, seat) {
 }
 
 /** A large pad button; `testid` names it for tests and screenshots. */
+const BY_KEY = 'duplicast.console.by'; // sessionStorage: the official who rules a dispute
+
 function button(testid, label, onclick, { cls = '', disabled = false } = {}) {
   return el('button', { class: `big ${cls}`, dataset: { testid }, disabled: disabled || null, onclick }, label);
 }
@@ -248,12 +250,24 @@ function winnersPad(s, ui, act) {
   const list = seats.length ? seats.map((x) => `seat ${x}`).join(', ') : 'no seat chosen';
   const cancel = button('cancel', 'Back', () => act.set({ mode: 'play', picked: new Set() }));
   if (ui.mode === 'confirm') {
+    // A dispute is ruled by an official, named as the operator's confirm names one (`by`,
+    // issue #30 item 7): both buttons wait for the name, kept for the browser session.
+    const by = () => String(ui.by ?? sessionStorage.getItem(BY_KEY) ?? '').trim();
+    const pickBtn = button('confirm-seats', `Confirm winners: ${list}`, () => by() && act.submit({ type: 'confirm', deal: s.deal, seats, by: by() }), { cls: 'primary', disabled: !seats.length || !by() });
+    const hubBtn = button('confirm-hub', 'Keep the hub’s winners', () => by() && act.submit({ type: 'confirm', deal: s.deal, by: by() }), { disabled: !by() });
+    const name = el('input', { class: 'by', name: 'by', maxlength: 64, placeholder: 'official’s name (required)', autocomplete: 'name', dataset: { testid: 'confirm-by' } });
+    name.value = by();
+    name.addEventListener('input', () => {
+      ui.by = name.value; // (no render: the field keeps its focus)
+      sessionStorage.setItem(BY_KEY, name.value.trim());
+      pickBtn.disabled = !seats.length || !by();
+      hubBtn.disabled = !by();
+    });
     return el('div', { class: 'padbody' },
       el('p', { class: 'who' }, `Deal ${s.deal}: tap the winners the official rules, or keep the hub’s.`),
       seatPicker(s, ui, act, (x) => !x.folded),
-      el('div', { class: 'row' },
-        button('confirm-seats', `Confirm winners: ${list}`, () => act.submit({ type: 'confirm', deal: s.deal, seats }), { cls: 'primary', disabled: !seats.length }),
-        button('confirm-hub', 'Keep the hub’s winners', () => act.submit({ type: 'confirm', deal: s.deal }))),
+      el('label', { class: 'row' }, 'Ruled by ', name),
+      el('div', { class: 'row' }, pickBtn, hubBtn),
       cancel);
   }
   return el('div', { class: 'padbody' },
