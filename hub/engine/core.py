@@ -31,6 +31,7 @@ from hub.domain.numbers import refuse_bad_numbers
 from hub.domain.scoring import Scoreboard
 from hub.engine import engine_snapshot, reactions
 from hub.engine.admission import Admission, Duplicate, Refused
+from hub.engine.bounds import check_command
 from hub.engine.changes import EngineEvent, Rejected
 from hub.engine.cues import CueList
 from hub.engine.desk import ONAIR_SLOTS, OPERATOR_EVENTS, Desk, default_onair
@@ -213,6 +214,7 @@ class Engine:
         self.desk.now = now
         try:
             refuse_bad_numbers(command)  # NaN, infinities, huge ints: whatever the transport
+            check_command(command)  # bytes, texts, lists; no control or bidi characters
             record: dict[str, Any] | None
             if command.get("op") == "roster":
                 state = self.state

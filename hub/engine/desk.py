@@ -17,6 +17,7 @@ from typing import Any
 from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.errors import Rejection
+from hub.engine.bounds import check_slot_size
 from hub.engine.changes import (
     ClockChanged,
     CuesChanged,
@@ -84,6 +85,8 @@ class Desk:
         if op == "onair":
             slot = check_slot(command.get("slot"))
             value = check_value(self.config, command.get("value"))
+            merged = {**self.onair["slots"].get(slot, {}), **value}
+            check_slot_size(slot, {k: v for k, v in merged.items() if v is not None})
             return {"kind": "control", "op": "onair", "slot": slot, "value": value, "at": now}
         if op == "undo_take":
             if not self.takes:

@@ -98,7 +98,7 @@ class Roster:
             record["team_name"] = team_name
         colour = command.get("colour")
         if colour is not None:
-            if not isinstance(colour, str) or not COLOUR.match(colour):
+            if not isinstance(colour, str) or not COLOUR.fullmatch(colour):  # ("#75AADB\n": no)
                 raise Rejection("bad_request", f"roster 'colour' is like #75AADB, not {colour!r}")
             record["colour"] = colour.upper()
         if not (name or team_name or colour):

@@ -29,18 +29,20 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 
+from hub.engine.bounds import MAX_COMMAND_BYTES
 from hub.metrics import CONTENT_TYPE, Metrics
 from hub.serve.asgisink import AsgiSink
 from hub.serve.auth import OPERATOR, Auth, Role
 from hub.serve.fanout import Fanout
 from hub.serve.feedsocket import protocol as feedsocket_protocol
+from hub.serve.headers import SecurityHeaders
 from hub.serve.httpguard import REQUEST_TIMEOUT, PendingRequests, guarded_http
 from hub.serve.origins import OriginPolicy
 from hub.serve.phh_service import PhhExport, RateLimit
 from hub.serve.proxies import TrustedProxies
 from hub.serve.rulings import RULINGS, ruling_command
-from hub.serve.service import FeedService
-from hub.wire.codec import CodecError, from_json, pack, to_json
+from hub.serve.service import FeedService, token_spelling
+from hub.wire.codec import CodecError, from_json_strict, pack, to_json
 from hub.wire.standings_select import select_standings
 from hub.wire.topics import FAMILIES, Family
 
@@ -81,6 +83,23 @@ SELECT = ("scope", "stage", "session", "group")  # the standings' REST query par
 RETRY_AFTER = 2
 """Seconds a REST client is told to wait (``Retry-After``) when this process holds no current
 state of a topic: a standby ingest takes over within its lease's time to live (5 s)."""
+
+
+async def read_capped(request: Request, cap: int) -> bytes | None:
+    """The request's body, or None once it is known to exceed ``cap`` bytes: by its
+    Content-Length before anything is read, else as it streams in (at most ``cap`` + one
+    chunk is ever held; a 200 MB body with a valid token was read whole before)."""
+    length = request.headers.get("content-length", "")
+    if length.strip().isdigit() and int(length) > cap:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _json(body: Any, status: int = 200) -> Response:
@@ -153,6 +172,8 @@ class _Endpoints:
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer":
+            if token_spelling(request.query_params) is not None:  # ?TOKEN=: one spelling
+                return None
             token = request.query_params.get("token", "")
         return self.auth.role_for(token.strip() or None)
 
@@ -220,14 +241,26 @@ class _Endpoints:
 
     async def _command(self, request: Request, op: str, shape: Any) -> Response:
         """An operator command over REST: the token, the body (``shape``: the command, or why
-        not), the ingest's answer (on an edge too)."""
+        not), the ingest's answer (on an edge too). A browser page of another origin is
+        refused as its websocket is (``hub.serve.origins``: one rule for both; a cross-origin
+        ``no-cors`` POST with a known token was applied before)."""
+        origin = request.headers.get("origin")
+        peer = request.client.host if request.client else None
+        address, host = self.service.proxies.identify(peer, request.headers)
+        if not self.service.origin_allowed(origin, host, address):
+            message = f"origin {origin} not allowed"
+            return _json({"error": "forbidden_origin", "message": message}, 403)
         role = self._role(request)
         if role is None:
             return _json({"error": "unauthorized", "message": "unknown token"}, 401)
         if role != OPERATOR:
             return _json({"error": "forbidden", "message": f"{op} needs the operator role"}, 403)
+        data = await read_capped(request, MAX_COMMAND_BYTES)
+        if data is None:  # refused before it was read: the bound of a command, in bytes
+            message = f"an operator command is at most {MAX_COMMAND_BYTES} bytes"
+            return _json({"error": "too_large", "message": message}, 413)
         try:
-            body = from_json(await request.body())
+            body = from_json_strict(data)  # (a key given twice is refused)
         except CodecError as exc:
             return _json({"error": "bad_request", "message": str(exc)}, 400)
         command, why = shape(body)
@@ -345,7 +378,8 @@ def create_app(
         Route("/", ep.root),
     ]
     if overlays_dir is not None:
-        routes.append(Mount("/overlays", StaticFiles(directory=overlays_dir, html=True)))
+        pages = SecurityHeaders(StaticFiles(directory=overlays_dir, html=True))  # CSP, no Referer
+        routes.append(Mount("/overlays", pages))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

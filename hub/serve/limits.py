@@ -22,6 +22,7 @@ class Limits:
     congestion: str = "reno"  # TCP congestion control per client socket ("": the system's)
     max_topics: int = 64  # topics one connection may subscribe to
     max_per_address: int = 256  # connections from one client address (a venue's OBS machines)
+    max_per_console: int = 4  # sockets of one console token (a tablet, a spare, reconnects)
     max_overflows: int = 3  # overflows within overflow_window: closed
     overflow_window: float = 10.0
     poll: float = 0.02  # how often a backed-up client's socket is checked

@@ -1,4 +1,5 @@
-"""Which browser pages may open ``/ws``: the ``Origin`` check of the websocket handshake.
+"""Which browser pages may open ``/ws`` or send an operator command over REST (``POST
+/api/onair|confirm|void|penalty|withdraw|roster``): the ``Origin`` check, one rule for both.
 
 A page's ``Origin`` must be allowed (``$DUPLICAST_ALLOWED_ORIGINS``, else the request's own
 host); clients that send none (OBS, non-browser clients) are let through."""

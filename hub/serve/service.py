@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,7 +31,7 @@ from hub.serve.origins import OriginPolicy
 from hub.serve.proxies import TrustedProxies
 from hub.serve.rulings import RULINGS, ruling_command
 from hub.serve.session import Session, error
-from hub.wire.codec import CodecError, from_json, unpack
+from hub.wire.codec import CodecError, from_json_strict, unpack_strict
 from hub.wire.frames import FORMATS
 from hub.wire.topics import PROGRAM, TopicSpace, kind
 
@@ -69,6 +70,7 @@ class FeedService:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.consoles = getattr(source, "consoles", None)  # the web consoles' relay
         self.fanout.console_left = self._console_left
+        self._console_sockets: Counter[str] = Counter()  # console -> its sockets here
 
     @property
     def topics(self) -> TopicSpace:
@@ -97,8 +99,10 @@ class FeedService:
         operator."""
         fmt = query.get("format", "json")
         role = self.auth.grant(query.get("token"))
-        problem = None
-        if role is None:
+        problem = token_spelling(query)
+        if problem is not None:
+            pass
+        elif role is None:
             problem = error("unauthorized", "unknown token")
         elif fmt not in FORMATS:
             problem = error("bad_request", f"format must be one of {', '.join(FORMATS)}")
@@ -107,6 +111,15 @@ class FeedService:
         if problem is None and role == PUBLIC and not self.fanout.may_connect(address):
             limit = self.fanout.limits.max_per_address
             problem = error("too_many_connections", f"more than {limit} connections from {address}")
+        if problem is None and isinstance(role, ConsoleSeat):
+            limit = self.fanout.limits.max_per_console
+            if self._console_sockets[role.console] >= limit:
+                # (one console token opened 1,500 sockets: a tablet needs one, a spare a few)
+                problem = error(
+                    "too_many_connections",
+                    f"console {role.console} already has {limit} connections here: close "
+                    "another tablet's page (or wait for a dropped one to time out)",
+                )
         if problem is not None:
             self.refused(problem["code"], address)
         return role, fmt, problem
@@ -166,6 +179,7 @@ class FeedService:
         if isinstance(role, ConsoleSeat):
             client = self.fanout.add(sink, role.role, audience_for(role.role), fmt, None)
             client.console = role
+            self._console_sockets[role.console] += 1
             if self.consoles is not None:
                 self.consoles.attach(client, role.console, role.table)
             return client
@@ -173,6 +187,10 @@ class FeedService:
         return self.fanout.add(sink, role, self.audience(role, query), fmt, counted)
 
     def _console_left(self, client: Client) -> None:
+        name = client.console.console
+        self._console_sockets[name] -= 1
+        if self._console_sockets[name] <= 0:
+            del self._console_sockets[name]
         if self.consoles is not None:
             self.consoles.detach(client, client.console.console)
 
@@ -191,7 +209,8 @@ class FeedService:
     def parse(self, data: bytes | str, text: bool) -> tuple[dict[str, Any] | None, Any]:
         """``(request, error)``: a well-formed request, or the error to answer."""
         try:
-            request = from_json(data) if text else unpack(bytes(data))  # type: ignore[arg-type]
+            # (a key given twice is refused: what counts is what every reader sees)
+            request = from_json_strict(data) if text else unpack_strict(bytes(data))  # type: ignore[arg-type]
         except CodecError as exc:
             return None, error("bad_request", str(exc))
         if not isinstance(request, dict) or not isinstance(request.get("op"), str):
@@ -339,6 +358,17 @@ class FeedService:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+def token_spelling(query: Mapping[str, str]) -> dict[str, Any] | None:
+    """The refusal of a query that spells ``token`` otherwise (``TOKEN=``, ``Token=``): nginx
+    reads query arguments without regard to case (deploy/nginx.conf exempts a request with a
+    ``token`` from its per-address cap), so ``?TOKEN=x`` escaped the cap while the hub read no
+    token and served it as public. One spelling, everywhere: ``token``."""
+    for key in query:
+        if key != "token" and key.lower() == "token":
+            return error("bad_request", f"the token is given as 'token=', not {key!r}")
+    return None
 
 
 _ANY = TopicSpace(tables=(), seats=0, deals=0)  # no tournament known: outputs of any name

@@ -22,11 +22,13 @@ __all__ = [
     "CodecError",
     "TooLarge",
     "from_json",
+    "from_json_strict",
     "pack",
     "to_json",
     "unpack",
     "unpack_event",
     "unpack_map",
+    "unpack_strict",
 ]
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -147,3 +149,53 @@ def from_json(data: bytes | bytearray | str) -> Any:
         raise
     except Exception as exc:  # JSONDecodeError, UnicodeDecodeError, RecursionError, ...
         raise CodecError(f"malformed JSON: {type(exc).__name__}: {exc}") from exc
+
+
+def _unique_keys(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    """An object whose keys are each given once: ``{"chips": 5, "chips": 10**15}`` is refused
+    (plain decoders keep the last, so what a proxy or a log shows differs from what counts)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[Any] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise CodecError(f"the key {twice!r} is given twice in one object")
+    return out
+
+
+def from_json_strict(data: bytes | bytearray | str, max_bytes: int = MAX_MESSAGE_BYTES) -> Any:
+    """`from_json` for what a client sends to act (operator commands, REST bodies): at most
+    ``max_bytes``, and no object with a key given twice."""
+    if not isinstance(data, bytes | bytearray | str):
+        raise CodecError(f"JSON input must be bytes or str, not {type(data).__name__}")
+    if len(data) > max_bytes:
+        raise TooLarge(f"message of {len(data)} bytes exceeds {max_bytes}")
+    try:
+        text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+    except CodecError:
+        raise
+    except Exception as exc:  # JSONDecodeError, UnicodeDecodeError, RecursionError, ...
+        raise CodecError(f"malformed JSON: {type(exc).__name__}: {exc}") from exc
+
+
+def unpack_strict(data: bytes | bytearray | memoryview) -> Any:
+    """`unpack`, refusing a map with a key given twice (as `from_json_strict`)."""
+    if not isinstance(data, _BINARY):
+        raise CodecError(f"msgpack input must be bytes, not {type(data).__name__}")
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise TooLarge(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
+    try:
+        return msgpack.unpackb(
+            data,
+            raw=False,
+            strict_map_key=False,
+            use_list=True,
+            ext_hook=_reject_ext,
+            object_pairs_hook=_unique_keys,
+        )
+    except CodecError:
+        raise
+    except msgpack.ExtraData as exc:
+        raise CodecError("trailing bytes after the msgpack object") from exc
+    except Exception as exc:  # ValueError, TypeError (unhashable key), RecursionError, ...
+        raise CodecError(f"malformed msgpack: {type(exc).__name__}: {exc}") from exc
