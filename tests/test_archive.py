@@ -2,10 +2,10 @@
 
 A live hub is played with the sample sessions of every game, with faults a real event has:
 refused events (which use up their console's seq), resends, gaps, dealer errors (``undo``) and
-the operator's commands (void, penalty, confirm, on-air). Its journal, exported as
-`duplicast export --events` writes it, replays offline to the very standings the live hub
-shows; a rebuild from the journal alone knows every refusal's answer; and a replay that refuses
-an event the live hub accepted exits non-zero.
+the operator's commands (void, penalty, a penalty withdrawn, confirm, on-air). Its journal,
+exported as `duplicast export --events` writes it, replays offline to the very standings the
+live hub shows; a rebuild from the journal alone knows every refusal's answer; and a replay
+that refuses an event the live hub accepted exits non-zero.
 """
 
 from __future__ import annotations
@@ -135,7 +135,9 @@ def operator_command(
     config: TournamentConfig, table: int, deal: int, rng: random.Random
 ) -> dict[str, Any]:
     official = {"by": "Chief TD", "reason": "ruling"}
-    choice = rng.randrange(5)
+    choice = rng.randrange(6)
+    if choice == 5:  # a penalty withdrawn (issue #30 item 7; refused when there is none yet)
+        return {"op": "withdraw", "penalty": rng.randint(1, 3), **official}
     if choice == 0:
         return {"op": "void", "table": table, "deal": deal, **official}
     if choice == 1:
