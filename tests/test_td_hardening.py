@@ -165,6 +165,7 @@ async def test_operator_bodies_are_bounded_before_they_are_read(venue: Venue) ->
         assert len(onair) < 2 * MAX_SLOT_BYTES * 5, len(onair)
     snapshot = pack(venue.source.engine.snapshot())
     assert len(snapshot) < 1 << 20, len(snapshot)
+    print(f"after 60 growing on-air changes: onair {len(onair)} B, snapshot {len(snapshot)} B")
     assert MAX_COMMAND_BYTES < 64 << 10  # (the websocket's frame bound is 64 KiB)
 
 
