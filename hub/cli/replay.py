@@ -8,8 +8,8 @@ object is refused as ``bad_schema``, as the hub refuses a message it cannot deco
 
 A log exported from the journal (`duplicast export --events`) also holds the operator's
 commands: events of the ``operator`` console (``confirm``, ``void``, ``penalty``) and
-``{"op": ...}`` lines (``onair``, ``clock``, ``roster``) go through `Engine.control`, as they
-did live.
+``{"op": ...}`` lines (``onair``, ``clock``, ``roster``, ``withdraw``) go through
+`Engine.control`, as they did live.
 
 An export also holds each refusal that used up a console's seq (a ``{"refused": ...}`` line):
 the replay marks that seq answered, as the hub did, and goes on. Its first line
