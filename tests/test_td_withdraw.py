@@ -180,3 +180,29 @@ def test_a_negative_amount_is_refused_naming_the_field_the_page_shows() -> None:
     out = operator(engine, "penalty", seat=0, chips=5, reason="r", by="TD")
     assert out.message == "'seat' must be a whole number, 1 or more"
     assert engine.state.penalties == []
+
+
+async def test_an_event_with_stages_restores_its_withdrawals_from_a_snapshot() -> None:
+    """The staged sample event played with faults and operator commands (penalties, some
+    withdrawn, each in the session its table played): a snapshot restores both audiences'
+    standings exactly."""
+    import random
+
+    from hub.bus.memory import MemoryBus
+    from tests.test_archive import faulty_session, load_game, play_live
+
+    config, decks, events = load_game("holdem-stages")
+    faults = faulty_session(config, events, random.Random("holdem-stages:1"))
+    bus = MemoryBus()
+    await bus.connect()
+    live = await play_live(bus, config, decks, faults)
+    try:
+        penalties = live.engine.state.penalties
+        assert any("withdrawn" in p for p in penalties) and all("session" in p for p in penalties)
+        restored = Engine(config, decks)
+        restored.restore_snapshot(live.engine.snapshot())
+        assert restored.standings_json() == live.engine.standings_json()
+        assert standings(restored, "public") == standings(live.engine, "public")
+    finally:
+        await live.stop()
+        await bus.close()
