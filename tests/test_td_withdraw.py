@@ -6,15 +6,18 @@ boards, after a journal replay, a snapshot restore and `export --events` + `repl
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hub.bus.memory import MemoryBus
 from hub.cli.replay import replay
 from hub.domain.scoring import full_recompute
 from hub.engine.core import Engine
 from hub.files.eventlog import log_line
+from tests.test_archive import faulty_session, load_game, play_live
 from tests.test_corrections import JOURNAL, Console, engine_with, operator, rebuilt_from_journal
 
 
@@ -186,11 +189,6 @@ async def test_an_event_with_stages_restores_its_withdrawals_from_a_snapshot() -
     """The staged sample event played with faults and operator commands (penalties, some
     withdrawn, each in the session its table played): a snapshot restores both audiences'
     standings exactly."""
-    import random
-
-    from hub.bus.memory import MemoryBus
-    from tests.test_archive import faulty_session, load_game, play_live
-
     config, decks, events = load_game("holdem-stages")
     faults = faulty_session(config, events, random.Random("holdem-stages:1"))
     bus = MemoryBus()
