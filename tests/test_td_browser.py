@@ -201,6 +201,7 @@ def test_a_penalty_is_confirmed_in_words_cleared_and_withdrawn(
     table, seat = 3, 2
     team = hub.rest(f"/api/tables/{table}", OPERATOR)["seats"][seat - 1]["team"]
     before = hub.rest("/api/standings", OPERATOR)
+    given = len(hub.ops()["penalties"])  # (the module's hub: an earlier test gave one)
     rule(page, "penalty", False, table=table, seat=seat, chips=-500, reason="slow play")
     expect(status).to_have_text("Chips must be a whole number, 0 or more.")
     expect(page.locator('[data-testid="td-ask"]')).to_be_hidden()
@@ -210,8 +211,7 @@ def test_a_penalty_is_confirmed_in_words_cleared_and_withdrawn(
     page.locator('[data-testid="td-ask-no"]').click()  # cancelled: nothing sent
     expect(status).to_have_text("Not sent.")
     page.wait_for_timeout(300)
-    penalties = hub.ops()["penalties"]
-    assert not [p for p in penalties if p["reason"] == "slow play"]
+    assert len(hub.ops()["penalties"]) == given
     form.locator('[data-testid="td-penalty-send"]').click()  # the values are still there
     page.locator('[data-testid="td-ask-yes"]').click()
     expect(status).to_have_text("Penalty: done.", timeout=FAST)
