@@ -32,7 +32,7 @@ from hub.engine.bounds import MAX_COMMAND_BYTES, MAX_SLOT_BYTES
 from hub.roles.embedded import IngestSource
 from hub.serve.auth import Auth, ConsoleSeat
 from hub.serve.headers import CSP
-from hub.wire.codec import pack
+from hub.wire.codec import CodecError, TooLarge, from_json_strict, pack, unpack, unpack_strict
 from tests.hubharness import (
     COMMENTATOR,
     OPERATOR,
@@ -199,6 +199,18 @@ async def test_operator_text_is_plain_and_every_key_is_given_once(venue: Venue) 
         answer = json.loads(await asyncio.wait_for(ws.recv(), 5))
         assert (answer["type"], answer["code"]) == ("error", "bad_request"), answer
     assert (venue.ops()["penalties"], venue.ops()["corrections"]) == before
+
+
+def test_the_strict_decoders_refuse_a_key_given_twice() -> None:
+    twice = b"\x82\xa5chips\x0a\xa5chips\xcf\x00\x03\x8d\x7e\xa4\xc6\x80\x00"  # 10, 10**15
+    assert unpack(twice) == {"chips": 10**15}  # what the plain decoder counted
+    with pytest.raises(CodecError, match="given twice"):
+        unpack_strict(twice)
+    with pytest.raises(CodecError, match="given twice"):
+        from_json_strict('{"a": {"b": 1, "b": 2}}')  # nested objects too
+    assert from_json_strict('{"a": {"b": 1}, "b": 2}') == {"a": {"b": 1}, "b": 2}
+    with pytest.raises(TooLarge):
+        from_json_strict(b"{}" + b" " * 100, max_bytes=64)
 
 
 # ------------------------------------------------------------------ item 12: Origin
