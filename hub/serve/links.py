@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hub.wire.topics import DEFAULT_OUTPUT, program_outputs
+from hub.domain.config.broadcast import DEFAULT_OUTPUT
+from hub.wire.topics import program_outputs
 
 __all__ = [
     "COMMENTATOR_ENV",
