@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser import new_page, screenshot
-from tests.hubharness import OPERATOR
+from tests.hubharness import COMMENTATOR, OPERATOR
 from tests.test_overlays_hub import PRELOAD, HubThread
 
 pytestmark = pytest.mark.browser
@@ -245,4 +245,94 @@ def test_the_slot_rows_after_a_take_or_cut_from_the_mixer(browser: Browser, hub:
         time.sleep(0.1)
     assert onair(hub, "leaderboard")["view"] == "running"
     assert tid(desk, "op-error").inner_text() == ""
+    assert errors == []
+
+
+def boxes_overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    return not (
+        a["x"] + a["width"] <= b["x"]
+        or b["x"] + b["width"] <= a["x"]
+        or a["y"] + a["height"] <= b["y"]
+        or b["y"] + b["height"] <= a["y"]
+    )
+
+
+def test_the_program_hold_is_in_the_broadcast_look(browser: Browser, hub: HubThread) -> None:
+    """Issue #30 item 4: the program feed's hold ("Hand in progress · deal 7 · table 3") is set
+    in the overlays' typeface on their panel, on the scaled stage, inside title-safe."""
+    playing = [t for t in hub.ops()["tables"] if t["deal"] is not None and t["status"] != "idle"]
+    out, _ = released(hub)
+    table = next(t for t in playing if t["deal"] not in out)
+    errors: list[str] = []
+    page = new_page(browser, 1920, 1080, errors)
+    page.goto(f"{hub.url}/overlays/table.html?table={table['table']}&feed=program")
+    held = tid(page, "held")
+    expect(held).to_be_visible(timeout=SOON)
+    expect(held).to_contain_text(f"deal {table['deal']} · table {table['table']}")
+    look = held.evaluate(
+        """(n) => { const cs = getComputedStyle(n); return { font: cs.fontFamily,
+          weight: cs.fontWeight, stage: Boolean(n.closest('.stage')), size: cs.fontSize }; }"""
+    )
+    assert look["font"].startswith('"Barlow Condensed"'), look
+    assert look["stage"] and look["weight"] == "800" and look["size"] == "40px", look
+    box = held.bounding_box()
+    assert box is not None
+    assert box["x"] >= 192 and box["x"] + box["width"] <= 1728 and box["y"] + box["height"] <= 972
+    assert tid(page, "gfx").get_attribute("data-visible") == "false"
+    assert (
+        page.locator(".card").evaluate_all("(cs) => cs.filter((c) => c.checkVisibility()).length")
+        == 0
+    )
+    screenshot(page, "program-table-held", 600)
+    assert errors == []
+
+
+@pytest.fixture(scope="module")
+def played() -> Iterator[HubThread]:
+    """The whole session played with a program delay: every table idle after its last hand."""
+    h = HubThread("sdn")
+    h.config = dataclasses.replace(h.config, program_delay=DELAY)
+    h.start()
+    h.preload(len(h.events))
+    time.sleep(DELAY + 0.5)
+    yield h
+    h.stop()
+
+
+def test_the_program_live_table_keeps_its_cards_at_the_showdown(
+    browser: Browser, played: HubThread
+) -> None:
+    """Issue #30 item 4: the programme's live table source at the showdown keeps the board and
+    the hands shown on screen, with the showdown package beside them, none over another."""
+    errors: list[str] = []
+    page = new_page(browser, 1920, 1080, errors)
+    for table in (1, 2):
+        # the live table's last hand: the program feed shows the same once its delay passed
+        state = played.rest(f"/api/tables/{table}", COMMENTATOR)
+        package = state["showdown"]
+        assert package and package["board"] and package["cards"], package
+        page.goto(f"{played.url}/overlays/table.html?table={table}&feed=program")
+        expect(tid(page, "showdown")).to_be_visible(timeout=SOON)
+        expect(tid(page, "board")).to_be_visible()
+        board = tid(page, "board").locator(".card:not(.slot)")
+        expect(board).to_have_count(len(package["board"]))
+        for seat, hole in package["cards"].items():
+            cards = page.locator(
+                f'[data-testid="seat"][data-seat="{seat}"] [data-testid="hole"] .card'
+            )
+            expect(cards).to_have_count(len(hole))
+        sd = tid(page, "showdown").bounding_box()
+        bd = tid(page, "board").bounding_box()
+        assert sd is not None and bd is not None
+        assert not boxes_overlap(sd, bd) and bd["y"] + bd["height"] <= sd["y"]
+        for seat in tid(page, "seat").all():
+            sb = seat.bounding_box()
+            assert sb is not None
+            assert not boxes_overlap(sd, sb) and not boxes_overlap(bd, sb), seat.get_attribute(
+                "data-seat"
+            )
+        assert sd["x"] >= 192 and sd["x"] + sd["width"] <= 1728
+        font = tid(page, "showdown").evaluate("(n) => getComputedStyle(n).fontFamily")
+        assert font.startswith('"Barlow Condensed"'), font
+        screenshot(page, f"program-table-showdown-{table}", 800)
     assert errors == []
