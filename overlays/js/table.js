@@ -118,7 +118,8 @@ function render({ sel, states }) {
   const playing = live && !FINISHED.includes(statusOf(t.status)); // no chances on a finished hand
   // Between hands the last hand's showdown stays on the felt with its cards: the board as the
   // hand ended and the hands shown (the package's `board` and `cards`), the package beside them.
-  const sd = t.showdown && !t.showdown.mahjong ? t.showdown : null;
+  // The public table (a roster: its table plays on) draws the released deal's package alone.
+  const sd = live && t.showdown && !t.showdown.mahjong ? t.showdown : null;
   const shown = (sd && sd.cards) || {};
   const seats = sd ? t.seats.map((s) => (s.hole || !shown[s.seat] ? s : { ...s, hole: shown[s.seat] })) : t.seats;
   patch(seatsEl, seats.flatMap((s) => seatBox(s, t, n, live, playing)), seatKey);
@@ -128,19 +129,15 @@ function render({ sel, states }) {
     return s && s.code ? `${s.code} S${seat}` : `S${seat}`;
   };
   drawShowdown($('showdown'), t.showdown, who); // the last hand's, until the next one starts
-  if (!live && sd && sd.board) {
-    drawBoard(sd.board);
-    $('board').hidden = false;
-  }
   if (!live) {
     $('deal-label').textContent = t.released !== undefined
       ? `${t.released}${t.deals_total ? ` of ${t.deals_total}` : ''} deals released`
       : t.completed !== undefined ? `${t.completed} deals completed` : '';
     $('street').textContent = '';
-    if (!(sd && sd.board)) drawBoard(null);
+    drawBoard(null);
     $('pot').parentElement.hidden = true;
     $('to-act').textContent = '';
-    $('notice').textContent = sd ? '' : 'Hand in progress';
+    $('notice').textContent = 'Hand in progress';
     $('last-action').textContent = '';
     $('equity-note').textContent = '';
     return true;
