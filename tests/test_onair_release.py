@@ -321,6 +321,10 @@ def test_the_program_live_table_keeps_its_cards_at_the_showdown(
                 f'[data-testid="seat"][data-seat="{seat}"] [data-testid="hole"] .card'
             )
             expect(cards).to_have_count(len(hole))
+        page.wait_for_function(  # the package and the cards have settled (their entrances)
+            "() => document.getAnimations().every((a) => a.playState !== 'running')",
+            timeout=SOON,
+        )
         sd = tid(page, "showdown").bounding_box()
         bd = tid(page, "board").bounding_box()
         assert sd is not None and bd is not None
