@@ -420,6 +420,7 @@ OPS_KEYS = frozenset(
         "release",
         "cues",
         "undo_take",
+        "program",
     }
 )
 OPS_TABLE_KEYS = frozenset(
@@ -431,6 +432,7 @@ OPS_TABLE_KEYS = frozenset(
         "last_event_at",
         "last_seq",
         "deal",
+        "last_deal",
         "status",
         "completed",
         "rejections",
@@ -472,6 +474,7 @@ def ops_payload() -> dict[str, Any]:
                 "last_event_at": now - age if age is not None else None,
                 "last_seq": 100 + t if seen else 0,
                 "deal": (2 if t == 4 else 3) if seen else None,
+                "last_deal": 2 if seen else None,
                 "status": status,
                 "completed": 2 if seen else 0,
                 "rejections": 1 if t == 2 else 0,
@@ -524,6 +527,7 @@ def ops_payload() -> dict[str, Any]:
             "at": now - 30,
             "depth": 1,
         },
+        "program": {},
     }
 
 

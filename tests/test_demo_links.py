@@ -39,7 +39,10 @@ SHOWS = {
     "commentator.html": '[data-testid="com-seat"] [data-testid="com-hole"]',
     "operator.html": '[data-testid="console-row"] [data-testid="console-link"]',
     "clock.html": '[data-testid="clock-time"]',
+    "ticker.html": "",
 }
+PROGRAMME = ("leaderboard", "seat ranking", "split-screen", "live table", "ticker")
+CREW = ("commentator view", "split-screen (live)", "live table (live)", "operator panel")
 LIVE = """(sel) => {
   const gfx = document.querySelector('[data-testid="gfx"]');
   if (gfx && gfx.dataset.visible !== 'true') return false;
@@ -104,7 +107,8 @@ def printed_links(lines: list[str]) -> list[tuple[str, str]]:
 
 
 def open_page(browser: Browser, url: str) -> float:
-    """Seconds from opening `url` until it shows its live graphic."""
+    """Seconds from opening `url` until it shows its live graphic (a programme source, which
+    follows its on-air slot and shows nothing of a deal not released: until it is connected)."""
     page_name = httpx.URL(url).path.rsplit("/", 1)[-1]
     assert page_name in SHOWS, f"a printed page this test does not know: {url}"
     context = browser.new_context(viewport={"width": 1920, "height": 1080})
@@ -112,7 +116,13 @@ def open_page(browser: Browser, url: str) -> float:
         page = context.new_page()
         start = time.monotonic()
         page.goto(url)
-        page.wait_for_function(LIVE, arg=SHOWS[page_name], timeout=LIVE_WITHIN * 1000)
+        if "slot=1" in url:
+            page.wait_for_function(
+                "() => document.documentElement.dataset.link === 'open'",
+                timeout=LIVE_WITHIN * 1000,
+            )
+        else:
+            page.wait_for_function(LIVE, arg=SHOWS[page_name], timeout=LIVE_WITHIN * 1000)
         return time.monotonic() - start
     finally:
         context.close()
@@ -139,8 +149,21 @@ def test_every_printed_link_shows_a_live_graphic_within_5_s(
     links = printed_links(demo.banner())
     labels = [label for label, _ in links]
     # the pages a newcomer opens first are all there
-    for want in ("leaderboard", "split-screen", "live table", "commentator view", "operator panel"):
+    for want in (*PROGRAMME, *CREW):
         assert want in labels, labels
+    by_label = dict(links)
+    # The programme sources come first under their own heading, follow their on-air slot and
+    # carry no token (the demo has no [broadcast] delay: the public feed); the commentator's
+    # and operator's own pages come under a heading that says they never go on air.
+    output = "\n".join(demo.banner())
+    assert output.index("Programme sources") < output.index(by_label["leaderboard"])
+    assert output.index(by_label["ticker"]) < output.index("Commentator only — never on air")
+    assert output.index("Commentator only — never on air") < output.index(by_label[CREW[0]])
+    for label in PROGRAMME:
+        assert "slot=1" in by_label[label] and "token" not in by_label[label], by_label[label]
+        assert "feed=" not in by_label[label], by_label[label]
+    for label in CREW:
+        assert "token=" in by_label[label], by_label[label]
     took: dict[str, float] = {}
     failed: dict[str, str] = {}
     for label, url in links:

@@ -60,10 +60,10 @@ def test_the_demo_plays_the_sample_live_on_the_overlays(
                     links[" ".join(parts[:-1])] = parts[-1]
                 if line.startswith("Ctrl-C"):
                     break
-            assert "live table" in links, links
+            assert "live table (live)" in links, links  # the commentator's: hole cards
             errors: list[str] = []
             pg = new_page(browser, 1920, 1080, errors)
-            pg.goto(links["live table"])
+            pg.goto(links["live table (live)"])
             for selector, count in shown:
                 if count is None:
                     expect(pg.locator(selector).first).to_be_visible(timeout=30_000)

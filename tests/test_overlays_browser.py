@@ -769,6 +769,11 @@ def test_operator_panel(page: Page, feed: FakeFeed) -> None:
     slot.locator('input[name="deal"]').fill("2")
     slot.locator('input[name="tables"]').fill("1,4")
     slot.locator('[data-testid="slot-take"]').click()
+    # deal 2 is not released (5 of 6 tables): the panel asks first (issue #30 item 3)
+    dialog = page.locator('[data-testid="unreleased-dialog"]')
+    expect(dialog.locator("h3")).to_have_text("Deal 2 is not released", timeout=FAST)
+    assert not [op for op in feed.received if op.get("op") == "onair"]
+    dialog.locator('[data-testid="unreleased-confirm"]').click()
     expect(current).to_have_text("on air · deal 2 · seat 5 · tables 1, 4 · live", timeout=FAST)
     sent = [op for op in feed.received if op.get("op") == "onair"]
     assert sent[-1] == {

@@ -583,6 +583,19 @@ def test_operator_panel_shows_the_hubs_console_links(page: Page, hub: HubThread)
     expect_consoles(page, hub.ops(), FAST)
 
 
+def confirm_unreleased_table(desk: Page, hub: HubThread, table: int) -> None:
+    """A table playing (or, idle, last showing) a deal not released: the panel asks before it
+    goes on air (issue #30 item 3); the operator confirms."""
+    ops = hub.ops()
+    row = next(t for t in ops["tables"] if t["table"] == table)
+    deal = row["deal"] if row["deal"] is not None else row["last_deal"]
+    if deal is None or deal in {r["deal"] for r in ops["release"] if r["released"]}:
+        return
+    dialog = desk.locator('[data-testid="unreleased-dialog"]')
+    expect(dialog.locator("h3")).to_have_text(f"Deal {deal} is not released", timeout=FAST)
+    dialog.locator('[data-testid="unreleased-confirm"]').click()
+
+
 def test_operator_clicks_move_the_overlays(browser: Browser, hub: HubThread) -> None:
     context = browser.new_context(viewport={"width": 1920, "height": 1080})
     try:
@@ -596,11 +609,13 @@ def test_operator_clicks_move_the_overlays(browser: Browser, hub: HubThread) -> 
         slot = desk.locator('[data-testid="slot-table"]')
         slot.locator('input[name="table"]').fill("4")
         slot.locator('[data-testid="slot-take"]').click()
+        confirm_unreleased_table(desk, hub, 4)
         expect(overlay.locator('[data-testid="table-title"]')).to_have_text("Table 4", timeout=FAST)
         expect(overlay.locator('[data-testid="gfx"]')).to_have_attribute("data-visible", "true")
         assert hub.rest("/api/onair")["slots"]["table"] == {"table": 4, "visible": True}
         slot.locator('input[name="table"]').fill("5")
         slot.locator('[data-testid="slot-take"]').click()
+        confirm_unreleased_table(desk, hub, 5)
         expect(overlay.locator('[data-testid="table-title"]')).to_have_text("Table 5", timeout=FAST)
         # Hide from the desk: the overlay animates out
         slot.locator('[data-testid="slot-toggle"]').click()

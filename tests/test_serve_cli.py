@@ -139,7 +139,7 @@ def test_serve_prints_its_links_with_tokens_hidden_unless_asked(
         links = served.links()
         output = "\n".join(served.lines)
         base = f"http://127.0.0.1:{port}"
-        assert links["leaderboard"] == f"{base}/overlays/leaderboard.html"
+        assert links["leaderboard"] == f"{base}/overlays/leaderboard.html?slot=1"
         assert links["websocket"] == f"ws://127.0.0.1:{port}/ws"
         if show:
             assert links["operator panel"] == f"{base}/overlays/operator.html?token={operator}"
@@ -173,6 +173,52 @@ def test_serve_warns_when_the_commentator_and_operator_roles_are_off(
         )
         links = served.links()
         assert links["operator panel"] == "off: DUPLICAST_OPERATOR_TOKEN is not set"
-        assert links["live table"] == "off: DUPLICAST_COMMENTATOR_TOKEN is not set"
+        assert links["live table (live)"] == "off: DUPLICAST_COMMENTATOR_TOKEN is not set"
+        # the programme sources need no token: they are there with the roles off
+        assert links["live table"].endswith("/overlays/table.html?table=1&slot=1")
+    finally:
+        served.stop()
+
+
+PROGRAMME = ("leaderboard", "seat ranking", "split-screen", "live table", "ticker")
+
+
+@pytest.mark.parametrize("delay", [False, True], ids=["public", "delayed"])
+def test_serve_prints_the_programme_sources_apart_from_the_commentators_links(
+    redis_url: str, tmp_path: Path, delay: bool
+) -> None:
+    """Issue #30 item 3: a crew pastes the printed links into OBS. The programme sources follow
+    their slot and read the program feed, one set per output, when ``[broadcast] delay`` is
+    set (the public feed otherwise), with no token in any of them; the commentator's links
+    (the live feed, hole cards) stand under their own heading, "never on air"."""
+    config = tmp_path / "event.toml"
+    extra = '\n[broadcast]\ndelay = "20m"\n[broadcast.outputs]\nvenue = "5m"\n' if delay else ""
+    config.write_text(SAMPLE.read_text() + extra)
+    commentator, operator = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    command = serve_command(redis_url, free_port(), "--show-tokens")
+    command[command.index(str(SAMPLE))] = str(config)
+    env = environ(commentator=commentator, operator=operator)
+    served = Served(command, env, tmp_path / "s.log")
+    try:
+        links = served.links()
+        output = "\n".join(served.lines)
+        heading = output.index("Programme sources (paste these into OBS")
+        crew = output.index("Commentator only — never on air")
+        outputs = {"": ""}
+        if delay:
+            outputs = {"": "&feed=program", " [venue]": "&feed=program&output=venue"}
+        for suffix, feed in outputs.items():
+            for label in PROGRAMME:
+                url = links[label + suffix]
+                assert heading < output.index(url) < crew, label
+                assert "slot=1" in url and url.endswith(feed), url
+                assert "token" not in url and commentator not in url and operator not in url
+        assert ("program 20 min behind, venue 5 min behind" in output) is delay
+        if not delay:
+            assert "feed=program" not in output and "[venue]" not in output
+        for label in ("commentator view", "split-screen (live)", "live table (live)"):
+            assert crew < output.index(links[label])
+            assert links[label].endswith(f"token={commentator}")
+        assert links["operator panel"].endswith(f"token={operator}")
     finally:
         served.stop()

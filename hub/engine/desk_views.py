@@ -44,6 +44,7 @@ def ops_payload(
                 "last_event_at": table.last_event_at,
                 "last_seq": table.last_seq,
                 "deal": deal_no,
+                "last_deal": table.last_finished,  # what an idle live table still shows
                 "status": status,
                 "completed": table.completed,
                 "rejections": sum(1 for r in rejections if r.get("table") == table.table),

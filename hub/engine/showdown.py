@@ -35,8 +35,22 @@ def showdown_payload(h: HandState | None, game: Game) -> dict[str, Any] | None:
     block = game.showdown(h)
     if block is not None and block["pots"]:
         block["runout"] = runout(h)
+        block.update(shown_cards(h, block))
     _MEMO[h.hand] = (stamp, block)
     return block
+
+
+def shown_cards(h: HandState, block: dict[str, Any]) -> dict[str, Any]:
+    """The cards the package is about (issue #30 item 4: a live table keeps them on screen
+    beside it): ``board`` as the hand ended, ``cards`` {seat: hole} of every hand shown
+    (``hands``; none for a hand won by folds). Empty for a game with no known cards."""
+    dealt = h.hand.spec.cards
+    if dealt is None:
+        return {}
+    return {
+        "board": list(h.hand.board_visible()),
+        "cards": {seat: list(dealt.hole[int(seat)]) for seat in block.get("hands", {})},
+    }
 
 
 def runout(h: HandState) -> list[dict[str, Any]] | None:

@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["COMMENTATOR_ENV", "OPERATOR_ENV", "display_host", "link_lines", "roles_off"]
+from hub.domain.config.broadcast import DEFAULT_OUTPUT
+from hub.wire.topics import program_outputs
+
+__all__ = [
+    "COMMENTATOR_ENV",
+    "OPERATOR_ENV",
+    "display_host",
+    "link_lines",
+    "programme_rows",
+    "roles_off",
+]
 
 COMMENTATOR_ENV = "DUPLICAST_COMMENTATOR_TOKEN"
 OPERATOR_ENV = "DUPLICAST_OPERATOR_TOKEN"
@@ -25,33 +35,89 @@ def display_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+def _delay_words(seconds: float) -> str:
+    """20 min, 90 s, 1 h 30 min."""
+    s = round(seconds)
+    if s < 120:
+        return f"{s} s"
+    h, m = divmod(round(s / 60), 60)
+    return f"{h} h {m} min" if h and m else f"{h} h" if h else f"{m} min"
+
+
+def programme_rows(config: Any) -> list[tuple[str, str]]:
+    """The programme sources (``label``, ``path``): the pages to paste into OBS, each following
+    its on-air slot (``slot=1``: the operator's Take) and never showing anything of a deal
+    before it is released. With ``[broadcast] delay``: the program feed (``feed=program``), one
+    set per output (``&output=NAME`` for all but the default one); without: the public feed.
+    No token: a token would give the source the live feed, hole cards and all."""
+    table = config.tables[0]
+    deal = config.deal_orders[table][0]
+    pages = [
+        ("leaderboard", "leaderboard.html?slot=1"),
+        ("seat ranking", "seat.html?seat=1&slot=1"),
+        ("split-screen", f"compare.html?deal={deal}&seat=1&slot=1"),
+        ("live table", f"table.html?table={table}&slot=1"),
+        ("ticker", "ticker.html?slot=1"),
+    ]
+    outputs = program_outputs(config)
+    if not outputs:
+        return [(label, f"/overlays/{page}") for label, page in pages]
+    rows = []
+    for name in outputs:
+        feed = "&feed=program" + ("" if name == DEFAULT_OUTPUT else f"&output={name}")
+        tail = "" if name == DEFAULT_OUTPUT else f" [{name}]"
+        rows += [(f"{label}{tail}", f"/overlays/{page}{feed}") for label, page in pages]
+    return rows
+
+
+def programme_heading(config: Any) -> str:
+    """What the programme sources are, in a line above them."""
+    outputs = program_outputs(config)
+    if not outputs:
+        return (
+            "Programme sources (paste these into OBS; the public feed: nothing of a deal "
+            "before it is released):"
+        )
+    delays = ", ".join(
+        f"{name} {_delay_words(delay)} behind" for name, (_, delay) in outputs.items()
+    )
+    return (
+        "Programme sources (paste these into OBS; the program feed, "
+        f"{delays}; nothing of a deal before it is released):"
+    )
+
+
 def link_lines(
     config: Any, host: str, port: int, commentator: str | None, operator: str | None
 ) -> list[str]:
-    """``label   url`` lines (a label, two spaces or more, the address). ``commentator`` and
-    ``operator``: the token to put in the links, None for a role that is off."""
+    """``label   url`` lines (a label, two spaces or more, the address), under three headings:
+    the programme sources (no token: what may go on air), the commentator's and operator's own
+    pages (the live feed: never on air), and the rest. ``commentator`` and ``operator``: the
+    token to put in the links, None for a role that is off."""
     base = f"http://{display_host(host)}:{port}"
     table = config.tables[0]
     deal = config.deal_orders[table][0]
-    rows: list[tuple[str, str | None, str | None]] = [  # label, path, the role it needs
-        ("overlays index", "/overlays/", None),
-        ("leaderboard", "/overlays/leaderboard.html", None),
-        ("seat ranking", "/overlays/seat.html?seat=1", None),
-        ("split-screen", f"/overlays/compare.html?deal={deal}&seat=1&token=", "c"),
-        ("live table", f"/overlays/table.html?table={table}&token=", "c"),
-        ("clock", "/overlays/clock.html", None),
+    crew: list[tuple[str, str, str]] = [  # label, path, the role it needs
         ("commentator view", "/overlays/commentator.html?token=", "c"),
+        ("split-screen (live)", f"/overlays/compare.html?deal={deal}&seat=1&token=", "c"),
+        ("live table (live)", f"/overlays/table.html?table={table}&token=", "c"),
         ("operator panel", "/overlays/operator.html?token=", "o"),
-        ("standings (REST)", "/api/standings", None),
     ]
     tokens = {"c": commentator, "o": operator}
     off = {"c": f"off: {COMMENTATOR_ENV} is not set", "o": f"off: {OPERATOR_ENV} is not set"}
-    lines = []
-    for label, path, role in rows:
-        token = tokens[role] if role else ""
-        shown = f"{base}{path}{token}" if token is not None else off[role or "c"]
-        lines.append(f"  {label:<18} {shown}")
-    lines.append(f"  {'websocket':<18} ws://{display_host(host)}:{port}/ws")
+    lines = [f"  {'overlays index':<20}  {base}/overlays/", programme_heading(config)]
+    lines += [f"  {label:<20}  {base}{path}" for label, path in programme_rows(config)]
+    lines.append(f"  {'clock':<20}  {base}/overlays/clock.html")
+    lines.append(
+        "Commentator only \N{EM DASH} never on air (the live feed: hole cards and boards "
+        "of deals other tables still play):"
+    )
+    for label, path, role in crew:
+        token = tokens[role]
+        shown = f"{base}{path}{token}" if token is not None else off[role]
+        lines.append(f"  {label:<20}  {shown}")
+    lines.append(f"  {'standings (REST)':<20}  {base}/api/standings")
+    lines.append(f"  {'websocket':<20}  ws://{display_host(host)}:{port}/ws")
     if host in WILDCARDS:
         lines.append("  (listening on every address: from elsewhere, use this machine's)")
     return lines

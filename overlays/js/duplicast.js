@@ -547,9 +547,8 @@ function showHold(held, shown) {
   if (!box) {
     box = document.createElement('div');
     box.dataset.testid = 'held';
-    box.style.cssText = 'position:fixed;left:50%;bottom:12%;transform:translateX(-50%);padding:0.6em 1.4em;'
-      + 'background:rgba(10,14,24,0.85);color:#fff;font:600 32px/1.3 system-ui,sans-serif;border-radius:8px';
-    document.body.appendChild(box);
+    box.className = 'held'; // the broadcast look: css/broadcast.css, on the scaled stage
+    (document.querySelector('.stage') || document.body).appendChild(box);
   }
   box.hidden = false;
   box.dataset.deal = String(held.deal);

@@ -1,10 +1,13 @@
 // The operator's mixer (docs/overlays.md "Preview, Take and Cut"): a preview monitor of what
 // Take will put on air (the real overlay page in a scaled iframe, showing the pending selection
-// from its URL), an "On air" monitor (the same overlay following its slot), Take (the overlay's
+// from its URL), an "On air" monitor (the overlay following its slot as a programme source
+// shows it: the program feed when a delay is set, the public feed otherwise), Take (the overlay's
 // transition), Cut (no transition), Hide, Undo take, the hub's cue list (shared by every operator
 // browser, journaled) and keyboard hotkeys for a Stream Deck. The preview is this browser's own;
-// everything else is the hub's.
+// everything else is the hub's. A preview of a deal not released yet is marked, and Take or Cut
+// asks before it goes on air (airguard.js).
 import { el } from './ui.js';
+import { asking, guardedTake, outputs, programmeFeed, unreleasedDeal } from './airguard.js';
 
 export const SLOT_PAGES = {
   leaderboard: 'leaderboard.html', seat: 'seat.html', table: 'table.html', compare: 'compare.html', ticker: 'ticker.html',
@@ -53,9 +56,14 @@ export function previewUrl(slot, value, link) {
   return `${SLOT_PAGES[slot]}?${query({ ...link, theme: 'dark', slot: '0' }, v)}`;
 }
 
-/** The on-air monitor's page: the slot's overlay following its slot, as a source on air does. */
-export function airUrl(slot, link) {
-  return `${SLOT_PAGES[slot]}?${query({ ...link, theme: 'dark', slot: '1' }, {})}`;
+/**
+ * The on-air monitor's page: the slot's overlay following its slot, as a programme source shows
+ * it: no token; the program feed (its default output) when `ops.program` names outputs (a
+ * `[broadcast] delay`), else the public feed.
+ */
+export function airUrl(slot, link, ops) {
+  const feed = outputs(ops).length ? { feed: 'program' } : {};
+  return `${SLOT_PAGES[slot]}?${query({ ws: link.ws, tournament: link.tournament, theme: 'dark', slot: '1', ...feed }, {})}`;
 }
 
 /** The on-air value Take (or Cut) sends for a preview. */
@@ -90,13 +98,15 @@ export function mountMixer(root, client, p) {
   let cursor = -1; // the selected cue's index
   let onair = { slots: {} };
   let undo = null;
+  let ops = null; // the ops topic: the release table and the program outputs
 
   const monitor = (id) => el('iframe', { class: 'monitor', tabindex: '-1', dataset: { testid: id }, title: id });
   const button = (id, text, cls, onclick) => el('button', { class: cls, dataset: { testid: id }, onclick }, text);
   root.replaceChildren(
     el('h2', {}, 'Preview · On air', el('span', { class: 'mixmsg', dataset: { testid: 'mixer-msg' } })),
     el('div', { class: 'mixrow' },
-      el('div', { class: 'mon' }, el('div', { class: 'monlabel pv' }, 'Preview'), monitor('preview-frame'),
+      el('div', { class: 'mon' }, el('div', { class: 'monlabel pv' }, 'Preview',
+        el('span', { class: 'unrel', dataset: { testid: 'preview-unreleased' }, hidden: true })), monitor('preview-frame'),
         el('div', { class: 'moncap', dataset: { testid: 'preview-summary' } }, 'nothing in preview')),
       el('div', { class: 'mixbuttons' },
         button('mix-take', 'Take', 'primary', () => take(false)),
@@ -104,7 +114,8 @@ export function mountMixer(root, client, p) {
         button('mix-hide', 'Hide', '', hide),
         button('mix-undo', 'Undo take', '', undoTake),
         button('cue-add', 'Add to cues', '', addCue)),
-      el('div', { class: 'mon' }, el('div', { class: 'monlabel air' }, 'On air'), monitor('air-frame'),
+      el('div', { class: 'mon' }, el('div', { class: 'monlabel air' }, 'On air',
+        el('span', { class: 'feed', dataset: { testid: 'air-feed' } })), monitor('air-frame'),
         el('div', { class: 'moncap', dataset: { testid: 'air-summary' } }, '')),
       el('div', { class: 'cuebox' }, el('div', { class: 'cuehead' }, 'Cues'),
         el('table', { class: 't cues' }, el('tbody', { dataset: { testid: 'cues' } })))),
@@ -123,7 +134,12 @@ export function mountMixer(root, client, p) {
       setSrc($('preview-frame'), previewUrl(preview.slot, preview.value, link));
       $('preview-summary').textContent = describe(preview.slot, preview.value);
     }
-    setSrc($('air-frame'), airUrl(airSlot, link));
+    const deal = preview ? unreleasedDeal(preview.slot, preview.value, ops) : null;
+    $('preview-unreleased').hidden = deal === null;
+    $('preview-unreleased').textContent = deal === null ? '' : ` · deal ${deal} not released: live sources only`;
+    root.dataset.previewUnreleased = deal === null ? '' : String(deal);
+    $('air-feed').textContent = ` · as the programme shows it (${programmeFeed(ops)})`;
+    if (ops) setSrc($('air-frame'), airUrl(airSlot, link, ops)); // which feed: known with ops
     const cur = (onair.slots || {})[airSlot];
     $('air-summary').textContent = cur ? `${cur.visible === true ? 'on air' : 'hidden'} · ${describe(airSlot, cur)}` : airSlot;
     $('cue-add').classList.toggle('offer', Boolean(preview && preview.offer));
@@ -138,7 +154,8 @@ export function mountMixer(root, client, p) {
     const act = (id, text, fn) => el('button', { dataset: { testid: id }, onclick: fn }, text);
     return el('tr', { dataset: { testid: 'cue-row', id: String(c.id), index: String(i), selected: String(i === cursor) } },
       el('td', { class: 'cueno' }, i < 9 ? String(i + 1) : ''),
-      el('td', { class: 'cuetext' }, c.label ? `${c.label} · ` : '', describe(c.slot, c.value)),
+      el('td', { class: 'cuetext' }, c.label ? `${c.label} · ` : '', describe(c.slot, c.value),
+        unreleasedDeal(c.slot, c.value, ops) === null ? null : el('span', { class: 'unrel', dataset: { testid: 'cue-unreleased' } }, ' · not released')),
       el('td', { class: 'cueacts' },
         act('cue-load', 'Preview', () => loadCue(i)),
         act('cue-up', '↑', () => send({ op: 'cue', action: 'move', cue: c.id, to: Math.max(0, i - 1) })),
@@ -172,7 +189,8 @@ export function mountMixer(root, client, p) {
       say('nothing in preview: load a cue or press Preview on a slot', true);
       return;
     }
-    send({ op: 'onair', slot: preview.slot, value: takeValue(preview.slot, preview.value, cut) });
+    const { slot } = preview;
+    guardedTake(slot, takeValue(slot, preview.value, cut), ops, (value) => send({ op: 'onair', slot, value }));
   }
   function hide() {
     send({ op: 'onair', slot: airSlot, value: { visible: false } });
@@ -198,7 +216,7 @@ export function mountMixer(root, client, p) {
   };
   document.addEventListener('keydown', (e) => {
     const action = hotkey(e);
-    if (!action) return;
+    if (!action || asking()) return; // the unreleased-deal question takes its own keys
     e.preventDefault();
     if (document.activeElement && document.activeElement.tagName === 'BUTTON') document.activeElement.blur();
     root.dataset.lastKey = action;
@@ -217,6 +235,7 @@ export function mountMixer(root, client, p) {
     if (['onair', 'cue', 'undo_take'].includes(f.op)) say(`${f.op}: ${f.message || f.code}`, true);
   });
   client.subscribe('ops', (state) => {
+    ops = state;
     cues = state.cues || [];
     undo = state.undo_take || null;
     if (cursor >= cues.length) cursor = cues.length - 1;

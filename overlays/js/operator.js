@@ -5,6 +5,8 @@ import { mountMixer } from './mixer.js';
 import { correctionLog, correctionRow, mountTd } from './td.js';
 import { el, fitDesk, fmtInt, teamStyle } from './ui.js';
 import { mountSuggested } from './suggested.js';
+import { guardedTake, isUnreleased, unreleasedDeal } from './airguard.js';
+import { takeValue } from './mixer.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
@@ -176,7 +178,11 @@ export function slotSummary(cur) {
 function buildSlots() {
   $('slots').replaceChildren(...Object.keys(SLOTS).map((slot) => {
     const row = el('div', { class: 'slot', dataset: { testid: `slot-${slot}`, slot } });
-    const send = (vis) => client.send({ op: 'onair', slot, value: { ...readFields(row, slot), visible: vis } });
+    // Take sends every field (an empty one as null: the overlay's URL decides), as the mixer's
+    // Take does; Show keeps the slot's selection. Either asks first for an unreleased deal.
+    const put = (value) => client.send({ op: 'onair', slot, value });
+    const take = () => guardedTake(slot, takeValue(slot, readFields(row, slot), false), ops, put);
+    const show = (vis) => guardedTake(slot, { visible: vis }, ops, put, slotValue(slot));
     row.append(
       el('span', { class: 'name' }, slot),
       el('span', { class: 'fields' }, SLOTS[slot].map((f) => el('label', {}, `${f[0]} `, field(f, undefined)))),
@@ -184,14 +190,30 @@ function buildSlots() {
         dataset: { testid: 'slot-preview' },
         onclick: () => window.dispatchEvent(new CustomEvent('duplicast:cue', { detail: { slot, value: readFields(row, slot) } })),
       }, 'Preview'),
-      el('button', { class: 'primary', dataset: { testid: 'slot-take' }, onclick: () => send(true) }, 'Take'),
-      el('button', { dataset: { testid: 'slot-toggle' }, onclick: () => send(slotValue(slot).visible !== true) }, 'Show'),
+      el('button', { class: 'primary', dataset: { testid: 'slot-take' }, onclick: take }, 'Take'),
+      el('button', { dataset: { testid: 'slot-toggle' }, onclick: () => show(slotValue(slot).visible !== true) }, 'Show'),
+      el('span', { class: 'unrel', dataset: { testid: 'slot-unreleased' }, hidden: true }),
       el('span', { class: 'cur', dataset: { testid: 'slot-current' } }));
+    row.addEventListener('input', () => markSlot(row));
     return row;
   }));
 }
 
-/** Show what is on air; fill a field from it unless the operator is editing that field. */
+/** Mark a slot row whose fields (what its Take sends) or on-air value show an unreleased deal. */
+function markSlot(row) {
+  const slot = row.dataset.slot;
+  const fields = unreleasedDeal(slot, readFields(row, slot), ops);
+  const cur = slotValue(slot);
+  const air = cur.visible === true ? unreleasedDeal(slot, cur, ops) : null;
+  const deal = fields ?? air;
+  const box = row.querySelector('[data-testid="slot-unreleased"]');
+  box.hidden = deal === null;
+  box.dataset.deal = deal === null ? '' : String(deal);
+  box.textContent = deal === null ? '' : `deal ${deal} not released${air !== null ? ' · on the live feed now' : ''}`;
+}
+
+/** Show what is on air; fill a field from it unless the operator is editing that field (a key
+ * the slot holds as null, "the URL decides", leaves the field empty). */
 function refreshSlots() {
   for (const row of $('slots').children) {
     const cur = slotValue(row.dataset.slot);
@@ -204,8 +226,10 @@ function refreshSlots() {
     for (const input of row.querySelectorAll('input, select')) {
       if (input === document.activeElement || !(input.name in cur)) continue;
       const v = cur[input.name];
-      input.value = Array.isArray(v) ? v.join(',') : String(v);
+      if (v === null || v === undefined) input.value = input.tagName === 'SELECT' ? input.options[0].value : '';
+      else input.value = Array.isArray(v) ? v.join(',') : String(v);
     }
+    markSlot(row);
   }
 }
 
@@ -214,6 +238,8 @@ const td = mountTd(client, $('td'), $('td-alerts'));
 client.subscribe('ops', (state) => {
   ops = state;
   drawOps();
+  refreshSlots(); // the release marks
+  suggested.redraw();
 });
 client.subscribe('onair', (state) => {
   onair = state;
@@ -244,10 +270,11 @@ setInterval(drawClock, 1000);
 buildSlots();
 mountMixer($('mixer'), client, p);
 // Suggested split-screens: a Cue not handled by a listener (the mixer) takes the compare slot.
-mountSuggested({
+const suggested = mountSuggested({
   client,
   root: $('suggested'),
-  take: (value) => client.send({ op: 'onair', slot: 'compare', value: { ...value, visible: true } }),
+  take: (value) => guardedTake('compare', { ...value, visible: true }, ops, (v) => client.send({ op: 'onair', slot: 'compare', value: v })),
+  unreleased: (deal) => isUnreleased(ops, deal),
 });
 setInterval(drawOps, 5000);
 setInterval(refit, 1000); // the desk's content grows and shrinks: keep all of it on screen // keep "silent" and "ago" honest between updates

@@ -27,9 +27,11 @@ function title(e) {
   return `D${e.deal} · S${e.seat}`;
 }
 
-function row(e, take) {
-  return el('li', { class: 'sug', dataset: { testid: 'suggestion', deal: String(e.deal), seat: String(e.seat) } },
+function row(e, take, unreleased) {
+  const held = Boolean(unreleased && unreleased(e.deal));
+  return el('li', { class: `sug${held ? ' unreleased' : ''}`, dataset: { testid: 'suggestion', deal: String(e.deal), seat: String(e.seat), released: String(!held) } },
     el('span', { class: 'sug-title' }, title(e)),
+    held ? el('span', { class: 'unrel', dataset: { testid: 'suggestion-unreleased' }, title: 'tables still play this deal: live sources only' }, 'not released') : null,
     el('span', { class: 'sug-score', dataset: { testid: 'suggestion-score' } }, String(e.score)),
     el('span', { class: 'sug-reasons', dataset: { testid: 'suggestion-reasons' } }, (e.reasons || []).join(' · ')),
     el('span', { class: 'sug-tables', dataset: { testid: 'suggestion-tables' } }, (e.tables || []).map((t) => `T${t}`).join(' ')),
@@ -39,15 +41,20 @@ function row(e, take) {
 /**
  * Keep `root` (a list element) showing the suggestions of `client`'s connection. `take`: what
  * an unhandled cue does (the operator panel's take of the compare slot); without it the list
- * has no Cue buttons (the commentator desk).
+ * has no Cue buttons (the commentator desk). `unreleased(deal)`: true for a deal not released
+ * yet, marked "not released" (the operator's live list holds any deal). Returns `{off,
+ * redraw}` (redraw: the release state moved).
  */
-export function mountSuggested({ client, root, take }) {
+export function mountSuggested({ client, root, take, unreleased }) {
+  let last = null;
   const draw = (state) => {
+    last = state;
     const list = (state && state.suggestions) || [];
     root.replaceChildren(...(list.length
-      ? list.map((e) => row(e, take))
+      ? list.map((e) => row(e, take, unreleased))
       : [el('li', { class: 'note', dataset: { testid: 'suggestion-none' } }, 'nothing to suggest yet')]));
   };
   draw(null);
-  return client.subscribe('suggestions', draw);
+  const off = client.subscribe('suggestions', draw);
+  return { off, redraw: () => draw(last) };
 }

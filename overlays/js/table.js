@@ -88,6 +88,16 @@ export function equityNote(t) {
 
 const SEAT_HALF = 150; // half the seat box width (table.css .seat width)
 const BET_GAP = 14;
+
+/** The board's cards (five places, the ones not dealt as empty slots); unchanged cards keep
+ * their nodes. */
+function drawBoard(codes) {
+  const board = $('board');
+  const key = (codes || []).join(' ');
+  if (board.dataset.cards === key && board.childElementCount) return;
+  patchCards(board, codes ? cards(codes, 5, 'lg') : []);
+  board.dataset.cards = key;
+}
 const FINISHED = ['complete', 'void', 'disputed'];
 const seatKey = (node) => `${node.dataset.testid}:${node.dataset.seat}`;
 
@@ -106,7 +116,14 @@ function render({ sel, states }) {
   }
   // Keyed by seat: a seat box and its hole cards stay the same nodes across updates (keyed.js).
   const playing = live && !FINISHED.includes(statusOf(t.status)); // no chances on a finished hand
-  patch(seatsEl, t.seats.flatMap((s) => seatBox(s, t, n, live, playing)), seatKey);
+  // Between hands the last hand's showdown stays on the felt with its cards: the board as the
+  // hand ended and the hands shown (the package's `board` and `cards`), the package beside them.
+  // The public table (a roster: its table plays on) draws the released deal's package alone.
+  const sd = live && t.showdown && !t.showdown.mahjong ? t.showdown : null;
+  const shown = (sd && sd.cards) || {};
+  const seats = sd ? t.seats.map((s) => (s.hole || !shown[s.seat] ? s : { ...s, hole: shown[s.seat] })) : t.seats;
+  patch(seatsEl, seats.flatMap((s) => seatBox(s, t, n, live, playing)), seatKey);
+  document.querySelector('.tablegfx').classList.toggle('at-showdown', Boolean(sd));
   const who = (seat) => {
     const s = t.seats.find((x) => x.seat === seat);
     return s && s.code ? `${s.code} S${seat}` : `S${seat}`;
@@ -117,7 +134,7 @@ function render({ sel, states }) {
       ? `${t.released}${t.deals_total ? ` of ${t.deals_total}` : ''} deals released`
       : t.completed !== undefined ? `${t.completed} deals completed` : '';
     $('street').textContent = '';
-    $('board').replaceChildren();
+    drawBoard(null);
     $('pot').parentElement.hidden = true;
     $('to-act').textContent = '';
     $('notice').textContent = 'Hand in progress';
@@ -130,13 +147,16 @@ function render({ sel, states }) {
   const rps = isRps(t);
   $('street').textContent = (rps ? ROUND_LABEL[t.round || t.street] : STREET_LABEL[t.street]) || t.street || '';
   const board = $('board');
-  const boardKey = rps ? `rps ${(t.dealer_throws || []).join(' ')}` : (t.board || []).join(' ');
-  if (board.dataset.cards !== boardKey) {
-    patchCards(board, rps ? [dealerRounds(t.dealer_throws)] : cards(t.board, 5, 'lg'));
-    board.dataset.cards = boardKey;
-  }
-  // Between hands the last hand's showdown takes the felt: no empty board, no pot of 0.
-  board.hidden = Boolean(t.showdown);
+  if (rps) {
+    const boardKey = `rps ${(t.dealer_throws || []).join(' ')}`;
+    if (board.dataset.cards !== boardKey) {
+      patchCards(board, [dealerRounds(t.dealer_throws)]);
+      board.dataset.cards = boardKey;
+    }
+  } else drawBoard(sd && sd.board && !(t.board || []).length ? sd.board : t.board);
+  // Between hands the last hand's showdown sits under its board (no pot of 0); a game whose
+  // package carries no board (mahjong has its own rows) keeps the felt for the package.
+  board.hidden = Boolean(t.showdown) && !(sd && sd.board);
   $('pot').parentElement.hidden = Boolean(t.showdown);
   setText($('pot'), fmtInt(t.pot ?? 0));
   const acting = t.seats.find((s) => s.seat === t.to_act);

@@ -22,7 +22,7 @@ from hub.engine.changes import (
 )
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
 from hub.engine.families.hands import HAND_EVENTS
-from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
+from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey, program_outputs
 
 __all__ = ["CLOCK", "ONAIR", "OPS", "TICKER"]
 
@@ -85,8 +85,15 @@ def _ops(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
         engine._now,
         engine.links,
     )
-    # The cue list, and what undo_take would restore (the on-air change it takes back).
-    return payload | {"cues": engine.cues.payload(), "undo_take": engine.takes.payload()}
+    # The cue list, and what undo_take would restore (the on-air change it takes back); the
+    # program outputs (name -> delay, none without [broadcast] delay): the panel's on-air
+    # monitor shows what the programme sources show, its warnings name them.
+    outputs = {name: delay for name, (_, delay) in program_outputs(engine.config).items()}
+    return payload | {
+        "cues": engine.cues.payload(),
+        "undo_take": engine.takes.payload(),
+        "program": outputs,
+    }
 
 
 ONAIR = Feed("onair", (OnAirChanged, DealReleased), onair_keys, _onair)
