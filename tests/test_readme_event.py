@@ -363,6 +363,7 @@ def test_reset_asks_first_and_refuses_while_a_hub_serves(tmp_path: Path, redis_u
     back (or --yes); never without a terminal to ask on; never while a hub holds the lease."""
     import argparse
     import asyncio
+    import concurrent.futures
 
     from hub.cli.reset import run_reset
 
@@ -387,7 +388,10 @@ def test_reset_asks_first_and_refuses_while_a_hub_serves(tmp_path: Path, redis_u
                 return answer
 
             args = argparse.Namespace(config=config, redis=redis_url, yes=yes)
-            return asyncio.run(run_reset(args, ask=ask, interactive=terminal)), asked
+            reset = run_reset(args, ask=ask, interactive=terminal)
+            # (a thread of its own: the module's Chromium runs an event loop in this one)
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                return pool.submit(asyncio.run, reset).result(60), asked
 
         code, asked = reset(False, "no")
         assert code == 1 and "the journal (1 records)" in asked[0] and tournament in asked[0]
