@@ -465,3 +465,34 @@ class _Collecting:
 
     def send(self, message: dict[str, Any]) -> None:
         self.sent.append(message)
+
+
+async def test_a_console_token_reads_over_rest_what_the_public_reads() -> None:
+    """docs/protocol.md §3.1 (issue #30 item 13): after a played session, a console token over
+    REST reads every public topic as the public does (it was 403 for ``/api/tables/1``), and
+    nothing more; an unknown token is still 401."""
+    import httpx
+    from hubharness import session_events
+
+    from hub.client.logreplay import replay_log
+
+    async with embedded() as hub:
+        events = session_events(hub.config.id)
+        report = await replay_log(hub.bus, hub.config.id, events, on_reject=lambda _: None)
+        assert report.accepted == len(events)
+        base = hub.server.url
+        async with httpx.AsyncClient(base_url=base, timeout=10) as http:
+            for path in ("/api/tables/1", "/api/standings", "/api/seats/1", "/api/deals/1"):
+                public = await http.get(path)
+                assert public.status_code == 200, (path, public.text)
+                for asked in (
+                    {"headers": {"Authorization": f"Bearer {TOKEN2}"}},
+                    {"params": {"token": TOKEN1}},
+                ):
+                    console = await http.get(path, **asked)
+                    assert console.status_code == 200, (path, console.text)
+                    assert console.json() == public.json()
+            ops = await http.get("/api/ops", headers={"Authorization": f"Bearer {TOKEN1}"})
+            assert ops.status_code == 403
+            guess = await http.get("/api/tables/1", params={"token": "web-console-guess-123456"})
+            assert guess.status_code == 401

@@ -72,3 +72,27 @@ async def test_a_live_session_exported_replays_to_the_same_standings(
     assert engine.standings_json() == live
     assert engine.onair == live_onair
     assert check.contradicted == 1 and not check.mismatch  # the one dispute, as played
+
+
+@pytest.mark.redis
+async def test_a_refused_valid_event_is_exported_as_the_event_it_was(redis_url: str) -> None:
+    """Issue #30 item 13: a well-formed event the hub refused (the hub decoded it, then the
+    rules refused it) is written as JSON in its ``refused`` line, not as a Python repr."""
+    config, decks = unique_tournament("export-refused")
+    events = session_events(config.id)
+    fold = {**next(e for e in events if e["table"] == 1 and e["type"] == "fold"), "seq": 1}
+    fold.pop("deal", None)
+    bus = RedisBus(redis_url)
+    await bus.connect()
+    try:
+        async with ingest_hub(bus, config, decks):
+            report = await replay_log(bus, config.id, [fold], on_reject=lambda _: None)
+            assert report.rejected == 1
+        lines = [json.loads(dumps(e)) async for e in journal_events(bus, config.id)]
+    finally:
+        await bus.delete(*Channels(config.id).data_keys, Channels(config.id).lease)
+        await bus.close()
+    [line] = lines
+    assert line["refused"]["code"] == "hand_not_started"
+    sent = {k: v for k, v in line["event"].items() if k != "ts"}
+    assert sent == {k: v for k, v in fold.items() if k != "ts"}

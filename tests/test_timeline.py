@@ -79,7 +79,8 @@ def _write_log(path: Path, config: TournamentConfig, records: list[dict[str, Any
 
 def _takes(records: list[dict[str, Any]]) -> dict[tuple[int, int], tuple[float, float]]:
     """Per (table, deal), from the journal alone: the ``at`` of its start, and that of the
-    table's last record before its next start (the session's dispute: its confirmation)."""
+    table's last play before its next start (the session's dispute: the declared win, not its
+    confirmation, a ruling that ends no play)."""
     takes: dict[tuple[int, int], list[float]] = {}
     playing: dict[int, int] = {}
     for r in records:
@@ -87,7 +88,7 @@ def _takes(records: list[dict[str, Any]]) -> dict[tuple[int, int], tuple[float, 
         if r["type"] == "start":
             playing[table] = r["deal"]
             takes[(table, r["deal"])] = [r["at"], r["at"]]
-        else:
+        elif r["type"] != "confirm":
             takes[(table, playing[table])][1] = r["at"]
     return {key: (start, end) for key, (start, end) in takes.items()}
 
@@ -342,4 +343,36 @@ def test_a_dispute_confirmed_after_the_tables_next_start_keeps_the_takes_end(
     (clip,) = [t[0] for t in timeline.tracks if t[0].metadata["duplicast"]["table"] == table]
     assert clip.metadata["duplicast"]["end_at"] == win
     assert clip.metadata["duplicast"]["status"] == "complete" and " wins " in clip.name
+    assert [m.metadata["duplicast"]["kind"] for m in clip.markers][-1] == "dispute"
+
+
+def test_a_dispute_confirmed_long_after_its_play_ends_the_clip_with_the_play(
+    tmp_path: Path,
+) -> None:
+    """Issue #30 item 13: the session's dispute confirmed 18 minutes after the declared win,
+    before the table starts its next deal (everything after the confirmation comes 18 minutes
+    later too): the clip ends with the hand's play (the declared win), not with the
+    confirmation; named by the confirmed result, every marker within the play."""
+    config_path = _config(tmp_path)
+    config = _load(config_path)
+    records = _journal(config)
+    i = next(i for i, r in enumerate(records) if r["type"] == "confirm")
+    confirm, win = records[i], records[i - 1]
+    assert win["type"] == "win" and win["table"] == confirm["table"]
+    for r in records[i:]:
+        r["at"] += 18 * 60
+    log = _write_log(tmp_path / "events.jsonl", config, records)
+    out = tmp_path / "edit"
+    assert main(["export", "--timeline", str(out), "--config", str(config_path), str(log)]) == 0
+    timeline = otio.adapters.read_from_file(str(out / f"deal-{confirm['deal']:02d}.otio"))
+    (clip,) = [
+        t[0] for t in timeline.tracks if t[0].metadata["duplicast"]["table"] == confirm["table"]
+    ]
+    meta = clip.metadata["duplicast"]
+    assert meta["end_at"] == win["at"]
+    assert meta["end_at"] - meta["start_at"] < 18 * 60  # the play, not the play + 18 min
+    table = confirm["table"]
+    frames = _frame(table, win["at"]) - _frame(table, meta["start_at"])
+    assert clip.source_range.duration.value == frames
+    assert meta["status"] == "complete" and " wins " in clip.name
     assert [m.metadata["duplicast"]["kind"] for m in clip.markers][-1] == "dispute"

@@ -11,6 +11,7 @@ the tournament file. They need only the teams and groups of that file: a file wi
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
 import secrets
@@ -52,10 +53,22 @@ def _fail(message: str, code: int = 1) -> int:
 
 
 def load_for_preparation(path: str | Path) -> TournamentConfig:
-    """Read a tournament file that may not have its ``[draw]`` section yet."""
+    """Read a tournament file that may not have its ``[draw]`` or ``[schedule]`` section yet.
+    Without ``[schedule]`` the loader's warning about the sequential schedule it would play is
+    left out: `decks --orders-out` is what writes the schedule (`serve` still warns of a file
+    that ends up without one)."""
     data, text = read_config(path)
     data.setdefault("draw", dict(_PLACEHOLDER_DRAW))
-    return print_warnings(parse_config(data, str(path), text, file_reader(path)))
+    config = parse_config(data, str(path), text, file_reader(path))
+    if "schedule" not in data:
+        unscheduled = [w for w in config.warnings if not _default_schedule_warning(w)]
+        config = dataclasses.replace(config, warnings=tuple(unscheduled))
+    return print_warnings(config)
+
+
+def _default_schedule_warning(warning: str) -> bool:
+    """The warning of a file without ``[schedule]`` (key ``schedule``: the sequential one)."""
+    return ": schedule: the sequential schedule: " in warning
 
 
 def write_text(out: str | None, text: str, private: bool = False) -> None:

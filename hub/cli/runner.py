@@ -102,6 +102,7 @@ def add_parsers(sub: Sub) -> None:
     _add_export(sub)
     _add_console(sub)
     _add_demo(sub)
+    _add_reset(sub)
 
 
 def _add_serve(sub: Sub) -> None:
@@ -139,8 +140,8 @@ def _add_serve(sub: Sub) -> None:
     p.add_argument(
         "--show-tokens",
         action="store_true",
-        help="print the commentator and operator tokens in the links printed at start "
-        "(default: the variables that hold them)",
+        help="print the commentator, operator and console tokens in the links printed at "
+        "start (default: the variables and the file that hold them)",
     )
     add_key_file(p, "the tournament's deck file (ingest and all; an edge needs none)")
     # set by `--processes N` on the workers it starts: the parent's pid (hub.roles.lifeline)
@@ -368,6 +369,28 @@ def _add_demo(sub: Sub) -> None:
     )
     add_key_file(d)
     d.set_defaults(func=_sync(run_demo))
+
+
+def _add_reset(sub: Sub) -> None:
+    r = sub.add_parser(
+        "reset",
+        help="delete a tournament's data from Redis (after a rehearsal): asks first",
+        description="Delete the journal, standings, feed and event epoch of the tournament "
+        "from Redis, so the next `serve` starts the event afresh (after a rehearsal on the "
+        "event's own database). Says what it holds and asks for the tournament id first "
+        "(--yes: no question); refused while a hub serves the tournament there.",
+        formatter_class=HelpFormatter,
+    )
+    r.add_argument("--config", type=Path, required=True, help="tournament TOML file (its id)")
+    add_redis(r)
+    r.add_argument("--yes", action="store_true", help="delete without asking")
+    r.set_defaults(func=_sync(_reset))
+
+
+async def _reset(args: argparse.Namespace) -> int:
+    from hub.cli.reset import run_reset
+
+    return await run_reset(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -35,7 +35,13 @@ from hub.roles.embedded import (
 from hub.roles.ingest import Ingest
 from hub.roles.workers import raise_open_files, start_edge_workers, stop_workers, wait_listening
 from hub.serve.http import ListenError
-from hub.serve.links import COMMENTATOR_ENV, OPERATOR_ENV, link_lines, roles_off
+from hub.serve.links import (
+    COMMENTATOR_ENV,
+    OPERATOR_ENV,
+    console_link_lines,
+    link_lines,
+    roles_off,
+)
 from hub.serve.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
 from hub.wire.topics import TopicSpace
 
@@ -289,7 +295,17 @@ def _links(args: argparse.Namespace, config: Any, auth: Any, port: int) -> list[
     return [
         f"Links{hidden}:",
         *link_lines(config, args.host, port, commentator, operator),
+        *_console_links(args, auth, port),
     ]
+
+
+def _console_links(args: argparse.Namespace, auth: Any, port: int) -> list[str]:
+    """Each table's web console page (an ingest-less edge serves them too: the events go to
+    the ingest over Redis); none for a projector, which serves no HTTP."""
+    from hub.serve.auth import CONSOLE_TOKENS_ENV
+
+    tokens_file = os.environ.get(CONSOLE_TOKENS_ENV)
+    return console_link_lines(args.host, port, auth.consoles, tokens_file, args.show_tokens)
 
 
 def _serve_line(args: argparse.Namespace, config: Any, proxies: TrustedProxies) -> str:

@@ -4,10 +4,11 @@ An event log (a journal export: ``ts`` is the hub's receive time ``at``) is repl
 the engine as `duplicast replay` does; a `WatchedEngine` looks at the hand each accepted event
 touched and notes when it reached the flop, the turn, the river, an all-in, the showdown, a
 void or a dispute. A take runs from the table's ``start`` of the deal to the moment the hand
-last ended there (the last action, the ``win``, the ``void``, a confirmation or a corrected
-result) before the table started its next deal: what the table camera shows of it. A later
-correction changes the take's result, not its end. An ``undo`` takes back the markers of what
-it undid.
+last ended its play there (the last action, the ``win``, a ``void`` of the hand in play)
+before the table started its next deal: what the table camera shows of it. A ruling on a hand
+whose play had ended (a dispute confirmed, a result corrected, a void, even minutes later)
+changes the take's result, not its end; a hand reopened and played on ends with that play.
+An ``undo`` takes back the markers of what it undid.
 
 Pure: no file, no clock; `hub.cli.edit` makes OpenTimelineIO timelines of these.
 """
@@ -144,9 +145,10 @@ class WatchedEngine(Engine):
         seen.all_in = all_in
 
     def _status(self, hand: HandState, seen: _Seen, now: float, record: Mapping[str, Any]) -> None:
+        played = seen.status not in TERMINAL  # the hand was in play (or reopened) until now
         seen.status = hand.status
-        if hand.status in TERMINAL and not seen.closed:
-            seen.ended = now
+        if hand.status in TERMINAL and not seen.closed and (played or seen.ended is None):
+            seen.ended = now  # a later ruling (a confirmation, a void) ends no play
         if hand.status == VOID:
             note = record.get("note")
             seen.markers.append(Marker(now, "void", f"Void: {note}" if note else "Void"))

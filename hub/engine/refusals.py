@@ -15,6 +15,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from hub.engine.event_types import ConsoleEvent
+
 REFUSED = "refused"
 MAX_EVENT_TEXT = 4096  # characters of an event kept as text when it is not plain JSON data
 
@@ -51,8 +53,11 @@ def refusal_answer(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def archivable(raw: Any) -> Any:
-    """The event as JSON data if it is that (the archive is JSON Lines); else its text, cut
-    (a console can send msgpack that JSON cannot hold: bytes, non-string keys)."""
+    """The event as JSON data if it is that (the archive is JSON Lines): a checked event (a
+    `ConsoleEvent` the hub decoded, then refused) as its journal form; else its text, cut (a
+    console can send msgpack that JSON cannot hold: bytes, non-string keys)."""
+    if isinstance(raw, ConsoleEvent):
+        return raw.as_record()
     try:
         json.dumps(raw, allow_nan=False)
     except (TypeError, ValueError):

@@ -32,7 +32,7 @@ from starlette.websockets import WebSocket
 from hub.engine.bounds import MAX_COMMAND_BYTES
 from hub.metrics import CONTENT_TYPE, Metrics
 from hub.serve.asgisink import AsgiSink
-from hub.serve.auth import OPERATOR, Auth, Role
+from hub.serve.auth import CONSOLE, OPERATOR, PUBLIC, Auth, Role
 from hub.serve.fanout import Fanout
 from hub.serve.feedsocket import protocol as feedsocket_protocol
 from hub.serve.headers import SecurityHeaders
@@ -175,7 +175,8 @@ class _Endpoints:
             if token_spelling(request.query_params) is not None:  # ?TOKEN=: one spelling
                 return None
             token = request.query_params.get("token", "")
-        return self.auth.role_for(token.strip() or None)
+        role = self.auth.role_for(token.strip() or None)
+        return PUBLIC if role == CONSOLE else role  # over REST a console reads as the public
 
     async def _topic(self, request: Request, topic: str) -> Response:
         """A topic's snapshot; the standings take ``scope``, ``stage``, ``session`` and

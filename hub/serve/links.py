@@ -8,6 +8,7 @@ a line that says so; a token can be shown, or stand as the environment variable 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from hub.domain.config.broadcast import DEFAULT_OUTPUT
@@ -16,6 +17,7 @@ from hub.wire.topics import program_outputs
 __all__ = [
     "COMMENTATOR_ENV",
     "OPERATOR_ENV",
+    "console_link_lines",
     "display_host",
     "link_lines",
     "programme_rows",
@@ -137,3 +139,29 @@ def roles_off(commentator: str | None, operator: str | None) -> list[str]:
             "can be put on air, no clock, no rulings"
         )
     return warnings
+
+
+# -- the tables' web consoles ---------------------------------------------------------------
+
+
+def console_link_lines(
+    host: str, port: int, seats: Sequence[Any], tokens_file: str | None, show_tokens: bool
+) -> list[str]:
+    """One ``label   url`` line per web console (``ConsoleSeat``: console, table, token), by
+    table: the page a table's official opens on the tablet. The token is shown with
+    ``show_tokens``, else named by where it is (the line of the console tokens file). No
+    console tokens: a line saying how to make them."""
+    if not seats:
+        return [
+            "  consoles           off: no console tokens (duplicast acl --console-tokens-out "
+            "FILE, then DUPLICAST_CONSOLE_TOKENS_FILE=FILE)"
+        ]
+    base = f"http://{display_host(host)}:{port}/overlays/console.html?token="
+    lines = []
+    for seat in sorted(seats, key=lambda s: (s.table, s.console)):
+        token = seat.token if show_tokens else f"<{seat.console}'s token in {tokens_file}>"
+        label = f"console table {seat.table}"
+        if seat.console != f"table{seat.table}":
+            label += f" ({seat.console})"
+        lines.append(f"  {label:<18} {base}{token}")
+    return lines

@@ -134,13 +134,20 @@ function outsCell(outs) {
   const shown = outs.slice(0, OUTS_SHOWN).map(cardText).join(' ');
   const more = outs.length > OUTS_SHOWN ? ` +${outs.length - OUTS_SHOWN}` : '';
   return el('td', { class: 'outs', title: outs.map(cardText).join(' '), dataset: { testid: 'com-outs' } },
-    `${outs.length}: ${shown}${more}`);
+    el('span', { class: 'clip' }, `${outs.length}: ${shown}${more}`)); // cut short on a tight desk
+}
+
+/** `equityText` in two parts, the tie apart (a tight desk leaves it out: panel.css). */
+function winParts(e) {
+  const text = equityText(e);
+  const cut = text.indexOf(' (tie ');
+  return cut < 0 ? [text] : [text.slice(0, cut), el('span', { class: 'tie' }, text.slice(cut))];
 }
 
 function equityCells(s, st) {
   const trail = equityTrail(s.equity, st.seat);
   return [
-    el('td', { class: 'r num win' }, el('div', { dataset: { testid: 'com-equity' } }, equityText(st.equity)),
+    el('td', { class: 'r num win', title: equityText(st.equity) }, el('div', { dataset: { testid: 'com-equity' } }, ...winParts(st.equity)),
       trail ? el('div', { class: 'trail', dataset: { testid: 'com-equity-streets' } }, trail) : null),
     outsCell(st.equity ? st.equity.outs : []),
   ];
@@ -219,7 +226,7 @@ function drawTables() {
             ld ? `D${ld} swing` : 'Last swing'))),
         el('tbody', {}, (s.seats || []).map((st) =>
           withTeam(el('tr', { class: `${st.folded ? 'folded' : ''} ${s.to_act === st.seat ? 'acting' : ''}`, dataset: { testid: 'com-seat', seat: String(st.seat) } },
-            el('td', {}, `S${st.seat}${s.button === st.seat ? ' D' : ''}`), el('td', {}, code(st)), el('td', { class: 'player' }, st.player || ''),
+            el('td', {}, `S${st.seat}${s.button === st.seat ? ' D' : ''}`), el('td', {}, code(st)), el('td', { class: 'player', title: st.player || '' }, el('span', { class: 'clip' }, st.player || '')),
             el('td', {}, st.hole ? el('span', { class: 'mini', dataset: { testid: 'com-hole' } }, cards(st.hole, 0, 'sm'))
               : st.throws && st.seat !== s.button ? el('span', { class: 'mini' }, throwTiles(st.throws, 'sm', 'com-throws'), ` ${scoreText(st.score)}`) : ''),
             el('td', { class: 'r num' }, st.all_in ? el('span', { class: 'warn' }, 'ALL-IN ') : '', live ? fmtInt(st.committed) : ''),
@@ -235,12 +242,19 @@ function drawTables() {
   fitDeskSections();
 }
 
-/** Both columns inside the window (deskfit.js): the tables' grid and the side boxes. */
+/** Both columns inside the window (deskfit.js): the tables' grid and the side boxes; once a
+ * frame, however many updates came in it (a fit measures the layout a few times). */
+let fitPending = false;
 function fitDeskSections() {
-  // getBoundingClientRect is in window px, body zoom included; the body's padding stays below
-  const bottom = window.innerHeight - Math.max(12, parseFloat(getComputedStyle(document.body).paddingBottom) || 0);
-  fitSection($('tables'), bottom);
-  fitSection(document.querySelector('.com-side'), bottom);
+  if (fitPending) return;
+  fitPending = true;
+  requestAnimationFrame(() => {
+    fitPending = false;
+    // getBoundingClientRect is in window px, body zoom included; the body's padding stays below
+    const bottom = window.innerHeight - Math.max(12, parseFloat(getComputedStyle(document.body).paddingBottom) || 0);
+    fitSection($('tables'), bottom);
+    fitSection(document.querySelector('.com-side'), bottom);
+  });
 }
 window.addEventListener('resize', fitDeskSections);
 
