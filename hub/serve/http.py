@@ -77,6 +77,9 @@ class FeedSource(Protocol):
     async def stop(self) -> None: ...
 
 
+SIGNATURE_HEADER = "x-duplicast-signature"
+"""A REST command's signature: HMAC-SHA256 of the body with the operator's signing key, hex
+(docs/security.md has the curl recipe)."""
 SELECT = ("scope", "stage", "session", "group")  # the standings' REST query parameters
 RETRY_AFTER = 2
 """Seconds a REST client is told to wait (``Retry-After``) when this process holds no current
@@ -227,12 +230,16 @@ class _Endpoints:
         if role != OPERATOR:
             return _json({"error": "forbidden", "message": f"{op} needs the operator role"}, 403)
         try:
-            body = from_json(await request.body())
+            raw = await request.body()
+            body = from_json(raw)
         except CodecError as exc:
             return _json({"error": "bad_request", "message": str(exc)}, 400)
         command, why = shape(body)
         if command is None:
             return _json({"error": "bad_request", "message": why}, 400)
+        sig = request.headers.get(SIGNATURE_HEADER)
+        if sig is not None:  # the body as signed, for the ingest to verify (hub.roles.signed)
+            command = {**command, "signed": raw.decode(), "sig": sig}
         result = await self.source.control(command)
         if result.get("ok"):
             return _json(result)
