@@ -305,7 +305,7 @@ class Ingest:
                 after = entry_id
                 with contextlib.suppress(Exception):
                     record = codec.unpack(data)
-                    if isinstance(record, dict) and record.get("kind") == "control":
+                    if isinstance(record, dict) and "key" in record:  # a signed command's
                         records.append(record)
             self.signed.restore(records)
 
