@@ -95,6 +95,13 @@ class IngestSource:
         if self.store.live:
             self.fanout.publish(key, frame.outs)
 
+    def verify_with(self, keys: Keyring) -> None:
+        """The keys of the tokens this process's server takes (``create_app``), unless it was
+        given some: what its ingest verifies signed commands and web console events with."""
+        if self.keys is None:
+            self.keys = keys
+            self.ingest.signed.keys = keys
+
     def ready(self) -> bool:
         return self.ingest.ready
 

@@ -324,6 +324,9 @@ def create_app(
     ``X-Forwarded-For``/``-Host`` are believed (default: ``$DUPLICAST_TRUSTED_PROXIES``, else
     none; hub.serve.proxies)."""
     auth = Auth.from_env() if auth is None else auth
+    verify_with = getattr(source, "verify_with", None)
+    if callable(verify_with):  # an ingest's own server: it verifies with the tokens it takes
+        verify_with(auth.keyring())
     metrics = Metrics() if metrics is None else metrics
     metrics.watch(source.fanout)
     origins = OriginPolicy.from_env() if allowed_origins is None else OriginPolicy(allowed_origins)
