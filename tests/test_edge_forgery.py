@@ -401,3 +401,25 @@ def test_the_console_and_operator_pages_work_through_the_edge(
     assert errors == []
     access = venue.lb.access_log()
     assert OPERATOR not in access and venue.consoles["table2"] not in access  # never sent
+
+
+def test_the_documented_curl_recipe_signs_a_ruling(venue: Venue) -> None:
+    """docs/security.md's openssl + curl recipe, run as written (its URL the venue's): the
+    ruling is applied through nginx and the edge, and sent again it is answered, not applied."""
+    text = (ROOT / "docs" / "security.md").read_text()
+    recipe = text.split("A curl caller computes the same with openssl:", 1)[1]
+    recipe = recipe.split("```sh\n", 1)[1].split("```", 1)[0]
+    recipe = "\n".join(line.strip() for line in recipe.splitlines())
+    recipe = recipe.replace("https://hub.example", venue.lb.url)
+    recipe += '\necho\ncurl -sS -X POST "' + venue.lb.url + '/api/penalty" '
+    recipe += '-H "Authorization: Bearer $PROOF" -H "X-Duplicast-Signature: $SIG" '
+    recipe += "-H 'Content-Type: application/json' --data \"$BODY\"\n"
+    env = {**os.environ, "DUPLICAST_OPERATOR_TOKEN": OPERATOR}
+    before = len(penalties(journal_now(venue)))
+    done = subprocess.run(
+        ["bash", "-euc", recipe], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    first, again = (json.loads(line) for line in done.stdout.splitlines() if line.strip())
+    assert first["ok"] is True and again == {**first, "replayed": True}
+    assert len(penalties(journal_now(venue))) == before + 1

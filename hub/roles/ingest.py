@@ -306,7 +306,7 @@ class Ingest:
                 with contextlib.suppress(Exception):
                     record = codec.unpack(data)
                     if isinstance(record, dict) and "key" in record:  # a signed command's
-                        records.append(record)
+                        records.append((entry_id, record))
             self.signed.restore(records)
 
     async def save_engine(self) -> bool:

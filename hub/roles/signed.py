@@ -117,7 +117,7 @@ class SignedIntake:
     def answered(self, nonce: str | None, ack: dict[str, Any]) -> dict[str, Any]:
         """Remember ``nonce``'s first answer (a retry gets it again); ``ack`` back."""
         if nonce is not None and nonce not in self._answers:
-            self._remember(nonce, self.clock(), {k: v for k, v in ack.items() if k != "id"})
+            self._remember(nonce, self.clock(), ack)  # (the same map: its journal position too)
         return ack
 
     def _remember(self, nonce: str, at: float, ack: dict[str, Any]) -> None:
@@ -127,14 +127,15 @@ class SignedIntake:
         while answers and (len(answers) > MAX_NONCES or next(iter(answers.values()))[0] < horizon):
             answers.popitem(last=False)
 
-    def restore(self, records: Iterable[Mapping[str, Any]]) -> None:
-        """The nonces of journaled commands (``key``) of the window: accepted then."""
-        for record in records:
+    def restore(self, records: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
+        """The nonces of journaled commands (``key``) of the window, with the journal position
+        each was accepted at."""
+        for position, record in records:
             key, at = record.get("key"), record.get("at")
             if not isinstance(key, str) or not isinstance(at, int | float):
                 continue
             if at >= self.clock() - self.window:
-                self._remember(key, float(at), {"ok": True})
+                self._remember(key, float(at), {"ok": True, "position": position})
 
     # -- web console events --
 
