@@ -29,7 +29,8 @@ def link_lines(
     config: Any, host: str, port: int, commentator: str | None, operator: str | None
 ) -> list[str]:
     """``label   url`` lines (a label, two spaces or more, the address). ``commentator`` and
-    ``operator``: the token to put in the links, None for a role that is off."""
+    ``operator``: the token to put in the links (in the fragment, ``#token=``: a browser never
+    sends it to the server, docs/security.md), None for a role that is off."""
     base = f"http://{display_host(host)}:{port}"
     table = config.tables[0]
     deal = config.deal_orders[table][0]
@@ -37,11 +38,11 @@ def link_lines(
         ("overlays index", "/overlays/", None),
         ("leaderboard", "/overlays/leaderboard.html", None),
         ("seat ranking", "/overlays/seat.html?seat=1", None),
-        ("split-screen", f"/overlays/compare.html?deal={deal}&seat=1&token=", "c"),
-        ("live table", f"/overlays/table.html?table={table}&token=", "c"),
+        ("split-screen", f"/overlays/compare.html?deal={deal}&seat=1#token=", "c"),
+        ("live table", f"/overlays/table.html?table={table}#token=", "c"),
         ("clock", "/overlays/clock.html", None),
-        ("commentator view", "/overlays/commentator.html?token=", "c"),
-        ("operator panel", "/overlays/operator.html?token=", "o"),
+        ("commentator view", "/overlays/commentator.html#token=", "c"),
+        ("operator panel", "/overlays/operator.html#token=", "o"),
         ("standings (REST)", "/api/standings", None),
     ]
     tokens = {"c": commentator, "o": operator}
