@@ -57,7 +57,8 @@ def test_a_proof_opens_what_its_token_opens_and_an_edge_with_proofs_holds_no_key
 def test_commands_forged_altered_expired_or_replayed_are_refused_and_counted() -> None:
     now = [1_800_000_000.0]
     metrics = Metrics()
-    intake = SignedIntake(Auth(None, TOKEN).keyring(), metrics, clock=lambda: now[0])
+    keys = Auth(None, TOKEN).keyring()
+    intake = SignedIntake(keys, metrics.signature_refused, clock=lambda: now[0])
     good = signed_command(TOKEN, PENALTY, ts=now[0])
     shaped, nonce, answer = intake.command(good)
     assert shaped == PENALTY and answer is None and nonce

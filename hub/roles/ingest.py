@@ -136,7 +136,7 @@ class Ingest:
         on_snapshots = self.feed.request if self.feed is not None else None
         # the keys signed web console events and operator commands are checked with (none
         # until ``serve`` gives them: ``Auth.keyring``; then nothing signed is accepted)
-        self.signed = SignedIntake(metrics=self.metrics)
+        self.signed = SignedIntake(on_refused=self.metrics.signature_refused)
         self.decider = Decider(self.names, engine, on_snapshots=on_snapshots, signed=self.signed)
         self._since_snapshot = 0  # journal records since the last engine snapshot
         self._unjournaled = False  # a batch was applied but not (yet) journaled

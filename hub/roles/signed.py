@@ -25,7 +25,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from hub.metrics import Metrics
 from hub.serve.auth import Keyring
 from hub.serve.commands import operator_command
 from hub.wire import codec
@@ -52,13 +51,13 @@ class SignedIntake:
     def __init__(
         self,
         keys: Keyring | None = None,
-        metrics: Metrics | None = None,
+        on_refused: Callable[[str, str], None] | None = None,
         *,
         window: float = WINDOW,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.keys = keys or Keyring()
-        self.metrics = metrics
+        self.on_refused = on_refused  # (kind, code): ``Metrics.signature_refused``
         self.window = window
         self.clock = clock
         self.refusals: dict[str, int] = {}  # "kind:code" -> count (also in the metrics)
@@ -67,8 +66,8 @@ class SignedIntake:
     def _refuse(self, kind: str, code: str, message: str) -> dict[str, Any]:
         label = f"{kind}:{code}"
         self.refusals[label] = self.refusals.get(label, 0) + 1
-        if self.metrics is not None:
-            self.metrics.signature_refused(kind, code)
+        if self.on_refused is not None:
+            self.on_refused(kind, code)
         return _refusal(code, message)
 
     # -- operator commands --

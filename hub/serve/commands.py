@@ -11,9 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from hub.serve.rulings import RULINGS, ruling_command
-from hub.serve.service import DESK_FIELDS
 
-__all__ = ["COMMAND_OPS", "operator_command"]
+__all__ = ["COMMAND_OPS", "DESK_FIELDS", "operator_command"]
+
+# The operator desk's commands of the cue list and the on-air undo, with the fields passed on.
+DESK_FIELDS: dict[str, tuple[str, ...]] = {
+    "cue": ("action", "slot", "value", "label", "cue", "to"),
+    "undo_take": ("cut",),
+}
 
 COMMAND_OPS = ("onair", "clock", *DESK_FIELDS, *RULINGS)
 

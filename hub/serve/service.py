@@ -24,6 +24,7 @@ from hub.serve.auth import (
     may_control,
     program_topic,
 )
+from hub.serve.commands import DESK_FIELDS
 from hub.serve.console_events import console_event
 from hub.serve.fanout import Fanout
 from hub.serve.feedclient import Client
@@ -34,12 +35,6 @@ from hub.serve.session import Session, error
 from hub.wire.codec import CodecError, from_json, unpack
 from hub.wire.frames import FORMATS
 from hub.wire.topics import PROGRAM, TopicSpace, kind
-
-# The operator desk's commands of the cue list and the on-air undo, with the fields passed on.
-DESK_FIELDS: dict[str, tuple[str, ...]] = {
-    "cue": ("action", "slot", "value", "label", "cue", "to"),
-    "undo_take": ("cut",),
-}
 
 __all__ = ["FeedService", "TopicCheck"]
 
