@@ -280,8 +280,19 @@ async def test_the_edges_own_credentials_write_nothing(venue: Venue) -> None:
             altered["reply"] = "attacker"
             bad = await answer_on(edge, reply, (NAMES.control, codec.pack(altered)))
             assert bad["code"] == "bad_signature", bad
-            # nothing was applied, nothing journaled; every forgery counted
-            await asyncio.sleep(0.5)
+            # every forgery counted (the web channels' once the ingest took them: it reads
+            # them apart from the control channel), nothing applied, nothing journaled
+            expected = {("event", "bad_signature"): 3, ("command", "unsigned"): 1}
+            expected[("command", "bad_signature")] = 2
+            deadline = time.monotonic() + 20
+            while True:
+                refused = signature_refusals(venue)
+                gained = {k: v - refused_before.get(k, 0.0) for k, v in refused.items()}
+                if all(gained.get(k, 0) >= n for k, n in expected.items()):
+                    break
+                assert time.monotonic() < deadline, gained
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(0.3)
             assert await journal(venue) == before
             refused = signature_refusals(venue)
             gained = {k: v - refused_before.get(k, 0.0) for k, v in refused.items()}
