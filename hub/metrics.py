@@ -182,6 +182,13 @@ class Metrics:
             ["code"],
             registry=self.registry,
         )
+        self._signatures = Counter(
+            "duplicast_signature_refusals",
+            "Signed web console events and operator commands refused (forged, altered, "
+            "unsigned, expired, replayed), by kind and code (hub.roles.signed)",
+            ["kind", "code"],
+            registry=self.registry,
+        )
 
     def watch(self, fanout: Fanout) -> None:
         """Report this fan-out's clients and frame counts."""
@@ -212,6 +219,10 @@ class Metrics:
 
     def reject(self, code: str, count: int = 1) -> None:
         self._rejects.labels(code).inc(count)
+
+    def signature_refused(self, kind: str, code: str) -> None:
+        """A signed ``event`` or ``command`` refused (``code``), or a command ``replayed``."""
+        self._signatures.labels(kind, code).inc()
 
     def render(self, private: bool = False) -> bytes:
         """The Prometheus text: everything if ``private``, else the public view only."""

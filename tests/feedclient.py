@@ -10,11 +10,18 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 
 from hub.wire.patch import apply_patch, clone
+from hub.wire.signing import session_proof, signed_command
+
+PLAIN = ("subscribe", "unsubscribe", "ping", "event")  # sent as they are; the rest signed
 
 
 class FeedClient:
+    """Shows the hub its token's session proof and signs every command, as the pages do
+    (overlays/js/sign.js)."""
+
     def __init__(self, ws_url: str, token: str | None = None) -> None:
-        self.url = ws_url + (f"?token={token}" if token else "")
+        self.token = token
+        self.url = ws_url + (f"?token={session_proof(token)}" if token else "")
         self.ws: ClientConnection | None = None
         self.states: dict[str, dict[str, Any]] = {}
         self.seqs: dict[str, int] = {}
@@ -48,6 +55,8 @@ class FeedClient:
 
     async def send(self, message: dict[str, Any]) -> None:
         assert self.ws is not None
+        if self.token and message.get("op") not in PLAIN and "signed" not in message:
+            message = signed_command(self.token, message)
         await self.ws.send(json.dumps(message))
 
     async def _read(self) -> None:

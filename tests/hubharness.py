@@ -75,14 +75,25 @@ def auth() -> Auth:
     return Auth(commentator_token=COMMENTATOR, operator_token=OPERATOR)
 
 
+def proofs_of(tokens: Auth) -> Auth:
+    """What an edge is given instead of ``tokens`` (``duplicast proofs``): their proofs."""
+    from hub.wire.signing import session_proof
+
+    def proof(value: str | None) -> str | None:
+        return None if value is None else session_proof(value)
+
+    seats = tuple(dataclasses.replace(s, token=session_proof(s.token)) for s in tokens.consoles)
+    return Auth(proof(tokens.commentator_token), proof(tokens.operator_token), seats)
+
+
 @contextlib.asynccontextmanager
 async def ingest_hub(
     bus: Bus, config: TournamentConfig, decks: Any, tokens: Auth | None = None
 ) -> AsyncIterator[tuple[IngestSource, RunningServer]]:
     """Ingest + edge in one process (role all) on `bus`, served on a free loopback port
     (``tokens``: the tokens it takes, else ``auth()``)."""
-    source = IngestSource(bus, Engine(config, decks), own_bus=False)
     given = auth() if tokens is None else tokens
+    source = IngestSource(bus, Engine(config, decks), own_bus=False, keys=given.keyring())
     app = create_app(source, overlays_dir=OVERLAYS, auth=given, metrics=source.metrics)
     server = await serve(app, "127.0.0.1", 0)
     try:

@@ -29,6 +29,7 @@ from hub.domain.numbers import MAX_SAFE_INT
 from hub.engine.core import Engine
 from hub.roles.edge import EdgeSource
 from hub.wire import codec
+from hub.wire.signing import sign, signed_command, signing_key
 from tests.factories import config_data
 from tests.hubharness import OPERATOR, edge_hub, ingest_hub, unique_tournament
 from tests.test_clock import clocked
@@ -273,7 +274,8 @@ async def test_bad_numbers_through_a_real_edge_and_ingest_on_redis(redis_url: st
                     assert answer["code"] == "bad_request", (command, answer)
                     assert answer["message"].startswith(f"field '{field}': "), answer
                 # A good command still goes through to the ingest and back.
-                await ws.send(codec.pack({"op": "onair", "slot": "ticker", "value": {"n": 1}}))
+                onair = {"op": "onair", "slot": "ticker", "value": {"n": 1}}
+                await ws.send(codec.pack(signed_command(OPERATOR, onair)))  # (as pages sign)
                 assert (await answer_of(ws, True))["type"] == "ok"
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}") as http:
                 for body in ('{"slot":"ticker","value":{"n":1e400}}',
@@ -290,6 +292,13 @@ async def test_bad_numbers_through_a_real_edge_and_ingest_on_redis(redis_url: st
             await replies.ready()
             nan = {"op": "clock", "action": "adjust", "seconds": math.nan}
             await bus.publish(f"{prefix}:control", codec.pack({**nan, "id": "1", "reply": "probe"}))
+            async with asyncio.timeout(10):
+                reply = codec.unpack((await replies.__anext__()).data)
+            assert reply["code"] == "unsigned", reply  # not the operator's: refused unread
+            # signed by the operator, with a NaN in its text: refused, nothing journaled
+            text = '{"op":"clock","action":"adjust","seconds":NaN,"nonce":"n0n0n0n0n0n0n0n0"}'
+            nan = {"op": "clock", "signed": text, "sig": sign(signing_key(OPERATOR), text)}
+            await bus.publish(f"{prefix}:control", codec.pack({**nan, "id": "2", "reply": "probe"}))
             async with asyncio.timeout(10):
                 reply = codec.unpack((await replies.__anext__()).data)
             assert reply["ok"] is False and reply["code"] == "bad_request", reply

@@ -49,7 +49,8 @@ class ConsoleHub(HubThread):
         self.exits: list[contextlib.AsyncExitStack] = []
 
     async def _start(self) -> None:
-        self.source = IngestSource(self.bus, Engine(self.config, self.decks), own_bus=False)
+        engine = Engine(self.config, self.decks)
+        self.source = IngestSource(self.bus, engine, own_bus=False, keys=TOKENS.keyring())
         app = create_app(
             self.source, overlays_dir=OVERLAYS, auth=TOKENS, metrics=self.source.metrics
         )
@@ -122,8 +123,10 @@ class Link:
         def to_hub(message: str | bytes) -> None:
             if isinstance(message, str):
                 op = json.loads(message)
-                if op.get("op") == "event":
-                    self.sent.append(op["event"])
+                if op.get("op") == "event":  # signed (sign.js): the event the page entered
+                    event = json.loads(op["signed"])
+                    bound = ("v", "tournament", "table", "console")
+                    self.sent.append({k: v for k, v in event.items() if k not in bound})
             server.send(message)
 
         def to_page(message: str | bytes) -> None:

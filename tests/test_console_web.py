@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hubharness import COMMENTATOR, OPERATOR, SAMPLE, duplicast, edge_hub, unique_tournament
+from hubharness import (
+    COMMENTATOR,
+    OPERATOR,
+    SAMPLE,
+    duplicast,
+    edge_hub,
+    proofs_of,
+    unique_tournament,
+)
 from hubharness import ingest_hub as ingest_hub_with
 from redis_server import RedisServer
 from websockets.asyncio.client import ClientConnection, connect
@@ -33,6 +41,7 @@ from hub.serve.auth import Auth, ConsoleSeat, parse_console_tokens, weak_tokens
 from hub.serve.http import create_app, serve
 from hub.wire.codec import pack
 from hub.wire.patch import apply_patch, clone
+from hub.wire.signing import signed_event
 
 TOKEN1 = "web-console-one-Xq8rTz3vLm"
 TOKEN2 = "web-console-two-Pk2wNs7yHd"
@@ -61,8 +70,9 @@ def tournament() -> tuple[Any, Any]:
 class WebConsole:
     """A console page's conversation, as a test sees it: frames kept by type."""
 
-    def __init__(self, ws: ClientConnection) -> None:
+    def __init__(self, ws: ClientConnection, token: str) -> None:
         self.ws = ws
+        self.token = token  # signs its events, as sign.js does
         self.frames: list[dict[str, Any]] = []
         self.arrived = asyncio.Condition()
         self.task = asyncio.create_task(self._read())
@@ -99,7 +109,10 @@ class WebConsole:
         await self.ws.send(json.dumps(message))
 
     async def event(self, **fields: Any) -> None:
-        await self.send({"op": "event", "event": fields})
+        """A signed event, completed with what the hello names (as sign.js completes it)."""
+        hello = await self.wait(lambda f: f.get("type") == "hello")
+        mine = {k: hello[k] for k in ("tournament", "table", "console") if k in hello}
+        await self.send(signed_event(self.token, {"v": 1, **mine, **fields}))
 
     async def wait(self, match: Any, timeout: float = 10.0) -> dict[str, Any]:
         """The first frame (seen or to come) that ``match`` accepts."""
@@ -130,7 +143,7 @@ class WebConsole:
 @contextlib.asynccontextmanager
 async def web_console(ws_url: str, token: str) -> AsyncIterator[WebConsole]:
     async with connect(f"{ws_url}?token={token}") as ws:
-        page = WebConsole(ws)
+        page = WebConsole(ws, token)
         try:
             yield page
         finally:
@@ -197,8 +210,10 @@ async def test_a_web_console_plays_its_table_on_the_embedded_bus() -> None:
         assert "table" in wrong["message"]
         await page.event(seq=3, type="fold", deal=deal, seat=to_act, console="table2")
         await page.error("bad_request", seq=3, message=_contains("console"))
-        await page.send({"op": "event", "event": [1, 2]})
+        await page.send({"op": "event", "signed": "[1, 2]", "sig": "00"})
         await page.error("bad_request", message=_contains("map"))
+        await page.send({"op": "event", "event": {"seq": 3, "type": "fold"}})  # not signed
+        await page.error("unsigned")
         assert source.engine.sequencer.last("table1") == 2
         await page.event(seq=3, type="fold", deal=deal, seat=to_act)
         assert (await page.ack(3))["ok"] is True
@@ -288,11 +303,11 @@ async def test_a_web_console_through_an_edge_on_redis_with_acl_users(
     edge_bus = RedisBus(credentials[EDGE_USER].url(host), retry=FAST)
     await ingest_bus.connect()
     await edge_bus.connect()
-    ingest = IngestSource(ingest_bus, Engine(config), own_bus=False)
+    ingest = IngestSource(ingest_bus, Engine(config), own_bus=False, keys=tokens().keyring())
     await ingest.start()
     try:
         async with (
-            edge_hub(edge_bus, config.id, tokens()) as (edge, edge_server),
+            edge_hub(edge_bus, config.id, proofs_of(tokens())) as (edge, edge_server),
             web_console(edge_server.ws_url, TOKEN1) as page,
         ):
             await page.event(seq=1, type="start", deal=deal)
@@ -342,9 +357,11 @@ def test_acl_makes_console_tokens_that_serve_checks(tmp_path: Path) -> None:
     assert {s.console: s.table for s in seats} == dict(config.consoles or {})
     assert not weak_tokens(Auth(consoles=seats)) and len({s.token for s in seats}) == len(seats)
     assert console_tokens(config, {"DUPLICAST_CONSOLE_TOKENS_FILE": str(tokens_out)}) == seats
-    # the edge's user may relay the web consoles (publish console:*, hear ack:* and errors:*)
+    # the edge's user may relay the web consoles (publish web:*, hear ack:* and errors:*),
+    # never publish on the Redis consoles' console:*
     edge = next(line for line in acl.read_text().splitlines() if f" {EDGE_USER} " in line)
-    assert f"&dup:{config.id}:console:*" in edge and f"&dup:{config.id}:ack:*" in edge
+    assert f"&dup:{config.id}:web:*" in edge and f"&dup:{config.id}:ack:*" in edge
+    assert f"dup:{config.id}:console:" not in edge
     bad = tmp_path / "bad.txt"
     for text, word in (
         ("table1 2 " + seats[0].token + "\n", "not table 2"),
@@ -399,7 +416,7 @@ async def test_the_asgi_websocket_route_serves_consoles_alike() -> None:
     config, decks = tournament()
     bus = MemoryBus()
     await bus.connect()
-    source = IngestSource(bus, Engine(config, decks), own_bus=False)
+    source = IngestSource(bus, Engine(config, decks), own_bus=False, keys=tokens().keyring())
     app = create_app(source, auth=tokens(), raw_frames=False)
     server = await serve(app, "127.0.0.1", 0)
     try:
@@ -440,7 +457,7 @@ async def test_a_console_whose_answers_cannot_be_heard_is_told_unavailable() -> 
 
     bus.subscribe = refusing  # type: ignore[method-assign]
     relay = ConsoleRelay(bus, "t-relay", timeout=1.0)
-    listener = subscribe("dup:t-relay:console:1")  # a hub listening
+    listener = subscribe("dup:t-relay:web:1")  # a hub listening
     await listener.ready()
     page = _Collecting()
     relay.attach(page, "table1", 1)

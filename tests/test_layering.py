@@ -83,6 +83,9 @@ LAYERS: dict[str, int] = {
     "hub.serve.origins": 2,  # which browser pages may open /ws
     "hub.serve.proxies": 2,  # who a client is behind a trusted load balancer
     "hub.serve.rulings": 2,  # the officials' commands as every transport shapes them
+    "hub.serve.commands": 3,  # an operator command shaped from what was signed (the ingest)
+    "hub.wire.signing": 1,  # session proofs, signing keys, signed envelopes (pure)
+    "hub.roles.signed": 4,  # the ingest's check of signed events and commands, nonces
     "hub.bus.redis_scripts": 1,  # the Redis bus's Lua scripts
     "hub.bus.redis_retry": 1,  # which Redis errors are retried, and the backoff
     "hub.bus.base": 2,
@@ -113,7 +116,7 @@ LAYERS: dict[str, int] = {
     "hub.roles.console_relay": 6,  # web consoles' events onto the bus, their answers back
     "hub.wire.control_request": 3,  # a request on the control channel, and where its answer goes
     "hub.roles.engine_store": 4,  # the engine's snapshot on the bus (ingest and projector)
-    "hub.roles.ingest_decide": 4,  # the ingest's decide step (in memory)
+    "hub.roles.ingest_decide": 5,  # the ingest's decide step (in memory)
     "hub.roles.ingest_answers": 7,  # the ingest's answer step (acks, refusals persisted)
     "hub.roles.ingest_journal": 7,  # the ingest's rebuild from, and appends to, the journal
     "hub.roles.ingest": 8,

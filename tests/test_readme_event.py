@@ -36,7 +36,7 @@ from tests.test_console_page import settled, tid
 
 ROOT = Path(__file__).resolve().parent.parent
 CONSOLE_LINK = re.compile(
-    r"^  console table (\d+)\s+(http://\S+/overlays/console\.html\?token=(\S+))$"
+    r"^  console table (\d+)\s+(http://\S+/overlays/console\.html#token=(\S+))$"
 )
 
 
@@ -202,8 +202,8 @@ def test_the_readme_event_day_ends_ready_for_the_first_real_hand(
         commentator = shell.value("$DUPLICAST_COMMENTATOR_TOKEN")
         assert len(operator) >= 32 and len(commentator) >= 32 and operator != commentator
         printed = shell.output()
-        assert f"operator.html?token={operator}" in printed
-        assert f"commentator.html?token={commentator}" in printed
+        assert f"operator.html#token={operator}" in printed
+        assert f"commentator.html#token={commentator}" in printed
         # Nothing of the rehearsal is left: the event's journal is empty, its standings blank.
         client = redis.Redis.from_url(redis_url)
         try:

@@ -142,13 +142,13 @@ def test_serve_prints_its_links_with_tokens_hidden_unless_asked(
         assert links["leaderboard"] == f"{base}/overlays/leaderboard.html?slot=1"
         assert links["websocket"] == f"ws://127.0.0.1:{port}/ws"
         if show:
-            assert links["operator panel"] == f"{base}/overlays/operator.html?token={operator}"
-            assert links["commentator view"].endswith(f"?token={commentator}")
+            assert links["operator panel"] == f"{base}/overlays/operator.html#token={operator}"
+            assert links["commentator view"].endswith(f"#token={commentator}")
         else:
             assert commentator not in output and operator not in output
             assert commentator not in served.stderr() and operator not in served.stderr()
-            assert links["operator panel"].endswith("?token=$DUPLICAST_OPERATOR_TOKEN")
-            assert links["commentator view"].endswith("?token=$DUPLICAST_COMMENTATOR_TOKEN")
+            assert links["operator panel"].endswith("#token=$DUPLICAST_OPERATOR_TOKEN")
+            assert links["commentator view"].endswith("#token=$DUPLICAST_COMMENTATOR_TOKEN")
         assert "warning" not in served.stderr()
         for label in ("overlays index", "leaderboard", "operator panel"):  # they are served
             url = links[label].replace("$DUPLICAST_OPERATOR_TOKEN", operator)

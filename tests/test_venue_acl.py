@@ -25,6 +25,7 @@ from redis_server import RedisServer, free_port
 from hub.bus.redis import RedisBus, RetryPolicy
 from hub.files.config import load_config
 from hub.wire.channels import Channels
+from hub.wire.signing import signed_command
 from tests.feedclient import FeedClient
 
 pytestmark = [pytest.mark.redis]
@@ -161,7 +162,8 @@ async def play_through_the_edges(config, ports: list[int], urls, tmp_path: Path)
             tmp_path / "console.log"
         ).read_text()
         await viewer.wait_for(lambda c: c.states["table:1"].get("deal") == deal, timeout=20)
-        await desk.send({"op": "onair", "slot": "ticker", "value": {"visible": False}})
+        onair = {"op": "onair", "slot": "ticker", "value": {"visible": False}}
+        await desk.send(signed_command(operator, onair))  # signed: an edge only relays it
         await desk.wait_for(
             lambda c: any(m.get("op") == "onair" for m in c.log if m.get("type") == "ok"),
             timeout=20,
@@ -186,6 +188,7 @@ async def least_privilege(urls: dict[str, str], names: Channels) -> None:
     await refused("table1", lambda b: b.append(names.journal, b"forged"))
     await refused("duplicast-edge", lambda b: b.append(names.journal, b"forged"))
     await refused("duplicast-edge", lambda b: b.publish(names.feed, b"forged"))
+    await refused("duplicast-edge", lambda b: b.publish(names.console(1), b"forged"))
     await refused("duplicast-edge", lambda b: b.hset(names.topics, "x", b"forged"))
     await refused("duplicast-projector", lambda b: b.append(names.journal, b"forged"))
     await refused("duplicast-projector", lambda b: b.publish(names.console(1), b"x"))

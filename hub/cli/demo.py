@@ -220,7 +220,7 @@ class Demo:
         """Each table's web console (its page, with the console's token)."""
         base = f"http://{self.host}:{self.server.port}/overlays/console.html"
         return [
-            f"  console of table {seat.table} ({seat.console}): {base}?token={seat.token}"
+            f"  console of table {seat.table} ({seat.console}): {base}#token={seat.token}"
             for seat in self.console_seats
         ]
 

@@ -264,6 +264,55 @@ def _run_acl(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_proofs(sub: Sub) -> None:
+    p = sub.add_parser(
+        "proofs",
+        help="what to give an edge instead of the tokens: their session proofs",
+        description="Print the session proofs of $DUPLICAST_OPERATOR_TOKEN and "
+        "$DUPLICAST_COMMENTATOR_TOKEN as environment lines for an edge (the same variables, "
+        "holding proofs), and write the proofs of the console tokens file "
+        "($DUPLICAST_CONSOLE_TOKENS_FILE). An edge given proofs checks who connects but cannot "
+        "derive the keys commands and console events are signed with (docs/security.md).",
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument(
+        "--console-proofs-out",
+        type=Path,
+        default=None,
+        help="write 'CONSOLE TABLE PROOF' lines here: the edge's DUPLICAST_CONSOLE_TOKENS_FILE",
+    )
+    p.set_defaults(func=_run_proofs)
+
+
+def _run_proofs(args: argparse.Namespace) -> int:
+    from hub.cli.offline import write_text
+    from hub.serve.auth import CONSOLE_TOKENS_ENV, parse_console_tokens
+    from hub.wire.signing import is_proof, session_proof
+
+    def proof(value: str) -> str:
+        return value if is_proof(value) else session_proof(value)
+
+    for name in ("DUPLICAST_OPERATOR_TOKEN", "DUPLICAST_COMMENTATOR_TOKEN"):
+        value = os.environ.get(name)
+        if value:
+            print(f"{name}={proof(value)}")
+    if args.console_proofs_out is not None:
+        path = os.environ.get(CONSOLE_TOKENS_ENV)
+        if not path:
+            print(f"error: {CONSOLE_TOKENS_ENV} names no console tokens file", file=sys.stderr)
+            return 1
+        try:
+            seats = parse_console_tokens(Path(path).read_text("utf-8"), path)
+        except (OSError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        rows = [f"{s.console} {s.table} {proof(s.token)}" for s in seats]
+        head = "# the console tokens' session proofs, for edges (CONSOLE TABLE PROOF)\n"
+        write_text(str(args.console_proofs_out), head + "\n".join(rows) + "\n", private=True)
+        print(f"wrote {len(rows)} console proofs to {args.console_proofs_out}", file=sys.stderr)
+    return 0
+
+
 def _add_simulate(sub: Sub) -> None:
     p = sub.add_parser(
         "simulate",
@@ -402,6 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_draw(sub)
     _add_decks(sub)
     _add_acl(sub)
+    _add_proofs(sub)
     _add_simulate(sub)
     _add_phh_check(sub)
     _add_piecepack_counts(sub)

@@ -14,10 +14,12 @@ keys and channels (``dup:{t}:...``, names from ``hub.wire.channels``):
   the edges' reply channels; listens to the control channel;
 - ``duplicast-edge`` (``serve --role edge``, any number): listens to the feed and its reply
   channel, reads the topic snapshots, publishes operator commands on the control channel and
-  the web consoles' events on the console channels (``dup:{t}:console:*``), listens to the
-  consoles' ack and error channels (to hand a web console its answers); no write to any key
-  (not the journal, not the feed). A compromised edge can write as any console (it holds
-  the web consoles' tokens anyway: docs/security.md);
+  the web consoles' signed events on the web channels (``dup:{t}:web:*``), never on the Redis
+  consoles' ``dup:{t}:console:*``; listens to the consoles' ack and error channels (to hand a
+  web console its answers); no write to any key (not the journal, not the feed). What it
+  publishes is applied only with a valid signature (``hub.roles.signed``): an edge holds
+  session proofs, never the keys, so a compromised edge cannot write a table or a ruling
+  (docs/security.md);
 - ``duplicast-export`` (``duplicast export --events``): reads the journal and the event epoch,
   nothing else;
 - one user per console of the ``[consoles]`` section: ``PUBLISH`` to its table's console
@@ -112,12 +114,13 @@ def projector_rules(tournament: str) -> str:
 
 def edge_rules(tournament: str) -> str:
     """An edge: hears the feed and its replies, reads the topic snapshots, publishes
-    operator commands on the control channel; for the web consoles it holds, publishes on
-    the console channels and hears the ack and error channels. Writes no key."""
+    (signed) operator commands on the control channel; for the web consoles it holds,
+    publishes their signed events on the web channels and hears the ack and error channels.
+    Writes no key, and no Redis console's channel."""
     names = Channels(tournament)
     errors = f"{names.prefix}:errors:*"
     listen = _channels(names.feed, names.reply("*"), names.ack("*"), errors)
-    publish = _channels(names.control, names.consoles_pattern)
+    publish = _channels(names.control, f"{names.web_prefix}*")
     return f"{_BASE} {_LISTEN} {listen} %R~{names.topics} +hgetall +hmget (+publish {publish})"
 
 

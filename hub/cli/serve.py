@@ -52,6 +52,13 @@ NO_CONSOLES_WARNING = (
 )
 
 
+EDGE_TOKENS_WARNING = (
+    "duplicast serve: WARNING: this edge was given tokens, not their session proofs: whoever "
+    "takes it over can sign as the operator and the consoles. Give edges the proofs "
+    "(`duplicast proofs`; docs/security.md)"
+)
+
+
 async def run_serve(args: argparse.Namespace) -> int:
     """Check the options, say what it runs on, then serve the role until a signal (exit 0) or
     until its lease passes to another ingest (exit 3)."""
@@ -70,11 +77,13 @@ async def run_serve(args: argparse.Namespace) -> int:
     if weak_tokens_refused("serve", auth):
         return 2
     _announce(args, config, auth, proxies)
+    if args.role == ProcessRole.EDGE and not auth.proofs_only():
+        print(EDGE_TOKENS_WARNING, file=sys.stderr, flush=True)
     bus = open_bus(args.redis)
     await bus.connect()
     if args.role == ProcessRole.PROJECTOR:
         return await run_projector(bus, config, args)
-    source, writer, lost = await _open_source(bus, config, args)
+    source, writer, lost = await _open_source(bus, config, args, auth.keyring())
     metrics = getattr(source, "metrics", None)
     app = create_app(
         source,
@@ -157,10 +166,11 @@ def _announce(args: argparse.Namespace, config: Any, auth: Any, proxies: Trusted
 
 
 async def _open_source(
-    bus: Any, config: Any, args: argparse.Namespace
+    bus: Any, config: Any, args: argparse.Namespace, keys: Any
 ) -> tuple[Any, Ingest | None, asyncio.Event | None]:
     """What the role's server serves, the ingest started beside an edge's server (``--feed
-    separate``) and the event set when that ingest loses its lease."""
+    separate``) and the event set when that ingest loses its lease. ``keys``: what the ingest
+    verifies signed commands and web console events with (``Auth.keyring``)."""
     from hub.serve.limits import Limits
 
     limits = Limits(max_per_address=args.max_per_address)
@@ -170,10 +180,12 @@ async def _open_source(
     if args.role == ProcessRole.INGEST and args.feed == "separate":
         lost = asyncio.Event()
         writer = Ingest(bus, Engine(config, decks), feed=False, on_lost=lost.set)
+        writer.signed.keys = keys
         source = WriterSource(bus, config.id, writer, topics=TopicSpace.of(config), limits=limits)
         await writer.start()
         return source, writer, lost
-    return IngestSource(bus, Engine(config, decks), own_bus=False, limits=limits), None, None
+    ingest = IngestSource(bus, Engine(config, decks), own_bus=False, limits=limits, keys=keys)
+    return ingest, None, None
 
 
 def _private_metrics(app: Any, args: argparse.Namespace) -> Callable[[], None] | None:

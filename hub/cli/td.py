@@ -3,8 +3,12 @@ a script.
 
 Each is one ``POST /api/{ruling}`` to a running hub (docs/protocol.md 2.7) with the operator
 token from ``DUPLICAST_OPERATOR_TOKEN``: the same bodies, checks and answers as the operator
-panel's websocket ops. The hub's answer is printed on one line (JSON); a refusal, an
-unreachable hub or a missing token exits non-zero.
+panel's websocket ops. The token never leaves this process: the request shows its session
+proof (``Authorization: Bearer p1...``) and is signed with its signing key
+(``X-Duplicast-Signature``, ``hub.wire.signing``), so an edge can relay it and not forge or
+alter it; its ``nonce`` (``--nonce`` to give one) makes a retry apply once. The hub's answer
+is printed on one line (JSON); a refusal, an unreachable hub or a missing token exits
+non-zero.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import urllib.request
 from typing import Any
 
 from hub.cli.args import HelpFormatter
+from hub.wire.signing import session_proof, signed_command
 
 __all__ = ["add_parser", "run"]
 
@@ -104,6 +109,13 @@ def add_parser(sub: Any) -> None:
         q.add_argument("--url", default="http://127.0.0.1:8000", help="the hub's HTTP address")
         q.add_argument("--by", required=True, help="the official who rules (1..64 characters)")
         q.add_argument("--reason", required=reason_required, help="why (at most 500 characters)")
+        q.add_argument(
+            "--nonce",
+            default=None,
+            help="the ruling's idempotency key (16-64 characters; default: a new random one): "
+            "sent again with the same nonce within 10 minutes, the hub answers the first answer "
+            "and applies it once",
+        )
     p.set_defaults(func=run)
 
 
@@ -114,10 +126,17 @@ def body_of(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def post(url: str, token: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """POST ``body`` (a command with its ``op``) signed: the session proof as the bearer, the
+    body with a ``nonce`` (the one it has, else a new one) and ``ts``, and its signature."""
+    signed = signed_command(token, body, nonce=body.get("nonce"))
     request = urllib.request.Request(
         url,
-        data=json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        data=signed["signed"].encode(),
+        headers={
+            "Authorization": f"Bearer {session_proof(token)}",
+            "Content-Type": "application/json",
+            "X-Duplicast-Signature": signed["sig"],
+        },
         method="POST",
     )
     try:
@@ -138,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         return NO_TOKEN
     url = f"{args.url.rstrip('/')}/api/{args.ruling}"
     try:
-        status, answer = post(url, token, body_of(args))
+        status, answer = post(url, token, {"op": args.ruling, **body_of(args)})
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         print(json.dumps({"error": "unreachable", "message": f"{url}: {reason}"}))

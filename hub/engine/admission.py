@@ -20,7 +20,11 @@ from hub.engine.outcome import Outcome
 from hub.engine.refusals import REFUSED, refusal_answer, refused_record
 from hub.engine.sequencer import Sequencer
 
-__all__ = ["Admission", "Duplicate", "Refused"]
+__all__ = ["RECORD_META", "Admission", "Duplicate", "Refused"]
+
+RECORD_META = ("kind", "at", "key")
+"""A journal record's fields that are not the event's: its kind, when it was applied, and a
+signed command's nonce (``key``: its idempotency key, ``hub.roles.signed``)."""
 
 
 @dataclass(slots=True)
@@ -170,7 +174,7 @@ class Admission:
             console, seq = str(record["console"]), int(record["seq"])
             self.sequencer.record(console, seq, refusal_answer(record))
             return None
-        event = parse_event({k: v for k, v in record.items() if k not in ("kind", "at")})
+        event = parse_event({k: v for k, v in record.items() if k not in RECORD_META})
         if self.sequencer.check(event.console, event.seq) == "duplicate":
             self.restore_skipped += 1
             return None

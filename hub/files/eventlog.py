@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from hub.bus.protocols import Journal
+from hub.engine.admission import RECORD_META
 from hub.engine.refusals import REFUSED
 from hub.wire import codec
 from hub.wire.channels import Channels
@@ -50,9 +51,9 @@ def log_line(record: Mapping[str, Any]) -> dict[str, Any]:
             "event": record.get("event"),
         }
     elif record.get("kind") == "control":
-        line = {k: v for k, v in record.items() if k not in ("kind", "at")}
+        line = {k: v for k, v in record.items() if k not in RECORD_META}
     else:
-        line = {k: v for k, v in record.items() if k not in ("kind", "at", "ts")}
+        line = {k: v for k, v in record.items() if k not in (*RECORD_META, "ts")}
     if isinstance(at, int | float):
         line["ts"] = float(at)
     return line

@@ -1,10 +1,12 @@
 """Web consoles through an edge: their events onto the bus, the hub's answers back to them.
 
 A table's web console (role ``console``, docs/protocol.md §3) speaks to any edge over ``/ws``.
-The edge publishes each event on its table's console channel exactly as a Redis console would
-(msgpack on ``dup:{t}:console:{table}``), so the ingest, the journal, the acks and the
-``(console, seq)`` protocol are the same for both, and a Redis console and a web console of one
-table can share a hand. While a console of a name has a socket here, the edge listens to its
+The edge publishes each signed event, as the page signed it, on its table's web channel
+(msgpack ``{"console", "signed", "sig"}`` on ``dup:{t}:web:{table}``; the Redis consoles'
+``console:{table}`` is theirs only, ``duplicast acl``); the ingest verifies it
+(``hub.roles.signed``) and then treats it as a Redis console's event, so the journal, the acks
+and the ``(console, seq)`` protocol are the same for both, and a Redis console and a web console
+of one table can share a hand. While a console of a name has a socket here, the edge listens to its
 ack channel (``dup:{t}:ack:{console}``) and its table's error channel (answers there that name
 it) and hands every answer to each of its sockets as ``{"type": "ack", ...}``. One listener per
 console name, however many sockets (a tablet reloaded, a second screen).
@@ -122,8 +124,8 @@ class ConsoleRelay:
             listener.task.cancel()
 
     async def send(self, console: str, table: int, event: dict[str, Any]) -> str | None:
-        """Publish ``event`` (complete: ``v``, ``tournament``, ``table``, ``console``) on the
-        table's console channel once ``console``'s answers are heard. None when published, else
+        """Publish ``event`` (the signed envelope ``{"console", "signed", "sig"}``) on the
+        table's web channel once ``console``'s answers are heard. None when published, else
         why not (the page keeps it and sends it again): no bus, no hub listening, too slow."""
         try:
             data = pack(event)
@@ -136,7 +138,7 @@ class ConsoleRelay:
             if listener is not None:
                 await asyncio.wait_for(asyncio.shield(listener.ready), self.timeout)
             receivers = await asyncio.wait_for(
-                self.bus.publish(self.names.console(table), data), self.timeout
+                self.bus.publish(self.names.web(table), data), self.timeout
             )
         except TimeoutError:
             return f"the bus did not take the event within {self.timeout:g} s"

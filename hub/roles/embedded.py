@@ -19,6 +19,7 @@ from hub.files.decks import load_decks
 from hub.metrics import Metrics
 from hub.roles.console_relay import ConsoleRelay
 from hub.roles.ingest import Ingest
+from hub.serve.auth import Keyring
 from hub.serve.fanout import Fanout
 from hub.serve.feed import Frame, IngestFeed, TopicKey
 from hub.serve.limits import Limits
@@ -53,7 +54,13 @@ class IngestSource:
     """FeedSource for a process that runs the ingest: its edge reads the ingest's own store."""
 
     def __init__(
-        self, bus: Bus, engine: Engine, *, own_bus: bool = True, limits: Limits | None = None
+        self,
+        bus: Bus,
+        engine: Engine,
+        *,
+        own_bus: bool = True,
+        limits: Limits | None = None,
+        keys: Keyring | None = None,
     ) -> None:
         self.bus = bus
         self.engine = engine
@@ -62,12 +69,13 @@ class IngestSource:
         self.fanout = Fanout(self.store, limits)
         self.consoles = ConsoleRelay(bus, self.tournament)  # the web consoles' events, answers
         self.metrics = Metrics()
+        self.keys = keys  # what signed commands and web console events are verified with
         self.lost = asyncio.Event()  # set when the ingest lost its lease to another one
         self.ingest = self._ingest(engine)
         self._own_bus = own_bus
 
     def _ingest(self, engine: Engine) -> Ingest:
-        return Ingest(
+        ingest = Ingest(
             self.bus,
             engine,
             store=self.store,
@@ -76,6 +84,9 @@ class IngestSource:
             on_lost=self.lost.set,
             on_ready=self.fanout.refresh,
         )
+        if self.keys is not None:
+            ingest.signed.keys = self.keys
+        return ingest
 
     def _on_frame(self, key: TopicKey, frame: Frame) -> None:
         """A frame of the ingest's feed to its clients; none while the store is not live (a
@@ -83,6 +94,13 @@ class IngestSource:
         when it turns live, ``Fanout.refresh``)."""
         if self.store.live:
             self.fanout.publish(key, frame.outs)
+
+    def verify_with(self, keys: Keyring) -> None:
+        """The keys of the tokens this process's server takes (``create_app``), unless it was
+        given some: what its ingest verifies signed commands and web console events with."""
+        if self.keys is None:
+            self.keys = keys
+            self.ingest.signed.keys = keys
 
     def ready(self) -> bool:
         return self.ingest.ready

@@ -59,8 +59,10 @@ from hub.roles.intake import TABLE_BUFFER, TABLE_BYTES, TABLE_RATE, FairIntake
 from hub.roles.notes import MAXLEN as NOTES_MAXLEN
 from hub.roles.notes import link_notes, refusal_note
 from hub.roles.publisher import FeedPublisher
+from hub.roles.signed import SignedIntake
 from hub.serve.feed import Frame, IngestFeed, TopicKey
 from hub.tasks import bounded, cancel_and_wait
+from hub.wire import codec
 from hub.wire.channels import Channels
 
 log = logging.getLogger("duplicast.ingest")
@@ -132,7 +134,10 @@ class Ingest:
         self._lock = asyncio.Lock()  # journal order == apply order (batches, commands)
         self.answering = Answering(self.names, self.metrics)
         on_snapshots = self.feed.request if self.feed is not None else None
-        self.decider = Decider(self.names, engine, on_snapshots=on_snapshots)
+        # the keys signed web console events and operator commands are checked with (none
+        # until ``serve`` gives them: ``Auth.keyring``; then nothing signed is accepted)
+        self.signed = SignedIntake(on_refused=self.metrics.signature_refused)
+        self.decider = Decider(self.names, engine, on_snapshots=on_snapshots, signed=self.signed)
         self._since_snapshot = 0  # journal records since the last engine snapshot
         self._unjournaled = False  # a batch was applied but not (yet) journaled
         self.engine_snapshot_every = ENGINE_SNAPSHOT_EVERY
@@ -204,10 +209,9 @@ class Ingest:
         )
         await self.rebuild()
         consoles = [
-            self.bus.subscribe(
-                self.names.console(t), buffer=TABLE_BUFFER, max_bytes=TABLE_BYTES, rate=TABLE_RATE
-            )
+            self.bus.subscribe(channel, buffer=TABLE_BUFFER, max_bytes=TABLE_BYTES, rate=TABLE_RATE)
             for t in tables
+            for channel in (self.names.console(t), self.names.web(t))
         ]
         control = self.bus.subscribe(self.names.control)
         self._subs += [*consoles, control]
@@ -272,6 +276,7 @@ class Ingest:
         found = await restore_engine(self.bus, self.names, self.engine, self.answering.restore)
         self.replayed += found.replayed
         self.last_position = found.position
+        await self._restore_nonces()
         self.restored_from = found.snapshot_at or self.restored_from
         self.timings = found.timings
         self.engine.tick(self.clock())
@@ -288,6 +293,21 @@ class Ingest:
             self.timings["journal"],
             self.timings["feed"],
         )
+
+    async def _restore_nonces(self) -> None:
+        """The signed commands' nonces journaled within the window (journal ids are times):
+        a retry or a replay after a restart is still answered, not applied again."""
+        since = int((time.time() - self.signed.window) * 1000)
+        after = f"{max(since, 0)}-0"
+        while page := await self.bus.read(self.names.journal, after, 1000):
+            records = []
+            for entry_id, data in page:
+                after = entry_id
+                with contextlib.suppress(Exception):
+                    record = codec.unpack(data)
+                    if isinstance(record, dict) and "key" in record:  # a signed command's
+                        records.append((entry_id, record))
+            self.signed.restore(records)
 
     async def save_engine(self) -> bool:
         """Persist the engine's snapshot with the journal position it stands at; not when a
@@ -443,10 +463,12 @@ class Ingest:
                 log.warning("%d note(s) for the projector lost (%s)", len(notes), exc)
 
     async def control(self, command: dict[str, Any]) -> Outcome:
-        """An operator command (in-process): validated, journaled, applied."""
+        """An operator command (in-process): validated, journaled, applied. A signed one is
+        verified as on the control channel; an unsigned one is taken (this process
+        authenticated its client: role ``all``)."""
         async with self._applying():
             self._unjournaled = True
-            outcome = self.engine.control(command, self.clock())
+            outcome = self.decider.control(command, self.clock(), trusted=True)
             if outcome.record is not None:
                 try:
                     (position,) = await self._journal([outcome.record])

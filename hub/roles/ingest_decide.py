@@ -1,10 +1,11 @@
 """The ingest's decide step: one message decoded and applied to the engine in memory, no I/O.
 
-A console event goes to ``Engine.submit`` with the table its channel names; an operator
-command on the control channel to ``Engine.control`` (its answer goes to the edge that asked,
-``ControlRequest``); an edge's snapshot request to the feed publisher, when this process
-publishes the feed. What cannot be decoded names no console: it is answered on its table's
-error channel (``undecodable``), cheaply while the table floods.
+A console event goes to ``Engine.submit`` with the table its channel names (a web console's,
+on a web channel, once its signature is verified: ``hub.roles.signed``); an operator command
+on the control channel to ``Engine.control`` once its signature is (its answer goes to the
+edge that asked, ``ControlRequest``); an edge's snapshot request to the feed publisher, when
+this process publishes the feed. What cannot be decoded names no console: it is answered on
+its table's error channel (``undecodable``), cheaply while the table floods.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from hub.engine.core import Engine, Outcome
 from hub.roles.intake import ERROR_LOGS, FairIntake, PerSecond
+from hub.roles.signed import SignedIntake
 from hub.wire import codec
 from hub.wire.channels import Channels
 from hub.wire.control_request import ControlRequest
@@ -40,13 +42,16 @@ class Decider:
         engine: Engine,
         *,
         on_snapshots: Callable[[dict[str, Any]], None] | None,
+        signed: SignedIntake | None = None,
     ) -> None:
         self.names = names
+        self.signed = signed or SignedIntake()
         self.engine = engine
         self.on_snapshots = on_snapshots  # None: a projector elsewhere answers them
         self.intake: FairIntake | None = None  # the consoles' subscriptions, once running
         self.refused: dict[str, int] = {}  # undecodable messages of this batch, by code
         self._control = names.control
+        self._web = names.web_prefix
         self._tables: dict[str, int | None] = {}  # console channel -> its table (table_of)
         self._error_logs = PerSecond(ERROR_LOGS)  # per table
 
@@ -62,12 +67,28 @@ class Decider:
             if len(self._tables) >= NAME_CACHE:  # names from the wire: keep it bounded
                 self._tables.clear()
             table = self._tables[channel] = self.names.table_of(channel)
+        if channel.startswith(self._web):  # a web console's, through an edge: signed
+            raw, refusal = self.signed.event(data, table)
+            if refusal is not None:
+                self.refuse(table, refusal, answer)
+                return None, None
+            return self.engine.submit(raw, now, channel_table=table), raw
         try:  # bounded: one over MAX_EVENT_BYTES is refused on its length, never decoded
             raw = codec.unpack_event(data)
         except codec.CodecError as exc:
             self.undecodable(channel, table, exc, answer)
             return None, None
         return self.engine.submit(raw, now, channel_table=table), raw
+
+    def refuse(self, table: int | None, refusal: dict[str, Any], answer: Answer) -> None:
+        """A web console message refused before it was read as an event (its signature): on
+        the table's error channel, naming no console and no seq (it may be a forgery: the
+        console it names must not take it for an answer to its own event). Counted."""
+        code = str(refusal["code"])
+        self.refused[code] = self.refused.get(code, 0) + 1
+        if self._error_logs.allow(table):
+            log.warning("refused on web channel of table %s: %s", table, refusal["error"])
+        answer(self.names.errors(table), codec.pack({"seq": None, **refusal}), None)
 
     def _command(self, data: bytes, now: float) -> tuple[Outcome | None, Any]:
         """A message on the control channel: an operator command, or a snapshot request."""
@@ -82,7 +103,21 @@ class Decider:
                 self.on_snapshots(command)
             return None, None
         request = ControlRequest(command)
-        return self.engine.control(command, now), request
+        return self.control(command, now), request
+
+    def control(self, command: dict[str, Any], now: float, *, trusted: bool = False) -> Outcome:
+        """An operator command, once its signature and nonce are checked (``trusted``: an
+        unsigned one from the ingest's own process); an accepted one journals its nonce."""
+        shaped, nonce, answer = self.signed.command(command, trusted=trusted)
+        if shaped is None:
+            assert answer is not None
+            return Outcome(ok=bool(answer.get("ok")), ack=answer, code=answer.get("code"))
+        outcome = self.engine.control(shaped, now)
+        if nonce is not None:
+            if outcome.record is not None:
+                outcome.record["key"] = nonce
+            self.signed.answered(nonce, outcome.ack)
+        return outcome
 
     def undecodable(
         self, channel: str, table: int | None, exc: codec.CodecError, answer: Answer

@@ -6,6 +6,12 @@ the environment), and *console*: a table's web console, one token per console of
 ``$DUPLICAST_CONSOLE_TOKENS_FILE``), bound to that console's name and table. Tokens are
 compared in constant time. Commentators and operators read the ``live`` audience; everyone
 else reads ``public`` (a console also reads its own table's ``console:{table}``).
+
+A client may show its token or the token's *session proof* (``hub.wire.signing``: what the
+pages, ``duplicast td`` and the curl recipes send, so the token itself never reaches an edge),
+and each configured value may be a token or a proof: an edge is configured with proofs only
+(``duplicast proofs``), so it can check who connects but cannot derive the signing keys that
+the ingest checks commands and console events with (docs/security.md).
 """
 
 from __future__ import annotations
@@ -14,8 +20,10 @@ import hmac
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from hub.domain.states import Audience, Role
+from hub.wire.signing import is_proof, session_proof, signing_key
 from hub.wire.topics import parse_topic, refusal
 
 __all__ = [
@@ -26,6 +34,7 @@ __all__ = [
     "PUBLIC",
     "Auth",
     "ConsoleSeat",
+    "Keyring",
     "Role",
     "audience_for",
     "check_topic",
@@ -100,9 +109,53 @@ class Auth:
         granted = self.grant(token)
         return granted.role if isinstance(granted, ConsoleSeat) else granted
 
+    def keyring(self) -> Keyring:
+        """The signing keys of the configured tokens (what the ingest verifies with); a value
+        configured as a proof gives no key."""
+        operator = self.operator_token
+        op_key = signing_key(operator) if operator and not is_proof(operator) else None
+        consoles = {
+            seat.console: (seat.table, signing_key(seat.token))
+            for seat in self.consoles
+            if not is_proof(seat.token)
+        }
+        return Keyring(op_key, consoles)
+
+    def proofs_only(self) -> bool:
+        """Is every configured value a proof (what an edge should be given)?"""
+        values = [self.operator_token, self.commentator_token, *(s.token for s in self.consoles)]
+        return all(is_proof(v) for v in values if v)
+
+
+@dataclass(frozen=True, slots=True)
+class Keyring:
+    """The keys signed operator commands and web console events are verified with: the
+    operator's, and each console's (its table, its key)."""
+
+    operator: bytes | None = field(default=None, repr=False)
+    consoles: Mapping[str, tuple[int, bytes]] = field(default_factory=dict, repr=False)
+
+
+@lru_cache(maxsize=1024)
+def _verifier(value: str) -> bytes:
+    """The proof a configured token or proof accepts (a proof is its own)."""
+    return (value if is_proof(value) else session_proof(value)).encode()
+
 
 def _same(given: bytes, expected: str | None) -> bool:
-    return expected is not None and hmac.compare_digest(given, expected.encode())
+    """Does the token or proof ``given`` open what ``expected`` (a token or a proof)
+    guards? The proof shown is compared with the expected proof; a token shown is also
+    taken (its proof is compared), for clients that send it (never to an edge)."""
+    if expected is None:
+        return False
+    verifier = _verifier(expected)
+    if hmac.compare_digest(given, verifier):
+        return True
+    try:
+        shown = given.decode()
+    except UnicodeDecodeError:
+        return False
+    return not is_proof(shown) and hmac.compare_digest(_verifier(shown), verifier)
 
 
 FEEDS = (Audience.PROGRAM.value,)

@@ -79,6 +79,9 @@ class FeedSource(Protocol):
     async def stop(self) -> None: ...
 
 
+SIGNATURE_HEADER = "x-duplicast-signature"
+"""A REST command's signature: HMAC-SHA256 of the body with the operator's signing key, hex
+(docs/security.md has the curl recipe)."""
 SELECT = ("scope", "stage", "session", "group")  # the standings' REST query parameters
 RETRY_AFTER = 2
 """Seconds a REST client is told to wait (``Retry-After``) when this process holds no current
@@ -261,12 +264,16 @@ class _Endpoints:
             message = f"an operator command is at most {MAX_COMMAND_BYTES} bytes"
             return _json({"error": "too_large", "message": message}, 413)
         try:
-            body = from_json_strict(data)  # (a key given twice is refused)
+            raw = data
+            body = from_json_strict(raw)  # (a key given twice is refused)
         except CodecError as exc:
             return _json({"error": "bad_request", "message": str(exc)}, 400)
         command, why = shape(body)
         if command is None:
             return _json({"error": "bad_request", "message": why}, 400)
+        sig = request.headers.get(SIGNATURE_HEADER)
+        if sig is not None:  # the body as signed, for the ingest to verify (hub.roles.signed)
+            command = {**command, "signed": raw.decode(), "sig": sig}
         result = await self.source.control(command)
         if result.get("ok"):
             return _json(result)
@@ -351,6 +358,9 @@ def create_app(
     ``X-Forwarded-For``/``-Host`` are believed (default: ``$DUPLICAST_TRUSTED_PROXIES``, else
     none; hub.serve.proxies)."""
     auth = Auth.from_env() if auth is None else auth
+    verify_with = getattr(source, "verify_with", None)
+    if callable(verify_with):  # an ingest's own server: it verifies with the tokens it takes
+        verify_with(auth.keyring())
     metrics = Metrics() if metrics is None else metrics
     metrics.watch(source.fanout)
     origins = OriginPolicy.from_env() if allowed_origins is None else OriginPolicy(allowed_origins)

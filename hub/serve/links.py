@@ -95,15 +95,16 @@ def link_lines(
     """``label   url`` lines (a label, two spaces or more, the address), under three headings:
     the programme sources (no token: what may go on air), the commentator's and operator's own
     pages (the live feed: never on air), and the rest. ``commentator`` and ``operator``: the
-    token to put in the links, None for a role that is off."""
+    token to put in the links (in the fragment, ``#token=``: a browser never sends it to the
+    server, docs/security.md), None for a role that is off."""
     base = f"http://{display_host(host)}:{port}"
     table = config.tables[0]
     deal = config.deal_orders[table][0]
     crew: list[tuple[str, str, str]] = [  # label, path, the role it needs
-        ("commentator view", "/overlays/commentator.html?token=", "c"),
-        ("split-screen (live)", f"/overlays/compare.html?deal={deal}&seat=1&token=", "c"),
-        ("live table (live)", f"/overlays/table.html?table={table}&token=", "c"),
-        ("operator panel", "/overlays/operator.html?token=", "o"),
+        ("commentator view", "/overlays/commentator.html#token=", "c"),
+        ("split-screen (live)", f"/overlays/compare.html?deal={deal}&seat=1#token=", "c"),
+        ("live table (live)", f"/overlays/table.html?table={table}#token=", "c"),
+        ("operator panel", "/overlays/operator.html#token=", "o"),
     ]
     tokens = {"c": commentator, "o": operator}
     off = {"c": f"off: {COMMENTATOR_ENV} is not set", "o": f"off: {OPERATOR_ENV} is not set"}
@@ -156,7 +157,7 @@ def console_link_lines(
             "  consoles           off: no console tokens (duplicast acl --console-tokens-out "
             "FILE, then DUPLICAST_CONSOLE_TOKENS_FILE=FILE)"
         ]
-    base = f"http://{display_host(host)}:{port}/overlays/console.html?token="
+    base = f"http://{display_host(host)}:{port}/overlays/console.html#token="
     lines = []
     for seat in sorted(seats, key=lambda s: (s.table, s.console)):
         token = seat.token if show_tokens else f"<{seat.console}'s token in {tokens_file}>"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -24,6 +25,7 @@ from hub.serve.auth import (
     may_control,
     program_topic,
 )
+from hub.serve.commands import DESK_FIELDS
 from hub.serve.console_events import console_event
 from hub.serve.fanout import Fanout
 from hub.serve.feedclient import Client
@@ -34,12 +36,6 @@ from hub.serve.session import Session, error
 from hub.wire.codec import CodecError, from_json_strict, unpack_strict
 from hub.wire.frames import FORMATS
 from hub.wire.topics import PROGRAM, TopicSpace, kind
-
-# The operator desk's commands of the cue list and the on-air undo, with the fields passed on.
-DESK_FIELDS: dict[str, tuple[str, ...]] = {
-    "cue": ("action", "slot", "value", "label", "cue", "to"),
-    "undo_take": ("cut",),
-}
 
 __all__ = ["FeedService", "TopicCheck"]
 
@@ -198,6 +194,8 @@ class FeedService:
         """The session of a joined client, opened with its ``hello`` (a console's names its
         console and table)."""
         hello = {"type": "hello", "role": client.role, "tournament": self.source.tournament}
+        if may_control(client.role):  # what its signed commands' ts are reckoned on
+            hello["now"] = round(time.time(), 3)
         seat = client.console
         if seat is not None:
             hello.update(console=seat.console, table=seat.table)
@@ -235,6 +233,11 @@ class FeedService:
     async def command(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
         if request["op"] == "event":  # a web console's: in order, each once it is published
             return await console_event(self.consoles, self.source.tournament, client, request)
+        if "signed" in request:  # checked here as any command; the ingest checks the signature
+            signed = _unsigned(request)
+            if isinstance(signed, str):
+                return error("bad_request", signed, op=request["op"])
+            request = signed
         if request["op"] == "onair":
             return await self._onair(client, request)
         if request["op"] == "clock":
@@ -288,8 +291,8 @@ class FeedService:
             return error("forbidden", "onair needs the operator role", op="onair")
         if not isinstance(request.get("slot"), str) or "value" not in request:
             return error("bad_request", "onair needs a 'slot' and a 'value'", op="onair")
-        result = await self.source.control(
-            {"op": "onair", "slot": request["slot"], "value": request["value"]}
+        result = await self._control(
+            request, {"op": "onair", "slot": request["slot"], "value": request["value"]}
         )
         if not result.get("ok"):
             return error(
@@ -308,7 +311,7 @@ class FeedService:
         for name in ("seconds", "level"):
             if name in request:
                 command[name] = request[name]
-        result = await self.source.control(command)
+        result = await self._control(request, command)
         if not result.get("ok"):
             return error(
                 str(result.get("code", "rejected")), str(result.get("error", "")), op="clock"
@@ -325,7 +328,16 @@ class FeedService:
         if not may_control(client.role):
             return error("forbidden", f"{op} needs the operator role", op=op)
         command = {"op": op, **{k: request[k] for k in DESK_FIELDS[op] if k in request}}
-        return self._answered(client, op, await self.source.control(command))
+        return self._answered(client, op, await self._control(request, command))
+
+    async def _control(self, request: dict[str, Any], command: dict[str, Any]) -> dict[str, Any]:
+        """``command`` to the ingest, with the signed text and signature it came in (the
+        ingest applies what was signed, after checking the signature: hub.roles.signed)."""
+        envelope = request.get(_ENVELOPE)
+        if envelope is not None:
+            command = {**command, "signed": envelope[0], "sig": envelope[1]}
+        result: dict[str, Any] = await self.source.control(command)
+        return result
 
     def _answered(self, client: Client, op: str, result: dict[str, Any]) -> dict[str, Any] | None:
         if not result.get("ok"):
@@ -342,7 +354,7 @@ class FeedService:
         command, why = ruling_command(op, request)
         if command is None:
             return error("bad_request", why, op=op)
-        return self._answered(client, op, await self.source.control(command))
+        return self._answered(client, op, await self._control(request, command))
 
     # -- background work shared by all connections --
 
@@ -369,6 +381,24 @@ def token_spelling(query: Mapping[str, str]) -> dict[str, Any] | None:
         if key != "token" and key.lower() == "token":
             return error("bad_request", f"the token is given as 'token=', not {key!r}")
     return None
+
+
+_ENVELOPE = "\x00signed"  # where an unwrapped request keeps its signed text and signature
+
+
+def _unsigned(request: dict[str, Any]) -> dict[str, Any] | str:
+    """The request a signed command carries (``{"op", "signed", "sig"}``, docs/protocol.md
+    §2.7), with its text and signature kept for the ingest; or why it cannot be one."""
+    text, sig = request.get("signed"), request.get("sig")
+    if not isinstance(text, str) or not isinstance(sig, str):
+        return "a signed command has 'signed' (the command's JSON text) and 'sig' (hex)"
+    try:
+        inner = from_json_strict(text)  # (a key given twice is refused)
+    except CodecError as exc:
+        return f"'signed' is not a JSON command: {exc}"
+    if not isinstance(inner, dict) or inner.get("op") != request["op"]:
+        return "'signed' must be the JSON of this very command (the same 'op')"
+    return {**inner, _ENVELOPE: (text, sig)}
 
 
 _ANY = TopicSpace(tables=(), seats=0, deals=0)  # no tournament known: outputs of any name

@@ -24,6 +24,15 @@ class Channels:
     def console(self, table: int) -> str:
         return f"{self.prefix}:console:{table}"
 
+    def web(self, table: int) -> str:
+        """A table's web console events, signed (``hub.roles.signed``): the console channel an
+        edge may publish on (``console:{table}`` is the Redis consoles' own)."""
+        return f"{self.prefix}:web:{table}"
+
+    @property
+    def web_prefix(self) -> str:
+        return f"{self.prefix}:web:"
+
     def ack(self, console: str) -> str:
         return f"{self.prefix}:ack:{console}"
 

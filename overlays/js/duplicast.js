@@ -4,6 +4,7 @@
 // is not last + 1 triggers a resubscribe with resume), and reconnects with capped exponential
 // backoff and full jitter, resuming every topic from its last seq.
 import { contentTransitions } from './transition.js';
+import { signer } from './sign.js';
 
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_CAP_MS = 5000;
@@ -106,8 +107,12 @@ export function normalise(raw) {
  * shows what its URL names, and follows its slot only when asked with `slot=`). `scale` is null
  * when the URL does not set it: the stage then fits the window.
  */
-export function params(search = globalThis.location ? location.search : '') {
+export function params(search = globalThis.location ? location.search : '', hash = globalThis.location ? location.hash : '') {
   const raw = Object.fromEntries(new URLSearchParams(search));
+  // A link's token goes in its fragment (`#token=`): a browser never sends that to the server
+  // (docs/security.md); `?token=` is still read, for links made before.
+  const fragment = new URLSearchParams(String(hash || '').replace(/^#/, ''));
+  if (fragment.get('token')) raw.token = fragment.get('token');
   return {
     ws: null, token: null, theme: 'transparent', scale: null, deal: null, seat: null,
     tables: null, table: null, group: null, stage: null, session: null, scope: null,
@@ -147,7 +152,9 @@ class DuplicastClient {
     if (format !== 'json') throw new Error('the browser client speaks format=json only');
     const base = new URL(url || defaultWsUrl(), globalThis.location ? location.href : undefined);
     base.searchParams.set('format', 'json');
-    if (token) base.searchParams.set('token', token);
+    // The hub is shown the token's session proof; its signing key stays here (sign.js).
+    this.signer = token ? signer(token) : null;
+    if (token) base.searchParams.set('token', this.signer.proof);
     if (feed) base.searchParams.set('feed', feed); // 'program': the secure-delay program feed
     if (output) base.searchParams.set('output', output); // which program output (its own delay)
     this.url = base.toString();
@@ -215,6 +222,8 @@ class DuplicastClient {
   handle(frame) {
     switch (frame.type) {
       case 'hello':
+        this.hello = frame;
+        if (this.signer) this.signer.clock(frame);
         this.role = frame.role || 'public';
         this.attempt = 0;
         this.mismatch = tournamentMismatch(this.tournament, frame);
@@ -325,7 +334,9 @@ class DuplicastClient {
   /** Send one op; returns false when the link is down (ops are not queued). */
   send(op) {
     if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return false;
-    this.ws.send(JSON.stringify(op));
+    const out = this.signer ? this.signer.wrap(op, this.hello) : op; // commands go signed
+    if (!out) return false;
+    this.ws.send(JSON.stringify(out));
     return true;
   }
 

@@ -1,0 +1,45 @@
+"""An operator command as the ingest applies it, from the request a client signed.
+
+The websocket ops and the REST routes shape a command before relaying it
+(``hub.serve.service``, ``hub.serve.http``); the ingest shapes it again, here, from the
+signed text alone (``hub.roles.signed``): an edge relays a signed command, it never gets to
+say what the command is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hub.serve.rulings import RULINGS, ruling_command
+
+__all__ = ["COMMAND_OPS", "DESK_FIELDS", "operator_command"]
+
+# The operator desk's commands of the cue list and the on-air undo, with the fields passed on.
+DESK_FIELDS: dict[str, tuple[str, ...]] = {
+    "cue": ("action", "slot", "value", "label", "cue", "to"),
+    "undo_take": ("cut",),
+}
+
+COMMAND_OPS = ("onair", "clock", *DESK_FIELDS, *RULINGS)
+
+
+def operator_command(request: Any) -> tuple[dict[str, Any] | None, str]:
+    """``(command, "")`` for a request of any operator op, or ``(None, why)``."""
+    if not isinstance(request, dict) or not isinstance(request.get("op"), str):
+        return None, "a command is an object with an 'op'"
+    op = request["op"]
+    if op == "onair":
+        if not isinstance(request.get("slot"), str) or "value" not in request:
+            return None, "onair needs a 'slot' and a 'value'"
+        return {"op": "onair", "slot": request["slot"], "value": request["value"]}, ""
+    if op == "clock":
+        command = {"op": "clock", "action": request.get("action")}
+        for name in ("seconds", "level"):
+            if name in request:
+                command[name] = request[name]
+        return command, ""
+    if op in DESK_FIELDS:
+        return {"op": op, **{k: request[k] for k in DESK_FIELDS[op] if k in request}}, ""
+    if op in RULINGS:
+        return ruling_command(op, request)
+    return None, f"unknown command {op!r}"
