@@ -191,17 +191,14 @@ def betting_rules(
     if state.config.game != "holdem":
         return None
     next_deal = table.next_deal()
-    deal = h.deal if h is not None else next_deal
-    if deal is None:
-        return None
-    spec = state.game.betting(state.config, deal)
+    cfg = state.config
     return {
-        "seats": spec.seats,
-        "small_blind": spec.small_blind,
-        "big_blind": spec.big_blind,
-        "cap": spec.cap,
-        "pot_limit": spec.pot_limit,
-        "next_button": None if next_deal is None else state.config.buttons[next_deal],
+        "seats": cfg.seats,
+        "small_blind": cfg.small_blind,
+        "big_blind": cfg.big_blind,
+        "cap": cfg.cap,
+        "pot_limit": cfg.betting == "pot-limit",
+        "next_button": None if next_deal is None else cfg.buttons[next_deal],
     }
 
 
