@@ -113,12 +113,14 @@ def projector_rules(tournament: str) -> str:
 def edge_rules(tournament: str) -> str:
     """An edge: hears the feed and its replies, reads the topic snapshots, publishes
     operator commands on the control channel; for the web consoles it holds, publishes on
-    the console channels and hears the ack and error channels. Writes no key."""
+    the console channels and hears the ack and error channels, and reads the event epoch
+    (``GET``: the web consoles' outboxes follow it). Writes no key."""
     names = Channels(tournament)
     errors = f"{names.prefix}:errors:*"
     listen = _channels(names.feed, names.reply("*"), names.ack("*"), errors)
     publish = _channels(names.control, names.consoles_pattern)
-    return f"{_BASE} {_LISTEN} {listen} %R~{names.topics} +hgetall +hmget (+publish {publish})"
+    reads = f"%R~{names.topics} %R~{names.epoch} +hgetall +hmget +get"
+    return f"{_BASE} {_LISTEN} {listen} {reads} (+publish {publish})"
 
 
 def export_rules(tournament: str) -> str:
