@@ -23,6 +23,9 @@ const PUMP_MS = 250;
 const PING_MS = 1000; // the heartbeat: a ping a second...
 const SILENT_MS = 3000; // ...and "No answer" (a new socket) after this long without a frame
 const EPOCH_WAIT_MS = 3000; // a hub that names no epoch after its hello: send unchecked
+// A tap this soon after the table moved under the official's eyes (an entry this tablet did not
+// make) was aimed at the screen before: it is sent as made on that screen, and refused `stale`.
+const GLANCE_MS = 700;
 
 const page = {
   ident: p.token ? recallIdentity(store, p.token) : null,
@@ -38,6 +41,7 @@ const page = {
   seenSeq: null, // the highest last_seq of this console the hub showed since the page opened
   otherTablet: null, // {count}: entries under this console's name the page did not make
   aside: [], // entries made under another hub's epoch: set aside, never sent
+  moved: { moves: null, before: null, at: 0 }, // the table's last move this tablet did not make
   fatal: null,
   refusal: null,
   wait: null, // the entry the pad waits for (sent, or accepted but not yet in the state); its
@@ -138,6 +142,11 @@ function mineOf(state) {
 
 function onState(state) {
   if (!state || state.table === undefined) return;
+  const before = page.state && Number.isInteger(page.state.moves) ? page.state.moves : null;
+  if (Number.isInteger(state.moves) && before !== null && state.moves !== before && !page.wait
+    && !(page.outbox && page.outbox.size)) {
+    page.moved = { moves: state.moves, before, at: Date.now() }; // not this tablet's entry
+  }
   page.state = state;
   page.live = true;
   if (page.epochKnown) absorb(state);
@@ -293,7 +302,10 @@ function submit(fields) {
   if (busy() || !page.outbox || !page.state || page.fatal) return false;
   page.refusal = null;
   const view = shownState() || page.state;
-  const made = Number.isInteger(view.moves) ? { ...fields, after: view.moves } : fields;
+  let after = view.moves;
+  const m = page.moved;
+  if (m.moves === after && Date.now() - m.at < GLANCE_MS) after = m.before; // aimed at the screen before
+  const made = Number.isInteger(after) ? { ...fields, after } : fields;
   let entry;
   try {
     entry = page.outbox.add(made);
@@ -417,10 +429,10 @@ function render() {
   $('log').replaceChildren(...renderLog(s));
   const wait = busy() ? waitingText() : null;
   const kept = unanswered().length;
-  const note = !wait && kept && offline()
-    ? el('p', { class: 'wait', dataset: { testid: 'kept' } }, `${linkText()[1]}: ${kept} ${kept === 1 ? 'entry is' : 'entries are'} kept on this tablet and sent in order when the link is back. Go on entering the hand.`)
-    : null;
-  pad.replaceChildren(...(note ? [note] : []), ...renderPad(s, page.ui, act, wait, page.teams));
+  const note = $('kept');
+  note.hidden = !(!wait && kept && offline());
+  note.textContent = note.hidden ? '' : `${kept} ${kept === 1 ? 'entry is' : 'entries are'} kept on this tablet and sent in order when the link is back. Go on entering the hand.`;
+  pad.replaceChildren(...renderPad(s, page.ui, act, wait, page.teams));
 }
 
 function waitingText() {
