@@ -184,6 +184,16 @@ function onEpoch(epoch) {
     if (page.wait && aside.entries.some((e) => e.seq === page.wait.seq)) page.wait = null;
     page.ackedAt = 0;
     page.refusal = null;
+    page.seenSeq = null;
+    page.otherTablet = null;
+    // The other hub's table, kept from before (the link may even have resumed it as if up to
+    // date): forgotten, and this hub's asked for afresh.
+    page.state = null;
+    page.live = false;
+    if (client && page.topic) {
+      client.unsubscribe(page.topic, onState);
+      client.subscribe(page.topic, onState);
+    }
   }
   page.epochKnown = true;
   if (page.live) absorb(page.state);
