@@ -269,8 +269,18 @@ def test_a_hung_edge_shows_no_answer_within_5_s_and_the_page_moves_on(
         tap(page, venue.hand[0])  # the start of table 1's next deal, through edge2
         settled(page)
         assert wire.acks[-1]["ok"] is True and wire.acks[-1]["seq"] == wire.sent[-1]["seq"]
+        # both edges hung: the page keeps saying so while it tries again (the guide's picture)
+        edge2 = venue.processes["edge2"]
+        os.kill(edge2.pid, signal.SIGSTOP)
+        try:
+            expect(tid(page, "link")).to_have_attribute("data-state", "silent", timeout=5000)
+            expect(tid(page, "link")).to_contain_text("No answer")
+            shot(page, "no-answer")
+        finally:
+            os.kill(edge2.pid, signal.SIGCONT)
     finally:
         os.kill(edge1.pid, signal.SIGCONT)
+    expect(tid(page, "link")).to_have_attribute("data-state", "open", timeout=15000)
     print(
         f"silent link: 'No answer' after {silent_after:.1f} s, "
         f"connected again after {back_after:.1f} s"

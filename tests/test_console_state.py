@@ -192,7 +192,7 @@ def test_an_entry_made_on_an_earlier_screen_is_refused_stale() -> None:
     assert first.ok
     second = console.send("fold", deal=deal, seat=seat, after=state["moves"])
     assert not second.ok and second.code == "stale", second.ack
-    assert "NOT entered" in second.ack["error"] and "moved since" in second.ack["error"]
+    assert "NOT entered" in second.ack["error"] and "came first" in second.ack["error"]
     assert second.record is not None and second.record["kind"] == "refused"
     after = console.state()
     assert after["moves"] == 2 and after["consoles"]["table1"]["last_seq"] == console.seq

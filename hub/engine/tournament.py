@@ -210,9 +210,9 @@ class TournamentState:
             return
         raise Rejection(
             "stale",
-            f"this entry was made on an earlier screen of table {event.table}: the table "
-            f"moved since ({table.moves - event.after:+d} entries), so it was NOT entered: "
-            "check the screen and enter it again",
+            f"this entry was made on an earlier screen of table {event.table} (move "
+            f"{event.after}; the table is at move {table.moves}): another entry came first, "
+            "so it was NOT entered: check the screen and enter it again",
         )
 
     def apply(self, event: ConsoleEvent, now: float) -> list[EngineEvent]:

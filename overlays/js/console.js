@@ -386,8 +386,8 @@ function renderNotices(s) {
     r.append(
       el('b', {}, refusalTitle(page.refusal.code)),
       el('span', { class: 'msg' }, page.refusal.message),
-      page.refusal.later ? el('span', { class: 'msg', dataset: { testid: 'refusal-later' } },
-        `${page.refusal.later} later ${page.refusal.later === 1 ? 'entry' : 'entries'}, made after it, ${page.refusal.later === 1 ? 'was' : 'were'} NOT entered either: enter ${page.refusal.later === 1 ? 'it' : 'them'} again from the screen.`) : null,
+      ...(page.refusal.later ? [el('span', { class: 'msg', dataset: { testid: 'refusal-later' } },
+        `${page.refusal.later} later ${page.refusal.later === 1 ? 'entry' : 'entries'}, made after it, ${page.refusal.later === 1 ? 'was' : 'were'} NOT entered either: enter ${page.refusal.later === 1 ? 'it' : 'them'} again from the screen.`)] : []),
       el('button', { dataset: { testid: 'refusal-ok' }, onclick: act.dismiss }, 'OK'),
     );
   }
@@ -397,8 +397,8 @@ function renderNotices(s) {
   if (page.otherTablet) {
     const k = page.otherTablet.count;
     o.append(el('b', {}, 'Another tablet uses this console'),
-      el('span', { class: 'msg' }, `${k} ${k === 1 ? 'entry' : 'entries'} under this console’s name came from somewhere else. `
-        + 'Check the table before the next tap, and ask the tournament director for a console link of its own for the other tablet.'),
+      el('span', { class: 'msg' }, `${k} ${k === 1 ? 'entry' : 'entries'} under this console’s name came from elsewhere: `
+        + 'check the table before the next tap; the other tablet needs a console link of its own.'),
       el('button', { dataset: { testid: 'other-ok' }, onclick: act.dismissOther }, 'OK'));
   }
   const a = $('set-aside');
