@@ -143,9 +143,11 @@ function mineOf(state) {
 function onState(state) {
   if (!state || state.table === undefined) return;
   const before = page.state && Number.isInteger(page.state.moves) ? page.state.moves : null;
-  if (Number.isInteger(state.moves) && before !== null && state.moves !== before && !page.wait
-    && !(page.outbox && page.outbox.size)) {
-    page.moved = { moves: state.moves, before, at: Date.now() }; // not this tablet's entry
+  if (Number.isInteger(state.moves) && before !== null && state.moves > before && page.outbox) {
+    // moves this tablet did not make: more than the seqs of its own the hub handled since
+    const seq = (x) => { const m = mineOf(x); return m && Number.isInteger(m.last_seq) ? m.last_seq : 0; };
+    const own = Math.max(0, Math.min(seq(state), page.outbox.maxSeq) - seq(page.state));
+    if (state.moves - before > own) page.moved = { moves: state.moves, before, at: Date.now() };
   }
   page.state = state;
   page.live = true;
