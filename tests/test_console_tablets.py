@@ -113,3 +113,35 @@ def test_a_rehearsal_entry_is_set_aside_and_never_sent_to_the_event(
     assert [(e["seq"], e["type"]) for e in link.sent[2:]] == [(1, "start")]
     assert [r["type"] for r in hub.journal()] == ["start"]
     expect(aside).to_contain_text("set aside")  # still shown: it is the official's to check
+
+
+def test_offline_entries_after_a_refused_one_are_refused_with_it_and_shown(
+    hub: ConsoleHub, opened: Opener
+) -> None:
+    """Item 5: queued entries go in order on reconnect, each once the one before is accepted,
+    and any refusal is shown. The director's penalty moved the table while the tablet was
+    offline: the first waiting entry is refused `stale`; the entries worked out after it are
+    withdrawn, never sent, and the page says how many."""
+    page, link, hand = opened(LANDSCAPE)
+    play(page, hand[:2])
+    link.cut()
+    expect(tid(page, "link")).to_have_attribute("data-state", "offline", timeout=TAP_TIMEOUT)
+    for event in hand[2:5]:
+        tap(page, event, wait=False)
+    expect(tid(page, "link")).to_have_attribute("data-waiting", "3")
+    penalty = {"op": "penalty", "table": 1, "seat": 1, "chips": 25, "by": "Chief TD"}
+    answer = hub.run(hub.source.control({**penalty, "reason": "slow play"}))
+    assert answer.get("ok"), answer
+    link.restore()
+    refusal = tid(page, "refusal")
+    expect(refusal).to_contain_text("The screen had changed", timeout=TAP_TIMEOUT)
+    expect(tid(page, "refusal-later")).to_contain_text(
+        "2 later entries, made after it, were NOT sent", timeout=TAP_TIMEOUT
+    )
+    settled(page)
+    assert {e["seq"] for e in link.sent[2:]} == {3}  # the first; the two after it withdrawn
+    assert {a["code"] for a in link.acks[2:]} == {"stale"}
+    assert accepted(hub.journal()) == essence(hand[:2])
+    tid(page, "refusal-ok").click()
+    play(page, hand[2:5])  # entered again from the hub's table: accepted (after a seq_gap)
+    assert [e["type"] for e in accepted(hub.journal())] == [e["type"] for e in hand[:5]]

@@ -143,7 +143,11 @@ function mineOf(state) {
 function onState(state) {
   if (!state || state.table === undefined) return;
   const before = page.state && Number.isInteger(page.state.moves) ? page.state.moves : null;
-  if (Number.isInteger(state.moves) && before !== null && state.moves > before && page.outbox) {
+  // (on a link up for a while, nothing waiting, no refusal shown: what follows a reconnect or a
+  // refusal is a jump the official is told of, not a change under the finger)
+  const steady = page.live && Date.now() - page.helloAt > SETTLE_MS && !page.refusal;
+  if (steady && Number.isInteger(state.moves) && before !== null && state.moves > before
+    && page.outbox && !page.outbox.size) {
     // moves this tablet did not make: more than the seqs of its own the hub handled since
     const seq = (x) => { const m = mineOf(x); return m && Number.isInteger(m.last_seq) ? m.last_seq : 0; };
     const own = Math.max(0, Math.min(seq(state), page.outbox.maxSeq) - seq(page.state));
@@ -231,6 +235,7 @@ function onMessage(frame) {
     refused(frame.seq, 'taken', 'another tablet is entering under this console’s name, so this entry was NOT entered: '
       + 'check the table and enter it again, and ask the tournament director for a console link of its own.');
   } else if (frame.ok) {
+    pump(true); // the next waiting entry, if any
     const mine = page.state && page.state.consoles && page.ident ? page.state.consoles[page.ident.console] : null;
     if (entry === page.wait) {
       if (mine && mine.last_seq >= frame.seq) page.wait = null; // the state showed it first
@@ -243,13 +248,16 @@ function onMessage(frame) {
 }
 
 function refused(seq, code, message) {
-  const first = page.refusal;
-  if (first && code === 'stale' && first.seq !== null && seq !== null && seq > first.seq) {
-    first.later += 1; // an entry made after the refused one (offline): refused with it
-  } else {
-    page.refusal = { seq, code, message: message || '', later: 0 };
+  // Entries made after the refused one (offline) were worked out from a table the hub never
+  // reached: they are withdrawn, never sent, and counted in the notice.
+  let later = 0;
+  if (seq !== null && page.outbox) {
+    for (const e of page.outbox.waiting()) {
+      if (e.seq > seq && page.outbox.answered(e.seq)) later += 1;
+    }
   }
-  if (page.wait && seq === page.wait.seq) page.wait = null;
+  page.refusal = { seq, code, message: message || '', later };
+  if (page.wait && (seq === page.wait.seq || later)) page.wait = null;
 }
 
 /** Send what waits: all of it, in seq order, when forced (a new link) or when the oldest is due. */
@@ -262,9 +270,9 @@ function pump(force = false) {
   }
   const now = Date.now();
   if (!force && !box.due(now)) return;
-  for (const entry of box.waiting()) {
-    if (!box.transmit(entry, (frame) => client.send(frame), now)) break;
-  }
+  // One at a time, in seq order: the next goes once the hub accepted this one (an entry made
+  // offline after one the hub refuses is never sent).
+  box.transmit(box.waiting()[0], (frame) => client.send(frame), now);
 }
 
 setInterval(() => {
@@ -344,6 +352,7 @@ const act = {
   },
   dismiss() {
     page.refusal = null;
+    page.moved = { moves: null, before: null, at: 0 };
     render();
   },
   dismissOther() {
@@ -389,7 +398,7 @@ function renderNotices(s) {
       el('b', {}, refusalTitle(page.refusal.code)),
       el('span', { class: 'msg' }, page.refusal.message),
       ...(page.refusal.later ? [el('span', { class: 'msg', dataset: { testid: 'refusal-later' } },
-        `${page.refusal.later} later ${page.refusal.later === 1 ? 'entry' : 'entries'}, made after it, ${page.refusal.later === 1 ? 'was' : 'were'} NOT entered either: enter ${page.refusal.later === 1 ? 'it' : 'them'} again from the screen.`)] : []),
+        `${page.refusal.later} later ${page.refusal.later === 1 ? 'entry' : 'entries'}, made after it, ${page.refusal.later === 1 ? 'was' : 'were'} NOT sent: enter ${page.refusal.later === 1 ? 'it' : 'them'} again from the screen.`)] : []),
       el('button', { dataset: { testid: 'refusal-ok' }, onclick: act.dismiss }, 'OK'),
     );
   }
