@@ -57,6 +57,7 @@ def node() -> Iterator[Node]:
     worker = Node()
     yield worker
     worker.close()
+    print(f"rules.js compared with Hand on {worker.states} states")
     assert worker.states >= 2000, f"only {worker.states} states compared"
 
 
