@@ -269,6 +269,8 @@ def test_a_hung_edge_shows_no_answer_within_5_s_and_the_page_moves_on(
         tap(page, venue.hand[0])  # the start of table 1's next deal, through edge2
         settled(page)
         assert wire.acks[-1]["ok"] is True and wire.acks[-1]["seq"] == wire.sent[-1]["seq"]
+        # the console's history (the session's entries, an edge catching up) is no other tablet
+        expect(tid(page, "other-tablet")).to_be_hidden()
         # both edges hung: the page keeps saying so while it tries again (the guide's picture)
         edge2 = venue.processes["edge2"]
         os.kill(edge2.pid, signal.SIGSTOP)

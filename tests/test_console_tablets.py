@@ -52,6 +52,7 @@ def test_a_tap_on_a_screen_that_just_changed_is_refused_stale(
 ) -> None:
     first, _, hand = opened(LANDSCAPE)
     second, link2, _ = opened(LANDSCAPE)
+    second.wait_for_timeout(1200)  # open a while: past the first second's catching up
     play(first, hand[:2])
     expect(tid(second, "to-act")).to_contain_text(f"Seat {hand[2]['seat']} ")
     # the second tablet sees entries it did not make under its console's name
@@ -145,3 +146,16 @@ def test_offline_entries_after_a_refused_one_are_refused_with_it_and_shown(
     tid(page, "refusal-ok").click()
     play(page, hand[2:5])  # entered again from the hub's table: accepted (after a seq_gap)
     assert [e["type"] for e in accepted(hub.journal())] == [e["type"] for e in hand[:5]]
+
+
+def test_a_fresh_tablet_on_a_console_with_history_sees_no_other_tablet(
+    hub: ConsoleHub, opened: Opener
+) -> None:
+    """Entries made under the console's name before this tablet ever entered anything are the
+    console's history (a tablet replaced, the rehearsal's bots), not another tablet's."""
+    table1 = [e for e in hub.events[:300] if e["table"] == 1]
+    hub.play(table1)
+    page, _, _ = opened(LANDSCAPE)
+    page.wait_for_timeout(1500)
+    expect(tid(page, "other-tablet")).to_be_hidden()
+    expect(tid(page, "link")).to_have_attribute("data-state", "open")

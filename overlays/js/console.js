@@ -168,7 +168,11 @@ function absorb(state) {
   const last = mine && Number.isInteger(mine.last_seq) ? mine.last_seq : null;
   if (last !== null) {
     const base = Math.max(page.seenSeq ?? 0, box.maxSeq);
-    if ((page.seenSeq !== null || box.maxSeq > 0) && last > base) {
+    // Just (re)connected, the link catches up (an edge's snapshot and the deltas since): only
+    // seqs above this tablet's own, once it has entered something, are another's then.
+    const catchingUp = Date.now() - page.helloAt < SETTLE_MS;
+    const seen = catchingUp ? box.own > 0 : page.seenSeq !== null || box.own > 0;
+    if (seen && last > base) {
       const count = last - base + (page.otherTablet ? page.otherTablet.count : 0);
       page.otherTablet = { count };
     }

@@ -61,6 +61,7 @@ export class Outbox {
     }
     this.maxSeq = saved && Number.isInteger(saved.maxSeq) ? saved.maxSeq : 0;
     this.epoch = saved && typeof saved.epoch === 'string' ? saved.epoch : null;
+    this.own = saved && Number.isInteger(saved.own) ? saved.own : 0; // the highest seq this tablet gave
     this.entries = saved && Array.isArray(saved.entries) ? saved.entries.filter((e) => Number.isInteger(e.seq)) : [];
     this.entries.sort((a, b) => a.seq - b.seq);
     for (const e of this.entries) {
@@ -72,7 +73,7 @@ export class Outbox {
 
   save() {
     const entries = this.entries.map(({ seq, event }) => ({ seq, event }));
-    this.storage.setItem(this.key, JSON.stringify({ maxSeq: this.maxSeq, epoch: this.epoch, entries }));
+    this.storage.setItem(this.key, JSON.stringify({ maxSeq: this.maxSeq, epoch: this.epoch, own: this.own, entries }));
   }
 
   /**
@@ -99,6 +100,7 @@ export class Outbox {
     this.storage.removeItem(`${this.key}.state`); // the other hub's table: not this one's
     this.epoch = epoch;
     this.maxSeq = 0;
+    this.own = 0;
     this.entries = [];
     this.save();
     return aside;
@@ -143,7 +145,9 @@ export class Outbox {
   /** Number `event` (a map without seq), store it, and return its entry: stored before sent. */
   add(event) {
     const entry = { seq: this.maxSeq + 1, event: { ...event }, sends: 0, due: 0 };
+    const own = this.own;
     this.maxSeq = entry.seq;
+    this.own = entry.seq;
     this.entries.push(entry);
     try {
       this.save();
@@ -151,6 +155,7 @@ export class Outbox {
       // The storage is full (or refused): the entry is not kept, so it must not be sent.
       this.entries.pop();
       this.maxSeq = entry.seq - 1;
+      this.own = own;
       throw err;
     }
     return entry;
