@@ -109,6 +109,7 @@ def test_a_record_lists_every_field_given_in_the_documented_order() -> None:
         self_draw=True,
         draw=True,
         throws="RPS",
+        after=6,
     )
     record = every.as_record()
     envelope = ["v", "tournament", "table", "console", "seq", "type"]

@@ -322,17 +322,14 @@ def hub_answered(page: Page, link: Link, seq: int) -> None:
 def test_a_network_drop_mid_hand_loses_and_doubles_nothing(hub: ConsoleHub, opened: Opener) -> None:
     page, link, hand = opened(LANDSCAPE)
     play(page, hand[:3])
-    # The link drops; the official enters the raise: it waits in the outbox, and a second tap
-    # on the (disabled) button sends nothing more.
+    # The link drops; the official enters the raise: it waits in the outbox, and the pad goes
+    # on with the next seat to act, worked out with the hub's rules (issue #30 item 5).
     link.cut()
     expect(tid(page, "link")).to_have_attribute("data-state", "offline", timeout=TAP_TIMEOUT)
     tap(page, hand[3], wait=False)
     expect(tid(page, "link")).to_have_attribute("data-waiting", "1")
-    raise_ = hand[3]
-    entry = f"seat {raise_['seat']} raise to {raise_['amount']:,}"
-    expect(tid(page, "waiting")).to_contain_text(f"Offline: “{entry}”")
-    expect(tid(page, "send-amount")).to_be_disabled()
-    tid(page, "send-amount").click(force=True)
+    expect(tid(page, "kept")).to_contain_text("1 entry is kept on this tablet")
+    expect(tid(page, "to-act")).to_contain_text(f"Seat {hand[4]['seat']}")
     shot(page, "offline")
     link.restore()
     settled(page)

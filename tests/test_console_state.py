@@ -172,3 +172,42 @@ def test_refusals_and_penalties_touch_their_own_tables_console_state() -> None:
         for table in (1, 2, 3):
             consoles = {k for k in projections.on(make(table)) if k[1].startswith("console:")}
             assert consoles == {("live", f"console:{table}")}
+
+
+def test_an_entry_made_on_an_earlier_screen_is_refused_stale() -> None:
+    """Issue #30 item 6: two tablets on one console. An entry carries the table's ``moves``
+    it was made on (``after``); the hub refuses it ``stale`` when the table moved since, uses
+    up its seq (journaled as refused) and changes nothing. An entry without ``after`` (a Redis
+    console) is not checked. A journal replay rebuilds the same ``moves``."""
+    engine = engine_for("pot-limit")
+    console = Table(engine)
+    deal = console.state()["next_deal"]
+    assert console.state()["moves"] == 0
+    assert console.send("start", deal=deal, after=0).ok
+    state = console.state()
+    assert state["moves"] == 1
+    seat = state["to_act"]
+    # tablet A calls for the seat to act; tablet B, on the same screen, folds it a moment later
+    first = console.send("call", deal=deal, seat=seat, after=state["moves"])
+    assert first.ok
+    second = console.send("fold", deal=deal, seat=seat, after=state["moves"])
+    assert not second.ok and second.code == "stale", second.ack
+    assert "NOT entered" in second.ack["error"] and "came first" in second.ack["error"]
+    assert second.record is not None and second.record["kind"] == "refused"
+    after = console.state()
+    assert after["moves"] == 2 and after["consoles"]["table1"]["last_seq"] == console.seq
+    assert [a["kind"] for a in after["actions"]][-1] == "call"
+    # the next seat's entry on the fresh screen goes in; without `after` it is not checked
+    assert console.send("call", deal=deal, seat=after["to_act"], after=after["moves"]).ok
+    assert console.send("call", deal=deal, seat=console.state()["to_act"]).ok
+    assert console.state()["moves"] == 4
+    ahead = console.send("fold", deal=deal, seat=console.state()["to_act"], after=9)
+    assert not ahead.ok and ahead.code == "stale"
+    # the rules block the page's rules module reads (no card)
+    rules = console.state()["rules"]
+    assert rules["seats"] == 4 and rules["pot_limit"] is True and rules["big_blind"] > 0
+    # restored from a snapshot: the same moves
+    restored = Engine(engine.config, make_decks(engine.config))
+    restored.restore_snapshot(engine.snapshot())
+    assert restored.state.tables[1].moves == 4
+    assert restored.payload(("live", "console:1"))["moves"] == 4

@@ -115,13 +115,15 @@ def projector_rules(tournament: str) -> str:
 def edge_rules(tournament: str) -> str:
     """An edge: hears the feed and its replies, reads the topic snapshots, publishes
     (signed) operator commands on the control channel; for the web consoles it holds,
-    publishes their signed events on the web channels and hears the ack and error channels.
-    Writes no key, and no Redis console's channel."""
+    publishes their signed events on the web channels, hears the ack and error channels and
+    reads the event epoch (``GET``: the web consoles' outboxes follow it). Writes no key, and
+    no Redis console's channel."""
     names = Channels(tournament)
     errors = f"{names.prefix}:errors:*"
     listen = _channels(names.feed, names.reply("*"), names.ack("*"), errors)
     publish = _channels(names.control, f"{names.web_prefix}*")
-    return f"{_BASE} {_LISTEN} {listen} %R~{names.topics} +hgetall +hmget (+publish {publish})"
+    reads = f"%R~{names.topics} %R~{names.epoch} +hgetall +hmget +get"
+    return f"{_BASE} {_LISTEN} {listen} {reads} (+publish {publish})"
 
 
 def export_rules(tournament: str) -> str:

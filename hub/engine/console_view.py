@@ -124,6 +124,7 @@ def moving_fields(
     street = getattr(hand, "street", None)
     return {
         "consoles": {name: {"last_seq": seqs.last(name)} for name in console_names(state, table)},
+        "moves": table.moves,
         "status": status_of(h, current),
         "misdeal_window": current is not None and not misdeal_too_late(current, current),
         "street": street,
@@ -175,7 +176,29 @@ def console_payload(state: TournamentState, table: TableState, seqs: Sequencer) 
         "seats": _seats(state, table, h),
         "actions": action_items(h) if h is not None else [],
         "dispute": _dispute(h),
+        "rules": betting_rules(state, table, h),
         **moving_fields(state, table, h, seqs),
+    }
+
+
+def betting_rules(
+    state: TournamentState, table: TableState, h: HandState | None
+) -> dict[str, Any] | None:
+    """What the page's rules module (overlays/js/rules.js) needs to work out the next legal
+    actions offline, as `Hand.legal` would: hold'em's betting (no cards), the button of the
+    hand shown and of the next deal. None for other games (the page then takes one entry at a
+    time offline)."""
+    if state.config.game != "holdem":
+        return None
+    next_deal = table.next_deal()
+    cfg = state.config
+    return {
+        "seats": cfg.seats,
+        "small_blind": cfg.small_blind,
+        "big_blind": cfg.big_blind,
+        "cap": cfg.cap,
+        "pot_limit": cfg.betting == "pot-limit",
+        "next_button": None if next_deal is None else cfg.buttons[next_deal],
     }
 
 

@@ -130,6 +130,7 @@ class Engine:
         event = admitted
         try:
             self.desk.check_start(event, now)
+            self.state.check_fresh(event)
             events = self.state.apply(event, now)
         except Rejection as exc:
             return self._reject(Refused(event.console, event.seq, exc, event.table, True, raw=raw))

@@ -56,6 +56,9 @@ class ConsoleEvent(
     points: Natural | None = None  # penalty: IFP points taken off
     by: Name | None = None  # the official who ordered an operator void or a penalty
     throws: ThrowText | None = None  # RPS Poker: "RPS", one letter per throw of the round
+    # The table's `moves` (console:{t}) the entry was made on: refused `stale` when the table
+    # moved since (a second tablet, a screen that changed under the tap). None: not checked.
+    after: Natural | None = None
 
     def as_record(self) -> dict[str, Any]:
         """The event as a plain mapping with only the fields it carries (journal form)."""
@@ -88,6 +91,8 @@ class ConsoleEvent(
             out["by"] = self.by
         if self.throws is not None:
             out["throws"] = self.throws
+        if self.after is not None:
+            out["after"] = self.after
         return out
 
 

@@ -47,7 +47,10 @@ EVENT_TYPES = (
 OPERATOR_CONSOLE = "operator"
 
 _REQUIRED = ("v", "tournament", "table", "console", "seq", "type")
-_OPTIONAL = ("ts", "deal", "seat", "amount", "seats", "note", "card", "points", "by", "throws")
+_OPTIONAL = (
+    *("ts", "deal", "seat", "amount", "seats", "note", "card", "points", "by", "throws"),
+    "after",
+)
 # A mahjong `result`: winner in `seat`, `fan`, and `discarder` or `self_draw`; or `draw`.
 _MAHJONG = ("fan", "discarder", "self_draw", "draw")
 _KNOWN = frozenset(_REQUIRED + _OPTIONAL + _MAHJONG)
@@ -109,7 +112,7 @@ def parse_event(raw: Any) -> ConsoleEvent:
 # The shape nearly every event has: the envelope, ``ts`` and at most deal, seat and amount, of
 # a type that needs nothing else (a betting action, start, undo, reopen, confirm, ...); per
 # type, whether it needs its deal, seat, amount.
-_PLAIN_KEYS = frozenset((*_REQUIRED, "ts", "deal", "seat", "amount"))
+_PLAIN_KEYS = frozenset((*_REQUIRED, "ts", "deal", "seat", "amount", "after"))
 _PLAIN_NEEDS = {
     kind: ("deal" in needs, "seat" in needs, "amount" in needs)
     for kind, needs in _NEEDS.items()
@@ -162,6 +165,9 @@ def _parse_plain(raw: dict[str, Any]) -> ConsoleEvent | None:
             return None
     elif type(amount) is not int or not 0 <= amount < MAX_INT:
         return None
+    after = get("after")
+    if after is not None and (type(after) is not int or not 0 <= after < MAX_INT):
+        return None
     return _PLAIN_CLASS[kind](
         v=VERSION,
         tournament=tournament,
@@ -172,6 +178,7 @@ def _parse_plain(raw: dict[str, Any]) -> ConsoleEvent | None:
         deal=deal,
         seat=seat,
         amount=amount,
+        after=after,
     )
 
 
@@ -234,6 +241,7 @@ def _parse_checked(raw: Any) -> ConsoleEvent:
         points=_int(raw, "points") if raw.get("points") is not None else None,
         by=_name(raw, "by") if raw.get("by") is not None else None,
         throws=_throws(raw) if raw.get("throws") is not None else None,
+        after=_int(raw, "after") if raw.get("after") is not None else None,
     )
 
 

@@ -101,6 +101,9 @@ class TableState:
     last_event_at: float | None = None
     last_seq: int = 0
     console: str | None = None
+    # Every event applied to this table, from any console or the operator: the state an entry
+    # was made on (a console event's `after`; refused `stale` when it moved since).
+    moves: int = 0
 
     def next_deal(self) -> int | None:
         for d in self.order:

@@ -17,7 +17,7 @@ snapshot equals its own msgpack round trip; no pickle). Layout, version 1::
                 {"name"?, "colour"?}}},  # the operator's corrections (absent: none)
      "counted": [[table, deal], ...],     # hands the scoreboard counts, in its order
      "tables": [{"table": int, "current": deal or None, "last_event_at": float or None,
-                 "last_seq": int, "console": str or None,
+                 "last_seq": int, "console": str or None, "moves": int (absent: 0),
                  "hands": [                 # in the table's order (the order they were started)
                      {"deal": int,
                       "inputs": [[seat, kind, amount or None], ...],  # with dealer errors
@@ -110,6 +110,7 @@ def _snapshot(state: TournamentState) -> dict[str, Any]:
                 "last_event_at": t.last_event_at,
                 "last_seq": t.last_seq,
                 "console": t.console,
+                "moves": t.moves,
                 "hands": [_hand_data(h) for h in t.hands.values()],
             }
             for t in state.tables.values()
@@ -208,6 +209,7 @@ def restore_into(state: TournamentState, data: Mapping[str, Any]) -> None:
         table.last_event_at = entry["last_event_at"]
         table.last_seq = int(entry["last_seq"])
         table.console = entry["console"]
+        table.moves = int(entry.get("moves", 0))
     if seen != set(state.tables):
         raise ValueError(f"snapshot: tables {sorted(set(state.tables) - seen)} are missing")
     for stage, groups in (data.get("fills") or {}).items():

@@ -202,6 +202,20 @@ class TournamentState:
         return [h for t in self.tables.values() for h in t.hands.values() if h.status == DISPUTED]
 
     # ----------------------------------------------------------------- commands
+    def check_fresh(self, event: ConsoleEvent) -> None:
+        """Refuse (`stale`) an entry made on an earlier state of its table than the one now:
+        its `after` is the table's `moves` the console showed when it was tapped. Checked live
+        only (`Engine.submit`): a journal replay applies what was accepted."""
+        table = self.tables.get(event.table)
+        if event.after is None or table is None or event.after == table.moves:
+            return
+        raise Rejection(
+            "stale",
+            f"this entry was made on an earlier screen of table {event.table} (move "
+            f"{event.after}; the table is at move {table.moves}): another entry came first, "
+            "so it was NOT entered: check the screen and enter it again",
+        )
+
     def apply(self, event: ConsoleEvent, now: float) -> list[EngineEvent]:
         """Apply one schema-valid event: the engine events it caused, in order; raises
         `Rejection` and changes nothing if refused."""
@@ -220,6 +234,7 @@ class TournamentState:
         if handler is None:  # pragma: no cover - parse_event admits only known types
             raise Rejection("bad_schema", f"unknown event type {event.type!r}")
         events = handler(self, table, event, now)
+        table.moves += 1
         if event.console != OPERATOR_CONSOLE:  # a ruling is not the table's console talking
             table.last_event_at = now
             table.last_seq = event.seq

@@ -96,6 +96,23 @@ class ConsoleRelay:
         self.timeout = timeout
         self._listeners: dict[str, _Listener] = {}
 
+    async def epoch(self) -> str | None:
+        """The hub's event epoch (``dup:{t}:epoch``): a web console's outbox is kept to it as
+        a Redis console's is (``hub.client.outbox``), so entries made under a rehearsal's hub
+        never reach the real event's. None when unknown (no hub started on this Redis yet, a
+        bus that does not answer, an ACL without it): the page then checks nothing."""
+        get = getattr(self.bus, "get", None)
+        if get is None:
+            return None
+        try:
+            value = await asyncio.wait_for(get(self.names.epoch), self.timeout)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("the event epoch is not readable for the web consoles: %s", exc)
+            return None
+        return None if not value else bytes(value).decode("utf-8", "replace")
+
     def listening(self) -> list[str]:
         """The console names whose answers this process listens to now."""
         return sorted(self._listeners)

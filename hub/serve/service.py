@@ -200,7 +200,15 @@ class FeedService:
         if seat is not None:
             hello.update(console=seat.console, table=seat.table)
         client.send(hello)
+        if seat is not None:
+            self.spawn(self._send_epoch(client))
         return Session(self, client)
+
+    async def _send_epoch(self, client: Client) -> None:
+        """A web console's ``{"type": "epoch", "epoch": ...}`` after its hello: the hub's
+        event epoch (null: unknown), which its outbox follows (docs/protocol.md §3.3)."""
+        epoch = await self.consoles.epoch() if self.consoles is not None else None
+        client.send({"type": "epoch", "epoch": epoch})
 
     # -- what a client says --
 

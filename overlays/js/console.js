@@ -2,9 +2,17 @@
 // console-scoped table state `console:{table}` (no hole cards) and sends the official's entries
 // as console events over the hub's websocket (`{"op": "event"}`), each stored in the outbox
 // (outbox.js) before it is sent and resent until the hub answers it.
+//
+// The link is watched by a heartbeat (a ping a second; three seconds without a frame is "No
+// answer" and a new socket at once) and by the browser's offline/online events. Offline the pad
+// keeps taking entries: rules.js works out the next legal actions with the hub's rules, each
+// entry carries the table's `moves` it was made on (`after`: the hub refuses it `stale` if the
+// table moved), and everything waiting goes in order once the link is back. A service worker
+// (console-sw.js) keeps the page itself, so a reload during an outage opens the pad.
 import { connect, params } from './duplicast.js';
 import { Outbox, outboxKey, recallIdentity, rememberIdentity } from './outbox.js';
 import { describe, renderPad, renderSeats, renderLog, renderSchedule, refusalTitle, words } from './consolepad.js';
+import { project } from './rules.js';
 import { el, fmtInt } from './ui.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
@@ -12,6 +20,12 @@ const p = params();
 const store = window.localStorage;
 const SETTLE_MS = 1000; // after an accepted ack, the pad waits at most this for the state to show it
 const PUMP_MS = 250;
+const PING_MS = 1000; // the heartbeat: a ping a second...
+const SILENT_MS = 3000; // ...and "No answer" (a new socket) after this long without a frame
+const EPOCH_WAIT_MS = 3000; // a hub that names no epoch after its hello: send unchecked
+// A tap this soon after the table moved under the official's eyes (an entry this tablet did not
+// make) was aimed at the screen before: it is sent as made on that screen, and refused `stale`.
+const GLANCE_MS = 700;
 
 const page = {
   ident: p.token ? recallIdentity(store, p.token) : null,
@@ -20,6 +34,14 @@ const page = {
   live: false, // the state came from the hub on this connection (not the stored copy)
   link: 'connecting',
   hubDown: false, // the hub answered `unavailable`: the edge has no ingest behind it
+  silent: false, // the link went silent (no answer to the heartbeat): reconnecting
+  netOffline: false, // the browser says it has no network
+  epochKnown: false, // the hub named its event epoch on this connection: the outbox may send
+  helloAt: 0,
+  seenSeq: null, // the highest last_seq of this console the hub showed since the page opened
+  otherTablet: null, // {count}: entries under this console's name the page did not make
+  aside: [], // entries made under another hub's epoch: set aside, never sent
+  moved: { moves: null, before: null, at: 0 }, // the table's last move this tablet did not make
   fatal: null,
   refusal: null,
   wait: null, // the entry the pad waits for (sent, or accepted but not yet in the state); its
@@ -32,6 +54,7 @@ const page = {
 
 function openOutbox(ident) {
   page.outbox = new Outbox(store, outboxKey(ident.tournament, ident.console));
+  page.aside = page.outbox.setAside();
   try {
     page.state = JSON.parse(store.getItem(`${page.outbox.key}.state`) || 'null');
   } catch {
@@ -42,10 +65,31 @@ if (page.ident) openOutbox(page.ident);
 
 
 function onStatus(s) {
-  page.link = s.state;
-  if (s.state !== 'open') page.live = false;
+  if (s.state === 'silent') page.silent = true;
+  if (s.state === 'open') page.silent = false;
+  if (s.state === 'silent' || s.state === 'offline' || s.state === 'online') {
+    page.link = 'closed';
+  } else {
+    page.link = s.state;
+  }
+  if (s.state !== 'open') {
+    page.live = false;
+    page.epochKnown = false;
+  }
   render();
 }
+
+// The browser's own word on the network: offline at once, and a new socket the moment it is back.
+window.addEventListener('offline', () => {
+  page.netOffline = true;
+  if (client) client.reconnect('offline');
+  render();
+});
+window.addEventListener('online', () => {
+  page.netOffline = false;
+  if (client) client.reconnect('online');
+  render();
+});
 
 function onError(frame) {
   if (frame.code === 'unavailable') {
@@ -77,6 +121,8 @@ function onHello(frame) {
     openOutbox(ident);
   }
   page.ident = ident;
+  page.epochKnown = false;
+  page.helloAt = Date.now();
   rememberIdentity(store, p.token, ident);
   const topic = `console:${ident.table}`;
   if (page.topic !== topic) {
@@ -90,17 +136,78 @@ function onHello(frame) {
   render();
 }
 
+function mineOf(state) {
+  return state && state.consoles && page.ident ? state.consoles[page.ident.console] : null;
+}
+
 function onState(state) {
   if (!state || state.table === undefined) return;
+  const before = page.state && Number.isInteger(page.state.moves) ? page.state.moves : null;
+  // (on a link up for a while, nothing waiting, no refusal shown: what follows a reconnect or a
+  // refusal is a jump the official is told of, not a change under the finger)
+  const steady = page.live && Date.now() - page.helloAt > SETTLE_MS && !page.refusal;
+  if (steady && Number.isInteger(state.moves) && before !== null && state.moves > before
+    && page.outbox && !page.outbox.size) {
+    // moves this tablet did not make: more than the seqs of its own the hub handled since
+    const seq = (x) => { const m = mineOf(x); return m && Number.isInteger(m.last_seq) ? m.last_seq : 0; };
+    const own = Math.max(0, Math.min(seq(state), page.outbox.maxSeq) - seq(page.state));
+    if (state.moves - before > own) page.moved = { moves: state.moves, before, at: Date.now() };
+  }
   page.state = state;
   page.live = true;
-  const mine = state.consoles && page.ident ? state.consoles[page.ident.console] : null;
-  if (page.outbox) {
-    if (mine && Number.isInteger(mine.last_seq)) page.outbox.floor(mine.last_seq);
-    store.setItem(`${page.outbox.key}.state`, JSON.stringify(state));
+  if (page.epochKnown) absorb(state);
+  render();
+}
+
+/** The hub's state, once the outbox is known to be this hub's (its epoch): seqs, the stored
+ * copy, and entries under this console's name that this tablet did not make. */
+function absorb(state) {
+  const box = page.outbox;
+  if (!state || !box) return;
+  const mine = mineOf(state);
+  const last = mine && Number.isInteger(mine.last_seq) ? mine.last_seq : null;
+  if (last !== null) {
+    const base = Math.max(page.seenSeq ?? 0, box.maxSeq);
+    // Just (re)connected, the link catches up (an edge's snapshot and the deltas since): only
+    // seqs above this tablet's own, once it has entered something, are another's then.
+    const catchingUp = Date.now() - page.helloAt < SETTLE_MS;
+    const seen = catchingUp ? box.own > 0 : page.seenSeq !== null || box.own > 0;
+    if (seen && last > base) {
+      const count = last - base + (page.otherTablet ? page.otherTablet.count : 0);
+      page.otherTablet = { count };
+    }
+    page.seenSeq = Math.max(page.seenSeq ?? 0, last);
+    box.floor(last);
   }
-  const shown = mine && page.wait && mine.last_seq >= page.wait.seq;
+  store.setItem(`${box.key}.state`, JSON.stringify(state));
+  const shown = last !== null && page.wait && last >= page.wait.seq;
   if (page.wait && (shown || page.ackedAt)) page.wait = null;
+}
+
+/** The hub named its event epoch: the outbox follows it (entries of another epoch are set
+ * aside, shown, never sent), then what waits goes. */
+function onEpoch(epoch) {
+  if (!page.outbox) return;
+  const aside = page.outbox.follow(epoch);
+  if (aside) {
+    page.aside = page.outbox.setAside();
+    if (page.wait && aside.entries.some((e) => e.seq === page.wait.seq)) page.wait = null;
+    page.ackedAt = 0;
+    page.refusal = null;
+    page.seenSeq = null;
+    page.otherTablet = null;
+    // The other hub's table, kept from before (the link may even have resumed it as if up to
+    // date): forgotten, and this hub's asked for afresh.
+    page.state = null;
+    page.live = false;
+    if (client && page.topic) {
+      client.unsubscribe(page.topic, onState);
+      client.subscribe(page.topic, onState);
+    }
+  }
+  page.epochKnown = true;
+  if (page.live) absorb(page.state);
+  pump(true);
   render();
 }
 
@@ -114,6 +221,10 @@ function onStandings(standings) {
 }
 
 function onMessage(frame) {
+  if (frame.type === 'epoch') {
+    onEpoch(frame.epoch);
+    return;
+  }
   if (frame.type !== 'ack' || !page.outbox || !Number.isInteger(frame.seq)) return;
   page.hubDown = false;
   if (!frame.ok && frame.code === 'seq_gap') {
@@ -128,6 +239,7 @@ function onMessage(frame) {
     refused(frame.seq, 'taken', 'another tablet is entering under this console’s name, so this entry was NOT entered: '
       + 'check the table and enter it again, and ask the tournament director for a console link of its own.');
   } else if (frame.ok) {
+    pump(true); // the next waiting entry, if any
     const mine = page.state && page.state.consoles && page.ident ? page.state.consoles[page.ident.console] : null;
     if (entry === page.wait) {
       if (mine && mine.last_seq >= frame.seq) page.wait = null; // the state showed it first
@@ -140,20 +252,31 @@ function onMessage(frame) {
 }
 
 function refused(seq, code, message) {
-  page.refusal = { seq, code, message: message || '' };
-  if (page.wait && seq === page.wait.seq) page.wait = null;
+  // Entries made after the refused one (offline) were worked out from a table the hub never
+  // reached: they are withdrawn, never sent, and counted in the notice.
+  let later = 0;
+  if (seq !== null && page.outbox) {
+    for (const e of page.outbox.waiting()) {
+      if (e.seq > seq && page.outbox.answered(e.seq)) later += 1;
+    }
+  }
+  page.refusal = { seq, code, message: message || '', later };
+  if (page.wait && (seq === page.wait.seq || later)) page.wait = null;
 }
 
 /** Send what waits: all of it, in seq order, when forced (a new link) or when the oldest is due. */
 function pump(force = false) {
   const box = page.outbox;
   if (!box || !box.size || page.link !== 'open' || page.fatal) return;
+  if (!page.epochKnown) {
+    if (Date.now() - page.helloAt < EPOCH_WAIT_MS) return; // never to another epoch's hub
+    page.epochKnown = true; // a hub that names none: nothing to check against
+  }
   const now = Date.now();
   if (!force && !box.due(now)) return;
-  for (const entry of box.waiting()) {
-    if (!client.send({ op: 'event', event: { seq: entry.seq, ...entry.event } })) break;
-    box.sent(entry, now);
-  }
+  // One at a time, in seq order: the next goes once the hub accepted this one (an entry made
+  // offline after one the hub refuses is never sent).
+  box.transmit(box.waiting()[0], (frame) => client.send(frame), now);
 }
 
 setInterval(() => {
@@ -169,8 +292,32 @@ document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'visible' && client) client.keepAlive();
 });
 
-/** True while an entry waits for its answer: the pad takes no new entry (no double send). */
+/** The link does not carry entries now: closed, silent, or the hub behind the edge gone. */
+function offline() {
+  return page.link !== 'open' || page.hubDown || page.silent || page.netOffline;
+}
+
+/** The entries the hub's last state does not show yet, in seq order. */
+function unanswered() {
+  if (!page.outbox) return [];
+  const mine = mineOf(page.state);
+  const last = mine && Number.isInteger(mine.last_seq) ? mine.last_seq : 0;
+  return page.outbox.waiting().filter((e) => e.seq > last);
+}
+
+/** The table as the pad shows it: offline, the hub's last state with every entry waiting
+ * applied by the hub's rules (rules.js); null when that cannot be worked out here. */
+function shownState() {
+  const waiting = unanswered();
+  if (!waiting.length || !page.state) return page.state;
+  if (!offline()) return page.state;
+  return project(page.state, waiting.map((e) => e.event));
+}
+
+/** True while the pad takes no new entry: online, while an entry waits for its answer (no
+ * double send); offline, when what waits cannot be worked out with the rules here. */
 function busy() {
+  if (offline() && page.state) return Boolean(unanswered().length) && shownState() === null;
   return Boolean(page.outbox && page.outbox.size) || page.wait !== null;
 }
 
@@ -178,9 +325,14 @@ function busy() {
 function submit(fields) {
   if (busy() || !page.outbox || !page.state || page.fatal) return false;
   page.refusal = null;
+  const view = shownState() || page.state;
+  let after = view.moves;
+  const m = page.moved;
+  if (m.moves === after && Date.now() - m.at < GLANCE_MS) after = m.before; // aimed at the screen before
+  const made = Number.isInteger(after) ? { ...fields, after } : fields;
   let entry;
   try {
-    entry = page.outbox.add(fields);
+    entry = page.outbox.add(made);
   } catch (err) {
     // Not stored, so not sent either: an entry that could be lost is never sent.
     refused(null, 'storage', `this tablet could not store the entry (${err.message}), so it was not sent: free the browser’s storage and enter it again.`);
@@ -204,6 +356,11 @@ const act = {
   },
   dismiss() {
     page.refusal = null;
+    page.moved = { moves: null, before: null, at: 0 };
+    render();
+  },
+  dismissOther() {
+    page.otherTablet = null;
     render();
   },
 };
@@ -211,6 +368,8 @@ const act = {
 function linkText() {
   const n = page.outbox ? page.outbox.size : 0;
   const waiting = n ? ` · ${n} waiting` : '';
+  if (page.netOffline) return ['offline', `Offline${waiting}`];
+  if (page.silent) return ['silent', `No answer · reconnecting${waiting}`];
   if (page.link === 'open' && page.hubDown) return ['hub-down', `Hub not answering${waiting}`];
   if (page.link === 'open') return ['open', n ? `Connected · sending ${n}` : 'Connected'];
   return ['offline', `Offline${waiting}`];
@@ -242,8 +401,30 @@ function renderNotices(s) {
     r.append(
       el('b', {}, refusalTitle(page.refusal.code)),
       el('span', { class: 'msg' }, page.refusal.message),
+      ...(page.refusal.later ? [el('span', { class: 'msg', dataset: { testid: 'refusal-later' } },
+        `${page.refusal.later} later ${page.refusal.later === 1 ? 'entry' : 'entries'}, made after it, ${page.refusal.later === 1 ? 'was' : 'were'} NOT sent: enter ${page.refusal.later === 1 ? 'it' : 'them'} again from the screen.`)] : []),
       el('button', { dataset: { testid: 'refusal-ok' }, onclick: act.dismiss }, 'OK'),
     );
+  }
+  const o = $('other-tablet');
+  o.replaceChildren();
+  o.hidden = !page.otherTablet;
+  if (page.otherTablet) {
+    const k = page.otherTablet.count;
+    o.append(el('b', {}, 'Another tablet uses this console'),
+      el('span', { class: 'msg' }, `${k} ${k === 1 ? 'entry' : 'entries'} under this console’s name came from elsewhere: `
+        + 'check the table before the next tap; the other tablet needs a console link of its own.'),
+      el('button', { dataset: { testid: 'other-ok' }, onclick: act.dismissOther }, 'OK'));
+  }
+  const a = $('set-aside');
+  a.replaceChildren();
+  const kept = page.aside.reduce((n, x) => n + x.entries.length, 0);
+  a.hidden = kept === 0;
+  if (kept) {
+    a.append(el('b', {}, `${kept} ${kept === 1 ? 'entry' : 'entries'} of another session set aside`),
+      el('span', { class: 'msg' }, `Entered on this tablet under another hub (a rehearsal: epoch ${page.aside.map((x) => x.epoch).join(', ')}), `
+        + `${kept === 1 ? 'it was' : 'they were'} NOT sent to this event and never will be: `
+        + page.aside.flatMap((x) => x.entries.map((e) => describe(e.event))).join('; ') + '.'));
   }
   const d = $('dispute');
   d.replaceChildren();
@@ -256,7 +437,7 @@ function renderNotices(s) {
 }
 
 function render() {
-  const s = page.state;
+  const s = shownState() || page.state;
   renderHeader(s);
   renderNotices(s);
   const pad = $('pad');
@@ -272,6 +453,10 @@ function render() {
   $('seats').replaceChildren(...renderSeats(s, page.ui, act, page.teams));
   $('log').replaceChildren(...renderLog(s));
   const wait = busy() ? waitingText() : null;
+  const kept = unanswered().length;
+  const note = $('kept');
+  note.hidden = !(!wait && kept && offline());
+  note.textContent = note.hidden ? '' : `${kept} ${kept === 1 ? 'entry is' : 'entries are'} kept on this tablet and sent in order when the link is back. Go on entering the hand.`;
   pad.replaceChildren(...renderPad(s, page.ui, act, wait, page.teams));
 }
 
@@ -279,6 +464,7 @@ function waitingText() {
   const waiting = page.outbox ? page.outbox.waiting() : [];
   const what = waiting.length ? `“${describe(waiting[waiting.length - 1].event)}”` : 'your entry';
   const more = waiting.length > 1 ? ` (${waiting.length} entries)` : '';
+  if (page.silent && page.link !== 'open') return `No answer from the hub: ${what}${more} is kept and will be sent when the link is back.`;
   if (page.link !== 'open') return `Offline: ${what}${more} is kept and will be sent when the link is back.`;
   if (page.hubDown) return `The hub is not answering: ${what}${more} is kept and sent again.`;
   return waiting.length ? `Sending ${what}…` : 'Sending…';
@@ -286,7 +472,17 @@ function waitingText() {
 
 // Connected last: the hub's first answers may come before the page's functions are defined.
 const client = p.token
-  ? connect({ url: p.ws, token: p.token, tournament: p.tournament, onStatus, onError, onHello, onMessage })
+  ? connect({
+    url: p.ws, token: p.token, tournament: p.tournament, onStatus, onError, onHello, onMessage,
+    pingEveryMs: PING_MS, silentAfterMs: SILENT_MS,
+  })
   : null;
+// The page itself is kept by a service worker (console-sw.js), for a reload during an outage.
+// Browsers allow one only on https or localhost; elsewhere the page works without it.
+if ('serviceWorker' in navigator && window.isSecureContext) {
+  navigator.serviceWorker.register('console-sw.js', { scope: './console.html' }).catch((err) => {
+    console.warn('the console page is not kept for offline reloads:', err.message);
+  });
+}
 if (!client) page.fatal = 'This page needs the console link with its token (?token=…): ask the tournament director.';
 render();

@@ -24,6 +24,7 @@ const REFUSAL_TITLES = {
   stage_not_open: 'This deal may not start yet',
   bad_schema: 'The hub could not read the entry',
   taken: 'Another tablet uses this console',
+  stale: 'The screen had changed',
   storage: 'The tablet’s storage is full',
 };
 

@@ -137,8 +137,8 @@ export function defaultWsUrl() {
  * hello names the expected tournament again.
  * onMessage(frame) receives every other frame type (a console's `ack`).
  */
-export function connect({ url, token, format = 'json', onStatus, onError, onHello, onOk, onMessage, tournament, feed, output } = {}) {
-  return new DuplicastClient({ url, token, format, onStatus, onError, onHello, onOk, onMessage, tournament, feed, output });
+export function connect({ url, token, format = 'json', onStatus, onError, onHello, onOk, onMessage, tournament, feed, output, pingEveryMs, silentAfterMs } = {}) {
+  return new DuplicastClient({ url, token, format, onStatus, onError, onHello, onOk, onMessage, tournament, feed, output, pingEveryMs, silentAfterMs });
 }
 
 /** The error text of a tournament mismatch (null when the hello matches). */
@@ -148,7 +148,7 @@ export function tournamentMismatch(expected, hello) {
 }
 
 class DuplicastClient {
-  constructor({ url, token, format, onStatus, onError, onHello, onOk, onMessage, tournament, feed, output }) {
+  constructor({ url, token, format, onStatus, onError, onHello, onOk, onMessage, tournament, feed, output, pingEveryMs, silentAfterMs }) {
     if (format !== 'json') throw new Error('the browser client speaks format=json only');
     const base = new URL(url || defaultWsUrl(), globalThis.location ? location.href : undefined);
     base.searchParams.set('format', 'json');
@@ -173,6 +173,12 @@ class DuplicastClient {
     this.timer = null;
     this.pinger = null;
     this.lastFrameAt = 0;
+    // The heartbeat: a ping every pingEvery; a link silent for silentAfter (no frame, or no
+    // hello since the socket was opened) is given up at once and a new one opened (a hung
+    // edge, an access point that stops forwarding: the socket itself may not close for minutes).
+    this.pingEvery = pingEveryMs || PING_EVERY_MS;
+    this.silentAfter = silentAfterMs || 3 * PING_EVERY_MS;
+    this.openedAt = 0;
     this.open();
   }
 
@@ -180,11 +186,13 @@ class DuplicastClient {
     this.onStatus({ state: 'connecting', attempt: this.attempt, role: this.role });
     const ws = new WebSocket(this.url);
     this.ws = ws;
+    this.openedAt = Date.now();
+    this.lastFrameAt = 0;
+    clearInterval(this.pinger);
+    this.pinger = setInterval(() => this.keepAlive(), this.pingEvery);
     ws.onopen = () => {
       this.lastFrameAt = Date.now();
       this.resubscribe([...this.topics.keys()]);
-      clearInterval(this.pinger);
-      this.pinger = setInterval(() => this.keepAlive(), PING_EVERY_MS);
     };
     ws.onmessage = (ev) => {
       this.lastFrameAt = Date.now();
@@ -198,8 +206,8 @@ class DuplicastClient {
       this.handle(frame);
     };
     ws.onclose = () => {
-      clearInterval(this.pinger);
       if (this.ws !== ws) return;
+      clearInterval(this.pinger);
       this.ws = null;
       if (this.closed) return;
       this.onStatus({ state: 'closed', attempt: this.attempt, role: this.role });
@@ -211,12 +219,35 @@ class DuplicastClient {
   }
 
   keepAlive() {
-    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return;
-    if (Date.now() - this.lastFrameAt > 3 * PING_EVERY_MS) {
-      this.ws.close(); // silent link: reconnect and resume
+    if (!this.ws) return;
+    const heard = Math.max(this.lastFrameAt, this.openedAt);
+    if (Date.now() - heard > this.silentAfter) {
+      this.reconnect('silent'); // silent link: give it up, reconnect and resume
       return;
     }
-    this.send({ op: 'ping' });
+    if (this.ws.readyState === WebSocket.OPEN) this.send({ op: 'ping' });
+  }
+
+  /** Give the socket up now (not waiting for it to close) and open a new one at once;
+   * `why` ('silent', 'offline', 'online') is reported as the status first. */
+  reconnect(why) {
+    const old = this.ws;
+    this.ws = null;
+    clearTimeout(this.timer);
+    if (old) {
+      old.onclose = null;
+      old.onmessage = null;
+      old.onopen = null;
+      try {
+        old.close();
+      } catch {
+        // (already closed)
+      }
+    }
+    if (this.closed) return;
+    this.onStatus({ state: why, attempt: this.attempt, role: this.role });
+    if (why === 'online') this.attempt = 0;
+    this.open();
   }
 
   handle(frame) {

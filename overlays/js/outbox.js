@@ -3,6 +3,11 @@
 // (same seq, same fields) after a drop, a reload or a tablet sleep. A seq is never reused: the
 // highest seq ever given is kept even when the outbox is empty, and the next one is above both it
 // and the hub's `last_seq` for this console.
+//
+// The outbox follows the hub's event epoch as a Redis console's does (hub/client/outbox.py): it
+// is bound to the first epoch the hub names, and one opened under another epoch (a rehearsal's
+// hub, the real event's now, on the same address) is set aside, kept under its own key, shown
+// and never sent. Every event leaves through `transmit`, the one send path.
 
 const PREFIX = 'duplicast.console';
 const ACK_TIMEOUT_MS = 1000;
@@ -55,6 +60,8 @@ export class Outbox {
       saved = null;
     }
     this.maxSeq = saved && Number.isInteger(saved.maxSeq) ? saved.maxSeq : 0;
+    this.epoch = saved && typeof saved.epoch === 'string' ? saved.epoch : null;
+    this.own = saved && Number.isInteger(saved.own) ? saved.own : 0; // the highest seq this tablet gave
     this.entries = saved && Array.isArray(saved.entries) ? saved.entries.filter((e) => Number.isInteger(e.seq)) : [];
     this.entries.sort((a, b) => a.seq - b.seq);
     for (const e of this.entries) {
@@ -66,7 +73,65 @@ export class Outbox {
 
   save() {
     const entries = this.entries.map(({ seq, event }) => ({ seq, event }));
-    this.storage.setItem(this.key, JSON.stringify({ maxSeq: this.maxSeq, entries }));
+    this.storage.setItem(this.key, JSON.stringify({ maxSeq: this.maxSeq, epoch: this.epoch, own: this.own, entries }));
+  }
+
+  /**
+   * The hub names its event epoch (null: unknown, nothing checked). The first one binds the
+   * outbox; another one sets the outbox aside: its entries and seqs belong to the other hub.
+   * Returns what was set aside ({epoch, entries, key}) or null.
+   */
+  follow(epoch) {
+    if (typeof epoch !== 'string' || !epoch) return null;
+    if (this.epoch === null) {
+      this.epoch = epoch;
+      this.save();
+      return null;
+    }
+    if (this.epoch === epoch) return null;
+    const aside = {
+      epoch: this.epoch,
+      key: `${this.key}.epoch-${this.epoch}`,
+      entries: this.entries.map(({ seq, event }) => ({ seq, event })),
+    };
+    if (aside.entries.length) {
+      this.storage.setItem(aside.key, JSON.stringify({ maxSeq: this.maxSeq, epoch: aside.epoch, entries: aside.entries }));
+    }
+    this.storage.removeItem(`${this.key}.state`); // the other hub's table: not this one's
+    this.epoch = epoch;
+    this.maxSeq = 0;
+    this.own = 0;
+    this.entries = [];
+    this.save();
+    return aside;
+  }
+
+  /** The entries set aside under other epochs (what `follow` kept), for the page to show. */
+  setAside() {
+    const out = [];
+    for (let i = 0; i < this.storage.length; i++) {
+      const k = this.storage.key(i);
+      if (!k || !k.startsWith(`${this.key}.epoch-`)) continue;
+      try {
+        const v = JSON.parse(this.storage.getItem(k) || 'null');
+        if (v && Array.isArray(v.entries)) out.push({ key: k, epoch: v.epoch, entries: v.entries });
+      } catch {
+        // not ours
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Send `entry` through `send` (the link's: returns false when the link is down): the one
+   * place an event leaves the tablet, as `{"op": "event", "event": {seq, ...fields}}`.
+   * Recorded as sent (when to send it again) only when it left.
+   */
+  transmit(entry, send, now = Date.now()) {
+    const frame = { op: 'event', event: { seq: entry.seq, ...entry.event } };
+    if (!send(frame)) return false;
+    this.sent(entry, now);
+    return true;
   }
 
   /** The hub's last seq of this console: the next seq goes above it. */
@@ -80,7 +145,9 @@ export class Outbox {
   /** Number `event` (a map without seq), store it, and return its entry: stored before sent. */
   add(event) {
     const entry = { seq: this.maxSeq + 1, event: { ...event }, sends: 0, due: 0 };
+    const own = this.own;
     this.maxSeq = entry.seq;
+    this.own = entry.seq;
     this.entries.push(entry);
     try {
       this.save();
@@ -88,6 +155,7 @@ export class Outbox {
       // The storage is full (or refused): the entry is not kept, so it must not be sent.
       this.entries.pop();
       this.maxSeq = entry.seq - 1;
+      this.own = own;
       throw err;
     }
     return entry;
