@@ -389,16 +389,22 @@ class Client:
             self._rearm()
 
     async def _drain_raw(self) -> None:
-        """Wait for a backed-up socket to drain, then write; the task ends once caught up."""
+        """Wait for a backed-up socket to drain, then write; the task ends once caught up.
+        "Blocked" is a socket that takes nothing: one that drains, however slowly (a desk
+        reading its first snapshots over a busy link), restarts the clock at every poll."""
         limits = self.limits
+        last = self.sink.buffered()
         while not self.closed and self.sink.is_open():
-            if self.sink.buffered() <= limits.high_water // 2:
+            buffered = self.sink.buffered()
+            if buffered <= limits.high_water // 2:
                 self._blocked_since = None
                 self._write_all()
                 if self.sink.buffered() <= limits.high_water:
                     return
-            elif self._blocked_since is None:
+                buffered = self.sink.buffered()
+            elif self._blocked_since is None or buffered < last:
                 self._blocked_since = time.monotonic()
+            last = buffered
             if self._too_slow():
                 self.kill()
                 return

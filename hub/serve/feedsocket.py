@@ -317,7 +317,10 @@ class FeedSocket(asyncio.Protocol):
         """Its turn in the sweep: a ping, unless the last one is still unanswered; True (a
         suspect) when that one has been for ``PONG_TIMEOUT``."""
         if self.unanswered():
-            return now - self.pinged > PONG_TIMEOUT  # type: ignore[operator]
+            # A ping still queued behind frames the client has not read yet has not reached
+            # it: whether it reads at all is the fan-out's to judge (feedclient's slow rule)
+            late = now - self.pinged > PONG_TIMEOUT  # type: ignore[operator]
+            return late and not self.buffered()
         if self.is_open():
             self.transport.write(_PING)  # type: ignore[union-attr]
             self.pinged = now
@@ -326,7 +329,7 @@ class FeedSocket(asyncio.Protocol):
     def expire(self) -> bool:
         """Cut a suspect still silent since its ping (no close frame: it is not reading);
         True if it was cut."""
-        if self.unanswered() and self.transport is not None:
+        if self.unanswered() and self.transport is not None and not self.buffered():
             self.transport.abort()
             self._closing()
             return True
