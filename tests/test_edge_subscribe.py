@@ -12,7 +12,7 @@ counts against the client.
   each, and the connection stays open;
 - the desk in Chromium through nginx shows every table;
 - after an edge restart, 60 desks reconnecting at once all load (``bench/desk_storm.py``
-  does 500).
+  does 500 from four processes).
 """
 
 from __future__ import annotations
