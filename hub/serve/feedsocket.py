@@ -53,7 +53,7 @@ PING_INTERVAL = 20.0
 """Keepalive: every connection gets a ping this often (its turn in the sweep comes this often
 when the loop keeps time; later when it is loaded)."""
 
-PONG_TIMEOUT = 10.0
+PONG_TIMEOUT = 30.0
 """A ping that nothing answered (no pong, no message) this long after it was sent: the
 connection is cut at its next turn. Only a ping sent and unanswered counts, never silence by
 itself: a listen-only client whose turn came late under load was cut ~40 s after it connected,
