@@ -394,3 +394,23 @@ def test_benches_start_their_own_redis_unless_given_one() -> None:
         redis.Redis.from_url(url, socket_connect_timeout=1).ping()
     with private_redis.redis_url("redis://example.invalid:1/0") as given:
         assert given == "redis://example.invalid:1/0"
+
+
+@pytest.mark.redis
+def test_keepalive_bench_tiny(redis_url: str) -> None:
+    """Issue #30 item 2's bench in a tiny configuration: every client held, none dropped."""
+    command = [sys.executable, str(BENCH / "keepalive_bench.py"), "--redis", redis_url]
+    command += ["--clients", "40", "--seconds", "6", "--hold-every", "2", "--hold", "0.5"]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["clients"] == 40 and result["published"] == 60
+    assert result["dropped"] == 0 and result["closes"] == {}
+
+
+def test_desk_storm_tiny() -> None:
+    """Issue #30 item 1's bench with 6 desks from 2 processes: all load."""
+    command = [sys.executable, str(BENCH / "desk_storm.py"), "--desks", "6", "--processes", "2"]
+    command += ["--hold", "0.2"]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["loaded"] == 6 and result["closed"] == {} and result["topics_each"] == 30

@@ -252,18 +252,28 @@ async def test_client_stale_too_long_is_closed() -> None:
 
 
 async def test_repeated_overflows_close_the_client() -> None:
+    """What a subscribe sends first never counts (issue #30 item 1): nine topics' snapshots
+    in a queue of 2 are no overflow. Updates the client does not read are: a topic's third
+    update overflows the queue (its topic conflated), and the third overflow within the
+    window closes the client."""
     store = FeedWriter()
     fanout = Fanout(store, Limits(max_frames=2, max_overflows=3, slow_timeout=60))
     sink = FakeSink()
     sink.backlog = 10**6
     client = fanout.add(sink, "public", "public", "json")
-    for seat in range(1, 7):  # 3 topics overflow a queue of 2: conflated, not closed
+    for seat in range(1, 10):
         fanout.subscribe(client, f"seat:{seat}")
-    assert not client.closed and len(client.stale) == 6
-    for seat in range(7, 10):  # the third overflow within the window
+    assert not client.closed and not client.stale and client.queued == 9
+    for seat in range(10, 13):
         fanout.subscribe(client, f"seat:{seat}")
+        for n in range(3):
+            update = store.put(("public", f"seat:{seat}"), {"n": n})
+            assert update is not None
+            fanout.publish(update.key, update.outs)
+        fanout.flush()
+        if seat < 12:
+            assert not client.closed and f"seat:{seat}" in client.stale
     assert client.closed and sink.closed == (CLOSE_TOO_SLOW, "client too slow")
-    await client.aclose()
 
 
 async def test_unsubscribe_stops_delivery() -> None:

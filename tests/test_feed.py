@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from hub.serve.edge_feed import EdgeFeed, load_snapshots
 from hub.serve.feed import (
+    CATCH_UP_DELTAS,
     HISTORY,
     SNAPSHOT_EVERY,
     Frame,
@@ -148,6 +149,35 @@ def test_edge_forwards_bytes_heals_gaps_and_decodes_only_for_rest() -> None:
     assert not edge.seed(KEY, snapshot)  # not newer
     assert edge.snapshot(KEY) == (6, {"rows": [0, 1, 2, 3, 4]})
     assert edge.behind(KEY) == 0
+
+
+def test_a_subscribe_through_an_edge_costs_a_bounded_number_of_frames() -> None:
+    """Issue #30 item 1: an edge holding a snapshot and 100 deltas after it answers a new
+    subscriber with one fresh snapshot (made once, shared by the next subscribers), and one
+    that missed more than ``CATCH_UP_DELTAS`` with the snapshot, not the deltas."""
+    ingest = IngestFeed()
+    edge = EdgeFeed()
+    frames = [ingest.publish(TopicChange(KEY, None, {"rows": []}))]
+    for n in range(100):
+        patch = [{"op": "add", "path": "/rows/-", "value": n}]
+        frames.append(ingest.publish(TopicChange(KEY, patch, {"rows": list(range(n + 1))})))
+    for frame in frames:
+        assert frame is not None and edge.apply(KEY, frame)
+    for fmt in ("json", "msgpack", "json"):
+        outs = edge.catch_up(KEY, fmt, None)
+        assert len(outs) == 1 and outs[0].seq == 101
+    assert edge.compactions == 1
+    message = json.loads(edge.catch_up(KEY, "json", None)[0].payload)
+    assert message == {"type": "snapshot", "topic": "standings", "seq": 101,
+                       "data": {"rows": list(range(100))}}  # fmt: skip
+    assert msgpack.unpackb(edge.catch_up(KEY, "msgpack", None)[0].payload) == message
+    # resuming: the few deltas missed, or the snapshot when more
+    assert [o.seq for o in edge.catch_up(KEY, "json", 101 - CATCH_UP_DELTAS)] == list(
+        range(102 - CATCH_UP_DELTAS, 102)
+    )
+    assert [o.seq for o in edge.catch_up(KEY, "json", 100 - CATCH_UP_DELTAS)] == [101]
+    assert [o.seq for o in ingest.catch_up(KEY, "json", 100 - CATCH_UP_DELTAS)] == [101]
+    assert edge.snapshot(KEY) == (101, {"rows": list(range(100))})
 
 
 def test_an_edge_rebases_on_a_snapshot_it_has_already_passed() -> None:

@@ -11,6 +11,8 @@ import json
 import os
 import socket
 import struct
+import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -82,6 +84,7 @@ async def test_keepalive_pings_everyone_and_cuts_the_silent(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(feedsocket, "PING_INTERVAL", 0.2)
+    monkeypatch.setattr(feedsocket, "PONG_TIMEOUT", 0.1)
     source = FakeSource()
     async with running(source) as server:
         # a polite client answers pings (websockets does it by itself) and stays
@@ -109,6 +112,89 @@ async def test_keepalive_pings_everyone_and_cuts_the_silent(
         assert (await recv(polite))["type"] == "pong"
         writer.close()
         await polite.close()
+
+
+async def mute_client(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A raw client that completes the handshake and then never sends a byte."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        (
+            f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+            "Sec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
+    return reader, writer
+
+
+def listeners(url: str, count: int, stop: threading.Event, out: dict[str, Any]) -> None:
+    """``count`` listen-only clients on a loop of this thread's own (they answer pings while
+    the server's loop is held up, as clients elsewhere would), until ``stop``: how many were
+    closed, and how many were pinged."""
+
+    async def main() -> None:
+        clients = [
+            await websockets.connect(url, compression=None, ping_interval=None)
+            for _ in range(count)
+        ]
+        out["connected"] = len(clients)
+        pings = [0] * count
+        for n, ws in enumerate(clients):
+            original = ws.protocol.receive_data  # count the pings each one answered
+
+            def counting(data: bytes, n: int = n, original: Any = original) -> None:
+                pings[n] += data.count(b"\x89\x00")
+                original(data)
+
+            ws.protocol.receive_data = counting  # type: ignore[method-assign]
+        while not stop.is_set():
+            await asyncio.sleep(0.05)
+        out["closed"] = sum(ws.state is not websockets.protocol.State.OPEN for ws in clients)
+        out["pinged"] = min(pings)
+        for ws in clients:
+            await ws.close()
+
+    asyncio.run(main())
+
+
+async def test_a_held_up_loop_cuts_no_client_that_answers_pings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue #30 item 2: the server's loop blocked on purpose, six times for 3 ping intervals
+    each: none of 40 listen-only clients that answer pings is cut (the sweep cut any client
+    silent for two intervals when its turn came, pinged or not); a client that never
+    answers is cut."""
+    monkeypatch.setattr(feedsocket, "PING_INTERVAL", 0.5)
+    monkeypatch.setattr(feedsocket, "PONG_TIMEOUT", 0.25)
+    monkeypatch.setattr(feedsocket, "KEEPALIVE_STEP", 0.02)
+    source = FakeSource()
+    async with running(source) as server:
+        stop, out = threading.Event(), {}
+        thread = threading.Thread(target=listeners, args=(server.ws_url, 40, stop, out))
+        thread.start()
+        try:
+            while "connected" not in out:
+                await asyncio.sleep(0.05)
+            reader, writer = await mute_client(server.port)
+            sweep = next(iter(source.fanout.clients)).sink.sweep
+            for hold in (0.37, 0.61, 0.23, 0.89, 0.5, 0.05):
+                await asyncio.sleep(hold)
+                time.sleep(1.5)  # the whole loop held up: a long callback, a GC pause
+            await asyncio.sleep(1.0)
+            received = b""
+            with contextlib.suppress(ConnectionError):
+                while chunk := await asyncio.wait_for(reader.read(4096), 5):
+                    received += chunk
+            assert received.startswith(b"HTTP/1.1 101") and b"\x89\x00" in received
+            writer.close()
+        finally:
+            stop.set()
+            await asyncio.to_thread(thread.join, 30)
+        assert out["closed"] == 0
+        assert out["pinged"] >= 3  # each was pinged, and answered, all along
+        assert sweep.cuts == 1  # the mute one
+        assert len(source.fanout.clients) == 0
 
 
 async def test_a_connection_reset_is_a_quiet_goodbye() -> None:

@@ -325,7 +325,9 @@ async def test_an_ingest_with_a_separate_feed_is_ready_only_holding_the_lease() 
     first = Ingest(bus, Engine(config, decks), feed=False, lease_ttl=0.4)
     second = Ingest(bus, Engine(config, decks), feed=False, lease_ttl=0.4)
     source = WriterSource(bus, config.id, second, answer_timeout=0.2)
+    projector = Projector(bus, Engine(config, decks))  # what its edge side follows
     await first.start()
+    await projector.start()
     await source.start()
     await second.start()
     try:
@@ -335,8 +337,11 @@ async def test_an_ingest_with_a_separate_feed_is_ready_only_holding_the_lease() 
         await first.stop()
         await until(lambda: source.ready())
         assert second.ready and not second.standby
+        await asyncio.sleep(1.5)  # past the edge side's first sync (it went 503 there)
+        assert source.ready()
     finally:
         await source.stop()
+        await projector.stop()
         await second.stop()
         await first.stop()
 

@@ -83,7 +83,13 @@ class EdgeSource:
         self._refreshed: dict[TopicKey, int] = {}  # the seq each topic last asked a refresh at
 
     def ready(self) -> bool:
-        return bool(self._tasks) and not any(t.done() for t in self._tasks)
+        """In sync with a writer (its snapshots read: ``store.live``) and following the feed
+        and the replies (their readers running). The catch-up task that waits for a writer
+        at the start ends once one answered: that is no reason to be unready (it was, and
+        an edge beside a separate feed answered 503 for ever after its first second: issue
+        #30 item 2)."""
+        followers = self._tasks[:2]  # the replies' reader, the feed's reader
+        return self.store.live and len(followers) == 2 and not any(t.done() for t in followers)
 
     def check_topic(self, role: str, topic: object, table: int | None = None) -> str | None:
         """Why ``role`` may not subscribe to ``topic`` (a topic outside the tournament is

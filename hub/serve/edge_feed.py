@@ -1,8 +1,10 @@
 """An edge's copy of the writer's feed store: the frames it received, as bytes.
 
 ``EdgeFeed`` holds, per topic, a snapshot frame (from the snapshot hash, or a full frame of the
-feed) and the delta frames after it; it decodes a payload only for a REST read. The writer's
-side and what both share are in ``hub.serve.feed``.
+feed) and the delta frames after it; it decodes a payload only for a REST read, or to make a
+fresh snapshot for a subscriber when the deltas after its stored one are more than
+``CATCH_UP_DELTAS`` (a subscribe costs a bounded number of frames per topic, however busy the
+topic: issue #30 item 1). The writer's side and what both share are in ``hub.serve.feed``.
 """
 
 from __future__ import annotations
@@ -10,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hub.serve.feed import Frame, _Log, _Store, decode_snapshot, snapshot_payload
+from hub.serve.feed import (
+    CATCH_UP_DELTAS,
+    Frame,
+    _Log,
+    _Store,
+    decode_snapshot,
+    snapshot_payload,
+)
 from hub.wire.codec import CodecError, from_json
 from hub.wire.patch import PatchError, apply_patch
 from hub.wire.topics import TopicKey
@@ -30,6 +39,25 @@ class EdgeFeed(_Store):
     ) -> None:
         super().__init__(live=live)
         self.on_behind = on_behind
+        self.compactions = 0  # fresh snapshots made here for subscribers
+
+    def _base(self, key: TopicKey, log: _Log) -> Frame | None:
+        """The snapshot a subscriber starts from: the stored one, or, when more than
+        ``CATCH_UP_DELTAS`` deltas follow it, a fresh one at the topic's seq (its payload is
+        the stored snapshot's with those deltas applied, as a REST read makes it; the next
+        subscribers share it). One that cannot be made (the deltas after the stored snapshot
+        are no longer all held, a patch that does not fit) leaves the stored one and has the
+        writer's snapshot fetched."""
+        base = log.base
+        if base is None or log.seq - base.seq <= CATCH_UP_DELTAS:
+            return base
+        payload = self._payload(key, log)
+        if payload is None:
+            self._lagging(key)
+            return base
+        log.base = Frame.snapshot(key[1], log.seq, payload)
+        self.compactions += 1
+        return log.base
 
     def _lagging(self, key: TopicKey) -> bool:
         if self.on_behind is not None:
@@ -101,13 +129,18 @@ class EdgeFeed(_Store):
 
     def _payload(self, key: TopicKey, log: _Log) -> dict[str, Any] | None:
         if log.payload is None and log.base is not None:
+            base = log.base
+            tail = [frame for frame in log.deltas if frame.seq > base.seq]
+            if len(tail) != log.seq - base.seq:  # deltas after the snapshot are gone
+                return None
             try:
-                payload = snapshot_payload(log.base)
-                for frame in log.deltas:
-                    if frame.seq > log.base.seq:
-                        message = from_json(frame.outs["json"].payload)
-                        apply_patch(payload, message["patch"], in_place=True)
-            except (CodecError, PatchError, KeyError, TypeError):
+                payload: Any = snapshot_payload(base)
+                for frame in tail:
+                    message = from_json(frame.outs["json"].payload)
+                    payload = apply_patch(payload, message["patch"], in_place=True)
+            except (CodecError, PatchError, KeyError, TypeError, IndexError, ValueError):
+                return None
+            if not isinstance(payload, dict):
                 return None
             log.payload = payload
         return log.payload

@@ -146,8 +146,8 @@ class Fanout:
         self._settle()
         client.drop_topic(topic)
         outs = self.store.catch_up(key, client.format, resume)
-        for out in outs:
-            client.enqueue(topic, out)
+        for out in outs:  # bounded per topic, and not counted against the client's queue
+            client.enqueue(topic, out, burst=True)
         if client.closed:
             return None
         if not outs and resume is not None and resume > self._seq(key):
@@ -302,6 +302,7 @@ class Fanout:
                     queue.clear()
                     client._queue_topics.clear()
                     client._queued_bytes = 0
+                    client._burst = client._burst_bytes = 0
                     client._rearm()
                     sent += 1
                 else:

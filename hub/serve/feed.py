@@ -35,6 +35,7 @@ from hub.wire.patch import TopicChange, clone, diff
 from hub.wire.topics import TopicKey
 
 __all__ = [
+    "CATCH_UP_DELTAS",
     "HISTORY",
     "SNAPSHOT_EVERY",
     "FeedMessage",
@@ -50,6 +51,12 @@ __all__ = [
 
 HISTORY = 256
 """Delta frames kept per topic for resuming clients; older resumes get a snapshot."""
+
+CATCH_UP_DELTAS = 8
+"""The most deltas a (re)subscribing client is sent for one topic (docs/protocol.md §2): a
+client that missed more gets the topic's snapshot instead, and an edge whose stored snapshot
+is more deltas behind makes a fresh one first (``EdgeFeed``). So a subscribe costs at most
+``1 + CATCH_UP_DELTAS`` frames per topic, whatever the history (issue #30 item 1)."""
 
 SNAPSHOT_EVERY = 64
 """A topic's seq is persisted at least every this many deltas, so a restarted ingest that
@@ -213,7 +220,8 @@ class _Store:
 
     def catch_up(self, key: TopicKey, fmt: str, resume: int | None) -> list[Outgoing]:
         """What a client subscribing (``resume``: the last seq it has) gets first: the deltas
-        it missed, or a snapshot and the deltas after it."""
+        it missed (at most ``CATCH_UP_DELTAS``), or a snapshot and the deltas after it (as
+        many at most)."""
         log = self._logs.get(key)
         if log is None or log.seq == 0:
             if not self.live:  # "no data yet" is the writer's to say: send nothing
@@ -223,7 +231,7 @@ class _Store:
             return []  # the client is ahead of this copy: an older snapshot would go back
         if resume is not None and 0 <= resume <= log.seq:
             missed = _since(log, resume)
-            if missed is not None:
+            if missed is not None and len(missed) <= CATCH_UP_DELTAS:
                 return [f.outs[fmt] for f in missed]
         base = self._base(key, log)
         if base is None:

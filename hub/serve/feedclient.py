@@ -5,6 +5,10 @@ sink's ``write``, which the fan-out calls once per update with no check per fram
 tells its client when that must stop (``sink_changed``). Anything else goes through a bounded
 queue, written in a single ``write``.
 
+What a subscribe (or a stale topic's snapshot) queues first is a *burst*: a bounded number of
+frames per topic (``hub.serve.feed.CATCH_UP_DELTAS``), queued whole and never counted against
+the queue's limits, since the client could not have read any of it yet (issue #30 item 1).
+
 A client whose socket stops draining keeps a short queue. When the queue overflows, its
 queued deltas are dropped and their topics marked *stale*: once the socket drains, the client
 gets each stale topic's latest snapshot instead of the backlog (conflation). A client that
@@ -95,6 +99,8 @@ class Client:
 
     __slots__ = (
         "_blocked_since",
+        "_burst",
+        "_burst_bytes",
         "_dirty",
         "_overflows",
         "_queue",
@@ -154,6 +160,10 @@ class Client:
         self._queue: list[Outgoing] = []
         self._queue_topics: list[str | None] = []
         self._queued_bytes = 0
+        # of the queue: frames (and their bytes) of a subscribe's catch-up, not yet written
+        # (not counted against max_frames / max_bytes)
+        self._burst = 0
+        self._burst_bytes = 0
         self._dirty = False
         self._writer: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None  # only the ASGI writer waits on it
@@ -195,7 +205,11 @@ class Client:
         """Queue a message that belongs to no topic (hello, error, pong)."""
         self.enqueue(None, Outgoing.encode(message, self.format))
 
-    def enqueue(self, topic: str | None, out: Outgoing) -> None:
+    def enqueue(self, topic: str | None, out: Outgoing, *, burst: bool = False) -> None:
+        """Queue ``out`` (of ``topic``; None: a control message). ``burst``: part of what a
+        subscribe sends first (bounded per topic by the store), which does not count against
+        the queue's limits: a client is slow when it does not read, not because it asked for
+        many topics at once."""
         if self.closed or (topic is not None and topic in self.stale):
             if topic is not None:
                 self.fanout.frames_dropped += 1
@@ -206,7 +220,13 @@ class Client:
         self._queue.append(out)
         self._queue_topics.append(topic)
         self._queued_bytes += len(out.payload)
-        if len(self._queue) > self.limits.max_frames or self._queued_bytes > self.limits.max_bytes:
+        if burst:
+            self._burst += 1
+            self._burst_bytes += len(out.payload)
+        elif (
+            len(self._queue) - self._burst > self.limits.max_frames
+            or self._queued_bytes - self._burst_bytes > self.limits.max_bytes
+        ):
             self._overflow()
             if self.closed:
                 return
@@ -247,6 +267,9 @@ class Client:
         self._queue = [o for _, o in entries]
         self._queue_topics = [t for t, _ in entries]
         self._queued_bytes = sum(len(o.payload) for _, o in entries)
+        # (which entries were a burst is not kept: at most what is left stays exempt)
+        self._burst = min(self._burst, len(self._queue))
+        self._burst_bytes = min(self._burst_bytes, self._queued_bytes)
 
     def _overflow(self) -> None:
         """Conflate: drop every queued topic frame; those topics get a snapshot later."""
@@ -290,6 +313,7 @@ class Client:
         self._queue.clear()
         self._queue_topics.clear()
         self._queued_bytes = 0
+        self._burst = self._burst_bytes = 0
         self.fanout.remove(self)
         self.sink.close(code, reason)
         if self._wake is not None:
@@ -325,6 +349,7 @@ class Client:
                 queue.clear()
                 self._queue_topics.clear()
                 self._queued_bytes = 0
+                self._burst = self._burst_bytes = 0
                 self.sink.write(data)
                 self.fanout.frames_sent += n
             if not self.stale:
@@ -339,7 +364,7 @@ class Client:
             if topic in self.topics:
                 key = key_for(self.audience, topic)
                 for out in self.fanout.store.catch_up(key, self.format, None):
-                    self.enqueue(topic, out)
+                    self.enqueue(topic, out, burst=True)
 
     def _start_writer(self) -> None:
         if self._wake is None:
@@ -364,16 +389,22 @@ class Client:
             self._rearm()
 
     async def _drain_raw(self) -> None:
-        """Wait for a backed-up socket to drain, then write; the task ends once caught up."""
+        """Wait for a backed-up socket to drain, then write; the task ends once caught up.
+        "Blocked" is a socket that takes nothing: one that drains, however slowly (a desk
+        reading its first snapshots over a busy link), restarts the clock at every poll."""
         limits = self.limits
+        last = self.sink.buffered()
         while not self.closed and self.sink.is_open():
-            if self.sink.buffered() <= limits.high_water // 2:
+            buffered = self.sink.buffered()
+            if buffered <= limits.high_water // 2:
                 self._blocked_since = None
                 self._write_all()
                 if self.sink.buffered() <= limits.high_water:
                     return
-            elif self._blocked_since is None:
+                buffered = self.sink.buffered()
+            elif self._blocked_since is None or buffered < last:
                 self._blocked_since = time.monotonic()
+            last = buffered
             if self._too_slow():
                 self.kill()
                 return
@@ -382,9 +413,11 @@ class Client:
     async def _drain_asgi(self) -> None:
         while not self.closed and self.sink.is_open():
             while self._queue:
-                out = self._queue.pop(0)  # at most limits.max_frames long
+                out = self._queue.pop(0)  # at most limits.max_frames long (+ a burst)
                 self._queue_topics.pop(0)
                 self._queued_bytes -= len(out.payload)
+                self._burst = min(self._burst, len(self._queue))
+                self._burst_bytes = min(self._burst_bytes, self._queued_bytes)
                 await self.sink.send(out)
                 self.fanout.frames_sent += 1
                 if self._too_slow():

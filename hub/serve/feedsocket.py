@@ -50,7 +50,14 @@ MAX_MESSAGE = 1 << 16
 """Largest message a client may send (a subscribe to every topic is a few KiB)."""
 
 PING_INTERVAL = 20.0
-"""Keepalive: every connection gets a ping this often; one silent for twice as long is cut."""
+"""Keepalive: every connection gets a ping this often (its turn in the sweep comes this often
+when the loop keeps time; later when it is loaded)."""
+
+PONG_TIMEOUT = 30.0
+"""A ping that nothing answered (no pong, no message) this long after it was sent: the
+connection is cut at its next turn. Only a ping sent and unanswered counts, never silence by
+itself: a listen-only client whose turn came late under load was cut ~40 s after it connected,
+before it had ever been pinged (issue #30 item 2)."""
 
 KEEPALIVE_STEP = 0.1
 """The pings of one interval are spread over it in steps this long: answering a pong costs
@@ -92,6 +99,7 @@ class Keepalive:
 
     def __init__(self) -> None:
         self.sockets: set[FeedSocket] = set()
+        self.cuts = 0  # connections cut for a ping they never answered
         self._keepalive: asyncio.Task[None] | None = None
 
     def watch(self, sock: FeedSocket) -> None:
@@ -103,19 +111,27 @@ class Keepalive:
 
     async def _keep_alive(self) -> None:
         """One ping frame to every open connection per interval, a few connections at a time
-        (``KEEPALIVE_STEP``); a connection that sent nothing (not even a pong) for two
-        intervals is cut when its turn comes. Stops with the last connection."""
+        (``KEEPALIVE_STEP``). A connection whose last ping went unanswered for
+        ``PONG_TIMEOUT`` is a suspect at its turn, and cut at the next step only if still
+        nothing came from it: the loop has polled its sockets in between, so a pong that
+        waited in the kernel while the loop was held up (a long callback, a GC pause) has
+        been read by then. Stops with the last connection."""
         ring: list[FeedSocket] = []
+        suspects: list[FeedSocket] = []
         i = 0
         while self.sockets:
             await asyncio.sleep(KEEPALIVE_STEP)
+            now = time.monotonic()
+            for sock in suspects:
+                if sock in self.sockets and sock.expire():
+                    self.cuts += 1
+            suspects = []
             if i >= len(ring):
                 ring, i = list(self.sockets), 0
             share = max(1, math.ceil(len(ring) * KEEPALIVE_STEP / PING_INTERVAL))
-            now = time.monotonic()
             for sock in ring[i : i + share]:
-                if sock in self.sockets:
-                    sock.keepalive(now)
+                if sock in self.sockets and sock.keepalive(now):
+                    suspects.append(sock)
             i += share
 
     async def stop(self) -> None:
@@ -176,6 +192,7 @@ class FeedSocket(asyncio.Protocol):
         "client",
         "conn",
         "last_seen",
+        "pinged",
         "session",
         "transport",
     )
@@ -192,7 +209,8 @@ class FeedSocket(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.client: Client | None = None
         self.session: Session | None = None
-        self.last_seen = time.monotonic()
+        self.last_seen = time.monotonic()  # when it last sent anything (a pong included)
+        self.pinged: float | None = None  # when our last ping was sent
         self._fragments: list[bytes] | None = None
         self._closer: asyncio.TimerHandle | None = None
         self._paused = False  # flow control: the transport's buffer is above high water
@@ -291,13 +309,31 @@ class FeedSocket(asyncio.Protocol):
         self.conn.send_close(code, reason[:120])
         self._write_protocol_output()
 
-    def keepalive(self, now: float) -> None:
-        if now - self.last_seen > 2 * PING_INTERVAL:
-            if self.transport is not None:
-                self.transport.abort()
-                self._closing()
-        elif self.is_open():
+    def unanswered(self) -> bool:
+        """Our last ping has had no answer (nothing at all came after it)."""
+        return self.pinged is not None and self.last_seen < self.pinged
+
+    def keepalive(self, now: float) -> bool:
+        """Its turn in the sweep: a ping, unless the last one is still unanswered; True (a
+        suspect) when that one has been for ``PONG_TIMEOUT``."""
+        if self.unanswered():
+            # A ping still queued behind frames the client has not read yet has not reached
+            # it: whether it reads at all is the fan-out's to judge (feedclient's slow rule)
+            late = now - self.pinged > PONG_TIMEOUT  # type: ignore[operator]
+            return late and not self.buffered()
+        if self.is_open():
             self.transport.write(_PING)  # type: ignore[union-attr]
+            self.pinged = now
+        return False
+
+    def expire(self) -> bool:
+        """Cut a suspect still silent since its ping (no close frame: it is not reading);
+        True if it was cut."""
+        if self.unanswered() and self.transport is not None and not self.buffered():
+            self.transport.abort()
+            self._closing()
+            return True
+        return False
 
     # -- internals --
 
