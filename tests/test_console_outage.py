@@ -256,7 +256,9 @@ def test_a_hung_edge_shows_no_answer_within_5_s_and_the_page_moves_on(
     frozen_at = page.evaluate("Date.now()")
     os.kill(edge1.pid, signal.SIGSTOP)  # hung: its sockets stay open, nothing answers
     try:
-        page.wait_for_function("window.linkLog.some(([, s]) => s === 'silent')", timeout=10000)
+        page.wait_for_function(
+            "() => window.linkLog.some(([, s]) => s === 'silent')", timeout=10000
+        )
         # a new socket at once: through nginx to the edge that answers, edge1 still frozen
         expect(tid(page, "link")).to_have_attribute("data-state", "open", timeout=15000)
         log = page.evaluate("window.linkLog")
@@ -303,7 +305,7 @@ def test_a_whole_hand_entered_offline_goes_in_order_and_scores_the_same(
 ) -> None:
     errors: list[str] = []
     page, wire = open_console(browser, venue, errors)
-    page.wait_for_function("navigator.serviceWorker.controller !== null", timeout=10000)
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=10000)
     hand = venue.hand
     state = page.evaluate(
         "JSON.parse(localStorage.getItem("

@@ -135,6 +135,7 @@ LAYERS: dict[str, int] = {
     "hub.cli.timeline": 8,  # each table's take of each deal, from a replayed log (the edit)
     "hub.cli.edit": 9,  # the edit as OpenTimelineIO timelines and EDLs
     "hub.cli.export": 10,  # `duplicast export`
+    "hub.cli.reset": 10,  # `duplicast reset`: a tournament's data deleted, asked first
     "hub.cli.runner": 11,
     "hub.cli.main": 12,
     "hub.__main__": 13,

@@ -454,7 +454,7 @@ def test_ticker_shows_a_long_item_whole(page: Page, feed: FakeFeed, words: int) 
         "data-id", "77", timeout=FAST
     )
     with contextlib.suppress(PlaywrightTimeoutError):
-        page.wait_for_function(f"(({TEXT_FITS})()).inside", timeout=3000)
+        page.wait_for_function(f"() => (({TEXT_FITS})()).inside", timeout=3000)
     got = page.evaluate(TEXT_FITS)
     assert got["fits"] and got["inside"] and got["ellipsis"] != "ellipsis", got
     assert got["size"] < 42  # shrunk from the usual size
@@ -682,7 +682,7 @@ def test_compare_action_lists_show_whole_rows(page: Page, feed: FakeFeed) -> Non
     # The list slides to its place (a CSS transition): wait for it to settle, then check
     # (15 s: on a CI machine running two browsers on two cores, 5 s once fell short).
     with contextlib.suppress(PlaywrightTimeoutError):
-        page.wait_for_function(f"({cut_rows})().length === 0", timeout=15000)
+        page.wait_for_function(f"() => ({cut_rows})().length === 0", timeout=15000)
     cut = page.evaluate(cut_rows)
     assert cut == []
     # Issue #10.5: a street whose first lines scrolled away keeps its label beside its first
@@ -712,7 +712,7 @@ def test_compare_action_lists_show_whole_rows(page: Page, feed: FakeFeed) -> Non
     # rows were measured): the lists are fitted again, whole rows only.
     page.add_style_tag(content=".panel .act { padding-top: 11px; padding-bottom: 11px; }")
     with contextlib.suppress(PlaywrightTimeoutError):
-        page.wait_for_function(f"({cut_rows})().length === 0", timeout=5000)
+        page.wait_for_function(f"() => ({cut_rows})().length === 0", timeout=5000)
     assert page.evaluate(cut_rows) == []
     expect(newest).to_be_in_viewport()
 

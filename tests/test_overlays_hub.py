@@ -847,7 +847,7 @@ def test_page_shows_everything_uncut(
         # The verdict is the last check's (kept in window.clipped).
         with contextlib.suppress(PlaywrightTimeoutError):
             page.wait_for_function(
-                f"(window.clipped = ({CLIPPED})()).length === 0", timeout=8000, polling=100
+                f"() => (window.clipped = ({CLIPPED})()).length === 0", timeout=8000, polling=100
             )
         assert page.evaluate("window.clipped") == []
         if size == (1920, 1080):
