@@ -288,5 +288,5 @@ function waitingText() {
 const client = p.token
   ? connect({ url: p.ws, token: p.token, tournament: p.tournament, onStatus, onError, onHello, onMessage })
   : null;
-if (!client) page.fatal = 'This page needs the console link with its token (?token=…): ask the tournament director.';
+if (!client) page.fatal = 'This page needs the console link with its token (#token=…): ask the tournament director.';
 render();
