@@ -514,3 +514,15 @@ def test_compose_resolves_proofs_for_the_edges_and_tokens_for_the_ingest(tmp_pat
         for name, service in resolved["services"].items():
             if name not in ("ingest", *EDGES):  # redis, lb, projector: no token at all
                 assert not any(s in yaml.safe_dump(service) for s in secrets), name
+
+
+def test_the_readme_compose_block_sets_what_compose_requires() -> None:
+    """The README's "With Docker Compose" block exports every variable docker-compose.yml
+    requires (``${NAME:?…}``), the edges' proofs file made by `duplicast proofs` among them."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("### With Docker Compose", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    required = set(re.findall(r"\$\{(\w+):\?", (ROOT / "docker-compose.yml").read_text()))
+    exported = set(re.findall(r"\b(DUPLICAST_\w+)=", block))
+    assert "DUPLICAST_EDGE_PROOFS_FILE" in required
+    assert required <= exported, required - exported
+    assert re.search(r"^duplicast proofs > \S+", block, re.M)
