@@ -26,6 +26,7 @@ from hub.files.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 HUBS = ("ingest", "edge1", "edge2")
+EDGES = ("edge1", "edge2")
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +76,6 @@ def test_one_ingest_two_edges_each_a_valid_command(compose: dict[str, Any]) -> N
         # The event comes from the mounted folder, never from the image's samples/.
         assert str(args.config) == "/event/event.toml"
         assert "${DUPLICAST_EVENT_DIR:-./event}:/event:ro" in service["volumes"]
-        env = service["environment"]
-        assert {"DUPLICAST_COMMENTATOR_TOKEN", "DUPLICAST_OPERATOR_TOKEN"} <= set(env)
     assert roles == {"ingest": "ingest", "edge1": "edge", "edge2": "edge"}
 
 
@@ -85,10 +84,12 @@ def test_compose_supplies_no_token_and_requires_both(compose: dict[str, Any]) ->
     operator sets each token, and the hub refuses a weak one anyway."""
     text = (ROOT / "docker-compose.yml").read_text()
     assert "change-me" not in text.lower()
-    for name in HUBS:
-        env = compose["services"][name]["environment"]
-        for token in TOKENS:
-            assert re.fullmatch(rf"\$\{{{token}:\?[^}}]+\}}", env[token]), env[token]
+    env = compose["services"]["ingest"]["environment"]
+    for token in TOKENS:
+        assert re.fullmatch(rf"\$\{{{token}:\?[^}}]+\}}", env[token]), env[token]
+    for name in EDGES:  # their proofs, from the file `duplicast proofs` printed: required
+        proofs = compose["services"][name]["env_file"]
+        assert re.fullmatch(r"\$\{DUPLICAST_EDGE_PROOFS_FILE:\?[^}]+\}", proofs), proofs
 
 
 def test_nginx_never_logs_a_query_string_or_a_referer() -> None:
@@ -197,13 +198,15 @@ def compose_client() -> list[str] | None:
 
 
 @pytest.mark.skipif(compose_client() is None, reason="no docker compose client on this machine")
-def test_compose_client_accepts_the_file() -> None:
+def test_compose_client_accepts_the_file(tmp_path: Path) -> None:
     client = compose_client()
     assert client is not None
+    (tmp_path / "edge.env").write_text("")  # compose reads the edges' proofs file
     overrides = ("docker-compose.venue.yml", "docker-compose.projector.yml")
     for extra in ([], *(["-f", str(ROOT / "deploy" / name)] for name in overrides)):
         env = {**os.environ, **{token: "kq3Z-vYp8_Lw2mXc7RtB9sHd" + token for token in TOKENS}}
         env["DUPLICAST_DECK_KEY_FILE"] = "/srv/secrets/deck.key"
+        env["DUPLICAST_EDGE_PROOFS_FILE"] = str(tmp_path / "edge.env")
         for role in ("INGEST", "EDGE"):  # the venue override requires them
             env[f"DUPLICAST_{role}_REDIS_URL"] = f"redis://duplicast-{role.lower()}:pw@redis/0"
         result = subprocess.run(
@@ -264,12 +267,10 @@ def test_only_the_ingest_gets_the_deck_key(compose: dict[str, Any]) -> None:
     assert option(ingest["command"], "--key-file") == "/run/secrets/deck_key"
     secret = compose["secrets"]["deck_key"]["file"]
     assert re.fullmatch(r"\$\{DUPLICAST_DECK_KEY_FILE:\?[^}]+\}", secret), secret
-    for name in ("edge1", "edge2"):
-        assert services[name]["secrets"] == ["console_tokens"]  # the web consoles' (#22)
+    for name in EDGES:
+        assert services[name]["secrets"] == ["console_proofs"]  # the web consoles' (#22, #30)
         assert "--key-file" not in services[name]["command"]
         assert not any("DECK_KEY" in k for k in services[name]["environment"])
-        for token in TOKENS:
-            assert token in services[name]["environment"]
     for name in HUBS:
         assert not any("DECK_KEY" in k for k in services[name]["environment"])
 
@@ -278,14 +279,19 @@ def test_web_console_tokens_reach_the_processes_that_serve_websockets(
     compose: dict[str, Any],
 ) -> None:
     """Issue #22: the file `duplicast acl --console-tokens-out` wrote, as a secret (none:
-    /dev/null, no web console signs in) read by every process that serves /ws."""
-    assert compose["secrets"]["console_tokens"]["file"] == (
-        "${DUPLICAST_CONSOLE_TOKENS_FILE:-/dev/null}"
-    )
-    for name in ("ingest", "edge1", "edge2"):
+    /dev/null, no web console signs in) read by every process that serves /ws; issue #30.10:
+    the ingest reads the tokens, the edges their proofs (`duplicast proofs
+    --console-proofs-out`), never the tokens."""
+    secrets = compose["secrets"]
+    assert secrets["console_tokens"]["file"] == "${DUPLICAST_CONSOLE_TOKENS_FILE:-/dev/null}"
+    assert secrets["console_proofs"]["file"] == "${DUPLICAST_CONSOLE_PROOFS_FILE:-/dev/null}"
+    ingest = compose["services"]["ingest"]
+    assert ingest["environment"]["DUPLICAST_CONSOLE_TOKENS_FILE"] == "/run/secrets/console_tokens"
+    assert "console_tokens" in ingest["secrets"]
+    for name in EDGES:
         env = compose["services"][name]["environment"]
-        assert env["DUPLICAST_CONSOLE_TOKENS_FILE"] == "/run/secrets/console_tokens"
-        assert "console_tokens" in compose["services"][name]["secrets"]
+        assert env["DUPLICAST_CONSOLE_TOKENS_FILE"] == "/run/secrets/console_proofs"
+        assert compose["services"][name]["secrets"] == ["console_proofs"]
 
 
 def test_compose_runs_the_event_from_a_mounted_folder(compose: dict[str, Any]) -> None:
@@ -330,7 +336,9 @@ def test_compose_takes_the_event_folder_file_and_key_from_variables(tmp_path: Pa
         "DUPLICAST_EVENT_DIR": str(tmp_path / "finals"),
         "DUPLICAST_EVENT_FILE": "finals.toml",
         "DUPLICAST_DECK_KEY_FILE": str(tmp_path / "finals.key"),
+        "DUPLICAST_EDGE_PROOFS_FILE": str(tmp_path / "edge.env"),
     }
+    (tmp_path / "edge.env").write_text("")
     run = subprocess.run(
         [*client, "-f", str(ROOT / "docker-compose.yml"), "config"],
         capture_output=True, text=True, timeout=60, env=env,
@@ -362,8 +370,8 @@ def test_projector_override_separates_the_feed_and_gives_the_projector_the_key()
     assert option(projector, "--role") == "projector"
     assert option(projector, "--key-file") == "/run/secrets/deck_key"
     assert services["projector"]["secrets"] == ["deck_key"]
-    for token in TOKENS:  # serve refuses to start without them, whatever the role
-        assert token in services["projector"]["environment"]
+    # it serves no client and verifies nothing: no token (issue #30.10)
+    assert not any("TOKEN" in k for k in services["projector"]["environment"])
     main = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     base = main["services"]["ingest"]["command"]
     assert [a for a in ingest if a not in ("--feed", "separate")] == base
@@ -426,3 +434,95 @@ def test_every_role_gets_its_own_users_url_by_environment() -> None:
     }
     for service in variables:
         assert f"duplicast-{service}" in ROLE_USERS
+
+
+COMPOSE_FILES = ("docker-compose.yml", "deploy/docker-compose.venue.yml",
+                 "deploy/docker-compose.projector.yml")  # fmt: skip
+
+
+def test_no_edge_is_given_a_token_in_any_compose_file(compose: dict[str, Any]) -> None:
+    """Issue #30.10: an edge holding the tokens (or the console tokens file) could derive the
+    keys operator commands and web console events are signed with. In every compose file the
+    edges get neither: no token variable in their environment, the proofs file instead of the
+    tokens file; only the ingest reads the tokens."""
+    anchors = (ROOT / "docker-compose.yml").read_text().split("services:", 1)[0]
+    edge_anchor = anchors.split("x-edge-env:", 1)[1].split("\nx-", 1)[0]
+    assert "TOKEN}" not in edge_anchor and "*tokens" not in edge_anchor
+    for name in COMPOSE_FILES:
+        services = yaml.safe_load((ROOT / name).read_text())["services"]
+        for service, spec in services.items():
+            if not service.startswith("edge"):
+                continue
+            env = spec.get("environment", {})
+            for key, value in env.items():
+                assert not re.search(r"\$\{DUPLICAST_\w*TOKEN\b", str(value)), (name, key)
+                assert key not in TOKENS, (name, service, key)
+            assert env.get("DUPLICAST_CONSOLE_TOKENS_FILE") in (None, "/run/secrets/console_proofs")
+            assert "console_tokens" not in spec.get("secrets", []), (name, service)
+            assert "deck_key" not in spec.get("secrets", []), (name, service)
+
+
+@pytest.mark.skipif(compose_client() is None, reason="no docker compose client on this machine")
+def test_compose_resolves_proofs_for_the_edges_and_tokens_for_the_ingest(tmp_path: Path) -> None:
+    """Issue #30.10, the README's steps: `duplicast proofs` writes the edges' lines and console
+    proofs; compose, with every file, resolves to edges holding only proofs (no token, nor
+    any console token, anywhere in their configuration) and an ingest holding the tokens."""
+    from hub.wire.signing import is_proof, session_proof
+
+    client = compose_client()
+    assert client is not None
+    tokens = {token: "kq3Z-vYp8_Lw2mXc7RtB9sHd" + token for token in TOKENS}
+    console = "Wm5r-Tq2_Zx8nHc4LpV7yKe-table1"
+    console_tokens, console_proofs = tmp_path / "console-tokens.txt", tmp_path / "proofs.txt"
+    console_tokens.write_text(f"table1 1 {console}\n")
+    base = {k: v for k, v in os.environ.items() if not k.startswith("DUPLICAST_")}
+    env = {**base, **tokens, "DUPLICAST_CONSOLE_TOKENS_FILE": str(console_tokens)}
+    proofs = subprocess.run(
+        [sys.executable, "-m", "hub", "proofs", "--console-proofs-out", str(console_proofs)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proofs.returncode == 0, proofs.stderr
+    (tmp_path / "edge.env").write_text(proofs.stdout)
+    env |= {
+        "DUPLICAST_EDGE_PROOFS_FILE": str(tmp_path / "edge.env"),
+        "DUPLICAST_CONSOLE_PROOFS_FILE": str(console_proofs),
+        "DUPLICAST_DECK_KEY_FILE": str(tmp_path / "deck.key"),
+        "DUPLICAST_INGEST_REDIS_URL": "redis://duplicast-ingest:pw@redis/0",
+        "DUPLICAST_EDGE_REDIS_URL": "redis://duplicast-edge:pw@redis/0",
+    }
+    secrets = (*tokens.values(), console)
+    for extra in ([], *(["-f", str(ROOT / name)] for name in COMPOSE_FILES[1:])):
+        run = subprocess.run(
+            [*client, "-f", str(ROOT / "docker-compose.yml"), *extra, "config"],
+            capture_output=True, text=True, timeout=60, env=env,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        resolved = yaml.safe_load(run.stdout)
+        files = {name: spec.get("file") for name, spec in resolved["secrets"].items()}
+        for name in EDGES:
+            service = resolved["services"][name]
+            for token in TOKENS:
+                assert service["environment"][token] == session_proof(tokens[token])
+                assert is_proof(service["environment"][token])
+            text = yaml.safe_dump(service)
+            assert not any(secret in text for secret in secrets), name
+            used = [s if isinstance(s, str) else s["source"] for s in service["secrets"]]
+            assert [files[s] for s in used] == [str(console_proofs)]
+        assert console not in console_proofs.read_text()
+        ingest = resolved["services"]["ingest"]["environment"]
+        assert {token: ingest[token] for token in TOKENS} == tokens
+        for name, service in resolved["services"].items():
+            if name not in ("ingest", *EDGES):  # redis, lb, projector: no token at all
+                assert not any(s in yaml.safe_dump(service) for s in secrets), name
+
+
+def test_the_readme_compose_block_sets_what_compose_requires() -> None:
+    """The README's "With Docker Compose" block exports every variable docker-compose.yml
+    requires (``${NAME:?…}``), the edges' proofs file made by `duplicast proofs` among them."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("### With Docker Compose", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    required = set(re.findall(r"\$\{(\w+):\?", (ROOT / "docker-compose.yml").read_text()))
+    exported = set(re.findall(r"\b(DUPLICAST_\w+)=", block))
+    assert "DUPLICAST_EDGE_PROOFS_FILE" in required
+    assert required <= exported, required - exported
+    assert re.search(r"^duplicast proofs > \S+", block, re.M)

@@ -32,6 +32,7 @@ from redis_server import RedisServer, free_port
 from websockets.asyncio.client import connect
 
 from hub.wire.patch import apply_patch, clone
+from hub.wire.signing import session_proof
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio, pytest.mark.timeout(240)]
 
@@ -39,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "samples" / "ifp6.toml"
 COMMENTATOR = "failover-test-commentator-token"
 OPERATOR = "failover-test-operator-token"
+TOKEN_VARIABLES = ("DUPLICAST_COMMENTATOR_TOKEN", "DUPLICAST_OPERATOR_TOKEN")
 TOPICS = ["standings", "table:1", "table:2"]  # and a compare topic that has data
 
 
@@ -73,6 +75,8 @@ class Process:
 
 def serve(role: str, config: Path, redis: str, log: Path, env: dict[str, str], *extra: str):
     port = free_port()
+    if role == "edge":  # an edge gets the tokens' proofs only (`duplicast proofs`), as in compose
+        env = {**env, **{k: session_proof(v) for k, v in env.items() if k in TOKEN_VARIABLES}}
     args = ["serve", "--role", role, "--config", str(config), "--redis", redis]
     args += ["--host", "127.0.0.1", "--port", str(port), *extra]
     return Process(args, log, env), f"127.0.0.1:{port}"
@@ -136,7 +140,7 @@ class Watcher:
         while True:
             address = self.addresses[index % len(self.addresses)]
             try:
-                url = f"ws://{address}/ws?token={COMMENTATOR}"
+                url = f"ws://{address}/ws?token={session_proof(COMMENTATOR)}"
                 async with connect(url, max_size=None, compression=None, open_timeout=3) as ws:
                     self.ws = ws
                     await ws.recv()  # hello
@@ -200,7 +204,7 @@ class RestPoller:
                 await self.task
 
     async def _run(self) -> None:
-        headers = {"authorization": f"Bearer {COMMENTATOR}"}
+        headers = {"authorization": f"Bearer {session_proof(COMMENTATOR)}"}
         async with httpx.AsyncClient(timeout=2.0, headers=headers) as http:
             while True:
                 for address in self.addresses:
@@ -237,7 +241,7 @@ def event_config(tmp_path: Path) -> Path:
 async def watched_topics(address: str) -> list[str] | None:
     """The watched topics once each has data (so any blank frame later is the failover's):
     standings, two tables and the first compare topic with data; None before."""
-    headers = {"authorization": f"Bearer {COMMENTATOR}"}
+    headers = {"authorization": f"Bearer {session_proof(COMMENTATOR)}"}
     async with httpx.AsyncClient(base_url=f"http://{address}", timeout=2.0) as http:
         for path in ["/api/standings", "/api/tables/1", "/api/tables/2"]:
             answer = await http.get(path, headers=headers)

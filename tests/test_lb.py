@@ -28,6 +28,7 @@ import pytest
 import websockets
 from playwright.sync_api import Browser, expect
 
+from hub.wire.signing import session_proof
 from tests.browser import new_page, open_overlay
 from tests.nginx import Nginx, free_port
 from tests.redis_server import RedisServer
@@ -40,6 +41,7 @@ SESSION = ROOT / "samples" / "ifp6-session.jsonl"
 PRELOAD = 400  # events of the sample session played before the pages open
 COMMENTATOR = "kq3Z-vYp8_Lw2mXc7RtB9sHd-commentator"
 OPERATOR = "kq3Z-vYp8_Lw2mXc7RtB9sHd-operator"
+TOKENS = ("DUPLICAST_COMMENTATOR_TOKEN", "DUPLICAST_OPERATOR_TOKEN")
 CAP = 256  # deploy/nginx.conf's limit_conn, and the edges' default --max-per-address
 SOURCES = [f"127.0.0.{i}" for i in range(2, 12)]  # 10 client addresses
 CAPPED = "127.0.0.12"
@@ -97,7 +99,9 @@ def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venue]:
         stack.callback(lambda: [stop(p) for p in reversed(processes)])
         processes.append(start_hub("ingest", redis.url, free_port(), env))
         ports = [free_port(), free_port()]
-        processes += [start_hub("edge", redis.url, port, env) for port in ports]
+        # the edges get the tokens' proofs only (`duplicast proofs`), as compose gives them
+        proofs = {**env, **{k: session_proof(env[k]) for k in TOKENS}}
+        processes += [start_hub("edge", redis.url, port, proofs) for port in ports]
         log = tmp / "session.jsonl"
         log.write_text("".join(SESSION.read_text().splitlines(keepends=True)[:PRELOAD]))
         played = subprocess.run(
@@ -129,8 +133,9 @@ def test_overlays_draw_through_the_shipped_nginx(browser: Browser, venue: Venue)
         expect(rows.first).to_be_visible(timeout=5000)
         assert rows.count() >= 2
         assert page.locator('[data-testid="team-row"][data-team="ARG"]').count() == 1
-        open_overlay(page, base, f"table.html?table=1&token={COMMENTATOR}")
-        open_overlay(page, base, f"compare.html?deal={first_deal()}&seat=1&token={COMMENTATOR}")
+        # as `serve` prints the links: the token after #, which the browser never sends
+        open_overlay(page, base, f"table.html?table=1#token={COMMENTATOR}")
+        open_overlay(page, base, f"compare.html?deal={first_deal()}&seat=1#token={COMMENTATOR}")
         # another host name for the same balancer: the page's origin is whatever it was opened as
         open_overlay(page, f"http://localhost:{venue.lb.port}", "leaderboard.html")
     finally:
@@ -215,7 +220,7 @@ async def one_address(venue: Venue) -> None:
         assert len(admitted) == CAP
         assert all(ws is None and status == 429 for ws, status in extra), extra
         for token, role in ((OPERATOR, "operator"), (COMMENTATOR, "commentator")):
-            ws, hello = await connect(f"{url}?token={token}", CAPPED)
+            ws, hello = await connect(f"{url}?token={session_proof(token)}", CAPPED)
             assert ws is not None and hello["role"] == role, hello
             await ws.close()
         ws, hello = await connect(url, SOURCES[0])

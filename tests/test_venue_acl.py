@@ -25,7 +25,7 @@ from redis_server import RedisServer, free_port
 from hub.bus.redis import RedisBus, RetryPolicy
 from hub.files.config import load_config
 from hub.wire.channels import Channels
-from hub.wire.signing import signed_command
+from hub.wire.signing import is_proof, signed_command
 from tests.feedclient import FeedClient
 
 pytestmark = [pytest.mark.redis]
@@ -45,16 +45,33 @@ def base_env() -> dict[str, str]:
     return {**env, **TOKENS, "PYTHONUNBUFFERED": "1"}
 
 
-def duplicast(args: list[str], log: Path, url: str) -> subprocess.Popen[bytes]:
-    """``duplicast ARGS`` with ``url`` as its Redis (by environment, never argv)."""
+def duplicast(
+    args: list[str], log: Path, url: str, credentials: dict[str, str] = TOKENS
+) -> subprocess.Popen[bytes]:
+    """``duplicast ARGS`` with ``url`` as its Redis (by environment, never argv) and the
+    ``credentials`` compose gives its role: the tokens (the ingest), their proofs (an edge) or
+    none (the projector)."""
+    env = {k: v for k, v in base_env().items() if k not in TOKENS}
     with log.open("wb") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "hub", *args],
             cwd=ROOT,
             stdout=out,
             stderr=subprocess.STDOUT,
-            env={**base_env(), "DUPLICAST_REDIS_URL": url},
+            env={**env, **credentials, "DUPLICAST_REDIS_URL": url},
         )
+
+
+def edge_proofs() -> dict[str, str]:
+    """What compose gives an edge: the lines `duplicast proofs` prints (its env_file)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "hub", "proofs"],
+        cwd=ROOT, capture_output=True, text=True, env=base_env(), timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    proofs = dict(line.split("=", 1) for line in done.stdout.splitlines())
+    assert set(proofs) == set(TOKENS) and all(map(is_proof, proofs.values())), proofs
+    return proofs
 
 
 def wait_for_line(proc: subprocess.Popen[bytes], log: Path, expect: str) -> None:
@@ -109,13 +126,15 @@ async def test_every_role_runs_with_its_own_user(venue, tmp_path: Path) -> None:
         serve = ["serve", "--role", "ingest", "--feed", "separate", "--port", str(free_port())]
         procs.append(duplicast([*serve, *common], logs["ingest"], urls["duplicast-ingest"]))
         wait_for_line(procs[-1], logs["ingest"], "duplicast ingest for")
-        serve = ["serve", "--role", "projector"]
-        procs.append(duplicast([*serve, *common], logs["projector"], urls["duplicast-projector"]))
+        serve = ["serve", "--role", "projector", *common]  # no token, as compose gives it
+        procs.append(duplicast(serve, logs["projector"], urls["duplicast-projector"], {}))
         wait_for_line(procs[-1], logs["projector"], "duplicast projector for")
+        proofs = edge_proofs()  # the edges get the proofs only, as compose gives them
         for name, port in zip(("edge1", "edge2"), edge_ports, strict=True):
-            serve = ["serve", "--role", "edge", "--port", str(port)]
-            procs.append(duplicast([*serve, *common], logs[name], urls["duplicast-edge"]))
+            serve = ["serve", "--role", "edge", "--port", str(port), *common]
+            procs.append(duplicast(serve, logs[name], urls["duplicast-edge"], proofs))
             wait_for_line(procs[-1], logs[name], "duplicast edge for")
+            assert "given tokens" not in logs[name].read_text()  # no warning: proofs only
         await play_through_the_edges(config, edge_ports, urls, tmp_path)
         await asyncio.sleep(1.0)  # anything late (a lease renewal, a snapshot save) included
         assert all(proc.poll() is None for proc in procs), [p.returncode for p in procs]
@@ -149,7 +168,7 @@ async def play_through_the_edges(config, ports: list[int], urls, tmp_path: Path)
     live = TOKENS["DUPLICAST_COMMENTATOR_TOKEN"]
     operator = TOKENS["DUPLICAST_OPERATOR_TOKEN"]
     async with (
-        FeedClient(f"ws://127.0.0.1:{ports[0]}/ws", live) as viewer,
+        FeedClient(f"ws://127.0.0.1:{ports[0]}/ws", live) as viewer,  # shows its proof
         FeedClient(f"ws://127.0.0.1:{ports[1]}/ws", operator) as desk,
     ):
         await viewer.subscribe(["table:1"])

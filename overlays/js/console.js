@@ -484,5 +484,5 @@ if ('serviceWorker' in navigator && window.isSecureContext) {
     console.warn('the console page is not kept for offline reloads:', err.message);
   });
 }
-if (!client) page.fatal = 'This page needs the console link with its token (?token=…): ask the tournament director.';
+if (!client) page.fatal = 'This page needs the console link with its token (#token=…): ask the tournament director.';
 render();
