@@ -34,9 +34,12 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from hub.engine.equities import equity_block, seat_equity, traveller_equity
 from hub.wire.patch import diff
+from hub.wire.signing import session_proof
 
 OVERLAYS = Path(__file__).resolve().parent.parent / "overlays"
 TOKENS = {"com": "commentator", "op": "operator"}
+# The pages show a server the session proof of their token, never the token (docs/security.md).
+TOKENS.update({session_proof(token): role for token, role in list(TOKENS.items())})
 HISTORY = 64
 
 TEAMS = [
@@ -657,6 +660,10 @@ class FakeFeed:
                 text = await ws.receive_text()
                 try:
                     op = json.loads(text)
+                    if isinstance(op, dict) and isinstance(op.get("signed"), str):
+                        # a signed command (docs/protocol.md §2.9): what it carries; the fake
+                        # feed plays the hub's part, not the ingest's check of the signature
+                        op = {**json.loads(op["signed"]), "op": op["op"]}
                 except ValueError:
                     await self.send(
                         client,

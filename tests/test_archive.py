@@ -275,7 +275,8 @@ async def test_a_served_event_exported_replays_to_its_live_standings(tmp_path: P
                 half = len(sent) // 2
                 first = await replay_log(bus, config.id, sent[:half], on_reject=lambda _: None)
                 for command_ in commands:
-                    await bus.publish(Channels(config.id).control, codec.pack(command_))
+                    signed = signed_command(token, command_)  # as a page or `duplicast td` sends
+                    await bus.publish(Channels(config.id).control, codec.pack(signed))
                 second = await replay_log(bus, config.id, sent[half:], on_reject=lambda _: None)
                 assert first.rejected + second.rejected >= len(events) // 50
                 live = await settled_standings(http, token)

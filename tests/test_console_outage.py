@@ -171,7 +171,10 @@ class Wire:
             return
         frame = json.loads(payload)
         if frame.get(key) == value:
-            into.append(frame["event"] if value == "event" else frame)
+            if value != "event":
+                into.append(frame)
+            else:  # signed (docs/protocol.md §2.9): the event is the signed text
+                into.append(json.loads(frame["signed"]) if "signed" in frame else frame["event"])
 
 
 def open_console(browser: Browser, venue: Venue, errors: list[str]) -> tuple[Page, Wire]:

@@ -403,6 +403,7 @@ def test_the_console_and_operator_pages_work_through_the_edge(
         for name, value in (("table", 5), ("seat", 1), ("chips", 25), ("reason", "phone")):
             form.locator(f'input[name="{name}"]').fill(str(value))
         form.locator('[data-testid="td-penalty-send"]').click()
+        page.locator('[data-testid="td-ask-yes"]').click()  # the ruling repeated, confirmed
         status = page.locator('[data-testid="td-status"]')
         expect(status).to_have_text("Penalty: done.", timeout=10000)
         mine = [p for p in penalties(journal_now(venue)) if p.get("table") == 5]

@@ -10,7 +10,10 @@ import ast
 from pathlib import Path
 
 HUB = Path(__file__).resolve().parent.parent / "hub"
-MAX_MODULE_LINES = 500
+# A bound against a module that has grown into several concepts, not a size to cut to: modules
+# are cut by concept (STYLE.md: one file of 700 lines reads better than a concept split in three
+# for a cap; starlette's routing.py is ~870; issue #31 item 4).
+MAX_MODULE_LINES = 900
 MAX_FUNCTION_LINES = 80
 MAX_ENGINE_ATTRIBUTES = 8
 
@@ -57,7 +60,7 @@ def instance_attributes(path: Path, cls: str) -> set[str]:
     return found
 
 
-def test_no_module_is_over_500_lines() -> None:
+def test_no_module_is_over_900_lines() -> None:
     over = [
         f"{p.relative_to(HUB.parent)}: {n} lines"
         for p in _sources()

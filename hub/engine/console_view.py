@@ -188,7 +188,7 @@ def betting_rules(
     actions offline, as `Hand.legal` would: hold'em's betting (no cards), the button of the
     hand shown and of the next deal. None for other games (the page then takes one entry at a
     time offline)."""
-    if state.config.game != "holdem":
+    if not state.game.offline_rules:
         return None
     next_deal = table.next_deal()
     cfg = state.config

@@ -39,6 +39,7 @@ class Game(Protocol):
     pieces: PieceSet | None  # what a deck order is a permutation of (None: mahjong walls)
     phh: bool  # can a hand be written as PHH (docs/phh.md)?
     equity: bool  # does the hub compute chances from the cards (``hub.domain.equity``)?
+    offline_rules: bool  # is its betting the console page's rules module's (overlays/js/rules.js)?
     points_unit: str  # the ticker's unit of a result (" points"; "" for chips)
     section: str | None  # its own config section ([mahjong], [rps])
     section_hint: str  # the refusal of that section in another game's file
@@ -96,6 +97,7 @@ class PokerGame:
     """Hold'em's answers: cards dealt from a deck order, hold'em betting, PHH, equity."""
 
     phh = True
+    offline_rules = True  # hold'em betting: the console page works out the next actions offline
     points_unit = ""
     section: str | None = None
     section_hint = ""

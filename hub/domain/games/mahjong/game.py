@@ -39,6 +39,9 @@ def _rules(config: TournamentConfig) -> MahjongRules:
 
 
 class MahjongGame(PokerGame):
+    offline_rules = (
+        False  # not hold'em's betting: the console page takes one entry at a time offline
+    )
     phh = False  # PHH is a poker format: a mahjong hand has no history
     points_unit = " points"  # a mahjong hand scores points
     section: str | None = "mahjong"

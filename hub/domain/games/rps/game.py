@@ -41,6 +41,9 @@ def _dealer(config: TournamentConfig, order: DeckOrder | None) -> dict[str, Any]
 
 
 class RpsGame(PokerGame):
+    offline_rules = (
+        False  # gambit betting after throws: the console page takes one entry at a time offline
+    )
     phh = False  # PHH holds cards, not throws: nothing to write
     section: str | None = "rps"
     section_hint = 'an [rps] section needs game = "rps-poker"'
