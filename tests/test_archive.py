@@ -38,6 +38,7 @@ from hub.roles import ingest_answers
 from hub.roles.ingest import Ingest
 from hub.wire import codec
 from hub.wire.channels import Channels
+from hub.wire.signing import signed_command
 from tests.hubharness import ROOT, duplicast
 from tests.redis_server import RedisServer, free_port
 
