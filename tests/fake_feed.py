@@ -664,6 +664,8 @@ class FakeFeed:
                         # a signed command (docs/protocol.md §2.9): what it carries; the fake
                         # feed plays the hub's part, not the ingest's check of the signature
                         op = {**json.loads(op["signed"]), "op": op["op"]}
+                        op.pop("nonce", None)  # the signature's own: the command is the rest
+                        op.pop("ts", None)
                 except ValueError:
                     await self.send(
                         client,
