@@ -31,6 +31,10 @@ const page = {
   ident: p.token ? recallIdentity(store, p.token) : null,
   outbox: null,
   state: null,
+  // Entries the hub accepted that its state has not shown yet (the ack may come before the
+  // table's change): offline, the pad works out the table with them too, or it would offer
+  // the seat that just acted again.
+  accepted: [],
   live: false, // the state came from the hub on this connection (not the stored copy)
   link: 'connecting',
   hubDown: false, // the hub answered `unavailable`: the edge has no ingest behind it
@@ -193,6 +197,7 @@ function onEpoch(epoch) {
     page.aside = page.outbox.setAside();
     if (page.wait && aside.entries.some((e) => e.seq === page.wait.seq)) page.wait = null;
     page.ackedAt = 0;
+    page.accepted = [];
     page.refusal = null;
     page.seenSeq = null;
     page.otherTablet = null;
@@ -239,6 +244,7 @@ function onMessage(frame) {
     refused(frame.seq, 'taken', 'another tablet is entering under this console’s name, so this entry was NOT entered: '
       + 'check the table and enter it again, and ask the tournament director for a console link of its own.');
   } else if (frame.ok) {
+    page.accepted = [...page.accepted.slice(-31), { seq: entry.seq, event: entry.event }];
     pump(true); // the next waiting entry, if any
     const mine = page.state && page.state.consoles && page.ident ? page.state.consoles[page.ident.console] : null;
     if (entry === page.wait) {
@@ -297,12 +303,16 @@ function offline() {
   return page.link !== 'open' || page.hubDown || page.silent || page.netOffline;
 }
 
-/** The entries the hub's last state does not show yet, in seq order. */
+/** The entries the hub's last state does not show yet, in seq order: those waiting, and
+ * those it accepted whose change the state has not shown yet. */
 function unanswered() {
   if (!page.outbox) return [];
   const mine = mineOf(page.state);
   const last = mine && Number.isInteger(mine.last_seq) ? mine.last_seq : 0;
-  return page.outbox.waiting().filter((e) => e.seq > last);
+  const waiting = page.outbox.waiting().filter((e) => e.seq > last);
+  const shown = new Set(waiting.map((e) => e.seq));
+  const taken = page.accepted.filter((e) => e.seq > last && !shown.has(e.seq));
+  return taken.length ? [...taken, ...waiting].sort((a, b) => a.seq - b.seq) : waiting;
 }
 
 /** The table as the pad shows it: offline, the hub's last state with every entry waiting
@@ -453,7 +463,7 @@ function render() {
   $('seats').replaceChildren(...renderSeats(s, page.ui, act, page.teams));
   $('log').replaceChildren(...renderLog(s));
   const wait = busy() ? waitingText() : null;
-  const kept = unanswered().length;
+  const kept = page.outbox ? page.outbox.waiting().length : 0; // (not those already accepted)
   const note = $('kept');
   note.hidden = !(!wait && kept && offline());
   note.textContent = note.hidden ? '' : `${kept} ${kept === 1 ? 'entry is' : 'entries are'} kept on this tablet and sent in order when the link is back. Go on entering the hand.`;
