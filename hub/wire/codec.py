@@ -105,7 +105,7 @@ def unpack_event(data: bytes | bytearray | memoryview) -> Any:
     return _unpack(data, MAX_EVENT_BYTES, _EVENT_LIMITS)
 
 
-def _unpack(data: bytes | bytearray | memoryview, max_bytes: int, limits: dict[str, int]) -> Any:
+def _unpack(data: bytes | bytearray | memoryview, max_bytes: int, limits: dict[str, Any]) -> Any:
     if not isinstance(data, _BINARY):
         raise CodecError(f"msgpack input must be bytes, not {type(data).__name__}")
     if len(data) > max_bytes:
@@ -138,13 +138,17 @@ def _reject_constant(name: str) -> Any:
 
 def from_json(data: bytes | bytearray | str) -> Any:
     """Decode one JSON document (UTF-8 bytes or str); anything else raises ``CodecError``."""
+    return _from_json(data, MAX_MESSAGE_BYTES, None)
+
+
+def _from_json(data: bytes | bytearray | str, max_bytes: int, pairs: Any) -> Any:
     if not isinstance(data, bytes | bytearray | str):
         raise CodecError(f"JSON input must be bytes or str, not {type(data).__name__}")
-    if len(data) > MAX_MESSAGE_BYTES:
-        raise TooLarge(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
+    if len(data) > max_bytes:
+        raise TooLarge(f"message of {len(data)} bytes exceeds {max_bytes}")
     try:
         text = data if isinstance(data, str) else bytes(data).decode("utf-8")
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=pairs)
     except CodecError:
         raise
     except Exception as exc:  # JSONDecodeError, UnicodeDecodeError, RecursionError, ...
@@ -165,37 +169,9 @@ def _unique_keys(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
 def from_json_strict(data: bytes | bytearray | str, max_bytes: int = MAX_MESSAGE_BYTES) -> Any:
     """`from_json` for what a client sends to act (operator commands, REST bodies): at most
     ``max_bytes``, and no object with a key given twice."""
-    if not isinstance(data, bytes | bytearray | str):
-        raise CodecError(f"JSON input must be bytes or str, not {type(data).__name__}")
-    if len(data) > max_bytes:
-        raise TooLarge(f"message of {len(data)} bytes exceeds {max_bytes}")
-    try:
-        text = data if isinstance(data, str) else bytes(data).decode("utf-8")
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
-    except CodecError:
-        raise
-    except Exception as exc:  # JSONDecodeError, UnicodeDecodeError, RecursionError, ...
-        raise CodecError(f"malformed JSON: {type(exc).__name__}: {exc}") from exc
+    return _from_json(data, max_bytes, _unique_keys)
 
 
 def unpack_strict(data: bytes | bytearray | memoryview) -> Any:
     """`unpack`, refusing a map with a key given twice (as `from_json_strict`)."""
-    if not isinstance(data, _BINARY):
-        raise CodecError(f"msgpack input must be bytes, not {type(data).__name__}")
-    if len(data) > MAX_MESSAGE_BYTES:
-        raise TooLarge(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
-    try:
-        return msgpack.unpackb(
-            data,
-            raw=False,
-            strict_map_key=False,
-            use_list=True,
-            ext_hook=_reject_ext,
-            object_pairs_hook=_unique_keys,
-        )
-    except CodecError:
-        raise
-    except msgpack.ExtraData as exc:
-        raise CodecError("trailing bytes after the msgpack object") from exc
-    except Exception as exc:  # ValueError, TypeError (unhashable key), RecursionError, ...
-        raise CodecError(f"malformed msgpack: {type(exc).__name__}: {exc}") from exc
+    return _unpack(data, MAX_MESSAGE_BYTES, {"object_pairs_hook": _unique_keys})
