@@ -128,11 +128,13 @@ def tournament(tid: str, tables: int, deals: int, program_delay: float = 0.0) ->
     return toml_text(data), parse_config(data, "<bench>")
 
 
-def session_events(config: Any, seed: int) -> dict[int, list[dict[str, Any]]]:
-    """Each table's bot-played events of the session (no corrections), in its order."""
+def session_events(
+    config: Any, seed: int, corrections: bool = False
+) -> dict[int, list[dict[str, Any]]]:
+    """Each table's bot-played events of the session (by default no corrections), in order."""
     decks = seeded_deck_orders("bench", config.deals)
     out: dict[int, list[dict[str, Any]]] = {t: [] for t in config.tables}
-    for event in simulate_session(config, decks, random.Random(seed), corrections=False):
+    for event in simulate_session(config, decks, random.Random(seed), corrections=corrections):
         out[event["table"]].append(event)
     return out
 
@@ -171,9 +173,27 @@ def markers(events: list[dict[str, Any]]) -> list[tuple[int, ...]]:
 # -- the console fleet (child process) ---------------------------------------------------------
 
 
-async def fleet(url: str, tid: str, path: Path, rate: float, out: Path) -> None:
+def publish_plan(
+    counts: dict[int, int], start_ns: int, period: float, phase_seed: int = 0
+) -> list[tuple[int, int, int]]:
+    """(due ns, table, index) of each table's ``counts[t]`` events, one per ``period`` ns,
+    in time order: the tables' phases spread evenly over a period or, with a ``phase_seed``,
+    each drawn at random (independently: some tables then publish close together)."""
+    draw = random.Random(phase_seed).random
+    phases = [draw() if phase_seed else j / len(counts) for j in range(len(counts))]
+    return sorted(
+        (start_ns + int((k + phases[j]) * period), t, k)
+        for j, t in enumerate(sorted(counts))
+        for k in range(counts[t])
+    )
+
+
+async def fleet(
+    url: str, tid: str, path: Path, rate: float, out: Path, phase_seed: int = 0
+) -> None:
     """Publish each table's events on its console channel at ``rate`` per table from half a
-    second after it is connected (tables' phases spread over one period); time each publish
+    second after it is connected (tables' phases spread evenly over one period; with a
+    ``phase_seed``, each table's phase drawn at random, independently); time each publish
     and its ack. Writes the start and the times to ``out``; prints its CPU seconds."""
     import redis.asyncio as aioredis
 
@@ -188,11 +208,8 @@ async def fleet(url: str, tid: str, path: Path, rate: float, out: Path) -> None:
     await pubsub.psubscribe(names.ack("*"))
     await client.ping()
     start_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + int(5e8)
-    plan = sorted(
-        (start_ns + int(k * period + j * period / len(tables)), t, k)
-        for j, t in enumerate(tables)
-        for k in range(len(per_table[t]))
-    )
+    counts = {t: len(per_table[t]) for t in tables}
+    plan = publish_plan(counts, start_ns, period, phase_seed)
     acks: dict[tuple[str, int], tuple[int, bool]] = {}
 
     async def read_acks() -> None:
@@ -423,7 +440,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "_fleet":
         url, tid, path, rate, out = argv[1:6]
-        asyncio.run(fleet(url, tid, Path(path), float(rate), Path(out)))
+        seed = int(argv[6]) if len(argv) > 6 else 0
+        asyncio.run(fleet(url, tid, Path(path), float(rate), Path(out), seed))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     scale = parser.add_mutually_exclusive_group()

@@ -76,23 +76,31 @@ def hub_command(role: str, config: Path, port: int) -> list[str]:
     return command
 
 
-def hub_env(url: str, token: str) -> dict[str, str]:
+def hub_env(url: str, token: str, tree: Path = ROOT) -> dict[str, str]:
+    """The hub processes' environment; ``tree``: the checkout whose ``hub`` they run."""
     env = dict(os.environ, DUPLICAST_REDIS_URL=url, DUPLICAST_LOG="WARNING")
     env["DUPLICAST_COMMENTATOR_TOKEN"] = token
     env["DUPLICAST_OPERATOR_TOKEN"] = base64.urlsafe_b64encode(os.urandom(24)).decode()
-    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONPATH"] = str(tree)
     return env
 
 
 def start_hub(
-    work: Path, stack: contextlib.ExitStack, text: str, token: str, nice: int, fsync: str
+    work: Path,
+    stack: contextlib.ExitStack,
+    text: str,
+    token: str,
+    nice: int,
+    fsync: str,
+    tree: Path = ROOT,
 ) -> tuple[subprocess.Popen[str], str, subprocess.Popen[str], list[subprocess.Popen[str]], int]:
     """Redis, the ingest and two edges on one port (started together, waited for in turn):
-    (redis, its URL, the ingest, the edges, the edges' port)."""
+    (redis, its URL, the ingest, the edges, the edges' port). ``tree``: the checkout whose
+    ``hub`` runs (its folder first on the path, and the working directory of ``-m hub``)."""
     config_path = work / "event.toml"
     config_path.write_text(text)
     redis, url = redis_server(work, stack, nice, fsync)
-    env = hub_env(url, token)
+    env = hub_env(url, token, tree)
     port = free_port()
     roles = [("ingest", free_port()), ("edge", port), ("edge", port)]
     hubs = [
@@ -101,6 +109,7 @@ def start_hub(
                 hub_command(role, config_path, at),
                 work / f"{role}{n}.log",
                 env=env,
+                cwd=tree,
                 preexec_fn=niced(nice),
             )
         )

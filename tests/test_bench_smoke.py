@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import itertools
 import json
 import subprocess
 import sys
@@ -377,6 +378,70 @@ def test_e2e_program_figures() -> None:
     assert f["rows_duplicate"] == 1 and f["rows_unmatched"] == 0 == f["rows_unexpected"]
     assert f["released_before_due"]["n"] == 1 and f["released_before_due"]["max_ms"] == 100.0
     assert f["held"]["n"] == 9 and f["held_after_release"]["max_ms"] == 20.0
+
+
+@pytest.mark.redis
+def test_event_cost_quick(tmp_path: Path) -> None:
+    """``event_cost.py --quick``: the real processes, consoles at random phases, one
+    commentator per table; every event of the window accepted and timed to its commentator's
+    frame, the feed's messages sized, every process gone afterwards."""
+    bench = load("event_cost")
+    out = tmp_path / "cost.json"
+    assert bench.main(["--quick", "--json", str(out)]) == 0
+    (point,) = json.loads(out.read_text())["points"]
+    r = point["this"]
+    assert r["tables"] == 6 == r["commentators"] and r["clients"] == 20
+    assert 0 < r["accepted_in_window"] == r["events_in_window"] <= r["events_published"]
+    assert r["latency"]["missing"] == 0 and r["latency"]["all"]["n"] == r["events_in_window"]
+    assert r["latency"]["ack"]["n"] == r["events_in_window"]
+    timed = set(r["latency"]) - {"all", "ack", "missing", "kinds_not_timed"}
+    assert timed and timed <= set(bench.KINDS)
+    assert r["ingest_cpu_ms_per_event"] > 0 and r["edges_cpu_us_per_frame"] > 0
+    assert r["frames"]["commentators"] > 0 and r["closed"]["commentators"] == 0
+    assert r["feed"]["messages"] > 0 and 0 < r["feed"]["p99_bytes"] <= r["feed"]["max_bytes"]
+    assert r["machine"]["nproc"] >= 1 and len(r["machine"]["loadavg"]) == 3
+    for pid in r["pids"]:
+        assert not Path(f"/proc/{pid}").exists(), pid
+
+
+def test_event_cost_times_every_kind() -> None:
+    """The bench's session at 60 tables holds every kind it times (wins and fold-outs
+    included); a fold is a fold-out when the next event of its table starts a deal; an
+    event is timed by the first commentator frame whose console seq reaches its own."""
+    bench = load("event_cost")
+    setup = bench.plan(60, 40.0, 5.0, 1.0, 1)
+    seen = {k for kinds in setup["kinds"].values() for k in kinds}
+    assert seen == set(bench.KINDS)
+    kinds = bench.kinds([{"type": t} for t in ["start", "fold", "call", "fold", "start", "fold"]])
+    assert kinds == ["start", "fold", "call", "fold_out", "start", "fold_out"]
+    assert bench.seen_seq(b'{"path":"/consoles","value":{"t1":{"last_seq":12}}}') == 12
+    assert bench.seen_seq(b'"path":"/consoles/t1/last_seq","value":7}') == 7
+    events = {1: [{"seq": s} for s in (1, 2, 3, 4)]}
+    setup = {"events": events, "kinds": {1: ["start", "call", "fold", "win"]}}
+    ms = 10**6
+    sent = [[1, k, 100 * k * ms, (100 * k + 5) * ms, True] for k in range(4)]
+    marks = [[1, 2, 150 * ms], [1, 1, 160 * ms], [1, 3, 260 * ms]]  # an older seq: ignored
+    lat = bench.latency(setup, sent, marks, counted=0)
+    assert lat["start"]["max_ms"] == 150 and lat["call"]["max_ms"] == 50
+    assert lat["fold"]["max_ms"] == 60 and lat["missing"] == 1 and "win" not in lat
+    assert lat["ack"]["n"] == 4 and lat["kinds_not_timed"][0] == "check"
+
+
+def test_publish_plan_phases() -> None:
+    """Tables publish one event a period each: evenly spread phases by default, independent
+    random ones with a seed (the same for the same seed, so two trees get the same load)."""
+    bench = load("e2e_latency")
+    counts = {t: 3 for t in range(1, 11)}
+    even = bench.publish_plan(counts, 0, 1e9)
+    assert [due for due, _, k in even if k == 0] == [j * 10**8 for j in range(10)]
+    drawn = bench.publish_plan(counts, 0, 1e9, 7)
+    assert drawn == bench.publish_plan(counts, 0, 1e9, 7) != bench.publish_plan(counts, 0, 1e9, 8)
+    firsts = {t: due for due, t, k in drawn if k == 0}
+    ordered = sorted(firsts.values())
+    gaps = {b - a for a, b in itertools.pairwise(ordered)}
+    assert len(gaps) > 1 and all(0 <= due < 10**9 for due in firsts.values())
+    for t, first in firsts.items():  # each table keeps its own phase, one event a period
+        assert [due for due, u, _ in drawn if u == t] == [first + k * 10**9 for k in range(3)]
 
 
 def test_benches_start_their_own_redis_unless_given_one() -> None:

@@ -1,0 +1,508 @@
+"""The cost of one console event on the real processes, and its latency by event type (issue #31).
+
+    python bench/event_cost.py --quick                       # smoke: 6 tables, 20 clients, ~30 s
+    python bench/event_cost.py --tables 60,480 --seconds 45 --json out.json
+    python bench/event_cost.py --tables 60,240 --against /work/base   # ratios to another tree
+    python bench/event_cost.py --full                        # 240 tables x 10,000 clients
+    python bench/event_cost.py --tables 60 --saturate        # the highest sustained events/s
+
+Per point (``--tables``), fresh processes as docker-compose.yml runs them, all on loopback
+(``bench/e2e_processes.py``): a private ``redis-server`` (AOF, ``appendfsync always``: an ack
+waits for the fsync of its journal batch), ``duplicast serve --role ingest``, two edges on one
+port. The tournament is ``e2e_latency``'s (groups of 6 x 6 seats, rehearsal decks: the hub
+deals, scores and computes equity as at an event).
+
+Load: the console fleet of ``e2e_latency`` in a child process, one console per table, each
+table at its own random phase (independent draws, not evenly spaced), ``--rate`` events per
+second per table (mean 1), playing the bots' hands of the tournament's deals with the
+session's corrections (so every type a console sends in a session occurs: start, fold, check,
+call, bet, raise, win at a showdown, a fold that ends a hand (``fold_out``), undo, void,
+confirm). One commentator per table (a websocket client of this file, in another child process,
+through an edge with the commentator token) holds the desk's topics: ``projection``,
+``standings``, ``table:T``, ``console:T`` and ``deal:D`` / ``compare:D:1`` of the deals its table
+plays; ``--clients`` spectators are ``wsclients.c`` on ``table:T`` (as ``e2e_latency`` runs them).
+
+Measured over the steady window (after ``--warmup``), with the load average and CPU count:
+ingest CPU per accepted event (/proc utime+stime); edge CPU per frame delivered (the
+commentators' frames and the spectators' frames that add a row); edge memory per connection
+(RSS after the clients connect minus before); every message the ingest publishes on the feed
+channel (subscribed with redis-py: count, max, p99, count over 64 KB); e2e latency from the
+console's PUBLISH to the commentator's ``console:T`` frame carrying that event's seq (its
+``last_seq``: every event type moves it), p50/p99/max per event type, with the ack's latency.
+The commentators time a frame when their process reads it (not the kernel's stamp).
+
+``--against DIR``: each point also runs on another checkout's hub (an export of main, say),
+the trees alternating point after point, same tournament, events, phases and seeds; ratios
+(this / against) are printed. ``--saturate``: at each point the rate is raised (x1.5) until the
+acks or the commentators' frames fall behind; the highest sustained events/s is reported.
+Every process is ended by its pid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import bisect
+import contextlib
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+for where in (ROOT, HERE):
+    if str(where) not in sys.path:
+        sys.path.insert(0, str(where))
+
+import e2e_latency  # noqa: E402
+import e2e_processes as procs  # noqa: E402
+import edge_bench  # noqa: E402
+
+from hub.wire import codec  # noqa: E402
+from hub.wire.channels import Channels  # noqa: E402
+
+FEED_LIMIT = 64 * 1024  # the issue's cap on one feed message
+SCALES = {  # tables, clients, seconds, warmup
+    "quick": ([6], 20, 4.0, 1.0),
+    "default": ([60, 240, 480, 720], 200, 45.0, 5.0),
+    "full": ([240], 10000, 60.0, 5.0),
+}
+KINDS: tuple[str, ...] = ("start", "fold", "check", "call", "bet", "raise", "win", "fold_out")
+KINDS += ("undo", "void", "confirm")  # the corrections (void and confirm: once a session)
+BEHIND_MS = 1000.0  # a rate is sustained while ack and frame p99 stay under this
+
+
+# -- the events and their kinds ------------------------------------------------------------------
+
+
+def kinds(full: list[dict[str, Any]]) -> list[str]:
+    """Each event's kind for timing: its type, but ``fold_out`` for a fold that ends a hand
+    (the next event of its table starts a deal, or it is the session's last)."""
+    out = []
+    for k, event in enumerate(full):
+        kind = event["type"]
+        if kind == "fold" and (k + 1 == len(full) or full[k + 1]["type"] == "start"):
+            kind = "fold_out"
+        out.append(kind)
+    return out
+
+
+def plan(tables: int, seconds: float, warmup: float, rate: float, seed: int) -> dict[str, Any]:
+    """The tournament, each table's events (corrections included) and their kinds."""
+    per_table = int((warmup + seconds) * rate) + 1
+    deals = max(2, math.ceil(per_table / 12) + 1)
+    tid = f"cost-{os.getpid()}-{os.urandom(3).hex()}"
+    text, config = e2e_latency.tournament(tid, tables, deals)
+    full = e2e_latency.session_events(config, seed, corrections=True)
+    events = e2e_latency.first_events(full, per_table)
+    return {
+        "tid": tid,
+        "text": text,
+        "tables": list(config.tables),
+        "events": events,
+        "kinds": {t: kinds(v)[:per_table] for t, v in full.items()},
+    }
+
+
+def desk_topics(table: int, events: list[dict[str, Any]]) -> list[str]:
+    """A commentator's topics at ``table``: the desk's and the deals its table plays."""
+    deals = sorted({e["deal"] for e in events if e["type"] == "start"})
+    topics = ["projection", "standings", f"table:{table}", f"console:{table}"]
+    for deal in deals[:20]:
+        topics += [f"deal:{deal}", f"compare:{deal}:1"]
+    return topics
+
+
+# -- the commentators (child process) ------------------------------------------------------------
+
+
+LAST_SEQ = re.compile(rb'"last_seq":(\d+)|/last_seq","value":(\d+)')
+
+
+def seen_seq(frame: bytes) -> int:
+    """The highest console seq a ``console:T`` frame carries: its ``consoles`` map's
+    ``last_seq`` (a snapshot, or a delta replacing the map or one entry's field); -1: none."""
+    return max((int(a or b) for a, b in LAST_SEQ.findall(frame)), default=-1)
+
+
+async def commentators(port: int, token: str, path: Path, out: Path) -> None:
+    """One websocket client per table holding ``desk_topics``; prints ``ready`` once every
+    one has its snapshots, then records each ``console:T`` frame's (T, last_seq, read ns) and
+    counts every frame until stdin closes; writes them to ``out``."""
+    import websockets
+
+    per_table = {int(t): v for t, v in codec.unpack(path.read_bytes()).items()}
+    marks: list[tuple[int, int, int]] = []
+    counts = {"frames": 0, "bytes": 0, "closed": 0}
+
+    async def one(table: int, ready: asyncio.Event) -> None:
+        url = f"ws://127.0.0.1:{port}/ws?token={token}"
+        topics = desk_topics(table, per_table[table])
+        console = f'"console:{table}"'.encode()
+        async with websockets.connect(
+            url, max_size=None, compression=None, open_timeout=120, ping_interval=None
+        ) as ws:
+            await ws.recv()  # hello
+            await ws.send(json.dumps({"op": "subscribe", "topics": topics}))
+            missing = set(topics)
+            try:
+                async for raw in ws:
+                    at = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+                    data = raw.encode() if isinstance(raw, str) else raw
+                    counts["frames"] += 1
+                    counts["bytes"] += len(data)
+                    if missing:
+                        message = json.loads(data)
+                        if message.get("type") == "snapshot":
+                            missing.discard(message.get("topic"))
+                        if not missing:
+                            ready.set()
+                    if console in data[:200]:
+                        marks.append((table, seen_seq(data), at))
+            except websockets.ConnectionClosed:
+                counts["closed"] += 1
+
+    readies = {t: asyncio.Event() for t in per_table}
+    tasks = [asyncio.create_task(one(t, readies[t])) for t in per_table]
+    gate = asyncio.gather(*(r.wait() for r in readies.values()))
+    await asyncio.wait_for(gate, 60 + len(per_table) / 5)
+    print("ready", flush=True)
+    counts["frames"] = counts["bytes"] = 0
+    await asyncio.to_thread(sys.stdin.read)  # until the bench closes it
+    out.write_text(json.dumps({"marks": marks, **counts}))
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+# -- the feed's messages and the processes' CPU (threads of this process) -----------------------
+
+
+class FeedSizes(threading.Thread):
+    """The size of every message published on the tournament's feed channel."""
+
+    def __init__(self, url: str, channel: str) -> None:
+        super().__init__(daemon=True)
+        import redis
+
+        self.client = redis.Redis.from_url(url)
+        self.pubsub = self.client.pubsub()
+        self.pubsub.subscribe(channel)
+        self.sizes: list[int] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            message = self.pubsub.get_message(timeout=0.2)
+            if message and message["type"] == "message":
+                self.sizes.append(len(message["data"]))
+
+    def stop(self) -> dict[str, Any]:
+        self.done.set()
+        self.join(5)
+        self.pubsub.close()
+        info = self.client.info("stats")
+        self.client.close()
+        sizes = sorted(self.sizes)
+        p99 = sizes[min(len(sizes) - 1, int(0.99 * len(sizes)))] if sizes else 0
+        return {
+            "messages": len(sizes),
+            "max_bytes": sizes[-1] if sizes else 0,
+            "p99_bytes": p99,
+            "over_64k": sum(1 for s in sizes if s > FEED_LIMIT),
+            "mib": round(sum(sizes) / 2**20, 2),
+            "output_limit_disconnections": info.get(
+                "client_output_buffer_limit_disconnections", None
+            ),
+        }
+
+
+class CpuSampler(threading.Thread):
+    """(monotonic ns, CPU seconds of each group of pids) every ``every`` s."""
+
+    def __init__(self, groups: dict[str, list[int]], every: float = 0.25) -> None:
+        super().__init__(daemon=True)
+        self.groups, self.every = groups, every
+        self.samples: list[tuple[int, dict[str, float]]] = []
+        self.done = threading.Event()
+
+    def sample(self) -> None:
+        at = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        cpu = {k: sum(procs.cpu_seconds(p) for p in v) for k, v in self.groups.items()}
+        self.samples.append((at, cpu))
+
+    def run(self) -> None:
+        while not self.done.wait(self.every):
+            self.sample()
+
+    def between(self, start_ns: int, stop_ns: int) -> tuple[float, dict[str, float]]:
+        """Seconds and CPU seconds per group between the samples nearest the two times."""
+        times = [at for at, _ in self.samples]
+        a = min(bisect.bisect_left(times, start_ns), len(times) - 1)
+        b = max(min(bisect.bisect_left(times, stop_ns), len(times) - 1), a)
+        (t0, c0), (t1, c1) = self.samples[a], self.samples[b]
+        return (t1 - t0) / 1e9, {k: c1[k] - c0[k] for k in c0}
+
+
+# -- one point -----------------------------------------------------------------------------------
+
+
+def run_point(
+    work: Path,
+    setup: dict[str, Any],
+    tree: Path,
+    clients: int,
+    rate: float,
+    seed: int,
+    warmup: float,
+    drain: float = 3.0,
+) -> dict[str, Any]:
+    """The figures of one run of ``setup``'s load on ``tree``'s hub (module docstring)."""
+    edge_bench.raise_nofile()
+    binary = edge_bench.wsclients_binary()
+    token = base64.urlsafe_b64encode(os.urandom(24)).decode()
+    events = setup["events"]
+    work.mkdir(parents=True, exist_ok=True)
+    events_path = work / "events.msgpack"
+    events_path.write_bytes(codec.pack({str(t): v for t, v in events.items()}))
+    n = len(events)
+    with contextlib.ExitStack() as stack:
+        redis, url, ingest, edges, port = procs.start_hub(
+            work, stack, setup["text"], token, 0, "always", tree
+        )
+        feed = FeedSizes(url, Channels(setup["tid"]).feed)
+        rss0 = sum(edge_bench.proc_rss_kib(e.pid) for e in edges)
+        desk_out = work / "desk.json"
+        paths = (events_path, desk_out)
+        desk = stack.enter_context(
+            edge_bench.started(
+                [sys.executable, __file__, "_desk", str(port), token, *map(str, paths)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+        )
+        edge_bench._wait_line(desk, "ready", 120 + n / 5)
+        command = procs.client_command(binary, f"/ws?token={token}", n, work / "marks.bin", port)
+        command += [str(clients), "0", "table:%d"]
+        pools = [procs.spectators(stack, command, clients, "normal")]
+        time.sleep(1.0)
+        rss1 = sum(edge_bench.proc_rss_kib(e.pid) for e in edges)
+        procs.tell(pools, f"start {time.clock_gettime_ns(time.CLOCK_MONOTONIC)}")
+        groups = {"ingest": [ingest.pid], "edges": [e.pid for e in edges], "redis": [redis.pid]}
+        groups["load_generator_commentators"] = [desk.pid]
+        sampler = CpuSampler(groups)
+        sampler.sample()
+        sampler.start()
+        feed.start()
+        busy0 = procs.machine_busy()
+        acks_path = work / "acks.json"
+        fleet_cmd = [sys.executable, str(HERE / "e2e_latency.py"), "_fleet", url, setup["tid"]]
+        fleet_cmd += [str(events_path), str(rate), str(acks_path), str(seed)]
+        per_table = max(len(v) for v in events.values())
+        fleet = subprocess.run(fleet_cmd, timeout=per_table / rate * 3 + 60, capture_output=True)
+        if fleet.returncode:
+            raise RuntimeError(f"the console fleet failed: {fleet.stderr.decode()[-2000:]}")
+        time.sleep(drain)
+        sampler.done.set()
+        sampler.join()
+        busy1 = procs.machine_busy()
+        procs.tell(pools, "stop")
+        read = [json.loads(p.stdout.readline()) for p in pools if p.stdout is not None]
+        assert desk.stdin is not None
+        desk.stdin.close()
+        desk.wait(60)
+        desk_seen = json.loads(desk_out.read_text())
+        sizes = feed.stop()
+    timed = json.loads(acks_path.read_text())
+    start_ns = timed["start_ns"] + int(warmup * 1e9)
+    last_pub = max(row[2] for row in timed["sent"])
+    wall, cpu = sampler.between(start_ns, last_pub)
+    in_window = [row for row in timed["sent"] if start_ns <= row[2] <= last_pub]
+    accepted = sum(1 for row in in_window if row[4])
+    frames = desk_seen["frames"] + read[0]["frames"]
+    busy, total = busy1[0] - busy0[0], busy1[1] - busy0[1]
+    return {
+        "tables": n,
+        "clients": clients,
+        "commentators": n,
+        "rate_per_table": rate,
+        "events_published": len(timed["sent"]),
+        "events_in_window": len(in_window),
+        "accepted_in_window": accepted,
+        "window_s": round(wall, 1),
+        "ingest_cpu_ms_per_event": round(1000 * cpu["ingest"] / max(accepted, 1), 3),
+        "cpu_pct": {k: round(100 * v / max(wall, 1e-9), 1) for k, v in cpu.items()},
+        "edges_cpu_us_per_frame": round(1e6 * cpu["edges"] / max(frames, 1), 1),
+        "frames": {"commentators": desk_seen["frames"], "spectator_rows": read[0]["frames"]},
+        "commentator_mib": round(desk_seen["bytes"] / 2**20, 2),
+        "edges_kib_per_connection": round((rss1 - rss0) / max(clients + n, 1), 2),
+        "feed": sizes,
+        "latency": latency(setup, timed["sent"], desk_seen["marks"], start_ns),
+        "closed": {"commentators": desk_seen["closed"], "spectators": read[0].get("closes", {})},
+        "machine": {
+            "nproc": os.cpu_count(),
+            "loadavg": [round(x, 2) for x in os.getloadavg()],
+            "busy_pct_of_all_cores": round(100 * busy / max(total, 1), 1),
+        },
+        "pids": [p for v in groups.values() for p in v] + [pools[0].pid],
+    }
+
+
+def latency(
+    setup: dict[str, Any], sent: list[list[Any]], marks: list[list[int]], counted: int
+) -> dict[str, Any]:
+    """Per event kind: publish -> ack and publish -> the first ``console:T`` frame at or past
+    its seq, of the events published in the window; events whose frame never came, counted."""
+    frames: dict[int, tuple[list[int], list[int]]] = {}
+    for table, seq, at in sorted(marks, key=lambda m: m[2]):
+        seqs, times = frames.setdefault(table, ([], []))
+        if not seqs or seq > seqs[-1]:  # the running maximum: the first frame reaching a seq
+            seqs.append(seq)
+            times.append(at)
+    e2e: dict[str, list[int]] = {}
+    acks: list[int] = []
+    missing = 0
+    for table, k, pub, ack, _ok in sent:
+        if pub < counted:
+            continue
+        if ack >= 0:
+            acks.append(ack - pub)
+        seqs, times = frames.get(table, ([], []))
+        at = bisect.bisect_left(seqs, setup["events"][table][k]["seq"])
+        if at == len(seqs):
+            missing += 1
+            continue
+        e2e.setdefault(setup["kinds"][table][k], []).append(times[at] - pub)
+    every = [x for v in e2e.values() for x in v]
+    out = {"all": e2e_latency.stats(every), "ack": e2e_latency.stats(acks), "missing": missing}
+    out.update({kind: e2e_latency.stats(v) for kind, v in sorted(e2e.items())})
+    out["kinds_not_timed"] = [kind for kind in KINDS if kind not in e2e]
+    return out
+
+
+def sustained(point: dict[str, Any]) -> bool:
+    lat = point["latency"]
+    p99 = max(lat["all"].get("p99_ms", math.inf), lat["ack"].get("p99_ms", math.inf))
+    return bool(lat["missing"] == 0) and point["accepted_in_window"] > 0 and p99 < BEHIND_MS
+
+
+# -- the runs ------------------------------------------------------------------------------------
+
+
+def measure(args: argparse.Namespace, trees: dict[str, Path], root: Path) -> dict[str, Any]:
+    """Every point on every tree, the trees alternating point after point."""
+    out: dict[str, Any] = {"points": []}
+    for i, tables in enumerate(args.tables):
+        setup = plan(tables, args.seconds, args.warmup, args.rate, args.seed)
+        names = list(trees) if i % 2 == 0 else list(reversed(trees))
+        point: dict[str, Any] = {"tables": len(setup["tables"])}
+        for name in names:
+            work = root / f"{tables}-{name}"
+            result = run_point(
+                work, setup, trees[name], args.clients, args.rate, args.seed, args.warmup
+            )
+            if args.saturate:
+                result["saturation"] = saturation(args, tables, trees[name], root / name)
+            point[name] = result
+            print(summary(name, result), flush=True)
+        if "against" in point:
+            point["ratios"] = ratios(point["this"], point["against"])
+            print(f"{point['tables']} tables  this/against: {point['ratios']}", flush=True)
+        out["points"].append(point)
+    return out
+
+
+def saturation(args: argparse.Namespace, tables: int, tree: Path, root: Path) -> dict[str, Any]:
+    """Raise the rate x1.5 from ``--rate`` until not ``sustained``: the highest sustained."""
+    rate, best, steps = args.rate, 0.0, []
+    while True:
+        setup = plan(tables, args.saturate_seconds, args.warmup, rate, args.seed)
+        point = run_point(root / f"sat-{tables}-{rate:g}", setup, tree, 0, rate, args.seed, 2.0)
+        events_per_s = point["accepted_in_window"] / max(point["window_s"], 1e-9)
+        ok = sustained(point)
+        steps.append({"rate": rate, "events_per_s": round(events_per_s), "sustained": ok})
+        if not ok or len(steps) >= 8:
+            break
+        best = max(best, events_per_s)
+        rate *= 1.5
+    return {"highest_sustained_events_per_s": round(best), "steps": steps}
+
+
+RATIO_KEYS = ("ingest_cpu_ms_per_event", "edges_cpu_us_per_frame", "edges_kib_per_connection")
+
+
+def ratios(this: dict[str, Any], against: dict[str, Any]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for key in RATIO_KEYS:
+        out[key] = round(this[key] / against[key], 3) if against[key] else None
+    feed_this, feed_against = this["feed"]["max_bytes"], against["feed"]["max_bytes"]
+    out["feed_max_bytes"] = round(feed_this / feed_against, 3) if feed_against else None
+    p99 = this["latency"]["all"].get("p99_ms"), against["latency"]["all"].get("p99_ms")
+    out["e2e_p99"] = round(p99[0] / p99[1], 3) if p99[0] and p99[1] else None
+    return out
+
+
+def summary(name: str, r: dict[str, Any]) -> str:
+    lat, feed = r["latency"], r["feed"]
+    return (
+        f"{r['tables']} tables {name}: ingest {r['ingest_cpu_ms_per_event']} ms CPU/event,"
+        f" edges {r['edges_cpu_us_per_frame']} µs/frame, {r['edges_kib_per_connection']}"
+        f" KiB/conn, feed max {feed['max_bytes']} B (p99 {feed['p99_bytes']}, over 64 KB"
+        f" {feed['over_64k']}), e2e p99 {lat['all'].get('p99_ms')} ms, load"
+        f" {r['machine']['loadavg']} on {r['machine']['nproc']} CPUs"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "_desk":
+        port, token, path, out = argv[1:5]
+        asyncio.run(commentators(int(port), token, Path(path), Path(out)))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    scale = parser.add_mutually_exclusive_group()
+    scale.add_argument("--quick", action="store_true", help="6 tables, 20 clients (smoke)")
+    scale.add_argument("--full", action="store_true", help="240 tables, 10,000 clients")
+    parser.add_argument("--tables", help="points, comma-separated (default 60,240,480,720)")
+    parser.add_argument("--clients", type=int, help="spectators (default 200)")
+    parser.add_argument("--seconds", type=float, help="measured window per point (default 45)")
+    parser.add_argument("--warmup", type=float, help="s of load before the window (default 5)")
+    parser.add_argument("--rate", type=float, default=1.0, help="events/s per table (mean)")
+    parser.add_argument("--seed", type=int, default=1, help="the bots' and the phases' seed")
+    parser.add_argument("--against", type=Path, help="another checkout to compare with")
+    parser.add_argument("--saturate", action="store_true", help="find the highest rate")
+    parser.add_argument("--saturate-seconds", type=float, default=15.0)
+    parser.add_argument("--json", type=Path, help="write the figures here too")
+    args = parser.parse_args(argv)
+    tables, clients, seconds, warmup = SCALES[
+        "quick" if args.quick else "full" if args.full else "default"
+    ]
+    args.tables = [int(x) for x in args.tables.split(",")] if args.tables else tables
+    args.clients = clients if args.clients is None else args.clients
+    args.seconds = args.seconds or seconds
+    args.warmup = warmup if args.warmup is None else args.warmup
+    trees = {"this": ROOT}
+    if args.against is not None:
+        trees["against"] = args.against.resolve()
+    with tempfile.TemporaryDirectory(prefix="duplicast-cost-") as tmp:
+        result = measure(args, trees, Path(tmp))
+    result["trees"] = {k: str(v) for k, v in trees.items()}
+    text = json.dumps(result, indent=1)
+    if args.json:
+        args.json.write_text(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
