@@ -128,6 +128,9 @@ def desk_topics(table: int, events: list[dict[str, Any]]) -> list[str]:
 LAST_SEQ = re.compile(rb'"last_seq":(\d+)|/last_seq","value":(\d+)')
 
 
+SNAPSHOT = re.compile(rb'\{"type":"snapshot","topic":"([^"]+)"')
+
+
 def seen_seq(frame: bytes) -> int:
     """The highest console seq a ``console:T`` frame carries: its ``consoles`` map's
     ``last_seq`` (a snapshot, or a delta replacing the map or one entry's field); -1: none."""
@@ -142,7 +145,9 @@ async def commentators(port: int, token: str, path: Path, out: Path) -> None:
 
     per_table = {int(t): v for t, v in codec.unpack(path.read_bytes()).items()}
     marks: list[tuple[int, int, int]] = []
-    counts = {"frames": 0, "bytes": 0, "closed": 0}
+    counts = {"frames": 0, "bytes": 0}
+    closes: dict[str, int] = {}  # close code (None: the link was lost) -> commentators
+    silent = set(per_table)  # no frame since "ready"
 
     async def one(table: int, ready: asyncio.Event) -> None:
         url = f"ws://127.0.0.1:{port}/ws?token={token}"
@@ -155,21 +160,23 @@ async def commentators(port: int, token: str, path: Path, out: Path) -> None:
             await ws.send(json.dumps({"op": "subscribe", "topics": topics}))
             missing = set(topics)
             try:
-                async for raw in ws:
+                while True:
+                    data = await ws.recv(decode=False)  # (bytes: no UTF-8 decoding)
                     at = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-                    data = raw.encode() if isinstance(raw, str) else raw
                     counts["frames"] += 1
                     counts["bytes"] += len(data)
-                    if missing:
-                        message = json.loads(data)
-                        if message.get("type") == "snapshot":
-                            missing.discard(message.get("topic"))
+                    silent.discard(table)
+                    head = data[:200]
+                    if missing and (snapshot := SNAPSHOT.match(head)):
+                        missing.discard(snapshot[1].decode())
                         if not missing:
                             ready.set()
-                    if console in data[:200]:
+                    if console in head:
                         marks.append((table, seen_seq(data), at))
             except websockets.ConnectionClosed:
-                counts["closed"] += 1
+                pass
+            code = str(ws.close_code)
+            closes[code] = closes.get(code, 0) + 1
 
     readies = {t: asyncio.Event() for t in per_table}
     tasks = [asyncio.create_task(one(t, readies[t])) for t in per_table]
@@ -177,8 +184,10 @@ async def commentators(port: int, token: str, path: Path, out: Path) -> None:
     await asyncio.wait_for(gate, 60 + len(per_table) / 5)
     print("ready", flush=True)
     counts["frames"] = counts["bytes"] = 0
+    silent.update(per_table)
     await asyncio.to_thread(sys.stdin.read)  # until the bench closes it
-    out.write_text(json.dumps({"marks": marks, **counts}))
+    seen = {"marks": marks, "closed": closes, "silent": len(silent), **counts}
+    out.write_text(json.dumps(seen))
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -210,7 +219,6 @@ class FeedSizes(threading.Thread):
         self.done.set()
         self.join(5)
         self.pubsub.close()
-        info = self.client.info("stats")
         self.client.close()
         sizes = sorted(self.sizes)
         p99 = sizes[min(len(sizes) - 1, int(0.99 * len(sizes)))] if sizes else 0
@@ -220,9 +228,6 @@ class FeedSizes(threading.Thread):
             "p99_bytes": p99,
             "over_64k": sum(1 for s in sizes if s > FEED_LIMIT),
             "mib": round(sum(sizes) / 2**20, 2),
-            "output_limit_disconnections": info.get(
-                "client_output_buffer_limit_disconnections", None
-            ),
         }
 
 
@@ -322,14 +327,30 @@ def run_point(
         desk.wait(60)
         desk_seen = json.loads(desk_out.read_text())
         sizes = feed.stop()
-    timed = json.loads(acks_path.read_text())
+    # Redis cut a subscriber (an edge's feed, say) for its pub/sub output buffer limit
+    cuts = (work / "redis.log").read_text(errors="replace").count("output buffer limits")
+    sizes["redis_output_limit_cuts"] = cuts
+    got = {"desk": desk_seen, "clients": read[0], "feed": sizes, "sampler": sampler}
+    got.update(timed=json.loads(acks_path.read_text()), rss=(rss0, rss1), busy=(busy0, busy1))
+    got["pids"] = [p for v in groups.values() for p in v] + [pools[0].pid]
+    return point_figures(setup, got, clients, rate, warmup)
+
+
+def point_figures(
+    setup: dict[str, Any], got: dict[str, Any], clients: int, rate: float, warmup: float
+) -> dict[str, Any]:
+    """``run_point``'s figures from what it ``got``: the fleet's publishes and acks, the
+    commentators' frames, the spectators' counts, the feed's sizes, the CPU samples."""
+    timed, desk_seen, read, sizes = got["timed"], got["desk"], got["clients"], got["feed"]
+    (busy0, busy1), (rss0, rss1) = got["busy"], got["rss"]
     start_ns = timed["start_ns"] + int(warmup * 1e9)
     last_pub = max(row[2] for row in timed["sent"])
-    wall, cpu = sampler.between(start_ns, last_pub)
+    wall, cpu = got["sampler"].between(start_ns, last_pub)
     in_window = [row for row in timed["sent"] if start_ns <= row[2] <= last_pub]
     accepted = sum(1 for row in in_window if row[4])
-    frames = desk_seen["frames"] + read[0]["frames"]
+    frames = desk_seen["frames"] + read["frames"]
     busy, total = busy1[0] - busy0[0], busy1[1] - busy0[1]
+    n = len(setup["events"])
     return {
         "tables": n,
         "clients": clients,
@@ -337,23 +358,26 @@ def run_point(
         "rate_per_table": rate,
         "events_published": len(timed["sent"]),
         "events_in_window": len(in_window),
-        "accepted_in_window": accepted,
+        "accepted_in_window": accepted,  # acknowledged within 5 s of the last publish
+        "acked_pct": round(100 * accepted / max(len(in_window), 1), 1),
+        "feed_messages_per_event": round(sizes["messages"] / max(len(timed["sent"]), 1), 2),
         "window_s": round(wall, 1),
         "ingest_cpu_ms_per_event": round(1000 * cpu["ingest"] / max(accepted, 1), 3),
         "cpu_pct": {k: round(100 * v / max(wall, 1e-9), 1) for k, v in cpu.items()},
         "edges_cpu_us_per_frame": round(1e6 * cpu["edges"] / max(frames, 1), 1),
-        "frames": {"commentators": desk_seen["frames"], "spectator_rows": read[0]["frames"]},
+        "frames": {"commentators": desk_seen["frames"], "spectator_rows": read["frames"]},
         "commentator_mib": round(desk_seen["bytes"] / 2**20, 2),
         "edges_kib_per_connection": round((rss1 - rss0) / max(clients + n, 1), 2),
         "feed": sizes,
         "latency": latency(setup, timed["sent"], desk_seen["marks"], start_ns),
-        "closed": {"commentators": desk_seen["closed"], "spectators": read[0].get("closes", {})},
+        "closed": {"commentators": desk_seen["closed"], "spectators": read.get("closes", {})},
+        "commentators_silent": desk_seen["silent"],  # no frame in the whole run
         "machine": {
             "nproc": os.cpu_count(),
             "loadavg": [round(x, 2) for x in os.getloadavg()],
             "busy_pct_of_all_cores": round(100 * busy / max(total, 1), 1),
         },
-        "pids": [p for v in groups.values() for p in v] + [pools[0].pid],
+        "pids": got["pids"],
     }
 
 
@@ -414,6 +438,8 @@ def measure(args: argparse.Namespace, trees: dict[str, Path], root: Path) -> dic
                 result["saturation"] = saturation(args, tables, trees[name], root / name)
             point[name] = result
             print(summary(name, result), flush=True)
+            if args.json:  # what is measured so far, should a later point fail
+                args.json.write_text(json.dumps({**out, "partial": point}, indent=1) + "\n")
         if "against" in point:
             point["ratios"] = ratios(point["this"], point["against"])
             print(f"{point['tables']} tables  this/against: {point['ratios']}", flush=True)
@@ -454,7 +480,8 @@ def ratios(this: dict[str, Any], against: dict[str, Any]) -> dict[str, float | N
 def summary(name: str, r: dict[str, Any]) -> str:
     lat, feed = r["latency"], r["feed"]
     return (
-        f"{r['tables']} tables {name}: ingest {r['ingest_cpu_ms_per_event']} ms CPU/event,"
+        f"{r['tables']} tables {name}: ingest {r['ingest_cpu_ms_per_event']} ms CPU/event"
+        f" ({r['cpu_pct']['ingest']} % of a core, {r['acked_pct']} % acked),"
         f" edges {r['edges_cpu_us_per_frame']} µs/frame, {r['edges_kib_per_connection']}"
         f" KiB/conn, feed max {feed['max_bytes']} B (p99 {feed['p99_bytes']}, over 64 KB"
         f" {feed['over_64k']}), e2e p99 {lat['all'].get('p99_ms')} ms, load"

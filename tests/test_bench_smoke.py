@@ -392,13 +392,16 @@ def test_event_cost_quick(tmp_path: Path) -> None:
     r = point["this"]
     assert r["tables"] == 6 == r["commentators"] and r["clients"] == 20
     assert 0 < r["accepted_in_window"] == r["events_in_window"] <= r["events_published"]
+    assert r["acked_pct"] == 100 and r["feed_messages_per_event"] > 0
     assert r["latency"]["missing"] == 0 and r["latency"]["all"]["n"] == r["events_in_window"]
     assert r["latency"]["ack"]["n"] == r["events_in_window"]
     timed = set(r["latency"]) - {"all", "ack", "missing", "kinds_not_timed"}
     assert timed and timed <= set(bench.KINDS)
     assert r["ingest_cpu_ms_per_event"] > 0 and r["edges_cpu_us_per_frame"] > 0
-    assert r["frames"]["commentators"] > 0 and r["closed"]["commentators"] == 0
+    assert r["frames"]["commentators"] > 0 and r["closed"]["commentators"] == {}
+    assert r["commentators_silent"] == 0
     assert r["feed"]["messages"] > 0 and 0 < r["feed"]["p99_bytes"] <= r["feed"]["max_bytes"]
+    assert r["feed"]["redis_output_limit_cuts"] == 0
     assert r["machine"]["nproc"] >= 1 and len(r["machine"]["loadavg"]) == 3
     for pid in r["pids"]:
         assert not Path(f"/proc/{pid}").exists(), pid
