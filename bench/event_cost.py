@@ -79,6 +79,7 @@ SCALES = {  # tables, clients, seconds, warmup
 KINDS: tuple[str, ...] = ("start", "fold", "check", "call", "bet", "raise", "win", "fold_out")
 KINDS += ("undo", "void", "confirm")  # the corrections (void and confirm: once a session)
 BEHIND_MS = 1000.0  # a rate is sustained while ack and frame p99 stay under this
+SATURATION_STEPS = 12  # x1.5 each: up to 86 times --rate
 
 
 # -- the events and their kinds ------------------------------------------------------------------
@@ -450,15 +451,19 @@ def measure(args: argparse.Namespace, trees: dict[str, Path], root: Path) -> dic
 def saturation(args: argparse.Namespace, tables: int, tree: Path, root: Path) -> dict[str, Any]:
     """Raise the rate x1.5 from ``--rate`` until not ``sustained``: the highest sustained."""
     rate, best, steps = args.rate, 0.0, []
+    warmup = min(args.warmup, 2.0)
     while True:
-        setup = plan(tables, args.saturate_seconds, args.warmup, rate, args.seed)
-        point = run_point(root / f"sat-{tables}-{rate:g}", setup, tree, 0, rate, args.seed, 2.0)
+        setup = plan(tables, args.saturate_seconds, warmup, rate, args.seed)
+        work = root / f"sat-{tables}-{rate:g}"
+        point = run_point(work, setup, tree, 0, rate, args.seed, warmup)
         events_per_s = point["accepted_in_window"] / max(point["window_s"], 1e-9)
         ok = sustained(point)
         steps.append({"rate": rate, "events_per_s": round(events_per_s), "sustained": ok})
-        if not ok or len(steps) >= 8:
+        if not ok:
             break
         best = max(best, events_per_s)
+        if len(steps) == SATURATION_STEPS:
+            break
         rate *= 1.5
     return {"highest_sustained_events_per_s": round(best), "steps": steps}
 

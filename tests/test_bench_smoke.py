@@ -430,6 +430,21 @@ def test_event_cost_times_every_kind() -> None:
     assert lat["ack"]["n"] == 4 and lat["kinds_not_timed"][0] == "check"
 
 
+def test_event_cost_sustained() -> None:
+    """A rate is sustained while every event's frame came and the ack's and the frame's p99
+    stay under a second."""
+    bench = load("event_cost")
+
+    def point(e2e: float, ack: float, missing: int = 0) -> dict[str, Any]:
+        lat = {"all": {"p99_ms": e2e}, "ack": {"p99_ms": ack}, "missing": missing}
+        return {"latency": lat, "accepted_in_window": 10}
+
+    assert bench.sustained(point(900.0, 300.0))
+    assert not bench.sustained(point(1200.0, 300.0))
+    assert not bench.sustained(point(90.0, 1300.0))
+    assert not bench.sustained(point(90.0, 30.0, missing=1))
+
+
 def test_publish_plan_phases() -> None:
     """Tables publish one event a period each: evenly spread phases by default, independent
     random ones with a seed (the same for the same seed, so two trees get the same load)."""
