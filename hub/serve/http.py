@@ -242,7 +242,9 @@ class _Endpoints:
         """``GET /api/topics``: every topic family as a client may know it (its pattern,
         parameters, audiences, least role, what a console reads, REST route, delta): the
         browser's pages build topic names from it."""
-        return _json({"topics": topic_list()})
+        answer = _json({"topics": topic_list()})
+        answer.headers["access-control-allow-origin"] = "*"  # (a page of another origin's)
+        return answer
 
     def ruling(self, op: str) -> Any:
         """``POST /api/{op}`` of an official's ruling: the websocket op's body and codes."""
