@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 import websockets
+from playwright.sync_api import Page
 
 from hub.bus.memory import MemoryBus
 from hub.domain.states import Role
@@ -25,6 +26,7 @@ from hub.serve.auth import check_topic
 from hub.wire.signing import session_proof
 from hub.wire.topics import LIVE, OWN, PROGRAM, PUBLIC, TopicKey
 from tests.hubharness import COMMENTATOR, ingest_hub, unique_tournament
+from tests.test_overlays_hub import HubThread
 
 
 def toy_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
@@ -142,3 +144,34 @@ def test_the_program_and_the_embargo_read_the_declarations() -> None:
     assert {f.name for f in FAMILIES.values() if f.embargo} == {"deal", "compare"}
     with pytest.raises(ValueError, match="program"):
         Family("bad", (), toy_keys, toy_build, audiences=(PUBLIC, PROGRAM))
+
+
+def test_the_browser_builds_topic_names_from_the_hub_s_list(toy: Family, page: Page) -> None:
+    """The overlays' ``js/topics.js`` reads the families the hub serves: the toy family declared
+    here is one a page can name and subscribe to (Chromium, a real hub), and a name the hub
+    does not serve is refused in the page, not sent."""
+    hub = HubThread("toy")
+    hub.start()
+    try:
+        table = hub.config.tables[0]
+        page.goto(f"{hub.url}/overlays/index.html")
+        got = page.evaluate(
+            """async (table) => {
+            const t = await import('./js/topics.js');
+            let refused = null;
+            try { t.topic('nope'); } catch (err) { refused = err.message; }
+            return [t.topic('toy', table), t.topic('compare', 3, 5), t.family('toy').role,
+              t.parseTopic('toy', `toy:${table}`), refused, Object.keys(t.FAMILIES)];
+        }""",
+            table,
+        )
+        assert got == [
+            f"toy:{table}",
+            "compare:3:5",
+            "commentator",
+            {"table": table},
+            'the hub serves no topic family "nope"',
+            list(FAMILIES),
+        ]
+    finally:
+        hub.stop()
