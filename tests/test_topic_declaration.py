@@ -8,7 +8,9 @@ declarations too: the program feed's, the embargo's and the REST routes'."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -175,3 +177,16 @@ def test_the_browser_builds_topic_names_from_the_hub_s_list(toy: Family, page: P
         ]
     finally:
         hub.stop()
+
+
+def test_the_protocol_documents_every_declared_route() -> None:
+    """docs/protocol.md's REST table has a row for every family's route, and a POST row for a
+    route that takes an operator command (``Family.command``), read from the declarations."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text()
+    for fam in FAMILIES.values():
+        if fam.route is None:
+            continue
+        path = re.sub(r"\\\{[a-z]+:int\\\}", r"\\{[a-z]+\\}", re.escape(fam.route))
+        for method in ("GET", *(("POST",) if fam.command else ())):
+            row = re.compile(rf"^\| `{method} {path}` \|", re.MULTILINE)
+            assert row.search(text), f"docs/protocol.md: no row for {method} {fam.route}"
