@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 import private_redis  # noqa: E402
 import websockets  # noqa: E402
 
+from hub.engine.families import topic_space  # noqa: E402
 from hub.files.config import load_config  # noqa: E402
-from hub.wire.topics import TopicSpace  # noqa: E402
 
 SAMPLE = ROOT / "samples" / "ifp6.toml"
 COMMENTATOR = "bench-desk-storm-commentator-token"
@@ -93,7 +93,7 @@ def desk_topics(count: int = 30) -> list[str]:
     """The desk's 30 topics (standings, projection, onair, ticker, clock, suggestions, every
     table, seat and deal); more: comparisons, up to a connection's 64."""
     config = load_config(SAMPLE)
-    space = TopicSpace.of(config)
+    space = topic_space(config)
     allowed = [t.name for t in space if space.check("commentator", t.name) is None]
     topics = ["standings", "projection", "onair", "ticker", "clock", "suggestions"]
     topics += [f"table:{t}" for t in config.tables] + [f"seat:{s}" for s in range(1, 7)]

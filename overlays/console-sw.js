@@ -23,6 +23,8 @@ const FILES = [
   'js/rules.js',
   'js/duplicast.js',
   'js/sign.js',
+  'js/topics.js',
+  '../api/topics', // the hub's topic families (js/topics.js)
   'js/transition.js',
   'js/ui.js',
   'js/piecepack.js',

@@ -27,12 +27,13 @@ from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
-from starlette.responses import RedirectResponse
+from starlette.responses import JSONResponse, RedirectResponse
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from hub.engine.equities import equity_block, seat_equity, traveller_equity
+from hub.engine.families import topic_list
 from hub.wire.patch import diff
 from hub.wire.signing import session_proof
 
@@ -627,6 +628,7 @@ class FakeFeed:
             routes=[
                 WebSocketRoute("/ws", self.endpoint),
                 Route("/", lambda request: RedirectResponse("/overlays/")),
+                Route("/api/topics", lambda request: JSONResponse({"topics": topic_list()})),
                 Mount("/overlays", StaticFiles(directory=OVERLAYS, html=True)),
             ],
             lifespan=self.lifespan,

@@ -34,9 +34,9 @@ import pytest
 import websockets
 from playwright.sync_api import Browser, expect
 
+from hub.engine.families import topic_space
 from hub.files.config import load_config
 from hub.serve.feed import CATCH_UP_DELTAS
-from hub.wire.topics import TopicSpace
 from tests.browser import new_page
 from tests.nginx import Nginx, free_port
 from tests.redis_server import RedisServer
@@ -98,7 +98,7 @@ def in_thread(coro: Any) -> Any:
 
 
 def role_topics(role: str) -> list[str]:
-    space = TopicSpace.of(load_config(SAMPLE))
+    space = topic_space(load_config(SAMPLE))
     return [t.name for t in space if space.check(role, t.name) is None]
 
 

@@ -23,10 +23,11 @@ from hub.domain.config import ConfigError, parse_config
 from hub.domain.schedule import deal_clashes
 from hub.domain.scoring import TeamStanding
 from hub.engine.core import Engine
+from hub.engine.families import topic_name
 from hub.engine.simulate import simulate_session
 from hub.files.config import load_config
 from hub.files.decks import load_decks
-from hub.wire.topics import LIVE, PUBLIC, topic_name
+from hub.wire.topics import LIVE, PUBLIC
 from tests.factories import make_decks
 from tests.test_projections import Client, assert_projected
 

@@ -35,10 +35,10 @@ from hub.engine.changes import (
     TickerItem,
 )
 from hub.engine.core import Engine
-from hub.engine.families import FEEDS, UNDECLARED, TopicKeys, feeds_of, touched_by
+from hub.engine.families import FAMILIES, FEEDS, UNDECLARED, TopicKeys, feeds_of, touched_by
 from hub.engine.projections import Projections
 from hub.engine.simulate import simulate_session
-from hub.wire.topics import AUDIENCES, FAMILIES, TopicKey
+from hub.wire.topics import AUDIENCES, TopicKey
 from tests.factories import config_data, make_decks
 from tests.test_event import SMALL
 from tests.test_event import event as console_event
@@ -95,7 +95,7 @@ def test_the_known_wrongs_of_the_old_registry_are_right() -> None:
 
 def test_a_family_touches_only_its_own_topics() -> None:
     config = parse_config(config_data(seats=3, deals=4), "<test>")
-    keys = TopicKeys(config)
+    keys = TopicKeys(config, FAMILIES)
     for event in SAMPLES:
         for feed in feeds_of(type(event)):
             emitted = list(feed.keys(keys, event))

@@ -20,6 +20,7 @@ from hub.bus.memory import MemoryBus
 from hub.client.logreplay import replay_log
 from hub.domain.config import ConfigError, TournamentConfig, parse_config
 from hub.engine.core import Engine
+from hub.engine.families import FAMILIES, topic_space
 from hub.engine.simulate import simulate_session
 from hub.roles.edge import EdgeSource
 from hub.serve.auth import Auth
@@ -73,7 +74,7 @@ def test_outputs_are_named_with_their_delays() -> None:
         "venue": ("program:venue", 300.0),
         "press": ("program", 1200.0),
     }
-    space = TopicSpace.of(config)
+    space = topic_space(config)
     assert space.output(None) == space.output("program") == "program"
     assert space.output("venue") == "program:venue" and space.output("press") == "program"
     assert space.output("nope") is None
@@ -113,8 +114,8 @@ def test_bad_outputs_are_named_at_their_line(extra: str, message: str) -> None:
 
 def test_an_output_is_a_program_audience() -> None:
     assert kind(VENUE_AUDIENCE) == PROGRAM and kind("live") == "live"
-    assert key_for(VENUE_AUDIENCE, "table:1") == (VENUE_AUDIENCE, "table:1")
-    assert key_for(VENUE_AUDIENCE, "projection") == (LIVE, "projection")  # refused before
+    assert key_for(VENUE_AUDIENCE, "table:1", FAMILIES) == (VENUE_AUDIENCE, "table:1")
+    assert key_for(VENUE_AUDIENCE, "projection", FAMILIES) == (LIVE, "projection")  # refused before
 
 
 # ---------------------------------------------------------------------- the engine
@@ -275,7 +276,7 @@ async def test_an_edge_serves_each_output_from_the_feed_channel() -> None:
     table = f"table:{first['table']}"
     bus = MemoryBus()
     await bus.connect()
-    edge = EdgeSource(bus, config.id, topics=TopicSpace.of(config))
+    edge = EdgeSource(bus, config.id, topics=topic_space(config))
     async with ingest_hub(bus, config, decks):
         server = await serve(create_app(edge, overlays_dir=OVERLAYS, auth=auth()), "127.0.0.1", 0)
         try:
@@ -333,7 +334,7 @@ class _Source:
 def test_a_connection_reads_the_output_it_names(
     config: TournamentConfig | None, query: dict[str, str], code: str | None, audience: str | None
 ) -> None:
-    topics = None if config is None else TopicSpace.of(config)
+    topics = None if config is None else topic_space(config)
     service = FeedService(_Source(topics), Auth(), OriginPolicy())
     problem = service.feed_problem(query)
     assert (problem or {}).get("code") == code, problem

@@ -703,9 +703,10 @@ def test_one_topic_check_for_a_tournament_and_for_any_name() -> None:
     """``TopicSpace.check`` (a running tournament) and ``hub.serve.auth.check_topic`` (a name of any
     tournament) are one check (``hub.wire.topics.refusal``): they agree on every topic of a
     tournament, for every role, and on names that are no topic at all."""
+    from hub.engine.families import FAMILIES
     from hub.wire.topics import ROLES, TopicSpace, parse_topic
 
-    space = TopicSpace(tables=(1, 2), seats=3, deals=4)
+    space = TopicSpace(FAMILIES, tables=(1, 2), seats=3, deals=4)
     garbage = [
         "",
         "nope",
@@ -720,7 +721,7 @@ def test_one_topic_check_for_a_tournament_and_for_any_name() -> None:
     ]
     for role in ROLES:
         for topic in space:
-            assert parse_topic(topic.name) == topic
+            assert parse_topic(topic.name, FAMILIES) == topic
             assert check_topic(role, topic.name) == space.check(role, topic.name)
         for name in garbage:
             assert check_topic(role, name) == space.check(role, name) == "unknown_topic"

@@ -22,6 +22,7 @@ from typing import Any
 from hub.bus import open_bus, redacted_url
 from hub.domain.states import ProcessRole
 from hub.engine.core import Engine
+from hub.engine.families import topic_space
 from hub.files.config import load_config
 from hub.files.decks import KEY_ENV, KEY_FILE_ENV, load_decks
 from hub.roles.edge import EdgeSource
@@ -43,7 +44,6 @@ from hub.serve.links import (
     roles_off,
 )
 from hub.serve.proxies import TRUSTED_PROXIES_ENV, TrustedProxies
-from hub.wire.topics import TopicSpace
 
 NO_CONSOLES_WARNING = (
     "duplicast serve: WARNING: the tournament file has no [consoles] section: any console "
@@ -175,13 +175,13 @@ async def _open_source(
 
     limits = Limits(max_per_address=args.max_per_address)
     if args.role == ProcessRole.EDGE:  # an edge never needs the deck key: it holds no cards
-        return EdgeSource(bus, config.id, topics=TopicSpace.of(config), limits=limits), None, None
+        return EdgeSource(bus, config.id, topics=topic_space(config), limits=limits), None, None
     decks = load_decks(config, args.config.parent, dict(os.environ))
     if args.role == ProcessRole.INGEST and args.feed == "separate":
         lost = asyncio.Event()
         writer = Ingest(bus, Engine(config, decks), feed=False, on_lost=lost.set)
         writer.signed.keys = keys
-        source = WriterSource(bus, config.id, writer, topics=TopicSpace.of(config), limits=limits)
+        source = WriterSource(bus, config.id, writer, topics=topic_space(config), limits=limits)
         await writer.start()
         return source, writer, lost
     ingest = IngestSource(bus, Engine(config, decks), own_bus=False, limits=limits, keys=keys)

@@ -82,7 +82,7 @@ class Engine:
         program: bool = True,
     ) -> None:
         self.state = TournamentState(config, decks)
-        self.topics = TopicSpace.of(config)
+        self.topics = TopicSpace.of(FEEDS, config)
         self.admission = Admission(config, self.state.tables.keys())
         delay = config.release_delay if release_delay is None else release_delay
         self.release = Release(self.state, delay)

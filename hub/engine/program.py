@@ -25,39 +25,41 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
+from hub.engine.families.base import NOW, Family
 from hub.wire.patch import TopicChange
 from hub.wire.topics import LIVE, PROGRAM, PUBLIC, Topic, TopicKey, TopicSpace, program_outputs
 
 __all__ = [
-    "HELD",
     "HOLD_REASON",
-    "NOW",
-    "SOURCE",
     "Program",
     "ProgramFeed",
     "hold_payload",
     "is_now",
+    "source_of",
 ]
 
 HOLD_REASON = "hand in progress"
-HELD = ("table", "compare", "deal")  # the families that show a deal's play: held until public
-SOURCE = {  # family -> the delayed engine's audience it comes from
-    "table": LIVE,
-    "compare": LIVE,
-    "deal": LIVE,
-    "standings": PUBLIC,
-    "seat": PUBLIC,
-    "ticker": PUBLIC,
-}
-NOW = ("onair", "clock")  # the real engine's public topics, not delayed
+
+
+def _declared(topic: Topic) -> Family:
+    return cast(Family, topic.family)  # (a TopicSpace holds the families' declarations)
+
+
+def source_of(topic: Topic | None) -> str | None:
+    """The delayed engine's audience a program topic comes from (``Family.program``), or None:
+    not a topic of the program feed, or one the real engine answers now."""
+    if topic is None:
+        return None
+    source = _declared(topic).program
+    return None if source == NOW else source
 
 
 def is_now(topics: TopicSpace, name: str) -> bool:
-    """Is ``name`` a program topic the real engine answers now (``NOW``)?"""
+    """Is ``name`` a program topic the real engine answers now (``Family.program`` NOW)?"""
     topic = topics.get(name)
-    return topic is not None and topic.family.name in NOW
+    return topic is not None and _declared(topic).program == NOW
 
 
 class Delayed(Protocol):
@@ -94,8 +96,8 @@ def hold_payload(topic: Topic, deal: int) -> dict[str, Any]:
 def _deal_shown(topic: Topic, payload: Mapping[str, Any] | None) -> int | None:
     """The deal a payload of a held family shows: a deal's or traveller's own; a live table's
     hand in progress, else the hand it just finished (its idle state still tells of it)."""
-    if topic.family.name != "table":
-        return topic.args[0]
+    if "deal" in topic.family.params:
+        return topic.arg("deal")
     if payload is None:
         return None
     deal = payload.get("deal")
@@ -147,7 +149,7 @@ class ProgramFeed:
         for change in self.delayed.changes():
             audience, name = change.key
             topic = self.topics.get(name)
-            if topic is None or SOURCE.get(topic.family.name) != audience:
+            if topic is None or source_of(topic) != audience:
                 continue
             filtered = self._filtered(topic, change)
             if filtered is not None:
@@ -157,7 +159,7 @@ class ProgramFeed:
             for name, deal in list(self.held.items()):
                 if not self.real.deal_released(deal):
                     continue
-                payload = self.delayed.materialize((LIVE, name))
+                payload = self.delayed.materialize((source_of(self.topics.get(name)) or LIVE, name))
                 if payload is not None:
                     del self.held[name]
                     out.append(TopicChange((self.audience, name), None, payload))
@@ -165,7 +167,7 @@ class ProgramFeed:
 
     def _filtered(self, topic: Topic, change: TopicChange) -> TopicChange | None:
         key = (self.audience, topic.name)
-        if topic.family.name not in HELD:
+        if not _declared(topic).held:
             return TopicChange(key, change.patch, change.payload)
         deal = _deal_shown(topic, change.payload)
         if deal is not None and not self.real.deal_released(deal):
@@ -188,11 +190,11 @@ class ProgramFeed:
 
     def _read(self, key: TopicKey, read: Any, *, note: bool) -> dict[str, Any] | None:
         topic = self.topics.get(key[1])
-        source = SOURCE.get(topic.family.name) if topic is not None else None
+        source = source_of(topic)
         if topic is None or source is None:
             return None
         payload: dict[str, Any] | None = read((source, topic.name))
-        if topic.family.name not in HELD or payload is None:
+        if not _declared(topic).held or payload is None:
             return payload
         deal = _deal_shown(topic, payload)
         if deal is not None and not self.real.deal_released(deal):
@@ -204,11 +206,7 @@ class ProgramFeed:
         return payload
 
     def topic_keys(self) -> list[TopicKey]:
-        return [
-            (self.audience, t.name)
-            for t in self.topics
-            if t.family.name in SOURCE or t.family.name in NOW
-        ]
+        return [(self.audience, t.name) for t in self.topics if _declared(t).program is not None]
 
     def restore(self, engine: Mapping[str, Any], pending: list[Mapping[str, Any]]) -> None:
         """Take the delayed engine's snapshot and the records it awaits (``Program.snapshot``)."""

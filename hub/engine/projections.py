@@ -32,7 +32,7 @@ from hub.engine.changes import (
 from hub.engine.families import FEEDS, Model, Payloads, TopicKeys, feeds_of
 from hub.engine.tournament import TournamentState
 from hub.wire.patch import Recorder, TopicChange
-from hub.wire.topics import FAMILIES, LIVE, TopicKey
+from hub.wire.topics import LIVE, TopicKey
 
 __all__ = ["Projections", "TopicChange"]
 
@@ -57,7 +57,7 @@ class Projections:
         self.board: Scoreboard | EventScoreboard | None = None
         config = state.config
         self._seats = tuple(range(1, config.seats + 1))
-        self.keys = TopicKeys(config)
+        self.keys = TopicKeys(config, FEEDS)
         self._k = self.keys.k
         # Event class -> the families that declare it (the routing table).
         self._routes = {cls: feeds_of(cls) for cls in get_args(EngineEvent)}
@@ -71,10 +71,7 @@ class Projections:
             for cls, feeds in self._routes.items()
         }
         self._model_keys = {
-            self._k[a][f.name]
-            for f in FEEDS.values()
-            if f.model is not None
-            for a in FAMILIES[f.name].audiences
+            self._k[a][f.name] for f in FEEDS.values() if f.model is not None for a in f.audiences
         }
         # (class, *its routed_by fields) -> (every topic it touches, those to rebuild).
         self._route_fields = {c: getattr(c, "routed_by", None) for c in self._routes}

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from hub.domain.states import Audience, Role
+from hub.engine.families import FAMILIES
 from hub.wire.signing import is_proof, session_proof, signing_key
 from hub.wire.topics import parse_topic, refusal
 
@@ -172,21 +173,21 @@ def audience_for(role: Role | str, feed: str | None = None) -> Audience:
 
 
 def program_topic(topic: object) -> bool:
-    """Does the program feed have this topic (``hub.wire.topics.FAMILIES`` audiences)?"""
-    found = parse_topic(topic)
+    """Does the program feed have this topic (its family's audiences)?"""
+    found = parse_topic(topic, FAMILIES)
     return found is not None and Audience.PROGRAM in found.family.audiences
 
 
 def is_topic(topic: object) -> bool:
     """Is this the name of a topic of some tournament (a family and whole-number parameters)?
     A running hub checks names against its tournament's ``TopicSpace`` instead."""
-    return parse_topic(topic) is not None
+    return parse_topic(topic, FAMILIES) is not None
 
 
 def check_topic(role: Role | str, topic: object, table: int | None = None) -> str | None:
     """The error code refusing a subscription (``unknown_topic``, ``forbidden``), or None: the
     same check as ``TopicSpace.check``, on a name of any tournament."""
-    return refusal(role, parse_topic(topic), table)
+    return refusal(role, parse_topic(topic, FAMILIES), table)
 
 
 def may_subscribe(role: Role | str, topic: object) -> bool:

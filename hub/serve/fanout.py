@@ -31,6 +31,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Mapping
 
+from hub.engine.families import FAMILIES
 from hub.serve.feedclient import CatchUp, Client, Sink
 from hub.serve.limits import Limits
 from hub.wire.frames import Outgoing
@@ -101,7 +102,7 @@ class Fanout:
             if self._addresses[client.address] <= 0:
                 del self._addresses[client.address]
         for topic in client.topics:
-            self._forget(client, key_for(client.audience, topic))
+            self._forget(client, key_for(client.audience, topic, FAMILIES))
         client.topics.clear()
         client.stale.clear()
         if client.console is not None and self.console_left is not None:
@@ -142,7 +143,7 @@ class Fanout:
             return None
         if topic not in client.topics and len(client.topics) >= self.limits.max_topics:
             return "too_many_topics"
-        key = key_for(client.audience, topic)
+        key = key_for(client.audience, topic, FAMILIES)
         self._settle()
         client.drop_topic(topic)
         outs = self.store.catch_up(key, client.format, resume)
@@ -186,7 +187,7 @@ class Fanout:
     def unsubscribe(self, client: Client, topic: str) -> None:
         client.topics.discard(topic)
         client.drop_topic(topic)
-        self._forget(client, key_for(client.audience, topic))
+        self._forget(client, key_for(client.audience, topic, FAMILIES))
 
     def publish(self, key: TopicKey, frames: Mapping[str, Outgoing]) -> None:
         """Send an update, already encoded once per wire format (``frames[fmt]``), to every

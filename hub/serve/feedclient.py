@@ -26,6 +26,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+from hub.engine.families import FAMILIES
 from hub.serve.limits import Limits
 from hub.wire.frames import FORMATS, Outgoing
 from hub.wire.topics import TopicKey, key_for
@@ -362,7 +363,7 @@ class Client:
         self._stale_since = None
         for topic in stale:
             if topic in self.topics:
-                key = key_for(self.audience, topic)
+                key = key_for(self.audience, topic, FAMILIES)
                 for out in self.fanout.store.catch_up(key, self.format, None):
                     self.enqueue(topic, out, burst=True)
 

@@ -30,6 +30,7 @@ from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 
 from hub.engine.bounds import MAX_COMMAND_BYTES
+from hub.engine.families import FAMILIES, Family, topic_list
 from hub.metrics import CONTENT_TYPE, Metrics
 from hub.serve.asgisink import AsgiSink
 from hub.serve.auth import CONSOLE, OPERATOR, PUBLIC, Auth, Role
@@ -43,8 +44,6 @@ from hub.serve.proxies import TrustedProxies
 from hub.serve.rulings import RULINGS, ruling_command
 from hub.serve.service import FeedService, token_spelling
 from hub.wire.codec import CodecError, from_json_strict, pack, to_json
-from hub.wire.standings_select import select_standings
-from hub.wire.topics import FAMILIES, Family
 
 __all__ = ["FeedSource", "ListenError", "RunningServer", "create_app", "serve", "tune_gc"]
 
@@ -82,10 +81,20 @@ class FeedSource(Protocol):
 SIGNATURE_HEADER = "x-duplicast-signature"
 """A REST command's signature: HMAC-SHA256 of the body with the operator's signing key, hex
 (docs/security.md has the curl recipe)."""
-SELECT = ("scope", "stage", "session", "group")  # the standings' REST query parameters
 RETRY_AFTER = 2
 """Seconds a REST client is told to wait (``Retry-After``) when this process holds no current
 state of a topic: a standby ingest takes over within its lease's time to live (5 s)."""
+
+
+def _onair_body(body: Any) -> tuple[dict[str, Any] | None, str]:
+    if isinstance(body, dict) and isinstance(body.get("slot"), str) and "value" in body:
+        return {"op": "onair", "slot": body["slot"], "value": body["value"]}, ""
+    return None, "needs 'slot' and 'value'"
+
+
+REST_COMMANDS = {"onair": _onair_body}
+"""The operator commands a topic's route takes by POST (``Family.command``): the command
+from the body, or why not."""
 
 
 async def read_capped(request: Request, cap: int) -> bytes | None:
@@ -181,15 +190,16 @@ class _Endpoints:
         role = self.auth.role_for(token.strip() or None)
         return PUBLIC if role == CONSOLE else role  # over REST a console reads as the public
 
-    async def _topic(self, request: Request, topic: str) -> Response:
-        """A topic's snapshot; the standings take ``scope``, ``stage``, ``session`` and
-        ``group`` to serve one block of it (``hub.wire.standings_select``)."""
+    async def _topic(self, request: Request, topic: str, family: Family) -> Response:
+        """A topic's snapshot; a family that declares a ``select`` serves the part of it its
+        ``query`` parameters pick (the standings: ``scope``, ``stage``, ``session`` and
+        ``group``, ``hub.wire.standings_select``)."""
         role = self._role(request)
         if role is None:
             return _json({"error": "unauthorized", "message": "unknown token"}, 401)
         code = self.valid_topic(role, topic)
         if code == "forbidden":
-            needs = "operator" if topic == "ops" else "commentator or operator"
+            needs = "operator" if family.role == OPERATOR else "commentator or operator"
             return _json({"error": code, "message": f"topic {topic} needs the {needs} role"}, 403)
         if code is not None:
             return _json({"error": "not_found", "message": f"no topic named {topic!r}"}, 404)
@@ -206,34 +216,35 @@ class _Endpoints:
         seq, payload = store.snapshot(key)
         if seq == 0:
             return _json({"error": "not_found", "message": f"topic {topic} has no data yet"}, 404)
-        if topic == "standings":
-            picked = {k: request.query_params.get(k) for k in SELECT}
+        if family.select is not None:
+            picked = {k: request.query_params.get(k) for k in family.query}
             if any(v is not None for v in picked.values()):
-                chosen = select_standings(payload, **picked)
+                chosen = family.select(payload, **picked)
                 if isinstance(chosen, str):
                     return _json({"error": "not_found", "message": chosen}, 404)
                 payload = chosen
         return _json({"topic": topic, "seq": seq, "data": payload})
 
     def topic_route(self, family: Family) -> Any:
-        """The REST endpoint of a topic family: its path parameters name the topic."""
+        """The REST endpoint of a topic family: its path parameters name the topic; a POST
+        is the operator command the family declares (``Family.command``)."""
 
         async def endpoint(request: Request) -> Response:
+            if request.method == "POST" and family.command is not None:
+                op = family.command
+                return await self._command(request, op, REST_COMMANDS[op])
             args = [request.path_params[p] for p in family.params]
-            return await self._topic(request, family.name_of(*args))
+            return await self._topic(request, family.name_of(*args), family)
 
         return endpoint
 
-    async def onair(self, request: Request) -> Response:
-        if request.method == "GET":
-            return await self._topic(request, FAMILIES["onair"].name_of())
-
-        def shape(body: Any) -> tuple[dict[str, Any] | None, str]:
-            if isinstance(body, dict) and isinstance(body.get("slot"), str) and "value" in body:
-                return {"op": "onair", "slot": body["slot"], "value": body["value"]}, ""
-            return None, "needs 'slot' and 'value'"
-
-        return await self._command(request, "onair", shape)
+    async def topics(self, request: Request) -> Response:
+        """``GET /api/topics``: every topic family as a client may know it (its pattern,
+        parameters, audiences, least role, what a console reads, REST route, delta): the
+        browser's pages build topic names from it."""
+        answer = _json({"topics": topic_list()})
+        answer.headers["access-control-allow-origin"] = "*"  # (a page of another origin's)
+        return answer
 
     def ruling(self, op: str) -> Any:
         """``POST /api/{op}`` of an official's ruling: the websocket op's body and codes."""
@@ -376,11 +387,11 @@ def create_app(
     routes: list[BaseRoute] = [
         WebSocketRoute("/ws", ep.websocket),
         *(
-            Route(f.route, ep.topic_route(f))
+            Route(f.route, ep.topic_route(f), methods=["GET", "POST"] if f.command else ["GET"])
             for f in FAMILIES.values()
-            if f.route is not None and f.name != "onair"
+            if f.route is not None
         ),
-        Route(FAMILIES["onair"].route or "/api/onair", ep.onair, methods=["GET", "POST"]),
+        Route("/api/topics", ep.topics),
         *(Route(f"/api/{op}", ep.ruling(op), methods=["POST"]) for op in RULINGS),
         Route("/api/export/phh", ep.export_phh),
         Route("/healthz", ep.healthz),

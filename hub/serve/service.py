@@ -15,8 +15,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from hub.engine.families import FAMILIES
 from hub.serve.auth import (
     FEEDS,
+    OPERATOR,
     PUBLIC,
     Auth,
     ConsoleSeat,
@@ -37,7 +39,7 @@ from hub.wire.codec import CodecError, from_json_strict, unpack_strict
 from hub.wire.frames import FORMATS
 from hub.wire.topics import PROGRAM, TopicSpace, kind
 
-__all__ = ["FeedService", "TopicCheck"]
+__all__ = ["FeedService", "TopicCheck", "least_role"]
 
 log = logging.getLogger(__name__)
 
@@ -409,7 +411,13 @@ def _unsigned(request: dict[str, Any]) -> dict[str, Any] | str:
     return {**inner, _ENVELOPE: (text, sig)}
 
 
-_ANY = TopicSpace(tables=(), seats=0, deals=0)  # no tournament known: outputs of any name
+_ANY = TopicSpace(FAMILIES, tables=(), seats=0, deals=0)  # no tournament: outputs of any name
+
+
+def least_role(topic: str) -> str | None:
+    """The least role that may read ``topic`` (its family's declaration), None: no family."""
+    fam = FAMILIES.get(topic.partition(":")[0])
+    return None if fam is None else fam.role
 
 
 def _forbidden(client: Client, topic: str) -> str:
@@ -420,5 +428,6 @@ def _forbidden(client: Client, topic: str) -> str:
             f"a console of table {seat.table} reads console:{seat.table} and the public "
             f"standings, seats, on-air, ticker and clock, not {topic}"
         )
-    needs = "the operator role" if topic == "ops" else "a commentator or operator token"
+    operator = least_role(topic) == OPERATOR
+    needs = "the operator role" if operator else "a commentator or operator token"
     return f"topic {topic} needs {needs}"

@@ -1,10 +1,11 @@
-"""What a topic is on the wire: every topic family declared once, and the topics a tournament has.
+"""What a topic is on the wire: what a topic family tells a client, and the topics a tournament has.
 
 A family says what a client may know of a kind of topic: its name pattern, which audiences have
-it, who may subscribe, its REST route and what its delta carries. Which engine events change it
-and how its payload is built is the engine's side (``hub.engine.families``), keyed by the same
-names. The websocket subscription check, the REST routes, the engine's read side and the
-documentation all read this one table, and nothing re-parses a topic name the hub built:
+it, who may subscribe, its REST route and what its delta carries. Each family is declared once,
+with its builder, on the engine's floor (``hub.engine.families``); this module is what is
+generic about them and takes the declarations as data. The websocket subscription check, the
+REST routes, the hub's list of topics and the documentation all read the declarations, and
+nothing re-parses a topic name the hub built:
 names from outside (a client's subscription, a REST path) are looked up in ``TopicSpace``, which
 holds exactly the topics of this tournament, so a name outside it is refused without the hub
 keeping anything of it.
@@ -19,7 +20,7 @@ tournament with more program outputs (``[broadcast.outputs]``) has an audience p
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,24 +29,23 @@ from hub.domain.states import AUDIENCES as AUDIENCES  # re-exported: projections
 from hub.domain.states import ROLES, Audience, Role
 
 __all__ = [
-    "CONSOLE_PUBLIC",
-    "FAMILIES",
+    "ANY",
     "LIVE",
+    "OWN",
     "PROGRAM",
     "PUBLIC",
     "ROLES",
+    "Families",
     "Family",
     "Topic",
     "TopicKey",
     "TopicSpace",
-    "family",
     "key_for",
     "kind",
     "output_audience",
     "parse_topic",
     "program_outputs",
     "refusal",
-    "topic_name",
 ]
 
 PUBLIC = Audience.PUBLIC
@@ -81,9 +81,13 @@ def program_outputs(config: Any) -> dict[str, tuple[str, float]]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
 class Family:
-    """One kind of topic, declared once."""
+    """What the wire knows of one kind of topic: the facts its declaration gives (the
+    declarations are the engine's, ``hub.engine.families``: a family is declared once, with
+    its builder) and what follows from them. The functions here take the declarations as data
+    (``families``: name -> declaration)."""
+
+    __slots__ = ()
 
     name: str
     params: tuple[str, ...]  # integer parameters, in name order: compare:{deal}:{seat}
@@ -91,6 +95,7 @@ class Family:
     role: str  # the least role that may subscribe
     route: str | None  # REST path (Starlette syntax), None: websocket only
     delta: str  # what a delta of it carries
+    console: str | None  # what a table's console reads of it: ANY, OWN (its table's), None
 
     def name_of(self, *args: int) -> str:
         if len(args) != len(self.params):
@@ -104,125 +109,24 @@ class Family:
     def allows(self, role: str) -> bool:
         return ROLES.index(role) >= ROLES.index(self.role)
 
-
-EVERY = (PUBLIC, LIVE, PROGRAM)  # the program's are the delayed engine's, filtered
-
-FAMILIES: dict[str, Family] = {
-    f.name: f
-    for f in (
-        Family(
-            "standings",
-            (),
-            EVERY,
-            Role.PUBLIC,
-            "/api/standings",
-            "replace of the rows whose rank, points or chips moved",
-        ),
-        Family(
-            "seat",
-            ("seat",),
-            EVERY,
-            Role.PUBLIC,
-            "/api/seats/{seat:int}",
-            "replace of the rows that moved",
-        ),
-        Family(
-            "table",
-            ("table",),
-            EVERY,
-            Role.PUBLIC,
-            "/api/tables/{table:int}",
-            "live: one action adds one row at /actions/- and replaces the seat fields it moved"
-            " (equity only when a card is dealt or someone folds)",
-        ),
-        Family(
-            "deal",
-            ("deal",),
-            EVERY,
-            Role.PUBLIC,
-            "/api/deals/{deal:int}",
-            "replace of the table row that moved (status, pot, result)",
-        ),
-        Family(
-            "compare",
-            ("deal", "seat"),
-            EVERY,
-            Role.PUBLIC,
-            "/api/compare/{deal:int}/{seat:int}",
-            "one action adds one row at /rows/{i}/actions/- and replaces what it moved (the"
-            " row's equity only when a card is dealt or someone folds)",
-        ),
-        Family(
-            "onair",
-            (),
-            EVERY,
-            Role.PUBLIC,
-            "/api/onair",
-            "replace of the slot that changed",
-        ),
-        Family(
-            "ticker",
-            (),
-            EVERY,
-            Role.PUBLIC,
-            "/api/ticker",
-            "new items at the front; the oldest leave at the end",
-        ),
-        Family(
-            "clock",
-            (),
-            EVERY,
-            Role.PUBLIC,
-            "/api/clock",
-            "replace of the fields that moved (status, level, time left as of as_of)",
-        ),
-        Family(
-            "projection",
-            (),
-            (LIVE,),
-            Role.COMMENTATOR,
-            "/api/projection",
-            "replace of the hands and rows that moved",
-        ),
-        Family(
-            "suggestions",
-            (),
-            (PUBLIC, LIVE),  # not on the program feed
-            Role.PUBLIC,
-            "/api/suggestions",
-            "replace of the entries that moved (the public's: released deals only)",
-        ),
-        Family(
-            "ops",
-            (),
-            (LIVE,),
-            Role.OPERATOR,
-            "/api/ops",
-            "replace of the fields that moved",
-        ),
-        Family(
-            "console",
-            ("table",),
-            (LIVE,),
-            Role.COMMENTATOR,  # and the console of that table (``refusal``)
-            None,
-            "replace of the fields that moved; one action adds one row at /actions/-",
-        ),
-    )
-}
-
-CONSOLE_PUBLIC = ("standings", "seat", "onair", "ticker", "clock")
-"""The public families a table's console may read besides its own ``console:{table}``: none
-that shows hands (``table``, ``deal``, ``compare``: a console has its own table's state)."""
+    def facts(self) -> dict[str, Any]:
+        """What a client may know of the family (the hub's list of topics, ``/api/topics``)."""
+        return {
+            "name": self.name,
+            "pattern": self.pattern,
+            "params": list(self.params),
+            "audiences": list(self.audiences),
+            "role": self.role,
+            "console": self.console,
+            "route": self.route,
+            "delta": self.delta,
+        }
 
 
-def family(name: str) -> Family:
-    return FAMILIES[name]
+ANY = "any"  # Family.console: every console reads it
+OWN = "own"  # Family.console: a console reads its own table's (the family's one parameter)
 
-
-def topic_name(family_name: str, *args: int) -> str:
-    """Build a topic name (the one place names are put together)."""
-    return FAMILIES[family_name].name_of(*args)
+Families = Mapping[str, Family]
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,29 +144,34 @@ class Topic:
 class TopicSpace:
     """Every topic a tournament has, by name: the only way a name from outside becomes a topic.
 
-    Built from the tournament's shape (tables, seats, deals), so its size is fixed by the
-    configuration and no client input can grow it."""
+    Built from the families' declarations and the tournament's shape (tables, seats, deals),
+    so its size is fixed by the configuration and no client input can grow it."""
 
-    def __init__(self, *, tables: Any, seats: int, deals: int, outputs: Any = None) -> None:
+    def __init__(
+        self, families: Families, *, tables: Any, seats: int, deals: int, outputs: Any = None
+    ) -> None:
         # output name -> its audience (``program_outputs``); None: any name, as its own
         self.outputs: dict[str, str] | None = outputs
+        self.families = families
         values = {
             "seat": range(1, seats + 1),
             "table": tuple(tables),
             "deal": range(1, deals + 1),
         }
         self._topics: dict[str, Topic] = {}
-        for fam in FAMILIES.values():
+        for fam in families.values():
             for args in itertools.product(*(values[p] for p in fam.params)):
                 name = fam.name_of(*args)
                 self._topics[name] = Topic(fam, args, name)
 
     @classmethod
-    def of(cls, config: Any) -> TopicSpace:
+    def of(cls, families: Families, config: Any) -> TopicSpace:
         """From a ``TournamentConfig`` (duck-typed: ``tables``, ``seats``, ``deals``, and the
         program outputs)."""
         outputs = {name: a for name, (a, _) in program_outputs(config).items()}
-        return cls(tables=config.tables, seats=config.seats, deals=config.deals, outputs=outputs)
+        return cls(
+            families, tables=config.tables, seats=config.seats, deals=config.deals, outputs=outputs
+        )
 
     def get(self, name: object) -> Topic | None:
         return self._topics.get(name) if isinstance(name, str) else None
@@ -296,36 +205,38 @@ def refusal(role: str, topic: Topic | None, table: int | None = None) -> str | N
     """The one subscription check, whoever found the topic (``TopicSpace.check`` for a running
     tournament, ``hub.serve.auth.check_topic`` for a name of any tournament): ``unknown_topic``,
     ``forbidden``, or None when ``role`` may subscribe. A console (``table``: the one it
-    writes) reads its own table's ``console:{table}`` and the families of ``CONSOLE_PUBLIC``."""
+    writes) reads the families it may read (``Family.console``: every topic of one, or its own
+    table's)."""
     if topic is None:
         return "unknown_topic"
     if role == Role.CONSOLE:
-        if topic.family.name in CONSOLE_PUBLIC:
+        reads = topic.family.console
+        if reads == ANY:
             return None
-        own = topic.family.name == "console" and table is not None and topic.args == (table,)
+        own = reads == OWN and table is not None and topic.args == (table,)
         return None if own else "forbidden"
     if not topic.family.allows(role):
         return "forbidden"
     return None
 
 
-def key_for(audience: str, topic: str) -> TopicKey:
+def key_for(audience: str, topic: str, families: Families) -> TopicKey:
     """Where a client of ``audience`` reads ``topic``: in its own audience, unless the topic's
     family has only another (a console, public otherwise, reads ``console:{t}`` of ``live``).
     Who may read it at all is ``refusal``'s call, made first."""
-    fam = FAMILIES.get(topic.partition(":")[0])
+    fam = families.get(topic.partition(":")[0])
     if fam is None or kind(audience) in fam.audiences:
         return (audience, topic)
     return (fam.audiences[0], topic)
 
 
-def parse_topic(name: object) -> Topic | None:
+def parse_topic(name: object, families: Families) -> Topic | None:
     """The topic ``name`` would be in *some* tournament (a family and whole-number parameters
     below a million), or None; a process that knows its tournament uses ``TopicSpace``."""
     if not isinstance(name, str) or len(name) > 40:
         return None
     family_name, *args = name.split(":")
-    fam = FAMILIES.get(family_name)
+    fam = families.get(family_name)
     if fam is None or len(args) != len(fam.params):
         return None
     if not all(a.isdigit() and a == str(int(a)) and len(a) < 7 for a in args):

@@ -4,6 +4,7 @@
 // this page counts down itself. Machines on air keep their clocks in sync (NTP).
 import { mountOverlay } from './duplicast.js';
 import { fmtInt } from './ui.js';
+import { topic } from './topics.js';
 
 const gfx = document.querySelector('[data-testid="gfx"]');
 const q = (id) => document.querySelector(`[data-testid="${id}"]`);
@@ -30,7 +31,7 @@ function paint() {
 }
 
 function render({ states }) {
-  clock = states.get('clock') || null;
+  clock = states.get(topic('clock')) || null;
   if (!clock || !clock.configured) return false;
   gfx.dataset.status = clock.status;
   gfx.dataset.break = String(Boolean(clock.break));
@@ -43,4 +44,4 @@ function render({ states }) {
 }
 
 setInterval(paint, 250);
-mountOverlay({ slot: 'clock', topics: () => ['clock'], render });
+mountOverlay({ slot: 'clock', topics: () => [topic('clock')], render });

@@ -10,6 +10,7 @@ import { WIND_NAME, resultText, tiles as mjTiles } from './mahjong.js';
 import { patch } from './keyed.js';
 import { drawShowdown } from './showdown.js';
 import { deskColumns, fitSection } from './deskfit.js';
+import { family, parseTopic, topic } from './topics.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
@@ -68,7 +69,7 @@ function followDeals() {
   const want = new Set(lastDeal.values());
   for (const [d, off] of dealSubs) if (!want.has(d)) { off(); dealSubs.delete(d); deals.delete(d); }
   for (const d of want) {
-    if (!dealSubs.has(d)) dealSubs.set(d, client.subscribe(`deal:${d}`, (s) => { deals.set(d, s); drawTables(); }));
+    if (!dealSubs.has(d)) dealSubs.set(d, client.subscribe(topic('deal', d), (s) => { deals.set(d, s); drawTables(); }));
   }
 }
 
@@ -86,8 +87,9 @@ function onTable(t, s) {
 /** The refusal of a table topic the tournament does not have (the desk follows tables 1..6
  * until the standings name them: a tournament of 4 tables refuses table:5 and table:6). */
 function staleTableError(text) {
-  const m = /^unknown_topic: no topic named 'table:(\d+)'/.exec(text);
-  return m !== null && !TABLES.includes(Number(m[1]));
+  const m = /^unknown_topic: no topic named '([^']*)'/.exec(text);
+  const named = m === null ? null : parseTopic('table', m[1]);
+  return named !== null && !TABLES.includes(named.table);
 }
 
 function setTables(list) {
@@ -96,7 +98,7 @@ function setTables(list) {
   TABLES = next;
   if (staleTableError($('com-error').textContent)) $('com-error').textContent = '';
   for (const [t, off] of tableSubs) if (!TABLES.includes(t)) { off(); tableSubs.delete(t); tables.delete(t); }
-  for (const t of TABLES) if (!tableSubs.has(t)) tableSubs.set(t, client.subscribe(`table:${t}`, (s) => onTable(t, s)));
+  for (const t of TABLES) if (!tableSubs.has(t)) tableSubs.set(t, client.subscribe(topic('table', t), (s) => onTable(t, s)));
   drawTables();
 }
 
@@ -339,22 +341,23 @@ function followCompare() {
   const named = p.deal && p.seat;
   const deal = named ? p.deal : slot.deal;
   const seat = named ? p.seat : slot.seat;
-  const topic = deal && seat ? `compare:${deal}:${seat}` : null;
-  if (topic === compareTopic) return;
+  const wanted = deal && seat ? topic('compare', deal, seat) : null;
+  if (wanted === compareTopic) return;
   if (compareTopic) client.unsubscribe(compareTopic);
-  compareTopic = topic;
+  compareTopic = wanted;
   compare = null;
-  if (topic) client.subscribe(topic, (s) => { compare = s; drawCompare(); });
+  if (wanted) client.subscribe(wanted, (s) => { compare = s; drawCompare(); });
   drawCompare();
 }
 
-client.subscribe('standings', (s) => {
+client.subscribe(topic('standings'), (s) => {
   standings = s;
   if (!URL_TABLES && Array.isArray(s.tables) && s.tables.length) setTables(s.tables);
   drawStandings();
   drawProjection();
 });
-if (p.feed !== 'program') client.subscribe('projection', (s) => { projection = s; drawProjection(); }); // live only
-client.subscribe('onair', (s) => { onair = s; followCompare(); });
+// the families the program feed does not have (the projection: live only)
+if (p.feed !== 'program' || family('projection').audiences.includes('program')) client.subscribe(topic('projection'), (s) => { projection = s; drawProjection(); });
+client.subscribe(topic('onair'), (s) => { onair = s; followCompare(); });
 setTables(TABLES);
 followCompare();

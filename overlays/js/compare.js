@@ -12,6 +12,7 @@ import { markGame } from './piecepack.js';
 import { renderCompare as renderMahjong } from './mahjong.js';
 import { drawShowdown } from './showdown.js';
 import { patch, patchCards } from './keyed.js';
+import { topic } from './topics.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const panelsEl = $('panels');
@@ -307,7 +308,7 @@ function render(ctx) {
     boardHigh = 0;
     selKey = key;
   }
-  const c = states.get(`compare:${sel.deal}:${sel.seat}`);
+  const c = states.get(topic('compare', sel.deal, sel.seat));
   if (!c || !c.rows) return false;
   const rows = selectedRows(c, sel);
   if (!rows.length) return false;
@@ -391,7 +392,7 @@ window.addEventListener('resize', fitAll);
 
 mountOverlay({
   slot: 'compare',
-  topics: (sel) => (sel.deal === null || sel.seat === null ? [] : [`compare:${sel.deal}:${sel.seat}`]),
+  topics: (sel) => (sel.deal === null || sel.seat === null ? [] : [topic('compare', sel.deal, sel.seat)]),
   render,
   next,
 });

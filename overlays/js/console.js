@@ -14,6 +14,7 @@ import { Outbox, outboxKey, recallIdentity, rememberIdentity } from './outbox.js
 import { describe, renderPad, renderSeats, renderLog, renderSchedule, refusalTitle, words } from './consolepad.js';
 import { project } from './rules.js';
 import { el, fmtInt } from './ui.js';
+import { topic } from './topics.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
@@ -128,11 +129,11 @@ function onHello(frame) {
   page.epochKnown = false;
   page.helloAt = Date.now();
   rememberIdentity(store, p.token, ident);
-  const topic = `console:${ident.table}`;
-  if (page.topic !== topic) {
-    page.topic = topic;
-    client.subscribe(topic, onState);
-    client.subscribe('standings', onStandings); // the teams' codes and colours (public)
+  const mine = topic('console', ident.table);
+  if (page.topic !== mine) {
+    page.topic = mine;
+    client.subscribe(mine, onState);
+    client.subscribe(topic('standings'), onStandings); // the teams' codes and colours (public)
   }
   // Resumed up to date, the hub sends nothing: what the client holds is the hub's state.
   page.live = client.state(topic) !== null;

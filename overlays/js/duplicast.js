@@ -5,6 +5,7 @@
 // backoff and full jitter, resuming every topic from its last seq.
 import { contentTransitions } from './transition.js';
 import { signer } from './sign.js';
+import { topic } from './topics.js';
 
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_CAP_MS = 5000;
@@ -485,7 +486,7 @@ export function mountOverlay({ slot, topics, render, next, root }) {
     ctx.slotVisible = true;
     ctx.cut = false;
     const follow = followOf(base.slot);
-    const onair = states.get('onair');
+    const onair = states.get(topic('onair'));
     const value = follow && onair && onair.slots ? onair.slots[follow] : null;
     if (value && typeof value === 'object') {
       const v = normalise(value);
@@ -501,7 +502,7 @@ export function mountOverlay({ slot, topics, render, next, root }) {
   /** Subscribe to what the selection needs (and drop the rest); the topics wanted. */
   function sync() {
     const want = new Set(topics(ctx.sel));
-    if (followOf(ctx.sel.slot)) want.add('onair');
+    if (followOf(ctx.sel.slot)) want.add(topic('onair'));
     for (const [topic, off] of unsubs) {
       if (!want.has(topic)) {
         off();

@@ -7,6 +7,7 @@
 import { mountOverlay } from './duplicast.js';
 import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle, unscored } from './ui.js';
 import { chipsWord } from './piecepack.js';
+import { topic } from './topics.js';
 
 const groupsEl = document.querySelector('[data-testid="groups"]');
 const viewLabel = document.querySelector('[data-testid="view-label"]');
@@ -102,7 +103,7 @@ export function pick(s, view, sel) {
 }
 
 function render({ sel, states }) {
-  const s = states.get('standings');
+  const s = states.get(topic('standings'));
   if (!s) return false;
   const wantRunning = sel.view === 'running' && s.running && s.running.teams;
   const view = wantRunning ? 'running' : 'like_for_like';
@@ -182,4 +183,4 @@ function render({ sel, states }) {
   return teams.length > 0;
 }
 
-mountOverlay({ slot: 'leaderboard', topics: () => ['standings'], render });
+mountOverlay({ slot: 'leaderboard', topics: () => [topic('standings')], render });

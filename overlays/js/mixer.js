@@ -8,6 +8,7 @@
 // asks before it goes on air (airguard.js).
 import { el } from './ui.js';
 import { asking, guardedTake, outputs, programmeFeed, unreleasedDeal } from './airguard.js';
+import { topic } from './topics.js';
 
 export const SLOT_PAGES = {
   leaderboard: 'leaderboard.html', seat: 'seat.html', table: 'table.html', compare: 'compare.html', ticker: 'ticker.html',
@@ -234,14 +235,14 @@ export function mountMixer(root, client, p) {
     const f = e.detail || {};
     if (['onair', 'cue', 'undo_take'].includes(f.op)) say(`${f.op}: ${f.message || f.code}`, true);
   });
-  client.subscribe('ops', (state) => {
+  client.subscribe(topic('ops'), (state) => {
     ops = state;
     cues = state.cues || [];
     undo = state.undo_take || null;
     if (cursor >= cues.length) cursor = cues.length - 1;
     draw();
   });
-  client.subscribe('onair', (state) => {
+  client.subscribe(topic('onair'), (state) => {
     onair = state;
     draw();
   });

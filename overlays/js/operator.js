@@ -7,6 +7,7 @@ import { el, fitDesk, fmtInt, teamStyle } from './ui.js';
 import { mountSuggested } from './suggested.js';
 import { guardedTake, isUnreleased, unreleasedDeal } from './airguard.js';
 import { takeValue } from './mixer.js';
+import { topic } from './topics.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
@@ -235,13 +236,13 @@ function refreshSlots() {
 
 // The tournament director's rulings and alerts (td.js), in a section of their own.
 const td = mountTd(client, $('td'), $('td-alerts'));
-client.subscribe('ops', (state) => {
+client.subscribe(topic('ops'), (state) => {
   ops = state;
   drawOps();
   refreshSlots(); // the release marks
   suggested.redraw();
 });
-client.subscribe('onair', (state) => {
+client.subscribe(topic('onair'), (state) => {
   onair = state;
   refreshSlots();
 });
@@ -262,7 +263,7 @@ for (const button of $('op-clock').querySelectorAll('button')) {
     client.send(command);
   });
 }
-client.subscribe('clock', (state) => {
+client.subscribe(topic('clock'), (state) => {
   clockState = state;
   drawClock();
 });

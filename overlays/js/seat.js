@@ -5,6 +5,7 @@
 import { mountOverlay } from './duplicast.js';
 import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle, unscored } from './ui.js';
 import { chipsWord, markGame, piecesWord } from './piecepack.js';
+import { topic } from './topics.js';
 
 const list = document.querySelector('[data-testid="seat-rows"]');
 const title = document.querySelector('[data-testid="seat-title"]');
@@ -59,16 +60,16 @@ function rowFor(r, team, column, open) {
 
 function render({ sel, states }) {
   if (sel.seat === null) return false;
-  const s = states.get(`seat:${sel.seat}`);
+  const s = states.get(topic('seat', sel.seat));
   if (!s) return false;
   const running = sel.view === 'running' && s.running && s.running.rows;
   const rows = [...((running ? s.running : s.like_for_like || {}).rows || [])];
   const open = unscored(rows); // before any deal: unranked, by table
   rows.sort((a, b) => (open ? 0 : a.rank - b.rank) || a.table - b.table);
-  const teams = teamsOf(states.get('standings'));
+  const teams = teamsOf(states.get(topic('standings')));
   const scoring = s.scoring || { column: 'points', heading: 'Pts' }; // the scoring format's column
   if (headingEl.textContent !== scoring.heading) headingEl.textContent = scoring.heading;
-  const game = (states.get('standings') || {}).game;
+  const game = (states.get(topic('standings')) || {}).game;
   const chipsEl = document.querySelector('.c-chips');
   if (chipsEl && chipsEl.textContent !== chipsWord(game)) chipsEl.textContent = chipsWord(game);
   title.textContent = `Seat ${sel.seat}`;
@@ -78,7 +79,7 @@ function render({ sel, states }) {
     for (const r of rows) list.append(rowFor(r, teams.get(String(r.team)), scoring.column, open));
     for (const n of [...list.children]) if (!keep.has(n.dataset.key)) { n.remove(); nodes.delete(n.dataset.key); }
   });
-  const st = states.get('standings');
+  const st = states.get(topic('standings'));
   const complete = (st && st.deals && st.deals.complete) || {};
   const counts = Object.values(complete).map((d) => d.length);
   markGame(st);
@@ -87,4 +88,4 @@ function render({ sel, states }) {
   return rows.length > 0;
 }
 
-mountOverlay({ slot: 'seat', topics: (sel) => (sel.seat === null ? [] : [`seat:${sel.seat}`, 'standings']), render });
+mountOverlay({ slot: 'seat', topics: (sel) => (sel.seat === null ? [] : [topic('seat', sel.seat), topic('standings')]), render });

@@ -4,6 +4,7 @@
 // page (the operator's preview marks it handled with event.preventDefault()); when no one does,
 // it takes the compare slot at once, as the slot's own Take does.
 import { el } from './ui.js';
+import { topic } from './topics.js';
 
 /** The compare slot's value of an entry: deal, seat and the tables to put side by side. */
 export function cueValue(entry) {
@@ -55,6 +56,6 @@ export function mountSuggested({ client, root, take, unreleased }) {
       : [el('li', { class: 'note', dataset: { testid: 'suggestion-none' } }, 'nothing to suggest yet')]));
   };
   draw(null);
-  const off = client.subscribe('suggestions', draw);
+  const off = client.subscribe(topic('suggestions'), draw);
   return { off, redraw: () => draw(last) };
 }

@@ -7,6 +7,7 @@ import { markGame } from './piecepack.js';
 import { renderTable as renderMahjong } from './mahjong.js';
 import { patch, patchCards } from './keyed.js';
 import { drawShowdown } from './showdown.js';
+import { topic } from './topics.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const seatsEl = $('seats');
@@ -103,7 +104,7 @@ const seatKey = (node) => `${node.dataset.testid}:${node.dataset.seat}`;
 
 function render({ sel, states }) {
   if (sel.table === null) return false;
-  const t = states.get(`table:${sel.table}`);
+  const t = states.get(topic('table', sel.table));
   if (!t || !t.seats || !t.seats.length) return false;
   const live = 'status' in t || 'actions' in t || 'pot' in t;
   const n = Math.max(t.seats.length, ...t.seats.map((s) => s.seat));
@@ -182,4 +183,4 @@ function render({ sel, states }) {
   return true;
 }
 
-mountOverlay({ slot: 'table', topics: (sel) => (sel.table === null ? [] : [`table:${sel.table}`]), render });
+mountOverlay({ slot: 'table', topics: (sel) => (sel.table === null ? [] : [topic('table', sel.table)]), render });

@@ -5,6 +5,7 @@
 // (who, what, why; a penalty's Withdraw button); alerts when a dispute or a refusal arrives
 // (refusals grouped per console and cause, with a count), with an optional beep.
 import { el } from './ui.js';
+import { topic } from './topics.js';
 
 const BY_KEY = 'duplicast.td.by'; // sessionStorage: the official, for this browser session
 const SOUND_KEY = 'duplicast.td.sound'; // localStorage: "on" when the alert beeps
@@ -208,7 +209,7 @@ export function mountTd(client, root, alertsRoot) {
   let sentFrom = null; // the form it was sent from: emptied once the hub took it
   let standings = null; // the live standings: who sits where (the confirmation names the team)
   let penalties = []; // the desk's penalties (a withdrawal's confirmation repeats the penalty)
-  client.subscribe('standings', (s) => { standings = s; });
+  client.subscribe(topic('standings'), (s) => { standings = s; });
   // The last look: the ruling in words, sent only on "Yes, send".
   const ask = el('span', { class: 'td-ask-text', dataset: { testid: 'td-ask-text' } });
   const yes = el('button', { class: 'primary', type: 'button', dataset: { testid: 'td-ask-yes' } }, 'Yes, send');
@@ -271,7 +272,7 @@ export function mountTd(client, root, alertsRoot) {
   const seen = new Set();
   const groups = new Map(); // refusal group -> {item, text, count}
   let primed = false;
-  client.subscribe('ops', (ops) => {
+  client.subscribe(topic('ops'), (ops) => {
     penalties = ops.penalties || [];
     const fresh = newArrivals(seen, ops);
     if (!primed) {

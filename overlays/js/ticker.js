@@ -2,6 +2,7 @@
 // seconds (URL parameter, default 7); a new item goes on air at once.
 import { mountOverlay } from './duplicast.js';
 import { el } from './ui.js';
+import { topic } from './topics.js';
 
 const win = document.querySelector('[data-testid="ticker-window"]');
 const count = document.querySelector('[data-testid="ticker-count"]');
@@ -63,7 +64,7 @@ function rotate() {
 }
 
 function render({ states }) {
-  const t = states.get('ticker');
+  const t = states.get(topic('ticker'));
   const list = (t && t.items) || [];
   items = [...list].sort((a, b) => (typeof a.id === 'number' && typeof b.id === 'number' ? b.id - a.id : 0));
   if (!items.length) {
@@ -86,4 +87,4 @@ if (document.fonts) {
   document.fonts.addEventListener('loadingdone', refitAll); // a face first used later
 }
 
-mountOverlay({ slot: 'ticker', topics: () => ['ticker'], render, next: rotate });
+mountOverlay({ slot: 'ticker', topics: () => [topic('ticker')], render, next: rotate });

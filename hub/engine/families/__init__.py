@@ -1,34 +1,55 @@
-"""The engine's read side: every topic family of ``hub.wire.topics.FAMILIES`` declared once with
-the engine events that touch it, the topics of it each event touches, and the builder of its
-payload (``Feed``). The projections route each event by these declarations
-(``hub.engine.projections``); ``Payloads`` builds any topic's payload from them."""
+"""Every topic family, each declared once (``Family``): its wire facts, its audience and
+programme policy, the engine events that touch it, the topics of it each event touches, the
+builder of its payload and its model. The projections route each event by these declarations
+(``hub.engine.projections``); ``Payloads`` builds any topic's payload from them; the program
+feed, the REST routes, the subscription checks (``TopicSpace``), ``TopicKeys`` and the hub's
+list of topics (``topic_list``) read them. A family added here is a topic of the hub, with no
+other edit."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from hub.engine.changes import Notable
-from hub.engine.families.base import EngineView, Feed, Model, Reading, TopicKeys
+from hub.engine.families.base import (
+    EVERY,
+    NOW,
+    EngineView,
+    Family,
+    Feed,
+    Model,
+    Reading,
+    TopicKeys,
+)
 from hub.engine.families.console import CONSOLE
 from hub.engine.families.desk import CLOCK, ONAIR, OPS, TICKER
 from hub.engine.families.hands import COMPARE, DEAL, PROJECTION, TABLE
 from hub.engine.families.payloads import Payloads
 from hub.engine.families.scores import SEAT, STANDINGS
 from hub.engine.families.suggestions import SUGGESTIONS
-from hub.wire.topics import FAMILIES
+from hub.wire.topics import TopicSpace
 
 __all__ = [
+    "EVERY",
+    "FAMILIES",
     "FEEDS",
+    "NOW",
     "UNDECLARED",
     "EngineView",
+    "Family",
     "Feed",
     "Model",
     "Payloads",
     "Reading",
     "TopicKeys",
     "feeds_of",
+    "topic_list",
+    "topic_name",
+    "topic_space",
     "touched_by",
 ]
 
-FEEDS: dict[str, Feed] = {
+FAMILIES: dict[str, Family] = {
     f.name: f
     for f in (
         STANDINGS,
@@ -45,19 +66,34 @@ FEEDS: dict[str, Feed] = {
         CONSOLE,
     )
 }
-if FEEDS.keys() != FAMILIES.keys():  # pragma: no cover - a family without its feed, or the reverse
-    raise ImportError(f"topic families {sorted(FAMILIES)} and feeds {sorted(FEEDS)} differ")
+FEEDS = FAMILIES  # (the name the engine's read side used for it)
 
 # Engine events no family declares: the engine turns them into others (``Notable``: the desk
 # words it as a ``TickerItem``).
 UNDECLARED: tuple[type, ...] = (Notable,)
 
 
-def feeds_of(event_class: type) -> tuple[Feed, ...]:
-    """The families an event of this class touches (in ``FEEDS`` order)."""
-    return tuple(f for f in FEEDS.values() if event_class in f.events)
+def feeds_of(event_class: type) -> tuple[Family, ...]:
+    """The families an event of this class touches (in ``FAMILIES`` order)."""
+    return tuple(f for f in FAMILIES.values() if event_class in f.events)
 
 
 def touched_by(family: str) -> tuple[str, ...]:
     """The names of the engine events that touch ``family`` (for the documentation)."""
-    return tuple(e.__name__ for e in FEEDS[family].events)
+    return tuple(e.__name__ for e in FAMILIES[family].events)
+
+
+def topic_name(family_name: str, *args: int) -> str:
+    """Build a topic name (the one place names are put together)."""
+    return FAMILIES[family_name].name_of(*args)
+
+
+def topic_space(config: Any) -> TopicSpace:
+    """Every topic of a tournament (``TopicSpace.of`` with the declared families)."""
+    return TopicSpace.of(FAMILIES, config)
+
+
+def topic_list() -> list[dict[str, Any]]:
+    """What a client may know of every family (``GET /api/topics``: the browser builds topic
+    names and knows who reads them from this, not from names of its own)."""
+    return [f.facts() for f in FAMILIES.values()]

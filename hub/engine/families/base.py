@@ -1,17 +1,22 @@
-"""What a topic family declaration is on the engine's side, and what its builders may read.
+"""What a topic family's declaration is, and what its builders may read.
 
-A ``Feed`` says, for one family of ``hub.wire.topics.FAMILIES``: the engine events
-(``hub.engine.changes``) that touch it, which of its topics a given event touches, which of
-those events the projections apply in place (rather than rebuild), and the builder of its
-payload. Builders read the engine only through ``EngineView`` (read-only), so the payload code
-lives with its family and nothing in the engine dispatches on family names.
+A ``Family`` is the one declaration of a kind of topic: its wire facts (name, parameters,
+audiences, least role, REST route, what a delta carries: ``hub.wire.topics.Family``), its
+audience and programme policy (on the program feed, from which of the delayed engine's
+audiences or live; held until its deal's release; the public's topics embargoed until then),
+the engine events (``hub.engine.changes``) that touch it, which of its topics a given event
+touches, which of those events the projections apply in place (rather than rebuild), the
+builder of its payload and its model. Builders read the engine only through ``EngineView``
+(read-only), so the payload code lives with its family and nothing in the engine dispatches
+on family names. ``TopicKeys``, the program feed, the embargo, the REST routes, the
+subscription checks and the hub's list of topics read the declarations.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, Protocol
 
 from hub.domain.clock import Clock
@@ -23,9 +28,13 @@ from hub.engine.onair import Takes
 from hub.engine.sequencer import Sequencer
 from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
-from hub.wire.topics import AUDIENCES, TopicKey, TopicSpace, topic_name
+from hub.wire import topics as wire
+from hub.wire.topics import AUDIENCES, LIVE, PROGRAM, PUBLIC, ROLES, TopicKey, TopicSpace
 
-__all__ = ["EngineView", "Feed", "Model", "Reading", "TopicKeys"]
+__all__ = ["EVERY", "NOW", "EngineView", "Family", "Feed", "Model", "Reading", "TopicKeys"]
+
+EVERY = (PUBLIC, LIVE, PROGRAM)  # the program's are the delayed engine's, filtered
+NOW = "now"  # Family.program: the real engine's public topic, not delayed
 
 
 class BoardHolder(Protocol):
@@ -84,32 +93,31 @@ class Reading(Protocol):
 
 
 class TopicKeys(dict[str, dict[str, Any]]):
-    """Every topic key of a tournament, made once: ``k[audience][family]`` is the key of a
-    family without parameters, a list by seat, a dict by table or deal, or (compare) a dict by
-    deal of lists by seat."""
+    """Every topic key of a tournament, made once from the declarations: ``k[audience][family]``
+    is the key of a family without parameters, else one level per parameter, in name order: a
+    list by seat (seat ``s`` at ``s - 1``), a dict by table or deal (compare: a dict by deal of
+    lists by seat)."""
 
-    def __init__(self, config: TournamentConfig) -> None:
-        seats = range(1, config.seats + 1)
-        deals = range(1, config.deals + 1)
+    def __init__(self, config: TournamentConfig, families: Mapping[str, Family]) -> None:
+        values = {
+            "seat": range(1, config.seats + 1),
+            "table": tuple(config.tables),
+            "deal": range(1, config.deals + 1),
+        }
         super().__init__((a, {}) for a in AUDIENCES)
         self.k: dict[str, dict[str, Any]] = self  # (a plain dict: ``k[a]`` costs no frame)
+
+        def level(a: str, fam: Family, params: tuple[str, ...], args: tuple[int, ...]) -> Any:
+            if not params:
+                return (a, fam.name_of(*args))
+            head, rest = params[0], params[1:]
+            if head == "seat":
+                return [level(a, fam, rest, (*args, v)) for v in values[head]]
+            return {v: level(a, fam, rest, (*args, v)) for v in values[head]}
+
         for a in AUDIENCES:
-            k = self[a]
-            for name in (
-                "standings",
-                "onair",
-                "ticker",
-                "projection",
-                "ops",
-                "clock",
-                "suggestions",
-            ):
-                k[name] = (a, topic_name(name))
-            k["seat"] = [(a, topic_name("seat", s)) for s in seats]
-            k["table"] = {t: (a, topic_name("table", t)) for t in config.tables}
-            k["console"] = {t: (a, topic_name("console", t)) for t in config.tables}
-            k["deal"] = {d: (a, topic_name("deal", d)) for d in deals}
-            k["compare"] = {d: [(a, topic_name("compare", d, s)) for s in seats] for d in deals}
+            for fam in families.values():
+                self[a][fam.name] = level(a, fam, fam.params, ())
 
 
 Keys = Callable[[TopicKeys, Any], Iterable[TopicKey]]
@@ -130,9 +138,12 @@ class Model(Protocol):
         """An audience's payload now, equal to the family's builder's (a new document)."""
 
 
+Select = Callable[..., "dict[str, Any] | str"]  # (payload, **query) -> its part, or why not
+
+
 @dataclass(frozen=True, slots=True)
-class Feed:
-    """How the engine feeds one topic family (``name``, as in ``hub.wire.topics.FAMILIES``)."""
+class Family(wire.Family):
+    """One topic family, declared once (``hub.engine.families.FAMILIES`` lists them)."""
 
     name: str
     events: tuple[type, ...]  # the engine events that touch it
@@ -143,3 +154,32 @@ class Feed:
     # made when one of them is first materialized, and moves them; until then nothing of the
     # family is built, whatever events touch it.
     model: Callable[[EngineView], Model] | None = None
+    _: KW_ONLY
+    # -- its wire facts (``hub.wire.topics.Family``)
+    params: tuple[str, ...] = ()
+    audiences: tuple[str, ...] = EVERY
+    role: str = ROLES[0]
+    route: str | None = None
+    delta: str = ""
+    console: str | None = None  # what a table's console reads of it (wire.ANY, wire.OWN)
+    # -- the program feed (``hub.engine.program``): None, not on it; else the delayed engine's
+    # audience its topics come from, or NOW (the real engine's public topic, not delayed)
+    program: str | None = None
+    held: bool = False  # a program topic showing a deal not yet released holds until it is
+    embargo: bool = False  # the public's topic of a deal exists once the deal is released
+    # -- REST: the query parameters that pick a part of its payload, and how (an error
+    # text: nothing there); the operator command its route takes by POST
+    query: tuple[str, ...] = ()
+    select: Select | None = None
+    command: str | None = None
+
+    def __post_init__(self) -> None:
+        if (PROGRAM in self.audiences) != (self.program is not None):
+            raise ValueError(f"{self.name}: on the program feed iff it has a program source")
+        if self.held and self.program is None:
+            raise ValueError(f"{self.name}: held off a program feed it is not on")
+        if self.embargo and "deal" not in self.params:
+            raise ValueError(f"{self.name}: an embargo needs a deal parameter")
+
+
+Feed = Family  # (the name the family modules used for it)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hub.domain.states import Role
 from hub.engine import console_view
 from hub.engine.changes import (
     ActionApplied,
@@ -19,7 +20,7 @@ from hub.engine.changes import (
 )
 from hub.engine.families.base import Feed, Reading, TopicKeys
 from hub.engine.families.hands import HAND_EVENTS
-from hub.wire.topics import LIVE, TopicKey
+from hub.wire.topics import LIVE, OWN, TopicKey
 
 __all__ = ["CONSOLE"]
 
@@ -48,4 +49,9 @@ CONSOLE = Feed(
     console_keys,
     _console,
     moves=(ActionApplied,),  # hub.engine.projections._show_console
+    params=("table",),
+    audiences=(LIVE,),
+    role=Role.COMMENTATOR,  # and the console of that table (``console``)
+    delta="replace of the fields that moved; one action adds one row at /actions/-",
+    console=OWN,
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hub.domain.states import Role
 from hub.engine import desk_views
 from hub.engine.changes import (
     ClockChanged,
@@ -20,9 +21,9 @@ from hub.engine.changes import (
     RosterChanged,
     TickerItem,
 )
-from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
+from hub.engine.families.base import NOW, EngineView, Feed, Reading, TopicKeys
 from hub.engine.families.hands import HAND_EVENTS
-from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey, program_outputs
+from hub.wire.topics import ANY, AUDIENCES, LIVE, PUBLIC, TopicKey, program_outputs
 
 __all__ = ["CLOCK", "ONAIR", "OPS", "TICKER"]
 
@@ -96,9 +97,37 @@ def _ops(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     }
 
 
-ONAIR = Feed("onair", (OnAirChanged, DealReleased), onair_keys, _onair)
-TICKER = Feed("ticker", (TickerItem, DealReleased, ReleasedResultCorrected), ticker_keys, _ticker)
-CLOCK = Feed("clock", (ClockChanged,), clock_keys, _clock)
+ONAIR = Feed(
+    "onair",
+    (OnAirChanged, DealReleased),
+    onair_keys,
+    _onair,
+    route="/api/onair",
+    delta="replace of the slot that changed",
+    console=ANY,
+    program=NOW,
+    command="onair",  # POST /api/onair: what goes on air (the operator's)
+)
+TICKER = Feed(
+    "ticker",
+    (TickerItem, DealReleased, ReleasedResultCorrected),
+    ticker_keys,
+    _ticker,
+    route="/api/ticker",
+    delta="new items at the front; the oldest leave at the end",
+    console=ANY,
+    program=PUBLIC,
+)
+CLOCK = Feed(
+    "clock",
+    (ClockChanged,),
+    clock_keys,
+    _clock,
+    route="/api/clock",
+    delta="replace of the fields that moved (status, level, time left as of as_of)",
+    console=ANY,
+    program=NOW,
+)
 OPS = Feed(
     "ops",
     (
@@ -113,4 +142,8 @@ OPS = Feed(
     ),
     ops_keys,
     _ops,
+    audiences=(LIVE,),
+    role=Role.OPERATOR,
+    route="/api/ops",
+    delta="replace of the fields that moved",
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hub.domain.states import Role
 from hub.engine import projection_view, views
 from hub.engine.changes import (
     ActionApplied,
@@ -108,15 +109,48 @@ TABLE = Feed(
     table_keys,
     _table,
     moves=(ActionApplied,),
+    params=("table",),
+    route="/api/tables/{table:int}",
+    delta="live: one action adds one row at /actions/- and replaces the seat fields it moved"
+    " (equity only when a card is dealt or someone folds)",
+    program=LIVE,
+    held=True,
 )
-DEAL = Feed("deal", (*HAND_EVENTS, DealReleased, *CORRECTED), deal_keys, _deal, moves=HAND_EVENTS)
+DEAL = Feed(
+    "deal",
+    (*HAND_EVENTS, DealReleased, *CORRECTED),
+    deal_keys,
+    _deal,
+    moves=HAND_EVENTS,
+    params=("deal",),
+    route="/api/deals/{deal:int}",
+    delta="replace of the table row that moved (status, pot, result)",
+    program=LIVE,
+    held=True,
+    embargo=True,
+)
 COMPARE = Feed(
     "compare",
     (*HAND_EVENTS, DealReleased, *CORRECTED, StageFilled, RosterChanged),
     compare_keys,
     _compare,
     moves=HAND_EVENTS,
+    params=("deal", "seat"),
+    route="/api/compare/{deal:int}/{seat:int}",
+    delta="one action adds one row at /rows/{i}/actions/- and replaces what it moved (the"
+    " row's equity only when a card is dealt or someone folds)",
+    program=LIVE,
+    held=True,
+    embargo=True,
 )
 PROJECTION = Feed(
-    "projection", (*HAND_EVENTS, RosterChanged), projection_keys, _projection, moves=HAND_EVENTS
+    "projection",
+    (*HAND_EVENTS, RosterChanged),
+    projection_keys,
+    _projection,
+    moves=HAND_EVENTS,
+    audiences=(LIVE,),
+    role=Role.COMMENTATOR,
+    route="/api/projection",
+    delta="replace of the hands and rows that moved",
 )

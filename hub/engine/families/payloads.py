@@ -48,11 +48,14 @@ class Payloads:
         return self._feeds[topic.family.name].build(self, topic.args, audience)
 
     def topic_keys(self) -> Iterator[TopicKey]:
-        """Every topic that exists now, per audience (a deal's public ones once released)."""
+        """Every topic that exists now, per audience (a deal's public ones once released, for
+        the families under its embargo: ``Family.embargo``)."""
         engine = self.engine
         for topic in engine.topics:
             fam = topic.family
-            embargoed = fam.name in ("deal", "compare") and not engine.deal_released(topic.args[0])
+            embargoed = self._feeds[fam.name].embargo and not engine.deal_released(
+                topic.arg("deal")
+            )
             for audience in fam.audiences:
                 if (audience == PUBLIC and embargoed) or audience == PROGRAM:
                     continue

@@ -14,7 +14,8 @@ from hub.engine.changes import (
     StageFilled,
 )
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
-from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
+from hub.wire.standings_select import select_standings
+from hub.wire.topics import ANY, AUDIENCES, LIVE, PUBLIC, TopicKey
 
 __all__ = ["SEAT", "STANDINGS", "build_standings"]
 
@@ -80,5 +81,26 @@ SCORE_EVENTS = (
     StageFilled,
     RosterChanged,
 )
-STANDINGS = Feed("standings", SCORE_EVENTS, standings_keys, _standings)
-SEAT = Feed("seat", SCORE_EVENTS, seat_keys, _seat)
+STANDINGS = Feed(
+    "standings",
+    SCORE_EVENTS,
+    standings_keys,
+    _standings,
+    route="/api/standings",
+    delta="replace of the rows whose rank, points or chips moved",
+    console=ANY,
+    program=PUBLIC,
+    query=("scope", "stage", "session", "group"),
+    select=select_standings,
+)
+SEAT = Feed(
+    "seat",
+    SCORE_EVENTS,
+    seat_keys,
+    _seat,
+    params=("seat",),
+    route="/api/seats/{seat:int}",
+    delta="replace of the rows that moved",
+    console=ANY,
+    program=PUBLIC,
+)

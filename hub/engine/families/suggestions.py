@@ -45,5 +45,13 @@ def _ranking(engine: EngineView) -> suggest.Ranking:
 
 EVENTS = (*HAND_EVENTS, *PUBLIC_EVENTS, RosterChanged)
 SUGGESTIONS = Feed(
-    "suggestions", EVENTS, suggestions_keys, _suggestions, moves=EVENTS, model=_ranking
+    "suggestions",
+    EVENTS,
+    suggestions_keys,
+    _suggestions,
+    moves=EVENTS,
+    model=_ranking,
+    audiences=(PUBLIC, LIVE),  # not on the program feed
+    route="/api/suggestions",
+    delta="replace of the entries that moved (the public's: released deals only)",
 )
