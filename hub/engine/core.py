@@ -353,6 +353,28 @@ class Engine:
             return self.payloads.topic_keys()
         return [*self.payloads.topic_keys(), *self.program.topic_keys()]
 
+    def topics_named(self, wanted: list[Any] | None) -> list[TopicKey]:
+        """The topics a ``snapshots`` request names (``audience|name``) that exist, only this
+        tournament's (every one when it names none: None)."""
+        if wanted is None:
+            return list(self.topic_keys())
+        out = []
+        for field in wanted[:10_000]:
+            if isinstance(field, str):
+                audience, _, name = field.partition("|")
+                topic = self.topics.get(name)
+                if topic is not None and self._has(audience, topic.family.audiences):
+                    out.append((audience, name))
+        return out
+
+    def _has(self, audience: str, audiences: tuple[str, ...]) -> bool:
+        """Is ``audience`` one of ``audiences`` in this tournament (a program output it has)?"""
+        if kind(audience) not in audiences:
+            return False
+        if audience == PROGRAM or kind(audience) != PROGRAM:
+            return True
+        return self.program is not None and self.program.feed(audience) is not None
+
     def payload(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's payload built from the state now (None: no such topic for that audience,
         or not yet): its family's builder (``hub.engine.families``)."""
