@@ -17,34 +17,26 @@ events. The ingest uses nothing else: not the sequencer, not the state, not the 
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable, Mapping
-from typing import Any, Generic, TypeVar, cast
+from typing import Any
 
 from hub.domain import equity
-from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
-from hub.domain.eventscore import EventScoreboard
 from hub.domain.numbers import refuse_bad_numbers
-from hub.domain.scoring import Scoreboard
 from hub.engine import engine_snapshot, reactions
 from hub.engine.admission import Admission, Duplicate, Refused
 from hub.engine.bounds import check_command
 from hub.engine.changes import EngineEvent, Rejected
-from hub.engine.cues import CueList
 from hub.engine.desk import ONAIR_SLOTS, OPERATOR_EVENTS, Desk, default_onair
 from hub.engine.events import OPERATOR_CONSOLE
 from hub.engine.families import FEEDS, Payloads
-from hub.engine.onair import Takes
 from hub.engine.outcome import Outcome
 from hub.engine.program import Program, is_now
 from hub.engine.projections import Projections, TopicChange
 from hub.engine.refusals import REFUSED
 from hub.engine.release import Release
-from hub.engine.sequencer import Sequencer
-from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
 from hub.wire.topics import PROGRAM, PUBLIC, TopicKey, TopicSpace, kind
 
@@ -58,18 +50,6 @@ __all__ = [
     "TopicKey",
     "default_onair",
 ]
-
-T = TypeVar("T")
-
-
-class _Of(Generic[T]):
-    """An attribute of one of the engine's parts, read under the engine's name (read-only)."""
-
-    def __init__(self, part: str, name: str) -> None:
-        self.part, self.name = part, name
-
-    def __get__(self, engine: Any, owner: Any = None) -> T:
-        return cast(T, getattr(getattr(engine, self.part), self.name))
 
 
 class Engine:
@@ -96,23 +76,6 @@ class Engine:
             self.program = Program.of(
                 config, self, lambda: Engine(config, decks, release_delay=delay, program=False)
             )
-
-    # What other modules read of the parts, under the engine's names.
-    config: _Of[TournamentConfig] = _Of("state", "config")
-    sequencer: _Of[Sequencer] = _Of("admission", "sequencer")
-    restore_skipped: _Of[int] = _Of("admission", "restore_skipped")  # journal records skipped
-    release_delay: _Of[float] = _Of("release", "delay")
-    public_board: _Of[Scoreboard | EventScoreboard] = _Of("release", "public_board")
-    onair: _Of[dict[str, Any]] = _Of("desk", "onair")
-    takes: _Of[Takes] = _Of("desk", "takes")
-    cues: _Of[CueList] = _Of("desk", "cues")
-    clock: _Of[Clock | None] = _Of("desk", "clock")
-    _clock_at: _Of[float] = _Of("desk", "clock_at")
-    ticker: _Of[Ticker] = _Of("desk", "ticker")
-    rejections: _Of[deque[dict[str, Any]]] = _Of("desk", "rejections")
-    reject_counts: _Of[dict[str, int]] = _Of("desk", "reject_counts")
-    links: _Of[dict[str, bool]] = _Of("desk", "links")
-    _now: _Of[float] = _Of("desk", "now")  # the time of the last event
 
     # ------------------------------------------------------------------ intake
     def submit(self, raw: Any, now: float, *, channel_table: int | None = None) -> Outcome:
@@ -148,7 +111,7 @@ class Engine:
 
     def _reject(self, refused: Refused) -> Outcome:
         """A refusal (`Admission.refusal`), listed on the operator desk or only counted."""
-        outcome = self.admission.refusal(refused, self._now)
+        outcome = self.admission.refusal(refused, self.desk.now)
         if outcome.record is not None:  # a refusal that used up its seq is journaled too
             self._offer(outcome.record)
         if outcome.refusal is not None:
@@ -229,7 +192,7 @@ class Engine:
                 changed = self._announce(self._apply_control(record, now))
                 return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
             seq = self.admission.sequencer.expected(OPERATOR_CONSOLE)
-            event = self.desk.operator_event(command, seq, self.config.id, self.state.tables)
+            event = self.desk.operator_event(command, seq, self.state.config.id, self.state.tables)
             events = self.state.apply(event, now)
         except Rejection as exc:
             return Outcome.refused_command(exc)
@@ -297,7 +260,8 @@ class Engine:
     def snapshot(self) -> dict[str, Any]:
         """Everything the journal built, as plain data (`hub.engine.engine_snapshot`). With
         the journal position of the last record applied, a restart replays only what follows."""
-        data = engine_snapshot.write(self.state, self.admission, self.release, self.desk, self._now)
+        parts = (self.state, self.admission, self.release, self.desk)
+        data = engine_snapshot.write(*parts, self.desk.now)
         if self.program is not None:
             data["program"] = self.program.snapshot()
         return data
@@ -323,7 +287,7 @@ class Engine:
         first touches them (``changes()`` then hands them out whole). With deck orders, what
         equity needs is made now rather than on the first hand's first action."""
         if self.state.decks and self.state.game.equity:
-            equity.prepare(self.config.seats)
+            equity.prepare(self.state.config.seats)
         self.projections.start()
         if self.program is not None:
             self.program.start()

@@ -40,7 +40,7 @@ class FeedPublisher:
         # applied is being journaled): changes are only taken then, never a state that is
         # ahead of the journal. None: every change is journaled already (a projector).
         self.settled = settled
-        self.names = Channels(engine.config.id)
+        self.names = Channels(engine.state.config.id)
         self.store = store or IngestFeed()
         self.on_frame = on_frame
         self._lock = asyncio.Lock()  # feed messages go out in seq order
