@@ -147,7 +147,7 @@ def test_a_projector_following_the_journal_shows_a_refusals_seq() -> None:
     following the journal (the projector) moves ``console:{t}``'s ``last_seq`` by it."""
     writer = engine_for("pot-limit")
     console = Table(writer)
-    deal = writer.config.deal_orders[1][0]
+    deal = writer.state.config.deal_orders[1][0]
     records = [console.send("start", deal=deal).record]
     refused = console.send("fold", deal=deal, seat=99)
     assert not refused.ok and refused.record["kind"] == "refused"

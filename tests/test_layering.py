@@ -63,7 +63,6 @@ FLOORS: dict[str, int] = {
     "hub.cli": 10,  # the duplicast command
     "hub.__main__": 11,
 }
-LAYERS = FLOORS  # the name the checks below take their map by
 
 
 def imports_of(path: Path, root: Path = HUB) -> set[str]:
@@ -187,7 +186,7 @@ def module_name(path: Path, root: Path = HUB) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def layer_of(name: str, layers: Mapping[str, int] = LAYERS) -> int | None:
+def layer_of(name: str, layers: Mapping[str, int] = FLOORS) -> int | None:
     """The floor of a module: its folder's (hub.domain.cards -> 0, and so for any depth of
     folder), or its own line for a module directly in hub/ (None: it has none)."""
     return layers.get(".".join(name.split(".")[:2]))
@@ -203,7 +202,7 @@ def hub_graph(root: Path = HUB) -> dict[str, set[str]]:
     }
 
 
-def violations(graph: Mapping[str, set[str]], layers: Mapping[str, int] = LAYERS) -> list[str]:
+def violations(graph: Mapping[str, set[str]], layers: Mapping[str, int] = FLOORS) -> list[str]:
     """Modules without a floor, and imports of a module of a higher floor (a floor's modules
     import each other freely: the cycle check keeps them in order)."""
     problems = []

@@ -25,7 +25,8 @@ from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.numbers import refuse_bad_numbers
-from hub.engine import engine_snapshot, reactions
+from hub.engine import reactions
+from hub.engine import snapshot as snapshots
 from hub.engine.admission import Admission, Duplicate, Refused
 from hub.engine.bounds import check_command
 from hub.engine.changes import EngineEvent, Rejected
@@ -258,10 +259,10 @@ class Engine:
 
     # ----------------------------------------------------------------- snapshots
     def snapshot(self) -> dict[str, Any]:
-        """Everything the journal built, as plain data (`hub.engine.engine_snapshot`). With
+        """Everything the journal built, as plain data (`hub.engine.snapshot`). With
         the journal position of the last record applied, a restart replays only what follows."""
         parts = (self.state, self.admission, self.release, self.desk)
-        data = engine_snapshot.write(*parts, self.desk.now)
+        data = snapshots.write_engine(*parts, self.desk.now)
         if self.program is not None:
             data["program"] = self.program.snapshot()
         return data
@@ -271,7 +272,7 @@ class Engine:
         has applied nothing yet); `ValueError` if the snapshot does not fit."""
         if self.state.events_applied or self.projections.active:
             raise ValueError("an engine restores a snapshot before it applies anything")
-        got = engine_snapshot.read(self.state, self.release, self.desk, data)
+        got = snapshots.read_engine(self.state, self.release, self.desk, data)
         self.state, self.release, self.desk.now = got.state, got.release, got.now
         self.admission.sequencer, self.admission.bound = got.sequencer, got.bound
         self.desk.take(got.onair, got.ticker)
