@@ -396,13 +396,10 @@ class Ingest:
             snapshot = self._snapshot_due(len(accepted))
         if snapshot is not None:
             await self.bus.hset(self.names.engine, SNAPSHOT_FIELD, snapshot)
-        self.answering.answer(decided, out)
-        self.answering.count(accepted, self.decider.refused, out)
-        await self.answering.persist(self.bus, out)
-        receivers = await self.bus.publish_many(out.outgoing())
+        links = await self.answering.send(self.bus, decided, accepted, self.decider.refused, out)
         done = time.monotonic()
         self.metrics.ingest_lag(*[done - m.arrived if done > m.arrived else 0.0 for m in batch])
-        await self._note_links(out.links(receivers), notes)
+        await self._note_links(links, notes)
 
     def _decide_batch(
         self, batch: Sequence[Message], now: float, out: BatchAnswers
