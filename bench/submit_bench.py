@@ -46,8 +46,12 @@ def measure(tree: Path, events: int, repeat: int) -> dict[str, Any]:
     outcomes: list[Any] = []
     for _ in range(repeat):
         engine = Engine(session.config, session.decks, release_delay=0.0)
-        # The ingest's decoder (unpack_event since issue #21; unpack before).
-        unpack, submit = getattr(codec, "unpack_event", codec.unpack), engine.submit
+        # The ingest's decoder (read_event since issue #31, unpack_event since #21; unpack before).
+        try:
+            from hub.roles.ingest_decide import read_event as unpack
+        except ImportError:
+            unpack = getattr(codec, "unpack_event", codec.unpack)
+        submit = engine.submit
         outcomes = []
         keep = outcomes.append
         w0, c0 = time.perf_counter(), time.process_time()

@@ -14,8 +14,8 @@ operator token or on the separate ``--metrics-port``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Protocol
 
 from prometheus_client import (
     CollectorRegistry,
@@ -29,13 +29,34 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from hub.domain.states import ROLES
-from hub.roles.intake import FairIntake
-from hub.serve.fanout import Fanout
 
 __all__ = ["CONTENT_TYPE", "Metrics", "serve_private"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 REFUSALS = ("too_many_connections", "unauthorized", "forbidden_origin")  # always reported
+
+
+class Fanout(Protocol):
+    """What a scrape reads of a fan-out (``hub.serve.fanout.Fanout``): plain counts."""
+
+    frames_sent: int
+    frames_dropped: int
+    slow_closes: int
+
+    @property
+    def refused(self) -> Mapping[str, int]: ...  # connections refused at admission, by code
+    def roles(self) -> Mapping[str, int]: ...  # connected clients by role
+
+
+class Intake(Protocol):
+    """What a scrape reads of the ingest's intake (``hub.roles.intake.FairIntake``)."""
+
+    @property
+    def dropped(self) -> int: ...
+    @property
+    def resubscribed(self) -> int: ...
+    @property
+    def pending(self) -> int: ...
 
 
 class _FanoutCollector(Collector):
@@ -111,7 +132,7 @@ class _IntakeCollector(Collector):
     ints."""
 
     def __init__(self) -> None:
-        self.intakes: list[FairIntake] = []
+        self.intakes: list[Intake] = []
 
     def collect(self) -> Iterator[Metric]:
         yield CounterMetricFamily(
@@ -195,7 +216,7 @@ class Metrics:
         if fanout not in self._fanout.fanouts:
             self._fanout.fanouts.append(fanout)
 
-    def watch_intake(self, intake: FairIntake) -> None:
+    def watch_intake(self, intake: Intake) -> None:
         """Report this intake's drops, resubscriptions and queue (the latest one only: an
         ingest that took its lease back replaces the intake it had)."""
         self._intake.intakes[:] = [intake]

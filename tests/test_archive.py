@@ -189,7 +189,7 @@ async def test_an_exported_journal_replays_to_the_live_standings(
     await bus.connect()
     live = await play_live(bus, config, decks, faults)
     live_standings = live.engine.standings_json()
-    live_seqs = live.engine.sequencer.snapshot()
+    live_seqs = live.engine.admission.sequencer.snapshot()
     await live.stop()
     log = tmp_path / "events.jsonl"
     lines = await export(bus, config.id, log)
@@ -208,10 +208,11 @@ async def test_an_exported_journal_replays_to_the_live_standings(
     await rebuilt.start()
     try:
         assert (
-            rebuilt.engine.sequencer.snapshot()["consoles"].keys() == live_seqs["consoles"].keys()
+            rebuilt.engine.admission.sequencer.snapshot()["consoles"].keys()
+            == live_seqs["consoles"].keys()
         )
         for name, entry in live_seqs["consoles"].items():
-            got = rebuilt.engine.sequencer.snapshot()["consoles"][name]
+            got = rebuilt.engine.admission.sequencer.snapshot()["consoles"][name]
             assert got["last"] == entry["last"] and got["rejected"] == entry["rejected"], name
         assert rebuilt.engine.standings_json() == live_standings
     finally:

@@ -155,7 +155,7 @@ def test_time_up_is_flagged_or_enforced(on_time_up: str) -> None:
     engine = clocked(on_time_up)
     engine.control({"op": "clock", "action": "start"}, 0.0)
     end = 25 * 60
-    first = {t: engine.config.deal_orders[t][0] for t in (1, 2)}  # each table's own order
+    first = {t: engine.state.config.deal_orders[t][0] for t in (1, 2)}  # each table's own order
     assert engine.submit(ev(1, 1, "start", deal=first[1]), end - 1).ok
     late = engine.submit(ev(2, 1, "start", deal=first[2]), end + 1)
     assert clock_topic(engine)["status"] in ("running", "over")

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from hub.engine.event_types import Bet
 from hub.engine.events import parse_event
-from hub.wire import codec
+from hub.roles import ingest_decide
+from hub.roles.ingest_decide import read_event
 from hub.wire.codec import (
     MAX_EVENT_BYTES,
     MAX_EVENT_ITEMS,
@@ -194,9 +195,9 @@ def test_matches_reference_msgpack_encoding() -> None:
 
 def test_a_console_event_is_decoded_straight_into_its_class_or_left_to_parse_event() -> None:
     raw = {"v": 1, "tournament": "t", "table": 2, "console": "c", "seq": 3, "type": "bet"}
-    plain = codec.unpack_event(pack({**raw, "seat": 1, "amount": 200}))
+    plain = read_event(pack({**raw, "seat": 1, "amount": 200}))
     assert type(plain) is Bet and plain.amount == 200  # no dict on the way
-    bent = codec.unpack_event(pack({**raw, "seat": 1, "amount": -5}))
+    bent = read_event(pack({**raw, "seat": 1, "amount": -5}))
     assert bent == {**raw, "seat": 1, "amount": -5}  # parse_event names the fault
     with pytest.raises(Exception, match="field 'amount' must be at least 0, got -5"):
         parse_event(bent)
@@ -206,9 +207,9 @@ def test_an_oversized_event_is_refused_before_any_decoding(monkeypatch: pytest.M
     def never(data: bytes) -> None:
         raise AssertionError("decoded an oversized message")
 
-    monkeypatch.setattr(codec, "decode_event", never)
+    monkeypatch.setattr(ingest_decide, "decode_event", never)
     with pytest.raises(CodecError, match="exceeds"):
-        codec.unpack_event(b"\x81" + b"\xc0" * MAX_EVENT_BYTES)
+        read_event(b"\x81" + b"\xc0" * MAX_EVENT_BYTES)
 
 
 def test_a_long_map_is_refused_as_before_even_of_one_key_repeated() -> None:
@@ -219,4 +220,4 @@ def test_a_long_map_is_refused_as_before_even_of_one_key_repeated() -> None:
     data = b"\xde" + len(entries).to_bytes(2, "big")
     data += b"".join(pack(k) + pack(v) for k, v in entries)
     with pytest.raises(CodecError, match="malformed msgpack"):
-        codec.unpack_event(data)
+        read_event(data)

@@ -128,7 +128,7 @@ async def test_unknown_table_is_answered_on_its_error_channel_and_touches_no_con
         answer = codec.unpack((await asyncio.wait_for(anext(errors), 5)).data)
         assert answer["code"] == "unknown_table" and answer["console"] == "table1"
         assert answer["seq"] == 1 and answer["ok"] is False
-        assert ingest.engine.sequencer.expected("table1") == 1  # nothing used up
+        assert ingest.engine.admission.sequencer.expected("table1") == 1  # nothing used up
     finally:
         await errors.aclose()
         await ingest.stop()

@@ -36,7 +36,7 @@ class Table:
     def send(self, kind: str, **fields: Any) -> Any:
         self.seq += 1
         self.now += 1.0
-        event = console_event(self.engine.config.id, self.table, self.seq, kind, **fields)
+        event = console_event(self.engine.state.config.id, self.table, self.seq, kind, **fields)
         return self.engine.submit(event, self.now)
 
     def state(self) -> dict[str, Any]:
@@ -84,7 +84,7 @@ def test_what_the_console_state_offers_is_exactly_what_the_engine_takes(
 ) -> None:
     engine = engine_for(betting)
     console = Table(engine)
-    deal = engine.config.deal_orders[1][0]
+    deal = engine.state.config.deal_orders[1][0]
     assert console.send("start", deal=deal).ok
     hand = engine.state.hand(1, deal)
     assert hand is not None
@@ -114,7 +114,7 @@ def test_a_hand_through_the_console_state_dispute_and_misdeal_window() -> None:
     console = Table(engine)
     empty = console.state()
     assert empty["status"] == "none" and empty["deal"] is None and empty["to_act"] is None
-    assert empty["schedule"] == list(engine.config.deal_orders[1])
+    assert empty["schedule"] == list(engine.state.config.deal_orders[1])
     deal = empty["next_deal"]
     assert console.send("start", deal=deal).ok
     state = console.state()
@@ -147,7 +147,7 @@ def test_a_projector_following_the_journal_shows_a_refusals_seq() -> None:
     following the journal (the projector) moves ``console:{t}``'s ``last_seq`` by it."""
     writer = engine_for("pot-limit")
     console = Table(writer)
-    deal = writer.config.deal_orders[1][0]
+    deal = writer.state.config.deal_orders[1][0]
     records = [console.send("start", deal=deal).record]
     refused = console.send("fold", deal=deal, seat=99)
     assert not refused.ok and refused.record["kind"] == "refused"
@@ -207,7 +207,7 @@ def test_an_entry_made_on_an_earlier_screen_is_refused_stale() -> None:
     rules = console.state()["rules"]
     assert rules["seats"] == 4 and rules["pot_limit"] is True and rules["big_blind"] > 0
     # restored from a snapshot: the same moves
-    restored = Engine(engine.config, make_decks(engine.config))
+    restored = Engine(engine.state.config, make_decks(engine.state.config))
     restored.restore_snapshot(engine.snapshot())
     assert restored.state.tables[1].moves == 4
     assert restored.payload(("live", "console:1"))["moves"] == 4

@@ -214,7 +214,7 @@ async def test_a_web_console_plays_its_table_on_the_embedded_bus() -> None:
         await page.error("bad_request", message=_contains("map"))
         await page.send({"op": "event", "event": {"seq": 3, "type": "fold"}})  # not signed
         await page.error("unsigned")
-        assert source.engine.sequencer.last("table1") == 2
+        assert source.engine.admission.sequencer.last("table1") == 2
         await page.event(seq=3, type="fold", deal=deal, seat=to_act)
         assert (await page.ack(3))["ok"] is True
 

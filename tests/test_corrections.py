@@ -38,7 +38,7 @@ def journaled(engine: Engine, out: Any) -> Any:
 
 
 def rebuilt_from_journal(engine: Engine) -> Engine:
-    rebuilt = Engine(engine.config, engine.state.decks)
+    rebuilt = Engine(engine.state.config, engine.state.decks)
     for record in JOURNAL[id(engine)]:
         rebuilt.restore(record)
     rebuilt.tick(float("inf"))
@@ -221,7 +221,7 @@ def test_no_other_hand_while_one_is_reopened() -> None:
 
 def test_a_reopen_during_the_release_delay_cancels_the_release() -> None:
     engine = engine_with(release_delay=30)
-    consoles = [Console(engine, t) for t in engine.config.tables]
+    consoles = [Console(engine, t) for t in engine.state.config.tables]
     for c in consoles:
         c.ok("start", deal=1)
         c.fold_out()
@@ -236,7 +236,7 @@ def test_a_reopen_during_the_release_delay_cancels_the_release() -> None:
 
 def test_a_dispute_blocks_the_release_and_later_corrections_reach_the_public() -> None:
     engine = engine_with()
-    consoles = [Console(engine, t) for t in engine.config.tables]
+    consoles = [Console(engine, t) for t in engine.state.config.tables]
     for c in consoles[1:]:
         c.ok("start", deal=1)
         c.fold_out()
@@ -396,12 +396,12 @@ def test_early_on_the_river_has_nothing_to_replace() -> None:
 # ---------------------------------------------------------------- penalties
 def test_penalties_show_in_the_standings_and_are_journaled() -> None:
     engine = engine_with()
-    consoles = [Console(engine, t) for t in engine.config.tables]
+    consoles = [Console(engine, t) for t in engine.state.config.tables]
     for c in consoles:
         c.ok("start", deal=1)
         c.fold_out()
     before = standings(engine, "public")
-    team, _ = engine.config.seat_holder(1, 3)
+    team, _ = engine.state.config.seat_holder(1, 3)
     consoles[0].refused("penalty", "not_allowed", seat=3, amount=100, note="x", by="TD")
     assert operator(engine, "penalty", seat=3, chips=100).code == "bad_request"  # no reason
     assert operator(engine, "penalty", seat=3, reason="r", by="TD").code == "bad_amount"
@@ -424,7 +424,7 @@ def test_penalties_show_in_the_standings_and_are_journaled() -> None:
     assert engine.payload(("live", "ops"))["penalties"][-1]["reason"] == "phone"
     # journal and snapshot give the penalties back
     assert standings(rebuilt_from_journal(engine), "public") == standings(engine, "public")
-    restored = Engine(engine.config, engine.state.decks)
+    restored = Engine(engine.state.config, engine.state.decks)
     restored.restore_snapshot(engine.snapshot())
     assert standings(restored, "public") == standings(engine, "public")
     assert standings(restored) == standings(engine)

@@ -94,7 +94,7 @@ def test_sequencer_duplicates_and_gaps() -> None:
 # ---------------------------------------------------------------- rejections change nothing
 def test_rejections_carry_codes_and_change_nothing(engine: Engine) -> None:
     c1 = Console(engine, 1)
-    order = engine.config.deal_orders[1]
+    order = engine.state.config.deal_orders[1]
     before = all_payloads(engine)
     wrong = order[1]
     cases = [
@@ -140,20 +140,20 @@ def test_envelope_checks(engine: Engine) -> None:
     assert engine.submit(forged, 0).code == "unknown_console"
     # A refusal of its own event used up the seq (the console moved on); a resend is
     # answered the same.
-    assert engine.sequencer.expected("table1") == 2
+    assert engine.admission.sequencer.expected("table1") == 2
     again = engine.submit(bad_t, 0)
     assert again.duplicate and again.ack["code"] == "unknown_tournament"
-    assert engine.sequencer.expected("operator") == 1
+    assert engine.admission.sequencer.expected("operator") == 1
 
 
 def test_bad_schema_with_an_address_uses_up_its_seq(engine: Engine) -> None:
     out = engine.submit(ev(1, 1, "bet", seat=1), 0)  # no amount
     assert out.code == "bad_schema" and out.seq_advanced and out.console == "table1"
-    assert engine.submit(ev(1, 2, "start", deal=engine.config.deal_orders[1][0]), 0).ok
+    assert engine.submit(ev(1, 2, "start", deal=engine.state.config.deal_orders[1][0]), 0).ok
 
 
 def test_duplicates_reacked_and_gaps_reported(engine: Engine) -> None:
-    deal = engine.config.deal_orders[1][0]
+    deal = engine.state.config.deal_orders[1][0]
     first = engine.submit(ev(1, 1, "start", deal=deal), 0)
     assert first.ok and first.record is not None
     again = engine.submit(ev(1, 1, "start", deal=deal), 0)
@@ -164,7 +164,7 @@ def test_duplicates_reacked_and_gaps_reported(engine: Engine) -> None:
     rejected = engine.submit(ev(1, 2, "start", deal=deal), 0)
     assert rejected.code == "hand_in_progress" and rejected.seq_advanced
     assert engine.submit(ev(1, 2, "start", deal=deal), 0).duplicate
-    assert engine.sequencer.expected("table1") == 3
+    assert engine.admission.sequencer.expected("table1") == 3
 
 
 # ---------------------------------------------------------------- hands and corrections
@@ -227,7 +227,7 @@ def test_undo_void_reopen(engine: Engine) -> None:
     assert table.current is None and deal not in table.hands  # the start itself undone
     assert c1.send("undo").code == "hand_not_started"
     result = play_fold_out(c1, engine)
-    played = engine.config.deal_orders[1][0]
+    played = engine.state.config.deal_orders[1][0]
     assert engine.state.board.result(1, played) == result
     assert c1.send("undo").code == "hand_not_started"
     c1.ok("reopen", deal=played)
@@ -250,7 +250,7 @@ def test_undo_void_reopen(engine: Engine) -> None:
 
 # ---------------------------------------------------------------- release rule
 def test_public_sees_a_deal_only_after_every_table(engine: Engine) -> None:
-    config = engine.config
+    config = engine.state.config
     consoles = {t: Console(engine, t) for t in config.tables}
     # Give every table the same first deal by playing until each reaches the same one.
     target = config.deal_orders[1][0]
@@ -343,25 +343,25 @@ def test_a_deal_goes_public_only_when_every_group_has_played_it() -> None:
 def test_resent_events_get_their_original_answer_after_a_restore(engine: Engine) -> None:
     """A resend is answered as the original was, also after a rebuild from the journal and
     however old: a refusal stays a refusal (with its code), an acceptance keeps its position."""
-    deal = engine.config.deal_orders[1][0]
+    deal = engine.state.config.deal_orders[1][0]
     started = engine.submit(ev(1, 1, "start", deal=deal), 0)
-    engine.sequencer.set_position("table1", 1, "5-0")
+    engine.admission.sequencer.set_position("table1", 1, "5-0")
     refused = engine.submit(ev(1, 2, "start", deal=deal), 0)
     assert refused.code == "hand_in_progress"
     for _ in range(300):  # far more than any window of recent answers
-        engine.submit(ev(1, engine.sequencer.expected("table1"), "undo", deal=99), 0)
-    fresh = Engine(engine.config, engine.state.decks)
+        engine.submit(ev(1, engine.admission.sequencer.expected("table1"), "undo", deal=99), 0)
+    fresh = Engine(engine.state.config, engine.state.decks)
     assert started.record is not None
     fresh.restore(started.record, position="5-0")
-    fresh.sequencer.restore_rejected({("table1", 2): refused.ack})
-    fresh.sequencer.restore(engine.sequencer.state())
+    fresh.admission.sequencer.restore_rejected({("table1", 2): refused.ack})
+    fresh.admission.sequencer.restore(engine.admission.sequencer.state())
     for hub in (engine, fresh):
         again = hub.submit(ev(1, 2, "start", deal=deal), 0)
         assert again.duplicate and not again.ok and again.ack["code"] == "hand_in_progress"
         first = hub.submit(ev(1, 1, "start", deal=deal), 0)
         assert first.duplicate and first.ok and first.ack["position"] == "5-0"
     # A journal holding a record twice rebuilds the same state (the copy is skipped).
-    assert fresh.restore(started.record) == set() and fresh.restore_skipped == 1
+    assert fresh.restore(started.record) == set() and fresh.admission.restore_skipped == 1
 
 
 def test_onair_control(engine: Engine) -> None:
@@ -373,7 +373,7 @@ def test_onair_control(engine: Engine) -> None:
     assert engine.payload(("public", "onair"))["slots"]["compare"] == {"visible": False}
     bad = engine.control({"op": "onair", "slot": "nope", "value": {}}, 0)
     assert not bad.ok and bad.code == "bad_request"
-    fresh = Engine(engine.config, engine.state.decks)
+    fresh = Engine(engine.state.config, engine.state.decks)
     fresh.restore(out.record)
     assert fresh.payload(("live", "onair")) == engine.payload(("live", "onair"))
 
@@ -396,7 +396,7 @@ def test_projection_if_the_hand_ended_now(engine: Engine) -> None:
     projected = current.hand.if_ended_now()
     assert projected == current.hand.copy().settle(None)
     assert engine.payload(("public", "projection")) is None
-    n = engine.config.seats
+    n = engine.state.config.seats
     points = sum(t["points"] for t in engine.payload(("live", "projection"))["teams"])
     assert points == n * n * (n + 1) / 2
 
@@ -413,11 +413,11 @@ def test_a_console_cannot_stall_another_table_through_its_own_channel(listed: bo
         data["consoles"] = {f"table{t}": t for t in (1, 2, 3)}
     config = parse_config(data, "<test>")
     engine = Engine(config, make_decks(config))
-    deal = engine.config.deal_orders[1][0]
+    deal = engine.state.config.deal_orders[1][0]
     if not listed:  # table 1's console has written its table once
         assert engine.submit(ev(1, 1, "start", deal=deal), 0, channel_table=1).ok
         assert engine.submit(ev(1, 2, "undo"), 0, channel_table=1).ok
-    first = engine.sequencer.expected("table1")
+    first = engine.admission.sequencer.expected("table1")
     for seq in range(first, first + 40):
         forged = {**ev(1, seq, "start", deal=deal), "table": 1}
         out = engine.submit(forged, 0, channel_table=2)
@@ -425,7 +425,7 @@ def test_a_console_cannot_stall_another_table_through_its_own_channel(listed: bo
         assert not out.seq_advanced and "position" not in out.ack
         forged_t2 = {**forged, "table": 2}
         assert engine.submit(forged_t2, 0, channel_table=2).code == "wrong_channel"
-    assert engine.sequencer.expected("table1") == first
+    assert engine.admission.sequencer.expected("table1") == first
     real = engine.submit(ev(1, first, "start", deal=deal), 0, channel_table=1)
     assert real.ok and not real.duplicate
     # And a resend of an accepted event on the wrong channel reveals nothing either.
@@ -437,11 +437,11 @@ def test_a_console_cannot_stall_another_table_through_its_own_channel(listed: bo
 def test_seq_out_of_range_is_bad_schema_and_changes_nothing(engine: Engine, seq: int) -> None:
     """Issue #9.5: seq <= 0 was acknowledged "ok, duplicate" unvalidated; seq >= 2^53 got
     seq_gap."""
-    deal = engine.config.deal_orders[1][0]
+    deal = engine.state.config.deal_orders[1][0]
     out = engine.submit(ev(1, seq, "start", deal=deal), 0, channel_table=1)
     assert out.code == "bad_schema" and not out.ok and not out.duplicate
     assert "seq" in (out.message or "") and not out.seq_advanced
-    assert engine.sequencer.expected("table1") == 1
+    assert engine.admission.sequencer.expected("table1") == 1
     assert engine.state.tables[1].current is None
 
 
@@ -467,7 +467,7 @@ def test_the_largest_integer_is_accepted_and_a_negative_one_is_below_the_minimum
 
 def test_undo_after_the_hand_ended_points_to_reopen(engine: Engine) -> None:
     c1 = Console(engine, 1)
-    first = engine.config.deal_orders[1][0]
+    first = engine.state.config.deal_orders[1][0]
     c1.ok("start", deal=first)
     while (current := engine.state.tables[1].current) is not None:
         seat = current.hand.to_act
@@ -493,7 +493,7 @@ def test_undo_before_any_hand_still_says_only_that_no_hand_is_in_progress(engine
 
 def test_undo_naming_an_earlier_finished_deal_points_to_reopen_that_deal(engine: Engine) -> None:
     c1 = Console(engine, 1)
-    first, second = engine.config.deal_orders[1][:2]
+    first, second = engine.state.config.deal_orders[1][:2]
     for deal in (first, second):
         c1.ok("start", deal=deal)
         while (current := engine.state.tables[1].current) is not None:
@@ -505,6 +505,6 @@ def test_undo_naming_an_earlier_finished_deal_points_to_reopen_that_deal(engine:
         f"no hand is in progress at table 1: deal {first} has ended; "
         f"send 'reopen' for deal {first} first, then 'undo'"
     )
-    unplayed = engine.config.deal_orders[1][2]
+    unplayed = engine.state.config.deal_orders[1][2]
     out = c1.send("undo", deal=unplayed)
     assert out.ack["error"] == "no hand is in progress at table 1"

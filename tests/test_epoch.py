@@ -75,7 +75,7 @@ async def test_a_rehearsal_outbox_does_not_block_the_real_event(tmp_path: Path) 
             real = await replay_log(bus, config.id, events, outbox=outbox, timeout=0.5)
             await bus.close()
             assert real.skipped == 0 and real.accepted == len(events), real
-            assert hub.engine.sequencer.last("table1") == len(events)
+            assert hub.engine.admission.sequencer.last("table1") == len(events)
     path = Path(outbox.format(tournament=config.id, console="table1"))
     assert path.with_name(f"{path.name}.epoch-{rehearsal_epoch}").exists()
     assert Outbox(path, config.id, 1, "table1", hub.epoch).next_seq() == len(events) + 1
@@ -141,7 +141,7 @@ async def test_console_simulate_and_send_after_a_rehearsal(tmp_path: Path) -> No
         async with hub_on(event.url, config, decks) as hub:
             code, out = await duplicast_async(*simulate, "--redis", event.url)
             assert code == 0 and " 0 accepted" not in out, out
-            assert hub.engine.sequencer.last("table2") > 0
+            assert hub.engine.admission.sequencer.last("table2") > 0
             send = [
                 "console", "send", "--redis", event.url, "--tournament", config.id,
                 "--table", "3", "--seq", "1", "--outbox", outbox, "type=start",
@@ -155,7 +155,7 @@ async def test_console_simulate_and_send_after_a_rehearsal(tmp_path: Path) -> No
         async with hub_on(event.url, config, decks) as hub:
             code, out = await duplicast_async(*send)
             assert code == 0, out
-            assert hub.engine.sequencer.last("table3") == 1
+            assert hub.engine.admission.sequencer.last("table3") == 1
     assert Channels(config.id).epoch.endswith(":epoch")
 
 
@@ -216,6 +216,6 @@ async def test_an_outbox_opened_before_any_hub_is_bound_to_the_first_that_answer
         async with hub_on(event.url, config, decks) as hub:
             real = await asyncio.wait_for(console, 60)
             assert real.skipped == 0 and real.accepted == len(events), real
-            assert hub.engine.sequencer.last("table1") == len(events)
+            assert hub.engine.admission.sequencer.last("table1") == len(events)
         await bus.close()
     assert path.with_name(f"{path.name}.epoch-{rehearsal_epoch}").exists()

@@ -472,7 +472,7 @@ async def test_demo_plays_the_sample_event_through_the_final() -> None:
         await asyncio.wait_for(demo.wait_finished(), 120)
         assert demo.source is not None
         engine = demo.source.engine
-        assert engine.reject_counts == {}
+        assert engine.desk.reject_counts == {}
         config, decks = demo.config, demo.decks
         offline = Engine(config, decks)
         play(offline, simulate_session(config, decks, random.Random(3)))

@@ -53,7 +53,7 @@ async def test_a_live_session_exported_replays_to_the_same_standings(
             onair = {"op": "onair", "slot": "ticker", "value": {"visible": False}}
             assert (await source.control(onair))["ok"]
             live = source.engine.standings_json()
-            live_onair = source.engine.onair
+            live_onair = source.engine.desk.onair
         log = tmp_path / "events.jsonl"
         lines = [dumps(event) async for event in journal_events(bus, config.id)]
         log.write_text("\n".join(lines) + "\n")
@@ -70,7 +70,7 @@ async def test_a_live_session_exported_replays_to_the_same_standings(
     refused = replay(config, read_events(log), engine, str(log), check=check)
     assert refused == []
     assert engine.standings_json() == live
-    assert engine.onair == live_onair
+    assert engine.desk.onair == live_onair
     assert check.contradicted == 1 and not check.mismatch  # the one dispute, as played
 
 

@@ -151,7 +151,7 @@ def test_no_event_of_a_session_touches_an_undeclared_topic(
         after(engine.submit(raw, now))
         engine.tick(now)
         counted = any(h.counts for h in engine.state.tables[1].hands.values())
-        if i >= 20 and counted and not engine.links:
+        if i >= 20 and counted and not engine.desk.links:
             # (once table 1 has a counted hand: a penalty counts in the session it plays)
             after(engine.control({"op": "onair", "slot": "compare", "value": {"deal": 1}}, now))
             cue = {"op": "cue", "action": "add", "slot": "seat", "value": {"seat": 2}}
@@ -166,7 +166,7 @@ def test_no_event_of_a_session_touches_an_undeclared_topic(
             after(engine.control({**fix, "colour": "#112233", "by": "TD"}, now))
     deal = config.deal_orders[1][0]
     assert engine.deal_released(deal) and "StageFilled" in checked
-    seq = engine.sequencer.expected("table1")
+    seq = engine.admission.sequencer.expected("table1")
     after(engine.submit(console_event(config, 1, seq, "reopen", deal=deal), now))
     after(engine.submit(console_event(config, 1, seq + 1, "undo"), now))
     routed = {c.__name__ for c in get_args(EngineEvent) if c not in UNDECLARED}

@@ -629,3 +629,25 @@ async def test_a_client_resuming_ahead_of_a_lagging_edge_never_sees_its_seqs_go_
         await asyncio.sleep(0)
     assert [m["seq"] for m in sink.messages()] == [9, 10]
     assert client.floors is None and client.direct is not None  # back on the direct path
+
+
+def test_an_edge_store_says_in_one_call_whether_a_feed_frame_is_taken_old_or_a_gap() -> None:
+    """``EdgeFeed.apply`` answers the edge's one question per frame (the walk of a console
+    event does not go back to the store): taken (True), at or below the seq it stands at
+    (None: nothing changed, nothing to send), or a gap (False: nothing changed)."""
+    from hub.serve.edge_feed import EdgeFeed
+    from hub.serve.feed import Frame as FeedFrame
+
+    store = EdgeFeed()
+    store.seed(STANDINGS, FeedFrame.snapshot("standings", 5, {"n": 5}))
+
+    def delta(n: int) -> FeedFrame:
+        return FeedFrame.delta("standings", n, [{"op": "replace", "path": "/n", "value": n}])
+
+    assert store.apply(STANDINGS, delta(5)) is None  # in the snapshot already
+    assert store.apply(STANDINGS, FeedFrame.snapshot("standings", 4, {"n": 4})) is None
+    assert store.apply(STANDINGS, delta(6)) is True and store.seq(STANDINGS) == 6
+    assert store.apply(STANDINGS, delta(6)) is None and store.seq(STANDINGS) == 6
+    assert store.apply(STANDINGS, delta(8)) is False and store.seq(STANDINGS) == 6
+    assert store.apply(STANDINGS, FeedFrame.snapshot("standings", 9, {"n": 9})) is True
+    assert store.seq(STANDINGS) == 9

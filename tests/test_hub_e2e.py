@@ -227,7 +227,7 @@ async def test_resends_after_a_restart_get_the_original_answer(redis_bus: Any) -
         refused = await _ack(acks)
         assert accepted["ok"] and accepted["position"]
         assert refused["code"] == "hand_in_progress"
-        assert source.engine.links == {"table1": True}
+        assert source.engine.desk.links == {"table1": True}
         ops = source.engine.payload(("live", "ops"))
         assert ops is not None and ops["tables"][0]["connected"] is True
     async with ingest_hub(redis_bus, config, decks) as (source, _server):
@@ -239,7 +239,7 @@ async def test_resends_after_a_restart_get_the_original_answer(redis_bus: Any) -
         await acks.aclose()  # the console goes away: its next ack reaches nobody
         await redis_bus.publish(f"{prefix}:console:1", event(3))
         async with asyncio.timeout(10):
-            while source.engine.links.get("table1") is not False:
+            while source.engine.desk.links.get("table1") is not False:
                 await asyncio.sleep(0.02)
         ops = source.engine.payload(("live", "ops"))
         assert ops is not None and ops["tables"][0]["connected"] is False
@@ -535,14 +535,14 @@ async def test_refusal_answers_persisted_are_bounded_per_console(redis_bus: Any)
         kept = await redis_bus.hgetall(f"dup:{config.id}:rejected")
         assert sorted(int(k.split(":")[0]) for k in kept) == list(range(41, 61))
         # A resend of a kept seq is told its refusal; the high-water mark holds.
-        assert source.engine.sequencer.expected("table1") == 61
+        assert source.engine.admission.sequencer.expected("table1") == 61
     finally:
         ingest_module.MAX_REFUSALS = old
         await source.ingest.stop()
     restarted = IngestSource(redis_bus, Engine(config, decks), own_bus=False)
     await restarted.ingest.start()
     try:
-        assert restarted.engine.sequencer.expected("table1") == 61
+        assert restarted.engine.admission.sequencer.expected("table1") == 61
         again = restarted.engine.submit(
             {"v": 1, "tournament": config.id, "table": 1, "console": "table1", "seq": 55,
              "type": "fold", "seat": 1}, 0.0, channel_table=1,
@@ -733,13 +733,13 @@ async def test_cue_list_and_undo_take_through_an_edge_survive_a_restart(redis_bu
                 await desk.wait_for(shown, timeout=10)
                 assert [(e["code"], e["op"]) for e in desk.errors] == [("unknown_deal", "cue")] * 2
         live = source.engine
-        want = (live.onair, live.cues.snapshot(), live.takes.snapshot())
-        assert live.onair["slots"]["compare"]["cut"] is True
-        assert live.onair["slots"]["seat"] == {"visible": False, "seat": 1}
+        want = (live.desk.onair, live.desk.cues.snapshot(), live.desk.takes.snapshot())
+        assert live.desk.onair["slots"]["compare"]["cut"] is True
+        assert live.desk.onair["slots"]["seat"] == {"visible": False, "seat": 1}
     rebuilt = IngestSource(redis_bus, Engine(config, decks), own_bus=False)
     await rebuilt.ingest.start()
     try:
         again = rebuilt.engine
-        assert (again.onair, again.cues.snapshot(), again.takes.snapshot()) == want
+        assert (again.desk.onair, again.desk.cues.snapshot(), again.desk.takes.snapshot()) == want
     finally:
         await rebuilt.ingest.stop()

@@ -42,103 +42,26 @@ IO_MODULES = {
     "hub.roles.ingest",
 }
 
-# Every module of hub/ and its layer: a module imports only from lower layers (so no import
-# cycle can form), at module level or inside a function alike. A new module needs a line here.
-LAYERS: dict[str, int] = {
+# The floors of hub/: each folder is one floor, and a module imports only from its own floor or
+# a lower one (at module level or inside a function alike; within a floor, the cycle check
+# below keeps the modules in order). A module directly in hub/ has its own line; a new folder
+# or top-level module needs one. No exceptions.
+FLOORS: dict[str, int] = {
     "hub": 0,  # the package itself (empty)
-    "hub.domain": 0,  # pure duplicate-poker core
-    "hub.domain.strength_tables": 0,  # numpy batch evaluation (tables from phevaluator)
-    "hub.domain.equity": 0,  # win/tie probabilities and outs
-    "hub.domain.games": 0,  # one folder per game (rules, views, plug-in), pure like the core
-    # The folders around the core; a module without its own line takes its folder's layer.
-    "hub.wire": 2,  # what travels and how it is spelled (codec, channels, topics, frames)
-    "hub.files": 3,  # formats at rest (tournament file, deck files, PHH files, event logs)
-    "hub.client": 5,  # a table's console (publish, outbox, acks)
-    "hub.serve": 6,  # websocket and HTTP clients (sessions, fan-out, feed store, auth)
-    "hub.roles": 8,  # the processes of a running hub (ingest, projector, edge, ...)
-    "hub.cli": 11,  # the duplicast command
-    "hub.wire.topics": 1,  # what a topic is on the wire: families, names, the subscription check
-    "hub.wire.patch": 1,  # the delta format (JSON Patch) and one topic's change
-    "hub.wire.standings_select": 1,  # one block of a standings payload (REST), pure
-    "hub.engine": 1,  # pure tournament state machine, projections, topic families' read side
-    "hub.redact": 1,  # passwords out of URLs and log lines
-    "hub.wire.codec": 2,
-    "hub.wire.channels": 2,
-    "hub.tasks": 2,
-    "hub.roles.lifeline": 2,  # a worker process that ends with its parent
-    "hub.serve.links": 2,  # the links a running hub prints (demo, serve)
-    "hub.roles.workers": 4,  # the edge worker processes of serve --processes N (reads REDIS_ENV)
-    "hub.logs": 2,
-    "hub.client.outbox": 2,
-    "hub.files.config": 2,
-    "hub.files.decks": 2,
-    "hub.cli.redis_acl": 3,
-    "hub.roles.notes": 3,  # the notes stream's entries, bounded
-    "hub.client.acks": 2,  # the hub's answers as a console reads them
-    "hub.client.acktimer": 2,  # how long a console waits for an ack (RFC 6298)
-    "hub.client.hubwatch": 2,  # whether any hub answers a console
-    "hub.cli.args": 3,  # options every command shares (reads the deck-key names)
-    "hub.cli.progress": 2,
-    "hub.serve.auth": 2,
-    "hub.serve.origins": 2,  # which browser pages may open /ws
-    "hub.serve.proxies": 2,  # who a client is behind a trusted load balancer
-    "hub.serve.rulings": 2,  # the officials' commands as every transport shapes them
-    "hub.serve.commands": 3,  # an operator command shaped from what was signed (the ingest)
-    "hub.wire.signing": 1,  # session proofs, signing keys, signed envelopes (pure)
-    "hub.roles.signed": 4,  # the ingest's check of signed events and commands, nonces
-    "hub.bus.redis_scripts": 1,  # the Redis bus's Lua scripts
-    "hub.bus.redis_retry": 1,  # which Redis errors are retried, and the backoff
-    "hub.bus.base": 2,
-    "hub.bus.protocols": 3,  # the bus's four concerns (pub/sub, journal, hashes, leases)
-    "hub.bus.memory": 3,
-    "hub.bus.redis_subscription": 3,
-    "hub.bus.redis": 4,
-    "hub.bus.lease": 4,  # one lease holder: the ingest's and the projector's
-    "hub.bus": 5,  # open_bus: picks an implementation
-    "hub.roles.intake": 3,  # the ingest's fair batches over its per-table subscriptions
-    "hub.serve.limits": 2,  # what one websocket client may cost (buffers, topics, per address)
-    "hub.wire.frames": 3,  # one encoded message and its websocket frame
-    "hub.serve.asgisink": 4,  # a fan-out client through the ASGI send (any server)
-    "hub.serve.feedclient": 4,  # one fan-out client: its queue and backpressure
-    "hub.serve.fanout": 5,
-    "hub.serve.session": 5,  # one client's conversation on /ws, sans I/O
-    "hub.serve.console_events": 5,  # a web console's event op, checked and handed to the relay
-    "hub.metrics": 6,
-    "hub.serve.service": 6,  # what every /ws connection shares: admission, client messages
-    "hub.serve.feedsocket": 6,
-    "hub.serve.httpguard": 5,  # the bound on incomplete HTTP requests (uvicorn protocols)
-    "hub.serve.feed": 5,
-    "hub.serve.edge_feed": 6,  # an edge's copy of the writer's store
-    "hub.client.console": 5,
-    "hub.serve.phh_service": 5,  # the PHH export cached, written in a worker process
-    "hub.serve.http": 7,
-    "hub.roles.publisher": 6,  # the feed's writer, shared by the ingest and the projector
-    "hub.roles.console_relay": 6,  # web consoles' events onto the bus, their answers back
-    "hub.wire.control_request": 3,  # a request on the control channel, and where its answer goes
-    "hub.roles.engine_store": 4,  # the engine's snapshot on the bus (ingest and projector)
-    "hub.roles.ingest_decide": 5,  # the ingest's decide step (in memory)
-    "hub.roles.ingest_answers": 7,  # the ingest's answer step (acks, refusals persisted)
-    "hub.roles.ingest_journal": 7,  # the ingest's rebuild from, and appends to, the journal
-    "hub.roles.ingest": 8,
-    "hub.roles.projector": 8,  # the read model in its own process
-    "hub.cli.offline": 6,
-    "hub.cli.replay": 6,
-    "hub.client.logreplay": 6,  # a JSON Lines log sent through console clients
-    "hub.files.eventlog": 6,  # the journal as an event log
-    "hub.files.phh": 6,
-    "hub.cli.scaffold": 7,  # `duplicast init`: the bundled sample event, checked by hub.cli.offline
-    "hub.roles.edge": 9,
-    "hub.roles.embedded": 9,
-    "hub.cli.demo": 10,
-    "hub.cli.console": 10,  # `duplicast console` (runner imports it)
-    "hub.cli.serve": 10,  # `duplicast serve`: the process roles
-    "hub.cli.timeline": 8,  # each table's take of each deal, from a replayed log (the edit)
-    "hub.cli.edit": 9,  # the edit as OpenTimelineIO timelines and EDLs
-    "hub.cli.export": 10,  # `duplicast export`
-    "hub.cli.reset": 10,  # `duplicast reset`: a tournament's data deleted, asked first
-    "hub.cli.runner": 11,
-    "hub.cli.main": 12,
-    "hub.__main__": 13,
+    "hub.domain": 0,  # the pure core: what duplicate poker is, and the games
+    "hub.wire": 1,  # what travels and how it is spelled (codec, channels, topics, frames)
+    "hub.engine": 2,  # the tournament as a pure state machine, its topics' payloads
+    "hub.redact": 3,  # passwords out of URLs and log lines
+    "hub.tasks": 3,  # asyncio tasks that log their end
+    "hub.logs": 3,  # the processes' log lines
+    "hub.bus": 4,  # the message bus (Redis, or in memory)
+    "hub.files": 5,  # formats at rest (tournament file, deck files, PHH files, event logs)
+    "hub.client": 6,  # a table's console (publish, outbox, acks)
+    "hub.metrics": 7,  # Prometheus metrics of one process (reads what it counts structurally)
+    "hub.serve": 8,  # websocket and HTTP clients (sessions, fan-out, feed store, auth)
+    "hub.roles": 9,  # the processes of a running hub (ingest, projector, edge, ...)
+    "hub.cli": 10,  # the duplicast command
+    "hub.__main__": 11,
 }
 
 
@@ -263,13 +186,10 @@ def module_name(path: Path, root: Path = HUB) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def layer_of(name: str, layers: Mapping[str, int] = LAYERS) -> int | None:
-    """The layer of a module: its own line, else its folder's (hub.domain.cards -> 0, and so
-    for any depth of folder); a module directly in hub/ needs its own line."""
-    if name in layers:
-        return layers[name]
-    package = name.rpartition(".")[0]
-    return layer_of(package, layers) if "." in package else None
+def layer_of(name: str, layers: Mapping[str, int] = FLOORS) -> int | None:
+    """The floor of a module: its folder's (hub.domain.cards -> 0, and so for any depth of
+    folder), or its own line for a module directly in hub/ (None: it has none)."""
+    return layers.get(".".join(name.split(".")[:2]))
 
 
 def hub_graph(root: Path = HUB) -> dict[str, set[str]]:
@@ -282,21 +202,20 @@ def hub_graph(root: Path = HUB) -> dict[str, set[str]]:
     }
 
 
-def violations(graph: Mapping[str, set[str]], layers: Mapping[str, int] = LAYERS) -> list[str]:
-    """Modules without a layer, and imports of a module of the same or a higher layer (the pure
-    core's modules may import each other within their layer)."""
+def violations(graph: Mapping[str, set[str]], layers: Mapping[str, int] = FLOORS) -> list[str]:
+    """Modules without a floor, and imports of a module of a higher floor (a floor's modules
+    import each other freely: the cycle check keeps them in order)."""
     problems = []
     for module, deps in graph.items():
         mine = layer_of(module, layers)
         if mine is None:
             problems.append(f"{module} has no layer in tests/test_layering.py")
             continue
-        pure = module.startswith(("hub.domain", "hub.engine"))
         for dep in sorted(deps):
             theirs = layer_of(dep, layers)
             if theirs is None:
                 problems.append(f"{module} imports {dep}, which has no layer")
-            elif theirs > mine or (theirs == mine and not pure):
+            elif theirs > mine:
                 problems.append(f"{module} (layer {mine}) imports {dep} (layer {theirs})")
     return problems
 
@@ -306,6 +225,32 @@ def test_every_module_of_hub_imports_only_lower_layers() -> None:
     assert len(graph) > 40
     problems = violations(graph)
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("importer", "upward"),
+    [
+        ("hub.wire.codec", "hub.engine.events"),  # wire -> engine (issue #31)
+        ("hub.wire.control_request", "hub.engine.core"),
+        ("hub.metrics", "hub.roles.intake"),  # metrics -> roles, serve
+        ("hub.metrics", "hub.serve.fanout"),
+        ("hub.cli.workers", "hub.cli.args"),  # within a floor: allowed
+        ("hub.engine.core", "hub.serve.feed"),
+        ("hub.domain.cards", "hub.wire.codec"),
+    ],
+)
+def test_the_floors_refuse_each_arrow_that_ran_up(importer: str, upward: str) -> None:
+    """The real tree with one more import: refused when it runs up a floor, accepted within
+    one (``hub.roles.workers`` read ``hub.cli.args``: it is ``hub.cli.workers`` now)."""
+    graph = hub_graph()
+    graph[importer] = {*graph[importer], upward}
+    problems = violations(graph)
+    if layer_of(upward) == layer_of(importer):
+        assert not problems
+    else:
+        assert problems == [
+            f"{importer} (layer {layer_of(importer)}) imports {upward} (layer {layer_of(upward)})"
+        ]
 
 
 def test_every_folder_of_hub_has_a_layer() -> None:
@@ -359,7 +304,8 @@ def test_hub_has_no_import_cycles() -> None:
 def test_the_layer_check_sees_a_cycle_and_an_upward_import() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"a"}}) == [["a"]]
-    assert layer_of("hub.domain.cards") == 0 and layer_of("hub.engine.families") == 1
+    assert layer_of("hub.domain.cards") == 0 and layer_of("hub.engine.families") == 2
+    assert layer_of("hub.engine.families.base") == 2 and layer_of("hub.metrics") == 7
     assert layer_of("hub.domain.config.rules") == 0  # a subfolder inherits its folder's layer
     assert layer_of("hub.nothing") is None
 

@@ -83,7 +83,7 @@ class Console:
     def send(self, table: int, kind: str, **fields: Any) -> Any:
         self.seqs[table] = self.seqs.get(table, 0) + 1
         self.clock += 1
-        event = {"v": 1, "tournament": self.engine.config.id, "table": table}
+        event = {"v": 1, "tournament": self.engine.state.config.id, "table": table}
         event |= {"console": f"table{table}", "seq": self.seqs[table], "type": kind, **fields}
         return self.engine.submit(event, self.clock)
 
@@ -344,7 +344,7 @@ def test_undo_reopen_and_void_leave_the_scores_as_a_recompute_would() -> None:
     assert engine.state.board.result(2, 1) == {1: 0, 2: 0, 3: 0, 4: 0}
     assert console.send(2, "result", draw=True).code == "hand_not_started"
     # The state after these corrections survives a snapshot.
-    copy = restore_state(engine.config, engine.state.decks, snapshot(engine.state))
+    copy = restore_state(engine.state.config, engine.state.decks, snapshot(engine.state))
     assert copy.board.results() == engine.state.board.results()
     assert copy.hand(1, 1).hand.mahjong == MahjongResult(1, 10, 3)  # type: ignore[union-attr, attr-defined]
 

@@ -142,7 +142,7 @@ def test_undo_take_restores_each_previous_value_in_turn(engine: Engine) -> None:
 def test_takes_kept_are_bounded(engine: Engine) -> None:
     for i in range(TAKES_KEPT + 5):
         ok(engine, {"op": "onair", "slot": "seat", "value": {"seat": 1 + i % 3}})
-    assert len(engine.takes) == TAKES_KEPT
+    assert len(engine.desk.takes) == TAKES_KEPT
 
 
 # ---------------------------------------------------------------- cue list

@@ -240,7 +240,7 @@ def test_export_every_completed_hand_and_pokerkit_replays_it_to_the_same_stacks(
         1 for t in engine.state.tables.values() for h in t.hands.values() if h.status == "complete"
     )
     assert len(hands) == expected > 60
-    rendered = render(hands, engine.config.name)
+    rendered = render(hands, engine.state.config.name)
     assert rendered.skipped == []
     for h, text in rendered.hands:
         data = tomllib.loads(text)

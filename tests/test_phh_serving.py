@@ -52,7 +52,7 @@ class EngineSource:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.tournament = engine.config.id
+        self.tournament = engine.state.config.id
         self.store = IngestFeed()
         self.fanout = Fanout(self.store)
 
@@ -81,7 +81,7 @@ def bearer(token: str | None) -> dict[str, str]:
 
 async def test_the_export_of_an_event_whose_final_has_started_serves_every_role() -> None:
     engine = staged_engine()
-    final_tables = set(engine.config.groups["F"].tables)
+    final_tables = set(engine.state.config.groups["F"].tables)
     async with client(EngineSource(engine)) as http:
         for token in (OPERATOR, COMMENTATOR, None):
             response = await http.get("/api/export/phh", headers=bearer(token))
@@ -193,7 +193,7 @@ async def test_acks_stay_fast_while_clients_loop_on_the_export(redis_url: str) -
             assert report.rejected == 0
             endpoints = server.server.config.app.state.endpoints
             endpoints.phh_limit.burst = 10**9
-            first = source.engine.sequencer.expected(console)
+            first = source.engine.admission.sequencer.expected(console)
             table = mine[0]["table"]
             async with ConsoleClient(bus, config.id, table, console, first_seq=first) as pad:
                 quiet = await ack_delays(pad, mine[:20])

@@ -145,7 +145,7 @@ class Console:
         self.seq += 1
         event = {
             "v": 1,
-            "tournament": self.engine.config.id,
+            "tournament": self.engine.state.config.id,
             "table": self.table,
             "console": f"table{self.table}",
             "seq": self.seq,

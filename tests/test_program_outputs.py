@@ -258,8 +258,8 @@ def test_edges_ask_for_snapshots_of_outputs_the_tournament_has() -> None:
         {"op": "snapshots", "keys": ["program:venue|table:1", "program:nope|table:1",
                                      "program|table:1", "program:venue|projection"]}
     )  # fmt: skip
-    assert asked.topics(engine) == [(VENUE_AUDIENCE, "table:1"), (PROGRAM, "table:1")]
-    everything = ControlRequest({"op": "snapshots"}).topics(engine)
+    assert engine.topics_named(asked.keys) == [(VENUE_AUDIENCE, "table:1"), (PROGRAM, "table:1")]
+    everything = engine.topics_named(ControlRequest({"op": "snapshots"}).keys)
     assert (VENUE_AUDIENCE, "standings") in everything and (PROGRAM, "onair") in everything
 
 

@@ -113,7 +113,7 @@ async def test_projector_documents_equal_the_ingest_engine_payloads(bus: Bus) ->
         await until(lambda: not same_documents(projector, ingest.engine))
         public = projector.store.snapshot((PUBLIC, "standings"))[1]
         assert public == ingest.engine.payload((PUBLIC, "standings"))
-        deals = range(1, ingest.engine.config.deals + 1)
+        deals = range(1, ingest.engine.state.config.deals + 1)
         assert any(projector.engine.deal_released(d) for d in deals)
 
 
@@ -129,13 +129,13 @@ async def test_refusals_and_links_reach_the_desk_through_the_notes(bus: Bus) -> 
 
         await until(lambda: bool(desk()["rejections"]))
         (refusal,) = desk()["rejections"]
-        assert refusal == ingest.engine.rejections[-1]
+        assert refusal == ingest.engine.desk.rejections[-1]
         assert refusal["table"] == 2 and refusal["console"] == "table2" and refusal["seq"] == 1
         row = next(t for t in desk()["tables"] if t["table"] == 2)
         assert row["rejections"] == 1
         # Nobody listened for table2's answer: the desk shows its console as not connected.
-        assert ingest.engine.links == {"table2": False}
-        await until(lambda: projector.engine.links == {"table2": False})
+        assert ingest.engine.desk.links == {"table2": False}
+        await until(lambda: projector.engine.desk.links == {"table2": False})
 
 
 async def test_the_notes_stay_bounded_under_garbage(bus: Bus) -> None:
@@ -160,7 +160,7 @@ async def test_the_notes_stay_bounded_under_garbage(bus: Bus) -> None:
             after = page[-1][0]
         assert len(entries) <= MAXLEN + 100  # MAXLEN ~: at most one more node of 100
         assert max(len(data) for _, data in entries) < 4096
-        desk, ours = projector.engine.rejections, ingest.engine.rejections
+        desk, ours = projector.engine.desk.rejections, ingest.engine.desk.rejections
         await until(lambda: bool(desk) and desk[-1] == ours[-1])  # the desk is still fed
         # A refusal quoting the wire at length is cut, not carried whole.
         long = {"table": 2, "console": huge, "seq": 1, "code": "x", "message": huge, "at": 0.0}

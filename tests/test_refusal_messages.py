@@ -46,8 +46,8 @@ def test_rps_wrong_winner_names_who_wins_and_which_declared_seats_are_wrong() ->
 def test_a_start_after_the_tables_last_deal_names_no_none() -> None:
     engine, events = run_small()
     seq = 1 + max(e["seq"] for e in events if e["table"] == 1)
-    final_deal = engine.config.deal_orders[7][0]  # a deal of the final stage, not table 1's
-    out = engine.submit(event(engine.config, 1, seq, "start", deal=final_deal), 1e9)
+    final_deal = engine.state.config.deal_orders[7][0]  # a deal of the final stage, not table 1's
+    out = engine.submit(event(engine.state.config, 1, seq, "start", deal=final_deal), 1e9)
     assert not out.ok and out.code == "wrong_deal"
     assert out.message == f"deal {final_deal} is not one of table 1's deals"
 

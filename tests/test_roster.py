@@ -74,8 +74,8 @@ def fix(engine: Engine, **fields: Any) -> Any:
 
 def test_a_misspelled_name_is_fixed_everywhere_in_every_audience() -> None:
     engine = played()
-    table = engine.config.table_of_player(TEAM, f"{TEAM}-p1")
-    seat = engine.config.seat_of(table, TEAM)
+    table = engine.state.config.table_of_player(TEAM, f"{TEAM}-p1")
+    seat = engine.state.config.seat_of(table, TEAM)
     old = f"{TEAM}-p1"
     assert old in shown(engine)
     out = fix(engine, seat=seat, name="Ana Núñez", reason="spelling")
@@ -110,7 +110,7 @@ def test_a_misspelled_name_is_fixed_everywhere_in_every_audience() -> None:
 
 def test_a_team_colour_and_name_are_fixed_everywhere() -> None:
     engine = played()
-    colour = engine.config.teams[TEAM].colour
+    colour = engine.state.config.teams[TEAM].colour
     assert fix(engine, colour="#aabbcc", team_name="Team Fixed").ok
     text = shown(engine)
     assert colour not in text and "#AABBCC" in text and "Team Fixed" in text
@@ -163,10 +163,10 @@ def test_the_journal_and_a_snapshot_give_the_fixes_back() -> None:
     rebuilt = rebuilt_from_journal(engine)
     assert everything(rebuilt) == everything(engine)
     assert player_at(rebuilt, table, seat) == (team, "New Name")
-    restored = Engine(engine.config, engine.state.decks)
+    restored = Engine(engine.state.config, engine.state.decks)
     restored.restore_snapshot(engine.snapshot())
     assert everything(restored) == everything(engine)
-    assert restored.state.roster.info(restored.config)[team]["colour"] == "#010203"
+    assert restored.state.roster.info(restored.state.config)[team]["colour"] == "#010203"
     assert old not in shown(restored)
 
 
@@ -174,13 +174,13 @@ def test_an_exported_journal_replays_the_fixes() -> None:
     """`export --events` writes a roster record as an operator command line; `replay` applies
     it through the same checks, a second fix of one player included."""
     engine = played()
-    table = engine.config.table_of_player(TEAM, f"{TEAM}-p2")
+    table = engine.state.config.table_of_player(TEAM, f"{TEAM}-p2")
     assert fix(engine, table=table, name="First Fix").ok
     assert fix(engine, player="First Fix", name="Second Fix", colour="#123456").ok
     lines = [{**log_line(r), "_line": i} for i, r in enumerate(JOURNAL[id(engine)], 1)]
     assert [ln["op"] for ln in lines if "op" in ln] == ["roster", "roster"]
-    fresh = Engine(engine.config, engine.state.decks)
-    assert replay(engine.config, lines, fresh, "export.jsonl") == []
+    fresh = Engine(engine.state.config, engine.state.decks)
+    assert replay(engine.state.config, lines, fresh, "export.jsonl") == []
     for key in (("live", "standings"), ("public", "standings"), ("live", f"table:{table}")):
         assert fresh.payload(key) == engine.payload(key), key
     assert "Second Fix" in shown(fresh) and f"{TEAM}-p2" not in shown(fresh)
@@ -205,7 +205,9 @@ def test_any_fixes_show_as_last_given_and_replay_from_the_journal(
     """Whatever the operator sends: a refusal changes nothing; each seat shows the last name
     given for it (or the file's); the journal rebuilds the same payloads."""
     engine = played()
-    expected = {(t, s): player_at(engine, t, s) for t in engine.config.tables for s in (1, 2, 3)}
+    expected = {
+        (t, s): player_at(engine, t, s) for t in engine.state.config.tables for s in (1, 2, 3)
+    }
     for team, seat, table, name in fixes:
         before = everything(engine)
         where = {"seat": seat, "table": table} if seat else {"table": table}
@@ -215,7 +217,7 @@ def test_any_fixes_show_as_last_given_and_replay_from_the_journal(
             assert everything(engine) == before
             continue
         if name is not None:
-            s = seat or engine.config.seat_of(table, team)
+            s = seat or engine.state.config.seat_of(table, team)
             expected[(table, s)] = (team, name)
     for (t, s), held in expected.items():
         assert player_at(engine, t, s) == held

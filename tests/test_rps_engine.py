@@ -95,8 +95,8 @@ def test_the_game_and_its_options_are_configuration() -> None:
 
 
 def _first_deal(engine: Engine, table: int) -> tuple[int, int]:
-    deal = engine.config.deal_orders[table][0]
-    return deal, engine.config.buttons[deal]
+    deal = engine.state.config.deal_orders[table][0]
+    return deal, engine.state.config.buttons[deal]
 
 
 def test_console_events_and_their_rejections() -> None:

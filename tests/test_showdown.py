@@ -232,7 +232,7 @@ def test_a_split_pot_names_the_odd_chip_and_the_shared_hand() -> None:
     live = engine.payload(("live", "table:1"))
     assert live is not None and live["status"] == "idle"
     block = live["showdown"]
-    button = engine.config.buttons[deal]
+    button = engine.state.config.buttons[deal]
     first = next(s for s in deal_sequence(button, 3) if s in (1, 2))  # left of the button first
     assert block["pots"] == [
         {

@@ -390,7 +390,9 @@ def test_engine_snapshot_plus_tail_equals_a_full_replay(
     for key in full.topic_keys():
         assert resumed.payload(key) == full.payload(key), key
     assert resumed.snapshot() == full.snapshot()
-    assert resumed.sequencer.previous_ack("table1", 1) == full.sequencer.previous_ack("table1", 1)
+    assert resumed.admission.sequencer.previous_ack(
+        "table1", 1
+    ) == full.admission.sequencer.previous_ack("table1", 1)
 
 
 def test_engine_snapshot_refused_when_it_does_not_fit() -> None:

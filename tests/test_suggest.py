@@ -49,7 +49,7 @@ def reach(engine: Engine, consoles: dict[int, Console], deal: int) -> None:
 
 
 def test_all_in_dispute_spread_and_swing_each_count_with_their_reason(engine: Engine) -> None:
-    config = engine.config
+    config = engine.state.config
     cap = config.cap // config.big_blind  # 100 big blinds
     consoles = {t: Console(engine, t) for t in config.tables}
     deal = config.deal_orders[1][0]
@@ -129,7 +129,7 @@ def play_raise_out(console: Console, engine: Engine) -> None:
 
 def play_every_deal(engine: Engine) -> None:
     """Every deal of every table: a raise-out at table 2, fold-outs elsewhere."""
-    for t in engine.config.tables:
+    for t in engine.state.config.tables:
         console = Console(engine, t)
         while engine.state.tables[t].next_deal() is not None:
             (play_raise_out if t == 2 else play_fold_out)(console, engine)  # type: ignore[operator]
@@ -139,7 +139,7 @@ def test_equal_scores_keep_deal_then_seat_order(engine: Engine) -> None:
     """Every deal: a raise-out at table 2, fold-outs elsewhere: the button's and the big
     blind's entries score 2 (spread 150 and swing 100 chips) in every deal, the small blind's
     nothing: eight equal scores, listed by deal then seat."""
-    config = engine.config
+    config = engine.state.config
     play_every_deal(engine)
     live = listed(engine, LIVE)
     assert len(live) == suggest.TOP and {e["score"] for e in live} == {2}
@@ -192,7 +192,7 @@ def test_a_hand_event_recomputes_only_its_deals_entries(
 ) -> None:
     """A start recomputes its deal's entries (and no other deal's); an action that makes
     nobody all-in recomputes nothing (statuses and results move by the other hand events)."""
-    config = engine.config
+    config = engine.state.config
     consoles = {t: Console(engine, t) for t in config.tables}
     for t in (1, 2):
         play_fold_out(consoles[t], engine)
@@ -230,7 +230,7 @@ def check_incremental(engine: Engine) -> None:
         assert docs[key].doc == suggestions_payload(state, released, key[0]), key
     ranking = engine.projections.models["suggestions"]
     assert isinstance(ranking, Ranking)
-    for d in range(1, engine.config.deals + 1):
+    for d in range(1, engine.state.config.deals + 1):
         for e in deal_entries(state, d):
             assert ranking.entries[(e.deal, e.seat)] == e
 
@@ -246,7 +246,7 @@ def test_the_incremental_ranking_equals_a_full_recompute_after_every_event(seed:
 
 
 def test_a_roster_fix_renames_the_team_in_the_reasons(engine: Engine) -> None:
-    config = engine.config
+    config = engine.state.config
     play_every_deal(engine)
     live = listed(engine, LIVE)
     team = next(tm for tm in config.teams.values() if tm.name in " ".join(live[0]["reasons"]))

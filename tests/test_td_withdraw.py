@@ -24,7 +24,7 @@ from tests.test_corrections import JOURNAL, Console, engine_with, operator, rebu
 def played() -> Engine:
     """Deal 1 played at every table (a fold-out each)."""
     engine = engine_with()
-    for t in engine.config.tables:
+    for t in engine.state.config.tables:
         c = Console(engine, t)
         c.ok("start", deal=1)
         c.fold_out()
@@ -96,7 +96,7 @@ def test_a_withdrawn_penalty_moves_every_score_back_and_is_journaled() -> None:
         assert standings(engine, audience) == before[audience]
     # journal, snapshot, export --events + replay: the same
     assert standings(rebuilt_from_journal(engine), "public") == standings(engine, "public")
-    restored = Engine(engine.config, engine.state.decks)
+    restored = Engine(engine.state.config, engine.state.decks)
     restored.restore_snapshot(engine.snapshot())
     for audience in ("public", "live"):
         assert standings(restored, audience) == standings(engine, audience)
@@ -105,8 +105,8 @@ def test_a_withdrawn_penalty_moves_every_score_back_and_is_journaled() -> None:
     assert {"op": "withdraw", "penalty": 1, "by": "TD Bo", "reason": "wrong seat"} | {
         "ts": 100.0
     } in lines
-    replayed = Engine(engine.config, engine.state.decks)
-    assert replay(engine.config, [dict(x) for x in lines], replayed, "export") == []
+    replayed = Engine(engine.state.config, engine.state.decks)
+    assert replay(engine.state.config, [dict(x) for x in lines], replayed, "export") == []
     assert replayed.state.penalties == engine.state.penalties
     assert standings(replayed, "live") == standings(engine, "live")
 
@@ -169,7 +169,7 @@ def test_withdrawals_match_a_full_recompute(steps: list[tuple[Any, ...]]) -> Non
         assert standings(plain, audience) == standings(engine, audience)
     rebuilt = rebuilt_from_journal(engine)
     assert standings(rebuilt, "public") == standings(engine, "public")
-    restored = Engine(engine.config, engine.state.decks)
+    restored = Engine(engine.state.config, engine.state.decks)
     restored.restore_snapshot(engine.snapshot())
     assert standings(restored, "live") == standings(engine, "live")
 

@@ -162,7 +162,7 @@ class Demo:
 
     async def _table(self, table: int, events: list[dict[str, Any]], rng: random.Random) -> None:
         assert self.source is not None
-        first_seq = self.source.engine.sequencer.expected(f"table{table}")
+        first_seq = self.source.engine.admission.sequencer.expected(f"table{table}")
         client = ConsoleClient(
             self.bus, self.config.id, table, f"table{table}", first_seq=first_seq
         )

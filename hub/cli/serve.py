@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hub.bus import open_bus, redacted_url
+from hub.cli.workers import raise_open_files, start_edge_workers, stop_workers, wait_listening
 from hub.domain.states import ProcessRole
 from hub.engine.core import Engine
 from hub.engine.families import topic_space
@@ -34,7 +35,6 @@ from hub.roles.embedded import (
     weak_tokens_refused,
 )
 from hub.roles.ingest import Ingest
-from hub.roles.workers import raise_open_files, start_edge_workers, stop_workers, wait_listening
 from hub.serve.http import ListenError
 from hub.serve.links import (
     COMMENTATOR_ENV,

@@ -204,7 +204,7 @@ def take_of(engine: WatchedEngine, hand: HandState, group: str) -> Take:
 def deal_cuts(engine: WatchedEngine, *, unfinished: bool = False) -> list[DealCut]:
     """Every deal finished at every table that plays it (``unfinished``: also the deals
     started somewhere and not yet finished everywhere, with what was played)."""
-    config = engine.config
+    config = engine.state.config
     cuts = []
     for deal in range(1, config.deals + 1):
         takes, complete = [], True

@@ -17,34 +17,27 @@ events. The ingest uses nothing else: not the sequencer, not the state, not the 
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable, Mapping
-from typing import Any, Generic, TypeVar, cast
+from typing import Any
 
 from hub.domain import equity
-from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
-from hub.domain.eventscore import EventScoreboard
 from hub.domain.numbers import refuse_bad_numbers
-from hub.domain.scoring import Scoreboard
-from hub.engine import engine_snapshot, reactions
+from hub.engine import reactions
+from hub.engine import snapshot as snapshots
 from hub.engine.admission import Admission, Duplicate, Refused
 from hub.engine.bounds import check_command
 from hub.engine.changes import EngineEvent, Rejected
-from hub.engine.cues import CueList
 from hub.engine.desk import ONAIR_SLOTS, OPERATOR_EVENTS, Desk, default_onair
 from hub.engine.events import OPERATOR_CONSOLE
 from hub.engine.families import FEEDS, Payloads
-from hub.engine.onair import Takes
 from hub.engine.outcome import Outcome
 from hub.engine.program import Program, is_now
 from hub.engine.projections import Projections, TopicChange
 from hub.engine.refusals import REFUSED
 from hub.engine.release import Release
-from hub.engine.sequencer import Sequencer
-from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
 from hub.wire.topics import PROGRAM, PUBLIC, TopicKey, TopicSpace, kind
 
@@ -58,18 +51,6 @@ __all__ = [
     "TopicKey",
     "default_onair",
 ]
-
-T = TypeVar("T")
-
-
-class _Of(Generic[T]):
-    """An attribute of one of the engine's parts, read under the engine's name (read-only)."""
-
-    def __init__(self, part: str, name: str) -> None:
-        self.part, self.name = part, name
-
-    def __get__(self, engine: Any, owner: Any = None) -> T:
-        return cast(T, getattr(getattr(engine, self.part), self.name))
 
 
 class Engine:
@@ -96,23 +77,6 @@ class Engine:
             self.program = Program.of(
                 config, self, lambda: Engine(config, decks, release_delay=delay, program=False)
             )
-
-    # What other modules read of the parts, under the engine's names.
-    config: _Of[TournamentConfig] = _Of("state", "config")
-    sequencer: _Of[Sequencer] = _Of("admission", "sequencer")
-    restore_skipped: _Of[int] = _Of("admission", "restore_skipped")  # journal records skipped
-    release_delay: _Of[float] = _Of("release", "delay")
-    public_board: _Of[Scoreboard | EventScoreboard] = _Of("release", "public_board")
-    onair: _Of[dict[str, Any]] = _Of("desk", "onair")
-    takes: _Of[Takes] = _Of("desk", "takes")
-    cues: _Of[CueList] = _Of("desk", "cues")
-    clock: _Of[Clock | None] = _Of("desk", "clock")
-    _clock_at: _Of[float] = _Of("desk", "clock_at")
-    ticker: _Of[Ticker] = _Of("desk", "ticker")
-    rejections: _Of[deque[dict[str, Any]]] = _Of("desk", "rejections")
-    reject_counts: _Of[dict[str, int]] = _Of("desk", "reject_counts")
-    links: _Of[dict[str, bool]] = _Of("desk", "links")
-    _now: _Of[float] = _Of("desk", "now")  # the time of the last event
 
     # ------------------------------------------------------------------ intake
     def submit(self, raw: Any, now: float, *, channel_table: int | None = None) -> Outcome:
@@ -148,7 +112,7 @@ class Engine:
 
     def _reject(self, refused: Refused) -> Outcome:
         """A refusal (`Admission.refusal`), listed on the operator desk or only counted."""
-        outcome = self.admission.refusal(refused, self._now)
+        outcome = self.admission.refusal(refused, self.desk.now)
         if outcome.record is not None:  # a refusal that used up its seq is journaled too
             self._offer(outcome.record)
         if outcome.refusal is not None:
@@ -229,7 +193,7 @@ class Engine:
                 changed = self._announce(self._apply_control(record, now))
                 return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
             seq = self.admission.sequencer.expected(OPERATOR_CONSOLE)
-            event = self.desk.operator_event(command, seq, self.config.id, self.state.tables)
+            event = self.desk.operator_event(command, seq, self.state.config.id, self.state.tables)
             events = self.state.apply(event, now)
         except Rejection as exc:
             return Outcome.refused_command(exc)
@@ -295,9 +259,10 @@ class Engine:
 
     # ----------------------------------------------------------------- snapshots
     def snapshot(self) -> dict[str, Any]:
-        """Everything the journal built, as plain data (`hub.engine.engine_snapshot`). With
+        """Everything the journal built, as plain data (`hub.engine.snapshot`). With
         the journal position of the last record applied, a restart replays only what follows."""
-        data = engine_snapshot.write(self.state, self.admission, self.release, self.desk, self._now)
+        parts = (self.state, self.admission, self.release, self.desk)
+        data = snapshots.write_engine(*parts, self.desk.now)
         if self.program is not None:
             data["program"] = self.program.snapshot()
         return data
@@ -307,7 +272,7 @@ class Engine:
         has applied nothing yet); `ValueError` if the snapshot does not fit."""
         if self.state.events_applied or self.projections.active:
             raise ValueError("an engine restores a snapshot before it applies anything")
-        got = engine_snapshot.read(self.state, self.release, self.desk, data)
+        got = snapshots.read_engine(self.state, self.release, self.desk, data)
         self.state, self.release, self.desk.now = got.state, got.release, got.now
         self.admission.sequencer, self.admission.bound = got.sequencer, got.bound
         self.desk.take(got.onair, got.ticker)
@@ -323,7 +288,7 @@ class Engine:
         first touches them (``changes()`` then hands them out whole). With deck orders, what
         equity needs is made now rather than on the first hand's first action."""
         if self.state.decks and self.state.game.equity:
-            equity.prepare(self.config.seats)
+            equity.prepare(self.state.config.seats)
         self.projections.start()
         if self.program is not None:
             self.program.start()
@@ -352,6 +317,28 @@ class Engine:
         if self.program is None:
             return self.payloads.topic_keys()
         return [*self.payloads.topic_keys(), *self.program.topic_keys()]
+
+    def topics_named(self, wanted: list[Any] | None) -> list[TopicKey]:
+        """The topics a ``snapshots`` request names (``audience|name``) that exist, only this
+        tournament's (every one when it names none: None)."""
+        if wanted is None:
+            return list(self.topic_keys())
+        out = []
+        for field in wanted[:10_000]:
+            if isinstance(field, str):
+                audience, _, name = field.partition("|")
+                topic = self.topics.get(name)
+                if topic is not None and self._has(audience, topic.family.audiences):
+                    out.append((audience, name))
+        return out
+
+    def _has(self, audience: str, audiences: tuple[str, ...]) -> bool:
+        """Is ``audience`` one of ``audiences`` in this tournament (a program output it has)?"""
+        if kind(audience) not in audiences:
+            return False
+        if audience == PROGRAM or kind(audience) != PROGRAM:
+            return True
+        return self.program is not None and self.program.feed(audience) is not None
 
     def payload(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's payload built from the state now (None: no such topic for that audience,

@@ -297,7 +297,7 @@ class Projections:
         h = console_view.table_hand(table_state)
         assert h is not None
         rec.extend(("actions",), console_view.action_items(h, first))
-        seqs = self.payloads.engine.sequencer
+        seqs = self.payloads.engine.admission.sequencer
         rec.update((), console_view.moving_fields(state, table_state, h, seqs))
         cap = state.config.cap
         for i, row in enumerate(rec.doc["seats"]):

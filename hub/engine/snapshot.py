@@ -1,12 +1,14 @@
-"""Engine snapshots: the tournament state as plain data, and back, so a restart replays only the
-journal written after the last snapshot instead of all of it.
+"""Engine snapshots: what the journal built, as plain data, and back, so a restart replays only
+the journal written after the last snapshot instead of all of it. Two layers, one concept: the
+tournament state's snapshot (`snapshot`, `restore_state`), and the engine's (`write_engine`,
+`read_engine`), which holds the state's with what the engine's other parts built beside it.
 
-The data holds only what console events created (each hand's inputs, status and declared
+The state's data holds only what console events created (each hand's inputs, status and declared
 winners, each table's position, the corrections); everything derived is rebuilt on restore:
 each `Hand` by `Hand.replay(spec, inputs)` plus the settlement it received, the `Scoreboard` by
 `set_result` of every counted hand, in the order the original counted them. It is plain
 msgpack-friendly data: str-keyed maps, lists, ints, floats, str, bool and None (no tuples, so a
-snapshot equals its own msgpack round trip; no pickle). Layout, version 1::
+snapshot equals its own msgpack round trip; no pickle). The state's layout, version 1::
 
     {"version": 1, "tournament": config id, "decks": deck commitment (sha256 hex) or None,
      "events_applied": int,
@@ -32,17 +34,32 @@ snapshot equals its own msgpack round trip; no pickle). Layout, version 1::
 
 Restoring takes the same config and deck orders the snapshot was taken with (the deck
 commitment is checked) and refuses anything else, or an unknown version, with `ValueError`.
+
+The engine's snapshot (`write_engine`), its own layout, version 1, keys in this order::
+
+    {"version": 1, "state": the state snapshot, "sequencer": the consoles' seqs and answers,
+     "released": [[group, deal], ...], "completed_at": [[deal, at], ...],   # Release
+     "onair": {"slots": ...}, "ticker": ...,                                # Desk
+     "bound": {console: table}, "now": float,                               # Admission, engine
+     "clock": ... or None, "clock_at": float,                               # Desk
+     "takes": [[slot, before, at], ...], "cues": {"next_id", "cues"}}       # Desk (optional)
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder, commitment
 from hub.domain.errors import Rejection
 from hub.domain.states import Street
+from hub.engine.admission import Admission
+from hub.engine.desk import Desk
+from hub.engine.release import Release
+from hub.engine.sequencer import Sequencer
+from hub.engine.ticker import Ticker
 from hub.engine.tournament import (
     COMPLETE,
     DISPUTED,
@@ -249,3 +266,60 @@ def restore_state(
     state = TournamentState(config, decks)
     restore_into(state, data)
     return state
+
+
+# ------------------------------------------------------------------ the engine's
+ENGINE_VERSION = 1
+
+
+def write_engine(
+    state: TournamentState, admission: Admission, release: Release, desk: Desk, now: float
+) -> dict[str, Any]:
+    """Everything the journal built, as plain data (msgpack-friendly)."""
+    shown = desk.snapshot()
+    return {
+        "version": ENGINE_VERSION,
+        "state": snapshot(state),
+        "sequencer": admission.sequencer.snapshot(),
+        **release.snapshot(),
+        "onair": shown["onair"],
+        "ticker": shown["ticker"],
+        "bound": dict(admission.bound),
+        "now": now,
+        "clock": shown["clock"],
+        "clock_at": shown["clock_at"],
+        "takes": shown["takes"],
+        "cues": shown["cues"],
+    }
+
+
+@dataclass(slots=True)
+class Restored:
+    """What a snapshot gives back (the desk's clock, takes and cues are restored in place)."""
+
+    state: TournamentState
+    sequencer: Sequencer
+    release: Release
+    onair: dict[str, Any]
+    ticker: Ticker
+    bound: dict[str, int]
+    now: float
+
+
+def read_engine(old: TournamentState, release: Release, desk: Desk, data: Any) -> Restored:
+    """The parts of a ``write_engine`` snapshot, over an engine of the same config and deck orders
+    (``old``: its state, which has applied nothing); `ValueError` if the snapshot does not fit.
+    """
+    if not isinstance(data, Mapping) or data.get("version") != ENGINE_VERSION:
+        raise ValueError(f"engine snapshot version {data.get('version')!r} is not supported")
+    try:
+        state = restore_state(old.config, old.decks, data["state"])
+        sequencer = Sequencer.from_snapshot(data["sequencer"])
+        restored = Release.restored(state, release.delay, data)
+        onair, ticker = Desk.read_snapshot(data)
+        bound = {str(c): int(t) for c, t in data["bound"].items()}
+        now = float(data["now"])
+        desk.restore_in_place(data, now)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"engine snapshot is malformed: {exc!r}") from exc
+    return Restored(state, sequencer, restored, onair, ticker, bound, now)

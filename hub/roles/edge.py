@@ -182,9 +182,10 @@ class EdgeSource:
 
     async def receive(self, key: TopicKey, frame: Frame) -> None:
         """Apply one frame from the feed and fan it out (or heal the gap it reveals)."""
-        if frame.seq <= self.store.seq(key):
+        applied = self.store.apply(key, frame)
+        if applied is None:
             return  # already in the snapshot we started from
-        if self.store.apply(key, frame):
+        if applied:
             self.fanout.publish(key, frame.outs)
             if self.store.behind(key) > HISTORY // 2 and self._may_refresh(key, frame.seq):
                 # Keep the snapshot new subscribers start from close to the head.

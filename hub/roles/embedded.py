@@ -64,7 +64,7 @@ class IngestSource:
     ) -> None:
         self.bus = bus
         self.engine = engine
-        self.tournament = engine.config.id
+        self.tournament = engine.state.config.id
         self.store = IngestFeed(live=False)  # live while the ingest is ready (DESIGN §7)
         self.fanout = Fanout(self.store, limits)
         self.consoles = ConsoleRelay(bus, self.tournament)  # the web consoles' events, answers

@@ -107,7 +107,7 @@ class Ingest:
         self.metrics = metrics or Metrics()
         self.bus = bus
         self.engine = engine
-        self.tournament = engine.config.id
+        self.tournament = engine.state.config.id
         self.names = Channels(self.tournament)
         # Cleared while a batch applied to the engine is being journaled: the feed publisher
         # takes the engine's changes only while it is set (never ahead of the journal).
@@ -200,7 +200,9 @@ class Ingest:
     async def _run(self) -> None:
         """Rebuild, then listen: each table's console channel on a subscription of its own,
         read into fair batches (``hub.roles.intake``), and the control channel."""
-        tables = sorted({t for group in self.engine.config.groups.values() for t in group.tables})
+        tables = sorted(
+            {t for group in self.engine.state.config.groups.values() for t in group.tables}
+        )
         await self.bus.set(self.names.tables, ",".join(map(str, tables)).encode())
         made = new_epoch().encode()  # after the tables: a console that sees the epoch sees them
         self.epoch = (await self.bus.set_once(self.names.epoch, made)).decode("utf-8", "replace")
@@ -394,13 +396,10 @@ class Ingest:
             snapshot = self._snapshot_due(len(accepted))
         if snapshot is not None:
             await self.bus.hset(self.names.engine, SNAPSHOT_FIELD, snapshot)
-        self.answering.answer(decided, out)
-        self.answering.count(accepted, self.decider.refused, out)
-        await self.answering.persist(self.bus, out)
-        receivers = await self.bus.publish_many(out.outgoing())
+        links = await self.answering.send(self.bus, decided, accepted, self.decider.refused, out)
         done = time.monotonic()
         self.metrics.ingest_lag(*[done - m.arrived if done > m.arrived else 0.0 for m in batch])
-        await self._note_links(out.links(receivers), notes)
+        await self._note_links(links, notes)
 
     def _decide_batch(
         self, batch: Sequence[Message], now: float, out: BatchAnswers
@@ -451,7 +450,7 @@ class Ingest:
         as notes on ``dup:{t}:notes`` when a projector elsewhere publishes the feed."""
         if links:
             if self.feed is None:
-                moved = {c: up for c, up in links.items() if self.engine.links.get(c) != up}
+                moved = {c: up for c, up in links.items() if self.engine.desk.links.get(c) != up}
                 notes.extend(link_notes(moved))
             self.engine.note_links(links)
         if notes:  # not fenced, not retried: they only inform the operator desk

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hub.bus.protocols import Hashes
+from hub.bus.protocols import Hashes, PubSubHashes
 from hub.engine.core import Outcome
 from hub.metrics import Metrics
 from hub.wire import codec
@@ -79,6 +79,22 @@ class Answering:
         for seqs in self._refusals.values():
             seqs.sort()
         return refusals
+
+    async def send(
+        self,
+        bus: PubSubHashes,
+        decided: Sequence[tuple[Outcome, Any, str]],
+        accepted: list[Outcome],
+        refused: dict[str, int],
+        out: BatchAnswers,
+    ) -> dict[str, bool]:
+        """A journaled batch's answer step, whole: each outcome answered (``answer``),
+        counted (``count``), the refusals persisted (``persist``), then every answer
+        published; whether each answered console listens (``BatchAnswers.links``)."""
+        self.answer(decided, out)
+        self.count(accepted, refused, out)
+        await self.persist(bus, out)
+        return out.links(await bus.publish_many(out.outgoing()))
 
     def answer(self, decided: Sequence[tuple[Outcome, Any, str]], out: BatchAnswers) -> None:
         """Each decided outcome's answer, in order; refusals to persist; rejections counted."""

@@ -15,13 +15,14 @@ from collections.abc import Callable
 from typing import Any
 
 from hub.engine.core import Engine, Outcome
+from hub.engine.events import decode_event
 from hub.roles.intake import ERROR_LOGS, FairIntake, PerSecond
 from hub.roles.signed import SignedIntake
 from hub.wire import codec
 from hub.wire.channels import Channels
 from hub.wire.control_request import ControlRequest
 
-__all__ = ["Decider"]
+__all__ = ["Decider", "read_event"]
 
 log = logging.getLogger("duplicast.ingest")
 
@@ -30,6 +31,20 @@ NAME_CACHE = 4096  # channel names remembered (per console, per console channel)
 Answer = Callable[[str, bytes, str | None], None]
 """Where an answer goes (channel, data, the console it answers: None for an error channel):
 ``BatchAnswers.add`` of the batch being decided."""
+
+
+def read_event(data: bytes) -> Any:
+    """One console event from its bytes, bounded as ``codec.unpack_event`` bounds it. A map of
+    at most 15 entries (every common event) is first decoded straight into its checked
+    ``ConsoleEvent`` (``hub.engine.events.decode_event``, msgspec); anything it is not sure of
+    is unpacked to a map as before, for ``parse_event`` to accept alike or refuse word for
+    word."""
+    small = type(data) is bytes and len(data) <= codec.MAX_EVENT_BYTES
+    if small and data and 0x80 <= data[0] <= 0x8F:
+        event = decode_event(data)  # a fixmap: at most 15 entries, so within MAX_EVENT_ITEMS
+        if event is not None:
+            return event
+    return codec.unpack_event(data)
 
 
 class Decider:
@@ -74,7 +89,7 @@ class Decider:
                 return None, None
             return self.engine.submit(raw, now, channel_table=table), raw
         try:  # bounded: one over MAX_EVENT_BYTES is refused on its length, never decoded
-            raw = codec.unpack_event(data)
+            raw = read_event(data)
         except codec.CodecError as exc:
             self.undecodable(channel, table, exc, answer)
             return None, None

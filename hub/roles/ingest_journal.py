@@ -58,10 +58,10 @@ async def restore_engine(
             found.replayed += 1
             after = entry_id
     found.position = after
-    if engine.restore_skipped:
+    if engine.admission.restore_skipped:
         log.warning(
             "journal holds %d records applied before (same console and seq): skipped",
-            engine.restore_skipped,
+            engine.admission.restore_skipped,
         )
     answers = refusals(await bus.hgetall(names.rejected))
     persisted = await bus.hgetall(names.seqs)

@@ -63,7 +63,7 @@ class Projector:
     ) -> None:
         self.bus = bus
         self.engine = engine
-        self.names = Channels(engine.config.id)
+        self.names = Channels(engine.state.config.id)
         self.feed = FeedPublisher(bus, engine, store=store, on_frame=on_frame)
         self.clock = clock
         self.tick_interval = tick_interval
@@ -122,7 +122,7 @@ class Projector:
             self._tasks.append(asyncio.create_task(loop, name=f"projector-{name}"))
         self.ready = True
         self.feed.serve()
-        log.info("projector ready for %s at %s", self.engine.config.id, self.position)
+        log.info("projector ready for %s at %s", self.engine.state.config.id, self.position)
 
     async def stop(self) -> None:
         was_ready, self.ready = self.ready, False

@@ -40,7 +40,7 @@ class FeedPublisher:
         # applied is being journaled): changes are only taken then, never a state that is
         # ahead of the journal. None: every change is journaled already (a projector).
         self.settled = settled
-        self.names = Channels(engine.config.id)
+        self.names = Channels(engine.state.config.id)
         self.store = store or IngestFeed()
         self.on_frame = on_frame
         self._lock = asyncio.Lock()  # feed messages go out in seq order
@@ -97,7 +97,7 @@ class FeedPublisher:
             # seq (what a restart continues from).
             due = self.store.unsaved(at_least=SNAPSHOT_EVERY)
             requests, self._requests = self._requests, []
-            asked = [key for request in requests for key in request.topics(self.engine)]
+            asked = [key for request in requests for key in self.engine.topics_named(request.keys)]
             if asked:  # edges start and heal from these
                 await self.bus.hset_many(self.names.topics, self.store.snapshots(asked))
                 due.extend(asked)

@@ -64,17 +64,17 @@ class EdgeFeed(_Store):
             self.on_behind(key)
         return True
 
-    def apply(self, key: TopicKey, frame: Frame) -> bool:
-        """A frame from the feed channel. False: it reveals a gap (nothing changed; reload the
-        topic's snapshot). Frames at or below the current seq are ignored (True)."""
+    def apply(self, key: TopicKey, frame: Frame) -> bool | None:
+        """A frame from the feed channel: True, taken (send it to the clients); False, it
+        reveals a gap (nothing changed; reload the topic's snapshot); None, at or below the
+        current seq (already in the snapshot the edge started from: ignored)."""
         log = self._logs.get(key)
         if log is None:
             log = self._logs[key] = _Log()
-        if frame.full:
-            if frame.seq >= log.seq:
-                self._seed(log, frame)
-            return True
         if frame.seq <= log.seq:
+            return None
+        if frame.full:
+            self._seed(log, frame)
             return True
         if frame.seq != log.seq + 1 or log.base is None:
             return False

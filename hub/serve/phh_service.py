@@ -137,7 +137,7 @@ class PhhExport:
         todo = [h for h in hands if self._stale(h)]
         if todo:
             loop = asyncio.get_running_loop()
-            event = engine.config.name
+            event = engine.state.config.name
             try:
                 done = await loop.run_in_executor(self._pool(), _render_in_worker, todo, event)
             except BrokenProcessPool:  # the worker died (killed, out of memory): a new one next

@@ -14,8 +14,6 @@ from typing import Any
 
 import msgpack
 
-from hub.engine.events import decode_event
-
 __all__ = [
     "MAX_EVENT_BYTES",
     "MAX_MESSAGE_BYTES",
@@ -92,16 +90,10 @@ _EVENT_LIMITS = {"max_array_len": MAX_EVENT_ITEMS, "max_map_len": MAX_EVENT_ITEM
 
 
 def unpack_event(data: bytes | bytearray | memoryview) -> Any:
-    """Decode one console event: ``TooLarge`` past ``MAX_EVENT_BYTES`` (checked on the length,
-    before decoding), ``CodecError`` for anything malformed or with a map or array of more
-    than ``MAX_EVENT_ITEMS`` entries. A map of at most 15 entries (every common event) is
-    first decoded straight into its checked ``ConsoleEvent`` (``hub.engine.events.
-    decode_event``, msgspec); anything it is not sure of is unpacked to a map as before, for
-    ``parse_event`` to accept alike or refuse word for word."""
-    if type(data) is bytes and len(data) <= MAX_EVENT_BYTES and data and 0x80 <= data[0] <= 0x8F:
-        event = decode_event(data)  # a fixmap: at most 15 entries, so within MAX_EVENT_ITEMS
-        if event is not None:
-            return event
+    """Unpack one console event, bounded: ``TooLarge`` past ``MAX_EVENT_BYTES`` (checked on
+    the length, before decoding), ``CodecError`` for anything malformed or with a map or array
+    of more than ``MAX_EVENT_ITEMS`` entries. The ingest first tries the event's msgspec
+    class on a small map (``hub.roles.ingest_decide.read_event``)."""
     return _unpack(data, MAX_EVENT_BYTES, _EVENT_LIMITS)
 
 

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hub.engine.core import Engine
 from hub.wire import codec
 from hub.wire.channels import Channels
-from hub.wire.topics import PROGRAM, TopicKey, kind
 
 __all__ = ["ControlRequest"]
 
@@ -36,26 +34,10 @@ class ControlRequest:
             return None
         return names.reply(self.reply), codec.pack({**ack, "id": self.id})
 
-    def topics(self, engine: Engine) -> list[TopicKey]:
-        """The topics a ``snapshots`` request names that exist (every one when it names
-        none), only this tournament's."""
+    @property
+    def keys(self) -> list[Any] | None:
+        """The topics a ``snapshots`` request names, as it names them (``audience|name``;
+        None: it names none, so every one). The engine says which exist
+        (``Engine.topics_named``)."""
         wanted = self.command.get("keys")
-        if not isinstance(wanted, list):
-            return list(engine.topic_keys())
-        out = []
-        for field in wanted[:10_000]:
-            if isinstance(field, str):
-                audience, _, name = field.partition("|")
-                topic = engine.topics.get(name)
-                if topic is not None and _has(engine, audience, topic.family.audiences):
-                    out.append((audience, name))
-        return out
-
-
-def _has(engine: Engine, audience: str, audiences: tuple[str, ...]) -> bool:
-    """Is ``audience`` one of ``audiences`` in this tournament (a program output it has)?"""
-    if kind(audience) not in audiences:
-        return False
-    if audience == PROGRAM or kind(audience) != PROGRAM:
-        return True
-    return engine.program is not None and engine.program.feed(audience) is not None
+        return wanted if isinstance(wanted, list) else None

@@ -14,19 +14,16 @@ subscription checks and the hub's list of topics read the declarations.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, Protocol
 
-from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard
-from hub.engine.cues import CueList
-from hub.engine.onair import Takes
-from hub.engine.sequencer import Sequencer
-from hub.engine.ticker import Ticker
+from hub.engine.admission import Admission
+from hub.engine.desk import Desk
+from hub.engine.release import Release
 from hub.engine.tournament import TournamentState
 from hub.wire import topics as wire
 from hub.wire.topics import AUDIENCES, LIVE, PROGRAM, PUBLIC, ROLES, TopicKey, TopicSpace
@@ -43,38 +40,21 @@ class BoardHolder(Protocol):
 
 
 class EngineView(Protocol):
-    """The engine as payload builders read it (the names ``Engine`` has; read-only)."""
+    """The engine as payload builders read it (the names ``Engine`` has; read-only): its
+    parts are read as parts (``engine.desk.onair``, ``engine.release.public_board``)."""
 
     @property
-    def config(self) -> TournamentConfig: ...
-    @property
-    def state(self) -> TournamentState: ...
+    def state(self) -> TournamentState: ...  # its config too
     @property
     def topics(self) -> TopicSpace: ...
     @property
-    def onair(self) -> dict[str, Any]: ...
+    def desk(self) -> Desk: ...  # on air, cues, takes, clock, ticker, refusals, links, now
     @property
-    def cues(self) -> CueList: ...
+    def release(self) -> Release: ...  # the public board
     @property
-    def takes(self) -> Takes: ...
-    @property
-    def clock(self) -> Clock | None: ...
-    @property
-    def _clock_at(self) -> float: ...  # when the clock last changed
-    @property
-    def _now(self) -> float: ...  # the time of the last event
-    @property
-    def ticker(self) -> Ticker: ...
-    @property
-    def public_board(self) -> Scoreboard | EventScoreboard: ...
-    @property
-    def rejections(self) -> deque[dict[str, Any]]: ...
-    @property
-    def links(self) -> dict[str, bool]: ...
+    def admission(self) -> Admission: ...  # the sequencer
     @property
     def projections(self) -> BoardHolder: ...
-    @property
-    def sequencer(self) -> Sequencer: ...
 
     def released(self, group: str, deal_no: int) -> bool: ...
     def released_deals(self, group: str) -> list[int]: ...

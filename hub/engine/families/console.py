@@ -40,7 +40,7 @@ def console_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
 def _console(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
     table = engine.state.tables[args[0]]
-    return console_view.console_payload(engine.state, table, engine.sequencer)
+    return console_view.console_payload(engine.state, table, engine.admission.sequencer)
 
 
 CONSOLE = Feed(

@@ -60,39 +60,39 @@ def compare_slot_public(engine: EngineView, slot: Mapping[str, Any]) -> bool:
 
 def _onair(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
-    slots = {k: dict(v) for k, v in engine.onair["slots"].items()}
+    slots = {k: dict(v) for k, v in engine.desk.onair["slots"].items()}
     if audience != LIVE and not compare_slot_public(engine, slots["compare"]):
         slots["compare"] = {"visible": False}  # not even the deal number leaks
     return {"slots": slots}
 
 
 def _ticker(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
-    return read.engine.ticker.payload(audience)
+    return read.engine.desk.ticker.payload(audience)
 
 
 def _clock(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
-    clock = engine.clock
-    at = engine._clock_at if clock is None else clock.as_of(engine._clock_at)
-    return desk_views.clock_payload(engine.config, clock, at)
+    clock = engine.desk.clock
+    at = engine.desk.clock_at if clock is None else clock.as_of(engine.desk.clock_at)
+    return desk_views.clock_payload(engine.state.config, clock, at)
 
 
 def _ops(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
     payload = desk_views.ops_payload(
         engine.state,
-        list(engine.rejections),
+        list(engine.desk.rejections),
         engine.release_state(),
-        engine._now,
-        engine.links,
+        engine.desk.now,
+        engine.desk.links,
     )
     # The cue list, and what undo_take would restore (the on-air change it takes back); the
     # program outputs (name -> delay, none without [broadcast] delay): the panel's on-air
     # monitor shows what the programme sources show, its warnings name them.
-    outputs = {name: delay for name, (_, delay) in program_outputs(engine.config).items()}
+    outputs = {name: delay for name, (_, delay) in program_outputs(engine.state.config).items()}
     return payload | {
-        "cues": engine.cues.payload(),
-        "undo_take": engine.takes.payload(),
+        "cues": engine.desk.cues.payload(),
+        "undo_take": engine.desk.takes.payload(),
         "program": outputs,
     }
 

@@ -40,7 +40,7 @@ def seat_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
 
 def build_standings(engine: EngineView, live: bool) -> dict[str, Any]:
     """One audience's standings payload (``Reading.standings`` keeps it until a change)."""
-    config, state = engine.config, engine.state
+    config, state = engine.state.config, engine.state
     if live:
         complete = {g: sorted(state.board.completed_deals(g)) for g in config.groups}
         return views.standings_payload(
@@ -55,7 +55,7 @@ def build_standings(engine: EngineView, live: bool) -> dict[str, Any]:
     complete = {g: [d for d in deals if engine.released(g, d)] for g in config.groups}
     return views.standings_payload(
         config,
-        engine.public_board,
+        engine.release.public_board,
         live=False,
         complete=complete,
         fills={
