@@ -83,23 +83,21 @@ def history() -> list[str]:
 
 
 def start(role: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    """``duplicast serve --role ROLE`` (its Redis URL in the environment, never argv); see
-    ``serving`` for when it serves (the venue starts its hubs at once, as compose does)."""
+    """``duplicast serve --role ROLE`` (its Redis URL in the environment, never argv), once it
+    says it serves."""
     port = env["PORT"]
     command = [sys.executable, "-m", "hub", "serve", "--role", role, "--config", str(SAMPLE)]
     with log.open("wb") as out:
-        return subprocess.Popen(
+        process = subprocess.Popen(
             [*command, "--port", port], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
         )
-
-
-def serving(process: subprocess.Popen[bytes], role: str, log: Path) -> None:
-    """Once ``process`` says it serves (AssertionError with its log if it ends or 60 s pass)."""
     deadline = time.monotonic() + 60
     while f"duplicast {role} for" not in log.read_text(errors="replace"):
         if process.poll() is not None or time.monotonic() > deadline:
+            stop(process)
             raise AssertionError(f"serve --role {role}: {log.read_text()[-2000:]}")
         time.sleep(0.1)
+    return process
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -162,8 +160,6 @@ def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venue]:
                 "PORT": edge_port,
             }
             processes.append(start("edge", edge_env, tmp / "edge.log"))
-            serving(processes[0], "ingest", tmp / "i.log")
-            serving(processes[1], "edge", tmp / "edge.log")
             assert "given tokens" not in (tmp / "edge.log").read_text()  # proofs only
             log = tmp / "session.jsonl"
             log.write_text("".join(history()))

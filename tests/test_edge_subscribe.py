@@ -76,10 +76,10 @@ def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venue]:
     with RedisServer(tmp / "redis") as redis, contextlib.ExitStack() as stack:
         processes: dict[str, subprocess.Popen[str]] = {}
         stack.callback(lambda: [stop(p) for p in reversed(processes.values())])
+        processes["ingest"] = start_hub("ingest", redis.url, free_port(), env)
         ports = [free_port(), free_port()]
-        hubs = [("ingest", redis.url, free_port(), env)]
-        hubs += [("edge", redis.url, port, env) for port in ports]
-        processes.update(zip(("ingest", "edge1", "edge2"), start_hubs(*hubs), strict=True))
+        edges = start_hubs(*[("edge", redis.url, port, env) for port in ports])
+        processes.update(zip(("edge1", "edge2"), edges, strict=True))
         played = subprocess.run(
             [sys.executable, "-m", "hub", "console", "simulate", "--config", str(SAMPLE),
              "--redis", redis.url, "--pace", "0", "--seed", "30", "--no-outbox"],

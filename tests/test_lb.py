@@ -129,8 +129,8 @@ def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venue]:
         ports = [free_port(), free_port()]
         # the edges get the tokens' proofs only (`duplicast proofs`), as compose gives them
         proofs = {**env, **{k: session_proof(env[k]) for k in TOKENS}}
-        edges: list[Hub] = [("edge", redis.url, port, proofs) for port in ports]
-        processes += start_hubs(("ingest", redis.url, free_port(), env), *edges)
+        processes.append(start_hub("ingest", redis.url, free_port(), env))
+        processes += start_hubs(*[("edge", redis.url, port, proofs) for port in ports])
         log = tmp / "session.jsonl"
         log.write_text("".join(SESSION.read_text().splitlines(keepends=True)[:PRELOAD]))
         played = subprocess.run(
