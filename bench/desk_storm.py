@@ -19,8 +19,8 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,10 +46,7 @@ COMMENTATOR = "bench-desk-storm-commentator-token"
 BYTES = [0]  # received by every desk until loaded
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+LISTENING = re.compile(r"duplicast \w+ for .* on http://127\.0\.0\.1:(\d+)")
 
 
 def environment() -> dict[str, str]:
@@ -62,19 +59,21 @@ def environment() -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def hub(role: str, redis: str, port: int, log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """``duplicast serve --role ROLE`` once it listens; ended by its pid."""
+def hub(role: str, redis: str, log: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """``duplicast serve --role ROLE`` and its port once it listens; ended by its pid. The
+    hub takes a free port itself (``--port 0``) and says which: a port found free here and
+    given to it later could be taken meanwhile (a parallel test run binds ports all along)."""
     command = [sys.executable, "-m", "hub", "serve", "--role", role, "--config", str(SAMPLE)]
-    command += ["--redis", redis, "--port", str(port), "--max-per-address", "100000"]
+    command += ["--redis", redis, "--port", "0", "--max-per-address", "100000"]
     with log.open("wb") as out:
         proc = subprocess.Popen(command, cwd=ROOT, env=environment(), stdout=out, stderr=out)
     try:
-        deadline = time.monotonic() + 60
-        while f"duplicast {role} for" not in log.read_text(errors="replace"):
+        deadline = time.monotonic() + 120
+        while not (found := LISTENING.search(log.read_text(errors="replace"))):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"{role} did not start: {log.read_text()[-2000:]}")
             time.sleep(0.1)
-        yield proc
+        yield proc, int(found.group(1))
     finally:
         stop(proc)
 
@@ -174,20 +173,23 @@ def storms(url: str, desks: int, hold: float, processes: int, count: int) -> dic
 
 
 def run(args: argparse.Namespace, redis: str, work: Path) -> dict[str, Any]:
-    ports = [free_port(), free_port(), free_port()]
     with contextlib.ExitStack() as stack:
-        stack.enter_context(hub("ingest", redis, ports[0], work / "ingest.log"))
-        stack.enter_context(hub("edge", redis, ports[1], work / "edge1.log"))
-        edge2 = stack.enter_context(hub("edge", redis, ports[2], work / "edge2.log"))
+        stack.enter_context(hub("ingest", redis, work / "ingest.log"))
+        _, edge1_port = stack.enter_context(hub("edge", redis, work / "edge1.log"))
+        edge2, _ = stack.enter_context(hub("edge", redis, work / "edge2.log"))
         started = time.monotonic()
-        subprocess.run(
+        # (the hubs are up: a minute without an answer is a loaded machine, not a hub missing)
+        simulate = subprocess.run(
             [sys.executable, "-m", "hub", "console", "simulate", "--config", str(SAMPLE),
-             "--redis", redis, "--pace", "0", "--seed", "30", "--no-outbox"],
-            cwd=ROOT, env=environment(), check=True, capture_output=True, timeout=900,
+             "--redis", redis, "--pace", "0", "--seed", "30", "--no-outbox",
+             "--no-hub-timeout", "60"],
+            cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=900,
         )  # fmt: skip
+        if simulate.returncode != 0:
+            raise RuntimeError(f"console simulate failed: {simulate.stderr[-2000:]}")
         played = time.monotonic() - started
         stop(edge2)  # its desks reconnect to the other edge, all at once
-        url = f"ws://127.0.0.1:{ports[1]}/ws?token={COMMENTATOR}"
+        url = f"ws://127.0.0.1:{edge1_port}/ws?token={COMMENTATOR}"
         result = storms(url, args.desks, args.hold, args.processes, args.topics)
     if result["loaded"] < args.desks:  # what the edge said
         print((work / "edge1.log").read_text(errors="replace")[-3000:], file=sys.stderr)

@@ -170,7 +170,9 @@ def figure(
         "events_per_s": round(rate),
     }
     if baseline:
-        out["ratio_to_baseline"] = round(rate / baseline, 4)
+        # 4 significant digits, not 4 decimals: a slow figure against a fast baseline on a
+        # loaded machine (the tiny smoke run's) rounded to 0.0
+        out["ratio_to_baseline"] = float(f"{rate / baseline:.4g}")
     return out
 
 

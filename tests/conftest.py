@@ -81,3 +81,37 @@ async def bus(request: pytest.FixtureRequest) -> AsyncIterator[Bus]:
         yield instance
     finally:
         await instance.close()
+
+
+# The files that take longest, longest first (each file's time alone, `pytest -n 0`, on a
+# loaded machine): pytest-xdist (`--dist loadfile`) hands whole files to its workers in
+# collection order, so these start first and the short files fill the end. xdist's own
+# reordering (the files with the most tests first) is turned off: it put these, which have
+# the fewest tests (1-5), last, where the run then waited minutes for one of them on one core.
+SLOWEST_FIRST = (
+    "test_bench_smoke.py",
+    "test_readme_event.py",
+    "test_failover.py",
+    "test_overlays_browser.py",
+    "test_readyz.py",
+    "test_hub_e2e.py",
+    "test_td_browser.py",
+    "test_outage.py",
+    "test_onair_release.py",
+    "test_failover_browser.py",
+    "test_edge_forgery.py",
+    "test_edge_subscribe.py",
+    "test_console_tablets.py",
+    "test_console_outage.py",
+    "test_lb.py",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist present
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file stays whole

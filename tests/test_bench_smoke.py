@@ -494,6 +494,7 @@ def test_desk_storm_tiny() -> None:
     """Issue #30 item 1's bench with 6 desks from 2 processes: all load."""
     command = [sys.executable, str(BENCH / "desk_storm.py"), "--desks", "6", "--processes", "2"]
     command += ["--hold", "0.2"]
-    out = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True).stdout
-    result = json.loads(out.strip().splitlines()[-1])
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-4000:])  # and why, if not
+    result = json.loads(run.stdout.strip().splitlines()[-1])
     assert result["loaded"] == 6 and result["closed"] == {} and result["topics_each"] == 30

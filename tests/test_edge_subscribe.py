@@ -40,7 +40,7 @@ from hub.serve.feed import CATCH_UP_DELTAS
 from tests.browser import new_page
 from tests.nginx import Nginx, free_port
 from tests.redis_server import RedisServer
-from tests.test_lb import start_hub, stop
+from tests.test_lb import start_hub, start_hubs, stop
 
 pytestmark = [pytest.mark.redis]
 
@@ -78,8 +78,8 @@ def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venue]:
         stack.callback(lambda: [stop(p) for p in reversed(processes.values())])
         processes["ingest"] = start_hub("ingest", redis.url, free_port(), env)
         ports = [free_port(), free_port()]
-        for i, port in enumerate(ports):
-            processes[f"edge{i + 1}"] = start_hub("edge", redis.url, port, env)
+        edges = start_hubs(*[("edge", redis.url, port, env) for port in ports])
+        processes.update(zip(("edge1", "edge2"), edges, strict=True))
         played = subprocess.run(
             [sys.executable, "-m", "hub", "console", "simulate", "--config", str(SAMPLE),
              "--redis", redis.url, "--pace", "0", "--seed", "30", "--no-outbox"],
@@ -111,7 +111,12 @@ async def subscribe_all(url: str, topics: list[str], hold: float) -> dict[str, A
     every topic has its snapshot, then ``hold`` seconds more; how it ended."""
     frames: dict[str, int] = {}
     snapshots: set[str] = set()
-    async with websockets.connect(url, max_size=None, compression=None, open_timeout=30) as ws:
+    # no pings of its own (the edge pings, and it answers): 60 desks parsing their snapshots
+    # in one loop on a loaded machine timed their own pings out and closed themselves
+    connect = websockets.connect(
+        url, max_size=None, compression=None, open_timeout=30, ping_interval=None
+    )
+    async with connect as ws:
         hello = json.loads(await asyncio.wait_for(ws.recv(), 30))
         assert hello["type"] == "hello", hello
         await ws.send(json.dumps({"op": "subscribe", "topics": topics}))
@@ -135,8 +140,9 @@ async def subscribe_all(url: str, topics: list[str], hold: float) -> dict[str, A
                     note(json.loads(await asyncio.wait_for(ws.recv(), left)))
                 except TimeoutError:
                     break
-        except websockets.ConnectionClosed as exc:
-            return {"closed": (exc.rcvd.code if exc.rcvd else None), "snapshots": snapshots}
+        except websockets.ConnectionClosed as exc:  # by the edge (its code), or else how
+            how = exc.rcvd.code if exc.rcvd else f"sent {exc.sent.code}" if exc.sent else "lost"
+            return {"closed": how, "snapshots": snapshots}
         open_after = ws.state is websockets.protocol.State.OPEN
     return {"closed": None, "open": open_after, "snapshots": snapshots, "frames": frames}
 

@@ -54,22 +54,51 @@ class Venue:
     processes: list[subprocess.Popen[str]]
 
 
+Hub = tuple[str, str, int, dict[str, str]]  # role, Redis URL, port, environment
+
+
 def start_hub(role: str, redis: str, port: int, env: dict[str, str]) -> subprocess.Popen[str]:
     """``duplicast serve --role ROLE``, returned once it listens."""
-    command = [sys.executable, "-m", "hub", "serve", "--role", role, "--config", str(SAMPLE)]
-    command += ["--redis", redis, "--port", str(port)]
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
+    return start_hubs((role, redis, port, env))[0]
+
+
+def start_hubs(*hubs: Hub) -> list[subprocess.Popen[str]]:
+    """Several ``duplicast serve`` started at once, as compose starts a venue's (each takes
+    seconds to start under load: one after the other, a venue waited for the sum), returned
+    once each listens; if one does not, every one is stopped."""
+    started: list[subprocess.Popen[str]] = []
+    try:
+        for role, redis, port, env in hubs:
+            command = [sys.executable, "-m", "hub", "serve", "--role", role]
+            command += ["--config", str(SAMPLE), "--redis", redis, "--port", str(port)]
+            started.append(
+                subprocess.Popen(
+                    command,
+                    cwd=ROOT,
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    text=True,
+                )
+            )
+        for process, (role, *_) in zip(started, hubs, strict=True):
+            listening(process, role)
+    except BaseException:
+        for process in started:
+            stop(process)
+        raise
+    return started
+
+
+def listening(process: subprocess.Popen[str], role: str) -> None:
+    """Once ``process`` says it serves; RuntimeError if it ends or stays silent 60 s."""
     assert process.stdout is not None
     deadline = time.monotonic() + 60
     line = ""
     while f"duplicast {role} for" not in line:
         line = process.stdout.readline()
         if (not line and process.poll() is not None) or time.monotonic() > deadline:
-            stop(process)
             raise RuntimeError(f"duplicast serve --role {role} did not start")
-    return process
 
 
 def stop(process: subprocess.Popen[str]) -> None:
@@ -97,11 +126,11 @@ def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venue]:
     processes: list[subprocess.Popen[str]] = []
     with RedisServer(tmp / "redis") as redis, contextlib.ExitStack() as stack:
         stack.callback(lambda: [stop(p) for p in reversed(processes)])
-        processes.append(start_hub("ingest", redis.url, free_port(), env))
         ports = [free_port(), free_port()]
         # the edges get the tokens' proofs only (`duplicast proofs`), as compose gives them
         proofs = {**env, **{k: session_proof(env[k]) for k in TOKENS}}
-        processes += [start_hub("edge", redis.url, port, proofs) for port in ports]
+        processes.append(start_hub("ingest", redis.url, free_port(), env))
+        processes += start_hubs(*[("edge", redis.url, port, proofs) for port in ports])
         log = tmp / "session.jsonl"
         log.write_text("".join(SESSION.read_text().splitlines(keepends=True)[:PRELOAD]))
         played = subprocess.run(

@@ -49,8 +49,11 @@ class Processes:
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         self.procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self.starting: list[tuple[str, subprocess.Popen[bytes], str]] = []  # and their marker
 
-    def start(self, name: str, args: list[str], url: str, marker: str) -> None:
+    def start(self, name: str, args: list[str], url: str, marker: str, wait: bool = True) -> None:
+        """Start one; with ``wait``, return once each started says ``marker`` (without, the
+        next ones start at once, as compose starts a topology: ``ready`` waits for them)."""
         log = self.tmp / f"{name}.log"
         with log.open("wb") as out:
             proc = subprocess.Popen(
@@ -58,16 +61,24 @@ class Processes:
                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env(url),
             )  # fmt: skip
         self.procs.append((name, proc))
-        deadline = time.monotonic() + 60
-        while marker not in log.read_text(errors="replace"):
-            assert proc.poll() is None, f"{name} exited: {log.read_text()[-2000:]}"
-            assert time.monotonic() < deadline, f"{name}: {log.read_text()[-2000:]}"
-            time.sleep(0.1)
+        self.starting.append((name, proc, marker))
+        if wait:
+            self.ready()
 
-    def serve(self, name: str, role: str, url: str, *extra: str) -> int:
+    def ready(self) -> None:
+        starting, self.starting = self.starting, []
+        deadline = time.monotonic() + 60
+        for name, proc, marker in starting:
+            log = self.tmp / f"{name}.log"
+            while marker not in log.read_text(errors="replace"):
+                assert proc.poll() is None, f"{name} exited: {log.read_text()[-2000:]}"
+                assert time.monotonic() < deadline, f"{name}: {log.read_text()[-2000:]}"
+                time.sleep(0.1)
+
+    def serve(self, name: str, role: str, url: str, *extra: str, wait: bool = True) -> int:
         port = free_port()
         args = ["serve", "--role", role, "--port", str(port), *extra]
-        self.start(name, args, url, f"duplicast {role} for")
+        self.start(name, args, url, f"duplicast {role} for", wait)
         return port
 
     def stop(self) -> None:
@@ -135,8 +146,9 @@ def test_all_in_one(redis: str, processes: Processes, tmp_path: Path) -> None:
 
 
 def test_ingest_and_edges(redis: str, processes: Processes, tmp_path: Path) -> None:
-    ports = {"ingest": processes.serve("ingest", "ingest", redis)}
-    ports |= {f"edge{i}": processes.serve(f"edge{i}", "edge", redis) for i in (1, 2)}
+    ports = {"ingest": processes.serve("ingest", "ingest", redis, wait=False)}
+    ports |= {f"edge{i}": processes.serve(f"edge{i}", "edge", redis, wait=False) for i in (1, 2)}
+    processes.ready()
     stays_ready(ports, redis, tmp_path)
 
 
@@ -153,10 +165,15 @@ def test_an_edge_started_before_the_ingest(
 
 
 def separate_feed(processes: Processes, urls: dict[str, str]) -> dict[str, int]:
-    ports = {"ingest": processes.serve("ingest", "ingest", urls["ingest"], "--feed", "separate")}
+    """Its processes started at once, returned once each serves."""
+    ingest = processes.serve("ingest", "ingest", urls["ingest"], "--feed", "separate", wait=False)
     processes.start("projector", ["serve", "--role", "projector"], urls["projector"],
-                    "duplicast projector for")  # fmt: skip
-    ports |= {f"edge{i}": processes.serve(f"edge{i}", "edge", urls["edge"]) for i in (1, 2)}
+                    "duplicast projector for", wait=False)  # fmt: skip
+    ports = {"ingest": ingest}
+    ports |= {
+        f"edge{i}": processes.serve(f"edge{i}", "edge", urls["edge"], wait=False) for i in (1, 2)
+    }
+    processes.ready()
     return ports
 
 
