@@ -17,6 +17,7 @@ declared next to the field (`SENTENCES`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from functools import cache
 from itertools import pairwise
@@ -201,10 +202,17 @@ def bad(message: str) -> Rejection:
 def valid(value: Any, kind: Any) -> bool:
     """Does ``value`` convert to type ``kind`` (msgspec, strictly)?"""
     try:
-        msgspec.convert(value, kind, strict=True)
+        msgspec.convert({"value": value}, _holder(kind), strict=True)
     except msgspec.ValidationError:
         return False
     return True
+
+
+@cache
+def _holder(kind: Any) -> type[msgspec.Struct]:
+    """A Struct of one field of type ``kind``: msgspec keeps a Struct's compiled checks (a
+    bare type's it compiles again at every call)."""
+    return msgspec.defstruct("Holder", [("value", kind)])
 
 
 def integer(name: str, value: Any, low: int) -> str:
@@ -266,18 +274,34 @@ ENVELOPE = ("v", "tournament", "table", "console", "seq", "type")
 # then the others in their order.
 _FIRST = ("ts", "seats", "note", "card")
 _FIELDS = msgspec.structs.fields(ConsoleEvent)
-_TYPES = {f.name: f.type for f in _FIELDS}
-_LATER = tuple(f.name for f in _FIELDS if f.name not in (*_FIRST, "v"))
+_ORDER = (*_FIRST, *(f.name for f in _FIELDS if f.name not in (*_FIRST, "v")))
+_AT = re.compile(r" - at `\$\.(\w+)")
+
+
+class _Values(msgspec.Struct, kw_only=True):
+    """Every field's value (none required here), checked by the field's own type."""
+
+    def __post_init__(self) -> None:
+        ConsoleEvent.__post_init__(self)  # type: ignore[arg-type]
+
+
+_VALUES = msgspec.defstruct(
+    "Values",
+    [("v", int, VERSION), *((f.name, f.type, None) for f in _FIELDS if f.name != "v")],
+    bases=(_Values,),
+    kw_only=True,
+)
 
 
 def refusal(raw: Any, classes: Mapping[str, type[ConsoleEvent]]) -> Rejection:
     """Why protocol v1 refuses ``raw`` (an event msgspec would not take), as a console reads
     it: the first fault in the protocol's order. ``classes``: every event type by its tag."""
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):
         return bad(f"an event must be a map, got {type(raw).__name__}")
-    fields = {name: cls for cls in classes.values() for name in _names(cls)}
+    layout = _layout(tuple(classes.values()))
+    known = layout.known
     for key in raw:
-        if key not in fields and key != "type":
+        if key not in known:
             return bad(f"unknown field {str(key)[:40]!r}")
     for key in ENVELOPE:
         if key not in raw:
@@ -288,59 +312,56 @@ def refusal(raw: Any, classes: Mapping[str, type[ConsoleEvent]]) -> Rejection:
     if not isinstance(kind, str) or kind not in classes:
         return bad(f"unknown event type {str(kind)[:40]!r}")
     cls = classes[kind]
-    for name in _needs(cls):
+    for name in layout.needs[kind]:
         if raw.get(name) is None:
             return bad(f"a '{kind}' event needs field '{name}'")
-    for name in _FIRST:
-        if (problem := _field_problem(raw, name)) is not None:
-            return bad(problem)
-    own = _names(cls)
-    for name, owner in fields.items():
-        if name not in own and raw.get(name) is not None:
-            return bad(f"field '{name}' belongs to a '{owner.type}' event")
+    fault = _value_fault(raw)
+    if fault is not None and fault[0] in _FIRST:
+        return bad(fault[1])
+    for name, owner in layout.others[kind]:
+        if raw.get(name) is not None:
+            return bad(f"field '{name}' belongs to a '{owner}' event")
     if (problem := cls.problem(raw)) is not None:
         return bad(problem)
-    for name in _LATER:
-        if (problem := _field_problem(raw, name)) is not None:
-            return bad(problem)
-    return bad(TAKEN)
+    if fault is not None:
+        return bad(fault[1])
+    return bad("the event does not match its type")  # pragma: no cover - msgspec refused it
 
 
-TAKEN = "the event does not match its type"
-"""`refusal` of an event with no fault (msgspec refused a field given as None, which protocol
-v1 reads as not given)."""
-
-
-@cache
-def _names(cls: type[ConsoleEvent]) -> frozenset[str]:
-    return frozenset(f.name for f in msgspec.structs.fields(cls))
+class _Layout(msgspec.Struct, frozen=True):
+    known: frozenset[Any]  # every field of every type, and ``type``
+    needs: dict[str, tuple[str, ...]]  # by type: the fields it needs beyond the envelope
+    others: dict[str, tuple[tuple[str, str], ...]]  # by type: other types' fields, their type
 
 
 @cache
-def _needs(cls: type[ConsoleEvent]) -> tuple[str, ...]:
-    """The fields a type needs beyond the envelope."""
-    fields = msgspec.structs.fields(cls)
-    return tuple(f.name for f in fields if f.required and f.name not in ENVELOPE)
+def _layout(classes: tuple[type[ConsoleEvent], ...]) -> _Layout:
+    fields = {cls.type: msgspec.structs.fields(cls) for cls in classes}
+    owners = {f.name: kind for kind, own in fields.items() for f in own}
+    return _Layout(
+        known=frozenset(owners) | {"type"},
+        needs={
+            kind: tuple(f.name for f in own if f.required and f.name not in ENVELOPE)
+            for kind, own in fields.items()
+        },
+        others={
+            kind: tuple((n, o) for n, o in owners.items() if n not in {f.name for f in own})
+            for kind, own in fields.items()
+        },
+    )
 
 
-def _field_problem(raw: Mapping[str, Any], name: str) -> str | None:
-    """The refusal of field ``name``'s value in ``raw`` (None: none, or no value where the
-    field may have none)."""
-    value = raw.get(name)
-    if value is None and name not in ENVELOPE:
-        return None
+def _value_fault(raw: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The first field (in protocol v1's order) whose value its type refuses, and the
+    refusal (None: none). msgspec checks the values in the order they are given, so they are
+    given in that order."""
+    ordered = {name: raw[name] for name in _ORDER if name in raw}
     try:
-        value = msgspec.convert(value, _TYPES[name], strict=True)
-        if name in ("ts", "seats"):  # the checks of the field's values its type does not hold
-            ConsoleEvent.__post_init__(_Probe(**{name: value}))  # type: ignore[arg-type]
-    except (msgspec.ValidationError, ValueError):
-        return SENTENCES[name](name, value)
+        msgspec.convert(ordered, _VALUES, strict=True)
+    except msgspec.ValidationError as exc:
+        at = _AT.search(str(exc))
+        if at is None:  # __post_init__'s: a ts or seats fault, in its own words
+            return ("ts" if "'ts'" in str(exc) else "seats"), str(exc)
+        name = at[1]
+        return name, SENTENCES[name](name, raw[name])
     return None
-
-
-class _Probe(msgspec.Struct, kw_only=True):
-    """One field's value, for `ConsoleEvent.__post_init__`'s checks alone."""
-
-    v: int = VERSION
-    ts: Any = None
-    seats: Any = None

@@ -16,8 +16,8 @@ import msgspec
 
 from hub.domain.console_event import MAX_INT as MAX_INT  # re-exported: bounds seqs
 from hub.domain.console_event import OPERATOR_CONSOLE as OPERATOR_CONSOLE  # re-exported
-from hub.domain.console_event import TAKEN, bad, refusal
 from hub.domain.console_event import ConsoleEvent as ConsoleEvent  # re-exported
+from hub.domain.console_event import refusal
 from hub.domain.games.registry import EVENT_CLASSES, EVENT_HANDLERS
 
 EVENT_TYPES = frozenset(EVENT_CLASSES)
@@ -34,23 +34,35 @@ _Invalid = msgspec.ValidationError
 def parse_event(raw: Any) -> ConsoleEvent:
     """Check one decoded event against protocol v1; raises `Rejection('bad_schema', ...)`."""
     if type(raw) is dict:
-        try:
-            return msgspec.convert(raw, AnyEvent, strict=True)  # type: ignore[no-any-return]
-        except _Invalid:
-            pass
+        event = _convert(raw)
+        if event is not None:
+            return event
     elif isinstance(raw, ConsoleEvent):  # decoded straight from bytes (`decode_event`)
         return raw
     elif isinstance(raw, Mapping):
         raw = dict(raw)
-    problem = refusal(raw, EVENT_CLASSES)
-    if problem.message == TAKEN:
-        # Nothing at fault: a field given as None, which protocol v1 reads as not given.
-        given = {k: v for k, v in raw.items() if v is not None}
-        try:
-            return msgspec.convert(given, AnyEvent, strict=True)  # type: ignore[no-any-return]
-        except _Invalid as exc:  # pragma: no cover - refusal names every fault msgspec finds
-            raise bad(f"malformed event: {exc}") from exc
-    raise problem
+        event = _convert(raw)
+        if event is not None:
+            return event
+    raise refusal(raw, EVENT_CLASSES)
+
+
+def _convert(raw: dict[Any, Any]) -> ConsoleEvent | None:
+    """The event of a mapping msgspec takes (a field given as None is not given, as protocol
+    v1 reads it); None for one it refuses."""
+    kind = raw.get("type")
+    cls = EVENT_CLASSES.get(kind) if type(kind) is str else None
+    if cls is None:
+        return None
+    try:  # (a Struct: msgspec keeps its compiled checks, not a union's)
+        return msgspec.convert(raw, cls, strict=True)
+    except _Invalid:
+        if None not in raw.values():
+            return None
+    try:
+        return msgspec.convert({k: v for k, v in raw.items() if v is not None}, cls, strict=True)
+    except _Invalid:
+        return None
 
 
 def decode_event_json(line: bytes | str) -> ConsoleEvent | None:
