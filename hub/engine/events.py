@@ -18,16 +18,31 @@ from hub.domain.console_event import MAX_INT as MAX_INT  # re-exported: bounds s
 from hub.domain.console_event import OPERATOR_CONSOLE as OPERATOR_CONSOLE  # re-exported
 from hub.domain.console_event import ConsoleEvent as ConsoleEvent  # re-exported
 from hub.domain.console_event import refusal
-from hub.domain.games.registry import EVENT_CLASSES, EVENT_HANDLERS
+from hub.domain.games.registry import EVENT_CLASSES, EVENT_HANDLERS, on_events
 
-EVENT_TYPES = frozenset(EVENT_CLASSES)
-ACTION_TYPES = frozenset(k for k, how in EVENT_HANDLERS.items() if how == "action")
+# Built from the registry, and again when a game is added (`registry.on_events`).
+EVENT_TYPES: set[str] = set()
+ACTION_TYPES: set[str] = set()
 # Dealer errors a table reports (hub.domain.dealing.redeal says which card replaced which).
-DEALER_ERRORS = frozenset(k for k, how in EVENT_HANDLERS.items() if how in ("exposed", "early"))
+DEALER_ERRORS: set[str] = set()
+AnyEvent: Any = None
+_DECODER: msgspec.msgpack.Decoder[ConsoleEvent]
+_JSON_DECODER: msgspec.json.Decoder[ConsoleEvent]
 
-AnyEvent = Union[tuple(EVENT_CLASSES.values())]  # type: ignore[valid-type]  # noqa: UP007
-_DECODER = msgspec.msgpack.Decoder(AnyEvent)
-_JSON_DECODER = msgspec.json.Decoder(AnyEvent)
+
+def _build() -> None:
+    global AnyEvent, _DECODER, _JSON_DECODER
+    for names, hows in ((ACTION_TYPES, ("action",)), (DEALER_ERRORS, ("exposed", "early"))):
+        names.clear()
+        names.update(k for k, how in EVENT_HANDLERS.items() if how in hows)
+    EVENT_TYPES.clear()
+    EVENT_TYPES.update(EVENT_CLASSES)
+    AnyEvent = Union[tuple(EVENT_CLASSES.values())]  # type: ignore[valid-type]  # noqa: UP007
+    _DECODER = msgspec.msgpack.Decoder(AnyEvent)
+    _JSON_DECODER = msgspec.json.Decoder(AnyEvent)
+
+
+on_events(_build)
 _Invalid = msgspec.ValidationError
 
 

@@ -24,7 +24,7 @@ from hub.domain.event import Seating
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.games.holdem.hand import Hand
 from hub.domain.games.holdem.spec import HandSpec
-from hub.domain.games.registry import EVENT_HANDLERS, game_of
+from hub.domain.games.registry import EVENT_HANDLERS, game_of, on_events
 from hub.domain.scoring import Scoreboard, ScoringLayout
 from hub.domain.states import Street
 from hub.engine import corrections
@@ -565,5 +565,13 @@ _APPLY: dict[Apply, Handler] = {
     "early": corrections.on_early,
 }
 """The engine's handler of each way a game applies a console event (``Game.handlers``)."""
-HANDLERS: dict[str, Handler] = {kind: _APPLY[how] for kind, how in EVENT_HANDLERS.items()}
+HANDLERS: dict[str, Handler] = {}
 """The handler of each console event type (every game's, from the registry)."""
+
+
+def _build_handlers() -> None:
+    HANDLERS.clear()
+    HANDLERS.update((kind, _APPLY[how]) for kind, how in EVENT_HANDLERS.items())
+
+
+on_events(_build_handlers)

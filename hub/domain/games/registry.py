@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hub.domain.console_event import Apply, ConsoleEvent
 from hub.domain.games.base import Game
 from hub.domain.games.holdem.game import HOLDEM
@@ -39,5 +41,34 @@ def _events() -> tuple[dict[str, type[ConsoleEvent]], dict[str, Apply]]:
     return classes, handlers
 
 
-EVENT_CLASSES, EVENT_HANDLERS = _events()
-"""Every game's console event class by its ``type``; how the engine applies each type."""
+EVENT_CLASSES: dict[str, type[ConsoleEvent]] = {}
+"""Every game's console event class by its ``type`` (kept in place as games are added)."""
+EVENT_HANDLERS: dict[str, Apply] = {}
+"""How the engine applies each console event type (kept in place as games are added)."""
+_listeners: list[Callable[[], None]] = []
+
+
+def on_events(listener: Callable[[], None]) -> None:
+    """Call ``listener`` now and whenever a game is added (the engine rebuilds its union,
+    decoders and handlers from `EVENT_CLASSES` and `EVENT_HANDLERS`)."""
+    _listeners.append(listener)
+    listener()
+
+
+def register(game: Game) -> None:
+    """Add a game (a test's toy game, say): its events join the union the hub decodes."""
+    games[game.name] = game
+    _refresh()
+
+
+def _refresh() -> None:
+    classes, handlers = _events()
+    EVENT_CLASSES.clear()
+    EVENT_CLASSES.update(classes)
+    EVENT_HANDLERS.clear()
+    EVENT_HANDLERS.update(handlers)
+    for listener in _listeners:
+        listener()
+
+
+_refresh()
