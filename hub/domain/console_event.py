@@ -293,12 +293,13 @@ _VALUES = msgspec.defstruct(
 )
 
 
-def refusal(raw: Any, classes: Mapping[str, type[ConsoleEvent]]) -> Rejection:
+def refusal(raw: Any, layout: Layout) -> Rejection:
     """Why protocol v1 refuses ``raw`` (an event msgspec would not take), as a console reads
-    it: the first fault in the protocol's order. ``classes``: every event type by its tag."""
+    it: the first fault in the protocol's order. ``layout``: of every event type
+    (`layout_of`)."""
     if type(raw) is not dict and not isinstance(raw, Mapping):
         return bad(f"an event must be a map, got {type(raw).__name__}")
-    layout = _layout(tuple(classes.values()))
+    classes = layout.classes
     known = layout.known
     for key in raw:
         if key not in known:
@@ -328,17 +329,21 @@ def refusal(raw: Any, classes: Mapping[str, type[ConsoleEvent]]) -> Rejection:
     return bad("the event does not match its type")  # pragma: no cover - msgspec refused it
 
 
-class _Layout(msgspec.Struct, frozen=True):
+class Layout(msgspec.Struct, frozen=True):
+    """What `refusal` reads of the event types, worked out once (`layout_of`)."""
+
+    classes: dict[str, type[ConsoleEvent]]  # every event type by its tag
     known: frozenset[Any]  # every field of every type, and ``type``
     needs: dict[str, tuple[str, ...]]  # by type: the fields it needs beyond the envelope
     others: dict[str, tuple[tuple[str, str], ...]]  # by type: other types' fields, their type
 
 
-@cache
-def _layout(classes: tuple[type[ConsoleEvent], ...]) -> _Layout:
-    fields = {cls.type: msgspec.structs.fields(cls) for cls in classes}
+def layout_of(classes: Mapping[str, type[ConsoleEvent]]) -> Layout:
+    """The layout of the event types ``classes`` (by their tag)."""
+    fields = {kind: msgspec.structs.fields(cls) for kind, cls in classes.items()}
     owners = {f.name: kind for kind, own in fields.items() for f in own}
-    return _Layout(
+    return Layout(
+        classes=dict(classes),
         known=frozenset(owners) | {"type"},
         needs={
             kind: tuple(f.name for f in own if f.required and f.name not in ENVELOPE)

@@ -17,7 +17,7 @@ import msgspec
 from hub.domain.console_event import MAX_INT as MAX_INT  # re-exported: bounds seqs
 from hub.domain.console_event import OPERATOR_CONSOLE as OPERATOR_CONSOLE  # re-exported
 from hub.domain.console_event import ConsoleEvent as ConsoleEvent  # re-exported
-from hub.domain.console_event import refusal
+from hub.domain.console_event import Layout, layout_of, refusal
 from hub.domain.games.registry import EVENT_CLASSES, EVENT_HANDLERS, on_events
 
 # Built from the registry, and again when a game is added (`registry.on_events`).
@@ -28,10 +28,11 @@ DEALER_ERRORS: set[str] = set()
 AnyEvent: Any = None
 _DECODER: msgspec.msgpack.Decoder[ConsoleEvent]
 _JSON_DECODER: msgspec.json.Decoder[ConsoleEvent]
+_LAYOUT: Layout
 
 
 def _build() -> None:
-    global AnyEvent, _DECODER, _JSON_DECODER
+    global AnyEvent, _DECODER, _JSON_DECODER, _LAYOUT
     for names, hows in ((ACTION_TYPES, ("action",)), (DEALER_ERRORS, ("exposed", "early"))):
         names.clear()
         names.update(k for k, how in EVENT_HANDLERS.items() if how in hows)
@@ -40,6 +41,7 @@ def _build() -> None:
     AnyEvent = Union[tuple(EVENT_CLASSES.values())]  # type: ignore[valid-type]  # noqa: UP007
     _DECODER = msgspec.msgpack.Decoder(AnyEvent)
     _JSON_DECODER = msgspec.json.Decoder(AnyEvent)
+    _LAYOUT = layout_of(EVENT_CLASSES)
 
 
 on_events(_build)
@@ -59,7 +61,7 @@ def parse_event(raw: Any) -> ConsoleEvent:
         event = _convert(raw)
         if event is not None:
             return event
-    raise refusal(raw, EVENT_CLASSES)
+    raise refusal(raw, _LAYOUT)
 
 
 def _convert(raw: dict[Any, Any]) -> ConsoleEvent | None:
