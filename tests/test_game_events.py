@@ -4,6 +4,7 @@ handlers are built from those declarations (hub.domain.games.registry)."""
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Literal
 
 import pytest
 
@@ -54,6 +55,7 @@ class Flip(ConsoleEvent, tag="flip", frozen=True, kw_only=True):
 
     type = "flip"
     seat: Positive
+    side: Literal["heads", "tails"] = "heads"
 
 
 def test_a_game_added_later_brings_its_events_to_the_decoders_and_handlers() -> None:
@@ -76,6 +78,13 @@ def test_a_game_added_later_brings_its_events_to_the_decoders_and_handlers() -> 
         assert decode_event(msgpack.packb({**raw, "seat": 2})) == parse_event({**raw, "seat": 2})
         with pytest.raises(Rejection, match="a 'flip' event needs field 'seat'"):
             parse_event(raw)
+        with pytest.raises(Rejection) as refused:
+            parse_event({**raw, "seat": 2, "side": "edge"})
+        assert refused.value.message == (
+            "a 'flip' event is malformed: Invalid enum value 'edge' - at `$.side`"
+        )
+        with pytest.raises(Rejection, match="field 'fan' belongs to a 'result' event"):
+            parse_event({**raw, "seat": 2, "fan": 8})
         assert HANDLERS["flip"] is HANDLERS["throws"]
     finally:
         del registry.games["toy-flip"]

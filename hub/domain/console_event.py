@@ -326,7 +326,17 @@ def refusal(raw: Any, layout: Layout) -> Rejection:
         return bad(problem)
     if fault is not None:
         return bad(fault[1])
-    return bad("the event does not match its type")  # pragma: no cover - msgspec refused it
+    return bad(_own_fault(raw, cls))
+
+
+def _own_fault(raw: Mapping[str, Any], cls: type[ConsoleEvent]) -> str:
+    """msgspec's own words for a fault of a field only ``cls`` has (a game's own field whose
+    type's refusal the game does not word itself, `ConsoleEvent.problem`)."""
+    try:
+        msgspec.convert({k: v for k, v in raw.items() if v is not None}, cls, strict=True)
+    except (msgspec.ValidationError, ValueError) as exc:
+        return f"a '{cls.type}' event is malformed: {exc}"
+    return f"a '{cls.type}' event is malformed"  # pragma: no cover - msgspec refused it
 
 
 class Layout(msgspec.Struct, frozen=True):
