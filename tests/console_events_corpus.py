@@ -21,6 +21,12 @@ from types import MappingProxyType
 from typing import Any
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "console_events_golden.json"
+# The outcomes of the same cases sent as bytes (msgpack, a console's JSON, a JSON Lines log)
+# where they differ from the mapping's (a tuple arrives as a list, a key 5 as "5", NaN is no
+# JSON, ...), and of the few cases only bytes can hold; every other bytes outcome is the
+# mapping's in GOLDEN.
+WIRE_GOLDEN = GOLDEN.with_name("console_events_wire_golden.json")
+FORMATS = ("msgpack", "json", "jsonl")
 ENVELOPE: dict[str, Any] = {
     "v": 1,
     "tournament": "t-1",
@@ -164,10 +170,114 @@ def record() -> dict[str, Any]:
     return {name: outcome(raw) for name, raw in cases()}
 
 
+def _pairs(pairs: list[tuple[str, Any]], fmt: str) -> bytes:
+    """A map written key by key (a key may come twice), as msgpack or JSON."""
+    import msgpack
+
+    if fmt == "msgpack":
+        head = bytes([0x80 + len(pairs)]) if len(pairs) < 16 else b"\xde" + len(pairs).to_bytes(2)
+        return head + b"".join(msgpack.packb(k) + msgpack.packb(v) for k, v in pairs)
+    return ("{" + ",".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + "}").encode()
+
+
+def wire_cases() -> Iterator[tuple[str, str, bytes]]:
+    """Every case as each format's bytes (when the format can hold it), then cases only bytes
+    can hold: a key given twice, a map of more than 15 entries, malformed bytes."""
+    import msgpack
+
+    for name, raw in cases():
+        try:
+            packed = msgpack.packb(raw, use_bin_type=True)
+        except (OverflowError, TypeError, ValueError):
+            packed = None  # an integer beyond 64 bits
+        if packed is not None:
+            yield name, "msgpack", packed
+        try:
+            line = json.dumps(raw).encode()
+        except (TypeError, ValueError):
+            continue  # bytes: not JSON
+        yield name, "json", line
+        yield name, "jsonl", line
+    fold = [*ENVELOPE.items(), ("type", "fold"), ("seat", 1)]
+    extra = [("seats", None), ("note", None), ("card", None), ("points", None), ("by", None)]
+    wire: dict[str, list[tuple[str, Any]]] = {
+        "seat twice": [*fold, ("seat", 2)],
+        "type twice alike": [*fold, ("type", "fold")],
+        "type twice unlike": [*fold, ("type", "bet"), ("amount", 5)],
+        "sixteen entries": [*fold, *extra, ("throws", None), ("after", 0), ("deal", None)],
+        "sixteen entries bad": [*fold, *extra, ("throws", None), ("after", -1), ("deal", None)],
+    }
+    for name, pairs in wire.items():
+        for fmt in FORMATS:
+            yield f"wire {name}", fmt, _pairs(pairs, fmt)
+    good = json.dumps({**ENVELOPE, "type": "fold", "seat": 1})
+    for name, text in (
+        ("truncated", good[:-1]),
+        ("trailing", good + "{}"),
+        ("empty", ""),
+        ("nan ts", good.replace("12.5", "NaN")),
+    ):
+        for fmt in ("json", "jsonl"):
+            yield f"wire {name}", fmt, text.encode()
+    good_mp = msgpack.packb({**ENVELOPE, "type": "fold", "seat": 1})
+    for name, data in (
+        ("truncated", good_mp[:-1]),
+        ("trailing", good_mp + b"\x80"),
+        ("empty", b""),
+        ("ext type", msgpack.packb({**ENVELOPE, "type": "fold", "seat": msgpack.ExtType(1, b"")})),
+        ("too large", msgpack.packb({**ENVELOPE, "type": "fold", "note": "n" * 70_000})),
+    ):
+        yield f"wire {name}", "msgpack", data
+
+
+def wire_outcome(data: bytes, fmt: str) -> list[Any]:
+    """What the hub makes of an event's bytes, each format the way it arrives: msgpack on a
+    table's channel (``codec.unpack_event``), a web console's signed JSON
+    (``codec.from_json_strict``), a JSON Lines log being replayed (``decode_event_json``, else
+    ``json.loads``); then ``parse_event``. ["codec", message] when the bytes are no event."""
+    from hub.domain.errors import Rejection
+    from hub.engine.events import decode_event_json, parse_event
+    from hub.wire import codec
+
+    try:
+        if fmt == "msgpack":
+            raw = codec.unpack_event(data)
+        elif fmt == "json":
+            raw = codec.from_json_strict(data)
+        else:
+            raw = decode_event_json(data)
+            if raw is None:
+                raw = json.loads(data)
+        event = parse_event(raw)
+    except codec.CodecError as exc:
+        return ["codec", str(exc)]
+    except ValueError as exc:  # json.loads of a malformed line
+        return ["json", type(exc).__name__]
+    except Rejection as exc:
+        return [exc.code, exc.message]
+    return ["ok", [[k, _plain(v)] for k, v in event.as_record().items()]]
+
+
+def wire_record(golden: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each wire case's outcome where it is not the mapping's in ``golden``."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, fmt, data in wire_cases():
+        got = wire_outcome(data, fmt)
+        if got != golden.get(name):
+            out.setdefault(name, {})[fmt] = got
+    return out
+
+
+def _write(path: Path, outcomes: dict[str, Any]) -> None:
+    lines = (f"{json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(outcomes.items()))
+    path.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
+    print(f"wrote {path}")
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--write"]:
-        lines = (f"{json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(record().items()))
-        GOLDEN.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
-        print(f"wrote {GOLDEN}")
+        _write(GOLDEN, record())
+    elif sys.argv[1:] == ["--write-wire"]:
+        _write(WIRE_GOLDEN, wire_record(json.loads(GOLDEN.read_text(encoding="utf-8"))))
     else:
         print(__doc__)

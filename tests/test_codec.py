@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hub.engine.event_types import Bet
+from hub.domain.games.holdem.events import Bet
 from hub.engine.events import parse_event
 from hub.roles import ingest_decide
 from hub.roles.ingest_decide import read_event

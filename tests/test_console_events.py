@@ -1,30 +1,31 @@
-"""`parse_event`'s fast path for plain events against the full schema check it short-cuts.
-
-`parse_event` answers a well-formed plain event (envelope, ts, deal, seat, amount) without
-`_parse_checked`; whatever it takes, it must come out as `_parse_checked` would have it, and
-anything else must get `_parse_checked`'s refusal word for word. Hypothesis bends valid events
-field by field (missing, None, wrong types, bounds, extra fields) and compares both.
+"""One schema, whichever way an event comes: a bent event decoded straight from msgpack or JSON
+(msgspec, the Structs) is taken exactly as `parse_event` takes its mapping, or left to it, which
+then names the fault word for word as for any mapping. Hypothesis bends valid events field by
+field (missing, None, wrong types, bounds, extra fields) and compares the paths.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import msgpack
 import msgspec
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from hub.domain.errors import Rejection
-from hub.engine.event_types import EVENT_CLASSES, Call, Result
+from hub.domain.games.holdem.events import Call
+from hub.domain.games.mahjong.events import Result
+from hub.domain.games.registry import EVENT_CLASSES
 from hub.engine.events import (
-    _MAHJONG,
-    _NEEDS,
-    _OPTIONAL,
     ACTION_TYPES,
     EVENT_TYPES,
-    _parse_checked,
+    decode_event,
+    decode_event_json,
     parse_event,
 )
+from hub.wire.codec import unpack
 
 FIELDS = ("v", "tournament", "table", "console", "seq", "type", "ts", "deal", "seat", "amount")
 ODD_VALUES = st.sampled_from(
@@ -59,7 +60,7 @@ def plain_events(draw: st.DrawFn) -> dict[Any, Any]:
         "type": kind,
     }
     for name in ("ts", "deal", "seat", "amount"):
-        if name in _NEEDS[kind] or draw(st.booleans()):
+        if draw(st.booleans()):
             raw[name] = draw(st.floats(0, 1e9) if name == "ts" else st.integers(0, 2**53 - 1))
     for _ in range(draw(st.sampled_from([0, 0, 1, 2, 3]))):  # bend a few fields
         name = draw(st.sampled_from(FIELDS))
@@ -72,11 +73,21 @@ def plain_events(draw: st.DrawFn) -> dict[Any, Any]:
     return raw
 
 
+def _bytes_first(decode: Any, data: bytes, unpack: Any) -> Any:
+    """What a hub makes of an event's bytes: decoded straight, or unpacked and parsed."""
+    event = decode(data)
+    return event if event is not None else parse_event(unpack(data))
+
+
 @settings(max_examples=3000, deadline=None)
 @given(plain_events())
-def test_the_fast_path_accepts_and_refuses_exactly_as_the_full_check(raw: dict[Any, Any]) -> None:
-    expected = outcome(_parse_checked, raw)
-    assert outcome(parse_event, raw) == expected
+def test_bytes_and_mappings_go_through_the_same_schema(raw: dict[Any, Any]) -> None:
+    expected = outcome(parse_event, raw)
+    data = msgpack.packb(raw)
+    assert outcome(lambda d: _bytes_first(decode_event, d, unpack), data) == expected
+    if all(isinstance(k, str) for k in raw) and "nan" not in repr(raw):
+        line = json.dumps(raw).encode()
+        assert outcome(lambda d: _bytes_first(decode_event_json, d, json.loads), line) == expected
     event(expected[0])  # hypothesis statistics: how many were accepted, refused
 
 
@@ -106,15 +117,16 @@ def test_a_record_lists_every_field_given_in_the_documented_order() -> None:
         by="o",
         fan=8,
         discarder=2,
-        self_draw=True,
-        draw=True,
         throws="RPS",
         after=6,
     )
     record = every.as_record()
     envelope = ["v", "tournament", "table", "console", "seq", "type"]
-    assert list(record) == [*envelope, *_OPTIONAL, *_MAHJONG]
-    assert record["seats"] == [1, 2] and record["throws"] == "RPS" and record["draw"] is True
+    optional = ["ts", "deal", "seat", "amount", "seats", "note", "card", "points", "by"]
+    assert list(record) == [*envelope, *optional, "throws", "after", "fan", "discarder"]
+    assert record["seats"] == [1, 2] and record["throws"] == "RPS"
+    draw = Result(v=1, tournament="t", table=1, console="c", seq=1, draw=True, after=0)
+    assert list(draw.as_record()) == [*envelope, "after", "draw"]
 
 
 def test_a_ts_too_big_for_a_float_is_refused_not_raised() -> None:

@@ -84,3 +84,20 @@ def test_a_key_given_twice_counts_once_the_last_as_unpacking_does() -> None:
     pairs.append(("type", "fold"))
     line = "{" + ",".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + "}"
     assert decode_event_json(line) is None
+
+
+def test_every_outcome_of_the_corpus_as_bytes_is_as_recorded() -> None:
+    """The same cases as a console sends them (msgpack, signed JSON) and as a log holds them
+    (JSON Lines), and a few only bytes can hold: each outcome word for word as recorded
+    (tests/data/console_events_wire_golden.json where it is not the mapping's)."""
+    golden = json.loads(corpus.GOLDEN.read_text(encoding="utf-8"))
+    wire = json.loads(corpus.WIRE_GOLDEN.read_text(encoding="utf-8"))
+    changed, seen = [], 0
+    for name, fmt, data in corpus.wire_cases():
+        seen += 1
+        want = wire.get(name, {}).get(fmt, golden.get(name))
+        got = corpus.wire_outcome(data, fmt)
+        if got != want:
+            changed.append(f"{name} ({fmt})\n  was {want}\n  now {got}")
+    assert not changed, f"{len(changed)} outcomes changed:\n" + "\n".join(changed[:20])
+    assert seen > 40_000

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from hub.domain.config import TournamentConfig
+from hub.domain.console_event import ConsoleEvent
 from hub.domain.numbers import number_problem
 from hub.engine.core import OPERATOR_CONSOLE, OPERATOR_EVENTS, Engine
-from hub.engine.event_types import ConsoleEvent
 from hub.engine.events import decode_event_json
 from hub.engine.refusals import REFUSED
 from hub.engine.tournament import DISPUTED

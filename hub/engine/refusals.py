@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from hub.engine.event_types import ConsoleEvent
+from hub.domain.console_event import ConsoleEvent
 
 REFUSED = "refused"
 MAX_EVENT_TEXT = 4096  # characters of an event kept as text when it is not plain JSON data

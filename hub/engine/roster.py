@@ -21,9 +21,9 @@ from typing import Any
 
 from hub.domain.config import TournamentConfig
 from hub.domain.config.model import COLOUR_PATTERN
+from hub.domain.console_event import MAX_NAME, MAX_NOTE
 from hub.domain.errors import Rejection
 from hub.engine.changes import RosterChanged
-from hub.engine.event_types import MAX_NAME, MAX_NOTE
 
 __all__ = ["Roster"]
 

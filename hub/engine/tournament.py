@@ -16,6 +16,7 @@ from typing import Any
 
 from hub.domain.advance import fill
 from hub.domain.config import Team, TournamentConfig
+from hub.domain.console_event import MAX_NAME, MAX_NOTE, Apply
 from hub.domain.dealing import Dealt, redeal
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
@@ -23,7 +24,7 @@ from hub.domain.event import Seating
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.games.holdem.hand import Hand
 from hub.domain.games.holdem.spec import HandSpec
-from hub.domain.games.registry import game_of
+from hub.domain.games.registry import EVENT_HANDLERS, game_of, on_events
 from hub.domain.scoring import Scoreboard, ScoringLayout
 from hub.domain.states import Street
 from hub.engine import corrections
@@ -37,8 +38,7 @@ from hub.engine.changes import (
     PenaltyApplied,
     StageFilled,
 )
-from hub.engine.event_types import MAX_NAME, MAX_NOTE
-from hub.engine.events import ACTION_TYPES, DEALER_ERRORS, OPERATOR_CONSOLE, ConsoleEvent
+from hub.engine.events import DEALER_ERRORS, OPERATOR_CONSOLE, ConsoleEvent
 from hub.engine.hands import (
     COMPLETE,
     DISPUTED,
@@ -550,13 +550,12 @@ class TournamentState:
         return board
 
 
-HANDLERS: dict[str, Handler] = {
-    **dict.fromkeys(ACTION_TYPES, TournamentState._on_action),
+_APPLY: dict[Apply, Handler] = {
+    "action": TournamentState._on_action,
     "start": TournamentState._on_start,
     "win": TournamentState._on_win,
     "result": TournamentState._on_result,
-    "throws": TournamentState._on_game_input,
-    "reveal": TournamentState._on_game_input,
+    "game_input": TournamentState._on_game_input,
     "penalty": TournamentState._on_penalty,
     "confirm": corrections.on_confirm,
     "undo": corrections.on_undo,
@@ -565,4 +564,14 @@ HANDLERS: dict[str, Handler] = {
     "exposed": corrections.on_exposed,
     "early": corrections.on_early,
 }
-"""The handler of each console event type."""
+"""The engine's handler of each way a game applies a console event (``Game.handlers``)."""
+HANDLERS: dict[str, Handler] = {}
+"""The handler of each console event type (every game's, from the registry)."""
+
+
+def _build_handlers() -> None:
+    HANDLERS.clear()
+    HANDLERS.update((kind, _APPLY[how]) for kind, how in EVENT_HANDLERS.items())
+
+
+on_events(_build_handlers)

@@ -18,8 +18,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hub.domain import showdown
+from hub.domain.console_event import Apply, ConsoleEvent
 from hub.domain.dealing import Dealt, deal
 from hub.domain.deck import DeckOrder, random_deck_orders, seeded_deck_orders
+from hub.domain.games.holdem import events as holdem_events
 from hub.domain.games.holdem.hand import Hand
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.pieces import PieceSet, piece_set_of
@@ -43,6 +45,10 @@ class Game(Protocol):
     points_unit: str  # the ticker's unit of a result (" points"; "" for chips)
     section: str | None  # its own config section ([mahjong], [rps])
     section_hint: str  # the refusal of that section in another game's file
+    # The console events it plays (Structs, tag = the wire `type`; any other is refused) and
+    # how the engine applies each (`hub.engine.tournament.HANDLERS`).
+    events: tuple[type[ConsoleEvent], ...]
+    handlers: Mapping[str, Apply]
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None: ...
     def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None: ...
@@ -101,6 +107,8 @@ class PokerGame:
     points_unit = ""
     section: str | None = None
     section_hint = ""
+    events: tuple[type[ConsoleEvent], ...] = holdem_events.EVENTS
+    handlers: Mapping[str, Apply] = holdem_events.HANDLERS
 
     def __init__(self, name: str, pieces: PieceSet) -> None:
         self.name = name

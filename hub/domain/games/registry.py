@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from hub.domain.console_event import Apply, ConsoleEvent
 from hub.domain.games.base import Game
 from hub.domain.games.holdem.game import HOLDEM
 from hub.domain.games.mahjong.game import MAHJONG
@@ -19,3 +22,53 @@ def game_of(name: str) -> Game:
 def section_hint(section: str) -> str | None:
     """The refusal of a game's own config section in another game's file (None: no game's)."""
     return next((g.section_hint for g in games.values() if g.section == section), None)
+
+
+def _events() -> tuple[dict[str, type[ConsoleEvent]], dict[str, Apply]]:
+    """Every game's console events by their tag, and how the engine applies each: a type two
+    games play is one class, applied alike."""
+    classes: dict[str, type[ConsoleEvent]] = {}
+    handlers: dict[str, Apply] = {}
+    for game in games.values():
+        for cls in game.events:
+            if classes.setdefault(cls.type, cls) is not cls:
+                raise TypeError(f"two classes of console event {cls.type!r}")
+        for kind, how in game.handlers.items():
+            if handlers.setdefault(kind, how) != how:
+                raise TypeError(f"console event {kind!r} applied two ways")
+        if set(game.handlers) != {cls.type for cls in game.events}:
+            raise TypeError(f"game {game.name!r}: its handlers are not its events'")
+    return classes, handlers
+
+
+EVENT_CLASSES: dict[str, type[ConsoleEvent]] = {}
+"""Every game's console event class by its ``type`` (kept in place as games are added)."""
+EVENT_HANDLERS: dict[str, Apply] = {}
+"""How the engine applies each console event type (kept in place as games are added)."""
+_listeners: list[Callable[[], None]] = []
+
+
+def on_events(listener: Callable[[], None]) -> None:
+    """Call ``listener`` now and whenever a game is added (the engine rebuilds its union,
+    decoders and handlers from `EVENT_CLASSES` and `EVENT_HANDLERS`)."""
+    _listeners.append(listener)
+    listener()
+
+
+def register(game: Game) -> None:
+    """Add a game (a test's toy game, say): its events join the union the hub decodes."""
+    games[game.name] = game
+    _refresh()
+
+
+def _refresh() -> None:
+    classes, handlers = _events()
+    EVENT_CLASSES.clear()
+    EVENT_CLASSES.update(classes)
+    EVENT_HANDLERS.clear()
+    EVENT_HANDLERS.update(handlers)
+    for listener in _listeners:
+        listener()
+
+
+_refresh()

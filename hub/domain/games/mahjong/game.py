@@ -11,13 +11,16 @@ import random
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from hub.domain.console_event import Apply, ConsoleEvent
 from hub.domain.dealing import Dealt
 from hub.domain.deck import DeckOrder
 from hub.domain.games import base
 from hub.domain.games.base import BotEvent, Fields, Input, PokerGame
+from hub.domain.games.holdem import events as holdem_events
 from hub.domain.games.holdem.hand import Hand
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong import views
+from hub.domain.games.mahjong.events import Result
 from hub.domain.games.mahjong.hand import MahjongHand, mahjong_deal, mahjong_spec, result_input
 from hub.domain.games.mahjong.rules import (
     MahjongResult,
@@ -46,6 +49,9 @@ class MahjongGame(PokerGame):
     points_unit = " points"  # a mahjong hand scores points
     section: str | None = "mahjong"
     section_hint = 'a [mahjong] section needs game = "mcr" in [tournament]'
+    # hold'em's events (a betting action is the hand's to refuse) and a hand's result
+    events: tuple[type[ConsoleEvent], ...] = (*holdem_events.EVENTS, Result)
+    handlers: Mapping[str, Apply] = {**holdem_events.HANDLERS, "result": "result"}
 
     def __init__(self) -> None:
         self.name = "mcr"

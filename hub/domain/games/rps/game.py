@@ -12,15 +12,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from hub.domain.console_event import SHARED_EVENTS, SHARED_HANDLERS, Apply, ConsoleEvent
 from hub.domain.dealing import Dealt
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.games import base
 from hub.domain.games.base import BotEvent, Fields, Input, PokerGame
+from hub.domain.games.holdem.events import BETTING, BETTING_HANDLERS
 from hub.domain.games.holdem.hand import Hand
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.rps import views
 from hub.domain.games.rps.bots import next_throw, playoff_winners
+from hub.domain.games.rps.events import Reveal, Throws
 from hub.domain.games.rps.rules import RpsHand, dealer_sequence, dealer_slips, replay
 from hub.domain.pieces import CARDS
 from hub.domain.states import HandStatus
@@ -47,6 +50,14 @@ class RpsGame(PokerGame):
     phh = False  # PHH holds cards, not throws: nothing to write
     section: str | None = "rps"
     section_hint = 'an [rps] section needs game = "rps-poker"'
+    # hold'em's betting, and the throws the game checks and keeps (no card errors)
+    events: tuple[type[ConsoleEvent], ...] = (*SHARED_EVENTS, *BETTING, Throws, Reveal)
+    handlers: Mapping[str, Apply] = {
+        **SHARED_HANDLERS,
+        **BETTING_HANDLERS,
+        "throws": "game_input",
+        "reveal": "game_input",
+    }
 
     def __init__(self) -> None:
         super().__init__("rps-poker", CARDS)  # a deck order: the dealer's throws (rules)

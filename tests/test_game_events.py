@@ -1,0 +1,92 @@
+"""Each game declares its console events in its own folder, and the engine's union, decoders and
+handlers are built from those declarations (hub.domain.games.registry)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Literal
+
+import pytest
+
+from hub.domain.console_event import SHARED_EVENTS, SHARED_HANDLERS, ConsoleEvent, Positive
+from hub.domain.errors import Rejection
+from hub.domain.games import registry
+from hub.engine import events as engine_events
+from hub.engine.tournament import HANDLERS
+
+
+@pytest.mark.parametrize("name", sorted(registry.games))
+def test_a_game_plays_exactly_the_events_it_declares(name: str) -> None:
+    """A type a game does not declare is refused by it (``Game.refusal``), word for word as
+    before; one it declares it plays, with a handler."""
+    game = registry.games[name]
+    declared = {cls.type for cls in game.events}
+    assert set(game.handlers) == declared
+    assert {cls.type for cls in SHARED_EVENTS} <= declared
+    for kind in registry.EVENT_CLASSES:
+        assert (game.refusal(kind) is None) == (kind in declared), (name, kind)
+
+
+def test_a_games_own_events_live_in_its_folder() -> None:
+    owners = {"result": "mahjong", "throws": "rps", "reveal": "rps", "win": "holdem"}
+    for kind, folder in owners.items():
+        module = registry.EVENT_CLASSES[kind].__module__
+        assert module == f"hub.domain.games.{folder}.events", kind
+    for cls in SHARED_EVENTS:
+        assert cls.__module__ == "hub.domain.console_event"
+
+
+def test_the_engine_reads_the_registry() -> None:
+    assert set(HANDLERS) == set(registry.EVENT_CLASSES) == engine_events.EVENT_TYPES
+    assert {"fold", "check", "call", "bet", "raise"} == engine_events.ACTION_TYPES
+    assert {"exposed", "early"} == engine_events.DEALER_ERRORS
+    assert all(issubclass(c, ConsoleEvent) for c in registry.EVENT_CLASSES.values())
+
+
+def test_two_games_cannot_apply_one_type_two_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    rps = registry.games["rps-poker"]
+    monkeypatch.setattr(rps, "handlers", {**rps.handlers, "fold": "win"})
+    with pytest.raises(TypeError, match="'fold' applied two ways"):
+        registry._events()
+
+
+class Flip(ConsoleEvent, tag="flip", frozen=True, kw_only=True):
+    """A toy game's own event."""
+
+    type = "flip"
+    seat: Positive
+    side: Literal["heads", "tails"] = "heads"
+
+
+def test_a_game_added_later_brings_its_events_to_the_decoders_and_handlers() -> None:
+    import msgpack
+
+    from hub.engine.events import decode_event, parse_event
+
+    toy = SimpleNamespace(
+        name="toy-flip",
+        events=(*SHARED_EVENTS, Flip),
+        handlers={**SHARED_HANDLERS, "flip": "game_input"},
+    )
+    head = {"v": 1, "tournament": "t", "table": 1, "console": "c", "seq": 1}
+    raw = {**head, "type": "flip"}
+    with pytest.raises(Rejection, match="unknown event type 'flip'"):
+        parse_event({**raw, "seat": 2})
+    registry.register(toy)  # type: ignore[arg-type]
+    try:
+        assert parse_event({**raw, "seat": 2}) == Flip(**head, seat=2)  # type: ignore[arg-type]
+        assert decode_event(msgpack.packb({**raw, "seat": 2})) == parse_event({**raw, "seat": 2})
+        with pytest.raises(Rejection, match="a 'flip' event needs field 'seat'"):
+            parse_event(raw)
+        with pytest.raises(Rejection) as refused:
+            parse_event({**raw, "seat": 2, "side": "edge"})
+        assert refused.value.message == (
+            "a 'flip' event is malformed: Invalid enum value 'edge' - at `$.side`"
+        )
+        with pytest.raises(Rejection, match="field 'fan' belongs to a 'result' event"):
+            parse_event({**raw, "seat": 2, "fan": 8})
+        assert HANDLERS["flip"] is HANDLERS["throws"]
+    finally:
+        del registry.games["toy-flip"]
+        registry._refresh()
+    assert "flip" not in HANDLERS and "flip" not in engine_events.EVENT_TYPES
