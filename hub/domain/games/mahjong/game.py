@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 from hub.domain.dealing import Dealt
 from hub.domain.deck import DeckOrder
 from hub.domain.games import base
-from hub.domain.games.base import BotEvent, Fields, Input, PokerGame
-from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.base import BotEvent, Fields, Hand, Input, PokerGame
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong import views
 from hub.domain.games.mahjong.hand import MahjongHand, mahjong_deal, mahjong_spec, result_input
@@ -143,9 +142,9 @@ class MahjongGame(PokerGame):
             c.fail("tournament.seats", f"MCR mahjong is played by 4 seats, got {t.seats}")
 
     def tournament_shape(self) -> type:
-        from hub.domain.config import shape
+        from hub.domain.games.mahjong.config import MahjongTournament
 
-        return shape.MahjongTournament  # no blinds: they may be left out
+        return MahjongTournament  # no blinds: they may be left out
 
     def scoring_and_rules(self, c: Any, root: Any, deals: int, event: Any) -> Any:
         from hub.domain.games.mahjong import config

@@ -16,8 +16,7 @@ from hub.domain.dealing import Dealt
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.games import base
-from hub.domain.games.base import BotEvent, Fields, Input, PokerGame
-from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.base import BotEvent, Command, CommandError, Fields, Hand, Input, PokerGame
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.rps import views
 from hub.domain.games.rps.bots import next_throw, playoff_winners
@@ -40,6 +39,23 @@ def _dealer(config: TournamentConfig, order: DeckOrder | None) -> dict[str, Any]
     return {"mode": mode, "sequence": sequence}
 
 
+def _slips(config: TournamentConfig, decks: Mapping[int, DeckOrder] | None) -> str:
+    """The dealer's throws of every deal, to print for the officials."""
+    if config.game != "rps-poker" or config.rps_dealer != "sequence" or not decks:
+        raise CommandError(
+            'needs game = "rps-poker", [rps] dealer = "sequence" and deck orders ([decks])'
+        )
+    return dealer_slips(decks, config.buttons)
+
+
+SLIPS = Command(
+    "rps-slips",
+    help="RPS Poker: the dealer's throws of every deal, round by round (the slips to print)",
+    run=_slips,
+    config=True,
+)
+
+
 class RpsGame(PokerGame):
     offline_rules = (
         False  # gambit betting after throws: the console page takes one entry at a time offline
@@ -49,7 +65,7 @@ class RpsGame(PokerGame):
     section_hint = 'an [rps] section needs game = "rps-poker"'
 
     def __init__(self) -> None:
-        super().__init__("rps-poker", CARDS)  # a deck order: the dealer's throws (rules)
+        super().__init__("rps-poker", CARDS, (SLIPS,))  # a deck order: the dealer's throws
         self.equity = False  # no cards dealt: its odds are ``odds``' (``views``)
 
     def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None:
@@ -122,17 +138,17 @@ class RpsGame(PokerGame):
             return [("win", {"seats": declared})]
         return None  # the round's betting: hold'em's bots
 
-    def slips(self, config: TournamentConfig, decks: Mapping[int, DeckOrder] | None) -> str | None:
-        if config.rps_dealer != "sequence" or not decks:
-            return None
-        return dealer_slips(decks, config.buttons)
-
     def check_config(self, c: Any, t: Any, data: Mapping[str, Any], early: bool) -> None:
         if not early and t.seats < 3:
             c.fail("tournament.seats", "RPS Poker needs at least 3 seats (2 blinds, dealer)")
 
     def betting_allowed(self, betting: str) -> bool:
         return betting == "limit"  # the seed offers it (docs/rps-poker.md)
+
+    def section_config(self, c: Any, data: Mapping[str, Any]) -> dict[str, Any]:
+        from hub.domain.games.rps import config
+
+        return config.section_config(c, data)
 
 
 RPS: base.Game = RpsGame()
