@@ -71,6 +71,35 @@ class Hand(Protocol):
     ) -> list[tuple[Pot, tuple[int, ...]]]: ...
 
 
+@dataclass(frozen=True)
+class PadEntry:
+    """One entry a table console's pad offers for a game (``Game.pad``; data for the pad of
+    issue #32): the console event ``type`` it sends, its button's ``label``, the event's
+    ``fields`` the official fills in, and whether it is offered only to the seat to act
+    (``Hand.legal`` says what that seat may do now)."""
+
+    type: str
+    label: str
+    fields: tuple[str, ...] = ()
+    to_act: bool = False
+
+
+# Hold'em's betting on the pad (every poker game's: hold'em, piecepack, RPS Poker).
+BETTING_PAD = (
+    PadEntry("fold", "Fold", ("seat",), to_act=True),
+    PadEntry("check", "Check", ("seat",), to_act=True),
+    PadEntry("call", "Call", ("seat", "amount"), to_act=True),
+    PadEntry("bet", "Bet", ("seat", "amount"), to_act=True),
+    PadEntry("raise", "Raise to", ("seat", "amount"), to_act=True),
+    PadEntry("win", "Winners", ("seats",)),
+)
+# A dealer's errors with the cards (hold'em's and piecepack hold'em's, not RPS Poker's).
+CARD_ERRORS_PAD = (
+    PadEntry("exposed", "Exposed card", ("seat", "card")),
+    PadEntry("early", "Board card early"),
+)
+
+
 class CommandError(Exception):
     """A game's sub-command cannot do its work: ``duplicast NAME: <message>``, exit status 1."""
 
@@ -101,6 +130,7 @@ class Game(Protocol):
     section: str | None  # its own config section ([mahjong], [rps])
     section_hint: str  # the refusal of that section in another game's file
     commands: tuple[Command, ...]  # its sub-commands of ``duplicast`` (none: ())
+    pad: tuple[PadEntry, ...]  # its own entries on a table console's pad (start, undo... aside)
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None: ...
     def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None: ...
@@ -162,6 +192,7 @@ class GameDefaults:
     section: str | None = None
     section_hint = ""
     commands: tuple[Command, ...] = ()
+    pad: tuple[PadEntry, ...] = ()
 
     def table_fields(self, state: Any, table: Any) -> Fields:
         return {}
@@ -229,19 +260,24 @@ class GameDefaults:
         return None
 
 
-class PokerGame(GameDefaults):
-    """Hold'em's answers: cards dealt from a deck order, hold'em betting, PHH, equity."""
+def betting_spec(config: TournamentConfig, deal_no: int) -> HandSpec:
+    """A deal's hold'em betting (seats, button, blinds, cap, pot-limit or no-limit)."""
+    return HandSpec(
+        seats=config.seats,
+        button=config.buttons[deal_no],
+        small_blind=config.small_blind,
+        big_blind=config.big_blind,
+        cap=config.cap,
+        pot_limit=config.betting == "pot-limit",
+    )
 
-    phh = True
-    offline_rules = True  # hold'em betting: the console page works out the next actions offline
 
-    def __init__(self, name: str, pieces: PieceSet, commands: tuple[Command, ...] = ()) -> None:
-        self.name = name
-        self.pieces: PieceSet | None = pieces  # what its deck orders are permutations of
-        self.equity = pieces.equity
-        self.commands = commands
+class PieceDecks:
+    """Deck orders that are permutations of a game's piece set (``pieces``: cards, tiles)."""
 
-    # ------------------------------------------------------------ deck orders and deal
+    name: str
+    pieces: PieceSet | None
+
     def check_order(self, deal_no: int, order: DeckOrder) -> None:
         """Refuse (``ValueError``) a deck order that is not of this game's pieces."""
         if piece_set_of(order.cards) is not self.pieces:
@@ -269,25 +305,29 @@ class PokerGame(GameDefaults):
         assert self.pieces is not None
         return seeded_deck_orders(seed, deals, self.pieces)
 
+
+class PokerGame(PieceDecks, GameDefaults):
+    """Hold'em's answers: cards dealt from a deck order, hold'em betting, PHH, equity."""
+
+    phh = True
+    offline_rules = True  # hold'em betting: the console page works out the next actions offline
+    pad: tuple[PadEntry, ...] = BETTING_PAD + CARD_ERRORS_PAD
+
+    def __init__(self, name: str, pieces: PieceSet, commands: tuple[Command, ...] = ()) -> None:
+        self.name = name
+        self.pieces: PieceSet | None = pieces  # what its deck orders are permutations of
+        self.equity = pieces.equity
+        self.commands = commands
+
     def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None:
         return deal(order, config.buttons[deal_no], config.seats)
 
     # ------------------------------------------------------------ hands
-    def betting(self, config: TournamentConfig, deal_no: int) -> HandSpec:
-        return HandSpec(
-            seats=config.seats,
-            button=config.buttons[deal_no],
-            small_blind=config.small_blind,
-            big_blind=config.big_blind,
-            cap=config.cap,
-            pot_limit=config.betting == "pot-limit",
-        )
-
     def spec(
         self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
     ) -> HandSpec:
         assert self.pieces is not None
-        return replace(self.betting(config, deal_no), cards=cards(), pieces=self.pieces)
+        return replace(betting_spec(config, deal_no), cards=cards(), pieces=self.pieces)
 
     def new_hand(self, config: TournamentConfig, spec: HandSpec, order: DeckOrder | None) -> Hand:
         return holdem.Hand(spec)

@@ -1,6 +1,6 @@
 """MCR mahjong's plug-in: walls instead of decks, a result instead of betting, points.
 
-The hand is ``hand.MahjongHand`` (the hold'em machine holding the entered result, so the
+The hand is ``hand.MahjongHand`` (the hub's `Hand` protocol holding the entered result, so the
 scoring and the feed treat it like any hand); the official enters each hand's ``result``;
 PHH cannot hold it; views add winds, hands and results (``views``).
 """
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from hub.domain.dealing import Dealt
 from hub.domain.deck import DeckOrder
 from hub.domain.games import base
-from hub.domain.games.base import BotEvent, Fields, Hand, Input, PokerGame
+from hub.domain.games.base import BotEvent, Fields, GameDefaults, Hand, Input, PadEntry
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong import views
 from hub.domain.games.mahjong.hand import MahjongHand, mahjong_deal, mahjong_spec, result_input
@@ -27,6 +27,7 @@ from hub.domain.games.mahjong.rules import (
     result_fields,
     seeded_walls,
 )
+from hub.domain.pieces import PieceSet
 
 if TYPE_CHECKING:
     from hub.domain.config.model import TournamentConfig
@@ -37,18 +38,23 @@ def _rules(config: TournamentConfig) -> MahjongRules:
     return config.mahjong
 
 
-class MahjongGame(PokerGame):
+class MahjongGame(GameDefaults):
     offline_rules = (
         False  # not hold'em's betting: the console page takes one entry at a time offline
     )
     phh = False  # PHH is a poker format: a mahjong hand has no history
     points_unit = " points"  # a mahjong hand scores points
+    pad: tuple[PadEntry, ...] = (
+        PadEntry("result", "Result", ("seat", "fan", "discarder", "self_draw", "draw")),
+    )
     section: str | None = "mahjong"
     section_hint = 'a [mahjong] section needs game = "mcr" in [tournament]'
 
     def __init__(self) -> None:
         self.name = "mcr"
-        self.pieces = None  # walls: 136 tiles, each kind four times (``rules.Wall``)
+        self.pieces: PieceSet | None = (
+            None  # walls: 136 tiles, each kind four times (``rules.Wall``)
+        )
         self.equity = False
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None:
@@ -90,7 +96,10 @@ class MahjongGame(PokerGame):
         return MahjongHand.replay_inputs(spec, _rules(config).rule, inputs)
 
     def refusal(self, event_type: str) -> str | None:
-        return None if event_type == "result" else super().refusal(event_type)
+        """Why mahjong refuses another game's input (RPS Poker's; None: it plays it)."""
+        if event_type in ("throws", "reveal"):
+            return f"'{event_type}' belongs to RPS Poker, not this game"
+        return None
 
     def result_hand(
         self, config: TournamentConfig, spec: HandSpec, event: Any

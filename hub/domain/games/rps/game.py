@@ -12,16 +12,29 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from hub.domain import showdown
 from hub.domain.dealing import Dealt
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.games import base
-from hub.domain.games.base import BotEvent, Command, CommandError, Fields, Hand, Input, PokerGame
+from hub.domain.games.base import (
+    BETTING_PAD,
+    BotEvent,
+    Command,
+    CommandError,
+    Fields,
+    GameDefaults,
+    Hand,
+    Input,
+    PadEntry,
+    PieceDecks,
+    betting_spec,
+)
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.rps import views
 from hub.domain.games.rps.bots import next_throw, playoff_winners
 from hub.domain.games.rps.rules import RpsHand, dealer_sequence, dealer_slips, replay
-from hub.domain.pieces import CARDS
+from hub.domain.pieces import CARDS, PieceSet
 from hub.domain.states import HandStatus
 
 if TYPE_CHECKING:
@@ -56,17 +69,24 @@ SLIPS = Command(
 )
 
 
-class RpsGame(PokerGame):
+class RpsGame(PieceDecks, GameDefaults):
     offline_rules = (
         False  # gambit betting after throws: the console page takes one entry at a time offline
     )
     phh = False  # PHH holds cards, not throws: nothing to write
+    pad: tuple[PadEntry, ...] = (
+        PadEntry("throws", "Throws", ("seat", "throws")),
+        PadEntry("reveal", "Dealer's throws", ("throws",)),
+        *BETTING_PAD,
+    )
     section: str | None = "rps"
     section_hint = 'an [rps] section needs game = "rps-poker"'
 
     def __init__(self) -> None:
-        super().__init__("rps-poker", CARDS, (SLIPS,))  # a deck order: the dealer's throws
+        self.name = "rps-poker"
+        self.pieces: PieceSet | None = CARDS  # a deck order: the dealer's throws (rules)
         self.equity = False  # no cards dealt: its odds are ``odds``' (``views``)
+        self.commands = (SLIPS,)
 
     def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None:
         return None  # no cards: the deck order gives the dealer's throws
@@ -74,7 +94,7 @@ class RpsGame(PokerGame):
     def spec(
         self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
     ) -> HandSpec:
-        betting = self.betting(config, deal_no)
+        betting = betting_spec(config, deal_no)
         return replace(betting, order="rps", limit=config.betting == "limit")
 
     def new_hand(self, config: TournamentConfig, spec: HandSpec, order: DeckOrder | None) -> Hand:
@@ -93,7 +113,9 @@ class RpsGame(PokerGame):
     def refusal(self, event_type: str) -> str | None:
         if event_type in CARD_ERRORS:
             return f"'{event_type}' is a card error: RPS Poker has none"
-        return None if event_type in ("throws", "reveal") else super().refusal(event_type)
+        if event_type == "result":
+            return "'result' is a mahjong event: this tournament plays poker"
+        return None
 
     def game_input(self, config: TournamentConfig, hand: Hand, deal_no: int, event: Any) -> Input:
         """A player's ``throws`` for the round (secret until the showdown), or the dealer's
@@ -109,6 +131,10 @@ class RpsGame(PokerGame):
 
     def seat_fields(self, hand: Hand, seat: int) -> Fields:
         return views.seat_fields(hand, seat)
+
+    def showdown(self, h: Any) -> Fields | None:
+        """A settled hand's showdown package: hold'em's, each seat named by its throws."""
+        return showdown.poker_showdown(h, self.seat_name)
 
     def seat_name(self, hand: Hand, seat: int) -> str | None:
         """A seat's throws against the dealer's (``RpsHand.seat_name``)."""
