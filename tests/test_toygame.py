@@ -28,6 +28,7 @@ import pytest
 from hub.domain.games import registry
 from tests.feedclient import FeedClient
 from tests.nginx import free_port
+from tests.toygame.events import STAY
 from tests.toygame.game import HIGHCARD, HighCardHand
 
 pytestmark = [pytest.mark.redis]
@@ -70,7 +71,7 @@ def session() -> tuple[list[dict[str, Any]], dict[str, int]]:
             hand = HighCardHand(HIGHCARD.spec(config, deal_no, lambda c=cards: c), ANTE)
             enter(type="start", deal=deal_no)
             while hand.to_act is not None:
-                kind = "fold" if (table, deal_no, hand.to_act) == (2, 2, 1) else "check"
+                kind = "fold" if (table, deal_no, hand.to_act) == (2, 2, 1) else STAY
                 enter(type=kind, seat=hand.to_act)
                 hand.act(hand.to_act, kind)
             if hand.result is None:

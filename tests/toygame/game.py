@@ -3,7 +3,8 @@ the group ``duplicast.games`` (``hub.domain.games.registry``) and from nothing e
 
 Each seat antes (``[highcard] ante``, 1 by default) and is dealt one card: the first of its
 hold'em hole cards from the deal's deck order. Left of the button first, each seat acts once:
-``check`` to stay in, ``fold`` to give up its ante. The highest card left (by rank; equal ranks
+``stay`` (its own event, ``events.py``; ``check`` on a hub without the console-event schema of
+#31) to stay in, ``fold`` to give up its ante. The highest card left (by rank; equal ranks
 share) takes the pot; the official's ``win`` names the winners, checked against the cards. A
 lone seat left takes the pot at once.
 
@@ -26,9 +27,10 @@ from hub.domain.games.base import GameDefaults, Hand, Input
 from hub.domain.games.holdem.records import NOTHING, ActionRecord, Legal, Pot
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.pieces import CARDS, piece_set_of
+from tests.toygame import events as toy_events
 
 RANKS = "23456789TJQKA"
-KINDS = ("check", "fold")
+KINDS = (toy_events.STAY, "fold")
 
 
 class HighCardRules(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -75,7 +77,7 @@ class HighCardHand:
         if self.street != "preflop":
             raise Rejection("hand_over", f"the hand is at {self.street}: no more actions")
         if kind not in KINDS:
-            raise Rejection("not_allowed", f"high card has no {kind!r}: check or fold")
+            raise Rejection("not_allowed", f"high card has no {kind!r}: {KINDS[0]} or fold")
         if seat != self.to_act:
             raise Rejection("out_of_turn", f"seat {self.to_act} is to act, not seat {seat}")
 
@@ -140,6 +142,8 @@ class HighCard(GameDefaults):
     pieces = CARDS
     section = "highcard"
     section_hint = 'a [highcard] section needs game = "highcard" in [tournament]'
+    events = toy_events.EVENTS  # its console events and how the engine applies each (#31 item 3)
+    handlers = toy_events.HANDLERS
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None:
         if piece_set_of(order.cards) is not CARDS:
