@@ -9,7 +9,6 @@ import { mountOverlay } from './duplicast.js';
 import { ROUND_LABEL, scoreText, throwTiles } from './rps.js';
 import { BOARD_AT, STREETS, STREET_LABEL, cards, el, fmtInt, fmtPct, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 import { gameOf, markGame } from './games/index.js';
-import { renderCompare as renderMahjong } from './mahjong.js';
 import { drawShowdown } from './showdown.js';
 import { patch, patchCards } from './keyed.js';
 
@@ -311,8 +310,9 @@ function render(ctx) {
   if (!c || !c.rows) return false;
   const rows = selectedRows(c, sel);
   if (!rows.length) return false;
-  if (c.mahjong) { // duplicate MCR: each table's result for the seat (mahjong.js)
-    panelsEl.replaceChildren(...renderMahjong($('gfx'), c, rows, $));
+  const own = gameOf(c).renderCompare; // a game's own split screen (mahjong's)
+  if (own) {
+    panelsEl.replaceChildren(...own($('gfx'), c, rows, $));
     const n = rows.length;
     panelsEl.style.setProperty('--cols', String(n <= 3 ? n : n === 4 ? 2 : 3));
     return true;

@@ -4,7 +4,6 @@ import { mountOverlay } from './duplicast.js';
 import { ROUND_LABEL, dealerRounds, scoreText, throwTiles } from './rps.js';
 import { STREET_LABEL, actionText, cardText, cards, el, fmtInt, fmtPct, setText, statusOf, teamStyle } from './ui.js';
 import { gameOf, markGame } from './games/index.js';
-import { renderTable as renderMahjong } from './mahjong.js';
 import { patch, patchCards } from './keyed.js';
 import { drawShowdown } from './showdown.js';
 
@@ -109,9 +108,10 @@ function render({ sel, states }) {
   const n = Math.max(t.seats.length, ...t.seats.map((s) => s.seat));
   $('table-title').textContent = `Table ${t.table ?? sel.table}`;
   markGame(t);
-  if (live && 'mahjong' in t) { // duplicate MCR: seat rows with winds and tiles (mahjong.js)
+  const own = live ? gameOf(t).renderTable : null; // a game's own live table (mahjong's)
+  if (own) {
     $('deal-label').textContent = '';
-    renderMahjong($('gfx'), t);
+    own($('gfx'), t);
     return true;
   }
   // Keyed by seat: a seat box and its hole cards stay the same nodes across updates (keyed.js).

@@ -5,6 +5,8 @@
 //   pieces  what every table holds alike ("Same cards, same seat")
 //   unit    the heading of the aggregate column (a mahjong hand scores points)
 //   throws  seats throw against a dealer (RPS Poker, rps.js): rounds, scores, the dealer's row
+//   renderTable(section, table), renderCompare(section, compare, rows, $)  (optional) the game
+//           draws its own live table / split screen instead of the poker felt (mahjong.js)
 import holdem from './holdem.js';
 import mcr from './mcr.js';
 import piecepack from './piecepack-holdem.js';
