@@ -11,17 +11,21 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from hub.domain.config import ConfigError, parse_config
 from hub.domain.games import base, registry
 from hub.domain.games.base import PokerGame
 from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.mahjong.hand import MahjongHand, mahjong_spec
+from hub.domain.games.mahjong.rules import PaymentRule
 from hub.domain.pieces import CARDS
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
 from hub.engine.views import table_payload
 from tests.factories import config_data
+from tests.toygame.game import HIGHCARD
 
 HUB = Path(__file__).resolve().parent.parent / "hub"
 GAMES = HUB / "domain" / "games"
@@ -100,3 +104,65 @@ def test_a_fifth_game_is_one_registry_line(monkeypatch: pytest.MonkeyPatch) -> N
     live = table_payload(engine.state, table, live=True)
     assert live["game"] == "training" and live["training"] is True
     assert len(live["seats"][0]["hole"]) == 2  # hold'em's deal, from the game's pieces
+
+
+def test_only_the_poker_games_are_hold_ems_game_and_mahjong_has_its_own_hand() -> None:
+    """Mahjong and RPS Poker answer the `Game` protocol on their own (`GameDefaults`, and RPS
+    the deck orders of cards), not as hold'em's `PokerGame` with overrides."""
+    poker = sorted(n for n, g in registry.games.items() if isinstance(g, PokerGame))
+    assert poker == ["holdem", "piecepack-holdem"]
+    assert all(isinstance(g, base.GameDefaults) for g in registry.games.values())
+    mahjong = MahjongHand(mahjong_spec(1), PaymentRule())
+    assert not isinstance(mahjong, Hand)
+
+
+def hand_members() -> list[str]:
+    names = [n for n in vars(base.Hand) if not n.startswith("_")]
+    return sorted(set(names) | set(base.Hand.__annotations__))
+
+
+def test_every_games_hand_answers_the_hand_protocol() -> None:
+    """What the hub reads of a hand (`base.Hand`), every game's hand has: hold'em's, mahjong's,
+    RPS Poker's, and a third party's (tests/toygame)."""
+    assert len(hand_members()) >= 15  # the protocol read, not an empty class
+    config = parse_config(config_data(seats=4, deals=2), "<test>")
+    for name, game in [*registry.games.items(), ("highcard", HIGHCARD)]:
+        data = config_data(seats=4, deals=2)
+        data["tournament"]["game"] = name
+        if name != "highcard":
+            config = parse_config(data, "<test>")
+        decks = game.seeded_orders("hand", 2)
+        dealt = game.dealt(config, decks[1], 1)
+        spec = game.spec(config, 1, lambda d=dealt: d)
+        hand = game.new_hand(config, spec, decks[1])
+        missing = [m for m in hand_members() if not hasattr(hand, m)]
+        assert not missing, f"{name}'s hand lacks {missing}"
+
+
+def event_classes() -> dict[str, Any]:
+    """Every console event class by its wire ``type`` (the msgspec tag)."""
+    try:
+        from hub.domain.console_event import ConsoleEvent  # the schema of #31 item 3
+    except ImportError:
+        from hub.engine.event_types import ConsoleEvent
+
+    found: dict[str, Any] = {}
+    todo = list(ConsoleEvent.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        tag = cls.__struct_config__.tag
+        if isinstance(tag, str):
+            found[tag] = cls
+    return found
+
+
+def test_every_pad_entry_is_an_event_its_game_plays_with_the_events_fields() -> None:
+    classes = event_classes()
+    for name, game in registry.games.items():
+        assert game.pad, f"{name} offers nothing of its own on the pad"
+        for entry in game.pad:
+            assert entry.type in classes, f"{name}: {entry.type!r} is no console event"
+            assert game.refusal(entry.type) is None, f"{name} refuses its own {entry.type!r}"
+            fields = {f.name for f in msgspec.structs.fields(classes[entry.type])}
+            assert set(entry.fields) <= fields, (name, entry)

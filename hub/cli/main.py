@@ -8,12 +8,13 @@ process killed by SIGPIPE has (141), without a traceback.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from hub.cli.args import (
     HelpFormatter,
@@ -28,6 +29,9 @@ SAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "samples" / "ifp6.toml"
 
 REPLAY_DIVERGED = 3  # replay refused an event of a journal export that the live hub accepted
 BROKEN_PIPE_EXIT = 128 + 13  # as if killed by SIGPIPE, what `cat`, `git` and others report
+
+if TYPE_CHECKING:
+    from hub.domain.games.base import Command
 
 Sub: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -377,53 +381,41 @@ def _run_phh_check(args: argparse.Namespace) -> int:
     return 1 if report.mismatches else 0
 
 
-def _add_piecepack_counts(sub: Sub) -> None:
-    p = sub.add_parser(
-        "piecepack-counts",
-        help="Dual Piecepacks Poker: count all C(48,5) five-tile hands per hand category",
-        description="Enumerate all 1,712,304 five-tile hands of the 48 dual piecepack tiles and "
-        "print one line per hand category, best to worst: the seed's abbreviation (SF 0P, "
-        "GF 4K, ...), a tab, the count. docs/piecepack.md compares them with the seed's table.",
-        formatter_class=HelpFormatter,
-    )
-    p.set_defaults(func=_run_piecepack_counts)
+def _add_game_commands(sub: Sub) -> None:
+    """The sub-commands the games bring (``Game.commands``), in the registry's order."""
+    from hub.domain.games.registry import games
+
+    for game in games.values():
+        for command in game.commands:
+            p = sub.add_parser(
+                command.name,
+                help=command.help,
+                description=command.description,
+                formatter_class=HelpFormatter,
+            )
+            if command.config:
+                p.add_argument("--config", type=Path, required=True, help="tournament TOML file")
+                add_key_file(p)
+            p.set_defaults(func=functools.partial(_run_game_command, command))
 
 
-def _run_piecepack_counts(args: argparse.Namespace) -> int:
-    from hub.domain.games.piecepack.tiles import category_counts
+def _run_game_command(command: Command, args: argparse.Namespace) -> int:
+    from hub.domain.games.base import CommandError
 
-    for category, count in category_counts().items():
-        sys.stdout.write(f"{category.abbreviation}\t{count}\n")
-    return 0
+    try:
+        if command.config:
+            from hub.files.config import load_config
+            from hub.files.decks import load_decks
 
-
-def _add_rps_slips(sub: Sub) -> None:
-    p = sub.add_parser(
-        "rps-slips",
-        help="RPS Poker: the dealer's throws of every deal, round by round (the slips to print)",
-        formatter_class=HelpFormatter,
-    )
-    p.add_argument("--config", type=Path, required=True, help="tournament TOML file")
-    add_key_file(p)
-    p.set_defaults(func=_run_rps_slips)
-
-
-def _run_rps_slips(args: argparse.Namespace) -> int:
-    from hub.domain.games.registry import game_of
-    from hub.files.config import load_config
-    from hub.files.decks import load_decks
-
-    config = load_config(args.config)
-    decks = load_decks(config, args.config.parent, dict(os.environ))
-    slips = game_of(config.game).slips(config, decks)
-    if slips is None:
-        print(
-            'duplicast rps-slips: needs game = "rps-poker", [rps] dealer = "sequence" '
-            "and deck orders ([decks])",
-            file=sys.stderr,
-        )
+            config = load_config(args.config)
+            decks = load_decks(config, args.config.parent, dict(os.environ))
+            text = command.run(config, decks)
+        else:
+            text = command.run()
+    except CommandError as exc:
+        print(f"duplicast {command.name}: {exc}", file=sys.stderr)
         return 1
-    sys.stdout.write(slips)
+    sys.stdout.write(text)
     return 0
 
 
@@ -454,8 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_proofs(sub)
     _add_simulate(sub)
     _add_phh_check(sub)
-    _add_piecepack_counts(sub)
-    _add_rps_slips(sub)
+    _add_game_commands(sub)
     _add_server_commands(sub)
     _add_td(sub)
     return parser

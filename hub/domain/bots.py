@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.base import Hand
 
 STYLES = ("tight", "loose", "aggressive", "calling-station")
 

@@ -24,7 +24,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hub.domain.equity import Runouts
-from hub.domain.games.holdem.hand import STREETS, Hand
+from hub.domain.games.base import Hand
+from hub.domain.games.holdem.hand import STREETS
 from hub.domain.states import Street
 from hub.engine.tournament import VOID, HandState
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from hub.domain.games.base import Game
-from hub.domain.games.holdem.hand import STREETS, Hand
+from hub.domain.games.base import Game, Hand
+from hub.domain.games.holdem.hand import STREETS
 from hub.engine.equities import hand_equity
 from hub.engine.tournament import COMPLETE, HandState
 

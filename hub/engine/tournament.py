@@ -22,7 +22,7 @@ from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.event import Seating
 from hub.domain.eventscore import EventScoreboard
-from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.base import Hand
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.registry import EVENT_HANDLERS, game_of, on_events
 from hub.domain.scoring import Scoreboard, ScoringLayout

@@ -6,10 +6,9 @@
 // table the replay starts at the first action and advances by itself (next() steps it by hand),
 // ending on the finished results.
 import { mountOverlay } from './duplicast.js';
-import { ROUND_LABEL, isRps, scoreText, throwTiles } from './rps.js';
+import { ROUND_LABEL, scoreText, throwTiles } from './rps.js';
 import { BOARD_AT, STREETS, STREET_LABEL, cards, el, fmtInt, fmtPct, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
-import { markGame } from './piecepack.js';
-import { renderCompare as renderMahjong } from './mahjong.js';
+import { gameOf, markGame } from './games/index.js';
 import { drawShowdown } from './showdown.js';
 import { patch, patchCards } from './keyed.js';
 import { topic } from './topics.js';
@@ -134,7 +133,7 @@ function panel(row, acts, c, cursor) {
     const list = shown.filter((a) => a.street === st);
     if (!list.length) return null;
     return el('div', { class: 'street', dataset: { street: st } },
-      el('span', { class: 'lbl' }, st === 'preflop' ? (isRps(row) ? 'Gam' : 'Pre') : STREET_LABEL[st]),
+      el('span', { class: 'lbl' }, st === 'preflop' ? (gameOf(row).throws ? 'Gam' : 'Pre') : STREET_LABEL[st]),
       el('span', { class: 'acts' }, list.map((a) => {
         const focus = a.seat === c.seat;
         const now = nowAt ? a.si === nowAt.si && a.k === nowAt.k : false;
@@ -153,16 +152,16 @@ function panel(row, acts, c, cursor) {
   el('div', { class: 'phead' }, el('span', { class: 'code' }, row.code || String(row.team)),
     el('span', { class: 'tname' }, row.name || ''), el('span', { class: 'tno' }, `Table ${row.table}`)),
   el('div', { class: 'who' }, el('span', { class: 'player', dataset: { testid: 'panel-player' } }, row.player || ''),
-    el('span', { class: 'holecards' }, isRps(row) ? throwTiles(row.throws, 'sm', 'panel-throws') : cards(c.hole, 0, 'sm')),
-    isRps(row) ? el('span', { class: 'rps-score num', dataset: { testid: 'panel-score' } }, scoreText(row.score)) : null,
+    el('span', { class: 'holecards' }, gameOf(row).throws ? throwTiles(row.throws, 'sm', 'panel-throws') : cards(c.hole, 0, 'sm')),
+    gameOf(row).throws ? el('span', { class: 'rps-score num', dataset: { testid: 'panel-score' } }, scoreText(row.score)) : null,
     el('span', { class: 'peq num', dataset: { testid: 'panel-equity', street: streetName } }, panelEquity(row, live, whole, streetName)),
     el('span', { class: 'badge', dataset: { testid: 'panel-status', status: shownStatus } }, shownStatus)),
-  isRps(row) ? el('div', { class: 'rpsline' }, 'Dealer', throwTiles(row.dealer_throws, 'sm', 'panel-dealer')) : null,
+  gameOf(row).throws ? el('div', { class: 'rpsline' }, 'Dealer', throwTiles(row.dealer_throws, 'sm', 'panel-dealer')) : null,
   el('div', { class: 'streets', dataset: { testid: 'panel-actions', scrolls: '' } }, el('div', { class: 'scroll' }, streets,
     shown.length === 0 ? el('div', { class: 'empty' }, status === 'waiting' ? 'Not yet played' : 'Cards dealt') : null)),
   finished && row.showdown ? showdownBox(row, c) : null,
   el('div', { class: 'pfoot' },
-    el('span', { class: 'pstreet', dataset: { testid: 'panel-street', street: streetName } }, status === 'waiting' ? '' : (isRps(row) ? ROUND_LABEL : STREET_LABEL)[streetName]),
+    el('span', { class: 'pstreet', dataset: { testid: 'panel-street', street: streetName } }, status === 'waiting' ? '' : (gameOf(row).throws ? ROUND_LABEL : STREET_LABEL)[streetName]),
     'Pot', el('span', { class: 'num', dataset: { testid: 'panel-pot' } }, fmtInt(pot)),
     el('span', { class: 'score' }, 'Chip-score ', el('span', {
       class: `num ${chips === null ? '' : signClass(chips)}`, dataset: { testid: 'panel-chips' },
@@ -312,8 +311,9 @@ function render(ctx) {
   if (!c || !c.rows) return false;
   const rows = selectedRows(c, sel);
   if (!rows.length) return false;
-  if (c.mahjong) { // duplicate MCR: each table's result for the seat (mahjong.js)
-    panelsEl.replaceChildren(...renderMahjong($('gfx'), c, rows, $));
+  const own = gameOf(c).renderCompare; // a game's own split screen (mahjong's)
+  if (own) {
+    panelsEl.replaceChildren(...own($('gfx'), c, rows, $));
     const n = rows.length;
     panelsEl.style.setProperty('--cols', String(n <= 3 ? n : n === 4 ? 2 : 3));
     return true;

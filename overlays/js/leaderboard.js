@@ -6,8 +6,8 @@
 // the scoring format's total (`standings.scoring`: IFP points, IMPs, or chips alone).
 import { mountOverlay } from './duplicast.js';
 import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle, unscored } from './ui.js';
-import { chipsWord } from './piecepack.js';
 import { topic } from './topics.js';
+import { gameOf } from './games/index.js';
 
 const groupsEl = document.querySelector('[data-testid="groups"]');
 const viewLabel = document.querySelector('[data-testid="view-label"]');
@@ -113,7 +113,8 @@ function render({ sel, states }) {
   if (gfx.dataset.scoring !== scoring.format) gfx.dataset.scoring = scoring.format;
   if (headingEl.textContent !== scoring.heading) headingEl.textContent = scoring.heading;
   const chipsEl = document.querySelector('.c-chips');
-  if (chipsEl && chipsEl.textContent !== chipsWord(s.game)) chipsEl.textContent = chipsWord(s.game);
+  const unit = gameOf(s).unit;
+  if (chipsEl && chipsEl.textContent !== unit) chipsEl.textContent = unit;
   let teams = [...picked.teams];
   if (sel.group !== null && sel.group !== undefined) teams = teams.filter((t) => String(t.group) === String(sel.group));
   const open = new Set([...new Set(teams.map((t) => t.section))]

@@ -2,9 +2,8 @@
 // A tile code is rank, group, link: "Nbs" is the null of black spades, "5wh" the five of white
 // hearts. The black group is a dark tile with filled suits (♠ ♥ ♦ ♣), the white group a light
 // tile with outlined suits (♤ ♡ ♢ ♧); hearts and diamonds red on both. Payloads of a piecepack
-// tournament carry game: "piecepack-holdem" (docs/protocol.md); `markGame` puts it on <body>.
-
-export const PIECEPACK = 'piecepack-holdem';
+// tournament carry game: "piecepack-holdem" (docs/protocol.md; the game's module:
+// games/piecepack-holdem.js).
 
 const SYMBOLS = {
   bs: '\u2660', bh: '\u2665', bd: '\u2666', bc: '\u2663',
@@ -39,21 +38,4 @@ export function tile(code, size = '') {
   suit.textContent = SYMBOLS[code.slice(1)];
   node.append(rank, suit);
   return node;
-}
-
-/** Note the payload's game on <body data-game> (styles and labels follow it). */
-export function markGame(payload) {
-  if (payload && typeof payload.game === 'string') document.body.dataset.game = payload.game;
-}
-
-/** What every table holds alike, for titles such as "Same cards, same seat": tiles for
- * piecepack hold'em and mahjong, the dealer's throws for RPS Poker, else cards. */
-export function piecesWord(game) {
-  if (game === PIECEPACK || game === 'mcr') return 'tiles';
-  return game === 'rps-poker' ? 'dealer throws' : 'cards';
-}
-
-/** The heading of the aggregate column: a mahjong hand scores points, poker hands chips. */
-export function chipsWord(game) {
-  return game === 'mcr' ? 'Points' : 'Chips';
 }

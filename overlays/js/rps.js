@@ -8,8 +8,6 @@ export const ROUND_THROWS = [3, 1, 2, 3];
 export const ROUND_LABEL = { gambit: 'Gambit', preflop: 'Gambit', flop: 'Flop', turn: 'Turn', river: 'River', showdown: 'Showdown', complete: 'Complete' };
 const NAME = { R: 'Rock', P: 'Paper', S: 'Scissors' };
 
-export const isRps = (x) => Boolean(x && x.game === 'rps-poker');
-
 function tile(t, size) {
   return el('span', { class: `throw t-${t} ${size}`, title: NAME[t] || t }, t);
 }

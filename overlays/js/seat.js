@@ -4,8 +4,8 @@
 // beside the player, as the leaderboard marks a team's.
 import { mountOverlay } from './duplicast.js';
 import { el, flip, fmtPoints, fmtSigned, setText, signClass, teamStyle, unscored } from './ui.js';
-import { chipsWord, markGame, piecesWord } from './piecepack.js';
 import { topic } from './topics.js';
+import { gameOf, markGame } from './games/index.js';
 
 const list = document.querySelector('[data-testid="seat-rows"]');
 const title = document.querySelector('[data-testid="seat-title"]');
@@ -71,7 +71,8 @@ function render({ sel, states }) {
   if (headingEl.textContent !== scoring.heading) headingEl.textContent = scoring.heading;
   const game = (states.get(topic('standings')) || {}).game;
   const chipsEl = document.querySelector('.c-chips');
-  if (chipsEl && chipsEl.textContent !== chipsWord(game)) chipsEl.textContent = chipsWord(game);
+  const unit = gameOf({ game }).unit;
+  if (chipsEl && chipsEl.textContent !== unit) chipsEl.textContent = unit;
   title.textContent = `Seat ${sel.seat}`;
   viewLabel.textContent = running ? 'Running · all hands' : 'Like-for-like';
   const keep = new Set(rows.map((r) => `${r.table}|${r.team}`));
@@ -83,7 +84,7 @@ function render({ sel, states }) {
   const complete = (st && st.deals && st.deals.complete) || {};
   const counts = Object.values(complete).map((d) => d.length);
   markGame(st);
-  const same = `Same ${piecesWord(st && st.game)}, same seat`;
+  const same = `Same ${gameOf(st).pieces}, same seat`;
   afterEl.textContent = running ? 'All completed hands' : counts.length ? `${same} · after ${Math.min(...counts)} deal${Math.min(...counts) === 1 ? '' : 's'}` : same;
   return rows.length > 0;
 }

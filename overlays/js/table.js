@@ -1,10 +1,9 @@
 // Live table: seats round an oval, pot, board, who is to act and the last action. Hole cards
 // only when the payload carries them (commentator role); the public payload is a roster only.
 import { mountOverlay } from './duplicast.js';
-import { ROUND_LABEL, dealerRounds, isRps, scoreText, throwTiles } from './rps.js';
+import { ROUND_LABEL, dealerRounds, scoreText, throwTiles } from './rps.js';
 import { STREET_LABEL, actionText, cardText, cards, el, fmtInt, fmtPct, setText, statusOf, teamStyle } from './ui.js';
-import { markGame } from './piecepack.js';
-import { renderTable as renderMahjong } from './mahjong.js';
+import { gameOf, markGame } from './games/index.js';
 import { patch, patchCards } from './keyed.js';
 import { drawShowdown } from './showdown.js';
 import { topic } from './topics.js';
@@ -31,7 +30,7 @@ function seatBox(s, t, n, live, playing) {
   const [dx, dy] = place(s.seat, n);
   const x = cx + dx * rx;
   const y = cy + dy * ry;
-  const rps = live && isRps(t) && s.seat !== t.button;
+  const rps = live && gameOf(t).throws && s.seat !== t.button;
   const box = el('div', {
     class: `seat${s.folded ? ' folded' : ''}${live && t.to_act === s.seat ? ' acting' : ''}`,
     style: { left: `${x}px`, top: `${y}px` },
@@ -110,9 +109,10 @@ function render({ sel, states }) {
   const n = Math.max(t.seats.length, ...t.seats.map((s) => s.seat));
   $('table-title').textContent = `Table ${t.table ?? sel.table}`;
   markGame(t);
-  if (live && 'mahjong' in t) { // duplicate MCR: seat rows with winds and tiles (mahjong.js)
+  const own = live ? gameOf(t).renderTable : null; // a game's own live table (mahjong's)
+  if (own) {
     $('deal-label').textContent = '';
-    renderMahjong($('gfx'), t);
+    own($('gfx'), t);
     return true;
   }
   // Keyed by seat: a seat box and its hole cards stay the same nodes across updates (keyed.js).
@@ -145,7 +145,7 @@ function render({ sel, states }) {
   }
   const status = statusOf(t.status);
   $('deal-label').textContent = t.deal ? `Deal ${t.deal} · ${status}` : status;
-  const rps = isRps(t);
+  const rps = gameOf(t).throws;
   $('street').textContent = (rps ? ROUND_LABEL[t.round || t.street] : STREET_LABEL[t.street]) || t.street || '';
   const board = $('board');
   if (rps) {

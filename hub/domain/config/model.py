@@ -147,6 +147,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from hub.domain.clock import ClockSpec
 from hub.domain.event import EventPlan, Session, Stage
@@ -232,6 +233,9 @@ class TournamentConfig:
     event: EventPlan | None = None  # [[stages]] and [[sessions]]; None: one session
     game: str = "holdem"  # [tournament] game (hub.domain.games.registry)
     mahjong: MahjongRules | None = None  # game "mcr": [mahjong] (payments, prevalent winds)
+    # A game's own rules from its section, in its own type (``Game.section_config``: a third
+    # party's game). Out of the repr, which tests/config_corpus.py digests.
+    game_rules: Any = field(default=None, repr=False)
     # What the loader warns of (the file still loads): "file:line: key: problem" each. Not part
     # of the configuration's value (left out of its repr and its equality).
     warnings: tuple[str, ...] = field(default=(), repr=False, compare=False)

@@ -54,6 +54,9 @@ from hub.domain.scoring import DEFAULT_SCORING
 Orders = dict[int, tuple[int, ...]]
 SAME_TIME = "the same cards at the same time, noise from one table tells the others"
 CLASHES_SHOWN = 5  # clashes of a written schedule named one by one in the warnings
+# The games' own sections ([mahjong], [rps]): known keys of the file, each its game's alone.
+SECTIONS = tuple(g.section for g in games.values() if g.section is not None)
+ROOT = shape.root_shape(SECTIONS)
 
 
 def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
@@ -63,10 +66,10 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
     bad = find_bad_number(data, max_int=MAX_TOML_INT)
     if bad is not None:
         c.fail(*bad)
-    root: shape.Root = c.convert(dict(data), shape.Root, "")
+    root: shape.Root = c.convert(dict(data), ROOT, "")
     game = _game(c, root.tournament)
     t: shape.Tournament = c.convert(root.tournament, game.tournament_shape(), "tournament")
-    rps_dealer = _tournament(c, t, game, data)
+    own = _tournament(c, t, game, data)
     teams = _teams(c, root.teams)
     phased = root.stages is not UNSET or root.sessions is not UNSET
     groups = _groups(c, root.groups, teams, t.seats, phased)
@@ -95,7 +98,6 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
         cap_bb=t.cap_bb,
         betting=t.betting,
         game=game.name,
-        rps_dealer=rps_dealer,
         draw=draw,
         deal_orders=orders,
         buttons=buttons,
@@ -110,6 +112,7 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
         broadcast=broadcast,
         program_delay=delay,
         program_outputs=outputs,
+        **own,
     )
 
 
@@ -121,14 +124,15 @@ def _game(c: Checker, tournament: Any) -> Game:
     return games[str(game)]
 
 
-def _tournament(c: Checker, t: shape.Tournament, game: Game, data: Mapping[str, Any]) -> str:
+def _tournament(
+    c: Checker, t: shape.Tournament, game: Game, data: Mapping[str, Any]
+) -> dict[str, Any]:
     """The rules of ``[tournament]``, the game's among them (``Game.check_config``, in the
-    order a file's first fault is reported), and whose ``[mahjong]`` and ``[rps]`` sections
-    are; the RPS dealer."""
+    order a file's first fault is reported), and whose own sections the file has; the fields
+    the game reads from its own section (``Game.section_config``)."""
     if t.seats > MAX_SEATS:
         c.fail("tournament.seats", f"at most {MAX_SEATS} seats, got {t.seats}")
     game.check_config(c, t, data, early=True)
-    _own_section(c, game, "mahjong", data)
     if t.small_blind > t.big_blind:
         c.fail(
             "tournament.small_blind", f"{t.small_blind} is more than the big blind {t.big_blind}"
@@ -136,18 +140,10 @@ def _tournament(c: Checker, t: shape.Tournament, game: Game, data: Mapping[str, 
     if t.betting not in BETTING and not game.betting_allowed(t.betting):
         c.fail("tournament.betting", f"expected 'pot-limit' or 'no-limit', got {show(t.betting)}")
     game.check_config(c, t, data, early=False)
-    if "rps" not in data:
-        return "sequence"
-    _own_section(c, game, "rps", data)
-    rps: shape.Rps = c.convert(data["rps"], shape.Rps, "rps")
-    return rps.dealer
-
-
-def _own_section(c: Checker, game: Game, section: str, data: Mapping[str, Any]) -> None:
-    """A game's own section ([mahjong], [rps]) in another game's file is refused."""
-    hint = section_hint(section)
-    if section in data and game.section != section and hint is not None:
-        c.fail(section, hint)
+    for section in SECTIONS:
+        if section in data and section != game.section:
+            c.fail(section, section_hint(section) or "")
+    return game.section_config(c, data)
 
 
 def _teams(c: Checker, value: Any) -> dict[str, Team]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from collections.abc import Mapping
 from datetime import date, datetime, time
 from typing import Annotated, Any, Literal, NoReturn
 
@@ -53,9 +54,14 @@ class Root(Shape):
     scoring: Any = UNSET
     stages: Any = UNSET
     sessions: Any = UNSET
-    mahjong: Any = UNSET
-    rps: Any = UNSET
     broadcast: Any = UNSET
+    # and each game's own section ([mahjong], [rps]): ``rules.root_shape`` adds them
+
+
+def root_shape(sections: tuple[str, ...]) -> type[Root]:
+    """`Root` with the games' own sections (``Game.section``), each checked by its game."""
+    fields = [(name, Any, UNSET) for name in sections]
+    return msgspec.defstruct("Root", fields, bases=(Root,))  # type: ignore[return-value]
 
 
 class Tournament(Shape):
@@ -69,17 +75,6 @@ class Tournament(Shape):
     betting: Any = "pot-limit"  # "limit" too for RPS Poker: a rule (rules.tournament)
     release_delay: Annotated[float, Meta(ge=0)] = 0.0
     game: Any = "holdem"  # checked first: it decides the shape (rules.game)
-
-
-class MahjongTournament(Tournament):
-    """MCR mahjong has no blinds: they may be left out."""
-
-    small_blind: at_least(1) = 1  # type: ignore[valid-type]
-    big_blind: at_least(1) = 1  # type: ignore[valid-type]
-
-
-class Rps(Shape):
-    dealer: Literal["sequence", "chosen"] = "sequence"
 
 
 class Team(Shape):
@@ -164,19 +159,6 @@ class Scoring(Shape):
     scale: Text | UnsetType = UNSET
 
 
-class MahjongScoring(Shape):
-    format: Format = "imp"
-    scale: Text | UnsetType = UNSET
-    average: Literal["all", "others"] = "all"
-    teams: Literal["totals", "players"] = "totals"
-
-
-class Mahjong(Shape):
-    base: at_least(0) = 8  # type: ignore[valid-type]
-    min_fan: at_least(1) = 8  # type: ignore[valid-type]
-    prevalent: list[Any] | UnsetType = UNSET  # its length is checked before its winds
-
-
 class Broadcast(Shape):
     """``[broadcast]``: the cameras of the edit (hub.domain.timecode), the program outputs'
     delays."""
@@ -188,13 +170,11 @@ class Broadcast(Shape):
     cameras: dict[str, Any] | UnsetType = UNSET
 
 
-Wind = Literal["E", "S", "W", "N"]
-
-# Keys whose every fault has its own wording (``[]`` stands for any index).
+# Keys whose every fault has its own wording (``[]`` stands for any index); a game's section
+# brings its own (``Checker.convert``'s ``wording``).
 WORDING = {
     "tournament.release_delay": "expected seconds >= 0, got {got}",
     "teams[].colour": "expected a colour like #75AADB, got {got}",
-    "rps.dealer": "expected 'sequence' or 'chosen', got {got}",
     "clock.on_time_up": "expected 'flag' or 'enforce', got {got}",
     "clock.levels[].minutes": "expected minutes > 0, got {got}",
     "clock.levels[].break": "expected true or false, got {got}",
@@ -202,7 +182,6 @@ WORDING = {
     "scoring.unit": "expected 'chips', 'big_blinds' or a number of chips >= 1, got {got}",
     "scoring.average": "expected 'all' or 'others', got {got}",
     "scoring.teams": "expected 'totals' or 'players', got {got}",
-    "mahjong.prevalent[]": "expected E, S, W or N, got {got}",
     "broadcast.fps": "expected frames per second 23.976, 24, 25, 29.97, 30, 50, 59.94 or 60, "
     "got {got}",
     "broadcast.sync": "expected a date and time with its UTC offset, like "
@@ -253,16 +232,20 @@ class Checker:
         text = self.source_text
         return KeyLines(text).find(key_path(key)) if text is not None else None
 
-    def convert(self, value: Any, shape: Any, key: str) -> Any:
+    def convert(
+        self, value: Any, shape: Any, key: str, wording: Mapping[str, str] | None = None
+    ) -> Any:
         """``value`` (the parsed TOML at ``key``) checked and converted to ``shape`` (a type:
-        the caller names what it gets)."""
+        the caller names what it gets); ``wording``: more keys worded their own way."""
         try:
             return msgspec.convert(value, shape, strict=True)
         except msgspec.ValidationError as exc:
-            self.fail(*_explain(str(exc), value, shape, key))
+            self.fail(*_explain(str(exc), value, shape, key, wording or {}))
 
 
-def _explain(message: str, value: Any, shape: Any, key: str) -> tuple[str, str]:
+def _explain(
+    message: str, value: Any, shape: Any, key: str, extra: Mapping[str, str]
+) -> tuple[str, str]:
     """msgspec's ``message`` about ``value`` (at ``key``) as (the faulty key, our problem)."""
     text, _, path = message.partition(" - at `$")
     steps: list[str | int] = [
@@ -279,7 +262,8 @@ def _explain(message: str, value: Any, shape: Any, key: str) -> tuple[str, str]:
         return where, "unknown key" + (f" (did you mean {close[0]!r}?)" if close else "")
     got = _value_at(value, steps)
     where = _key(key, steps)
-    wording = WORDING.get(re.sub(r"\[\d+\]", "[]", where))
+    general = re.sub(r"\[\d+\]", "[]", where)
+    wording = extra.get(general, WORDING.get(general))
     return where, _problem(text, got) if wording is None else wording.format(got=show(got))
 
 

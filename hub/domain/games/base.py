@@ -5,24 +5,26 @@ tournament (its deck orders, deal, hand spec, new hand, replay, the events it re
 views (fields a game adds to the live table, the traveller and its rows), the PHH export, the
 config check (its [tournament] rules, its own section, its scoring), the deck tools (random and
 rehearsal orders, a deck file's check), the simulator (events a game's bots enter) and the
-CLI's slips. Card games share hold'em's betting and deal (`PokerGame`); a game overrides only
-what differs. Views receive the engine's state objects untyped (``Any``): the domain may not
-import the engine, and they read only a few documented attributes.
+CLI (its sub-commands, `Command`). Card games share hold'em's betting and deal (`PokerGame`);
+a game overrides only what differs. Views receive the engine's state objects untyped
+(``Any``): the domain may not import the engine, and they read only a few documented
+attributes.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hub.domain import showdown
-from hub.domain.console_event import Apply, ConsoleEvent
+from hub.domain.console_event import SHARED_EVENTS, SHARED_HANDLERS, Apply, ConsoleEvent
 from hub.domain.dealing import Dealt, deal
 from hub.domain.deck import DeckOrder, random_deck_orders, seeded_deck_orders
 from hub.domain.games.holdem import events as holdem_events
-from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.holdem import hand as holdem
+from hub.domain.games.holdem.records import ActionRecord, Legal, Pot
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.pieces import PieceSet, piece_set_of
 
@@ -32,6 +34,90 @@ if TYPE_CHECKING:
 Input = tuple[int, str, int | str | None]
 Fields = dict[str, Any]
 BotEvent = tuple[str, dict[str, Any]]  # an event type and its fields
+
+
+class Hand(Protocol):
+    """What the hub reads of a hand in play, whatever the game: the engine, the views, the
+    scores and the corrections (hold'em's `holdem.hand.Hand` answers it, and so do mahjong's
+    and RPS Poker's; a third party's game may answer it with a class of its own).
+
+    ``street``: one of ``hub.domain.states.Street`` ("showdown" once nothing is left to enter
+    but the winners, "complete" once settled); ``committed``/``street_bet``: chips per seat in
+    the hand and on this street; ``result``: chips won or lost per seat once settled."""
+
+    spec: HandSpec
+    street: str
+    to_act: int | None
+    committed: dict[int, int]
+    street_bet: dict[int, int]
+    folded: frozenset[int]
+    all_in: frozenset[int]
+    actions: list[ActionRecord]
+    result: dict[int, int] | None
+
+    @property
+    def pot(self) -> int: ...
+    @property
+    def high_bet(self) -> int: ...
+    def board_visible(self) -> tuple[str, ...]: ...
+    def legal(self, seat: int) -> Legal: ...
+    def verify(self, seat: int, kind: str, amount: int | None = None) -> None: ...
+    def act(self, seat: int, kind: str, amount: int | None = None) -> ActionRecord: ...
+    def copy(self) -> Hand: ...
+    def pots(self) -> list[Pot]: ...
+    def computed_winners(self) -> frozenset[int] | None: ...
+    def if_ended_now(self) -> dict[int, int] | None: ...
+    def settle(self, winners: Iterable[int] | None = None) -> dict[int, int]: ...
+    def awards(
+        self, declared: Iterable[int] | None = None
+    ) -> list[tuple[Pot, tuple[int, ...]]]: ...
+
+
+@dataclass(frozen=True)
+class PadEntry:
+    """One entry a table console's pad offers for a game (``Game.pad``; data for the pad of
+    issue #32): the console event ``type`` it sends, its button's ``label``, the event's
+    ``fields`` the official fills in, and whether it is offered only to the seat to act
+    (``Hand.legal`` says what that seat may do now)."""
+
+    type: str
+    label: str
+    fields: tuple[str, ...] = ()
+    to_act: bool = False
+
+
+# Hold'em's betting on the pad (every poker game's: hold'em, piecepack, RPS Poker).
+BETTING_PAD = (
+    PadEntry("fold", "Fold", ("seat",), to_act=True),
+    PadEntry("check", "Check", ("seat",), to_act=True),
+    PadEntry("call", "Call", ("seat", "amount"), to_act=True),
+    PadEntry("bet", "Bet", ("seat", "amount"), to_act=True),
+    PadEntry("raise", "Raise to", ("seat", "amount"), to_act=True),
+    PadEntry("win", "Winners", ("seats",)),
+)
+# A dealer's errors with the cards (hold'em's and piecepack hold'em's, not RPS Poker's).
+CARD_ERRORS_PAD = (
+    PadEntry("exposed", "Exposed card", ("seat", "card")),
+    PadEntry("early", "Board card early"),
+)
+
+
+class CommandError(Exception):
+    """A game's sub-command cannot do its work: ``duplicast NAME: <message>``, exit status 1."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A sub-command of ``duplicast`` a game brings (``Game.commands``; ``hub.cli.main`` adds
+    each). ``run`` returns what to print, or raises `CommandError`. With ``config``, the
+    command takes ``--config FILE`` (and the key file): ``run(config, decks)`` receives the
+    loaded tournament and its deck orders (None: no [decks]); else ``run()``."""
+
+    name: str
+    help: str
+    run: Callable[..., str]
+    description: str | None = None
+    config: bool = False
 
 
 class Game(Protocol):
@@ -49,6 +135,8 @@ class Game(Protocol):
     # how the engine applies each (`hub.engine.tournament.HANDLERS`).
     events: tuple[type[ConsoleEvent], ...]
     handlers: Mapping[str, Apply]
+    commands: tuple[Command, ...]  # its sub-commands of ``duplicast`` (none: ())
+    pad: tuple[PadEntry, ...]  # its own entries on a table console's pad (start, undo... aside)
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None: ...
     def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None: ...
@@ -91,31 +179,113 @@ class Game(Protocol):
         done: set[str],
     ) -> list[BotEvent] | None: ...
     def check_config(self, c: Any, t: Any, data: Mapping[str, Any], early: bool) -> None: ...
+    def section_config(self, c: Any, data: Mapping[str, Any]) -> dict[str, Any]: ...
     def betting_allowed(self, betting: str) -> bool: ...
     def tournament_shape(self) -> type: ...
     def scoring_and_rules(self, c: Any, root: Any, deals: int, event: Any) -> Any: ...
-    def slips(
-        self, config: TournamentConfig, decks: Mapping[int, DeckOrder] | None
-    ) -> str | None: ...
 
 
-class PokerGame:
-    """Hold'em's answers: cards dealt from a deck order, hold'em betting, PHH, equity."""
+class GameDefaults:
+    """What a game that has no such thing answers: no section, no sub-commands, no fields of
+    its own in the views, no own inputs or results, no bots, the [tournament] shape and the
+    [scoring] table as they are. A game (`PokerGame`, a third party's) inherits these and
+    writes the rest of `Game`: its name and pieces, its deck orders, its deal and its hands."""
 
-    phh = True
-    offline_rules = True  # hold'em betting: the console page works out the next actions offline
+    phh = False  # a game's hands are PHH only if it says so (hold'em's are)
+    equity = False
+    offline_rules = False  # the console page takes one entry at a time offline
     points_unit = ""
     section: str | None = None
     section_hint = ""
-    events: tuple[type[ConsoleEvent], ...] = holdem_events.EVENTS
-    handlers: Mapping[str, Apply] = holdem_events.HANDLERS
+    events: tuple[type[ConsoleEvent], ...] = SHARED_EVENTS
+    handlers: Mapping[str, Apply] = SHARED_HANDLERS
+    commands: tuple[Command, ...] = ()
+    pad: tuple[PadEntry, ...] = ()
 
-    def __init__(self, name: str, pieces: PieceSet) -> None:
-        self.name = name
-        self.pieces: PieceSet | None = pieces  # what its deck orders are permutations of
-        self.equity = pieces.equity
+    def table_fields(self, state: Any, table: Any) -> Fields:
+        return {}
 
-    # ------------------------------------------------------------ deck orders and deal
+    def seat_fields(self, hand: Any, seat: int) -> Fields:
+        return {}
+
+    def hand_fields(self, hand: Any) -> Fields:
+        return {}
+
+    def row_fields(self, h: Any) -> Fields:
+        return {}
+
+    def compare_fields(self, state: Any, deal_no: int, seat: int) -> Fields:
+        return {}
+
+    def showdown(self, h: Any) -> Fields | None:
+        """A settled hand's showdown package (None: none)."""
+        return None
+
+    def result_hand(
+        self, config: TournamentConfig, spec: HandSpec, event: Any
+    ) -> tuple[Hand, list[Input]]:
+        """A hand ended by an entered ``result`` (mahjong's; ``refusal`` refuses it here)."""
+        raise AssertionError(f"game {getattr(self, 'name', '?')!r} has no results to enter")
+
+    def game_input(self, config: TournamentConfig, hand: Hand, deal_no: int, event: Any) -> Input:
+        """An input event of the game's own (RPS Poker's throws and reveal), applied to
+        ``hand``: the input to keep (``refusal`` refuses such events here)."""
+        raise AssertionError(f"game {getattr(self, 'name', '?')!r} has no {event.type!r} input")
+
+    def bot_events(
+        self,
+        config: TournamentConfig,
+        current: Any,
+        rng: random.Random,
+        corrections: bool,
+        done: set[str],
+    ) -> list[BotEvent] | None:
+        """The events this game's bots enter for the hand in play ``current`` (None: hold'em's
+        bots act); ``done``: the once-per-session corrections made ("void", "dispute")."""
+        return None
+
+    # ------------------------------------------------------------ configuration
+    def check_config(self, c: Any, t: Any, data: Mapping[str, Any], early: bool) -> None:
+        """This game's [tournament] rules: ``early`` before the blinds are checked, else after
+        the betting (the order in which a file's first fault is reported)."""
+
+    def betting_allowed(self, betting: str) -> bool:
+        """A betting structure this game allows beyond pot-limit and no-limit."""
+        return False
+
+    def section_config(self, c: Any, data: Mapping[str, Any]) -> dict[str, Any]:
+        """The configuration's fields this game reads from its own section (``section``):
+        ``TournamentConfig`` keywords (a third party's game: ``game_rules``)."""
+        return {}
+
+    def tournament_shape(self) -> type:
+        from hub.domain.config import shape
+
+        return shape.Tournament
+
+    def scoring_and_rules(self, c: Any, root: Any, deals: int, event: Any) -> Any:
+        """(scoring, rules) when this game scores in its own way; None: the [scoring] table."""
+        return None
+
+
+def betting_spec(config: TournamentConfig, deal_no: int) -> HandSpec:
+    """A deal's hold'em betting (seats, button, blinds, cap, pot-limit or no-limit)."""
+    return HandSpec(
+        seats=config.seats,
+        button=config.buttons[deal_no],
+        small_blind=config.small_blind,
+        big_blind=config.big_blind,
+        cap=config.cap,
+        pot_limit=config.betting == "pot-limit",
+    )
+
+
+class PieceDecks:
+    """Deck orders that are permutations of a game's piece set (``pieces``: cards, tiles)."""
+
+    name: str
+    pieces: PieceSet | None
+
     def check_order(self, deal_no: int, order: DeckOrder) -> None:
         """Refuse (``ValueError``) a deck order that is not of this game's pieces."""
         if piece_set_of(order.cards) is not self.pieces:
@@ -143,28 +313,34 @@ class PokerGame:
         assert self.pieces is not None
         return seeded_deck_orders(seed, deals, self.pieces)
 
+
+class PokerGame(PieceDecks, GameDefaults):
+    """Hold'em's answers: cards dealt from a deck order, hold'em betting, PHH, equity."""
+
+    phh = True
+    offline_rules = True  # hold'em betting: the console page works out the next actions offline
+    pad: tuple[PadEntry, ...] = BETTING_PAD + CARD_ERRORS_PAD
+    events: tuple[type[ConsoleEvent], ...] = holdem_events.EVENTS
+    handlers: Mapping[str, Apply] = holdem_events.HANDLERS
+
+    def __init__(self, name: str, pieces: PieceSet, commands: tuple[Command, ...] = ()) -> None:
+        self.name = name
+        self.pieces: PieceSet | None = pieces  # what its deck orders are permutations of
+        self.equity = pieces.equity
+        self.commands = commands
+
     def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None:
         return deal(order, config.buttons[deal_no], config.seats)
 
     # ------------------------------------------------------------ hands
-    def betting(self, config: TournamentConfig, deal_no: int) -> HandSpec:
-        return HandSpec(
-            seats=config.seats,
-            button=config.buttons[deal_no],
-            small_blind=config.small_blind,
-            big_blind=config.big_blind,
-            cap=config.cap,
-            pot_limit=config.betting == "pot-limit",
-        )
-
     def spec(
         self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
     ) -> HandSpec:
         assert self.pieces is not None
-        return replace(self.betting(config, deal_no), cards=cards(), pieces=self.pieces)
+        return replace(betting_spec(config, deal_no), cards=cards(), pieces=self.pieces)
 
     def new_hand(self, config: TournamentConfig, spec: HandSpec, order: DeckOrder | None) -> Hand:
-        return Hand(spec)
+        return holdem.Hand(spec)
 
     def replay(
         self,
@@ -175,7 +351,7 @@ class PokerGame:
         order: DeckOrder | None,
     ) -> Hand:
         """Rebuild a hand from its inputs (``actions``: its betting actions among them)."""
-        return Hand.replay(spec, actions)  # type: ignore[arg-type]
+        return holdem.Hand.replay(spec, actions)  # type: ignore[arg-type]
 
     def refusal(self, event_type: str) -> str | None:
         """Why this game refuses an event type another game plays (None: it plays it)."""
@@ -186,74 +362,13 @@ class PokerGame:
         return None
 
     # ------------------------------------------------------------ views
-    def table_fields(self, state: Any, table: Any) -> Fields:
-        return {}
-
-    def seat_fields(self, hand: Hand, seat: int) -> Fields:
-        return {}
-
-    def hand_fields(self, hand: Hand) -> Fields:
-        return {}
-
-    def row_fields(self, h: Any) -> Fields:
-        return {}
-
-    def compare_fields(self, state: Any, deal_no: int, seat: int) -> Fields:
-        return {}
-
     def showdown(self, h: Any) -> Fields | None:
         """A settled hand's showdown package (``hub.domain.showdown``; None while in play)."""
         return showdown.poker_showdown(h, self.seat_name)
 
-    def seat_name(self, hand: Hand, seat: int) -> str | None:
+    def seat_name(self, hand: holdem.Hand, seat: int) -> str | None:
         """The hand a seat showed, named for television (None: not known)."""
         return showdown.card_name(hand, seat)
-
-    # ------------------------------------------------------------ simulation, tools
-    def result_hand(
-        self, config: TournamentConfig, spec: HandSpec, event: Any
-    ) -> tuple[Hand, list[Input]]:
-        """A hand ended by an entered ``result`` (mahjong's; ``refusal`` refuses it here)."""
-        raise AssertionError(f"game {self.name!r} has no results to enter")
-
-    def game_input(self, config: TournamentConfig, hand: Hand, deal_no: int, event: Any) -> Input:
-        """An input event of the game's own (RPS Poker's throws and reveal), applied to
-        ``hand``: the input to keep (``refusal`` refuses such events here)."""
-        raise AssertionError(f"game {self.name!r} has no {event.type!r} input")
-
-    def bot_events(
-        self,
-        config: TournamentConfig,
-        current: Any,
-        rng: random.Random,
-        corrections: bool,
-        done: set[str],
-    ) -> list[BotEvent] | None:
-        """The events this game's bots enter for the hand in play ``current`` (None: hold'em's
-        bots act); ``done``: the once-per-session corrections made ("void", "dispute")."""
-        return None
-
-    def slips(self, config: TournamentConfig, decks: Mapping[int, DeckOrder] | None) -> str | None:
-        """Slips to print for the officials (RPS Poker's dealer throws); None: none."""
-        return None
-
-    # ------------------------------------------------------------ configuration
-    def check_config(self, c: Any, t: Any, data: Mapping[str, Any], early: bool) -> None:
-        """This game's [tournament] rules: ``early`` before the blinds are checked, else after
-        the betting (the order in which a file's first fault is reported)."""
-
-    def betting_allowed(self, betting: str) -> bool:
-        """A betting structure this game allows beyond pot-limit and no-limit."""
-        return False
-
-    def tournament_shape(self) -> type:
-        from hub.domain.config import shape
-
-        return shape.Tournament
-
-    def scoring_and_rules(self, c: Any, root: Any, deals: int, event: Any) -> Any:
-        """(scoring, rules) when this game scores in its own way; None: the [scoring] table."""
-        return None
 
 
 def _wall_type() -> type:

@@ -1,6 +1,6 @@
 """MCR mahjong's plug-in: walls instead of decks, a result instead of betting, points.
 
-The hand is ``hand.MahjongHand`` (the hold'em machine holding the entered result, so the
+The hand is ``hand.MahjongHand`` (the hub's `Hand` protocol holding the entered result, so the
 scoring and the feed treat it like any hand); the official enters each hand's ``result``;
 PHH cannot hold it; views add winds, hands and results (``views``).
 """
@@ -15,9 +15,8 @@ from hub.domain.console_event import Apply, ConsoleEvent
 from hub.domain.dealing import Dealt
 from hub.domain.deck import DeckOrder
 from hub.domain.games import base
-from hub.domain.games.base import BotEvent, Fields, Input, PokerGame
+from hub.domain.games.base import BotEvent, Fields, GameDefaults, Hand, Input, PadEntry
 from hub.domain.games.holdem import events as holdem_events
-from hub.domain.games.holdem.hand import Hand
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong import views
 from hub.domain.games.mahjong.events import Result
@@ -31,6 +30,7 @@ from hub.domain.games.mahjong.rules import (
     result_fields,
     seeded_walls,
 )
+from hub.domain.pieces import PieceSet
 
 if TYPE_CHECKING:
     from hub.domain.config.model import TournamentConfig
@@ -41,12 +41,15 @@ def _rules(config: TournamentConfig) -> MahjongRules:
     return config.mahjong
 
 
-class MahjongGame(PokerGame):
+class MahjongGame(GameDefaults):
     offline_rules = (
         False  # not hold'em's betting: the console page takes one entry at a time offline
     )
     phh = False  # PHH is a poker format: a mahjong hand has no history
     points_unit = " points"  # a mahjong hand scores points
+    pad: tuple[PadEntry, ...] = (
+        PadEntry("result", "Result", ("seat", "fan", "discarder", "self_draw", "draw")),
+    )
     section: str | None = "mahjong"
     section_hint = 'a [mahjong] section needs game = "mcr" in [tournament]'
     # hold'em's events (a betting action is the hand's to refuse) and a hand's result
@@ -55,7 +58,9 @@ class MahjongGame(PokerGame):
 
     def __init__(self) -> None:
         self.name = "mcr"
-        self.pieces = None  # walls: 136 tiles, each kind four times (``rules.Wall``)
+        self.pieces: PieceSet | None = (
+            None  # walls: 136 tiles, each kind four times (``rules.Wall``)
+        )
         self.equity = False
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None:
@@ -97,7 +102,10 @@ class MahjongGame(PokerGame):
         return MahjongHand.replay_inputs(spec, _rules(config).rule, inputs)
 
     def refusal(self, event_type: str) -> str | None:
-        return None if event_type == "result" else super().refusal(event_type)
+        """Why mahjong refuses another game's input (RPS Poker's; None: it plays it)."""
+        if event_type in ("throws", "reveal"):
+            return f"'{event_type}' belongs to RPS Poker, not this game"
+        return None
 
     def result_hand(
         self, config: TournamentConfig, spec: HandSpec, event: Any
@@ -149,9 +157,9 @@ class MahjongGame(PokerGame):
             c.fail("tournament.seats", f"MCR mahjong is played by 4 seats, got {t.seats}")
 
     def tournament_shape(self) -> type:
-        from hub.domain.config import shape
+        from hub.domain.games.mahjong.config import MahjongTournament
 
-        return shape.MahjongTournament  # no blinds: they may be left out
+        return MahjongTournament  # no blinds: they may be left out
 
     def scoring_and_rules(self, c: Any, root: Any, deals: int, event: Any) -> Any:
         from hub.domain.games.mahjong import config

@@ -1,8 +1,8 @@
 """A duplicate MCR hand at one table as the tournament keeps it: started, then one result.
 
 The hub does not follow mahjong play tile by tile: an official enters the hand's result
-(winner, fan total, discarder or self-draw; or a draw) when it ends. ``MahjongHand`` stands
-where a hold'em ``Hand`` stands in the tournament's bookkeeping, so statuses, corrections
+(winner, fan total, discarder or self-draw; or a draw) when it ends. ``MahjongHand`` answers
+the hub's `Hand` protocol (``hub.domain.games.base``), so statuses, corrections
 (undo, reopen, void), snapshots, release and travellers serve mahjong unchanged; it has no
 betting (``act`` refuses), no pot and no board. ``MahjongDeal`` stands where the dealt cards
 stand: each seat's 13-tile hand (``hole``), its 21 wall tiles and the deal's winds.
@@ -16,7 +16,6 @@ from typing import Any, cast
 
 from hub.domain.dealing import Dealt
 from hub.domain.errors import Rejection
-from hub.domain.games.holdem.hand import Hand
 from hub.domain.games.holdem.records import ActionRecord, Legal, Pot
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong.rules import (
@@ -92,21 +91,21 @@ def is_result_input(entry: tuple[int, str, int | str | None]) -> bool:
     return entry[1] in (DRAW, SELF_DRAW) or entry[1].startswith(DISCARD)
 
 
-class MahjongHand(Hand):
+class MahjongHand:
     """One hand in play until its result is set (``street`` "play", then "complete")."""
 
-    def __init__(self, spec: HandSpec, rule: PaymentRule) -> None:  # no blinds: no super()
+    def __init__(self, spec: HandSpec, rule: PaymentRule) -> None:
         self.spec = spec
         self.rule = rule
         seats = range(1, spec.seats + 1)
         self.street = "play"
-        self.to_act = None
+        self.to_act: int | None = None
         self.committed = dict.fromkeys(seats, 0)
         self.street_bet = dict.fromkeys(seats, 0)
-        self.folded = frozenset()
-        self.all_in = frozenset()
+        self.folded: frozenset[int] = frozenset()
+        self.all_in: frozenset[int] = frozenset()
         self.actions: list[ActionRecord] = []
-        self.result = None
+        self.result: dict[int, int] | None = None
         self.mahjong: MahjongResult | None = None
 
     @classmethod
@@ -130,7 +129,18 @@ class MahjongHand(Hand):
         self.mahjong = result
         self.street = "complete"
 
-    # -- what a hold'em hand offers, answered for a hand without betting ---------------------
+    # -- what the hub reads of any hand, answered for a hand without betting -----------------
+    @property
+    def pot(self) -> int:
+        return 0
+
+    @property
+    def high_bet(self) -> int:
+        return 0
+
+    def board_visible(self) -> tuple[str, ...]:
+        return ()
+
     def legal(self, seat: int) -> Legal:
         return Legal(False, False, None, None, None)
 
@@ -142,6 +152,9 @@ class MahjongHand(Hand):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def pots(self) -> list[Pot]:
+        return []
+
+    def awards(self, declared: Iterable[int] | None = None) -> list[tuple[Pot, tuple[int, ...]]]:
         return []
 
     def copy(self) -> MahjongHand:

@@ -12,20 +12,32 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from hub.domain import showdown
 from hub.domain.console_event import SHARED_EVENTS, SHARED_HANDLERS, Apply, ConsoleEvent
 from hub.domain.dealing import Dealt
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.games import base
-from hub.domain.games.base import BotEvent, Fields, Input, PokerGame
+from hub.domain.games.base import (
+    BETTING_PAD,
+    BotEvent,
+    Command,
+    CommandError,
+    Fields,
+    GameDefaults,
+    Hand,
+    Input,
+    PadEntry,
+    PieceDecks,
+    betting_spec,
+)
 from hub.domain.games.holdem.events import BETTING, BETTING_HANDLERS
-from hub.domain.games.holdem.hand import Hand
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.rps import views
 from hub.domain.games.rps.bots import next_throw, playoff_winners
 from hub.domain.games.rps.events import Reveal, Throws
 from hub.domain.games.rps.rules import RpsHand, dealer_sequence, dealer_slips, replay
-from hub.domain.pieces import CARDS
+from hub.domain.pieces import CARDS, PieceSet
 from hub.domain.states import HandStatus
 
 if TYPE_CHECKING:
@@ -43,11 +55,33 @@ def _dealer(config: TournamentConfig, order: DeckOrder | None) -> dict[str, Any]
     return {"mode": mode, "sequence": sequence}
 
 
-class RpsGame(PokerGame):
+def _slips(config: TournamentConfig, decks: Mapping[int, DeckOrder] | None) -> str:
+    """The dealer's throws of every deal, to print for the officials."""
+    if config.game != "rps-poker" or config.rps_dealer != "sequence" or not decks:
+        raise CommandError(
+            'needs game = "rps-poker", [rps] dealer = "sequence" and deck orders ([decks])'
+        )
+    return dealer_slips(decks, config.buttons)
+
+
+SLIPS = Command(
+    "rps-slips",
+    help="RPS Poker: the dealer's throws of every deal, round by round (the slips to print)",
+    run=_slips,
+    config=True,
+)
+
+
+class RpsGame(PieceDecks, GameDefaults):
     offline_rules = (
         False  # gambit betting after throws: the console page takes one entry at a time offline
     )
     phh = False  # PHH holds cards, not throws: nothing to write
+    pad: tuple[PadEntry, ...] = (
+        PadEntry("throws", "Throws", ("seat", "throws")),
+        PadEntry("reveal", "Dealer's throws", ("throws",)),
+        *BETTING_PAD,
+    )
     section: str | None = "rps"
     section_hint = 'an [rps] section needs game = "rps-poker"'
     # hold'em's betting, and the throws the game checks and keeps (no card errors)
@@ -60,8 +94,10 @@ class RpsGame(PokerGame):
     }
 
     def __init__(self) -> None:
-        super().__init__("rps-poker", CARDS)  # a deck order: the dealer's throws (rules)
+        self.name = "rps-poker"
+        self.pieces: PieceSet | None = CARDS  # a deck order: the dealer's throws (rules)
         self.equity = False  # no cards dealt: its odds are ``odds``' (``views``)
+        self.commands = (SLIPS,)
 
     def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None:
         return None  # no cards: the deck order gives the dealer's throws
@@ -69,7 +105,7 @@ class RpsGame(PokerGame):
     def spec(
         self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
     ) -> HandSpec:
-        betting = self.betting(config, deal_no)
+        betting = betting_spec(config, deal_no)
         return replace(betting, order="rps", limit=config.betting == "limit")
 
     def new_hand(self, config: TournamentConfig, spec: HandSpec, order: DeckOrder | None) -> Hand:
@@ -88,7 +124,9 @@ class RpsGame(PokerGame):
     def refusal(self, event_type: str) -> str | None:
         if event_type in CARD_ERRORS:
             return f"'{event_type}' is a card error: RPS Poker has none"
-        return None if event_type in ("throws", "reveal") else super().refusal(event_type)
+        if event_type == "result":
+            return "'result' is a mahjong event: this tournament plays poker"
+        return None
 
     def game_input(self, config: TournamentConfig, hand: Hand, deal_no: int, event: Any) -> Input:
         """A player's ``throws`` for the round (secret until the showdown), or the dealer's
@@ -104,6 +142,10 @@ class RpsGame(PokerGame):
 
     def seat_fields(self, hand: Hand, seat: int) -> Fields:
         return views.seat_fields(hand, seat)
+
+    def showdown(self, h: Any) -> Fields | None:
+        """A settled hand's showdown package: hold'em's, each seat named by its throws."""
+        return showdown.poker_showdown(h, self.seat_name)
 
     def seat_name(self, hand: Hand, seat: int) -> str | None:
         """A seat's throws against the dealer's (``RpsHand.seat_name``)."""
@@ -133,17 +175,17 @@ class RpsGame(PokerGame):
             return [("win", {"seats": declared})]
         return None  # the round's betting: hold'em's bots
 
-    def slips(self, config: TournamentConfig, decks: Mapping[int, DeckOrder] | None) -> str | None:
-        if config.rps_dealer != "sequence" or not decks:
-            return None
-        return dealer_slips(decks, config.buttons)
-
     def check_config(self, c: Any, t: Any, data: Mapping[str, Any], early: bool) -> None:
         if not early and t.seats < 3:
             c.fail("tournament.seats", "RPS Poker needs at least 3 seats (2 blinds, dealer)")
 
     def betting_allowed(self, betting: str) -> bool:
         return betting == "limit"  # the seed offers it (docs/rps-poker.md)
+
+    def section_config(self, c: Any, data: Mapping[str, Any]) -> dict[str, Any]:
+        from hub.domain.games.rps import config
+
+        return config.section_config(c, data)
 
 
 RPS: base.Game = RpsGame()

@@ -1,0 +1,24 @@
+"""RPS Poker's part of the tournament file: ``[rps]``, the dealer's throws (docs/rps-poker.md):
+read from the deal's deck order ("sequence", duplicate) or chosen at the table and revealed
+through the console ("chosen", a plain game)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from hub.domain.config.shape import Checker, Shape
+
+WORDING = {"rps.dealer": "expected 'sequence' or 'chosen', got {got}"}
+
+
+class Rps(Shape):
+    dealer: Literal["sequence", "chosen"] = "sequence"
+
+
+def section_config(c: Checker, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The configuration's RPS fields from ``[rps]`` (none without the section)."""
+    if "rps" not in data:
+        return {}
+    rps: Rps = c.convert(data["rps"], Rps, "rps", WORDING)
+    return {"rps_dealer": rps.dealer}
