@@ -6,7 +6,7 @@ payload (``Feed``). The projections route each event by these declarations
 from __future__ import annotations
 
 from hub.engine.changes import Notable
-from hub.engine.families.base import EngineView, Feed, Model, Reading, TopicKeys
+from hub.engine.families.base import EngineView, Feed, Model, Mover, Reading, TopicKeys
 from hub.engine.families.console import CONSOLE
 from hub.engine.families.desk import CLOCK, ONAIR, OPS, TICKER
 from hub.engine.families.hands import COMPARE, DEAL, PROJECTION, TABLE
@@ -21,6 +21,7 @@ __all__ = [
     "EngineView",
     "Feed",
     "Model",
+    "Mover",
     "Payloads",
     "Reading",
     "TopicKeys",

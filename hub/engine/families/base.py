@@ -23,9 +23,10 @@ from hub.engine.onair import Takes
 from hub.engine.sequencer import Sequencer
 from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
+from hub.wire.patch import Recorder
 from hub.wire.topics import AUDIENCES, TopicKey, TopicSpace, topic_name
 
-__all__ = ["EngineView", "Feed", "Model", "Reading", "TopicKeys"]
+__all__ = ["EngineView", "Feed", "Model", "Mover", "Reading", "TopicKeys"]
 
 
 class BoardHolder(Protocol):
@@ -130,6 +131,24 @@ class Model(Protocol):
         """An audience's payload now, equal to the family's builder's (a new document)."""
 
 
+class Mover(Protocol):
+    """A family's documents moved in place by a model of its own (``Feed.mover``): each
+    event notes what it moved; at the flush the model edits the rows it touched through each
+    open document's ``Recorder``, so the deltas name the rows that changed, and nothing of the
+    family is rebuilt whole or diffed. Made when the projections start; a topic is opened
+    (built by the family's builder, then moved) when first asked for or first touched."""
+
+    def on(self, event: Any) -> None:
+        """An event the family declares: note what it moved (the work waits for ``flush``)."""
+
+    def open(self, key: TopicKey) -> Recorder | None:
+        """A topic's document, built now and moved from now on (None: no such topic yet)."""
+
+    def flush(self) -> Iterable[TopicKey]:
+        """Move the open documents by what was noted (their recorders hold the operations);
+        the topics touched since the last flush, open or not."""
+
+
 @dataclass(frozen=True, slots=True)
 class Feed:
     """How the engine feeds one topic family (``name``, as in ``hub.wire.topics.FAMILIES``)."""
@@ -143,3 +162,6 @@ class Feed:
     # made when one of them is first materialized, and moves them; until then nothing of the
     # family is built, whatever events touch it.
     model: Callable[[EngineView], Model] | None = None
+    # A family whose documents a model moves in place, row by row (``Mover``): every event
+    # the family declares is the mover's to apply.
+    mover: Callable[[Reading], Mover] | None = None

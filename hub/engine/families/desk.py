@@ -22,6 +22,7 @@ from hub.engine.changes import (
 )
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
 from hub.engine.families.hands import HAND_EVENTS
+from hub.engine.families.ops import Ops
 from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey, program_outputs
 
 __all__ = ["CLOCK", "ONAIR", "OPS", "TICKER"]
@@ -113,4 +114,5 @@ OPS = Feed(
     ),
     ops_keys,
     _ops,
+    mover=lambda read: Ops(read, _ops),
 )

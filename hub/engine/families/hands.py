@@ -118,5 +118,9 @@ COMPARE = Feed(
     moves=HAND_EVENTS,
 )
 PROJECTION = Feed(
-    "projection", (*HAND_EVENTS, RosterChanged), projection_keys, _projection, moves=HAND_EVENTS
+    "projection",
+    (*HAND_EVENTS, RosterChanged),
+    projection_keys,
+    _projection,
+    mover=projection_view.Projection,
 )
