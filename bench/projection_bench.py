@@ -26,7 +26,9 @@ import gc
 import importlib.util
 import io
 import json
+import math
 import pstats
+import random
 import statistics
 import subprocess
 import sys
@@ -47,6 +49,24 @@ def ingest_bench(root: Path) -> ModuleType:
     sys.modules[spec.name] = module  # (its dataclasses look their module up)
     spec.loader.exec_module(module)
     return module
+
+
+def session_of(root: Path, events: int, seed: int, tables: int | None) -> Any:
+    """The large tournament's session (``ingest_bench.large_session``), or one of ``tables``
+    tables (groups of 6) cut at ``events`` events: the tables take turns, so a flush covers
+    many of them, as at an event."""
+    bench = ingest_bench(root)
+    if tables is None:
+        return bench.large_session(events, seed)
+    groups = max(1, tables // 6)
+    deals = max(1, math.ceil(events / (21 * 6 * groups)))
+    while True:
+        config = bench.large_config(f"bench-{tables}", groups, deals)
+        decks = bench.seeded_deck_orders("bench", deals)
+        played = list(bench.simulate_session(config, decks, random.Random(seed), mean_gap=1.0))
+        if len(played) >= events:
+            return bench.Session(config, decks, played[:events])
+        deals += max(1, deals // 10)
 
 
 def clear_caches() -> None:
@@ -157,6 +177,9 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
     parser.add_argument("--every", type=int, default=50, help="events between changes() calls")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument(
+        "--tables", type=int, help="a tournament of this many tables (groups of 6), not ~48"
+    )
     parser.add_argument("--root", type=Path, default=BENCH.parent, help="checkout to import")
     parser.add_argument(
         "--warm-equity",
@@ -190,7 +213,7 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
     if args.schedule is not None:
         session, schedule = load_schedule(args.schedule.resolve(), args.root.resolve())
     else:
-        session = ingest_bench(args.root.resolve()).large_session(args.events, args.seed)
+        session = session_of(args.root.resolve(), args.events, args.seed, args.tables)
     if freeze:  # the session's events are the bench's, not the engine's: out of every collection
         gc.freeze()
     if args.gc_threshold:
@@ -213,6 +236,7 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
     result = {
         "root": str(args.root),
         "events": n,
+        "tables": len(session.config.tables),
         "every": args.every if schedule is None else None,
         "schedule": None if args.schedule is None else str(args.schedule),
         "feed_on_eps": round(on),

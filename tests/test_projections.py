@@ -5,17 +5,23 @@ diff and apply agree on any JSON."""
 from __future__ import annotations
 
 import json
+import os
 import random
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
+from hub.files.config import load_config
+from hub.files.decks import load_decks
 from hub.wire.patch import Recorder, apply_patch, clone, diff
+from hub.wire.topics import LIVE
 from tests.factories import make_config, make_decks
+from tests.test_archive import GAMES, SAMPLES, faulty_session, load_game
 from tests.test_engine_properties import CONFIG, DECKS, run
 
 
@@ -274,3 +280,103 @@ def test_a_release_after_its_delay_moves_every_payload_that_shows_it() -> None:
         client.take(engine)
         assert_projected(engine, client)
     assert all(engine.deal_released(d) for d in range(1, config.deals + 1))
+
+
+# -- the families moved in place by a model (``Feed.mover``): each held to its builder --------
+
+MOVED = ("projection", "ops", "console")
+
+
+def assert_moved(engine: Engine, client: Client, keys: Any = None) -> int:
+    """Every topic of the families a mover keeps (of ``keys``) equals its builder's payload,
+    in the engine and in the client that applied the deltas; how many topics were checked."""
+    checked = 0
+    for key in engine.topic_keys() if keys is None else keys:
+        if key[1].split(":")[0] not in MOVED:
+            continue
+        built = engine.payload(key)
+        doc = engine.projections.docs[key].doc
+        if key[1] == "ops":  # (the time of the last event it shows: a seq gap is not one)
+            assert doc["at"] <= built["at"]
+            built = {**built, "at": doc["at"]}
+        assert doc == built, key
+        assert client.states[key] == built, key
+        checked += 1
+    return checked
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10_000), st.booleans())
+def test_moved_families_equal_their_builders_after_every_event(seed: int, noise: bool) -> None:
+    """Bots play (with undo, reopen, void, confirm, exposed cards, the operator's voids and
+    penalties mixed in): after every event the projection, the desk and every console state
+    are their builders' payloads."""
+    client = Client()
+    steps = 0
+
+    def check(engine: Engine) -> None:
+        nonlocal steps
+        if not engine.projections.active:
+            engine.start_feed()
+            client.subscribe_all(engine)
+        engine.tick(float(steps))
+        client.take(engine)
+        assert assert_moved(engine, client) == 2 + len(engine.config.tables)
+        steps += 1
+
+    run(seed, corrections_noise=noise, after_each=check)
+    assert steps > 10
+
+
+def _roster_fix(config: Any, rng: random.Random) -> dict[str, Any]:
+    team = rng.choice(sorted(config.teams))
+    if rng.random() < 0.5:
+        return {"op": "roster", "team": team, "by": "TD", "team_name": f"T{rng.randrange(99)}"}
+    return {"op": "roster", "team": team, "by": "TD", "colour": "#12AB34"}
+
+
+@pytest.mark.parametrize("game", ["holdem", *sorted(GAMES)])
+def test_moved_families_follow_every_game_and_every_fault(game: str) -> None:
+    """Each sample session (hold'em, a staged event, piecepack, mahjong, RPS) with refusals,
+    resends, gaps, dealer errors, the operator's voids, penalties, withdrawals, confirmations
+    and takes, roster fixes, consoles' links going up and down, and releases: after every
+    step, the projection, the desk and the console states that changed are their builders'
+    payloads, and every console state every 25 steps."""
+    if game == "holdem":
+        config = load_config(SAMPLES / "ifp6.toml")
+        decks = load_decks(config, SAMPLES, dict(os.environ))
+        lines = (SAMPLES / "ifp6-session.jsonl").read_text().splitlines()
+        events = [json.loads(line) for line in lines if line]
+    else:
+        config, decks, events = load_game(game)
+    rng = random.Random(game)
+    faults = faulty_session(config, events, rng)
+    engine = Engine(config, decks, release_delay=5.0)
+    engine.start_feed()
+    client = Client()
+    client.subscribe_all(engine)
+    consoles = sorted({e["console"] for e in events})
+    kinds: set[str] = set()
+    every = [(LIVE, "projection"), (LIVE, "ops")]
+    for n, step in enumerate(faults.steps):
+        if step.command is not None:
+            kinds.add(step.command["op"])
+            engine.control(step.command, step.ts)
+        else:
+            assert step.event is not None
+            engine.submit(step.event, step.ts)
+        roll = rng.random()
+        if roll < 0.01:
+            engine.control(_roster_fix(config, rng), step.ts)
+        elif roll < 0.03:
+            engine.note_links({rng.choice(consoles): rng.random() < 0.5})
+        engine.tick(step.ts)
+        for key in engine.topic_keys():  # a deal's public topics, once it is released
+            if key not in client.states and engine.materialize(key) is not None:
+                client.states[key] = clone(engine.payload(key))
+        changed = client.take(engine)
+        if n % 25 == 0:
+            assert assert_moved(engine, client) == 2 + len(config.tables)
+        else:
+            assert assert_moved(engine, client, {*every, *changed}) >= 2
+    assert kinds  # (the operator came in)

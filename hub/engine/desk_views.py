@@ -8,10 +8,11 @@ from typing import Any
 
 from hub.domain.clock import Clock
 from hub.domain.config import TournamentConfig
+from hub.engine.hands import HandState, TableState
 from hub.engine.tournament import TournamentState
 from hub.engine.views import roster
 
-__all__ = ["clock_payload", "ops_payload"]
+__all__ = ["clock_payload", "dispute_row", "ops_payload", "ops_row"]
 
 
 def ops_payload(
@@ -25,55 +26,64 @@ def ops_payload(
     listener (the console is connected); a table's ``connected`` is None until a console wrote."""
     links = links or {}
     disputed = state.disputes()
+    rejections = list(rejections)
     tables = []
     for table in state.tables.values():
-        current = table.current
         waiting = [h for h in disputed if h.table == table.table]
-        if current is not None:
-            deal_no, status = current.deal, current.status
-        elif waiting:
-            deal_no, status = waiting[0].deal, waiting[0].status
-        else:
-            deal_no, status = None, "idle"
-        tables.append(
-            {
-                "table": table.table,
-                "group": table.group,
-                "console": table.console,
-                "connected": links.get(table.console) if table.console else None,
-                "last_event_at": table.last_event_at,
-                "last_seq": table.last_seq,
-                "deal": deal_no,
-                "last_deal": table.last_finished,  # what an idle live table still shows
-                "status": status,
-                "completed": table.completed,
-                "rejections": sum(1 for r in rejections if r.get("table") == table.table),
-            }
-        )
-    disputes = [
-        {
-            "table": h.table,
-            "deal": h.deal,
-            "status": h.status,
-            "pot": h.hand.pot,
-            "declared": list(h.declared or ()),
-            "computed": list(h.computed or ()),
-            "players": [
-                {k: row[k] for k in ("seat", "team", "code", "player")}
-                for row in roster(state, h.table, h.deal)
-                if row["seat"] not in h.hand.folded
-            ],
-        }
-        for h in disputed
-    ]
+        refused = sum(1 for r in rejections if r.get("table") == table.table)
+        tables.append(ops_row(table, waiting, links, refused))
     return {
         "at": now,
         "tables": tables,
-        "rejections": list(rejections)[-50:],
-        "disputes": disputes,
+        "rejections": rejections[-50:],
+        "disputes": [dispute_row(state, h) for h in disputed],
         "corrections": state.corrections[-50:],
         "penalties": [{"id": n, **p} for n, p in enumerate(state.penalties, 1)][-50:],
         "release": release,
+    }
+
+
+def ops_row(
+    table: TableState, waiting: list[HandState], links: Mapping[str, bool], refused: int
+) -> dict[str, Any]:
+    """A table's row of the operator's desk (``waiting``: its disputed hands; ``refused``:
+    how many of the refusals listed name it)."""
+    current = table.current
+    if current is not None:
+        deal_no, status = current.deal, current.status
+    elif waiting:
+        deal_no, status = waiting[0].deal, waiting[0].status
+    else:
+        deal_no, status = None, "idle"
+    return {
+        "table": table.table,
+        "group": table.group,
+        "console": table.console,
+        "connected": links.get(table.console) if table.console else None,
+        "last_event_at": table.last_event_at,
+        "last_seq": table.last_seq,
+        "deal": deal_no,
+        "last_deal": table.last_finished,  # what an idle live table still shows
+        "status": status,
+        "completed": table.completed,
+        "rejections": refused,
+    }
+
+
+def dispute_row(state: TournamentState, h: HandState) -> dict[str, Any]:
+    """A disputed hand on the operator's desk."""
+    return {
+        "table": h.table,
+        "deal": h.deal,
+        "status": h.status,
+        "pot": h.hand.pot,
+        "declared": list(h.declared or ()),
+        "computed": list(h.computed or ()),
+        "players": [
+            {k: row[k] for k in ("seat", "team", "code", "player")}
+            for row in roster(state, h.table, h.deal)
+            if row["seat"] not in h.hand.folded
+        ],
     }
 
 

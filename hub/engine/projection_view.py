@@ -1,17 +1,32 @@
-"""The projection: the standings as if every hand in play ended now (its scoreboard and payload).
-Split from ``hub.engine.views``."""
+"""The projection: the standings as if every hand in play ended now (its scoreboard, its payload,
+and ``Projection``, the model that moves the payload in place). Split from ``hub.engine.views``."""
 
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from bisect import bisect_left
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard
+from hub.engine.changes import RosterChanged
+from hub.engine.hands import TableState
 from hub.engine.tournament import TournamentState
 from hub.engine.views import named_seats, team_info
+from hub.wire.patch import Recorder
+from hub.wire.topics import LIVE, TopicKey
 
-__all__ = ["if_ended_now", "projected_board", "projected_result", "projection_payload"]
+if TYPE_CHECKING:
+    from hub.engine.families.base import Reading
+
+__all__ = [
+    "Projection",
+    "if_ended_now",
+    "projected_board",
+    "projected_result",
+    "projection_payload",
+]
 
 _ENDED: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], dict[int, int] | None]] = (
     weakref.WeakKeyDictionary()
@@ -60,23 +75,7 @@ def projection_payload(
 ) -> dict[str, Any]:
     """Standings "if every hand in progress ended now", from the projected ``board``. Only
     possible when deck orders are loaded."""
-    hands = []
-    for table in state.tables.values():
-        current = table.current
-        if current is None:
-            continue
-        projected = if_ended_now(current.hand)
-        if projected is None:
-            continue
-        hands.append(
-            {
-                "table": table.table,
-                "deal": current.deal,
-                "street": current.hand.street,
-                "pot": current.hand.pot,
-                "result": {str(s): v for s, v in projected.items()},
-            }
-        )
+    hands = [row for row in map(hand_row, state.tables.values()) if row is not None]
     info = team_info(state.config, state.roster)
     running = board.view_as_dict("running")
     return {
@@ -85,3 +84,140 @@ def projection_payload(
         "teams": [{**row, **info[row["team"]]} for row in running["teams"]],
         "seats": named_seats(running["seats"], state.roster),
     }
+
+
+def hand_row(table: TableState) -> dict[str, Any] | None:
+    """A table's row of the projection's hands: its hand in play as if it ended now (None:
+    no hand in play, or none the cards can end)."""
+    current = table.current
+    if current is None:
+        return None
+    projected = if_ended_now(current.hand)
+    if projected is None:
+        return None
+    return {
+        "table": table.table,
+        "deal": current.deal,
+        "street": current.hand.street,
+        "pot": current.hand.pot,
+        "result": {str(s): v for s, v in projected.items()},
+    }
+
+
+class Projection:
+    """The ``projection`` topic's ``Mover``: the tables whose hand events came, until the flush;
+    then their rows of ``hands`` (added, replaced or removed at their place) and the scoreboard
+    rows that moved: a group's teams and a seat's block, re-read when the board's cached
+    standing of it is a new one (the board drops a group's caches when one of its totals moves,
+    so the groups nobody played cost a lookup). A roster fix re-reads every row."""
+
+    def __init__(self, read: Reading) -> None:
+        self.read = read
+        self.key: TopicKey = read.keys().k[LIVE]["projection"]
+        self.rec: Recorder | None = None
+        self._noted: dict[int, None] = {}  # tables whose hand moved
+        self._names = False  # a roster fix: every team's and seat's row
+        state = read.engine.state
+        self._place = {t: i for i, t in enumerate(state.tables)}  # table -> its place
+        self._shown: list[int] = []  # the places of the tables with a row in ``hands``
+        # The board's standings the document shows: (group, seat or 0) -> (what, its index).
+        self._read: dict[tuple[str, int], tuple[Any, int]] = {}
+
+    def on(self, event: Any) -> None:
+        if type(event) is RosterChanged:
+            self._names = True
+        else:
+            self._noted[event.table] = None
+
+    def open(self, key: TopicKey) -> Recorder | None:
+        if key != self.key:
+            return None
+        engine = self.read.engine
+        state = engine.state
+        board = self._board()
+        self.rec = Recorder(projection_payload(state, board))
+        self._shown = [self._place[row["table"]] for row in self.rec.doc["hands"]]
+        self._remember(board)
+        return self.rec
+
+    def _board(self) -> Scoreboard | EventScoreboard:
+        engine = self.read.engine
+        return engine.projections.board or projected_board(engine.state)
+
+    def _remember(self, board: Scoreboard | EventScoreboard) -> None:
+        """What of the board each row of the document shows (a plain scoreboard's)."""
+        self._read.clear()
+        if not isinstance(board, Scoreboard):
+            return
+        teams = seats = 0
+        for group in board.layout.groups:
+            standing = board.group_standings("running", group)
+            self._read[(group, 0)] = (standing, teams)
+            teams += len(standing)
+            for seat in range(1, board.layout.seats + 1):
+                self._read[(group, seat)] = (board.seat_standing("running", group, seat), seats)
+                seats += 1
+
+    def flush(self) -> Iterable[TopicKey]:
+        noted, self._noted = self._noted, {}
+        names, self._names = self._names, False
+        rec = self.rec
+        if not (noted or names):
+            return ()
+        if rec is not None:
+            state = self.read.engine.state
+            for table in noted:
+                self._hand(rec, state.tables[table])
+            self._standings(rec, names)
+        return (self.key,)
+
+    def _hand(self, rec: Recorder, table: TableState) -> None:
+        """Move one table's row of ``hands`` (at its place among the tables shown)."""
+        row = hand_row(table)
+        place = self._place[table.table]
+        i = bisect_left(self._shown, place)
+        shown = i < len(self._shown) and self._shown[i] == place
+        if row is None:
+            if shown:
+                del self._shown[i]
+                rec.pop(("hands", i))
+        elif shown:
+            rec.replace_at(("hands", i), row)
+        else:
+            self._shown.insert(i, place)
+            rec.insert(("hands", i), row)
+
+    def _standings(self, rec: Recorder, names: bool) -> None:
+        """The teams' and seats' rows whose standing the board made anew."""
+        state = self.read.engine.state
+        board = self._board()
+        if self._read and isinstance(board, Scoreboard) and self._rows(rec, board, names):
+            return
+        # A staged event's board, or a group whose teams changed: every row compared.
+        running = board.view_as_dict("running")
+        info = team_info(state.config, state.roster)
+        rec.replace_at(("teams",), [{**row, **info[row["team"]]} for row in running["teams"]])
+        rec.replace_at(("seats",), named_seats(running["seats"], state.roster))
+        self._remember(board)
+
+    def _rows(self, rec: Recorder, board: Scoreboard, names: bool) -> bool:
+        """Replace the rows of each standing the board made anew (False: a group's teams
+        changed, so did the indexes of the rows after it)."""
+        state = self.read.engine.state
+        info: dict[str, dict[str, str]] | None = None
+        for (group, seat), (was, i) in self._read.items():
+            if seat:
+                now: Any = board.seat_standing("running", group, seat)
+                if now is not was or names:
+                    block = named_seats([now.as_dict()], state.roster)[0]
+                    rec.replace_at(("seats", i), block)
+            else:
+                now = board.group_standings("running", group)
+                if now is not was or names:
+                    if len(now) != len(was):
+                        return False
+                    info = info or team_info(state.config, state.roster)
+                    for j, row in enumerate(now):
+                        rec.replace_at(("teams", i + j), {**row.as_dict(), **info[row.team]})
+            self._read[(group, seat)] = (now, i)
+        return True

@@ -21,7 +21,7 @@ from typing import Any, get_args
 
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard
-from hub.engine import console_view, projection_view, views
+from hub.engine import projection_view, views
 from hub.engine.changes import (
     ActionApplied,
     EngineEvent,
@@ -29,7 +29,7 @@ from hub.engine.changes import (
     HandSettled,
     HandStarted,
 )
-from hub.engine.families import FEEDS, Model, Payloads, TopicKeys, feeds_of
+from hub.engine.families import FEEDS, Model, Mover, Payloads, TopicKeys, feeds_of
 from hub.engine.tournament import TournamentState
 from hub.wire.patch import Recorder, TopicChange
 from hub.wire.topics import LIVE, TopicKey
@@ -39,6 +39,14 @@ __all__ = ["Projections", "TopicChange"]
 _HAND_EVENTS = (HandStarted, ActionApplied, HandRewound, HandSettled)
 HandEvent = HandStarted | ActionApplied | HandRewound | HandSettled
 _Route = tuple[frozenset[TopicKey], tuple[TopicKey, ...]]
+
+
+def _flat(keys: Any) -> list[TopicKey]:
+    """A family's topic keys as ``TopicKeys`` holds them (one, a list or a dict of them)."""
+    if isinstance(keys, tuple):
+        return [keys]
+    items = keys.values() if isinstance(keys, dict) else keys
+    return [key for item in items for key in _flat(item)]
 
 
 class Projections:
@@ -62,13 +70,31 @@ class Projections:
         # Event class -> the families that declare it (the routing table).
         self._routes = {cls: feeds_of(cls) for cls in get_args(EngineEvent)}
         # Class -> (each declaring family's keys, whether it moves the event in place).
-        self._plans = {c: [(f.keys, c in f.moves) for f in fs] for c, fs in self._routes.items()}
+        # (A family with a mover moves every event it declares: nothing of it is rebuilt.)
+        self._plans = {
+            c: [(f.keys, c in f.moves or f.mover is not None) for f in fs]
+            for c, fs in self._routes.items()
+        }
         # The models of the families that keep one (``Feed.model``), once materialized; the
         # families with a model that each event class touches; the topics of those families.
         self.models: dict[str, Model] = {}
+        # The movers of the families that keep one (``Feed.mover``), made at ``start``; the
+        # families with a mover that each event class touches.
+        self.movers: dict[str, Mover] = {}
+        self._moving = {
+            cls: tuple(f.name for f in feeds if f.mover is not None)
+            for cls, feeds in self._routes.items()
+        }
         self._modelled = {
             cls: tuple(f.name for f in feeds if f.model is not None)
             for cls, feeds in self._routes.items()
+        }
+        self._mover_keys = {
+            key
+            for f in FEEDS.values()
+            if f.mover is not None
+            for a in f.audiences
+            for key in _flat(self._k[a][f.name])
         }
         self._model_keys = {
             self._k[a][f.name] for f in FEEDS.values() if f.model is not None for a in f.audiences
@@ -126,7 +152,7 @@ class Projections:
         that move it in place are edited at the next flush, the others rebuilt then (the
         payloads made from the old state are dropped, ``touch``). A family's model, once made,
         notes the event."""
-        if self.models:
+        if self.models or self.movers:
             self._tell(event)
         if isinstance(event, ActionApplied):  # the hot path: most events are one action
             hand = (event.table, event.deal)
@@ -155,12 +181,15 @@ class Projections:
             model = self.models.get(name)
             if model is not None:
                 model.on(event)
+        for name in self._moving[type(event)]:
+            mover = self.movers.get(name)
+            if mover is not None:
+                mover.on(event)
 
     def _project(self, hand: tuple[int, int]) -> None:
         """The projection's scoreboard will move by this hand (at the next flush)."""
         if self.board is not None:
             self._projected[hand] = None
-            self._stale[self._k[LIVE]["projection"]] = None
 
     def touch(self, keys: Iterable[TopicKey]) -> None:
         """These topics may have changed in ways only a rebuild tells: rebuild at flush."""
@@ -257,7 +286,6 @@ class Projections:
             for i, seat_row in enumerate(rec.doc["seats"]):
                 rec.update(("seats", i), views.seat_fields(h, seat_row["seat"], self.state.game))
             self._moved[table_key] = None
-        self._show_console(table, deal, first)
         i = self._row[table]
         deal_key = live["deal"][deal]
         rec = self.docs.get(deal_key)
@@ -282,28 +310,6 @@ class Projections:
                 rec.set(("board",), views.reference_board(self.state, deal, len(fields["board"])))
             self._moved[key] = None
 
-    def _show_console(self, table: int, deal: int, first: int) -> None:
-        """A hand's new actions on its table's console state (``console:{t}``): one item
-        appended each, the fields they moved set (else rebuilt, as ``_show_actions``)."""
-        key = self._k[LIVE]["console"][table]
-        rec = self.docs.get(key)
-        if key in self._stale:
-            return
-        if rec is None or rec.doc["deal"] != deal or len(rec.doc["actions"]) != first:
-            self._stale[key] = None
-            return
-        state = self.state
-        table_state = state.tables[table]
-        h = console_view.table_hand(table_state)
-        assert h is not None
-        rec.extend(("actions",), console_view.action_items(h, first))
-        seqs = self.payloads.engine.admission.sequencer
-        rec.update((), console_view.moving_fields(state, table_state, h, seqs))
-        cap = state.config.cap
-        for i, row in enumerate(rec.doc["seats"]):
-            rec.update(("seats", i), console_view.seat_fields(h, row["seat"], cap))
-        self._moved[key] = None
-
     # ----------------------------------------------------------------- flushing
     def start(self) -> None:
         """Begin projecting (after the journal replay), from nothing: a topic is built when
@@ -319,6 +325,9 @@ class Projections:
         self._projected.clear()
         self.models.clear()
         self.board = projection_view.projected_board(self.state)
+        self.movers = {
+            f.name: f.mover(self.payloads) for f in FEEDS.values() if f.mover is not None
+        }
 
     def materialize(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's document, built now if need be, and moved by events from now on (None:
@@ -329,6 +338,11 @@ class Projections:
         if not self.active:
             return None
         feed = self.payloads.feed_of(key)
+        if feed is not None and feed.mover is not None:  # the family's mover keeps it
+            opened = self.movers[feed.name].open(key)
+            if opened is not None:
+                self.docs[key] = opened
+            return None if opened is None else opened.doc
         if feed is not None and feed.model is not None:  # the family's model keeps it
             model = self.models.get(feed.name)
             if model is None:
@@ -358,6 +372,8 @@ class Projections:
         for key in stale:
             if key in self._model_keys and key not in self.docs:
                 continue  # nobody asked for it: nothing of it is built
+            if key in self._mover_keys:
+                continue  # its mover keeps it (it noted the event)
             new = self.payloads.build(key)
             if new is None:
                 continue
@@ -374,6 +390,16 @@ class Projections:
                 if rec is not None:
                     rec.replace_with(model.payload(audience))
                     self._moved[self._k[audience][name]] = None
+        for mover in self.movers.values():
+            for key in mover.flush():
+                rec = self.docs.get(key)
+                if rec is not None:
+                    self._moved[key] = None
+                    continue
+                rec = mover.open(key)  # first touched: handed out whole
+                if rec is not None:
+                    self.docs[key] = rec
+                    out.append(TopicChange(key, None, rec.doc))
         moved, self._moved = self._moved, {}
         for key in moved:
             rec = self.docs[key]

@@ -258,6 +258,16 @@ class Recorder:
         where = _path(parts) + "/-"
         self.ops.extend({"op": "add", "path": where, "value": v} for v in values)
 
+    def insert(self, parts: Path, value: Any) -> None:
+        """Insert ``value`` into a list at index ``parts[-1]`` (the items after it move up)."""
+        self._parent(parts).insert(parts[-1], value)
+        self.ops.append({"op": "add", "path": _path(parts), "value": value})
+
+    def pop(self, parts: Path) -> None:
+        """Remove the item at index ``parts[-1]`` of a list (the items after it move down)."""
+        del self._parent(parts)[parts[-1]]
+        self.ops.append({"op": "remove", "path": _path(parts)})
+
     def remove(self, parts: Path) -> None:
         """Remove a member of a map, if it is there."""
         parent = self._parent(parts)

@@ -18,6 +18,7 @@ from hub.engine.families.base import (
     Family,
     Feed,
     Model,
+    Mover,
     Reading,
     TopicKeys,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "Family",
     "Feed",
     "Model",
+    "Mover",
     "Payloads",
     "Reading",
     "TopicKeys",

@@ -26,9 +26,10 @@ from hub.engine.desk import Desk
 from hub.engine.release import Release
 from hub.engine.tournament import TournamentState
 from hub.wire import topics as wire
+from hub.wire.patch import Recorder
 from hub.wire.topics import AUDIENCES, LIVE, PROGRAM, PUBLIC, ROLES, TopicKey, TopicSpace
 
-__all__ = ["EVERY", "NOW", "EngineView", "Family", "Feed", "Model", "Reading", "TopicKeys"]
+__all__ = ["EVERY", "NOW", "EngineView", "Family", "Feed", "Model", "Mover", "Reading", "TopicKeys"]
 
 EVERY = (PUBLIC, LIVE, PROGRAM)  # the program's are the delayed engine's, filtered
 NOW = "now"  # Family.program: the real engine's public topic, not delayed
@@ -70,6 +71,10 @@ class Reading(Protocol):
     def engine(self) -> EngineView: ...
 
     def standings(self, live: bool) -> dict[str, Any]: ...
+
+    def keys(self) -> TopicKeys:
+        """Every topic key of the tournament (made once, from the declarations)."""
+        ...
 
 
 class TopicKeys(dict[str, dict[str, Any]]):
@@ -118,6 +123,24 @@ class Model(Protocol):
         """An audience's payload now, equal to the family's builder's (a new document)."""
 
 
+class Mover(Protocol):
+    """A family's documents moved in place by a model of its own (``Feed.mover``): each
+    event notes what it moved; at the flush the model edits the rows it touched through each
+    open document's ``Recorder``, so the deltas name the rows that changed, and nothing of the
+    family is rebuilt whole or diffed. Made when the projections start; a topic is opened
+    (built by the family's builder, then moved) when first asked for or first touched."""
+
+    def on(self, event: Any) -> None:
+        """An event the family declares: note what it moved (the work waits for ``flush``)."""
+
+    def open(self, key: TopicKey) -> Recorder | None:
+        """A topic's document, built now and moved from now on (None: no such topic yet)."""
+
+    def flush(self) -> Iterable[TopicKey]:
+        """Move the open documents by what was noted (their recorders hold the operations);
+        the topics touched since the last flush, open or not."""
+
+
 Select = Callable[..., "dict[str, Any] | str"]  # (payload, **query) -> its part, or why not
 
 
@@ -134,6 +157,9 @@ class Family(wire.Family):
     # made when one of them is first materialized, and moves them; until then nothing of the
     # family is built, whatever events touch it.
     model: Callable[[EngineView], Model] | None = None
+    # A family whose documents a model moves in place, row by row (``Mover``): every event
+    # the family declares is the mover's to apply.
+    mover: Callable[[Reading], Mover] | None = None
     _: KW_ONLY
     # -- its wire facts (``hub.wire.topics.Family``)
     params: tuple[str, ...] = ()

@@ -23,6 +23,7 @@ from hub.engine.changes import (
 )
 from hub.engine.families.base import NOW, EngineView, Feed, Reading, TopicKeys
 from hub.engine.families.hands import HAND_EVENTS
+from hub.engine.families.ops import Ops
 from hub.wire.topics import ANY, AUDIENCES, LIVE, PUBLIC, TopicKey, program_outputs
 
 __all__ = ["CLOCK", "ONAIR", "OPS", "TICKER"]
@@ -146,4 +147,5 @@ OPS = Feed(
     role=Role.OPERATOR,
     route="/api/ops",
     delta="replace of the fields that moved",
+    mover=lambda read: Ops(read, _ops),
 )

@@ -148,9 +148,9 @@ PROJECTION = Feed(
     (*HAND_EVENTS, RosterChanged),
     projection_keys,
     _projection,
-    moves=HAND_EVENTS,
     audiences=(LIVE,),
     role=Role.COMMENTATOR,
     route="/api/projection",
     delta="replace of the hands and rows that moved",
+    mover=projection_view.Projection,
 )

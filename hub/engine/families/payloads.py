@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from hub.engine.families.base import EngineView, Feed
+from hub.engine.families.base import EngineView, Feed, TopicKeys
 from hub.engine.families.scores import build_standings
 from hub.wire.topics import PROGRAM, PUBLIC, TopicKey
 
@@ -23,6 +23,13 @@ class Payloads:
         # Something changed: what was made from the old state is made again when asked. (The
         # dict's own clear, bound once: every event of the engine calls it.)
         self.forget: Callable[[], None] = self._standings.clear
+        self._keys: TopicKeys | None = None
+
+    def keys(self) -> TopicKeys:
+        """Every topic key of the tournament, from the declarations (made on first use)."""
+        if self._keys is None:
+            self._keys = TopicKeys(self.engine.state.config, self._feeds)
+        return self._keys
 
     def standings(self, live: bool) -> dict[str, Any]:
         found = self._standings.get(live)

@@ -1,0 +1,115 @@
+"""The ``ops`` family's model (the operator's desk, ``hub.engine.families.desk``): ``Ops`` moves
+the desk in place. A hand's events move that table's row, and a hand that starts, settles or is
+corrected also the disputes, the latest corrections and the release table; the desk's rarer
+events (a refusal, a link, a penalty, a release, a take, the cue list, a roster fix) rebuild it
+and record what moved."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from hub.domain.states import HandStatus
+from hub.engine import desk_views
+from hub.engine.changes import ActionApplied, HandRewound, HandSettled, HandStarted
+from hub.engine.families.base import Reading
+from hub.engine.hands import HandState, TableState
+from hub.wire.patch import Recorder
+from hub.wire.topics import LIVE, TopicKey
+
+__all__ = ["Ops"]
+
+Builder = Callable[[Reading, tuple[int, ...], str], dict[str, Any]]
+_HANDS = (HandStarted, HandRewound, HandSettled)
+
+
+class Ops:
+    """The ``ops`` topic's ``Mover``: the tables whose hands moved, whether a hand started,
+    settled or was corrected, and whether anything else came, until the flush."""
+
+    def __init__(self, read: Reading, build: Builder) -> None:
+        self.read = read
+        self.build = build
+        self.key: TopicKey = read.keys().k[LIVE]["ops"]
+        self.rec: Recorder | None = None
+        state = read.engine.state
+        self._row = {t: i for i, t in enumerate(state.tables)}  # table -> its row
+        self._noted = False
+        self._tables: dict[int, None] = {}  # tables whose row may have moved
+        self._hands = False  # a hand started, settled or was corrected
+        self._all = False  # anything else: rebuilt
+        self._disputed: dict[int, list[HandState]] = {}  # table -> its disputed hands
+        self._refused: Counter[Any] = Counter()  # table -> refusals listed
+
+    def on(self, event: Any) -> None:
+        self._noted = True
+        cls = type(event)
+        if cls is ActionApplied:
+            self._tables[event.table] = None
+        elif cls in _HANDS:
+            self._tables[event.table] = None
+            self._hands = True
+        else:
+            self._all = True
+
+    def open(self, key: TopicKey) -> Recorder | None:
+        if key != self.key:
+            return None
+        self.rec = Recorder(self.build(self.read, (), LIVE))
+        self._count()
+        return self.rec
+
+    def _count(self) -> None:
+        """The disputes and refusals by table, from scratch."""
+        engine = self.read.engine
+        self._disputed = {}
+        for h in engine.state.disputes():
+            self._disputed.setdefault(h.table, []).append(h)
+        self._refused = Counter(r.get("table") for r in engine.desk.rejections)
+
+    def flush(self) -> Iterable[TopicKey]:
+        if not self._noted:
+            return ()
+        tables, self._tables = self._tables, {}
+        hands, every = self._hands, self._all
+        self._noted = self._hands = self._all = False
+        rec = self.rec
+        if rec is None:
+            return (self.key,)
+        if every:
+            rec.replace_with(self.build(self.read, (), LIVE))
+            self._count()
+            return (self.key,)
+        engine = self.read.engine
+        state = engine.state
+        rec.set(("at",), engine.desk.now)
+        if hands:
+            for table in tables:
+                self._dispute(state.tables[table])
+            disputes = [
+                desk_views.dispute_row(state, h)
+                for t in sorted(self._disputed, key=self._row.__getitem__)
+                for h in self._disputed[t]
+            ]
+            rec.replace_at(("disputes",), disputes)
+            rec.replace_at(("corrections",), state.corrections[-50:])
+            rec.replace_at(("release",), engine.release_state())
+        links = engine.desk.links
+        for table in tables:
+            row = desk_views.ops_row(
+                state.tables[table],
+                self._disputed.get(table, []),
+                links,
+                self._refused[table],
+            )
+            rec.update(("tables", self._row[table]), row)
+        return (self.key,)
+
+    def _dispute(self, table: TableState) -> None:
+        """Read one table's disputed hands again."""
+        waiting = [h for h in table.hands.values() if h.status == HandStatus.DISPUTED]
+        if waiting:
+            self._disputed[table.table] = waiting
+        else:
+            self._disputed.pop(table.table, None)
