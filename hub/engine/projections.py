@@ -71,10 +71,12 @@ class Projections:
             for cls, feeds in self._routes.items()
         }
         self._model_keys = {
-            self._k[a][f.name]
+            key
             for f in FEEDS.values()
             if f.model is not None
             for a in FAMILIES[f.name].audiences
+            if a in self._k  # (the programme's are the public's)
+            for key, _ in self._family_keys(a, f.name)
         }
         # (class, *its routed_by fields) -> (every topic it touches, those to rebuild).
         self._route_fields = {c: getattr(c, "routed_by", None) for c in self._routes}
@@ -91,6 +93,13 @@ class Projections:
     def key(self, audience: str, name: str, arg: Any = None) -> Any:
         found = self._k[audience][name]
         return found if arg is None else found[arg]
+
+    def _family_keys(self, audience: str, name: str) -> list[tuple[TopicKey, tuple[int, ...]]]:
+        """A family's topics for an audience, with their parameters (one, or a list by seat)."""
+        found = self._k[audience][name]
+        if isinstance(found, list):
+            return [(key, (seat,)) for seat, key in enumerate(found, 1)]
+        return [(found, ())]
 
     def hand_keys(self, table: int, deal: int) -> AbstractSet[TopicKey]:
         """The live topics a hand's actions touch."""
@@ -336,7 +345,8 @@ class Projections:
             model = self.models.get(feed.name)
             if model is None:
                 model = self.models[feed.name] = feed.model(self.payloads.engine)
-            new: dict[str, Any] | None = model.payload(key[0])
+            topic = self.payloads.engine.topics.get(key[1])
+            new: dict[str, Any] | None = model.payload(key[0], *(topic.args if topic else ()))
         else:
             new = self.payloads.build(key)
         if new is not None:
@@ -373,10 +383,11 @@ class Projections:
                 self._moved[key] = None
         for name, model in self.models.items():
             for audience in model.flush():
-                rec = self.docs.get(self._k[audience][name])
-                if rec is not None:
-                    rec.replace_with(model.payload(audience))
-                    self._moved[self._k[audience][name]] = None
+                for key, args in self._family_keys(audience, name):
+                    rec = self.docs.get(key)
+                    if rec is not None:
+                        rec.replace_with(model.payload(audience, *args))
+                        self._moved[key] = None
         moved, self._moved = self._moved, {}
         for key in moved:
             rec = self.docs[key]
