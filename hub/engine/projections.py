@@ -53,6 +53,11 @@ class Projections:
         self._acted: dict[tuple[int, int], int] = {}  # hand -> its first action not yet shown
         self._rehand: dict[tuple[int, int], None] = {}  # hands whose traveller rows to rebuild
         self._projected: dict[tuple[int, int], None] = {}  # hands the projection must re-read
+        # The topics of families with a model not materialized yet, and those of them an
+        # event touched: made at the next flush and handed out whole, as any topic new to the
+        # feed (after a writer's restart the edges hold the old ones: issue #31).
+        self._unmade: set[TopicKey] = set()
+        self._fresh: dict[TopicKey, None] = {}
         # The projection's scoreboard, once asked for.
         self.board: Scoreboard | EventScoreboard | None = None
         config = state.config
@@ -149,11 +154,15 @@ class Projections:
             if self.active:  # shown at the next flush, however many
                 for key in route[1]:
                     self._stale[key] = None
+                if self._unmade:
+                    self._fresh.update(dict.fromkeys(route[0] & self._unmade))
                 self._acted.setdefault(hand, event.index)
                 self._project(hand)
             return route[0]
         keys, stale = self._routed(event)
         self.touch(stale)
+        if self._unmade and self.active:
+            self._fresh.update(dict.fromkeys(keys & self._unmade))
         if isinstance(event, _HAND_EVENTS) and self.active:
             # the live deal and the travellers: that table's row, at the next flush
             hand = (event.table, event.deal)
@@ -329,6 +338,8 @@ class Projections:
         self._acted.clear()
         self._rehand.clear()
         self._projected.clear()
+        self._unmade = set(self._model_keys)
+        self._fresh.clear()
         self.models.clear()
         self.board = projection_view.projected_board(self.state)
 
@@ -351,6 +362,7 @@ class Projections:
             new = self.payloads.build(key)
         if new is not None:
             self.docs[key] = Recorder(new)
+            self._unmade.discard(key)
         return new
 
     def flush(self) -> list[TopicChange]:
@@ -388,6 +400,10 @@ class Projections:
                     if rec is not None:
                         rec.replace_with(model.payload(audience, *args))
                         self._moved[key] = None
+        fresh, self._fresh = self._fresh, {}
+        for key in fresh:
+            if key not in self.docs and (new := self.materialize(key)) is not None:
+                out.append(TopicChange(key, None, new))
         moved, self._moved = self._moved, {}
         for key in moved:
             rec = self.docs[key]
