@@ -75,14 +75,16 @@ class Projections:
             cls: tuple(f.name for f in feeds if f.model is not None)
             for cls, feeds in self._routes.items()
         }
-        self._model_keys = {
-            key
+        modelled = {
+            key: f.lazy
             for f in FEEDS.values()
             if f.model is not None
             for a in FAMILIES[f.name].audiences
             if a in self._k  # (the programme's are the public's)
             for key, _ in self._family_keys(a, f.name)
         }
+        self._model_keys = set(modelled)
+        self._eager_keys = {key for key, lazy in modelled.items() if not lazy}
         # (class, *its routed_by fields) -> (every topic it touches, those to rebuild).
         self._route_fields = {c: getattr(c, "routed_by", None) for c in self._routes}
         self._route_cache: dict[tuple[Any, ...], _Route] = {}
@@ -338,7 +340,7 @@ class Projections:
         self._acted.clear()
         self._rehand.clear()
         self._projected.clear()
-        self._unmade = set(self._model_keys)
+        self._unmade = set(self._eager_keys)
         self._fresh.clear()
         self.models.clear()
         self.board = projection_view.projected_board(self.state)

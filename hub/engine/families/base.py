@@ -143,6 +143,10 @@ class Feed:
     build: Builder  # (reading, parameters, audience) -> its payload now (None: not yet)
     moves: tuple[type, ...] = ()  # events the projections apply in place (else: rebuilt)
     # A family whose documents a model keeps: the model is made when one of them is first
-    # materialized, and moves them; until then nothing of the family is built, whatever
-    # events touch it.
+    # materialized (or touched, unless ``lazy``), and moves them.
     model: Callable[[EngineView], Model] | None = None
+    # With a model: True, nothing of the family is built until someone asks for one of its
+    # topics (suggestions: its ranking costs every hand); False, a topic an event touches is
+    # made then and handed out whole, as other families' (after a writer's restart, the
+    # edges' copies are replaced so).
+    lazy: bool = False

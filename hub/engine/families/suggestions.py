@@ -45,5 +45,5 @@ def _ranking(engine: EngineView) -> suggest.Ranking:
 
 EVENTS = (*HAND_EVENTS, *PUBLIC_EVENTS, RosterChanged)
 SUGGESTIONS = Feed(
-    "suggestions", EVENTS, suggestions_keys, _suggestions, moves=EVENTS, model=_ranking
+    "suggestions", EVENTS, suggestions_keys, _suggestions, moves=EVENTS, model=_ranking, lazy=True
 )
