@@ -321,7 +321,7 @@ def test_moved_families_equal_their_builders_after_every_event(seed: int, noise:
             client.subscribe_all(engine)
         engine.tick(float(steps))
         client.take(engine)
-        assert assert_moved(engine, client) == 2 + len(engine.config.tables)
+        assert assert_moved(engine, client) == 2 + len(engine.state.config.tables)
         steps += 1
 
     run(seed, corrections_noise=noise, after_each=check)

@@ -61,6 +61,11 @@ class Projections:
         self._acted: dict[tuple[int, int], int] = {}  # hand -> its first action not yet shown
         self._rehand: dict[tuple[int, int], None] = {}  # hands whose traveller rows to rebuild
         self._projected: dict[tuple[int, int], None] = {}  # hands the projection must re-read
+        # The topics of families with a model not materialized yet, and those of them an
+        # event touched: made at the next flush and handed out whole, as any topic new to the
+        # feed (after a writer's restart the edges hold the old ones: issue #31).
+        self._unmade: set[TopicKey] = set()
+        self._fresh: dict[TopicKey, None] = {}
         # The projection's scoreboard, once asked for.
         self.board: Scoreboard | EventScoreboard | None = None
         config = state.config
@@ -96,9 +101,16 @@ class Projections:
             for a in f.audiences
             for key in _flat(self._k[a][f.name])
         }
-        self._model_keys = {
-            self._k[a][f.name] for f in FEEDS.values() if f.model is not None for a in f.audiences
+        modelled = {
+            key: f.lazy
+            for f in FEEDS.values()
+            if f.model is not None
+            for a in f.audiences
+            if a in self._k  # (the programme's are the public's)
+            for key, _ in self._family_keys(a, f.name)
         }
+        self._model_keys = set(modelled)
+        self._eager_keys = {key for key, lazy in modelled.items() if not lazy}
         # (class, *its routed_by fields) -> (every topic it touches, those to rebuild).
         self._route_fields = {c: getattr(c, "routed_by", None) for c in self._routes}
         self._route_cache: dict[tuple[Any, ...], _Route] = {}
@@ -114,6 +126,13 @@ class Projections:
     def key(self, audience: str, name: str, arg: Any = None) -> Any:
         found = self._k[audience][name]
         return found if arg is None else found[arg]
+
+    def _family_keys(self, audience: str, name: str) -> list[tuple[TopicKey, tuple[int, ...]]]:
+        """A family's topics for an audience, with their parameters (one, or a list by seat)."""
+        found = self._k[audience][name]
+        if isinstance(found, list):
+            return [(key, (seat,)) for seat, key in enumerate(found, 1)]
+        return [(found, ())]
 
     def hand_keys(self, table: int, deal: int) -> AbstractSet[TopicKey]:
         """The live topics a hand's actions touch."""
@@ -163,11 +182,15 @@ class Projections:
             if self.active:  # shown at the next flush, however many
                 for key in route[1]:
                     self._stale[key] = None
+                if self._unmade:
+                    self._fresh.update(dict.fromkeys(route[0] & self._unmade))
                 self._acted.setdefault(hand, event.index)
                 self._project(hand)
             return route[0]
         keys, stale = self._routed(event)
         self.touch(stale)
+        if self._unmade and self.active:
+            self._fresh.update(dict.fromkeys(keys & self._unmade))
         if isinstance(event, _HAND_EVENTS) and self.active:
             # the live deal and the travellers: that table's row, at the next flush
             hand = (event.table, event.deal)
@@ -323,6 +346,8 @@ class Projections:
         self._acted.clear()
         self._rehand.clear()
         self._projected.clear()
+        self._unmade = set(self._eager_keys)
+        self._fresh.clear()
         self.models.clear()
         self.board = projection_view.projected_board(self.state)
         self.movers = {
@@ -347,11 +372,13 @@ class Projections:
             model = self.models.get(feed.name)
             if model is None:
                 model = self.models[feed.name] = feed.model(self.payloads.engine)
-            new: dict[str, Any] | None = model.payload(key[0])
+            topic = self.payloads.engine.topics.get(key[1])
+            new: dict[str, Any] | None = model.payload(key[0], *(topic.args if topic else ()))
         else:
             new = self.payloads.build(key)
         if new is not None:
             self.docs[key] = Recorder(new)
+            self._unmade.discard(key)
         return new
 
     def flush(self) -> list[TopicChange]:
@@ -386,10 +413,11 @@ class Projections:
                 self._moved[key] = None
         for name, model in self.models.items():
             for audience in model.flush():
-                rec = self.docs.get(self._k[audience][name])
-                if rec is not None:
-                    rec.replace_with(model.payload(audience))
-                    self._moved[self._k[audience][name]] = None
+                for key, args in self._family_keys(audience, name):
+                    rec = self.docs.get(key)
+                    if rec is not None:
+                        rec.replace_with(model.payload(audience, *args))
+                        self._moved[key] = None
         for mover in self.movers.values():
             for key in mover.flush():
                 rec = self.docs.get(key)
@@ -400,6 +428,10 @@ class Projections:
                 if rec is not None:
                     self.docs[key] = rec
                     out.append(TopicChange(key, None, rec.doc))
+        fresh, self._fresh = self._fresh, {}
+        for key in fresh:
+            if key not in self.docs and (new := self.materialize(key)) is not None:
+                out.append(TopicChange(key, None, new))
         moved, self._moved = self._moved, {}
         for key in moved:
             rec = self.docs[key]

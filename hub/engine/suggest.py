@@ -259,7 +259,7 @@ class Ranking:
         for e in entries:
             insort(self.order[audience], e.key)
 
-    def payload(self, audience: str) -> dict[str, Any]:
-        """An audience's list now (a new document each time)."""
+    def payload(self, audience: str, *args: int) -> dict[str, Any]:
+        """An audience's list now (a new document each time; its topic takes no ``args``)."""
         keys = self.order[audience][: self.top]
         return {"suggestions": [self.entries[(deal, seat)].payload() for _, deal, seat in keys]}

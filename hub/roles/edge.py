@@ -29,7 +29,7 @@ from hub.roles.console_relay import ConsoleRelay
 from hub.serve.auth import Auth
 from hub.serve.edge_feed import EdgeFeed, load_snapshots
 from hub.serve.fanout import Fanout
-from hub.serve.feed import HISTORY, Frame, decode_feed, snapshot_field
+from hub.serve.feed import HISTORY, FeedReader, Frame, snapshot_field
 from hub.serve.http import create_app, serve
 from hub.serve.limits import Limits
 from hub.tasks import cancel_and_wait
@@ -71,6 +71,7 @@ class EdgeSource:
         self.consoles = ConsoleRelay(bus, tournament)  # the web consoles' events and answers
         self.gaps = 0  # frames that revealed a gap
         self.malformed = 0  # feed messages that were not frames
+        self._reader = FeedReader()  # (puts the parts of a big delta together)
         self.id = uuid.uuid4().hex[:12]
         self._heal_attempts = heal_attempts
         self._heal_delay = heal_delay
@@ -168,13 +169,18 @@ class EdgeSource:
         assert self._subscription is not None
         async for message in self._subscription:
             try:
-                feed = decode_feed(message.data)
+                feed = self._reader.read(message.data)
             except CodecError as exc:
                 self.malformed += 1
                 log.warning("ignoring a malformed feed message: %s", exc)
                 continue
+            if feed is None:  # a part of a frame
+                continue
             try:
-                await self.receive(feed.key, feed.frame)
+                if feed.stored:
+                    await self.fetch(feed.key, feed.frame.seq)
+                else:
+                    await self.receive(feed.key, feed.frame)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -194,6 +200,20 @@ class EdgeSource:
             return
         self.gaps += 1
         await self._heal(key, frame)
+
+    async def fetch(self, key: TopicKey, seq: int) -> None:
+        """The feed's notice of a snapshot too big for it: read it from the snapshot hash,
+        where the writer put it first (a later one is as good), and send it to clients; if
+        the hash has none that recent, the writer is asked for it (as a gap is healed)."""
+        if seq <= self.store.seq(key):
+            return
+        found = (await self._snapshots({key})).get(key)
+        if found is None or found.seq < seq:
+            self.gaps += 1
+            await self.request({"op": "snapshots", "keys": [snapshot_field(key)]})
+            found = (await self._snapshots({key})).get(key)
+        if found is not None and self.store.seed(key, found):
+            self.fanout.publish(key, found.outs)
 
     def _may_refresh(self, key: TopicKey, seq: int) -> bool:
         """One refresh of a topic at a time, and the next only ``HISTORY // 4`` frames later:

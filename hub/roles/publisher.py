@@ -2,10 +2,12 @@
 
 Whoever holds the projecting engine owns one: the ingest itself (role ``all``, ``ingest``
 with ``--feed inline``), or a projector that replays the journal in its own process
-(``hub.roles.projector``). It publishes every change as a frame on the feed channel, keeps each
+(``hub.roles.projector``). It publishes every change as a frame on the feed channel, in
+messages of at most ``FEED_MESSAGE_LIMIT`` bytes (``hub.serve.feed.feed_messages``), keeps each
 topic's seq persisted at most ``SNAPSHOT_EVERY`` deltas behind (what a restart continues
 above), and writes snapshots only when someone needs them: edges that start or heal ask on
-the control channel (``{"op": "snapshots"}``), and a clean stop saves them all.
+the control channel (``{"op": "snapshots"}``), a snapshot too big for the channel goes there
+instead, and a clean stop saves them all.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from hub.bus.protocols import PubSubHashes
 from hub.engine.core import Engine
-from hub.serve.feed import SNAPSHOT_EVERY, Frame, IngestFeed, TopicKey, encode_feed
+from hub.serve.feed import SNAPSHOT_EVERY, Frame, IngestFeed, TopicKey, feed_messages
 from hub.wire.channels import Channels
 from hub.wire.control_request import ControlRequest
 
@@ -86,11 +88,15 @@ class FeedPublisher:
                 await settled.wait()
             changes = self.engine.changes()
             frames: list[tuple[str, bytes]] = []
+            stored: list[TopicKey] = []  # snapshots too big for the channel: in the hash
             for change in changes:
                 frame = self.store.publish(change)
                 if frame is None:
                     continue
-                frames.append((self.names.feed, encode_feed(change.key, frame)))
+                messages, in_hash = feed_messages(change.key, frame)
+                frames.extend((self.names.feed, m) for m in messages)
+                if in_hash:
+                    stored.append(change.key)
                 if self.on_frame is not None:
                     self.on_frame(change.key, frame)
             # Before the frames: a topic is never SNAPSHOT_EVERY deltas ahead of its persisted
@@ -98,6 +104,7 @@ class FeedPublisher:
             due = self.store.unsaved(at_least=SNAPSHOT_EVERY)
             requests, self._requests = self._requests, []
             asked = [key for request in requests for key in self.engine.topics_named(request.keys)]
+            asked += stored  # (and the feed's notices of these send the edges to the hash)
             if asked:  # edges start and heal from these
                 await self.bus.hset_many(self.names.topics, self.store.snapshots(asked))
                 due.extend(asked)

@@ -12,7 +12,10 @@ subscriber, a REST read, a persisted copy). ``EdgeFeed`` holds the bytes it rece
 frame from the snapshot hash and the delta frames after it.
 
 Wire names (DESIGN §2), declared once in ``hub.wire.channels.Channels``:
-- feed channel ``dup:{t}:feed``: one ``encode_feed`` message per update;
+- feed channel ``dup:{t}:feed``: one ``encode_feed`` message per update, none over
+  ``FEED_MESSAGE_LIMIT`` bytes (``feed_messages``): a snapshot too big for it goes into the
+  snapshot hash first and the channel carries a notice of it (the edges read it there); a
+  delta too big for it goes in parts, which the edges put together in order (``FeedReader``);
 - snapshot hash ``dup:{t}:topics``: field ``"{audience}|{topic}"`` → ``encode_snapshot``;
   written lazily: when an edge asks (at its start, to heal a gap, to refresh), and on stop;
 - seq hash ``dup:{t}:topic-seqs``: field → the topic's seq, written every ``SNAPSHOT_EVERY``
@@ -36,9 +39,11 @@ from hub.wire.topics import TopicKey
 
 __all__ = [
     "CATCH_UP_DELTAS",
+    "FEED_MESSAGE_LIMIT",
     "HISTORY",
     "SNAPSHOT_EVERY",
     "FeedMessage",
+    "FeedReader",
     "Frame",
     "IngestFeed",
     "PayloadFeed",
@@ -47,6 +52,7 @@ __all__ = [
     "decode_snapshot",
     "encode_feed",
     "encode_snapshot",
+    "feed_messages",
 ]
 
 HISTORY = 256
@@ -62,8 +68,14 @@ SNAPSHOT_EVERY = 64
 """A topic's seq is persisted at least every this many deltas, so a restarted ingest that
 continues at (persisted seq + SNAPSHOT_EVERY) never reuses a seq a client has seen."""
 
+FEED_MESSAGE_LIMIT = 64 * 1024
+"""The most bytes one feed channel message carries. Redis queues every message for every
+subscriber: at 720 tables a whole traveller or standings document (1-1.75 MB, in both formats)
+went out as one message, and Redis's pub/sub output limit cut the edges' subscriptions."""
+
 FORMATS = ("json", "msgpack")
 WIRE = 2
+_ENVELOPE = 256  # more than a feed message's envelope takes, its frame's bytes aside
 
 
 def snapshot_field(key: TopicKey) -> str:
@@ -106,6 +118,8 @@ class Frame:
 class FeedMessage(msgspec.Struct, frozen=True):  # (made in C: one per frame)
     key: TopicKey
     frame: Frame
+    # A notice: the snapshot at ``frame.seq`` (``frame.outs`` empty) is in the snapshot hash.
+    stored: bool = False
 
 
 def _json(message: dict[str, Any]) -> bytes:
@@ -132,12 +146,82 @@ def encode_feed(key: TopicKey, frame: Frame) -> bytes:
     )
 
 
+def feed_messages(
+    key: TopicKey, frame: Frame, limit: int = FEED_MESSAGE_LIMIT
+) -> tuple[list[bytes], bool]:
+    """One frame as feed channel messages, none over ``limit`` bytes, and whether the snapshot
+    hash must hold the frame before they go out: the frame whole when it fits; a snapshot that
+    does not as a notice of it (``stored``: True, the edges read it from the hash); a delta
+    that does not in parts of its message, in order (``FeedReader`` puts them together)."""
+    outs = frame.outs
+    size = len(outs["json"].payload) + len(outs["msgpack"].payload) + len(key[1]) + _ENVELOPE
+    if size <= limit:
+        return [encode_feed(key, frame)], False
+    if frame.full:
+        notice = {"v": WIRE, "a": key[0], "t": key[1], "s": frame.seq, "f": True, "h": True}
+        return [pack(notice)], True
+    whole = encode_feed(key, frame)
+    step = limit - len(key[1]) - _ENVELOPE
+    count = -(-len(whole) // step)
+    return [
+        pack({"v": WIRE, "a": key[0], "t": key[1], "s": frame.seq, "i": i, "n": count, "b": b})
+        for i, b in enumerate(whole[at : at + step] for at in range(0, len(whole), step))
+    ], False
+
+
+class FeedReader:
+    """Reads the feed channel's messages in their order: a frame sent in parts comes out with
+    its last part; a part missing (a subscription cut) drops the frame, and the next frame of
+    its topic reveals the gap (healed as any other)."""
+
+    def __init__(self) -> None:
+        self._parts: dict[TopicKey, tuple[int, list[bytes]]] = {}
+
+    def read(self, data: bytes) -> FeedMessage | None:
+        """The message's frame (None: a part, the frame not complete yet). Raises
+        ``CodecError``."""
+        msg = unpack(data)
+        if not isinstance(msg, dict) or msg.get("v") != WIRE:
+            raise CodecError("not a feed message of this version")
+        if "n" not in msg:
+            return _decode(msg)
+        a, t, s, i, n, b = (msg.get(f) for f in ("a", "t", "s", "i", "n", "b"))
+        if not (
+            isinstance(a, str)
+            and isinstance(t, str)
+            and type(s) is int
+            and type(i) is int
+            and type(n) is int
+            and isinstance(b, bytes)
+        ):
+            raise CodecError("not a feed message part: wrong field types")
+        key = (a, t)
+        seq, parts = self._parts.get(key, (s, []))
+        if i == 0:
+            seq, parts = s, []
+        if seq != s or i != len(parts):  # a part lost: the frame is
+            self._parts.pop(key, None)
+            return None
+        parts.append(b)
+        if len(parts) < n:
+            self._parts[key] = (s, parts)
+            return None
+        self._parts.pop(key, None)
+        return decode_feed(b"".join(parts))
+
+
 def decode_feed(data: bytes) -> FeedMessage:
     """Reads the envelope only; the frame bytes stay as they are. Raises ``CodecError``."""
     msg = unpack(data)
     if not isinstance(msg, dict) or msg.get("v") != WIRE:
         raise CodecError("not a feed message of this version")
+    return _decode(msg)
+
+
+def _decode(msg: dict[str, Any]) -> FeedMessage:
     a, t, s, j, m = msg.get("a"), msg.get("t"), msg.get("s"), msg.get("j"), msg.get("m")
+    if msg.get("h") and isinstance(a, str) and isinstance(t, str) and type(s) is int:
+        return FeedMessage((a, t), Frame(s, True, {}), stored=True)
     if not (
         isinstance(a, str)
         and isinstance(t, str)

@@ -111,7 +111,9 @@ Builder = Callable[[Reading, tuple[int, ...], str], "dict[str, Any] | None"]
 
 class Model(Protocol):
     """A family's documents kept by a model of its own, moved incrementally (``Feed.model``):
-    made when one of its topics is first materialized, never before."""
+    made when one of its topics is first materialized, never before. A model shares what did
+    not move with the documents it made before (the diff passes it by identity) and never
+    edits what it handed out."""
 
     def on(self, event: Any) -> None:
         """An event the family declares: note what it moved (the work waits for ``flush``)."""
@@ -119,8 +121,9 @@ class Model(Protocol):
     def flush(self) -> Iterable[str]:
         """Move by what was noted; the audiences whose payload may have changed."""
 
-    def payload(self, audience: str) -> dict[str, Any]:
-        """An audience's payload now, equal to the family's builder's (a new document)."""
+    def payload(self, audience: str, *args: int) -> dict[str, Any]:
+        """An audience's payload now (``args``: the topic's, as ``seat:{s}``'s seat), equal
+        to the family's builder's (a new document)."""
 
 
 class Mover(Protocol):
@@ -153,13 +156,17 @@ class Family(wire.Family):
     keys: Keys  # (keys, event) -> the topics of this family the event touches
     build: Builder  # (reading, parameters, audience) -> its payload now (None: not yet)
     moves: tuple[type, ...] = ()  # events the projections apply in place (else: rebuilt)
-    # A family whose documents a model keeps (its topics take no parameters): the model is
-    # made when one of them is first materialized, and moves them; until then nothing of the
-    # family is built, whatever events touch it.
+    # A family whose documents a model keeps: the model is made when one of them is first
+    # materialized (or touched, unless ``lazy``), and moves them.
     model: Callable[[EngineView], Model] | None = None
     # A family whose documents a model moves in place, row by row (``Mover``): every event
     # the family declares is the mover's to apply.
     mover: Callable[[Reading], Mover] | None = None
+    # With a model: True, nothing of the family is built until someone asks for one of its
+    # topics (suggestions: its ranking costs every hand); False, a topic an event touches is
+    # made then and handed out whole, as other families' (after a writer's restart, the
+    # edges' copies are replaced so).
+    lazy: bool = False
     _: KW_ONLY
     # -- its wire facts (``hub.wire.topics.Family``)
     params: tuple[str, ...] = ()
