@@ -134,10 +134,10 @@ def test_edge_forwards_bytes_heals_gaps_and_decodes_only_for_rest() -> None:
         patch = [{"op": "add", "path": "/rows/-", "value": n}]
         frames.append(ingest.publish(TopicChange(KEY, patch, {"rows": list(range(n + 1))})))
     assert all(f is not None for f in frames)
-    assert edge.apply(KEY, frames[0])  # type: ignore[arg-type]
-    assert edge.apply(KEY, frames[1])  # type: ignore[arg-type]
-    assert edge.apply(KEY, frames[1])  # an old one: ignored
-    assert not edge.apply(KEY, frames[3])  # type: ignore[arg-type]  # a gap
+    assert edge.apply(KEY, frames[0]) is True  # type: ignore[arg-type]
+    assert edge.apply(KEY, frames[1]) is True  # type: ignore[arg-type]
+    assert edge.apply(KEY, frames[1]) is None  # type: ignore[arg-type]  # an old one: ignored
+    assert edge.apply(KEY, frames[3]) is False  # type: ignore[arg-type]  # a gap
     assert edge.seq(KEY) == 2
     # The same bytes go out: a new subscriber gets the snapshot and the deltas after it.
     outs = edge.catch_up(KEY, "json", None)

@@ -12,10 +12,11 @@ import random
 from typing import Any
 
 from hub.engine.core import Engine
+from hub.engine.families import topic_name
 from hub.engine.families.scores import Scores
 from hub.engine.simulate import simulate_session
 from hub.wire.patch import apply_patch, clone
-from hub.wire.topics import AUDIENCES, topic_name
+from hub.wire.topics import AUDIENCES
 from tests.factories import make_config, make_decks
 from tests.test_projections import Client
 
