@@ -172,7 +172,7 @@ def record_schedule(ingest: Any) -> dict[str, Any]:
     the same points, so two trees do the same work whatever the ingest's timing did."""
     applied: list[tuple[str, int]] = []
     flushes: list[int] = []
-    submit, publish = ingest.engine.submit, ingest._publish
+    submit, publish = ingest.engine.submit, ingest.feed.publish
 
     def recorded_submit(raw: Any, now: float, **kw: Any) -> Any:
         outcome = submit(raw, now, **kw)
@@ -185,8 +185,8 @@ def record_schedule(ingest: Any) -> dict[str, Any]:
             flushes.append(len(applied))
         await publish()
 
-    ingest.engine.submit = recorded_submit  # (instance attributes: the decider and the loops
-    ingest._publish = recorded_publish  # look them up on each call)
+    ingest.engine.submit = recorded_submit  # (instance attributes: the decider and the feed
+    ingest.feed.publish = recorded_publish  # writer look them up on each call)
     return {"applied": applied, "flushes": flushes}
 
 

@@ -92,9 +92,9 @@ async def test_a_flooding_table_does_not_hold_back_another_tables_event() -> Non
     batches: list[list[str]] = []
     handle = ingest.handle_batch
 
-    async def spy(batch: Sequence[Message]) -> None:
+    async def spy(batch: Sequence[Message], source: Any = None) -> None:
         batches.append([m.channel for m in batch])
-        await handle(batch)
+        await handle(batch, source)
 
     ingest.handle_batch = spy  # type: ignore[method-assign]
     await ingest.start()

@@ -180,17 +180,6 @@ class Admission:
             return None
         return event
 
-    def journaled(self, outcome: Outcome, position: str) -> None:
-        """``outcome.record`` was journaled at ``position``: its ack (and any later re-ack of
-        the same seq) carries it. A refusal journaled keeps its answer."""
-        if not outcome.ok:
-            return
-        outcome.ack["position"] = position
-        record = outcome.record or {}
-        console, seq = record.get("console"), record.get("seq")
-        if isinstance(console, str) and isinstance(seq, int):
-            self.sequencer.set_position(console, seq, position)
-
     def refusal(self, refused: Refused, now: float) -> Outcome:
         """What the engine answers for a refusal (`refuse`); the desk lists or counts it."""
         ack, record, refusal = self.refuse(refused, now)

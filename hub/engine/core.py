@@ -108,6 +108,7 @@ class Engine:
             changed=self._after(events, now),
             console=event.console,
             last_seq=self.admission.sequencer.last(event.console),
+            positions=self.admission.sequencer.positions(event.console),
         )
 
     def _reject(self, refused: Refused) -> Outcome:
@@ -126,11 +127,6 @@ class Engine:
         listed. Refusals are not journaled; a read model that replays the journal in another
         process is told them this way."""
         return self._announce(self.desk.note_refusal(refusal))
-
-    def journaled(self, outcome: Outcome, position: str) -> None:
-        """The ingest appended ``outcome.record`` to the journal at ``position``: its ack (and
-        any later re-ack of the same seq) carries it."""
-        self.admission.journaled(outcome, position)
 
     def restore_answers(
         self,
@@ -201,7 +197,9 @@ class Engine:
         record = {"kind": "console", **event.as_record(), "at": now}
         self._offer(record)
         changed = self._after(events, now)
-        return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
+        positions = self.admission.sequencer.positions(event.console)
+        ack = {"ok": True}
+        return Outcome(ok=True, ack=ack, record=record, changed=changed, positions=positions)
 
     def _apply_control(self, record: Mapping[str, Any], now: float) -> list[EngineEvent]:
         """A control record (checked, or from the journal): the roster's, else the desk's."""

@@ -25,6 +25,9 @@ class Outcome(msgspec.Struct):
     seq_advanced: bool = False  # a refusal used up the console's seq: persist it
     last_seq: int = 0  # the console's high-water mark after this event (to persist)
     refusal: dict[str, Any] | None = None  # a refusal as the operator desk lists it
+    # Where the journal stage writes an accepted event's position (its console's positions in
+    # the sequencer, repeated in re-acks of its seq); None: nothing to keep.
+    positions: dict[int, str] | None = None
 
     @classmethod
     def refused_command(cls, exc: Rejection) -> Outcome:

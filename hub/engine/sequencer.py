@@ -74,10 +74,15 @@ class Sequencer:
 
     def set_position(self, console: str, seq: int, position: str) -> None:
         """The journal position of an accepted ``seq`` (repeated in its re-acks)."""
+        self.positions(console)[seq] = position
+
+    def positions(self, console: str) -> dict[int, str]:
+        """The journal positions of ``console``'s accepted seqs, seq -> position: where the
+        ingest's journal stage writes one once it is appended (``Outcome.positions``)."""
         entry = self._consoles.get(console)
         if entry is None:
             entry = self._consoles[console] = _ConsoleSeq()
-        entry.positions[seq] = position
+        return entry.positions
 
     def state(self) -> dict[str, int]:
         return {name: entry.last for name, entry in self._consoles.items()}

@@ -28,8 +28,11 @@ then exits non-zero so its supervisor restarts it into standby). Its unacknowled
 resent by the consoles to the new holder.
 
 Every event gets an answer, and a refused one's answer is persisted first so a resend after a
-restart is told the same refusal (``hub.roles.ingest_answers``). A batch is decided in memory
-(``hub.roles.ingest_decide``), journaled under ``_lock``, then answered.
+restart is told the same refusal (``hub.roles.ingest_answers``). A batch goes through a
+pipeline of stages, each handing it on to the next: decided in memory, the engine held
+(``hub.roles.ingest_decide``); journaled, then the engine let go (``hub.roles.ingest_journal``);
+answered, the consoles' links and the notes too (``hub.roles.ingest_answers``); then the feed,
+when it is due (``hub.roles.publisher``).
 
 The event epoch (``dup:{t}:epoch``) is written by the first ingest that starts on a Redis (and
 database) and kept by every later one: the consoles key their outboxes to it, so an outbox of a
@@ -51,13 +54,10 @@ from hub.bus.lease import LeaseHolder
 from hub.engine.core import Engine, Outcome
 from hub.metrics import Metrics
 from hub.roles.engine_store import FIELD as SNAPSHOT_FIELD
-from hub.roles.engine_store import pack_snapshot
-from hub.roles.ingest_answers import Answering, BatchAnswers
+from hub.roles.ingest_answers import Answering, Waiting
 from hub.roles.ingest_decide import Decider
-from hub.roles.ingest_journal import append_durably, restore_engine
+from hub.roles.ingest_journal import Applying, Journaling, positioned, restore_engine
 from hub.roles.intake import TABLE_BUFFER, TABLE_BYTES, TABLE_RATE, FairIntake
-from hub.roles.notes import MAXLEN as NOTES_MAXLEN
-from hub.roles.notes import link_notes, refusal_note
 from hub.roles.publisher import FeedPublisher
 from hub.roles.signed import SignedIntake
 from hub.serve.feed import Frame, IngestFeed, TopicKey
@@ -70,14 +70,7 @@ log = logging.getLogger("duplicast.ingest")
 BATCH = 512
 LEASE_TTL = 5.0  # seconds; a successor waits at most this long after a crash
 STOP_STEP = 1.0  # seconds; each step of stop() that talks to the bus waits at most this long
-
-
 ENGINE_SNAPSHOT_EVERY = 10_000  # journal records between two engine snapshots (restart cost)
-FEED_INTERVAL = 0.02
-"""Under load (messages waiting after a batch), the feed is published at most this often:
-one flush of the projections then covers many batches (a topic touched by every batch is
-rebuilt and diffed once, not each time). When nothing waits it is published at once. Acks
-are never held back."""
 
 
 def new_epoch() -> str:
@@ -109,13 +102,14 @@ class Ingest:
         self.engine = engine
         self.tournament = engine.state.config.id
         self.names = Channels(self.tournament)
-        # Cleared while a batch applied to the engine is being journaled: the feed publisher
-        # takes the engine's changes only while it is set (never ahead of the journal).
-        self._settled = asyncio.Event()
-        self._settled.set()
+        # Held while a batch or command applies and journals (journal order == apply order);
+        # the feed publisher takes the engine's changes only once it is let go.
+        self.applying = Applying()
         # feed=False: a projector in another process publishes the feed (module docstring)
         self.feed = (
-            FeedPublisher(bus, engine, store=store, on_frame=on_frame, settled=self._settled)
+            FeedPublisher(
+                bus, engine, store=store, on_frame=on_frame, settled=self.applying.settled
+            )
             if feed
             else None
         )
@@ -124,30 +118,67 @@ class Ingest:
         self.ready = False
         self.ready_once = False  # it served once: persist its snapshots on stop
         self.replayed = 0
-        self.last_position = "0-0"
         self.epoch = ""  # this Redis's event epoch (``dup:{t}:epoch``), read at start
         self.lease = LeaseHolder(
             bus, self.names.lease, name="ingest", ttl=lease_ttl, log=log, fenced=True
         )
         self.on_lost = on_lost
         self.on_ready = on_ready  # called once the ingest is ready (its store live)
-        self._lock = asyncio.Lock()  # journal order == apply order (batches, commands)
-        self.answering = Answering(self.names, self.metrics)
+        # The pipeline a batch goes through, each stage handing it on to the next:
+        # decide -> journal -> answer (links, notes) -> the feed (module docstring).
+        refused: dict[str, int] = {}  # undecodable messages of a batch, by code
+        self.answering = Answering(
+            self.names, self.metrics, bus=bus, engine=engine, feed=self.feed, refused=refused
+        )
+        self.journal = Journaling(
+            bus,
+            self.names,
+            engine,
+            self.metrics,
+            applying=self.applying,
+            lease=self.lease,
+            then=self.answering.take,
+            every=ENGINE_SNAPSHOT_EVERY,
+        )
         on_snapshots = self.feed.request if self.feed is not None else None
         # the keys signed web console events and operator commands are checked with (none
         # until ``serve`` gives them: ``Auth.keyring``; then nothing signed is accepted)
         self.signed = SignedIntake(on_refused=self.metrics.signature_refused)
-        self.decider = Decider(self.names, engine, on_snapshots=on_snapshots, signed=self.signed)
-        self._since_snapshot = 0  # journal records since the last engine snapshot
-        self._unjournaled = False  # a batch was applied but not (yet) journaled
-        self.engine_snapshot_every = ENGINE_SNAPSHOT_EVERY
+        self.decider = Decider(
+            self.names,
+            engine,
+            on_snapshots=on_snapshots,
+            signed=self.signed,
+            metrics=self.metrics,
+            applying=self.applying,
+            then=self.journal.take,
+            noting=self.feed is None,
+        )
+        self.decider.refused = refused
         self.restored_from: str | None = None  # journal position of the snapshot used
         self.timings: dict[str, float] = {}  # seconds of each phase of the last rebuild
         self._tasks: list[asyncio.Task[None]] = []
         self._subs: list[Subscription] = []
         self.intake: FairIntake | None = None  # the consoles' subscriptions, once running
         self._stopping = False
-        self._published = 0.0  # monotonic time of the last feed publish under load
+
+    @property
+    def last_position(self) -> str:
+        """The journal position the engine stands at (the last record applied)."""
+        return self.journal.position
+
+    @last_position.setter
+    def last_position(self, position: str) -> None:
+        self.journal.position = position
+
+    @property
+    def engine_snapshot_every(self) -> int:
+        """Journal records between two engine snapshots (restart cost)."""
+        return self.journal.every
+
+    @engine_snapshot_every.setter
+    def engine_snapshot_every(self, every: int) -> None:
+        self.journal.every = every
 
     # ------------------------------------------------------------------ the lease
     @property
@@ -246,7 +277,7 @@ class Ingest:
         if self.ready_once and not self.lost and not self.standby:
             if self.feed is not None:
                 await bounded(self.feed.save(), STOP_STEP, "saving the topic snapshots")
-            if self._since_snapshot:
+            if self.journal.since:
                 await bounded(self.save_engine(), STOP_STEP, "saving the engine snapshot")
         if subs:
             closing = asyncio.gather(*(sub.aclose() for sub in subs), return_exceptions=True)
@@ -315,25 +346,25 @@ class Ingest:
         """Persist the engine's snapshot with the journal position it stands at; not when a
         batch was applied but never journaled (an append cut short): the engine is then ahead
         of the journal, and only the journal may say what happened."""
-        async with self._lock:
-            if self._unjournaled:
+        async with self.applying.lock:
+            if self.applying.unjournaled:
                 log.warning("no engine snapshot: a batch was applied but not journaled")
                 return False
-            data = pack_snapshot(self.last_position, self.engine)
-            self._since_snapshot = 0
+            data = self.journal.snapshot()
         await self.bus.hset(self.names.engine, SNAPSHOT_FIELD, data)
         return True
 
     # ------------------------------------------------------------------ loops
     async def _process(self, sub: Subscription | FairIntake) -> None:
-        """Take what the subscription(s) received, a batch at a time; the feed follows each
-        batch when nothing waits, else at most every ``FEED_INTERVAL``."""
+        """Take what the subscription(s) received, a batch at a time, into the pipeline; its
+        last stage publishes the feed when nothing waits, else at most every
+        ``FEED_INTERVAL``."""
         while not self._stopping:
             batch = await (sub.take() if isinstance(sub, FairIntake) else sub.take(BATCH))
             if not batch or self._stopping:  # closed; or stopping (the lease lost meanwhile)
                 return
             try:
-                await self.handle_batch(batch)
+                await self.handle_batch(batch, sub)
             except asyncio.CancelledError:
                 raise
             except LeaseLost:
@@ -343,9 +374,6 @@ class Ingest:
                 log.exception("ingest failed on a batch of %d messages", len(batch))
                 self.metrics.reject("internal_error")
                 continue
-            if not sub.pending or time.monotonic() - self._published >= FEED_INTERVAL:
-                await self._publish_or_log()
-                self._published = time.monotonic()
 
     async def _ticker(self) -> None:
         while not self._stopping:
@@ -354,14 +382,10 @@ class Ingest:
             await self._publish_or_log()
 
     async def _publish_or_log(self) -> None:
-        """A feed publish that fails (the bus gave up after its retry deadline: a long Redis
-        outage) must not end the loop that called it: the journal and the acks carry on."""
-        try:
-            await self._publish()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.warning("feed publish failed (%s); continuing", exc)
+        """A feed publish that fails must not end the loop that called it
+        (``FeedPublisher.publish_logged``)."""
+        if self.feed is not None:
+            await self.feed.publish_logged()
 
     # ------------------------------------------------------------------ messages
     async def handle(self, channel: str, data: bytes) -> None:
@@ -372,105 +396,35 @@ class Ingest:
     @contextlib.asynccontextmanager
     async def _applying(self) -> AsyncIterator[None]:
         """Hold the engine while it applies and journals (journal order == apply order, also
-        against operator commands); the feed waits meanwhile (``_settled``)."""
-        async with self._lock:
-            self._settled.clear()
-            try:
-                yield
-            finally:
-                self._settled.set()
+        against operator commands); the feed waits meanwhile (``Applying.settled``)."""
+        await self.applying.hold()
+        try:
+            yield
+        finally:
+            self.applying.release()
 
-    async def handle_batch(self, batch: Sequence[Message]) -> None:
-        """Apply a burst of messages in arrival order, journal every accepted record in one
-        append, then answer: refusals and the consoles' seq high-water marks, then the acks.
-        A batch costs a few round trips whatever its size; the order of effects per event is
-        unchanged. Each message's ``arrived`` (monotonic) gives its lag. The feed follows in
-        ``_publish``."""
+    async def handle_batch(self, batch: Sequence[Message], source: Waiting | None = None) -> None:
+        """A burst of messages into the pipeline, in arrival order: the engine held, decided
+        (``Decider.take``), journaled in one append and the engine let go (``Journaling``),
+        answered: refusals and the consoles' seq high-water marks, then the acks, then the
+        links and notes (``Answering``); the feed when ``source`` (where the batch came from)
+        has nothing waiting or ``FEED_INTERVAL`` passed (``FeedPublisher.follow``; None: the
+        caller publishes the feed). Each stage hands the batch on; a batch costs a few round
+        trips whatever its size; the order of effects per event is unchanged."""
         now = self.clock()
-        out = BatchAnswers()
-        async with self._applying():
-            self._unjournaled = True  # until the append below returns
-            decided, accepted, notes = self._decide_batch(batch, now, out)
-            await self._journal_outcomes(accepted)
-            self._unjournaled = False
-            snapshot = self._snapshot_due(len(accepted))
-        if snapshot is not None:
-            await self.bus.hset(self.names.engine, SNAPSHOT_FIELD, snapshot)
-        links = await self.answering.send(self.bus, decided, accepted, self.decider.refused, out)
-        done = time.monotonic()
-        self.metrics.ingest_lag(*[done - m.arrived if done > m.arrived else 0.0 for m in batch])
-        await self._note_links(links, notes)
-
-    def _decide_batch(
-        self, batch: Sequence[Message], now: float, out: BatchAnswers
-    ) -> tuple[list[tuple[Outcome, Any, str]], list[Outcome], list[bytes]]:
-        """Decide each message in order, in memory (``hub.roles.ingest_decide``): every decided
-        (outcome, request, channel); the outcomes to journal (accepted, or refused using up a
-        seq); the refusals as notes for a projector elsewhere (``feed=False``)."""
-        decided: list[tuple[Outcome, Any, str]] = []
-        accepted: list[Outcome] = []
-        notes: list[bytes] = []
-        decide, answer = self.decider.decide, out.add
-        noting = self.feed is None
-        for message in batch:
-            channel = message.channel
-            try:
-                outcome, raw = decide(channel, message.data, now, answer)
-            except Exception:  # a bug in one event must not lose the rest of the batch
-                log.exception("ingest failed on a message from %s", channel)
-                self.metrics.reject("internal_error")
-                continue
-            if outcome is not None:
-                decided.append((outcome, raw, channel))
-                if outcome.record is not None:
-                    accepted.append(outcome)
-                if outcome.refusal is not None and noting:
-                    notes.append(refusal_note(outcome.refusal))
-        return decided, accepted, notes
-
-    async def _journal_outcomes(self, accepted: list[Outcome]) -> None:
-        """Journal the outcomes' records in one append; tell the engine where each landed."""
-        records = [outcome.record for outcome in accepted if outcome.record is not None]
-        positions = await self._journal(records)
-        journaled = self.engine.journaled
-        for outcome, position in zip(accepted, positions, strict=True):
-            journaled(outcome, position)
-
-    def _snapshot_due(self, journaled: int) -> bytes | None:
-        """The engine's snapshot, once ``engine_snapshot_every`` records were journaled
-        since the last one (taken while the engine stands at ``last_position``)."""
-        self._since_snapshot += journaled
-        if self._since_snapshot < self.engine_snapshot_every:
-            return None
-        self._since_snapshot = 0
-        return pack_snapshot(self.last_position, self.engine)
-
-    async def _note_links(self, links: dict[str, bool], notes: list[bytes]) -> None:
-        """Whether each answered console listens, to the engine; with the batch's refusals,
-        as notes on ``dup:{t}:notes`` when a projector elsewhere publishes the feed."""
-        if links:
-            if self.feed is None:
-                moved = {c: up for c, up in links.items() if self.engine.desk.links.get(c) != up}
-                notes.extend(link_notes(moved))
-            self.engine.note_links(links)
-        if notes:  # not fenced, not retried: they only inform the operator desk
-            try:
-                await self.bus.append_many(self.names.notes, notes, maxlen=NOTES_MAXLEN)
-            except (asyncio.CancelledError, LeaseLost):
-                raise
-            except Exception as exc:  # the batch is journaled and answered already
-                log.warning("%d note(s) for the projector lost (%s)", len(notes), exc)
+        await self.applying.hold()
+        await self.decider.take(batch, now, source)
 
     async def control(self, command: dict[str, Any]) -> Outcome:
         """An operator command (in-process): validated, journaled, applied. A signed one is
         verified as on the control channel; an unsigned one is taken (this process
         authenticated its client: role ``all``)."""
         async with self._applying():
-            self._unjournaled = True
+            self.applying.unjournaled = True
             outcome = self.decider.control(command, self.clock(), trusted=True)
             if outcome.record is not None:
                 try:
-                    (position,) = await self._journal([outcome.record])
+                    (position,) = await self.journal.append([outcome.record])
                 except LeaseLost:
                     self._lose_lease()
                     message = "this ingest lost its lease; retry on the active one"
@@ -480,19 +434,10 @@ class Ingest:
                         code="not_ready",
                         message=message,
                     )
-                self.engine.journaled(outcome, position)
-                self._since_snapshot += 1
-            self._unjournaled = False
+                positioned(outcome, position)
+                self.journal.since += 1
+            self.applying.unjournaled = False
         return outcome
-
-    async def _journal(self, records: list[dict[str, Any]]) -> list[str]:
-        """Append until it is durable (``append_durably``); the entry ids."""
-        positions = await append_durably(
-            self.bus, self.names.journal, records, self.fence, self.metrics
-        )
-        if positions:
-            self.last_position = positions[-1]
-        return positions
 
     async def control_now(self, command: dict[str, Any]) -> dict[str, Any]:
         """In-process control (role all): apply and publish at once."""

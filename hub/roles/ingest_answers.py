@@ -6,24 +6,41 @@ console, on ``dup:{t}:errors:{table}``; an operator command from an edge on the 
 it named. A refused event that used up its console's seq has its answer persisted
 (``dup:{t}:rejected``, the latest ``MAX_REFUSALS`` per console) with the consoles' seq
 high-water marks (``dup:{t}:consoles``) before any answer goes out.
+
+``Answering.take`` is the answer stage of the ingest's pipeline: a journaled batch from the
+journal stage, answered whole; whether each answered console listens goes to the engine's desk
+(the ops topic's ``connected``) and, with the batch's refusals, as notes (``hub.roles.notes``)
+when a projector elsewhere publishes the feed; else the batch is handed on to this ingest's
+feed writer, which publishes when it is due (``hub.roles.publisher.FeedPublisher.follow``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from hub.bus.base import Bus, LeaseLost, Message
 from hub.bus.protocols import Hashes, PubSubHashes
-from hub.engine.core import Outcome
+from hub.engine.core import Engine, Outcome
 from hub.metrics import Metrics
+from hub.roles.notes import MAXLEN as NOTES_MAXLEN
+from hub.roles.notes import link_notes
 from hub.wire import codec
 from hub.wire.channels import Channels
 from hub.wire.control_request import ControlRequest
 
-__all__ = ["MAX_REFUSALS", "Answering", "BatchAnswers"]
+if TYPE_CHECKING:
+    from hub.roles.publisher import FeedPublisher
+
+__all__ = ["MAX_REFUSALS", "Answering", "Batch", "BatchAnswers", "Waiting"]
 
 MAX_REFUSALS = 1000  # refusals whose answer is kept per console (older ones: "refused")
 NAME_CACHE = 4096  # console names whose ack channel is remembered
+
+log = logging.getLogger("duplicast.ingest")
 
 
 class BatchAnswers:
@@ -57,13 +74,50 @@ class BatchAnswers:
         }
 
 
+class Waiting(Protocol):
+    """Where a batch came from, as the feed stage asks it: does more wait (``pending``)."""
+
+    @property
+    def pending(self) -> int: ...
+
+
+class Batch:
+    """A decided batch, handed from stage to stage: its messages (their ``arrived`` give the
+    lag), every decided (outcome, request, channel), the outcomes to journal (accepted, or
+    refused using up a seq), the refusals as notes for a projector elsewhere, its answers as
+    they are gathered, and its source (None: a caller that publishes the feed itself)."""
+
+    __slots__ = ("accepted", "decided", "messages", "notes", "out", "source")
+
+    def __init__(self, messages: Sequence[Message], source: Waiting | None) -> None:
+        self.messages = messages
+        self.source = source
+        self.decided: list[tuple[Outcome, Any, str]] = []
+        self.accepted: list[Outcome] = []
+        self.notes: list[bytes] = []
+        self.out = BatchAnswers()
+
+
 class Answering:
     """Turns a batch's decided outcomes into answers (module docstring); keeps which refusal
     answers are persisted, per console."""
 
-    def __init__(self, names: Channels, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        names: Channels,
+        metrics: Metrics,
+        *,
+        bus: Bus | None = None,
+        engine: Engine | None = None,
+        feed: FeedPublisher | None = None,
+        refused: dict[str, int] | None = None,
+    ) -> None:
         self.names = names
         self.metrics = metrics
+        self.bus = bus  # where the answers go (the stage's)
+        self.engine = engine  # its desk is told whether each answered console listens
+        self.feed = feed  # the next stage (None: a projector elsewhere, told by notes)
+        self.refused = refused if refused is not None else {}  # the decider's, by code
         self._refusals: dict[str, list[int]] = {}  # console -> seqs whose answer is persisted
         self._ack_channels: dict[str, str] = {}  # console -> its ack channel
 
@@ -79,6 +133,37 @@ class Answering:
         for seqs in self._refusals.values():
             seqs.sort()
         return refusals
+
+    async def take(self, batch: Batch) -> None:
+        """The answer stage: the batch answered (``send``), its lag measured, the links and
+        notes (``note``); then the batch to the feed writer, which publishes when nothing
+        waits where it came from, else at most every ``FEED_INTERVAL`` (a batch with no
+        source: its caller publishes the feed)."""
+        assert self.bus is not None, "the answer stage has its bus"
+        links = await self.send(self.bus, batch.decided, batch.accepted, self.refused, batch.out)
+        done = time.monotonic()
+        lags = [done - m.arrived if done > m.arrived else 0.0 for m in batch.messages]
+        self.metrics.ingest_lag(*lags)
+        await self.note(self.bus, links, batch.notes)
+        if self.feed is not None and batch.source is not None:
+            await self.feed.follow(bool(batch.source.pending))
+
+    async def note(self, bus: Bus, links: dict[str, bool], notes: list[bytes]) -> None:
+        """Whether each answered console listens, to the engine's desk; with the batch's
+        refusals, as notes on ``dup:{t}:notes`` when a projector elsewhere publishes the feed
+        (not fenced, not retried: they only inform the operator desk)."""
+        if links and self.engine is not None:
+            if self.feed is None:
+                desk = self.engine.desk.links
+                notes.extend(link_notes({c: up for c, up in links.items() if desk.get(c) != up}))
+            self.engine.note_links(links)
+        if notes:
+            try:
+                await bus.append_many(self.names.notes, notes, maxlen=NOTES_MAXLEN)
+            except (asyncio.CancelledError, LeaseLost):
+                raise
+            except Exception as exc:  # the batch is journaled and answered already
+                log.warning("%d note(s) for the projector lost (%s)", len(notes), exc)
 
     async def send(
         self,

@@ -6,17 +6,26 @@ on the control channel to ``Engine.control`` once its signature is (its answer g
 edge that asked, ``ControlRequest``); an edge's snapshot request to the feed publisher, when
 this process publishes the feed. What cannot be decoded names no console: it is answered on
 its table's error channel (``undecodable``), cheaply while the table floods.
+
+``Decider.take`` is the decide stage of the ingest's pipeline: the ingest holds the engine
+(``Applying``) and hands it a batch; it decides every message in order, in memory, and hands
+the decided ``Batch`` on to the journal stage (``hub.roles.ingest_journal.Journaling``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from hub.bus.base import Message
 from hub.engine.core import Engine, Outcome
 from hub.engine.events import decode_event
+from hub.metrics import Metrics
+from hub.roles.ingest_answers import Batch, Waiting
+from hub.roles.ingest_journal import Applying
 from hub.roles.intake import ERROR_LOGS, FairIntake, PerSecond
+from hub.roles.notes import refusal_note
 from hub.roles.signed import SignedIntake
 from hub.wire import codec
 from hub.wire.channels import Channels
@@ -58,10 +67,18 @@ class Decider:
         *,
         on_snapshots: Callable[[dict[str, Any]], None] | None,
         signed: SignedIntake | None = None,
+        metrics: Metrics | None = None,
+        applying: Applying | None = None,
+        then: Callable[[Batch], Awaitable[None]] | None = None,
+        noting: bool = False,
     ) -> None:
         self.names = names
         self.signed = signed or SignedIntake()
         self.engine = engine
+        self.metrics = metrics or Metrics()
+        self.applying = applying or Applying()  # held by the ingest when a batch comes
+        self.then = then  # the journal stage
+        self.noting = noting  # a projector elsewhere publishes the feed: note the refusals
         self.on_snapshots = on_snapshots  # None: a projector elsewhere answers them
         self.intake: FairIntake | None = None  # the consoles' subscriptions, once running
         self.refused: dict[str, int] = {}  # undecodable messages of this batch, by code
@@ -69,6 +86,44 @@ class Decider:
         self._web = names.web_prefix
         self._tables: dict[str, int | None] = {}  # console channel -> its table (table_of)
         self._error_logs = PerSecond(ERROR_LOGS)  # per table
+
+    async def take(
+        self, messages: Sequence[Message], now: float, source: Waiting | None = None
+    ) -> None:
+        """The decide stage: the engine is held (``Applying.hold``) when the batch comes; it
+        stays held until the journal stage has appended what was decided."""
+        try:
+            self.applying.unjournaled = True  # until the journal stage's append returns
+            batch = self.decide_batch(messages, now, source)
+            assert self.then is not None, "a decider that takes batches hands them on"
+        except BaseException:
+            self.applying.release()
+            raise
+        await self.then(batch)
+
+    def decide_batch(
+        self, messages: Sequence[Message], now: float, source: Waiting | None
+    ) -> Batch:
+        """Decide each message in order, in memory: a bug in one does not lose the rest."""
+        batch = Batch(messages, source)
+        decided, accepted, notes = batch.decided, batch.accepted, batch.notes
+        decide, answer = self.decide, batch.out.add
+        noting = self.noting
+        for message in messages:
+            channel = message.channel
+            try:
+                outcome, raw = decide(channel, message.data, now, answer)
+            except Exception:
+                log.exception("ingest failed on a message from %s", channel)
+                self.metrics.reject("internal_error")
+                continue
+            if outcome is not None:
+                decided.append((outcome, raw, channel))
+                if outcome.record is not None:
+                    accepted.append(outcome)
+                if outcome.refusal is not None and noting:
+                    notes.append(refusal_note(outcome.refusal))
+        return batch
 
     def decide(
         self, channel: str, data: bytes, now: float, answer: Answer

@@ -4,6 +4,12 @@ At start the engine is restored from its latest snapshot (``hub.roles.engine_sto
 journal after it, then given the persisted refusal answers and seq high-water marks. Each
 batch's records are appended in one fenced call, retried until durable: the engine has applied
 them already, so giving up would leave memory ahead of the journal.
+
+``Journaling`` is the journal stage of the ingest's pipeline (decide → journal → answer →
+notes and feed): it takes a decided batch from ``hub.roles.ingest_decide``, appends it, writes
+each ack's position where the event's answer and its re-acks read it (``Outcome.positions``),
+lets go of the engine (``Applying``), saves the engine's snapshot when one is due, and hands the
+batch on to the answer stage.
 """
 
 from __future__ import annotations
@@ -11,18 +17,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hub.bus.base import Bus, Fence, LeaseLost
 from hub.engine.core import Engine
 from hub.metrics import Metrics
-from hub.roles.engine_store import UnusableSnapshot, restore_snapshot
+from hub.roles.engine_store import FIELD as SNAPSHOT_FIELD
+from hub.roles.engine_store import UnusableSnapshot, pack_snapshot, restore_snapshot
+from hub.roles.ingest_answers import Batch
 from hub.wire import codec
 from hub.wire.channels import Channels
 
-__all__ = ["Restored", "append_durably", "restore_engine"]
+if TYPE_CHECKING:
+    from hub.bus.lease import LeaseHolder
+    from hub.engine.outcome import Outcome
+
+__all__ = ["Applying", "Journaling", "Restored", "append_durably", "restore_engine"]
 
 log = logging.getLogger("duplicast.ingest")
 
@@ -102,3 +114,107 @@ async def append_durably(
             metrics.reject("journal_retry")
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
+
+
+class Applying:
+    """Journal order == apply order: one batch (or operator command) applies and journals at a
+    time. The decide stage takes hold, the journal stage lets go once the batch is appended;
+    the feed waits meanwhile (``settled`` is clear) and takes the engine's changes only while
+    the engine stands for the journal. ``unjournaled``: a batch was applied but its append did
+    not return (the engine is ahead of the journal: no engine snapshot may be taken)."""
+
+    __slots__ = ("lock", "settled", "unjournaled")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.settled = asyncio.Event()
+        self.settled.set()
+        self.unjournaled = False
+
+    async def hold(self) -> None:
+        await self.lock.acquire()
+        self.settled.clear()
+
+    def release(self) -> None:
+        self.settled.set()
+        self.lock.release()
+
+
+class Journaling:
+    """The journal stage (module docstring); keeps where the journal ends (``position``) and
+    how many records were appended since the last engine snapshot (``since``)."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        names: Channels,
+        engine: Engine,
+        metrics: Metrics,
+        *,
+        applying: Applying,
+        lease: LeaseHolder,
+        then: Callable[[Batch], Awaitable[None]],
+        every: int,
+    ) -> None:
+        self.bus = bus
+        self.names = names
+        self.engine = engine
+        self.metrics = metrics
+        self.applying = applying
+        self.lease = lease  # its fence checks every append
+        self.then = then  # the answer stage
+        self.every = every  # journal records between two engine snapshots
+        self.position = "0-0"  # the last journal record applied
+        self.since = 0  # journal records since the last engine snapshot
+
+    async def take(self, batch: Batch) -> None:
+        """Append the batch's records in one call, durably, while the decide stage's hold on
+        the engine lasts; then the snapshot if due, and the batch to the answer stage. An
+        append cut short (lease lost, cancelled) leaves ``unjournaled`` set and raises."""
+        accepted = batch.accepted
+        try:
+            positions = await self.append([o.record for o in accepted if o.record is not None])
+            for outcome, position in zip(accepted, positions, strict=True):
+                positioned(outcome, position)
+            self.applying.unjournaled = False
+            snapshot = self.snapshot_due(len(accepted))
+        finally:
+            self.applying.release()
+        if snapshot is not None:
+            await self.bus.hset(self.names.engine, SNAPSHOT_FIELD, snapshot)
+        await self.then(batch)
+
+    async def append(self, records: list[dict[str, Any]]) -> list[str]:
+        """Append until it is durable (``append_durably``); the entry ids."""
+        positions = await append_durably(
+            self.bus, self.names.journal, records, self.lease.fence, self.metrics
+        )
+        if positions:
+            self.position = positions[-1]
+        return positions
+
+    def snapshot_due(self, journaled: int) -> bytes | None:
+        """The engine's snapshot, once ``every`` records were journaled since the last one
+        (taken while the engine stands at ``position``)."""
+        self.since += journaled
+        if self.since < self.every:
+            return None
+        return self.snapshot()
+
+    def snapshot(self) -> bytes:
+        """The engine's snapshot at ``position`` (the count since the last one restarts)."""
+        self.since = 0
+        return pack_snapshot(self.position, self.engine)
+
+
+def positioned(outcome: Outcome, position: str) -> None:
+    """``outcome.record`` is in the journal at ``position``: its ack carries it, and so does
+    any re-ack of its seq (written where the engine's sequencer reads it). A refusal journaled
+    keeps its answer."""
+    if not outcome.ok:
+        return
+    outcome.ack["position"] = position
+    record = outcome.record or {}
+    seq = record.get("seq")
+    if outcome.positions is not None and isinstance(seq, int):
+        outcome.positions[seq] = position

@@ -13,6 +13,8 @@ instead, and a clean stop saves them all.
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +24,15 @@ from hub.serve.feed import SNAPSHOT_EVERY, Frame, IngestFeed, TopicKey, feed_mes
 from hub.wire.channels import Channels
 from hub.wire.control_request import ControlRequest
 
-__all__ = ["ControlRequest", "FeedPublisher"]
+__all__ = ["FEED_INTERVAL", "ControlRequest", "FeedPublisher"]
+
+log = logging.getLogger("duplicast.ingest")
+
+FEED_INTERVAL = 0.02
+"""Under load (messages waiting after a batch), the feed is published at most this often:
+one flush of the projections then covers many batches (a topic touched by every batch is
+rebuilt and diffed once, not each time). When nothing waits it is published at once. Acks
+are never held back."""
 
 
 class FeedPublisher:
@@ -47,6 +57,7 @@ class FeedPublisher:
         self.on_frame = on_frame
         self._lock = asyncio.Lock()  # feed messages go out in seq order
         self._requests: list[ControlRequest] = []
+        self._published = 0.0  # monotonic time of the last publish after a batch
         self.use(engine)
 
     def use(self, engine: Engine) -> None:
@@ -77,6 +88,25 @@ class FeedPublisher:
     def withdraw(self) -> None:
         """The writer stops or lost its lease: its store no longer stands for the journal."""
         self.store.live = False
+
+    async def follow(self, waiting: bool) -> None:
+        """The feed after a batch (the ingest pipeline's last step): at once when nothing
+        waits, else at most every ``FEED_INTERVAL``."""
+        if waiting and time.monotonic() - self._published < FEED_INTERVAL:
+            return
+        await self.publish_logged()
+        self._published = time.monotonic()
+
+    async def publish_logged(self) -> None:
+        """``publish``; one that fails (the bus gave up after its retry deadline: a long Redis
+        outage) is logged and does not end the loop that called it: the journal and the acks
+        carry on."""
+        try:
+            await self.publish()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("feed publish failed (%s); continuing", exc)
 
     async def publish(self) -> None:
         """Turn what changed in the engine into frames (encoded once), persist the seqs and
