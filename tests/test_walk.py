@@ -19,7 +19,9 @@ from typing import Any
 
 from hub.bus.memory import MemoryBus
 from hub.engine.core import Engine
+from hub.roles.edge import EdgeSource
 from hub.roles.ingest import Ingest
+from hub.serve.feed import Frame
 from hub.wire import codec
 from hub.wire.channels import Channels
 from tests.hubharness import session_events, unique_tournament
@@ -119,3 +121,27 @@ async def test_one_event_is_handed_from_stop_to_stop_through_the_ingest() -> Non
     decide = ("hub/roles/ingest_decide.py", "Decider.take")
     assert decide in tracer.stacks[submit], tracer.stacks[submit]  # decided in the decide stop
     assert tracer.entered.index(submit) < tracer.entered.index(watched[watched.index(decide) + 1])
+
+
+async def test_a_frame_is_handed_from_the_edge_to_its_store_to_the_fan_out() -> None:
+    """Stops 8 to 10 (the edge, its store, the fan-out): a frame the store takes is handed on
+    by the store itself, while ``EdgeSource.receive`` still runs."""
+    stops = documented_stops()
+    names = [name for _, name in stops]
+    first = names.index("EdgeSource.receive")
+    watched = stops[first : names.index("Fanout.publish") + 1]
+    edge = EdgeSource(MemoryBus(), "walk")
+    key = ("public", "standings")
+    tracer = Tracer(watched)
+    sys.setprofile(tracer)
+    try:
+        await edge.receive(key, Frame.snapshot("standings", 1, {"rows": []}))
+        await edge.receive(
+            key, Frame.delta("standings", 2, [{"op": "add", "path": "/rows/-", "value": 1}])
+        )
+    finally:
+        sys.setprofile(None)
+    assert tracer.entered == watched
+    for i, stop in enumerate(watched[1:], 1):
+        assert tracer.stacks[stop][-i:] == watched[:i], (stop, tracer.stacks[stop])
+    assert edge.store.seq(key) == 2

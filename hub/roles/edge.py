@@ -68,6 +68,7 @@ class EdgeSource:
         # live once the writer's snapshots are read: before, "no data yet" is not ours to say
         self.store = EdgeFeed(live=False, on_behind=self._behind)
         self.fanout = Fanout(self.store, limits)
+        self.store.on_taken = self.fanout.publish  # a frame taken goes on to the clients
         self.consoles = ConsoleRelay(bus, tournament)  # the web consoles' events and answers
         self.gaps = 0  # frames that revealed a gap
         self.malformed = 0  # feed messages that were not frames
@@ -187,12 +188,12 @@ class EdgeSource:
                 log.exception("failed to apply feed frame %s seq %d", feed.key, feed.frame.seq)
 
     async def receive(self, key: TopicKey, frame: Frame) -> None:
-        """Apply one frame from the feed and fan it out (or heal the gap it reveals)."""
+        """Apply one frame from the feed: the store hands it on to the fan-out (or heal the
+        gap it reveals)."""
         applied = self.store.apply(key, frame)
         if applied is None:
             return  # already in the snapshot we started from
         if applied:
-            self.fanout.publish(key, frame.outs)
             if self.store.behind(key) > HISTORY // 2 and self._may_refresh(key, frame.seq):
                 # Keep the snapshot new subscribers start from close to the head.
                 self._refreshing.add(key)
@@ -245,9 +246,9 @@ class EdgeSource:
                 break
             if attempt + 1 < self._heal_attempts:
                 await asyncio.sleep(self._heal_delay)
-        if frame.seq == self.store.seq(key) + 1 and self.store.apply(key, frame):
-            self.fanout.publish(key, frame.outs)
-        elif frame.seq > self.store.seq(key):
+        # taken: the store hands it on to the fan-out
+        taken = frame.seq == self.store.seq(key) + 1 and self.store.apply(key, frame)
+        if not taken and frame.seq > self.store.seq(key):
             log.warning(
                 "topic %s: snapshot hash at seq %d lags frame %d",
                 key,

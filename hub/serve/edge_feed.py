@@ -21,6 +21,7 @@ from hub.serve.feed import (
     snapshot_payload,
 )
 from hub.wire.codec import CodecError, from_json
+from hub.wire.frames import Outgoing
 from hub.wire.patch import PatchError, apply_patch
 from hub.wire.topics import TopicKey
 
@@ -32,13 +33,19 @@ class EdgeFeed(_Store):
 
     A copy of the writer's store: it may lag it (pub/sub delivery, a writer taking over), so a
     client that resumes ahead of it is sent nothing, and ``on_behind`` (the edge) is told to
-    fetch that topic's snapshot from the writer."""
+    fetch that topic's snapshot from the writer. A frame taken from the feed is handed on to
+    ``on_taken`` (the edge's fan-out)."""
 
     def __init__(
-        self, *, live: bool = True, on_behind: Callable[[TopicKey], None] | None = None
+        self,
+        *,
+        live: bool = True,
+        on_behind: Callable[[TopicKey], None] | None = None,
+        on_taken: Callable[[TopicKey, Mapping[str, Outgoing]], None] | None = None,
     ) -> None:
         super().__init__(live=live)
         self.on_behind = on_behind
+        self.on_taken = on_taken
         self.compactions = 0  # fresh snapshots made here for subscribers
 
     def _base(self, key: TopicKey, log: _Log) -> Frame | None:
@@ -65,9 +72,10 @@ class EdgeFeed(_Store):
         return True
 
     def apply(self, key: TopicKey, frame: Frame) -> bool | None:
-        """A frame from the feed channel: True, taken (send it to the clients); False, it
-        reveals a gap (nothing changed; reload the topic's snapshot); None, at or below the
-        current seq (already in the snapshot the edge started from: ignored)."""
+        """A frame from the feed channel: True, taken (and handed on to ``on_taken``, the
+        clients'); False, it reveals a gap (nothing changed; reload the topic's snapshot);
+        None, at or below the current seq (already in the snapshot the edge started from:
+        ignored)."""
         log = self._logs.get(key)
         if log is None:
             log = self._logs[key] = _Log()
@@ -75,12 +83,14 @@ class EdgeFeed(_Store):
             return None
         if frame.full:
             self._seed(log, frame)
-            return True
-        if frame.seq != log.seq + 1 or log.base is None:
+        elif frame.seq != log.seq + 1 or log.base is None:
             return False
-        log.seq = frame.seq
-        log.deltas.append(frame)
-        log.payload = None
+        else:
+            log.seq = frame.seq
+            log.deltas.append(frame)
+            log.payload = None
+        if self.on_taken is not None:
+            self.on_taken(key, frame.outs)
         return True
 
     def seed(self, key: TopicKey, frame: Frame) -> bool:
