@@ -18,8 +18,10 @@ from hub.domain.config import ConfigError, parse_config
 from hub.domain.games import base, registry
 from hub.domain.games.base import PokerGame
 from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong.hand import MahjongHand, mahjong_spec
 from hub.domain.games.mahjong.rules import PaymentRule
+from hub.domain.games.rps.rules import RpsHand
 from hub.domain.pieces import CARDS
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
@@ -114,6 +116,10 @@ def test_only_the_poker_games_are_hold_ems_game_and_mahjong_has_its_own_hand() -
     assert all(isinstance(g, base.GameDefaults) for g in registry.games.values())
     mahjong = MahjongHand(mahjong_spec(1), PaymentRule())
     assert not isinstance(mahjong, Hand)
+    rps = RpsHand(
+        HandSpec(seats=4, button=4, small_blind=50, big_blind=100, cap=10000, order="rps")
+    )
+    assert not isinstance(rps, Hand)  # it holds a betting round; it is not hold'em's hand
 
 
 def hand_members() -> list[str]:

@@ -46,15 +46,24 @@ class Hand(Protocol):
     the hand and on this street; ``result``: chips won or lost per seat once settled."""
 
     spec: HandSpec
-    street: str
-    to_act: int | None
-    committed: dict[int, int]
-    street_bet: dict[int, int]
-    folded: frozenset[int]
-    all_in: frozenset[int]
-    actions: list[ActionRecord]
-    result: dict[int, int] | None
 
+    # Read-only to the hub: a hand changes only through its own methods.
+    @property
+    def street(self) -> str: ...
+    @property
+    def to_act(self) -> int | None: ...
+    @property
+    def committed(self) -> dict[int, int]: ...
+    @property
+    def street_bet(self) -> dict[int, int]: ...
+    @property
+    def folded(self) -> frozenset[int]: ...
+    @property
+    def all_in(self) -> frozenset[int]: ...
+    @property
+    def actions(self) -> list[ActionRecord]: ...
+    @property
+    def result(self) -> dict[int, int] | None: ...
     @property
     def pot(self) -> int: ...
     @property
