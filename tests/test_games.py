@@ -70,6 +70,17 @@ def test_every_game_has_its_folder_and_its_registry_line() -> None:
             assert hasattr(game, member), f"{name} lacks {member}"
 
 
+def test_the_domain_reads_no_installed_distribution() -> None:
+    """Finding installed games (entry points) is I/O: the ``duplicast`` command does it at
+    start-up and registers each (tests/test_toygame.py plays one), not the pure domain."""
+    readers = [
+        str(p.relative_to(HUB))
+        for p in (HUB / "domain").rglob("*.py")
+        if re.search(r"importlib\.metadata|entry_points\(", p.read_text())
+    ]
+    assert readers == []
+
+
 def test_an_unknown_game_is_refused_with_the_registrys_games() -> None:
     data = config_data()
     data["tournament"]["game"] = "piquet"

@@ -7,6 +7,9 @@ object, e.g. in its ``pyproject.toml``::
     [project.entry-points."duplicast.games"]
     highcard = "highcard.game:HIGHCARD"
 
+Reading the installed distributions is I/O, not the domain's: the ``duplicast`` command finds
+them at start-up (``hub.cli.main.register_installed_games``) and adds each with `register`.
+
 Nothing else of the hub names a game: the config check, the engine, the views, the CLI's
 sub-commands and the overlays' game modules read this registry.
 """
@@ -14,7 +17,6 @@ sub-commands and the overlays' game modules read this registry.
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import entry_points
 
 from hub.domain.console_event import Apply, ConsoleEvent
 from hub.domain.games.base import Game
@@ -25,21 +27,8 @@ from hub.domain.games.rps.game import RPS
 
 ENTRY_POINTS = "duplicast.games"  # the entry-point group a third party's game is declared in
 
-
-def _installed() -> dict[str, Game]:
-    """The hub's games, then each ``duplicast.games`` entry point's (by the game's name)."""
-    found: dict[str, Game] = {g.name: g for g in (HOLDEM, PIECEPACK, MAHJONG, RPS)}
-    for point in sorted(entry_points(group=ENTRY_POINTS), key=lambda p: p.name):
-        game = point.load()
-        if game.name in found:
-            raise ValueError(
-                f"entry point {point.name!r} ({point.value}): game {game.name!r} is declared twice"
-            )
-        found[game.name] = game
-    return found
-
-
-games: dict[str, Game] = _installed()
+games: dict[str, Game] = {g.name: g for g in (HOLDEM, PIECEPACK, MAHJONG, RPS)}
+"""The games by name: the hub's own, then those `register` adds (an installed game, a test's)."""
 
 
 def game_of(name: str) -> Game:
