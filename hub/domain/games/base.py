@@ -151,6 +151,7 @@ class Game(Protocol):
     def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None: ...
     def random_orders(self, deals: int) -> dict[int, DeckOrder]: ...
     def seeded_orders(self, seed: int | str, deals: int) -> dict[int, DeckOrder]: ...
+    def order_from_text(self, text: str, rehearsal: bool) -> DeckOrder | None: ...
     def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None: ...
     def spec(
         self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
@@ -210,6 +211,11 @@ class GameDefaults:
     handlers: Mapping[str, Apply] = SHARED_HANDLERS
     commands: tuple[Command, ...] = ()
     pad: tuple[PadEntry, ...] = ()
+
+    def order_from_text(self, text: str, rehearsal: bool) -> DeckOrder | None:
+        """A deck order of this game's own kind from its codes run together (a deck file's
+        text); None: not one (cards and tiles: ``deck_order_from_pieces`` reads those)."""
+        return None
 
     def table_fields(self, state: Any, table: Any) -> Fields:
         return {}

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hub.domain.console_event import Apply, ConsoleEvent
+from hub.domain.deck import DeckOrder, deck_order_from_pieces
 from hub.domain.games.base import Game
 from hub.domain.games.holdem.game import HOLDEM
 from hub.domain.games.mahjong.game import MAHJONG
@@ -34,6 +35,16 @@ games: dict[str, Game] = {g.name: g for g in (HOLDEM, PIECEPACK, MAHJONG, RPS)}
 def game_of(name: str) -> Game:
     """The game named ``name`` (a checked configuration's ``game``)."""
     return games[name]
+
+
+def order_from_text(text: str, rehearsal: bool = False) -> DeckOrder:
+    """A deck order from its codes run together: a game's own kind (mahjong's walls), else a
+    permutation of a piece set (52 cards, 48 piecepack tiles)."""
+    for game in games.values():
+        own = game.order_from_text(text, rehearsal)
+        if own is not None:
+            return own
+    return deck_order_from_pieces(text, rehearsal)
 
 
 def section_hint(section: str) -> str | None:
