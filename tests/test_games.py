@@ -81,6 +81,21 @@ def test_the_domain_reads_no_installed_distribution() -> None:
     assert readers == []
 
 
+def test_each_game_names_its_overlay_module_and_the_hub_serves_the_list() -> None:
+    """The overlays import the game modules the hub lists (``registry.overlays``, served with
+    the topics), not a list of their own: each hub game names its module, which exists and
+    is that game's, and no module of overlays/js/games/ is left out."""
+    folder = HUB.parent / "overlays" / "js" / "games"
+    served = registry.overlays()
+    assert sorted(served) == sorted(registry.games)
+    for name, path in served.items():
+        assert f"name: '{name}'" in (folder / path).read_text(), (name, path)
+    listed = {*served.values(), "index.js"}
+    assert sorted(p.name for p in folder.glob("*.js")) == sorted(listed)
+    index = (folder / "index.js").read_text()
+    assert "import(" in index and "mcr.js" not in index  # loaded from the list, not named
+
+
 def test_an_unknown_game_is_refused_with_the_registrys_games() -> None:
     data = config_data()
     data["tournament"]["game"] = "piquet"

@@ -146,6 +146,9 @@ class Game(Protocol):
     handlers: Mapping[str, Apply]
     commands: tuple[Command, ...]  # its sub-commands of ``duplicast`` (none: ())
     pad: tuple[PadEntry, ...]  # its own entries on a table console's pad (start, undo... aside)
+    # Its overlays' game module, a path under overlays/js/games/ (None: drawn as hold'em is);
+    # the hub serves the list (``GET /api/topics``) and the pages import each.
+    overlay: str | None
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None: ...
     def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None: ...
@@ -211,6 +214,7 @@ class GameDefaults:
     handlers: Mapping[str, Apply] = SHARED_HANDLERS
     commands: tuple[Command, ...] = ()
     pad: tuple[PadEntry, ...] = ()
+    overlay: str | None = None
 
     def order_from_text(self, text: str, rehearsal: bool) -> DeckOrder | None:
         """A deck order of this game's own kind from its codes run together (a deck file's
@@ -338,8 +342,15 @@ class PokerGame(PieceDecks, GameDefaults):
     events: tuple[type[ConsoleEvent], ...] = holdem_events.EVENTS
     handlers: Mapping[str, Apply] = holdem_events.HANDLERS
 
-    def __init__(self, name: str, pieces: PieceSet, commands: tuple[Command, ...] = ()) -> None:
+    def __init__(
+        self,
+        name: str,
+        pieces: PieceSet,
+        commands: tuple[Command, ...] = (),
+        overlay: str | None = None,
+    ) -> None:
         self.name = name
+        self.overlay = overlay
         self.pieces: PieceSet | None = pieces  # what its deck orders are permutations of
         self.equity = pieces.equity
         self.commands = commands

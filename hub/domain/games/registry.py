@@ -47,6 +47,12 @@ def order_from_text(text: str, rehearsal: bool = False) -> DeckOrder:
     return deck_order_from_pieces(text, rehearsal)
 
 
+def overlays() -> dict[str, str]:
+    """Each game's overlay module (``Game.overlay``) by the game's name, as the hub serves it
+    with its topics (``GET /api/topics``); a game without one is drawn as hold'em."""
+    return {g.name: g.overlay for g in games.values() if g.overlay is not None}
+
+
 def section_hint(section: str) -> str | None:
     """The refusal of a game's own config section in another game's file (None: no game's)."""
     return next((g.section_hint for g in games.values() if g.section == section), None)

@@ -53,6 +53,7 @@ class MahjongGame(GameDefaults):
         PadEntry("result", "Result", ("seat", "fan", "discarder", "self_draw", "draw")),
     )
     section: str | None = "mahjong"
+    overlay: str | None = "mcr.js"  # draws its own live table and split screen
     section_hint = 'a [mahjong] section needs game = "mcr" in [tournament]'
     # hold'em's events (a betting action is the hand's to refuse) and a hand's result
     events: tuple[type[ConsoleEvent], ...] = (*holdem_events.EVENTS, Result)
