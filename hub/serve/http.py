@@ -29,7 +29,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 
-from hub.domain.games.registry import overlays
+from hub.domain.games.registry import overlay_dirs, overlays
 from hub.engine.bounds import MAX_COMMAND_BYTES
 from hub.engine.families import FAMILIES, Family, topic_list
 from hub.metrics import CONTENT_TYPE, Metrics
@@ -402,6 +402,9 @@ def create_app(
         Route("/", ep.root),
     ]
     if overlays_dir is not None:
+        for name, directory in overlay_dirs().items():  # a game's own module, from its package
+            module = SecurityHeaders(StaticFiles(directory=directory))
+            routes.append(Mount(f"/overlays/js/games/{name}", module))
         pages = SecurityHeaders(StaticFiles(directory=overlays_dir, html=True))  # CSP, no Referer
         routes.append(Mount("/overlays", pages))
 

@@ -147,8 +147,11 @@ class Game(Protocol):
     commands: tuple[Command, ...]  # its sub-commands of ``duplicast`` (none: ())
     pad: tuple[PadEntry, ...]  # its own entries on a table console's pad (start, undo... aside)
     # Its overlays' game module, a path under overlays/js/games/ (None: drawn as hold'em is);
-    # the hub serves the list (``GET /api/topics``) and the pages import each.
+    # the hub serves the list (``GET /api/topics``) and the pages import each. A game of
+    # another package serves its own: ``overlay_dir``, a directory the hub serves at
+    # /overlays/js/games/<name>/ (its ``overlay``: "<name>/<module>.js").
     overlay: str | None
+    overlay_dir: str | None
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None: ...
     def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None: ...
@@ -215,6 +218,7 @@ class GameDefaults:
     commands: tuple[Command, ...] = ()
     pad: tuple[PadEntry, ...] = ()
     overlay: str | None = None
+    overlay_dir: str | None = None
 
     def order_from_text(self, text: str, rehearsal: bool) -> DeckOrder | None:
         """A deck order of this game's own kind from its codes run together (a deck file's

@@ -53,6 +53,11 @@ def overlays() -> dict[str, str]:
     return {g.name: g.overlay for g in games.values() if g.overlay is not None}
 
 
+def overlay_dirs() -> dict[str, str]:
+    """The directories of the games that serve their own overlay module, by game name."""
+    return {g.name: g.overlay_dir for g in games.values() if g.overlay_dir is not None}
+
+
 def section_hint(section: str) -> str | None:
     """The refusal of a game's own config section in another game's file (None: no game's)."""
     return next((g.section_hint for g in games.values() if g.section == section), None)
