@@ -32,6 +32,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from hub.domain.games.registry import overlays
 from hub.engine.equities import equity_block, seat_equity, traveller_equity
 from hub.engine.families import topic_list
 from hub.wire.patch import diff
@@ -628,7 +629,10 @@ class FakeFeed:
             routes=[
                 WebSocketRoute("/ws", self.endpoint),
                 Route("/", lambda request: RedirectResponse("/overlays/")),
-                Route("/api/topics", lambda request: JSONResponse({"topics": topic_list()})),
+                Route(
+                    "/api/topics",
+                    lambda request: JSONResponse({"topics": topic_list(), "games": overlays()}),
+                ),
                 Mount("/overlays", StaticFiles(directory=OVERLAYS, html=True)),
             ],
             lifespan=self.lifespan,

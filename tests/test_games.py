@@ -18,8 +18,10 @@ from hub.domain.config import ConfigError, parse_config
 from hub.domain.games import base, registry
 from hub.domain.games.base import PokerGame
 from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong.hand import MahjongHand, mahjong_spec
 from hub.domain.games.mahjong.rules import PaymentRule
+from hub.domain.games.rps.rules import RpsHand
 from hub.domain.pieces import CARDS
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
@@ -68,6 +70,32 @@ def test_every_game_has_its_folder_and_its_registry_line() -> None:
             assert hasattr(game, member), f"{name} lacks {member}"
 
 
+def test_the_domain_reads_no_installed_distribution() -> None:
+    """Finding installed games (entry points) is I/O: the ``duplicast`` command does it at
+    start-up and registers each (tests/test_toygame.py plays one), not the pure domain."""
+    readers = [
+        str(p.relative_to(HUB))
+        for p in (HUB / "domain").rglob("*.py")
+        if re.search(r"importlib\.metadata|entry_points\(", p.read_text())
+    ]
+    assert readers == []
+
+
+def test_each_game_names_its_overlay_module_and_the_hub_serves_the_list() -> None:
+    """The overlays import the game modules the hub lists (``registry.overlays``, served with
+    the topics), not a list of their own: each hub game names its module, which exists and
+    is that game's, and no module of overlays/js/games/ is left out."""
+    folder = HUB.parent / "overlays" / "js" / "games"
+    served = registry.overlays()
+    assert sorted(served) == sorted(registry.games)
+    for name, path in served.items():
+        assert f"name: '{name}'" in (folder / path).read_text(), (name, path)
+    listed = {*served.values(), "index.js"}
+    assert sorted(p.name for p in folder.glob("*.js")) == sorted(listed)
+    index = (folder / "index.js").read_text()
+    assert "import(" in index and "mcr.js" not in index  # loaded from the list, not named
+
+
 def test_an_unknown_game_is_refused_with_the_registrys_games() -> None:
     data = config_data()
     data["tournament"]["game"] = "piquet"
@@ -114,6 +142,10 @@ def test_only_the_poker_games_are_hold_ems_game_and_mahjong_has_its_own_hand() -
     assert all(isinstance(g, base.GameDefaults) for g in registry.games.values())
     mahjong = MahjongHand(mahjong_spec(1), PaymentRule())
     assert not isinstance(mahjong, Hand)
+    rps = RpsHand(
+        HandSpec(seats=4, button=4, small_blind=50, big_blind=100, cap=10000, order="rps")
+    )
+    assert not isinstance(rps, Hand)  # it holds a betting round; it is not hold'em's hand
 
 
 def hand_members() -> list[str]:

@@ -145,11 +145,25 @@ def test_a_game_from_an_entry_point_plays_through_the_hub(redis_url: str, tmp_pa
         )  # fmt: skip
         assert console.returncode == 0, console.stdout + console.stderr
         standings = asyncio.run(_standings(url))
+        module = _overlay_module(url)
+    assert module == (ROOT / "tests" / "toygame" / "overlay" / "highcard.js").read_text()
     teams = {t["team"]: t for t in standings["like_for_like"]["teams"]}
     assert standings["game"] == "highcard"
     assert standings["deals"]["complete"] == {"A": [1, 2]}
     assert {team: t["chips"] for team, t in teams.items()} == chips
     assert sum(chips.values()) == 0 and any(chips.values())
+
+
+def _overlay_module(url: str) -> str:
+    """The game's overlay module as a page finds it: listed with the topics, served by the hub
+    from the game's package (no file of overlays/ is the toy's)."""
+    listed = httpx.get(f"{url}/api/topics", timeout=10).json()["games"]
+    assert listed["highcard"] == "highcard/highcard.js"
+    assert listed["holdem"] == "holdem.js"
+    served = httpx.get(f"{url}/overlays/js/games/{listed['highcard']}", timeout=10)
+    assert served.status_code == 200
+    assert "javascript" in served.headers["content-type"]
+    return served.text
 
 
 async def _standings(url: str) -> dict[str, Any]:

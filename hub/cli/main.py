@@ -452,7 +452,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def register_installed_games() -> None:
+    """Add each installed distribution's games to the registry: the entry points of the group
+    ``registry.ENTRY_POINTS`` (a game already registered, the same object: kept)."""
+    from importlib.metadata import entry_points
+
+    from hub.domain.games import registry
+
+    for point in sorted(entry_points(group=registry.ENTRY_POINTS), key=lambda p: p.name):
+        game = point.load()
+        known = registry.games.get(game.name)
+        if known is game:
+            continue
+        if known is not None:
+            raise ValueError(
+                f"entry point {point.name!r} ({point.value}): game {game.name!r} is declared twice"
+            )
+        registry.register(game)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    register_installed_games()  # before the parser: a game may bring sub-commands
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_key_file(args)

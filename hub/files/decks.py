@@ -27,8 +27,8 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from hub.domain.config import TournamentConfig
-from hub.domain.deck import DeckOrder, deck_order_from_pieces
-from hub.domain.games.mahjong.rules import FULL_SET, wall_from_tiles
+from hub.domain.deck import DeckOrder
+from hub.domain.games import registry
 from hub.domain.games.registry import game_of
 
 log = logging.getLogger(__name__)
@@ -171,11 +171,8 @@ def read_deck_file(path: str | Path, key: str | bytes) -> dict[int, DeckOrder]:
 
 
 def order_from_text(text: str, rehearsal: bool = False) -> DeckOrder:
-    """A deck order from its codes run together: 52 cards, 48 piecepack tiles, or a mahjong
-    wall's 136 tiles."""
-    if len(text) == 2 * len(FULL_SET):
-        return wall_from_tiles(text, rehearsal)
-    return deck_order_from_pieces(text, rehearsal)
+    """A deck order from its codes run together (each game reads its own kind: the registry)."""
+    return registry.order_from_text(text, rehearsal)
 
 
 def export_plain(orders: Mapping[int, DeckOrder]) -> str:

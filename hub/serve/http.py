@@ -29,6 +29,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 
+from hub.domain.games.registry import overlay_dirs, overlays
 from hub.engine.bounds import MAX_COMMAND_BYTES
 from hub.engine.families import FAMILIES, Family, topic_list
 from hub.metrics import CONTENT_TYPE, Metrics
@@ -241,8 +242,9 @@ class _Endpoints:
     async def topics(self, request: Request) -> Response:
         """``GET /api/topics``: every topic family as a client may know it (its pattern,
         parameters, audiences, least role, what a console reads, REST route, delta): the
-        browser's pages build topic names from it."""
-        answer = _json({"topics": topic_list()})
+        browser's pages build topic names from it; and each game's overlay module (``games``:
+        the registry's, so an installed game brings its own)."""
+        answer = _json({"topics": topic_list(), "games": overlays()})
         answer.headers["access-control-allow-origin"] = "*"  # (a page of another origin's)
         return answer
 
@@ -400,6 +402,9 @@ def create_app(
         Route("/", ep.root),
     ]
     if overlays_dir is not None:
+        for name, directory in overlay_dirs().items():  # a game's own module, from its package
+            module = SecurityHeaders(StaticFiles(directory=directory))
+            routes.append(Mount(f"/overlays/js/games/{name}", module))
         pages = SecurityHeaders(StaticFiles(directory=overlays_dir, html=True))  # CSP, no Referer
         routes.append(Mount("/overlays", pages))
 

@@ -27,7 +27,8 @@ async function fetchList(url) {
   try {
     const r = await fetch(url, { signal: abort.signal, cache: 'no-store' });
     if (!r.ok) throw new Error(`GET ${url}: ${r.status}`);
-    return (await r.json()).topics;
+    const answer = await r.json();
+    return { topics: answer.topics, games: answer.games || {} };
   } finally {
     clearTimeout(timer);
   }
@@ -36,7 +37,8 @@ async function fetchList(url) {
 function kept() {
   try {
     const raw = globalThis.localStorage && localStorage.getItem(KEPT);
-    return raw ? JSON.parse(raw) : null;
+    const copy = raw ? JSON.parse(raw) : null;
+    return Array.isArray(copy) ? { topics: copy, games: {} } : copy; // (a list: an older copy)
   } catch {
     return null;
   }
@@ -58,8 +60,13 @@ async function load() {
   }
 }
 
+const SERVED = await load();
+
 /** name -> {name, pattern, params, audiences, role, console, route, delta} */
-export const FAMILIES = Object.fromEntries((await load()).map((f) => [f.name, f]));
+export const FAMILIES = Object.fromEntries(SERVED.topics.map((f) => [f.name, f]));
+
+/** game name -> its overlay module, a path under js/games/ (the hub's registry of games). */
+export const GAMES = SERVED.games;
 
 /** A family's facts (throws on a name the hub does not serve: a page's mistake, shown at once). */
 export function family(name) {

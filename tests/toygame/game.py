@@ -16,6 +16,7 @@ game or hand.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
@@ -140,6 +141,8 @@ class HighCard(GameDefaults):
 
     name = "highcard"
     pieces = CARDS
+    overlay = "highcard/highcard.js"  # its overlay module, served from this package:
+    overlay_dir = str(Path(__file__).resolve().parent / "overlay")
     section = "highcard"
     section_hint = 'a [highcard] section needs game = "highcard" in [tournament]'
     events = toy_events.EVENTS  # its console events and how the engine applies each (#31 item 3)

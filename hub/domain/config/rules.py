@@ -54,9 +54,12 @@ from hub.domain.scoring import DEFAULT_SCORING
 Orders = dict[int, tuple[int, ...]]
 SAME_TIME = "the same cards at the same time, noise from one table tells the others"
 CLASHES_SHOWN = 5  # clashes of a written schedule named one by one in the warnings
-# The games' own sections ([mahjong], [rps]): known keys of the file, each its game's alone.
-SECTIONS = tuple(g.section for g in games.values() if g.section is not None)
-ROOT = shape.root_shape(SECTIONS)
+
+
+def _sections() -> tuple[str, ...]:
+    """The games' own sections ([mahjong], [rps]): known keys of the file, each its game's
+    alone; read at each check, as a game registered at start-up brings its own."""
+    return tuple(g.section for g in games.values() if g.section is not None)
 
 
 def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
@@ -66,7 +69,7 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
     bad = find_bad_number(data, max_int=MAX_TOML_INT)
     if bad is not None:
         c.fail(*bad)
-    root: shape.Root = c.convert(dict(data), ROOT, "")
+    root: shape.Root = c.convert(dict(data), shape.root_shape(_sections()), "")
     game = _game(c, root.tournament)
     t: shape.Tournament = c.convert(root.tournament, game.tournament_shape(), "tournament")
     own = _tournament(c, t, game, data)
@@ -140,7 +143,7 @@ def _tournament(
     if t.betting not in BETTING and not game.betting_allowed(t.betting):
         c.fail("tournament.betting", f"expected 'pot-limit' or 'no-limit', got {show(t.betting)}")
     game.check_config(c, t, data, early=False)
-    for section in SECTIONS:
+    for section in _sections():
         if section in data and section != game.section:
             c.fail(section, section_hint(section) or "")
     return game.section_config(c, data)

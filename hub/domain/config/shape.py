@@ -58,6 +58,7 @@ class Root(Shape):
     # and each game's own section ([mahjong], [rps]): ``rules.root_shape`` adds them
 
 
+@functools.cache
 def root_shape(sections: tuple[str, ...]) -> type[Root]:
     """`Root` with the games' own sections (``Game.section``), each checked by its game."""
     fields = [(name, Any, UNSET) for name in sections]

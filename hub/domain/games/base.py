@@ -46,15 +46,24 @@ class Hand(Protocol):
     the hand and on this street; ``result``: chips won or lost per seat once settled."""
 
     spec: HandSpec
-    street: str
-    to_act: int | None
-    committed: dict[int, int]
-    street_bet: dict[int, int]
-    folded: frozenset[int]
-    all_in: frozenset[int]
-    actions: list[ActionRecord]
-    result: dict[int, int] | None
 
+    # Read-only to the hub: a hand changes only through its own methods.
+    @property
+    def street(self) -> str: ...
+    @property
+    def to_act(self) -> int | None: ...
+    @property
+    def committed(self) -> dict[int, int]: ...
+    @property
+    def street_bet(self) -> dict[int, int]: ...
+    @property
+    def folded(self) -> frozenset[int]: ...
+    @property
+    def all_in(self) -> frozenset[int]: ...
+    @property
+    def actions(self) -> list[ActionRecord]: ...
+    @property
+    def result(self) -> dict[int, int] | None: ...
     @property
     def pot(self) -> int: ...
     @property
@@ -137,11 +146,18 @@ class Game(Protocol):
     handlers: Mapping[str, Apply]
     commands: tuple[Command, ...]  # its sub-commands of ``duplicast`` (none: ())
     pad: tuple[PadEntry, ...]  # its own entries on a table console's pad (start, undo... aside)
+    # Its overlays' game module, a path under overlays/js/games/ (None: drawn as hold'em is);
+    # the hub serves the list (``GET /api/topics``) and the pages import each. A game of
+    # another package serves its own: ``overlay_dir``, a directory the hub serves at
+    # /overlays/js/games/<name>/ (its ``overlay``: "<name>/<module>.js").
+    overlay: str | None
+    overlay_dir: str | None
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None: ...
     def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None: ...
     def random_orders(self, deals: int) -> dict[int, DeckOrder]: ...
     def seeded_orders(self, seed: int | str, deals: int) -> dict[int, DeckOrder]: ...
+    def order_from_text(self, text: str, rehearsal: bool) -> DeckOrder | None: ...
     def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None: ...
     def spec(
         self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
@@ -201,6 +217,13 @@ class GameDefaults:
     handlers: Mapping[str, Apply] = SHARED_HANDLERS
     commands: tuple[Command, ...] = ()
     pad: tuple[PadEntry, ...] = ()
+    overlay: str | None = None
+    overlay_dir: str | None = None
+
+    def order_from_text(self, text: str, rehearsal: bool) -> DeckOrder | None:
+        """A deck order of this game's own kind from its codes run together (a deck file's
+        text); None: not one (cards and tiles: ``deck_order_from_pieces`` reads those)."""
+        return None
 
     def table_fields(self, state: Any, table: Any) -> Fields:
         return {}
@@ -323,8 +346,15 @@ class PokerGame(PieceDecks, GameDefaults):
     events: tuple[type[ConsoleEvent], ...] = holdem_events.EVENTS
     handlers: Mapping[str, Apply] = holdem_events.HANDLERS
 
-    def __init__(self, name: str, pieces: PieceSet, commands: tuple[Command, ...] = ()) -> None:
+    def __init__(
+        self,
+        name: str,
+        pieces: PieceSet,
+        commands: tuple[Command, ...] = (),
+        overlay: str | None = None,
+    ) -> None:
         self.name = name
+        self.overlay = overlay
         self.pieces: PieceSet | None = pieces  # what its deck orders are permutations of
         self.equity = pieces.equity
         self.commands = commands

@@ -7,6 +7,9 @@ object, e.g. in its ``pyproject.toml``::
     [project.entry-points."duplicast.games"]
     highcard = "highcard.game:HIGHCARD"
 
+Reading the installed distributions is I/O, not the domain's: the ``duplicast`` command finds
+them at start-up (``hub.cli.main.register_installed_games``) and adds each with `register`.
+
 Nothing else of the hub names a game: the config check, the engine, the views, the CLI's
 sub-commands and the overlays' game modules read this registry.
 """
@@ -14,9 +17,9 @@ sub-commands and the overlays' game modules read this registry.
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import entry_points
 
 from hub.domain.console_event import Apply, ConsoleEvent
+from hub.domain.deck import DeckOrder, deck_order_from_pieces
 from hub.domain.games.base import Game
 from hub.domain.games.holdem.game import HOLDEM
 from hub.domain.games.mahjong.game import MAHJONG
@@ -25,26 +28,34 @@ from hub.domain.games.rps.game import RPS
 
 ENTRY_POINTS = "duplicast.games"  # the entry-point group a third party's game is declared in
 
-
-def _installed() -> dict[str, Game]:
-    """The hub's games, then each ``duplicast.games`` entry point's (by the game's name)."""
-    found: dict[str, Game] = {g.name: g for g in (HOLDEM, PIECEPACK, MAHJONG, RPS)}
-    for point in sorted(entry_points(group=ENTRY_POINTS), key=lambda p: p.name):
-        game = point.load()
-        if game.name in found:
-            raise ValueError(
-                f"entry point {point.name!r} ({point.value}): game {game.name!r} is declared twice"
-            )
-        found[game.name] = game
-    return found
-
-
-games: dict[str, Game] = _installed()
+games: dict[str, Game] = {g.name: g for g in (HOLDEM, PIECEPACK, MAHJONG, RPS)}
+"""The games by name: the hub's own, then those `register` adds (an installed game, a test's)."""
 
 
 def game_of(name: str) -> Game:
     """The game named ``name`` (a checked configuration's ``game``)."""
     return games[name]
+
+
+def order_from_text(text: str, rehearsal: bool = False) -> DeckOrder:
+    """A deck order from its codes run together: a game's own kind (mahjong's walls), else a
+    permutation of a piece set (52 cards, 48 piecepack tiles)."""
+    for game in games.values():
+        own = game.order_from_text(text, rehearsal)
+        if own is not None:
+            return own
+    return deck_order_from_pieces(text, rehearsal)
+
+
+def overlays() -> dict[str, str]:
+    """Each game's overlay module (``Game.overlay``) by the game's name, as the hub serves it
+    with its topics (``GET /api/topics``); a game without one is drawn as hold'em."""
+    return {g.name: g.overlay for g in games.values() if g.overlay is not None}
+
+
+def overlay_dirs() -> dict[str, str]:
+    """The directories of the games that serve their own overlay module, by game name."""
+    return {g.name: g.overlay_dir for g in games.values() if g.overlay_dir is not None}
 
 
 def section_hint(section: str) -> str | None:

@@ -5,4 +5,4 @@ from __future__ import annotations
 from hub.domain.games.base import PokerGame
 from hub.domain.pieces import CARDS
 
-HOLDEM = PokerGame("holdem", CARDS)
+HOLDEM = PokerGame("holdem", CARDS, overlay="holdem.js")

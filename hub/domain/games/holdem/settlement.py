@@ -87,6 +87,13 @@ class Settlement(BettingState):
             awards = _merge_after_killing(awards)
         return awards
 
+    def award(self, won: Mapping[int, int]) -> dict[int, int]:
+        """End the hand with the chips each seat won, awarded by a game's own rules (RPS
+        Poker's throws); returns the result."""
+        self._complete(won)
+        assert self.result is not None
+        return dict(self.result)
+
     def _complete(self, won: Mapping[int, int]) -> None:
         self.street = "complete"
         self.to_act = None

@@ -22,6 +22,7 @@ from hub.domain.games.mahjong import views
 from hub.domain.games.mahjong.events import Result
 from hub.domain.games.mahjong.hand import MahjongHand, mahjong_deal, mahjong_spec, result_input
 from hub.domain.games.mahjong.rules import (
+    FULL_SET,
     MahjongResult,
     MahjongRules,
     Wall,
@@ -29,6 +30,7 @@ from hub.domain.games.mahjong.rules import (
     random_walls,
     result_fields,
     seeded_walls,
+    wall_from_tiles,
 )
 from hub.domain.pieces import PieceSet
 
@@ -51,6 +53,7 @@ class MahjongGame(GameDefaults):
         PadEntry("result", "Result", ("seat", "fan", "discarder", "self_draw", "draw")),
     )
     section: str | None = "mahjong"
+    overlay: str | None = "mcr.js"  # draws its own live table and split screen
     section_hint = 'a [mahjong] section needs game = "mcr" in [tournament]'
     # hold'em's events (a betting action is the hand's to refuse) and a hand's result
     events: tuple[type[ConsoleEvent], ...] = (*holdem_events.EVENTS, Result)
@@ -77,6 +80,10 @@ class MahjongGame(GameDefaults):
 
     def seeded_orders(self, seed: int | str, deals: int) -> dict[int, DeckOrder]:
         return seeded_walls(seed, deals)
+
+    def order_from_text(self, text: str, rehearsal: bool) -> DeckOrder | None:
+        """A wall's 136 tiles, two characters each."""
+        return wall_from_tiles(text, rehearsal) if len(text) == 2 * len(FULL_SET) else None
 
     def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None:
         assert isinstance(order, Wall)  # load_decks gives walls to a mahjong tournament

@@ -21,4 +21,4 @@ COUNTS = Command(
     "GF 4K, ...), a tab, the count. docs/piecepack.md compares them with the seed's table.",
     run=_counts,
 )
-PIECEPACK = PokerGame("piecepack-holdem", TILES, commands=(COUNTS,))
+PIECEPACK = PokerGame("piecepack-holdem", TILES, commands=(COUNTS,), overlay="piecepack-holdem.js")

@@ -83,6 +83,7 @@ class RpsGame(PieceDecks, GameDefaults):
         *BETTING_PAD,
     )
     section: str | None = "rps"
+    overlay: str | None = "rps-poker.js"  # seats throw against a dealer
     section_hint = 'an [rps] section needs game = "rps-poker"'
     # hold'em's betting, and the throws the game checks and keeps (no card errors)
     events: tuple[type[ConsoleEvent], ...] = (*SHARED_EVENTS, *BETTING, Throws, Reveal)

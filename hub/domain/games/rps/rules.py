@@ -7,11 +7,12 @@ each remaining player's nine throws meet the dealer's, position by position: a w
 in, scores 0-0 and wins every tie with him (a player must *beat* the dealer). Players still tied
 play an RPS play-off at the table, whose winner the console declares.
 
-Betting is hold'em's (``holdem.Hand`` with ``order="rps"``: blinds the two seats right of the
-dealer, the seat left of the dealer first in every round, the dealer last); a round's betting
-opens only once its throws are in: every player still in has thrown, and the dealer's throws
-are revealed. In a duplicate event the dealer's throws are not chosen but read from the deal's
-deck order (``dealer_sequence``), the same at every table (docs/rps-poker.md says why).
+Betting is hold'em's: an `RpsHand` holds a ``holdem.Hand`` with ``order="rps"`` (blinds the
+two seats right of the dealer, the seat left of the dealer first in every round, the dealer
+last); a round's betting opens only once its throws are in: every player still in has thrown,
+and the dealer's throws are revealed. In a duplicate event the dealer's throws are not chosen
+but read from the deal's deck order (``dealer_sequence``), the same at every table
+(docs/rps-poker.md says why).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from dataclasses import dataclass
 from hub.domain.cards import FULL_DECK
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
-from hub.domain.games.holdem.hand import STREETS, Hand
-from hub.domain.games.holdem.records import Pot
+from hub.domain.games.holdem import hand as holdem
+from hub.domain.games.holdem.hand import STREETS
+from hub.domain.games.holdem.records import ActionRecord, Legal, Pot
 from hub.domain.games.holdem.spec import HandSpec
 
 THROWS = "RPS"
@@ -136,24 +138,79 @@ def dealer_slips(decks: Mapping[int, DeckOrder], dealers: Mapping[int, int]) -> 
     return "".join(lines)
 
 
-class RpsHand(Hand):
-    """One hand of RPS Poker: hold'em's betting (``spec.order == "rps"``) gated by the throws.
+class RpsHand:
+    """One hand of RPS Poker (the hub's `Hand` protocol): the throws, and a hold'em betting
+    round (``betting``, ``spec.order == "rps"``) that each round's throws gate.
 
-    ``street`` stays the betting engine's (``preflop`` is the gambit's betting). ``sequence``:
-    the dealer's nine throws in a duplicate deal (None: chosen at the table, or unknown)."""
+    ``street`` stays the betting's (``preflop`` is the gambit's betting). ``sequence``: the
+    dealer's nine throws in a duplicate deal (None: chosen at the table, or unknown)."""
 
     def __init__(self, spec: HandSpec, *, mode: str = "sequence", sequence: str | None = None):
         if spec.order != "rps":
             raise ValueError("an RPS Poker hand needs HandSpec(order='rps')")
+        self.spec = spec
         self.mode = mode
         self.sequence = sequence
         self.throws: dict[int, list[str]] = {}  # seat -> its throws, round by round
         self.revealed: list[str] = []  # the dealer's throws, round by round (mode "chosen")
-        super().__init__(spec)
+        self.betting = holdem.Hand(spec)
 
     @property
     def dealer(self) -> int:
         return self.spec.button
+
+    # ----------------------------------------------------------------- the betting's state
+    @property
+    def street(self) -> str:
+        return self.betting.street
+
+    @property
+    def to_act(self) -> int | None:
+        return self.betting.to_act
+
+    @property
+    def committed(self) -> dict[int, int]:
+        return self.betting.committed
+
+    @property
+    def street_bet(self) -> dict[int, int]:
+        return self.betting.street_bet
+
+    @property
+    def folded(self) -> frozenset[int]:
+        return self.betting.folded
+
+    @property
+    def all_in(self) -> frozenset[int]:
+        return self.betting.all_in
+
+    @property
+    def actions(self) -> list[ActionRecord]:
+        return self.betting.actions
+
+    @property
+    def result(self) -> dict[int, int] | None:
+        return self.betting.result
+
+    @property
+    def pot(self) -> int:
+        return self.betting.pot
+
+    @property
+    def high_bet(self) -> int:
+        return self.betting.high_bet
+
+    def stack(self, seat: int) -> int:
+        return self.betting.stack(seat)
+
+    def board_visible(self) -> tuple[str, ...]:
+        return self.betting.board_visible()
+
+    def legal(self, seat: int) -> Legal:
+        return self.betting.legal(seat)
+
+    def pots(self) -> list[Pot]:
+        return self.betting.pots()
 
     # ----------------------------------------------------------------- reading
     def round_index(self) -> int | None:
@@ -266,7 +323,25 @@ class RpsHand(Hand):
         return r
 
     # ----------------------------------------------------------------- betting
-    def _check(self, seat: int, kind: str, amount: int | None) -> int:
+    def verify(self, seat: int, kind: str, amount: int | None = None) -> None:
+        """Raise the ``Rejection`` that ``act`` would raise; change nothing."""
+        self._gate()
+        self.betting.verify(seat, kind, amount)
+
+    def can_act(self, seat: int, kind: str, amount: int | None = None) -> bool:
+        try:
+            self.verify(seat, kind, amount)
+        except Rejection:
+            return False
+        return True
+
+    def act(self, seat: int, kind: str, amount: int | None = None) -> ActionRecord:
+        """A betting action, once the round's throws are in."""
+        self._gate()
+        return self.betting.act(seat, kind, amount)
+
+    def _gate(self) -> None:
+        """Refuse betting on a round whose throws are not all in (``throws_pending``)."""
         r = self.round_index()
         if r is not None and r < len(ROUNDS) and self.street in STREETS and not self.is_revealed(r):
             missing = self.missing(r)
@@ -278,14 +353,24 @@ class RpsHand(Hand):
             raise Rejection(
                 "throws_pending", f"the {ROUNDS[r]} betting opens once its throws are in: {who}"
             )
-        return super()._check(seat, kind, amount)
 
     def copy(self) -> RpsHand:
-        clone = super().copy()
-        assert isinstance(clone, RpsHand)
+        clone = object.__new__(RpsHand)
+        clone.__dict__.update(self.__dict__)
+        clone.betting = self.betting.copy()
         clone.throws = {s: list(t) for s, t in self.throws.items()}
         clone.revealed = list(self.revealed)
         return clone
+
+    def if_ended_now(self) -> dict[int, int] | None:
+        """The result if the hand ended now (hold'em's: None without cards, as RPS deals)."""
+        if self.result is not None:
+            return dict(self.result)
+        if self.spec.cards is None:
+            return None
+        clone = self.copy()
+        clone.betting.street = "showdown"
+        return clone.settle(None)
 
     # ----------------------------------------------------------------- showdown
     def _scores(self, pot: Pot) -> dict[int, Score] | None:
@@ -317,7 +402,7 @@ class RpsHand(Hand):
         winner); as declared when the dealer's throws are not all known."""
         live = [s for s in self.committed if s not in self.folded]
         if len(live) < 2 or self._scores(self.pots()[0]) is None:
-            return super().awards(declared)
+            return self.betting.awards(declared)
         chosen = frozenset(declared or ())
         out = []
         for pot in self.pots():
@@ -354,7 +439,7 @@ class RpsHand(Hand):
             raise Rejection("throws_pending", f"the {ROUNDS[r]} throws are not all in yet")
         leaders = self.pot_leaders()
         if leaders is None:
-            return super().settle(winners)
+            return self.betting.settle(winners)
         declared = None if winners is None else frozenset(winners)
         won = {s: 0 for s in self.committed}
         used: set[int] = set()
@@ -377,9 +462,7 @@ class RpsHand(Hand):
             raise Rejection("bad_winner", _misdeclared(used, declared))
         if self.street == "complete":
             raise Rejection("hand_over", "the hand is already complete")
-        self._complete(won)
-        assert self.result is not None
-        return dict(self.result)
+        return self.betting.award(won)
 
 
 def _seats(seats: Iterable[int]) -> str:
