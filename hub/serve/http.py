@@ -351,6 +351,34 @@ class _Endpoints:
         return RedirectResponse("/overlays/")
 
 
+def _routes(ep: _Endpoints, overlays_dir: str | Path | None) -> list[BaseRoute]:
+    """Every route of the app: /ws, each family's REST route (its declaration's), the
+    rulings, the exports, health and metrics, and the overlays (a game's own module from its
+    package, then the pages)."""
+    routes: list[BaseRoute] = [
+        WebSocketRoute("/ws", ep.websocket),
+        *(
+            Route(f.route, ep.topic_route(f), methods=["GET", "POST"] if f.command else ["GET"])
+            for f in FAMILIES.values()
+            if f.route is not None
+        ),
+        Route("/api/topics", ep.topics),
+        *(Route(f"/api/{op}", ep.ruling(op), methods=["POST"]) for op in RULINGS),
+        Route("/api/export/phh", ep.export_phh),
+        Route("/healthz", ep.healthz),
+        Route("/readyz", ep.readyz),
+        Route("/metrics", ep.metrics_text),
+        Route("/", ep.root),
+    ]
+    if overlays_dir is not None:
+        for name, directory in overlay_dirs().items():  # a game's own module, from its package
+            module = SecurityHeaders(StaticFiles(directory=directory))
+            routes.append(Mount(f"/overlays/js/games/{name}", module))
+        pages = SecurityHeaders(StaticFiles(directory=overlays_dir, html=True))  # CSP, no Referer
+        routes.append(Mount("/overlays", pages))
+    return routes
+
+
 def create_app(
     source: FeedSource,
     *,
@@ -386,27 +414,7 @@ def create_app(
     service = FeedService(source, auth, origins, proxies)
     ws_protocol = feedsocket_protocol(service) if raw_frames else None
     ep = _Endpoints(source, service, metrics)
-    routes: list[BaseRoute] = [
-        WebSocketRoute("/ws", ep.websocket),
-        *(
-            Route(f.route, ep.topic_route(f), methods=["GET", "POST"] if f.command else ["GET"])
-            for f in FAMILIES.values()
-            if f.route is not None
-        ),
-        Route("/api/topics", ep.topics),
-        *(Route(f"/api/{op}", ep.ruling(op), methods=["POST"]) for op in RULINGS),
-        Route("/api/export/phh", ep.export_phh),
-        Route("/healthz", ep.healthz),
-        Route("/readyz", ep.readyz),
-        Route("/metrics", ep.metrics_text),
-        Route("/", ep.root),
-    ]
-    if overlays_dir is not None:
-        for name, directory in overlay_dirs().items():  # a game's own module, from its package
-            module = SecurityHeaders(StaticFiles(directory=directory))
-            routes.append(Mount(f"/overlays/js/games/{name}", module))
-        pages = SecurityHeaders(StaticFiles(directory=overlays_dir, html=True))  # CSP, no Referer
-        routes.append(Mount("/overlays", pages))
+    routes = _routes(ep, overlays_dir)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
