@@ -284,7 +284,13 @@ def test_a_release_after_its_delay_moves_every_payload_that_shows_it() -> None:
 
 # -- the families moved in place by a model (``Feed.mover``): each held to its builder --------
 
-MOVED = ("projection", "ops", "console")
+MOVED = ("projection", "ops", "console", "deal", "compare")
+
+
+def moved_keys(engine: Engine) -> list[Any]:
+    """The topics that exist now of the families a mover keeps (a public deal's and its
+    travellers' once the deal is released)."""
+    return [key for key in engine.topic_keys() if key[1].split(":")[0] in MOVED]
 
 
 def assert_moved(engine: Engine, client: Client, keys: Any = None) -> int:
@@ -309,8 +315,9 @@ def assert_moved(engine: Engine, client: Client, keys: Any = None) -> int:
 @given(st.integers(0, 10_000), st.booleans())
 def test_moved_families_equal_their_builders_after_every_event(seed: int, noise: bool) -> None:
     """Bots play (with undo, reopen, void, confirm, exposed cards, the operator's voids and
-    penalties mixed in): after every event the projection, the desk and every console state
-    are their builders' payloads."""
+    penalties mixed in): after every event the projection, the desk, every console state and
+    every deal and traveller (live, and the public's once released) are their builders'
+    payloads."""
     client = Client()
     steps = 0
 
@@ -321,7 +328,9 @@ def test_moved_families_equal_their_builders_after_every_event(seed: int, noise:
             client.subscribe_all(engine)
         engine.tick(float(steps))
         client.take(engine)
-        assert assert_moved(engine, client) == 2 + len(engine.state.config.tables)
+        config = engine.state.config
+        assert assert_moved(engine, client) == len(moved_keys(engine))
+        assert len(moved_keys(engine)) >= 2 + len(config.tables) + config.deals * (1 + 3)
         steps += 1
 
     run(seed, corrections_noise=noise, after_each=check)
@@ -340,8 +349,8 @@ def test_moved_families_follow_every_game_and_every_fault(game: str) -> None:
     """Each sample session (hold'em, a staged event, piecepack, mahjong, RPS) with refusals,
     resends, gaps, dealer errors, the operator's voids, penalties, withdrawals, confirmations
     and takes, roster fixes, consoles' links going up and down, and releases: after every
-    step, the projection, the desk and the console states that changed are their builders'
-    payloads, and every console state every 25 steps."""
+    step, the projection, the desk and the console states, deals and travellers that changed
+    (both audiences) are their builders' payloads, and every one of them every 25 steps."""
     if game == "holdem":
         config = load_config(SAMPLES / "ifp6.toml")
         decks = load_decks(config, SAMPLES, dict(os.environ))
@@ -376,7 +385,7 @@ def test_moved_families_follow_every_game_and_every_fault(game: str) -> None:
                 client.states[key] = clone(engine.payload(key))
         changed = client.take(engine)
         if n % 25 == 0:
-            assert assert_moved(engine, client) == 2 + len(config.tables)
+            assert assert_moved(engine, client) == len(moved_keys(engine))
         else:
             assert assert_moved(engine, client, {*every, *changed}) >= 2
     assert kinds  # (the operator came in)
