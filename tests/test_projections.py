@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from typing import Any
 
 import orjson
@@ -389,3 +390,53 @@ def test_moved_families_follow_every_game_and_every_fault(game: str) -> None:
         else:
             assert assert_moved(engine, client, {*every, *changed}) >= 2
     assert kinds  # (the operator came in)
+
+
+def test_a_released_deal_corrected_moves_its_tables_public_rows_only() -> None:
+    """A released deal reopened at one table, an action taken back, the hand played again
+    and confirmed: after every step the public deal and travellers are their builders'
+    payloads, and each of their deltas names that table's row (or a field of the whole
+    traveller: a row's swing, the average, the board), never another row."""
+    from tests.test_corrections import Console, engine_with
+
+    engine = engine_with()
+    engine.start_feed()
+    client = Client()
+    client.subscribe_all(engine)
+    consoles = [Console(engine, t) for t in engine.state.config.tables]
+    for c in consoles[1:]:
+        c.ok("start", deal=1)
+        c.fold_out()
+    c1 = consoles[0]
+    c1.ok("start", deal=1)
+    c1.passive_to("showdown")
+    c1.ok("win", seats=[1])  # disputed: deal 1 waits
+    c1.ok("confirm", deal=1)
+    assert engine.deal_released(1)
+    client.take(engine)
+    names = ["deal:1", *(f"compare:1:{s}" for s in range(1, engine.state.config.seats + 1))]
+    public = [k for k in engine.topic_keys() if k[0] == "public" and k[1] in names]
+    assert len(public) == 1 + engine.state.config.seats
+    for key in public:
+        assert engine.materialize(key) is not None
+        client.states.setdefault(key, clone(engine.payload(key)))
+    row = r"/(tables|rows)/0(/|$)|/rows/\d+/swing$|/(average|board|hole|released)$"
+    steps = [("reopen", {"deal": 1}), ("undo", {}), ("bet", {"seat": 1, "amount": 100})]
+    steps += [("fold", {"seat": 2}), ("fold", {"seat": 3}), ("confirm", {"deal": 1})]
+    moved = 0
+    for kind, fields in steps:
+        c1.ok(kind, **fields)
+        for change in engine.changes():
+            key = change.key
+            if key in client.states and change.patch is not None:  # (through JSON, as sent)
+                patch = json.loads(json.dumps(change.patch))
+                client.states[key] = apply_patch(client.states[key], patch)
+            if key in public:
+                assert change.patch is not None, key
+                for op in change.patch:
+                    assert re.match(row, op["path"]), (key, op["path"])
+                moved += 1
+        for key in public:
+            assert engine.projections.docs[key].doc == engine.payload(key), key
+            assert client.states[key] == engine.payload(key), key
+    assert moved >= len(steps)

@@ -100,6 +100,7 @@ class _Rows:
         self._public: dict[tuple[int, int | None], None] = {}  # (deal, table or None: all)
         self._names: dict[TopicKey, None] = {}  # documents whose names to set
         self._touched: dict[TopicKey, None] = {}
+        self._hand = (0, 0)  # the hand of the last hand event: a released deal's correction's
 
     def _live(self, deal: int) -> list[TopicKey]:
         found = self.keys.k[LIVE][self.family][deal]
@@ -123,9 +124,14 @@ class _Rows:
         touched = self._touched
         if cls is ActionApplied:
             self._acted.setdefault((event.table, event.deal), event.index)
+            self._hand = (event.table, event.deal)
         elif cls in (HandStarted, HandRewound, HandSettled):
             self._rehand[(event.table, event.deal)] = None
-        elif cls is DealReleased or cls is ReleasedDealCorrected:
+            self._hand = (event.table, event.deal)
+        elif cls is ReleasedDealCorrected:  # (it follows the hand event that moved the deal)
+            hand = self._hand
+            self._public[(event.deal, hand[0] if hand[1] == event.deal else None)] = None
+        elif cls is DealReleased:
             self._public[(event.deal, None)] = None
         elif cls is ReleasedResultCorrected:
             self._public[(event.deal, event.table)] = None
@@ -197,7 +203,8 @@ class _Rows:
     def _release(self, rec: Recorder, key: TopicKey, only: int | None) -> None:
         """A document not live, after a release or a correction of its deal: the rows of
         the groups released since it was made inserted at their place (``add``); the row of
-        the table corrected (``only``), or every row of the deal, re-read."""
+        the table corrected (``only``: the hand event before the correction's), or every row
+        of the deal, re-read."""
         state = self.read.engine.state
         deal = self._args[key][1][0]
         released = self.read.engine.released
