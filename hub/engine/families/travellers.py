@@ -100,11 +100,14 @@ class _Rows:
         self._public: dict[tuple[int, int | None], None] = {}  # (deal, table or None: all)
         self._names: dict[TopicKey, None] = {}  # documents whose names to set
         self._touched: dict[TopicKey, None] = {}
+        self._live_keys = {
+            deal: dict.fromkeys(found if isinstance(found, list) else [found])
+            for deal, found in self.keys[LIVE][self.family].items()
+        }
         self._hand = (0, 0)  # the hand of the last hand event: a released deal's correction's
 
     def _live(self, deal: int) -> list[TopicKey]:
-        found = self.keys.k[LIVE][self.family][deal]
-        return found if isinstance(found, list) else [found]
+        return list(self._live_keys[deal])
 
     def _of(self, deal: int) -> list[tuple[TopicKey, Recorder]]:
         """The open documents of a deal not live (the public's, the program's)."""
@@ -140,7 +143,10 @@ class _Rows:
             self._names.update(dict.fromkeys(keys))
             touched.update(dict.fromkeys(keys))
             return
-        touched.update(dict.fromkeys(self._keys_of(event)))
+        if cls is ActionApplied:  # (the hot path: its deal's live documents)
+            touched.update(self._live_keys[event.deal])
+        else:
+            touched.update(dict.fromkeys(self._keys_of(event)))
 
     def _keys_of(self, event: Any) -> list[TopicKey]:
         raise NotImplementedError
