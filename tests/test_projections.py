@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from typing import Any
 
 import orjson
@@ -284,7 +285,13 @@ def test_a_release_after_its_delay_moves_every_payload_that_shows_it() -> None:
 
 # -- the families moved in place by a model (``Feed.mover``): each held to its builder --------
 
-MOVED = ("projection", "ops", "console")
+MOVED = ("projection", "ops", "console", "deal", "compare")
+
+
+def moved_keys(engine: Engine) -> list[Any]:
+    """The topics that exist now of the families a mover keeps (a public deal's and its
+    travellers' once the deal is released)."""
+    return [key for key in engine.topic_keys() if key[1].split(":")[0] in MOVED]
 
 
 def assert_moved(engine: Engine, client: Client, keys: Any = None) -> int:
@@ -309,8 +316,9 @@ def assert_moved(engine: Engine, client: Client, keys: Any = None) -> int:
 @given(st.integers(0, 10_000), st.booleans())
 def test_moved_families_equal_their_builders_after_every_event(seed: int, noise: bool) -> None:
     """Bots play (with undo, reopen, void, confirm, exposed cards, the operator's voids and
-    penalties mixed in): after every event the projection, the desk and every console state
-    are their builders' payloads."""
+    penalties mixed in): after every event the projection, the desk, every console state and
+    every deal and traveller (live, and the public's once released) are their builders'
+    payloads."""
     client = Client()
     steps = 0
 
@@ -321,7 +329,9 @@ def test_moved_families_equal_their_builders_after_every_event(seed: int, noise:
             client.subscribe_all(engine)
         engine.tick(float(steps))
         client.take(engine)
-        assert assert_moved(engine, client) == 2 + len(engine.state.config.tables)
+        config = engine.state.config
+        assert assert_moved(engine, client) == len(moved_keys(engine))
+        assert len(moved_keys(engine)) >= 2 + len(config.tables) + config.deals * (1 + 3)
         steps += 1
 
     run(seed, corrections_noise=noise, after_each=check)
@@ -340,8 +350,8 @@ def test_moved_families_follow_every_game_and_every_fault(game: str) -> None:
     """Each sample session (hold'em, a staged event, piecepack, mahjong, RPS) with refusals,
     resends, gaps, dealer errors, the operator's voids, penalties, withdrawals, confirmations
     and takes, roster fixes, consoles' links going up and down, and releases: after every
-    step, the projection, the desk and the console states that changed are their builders'
-    payloads, and every console state every 25 steps."""
+    step, the projection, the desk and the console states, deals and travellers that changed
+    (both audiences) are their builders' payloads, and every one of them every 25 steps."""
     if game == "holdem":
         config = load_config(SAMPLES / "ifp6.toml")
         decks = load_decks(config, SAMPLES, dict(os.environ))
@@ -376,7 +386,57 @@ def test_moved_families_follow_every_game_and_every_fault(game: str) -> None:
                 client.states[key] = clone(engine.payload(key))
         changed = client.take(engine)
         if n % 25 == 0:
-            assert assert_moved(engine, client) == 2 + len(config.tables)
+            assert assert_moved(engine, client) == len(moved_keys(engine))
         else:
             assert assert_moved(engine, client, {*every, *changed}) >= 2
     assert kinds  # (the operator came in)
+
+
+def test_a_released_deal_corrected_moves_its_tables_public_rows_only() -> None:
+    """A released deal reopened at one table, an action taken back, the hand played again
+    and confirmed: after every step the public deal and travellers are their builders'
+    payloads, and each of their deltas names that table's row (or a field of the whole
+    traveller: a row's swing, the average, the board), never another row."""
+    from tests.test_corrections import Console, engine_with
+
+    engine = engine_with()
+    engine.start_feed()
+    client = Client()
+    client.subscribe_all(engine)
+    consoles = [Console(engine, t) for t in engine.state.config.tables]
+    for c in consoles[1:]:
+        c.ok("start", deal=1)
+        c.fold_out()
+    c1 = consoles[0]
+    c1.ok("start", deal=1)
+    c1.passive_to("showdown")
+    c1.ok("win", seats=[1])  # disputed: deal 1 waits
+    c1.ok("confirm", deal=1)
+    assert engine.deal_released(1)
+    client.take(engine)
+    names = ["deal:1", *(f"compare:1:{s}" for s in range(1, engine.state.config.seats + 1))]
+    public = [k for k in engine.topic_keys() if k[0] == "public" and k[1] in names]
+    assert len(public) == 1 + engine.state.config.seats
+    for key in public:
+        assert engine.materialize(key) is not None
+        client.states.setdefault(key, clone(engine.payload(key)))
+    row = r"/(tables|rows)/0(/|$)|/rows/\d+/swing$|/(average|board|hole|released)$"
+    steps = [("reopen", {"deal": 1}), ("undo", {}), ("bet", {"seat": 1, "amount": 100})]
+    steps += [("fold", {"seat": 2}), ("fold", {"seat": 3}), ("confirm", {"deal": 1})]
+    moved = 0
+    for kind, fields in steps:
+        c1.ok(kind, **fields)
+        for change in engine.changes():
+            key = change.key
+            if key in client.states and change.patch is not None:  # (through JSON, as sent)
+                patch = json.loads(json.dumps(change.patch))
+                client.states[key] = apply_patch(client.states[key], patch)
+            if key in public:
+                assert change.patch is not None, key
+                for op in change.patch:
+                    assert re.match(row, op["path"]), (key, op["path"])
+                moved += 1
+        for key in public:
+            assert engine.projections.docs[key].doc == engine.payload(key), key
+            assert client.states[key] == engine.payload(key), key
+    assert moved >= len(steps)

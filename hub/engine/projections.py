@@ -2,13 +2,12 @@
 
 Each payload the feed has asked for is kept as a document that events edit in place, recording
 each edit as a JSON Patch operation (``hub.wire.patch``). The hot path moves by the hand that
-changed: an ``ActionApplied`` appends one row to the live table and to each traveller of that
-deal and sets the few fields it moved; the projection's scoreboard moves by that one hand. A
-hand that starts, settles or is corrected rebuilds its table's row of the live deal and of each
-traveller of the deal (field by field: only what moved is recorded), and the fields that depend
-on every row. Other topics those events touch (the live table, standings, a released deal's)
-are marked *stale*: rebuilt once at the next ``flush`` and diffed against what was published,
-so a burst of events costs one rebuild per topic.
+changed: an ``ActionApplied`` appends one row to the live table and sets the few fields it
+moved. The families with a mover of their own (``Feed.mover``: the projection, the travellers,
+the consoles, the desk) are moved by it, row by row. Other topics events touch (the live
+table at a hand's start, standings, ...) are marked *stale*: rebuilt once at the next
+``flush`` and diffed against what was published, so a burst of events costs one rebuild per
+topic.
 
 Invariant (tested after every event): a flushed document equals its builder's payload.
 """
@@ -59,7 +58,6 @@ class Projections:
         self._stale: dict[TopicKey, None] = {}
         self._moved: dict[TopicKey, None] = {}
         self._acted: dict[tuple[int, int], int] = {}  # hand -> its first action not yet shown
-        self._rehand: dict[tuple[int, int], None] = {}  # hands whose traveller rows to rebuild
         self._projected: dict[tuple[int, int], None] = {}  # hands the projection must re-read
         # The topics of families with a model not materialized yet, and those of them an
         # event touched: made at the next flush and handed out whole, as any topic new to the
@@ -69,7 +67,6 @@ class Projections:
         # The projection's scoreboard, once asked for.
         self.board: Scoreboard | EventScoreboard | None = None
         config = state.config
-        self._seats = tuple(range(1, config.seats + 1))
         self.keys = TopicKeys(config, FEEDS)
         self._k = self.keys.k
         # Event class -> the families that declare it (the routing table).
@@ -99,6 +96,7 @@ class Projections:
             for f in FEEDS.values()
             if f.mover is not None
             for a in f.audiences
+            if a in self._k  # (the programme's are the public's)
             for key in _flat(self._k[a][f.name])
         }
         modelled = {
@@ -115,12 +113,6 @@ class Projections:
         self._route_fields = {c: getattr(c, "routed_by", None) for c in self._routes}
         self._route_cache: dict[tuple[Any, ...], _Route] = {}
         self._action_routes: dict[tuple[int, int], _Route] = {}  # (table, deal): the hot path
-        # With stages, a deal is played by its stage's groups only: rows are per stage.
-        self._row = {
-            t: i
-            for stage in config.plan.stages
-            for i, t in enumerate(t for g in stage.groups for t in config.groups[g].tables)
-        }
 
     # ----------------------------------------------------------------- keys
     def key(self, audience: str, name: str, arg: Any = None) -> Any:
@@ -192,10 +184,7 @@ class Projections:
         if self._unmade and self.active:
             self._fresh.update(dict.fromkeys(keys & self._unmade))
         if isinstance(event, _HAND_EVENTS) and self.active:
-            # the live deal and the travellers: that table's row, at the next flush
-            hand = (event.table, event.deal)
-            self._rehand[hand] = None
-            self._project(hand)
+            self._project((event.table, event.deal))
         return keys
 
     def _tell(self, event: EngineEvent) -> None:
@@ -221,75 +210,10 @@ class Projections:
             for key in keys:
                 self._stale[key] = None
 
-    def _rebuild_rows(self, table: int, deal: int) -> None:
-        """A hand started, settled or was corrected: its table's row of the live deal and of
-        each traveller of the deal is rebuilt, and the fields that depend on every row (the
-        deal's cards; the travellers' board, average, swings)."""
-        i = self._row[table]
-        deal_key = self._k[LIVE]["deal"][deal]
-        rec = self.docs.get(deal_key)
-        if rec is None:
-            self._stale[deal_key] = None
-        elif deal_key not in self._stale:
-            rec.update(("tables", i), views.deal_row(self.state.hand(table, deal)))
-            rec.update((), views.deal_cards(self.state, deal))
-            self._moved[deal_key] = None
-        group = self.state.config.group_of(table).id
-        for seat, key in zip(self._seats, self._k[LIVE]["compare"][deal], strict=True):
-            if key in self._stale:
-                continue
-            rec = self.docs.get(key)
-            if rec is None:
-                self._stale[key] = None
-                continue
-            info = views.team_info(self.state.config, self.state.roster)  # (made once a fix)
-            row = views.compare_row(self.state, deal, table, group, seat, info)
-            old = rec.doc["rows"][i]
-            # (a dealer error changes a table's board without changing its length)
-            same_sum = old["chips"] == row["chips"] and (old.get("board") or []) == (
-                row.get("board") or []
-            )
-            self._patch_row(rec, i, row)
-            if not same_sum:  # else the average, the board and every row's swing stand
-                self._summarise(rec, deal)
-            rec.set(("hole",), views.compare_hole(self.state, deal, seat))
-            self._moved[key] = None
-
-    @staticmethod
-    def _patch_row(rec: Recorder, i: int, row: dict[str, Any]) -> None:
-        """Make traveller row ``i`` the rebuilt ``row`` field by field (its swing, a summary
-        field, aside): the actions that continue it appended, the fields that moved set."""
-        old = rec.doc["rows"][i]
-        for name in [n for n in old if n not in row and n != "swing"]:
-            rec.remove(("rows", i, name))
-        actions, before = row["actions"], old["actions"]
-        n = len(before)
-        if len(actions) >= n and before == actions[:n]:  # (shared rows: compared by identity)
-            rec.extend(("rows", i, "actions"), actions[n:])
-            row = {k: v for k, v in row.items() if k != "actions"}
-        rec.update(("rows", i), row)
-
-    def _summarise(self, rec: Recorder, deal: int) -> None:
-        """A traveller's fields that depend on every row, as ``views.compare_summary``."""
-        rows = rec.doc["rows"]
-        finished = [r["chips"] for r in rows if r["chips"] is not None]
-        average = sum(finished) / len(finished) if finished else None
-        best: list[str] = []
-        for j, r in enumerate(rows):
-            board = r.get("board")
-            if board is not None and len(board) > len(best):
-                best = board
-            if r["chips"] is None or average is None:
-                rec.remove(("rows", j, "swing"))
-            else:
-                rec.set(("rows", j, "swing"), round(r["chips"] - average, 2))
-        rec.set(("board",), views.reference_board(self.state, deal, len(best)))
-        rec.set(("average",), None if average is None else round(average, 2))
-
-    def _show_actions(self, table: int, deal: int, first: int, *, travellers: bool = True) -> None:
-        """A hand's new actions (from ``first``): one row appended for each where it shows
-        (the live table, and that table's row of each traveller), and the fields they moved,
-        set once. A document that is not where the rows continue is rebuilt instead."""
+    def _show_actions(self, table: int, deal: int, first: int) -> None:
+        """A hand's new actions (from ``first``): one row appended for each on the live table,
+        and the fields they moved, set once. A document that is not where the rows continue
+        is rebuilt instead. (The travellers' movers show them there: ``families.travellers``.)"""
         h = self.state.hand(table, deal)
         live = self._k[LIVE]
         if h is None or first >= len(h.hand.actions):
@@ -309,29 +233,6 @@ class Projections:
             for i, seat_row in enumerate(rec.doc["seats"]):
                 rec.update(("seats", i), views.seat_fields(h, seat_row["seat"], self.state.game))
             self._moved[table_key] = None
-        i = self._row[table]
-        deal_key = live["deal"][deal]
-        rec = self.docs.get(deal_key)
-        if deal_key in self._stale:
-            pass
-        elif rec is None:
-            self._stale[deal_key] = None
-        else:
-            rec.update(("tables", i), views.deal_row(h))
-            self._moved[deal_key] = None
-        for seat, key in zip(self._seats, live["compare"][deal], strict=True):
-            if key in self._stale or not travellers:
-                continue
-            rec = self.docs.get(key)
-            if rec is None or len(rec.doc["rows"][i]["actions"]) != first:
-                self._stale[key] = None
-                continue
-            rec.extend(("rows", i, "actions"), rows)
-            fields = views.compare_fields(h, seat, self.state.game)
-            rec.update(("rows", i), fields)
-            if len(fields["board"]) > len(rec.doc["board"]):
-                rec.set(("board",), views.reference_board(self.state, deal, len(fields["board"])))
-            self._moved[key] = None
 
     # ----------------------------------------------------------------- flushing
     def start(self) -> None:
@@ -344,7 +245,6 @@ class Projections:
         self._stale.clear()
         self._moved.clear()
         self._acted.clear()
-        self._rehand.clear()
         self._projected.clear()
         self._unmade = set(self._eager_keys)
         self._fresh.clear()
@@ -385,11 +285,8 @@ class Projections:
         """Every topic that changed since the last flush, with its patch (or whole payload)."""
         out: list[TopicChange] = []
         acted, self._acted = self._acted, {}
-        rehand, self._rehand = self._rehand, {}
-        for table, deal in rehand:
-            self._rebuild_rows(table, deal)
         for (table, deal), first in acted.items():
-            self._show_actions(table, deal, first, travellers=(table, deal) not in rehand)
+            self._show_actions(table, deal, first)
         projected, self._projected = self._projected, {}
         if self.board is not None:
             for table, deal in projected:

@@ -24,10 +24,11 @@ from hub.engine.families.base import (
 )
 from hub.engine.families.console import CONSOLE
 from hub.engine.families.desk import CLOCK, ONAIR, OPS, TICKER
-from hub.engine.families.hands import COMPARE, DEAL, PROJECTION, TABLE
+from hub.engine.families.hands import PROJECTION, TABLE
 from hub.engine.families.payloads import Payloads
 from hub.engine.families.scores import SEAT, STANDINGS
 from hub.engine.families.suggestions import SUGGESTIONS
+from hub.engine.families.travellers import COMPARE, DEAL
 from hub.wire.topics import TopicSpace
 
 __all__ = [

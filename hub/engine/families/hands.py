@@ -1,7 +1,7 @@
-"""The families that show hands: ``table`` (one table's live hand), ``deal`` (every table's
-row of a deal), ``compare`` (a seat's traveller of a deal) and ``projection`` (the standings
-as if every hand in play ended now). The projections move them in place by each hand's
-events; a released deal opens the public's."""
+"""The families that show hands: ``table`` (one table's live hand) and ``projection`` (the
+standings as if every hand in play ended now); the travellers, ``deal`` and ``compare``, are
+``hub.engine.families.travellers``'. The projections move them in place by each hand's
+events."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from hub.engine.families.base import Feed, Reading, TopicKeys
 from hub.engine.showdown import showdown_payload
 from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
 
-__all__ = ["COMPARE", "DEAL", "HAND_EVENTS", "PROJECTION", "TABLE"]
+__all__ = ["HAND_EVENTS", "PROJECTION", "TABLE"]
 
 HAND_EVENTS = (HandStarted, ActionApplied, HandRewound, HandSettled)
 # A released deal corrected: the public's deal and travellers are rebuilt.
@@ -40,23 +40,6 @@ def table_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
     if isinstance(event, RosterChanged):  # names and colours: every table, every audience
         return [key for a in AUDIENCES for key in k[a]["table"].values()]
     return [k[LIVE]["table"][event.table]]
-
-
-def deal_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
-    if isinstance(event, DealReleased):  # the live one lists the released groups
-        return [k[PUBLIC]["deal"][event.deal], k[LIVE]["deal"][event.deal]]
-    if isinstance(event, CORRECTED):
-        return [k[PUBLIC]["deal"][event.deal]]
-    return [k[LIVE]["deal"][event.deal]]
-
-
-def compare_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
-    if isinstance(event, StageFilled):  # the live travellers of the stage's deals
-        return [key for d in event.deals for key in k[LIVE]["compare"][d]]
-    if isinstance(event, RosterChanged):  # every traveller, every audience
-        return [key for a in AUDIENCES for d in k[a]["compare"].values() for key in d]
-    audience = PUBLIC if isinstance(event, (DealReleased, *CORRECTED)) else LIVE
-    return list(k[audience]["compare"][event.deal])
 
 
 def projection_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
@@ -83,20 +66,6 @@ def _table(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any
     )
 
 
-def _deal(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any] | None:
-    engine = read.engine
-    return views.deal_payload(
-        engine.state, args[0], live=audience == LIVE, released=engine.released
-    )
-
-
-def _compare(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any] | None:
-    engine = read.engine
-    return views.compare_payload(
-        engine.state, args[0], args[1], live=audience == LIVE, released=engine.released
-    )
-
-
 def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
     board = engine.projections.board or projection_view.projected_board(engine.state)
@@ -115,33 +84,6 @@ TABLE = Feed(
     " (equity only when a card is dealt or someone folds)",
     program=LIVE,
     held=True,
-)
-DEAL = Feed(
-    "deal",
-    (*HAND_EVENTS, DealReleased, *CORRECTED),
-    deal_keys,
-    _deal,
-    moves=HAND_EVENTS,
-    params=("deal",),
-    route="/api/deals/{deal:int}",
-    delta="replace of the table row that moved (status, pot, result)",
-    program=LIVE,
-    held=True,
-    embargo=True,
-)
-COMPARE = Feed(
-    "compare",
-    (*HAND_EVENTS, DealReleased, *CORRECTED, StageFilled, RosterChanged),
-    compare_keys,
-    _compare,
-    moves=HAND_EVENTS,
-    params=("deal", "seat"),
-    route="/api/compare/{deal:int}/{seat:int}",
-    delta="one action adds one row at /rows/{i}/actions/- and replaces what it moved (the"
-    " row's equity only when a card is dealt or someone folds)",
-    program=LIVE,
-    held=True,
-    embargo=True,
 )
 PROJECTION = Feed(
     "projection",

@@ -1,0 +1,406 @@
+"""The travellers: ``deal`` (every table's row of a deal: ``deal:{d}``) and ``compare`` (a
+seat's traveller of a deal, the split screen: ``compare:{d}:{s}``, one row per table). Each is
+moved in place by a ``Mover`` of its own: an event notes the hands (or the deal) it moved; at
+the flush each open document's rows of those tables are edited through its ``Recorder`` (one
+action appends one row at ``/rows/{i}/actions/-``; a hand that starts, settles or is
+corrected has its row re-read and patched field by field), so the deltas name the rows that
+moved and nothing tournament-sized is rebuilt or diffed. A group's release inserts its rows
+into the public's documents (``add`` at their place); a roster fix or a stage's fill sets
+the names of each row. The builders stay the oracle (``views.deal_payload``,
+``views.compare_payload``: tests/test_projections.py holds each document to them)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from hub.engine import views
+from hub.engine.changes import (
+    ActionApplied,
+    DealReleased,
+    HandRewound,
+    HandSettled,
+    HandStarted,
+    ReleasedDealCorrected,
+    ReleasedResultCorrected,
+    RosterChanged,
+    StageFilled,
+)
+from hub.engine.families.base import Feed, Reading, TopicKeys
+from hub.engine.families.hands import CORRECTED, HAND_EVENTS
+from hub.wire.patch import Recorder
+from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
+
+__all__ = ["COMPARE", "DEAL", "Deals", "Travellers"]
+
+# A traveller row's fields that name who holds the seat (``views.team_info``'s and the player).
+NAMES = ("team", "name", "code", "colour", "player")
+
+
+def deal_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
+    if isinstance(event, DealReleased):  # the live one lists the released groups
+        return [k[PUBLIC]["deal"][event.deal], k[LIVE]["deal"][event.deal]]
+    if isinstance(event, CORRECTED):
+        return [k[PUBLIC]["deal"][event.deal]]
+    return [k[LIVE]["deal"][event.deal]]
+
+
+def compare_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
+    if isinstance(event, StageFilled):  # the live travellers of the stage's deals
+        return [key for d in event.deals for key in k[LIVE]["compare"][d]]
+    if isinstance(event, RosterChanged):  # every traveller, every audience
+        return [key for a in AUDIENCES for d in k[a]["compare"].values() for key in d]
+    audience = PUBLIC if isinstance(event, (DealReleased, *CORRECTED)) else LIVE
+    return list(k[audience]["compare"][event.deal])
+
+
+def _deal(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any] | None:
+    engine = read.engine
+    return views.deal_payload(
+        engine.state, args[0], live=audience == LIVE, released=engine.released
+    )
+
+
+def _compare(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any] | None:
+    engine = read.engine
+    return views.compare_payload(
+        engine.state, args[0], args[1], live=audience == LIVE, released=engine.released
+    )
+
+
+class _Rows:
+    """What the two travellers' movers share: the open documents, by key; what each event
+    noted until the flush (hands whose actions to append, from which; hands whose rows to
+    re-read; deals released or corrected; names to set); and where a table's row is."""
+
+    family = ""
+    rows = ""  # the member holding the rows ("tables", "rows")
+
+    def __init__(self, read: Reading) -> None:
+        self.read = read
+        self.keys = read.keys()
+        self.docs: dict[TopicKey, Recorder] = {}
+        self._args: dict[TopicKey, tuple[str, tuple[int, ...]]] = {}
+        for audience, by in self.keys.items():
+            for deal, found in by[self.family].items():
+                if isinstance(found, list):  # by seat
+                    for seat, key in enumerate(found, 1):
+                        self._args[key] = (audience, (deal, seat))
+                else:
+                    self._args[found] = (audience, (deal,))
+        config = read.engine.state.config
+        # The live documents hold every playing group's rows: a stage's, so rows are per stage.
+        self._row = {
+            t: i
+            for stage in config.plan.stages
+            for i, t in enumerate(t for g in stage.groups for t in config.groups[g].tables)
+        }
+        self._acted: dict[tuple[int, int], int] = {}  # hand -> its first action not shown
+        self._rehand: dict[tuple[int, int], None] = {}  # hands whose rows to re-read
+        self._public: dict[tuple[int, int | None], None] = {}  # (deal, table or None: all)
+        self._names: dict[TopicKey, None] = {}  # documents whose names to set
+        self._touched: dict[TopicKey, None] = {}
+        self._live_keys = {
+            deal: dict.fromkeys(found if isinstance(found, list) else [found])
+            for deal, found in self.keys[LIVE][self.family].items()
+        }
+        self._hand = (0, 0)  # the hand of the last hand event: a released deal's correction's
+
+    def _live(self, deal: int) -> list[TopicKey]:
+        return list(self._live_keys[deal])
+
+    def _of(self, deal: int) -> list[tuple[TopicKey, Recorder]]:
+        """The open documents of a deal not live (the public's, the program's)."""
+        out = []
+        for audience, by in self.keys.items():
+            if audience == LIVE:
+                continue
+            found = by[self.family][deal]
+            for key in found if isinstance(found, list) else [found]:
+                rec = self.docs.get(key)
+                if rec is not None:
+                    out.append((key, rec))
+        return out
+
+    def on(self, event: Any) -> None:
+        cls = type(event)
+        touched = self._touched
+        if cls is ActionApplied:
+            self._acted.setdefault((event.table, event.deal), event.index)
+            self._hand = (event.table, event.deal)
+        elif cls in (HandStarted, HandRewound, HandSettled):
+            self._rehand[(event.table, event.deal)] = None
+            self._hand = (event.table, event.deal)
+        elif cls is ReleasedDealCorrected:  # (it follows the hand event that moved the deal)
+            hand = self._hand
+            self._public[(event.deal, hand[0] if hand[1] == event.deal else None)] = None
+        elif cls is DealReleased:
+            self._public[(event.deal, None)] = None
+        elif cls is ReleasedResultCorrected:
+            self._public[(event.deal, event.table)] = None
+        elif cls is StageFilled or cls is RosterChanged:
+            keys = self._keys_of(event)
+            self._names.update(dict.fromkeys(keys))
+            touched.update(dict.fromkeys(keys))
+            return
+        if cls is ActionApplied:  # (the hot path: its deal's live documents)
+            touched.update(self._live_keys[event.deal])
+        else:
+            touched.update(dict.fromkeys(self._keys_of(event)))
+
+    def _keys_of(self, event: Any) -> list[TopicKey]:
+        raise NotImplementedError
+
+    def open(self, key: TopicKey) -> Recorder | None:
+        found = self._args.get(key)
+        if found is None:
+            return None
+        audience, args = found
+        build = _compare if self.family == "compare" else _deal
+        payload = build(self.read, args, audience)
+        if payload is None:  # (a public deal not released yet)
+            return None
+        rec = self.docs[key] = Recorder(payload)
+        return rec
+
+    def flush(self) -> Iterable[TopicKey]:
+        acted, self._acted = self._acted, {}
+        rehand, self._rehand = self._rehand, {}
+        public, self._public = self._public, {}
+        names, self._names = self._names, {}
+        touched, self._touched = self._touched, {}
+        for table, deal in rehand:
+            for key in self._live(deal):
+                rec = self.docs.get(key)
+                if rec is not None:
+                    self._reread(rec, key, table, self._row[table])
+        for (table, deal), first in acted.items():
+            if (table, deal) in rehand:
+                continue
+            for key in self._live(deal):
+                rec = self.docs.get(key)
+                if rec is not None:
+                    self._act(rec, key, table, first)
+        for deal, only in public:
+            for key, rec in self._of(deal):
+                self._release(rec, key, only)
+        for key in names:
+            rec = self.docs.get(key)
+            if rec is not None:
+                self._rename(rec, key)
+        return touched
+
+    # -- where a document moves (each family's own)
+    def _act(self, rec: Recorder, key: TopicKey, table: int, first: int) -> None:
+        raise NotImplementedError
+
+    def _reread(self, rec: Recorder, key: TopicKey, table: int, i: int) -> None:
+        raise NotImplementedError
+
+    def _rename(self, rec: Recorder, key: TopicKey) -> None:
+        return None
+
+    def _new_row(self, key: TopicKey, table: int, group: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _summarise(self, rec: Recorder, key: TopicKey) -> None:
+        return None
+
+    def _release(self, rec: Recorder, key: TopicKey, only: int | None) -> None:
+        """A document not live, after a release or a correction of its deal: the rows of
+        the groups released since it was made inserted at their place (``add``); the row of
+        the table corrected (``only``: the hand event before the correction's), or every row
+        of the deal, re-read."""
+        state = self.read.engine.state
+        deal = self._args[key][1][0]
+        released = self.read.engine.released
+        rows = rec.doc[self.rows]
+        j = 0
+        for g in state.config.groups_playing(deal):
+            if not released(g.id, deal):
+                continue
+            for t in g.tables:
+                if j < len(rows) and rows[j]["table"] == t:
+                    if only is None or only == t:
+                        self._reread(rec, key, t, j)
+                else:
+                    rec.insert((self.rows, j), self._new_row(key, t, g.id))
+                j += 1
+        self._summarise(rec, key)
+
+
+class Deals(_Rows):
+    """The ``deal`` family's ``Mover``: a table's row (status, pot, result) set field by field
+    when its hand moves, the deal's cards when one starts; ``released`` and the public's rows
+    when a group's deal is released."""
+
+    family = "deal"
+    rows = "tables"
+
+    def _keys_of(self, event: Any) -> list[TopicKey]:
+        return deal_keys(self.keys, event)
+
+    def _act(self, rec: Recorder, key: TopicKey, table: int, first: int) -> None:
+        h = self.read.engine.state.hand(table, self._args[key][1][0])
+        rec.update(("tables", self._row[table]), views.deal_row(h))
+
+    def _reread(self, rec: Recorder, key: TopicKey, table: int, i: int) -> None:
+        state = self.read.engine.state
+        deal = self._args[key][1][0]
+        rec.update(("tables", i), views.deal_row(state.hand(table, deal)))
+        rec.update((), views.deal_cards(state, deal))
+
+    def _new_row(self, key: TopicKey, table: int, group: str) -> dict[str, Any]:
+        deal = self._args[key][1][0]
+        h = self.read.engine.state.hand(table, deal)
+        return {"table": table, "group": group, **views.deal_row(h)}
+
+    def _summarise(self, rec: Recorder, key: TopicKey) -> None:
+        self._released(rec, key)
+
+    def _released(self, rec: Recorder, key: TopicKey) -> None:
+        engine = self.read.engine
+        deal = self._args[key][1][0]
+        groups = engine.state.config.groups_playing(deal)
+        rec.set(("released",), sorted(g.id for g in groups if engine.released(g.id, deal)))
+
+    def flush(self) -> Iterable[TopicKey]:
+        released = [deal for deal, only in self._public if only is None]
+        touched = super().flush()
+        for deal in released:  # the live one lists the released groups
+            for key in self._live(deal):
+                rec = self.docs.get(key)
+                if rec is not None:
+                    self._released(rec, key)
+        return touched
+
+
+class Travellers(_Rows):
+    """The ``compare`` family's ``Mover``: one action appends its row to that table's row of
+    each traveller of the deal and sets the fields it moved; a hand that starts, settles or is
+    corrected has its row re-read (field by field) and, when its chips or board moved, the
+    fields that depend on every row (the average, each row's swing, the reference board)."""
+
+    family = "compare"
+    rows = "rows"
+
+    def _keys_of(self, event: Any) -> list[TopicKey]:
+        return compare_keys(self.keys, event)
+
+    def _act(self, rec: Recorder, key: TopicKey, table: int, first: int) -> None:
+        state = self.read.engine.state
+        deal, seat = self._args[key][1]
+        h = state.hand(table, deal)
+        i = self._row[table]
+        if h is None or first >= len(h.hand.actions) or len(rec.doc["rows"][i]["actions"]) != first:
+            self._reread(rec, key, table, i)  # not where the row's actions continue
+            return
+        rec.extend(("rows", i, "actions"), views.action_rows(h)[first:])
+        fields = views.compare_fields(h, seat, state.game)
+        rec.update(("rows", i), fields)
+        if len(fields["board"]) > len(rec.doc["board"]):
+            rec.set(("board",), views.reference_board(state, deal, len(fields["board"])))
+
+    def _new_row(self, key: TopicKey, table: int, group: str) -> dict[str, Any]:
+        state = self.read.engine.state
+        deal, seat = self._args[key][1]
+        info = views.team_info(state.config, state.roster)
+        return views.compare_row(state, deal, table, group, seat, info)
+
+    def _reread(self, rec: Recorder, key: TopicKey, table: int, i: int) -> None:
+        state = self.read.engine.state
+        deal, seat = self._args[key][1]
+        group = state.config.group_of(table).id
+        row = self._new_row(key, table, group)
+        old = rec.doc["rows"][i]
+        # (a dealer error changes a table's board without changing its length)
+        same_sum = old["chips"] == row["chips"] and (old.get("board") or []) == (
+            row.get("board") or []
+        )
+        _patch_row(rec, i, row)
+        if not same_sum:  # else the average, the board and every row's swing stand
+            self._summarise(rec, key)
+        rec.set(("hole",), views.compare_hole(state, deal, seat))
+
+    def _summarise(self, rec: Recorder, key: TopicKey) -> None:
+        """The fields that depend on every row, as ``views.compare_summary`` makes them."""
+        state = self.read.engine.state
+        deal, seat = self._args[key][1]
+        rows = rec.doc["rows"]
+        finished = [r["chips"] for r in rows if r["chips"] is not None]
+        average = sum(finished) / len(finished) if finished else None
+        best: list[str] = []
+        for j, r in enumerate(rows):
+            board = r.get("board")
+            if board is not None and len(board) > len(best):
+                best = board
+            if r["chips"] is None or average is None:
+                rec.remove(("rows", j, "swing"))
+            else:
+                rec.set(("rows", j, "swing"), round(r["chips"] - average, 2))
+        rec.set(("board",), views.reference_board(state, deal, len(best)))
+        rec.set(("average",), None if average is None else round(average, 2))
+        rec.set(("hole",), views.compare_hole(state, deal, seat))
+        rec.update((), state.game.compare_fields(state, deal, seat))
+
+    def _rename(self, rec: Recorder, key: TopicKey) -> None:
+        """A roster fix or a stage's fill: who holds the seat at each table, as named now."""
+        state = self.read.engine.state
+        deal, seat = self._args[key][1]
+        info = views.team_info(state.config, state.roster)
+        for i, row in enumerate(rec.doc["rows"]):
+            held = state.seat_holder(row["table"], seat, deal)
+            names = {
+                "team": held[0].id if held else None,
+                **(info[held[0].id] if held else {}),
+                "player": held[1] if held else None,
+            }
+            for name in NAMES:
+                if name not in names:
+                    rec.remove(("rows", i, name))
+            rec.update(("rows", i), names)
+
+
+def _patch_row(rec: Recorder, i: int, row: dict[str, Any]) -> None:
+    """Make traveller row ``i`` the re-read ``row`` field by field (its swing, a summary
+    field, aside): the actions that continue it appended, the fields that moved set."""
+    old = rec.doc["rows"][i]
+    for name in [n for n in old if n not in row and n != "swing"]:
+        rec.remove(("rows", i, name))
+    actions, before = row["actions"], old["actions"]
+    n = len(before)
+    if len(actions) >= n and before == actions[:n]:  # (shared rows: compared by identity)
+        rec.extend(("rows", i, "actions"), actions[n:])
+        row = {k: v for k, v in row.items() if k != "actions"}
+    rec.update(("rows", i), row)
+
+
+DEAL = Feed(
+    "deal",
+    (*HAND_EVENTS, DealReleased, *CORRECTED),
+    deal_keys,
+    _deal,
+    mover=Deals,
+    params=("deal",),
+    route="/api/deals/{deal:int}",
+    delta="replace of the fields of the table row that moved (/tables/{i}/status, pot,"
+    " result); a group's release adds its rows at /tables/{i}",
+    program=LIVE,
+    held=True,
+    embargo=True,
+)
+COMPARE = Feed(
+    "compare",
+    (*HAND_EVENTS, DealReleased, *CORRECTED, StageFilled, RosterChanged),
+    compare_keys,
+    _compare,
+    mover=Travellers,
+    params=("deal", "seat"),
+    route="/api/compare/{deal:int}/{seat:int}",
+    delta="one action adds one row at /rows/{i}/actions/- and replaces what it moved (the"
+    " row's equity only when a card is dealt or someone folds); a group's release adds its"
+    " rows at /rows/{i}",
+    program=LIVE,
+    held=True,
+    embargo=True,
+)
