@@ -99,6 +99,7 @@ class Projections:
             for f in FEEDS.values()
             if f.mover is not None
             for a in f.audiences
+            if a in self._k  # (the programme's are the public's)
             for key in _flat(self._k[a][f.name])
         }
         modelled = {
@@ -296,19 +297,6 @@ class Projections:
             self.touch(self.hand_keys(table, deal))
             return
         rows = views.action_rows(h)[first:]
-        table_key = live["table"][table]
-        rec = self.docs.get(table_key)
-        if table_key in self._stale:
-            pass
-        elif rec is None or rec.doc.get("deal") != deal or len(rec.doc["actions"]) != first:
-            self._stale[table_key] = None
-        else:
-            rec.extend(("actions",), rows)
-            rec.set(("last_action",), rows[-1])
-            rec.update((), views.hand_fields(h, self.state.game))
-            for i, seat_row in enumerate(rec.doc["seats"]):
-                rec.update(("seats", i), views.seat_fields(h, seat_row["seat"], self.state.game))
-            self._moved[table_key] = None
         i = self._row[table]
         deal_key = live["deal"][deal]
         rec = self.docs.get(deal_key)
