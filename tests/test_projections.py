@@ -284,7 +284,7 @@ def test_a_release_after_its_delay_moves_every_payload_that_shows_it() -> None:
 
 # -- the families moved in place by a model (``Feed.mover``): each held to its builder --------
 
-MOVED = ("projection", "ops", "console", "table")
+MOVED = ("projection", "ops", "console", "table", "ticker")
 
 
 def assert_moved(engine: Engine, client: Client, keys: Any = None) -> int:
@@ -321,7 +321,7 @@ def test_moved_families_equal_their_builders_after_every_event(seed: int, noise:
             client.subscribe_all(engine)
         engine.tick(float(steps))
         client.take(engine)
-        assert assert_moved(engine, client) == 2 + 3 * len(engine.state.config.tables)
+        assert assert_moved(engine, client) == 4 + 3 * len(engine.state.config.tables)
         steps += 1
 
     run(seed, corrections_noise=noise, after_each=check)
@@ -376,7 +376,7 @@ def test_moved_families_follow_every_game_and_every_fault(game: str) -> None:
                 client.states[key] = clone(engine.payload(key))
         changed = client.take(engine)
         if n % 25 == 0:
-            assert assert_moved(engine, client) == 2 + 3 * len(config.tables)
+            assert assert_moved(engine, client) == 4 + 3 * len(config.tables)
         else:
             assert assert_moved(engine, client, {*every, *changed}) >= 2
     assert kinds  # (the operator came in)
