@@ -225,9 +225,14 @@ class Projection:
             was, i = self._read[(group, seat)]
             if seat:
                 now: Any = board.seat_standing("running", group, seat)
-                if now is not was or names:
+                if names or (now is not was and len(now.rows) != len(was.rows)):
                     block = named_seats([now.as_dict()], state.roster)[0]
                     rec.replace_at(("seats", i), block)
+                elif now is not was:  # the rows that differ (the names stand)
+                    for j, (old, row) in enumerate(zip(was.rows, now.rows, strict=True)):
+                        if old != row:
+                            block = named_seats([{"rows": [row.as_dict()]}], state.roster)[0]
+                            rec.replace_at(("seats", i, "rows", j), block["rows"][0])
             else:
                 now = board.group_standings("running", group)
                 if now is not was or names:
@@ -235,6 +240,7 @@ class Projection:
                         return False
                     info = info or team_info(state.config, state.roster)
                     for j, row in enumerate(now):
-                        rec.replace_at(("teams", i + j), {**row.as_dict(), **info[row.team]})
+                        if names or row != was[j]:
+                            rec.replace_at(("teams", i + j), {**row.as_dict(), **info[row.team]})
             self._read[(group, seat)] = (now, i)
         return True
