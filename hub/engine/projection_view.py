@@ -120,8 +120,11 @@ class Projection:
         state = read.engine.state
         self._place = {t: i for i, t in enumerate(state.tables)}  # table -> its place
         self._shown: list[int] = []  # the places of the tables with a row in ``hands``
-        # The board's standings the document shows: (group, seat or 0) -> (what, its index).
+        # The board's standings the document shows: (group, seat or 0) -> (what, its index),
+        # and each group's entries (what one of its tables' hands can move).
         self._read: dict[tuple[str, int], tuple[Any, int]] = {}
+        self._entries: dict[str, list[tuple[str, int]]] = {}
+        self._group_of: dict[int, str] = {}  # table -> its group on the board
 
     def on(self, event: Any) -> None:
         if type(event) is RosterChanged:
@@ -147,16 +150,20 @@ class Projection:
     def _remember(self, board: Scoreboard | EventScoreboard) -> None:
         """What of the board each row of the document shows (a plain scoreboard's)."""
         self._read.clear()
+        self._entries.clear()
+        self._group_of.clear()
         if not isinstance(board, Scoreboard):
             return
         teams = seats = 0
-        for group in board.layout.groups:
+        for group, tables in board.layout.groups.items():
+            self._group_of.update(dict.fromkeys(tables, group))
             standing = board.group_standings("running", group)
             self._read[(group, 0)] = (standing, teams)
             teams += len(standing)
             for seat in range(1, board.layout.seats + 1):
                 self._read[(group, seat)] = (board.seat_standing("running", group, seat), seats)
                 seats += 1
+            self._entries[group] = [(group, seat) for seat in range(board.layout.seats + 1)]
 
     def flush(self) -> Iterable[TopicKey]:
         noted, self._noted = self._noted, {}
@@ -168,7 +175,7 @@ class Projection:
             state = self.read.engine.state
             for table in noted:
                 self._hand(rec, state.tables[table])
-            self._standings(rec, names)
+            self._standings(rec, names, noted)
         return (self.key,)
 
     def _hand(self, rec: Recorder, table: TableState) -> None:
@@ -187,12 +194,21 @@ class Projection:
             self._shown.insert(i, place)
             rec.insert(("hands", i), row)
 
-    def _standings(self, rec: Recorder, names: bool) -> None:
-        """The teams' and seats' rows whose standing the board made anew."""
+    def _standings(self, rec: Recorder, names: bool, tables: Iterable[int]) -> None:
+        """The teams' and seats' rows whose standing the board made anew: of the groups of
+        the ``tables`` whose hands moved (a hand moves its group's standings only), of every
+        group after a roster fix."""
         state = self.read.engine.state
         board = self._board()
-        if self._read and isinstance(board, Scoreboard) and self._rows(rec, board, names):
-            return
+        if self._read and isinstance(board, Scoreboard):
+            if names:
+                groups: Iterable[str] = self._entries
+            else:
+                groups = dict.fromkeys(
+                    g for t in tables if (g := self._group_of.get(t)) is not None
+                )
+            if self._rows(rec, board, names, groups):
+                return
         # A staged event's board, or a group whose teams changed: every row compared.
         running = board.view_as_dict("running")
         info = team_info(state.config, state.roster)
@@ -200,17 +216,23 @@ class Projection:
         rec.replace_at(("seats",), named_seats(running["seats"], state.roster))
         self._remember(board)
 
-    def _rows(self, rec: Recorder, board: Scoreboard, names: bool) -> bool:
-        """Replace the rows of each standing the board made anew (False: a group's teams
-        changed, so did the indexes of the rows after it)."""
+    def _rows(self, rec: Recorder, board: Scoreboard, names: bool, groups: Iterable[str]) -> bool:
+        """Replace the rows of each standing of ``groups`` the board made anew (False: a
+        group's teams changed, so did the indexes of the rows after it)."""
         state = self.read.engine.state
         info: dict[str, dict[str, str]] | None = None
-        for (group, seat), (was, i) in self._read.items():
+        for group, seat in (entry for g in groups for entry in self._entries[g]):
+            was, i = self._read[(group, seat)]
             if seat:
                 now: Any = board.seat_standing("running", group, seat)
-                if now is not was or names:
+                if names or (now is not was and len(now.rows) != len(was.rows)):
                     block = named_seats([now.as_dict()], state.roster)[0]
                     rec.replace_at(("seats", i), block)
+                elif now is not was:  # the rows that differ (the names stand)
+                    for j, (old, row) in enumerate(zip(was.rows, now.rows, strict=True)):
+                        if old != row:
+                            block = named_seats([{"rows": [row.as_dict()]}], state.roster)[0]
+                            rec.replace_at(("seats", i, "rows", j), block["rows"][0])
             else:
                 now = board.group_standings("running", group)
                 if now is not was or names:
@@ -218,6 +240,7 @@ class Projection:
                         return False
                     info = info or team_info(state.config, state.roster)
                     for j, row in enumerate(now):
-                        rec.replace_at(("teams", i + j), {**row.as_dict(), **info[row.team]})
+                        if names or row != was[j]:
+                            rec.replace_at(("teams", i + j), {**row.as_dict(), **info[row.team]})
             self._read[(group, seat)] = (now, i)
         return True

@@ -1,13 +1,13 @@
 """Topic payloads kept current by the engine's typed events, and what changed since last asked.
 
 Each payload the feed has asked for is kept as a document that events edit in place, recording
-each edit as a JSON Patch operation (``hub.wire.patch``). The hot path moves by the hand that
-changed: an ``ActionApplied`` appends one row to the live table and sets the few fields it
-moved. The families with a mover of their own (``Feed.mover``: the projection, the travellers,
-the consoles, the desk) are moved by it, row by row. Other topics events touch (the live
-table at a hand's start, standings, ...) are marked *stale*: rebuilt once at the next
-``flush`` and diffed against what was published, so a burst of events costs one rebuild per
-topic.
+each edit as a JSON Patch operation (``hub.wire.patch``). The families with a mover of their own
+(``Feed.mover``: the live tables, the travellers, the projection, the consoles, the ticker, the
+operator's desk) are moved by it, row by row: an ``ActionApplied`` appends one row to its table
+and its travellers and sets the few fields it moved. The families with a model (``Feed.model``:
+the standings, the seats, the suggestions) are moved by it group by group. The topics left
+(on-air, clock) are marked *stale*: rebuilt once at the next ``flush`` and diffed against what
+was published, so a burst of events costs one rebuild per topic.
 
 Invariant (tested after every event): a flushed document equals its builder's payload.
 """
@@ -20,7 +20,7 @@ from typing import Any, get_args
 
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard
-from hub.engine import projection_view, views
+from hub.engine import projection_view
 from hub.engine.changes import (
     ActionApplied,
     EngineEvent,
@@ -31,7 +31,7 @@ from hub.engine.changes import (
 from hub.engine.families import FEEDS, Model, Mover, Payloads, TopicKeys, feeds_of
 from hub.engine.tournament import TournamentState
 from hub.wire.patch import Recorder, TopicChange
-from hub.wire.topics import LIVE, TopicKey
+from hub.wire.topics import TopicKey
 
 __all__ = ["Projections", "TopicChange"]
 
@@ -57,7 +57,6 @@ class Projections:
         self.docs: dict[TopicKey, Recorder] = {}
         self._stale: dict[TopicKey, None] = {}
         self._moved: dict[TopicKey, None] = {}
-        self._acted: dict[tuple[int, int], int] = {}  # hand -> its first action not yet shown
         self._projected: dict[tuple[int, int], None] = {}  # hands the projection must re-read
         # The topics of families with a model not materialized yet, and those of them an
         # event touched: made at the next flush and handed out whole, as any topic new to the
@@ -176,7 +175,6 @@ class Projections:
                     self._stale[key] = None
                 if self._unmade:
                     self._fresh.update(dict.fromkeys(route[0] & self._unmade))
-                self._acted.setdefault(hand, event.index)
                 self._project(hand)
             return route[0]
         keys, stale = self._routed(event)
@@ -210,30 +208,6 @@ class Projections:
             for key in keys:
                 self._stale[key] = None
 
-    def _show_actions(self, table: int, deal: int, first: int) -> None:
-        """A hand's new actions (from ``first``): one row appended for each on the live table,
-        and the fields they moved, set once. A document that is not where the rows continue
-        is rebuilt instead. (The travellers' movers show them there: ``families.travellers``.)"""
-        h = self.state.hand(table, deal)
-        live = self._k[LIVE]
-        if h is None or first >= len(h.hand.actions):
-            self.touch(self.hand_keys(table, deal))
-            return
-        rows = views.action_rows(h)[first:]
-        table_key = live["table"][table]
-        rec = self.docs.get(table_key)
-        if table_key in self._stale:
-            pass
-        elif rec is None or rec.doc.get("deal") != deal or len(rec.doc["actions"]) != first:
-            self._stale[table_key] = None
-        else:
-            rec.extend(("actions",), rows)
-            rec.set(("last_action",), rows[-1])
-            rec.update((), views.hand_fields(h, self.state.game))
-            for i, seat_row in enumerate(rec.doc["seats"]):
-                rec.update(("seats", i), views.seat_fields(h, seat_row["seat"], self.state.game))
-            self._moved[table_key] = None
-
     # ----------------------------------------------------------------- flushing
     def start(self) -> None:
         """Begin projecting (after the journal replay), from nothing: a topic is built when
@@ -244,7 +218,6 @@ class Projections:
         self.docs.clear()
         self._stale.clear()
         self._moved.clear()
-        self._acted.clear()
         self._projected.clear()
         self._unmade = set(self._eager_keys)
         self._fresh.clear()
@@ -284,9 +257,6 @@ class Projections:
     def flush(self) -> list[TopicChange]:
         """Every topic that changed since the last flush, with its patch (or whole payload)."""
         out: list[TopicChange] = []
-        acted, self._acted = self._acted, {}
-        for (table, deal), first in acted.items():
-            self._show_actions(table, deal, first)
         projected, self._projected = self._projected, {}
         if self.board is not None:
             for table, deal in projected:

@@ -12,7 +12,7 @@ from typing import Any
 from hub.domain.scoring.format import VIEWS, View
 from hub.domain.scoring.imps import deal_imps, team_deal_imps
 from hub.domain.scoring.layout import ScoringLayout
-from hub.domain.scoring.ranking import ifp_ranking, plain_ranking, rank_teams
+from hub.domain.scoring.ranking import exact_sum, ifp_ranking, plain_ranking, rank_teams
 from hub.domain.scoring.rows import SeatRow, SeatStanding, TeamStanding
 
 
@@ -224,17 +224,18 @@ class Scoreboard:
         key = (view, group)
         cached = self._team_cache.get(key)
         if cached is None:
-            points: dict[str, Fraction] = {}
+            scores: dict[str, list[Fraction]] = {}  # summed once per team (``exact_sum``)
             chips: dict[str, int] = {}
             penalties: dict[str, tuple[int, Fraction]] = {}
             for seat in self._seat_numbers:
                 for row in self.seat_standing(view, group, seat).rows:
                     score = row.points if row.points is not None else Fraction(row.imps or 0)
-                    points[row.team] = points.get(row.team, Fraction(0)) + score
+                    scores.setdefault(row.team, []).append(score)
                     chips[row.team] = chips.get(row.team, 0) + row.chips
                     if any(row.penalty):
                         c, p = penalties.get(row.team, (0, Fraction(0)))
                         penalties[row.team] = (c + row.penalty[0], p + row.penalty[1])
+            points = {team: exact_sum(values) for team, values in scores.items()}
             if self.scoring.name == "imp" and self.scoring.teams == "totals":
                 # the team's IMPs from its totals per deal, less its players' IMP penalties
                 points = {
@@ -285,7 +286,7 @@ class Scoreboard:
                     holder[(table, seat)],
                     players[(table, seat)],
                     total,
-                    points - penalty[table][1],
+                    points - penalty[table][1] if penalty[table][1] else points,
                     rank,
                     penalty=penalty[table],
                 )

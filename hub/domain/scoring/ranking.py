@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
+from functools import lru_cache
+from math import lcm
 
 from hub.domain.scoring.format import Format
 from hub.domain.scoring.rows import TeamStanding
@@ -24,10 +26,24 @@ def ifp_ranking(chips: Mapping[int, int]) -> list[tuple[int, int, Fraction, int]
         while end < n and order[end][1] == order[start][1]:
             end += 1
         # 0-based start..end-1 are places start+1..end.
-        points = Fraction(2 * n + 1 - start - end, 2)
+        points = _shared_points(2 * n + 1 - start - end)
         ranked.extend((key, total, points, start + 1) for key, total in order[start:end])
         start = end
     return ranked
+
+
+@lru_cache(maxsize=4096)
+def _shared_points(halves: int) -> Fraction:
+    """``halves / 2`` (a ranking makes the same few values again and again: made once)."""
+    return Fraction(halves, 2)
+
+
+def exact_sum(values: Iterable[Fraction]) -> Fraction:
+    """The sum of ``values``, made as one ``Fraction`` (integer sums over the common
+    denominator: adding Fractions one by one normalises each partial sum)."""
+    values = tuple(values)
+    common = lcm(*(v.denominator for v in values)) if values else 1
+    return Fraction(sum(v.numerator * (common // v.denominator) for v in values), common)
 
 
 def plain_ranking(scores: Mapping[int, int]) -> list[tuple[int, int, int]]:
@@ -54,11 +70,15 @@ def rank_teams(
     penalties = penalties or {}
     if scoring == "chips":
         points = dict.fromkeys(chips, Fraction(0))
-    order = sorted(points, key=lambda team: (-points[team], -chips[team], team))
+    # The order of the points as integers over their common denominator: the same order as
+    # the Fractions', without their arithmetic in every comparison.
+    common = lcm(*(p.denominator for p in points.values())) if points else 1
+    scaled = {team: p.numerator * (common // p.denominator) for team, p in points.items()}
+    order = sorted(points, key=lambda team: (-scaled[team], -chips[team], team))
     rows: list[TeamStanding] = []
-    previous: tuple[Fraction, int] | None = None
+    previous: tuple[int, int] | None = None
     for i, team in enumerate(order):
-        key = (points[team], chips[team])
+        key = (scaled[team], chips[team])
         rank = rows[-1].rank if rows and previous == key else i + 1
         previous = key
         total = points[team]

@@ -1,10 +1,12 @@
 """The families of the broadcast desk: ``onair`` (what the graphics show), ``ticker`` (news
 lines), ``clock`` (the session clock) and ``ops`` (the operator's view: refusals, releases,
-links, hands in play, the cue list and the on-air change an undo would take back)."""
+links, hands in play, the cue list and the on-air change an undo would take back).
+``Tickers`` moves each audience's ticker in place: its new items inserted at the front, the
+oldest popped at the end."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hub.domain.states import Role
@@ -24,6 +26,7 @@ from hub.engine.changes import (
 from hub.engine.families.base import NOW, EngineView, Feed, Reading, TopicKeys
 from hub.engine.families.hands import HAND_EVENTS
 from hub.engine.families.ops import Ops
+from hub.wire.patch import Recorder
 from hub.wire.topics import ANY, AUDIENCES, LIVE, PUBLIC, TopicKey, program_outputs
 
 __all__ = ["CLOCK", "ONAIR", "OPS", "TICKER"]
@@ -69,6 +72,51 @@ def _onair(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any
 
 def _ticker(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     return read.engine.desk.ticker.payload(audience)
+
+
+class Tickers:
+    """The ``ticker`` family's ``Mover``: the audiences whose ticker an event touched, until
+    the flush; then each open one's new items (ids above its first) go in at the front and
+    those the ticker no longer holds leave at the end."""
+
+    def __init__(self, read: Reading) -> None:
+        self.read = read
+        self.keys = read.keys()
+        self.docs: dict[TopicKey, Recorder] = {}
+        self._of = {self.keys.k[a]["ticker"]: a for a in (LIVE, PUBLIC)}  # key -> audience
+        self._noted: dict[TopicKey, None] = {}
+
+    def on(self, event: Any) -> None:
+        self._noted.update(dict.fromkeys(ticker_keys(self.keys, event)))
+
+    def open(self, key: TopicKey) -> Recorder | None:
+        audience = self._of.get(key)
+        if audience is None:
+            return None
+        rec = self.docs[key] = Recorder(_ticker(self.read, (), audience))
+        return rec
+
+    def flush(self) -> Iterable[TopicKey]:
+        noted, self._noted = self._noted, {}
+        for key in noted:
+            rec = self.docs.get(key)
+            if rec is not None:
+                self._move(rec, self._of[key])
+        return noted
+
+    def _move(self, rec: Recorder, audience: str) -> None:
+        items = self.read.engine.desk.ticker.items[audience]  # newest first
+        shown = rec.doc["items"]
+        top = shown[0]["id"] if shown else 0
+        new = 0
+        while new < len(items) and items[new]["id"] > top:
+            new += 1
+        for _ in range(len(shown) + new - len(items)):  # the oldest leave (from the end)
+            rec.pop(("items", len(shown) - 1))
+        for i in range(new):
+            rec.insert(("items", i), dict(items[i]))
+        if [item["id"] for item in shown] != [item["id"] for item in items]:
+            rec.replace_with(_ticker(self.read, (), audience))  # (a restored ticker)
 
 
 def _clock(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
@@ -118,6 +166,7 @@ TICKER = Feed(
     delta="new items at the front; the oldest leave at the end",
     console=ANY,
     program=PUBLIC,
+    mover=Tickers,
 )
 CLOCK = Feed(
     "clock",

@@ -1,10 +1,12 @@
 """The families that show hands: ``table`` (one table's live hand) and ``projection`` (the
 standings as if every hand in play ended now); the travellers, ``deal`` and ``compare``, are
-``hub.engine.families.travellers``'. The projections move them in place by each hand's
-events."""
+``hub.engine.families.travellers``'. ``Tables`` moves the ``table`` family: an action appends its
+row to its table's live document and sets the fields it moved; any other event rebuilds the one
+table's document it touched (a table's worth, never the tournament's) and records what moved."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from hub.domain.states import Role
@@ -22,6 +24,7 @@ from hub.engine.changes import (
 )
 from hub.engine.families.base import Feed, Reading, TopicKeys
 from hub.engine.showdown import showdown_payload
+from hub.wire.patch import Recorder
 from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
 
 __all__ = ["HAND_EVENTS", "PROJECTION", "TABLE"]
@@ -66,6 +69,72 @@ def _table(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any
     )
 
 
+class Tables:
+    """The ``table`` family's ``Mover``: the tables an event touched, per audience, and the
+    deal whose actions alone moved each (then appended; None: rebuilt), until the flush."""
+
+    def __init__(self, read: Reading) -> None:
+        self.read = read
+        self.keys = read.keys()
+        self.docs: dict[TopicKey, Recorder] = {}
+        self._live = self.keys.k[LIVE]["table"]
+        self._of = {  # key -> (audience, table), of the audiences the projections keep
+            key: (a, t) for a in (LIVE, PUBLIC) for t, key in self.keys.k[a]["table"].items()
+        }
+        self._noted: dict[TopicKey, int | None] = {}
+
+    def on(self, event: Any) -> None:
+        noted = self._noted
+        if type(event) is ActionApplied:
+            key = self._live[event.table]
+            if noted.setdefault(key, event.deal) != event.deal:
+                noted[key] = None  # (two hands' actions: rebuilt)
+            return
+        for key in table_keys(self.keys, event):
+            noted[key] = None
+
+    def open(self, key: TopicKey) -> Recorder | None:
+        found = self._of.get(key)
+        if found is None:
+            return None
+        rec = self.docs[key] = Recorder(_table(self.read, (found[1],), found[0]))
+        return rec
+
+    def flush(self) -> Iterable[TopicKey]:
+        noted, self._noted = self._noted, {}
+        for key, deal in noted.items():
+            rec = self.docs.get(key)
+            if rec is None:
+                continue
+            audience, table = self._of[key]
+            if deal is None or not self._append(rec, table, deal):
+                rec.replace_with(_table(self.read, (table,), audience))
+        return noted
+
+    def _append(self, rec: Recorder, table: int, deal: int) -> bool:
+        """A hand's new actions on its table's live document: one row appended each, the
+        fields they moved set (False: not where the document's actions continue; rebuild)."""
+        state = self.read.engine.state
+        table_state = state.tables[table]
+        h = table_state.current
+        doc = rec.doc
+        if h is None or h.deal != deal or doc.get("deal") != deal:
+            return False
+        rows = views.action_rows(h)
+        first = len(doc["actions"])
+        if len(rows) < first or (first and rows[first - 1] != doc["actions"][-1]):
+            return False
+        if len(rows) == first:
+            return True
+        rec.extend(("actions",), rows[first:])
+        rec.set(("last_action",), rows[-1])
+        rec.update((), views.hand_fields(h, state.game))
+        rec.update((), state.game.table_fields(state, table_state))
+        for i, seat_row in enumerate(doc["seats"]):
+            rec.update(("seats", i), views.seat_fields(h, seat_row["seat"], state.game))
+        return True
+
+
 def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
     board = engine.projections.board or projection_view.projected_board(engine.state)
@@ -77,13 +146,13 @@ TABLE = Feed(
     (*HAND_EVENTS, DealReleased, *CORRECTED, StageFilled, RosterChanged),
     table_keys,
     _table,
-    moves=(ActionApplied,),
     params=("table",),
     route="/api/tables/{table:int}",
     delta="live: one action adds one row at /actions/- and replaces the seat fields it moved"
     " (equity only when a card is dealt or someone folds)",
     program=LIVE,
     held=True,
+    mover=Tables,
 )
 PROJECTION = Feed(
     "projection",
