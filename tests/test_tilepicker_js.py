@@ -50,10 +50,10 @@ def reference(hand: Hand) -> str | None:
                 return f"'{text}' is not a pung: three of the same tile"
             return f"'{text}' is not a kong: four of the same tile"
     every = hand["concealed"] + [t for m in hand["melds"] for t in m["tiles"]] + [hand["winning"]]
-    used = Counter(every)
-    for tile in TILES:
-        if used[tile] > 4:
-            return f"{tile} is used {used[tile]} times: a set has only four of each tile"
+    used = Counter(every)  # (in order of first appearance: the first tile over four is named)
+    for tile, times in used.items():
+        if times > 4:
+            return f"{tile} is used {times} times: a set has only four of each tile"
     count = len(hand["concealed"]) + 3 * len(hand["melds"]) + 1
     if count != 14:
         return f"a winning hand has 14 tiles, counting each kong as 3: this one has {count}"
@@ -156,9 +156,14 @@ CASES: list[tuple[str, Hand, str | None]] = [
     ("seven of a tile", hand(f"5p 5p 5p {NINE} 9m", "5p", "pung 5p 5p 5p"), used("5p", 7)),
     ("five with the winning tile", hand(f"5p 5p 5p 5p {NINE}", "5p"), used("5p", 5)),
     (
-        "the first in the palette's order",
+        "the first to appear",
         hand("7z 7z 7z 7z 7z 3m 3m 3m 3m 3m", "1m"),
-        used("3m", 5),
+        used("7z", 5),
+    ),
+    (
+        "the first to appear, melds after concealed",
+        hand("9s 9s 9s 9s", "1m", "kong 1m 1m 1m 1m", "pung 9s 9s 9s"),
+        used("9s", 7),
     ),
     ("a bad meld before five", hand("5p 5p 5p 5p 5p", "8s", "chow 4s 5s 7s"), chow("4s 5s 7s")),
     ("five before the count", hand("5p 5p 5p 5p 5p", "8s"), used("5p", 5)),

@@ -73,7 +73,7 @@ function allTiles(hand) {
   return [...(hand.concealed || []), ...(hand.melds || []).flatMap((m) => m.tiles || []), ...(hand.winning ? [hand.winning] : [])];
 }
 
-/** How many of each tile a hand uses. */
+/** How many of each tile a hand uses, by first appearance (concealed, melds, winning). */
 export function usage(hand) {
   const used = new Map();
   for (const t of allTiles(hand)) used.set(t, (used.get(t) || 0) + 1);
@@ -94,10 +94,10 @@ function meldsProblem(hand) {
   return null;
 }
 
-/** Rule 2: the first tile, in the palette's order, used more than four times. */
+/** Rule 2: the first tile used more than four times, in the order the hand gives its tiles. */
 function overuseProblem(hand) {
   const used = usage(hand);
-  const over = TILES.find((t) => (used.get(t) || 0) > 4);
+  const over = [...used.keys()].find((t) => used.get(t) > 4);
   return over ? `${over} is used ${used.get(over)} times: a set has only four of each tile` : null;
 }
 
@@ -110,7 +110,7 @@ function countProblem(hand) {
 /**
  * The first of the hub's refusals of an impossible hand (code `impossible_hand`), or null:
  * 1. a meld that is not one (the melds in order); 2. a tile used more than four times (the
- * first such in the palette's order); 3. not 14 tiles, counting each kong as 3.
+ * first such to appear: concealed, melds, winning); 3. not 14 tiles, counting each kong as 3.
  */
 export function handProblem(hand) {
   return meldsProblem(hand) || overuseProblem(hand) || countProblem(hand);
