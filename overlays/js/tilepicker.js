@@ -8,11 +8,13 @@
 //
 // `mount(container, ctx)` is the pad's field widget of kind `mcr_hand` (games/mcr.js
 // `padFields`). It answers {value(), problem(), reset()}: `value()` the contract's `hand`, or
-// null while `problem()` names what is wrong with it (the first refusal sentence). ctx, all
-// optional:
-//   onChange()  called after every change (the pad re-checks its send button)
-//   store       a plain object the widget keeps its whole working state in: the pad passes the
-//               same object to each re-mount (it redraws on every change) and nothing is lost
+// null while `problem()` names what is wrong with it (the first refusal sentence); left empty
+// it is no hand at all, value() and problem() both null (the field is optional: a result with
+// the official's fan alone stays valid). ctx, all optional:
+//   changed()   called after every change (the pad re-checks its send button)
+//   field       the pad's field declaration (its label names the widget for screen readers)
+//   store       a plain object the widget keeps its whole working state in, for a pad that
+//               mounts afresh on each redraw: given the same object, nothing is lost
 //   value       a `hand` to start from when the store is empty (an entry to correct)
 // Tests and the console's end-to-end drive it by `data-tile` ("5p"), `data-zone`
 // (concealed, melds, winning), `data-target`, `data-flag` and `data-testid`.
@@ -146,8 +148,13 @@ function handOf(s) {
   return hand;
 }
 
-/** The widget's problem: the hub's refusals, with a missing winning tile named before the count. */
+/** Nothing entered: no tile and no flag. */
+const isEmpty = (s) => !s.concealed.length && !s.melds.length && !s.winning && !s.flags.length;
+
+/** The widget's problem: none when empty; the hub's refusals, with a missing winning tile
+ * named before the count. */
 function problemOf(s) {
+  if (isEmpty(s)) return null;
   const hand = handOf(s);
   return meldsProblem(hand) || overuseProblem(hand) || (s.winning ? countProblem(hand) : MISSING_WINNING);
 }
@@ -182,7 +189,11 @@ export function mount(container, ctx = {}) {
   ensureStyles();
   const store = ctx.store && typeof ctx.store === 'object' ? ctx.store : {};
   if (!store.state) store.state = stateOf(ctx.value);
-  const root = el('div', { class: 'tp', role: 'group', 'aria-label': ctx.label || 'The winning hand', dataset: { testid: 'tilepicker' } });
+  const label = (ctx.field && ctx.field.label) || 'The winning hand';
+  const root = el('div', { class: 'tp', role: 'group', 'aria-label': label, dataset: { testid: 'tilepicker' } });
+  const notify = () => {
+    if (typeof ctx.changed === 'function') ctx.changed();
+  };
   container.replaceChildren(root);
 
   const state = () => store.state;
@@ -192,7 +203,7 @@ export function mount(container, ctx = {}) {
     if (s.history.length > 200) s.history.shift();
     mutate(s);
     draw();
-    if (typeof ctx.onChange === 'function') ctx.onChange();
+    notify();
   };
   const view = (mutate) => {
     mutate(state());
@@ -284,7 +295,7 @@ export function mount(container, ctx = {}) {
         type: 'button', class: 'tp-undo', disabled: !s.history.length || null, dataset: { testid: 'tp-undo' },
         onclick: () => {
           view((x) => { Object.assign(x, x.history.pop()); });
-          if (typeof ctx.onChange === 'function') ctx.onChange();
+          notify();
         },
       }, 'Undo'),
       el('button', {
@@ -292,8 +303,8 @@ export function mount(container, ctx = {}) {
         onclick: () => change((x) => { Object.assign(x, snapshot({ ...emptyState(), history: [] })); }),
       }, 'Clear'));
     const problem = problemOf(s);
-    const empty = !s.concealed.length && !s.melds.length && !s.winning;
-    const status = el('p', { class: `tp-problem${problem && !empty ? ' bad' : ''}`, role: 'status', 'aria-live': 'polite', dataset: { testid: 'tp-problem' } },
+    const empty = isEmpty(s);
+    const status = el('p', { class: `tp-problem${problem ? ' bad' : ''}`, role: 'status', 'aria-live': 'polite', dataset: { testid: 'tp-problem' } },
       empty ? 'Tap the tiles as they lie on the table: the concealed ones, each declared meld, the winning tile.'
         : problem || `${handCount(handOf(s))} tiles: a possible hand (the hub counts the fan).`);
     root.dataset.problem = problem ? 'true' : 'false';
@@ -303,7 +314,7 @@ export function mount(container, ctx = {}) {
   draw();
   return {
     value() {
-      return problemOf(state()) === null ? handOf(state()) : null;
+      return isEmpty(state()) || problemOf(state()) !== null ? null : handOf(state());
     },
     problem() {
       return problemOf(state());
@@ -311,7 +322,7 @@ export function mount(container, ctx = {}) {
     reset() {
       store.state = emptyState();
       draw();
-      if (typeof ctx.onChange === 'function') ctx.onChange();
+      notify();
     },
   };
 }
