@@ -279,3 +279,25 @@ def test_melds_removed_undone_and_kept_across_a_remount(opened: Any) -> None:
     page.evaluate("window.picker.reset()")
     expect(page.locator("[data-zone] [data-tile]")).to_have_count(0)
     expect(tid(page, "tp-undo")).to_be_disabled()
+
+
+def test_keys_keep_their_focus_and_the_sentence_is_one_live_region(opened: Any) -> None:
+    """A redraw replaces the buttons: the focus moves to the new one of the same tile, so a
+    keyboard (or switch) user goes on; the sentence is one `status` node, read out as it
+    changes."""
+    page = opened(LANDSCAPE)
+    page.evaluate("window.__status = document.querySelector('[data-testid=\"tp-problem\"]')")
+    palette(page, "5p").focus()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Space")
+    assert page.evaluate("document.activeElement.dataset.tile") == "5p"
+    expect(page.locator('[data-zone="concealed"] [data-tile="5p"]')).to_have_count(2)
+    page.keyboard.press("Tab")  # on to the next tile
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.dataset.tile") == "6p"
+    expect(page.locator('[data-zone="concealed"] [data-tile="6p"]')).to_have_count(1)
+    assert page.evaluate(
+        "window.__status === document.querySelector('[data-testid=\"tp-problem\"]')"
+    )
+    expect(tid(page, "tp-problem")).to_have_attribute("role", "status")
+    expect(tid(page, "tp-problem")).to_have_text(MISSING)

@@ -184,6 +184,26 @@ function face(code) {
   return node;
 }
 
+/** What names the focused button of the widget (a redraw replaces it: focus moves to its
+ * successor, so a keyboard or switch user goes on where they were). */
+function focusKey(body) {
+  const active = document.activeElement;
+  if (!active || !body.contains(active)) return null;
+  const zone = active.closest('[data-zone], [data-testid="tp-palette"]');
+  const where = zone ? (zone.dataset.zone ? `[data-zone="${zone.dataset.zone}"]` : '[data-testid="tp-palette"]') : '';
+  for (const key of ['testid', 'target', 'flag', 'tile']) {
+    const v = active.dataset[key];
+    if (v !== undefined) return `${where} button[data-${key}="${v}"]`;
+  }
+  return null;
+}
+
+function refocus(body, key) {
+  if (key === null) return;
+  const next = body.querySelector(key) || body.querySelector('[data-testid="tp-palette"] button');
+  if (next) next.focus();
+}
+
 /** The `mcr_hand` field: the tile picker in `container` (see the module's head for ctx). */
 export function mount(container, ctx = {}) {
   ensureStyles();
@@ -194,6 +214,10 @@ export function mount(container, ctx = {}) {
   const notify = () => {
     if (typeof ctx.changed === 'function') ctx.changed();
   };
+  const body = el('div', { class: 'tp-body' });
+  // The sentence stays one live region (a fresh one each draw would not be read out).
+  const status = el('p', { class: 'tp-problem', role: 'status', 'aria-live': 'polite', dataset: { testid: 'tp-problem' } });
+  root.append(body, status);
   container.replaceChildren(root);
 
   const state = () => store.state;
@@ -303,12 +327,13 @@ export function mount(container, ctx = {}) {
         onclick: () => change((x) => { Object.assign(x, snapshot({ ...emptyState(), history: [] })); }),
       }, 'Clear'));
     const problem = problemOf(s);
-    const empty = isEmpty(s);
-    const status = el('p', { class: `tp-problem${problem ? ' bad' : ''}`, role: 'status', 'aria-live': 'polite', dataset: { testid: 'tp-problem' } },
-      empty ? 'Tap the tiles as they lie on the table: the concealed ones, each declared meld, the winning tile.'
-        : problem || `${handCount(handOf(s))} tiles: a possible hand (the hub counts the fan).`);
+    status.classList.toggle('bad', problem !== null);
+    status.textContent = isEmpty(s) ? 'Tap the tiles as they lie on the table: the concealed ones, each declared meld, the winning tile.'
+      : problem || `${handCount(handOf(s))} tiles: a possible hand (the hub counts the fan).`;
     root.dataset.problem = problem ? 'true' : 'false';
-    root.replaceChildren(targets, palette, el('div', { class: 'tp-zones' }, concealed, melds, winning), flags, status);
+    const focused = focusKey(body);
+    body.replaceChildren(targets, palette, el('div', { class: 'tp-zones' }, concealed, melds, winning), flags);
+    refocus(body, focused);
   }
 
   draw();
