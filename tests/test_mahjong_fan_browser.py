@@ -12,7 +12,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.hubharness import COMMENTATOR
+from tests.hubharness import COMMENTATOR, OPERATOR
 from tests.test_mahjong_browser import MahjongHub
 from tests.test_overlays_hub import FAST, open_page, shot
 
@@ -94,3 +94,34 @@ def test_the_winning_hand_and_its_fans_show_after_release_only(hub: MahjongHub, 
     card = page.locator(f'[data-testid="com-table"][data-table="{table}"]')
     expect(card.locator('[data-testid="com-mj-fans"]')).to_contain_text(words, timeout=5000)
     shot(page, "mcr-fans-desk")
+
+
+def test_a_typed_fan_the_tiles_do_not_give_shows_as_a_dispute_on_the_operator_desk(
+    hub: MahjongHub, page: Page
+) -> None:
+    """The official typed 30 fan for tiles worth 22: the hand is held (out of the scores) and
+    the operator's desk says why, in the fans' words."""
+    events, last = with_tiles(hub.events, 2)
+    hub.play(events[last + 1 :])  # the rest of the session
+    table, deal = 1, 2
+    seqs = [e["seq"] for e in events if e["table"] == table]
+    base = {"v": 1, "tournament": hub.config.id, "table": table, "console": f"table{table}"}
+    hub.play(
+        [
+            base | {"seq": max(seqs) + 1, "type": "reopen", "deal": deal},
+            base
+            | {"seq": max(seqs) + 2, "type": "result", "seat": 1, "discarder": 2}
+            | {"hand": HAND, "fan": 30},
+        ]
+    )
+    ops = hub.ops()
+    [row] = [d for d in ops["disputes"] if d["table"] == table]
+    assert row["mahjong"]["typed"] == 30 and row["mahjong"]["fan"] == 22
+    page.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
+    reason = page.locator(
+        f'[data-testid="dispute-row"][data-table="{table}"] [data-testid="dispute-reason"]'
+    )
+    expect(reason).to_contain_text(
+        "the official typed 30 fan but the tiles give 22 (Pure Straight 16,", timeout=5000
+    )
+    shot(page, "mcr-fans-dispute")
