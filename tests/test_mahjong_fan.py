@@ -381,3 +381,44 @@ def test_replay_recomputes_the_fan_from_the_journals_tiles_and_old_results_repla
     assert live.state.tables[3].hands[1].status == "disputed"
     want = live.state.board.as_dict()["running"]
     assert {k: standings["running"][k] for k in ("seats",)} == {"seats": want["seats"]}
+
+
+def test_public_and_program_feeds_show_no_fan_of_a_deal_before_its_release() -> None:
+    """The showdown package goes the poker package's way: nothing of a deal's winning hand or
+    fans on a public or programme topic until every table has played it."""
+    from hub.domain.config import parse_config
+    from hub.wire.topics import PROGRAM, PUBLIC, kind
+
+    data = mcr_data(2)
+    data["broadcast"] = {"delay": 10}
+    engine = Engine(parse_config(data, "mcr-test.toml"), seeded_walls("t", 2))
+    engine.start_feed()
+    console = Console(engine)
+
+    def outside(now: float, audiences: tuple[str, ...] = (PUBLIC, PROGRAM)) -> str:
+        engine.tick(now)
+        keys = [k for k in engine.topic_keys() if kind(k[0]) in audiences]
+        return json.dumps([engine.materialize(k) for k in keys])
+
+    for table in (1, 2, 3):
+        console.hand(table, 1, seat=1, discarder=2, hand=PURE_STRAIGHT)
+    console.ok(4, "start", deal=1)
+    text = outside(console.clock + 60)  # well past the programme's delay
+    assert "Pure Straight" not in text and '"fans"' not in text
+    assert "Pure Straight" in json.dumps(engine.materialize(("live", "table:1")))
+    console.ok(4, "result", seat=1, discarder=2, hand=PURE_STRAIGHT)
+    console.clock += 60
+    assert "Pure Straight" in outside(console.clock, (PUBLIC,))
+    assert "Pure Straight" in outside(console.clock, (PROGRAM,))
+
+
+def test_a_result_with_tiles_decodes_alike_from_msgpack_json_and_a_mapping() -> None:
+    import msgpack
+
+    from hub.engine.events import decode_event, decode_event_json, parse_event
+
+    raw = {"v": 1, "tournament": "t", "table": 1, "console": "c", "seq": 1, "type": "result"}
+    raw |= {"seat": 1, "self_draw": True, "hand": {**PURE_STRAIGHT, "flags": ["last_tile"]}}
+    event = parse_event(raw)
+    assert decode_event(msgpack.packb(raw)) == event == decode_event_json(json.dumps(raw))
+    assert event.as_record() == raw  # the journal keeps the tiles as they came
