@@ -422,3 +422,33 @@ def test_a_result_with_tiles_decodes_alike_from_msgpack_json_and_a_mapping() -> 
     event = parse_event(raw)
     assert decode_event(msgpack.packb(raw)) == event == decode_event_json(json.dumps(raw))
     assert event.as_record() == raw  # the journal keeps the tiles as they came
+
+
+def test_every_feed_follows_results_with_tiles_disputes_and_confirms_incrementally() -> None:
+    """Each topic's patches rebuild the payload a fresh build gives, through results with
+    tiles, a dispute, its confirmation, a reopen and a new result."""
+    from tests.test_projections import Client, assert_projected
+
+    engine = Engine(mcr_config(), seeded_walls("t", 2))
+    client = Client()
+    engine.start_feed()
+    client.subscribe_all(engine)
+    console = Console(engine)
+    steps: list[tuple[int, str, dict[str, Any]]] = []
+    for table in (1, 2, 3, 4):
+        steps.append((table, "start", {"deal": 1}))
+        fan_typed = {"fan": 30} if table == 2 else {}
+        steps.append(
+            (table, "result", {"seat": 1, "discarder": 2, "hand": PURE_STRAIGHT, **fan_typed})
+        )
+    steps += [
+        (2, "confirm", {"deal": 1}),
+        (3, "reopen", {"deal": 1}),
+        (3, "result", {"seat": 1, "self_draw": True, "hand": PURE_STRAIGHT, "fan": 21}),
+    ]
+    for table, kind, fields in steps:
+        console.ok(table, kind, **fields)
+        engine.tick(console.clock)
+        assert_projected(engine, client, client.take(engine))
+    assert engine.state.tables[3].hands[1].status == "disputed"
+    assert_projected(engine, client)
