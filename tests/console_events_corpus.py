@@ -53,6 +53,18 @@ BASES: dict[str, dict[str, Any]] = {
     "result-discard": {"type": "result", "seat": 1, "fan": 8, "discarder": 3},
     "result-self": {"type": "result", "seat": 2, "fan": 12, "self_draw": True},
     "result-draw": {"type": "result", "draw": True},
+    # a win with its tiles (issue #32): the hub computes the fan; a typed one may come too
+    "result-hand": {
+        "type": "result",
+        "seat": 1,
+        "discarder": 3,
+        "hand": {
+            "concealed": ["1m", "2m", "3m", "4m", "5m", "6m", "7m", "8m", "9m", "7s"],
+            "melds": [{"kind": "pung", "tiles": ["5p", "5p", "5p"]}],
+            "winning": "7s",
+            "flags": ["last_tile"],
+        },
+    },
     "throws": {"type": "throws", "seat": 2, "throws": "RPS"},
     "reveal": {"type": "reveal", "throws": "SSR"},
 }
@@ -77,6 +89,7 @@ FIELDS = (
     "discarder",
     "self_draw",
     "draw",
+    "hand",
 )
 VALUES: tuple[Any, ...] = (
     None,

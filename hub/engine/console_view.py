@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hub.domain.games.base import Game
 from hub.domain.states import HandStatus, Street
 from hub.engine.corrections import misdeal_too_late
 from hub.engine.events import OPERATOR_CONSOLE
@@ -135,9 +136,12 @@ def moving_fields(
     }
 
 
-def _dispute(h: HandState | None) -> dict[str, Any] | None:
+def _dispute(h: HandState | None, game: Game) -> dict[str, Any] | None:
     if h is None or h.status != HandStatus.DISPUTED:
         return None
+    own = game.dispute(h)  # a game's own words (mahjong: the typed fan against the tiles')
+    if own is not None:
+        return dict(own)
     declared = list(h.declared or ())
     computed = list(h.computed or ())
     said = ", ".join(map(str, declared)) or "nobody"
@@ -175,7 +179,7 @@ def console_payload(state: TournamentState, table: TableState, seqs: Sequencer) 
         "button": h.spec.button if h is not None else None,
         "seats": _seats(state, table, h),
         "actions": action_items(h) if h is not None else [],
-        "dispute": _dispute(h),
+        "dispute": _dispute(h, state.game),
         "rules": betting_rules(state, table, h),
         **moving_fields(state, table, h, seqs),
     }

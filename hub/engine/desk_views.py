@@ -71,7 +71,9 @@ def ops_row(
 
 
 def dispute_row(state: TournamentState, h: HandState) -> dict[str, Any]:
-    """A disputed hand on the operator's desk."""
+    """A disputed hand on the operator's desk (with the game's own words, if it has them:
+    mahjong's ``reason`` and typed fan against the tiles')."""
+    own = state.game.dispute(h) or {}
     return {
         "table": h.table,
         "deal": h.deal,
@@ -84,6 +86,7 @@ def dispute_row(state: TournamentState, h: HandState) -> dict[str, Any]:
             for row in roster(state, h.table, h.deal)
             if row["seat"] not in h.hand.folded
         ],
+        **own,
     }
 
 

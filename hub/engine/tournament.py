@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import msgspec
+
 from hub.domain.advance import fill
 from hub.domain.config import Team, TournamentConfig
 from hub.domain.console_event import MAX_NAME, MAX_NOTE, Apply
@@ -427,10 +429,17 @@ class TournamentState:
         replaces the result of a reopened hand."""
         self.plays(event)
         current = self.current_hand(table, event)
-        # raises: fan below the minimum, the winner's own discard
+        if event.deal is None:  # the game reads the deal (mahjong: its prevalent wind)
+            event = msgspec.structs.replace(event, deal=current.deal)
+        # raises: fan below the minimum, the winner's own discard, an impossible hand...
         current.hand, current.inputs = self.game.result_hand(self.config, current.spec, event)
         if current.reopened:
             corrections.log_correction(self, table, current, "result", now, event)
+        # A result the game holds for an official (mahjong: the typed fan is not the tiles')
+        # waits at showdown: disputed, out of the scores until `confirm`, as poker's winners.
+        if current.hand.street == Street.SHOWDOWN:
+            current.declared = current.computed = None
+            return self.finish(table, current, DISPUTED, now)
         return self.finish(table, current, COMPLETE, now)
 
     # ----------------------------------------------------------------- per-game input

@@ -6,7 +6,7 @@ import { connect, holdText, params } from './duplicast.js';
 import { STREET_LABEL, cardText, cards, el, equityText, fitDesk, fmtInt, fmtPct, fmtPoints, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 import { gameOf, markGame } from './games/index.js';
 import { ROUND_LABEL, scoreText, throwTiles } from './rps.js';
-import { WIND_NAME, resultText, tiles as mjTiles } from './mahjong.js';
+import { WIND_NAME, fansText, resultText, tiles as mjTiles, winningHand } from './mahjong.js';
 import { patch } from './keyed.js';
 import { drawShowdown } from './showdown.js';
 import { deskColumns, fitSection } from './deskfit.js';
@@ -170,6 +170,8 @@ function mahjongCard(t, s, ld, sw) {
       el('span', { dataset: { testid: 'com-mj-result' } },
         m.result ? resultText(m.result, name) : s.status === 'void' ? 'Void (misdeal)' : 'Playing'),
       el('span', {}, statusOf(s.status))),
+    m.result && m.result.hand && s.status !== 'disputed' ? el('div', { class: 'tline mj-desk-win', dataset: { testid: 'com-mj-fans' } },
+      winningHand(m.result.hand, 'xs'), el('span', {}, `${fansText(m.result.fans)} = ${m.result.fan} fan`)) : null,
     el('table', { class: 't' },
       el('thead', {}, el('tr', {}, el('th', {}, 'Seat'), el('th', {}, 'Team'), el('th', {}, 'Player'), el('th', {}, 'Hand'),
         el('th', { class: 'r' }, 'Points'),

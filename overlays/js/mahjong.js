@@ -34,6 +34,42 @@ export function resultText(result, name = (seat) => `S${seat}`) {
   return `${name(result.winner)} wins ${result.fan} fan on ${name(result.discarder)}'s discard`;
 }
 
+/** The fans for people: "Pure Straight 16, Half Flush 6, Pung of Terminals or Honors 1 ×2". */
+export function fansText(fans) {
+  return (fans || []).map((f) => `${f.name} ${f.value}${f.count > 1 ? ` ×${f.count}` : ''}`).join(', ');
+}
+
+const MELD_NAME = { chow: 'Chow', pung: 'Pung', kong: 'Kong', concealed_kong: 'Concealed kong' };
+
+/** The winning hand as a player lays it down: the standing tiles (sorted), each meld apart
+ * (a concealed kong with its two end tiles face down), then the winning tile, marked. */
+export function winningHand(hand, size = 'sm') {
+  if (!hand) return null;
+  const melds = (hand.melds || []).map((m) => {
+    const group = el('span', { class: `mj-meld ${m.kind}`, title: MELD_NAME[m.kind] || m.kind, dataset: { testid: 'mj-meld', kind: m.kind } },
+      ...m.tiles.map((c, i) => {
+        const t = tile(c, size);
+        if (m.kind === 'concealed_kong' && (i === 0 || i === m.tiles.length - 1)) t.classList.add('face-down');
+        return t;
+      }));
+    return group;
+  });
+  const win = tile(hand.winning, size);
+  win.classList.add('winning-tile');
+  return el('span', { class: 'mj-winning-hand', dataset: { testid: 'mj-winning-hand' } },
+    el('span', { class: 'mj-meld concealed' }, ...[...(hand.concealed || [])].sort((a, b) => ORDER(a) - ORDER(b)).map((c) => tile(c, size))),
+    ...melds,
+    el('span', { class: 'mj-meld win', title: 'Winning tile' }, win));
+}
+
+/** The winning hand and its fans under a result (nothing for a result entered without tiles). */
+function winningBlock(result, size) {
+  if (!result || !result.hand) return null;
+  return el('div', { class: 'mj-winning', dataset: { testid: 'mj-winning' } },
+    winningHand(result.hand, size),
+    el('div', { class: 'mj-fans', dataset: { testid: 'mj-fans' } }, `${fansText(result.fans)} = ${result.fan} fan`));
+}
+
 /** What the result was for one seat: "Won 10 fan", "Paid in: 12 fan to S3", "Draw". */
 function seatOutcome(result, seat) {
   if (!result) return '';
@@ -88,7 +124,8 @@ export function renderTable(section, t) {
       el('span', { class: 'prevalent', dataset: { testid: 'mj-prevalent' } }, `Prevalent wind ${WIND_NAME[m.prevalent] || m.prevalent}`)),
     ...rows,
     el('div', { class: 'mj-result', dataset: { testid: 'mj-result' } },
-      m.result ? resultText(m.result, seatName) : m.status === 'void' ? 'Void (misdeal)' : 'Playing…'));
+      m.result ? resultText(m.result, seatName) : m.status === 'void' ? 'Void (misdeal)' : 'Playing…'),
+    m.status === 'disputed' ? null : winningBlock(m.result, 'sm'));
 }
 
 /** The split screen: the seat's wind and tiles in the header, one panel per table with its
@@ -113,6 +150,7 @@ export function renderCompare(section, c, rows, $) {
         el('span', { class: 'pname' }, r.player || ''), el('span', { class: 'tno' }, `T${r.table}`)),
       el('div', { class: 'mj-outcome', dataset: { testid: 'mj-outcome' } },
         r.result ? seatOutcome(r.result, c.seat) : status),
+      r.status === 'disputed' ? null : winningBlock(r.result, 'xs'),
       el('div', { class: 'mj-nums' },
         el('span', { class: `num ${signClass(r.chips)}`, dataset: { testid: 'panel-points' } }, r.chips === null ? '–' : fmtSigned(r.chips)),
         r.swing === undefined ? null : el('span', { class: `swing num ${signClass(r.swing)}` }, `vs avg ${fmtSigned(r.swing)}`)));

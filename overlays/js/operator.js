@@ -114,7 +114,8 @@ function drawOps() {
       el('td', {}, `T${d.table}`), el('td', {}, d.deal),
       el('td', { class: 'r num', dataset: { testid: 'dispute-pot' } }, d.pot === undefined ? '–' : fmtInt(d.pot)),
       el('td', { dataset: { testid: 'dispute-declared' } }, seatList(d.declared, d.players)),
-      el('td', { dataset: { testid: 'dispute-computed' } }, seatList(d.computed, d.players)), el('td', {}, seats),
+      el('td', { dataset: { testid: 'dispute-computed' } }, seatList(d.computed, d.players),
+        d.reason ? el('div', { class: 'note', dataset: { testid: 'dispute-reason' } }, d.reason) : null), el('td', {}, seats),
       el('td', {}, el('button', {
         class: 'primary', dataset: { testid: 'confirm' },
         onclick: () => td.rule('confirm', { table: d.table, deal: d.deal, seats: seats.value }),

@@ -3,7 +3,7 @@
 // hand shown, an all-in's run-out street by street, mahjong's result and payments. Drawn from
 // the payload's `showdown` field; a page redraws it only when that field changes.
 import { el, fmtInt, fmtSigned } from './ui.js';
-import { resultText } from './mahjong.js';
+import { fansText, resultText } from './mahjong.js';
 
 const STREET = { preflop: 'Pre-flop', flop: 'Flop', turn: 'Turn', river: 'River' };
 
@@ -23,6 +23,7 @@ export function showdownLines(sd, who = (seat) => `S${seat}`) {
   if (sd.mahjong) {
     const pay = Object.entries(sd.mahjong.points || {}).map(([s, p]) => `${who(Number(s))} ${fmtSigned(p)}`);
     return [{ kind: 'result', text: resultText(sd.mahjong, who) },
+      ...(sd.fans && sd.fans.length ? [{ kind: 'result', text: `Fans: ${fansText(sd.fans)}` }] : []),
       ...(pay.length ? [{ kind: 'result', text: `Payments: ${pay.join(' · ')}` }] : [])];
   }
   const pots = sd.pots || [];

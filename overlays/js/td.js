@@ -159,7 +159,9 @@ export function newArrivals(seen, ops) {
     const key = `d:${d.table}:${d.deal}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push({ kind: 'dispute', text: `Dispute at table ${d.table}, deal ${d.deal}: declared ${(d.declared || []).join(', ') || '–'}, the cards say ${(d.computed || []).join(', ') || '–'}` });
+    // a game's own words when it has them (mahjong: the typed fan against the tiles')
+    const what = d.reason || `declared ${(d.declared || []).join(', ') || '–'}, the cards say ${(d.computed || []).join(', ') || '–'}`;
+    out.push({ kind: 'dispute', text: `Dispute at table ${d.table}, deal ${d.deal}: ${what}` });
   }
   for (const r of ops.rejections || []) {
     const key = `r:${r.console}:${r.seq}:${r.at}`;

@@ -180,6 +180,7 @@ class Game(Protocol):
     def row_fields(self, h: Any) -> Fields: ...
     def compare_fields(self, state: Any, deal_no: int, seat: int) -> Fields: ...
     def showdown(self, h: Any) -> Fields | None: ...
+    def dispute(self, h: Any) -> Fields | None: ...
     def result_hand(
         self, config: TournamentConfig, spec: HandSpec, event: Any
     ) -> tuple[Hand, list[Input]]: ...
@@ -242,6 +243,12 @@ class GameDefaults:
 
     def showdown(self, h: Any) -> Fields | None:
         """A settled hand's showdown package (None: none)."""
+        return None
+
+    def dispute(self, h: Any) -> Fields | None:
+        """A disputed hand as its game words it (``reason``, ``declared``, ``computed`` and
+        fields of its own) for the table's console and the TD's desk; None: poker's words
+        (the declared winners against the cards')."""
         return None
 
     def result_hand(

@@ -20,15 +20,23 @@ from hub.domain.games.holdem import events as holdem_events
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong import views
 from hub.domain.games.mahjong.events import Result
-from hub.domain.games.mahjong.hand import MahjongHand, mahjong_deal, mahjong_spec, result_input
+from hub.domain.games.mahjong.hand import (
+    MahjongHand,
+    counted,
+    mahjong_deal,
+    mahjong_spec,
+    result_input,
+)
 from hub.domain.games.mahjong.rules import (
     FULL_SET,
     MahjongResult,
     MahjongRules,
     Wall,
+    check_result,
     random_result,
     random_walls,
     result_fields,
+    seat_winds,
     seeded_walls,
     wall_from_tiles,
 )
@@ -118,11 +126,19 @@ class MahjongGame(GameDefaults):
         self, config: TournamentConfig, spec: HandSpec, event: Any
     ) -> tuple[Hand, list[Input]]:
         """The hand with the entered ``result`` event's result, and its inputs; raises
-        `Rejection` (fan below the minimum, the winner's own discard)."""
+        `Rejection` (fan below the minimum, the winner's own discard; with the tiles: an
+        impossible hand, not a winning hand, under the minimum). With tiles the fan is
+        computed (the deal's winds: ``event.deal``, which the engine fills in); a typed
+        ``fan`` that differs holds the hand for an official (`MahjongHand.pending`)."""
+        rules = _rules(config)
         result = MahjongResult(None)
-        if not event.draw:
+        if not event.draw and event.hand is None:
             result = MahjongResult(event.seat, event.fan, event.discarder)
-        trial = MahjongHand.replay_inputs(spec, _rules(config).rule, [])
+        elif not event.draw:
+            check_result(MahjongResult(event.seat, rules.rule.min_fan, event.discarder), rules.rule)
+            winds = seat_winds(spec.button)[event.seat] + rules.prevalent[event.deal]
+            result = counted(event.seat, event.discarder, event.hand, winds, event.fan, rules.rule)
+        trial = MahjongHand.replay_inputs(spec, rules.rule, [])
         trial.set_result(result)
         return trial, [result_input(result)]
 
@@ -137,6 +153,9 @@ class MahjongGame(GameDefaults):
 
     def showdown(self, h: Any) -> Fields | None:
         return views.showdown(h)
+
+    def dispute(self, h: Any) -> Fields | None:
+        return views.dispute(h)
 
     def bot_events(
         self,

@@ -14,10 +14,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+import msgspec
+
 from hub.domain.dealing import Dealt
 from hub.domain.errors import Rejection
 from hub.domain.games.holdem.records import ActionRecord, Legal, Pot
 from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.mahjong import fan
+from hub.domain.games.mahjong.events import McrHand
 from hub.domain.games.mahjong.rules import (
     SEATS,
     MahjongResult,
@@ -29,7 +33,8 @@ from hub.domain.games.mahjong.rules import (
 )
 
 # The one input of a mahjong hand, as the tournament journals it (seat, kind, amount):
-# (0, "draw", None), (winner, "self_draw", fan), (winner, "discard:<seat>", fan).
+# (0, "draw", None), (winner, "self_draw", fan), (winner, "discard:<seat>", fan); with the
+# hand's tiles the amount is their text (`hand_text`), from which the fan is computed again.
 DRAW = "draw"
 SELF_DRAW = "self_draw"
 DISCARD = "discard:"
@@ -64,27 +69,83 @@ def mahjong_spec(east: int) -> HandSpec:
     return HandSpec(seats=SEATS, button=east, small_blind=1, big_blind=1, cap=1)
 
 
-def result_input(result: MahjongResult) -> tuple[int, str, int | None]:
+def hand_text(result: MahjongResult) -> str:
+    """A result's tiles as one input text: ``typed/winds/concealed/melds/winning/flags``,
+    e.g. ``"10/SE/1m2m3m/chow:4s5s6s+pung:7z7z7z/5p/last_tile"`` (typed ``-``: none)."""
+    assert result.hand is not None
+    hand = result.hand
+    melds = "+".join(f"{m.kind}:{''.join(m.tiles)}" for m in hand.melds)
+    typed = "-" if result.typed is None else str(result.typed)
+    parts = (typed, result.winds, "".join(hand.concealed), melds, hand.winning)
+    return "/".join((*parts, "+".join(hand.flags)))
+
+
+def _pairs(text: str) -> tuple[str, ...]:
+    return tuple(text[i : i + 2] for i in range(0, len(text), 2))
+
+
+def text_hand(text: str) -> tuple[int | None, str, McrHand]:
+    """(typed fan, winds, hand) of a `hand_text` (``ValueError`` for anything else)."""
+    typed, winds, concealed, melds, winning, flags = text.split("/")
+    raw = {
+        "concealed": _pairs(concealed),
+        "melds": [
+            {"kind": kind, "tiles": _pairs(tiles)}
+            for kind, tiles in (m.split(":") for m in melds.split("+") if m)
+        ],
+        "winning": winning,
+        "flags": [f for f in flags.split("+") if f],
+    }
+    try:
+        hand = msgspec.convert(raw, McrHand, strict=False)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"not a mahjong hand: {text!r}") from exc
+    if len(winds) != 2:
+        raise ValueError(f"not a mahjong hand: {text!r}")
+    return (None if typed == "-" else int(typed)), winds, hand
+
+
+def counted(
+    winner: int,
+    discarder: int | None,
+    hand: McrHand,
+    winds: str,
+    typed: int | None,
+    rule: PaymentRule,
+) -> MahjongResult:
+    """The result of a win with its tiles: the fans computed (`fan.fans`; raises its
+    refusals), the official's ``typed`` total kept beside them."""
+    found = fan.fans(hand, discarder is None, winds[0], winds[1], rule.min_fan)
+    return MahjongResult(winner, fan.total(found), discarder, hand, found, typed, winds)
+
+
+def result_input(result: MahjongResult) -> tuple[int, str, int | str | None]:
     if result.winner is None:
         return (0, DRAW, None)
+    amount: int | str | None = result.fan if result.hand is None else hand_text(result)
     if result.discarder is None:
-        return (result.winner, SELF_DRAW, result.fan)
-    return (result.winner, f"{DISCARD}{result.discarder}", result.fan)
+        return (result.winner, SELF_DRAW, amount)
+    return (result.winner, f"{DISCARD}{result.discarder}", amount)
 
 
-def input_result(entry: tuple[int, str, int | str | None]) -> MahjongResult:
-    """The result a journaled input records (``ValueError`` for anything else)."""
+def input_result(
+    entry: tuple[int, str, int | str | None], rule: PaymentRule | None = None
+) -> MahjongResult:
+    """The result a journaled input records (``ValueError`` for anything else); a result with
+    tiles has its fans computed again (``rule``: its minimum)."""
     seat, kind, value = entry
-    if isinstance(value, str):  # a hand's inputs may hold other games' texts (RPS throws)
-        raise ValueError(f"not a mahjong result input: {entry!r}")
-    fan = value
     if kind == DRAW:
         return MahjongResult(None)
     if kind == SELF_DRAW:
-        return MahjongResult(seat, fan)
-    if kind.startswith(DISCARD):
-        return MahjongResult(seat, fan, int(kind[len(DISCARD) :]))
-    raise ValueError(f"not a mahjong result input: {entry!r}")
+        discarder = None
+    elif kind.startswith(DISCARD):
+        discarder = int(kind[len(DISCARD) :])
+    else:
+        raise ValueError(f"not a mahjong result input: {entry!r}")
+    if isinstance(value, str):  # the tiles (`hand_text`)
+        typed, winds, hand = text_hand(value)
+        return counted(seat, discarder, hand, winds, typed, rule or PaymentRule())
+    return MahjongResult(seat, value, discarder)
 
 
 def is_result_input(entry: tuple[int, str, int | str | None]) -> bool:
@@ -107,6 +168,9 @@ class MahjongHand:
         self.actions: list[ActionRecord] = []
         self.result: dict[int, int] | None = None
         self.mahjong: MahjongResult | None = None
+        # A result whose tiles give another total than the official typed: held (street
+        # "showdown", the hand disputed) until an official confirms it (`settle`).
+        self.pending: MahjongResult | None = None
 
     @classmethod
     def replay_inputs(
@@ -117,14 +181,19 @@ class MahjongHand:
         for entry in inputs:
             if not is_result_input(entry):
                 raise Rejection("not_allowed", f"{entry[1]!r} is not a mahjong hand's input")
-            hand.set_result(input_result(entry))
+            hand.set_result(input_result(entry, rule))
         return hand
 
     def set_result(self, result: MahjongResult) -> None:
-        """Record the hand's result (checked against the rule); the hand is complete."""
-        if self.mahjong is not None:
+        """Record the hand's result (checked against the rule); the hand is complete, or
+        waits at "showdown" for an official when the typed total is not the tiles' own."""
+        if self.mahjong is not None or self.pending is not None:
             raise Rejection("hand_over", "this hand already has its result")
         check_result(result, self.rule, self.spec.seats)
+        if result.disputed:
+            self.pending = result
+            self.street = "showdown"
+            return
         self.result = payments(result, self.rule, self.spec.seats)
         self.mahjong = result
         self.street = "complete"
@@ -159,9 +228,20 @@ class MahjongHand:
 
     def copy(self) -> MahjongHand:
         other = MahjongHand(self.spec, self.rule)
+        if self.pending is not None:
+            other.set_result(self.pending)
         if self.mahjong is not None:
-            other.set_result(self.mahjong)
+            if self.mahjong.disputed:  # confirmed by an official
+                other.set_result(self.mahjong)
+                other.settle(None)
+            else:
+                other.set_result(self.mahjong)
         return other
+
+    @property
+    def entered(self) -> MahjongResult | None:
+        """The result entered: counted, or held for an official."""
+        return self.mahjong or self.pending
 
     def computed_winners(self) -> frozenset[int] | None:
         return None
@@ -170,4 +250,18 @@ class MahjongHand:
         return None
 
     def settle(self, winners: Iterable[int] | None = None) -> dict[int, int]:
-        raise Rejection("not_allowed", "a mahjong hand ends with a 'result' event")
+        """An official's confirmation of a held result: its tiles' total scores (``winners``,
+        if named, must be its winner alone)."""
+        held = self.pending
+        if held is None:
+            raise Rejection("not_allowed", "a mahjong hand ends with a 'result' event")
+        if winners is not None and tuple(winners) != (held.winner,):
+            raise Rejection(
+                "bad_winner",
+                f"the held result's winner is seat {held.winner}: confirm it without seats, "
+                "or reopen the deal and enter the result again",
+            )
+        self.result = payments(held, self.rule, self.spec.seats)
+        self.mahjong, self.pending = held, None
+        self.street = "complete"
+        return dict(self.result)

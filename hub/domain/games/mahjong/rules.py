@@ -25,10 +25,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.imp import parse_scale
+
+if TYPE_CHECKING:
+    from hub.domain.games.mahjong.events import McrHand
+    from hub.domain.games.mahjong.fan import Fan
 
 Tile = str
 SUITS = "mps"
@@ -144,11 +149,22 @@ class PaymentRule:
 
 @dataclass(frozen=True)
 class MahjongResult:
-    """One hand at one table: ``winner`` None for a draw; ``discarder`` None for a self-draw."""
+    """One hand at one table: ``winner`` None for a draw; ``discarder`` None for a self-draw.
+    ``fan`` is the total that scores: the computed one when the ``hand``'s tiles were entered
+    (``fans`` its fans; ``typed`` the official's own total, if given), else the official's."""
 
     winner: int | None
     fan: int | None = None
     discarder: int | None = None
+    hand: McrHand | None = None
+    fans: tuple[Fan, ...] = ()
+    typed: int | None = None
+    winds: str = ""  # the winner's seat wind and the prevalent wind its fans were counted with
+
+    @property
+    def disputed(self) -> bool:
+        """The official typed a total the tiles do not give (an official must confirm)."""
+        return self.hand is not None and self.typed is not None and self.typed != self.fan
 
     @property
     def draw(self) -> bool:
@@ -161,12 +177,18 @@ class MahjongResult:
     def as_dict(self) -> dict[str, object]:
         if self.winner is None:
             return {"kind": "draw"}
-        return {
+        out: dict[str, object] = {
             "kind": "self_draw" if self.discarder is None else "discard",
             "winner": self.winner,
             "fan": self.fan,
             "discarder": self.discarder,
         }
+        if self.hand is not None:
+            out["hand"] = self.hand.as_record()
+            out["fans"] = [f.as_dict() for f in self.fans]
+            if self.typed is not None:
+                out["typed"] = self.typed
+        return out
 
 
 def check_result(result: MahjongResult, rule: PaymentRule, seats: int = SEATS) -> None:

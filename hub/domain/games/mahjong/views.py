@@ -33,23 +33,65 @@ def deal_info(state: Any, deal_no: int) -> dict[str, Any]:
 
 def hand_result(h: Any) -> dict[str, Any] | None:
     """A hand's result as entered (``kind`` draw, self_draw or discard; winner, fan,
-    discarder) with its points per seat; None until it has one (or when void)."""
-    if h is None or not isinstance(h.hand, MahjongHand) or h.hand.mahjong is None:
+    discarder; with the tiles its ``hand``, ``fans`` and the official's ``typed`` total) with
+    its points per seat (none while disputed); None until it has one (or when void)."""
+    if h is None or not isinstance(h.hand, MahjongHand) or h.hand.entered is None:
         return None
     if h.status not in (HandStatus.COMPLETE, HandStatus.DISPUTED):
         return None
-    out = dict(h.hand.mahjong.as_dict())
+    out = dict(h.hand.entered.as_dict())
     out["points"] = {str(seat): p for seat, p in (h.hand.result or {}).items()}
     return out
 
 
 def showdown(h: Any) -> dict[str, Any] | None:
-    """A finished mahjong hand's showdown package: no pots, no hands named; its ``mahjong``
-    result (winner, fan, discarder, or a draw) and payments (points per seat)."""
+    """A finished mahjong hand's showdown package (issue #32's contract): ``winner``,
+    ``self_draw``, ``discarder``, the winning ``hand`` (when its tiles were entered), its
+    ``fans`` ({name, value, count}) and ``fan`` total; beside poker's empty ``pots`` and
+    ``hands``, and ``mahjong`` (the result with its points per seat). A draw: no winner."""
     result = hand_result(h)
     if result is None or h.status != HandStatus.COMPLETE:
         return None
-    return {"deal": h.deal, "pots": [], "hands": {}, "runout": None, "mahjong": result}
+    entered = h.hand.entered
+    package: dict[str, Any] = {
+        "deal": h.deal,
+        "pots": [],
+        "hands": {},
+        "runout": None,
+        "mahjong": result,
+        "winner": entered.winner,
+        "self_draw": entered.self_draw,
+        "discarder": entered.discarder,
+        "fans": [f.as_dict() for f in entered.fans],
+        "fan": entered.fan,
+    }
+    if entered.hand is not None:
+        package["hand"] = entered.hand.as_record()
+    return package
+
+
+def dispute(h: Any) -> dict[str, Any] | None:
+    """What the table's official and the TD read of a disputed mahjong hand: the typed total
+    against the tiles' fans (None: not a mahjong dispute)."""
+    if not isinstance(h.hand, MahjongHand) or h.hand.pending is None:
+        return None
+    held = h.hand.pending
+    listed = ", ".join(f.words for f in held.fans)
+    return {
+        "reason": (
+            f"the official typed {held.typed} fan but the tiles give {held.fan} ({listed}): "
+            "the hand is held until an official confirms it (the tiles' total then scores) "
+            "or the deal is reopened and the result entered again"
+        ),
+        "declared": [held.winner],
+        "computed": [held.winner],
+        "mahjong": {
+            "typed": held.typed,
+            "fan": held.fan,
+            "fans": [f.as_dict() for f in held.fans],
+            "hand": held.hand.as_record() if held.hand is not None else None,
+        },
+    }
 
 
 def table_fields(state: Any, table: Any) -> dict[str, Any]:

@@ -1,0 +1,127 @@
+"""The winning hand and its fans on the overlays (issue #32), against the real hub in Debian
+Chromium: the live table and the commentator desk show the hand's melds and "Pure Straight
+16, ..." once the result is in; the public split screen shows nothing of the deal until every
+table has played it, then each table's fans. Screenshots: hub-mcr-fans-*.png."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.hubharness import COMMENTATOR, OPERATOR
+from tests.test_mahjong_browser import MahjongHub
+from tests.test_overlays_hub import FAST, open_page, shot
+
+pytestmark = pytest.mark.browser
+
+HAND = {
+    "concealed": ["1m", "2m", "3m", "4m", "5m", "6m", "7m", "8m", "9m", "7s"],
+    "melds": [{"kind": "concealed_kong", "tiles": ["5p", "5p", "5p", "5p"]}],
+    "winning": "7s",
+}
+
+
+@pytest.fixture(scope="module")
+def hub() -> Iterator[MahjongHub]:
+    h = MahjongHub()
+    h.start()
+    yield h
+    h.stop()
+
+
+def with_tiles(events: list[dict[str, Any]], deal: int) -> tuple[list[dict[str, Any]], int]:
+    """The session with every result of ``deal`` entered as seat 1's tiles on seat 2's
+    discard; and the index of the last of them (the one that releases the deal)."""
+    playing: dict[int, int] = {}
+    out, last = [], -1
+    for i, event in enumerate(events):
+        if event["type"] == "start":
+            playing[event["table"]] = event["deal"]
+        if event["type"] == "result" and playing.get(event["table"]) == deal:
+            keep = {k: v for k, v in event.items() if k not in ("seat", "fan", "discarder")}
+            keep = {k: v for k, v in keep.items() if k not in ("self_draw", "draw")}
+            event = {**keep, "seat": 1, "discarder": 2, "hand": HAND}
+            last = i
+        out.append(event)
+    return out, last
+
+
+def test_the_winning_hand_and_its_fans_show_after_release_only(hub: MahjongHub, page: Page) -> None:
+    deal = 2
+    events, last = with_tiles(hub.events, deal)
+    hub.play(events[:last])
+    # Three tables have played the deal: the public learns nothing of it, by REST or page.
+    response = httpx.get(f"{hub.url}/api/compare/{deal}/1", timeout=5)
+    assert response.status_code == 404 or "Pure Straight" not in response.text
+    assert "Pure Straight" not in httpx.get(f"{hub.url}/api/tables/{1}", timeout=5).text
+    page.goto(f"{hub.url}/overlays/compare.html?deal={deal}&seat=1")
+    page.wait_for_timeout(1000)
+    assert "Pure Straight" not in page.content()
+    expect(page.locator('[data-testid="mj-fans"]')).to_have_count(0)
+    # The fourth table's result: the live table shows the hand laid down and its fans.
+    hub.play([events[last]])
+    table = events[last]["table"]
+    live = hub.rest(f"/api/tables/{table}", COMMENTATOR)
+    sd = live["showdown"]
+    assert sd["winner"] == 1 and sd["discarder"] == 2 and sd["hand"] == HAND
+    names = [f["name"] for f in sd["fans"]]
+    assert names[0] == "Pure Straight" and sd["fan"] == sum(
+        f["value"] * f["count"] for f in sd["fans"]
+    )
+    words = ", ".join(f"{f['name']} {f['value']}" for f in sd["fans"])
+    open_page(page, hub, f"table.html?table={table}&token={COMMENTATOR}")
+    winning = page.locator('[data-testid="mj-winning"]')
+    expect(winning.locator('[data-testid="mj-fans"]')).to_have_text(
+        f"{words} = {sd['fan']} fan", timeout=FAST
+    )
+    meld = winning.locator('[data-testid="mj-meld"][data-kind="concealed_kong"] .tile')
+    expect(meld).to_have_count(4)
+    expect(winning.locator(".tile.winning-tile")).to_have_attribute("data-tile", "7s")
+    expect(winning.locator(".tile")).to_have_count(15)  # 10 standing, the kong, the winning tile
+    shot(page, "mcr-fans-table")
+    # Released: the public split screen shows each table's fans.
+    open_page(page, hub, f"compare.html?deal={deal}&seat=1")
+    panels = page.locator('[data-testid="panel"] [data-testid="mj-fans"]')
+    expect(panels).to_have_count(4, timeout=FAST)
+    expect(panels.first).to_contain_text("Pure Straight 16")
+    shot(page, "mcr-fans-compare")
+    # The commentator desk: the table's card names the fans beside the hand.
+    page.goto(f"{hub.url}/overlays/commentator.html?token={COMMENTATOR}")
+    card = page.locator(f'[data-testid="com-table"][data-table="{table}"]')
+    expect(card.locator('[data-testid="com-mj-fans"]')).to_contain_text(words, timeout=5000)
+    shot(page, "mcr-fans-desk")
+
+
+def test_a_typed_fan_the_tiles_do_not_give_shows_as_a_dispute_on_the_operator_desk(
+    hub: MahjongHub, page: Page
+) -> None:
+    """The official typed 30 fan for tiles worth 22: the hand is held (out of the scores) and
+    the operator's desk says why, in the fans' words."""
+    events, last = with_tiles(hub.events, 2)
+    hub.play(events[last + 1 :])  # the rest of the session
+    table, deal = 1, 2
+    seqs = [e["seq"] for e in events if e["table"] == table]
+    base = {"v": 1, "tournament": hub.config.id, "table": table, "console": f"table{table}"}
+    hub.play(
+        [
+            base | {"seq": max(seqs) + 1, "type": "reopen", "deal": deal},
+            base
+            | {"seq": max(seqs) + 2, "type": "result", "seat": 1, "discarder": 2}
+            | {"hand": HAND, "fan": 30},
+        ]
+    )
+    ops = hub.ops()
+    [row] = [d for d in ops["disputes"] if d["table"] == table]
+    assert row["mahjong"]["typed"] == 30 and row["mahjong"]["fan"] == 22
+    page.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
+    reason = page.locator(
+        f'[data-testid="dispute-row"][data-table="{table}"] [data-testid="dispute-reason"]'
+    )
+    expect(reason).to_contain_text(
+        "the official typed 30 fan but the tiles give 22 (Pure Straight 16,", timeout=5000
+    )
+    shot(page, "mcr-fans-dispute")
