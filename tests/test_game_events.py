@@ -53,7 +53,6 @@ def test_two_games_cannot_apply_one_type_two_ways(monkeypatch: pytest.MonkeyPatc
 class Flip(ConsoleEvent, tag="flip", frozen=True, kw_only=True):
     """A toy game's own event."""
 
-    type = "flip"
     seat: Positive
     side: Literal["heads", "tails"] = "heads"
 
@@ -90,3 +89,23 @@ def test_a_game_added_later_brings_its_events_to_the_decoders_and_handlers() -> 
         del registry.games["toy-flip"]
         registry._refresh()
     assert "flip" not in HANDLERS and "flip" not in engine_events.EVENT_TYPES
+
+
+def test_an_events_type_is_its_tag_declared_once() -> None:
+    """``type`` is derived from the class's tag (``tag="bet"``), never written beside it: a
+    class body that sets it again could disagree with the wire."""
+    import ast
+    import inspect
+
+    for kind, cls in registry.EVENT_CLASSES.items():
+        assert cls.type == kind == cls.__struct_config__.tag
+        tree = ast.parse(inspect.getsource(cls))
+        body = tree.body[0]
+        assert isinstance(body, ast.ClassDef)
+        own = [n for n in body.body if isinstance(n, ast.Assign | ast.AnnAssign)]
+        targets = {t.id for n in own for t in getattr(n, "targets", [n.target]) if hasattr(t, "id")}
+        assert "type" not in targets, cls
+    assert (
+        Flip.type == "flip"
+        and Flip(v=1, tournament="t", table=1, console="c", seq=1, seat=1).type == "flip"
+    )

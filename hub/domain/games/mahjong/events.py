@@ -12,7 +12,6 @@ class Result(ConsoleEvent, tag="result", frozen=True, kw_only=True):
     """A mahjong hand's result: a win (``seat``, ``fan``, ``discarder`` or ``self_draw``) or
     a ``draw``."""
 
-    type = "result"
     fan: Natural | None = None  # the winner's fan total
     discarder: Positive | None = None  # the seat whose discard won
     self_draw: Literal[True] | None = None  # won on a tile from the winner's wall
