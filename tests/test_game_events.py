@@ -24,7 +24,37 @@ def test_a_game_plays_exactly_the_events_it_declares(name: str) -> None:
     assert set(game.handlers) == declared
     assert {cls.type for cls in SHARED_EVENTS} <= declared
     for kind in registry.EVENT_CLASSES:
-        assert (game.refusal(kind) is None) == (kind in declared), (name, kind)
+        assert (registry.refusal(game, kind) is None) == (kind in declared), (name, kind)
+
+
+# Each game's refusal of another game's event, word for word as the games once spelled them
+# (now derived from the registry: the declaring game's `foreign` and `title`).
+REFUSALS = {
+    ("holdem", "result"): "'result' is a mahjong event: this tournament plays poker",
+    ("holdem", "throws"): "'throws' belongs to RPS Poker, not this game",
+    ("holdem", "reveal"): "'reveal' belongs to RPS Poker, not this game",
+    ("piecepack-holdem", "result"): "'result' is a mahjong event: this tournament plays poker",
+    ("piecepack-holdem", "throws"): "'throws' belongs to RPS Poker, not this game",
+    ("piecepack-holdem", "reveal"): "'reveal' belongs to RPS Poker, not this game",
+    ("mcr", "throws"): "'throws' belongs to RPS Poker, not this game",
+    ("mcr", "reveal"): "'reveal' belongs to RPS Poker, not this game",
+    ("rps-poker", "exposed"): "'exposed' is a card error: RPS Poker has none",
+    ("rps-poker", "early"): "'early' is a card error: RPS Poker has none",
+    ("rps-poker", "result"): "'result' is a mahjong event: this tournament plays poker",
+}
+
+
+def test_a_games_refusals_are_worded_as_they_always_were() -> None:
+    own = {"holdem", "piecepack-holdem", "mcr", "rps-poker"}
+    got = {
+        (name, kind): words
+        for name, game in registry.games.items()
+        if name in own
+        for kind in registry.EVENT_CLASSES
+        if (words := registry.refusal(game, kind)) is not None
+        and kind in {k for g in own for k in registry.games[g].handlers}
+    }
+    assert got == REFUSALS
 
 
 def test_a_games_own_events_live_in_its_folder() -> None:

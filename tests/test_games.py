@@ -195,6 +195,8 @@ def test_every_pad_entry_is_an_event_its_game_plays_with_the_events_fields() -> 
         assert game.pad, f"{name} offers nothing of its own on the pad"
         for entry in game.pad:
             assert entry.type in classes, f"{name}: {entry.type!r} is no console event"
-            assert game.refusal(entry.type) is None, f"{name} refuses its own {entry.type!r}"
+            assert registry.refusal(game, entry.type) is None, (
+                f"{name} refuses its own {entry.type!r}"
+            )
             fields = {f.name for f in msgspec.structs.fields(classes[entry.type])}
             assert set(entry.fields) <= fields, (name, entry)

@@ -220,6 +220,16 @@ class GameDefaults:
     overlay: str | None = None
     overlay_dir: str | None = None
 
+    # Its name in a sentence ("RPS Poker"; "": its ``name``), and how a game that does not
+    # play one of its events refuses it (``registry.refusal``; {type}: the event's type).
+    title = ""
+    foreign = "'{type}' belongs to {title}, not this game"
+
+    def refusal(self, event_type: str) -> str | None:
+        """Its own words for refusing an event of another game's (RPS Poker's for a card
+        error); None: the words of the game that declares the event (``registry.refusal``)."""
+        return None
+
     def order_from_text(self, text: str, rehearsal: bool) -> DeckOrder | None:
         """A deck order of this game's own kind from its codes run together (a deck file's
         text); None: not one (cards and tiles: ``deck_order_from_pieces`` reads those)."""
@@ -382,14 +392,6 @@ class PokerGame(PieceDecks, GameDefaults):
     ) -> Hand:
         """Rebuild a hand from its inputs (``actions``: its betting actions among them)."""
         return holdem.Hand.replay(spec, actions)  # type: ignore[arg-type]
-
-    def refusal(self, event_type: str) -> str | None:
-        """Why this game refuses an event type another game plays (None: it plays it)."""
-        if event_type == "result":
-            return "'result' is a mahjong event: this tournament plays poker"
-        if event_type in ("throws", "reveal"):
-            return f"'{event_type}' belongs to RPS Poker, not this game"
-        return None
 
     # ------------------------------------------------------------ views
     def showdown(self, h: Any) -> Fields | None:

@@ -55,6 +55,7 @@ class MahjongGame(GameDefaults):
     section: str | None = "mahjong"
     overlay: str | None = "mcr.js"  # draws its own live table and split screen
     section_hint = 'a [mahjong] section needs game = "mcr" in [tournament]'
+    foreign = "'{type}' is a mahjong event: this tournament plays poker"  # its result, elsewhere
     # hold'em's events (a betting action is the hand's to refuse) and a hand's result
     events: tuple[type[ConsoleEvent], ...] = (*holdem_events.EVENTS, Result)
     handlers: Mapping[str, Apply] = {**holdem_events.HANDLERS, "result": "result"}
@@ -107,12 +108,6 @@ class MahjongGame(GameDefaults):
         order: DeckOrder | None,
     ) -> Hand:
         return MahjongHand.replay_inputs(spec, _rules(config).rule, inputs)
-
-    def refusal(self, event_type: str) -> str | None:
-        """Why mahjong refuses another game's input (RPS Poker's; None: it plays it)."""
-        if event_type in ("throws", "reveal"):
-            return f"'{event_type}' belongs to RPS Poker, not this game"
-        return None
 
     def result_hand(
         self, config: TournamentConfig, spec: HandSpec, event: Any

@@ -85,6 +85,7 @@ class RpsGame(PieceDecks, GameDefaults):
     section: str | None = "rps"
     overlay: str | None = "rps-poker.js"  # seats throw against a dealer
     section_hint = 'an [rps] section needs game = "rps-poker"'
+    title = "RPS Poker"
     # hold'em's betting, and the throws the game checks and keeps (no card errors)
     events: tuple[type[ConsoleEvent], ...] = (*SHARED_EVENTS, *BETTING, Throws, Reveal)
     handlers: Mapping[str, Apply] = {
@@ -123,10 +124,9 @@ class RpsGame(PieceDecks, GameDefaults):
         return replay(spec, inputs, **_dealer(config, order))
 
     def refusal(self, event_type: str) -> str | None:
+        """A card error in its own words (hold'em's events, which RPS Poker otherwise plays)."""
         if event_type in CARD_ERRORS:
-            return f"'{event_type}' is a card error: RPS Poker has none"
-        if event_type == "result":
-            return "'result' is a mahjong event: this tournament plays poker"
+            return f"'{event_type}' is a card error: {self.title} has none"
         return None
 
     def game_input(self, config: TournamentConfig, hand: Hand, deal_no: int, event: Any) -> Input:
