@@ -49,6 +49,27 @@ def test_no_module_outside_the_game_folders_asks_which_game_is_played() -> None:
     assert not found, "\n".join(found)
 
 
+def test_the_config_and_the_piece_sets_import_no_games_folder() -> None:
+    """A game's section, rules and pieces are its folder's (``TournamentConfig.game_rules``,
+    ``pieces.register``): the config package and the piece sets read the registry, not a game."""
+    import ast
+
+    shared = [*(HUB / "domain" / "config").glob("*.py"), HUB / "domain" / "pieces.py"]
+    found = []
+    for path in shared:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            for name in names:
+                parts = name.split(".")
+                if parts[:3] == ["hub", "domain", "games"] and parts[3:4] not in (
+                    ["base"],
+                    ["registry"],
+                ):
+                    found.append(f"{path.name}: {name}")
+    assert not found, found
+
+
 def test_the_check_sees_a_game_check() -> None:
     for line in (
         'if config.game == "mcr":',

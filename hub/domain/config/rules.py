@@ -85,7 +85,8 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
     decks = _decks(c, root.decks) if root.decks is not UNSET else None
     consoles = _consoles(c, root.consoles, tables) if root.consoles is not UNSET else None
     clock = _clock(c, root.clock) if root.clock is not UNSET else None
-    scoring, mahjong = formats.scoring_and_rules(c, root, game, t.big_blind, t.deals, event)
+    scoring, scored_rules = formats.scoring_and_rules(c, root, game, t.big_blind, t.deals, event)
+    game_rules = own.pop("game_rules", None) if scored_rules is None else scored_rules
     broadcast = None if root.broadcast is UNSET else camera_clocks(c, root.broadcast, tables)
     delay = None if root.broadcast is UNSET else program_delay(c, root.broadcast)
     outputs = {} if root.broadcast is UNSET else program_outputs(c, root.broadcast)
@@ -110,12 +111,23 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
         clock=clock,
         scoring=scoring or DEFAULT_SCORING,
         event=event,
-        mahjong=mahjong,
+        game_rules=game_rules,
+        repr_slots=_repr_slots(game, game_rules),
         warnings=tuple(c.warnings),
         broadcast=broadcast,
         program_delay=delay,
         program_outputs=outputs,
         **own,
+    )
+
+
+def _repr_slots(game: Game, rules: Any) -> tuple[tuple[str, str, Any], ...]:
+    """Every game's ``repr_slots`` (``TournamentConfig.repr_slots``): the value of the
+    tournament's game's own rules, every other game's default."""
+    return tuple(
+        (slot.after, slot.name, slot.read(rules) if g is game else slot.default)
+        for g in games.values()
+        for slot in getattr(g, "repr_slots", ())
     )
 
 

@@ -111,6 +111,20 @@ CARD_ERRORS_PAD = (
 )
 
 
+@dataclass(frozen=True)
+class ReprSlot:
+    """Where a game's own rules stood in the configuration's repr before they moved to its
+    folder (``Game.repr_slots``; ``TournamentConfig.repr_slots``): the field it followed
+    (``after``), its ``name``, its value in another game's tournament (``default``) and read
+    from this game's rules (``read``). tests/config_corpus.py digests the repr of every file
+    it makes: the hub's games keep those digests; a new game declares none."""
+
+    name: str
+    after: str
+    default: Any
+    read: Callable[[Any], Any]
+
+
 class CommandError(Exception):
     """A game's sub-command cannot do its work: ``duplicast NAME: <message>``, exit status 1."""
 
@@ -219,6 +233,7 @@ class GameDefaults:
     pad: tuple[PadEntry, ...] = ()
     overlay: str | None = None
     overlay_dir: str | None = None
+    repr_slots: tuple[ReprSlot, ...] = ()  # where its rules stood in the config's repr
 
     # Its name in a sentence ("RPS Poker"; "": its ``name``), and how a game that does not
     # play one of its events refuses it (``registry.refusal``; {type}: the event's type).
@@ -288,7 +303,7 @@ class GameDefaults:
 
     def section_config(self, c: Any, data: Mapping[str, Any]) -> dict[str, Any]:
         """The configuration's fields this game reads from its own section (``section``):
-        ``TournamentConfig`` keywords (a third party's game: ``game_rules``)."""
+        ``TournamentConfig`` keywords, its rules as ``game_rules`` (``{}``: none)."""
         return {}
 
     def tournament_shape(self) -> type:

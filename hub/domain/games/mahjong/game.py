@@ -39,8 +39,9 @@ if TYPE_CHECKING:
 
 
 def _rules(config: TournamentConfig) -> MahjongRules:
-    assert config.mahjong is not None  # the config check gives an "mcr" tournament its rules
-    return config.mahjong
+    rules = config.rules_of(MahjongRules)
+    assert rules is not None  # the config check gives an "mcr" tournament its rules
+    return rules
 
 
 class MahjongGame(GameDefaults):
@@ -55,6 +56,8 @@ class MahjongGame(GameDefaults):
     section: str | None = "mahjong"
     overlay: str | None = "mcr.js"  # draws its own live table and split screen
     section_hint = 'a [mahjong] section needs game = "mcr" in [tournament]'
+    # Its rules (``TournamentConfig.game_rules``) stood as ``mahjong`` after ``game``.
+    repr_slots = (base.ReprSlot("mahjong", after="game", default=None, read=lambda rules: rules),)
     foreign = "'{type}' is a mahjong event: this tournament plays poker"  # its result, elsewhere
     # hold'em's events (a betting action is the hand's to refuse) and a hand's result
     events: tuple[type[ConsoleEvent], ...] = (*holdem_events.EVENTS, Result)
