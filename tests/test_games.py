@@ -83,12 +83,34 @@ def test_every_game_has_its_folder_and_its_registry_line() -> None:
     folders = sorted(p.name for p in GAMES.iterdir() if (p / "game.py").is_file())
     assert folders == ["holdem", "mahjong", "piecepack", "rps"]
     assert list(registry.games) == ["holdem", "piecepack-holdem", "mcr", "rps-poker"]
-    members = [n for n in vars(base.Game) if not n.startswith("_")]
-    members += list(base.Game.__annotations__)
+    members = game_members()
     for name, game in registry.games.items():
         assert game.name == name
         for member in members:
             assert hasattr(game, member), f"{name} lacks {member}"
+
+
+def protocol_members(protocol: type) -> list[str]:
+    """What a protocol declares itself: its methods and its annotated attributes."""
+    own = [n for n, v in vars(protocol).items() if not n.startswith("_") and callable(v)]
+    return own + list(vars(protocol).get("__annotations__", {}))
+
+
+def game_members() -> list[str]:
+    """What `base.Game` asks: the members of every capability protocol it composes."""
+    return [m for cap in base.CAPABILITIES for m in protocol_members(cap)]
+
+
+def test_the_game_protocol_is_small_capabilities_composed() -> None:
+    """`Game` is the capabilities (deck orders, hands, rules, views, showdown, bots, config
+    section, console) and nothing of its own; each is small, and no member is asked twice."""
+    assert set(base.CAPABILITIES) == {c for c in base.Game.__mro__ if c in base.CAPABILITIES}
+    assert protocol_members(base.Game) == []  # every member is a capability's
+    members = game_members()
+    assert len(members) == len(set(members)) >= 30
+    for cap in base.CAPABILITIES:
+        assert 1 <= len(protocol_members(cap)) <= 8, (cap.__name__, protocol_members(cap))
+    assert base.Views in type.mro(base.Game) and isinstance(registry.games["holdem"], object)
 
 
 def test_the_domain_reads_no_installed_distribution() -> None:

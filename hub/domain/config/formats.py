@@ -15,13 +15,18 @@ from msgspec import UNSET
 from hub.domain.config import shape
 from hub.domain.config.shape import Checker
 from hub.domain.event import EventPlan
-from hub.domain.games.base import Game
+from hub.domain.games.base import ConfigSection
 from hub.domain.imp import ImpScale, ScaleError, parse_scale
 from hub.domain.scoring import DEFAULT_SCORING, ScoringFormat
 
 
 def scoring_and_rules(
-    c: Checker, root: shape.Root, game: Game, big_blind: int, deals: int, event: EventPlan | None
+    c: Checker,
+    root: shape.Root,
+    game: ConfigSection,
+    big_blind: int,
+    deals: int,
+    event: EventPlan | None,
 ) -> tuple[ScoringFormat, Any]:
     """The scoring format, and the game's own rules when it reads them with its scoring
     (``Game.scoring_and_rules``: MCR's, ``games/mahjong/config.py``; else None)."""

@@ -32,7 +32,7 @@ from hub.domain.config.shape import Checker, show
 from hub.domain.config.stages import event_plan, table_number, written_draw
 from hub.domain.draw import Draw, make_draw
 from hub.domain.event import EventPlan
-from hub.domain.games.base import Game
+from hub.domain.games.base import ConfigSection, Game
 from hub.domain.games.registry import games, section_hint
 from hub.domain.numbers import MAX_TOML_INT, find_bad_number
 from hub.domain.schedule import (
@@ -121,7 +121,7 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
     )
 
 
-def _repr_slots(game: Game, rules: Any) -> tuple[tuple[str, str, Any], ...]:
+def _repr_slots(game: ConfigSection, rules: Any) -> tuple[tuple[str, str, Any], ...]:
     """Every game's ``repr_slots`` (``TournamentConfig.repr_slots``): the value of the
     tournament's game's own rules, every other game's default."""
     return tuple(
@@ -140,7 +140,7 @@ def _game(c: Checker, tournament: Any) -> Game:
 
 
 def _tournament(
-    c: Checker, t: shape.Tournament, game: Game, data: Mapping[str, Any]
+    c: Checker, t: shape.Tournament, game: ConfigSection, data: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The rules of ``[tournament]``, the game's among them (``Game.check_config``, in the
     order a file's first fault is reported), and whose own sections the file has; the fields

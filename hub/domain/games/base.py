@@ -143,35 +143,29 @@ class Command:
     config: bool = False
 
 
-class Game(Protocol):
-    """One game the hub scores (``registry.games``); `PokerGame` is the default answer."""
+# ------------------------------------------------------------------ what a game declares
+# Small capability protocols, each what one part of the hub asks of a game; `Game` composes
+# them, and a caller types against the one it uses (the views against `Views`, the config check
+# against `ConfigSection`...). `GameDefaults` answers what a game may lack.
+
+
+class Decks(Protocol):
+    """Its deck orders (the deck tools, the deck file's check, the tournament's deal)."""
 
     name: str  # [tournament] game
     pieces: PieceSet | None  # what a deck order is a permutation of (None: mahjong walls)
-    phh: bool  # can a hand be written as PHH (docs/phh.md)?
-    equity: bool  # does the hub compute chances from the cards (``hub.domain.equity``)?
-    offline_rules: bool  # is its betting the console page's rules module's (overlays/js/rules.js)?
-    points_unit: str  # the ticker's unit of a result (" points"; "" for chips)
-    section: str | None  # its own config section ([mahjong], [rps])
-    section_hint: str  # the refusal of that section in another game's file
-    # The console events it plays (Structs, tag = the wire `type`; any other is refused) and
-    # how the engine applies each (`hub.engine.tournament.HANDLERS`).
-    events: tuple[type[ConsoleEvent], ...]
-    handlers: Mapping[str, Apply]
-    commands: tuple[Command, ...]  # its sub-commands of ``duplicast`` (none: ())
-    pad: tuple[PadEntry, ...]  # its own entries on a table console's pad (start, undo... aside)
-    # Its overlays' game module, a path under overlays/js/games/ (None: drawn as hold'em is);
-    # the hub serves the list (``GET /api/topics``) and the pages import each. A game of
-    # another package serves its own: ``overlay_dir``, a directory the hub serves at
-    # /overlays/js/games/<name>/ (its ``overlay``: "<name>/<module>.js").
-    overlay: str | None
-    overlay_dir: str | None
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None: ...
     def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None: ...
     def random_orders(self, deals: int) -> dict[int, DeckOrder]: ...
     def seeded_orders(self, seed: int | str, deals: int) -> dict[int, DeckOrder]: ...
     def order_from_text(self, text: str, rehearsal: bool) -> DeckOrder | None: ...
+
+
+class Dealing(Protocol):
+    """Its hands: a deal's cards and spec, a new hand, a hand replayed from its inputs, and
+    the inputs of its own (an entered result, RPS Poker's throws) applied (the tournament)."""
+
     def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None: ...
     def spec(
         self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
@@ -187,19 +181,62 @@ class Game(Protocol):
         actions: list[Input],
         order: DeckOrder | None,
     ) -> Hand: ...
-    def refusal(self, event_type: str) -> str | None: ...
-    def table_fields(self, state: Any, table: Any) -> Fields: ...
-    def seat_fields(self, hand: Hand, seat: int) -> Fields: ...
-    def hand_fields(self, hand: Hand) -> Fields: ...
-    def row_fields(self, h: Any) -> Fields: ...
-    def compare_fields(self, state: Any, deal_no: int, seat: int) -> Fields: ...
-    def showdown(self, h: Any) -> Fields | None: ...
     def result_hand(
         self, config: TournamentConfig, spec: HandSpec, event: Any
     ) -> tuple[Hand, list[Input]]: ...
     def game_input(
         self, config: TournamentConfig, hand: Hand, deal_no: int, event: Any
     ) -> Input: ...
+
+
+class Rules(Protocol):
+    """The console events it plays (Structs, tag = the wire `type`; any other is refused) and
+    how the engine applies each (`hub.engine.tournament.HANDLERS`); how it refuses another
+    game's (``registry.refusal``: its own words, else the declaring game's ``foreign``)."""
+
+    events: tuple[type[ConsoleEvent], ...]
+    handlers: Mapping[str, Apply]
+    title: str  # its name in a sentence ("RPS Poker"; "": its ``name``)
+    foreign: str  # how a game that does not play one of its events refuses it ({type}, {title})
+
+    def refusal(self, event_type: str) -> str | None: ...
+
+
+class Views(Protocol):
+    """What its views add to the live table, the traveller and its rows."""
+
+    equity: bool  # does the hub compute chances from the cards (``hub.domain.equity``)?
+    points_unit: str  # the ticker's unit of a result (" points"; "" for chips)
+
+    def table_fields(self, state: Any, table: Any) -> Fields: ...
+    def seat_fields(self, hand: Hand, seat: int) -> Fields: ...
+    def hand_fields(self, hand: Hand) -> Fields: ...
+    def row_fields(self, h: Any) -> Fields: ...
+    def compare_fields(self, state: Any, deal_no: int, seat: int) -> Fields: ...
+
+
+class Overlays(Protocol):
+    """How the overlays draw it (``registry.overlays``)."""
+
+    # Its overlays' game module, a path under overlays/js/games/ (None: drawn as hold'em is);
+    # the hub serves the list (``GET /api/topics``) and the pages import each. A game of
+    # another package serves its own: ``overlay_dir``, a directory the hub serves at
+    # /overlays/js/games/<name>/ (its ``overlay``: "<name>/<module>.js").
+    overlay: str | None
+    overlay_dir: str | None
+
+
+class Showdown(Protocol):
+    """A settled hand as television shows it, and as a PHH file keeps it."""
+
+    phh: bool  # can a hand be written as PHH (docs/phh.md)?
+
+    def showdown(self, h: Any) -> Fields | None: ...
+
+
+class Bots(Protocol):
+    """The events its simulated officials enter (``hub.engine.simulate``)."""
+
     def bot_events(
         self,
         config: TournamentConfig,
@@ -208,11 +245,50 @@ class Game(Protocol):
         corrections: bool,
         done: set[str],
     ) -> list[BotEvent] | None: ...
+
+
+class ConfigSection(Protocol):
+    """Its part of the tournament file: its [tournament] rules and shape, its own section
+    ([mahjong], [rps]) read into its rules (``TournamentConfig.game_rules``), its scoring."""
+
+    section: str | None  # its own config section ([mahjong], [rps])
+    section_hint: str  # the refusal of that section in another game's file
+    repr_slots: tuple[ReprSlot, ...]  # where its rules stood in the config's repr
+
     def check_config(self, c: Any, t: Any, data: Mapping[str, Any], early: bool) -> None: ...
     def section_config(self, c: Any, data: Mapping[str, Any]) -> dict[str, Any]: ...
     def betting_allowed(self, betting: str) -> bool: ...
     def tournament_shape(self) -> type: ...
     def scoring_and_rules(self, c: Any, root: Any, deals: int, event: Any) -> Any: ...
+
+
+class Console(Protocol):
+    """What a table console and the ``duplicast`` command offer for it."""
+
+    offline_rules: bool  # is its betting the console page's rules module's (overlays/js/rules.js)?
+    pad: tuple[PadEntry, ...]  # its own entries on a table console's pad (start, undo... aside)
+    commands: tuple[Command, ...]  # its sub-commands of ``duplicast`` (none: ())
+
+
+class Game(
+    Decks, Dealing, Rules, Views, Overlays, Showdown, Bots, ConfigSection, Console, Protocol
+):
+    """One game the hub scores (``registry.games``): every capability above; `PokerGame` is
+    the default answer, `GameDefaults` what a game may lack."""
+
+
+CAPABILITIES: tuple[type, ...] = (
+    Decks,
+    Dealing,
+    Rules,
+    Views,
+    Overlays,
+    Showdown,
+    Bots,
+    ConfigSection,
+    Console,
+)
+"""The protocols `Game` composes (tests/test_games.py: every game answers each)."""
 
 
 class GameDefaults:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from hub.domain.console_event import Apply, ConsoleEvent
 from hub.domain.deck import DeckOrder, deck_order_from_pieces
-from hub.domain.games.base import Game, GameDefaults
+from hub.domain.games.base import Game, GameDefaults, Rules
 from hub.domain.games.holdem.game import HOLDEM
 from hub.domain.games.mahjong.game import MAHJONG
 from hub.domain.games.piecepack.game import PIECEPACK
@@ -63,7 +63,7 @@ def section_hint(section: str) -> str | None:
     return next((g.section_hint for g in games.values() if g.section == section), None)
 
 
-def refusal(game: Game, event_type: str) -> str | None:
+def refusal(game: Rules, event_type: str) -> str | None:
     """Why ``game`` refuses a console event type (None: it plays it): its own words
     (``Game.refusal``), else those of the game that declares the type (``Game.foreign``, with
     that game's ``title``): "'throws' belongs to RPS Poker, not this game"."""

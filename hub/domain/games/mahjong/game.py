@@ -57,7 +57,9 @@ class MahjongGame(GameDefaults):
     overlay: str | None = "mcr.js"  # draws its own live table and split screen
     section_hint = 'a [mahjong] section needs game = "mcr" in [tournament]'
     # Its rules (``TournamentConfig.game_rules``) stood as ``mahjong`` after ``game``.
-    repr_slots = (base.ReprSlot("mahjong", after="game", default=None, read=lambda rules: rules),)
+    repr_slots: tuple[base.ReprSlot, ...] = (
+        base.ReprSlot("mahjong", after="game", default=None, read=lambda rules: rules),
+    )
     foreign = "'{type}' is a mahjong event: this tournament plays poker"  # its result, elsewhere
     # hold'em's events (a betting action is the hand's to refuse) and a hand's result
     events: tuple[type[ConsoleEvent], ...] = (*holdem_events.EVENTS, Result)

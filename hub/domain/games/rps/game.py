@@ -93,7 +93,7 @@ class RpsGame(PieceDecks, GameDefaults):
     section_hint = 'an [rps] section needs game = "rps-poker"'
     title = "RPS Poker"
     # Its dealer (``RpsRules``) stood as ``rps_dealer`` after ``betting``.
-    repr_slots = (
+    repr_slots: tuple[base.ReprSlot, ...] = (
         base.ReprSlot("rps_dealer", after="betting", default="sequence", read=lambda r: r.dealer),
     )
     # hold'em's betting, and the throws the game checks and keeps (no card errors)
