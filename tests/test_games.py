@@ -243,3 +243,16 @@ def test_every_pad_entry_is_an_event_its_game_plays_with_the_events_fields() -> 
             )
             fields = {f.name for f in msgspec.structs.fields(classes[entry.type])}
             assert set(entry.fields) <= fields, (name, entry)
+
+
+def test_a_deck_file_of_another_games_kind_is_refused_in_its_words() -> None:
+    """The kind of order a game's deck file holds is the order class's (``described``), so
+    the shared deck check names no game: mahjong's walls in a card game's file."""
+    walls = registry.games["mcr"].seeded_orders("kind", 2)
+    for name in ("holdem", "piecepack-holdem", "rps-poker"):
+        problem = registry.games[name].orders_problem(walls, 2)
+        assert problem == "holds mahjong walls, not card decks", name
+    cards = registry.games["holdem"].seeded_orders("kind", 2)
+    assert registry.games["mcr"].orders_problem(cards, 2) == (
+        "holds card decks, not mahjong walls (game is 'mcr')"
+    )

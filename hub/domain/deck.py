@@ -17,6 +17,7 @@ import random
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 from hub.domain.cards import FULL_DECK, Card, is_card
 from hub.domain.games.piecepack import pieces as _piecepack  # noqa: F401  (registers the tiles)
@@ -29,6 +30,7 @@ COMMITMENT_HEADER = "duplicast-decks-v1"
 class DeckOrder:
     """A full deck, top card first (index 0 is dealt first): 52 cards, or 48 tiles."""
 
+    described: ClassVar[str] = "card decks"  # orders of this kind, in a sentence
     cards: tuple[Card, ...]
     rehearsal: bool = False
 

@@ -417,8 +417,9 @@ class PieceDecks:
 
     def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None:
         """What is wrong with a deck file's orders for this game (None: nothing)."""
-        if any(isinstance(order, _wall_type()) for order in orders.values()):
-            return "holds mahjong walls, not card decks"
+        other = next((o for o in orders.values() if o.described != DeckOrder.described), None)
+        if other is not None:  # another game's kind of order (mahjong's walls)
+            return f"holds {other.described}, not {DeckOrder.described}"
         wanted = self.pieces
         assert wanted is not None
         for deal_no in range(1, deals + 1):
@@ -492,9 +493,3 @@ class PokerGame(PieceDecks, GameDefaults):
     def seat_name(self, hand: holdem.Hand, seat: int) -> str | None:
         """The hand a seat showed, named for television (None: not known)."""
         return showdown.card_name(hand, seat)
-
-
-def _wall_type() -> type:
-    from hub.domain.games.mahjong.rules import Wall
-
-    return Wall
