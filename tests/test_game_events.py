@@ -24,7 +24,37 @@ def test_a_game_plays_exactly_the_events_it_declares(name: str) -> None:
     assert set(game.handlers) == declared
     assert {cls.type for cls in SHARED_EVENTS} <= declared
     for kind in registry.EVENT_CLASSES:
-        assert (game.refusal(kind) is None) == (kind in declared), (name, kind)
+        assert (registry.refusal(game, kind) is None) == (kind in declared), (name, kind)
+
+
+# Each game's refusal of another game's event, word for word as the games once spelled them
+# (now derived from the registry: the declaring game's `foreign` and `title`).
+REFUSALS = {
+    ("holdem", "result"): "'result' is a mahjong event: this tournament plays poker",
+    ("holdem", "throws"): "'throws' belongs to RPS Poker, not this game",
+    ("holdem", "reveal"): "'reveal' belongs to RPS Poker, not this game",
+    ("piecepack-holdem", "result"): "'result' is a mahjong event: this tournament plays poker",
+    ("piecepack-holdem", "throws"): "'throws' belongs to RPS Poker, not this game",
+    ("piecepack-holdem", "reveal"): "'reveal' belongs to RPS Poker, not this game",
+    ("mcr", "throws"): "'throws' belongs to RPS Poker, not this game",
+    ("mcr", "reveal"): "'reveal' belongs to RPS Poker, not this game",
+    ("rps-poker", "exposed"): "'exposed' is a card error: RPS Poker has none",
+    ("rps-poker", "early"): "'early' is a card error: RPS Poker has none",
+    ("rps-poker", "result"): "'result' is a mahjong event: this tournament plays poker",
+}
+
+
+def test_a_games_refusals_are_worded_as_they_always_were() -> None:
+    own = {"holdem", "piecepack-holdem", "mcr", "rps-poker"}
+    got = {
+        (name, kind): words
+        for name, game in registry.games.items()
+        if name in own
+        for kind in registry.EVENT_CLASSES
+        if (words := registry.refusal(game, kind)) is not None
+        and kind in {k for g in own for k in registry.games[g].handlers}
+    }
+    assert got == REFUSALS
 
 
 def test_a_games_own_events_live_in_its_folder() -> None:
@@ -53,7 +83,6 @@ def test_two_games_cannot_apply_one_type_two_ways(monkeypatch: pytest.MonkeyPatc
 class Flip(ConsoleEvent, tag="flip", frozen=True, kw_only=True):
     """A toy game's own event."""
 
-    type = "flip"
     seat: Positive
     side: Literal["heads", "tails"] = "heads"
 
@@ -90,3 +119,23 @@ def test_a_game_added_later_brings_its_events_to_the_decoders_and_handlers() -> 
         del registry.games["toy-flip"]
         registry._refresh()
     assert "flip" not in HANDLERS and "flip" not in engine_events.EVENT_TYPES
+
+
+def test_an_events_type_is_its_tag_declared_once() -> None:
+    """``type`` is derived from the class's tag (``tag="bet"``), never written beside it: a
+    class body that sets it again could disagree with the wire."""
+    import ast
+    import inspect
+
+    for kind, cls in registry.EVENT_CLASSES.items():
+        assert cls.type == kind == cls.__struct_config__.tag
+        tree = ast.parse(inspect.getsource(cls))
+        body = tree.body[0]
+        assert isinstance(body, ast.ClassDef)
+        own = [n for n in body.body if isinstance(n, ast.Assign | ast.AnnAssign)]
+        targets = {t.id for n in own for t in getattr(n, "targets", [n.target]) if hasattr(t, "id")}
+        assert "type" not in targets, cls
+    assert (
+        Flip.type == "flip"
+        and Flip(v=1, tournament="t", table=1, console="c", seq=1, seat=1).type == "flip"
+    )

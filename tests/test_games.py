@@ -49,6 +49,27 @@ def test_no_module_outside_the_game_folders_asks_which_game_is_played() -> None:
     assert not found, "\n".join(found)
 
 
+def test_the_config_and_the_piece_sets_import_no_games_folder() -> None:
+    """A game's section, rules and pieces are its folder's (``TournamentConfig.game_rules``,
+    ``pieces.register``): the config package and the piece sets read the registry, not a game."""
+    import ast
+
+    shared = [*(HUB / "domain" / "config").glob("*.py"), HUB / "domain" / "pieces.py"]
+    found = []
+    for path in shared:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            for name in names:
+                parts = name.split(".")
+                if parts[:3] == ["hub", "domain", "games"] and parts[3:4] not in (
+                    ["base"],
+                    ["registry"],
+                ):
+                    found.append(f"{path.name}: {name}")
+    assert not found, found
+
+
 def test_the_check_sees_a_game_check() -> None:
     for line in (
         'if config.game == "mcr":',
@@ -62,12 +83,34 @@ def test_every_game_has_its_folder_and_its_registry_line() -> None:
     folders = sorted(p.name for p in GAMES.iterdir() if (p / "game.py").is_file())
     assert folders == ["holdem", "mahjong", "piecepack", "rps"]
     assert list(registry.games) == ["holdem", "piecepack-holdem", "mcr", "rps-poker"]
-    members = [n for n in vars(base.Game) if not n.startswith("_")]
-    members += list(base.Game.__annotations__)
+    members = game_members()
     for name, game in registry.games.items():
         assert game.name == name
         for member in members:
             assert hasattr(game, member), f"{name} lacks {member}"
+
+
+def protocol_members(protocol: type) -> list[str]:
+    """What a protocol declares itself: its methods and its annotated attributes."""
+    own = [n for n, v in vars(protocol).items() if not n.startswith("_") and callable(v)]
+    return own + list(vars(protocol).get("__annotations__", {}))
+
+
+def game_members() -> list[str]:
+    """What `base.Game` asks: the members of every capability protocol it composes."""
+    return [m for cap in base.CAPABILITIES for m in protocol_members(cap)]
+
+
+def test_the_game_protocol_is_small_capabilities_composed() -> None:
+    """`Game` is the capabilities (deck orders, hands, rules, views, showdown, bots, config
+    section, console) and nothing of its own; each is small, and no member is asked twice."""
+    assert set(base.CAPABILITIES) == {c for c in base.Game.__mro__ if c in base.CAPABILITIES}
+    assert protocol_members(base.Game) == []  # every member is a capability's
+    members = game_members()
+    assert len(members) == len(set(members)) >= 30
+    for cap in base.CAPABILITIES:
+        assert 1 <= len(protocol_members(cap)) <= 8, (cap.__name__, protocol_members(cap))
+    assert base.Views in type.mro(base.Game) and isinstance(registry.games["holdem"], object)
 
 
 def test_the_domain_reads_no_installed_distribution() -> None:
@@ -195,6 +238,21 @@ def test_every_pad_entry_is_an_event_its_game_plays_with_the_events_fields() -> 
         assert game.pad, f"{name} offers nothing of its own on the pad"
         for entry in game.pad:
             assert entry.type in classes, f"{name}: {entry.type!r} is no console event"
-            assert game.refusal(entry.type) is None, f"{name} refuses its own {entry.type!r}"
+            assert registry.refusal(game, entry.type) is None, (
+                f"{name} refuses its own {entry.type!r}"
+            )
             fields = {f.name for f in msgspec.structs.fields(classes[entry.type])}
             assert set(entry.fields) <= fields, (name, entry)
+
+
+def test_a_deck_file_of_another_games_kind_is_refused_in_its_words() -> None:
+    """The kind of order a game's deck file holds is the order class's (``described``), so
+    the shared deck check names no game: mahjong's walls in a card game's file."""
+    walls = registry.games["mcr"].seeded_orders("kind", 2)
+    for name in ("holdem", "piecepack-holdem", "rps-poker"):
+        problem = registry.games[name].orders_problem(walls, 2)
+        assert problem == "holds mahjong walls, not card decks", name
+    cards = registry.games["holdem"].seeded_orders("kind", 2)
+    assert registry.games["mcr"].orders_problem(cards, 2) == (
+        "holds card decks, not mahjong walls (game is 'mcr')"
+    )

@@ -19,6 +19,7 @@ from hub.domain.games.mahjong.rules import (
     KINDS,
     MCR_SCALE,
     MahjongResult,
+    MahjongRules,
     PaymentRule,
     Wall,
     check_result,
@@ -398,7 +399,9 @@ def test_public_feeds_show_no_tile_of_a_deal_before_every_table_played_it() -> N
 
 def test_the_sample_session_replays_and_its_patches_rebuild_every_payload() -> None:
     config = load_config(SAMPLE)
-    assert config.game == "mcr" and config.deals == 16 and config.mahjong is not None
+    assert config.game == "mcr" and config.deals == 16
+    assert config.rules_of(MahjongRules) is config.game_rules is not None
+    assert ", game='mcr', mahjong=MahjongRules(rule=PaymentRule(" in repr(config)  # its old digest
     standings = replay_files(SAMPLE, SESSION, {})
     counted = standings["like_for_like"]
     assert len(counted["teams"]) == 4 and all("imps" in row for row in counted["teams"])
@@ -445,7 +448,8 @@ def test_config_errors_name_the_key() -> None:
     with pytest.raises(ConfigError, match=r"scoring\.average"):
         parse_config(data, "x.toml")
     config = mcr_config(4)
-    assert config.mahjong is not None and dict(config.mahjong.prevalent) == {
+    rules = config.rules_of(MahjongRules)
+    assert rules is not None and dict(rules.prevalent) == {
         1: "E",
         2: "E",
         3: "E",

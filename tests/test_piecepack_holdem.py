@@ -31,10 +31,11 @@ from hub.domain.deck import (
 )
 from hub.domain.games.holdem.hand import Hand
 from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.piecepack.pieces import TILES
 from hub.domain.games.piecepack.tiles import TILES as TILE_CODES
 from hub.domain.games.piecepack.tiles import best_of, format_tiles, is_tile
 from hub.domain.games.registry import games
-from hub.domain.pieces import CARDS, TILES
+from hub.domain.pieces import CARDS
 from hub.engine.core import Engine
 from hub.files.config import load_config
 from hub.files.decks import (
@@ -246,12 +247,15 @@ def test_tile_orders_round_trip_through_the_deck_file_and_the_plain_export() -> 
     assert deck_order_from_cards(spelled, pieces=TILES).cards == TILE_CODES
 
 
+WHOLE = "^not a permutation of the 52 cards or of the 48 piecepack tiles$"
+
+
 @pytest.mark.parametrize(
     ("cards", "problem"),
     [
-        (TILE_CODES[:-1], "not a permutation"),
-        ((*TILE_CODES[:-1], TILE_CODES[0]), "not a permutation"),
-        ((*TILE_CODES[:-1], "Ah"), "not a permutation"),
+        (TILE_CODES[:-1], WHOLE),
+        ((*TILE_CODES[:-1], TILE_CODES[0]), WHOLE),
+        ((*TILE_CODES[:-1], "Ah"), WHOLE),
     ],
 )
 def test_a_tile_order_must_hold_each_of_the_48_tiles_once(
@@ -379,3 +383,20 @@ def test_decks_and_verify_for_the_piecepack_sample(tmp_path: Path) -> None:
     verify = duplicast("decks", "verify", "--commitment", printed, "--deck-file", str(out), env=env)
     assert verify.returncode == 0, verify.stderr
     assert verify.stdout.startswith("commitment matches")
+
+
+def test_the_tiles_are_the_piecepack_folders_declaration() -> None:
+    """The 48 tiles are declared in games/piecepack/ and registered with the piece sets; the
+    shared module of piece sets names no game's pieces but the cards."""
+    import ast
+
+    from hub.domain import pieces
+
+    assert TILES.__class__ is pieces.PieceSet and pieces.PIECE_SETS[TILES.game] is TILES
+    tree = ast.parse(Path(pieces.__file__).read_text(encoding="utf-8"))
+    imported = {
+        node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+    } | {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
+    assert not any(name.startswith("hub.domain.games") for name in imported), imported
+    assert not hasattr(pieces, "TILES")
+    assert pieces.set_of_piece("Nbs") is TILES and pieces.set_of_piece("Ah") is None

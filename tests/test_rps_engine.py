@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from hub.domain.config import ConfigError, TournamentConfig, parse_config
-from hub.domain.games.rps.rules import RpsHand, dealer_sequence, split_rounds
+from hub.domain.games.rps.rules import RpsHand, RpsRules, dealer_sequence, split_rounds
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
 from hub.files.config import load_config
@@ -69,12 +69,14 @@ class Console:
 
 def test_the_game_and_its_options_are_configuration() -> None:
     config = sample()
-    assert (config.game, config.rps_dealer, config.betting) == (
+    assert (config.game, config.game_rules, config.betting) == (
         "rps-poker",
-        "sequence",
+        RpsRules(dealer="sequence"),
         "pot-limit",
     )
-    assert sample(('dealer = "sequence"', 'dealer = "chosen"')).rps_dealer == "chosen"
+    chosen = sample(('dealer = "sequence"', 'dealer = "chosen"'))
+    assert chosen.rules_of(RpsRules) == RpsRules(dealer="chosen")
+    assert "betting='pot-limit', rps_dealer='chosen', decks=" in repr(chosen)  # its old digest
     assert sample(('betting = "pot-limit"', 'betting = "limit"')).betting == "limit"
     with pytest.raises(ConfigError, match=r"rps-poker.toml:\d+: rps.dealer: expected"):
         sample(('dealer = "sequence"', 'dealer = "dealer"'))

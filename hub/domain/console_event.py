@@ -67,12 +67,29 @@ Apply = Literal[
 ]
 
 
+class _Tagged(msgspec.StructMeta):
+    """A console event class's ``type`` is its tag, declared once (``tag="bet"``): set here
+    on the class as it is made (a plain class attribute, read on the hot path)."""
+
+    def __new__(mcls, name: str, bases: tuple[type, ...], ns: dict[str, Any], **kw: Any) -> Any:
+        cls = super().__new__(mcls, name, bases, ns, **kw)
+        tag = cls.__struct_config__.tag
+        if isinstance(tag, str):
+            cls.type = tag  # type: ignore[attr-defined]  # ConsoleEvent.type, a ClassVar
+        return cls
+
+
 class ConsoleEvent(
-    msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True
+    msgspec.Struct,
+    metaclass=_Tagged,
+    frozen=True,
+    kw_only=True,
+    tag_field="type",
+    forbid_unknown_fields=True,
 ):
     """One checked console event: a tagged union on ``type``, one Struct per event type;
-    ``type`` is each class's tag. A type's required fields are its class's (``Bet.amount``
-    is an ``int``)."""
+    ``type`` is each class's tag (``class Bet(ConsoleEvent, tag="bet")``: ``Bet.type`` is
+    "bet"). A type's required fields are its class's (``Bet.amount`` is an ``int``)."""
 
     type: ClassVar[str]
     v: Version  # 1: the protocol version
@@ -154,30 +171,26 @@ class ConsoleEvent(
 
 # -------------------------------------------------------------------- every game's events
 class Start(ConsoleEvent, tag="start", frozen=True, kw_only=True):
-    type = "start"
     deal: Positive
 
 
 class Undo(ConsoleEvent, tag="undo", frozen=True, kw_only=True):
-    type = "undo"
+    """The last action of the hand in progress taken back."""
 
 
 class Reopen(ConsoleEvent, tag="reopen", frozen=True, kw_only=True):
-    type = "reopen"
     deal: Positive
 
 
 class Void(ConsoleEvent, tag="void", frozen=True, kw_only=True):
-    type = "void"
+    """The hand voided (a misdeal, a foreign card): every chip returned."""
 
 
 class Confirm(ConsoleEvent, tag="confirm", frozen=True, kw_only=True):
-    type = "confirm"
     deal: Positive
 
 
 class Penalty(ConsoleEvent, tag="penalty", frozen=True, kw_only=True):
-    type = "penalty"
     seat: Positive
     note: Note
     by: Name

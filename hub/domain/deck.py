@@ -6,7 +6,8 @@ and be committed to publicly before play with a SHA-256 hash anyone can recomput
 Seeded orders exist only for rehearsals and tests, and say so (``rehearsal=True``).
 An order is a permutation of the 52 cards, or of the 48 piecepack tiles for
 ``game = "piecepack-holdem"`` (``hub.domain.pieces``: the pieces decide, every function here
-takes them, cards by default).
+takes them, cards by default; the tiles are declared in ``hub.domain.games.piecepack.pieces``,
+imported here so that the hub's own sets are known wherever deck orders are).
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import random
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 from hub.domain.cards import FULL_DECK, Card, is_card
-from hub.domain.games.piecepack.tiles import is_tile
-from hub.domain.pieces import CARDS, PIECE_SETS, PieceSet, piece_set_of
+from hub.domain.games.piecepack import pieces as _piecepack  # noqa: F401  (registers the tiles)
+from hub.domain.pieces import CARDS, PieceSet, piece_set_of, set_of_piece
 
 COMMITMENT_HEADER = "duplicast-decks-v1"
 
@@ -28,12 +30,13 @@ COMMITMENT_HEADER = "duplicast-decks-v1"
 class DeckOrder:
     """A full deck, top card first (index 0 is dealt first): 52 cards, or 48 tiles."""
 
+    described: ClassVar[str] = "card decks"  # orders of this kind, in a sentence
     cards: tuple[Card, ...]
     rehearsal: bool = False
 
     def __post_init__(self) -> None:
-        if self.cards and is_tile(self.cards[0]):
-            piece_set_of(self.cards)  # 48 tiles (ValueError otherwise)
+        if self.cards and set_of_piece(self.cards[0]) is not None:
+            piece_set_of(self.cards)  # a game's own pieces, 48 tiles (ValueError otherwise)
             return
         if len(self.cards) != len(FULL_DECK):
             raise ValueError(f"a deck order has 52 cards, got {len(self.cards)}")
@@ -97,7 +100,7 @@ def deck_order_from_cards(
     cards: str | Iterable[str], rehearsal: bool = False, pieces: PieceSet = CARDS
 ) -> DeckOrder:
     """A deck order from card texts in any spelling ``parse_card`` accepts (or one string);
-    tiles with ``pieces=hub.domain.pieces.TILES``."""
+    tiles with ``pieces=hub.domain.games.piecepack.pieces.TILES``."""
     return DeckOrder(pieces.parse_order(cards), rehearsal)
 
 
@@ -107,7 +110,7 @@ def deck_order_from_pieces(pieces: str | Iterable[str], rehearsal: bool = False)
     orders of any game (the deck file, the plain export)."""
     listed = [pieces] if isinstance(pieces, str) else list(pieces)
     head = "".join("".join(listed).split())[:3]
-    chosen = PIECE_SETS["piecepack-holdem"] if is_tile(head) else CARDS
+    chosen = set_of_piece(head) or CARDS
     return DeckOrder(chosen.parse_order(pieces), rehearsal)
 
 

@@ -1,7 +1,8 @@
-"""What a hold'em game deals and how its hands compare: cards, or the 48 piecepack tiles.
+"""What a hold'em game deals and how its hands compare: cards, or a game's own pieces.
 
 The hub plays hold'em with more than one set of pieces (``[tournament] game``): the 52 playing
-cards, or the 48 tiles of Dual Piecepacks Poker (``hub.domain.games.piecepack.tiles``).
+cards (here), or a set a game declares in its folder, e.g. the 48 tiles of Dual Piecepacks
+Poker (``hub.domain.games.piecepack.pieces``), each added to `PIECE_SETS` by `register`.
 Everything else, the betting, dealing positions, chip-scores, release and feeds, is the same,
 so the engine asks the game's ``PieceSet`` for the few things that differ (never which game
 it is): the full set (deck orders are permutations of it), how to read an order, who wins a
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 
 from hub.domain import cards, evaluation
 from hub.domain.evaluation import PotLike
-from hub.domain.games.piecepack import tiles as piecepack
 
 WinnersByPot = Callable[
     [Sequence[PotLike], Mapping[int, tuple[str, str]], Sequence[str], int, int],
@@ -33,6 +33,8 @@ class PieceSet:
     odd-chip order (as ``evaluation.winners_by_pot``). ``hand_name(hole, board)``: the best
     hand named for television ("Flush, king high"; the showdown package). ``equity``: False
     when the hub computes no chances for this game (payloads then carry ``equity: null``).
+    A game that brings a set of its own declares it in its folder and `register`s it (the
+    piecepack tiles: ``hub.domain.games.piecepack.pieces``).
     """
 
     game: str
@@ -41,40 +43,13 @@ class PieceSet:
     winners_by_pot: WinnersByPot
     equity: bool
     hand_name: Callable[[Sequence[str], Sequence[str]], str]
+    is_piece: Callable[[str], bool]  # one piece's code, canonical ("Ah"; a tile's "Nbs")
+    described: str  # the full set in a sentence ("52 cards")
 
     def __reduce__(self) -> tuple[Callable[[str], PieceSet], tuple[str]]:
         """Unpickled as the very set of this process (code compares sets by identity: a hand
         written in a worker process is still of ``CARDS``)."""
         return (_registered, (self.game,))
-
-
-def _parse_tile_order(text: str | Iterable[str]) -> tuple[str, ...]:
-    """Tiles from a list of texts or one string: tiles apart (whitespace or commas) in any
-    spelling ``piecepack.parse_tile`` reads (``"N♠"``), or codes run together (``"NbsAbs"``,
-    cut every three characters)."""
-    if not isinstance(text, str):
-        return tuple(piecepack.parse_tile(piece) for piece in text)
-    result: list[str] = []
-    for piece in text.replace(",", " ").split():
-        try:
-            result.append(piecepack.parse_tile(piece))
-        except ValueError:
-            if len(piece) % 3:
-                raise
-            result.extend(piecepack.parse_tile(piece[i : i + 3]) for i in range(0, len(piece), 3))
-    return tuple(result)
-
-
-def _tile_winners(
-    pots: Sequence[PotLike],
-    hole: Mapping[int, tuple[str, str]],
-    board: Sequence[str],
-    button: int,
-    seats: int,
-) -> list[tuple[int, ...]]:
-    """``evaluation.winners_by_pot`` for tiles: ``piecepack.best_of``, greater is stronger."""
-    values = {s: piecepack.best_of((*hole[s], *board[:5])) for pot in pots for s in pot.eligible}
-    return evaluation.best_by_pot(pots, values, button, seats, max)
 
 
 CARDS = PieceSet(
@@ -84,21 +59,19 @@ CARDS = PieceSet(
     winners_by_pot=evaluation.winners_by_pot,
     equity=True,
     hand_name=evaluation.hand_name,
+    is_piece=cards.is_card,
+    described="52 cards",
 )
 
-TILES = PieceSet(
-    game="piecepack-holdem",
-    pieces=piecepack.TILES,
-    parse_order=_parse_tile_order,
-    winners_by_pot=_tile_winners,
-    # hub.domain.equity ranks run-outs with phevaluator's card tables; no such tables exist
-    # for tiles, and best_of in Python (21 fives per hand) is too slow for every run-out on the
-    # ingest path. No chances rather than wrong ones: payloads carry equity null.
-    equity=False,
-    hand_name=lambda hole, board: piecepack.hand_name((*hole, *board[:5])),
-)
+PIECE_SETS: dict[str, PieceSet] = {CARDS.game: CARDS}
+"""Every piece set by the game that declares it: the cards, then each game's own (`register`:
+the 48 tiles of ``hub.domain.games.piecepack.pieces``, a third party's)."""
 
-PIECE_SETS: dict[str, PieceSet] = {s.game: s for s in (CARDS, TILES)}
+
+def register(pieces: PieceSet) -> PieceSet:
+    """Add a game's own piece set (its folder calls this where it declares the set)."""
+    PIECE_SETS[pieces.game] = pieces
+    return pieces
 
 
 def _registered(game: str) -> PieceSet:
@@ -111,4 +84,14 @@ def piece_set_of(order: Sequence[str]) -> PieceSet:
     for candidate in PIECE_SETS.values():
         if len(order) == len(candidate.pieces) and set(order) == set(candidate.pieces):
             return candidate
-    raise ValueError("not a permutation of the 52 cards or of the 48 piecepack tiles")
+    described = " or of the ".join(s.described for s in PIECE_SETS.values())
+    raise ValueError(f"not a permutation of the {described}")
+
+
+def set_of_piece(code: str) -> PieceSet | None:
+    """The set other than the cards whose piece ``code`` is, in canonical form (a tile's
+    "Nbs"); None: none (a card, or not a piece)."""
+    for candidate in PIECE_SETS.values():
+        if candidate is not CARDS and candidate.is_piece(code):
+            return candidate
+    return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from hub.domain.games.base import Game, Hand
+from hub.domain.games.base import Hand, Showdown
 from hub.domain.games.holdem.hand import STREETS
 from hub.engine.equities import hand_equity
 from hub.engine.tournament import COMPLETE, HandState
@@ -23,7 +23,7 @@ _MEMO: weakref.WeakKeyDictionary[Hand, tuple[Any, dict[str, Any] | None]] = (
 )
 
 
-def showdown_payload(h: HandState | None, game: Game) -> dict[str, Any] | None:
+def showdown_payload(h: HandState | None, game: Showdown) -> dict[str, Any] | None:
     """``{"deal", "pots", "hands", "runout"}`` (mahjong: ``mahjong`` beside empty pots) of a
     complete hand; None for no hand, a hand in play, disputed or void."""
     if h is None or h.status != COMPLETE:

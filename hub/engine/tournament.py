@@ -27,6 +27,7 @@ from hub.domain.eventscore import EventScoreboard
 from hub.domain.games.base import Hand
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.registry import EVENT_HANDLERS, game_of, on_events
+from hub.domain.games.registry import refusal as registry_refusal
 from hub.domain.scoring import Scoreboard, ScoringLayout
 from hub.domain.states import Street
 from hub.engine import corrections
@@ -445,7 +446,7 @@ class TournamentState:
     # ----------------------------------------------------------------- per-game input
     def plays(self, event: ConsoleEvent) -> None:
         """Refuse an event of another game's (a card error in RPS Poker, throws in hold'em)."""
-        refusal = self.game.refusal(event.type)
+        refusal = registry_refusal(self.game, event.type)
         if refusal is not None:
             raise Rejection("not_allowed", refusal)
 

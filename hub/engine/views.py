@@ -14,7 +14,7 @@ from typing import Any
 
 from hub.domain.config import TournamentConfig
 from hub.domain.eventscore import EventScoreboard
-from hub.domain.games.base import Game
+from hub.domain.games.base import Views
 from hub.domain.scoring import VIEWS, Scoreboard
 from hub.domain.states import BETTING_STREETS, Audience
 from hub.engine.equities import hand_equity, hand_traveller_equity, seat_equity
@@ -175,7 +175,7 @@ def action_rows(hand: HandState) -> list[dict[str, Any]]:
     return rows[: len(actions)]
 
 
-def seat_fields(current: HandState, seat: int, game: Game) -> dict[str, Any]:
+def seat_fields(current: HandState, seat: int, game: Views) -> dict[str, Any]:
     """A seat's live fields at a table's hand in progress (they move with every action;
     ``equity`` only when a card is dealt or someone folds)."""
     hand = current.hand
@@ -192,7 +192,7 @@ def seat_fields(current: HandState, seat: int, game: Game) -> dict[str, Any]:
     }
 
 
-def hand_fields(current: HandState, game: Game) -> dict[str, Any]:
+def hand_fields(current: HandState, game: Views) -> dict[str, Any]:
     """A table's live fields of its hand in progress that move with every action."""
     hand = current.hand
     return {
@@ -263,7 +263,7 @@ def table_payload(
     return out
 
 
-def compare_fields(h: HandState, seat: int, game: Game) -> dict[str, Any]:
+def compare_fields(h: HandState, seat: int, game: Views) -> dict[str, Any]:
     """A traveller row's fields that move with every action at its table."""
     hand = h.hand
     return {

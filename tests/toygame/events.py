@@ -31,7 +31,6 @@ else:
     class Stay(ConsoleEvent, tag="stay", frozen=True, kw_only=True):
         """A seat stays in the hand: its card goes to the showdown."""
 
-        type = "stay"
         seat: Positive
 
     EVENTS = (*SHARED_EVENTS, Stay, Fold, Win)

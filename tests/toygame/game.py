@@ -176,7 +176,9 @@ class HighCard(GameDefaults):
         )
 
     def new_hand(self, config: Any, spec: HandSpec, order: DeckOrder | None) -> Hand:
-        rules = config.game_rules or HighCardRules()
+        rules = config.game_rules  # its own (``TournamentConfig.rules_of`` on a newer hub)
+        if not isinstance(rules, HighCardRules):
+            rules = HighCardRules()
         return HighCardHand(spec, rules.ante)
 
     def replay(

@@ -1,4 +1,5 @@
-"""The rules of ``[scoring]`` and ``[mahjong]``: which format each game and event may use.
+"""The rules of ``[scoring]``: which format each game and event may use (a game that scores in
+its own way reads its scoring with its own section: ``Game.scoring_and_rules``).
 
 Hold'em games score in IFP points by default, or IMPs (in a unit, on a scale file) or chips;
 MCR mahjong in IMPs of MCR points against the average of the tables (docs/mahjong.md). An event
@@ -14,21 +15,26 @@ from msgspec import UNSET
 from hub.domain.config import shape
 from hub.domain.config.shape import Checker
 from hub.domain.event import EventPlan
-from hub.domain.games.base import Game
-from hub.domain.games.mahjong.rules import MahjongRules
+from hub.domain.games.base import ConfigSection
 from hub.domain.imp import ImpScale, ScaleError, parse_scale
 from hub.domain.scoring import DEFAULT_SCORING, ScoringFormat
 
 
 def scoring_and_rules(
-    c: Checker, root: shape.Root, game: Game, big_blind: int, deals: int, event: EventPlan | None
-) -> tuple[ScoringFormat, MahjongRules | None]:
-    """The scoring format, and the game's own rules (MCR's, ``games/mahjong/config.py``)."""
+    c: Checker,
+    root: shape.Root,
+    game: ConfigSection,
+    big_blind: int,
+    deals: int,
+    event: EventPlan | None,
+) -> tuple[ScoringFormat, Any]:
+    """The scoring format, and the game's own rules when it reads them with its scoring
+    (``Game.scoring_and_rules``: MCR's, ``games/mahjong/config.py``; else None)."""
     own = game.scoring_and_rules(c, root, deals, event)
     if own is not None:
-        scoring, mahjong = own
+        scoring, rules = own
     else:
-        scoring, mahjong = DEFAULT_SCORING, None
+        scoring, rules = DEFAULT_SCORING, None
         if root.scoring is not UNSET:
             scoring = _scoring(c, root.scoring, big_blind)
     if event is not None and scoring.name != "ifp-points":
@@ -37,7 +43,7 @@ def scoring_and_rules(
             f"{scoring.name!r} scoring with [[stages]]/[[sessions]] is not supported yet: "
             "an event of several sessions or stages is scored in IFP points",
         )
-    return scoring, mahjong
+    return scoring, rules
 
 
 def _scoring(c: Checker, value: Any, big_blind: int) -> ScoringFormat:

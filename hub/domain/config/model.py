@@ -145,20 +145,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from hub.domain.clock import ClockSpec
 from hub.domain.event import EventPlan, Session, Stage
-from hub.domain.games.mahjong.rules import MahjongRules
 from hub.domain.scoring import DEFAULT_SCORING, ScoringFormat
 from hub.domain.timecode import CameraClocks
 
 BETTING = ("pot-limit", "no-limit")
-# RPS Poker's dealer: his throws read from the deal's deck order (duplicate), or chosen at the
-# table and revealed through the console (a plain game); docs/rps-poker.md.
-RPS_DEALER = ("sequence", "chosen")
+R = TypeVar("R")  # a game's own rules (``TournamentConfig.rules_of``)
 MAX_SEATS = 10
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 COLOUR_PATTERN = r"^#[0-9A-Fa-f]{6}$"
@@ -224,7 +221,6 @@ class TournamentConfig:
     buttons: Mapping[int, int]
     cap_bb: int = 100
     betting: str = "pot-limit"
-    rps_dealer: str = "sequence"  # game "rps-poker": [rps] dealer
     decks: DeckSource | None = None
     release_delay: float = 0.0
     consoles: Mapping[str, int] | None = None  # console name -> its table; None: any console
@@ -232,10 +228,14 @@ class TournamentConfig:
     scoring: ScoringFormat = DEFAULT_SCORING
     event: EventPlan | None = None  # [[stages]] and [[sessions]]; None: one session
     game: str = "holdem"  # [tournament] game (hub.domain.games.registry)
-    mahjong: MahjongRules | None = None  # game "mcr": [mahjong] (payments, prevalent winds)
-    # A game's own rules from its section, in its own type (``Game.section_config``: a third
-    # party's game). Out of the repr, which tests/config_corpus.py digests.
+    # The game's own rules, in the class its folder declares (``rules_of``): read from its
+    # section (``Game.section_config``: RPS Poker's [rps], a third party's) or with its scoring
+    # (``Game.scoring_and_rules``: MCR's [mahjong]); None: the game has none (hold'em).
     game_rules: Any = field(default=None, repr=False)
+    # Where the games' rules stood in the repr before they moved to their folders, which
+    # tests/config_corpus.py digests: (field it follows, name, value) each, from the games'
+    # ``repr_slots`` (``rules.parse``). Every file keeps its digest; not part of the value.
+    repr_slots: tuple[tuple[str, str, Any], ...] = field(default=(), repr=False, compare=False)
     # What the loader warns of (the file still loads): "file:line: key: problem" each. Not part
     # of the configuration's value (left out of its repr and its equality).
     warnings: tuple[str, ...] = field(default=(), repr=False, compare=False)
@@ -247,6 +247,21 @@ class TournamentConfig:
     # [broadcast.outputs]: more program outputs, name -> seconds behind play (each read with
     # ?feed=program&output=NAME); empty: the one output above (hub.wire.topics.program_outputs).
     program_outputs: Mapping[str, float] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        """The dataclass's repr, with the games' ``repr_slots`` where those fields stood."""
+        parts: list[str] = []
+        for f in fields(self):
+            if f.repr:
+                parts.append(f"{f.name}={getattr(self, f.name)!r}")
+            parts.extend(f"{name}={value!r}" for at, name, value in self.repr_slots if at == f.name)
+        return f"{type(self).__qualname__}({', '.join(parts)})"
+
+    def rules_of(self, kind: type[R]) -> R | None:
+        """The game's own rules (``game_rules``) if they are a ``kind``, the class its game
+        declares (``MahjongRules``, ``RpsRules``); None: not that game's."""
+        rules = self.game_rules
+        return rules if isinstance(rules, kind) else None
 
     @cached_property
     def plan(self) -> EventPlan:

@@ -32,7 +32,7 @@ from hub.domain.config.shape import Checker, show
 from hub.domain.config.stages import event_plan, table_number, written_draw
 from hub.domain.draw import Draw, make_draw
 from hub.domain.event import EventPlan
-from hub.domain.games.base import Game
+from hub.domain.games.base import ConfigSection, Game
 from hub.domain.games.registry import games, section_hint
 from hub.domain.numbers import MAX_TOML_INT, find_bad_number
 from hub.domain.schedule import (
@@ -85,7 +85,8 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
     decks = _decks(c, root.decks) if root.decks is not UNSET else None
     consoles = _consoles(c, root.consoles, tables) if root.consoles is not UNSET else None
     clock = _clock(c, root.clock) if root.clock is not UNSET else None
-    scoring, mahjong = formats.scoring_and_rules(c, root, game, t.big_blind, t.deals, event)
+    scoring, scored_rules = formats.scoring_and_rules(c, root, game, t.big_blind, t.deals, event)
+    game_rules = own.pop("game_rules", None) if scored_rules is None else scored_rules
     broadcast = None if root.broadcast is UNSET else camera_clocks(c, root.broadcast, tables)
     delay = None if root.broadcast is UNSET else program_delay(c, root.broadcast)
     outputs = {} if root.broadcast is UNSET else program_outputs(c, root.broadcast)
@@ -110,12 +111,23 @@ def parse(c: Checker, data: Mapping[str, Any]) -> TournamentConfig:
         clock=clock,
         scoring=scoring or DEFAULT_SCORING,
         event=event,
-        mahjong=mahjong,
+        game_rules=game_rules,
+        repr_slots=_repr_slots(game, game_rules),
         warnings=tuple(c.warnings),
         broadcast=broadcast,
         program_delay=delay,
         program_outputs=outputs,
         **own,
+    )
+
+
+def _repr_slots(game: ConfigSection, rules: Any) -> tuple[tuple[str, str, Any], ...]:
+    """Every game's ``repr_slots`` (``TournamentConfig.repr_slots``): the value of the
+    tournament's game's own rules, every other game's default."""
+    return tuple(
+        (slot.after, slot.name, slot.read(rules) if g is game else slot.default)
+        for g in games.values()
+        for slot in getattr(g, "repr_slots", ())
     )
 
 
@@ -128,7 +140,7 @@ def _game(c: Checker, tournament: Any) -> Game:
 
 
 def _tournament(
-    c: Checker, t: shape.Tournament, game: Game, data: Mapping[str, Any]
+    c: Checker, t: shape.Tournament, game: ConfigSection, data: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The rules of ``[tournament]``, the game's among them (``Game.check_config``, in the
     order a file's first fault is reported), and whose own sections the file has; the fields

@@ -111,6 +111,20 @@ CARD_ERRORS_PAD = (
 )
 
 
+@dataclass(frozen=True)
+class ReprSlot:
+    """Where a game's own rules stood in the configuration's repr before they moved to its
+    folder (``Game.repr_slots``; ``TournamentConfig.repr_slots``): the field it followed
+    (``after``), its ``name``, its value in another game's tournament (``default``) and read
+    from this game's rules (``read``). tests/config_corpus.py digests the repr of every file
+    it makes: the hub's games keep those digests; a new game declares none."""
+
+    name: str
+    after: str
+    default: Any
+    read: Callable[[Any], Any]
+
+
 class CommandError(Exception):
     """A game's sub-command cannot do its work: ``duplicast NAME: <message>``, exit status 1."""
 
@@ -129,35 +143,29 @@ class Command:
     config: bool = False
 
 
-class Game(Protocol):
-    """One game the hub scores (``registry.games``); `PokerGame` is the default answer."""
+# ------------------------------------------------------------------ what a game declares
+# Small capability protocols, each what one part of the hub asks of a game; `Game` composes
+# them, and a caller types against the one it uses (the views against `Views`, the config check
+# against `ConfigSection`...). `GameDefaults` answers what a game may lack.
+
+
+class Decks(Protocol):
+    """Its deck orders (the deck tools, the deck file's check, the tournament's deal)."""
 
     name: str  # [tournament] game
     pieces: PieceSet | None  # what a deck order is a permutation of (None: mahjong walls)
-    phh: bool  # can a hand be written as PHH (docs/phh.md)?
-    equity: bool  # does the hub compute chances from the cards (``hub.domain.equity``)?
-    offline_rules: bool  # is its betting the console page's rules module's (overlays/js/rules.js)?
-    points_unit: str  # the ticker's unit of a result (" points"; "" for chips)
-    section: str | None  # its own config section ([mahjong], [rps])
-    section_hint: str  # the refusal of that section in another game's file
-    # The console events it plays (Structs, tag = the wire `type`; any other is refused) and
-    # how the engine applies each (`hub.engine.tournament.HANDLERS`).
-    events: tuple[type[ConsoleEvent], ...]
-    handlers: Mapping[str, Apply]
-    commands: tuple[Command, ...]  # its sub-commands of ``duplicast`` (none: ())
-    pad: tuple[PadEntry, ...]  # its own entries on a table console's pad (start, undo... aside)
-    # Its overlays' game module, a path under overlays/js/games/ (None: drawn as hold'em is);
-    # the hub serves the list (``GET /api/topics``) and the pages import each. A game of
-    # another package serves its own: ``overlay_dir``, a directory the hub serves at
-    # /overlays/js/games/<name>/ (its ``overlay``: "<name>/<module>.js").
-    overlay: str | None
-    overlay_dir: str | None
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None: ...
     def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None: ...
     def random_orders(self, deals: int) -> dict[int, DeckOrder]: ...
     def seeded_orders(self, seed: int | str, deals: int) -> dict[int, DeckOrder]: ...
     def order_from_text(self, text: str, rehearsal: bool) -> DeckOrder | None: ...
+
+
+class Dealing(Protocol):
+    """Its hands: a deal's cards and spec, a new hand, a hand replayed from its inputs, and
+    the inputs of its own (an entered result, RPS Poker's throws) applied (the tournament)."""
+
     def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None: ...
     def spec(
         self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
@@ -173,20 +181,63 @@ class Game(Protocol):
         actions: list[Input],
         order: DeckOrder | None,
     ) -> Hand: ...
-    def refusal(self, event_type: str) -> str | None: ...
-    def table_fields(self, state: Any, table: Any) -> Fields: ...
-    def seat_fields(self, hand: Hand, seat: int) -> Fields: ...
-    def hand_fields(self, hand: Hand) -> Fields: ...
-    def row_fields(self, h: Any) -> Fields: ...
-    def compare_fields(self, state: Any, deal_no: int, seat: int) -> Fields: ...
-    def showdown(self, h: Any) -> Fields | None: ...
-    def dispute(self, h: Any) -> Fields | None: ...
     def result_hand(
         self, config: TournamentConfig, spec: HandSpec, event: Any
     ) -> tuple[Hand, list[Input]]: ...
     def game_input(
         self, config: TournamentConfig, hand: Hand, deal_no: int, event: Any
     ) -> Input: ...
+
+
+class Rules(Protocol):
+    """The console events it plays (Structs, tag = the wire `type`; any other is refused) and
+    how the engine applies each (`hub.engine.tournament.HANDLERS`); how it refuses another
+    game's (``registry.refusal``: its own words, else the declaring game's ``foreign``)."""
+
+    events: tuple[type[ConsoleEvent], ...]
+    handlers: Mapping[str, Apply]
+    title: str  # its name in a sentence ("RPS Poker"; "": its ``name``)
+    foreign: str  # how a game that does not play one of its events refuses it ({type}, {title})
+
+    def refusal(self, event_type: str) -> str | None: ...
+
+
+class Views(Protocol):
+    """What its views add to the live table, the traveller and its rows."""
+
+    equity: bool  # does the hub compute chances from the cards (``hub.domain.equity``)?
+    points_unit: str  # the ticker's unit of a result (" points"; "" for chips)
+
+    def table_fields(self, state: Any, table: Any) -> Fields: ...
+    def seat_fields(self, hand: Hand, seat: int) -> Fields: ...
+    def hand_fields(self, hand: Hand) -> Fields: ...
+    def row_fields(self, h: Any) -> Fields: ...
+    def compare_fields(self, state: Any, deal_no: int, seat: int) -> Fields: ...
+
+
+class Overlays(Protocol):
+    """How the overlays draw it (``registry.overlays``)."""
+
+    # Its overlays' game module, a path under overlays/js/games/ (None: drawn as hold'em is);
+    # the hub serves the list (``GET /api/topics``) and the pages import each. A game of
+    # another package serves its own: ``overlay_dir``, a directory the hub serves at
+    # /overlays/js/games/<name>/ (its ``overlay``: "<name>/<module>.js").
+    overlay: str | None
+    overlay_dir: str | None
+
+
+class Showdown(Protocol):
+    """A settled hand as television shows it, and as a PHH file keeps it."""
+
+    phh: bool  # can a hand be written as PHH (docs/phh.md)?
+
+    def showdown(self, h: Any) -> Fields | None: ...
+    def dispute(self, h: Any) -> Fields | None: ...
+
+
+class Bots(Protocol):
+    """The events its simulated officials enter (``hub.engine.simulate``)."""
+
     def bot_events(
         self,
         config: TournamentConfig,
@@ -195,11 +246,50 @@ class Game(Protocol):
         corrections: bool,
         done: set[str],
     ) -> list[BotEvent] | None: ...
+
+
+class ConfigSection(Protocol):
+    """Its part of the tournament file: its [tournament] rules and shape, its own section
+    ([mahjong], [rps]) read into its rules (``TournamentConfig.game_rules``), its scoring."""
+
+    section: str | None  # its own config section ([mahjong], [rps])
+    section_hint: str  # the refusal of that section in another game's file
+    repr_slots: tuple[ReprSlot, ...]  # where its rules stood in the config's repr
+
     def check_config(self, c: Any, t: Any, data: Mapping[str, Any], early: bool) -> None: ...
     def section_config(self, c: Any, data: Mapping[str, Any]) -> dict[str, Any]: ...
     def betting_allowed(self, betting: str) -> bool: ...
     def tournament_shape(self) -> type: ...
     def scoring_and_rules(self, c: Any, root: Any, deals: int, event: Any) -> Any: ...
+
+
+class Console(Protocol):
+    """What a table console and the ``duplicast`` command offer for it."""
+
+    offline_rules: bool  # is its betting the console page's rules module's (overlays/js/rules.js)?
+    pad: tuple[PadEntry, ...]  # its own entries on a table console's pad (start, undo... aside)
+    commands: tuple[Command, ...]  # its sub-commands of ``duplicast`` (none: ())
+
+
+class Game(
+    Decks, Dealing, Rules, Views, Overlays, Showdown, Bots, ConfigSection, Console, Protocol
+):
+    """One game the hub scores (``registry.games``): every capability above; `PokerGame` is
+    the default answer, `GameDefaults` what a game may lack."""
+
+
+CAPABILITIES: tuple[type, ...] = (
+    Decks,
+    Dealing,
+    Rules,
+    Views,
+    Overlays,
+    Showdown,
+    Bots,
+    ConfigSection,
+    Console,
+)
+"""The protocols `Game` composes (tests/test_games.py: every game answers each)."""
 
 
 class GameDefaults:
@@ -220,6 +310,17 @@ class GameDefaults:
     pad: tuple[PadEntry, ...] = ()
     overlay: str | None = None
     overlay_dir: str | None = None
+    repr_slots: tuple[ReprSlot, ...] = ()  # where its rules stood in the config's repr
+
+    # Its name in a sentence ("RPS Poker"; "": its ``name``), and how a game that does not
+    # play one of its events refuses it (``registry.refusal``; {type}: the event's type).
+    title = ""
+    foreign = "'{type}' belongs to {title}, not this game"
+
+    def refusal(self, event_type: str) -> str | None:
+        """Its own words for refusing an event of another game's (RPS Poker's for a card
+        error); None: the words of the game that declares the event (``registry.refusal``)."""
+        return None
 
     def order_from_text(self, text: str, rehearsal: bool) -> DeckOrder | None:
         """A deck order of this game's own kind from its codes run together (a deck file's
@@ -285,7 +386,7 @@ class GameDefaults:
 
     def section_config(self, c: Any, data: Mapping[str, Any]) -> dict[str, Any]:
         """The configuration's fields this game reads from its own section (``section``):
-        ``TournamentConfig`` keywords (a third party's game: ``game_rules``)."""
+        ``TournamentConfig`` keywords, its rules as ``game_rules`` (``{}``: none)."""
         return {}
 
     def tournament_shape(self) -> type:
@@ -323,8 +424,9 @@ class PieceDecks:
 
     def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None:
         """What is wrong with a deck file's orders for this game (None: nothing)."""
-        if any(isinstance(order, _wall_type()) for order in orders.values()):
-            return "holds mahjong walls, not card decks"
+        other = next((o for o in orders.values() if o.described != DeckOrder.described), None)
+        if other is not None:  # another game's kind of order (mahjong's walls)
+            return f"holds {other.described}, not {DeckOrder.described}"
         wanted = self.pieces
         assert wanted is not None
         for deal_no in range(1, deals + 1):
@@ -390,14 +492,6 @@ class PokerGame(PieceDecks, GameDefaults):
         """Rebuild a hand from its inputs (``actions``: its betting actions among them)."""
         return holdem.Hand.replay(spec, actions)  # type: ignore[arg-type]
 
-    def refusal(self, event_type: str) -> str | None:
-        """Why this game refuses an event type another game plays (None: it plays it)."""
-        if event_type == "result":
-            return "'result' is a mahjong event: this tournament plays poker"
-        if event_type in ("throws", "reveal"):
-            return f"'{event_type}' belongs to RPS Poker, not this game"
-        return None
-
     # ------------------------------------------------------------ views
     def showdown(self, h: Any) -> Fields | None:
         """A settled hand's showdown package (``hub.domain.showdown``; None while in play)."""
@@ -406,9 +500,3 @@ class PokerGame(PieceDecks, GameDefaults):
     def seat_name(self, hand: holdem.Hand, seat: int) -> str | None:
         """The hand a seat showed, named for television (None: not known)."""
         return showdown.card_name(hand, seat)
-
-
-def _wall_type() -> type:
-    from hub.domain.games.mahjong.rules import Wall
-
-    return Wall

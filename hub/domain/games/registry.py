@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from hub.domain.console_event import Apply, ConsoleEvent
 from hub.domain.deck import DeckOrder, deck_order_from_pieces
-from hub.domain.games.base import Game
+from hub.domain.games.base import Game, GameDefaults, Rules
 from hub.domain.games.holdem.game import HOLDEM
 from hub.domain.games.mahjong.game import MAHJONG
 from hub.domain.games.piecepack.game import PIECEPACK
@@ -61,6 +61,23 @@ def overlay_dirs() -> dict[str, str]:
 def section_hint(section: str) -> str | None:
     """The refusal of a game's own config section in another game's file (None: no game's)."""
     return next((g.section_hint for g in games.values() if g.section == section), None)
+
+
+def refusal(game: Rules, event_type: str) -> str | None:
+    """Why ``game`` refuses a console event type (None: it plays it): its own words
+    (``Game.refusal``), else those of the game that declares the type (``Game.foreign``, with
+    that game's ``title``): "'throws' belongs to RPS Poker, not this game"."""
+    if event_type in game.handlers:
+        return None
+    own = game.refusal(event_type)
+    if own is not None:
+        return own
+    owner = next((g for g in games.values() if event_type in g.handlers), None)
+    if owner is None:  # no game declares it (it was never decoded): nobody's
+        return f"'{event_type}' is not an event of this game"
+    title = getattr(owner, "title", "") or owner.name
+    words = getattr(owner, "foreign", GameDefaults.foreign)
+    return str(words).format(type=event_type, title=title)
 
 
 def _events() -> tuple[dict[str, type[ConsoleEvent]], dict[str, Apply]]:

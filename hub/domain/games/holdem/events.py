@@ -17,45 +17,38 @@ from hub.domain.console_event import (
 
 
 class Fold(ConsoleEvent, tag="fold", frozen=True, kw_only=True):
-    type = "fold"
     seat: Positive
 
 
 class Check(ConsoleEvent, tag="check", frozen=True, kw_only=True):
-    type = "check"
     seat: Positive
 
 
 class Call(ConsoleEvent, tag="call", frozen=True, kw_only=True):
-    type = "call"
     seat: Positive
 
 
 class Bet(ConsoleEvent, tag="bet", frozen=True, kw_only=True):
-    type = "bet"
     seat: Positive
     amount: Natural
 
 
 class Raise(ConsoleEvent, tag="raise", frozen=True, kw_only=True):
-    type = "raise"
     seat: Positive
     amount: Natural
 
 
 class Win(ConsoleEvent, tag="win", frozen=True, kw_only=True):
-    type = "win"
     seats: SeatList
 
 
 class Exposed(ConsoleEvent, tag="exposed", frozen=True, kw_only=True):
-    type = "exposed"
     seat: Positive
     card: Card
 
 
 class Early(ConsoleEvent, tag="early", frozen=True, kw_only=True):
-    type = "early"
+    """A board card turned too early (rules.md "Dealer errors")."""
 
 
 BETTING: tuple[type[ConsoleEvent], ...] = (Fold, Check, Call, Bet, Raise, Win)

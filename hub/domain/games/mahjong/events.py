@@ -51,7 +51,6 @@ class Result(ConsoleEvent, tag="result", frozen=True, kw_only=True):
     """A mahjong hand's result: a win (``seat``, ``discarder`` or ``self_draw``, and its
     ``hand`` or the official's ``fan``: both may be given) or a ``draw``."""
 
-    type = "result"
     fan: Natural | None = None  # the winner's fan total as the official typed it
     discarder: Positive | None = None  # the seat whose discard won
     self_draw: Literal[True] | None = None  # won on a tile from the winner's wall

@@ -47,8 +47,9 @@ if TYPE_CHECKING:
 
 
 def _rules(config: TournamentConfig) -> MahjongRules:
-    assert config.mahjong is not None  # the config check gives an "mcr" tournament its rules
-    return config.mahjong
+    rules = config.rules_of(MahjongRules)
+    assert rules is not None  # the config check gives an "mcr" tournament its rules
+    return rules
 
 
 class MahjongGame(GameDefaults):
@@ -63,6 +64,11 @@ class MahjongGame(GameDefaults):
     section: str | None = "mahjong"
     overlay: str | None = "mcr.js"  # draws its own live table and split screen
     section_hint = 'a [mahjong] section needs game = "mcr" in [tournament]'
+    # Its rules (``TournamentConfig.game_rules``) stood as ``mahjong`` after ``game``.
+    repr_slots: tuple[base.ReprSlot, ...] = (
+        base.ReprSlot("mahjong", after="game", default=None, read=lambda rules: rules),
+    )
+    foreign = "'{type}' is a mahjong event: this tournament plays poker"  # its result, elsewhere
     # hold'em's events (a betting action is the hand's to refuse) and a hand's result
     events: tuple[type[ConsoleEvent], ...] = (*holdem_events.EVENTS, Result)
     handlers: Mapping[str, Apply] = {**holdem_events.HANDLERS, "result": "result"}
@@ -115,12 +121,6 @@ class MahjongGame(GameDefaults):
         order: DeckOrder | None,
     ) -> Hand:
         return MahjongHand.replay_inputs(spec, _rules(config).rule, inputs)
-
-    def refusal(self, event_type: str) -> str | None:
-        """Why mahjong refuses another game's input (RPS Poker's; None: it plays it)."""
-        if event_type in ("throws", "reveal"):
-            return f"'{event_type}' belongs to RPS Poker, not this game"
-        return None
 
     def result_hand(
         self, config: TournamentConfig, spec: HandSpec, event: Any

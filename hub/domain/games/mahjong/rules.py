@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
@@ -75,6 +75,8 @@ def tiles_of(text: str | Iterable[str]) -> tuple[Tile, ...]:
 @dataclass(frozen=True, repr=False)
 class Wall(DeckOrder):
     """One deal's 136 tiles, seat 1's 34 first (see the module docstring)."""
+
+    described: ClassVar[str] = "mahjong walls"
 
     def __post_init__(self) -> None:
         if len(self.cards) != len(FULL_SET):

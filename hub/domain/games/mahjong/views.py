@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from hub.domain.games.mahjong.hand import MahjongDeal, MahjongHand
-from hub.domain.games.mahjong.rules import seat_winds, tile_label
+from hub.domain.games.mahjong.rules import MahjongRules, seat_winds, tile_label
 from hub.domain.states import HandStatus
 
 # ``state``, ``table`` and ``h`` are the engine's TournamentState, TableState and HandState
@@ -22,10 +22,11 @@ from hub.domain.states import HandStatus
 
 def deal_info(state: Any, deal_no: int) -> dict[str, Any]:
     """A deal's winds (seat -> wind as text keys), its East seat and prevalent wind."""
-    assert state.config.mahjong is not None
+    rules = state.config.rules_of(MahjongRules)
+    assert rules is not None
     east = state.config.buttons[deal_no]
     return {
-        "prevalent": state.config.mahjong.prevalent[deal_no],
+        "prevalent": rules.prevalent[deal_no],
         "east": east,
         "winds": {str(seat): wind for seat, wind in seat_winds(east).items()},
     }

@@ -1,10 +1,10 @@
-"""Piecepack hold'em's plug-in: hold'em with the 48 tiles (``hub.domain.pieces``: ranking,
+"""Piecepack hold'em's plug-in: hold'em with the 48 tiles (``pieces``: ranking,
 showdown and equity come with the piece set)."""
 
 from __future__ import annotations
 
 from hub.domain.games.base import Command, PokerGame
-from hub.domain.pieces import TILES
+from hub.domain.games.piecepack.pieces import TILES
 
 
 def _counts() -> str:

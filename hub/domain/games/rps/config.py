@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from hub.domain.config.shape import Checker, Shape
+from hub.domain.games.rps.rules import RpsRules
 
 WORDING = {"rps.dealer": "expected 'sequence' or 'chosen', got {got}"}
 
@@ -17,8 +18,8 @@ class Rps(Shape):
 
 
 def section_config(c: Checker, data: Mapping[str, Any]) -> dict[str, Any]:
-    """The configuration's RPS fields from ``[rps]`` (none without the section)."""
+    """The game's rules from ``[rps]`` (the defaults without the section)."""
     if "rps" not in data:
-        return {}
+        return {"game_rules": RpsRules()}
     rps: Rps = c.convert(data["rps"], Rps, "rps", WORDING)
-    return {"rps_dealer": rps.dealer}
+    return {"game_rules": RpsRules(dealer=rps.dealer)}

@@ -7,11 +7,9 @@ from hub.domain.console_event import ConsoleEvent, Positive, ThrowText
 
 
 class Throws(ConsoleEvent, tag="throws", frozen=True, kw_only=True):
-    type = "throws"
     seat: Positive
     throws: ThrowText
 
 
 class Reveal(ConsoleEvent, tag="reveal", frozen=True, kw_only=True):
-    type = "reveal"
     throws: ThrowText

@@ -36,7 +36,7 @@ from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.rps import views
 from hub.domain.games.rps.bots import next_throw, playoff_winners
 from hub.domain.games.rps.events import Reveal, Throws
-from hub.domain.games.rps.rules import RpsHand, dealer_sequence, dealer_slips, replay
+from hub.domain.games.rps.rules import RpsHand, RpsRules, dealer_sequence, dealer_slips, replay
 from hub.domain.pieces import CARDS, PieceSet
 from hub.domain.states import HandStatus
 
@@ -46,9 +46,14 @@ if TYPE_CHECKING:
 CARD_ERRORS = frozenset({"exposed", "early"})
 
 
+def _rules(config: TournamentConfig) -> RpsRules:
+    """The tournament's RPS rules (the defaults when it has none: not an RPS tournament)."""
+    return config.rules_of(RpsRules) or RpsRules()
+
+
 def _dealer(config: TournamentConfig, order: DeckOrder | None) -> dict[str, Any]:
     """A hand's dealer: his mode, and his throws when they are the deal's."""
-    mode = config.rps_dealer
+    mode = _rules(config).dealer
     sequence = None
     if mode == "sequence" and order is not None:
         sequence = dealer_sequence(order)
@@ -57,7 +62,8 @@ def _dealer(config: TournamentConfig, order: DeckOrder | None) -> dict[str, Any]
 
 def _slips(config: TournamentConfig, decks: Mapping[int, DeckOrder] | None) -> str:
     """The dealer's throws of every deal, to print for the officials."""
-    if config.game != "rps-poker" or config.rps_dealer != "sequence" or not decks:
+    rules = config.rules_of(RpsRules)  # None: not an RPS Poker tournament
+    if rules is None or rules.dealer != "sequence" or not decks:
         raise CommandError(
             'needs game = "rps-poker", [rps] dealer = "sequence" and deck orders ([decks])'
         )
@@ -85,6 +91,11 @@ class RpsGame(PieceDecks, GameDefaults):
     section: str | None = "rps"
     overlay: str | None = "rps-poker.js"  # seats throw against a dealer
     section_hint = 'an [rps] section needs game = "rps-poker"'
+    title = "RPS Poker"
+    # Its dealer (``RpsRules``) stood as ``rps_dealer`` after ``betting``.
+    repr_slots: tuple[base.ReprSlot, ...] = (
+        base.ReprSlot("rps_dealer", after="betting", default="sequence", read=lambda r: r.dealer),
+    )
     # hold'em's betting, and the throws the game checks and keeps (no card errors)
     events: tuple[type[ConsoleEvent], ...] = (*SHARED_EVENTS, *BETTING, Throws, Reveal)
     handlers: Mapping[str, Apply] = {
@@ -123,10 +134,9 @@ class RpsGame(PieceDecks, GameDefaults):
         return replay(spec, inputs, **_dealer(config, order))
 
     def refusal(self, event_type: str) -> str | None:
+        """A card error in its own words (hold'em's events, which RPS Poker otherwise plays)."""
         if event_type in CARD_ERRORS:
-            return f"'{event_type}' is a card error: RPS Poker has none"
-        if event_type == "result":
-            return "'result' is a mahjong event: this tournament plays poker"
+            return f"'{event_type}' is a card error: {self.title} has none"
         return None
 
     def game_input(self, config: TournamentConfig, hand: Hand, deal_no: int, event: Any) -> Input:

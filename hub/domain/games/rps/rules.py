@@ -28,6 +28,18 @@ from hub.domain.games.holdem.hand import STREETS
 from hub.domain.games.holdem.records import ActionRecord, Legal, Pot
 from hub.domain.games.holdem.spec import HandSpec
 
+# The dealer: his throws read from the deal's deck order (duplicate), or chosen at the table and
+# revealed through the console (a plain game); docs/rps-poker.md.
+DEALERS = ("sequence", "chosen")
+
+
+@dataclass(frozen=True)
+class RpsRules:
+    """RPS Poker's own rules, from ``[rps]`` (``TournamentConfig.game_rules``): its dealer."""
+
+    dealer: str = "sequence"  # one of DEALERS
+
+
 THROWS = "RPS"
 ROUNDS = ("gambit", "flop", "turn", "river")
 ROUND_THROWS = (3, 1, 2, 3)
