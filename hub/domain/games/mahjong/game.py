@@ -15,7 +15,16 @@ from hub.domain.console_event import Apply, ConsoleEvent
 from hub.domain.dealing import Dealt
 from hub.domain.deck import DeckOrder
 from hub.domain.games import base
-from hub.domain.games.base import BotEvent, Fields, GameDefaults, Hand, Input, PadEntry
+from hub.domain.games.base import (
+    BotEvent,
+    Fields,
+    GameDefaults,
+    Hand,
+    Input,
+    PadEntry,
+    PadField,
+    pad_offer,
+)
 from hub.domain.games.holdem import events as holdem_events
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong import views
@@ -50,7 +59,25 @@ class MahjongGame(GameDefaults):
     phh = False  # PHH is a poker format: a mahjong hand has no history
     points_unit = " points"  # a mahjong hand scores points
     pad: tuple[PadEntry, ...] = (
-        PadEntry("result", "Result", ("seat", "fan", "discarder", "self_draw", "draw")),
+        PadEntry(
+            "result",
+            "Mahjong: a win",
+            (
+                PadField("seat", "seat", "Winner"),
+                PadField("discarder", "seat", "Discarder", either="self_draw"),
+                PadField("self_draw", "flag", "Self-drawn", either="discarder"),
+                # the tiles (picker's widget, overlays/js/games/mcr.js `padFields`), once the
+                # result carries them (issue #32: the hub computes the fan from them)
+                *(
+                    (PadField("hand", "mcr_hand", "Hand", optional=True),)
+                    if "hand" in Result.__struct_fields__
+                    else ()
+                ),
+                PadField("fan", "amount", "Fan", optional="hand" in Result.__struct_fields__),
+            ),
+            name="result",
+        ),
+        PadEntry("result", "Drawn hand", fixed=(("draw", True),), name="result-draw"),
     )
     section: str | None = "mahjong"
     overlay: str | None = "mcr.js"  # draws its own live table and split screen
@@ -107,6 +134,22 @@ class MahjongGame(GameDefaults):
         order: DeckOrder | None,
     ) -> Hand:
         return MahjongHand.replay_inputs(spec, _rules(config).rule, inputs)
+
+    def pad_now(self, hand: Hand) -> list[Fields]:
+        """A hand in play waits for its result: a win (any seat; the discarder another) or a
+        draw."""
+        if hand.street == "complete":
+            return []
+        seats = sorted(hand.committed)
+        return [
+            pad_offer(
+                "result",
+                "Enter the hand's result.",
+                seat={"choices": seats},
+                discarder={"choices": seats},
+            ),
+            pad_offer("result-draw"),
+        ]
 
     def refusal(self, event_type: str) -> str | None:
         """Why mahjong refuses another game's input (RPS Poker's; None: it plays it)."""
