@@ -267,7 +267,7 @@ function formProblem(s, o, ui, values) {
 /** What a value reads as on the send button (a secret one never shows). */
 function spoken(f, v) {
   if (f.secret) return `${f.label.toLowerCase()} hidden`;
-  if (f.kind === 'seat') return `seat ${v}`;
+  if (f.kind === 'seat') return f.label === 'Seat' ? `seat ${v}` : `${f.label.toLowerCase()} seat ${v}`;
   if (f.kind === 'seats') return `seat ${v.join(', ')}`;
   if (f.kind === 'flag') return f.label.toLowerCase();
   if (f.kind === 'card') return `card ${v}`;
@@ -302,7 +302,8 @@ function entryForm(s, o, ui, act) {
     act.set({ values });
   };
   const rows = o.fields.map((f) => {
-    const ctx = { field: f, limits: o.limits[f.name] || {}, state: s, changed: update };
+    // (a mounted widget outlives this render: it calls the form's update of the latest one)
+    const ctx = { field: f, limits: o.limits[f.name] || {}, state: s, changed: () => ui.refresh && ui.refresh() };
     const custom = gameOf(s).padFields && gameOf(s).padFields[f.kind];
     const mount = custom || MOUNTED[f.kind];
     if (mount) {
@@ -324,6 +325,7 @@ function entryForm(s, o, ui, act) {
     why,
     el('div', { class: 'row' }, send,
       button('cancel', 'Back', () => act.set({ mode: 'play', values: {}, mounted: {}, picked: new Set() }))));
+  ui.refresh = update;
   update();
   return body;
 }
@@ -342,7 +344,7 @@ const FIELDS = {
       return el('button', {
         class: `big pickseat${value === seat ? ' picked' : ''}`,
         dataset: { testid: pickId(f, seat) },
-        onclick: () => set(value === seat ? null : seat),
+        onclick: () => set(seat),
       }, `Seat ${seat}`, el('small', {}, ` ${x.player || ''}${note}`));
     }));
   },

@@ -310,10 +310,8 @@ class GameDefaults:
         return None
 
     def pad_now(self, hand: Hand) -> list[Fields]:
-        """The pad's entries legal now in the hand in play (``pad_offer``s): by default every
-        entry of ``pad`` until the hand is complete, within nothing the game says."""
-        if hand.street == "complete":
-            return []
+        """The pad's entries legal now in the hand in play or reopened (``pad_offer``s; the
+        console state asks only then): by default every entry of ``pad``, within nothing."""
         return [pad_offer(entry.key) for entry in getattr(self, "pad", ())]
 
     def table_fields(self, state: Any, table: Any) -> Fields:

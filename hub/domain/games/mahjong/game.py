@@ -61,7 +61,7 @@ class MahjongGame(GameDefaults):
     pad: tuple[PadEntry, ...] = (
         PadEntry(
             "result",
-            "Mahjong: a win",
+            "Win",
             (
                 PadField("seat", "seat", "Winner"),
                 PadField("discarder", "seat", "Discarder", either="self_draw"),
@@ -137,9 +137,7 @@ class MahjongGame(GameDefaults):
 
     def pad_now(self, hand: Hand) -> list[Fields]:
         """A hand in play waits for its result: a win (any seat; the discarder another) or a
-        draw."""
-        if hand.street == "complete":
-            return []
+        draw; a reopened one (its result set) for the result that replaces it."""
         seats = sorted(hand.committed)
         return [
             pad_offer(
