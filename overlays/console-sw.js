@@ -6,7 +6,7 @@
 // Network first (the hub's current page whenever it answers), the kept copy when the network
 // fails or does not answer within FETCH_MS (a silent link hangs a request for minutes).
 
-const CACHE = 'duplicast-console-v2';
+const CACHE = 'duplicast-console-v4';
 const FETCH_MS = 2500;
 const PAGE = 'console.html';
 const FILES = [
@@ -28,6 +28,17 @@ const FILES = [
   'js/transition.js',
   'js/ui.js',
   'js/piecepack.js',
+  // the games' overlay modules the pad reads its field widgets from (js/games/index.js): every
+  // game of the hub's registry (tests/test_console_games.py checks the list)
+  'js/games/index.js',
+  'js/games/holdem.js',
+  'js/games/mcr.js',
+  'js/games/piecepack-holdem.js',
+  'js/games/rps-poker.js',
+  'js/mahjong.js',
+  'js/tilepicker.js', // mcr.js's tile picker (its `padFields`) and the styles it links
+  'css/tilepicker.css',
+  'css/mahjong.css',
 ];
 const KEPT = new Set(FILES.map((f) => new URL(f, self.registration.scope).pathname));
 

@@ -1,9 +1,10 @@
 """The table console's rules module (overlays/js/rules.js, issue #30 item 5) against the hub's
 `Hand` (hub/domain/games/holdem/hand.py): on random hands driven by hypothesis, after every
 action, node's copy offers the same legal actions, with the same call and the same bet or raise
-bounds, names the same seat to act on the same street with the same pot and chips in; and it
-refuses what the hub refuses with the same code. The page works out a whole hand offline with
-it, so any difference would be an entry the hub refuses once the link is back."""
+bounds, the same pad entries legal now (`pokerPad` against `PokerGame.pad_now`), names the
+same seat to act on the same street with the same pot and chips in; and it refuses what the
+hub refuses with the same code. The page works out a whole hand offline with it, so any
+difference would be an entry the hub refuses once the link is back."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hub.domain.errors import Rejection
+from hub.domain.games.base import PokerGame
 from hub.domain.games.holdem.hand import Hand
 from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.pieces import CARDS
 
 WORKER = Path(__file__).resolve().parent / "js" / "rules_worker.mjs"
 NODE = shutil.which("node")
@@ -61,6 +64,9 @@ def node() -> Iterator[Node]:
     assert worker.states >= 2000, f"only {worker.states} states compared"
 
 
+HOLDEM = PokerGame("holdem", CARDS)
+
+
 def legal_of(hand: Hand) -> dict[str, Any]:
     """`Hand.legal` in console:{t}'s shape (hub/engine/console_view.py `legal_block`)."""
     seat = hand.to_act
@@ -87,6 +93,7 @@ def seen(hand: Hand) -> dict[str, Any]:
         "pot": hand.pot,
         "committed": [hand.committed[s] for s in sorted(hand.committed)],
         "legal": legal_of(hand),
+        "pad": HOLDEM.pad_now(hand),  # the pad's entries legal now (console:{t}'s `pad`)
     }
 
 

@@ -3,8 +3,12 @@ offers is what the engine accepts, to the chip, and it holds no card."""
 
 from __future__ import annotations
 
+import json
+import os
+from dataclasses import replace
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -12,7 +16,10 @@ from hub.domain.cards import FULL_DECK
 from hub.domain.config import parse_config
 from hub.engine.changes import PenaltyApplied, Rejected
 from hub.engine.core import Engine
+from hub.files.config import load_config
+from hub.files.decks import load_decks
 from tests.factories import config_data, console_event, make_decks
+from tests.hubharness import ROOT
 
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -211,3 +218,79 @@ def test_an_entry_made_on_an_earlier_screen_is_refused_stale() -> None:
     restored.restore_snapshot(engine.snapshot())
     assert restored.state.tables[1].moves == 4
     assert restored.payload(("live", "console:1"))["moves"] == 4
+
+
+SESSIONS = ("ifp6", "piecepack", "mcr", "rps-poker")
+SHARED = {"start", "undo", "void", "reopen", "confirm", "penalty"}
+
+
+@pytest.mark.parametrize("sample", SESSIONS)
+def test_every_entry_of_a_sample_session_is_one_the_pad_offered(sample: str) -> None:
+    """Issue #32: the pad is what the game says is legal now (``pad``). Before each entry of
+    a sample session, the table's console state offered that entry (its type, its seat among
+    the choices, its amount within the bounds, a secret field's seats never with their
+    values), and offered nothing else of what the game refuses now: no betting while RPS
+    Poker's throws are awaited, the seat to act shown only with the betting."""
+    config = load_config(ROOT / "samples" / f"{sample}.toml")
+    engine = Engine(config, load_decks(config, ROOT / "samples", dict(os.environ)))
+    engine.start_feed()
+    lines = (ROOT / "samples" / f"{sample}-session.jsonl").read_text().splitlines()
+    declared = {e.key: e for e in config_game(config).pad}
+    checked = 0
+    for event in (json.loads(x) for x in lines if x.strip()):
+        state = engine.payload(("live", f"console:{event['table']}"))
+        assert state is not None
+        assert {e["key"] for e in state["pad_entries"]} == set(declared)
+        pad = {o["key"]: o for o in state["pad"]}
+        betting = [k for k in pad if declared[k].to_act]
+        assert (state["to_act"] is not None) == bool(betting), (state["to_act"], pad)
+        assert state["winners_needed"] == ("win" in pad)
+        if event["type"] not in SHARED:
+            keys = [k for k, e in declared.items() if e.type == event["type"]]
+            offer = next((pad[k] for k in keys if k in pad), None)
+            assert offer is not None, (event, list(pad))
+            seats = offer["fields"].get("seat", {}).get("choices")
+            if "seat" in event and seats is not None:
+                assert event["seat"] in seats, (event, offer)
+            amount = offer["fields"].get("amount", {})
+            if event["type"] in ("bet", "raise"):
+                assert amount["min"] <= event["amount"] <= amount["max"], (event, offer)
+            checked += 1
+        assert engine.submit(event, float(event.get("ts", 0.0))).ok, event
+        if event["type"] == "throws" and len(event["throws"]) > 1:  # a seat's are secret
+            after = engine.payload(("live", f"console:{event['table']}"))
+            assert event["throws"] not in json.dumps(after), event
+    assert checked >= 50
+
+
+def config_game(config: Any) -> Any:
+    from hub.domain.games.registry import game_of
+
+    return game_of(config.game)
+
+
+def test_rps_poker_offers_the_throws_then_the_dealers_then_the_betting() -> None:
+    """A chosen dealer: the seats still to throw, then his `reveal` once every player threw
+    (and not before), then the gambit's betting; the throws' values never in the state."""
+    config = replace(load_config(ROOT / "samples" / "rps-poker.toml"), rps_dealer="chosen")
+    engine = Engine(config, load_decks(config, ROOT / "samples", dict(os.environ)))
+    engine.start_feed()
+    table = Table(engine)
+    deal = config.deal_orders[1][0]
+    dealer = config.buttons[deal]
+    assert table.send("start", deal=deal).ok
+    players = [s for s in range(1, config.seats + 1) if s != dealer]
+    for i, seat in enumerate(players):
+        state = table.state()
+        (offer,) = state["pad"]
+        assert offer["key"] == "throws" and state["to_act"] is None
+        assert offer["fields"]["seat"] == {"choices": players, "awaited": players[i:]}
+        assert offer["fields"]["throws"] == {"count": 3, "done": players[:i]}
+        assert table.send("throws", deal=deal, seat=seat, throws="RPS").ok
+    state = table.state()
+    assert [o["key"] for o in state["pad"]] == ["throws", "reveal"]  # (a throw may change)
+    assert state["pad"][1]["fields"] == {"throws": {"count": 3}}
+    assert "RPS" not in json.dumps(state)
+    assert table.send("reveal", deal=deal, throws="SSR").ok
+    state = table.state()
+    assert state["to_act"] is not None and "throws" not in {o["key"] for o in state["pad"]}

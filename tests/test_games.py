@@ -242,7 +242,15 @@ def test_every_pad_entry_is_an_event_its_game_plays_with_the_events_fields() -> 
                 f"{name} refuses its own {entry.type!r}"
             )
             fields = {f.name for f in msgspec.structs.fields(classes[entry.type])}
-            assert set(entry.fields) <= fields, (name, entry)
+            named = {f.name for f in entry.fields} | {k for k, _ in entry.fixed}
+            assert named <= fields, (name, entry)
+            for f in entry.fields:  # an alternative names a field of its entry, naming it back
+                assert f.either is None or any(
+                    g.name == f.either and g.either == f.name for g in entry.fields
+                ), (name, entry.key, f.name)
+        keys = [entry.key for entry in game.pad]
+        assert len(keys) == len(set(keys)), f"{name}: two pad entries share a key"
+
 
 
 def test_a_deck_file_of_another_games_kind_is_refused_in_its_words() -> None:

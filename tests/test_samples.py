@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from hub.cli.main import main
 from hub.cli.offline import run_decks, run_draw
 from hub.domain.schedule import deal_clashes
 from hub.files.config import load_config
+from hub.serve.auth import parse_console_tokens
 from tests.test_offline import decks_args, draw_args
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,6 +63,20 @@ def test_the_template_completed_as_the_readme_says_loads_without_a_warning(
     capsys.readouterr()
     config = load_config(event)
     assert config.warnings == () and capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("name", TOURNAMENTS)
+def test_acl_gives_console_tokens_for_every_sample(name: str, tmp_path: Path) -> None:
+    """Issue #32 item 4: an event made from any sample gets a web
+    console token for each table from `duplicast acl --console-tokens-out`."""
+    acl, creds, tokens = (tmp_path / n for n in ("users.acl", "creds.txt", "tokens.txt"))
+    args = ["acl", "--config", str(SAMPLES / name), "--out", str(acl)]
+    args += ["--credentials-out", str(creds), "--console-tokens-out", str(tokens)]
+    assert main(args) == 0
+    config = load_config(SAMPLES / name)
+    seats = parse_console_tokens(tokens.read_text("utf-8"))
+    assert {s.console: s.table for s in seats} == dict(config.consoles or {})
+    assert sorted({s.table for s in seats}) == sorted(config.tables)
 
 
 @pytest.mark.parametrize("name", TOURNAMENTS)

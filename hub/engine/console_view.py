@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from hub.domain.games.base import Game
-from hub.domain.states import HandStatus, Street
+from hub.domain.states import HandStatus
 from hub.engine.corrections import misdeal_too_late
 from hub.engine.events import OPERATOR_CONSOLE
 from hub.engine.hands import HandState, TableState
@@ -123,6 +123,11 @@ def moving_fields(
     current = table.current
     hand = h.hand if h is not None else None
     street = getattr(hand, "street", None)
+    pad = pad_now(state, current)
+    betting = False
+    if pad:
+        entries = {e.key: e for e in state.game.pad}
+        betting = any(entries[o["key"]].to_act for o in pad)
     return {
         "consoles": {name: {"last_seq": seqs.last(name)} for name in console_names(state, table)},
         "moves": table.moves,
@@ -130,10 +135,21 @@ def moving_fields(
         "misdeal_window": current is not None and not misdeal_too_late(current, current),
         "street": street,
         "pot": getattr(hand, "pot", 0),
-        "to_act": getattr(hand, "to_act", None) if current is not None else None,
-        "legal": legal_block(current),
-        "winners_needed": current is not None and street == Street.SHOWDOWN,
+        # the seat to act and its betting, only while the game offers the betting (RPS Poker:
+        # not while the round's throws are awaited)
+        "to_act": getattr(hand, "to_act", None) if betting else None,
+        "legal": legal_block(current) if betting else dict(NO_LEGAL),
+        "winners_needed": any(o["key"] == "win" for o in pad),
+        "pad": pad,
     }
+
+
+def pad_now(state: TournamentState, current: HandState | None) -> list[dict[str, Any]]:
+    """The game's pad entries legal now in the hand in play (``Game.pad_now``; none between
+    hands: start, reopen and confirm are every game's and the page's own)."""
+    if current is None or current.status not in (HandStatus.IN_PROGRESS, HandStatus.SHOWDOWN):
+        return []
+    return state.game.pad_now(current.hand)
 
 
 def _dispute(h: HandState | None, game: Game) -> dict[str, Any] | None:
@@ -181,6 +197,7 @@ def console_payload(state: TournamentState, table: TableState, seqs: Sequencer) 
         "actions": action_items(h) if h is not None else [],
         "dispute": _dispute(h, state.game),
         "rules": betting_rules(state, table, h),
+        "pad_entries": [entry.as_dict() for entry in state.game.pad],
         **moving_fields(state, table, h, seqs),
     }
 

@@ -54,8 +54,14 @@ const page = {
   ackedAt: 0,
   topic: null,
   teams: new Map(), // team id -> {code, colour} from the standings
-  ui: { mode: 'play', amount: '', picked: new Set(), card: 1, armed: null },
+  ui: freshUi(),
 };
+
+/** The pad's own state: what is being entered (the amount keyed in, the seats picked, an
+ * entry's form: `entry`, the values it keeps, the widgets mounted for it). */
+function freshUi(entry = null) {
+  return { mode: entry ? 'entry' : 'play', entry, amount: '', picked: new Set(), values: {}, mounted: {}, armed: null };
+}
 
 function openOutbox(ident) {
   page.outbox = new Outbox(store, outboxKey(ident.tournament, ident.console));
@@ -332,8 +338,9 @@ function busy() {
   return Boolean(page.outbox && page.outbox.size) || page.wait !== null;
 }
 
-/** The official's entry: stored, then sent; the pad waits for the hub's answer. */
-function submit(fields) {
+/** The official's entry: stored, then sent; the pad waits for the hub's answer. `again`: the
+ * entry whose form opens afresh after it (the next seat's throws). */
+function submit(fields, again = null) {
   if (busy() || !page.outbox || !page.state || page.fatal) return false;
   page.refusal = null;
   const view = shownState() || page.state;
@@ -352,7 +359,7 @@ function submit(fields) {
   }
   page.wait = entry;
   page.ackedAt = 0;
-  page.ui = { mode: 'play', amount: '', picked: new Set(), card: 1, armed: null };
+  page.ui = freshUi(again);
   pump(true);
   render();
   return true;

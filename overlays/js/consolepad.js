@@ -1,7 +1,15 @@
 // What the table console draws from `console:{table}`: the schedule strip, the seats, the last
 // actions and the pad, which offers only what the hub says is legal now. Every entry goes through
 // act.submit (console.js), which stores and sends it; nothing here talks to the hub.
+//
+// The pad is driven by the game's declarations (issue #32, docs/console.md): `pad_entries` (the
+// game's own entries, each with typed fields) and `pad` (those legal now, each field within its
+// constraints: the seats still to throw, an amount's bounds...), both computed by the hub. Start,
+// undo, void, reopen and confirm are every game's. An entry's fields are drawn by kind: the game's
+// overlay module may bring its own widgets (`padFields: {kind: mount}`, games/index.js), else the
+// page's own (`FIELDS` below). There is no `if game` here.
 import { amountProblem, keyIn, presets } from './amounts.js';
+import { gameOf } from './games/index.js';
 import { el, fmtInt, teamStyle } from './ui.js';
 
 const REFUSAL_TITLES = {
@@ -26,6 +34,11 @@ const REFUSAL_TITLES = {
   taken: 'Another tablet uses this console',
   stale: 'The screen had changed',
   storage: 'The tablet’s storage is full',
+  throws_pending: 'Throws still to come',
+  bad_throws: 'Wrong throws',
+  impossible_hand: 'Not a possible hand',
+  not_winning: 'Not a winning hand',
+  below_minimum: 'Below the minimum',
 };
 
 /** The heading of a refusal, in an official's words. */
@@ -79,9 +92,11 @@ export function renderSchedule(s) {
 }
 
 export function renderSeats(s, ui, act, teams) {
-  const picking = ['win', 'confirm', 'exposed'].includes(ui.mode);
+  const picking = ui.mode === 'confirm';
+  const hidden = secretsIn(s);
   return (s.seats || []).map((x) => {
     const flags = [x.folded ? 'folded' : null, x.all_in ? 'all-in' : null, x.seat === s.to_act ? 'to act' : null];
+    const secret = hidden.get(x.seat);
     const row = el(
       'div',
       {
@@ -95,7 +110,8 @@ export function renderSeats(s, ui, act, teams) {
       el('span', { class: 'player' }, x.player || ''),
       el('span', { class: 'stack', dataset: { testid: 'stack' } }, fmtInt(x.stack)),
       el('span', { class: 'bet' }, x.bet ? fmtInt(x.bet) : ''),
-      el('span', { class: 'flag' }, flags.filter(Boolean).join(' · ')),
+      el('span', { class: 'flag' }, flags.filter(Boolean).join(' · '),
+        secret ? el('span', { class: 'chip hidden', dataset: { testid: 'hidden-chip' } }, `${secret} · hidden`) : ''),
     );
     return row;
   });
@@ -136,20 +152,294 @@ export function renderPad(s, ui, act, wait, teams) {
   return out;
 }
 
+/** The game's entries legal now (`pad`), each with its declaration (`pad_entries`) and its
+ * fields' constraints now (`limits`). */
+export function offers(s) {
+  const declared = new Map((s.pad_entries || []).map((e) => [e.key, e]));
+  const out = [];
+  for (const o of s.pad || []) {
+    const entry = declared.get(o.key);
+    if (entry) out.push({ ...entry, prompt: o.prompt || null, limits: o.fields || {} });
+  }
+  return out;
+}
+
+/** Seat -> the label of a secret field it has entered ("Throws"): shown as hidden. */
+function secretsIn(s) {
+  const out = new Map();
+  for (const o of offers(s)) {
+    for (const f of o.fields) {
+      if (!f.secret) continue;
+      for (const seat of (o.limits[f.name] || {}).done || []) out.set(seat, f.label);
+    }
+  }
+  return out;
+}
+
 function padBody(s, ui, act, teams) {
   const open = OPEN.has(s.status);
-  if (ui.mode === 'win' || ui.mode === 'confirm') return winnersPad(s, ui, act);
-  if (ui.mode === 'exposed') return exposedPad(s, ui, act);
+  if (ui.mode === 'confirm') return winnersPad(s, ui, act);
   if (ui.mode === 'reopen') return reopenPad(s, act);
+  const now = open ? offers(s) : [];
+  if (ui.mode === 'entry') {
+    const offer = now.find((o) => o.key === ui.entry);
+    if (offer) return entryForm(s, offer, ui, act);
+  }
   if (!open) return betweenHands(s, ui, act);
   const parts = [];
-  if (s.to_act !== null && s.to_act !== undefined && s.legal) parts.push(...bettingPad(s, ui, act, teams));
-  else if (s.winners_needed) parts.push(el('p', { class: 'who' }, 'Betting is over: declare the winners.'),
-    button('win', 'Declare winners…', () => act.set({ mode: 'win', picked: new Set() }), { cls: 'primary' }));
-  else if (s.status === 'reopened') parts.push(el('p', { class: 'who' }, `Deal ${s.deal} is reopened and its betting is over.`),
-    button('confirm', `Confirm deal ${s.deal}`, () => act.submit({ type: 'confirm', deal: s.deal }), { cls: 'primary' }));
-  parts.push(corrections(s, ui, act));
+  if (now.some((o) => o.to_act) && s.to_act !== null && s.to_act !== undefined && s.legal) {
+    parts.push(...bettingPad(s, ui, act, teams));
+  }
+  const main = now.filter((o) => !o.to_act && !o.correction);
+  for (const o of main) {
+    if (o.prompt) parts.push(el('p', { class: 'who', dataset: { testid: `${o.key}-prompt` } }, o.prompt));
+    parts.push(button(o.key, o.fields.length ? `${o.label}…` : o.label, () => openEntry(s, o, act), { cls: 'primary' }));
+  }
+  if (!main.length && !now.some((o) => o.to_act) && s.status === 'reopened') {
+    parts.push(el('p', { class: 'who' }, `Deal ${s.deal} is reopened and its betting is over.`),
+      button('confirm', `Confirm deal ${s.deal}`, () => act.submit({ type: 'confirm', deal: s.deal }), { cls: 'primary' }));
+  }
+  parts.push(corrections(s, ui, act, now.filter((o) => o.correction)));
   return el('div', { class: 'padbody' }, parts);
+}
+
+/** An entry tapped: sent at once when it has nothing to fill in, else its form. */
+function openEntry(s, o, act) {
+  if (!o.fields.length) act.submit(eventOf(s, o, {}));
+  else act.set({ mode: 'entry', entry: o.key, values: {}, mounted: {} });
+}
+
+function eventOf(s, o, values) {
+  return { type: o.type, deal: s.deal, ...(o.fixed || {}), ...values };
+}
+
+const isEmpty = (v) => v === null || v === undefined || v === '' || (Array.isArray(v) && !v.length);
+
+/** The seats a field may name: its constraints' choices, else every seat of the table. */
+function seatChoices(s, limits) {
+  return limits && Array.isArray(limits.choices) ? limits.choices : (s.seats || []).map((x) => x.seat);
+}
+
+/** A field's value now: a mounted widget's own, else what the page keeps (a seat awaited is
+ * the default of a seat field; the first card of a card field). */
+function valueOf(s, o, f, ui) {
+  const w = ui.mounted && ui.mounted[f.name];
+  if (w) return w.api.value();
+  const v = ui.values ? ui.values[f.name] : undefined;
+  if (v !== undefined) return v;
+  const limits = o.limits[f.name] || {};
+  if (f.kind === 'seat' && (limits.awaited || []).length) return limits.awaited[0];
+  if (f.kind === 'card') return (limits.choices || [1])[0];
+  return null;
+}
+
+function formValues(s, o, ui) {
+  const out = {};
+  for (const f of o.fields) {
+    const v = valueOf(s, o, f, ui);
+    if (!isEmpty(v) && v !== false) out[f.name] = v;
+  }
+  return out;
+}
+
+/** Why the form cannot be sent yet, in words (null: it can). */
+function formProblem(s, o, ui, values) {
+  for (const f of o.fields) {
+    const w = ui.mounted && ui.mounted[f.name];
+    const problem = w ? w.api.problem() : null;
+    if (problem) return problem;
+    const given = !isEmpty(values[f.name]);
+    if (f.either) {
+      const other = o.fields.find((x) => x.name === f.either);
+      if (!given && isEmpty(values[f.either])) return `choose the ${f.label.toLowerCase()} or ${other ? other.label.toLowerCase() : f.either}`;
+      continue;
+    }
+    if (!given && !f.optional) return `${f.label}: still to enter`;
+    const count = (o.limits[f.name] || {}).count;
+    if (given && f.kind === 'throws' && count && values[f.name].length !== count) {
+      const left = count - values[f.name].length;
+      return `${left} more throw${left === 1 ? '' : 's'} to enter`;
+    }
+  }
+  return null;
+}
+
+/** What a value reads as on the send button (a secret one never shows). */
+function spoken(f, v) {
+  if (f.secret) return `${f.label.toLowerCase()} hidden`;
+  if (f.kind === 'seat') return f.label === 'Seat' ? `seat ${v}` : `${f.label.toLowerCase()} seat ${v}`;
+  if (f.kind === 'seats') return `seat ${v.join(', ')}`;
+  if (f.kind === 'flag') return f.label.toLowerCase();
+  if (f.kind === 'card') return `card ${v}`;
+  if (typeof v === 'string' || typeof v === 'number') return `${f.label.toLowerCase()} ${v}`;
+  return f.label.toLowerCase();
+}
+
+function entryForm(s, o, ui, act) {
+  ui.values = ui.values || {};
+  ui.mounted = ui.mounted || {};
+  const send = button(`${o.key}-send`, o.label, () => {
+    const values = formValues(s, o, ui);
+    if (formProblem(s, o, ui, values) !== null) return;
+    // An entry some seats still wait for stays open for the next one (each seat's throws).
+    const again = o.fields.some((f) => ((o.limits[f.name] || {}).awaited || []).length > 1);
+    act.submit(eventOf(s, o, values), again ? o.key : null);
+  }, { cls: 'primary' });
+  const why = el('div', { class: 'why', dataset: { testid: `${o.key}-why` } });
+  const update = () => {
+    const values = formValues(s, o, ui);
+    const problem = formProblem(s, o, ui, values);
+    send.disabled = problem !== null;
+    send.textContent = problem === null
+      ? `${o.label}: ${o.fields.filter((f) => !isEmpty(values[f.name])).map((f) => spoken(f, values[f.name])).join(', ')}`
+      : o.label;
+    why.textContent = problem || '';
+    why.classList.toggle('bad', problem !== null);
+  };
+  const set = (name, value, either) => {
+    const values = { ...ui.values, [name]: value };
+    if (either) values[either] = null; // the other of two alternatives
+    act.set({ values });
+  };
+  const rows = o.fields.map((f) => {
+    // (a mounted widget outlives this render: it calls the form's update of the latest one)
+    const ctx = { field: f, limits: o.limits[f.name] || {}, state: s, changed: () => ui.refresh && ui.refresh() };
+    const custom = gameOf(s).padFields && gameOf(s).padFields[f.kind];
+    const mount = custom || MOUNTED[f.kind];
+    if (mount) {
+      let w = ui.mounted[f.name];
+      if (!w) {
+        const box = el('div', { class: `field ${f.kind}`, dataset: { testid: `field-${f.name}` } });
+        w = { box, api: mount(box, ctx) };
+        ui.mounted[f.name] = w;
+      }
+      return el('div', { class: 'formrow' }, el('span', { class: 'flabel' }, f.label + (f.optional ? ' (optional)' : '')), w.box);
+    }
+    const draw = FIELDS[f.kind] || FIELDS.text;
+    return el('div', { class: 'formrow' }, el('span', { class: 'flabel' }, f.label + (f.optional ? ' (optional)' : '')),
+      draw(s, o, f, valueOf(s, o, f, ui), (v) => set(f.name, v, f.either)));
+  });
+  const body = el('div', { class: 'padbody form', dataset: { testid: `${o.key}-form` } },
+    o.prompt ? el('p', { class: 'who' }, o.prompt) : null,
+    ...rows,
+    why,
+    el('div', { class: 'row' }, send,
+      button('cancel', 'Back', () => act.set({ mode: 'play', values: {}, mounted: {}, picked: new Set() }))));
+  ui.refresh = update;
+  update();
+  return body;
+}
+
+const pickId = (f, seat) => (f.name === 'seat' || f.name === 'seats' ? `pick-${seat}` : `${f.name}-${seat}`);
+
+/** The page's own field kinds, drawn afresh on every render from the value it keeps. */
+const FIELDS = {
+  seat(s, o, f, value, set) {
+    const limits = o.limits[f.name] || {};
+    const awaited = new Set(limits.awaited || []);
+    const done = new Set(o.fields.flatMap((g) => (g.secret ? (o.limits[g.name] || {}).done || [] : [])));
+    return el('div', { class: 'picker' }, seatChoices(s, limits).map((seat) => {
+      const x = seatById(s, seat) || {};
+      const note = done.has(seat) ? ' · hidden' : awaited.has(seat) ? ' · to enter' : '';
+      return el('button', {
+        class: `big pickseat${value === seat ? ' picked' : ''}`,
+        dataset: { testid: pickId(f, seat) },
+        onclick: () => set(seat),
+      }, `Seat ${seat}`, el('small', {}, ` ${x.player || ''}${note}`));
+    }));
+  },
+  seats(s, o, f, value, set) {
+    const picked = new Set(value || []);
+    return el('div', { class: 'picker' }, seatChoices(s, o.limits[f.name]).map((seat) => {
+      const x = seatById(s, seat) || {};
+      return el('button', {
+        class: `big pickseat${picked.has(seat) ? ' picked' : ''}`,
+        dataset: { testid: pickId(f, seat) },
+        onclick: () => {
+          const next = new Set(picked);
+          if (next.has(seat)) next.delete(seat);
+          else next.add(seat);
+          set([...next].sort((a, b) => a - b));
+        },
+      }, `Seat ${seat}`, el('small', {}, ` ${x.player || ''}`));
+    }));
+  },
+  card(s, o, f, value, set) {
+    const names = { 1: 'First card', 2: 'Second card' };
+    return el('div', { class: 'row' }, ((o.limits[f.name] || {}).choices || [1, 2]).map((c) =>
+      button(`card-${c}`, names[c] || `Card ${c}`, () => set(c), { cls: value === c ? 'picked' : '' })));
+  },
+  flag(s, o, f, value, set) {
+    return el('div', { class: 'row' }, button(`flag-${f.name}`, f.label, () => set(value ? null : true), { cls: value ? 'picked' : '' }));
+  },
+  throws(s, o, f, value, set) {
+    const count = (o.limits[f.name] || {}).count || 9;
+    const now = value || '';
+    const shown = f.secret ? '●'.repeat(now.length) : now;
+    const slots = el('div', { class: 'slots', dataset: { testid: `${f.name}-slots` } },
+      shown + '○'.repeat(Math.max(0, count - now.length)),
+      f.secret ? el('span', { class: 'chip hidden' }, 'hidden') : '');
+    const letters = [['R', 'Rock'], ['P', 'Paper'], ['S', 'Scissors']];
+    return el('div', { class: 'throws' }, slots,
+      el('div', { class: 'row' }, letters.map(([k, name]) =>
+        button(`throw-${k}`, name, () => set(now + k), { disabled: now.length >= count }))),
+      el('div', { class: 'row' },
+        button(`${f.name}-back`, '⌫', () => set(now.slice(0, -1)), { disabled: !now.length }),
+        button(`${f.name}-clear`, 'Clear', () => set(''), { disabled: !now.length })));
+  },
+  text(s, o, f, value, set) {
+    return el('p', { class: 'hint' }, `${f.label}: this page cannot enter a field of kind “${f.kind}”.`);
+  },
+};
+
+/** Widgets that keep their own state across renders (a text being typed keeps its focus), with
+ * the interface of a game module's `padFields`: mount(container, ctx) -> {value, problem,
+ * reset}. */
+const MOUNTED = {
+  amount(box, ctx) {
+    const input = el('input', { type: 'number', inputmode: 'numeric', min: 0, class: 'num', dataset: { testid: `${ctx.field.name}-input` } });
+    input.addEventListener('input', ctx.changed);
+    box.append(input);
+    return {
+      value: () => (input.value === '' ? null : Number(input.value)),
+      problem: () => (input.value !== '' && !(Number.isInteger(Number(input.value)) && Number(input.value) >= 0) ? `${ctx.field.label}: a whole number` : null),
+      reset: () => { input.value = ''; },
+    };
+  },
+  mcr_hand: tileText,
+};
+
+const TILE = /^[1-9][mps]$|^[1-7]z$/;
+
+/** The built-in `mcr_hand` until the game's tile picker is there: the hand's tile codes typed,
+ * the winning tile last, no melds (issue #32's contract: the first impossibility in words). */
+function tileText(box, ctx) {
+  const input = el('input', {
+    type: 'text', class: 'tiles', autocomplete: 'off', spellcheck: 'false',
+    placeholder: '14 tiles, the winning one last: 1m 2m 3m …', dataset: { testid: `${ctx.field.name}-input` },
+  });
+  input.addEventListener('input', ctx.changed);
+  box.append(input);
+  const tiles = () => input.value.trim().split(/[\s,]+/).filter(Boolean);
+  return {
+    value() {
+      const t = tiles();
+      if (!t.length) return null;
+      return { concealed: t.slice(0, -1), melds: [], winning: t[t.length - 1] };
+    },
+    problem() {
+      const t = tiles();
+      if (!t.length) return null;
+      const bad = t.find((x) => !TILE.test(x));
+      if (bad) return `'${bad}' is not a tile: 1m..9m, 1p..9p, 1s..9s, 1z..7z`;
+      const counts = new Map();
+      for (const x of t) counts.set(x, (counts.get(x) || 0) + 1);
+      for (const [x, n] of counts) if (n > 4) return `${x} is used ${n} times: a set has only four of each tile`;
+      if (t.length !== 14) return `a winning hand has 14 tiles, counting each kong as 3: this one has ${t.length}`;
+      return null;
+    },
+    reset() { input.value = ''; },
+  };
 }
 
 function bettingPad(s, ui, act, teams) {
@@ -189,7 +479,7 @@ function bettingPad(s, ui, act, teams) {
   return [who, row, presetRow, el('div', { class: 'keypad' }, keys, amountBox)];
 }
 
-function corrections(s, ui, act) {
+function corrections(s, ui, act, offered) {
   const armed = ui.armed === 'void';
   return el('div', { class: 'row small' },
     button('undo', 'Undo last', () => act.submit({ type: 'undo', deal: s.deal })),
@@ -197,8 +487,7 @@ function corrections(s, ui, act) {
       ? button('void', armed ? `Tap again: void deal ${s.deal}` : 'Misdeal (void)', () =>
         (armed ? act.submit({ type: 'void', deal: s.deal }) : act.set({ armed: 'void' })), { cls: armed ? 'danger' : '' })
       : null,
-    button('exposed', 'Card exposed…', () => act.set({ mode: 'exposed', picked: new Set(), card: 1 })),
-    button('early', 'Board card early', () => act.submit({ type: 'early', deal: s.deal })));
+    ...offered.map((o) => button(o.key, o.fields.length ? `${o.label}…` : o.label, () => openEntry(s, o, act))));
 }
 
 function betweenHands(s, ui, act) {
@@ -250,44 +539,23 @@ function winnersPad(s, ui, act) {
   const seats = [...ui.picked].sort((a, b) => a - b);
   const list = seats.length ? seats.map((x) => `seat ${x}`).join(', ') : 'no seat chosen';
   const cancel = button('cancel', 'Back', () => act.set({ mode: 'play', picked: new Set() }));
-  if (ui.mode === 'confirm') {
-    // A dispute is ruled by an official, named as the operator's confirm names one (`by`,
-    // issue #30 item 7): both buttons wait for the name, kept for the browser session.
-    const by = () => String(ui.by ?? sessionStorage.getItem(BY_KEY) ?? '').trim();
-    const pickBtn = button('confirm-seats', `Confirm winners: ${list}`, () => by() && act.submit({ type: 'confirm', deal: s.deal, seats, by: by() }), { cls: 'primary', disabled: !seats.length || !by() });
-    const hubBtn = button('confirm-hub', 'Keep the hub’s winners', () => by() && act.submit({ type: 'confirm', deal: s.deal, by: by() }), { disabled: !by() });
-    const name = el('input', { class: 'by', name: 'by', maxlength: 64, placeholder: 'official’s name (required)', autocomplete: 'name', dataset: { testid: 'confirm-by' } });
-    name.value = by();
-    name.addEventListener('input', () => {
-      ui.by = name.value; // (no render: the field keeps its focus)
-      sessionStorage.setItem(BY_KEY, name.value.trim());
-      pickBtn.disabled = !seats.length || !by();
-      hubBtn.disabled = !by();
-    });
-    return el('div', { class: 'padbody' },
-      el('p', { class: 'who' }, `Deal ${s.deal}: tap the winners the official rules, or keep the hub’s.`),
-      seatPicker(s, ui, act, (x) => !x.folded),
-      el('label', { class: 'row' }, 'Ruled by ', name),
-      el('div', { class: 'row' }, pickBtn, hubBtn),
-      cancel);
-  }
+  // A dispute is ruled by an official, named as the operator's confirm names one (`by`,
+  // issue #30 item 7): both buttons wait for the name, kept for the browser session.
+  const by = () => String(ui.by ?? sessionStorage.getItem(BY_KEY) ?? '').trim();
+  const pickBtn = button('confirm-seats', `Confirm winners: ${list}`, () => by() && act.submit({ type: 'confirm', deal: s.deal, seats, by: by() }), { cls: 'primary', disabled: !seats.length || !by() });
+  const hubBtn = button('confirm-hub', 'Keep the hub’s winners', () => by() && act.submit({ type: 'confirm', deal: s.deal, by: by() }), { disabled: !by() });
+  const name = el('input', { class: 'by', name: 'by', maxlength: 64, placeholder: 'official’s name (required)', autocomplete: 'name', dataset: { testid: 'confirm-by' } });
+  name.value = by();
+  name.addEventListener('input', () => {
+    ui.by = name.value; // (no render: the field keeps its focus)
+    sessionStorage.setItem(BY_KEY, name.value.trim());
+    pickBtn.disabled = !seats.length || !by();
+    hubBtn.disabled = !by();
+  });
   return el('div', { class: 'padbody' },
-    el('p', { class: 'who' }, 'Tap every seat that wins a pot (a split: more than one).'),
+    el('p', { class: 'who' }, `Deal ${s.deal}: tap the winners the official rules, or keep the hub’s.`),
     seatPicker(s, ui, act, (x) => !x.folded),
-    el('div', { class: 'row' },
-      button('win-send', `Winners: ${list}`, () => act.submit({ type: 'win', deal: s.deal, seats }), { cls: 'primary', disabled: !seats.length }),
-      cancel));
-}
-
-function exposedPad(s, ui, act) {
-  const seat = [...ui.picked][0] ?? null;
-  return el('div', { class: 'padbody' },
-    el('p', { class: 'who' }, 'A hole card was exposed by the dealer: which seat, which card?'),
-    seatPicker(s, ui, act, () => true),
-    el('div', { class: 'row' },
-      [1, 2].map((c) => button(`card-${c}`, c === 1 ? 'First card' : 'Second card', () => act.set({ card: c }), { cls: ui.card === c ? 'picked' : '' }))),
-    el('div', { class: 'row' },
-      button('exposed-send', seat === null ? 'Choose the seat' : `Seat ${seat}: card ${ui.card} exposed`,
-        () => act.submit({ type: 'exposed', deal: s.deal, seat, card: ui.card }), { cls: 'primary', disabled: seat === null }),
-      button('cancel', 'Back', () => act.set({ mode: 'play', picked: new Set() }))));
+    el('label', { class: 'row' }, 'Ruled by ', name),
+    el('div', { class: 'row' }, pickBtn, hubBtn),
+    cancel);
 }

@@ -238,6 +238,35 @@ export class Hand {
 }
 
 const clone = (x) => JSON.parse(JSON.stringify(x));
+export const WINNERS_PROMPT = 'Betting is over: declare the winners.';
+
+/** The pad's entries legal now in a poker hand, as the hub's `PokerGame.pad_now` lists them
+ * (console:{t}'s `pad`; hub/domain/games/base.py): the seat to act's betting, the winners
+ * once the betting is over, and the dealer's card errors until the hand is settled. */
+export function pokerPad(hand) {
+  if (hand.street === 'complete') return [];
+  const out = [];
+  const seat = hand.toAct;
+  const offer = (key, fields, prompt = null) => out.push({ key, prompt, fields });
+  if (seat !== null) {
+    const legal = hand.legal(seat);
+    const who = { choices: [seat] };
+    if (legal.fold) offer('fold', { seat: who });
+    if (legal.check) offer('check', { seat: who });
+    if (legal.call) offer('call', { seat: who, amount: { value: legal.call } });
+    const span = legal.bet || legal.raise;
+    if (span) offer(legal.bet ? 'bet' : 'raise', { seat: who, amount: { min: span.min, max: span.max } });
+  } else if (hand.street === 'showdown') {
+    const live = [];
+    for (let s = 1; s <= hand.spec.seats; s++) if (!hand.folded.has(s)) live.push(s);
+    offer('win', { seats: { choices: live } }, WINNERS_PROMPT);
+  }
+  const seats = [];
+  for (let s = 1; s <= hand.spec.seats; s++) seats.push(s);
+  offer('exposed', { seat: { choices: seats }, card: { choices: [1, 2] } });
+  offer('early', {});
+  return out;
+}
 
 /** Copy the hand's moving fields into a console state. */
 function showHand(view, hand) {
@@ -248,6 +277,7 @@ function showHand(view, hand) {
   view.legal = hand.legal();
   view.actions = hand.actionItems();
   view.winners_needed = hand.street === 'showdown';
+  view.pad = pokerPad(hand);
   view.misdeal_window = view.status === 'in_progress' && voluntary < MISDEAL_ACTIONS;
   if (hand.street === 'complete' && view.status !== 'reopened') { // (a reopened one: confirm)
     view.status = 'complete';
@@ -300,6 +330,7 @@ export function project(s, events) {
         view.winners_needed = false;
         view.to_act = null;
         view.legal = hand.legal(null);
+        view.pad = [];
         view.misdeal_window = false;
         hand = null;
       } else {

@@ -1,8 +1,9 @@
 // Reads JSON lines {spec, actions} on stdin; answers, per line, the state of overlays/js/rules.js's
-// Hand after each prefix of the actions: to_act, street, pot, committed, legal (or the refusal).
+// Hand after each prefix of the actions: to_act, street, pot, committed, legal, the pad's entries
+// legal now (pokerPad), or the refusal.
 // Used by tests/test_console_rules_js.py.
 import { createInterface } from 'node:readline';
-import { Hand, Refusal } from '../../overlays/js/rules.js';
+import { Hand, Refusal, pokerPad } from '../../overlays/js/rules.js';
 
 const seen = (hand) => ({
   to_act: hand.toAct,
@@ -10,6 +11,7 @@ const seen = (hand) => ({
   pot: hand.pot,
   committed: Object.values(hand.committed),
   legal: hand.legal(),
+  pad: pokerPad(hand),
 });
 
 const rl = createInterface({ input: process.stdin });

@@ -83,32 +83,115 @@ class Hand(Protocol):
 
 
 @dataclass(frozen=True)
+class PadField:
+    """One field of a pad entry: the console event's field ``name``, its ``kind`` (the widget
+    the pad draws: ``seat``, ``seats``, ``amount``, ``card``, ``throws``, ``flag``,
+    ``mcr_hand``...; a game's overlay module may bring its own, ``padFields``), its ``label``,
+    whether it is ``optional``, ``either`` (the field it is the alternative of: exactly one of
+    the two is given) and ``secret`` (the tablet masks what is entered: RPS Poker's throws)."""
+
+    name: str
+    kind: str
+    label: str
+    optional: bool = False
+    either: str | None = None
+    secret: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "label": self.label,
+            "optional": self.optional,
+            "either": self.either,
+            "secret": self.secret,
+        }
+
+
+@dataclass(frozen=True)
 class PadEntry:
-    """One entry a table console's pad offers for a game (``Game.pad``; data for the pad of
-    issue #32): the console event ``type`` it sends, its button's ``label``, the event's
-    ``fields`` the official fills in, and whether it is offered only to the seat to act
-    (``Hand.legal`` says what that seat may do now)."""
+    """One entry a table console's pad offers for a game (``Game.pad``, issue #32): the console
+    event ``type`` it sends, its button's ``label``, the ``fields`` the official fills in,
+    ``fixed`` values it always sends, whether it is the seat to act's betting (``to_act``:
+    drawn as one keypad from the console state's ``legal``) or a ``correction`` (the small
+    row), and its ``key`` (its name on the page: the type, unless two entries share one).
+    Which entries are legal now, and within what, is the game's ``pad_now``."""
 
     type: str
     label: str
-    fields: tuple[str, ...] = ()
+    fields: tuple[PadField, ...] = ()
     to_act: bool = False
+    correction: bool = False
+    fixed: tuple[tuple[str, Any], ...] = ()
+    name: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.name or self.type
+
+    def as_dict(self) -> dict[str, Any]:
+        """The declaration as the console topic carries it (``pad_entries``)."""
+        return {
+            "key": self.key,
+            "type": self.type,
+            "label": self.label,
+            "fields": [f.as_dict() for f in self.fields],
+            "to_act": self.to_act,
+            "correction": self.correction,
+            "fixed": dict(self.fixed),
+        }
 
 
+def pad_offer(key: str, prompt: str | None = None, **fields: dict[str, Any]) -> Fields:
+    """An entry legal now (``Game.pad_now``): its ``key``, each field's constraints (``choices``:
+    the values allowed; ``awaited``: the seats still to enter it; ``done``: those that have;
+    ``count``: how many throws; ``min``/``max``/``value``: an amount) and a ``prompt``."""
+    return {"key": key, "prompt": prompt, "fields": fields}
+
+
+_SEAT = PadField("seat", "seat", "Seat")
 # Hold'em's betting on the pad (every poker game's: hold'em, piecepack, RPS Poker).
 BETTING_PAD = (
-    PadEntry("fold", "Fold", ("seat",), to_act=True),
-    PadEntry("check", "Check", ("seat",), to_act=True),
-    PadEntry("call", "Call", ("seat", "amount"), to_act=True),
-    PadEntry("bet", "Bet", ("seat", "amount"), to_act=True),
-    PadEntry("raise", "Raise to", ("seat", "amount"), to_act=True),
-    PadEntry("win", "Winners", ("seats",)),
+    PadEntry("fold", "Fold", (_SEAT,), to_act=True),
+    PadEntry("check", "Check", (_SEAT,), to_act=True),
+    PadEntry("call", "Call", (_SEAT, PadField("amount", "amount", "Chips")), to_act=True),
+    PadEntry("bet", "Bet", (_SEAT, PadField("amount", "amount", "Bet")), to_act=True),
+    PadEntry("raise", "Raise to", (_SEAT, PadField("amount", "amount", "Raise to")), to_act=True),
+    PadEntry("win", "Winners", (PadField("seats", "seats", "Winners"),)),
 )
 # A dealer's errors with the cards (hold'em's and piecepack hold'em's, not RPS Poker's).
 CARD_ERRORS_PAD = (
-    PadEntry("exposed", "Exposed card", ("seat", "card")),
-    PadEntry("early", "Board card early"),
+    PadEntry(
+        "exposed",
+        "Exposed card",
+        (_SEAT, PadField("card", "card", "Card")),
+        correction=True,
+    ),
+    PadEntry("early", "Board card early", correction=True),
 )
+WINNERS_PROMPT = "Betting is over: declare the winners."
+
+
+def betting_offers(hand: Hand) -> list[Fields]:
+    """The seat to act's betting legal now, and the winners once the betting is over (every
+    poker game's; overlays/js/rules.js `pokerPad` works out the same offline)."""
+    seat = hand.to_act
+    if seat is not None:
+        legal = hand.legal(seat)
+        who = {"choices": [seat]}
+        out = [
+            pad_offer(k, seat=who) for k, ok in (("fold", legal.fold), ("check", legal.check)) if ok
+        ]
+        if legal.call:
+            out.append(pad_offer("call", seat=who, amount={"value": legal.call}))
+        if legal.min_to is not None and legal.max_to is not None:
+            kind = "raise" if hand.high_bet > 0 else "bet"
+            out.append(pad_offer(kind, seat=who, amount={"min": legal.min_to, "max": legal.max_to}))
+        return out
+    if hand.street == "showdown":
+        live = sorted(s for s in hand.committed if s not in hand.folded)
+        return [pad_offer("win", WINNERS_PROMPT, seats={"choices": live})]
+    return []
 
 
 @dataclass(frozen=True)
@@ -270,6 +353,8 @@ class Console(Protocol):
     pad: tuple[PadEntry, ...]  # its own entries on a table console's pad (start, undo... aside)
     commands: tuple[Command, ...]  # its sub-commands of ``duplicast`` (none: ())
 
+    def pad_now(self, hand: Hand) -> list[Fields]: ...
+
 
 class Game(
     Decks, Dealing, Rules, Views, Overlays, Showdown, Bots, ConfigSection, Console, Protocol
@@ -326,6 +411,11 @@ class GameDefaults:
         """A deck order of this game's own kind from its codes run together (a deck file's
         text); None: not one (cards and tiles: ``deck_order_from_pieces`` reads those)."""
         return None
+
+    def pad_now(self, hand: Hand) -> list[Fields]:
+        """The pad's entries legal now in the hand in play or reopened (``pad_offer``s; the
+        console state asks only then): by default every entry of ``pad``, within nothing."""
+        return [pad_offer(entry.key) for entry in getattr(self, "pad", ())]
 
     def table_fields(self, state: Any, table: Any) -> Fields:
         return {}
@@ -491,6 +581,15 @@ class PokerGame(PieceDecks, GameDefaults):
     ) -> Hand:
         """Rebuild a hand from its inputs (``actions``: its betting actions among them)."""
         return holdem.Hand.replay(spec, actions)  # type: ignore[arg-type]
+
+    def pad_now(self, hand: Hand) -> list[Fields]:
+        """The betting legal now (or the winners), and the dealer's card errors until the
+        hand is settled."""
+        if hand.street == "complete":
+            return []
+        seats = {"choices": sorted(hand.committed)}
+        errors = [pad_offer("exposed", seat=seats, card={"choices": [1, 2]}), pad_offer("early")]
+        return [*betting_offers(hand), *errors]
 
     # ------------------------------------------------------------ views
     def showdown(self, h: Any) -> Fields | None:

@@ -8,6 +8,9 @@
 //   throws  seats throw against a dealer (RPS Poker, rps.js): rounds, scores, the dealer's row
 //   renderTable(section, table), renderCompare(section, compare, rows, $)  (optional) the game
 //           draws its own live table / split screen instead of the poker felt (mahjong.js)
+//   padFields  (optional) {kind: mount}: the table console's widgets for its own field kinds
+//           (consolepad.js; mount(container, ctx) -> {value(), problem(), reset()}, ctx =
+//           {field, limits, state, changed}; docs/console.md)
 import { GAMES } from '../topics.js';
 import holdem from './holdem.js';
 

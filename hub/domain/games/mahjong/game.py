@@ -15,7 +15,16 @@ from hub.domain.console_event import Apply, ConsoleEvent
 from hub.domain.dealing import Dealt
 from hub.domain.deck import DeckOrder
 from hub.domain.games import base
-from hub.domain.games.base import BotEvent, Fields, GameDefaults, Hand, Input, PadEntry
+from hub.domain.games.base import (
+    BotEvent,
+    Fields,
+    GameDefaults,
+    Hand,
+    Input,
+    PadEntry,
+    PadField,
+    pad_offer,
+)
 from hub.domain.games.holdem import events as holdem_events
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong import views
@@ -59,7 +68,21 @@ class MahjongGame(GameDefaults):
     phh = False  # PHH is a poker format: a mahjong hand has no history
     points_unit = " points"  # a mahjong hand scores points
     pad: tuple[PadEntry, ...] = (
-        PadEntry("result", "Result", ("seat", "fan", "discarder", "self_draw", "draw")),
+        PadEntry(
+            "result",
+            "Win",
+            (
+                PadField("seat", "seat", "Winner"),
+                PadField("discarder", "seat", "Discarder", either="self_draw"),
+                PadField("self_draw", "flag", "Self-drawn", either="discarder"),
+                # the tiles in the tile picker (overlays/js/games/mcr.js `padFields`): the hub
+                # computes the fan from them; a typed fan beside them that differs is a dispute
+                PadField("hand", "mcr_hand", "Hand", optional=True),
+                PadField("fan", "amount", "Fan", optional=True),
+            ),
+            name="result",
+        ),
+        PadEntry("result", "Drawn hand", fixed=(("draw", True),), name="result-draw"),
     )
     section: str | None = "mahjong"
     overlay: str | None = "mcr.js"  # draws its own live table and split screen
@@ -121,6 +144,20 @@ class MahjongGame(GameDefaults):
         order: DeckOrder | None,
     ) -> Hand:
         return MahjongHand.replay_inputs(spec, _rules(config).rule, inputs)
+
+    def pad_now(self, hand: Hand) -> list[Fields]:
+        """A hand in play waits for its result: a win (any seat; the discarder another) or a
+        draw; a reopened one (its result set) for the result that replaces it."""
+        seats = sorted(hand.committed)
+        return [
+            pad_offer(
+                "result",
+                "Enter the hand's result.",
+                seat={"choices": seats},
+                discarder={"choices": seats},
+            ),
+            pad_offer("result-draw"),
+        ]
 
     def result_hand(
         self, config: TournamentConfig, spec: HandSpec, event: Any

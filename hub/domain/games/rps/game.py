@@ -28,15 +28,26 @@ from hub.domain.games.base import (
     Hand,
     Input,
     PadEntry,
+    PadField,
     PieceDecks,
+    betting_offers,
     betting_spec,
+    pad_offer,
 )
 from hub.domain.games.holdem.events import BETTING, BETTING_HANDLERS
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.rps import views
 from hub.domain.games.rps.bots import next_throw, playoff_winners
 from hub.domain.games.rps.events import Reveal, Throws
-from hub.domain.games.rps.rules import RpsHand, RpsRules, dealer_sequence, dealer_slips, replay
+from hub.domain.games.rps.rules import (
+    ROUND_THROWS,
+    ROUNDS,
+    RpsHand,
+    RpsRules,
+    dealer_sequence,
+    dealer_slips,
+    replay,
+)
 from hub.domain.pieces import CARDS, PieceSet
 from hub.domain.states import HandStatus
 
@@ -84,8 +95,12 @@ class RpsGame(PieceDecks, GameDefaults):
     )
     phh = False  # PHH holds cards, not throws: nothing to write
     pad: tuple[PadEntry, ...] = (
-        PadEntry("throws", "Throws", ("seat", "throws")),
-        PadEntry("reveal", "Dealer's throws", ("throws",)),
+        PadEntry(
+            "throws",
+            "Throws",
+            (PadField("seat", "seat", "Seat"), PadField("throws", "throws", "Throws", secret=True)),
+        ),
+        PadEntry("reveal", "Dealer's throws", (PadField("throws", "throws", "Dealer's throws"),)),
         *BETTING_PAD,
     )
     section: str | None = "rps"
@@ -138,6 +153,42 @@ class RpsGame(PieceDecks, GameDefaults):
         if event_type in CARD_ERRORS:
             return f"'{event_type}' is a card error: {self.title} has none"
         return None
+
+    def pad_now(self, hand: Hand) -> list[Fields]:
+        """What the hand needs next: the round's throws (the seats still to throw), then the
+        dealer's (``chosen``), then the round's betting; the winners once all nine are in."""
+        assert isinstance(hand, RpsHand)
+        r = hand.round_index()
+        if r is None:
+            return []
+        if r < len(ROUNDS) and not hand.is_revealed(r):
+            name, count = ROUNDS[r], ROUND_THROWS[r]
+            missing = hand.missing(r)
+            players = hand.players_in()
+            each = f"{count} throw{'s' * (count > 1)}"
+            out = [
+                pad_offer(
+                    "throws",
+                    f"The {name}: seat{'s' * (len(missing) > 1)} "
+                    f"{', '.join(map(str, missing))} to throw ({each} each)."
+                    if missing
+                    else f"The {name}: every player has thrown (a seat may still change them).",
+                    seat={"choices": players, "awaited": missing},
+                    throws={"count": count, "done": [s for s in players if s not in missing]},
+                )
+            ]
+            if not missing:  # (``chosen``: a sequence is turned over once every player threw)
+                out.append(
+                    pad_offer(
+                        "reveal",
+                        f"Every player has thrown: the dealer turns over his {name} ({each}).",
+                        throws={"count": count},
+                    )
+                )
+            return out
+        if hand.street == "showdown" and not hand.throws_complete():
+            return []  # (the rounds left are thrown above, before any winner)
+        return betting_offers(hand)
 
     def game_input(self, config: TournamentConfig, hand: Hand, deal_no: int, event: Any) -> Input:
         """A player's ``throws`` for the round (secret until the showdown), or the dealer's
