@@ -28,6 +28,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from hub.domain.games import registry
+from hub.domain.games.rps.rules import RpsRules
 from hub.engine.core import Engine
 from hub.files.config import load_config
 from hub.files.decks import load_decks
@@ -326,7 +327,7 @@ def test_the_service_worker_keeps_every_module_the_console_page_loads() -> None:
 def test_rps_poker_with_a_chosen_dealer_asks_for_his_throws(pages: Any) -> None:
     """`[rps] dealer = "chosen"`: once every player has thrown, the pad asks for the dealer's
     throws (shown: they are turned over for the table), then opens the round's betting."""
-    hub = GameHub("rps-poker", rps_dealer="chosen")
+    hub = GameHub("rps-poker", game_rules=RpsRules(dealer="chosen"))
     hub.start()
     try:
         page, _ = pages(hub, 1, PORTRAIT)

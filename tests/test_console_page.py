@@ -269,13 +269,15 @@ def accepted(journal: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def fits(page: Page) -> None:
-    """Every button of the pad, the seats and the link state are inside the viewport."""
+    """Every button of the pad, the seats and the link state are inside the viewport (those
+    shown: a form with a game's widget, MCR's tile picker, takes the seats' column while open)."""
     size = page.viewport_size
     assert size is not None
     assert page.evaluate("document.scrollingElement.scrollHeight") <= size["height"]
     boxes = page.evaluate(
         """() => [...document.querySelectorAll(
             '[data-testid="pad"] button, [data-testid="seat"], [data-testid="link"]')]
+          .filter((e) => e.getClientRects().length > 0)
           .map((e) => {
             const r = e.getBoundingClientRect();
             return [e.dataset.testid, r.left, r.top, r.right, r.bottom];

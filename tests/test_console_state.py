@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from hub.domain.cards import FULL_DECK
 from hub.domain.config import parse_config
+from hub.domain.games.rps.rules import RpsRules
 from hub.engine.changes import PenaltyApplied, Rejected
 from hub.engine.core import Engine
 from hub.files.config import load_config
@@ -272,7 +273,9 @@ def config_game(config: Any) -> Any:
 def test_rps_poker_offers_the_throws_then_the_dealers_then_the_betting() -> None:
     """A chosen dealer: the seats still to throw, then his `reveal` once every player threw
     (and not before), then the gambit's betting; the throws' values never in the state."""
-    config = replace(load_config(ROOT / "samples" / "rps-poker.toml"), rps_dealer="chosen")
+    config = replace(
+        load_config(ROOT / "samples" / "rps-poker.toml"), game_rules=RpsRules(dealer="chosen")
+    )
     engine = Engine(config, load_decks(config, ROOT / "samples", dict(os.environ)))
     engine.start_feed()
     table = Table(engine)

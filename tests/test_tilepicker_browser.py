@@ -3,7 +3,7 @@ alone by tests/js/tilepicker.html where the console pad would mount it, served b
 server of the repository: a whole winning hand with a concealed kong, a pung and a chow tapped
 out as it lies on the table, `value()` the contract's `hand`, the palette's counts and names;
 then each impossible hand and its sentence on screen; undo, removal, a re-mount that keeps the
-entry; every target at least 44 px, inside both tablet viewports (1024x768, 768x1024).
+entry; every target at least 48 px, inside both tablet viewports (1024x768, 768x1024).
 docs/screenshots/console-mcr-picker.png is taken here."""
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def tap_out_the_winning_hand(page: Page) -> None:
 
 
 def fits(page: Page) -> None:
-    """Every button of the picker is inside the viewport and at least 44 px either way; the
+    """Every button of the picker is inside the viewport and at least 48 px either way; the
     page does not scroll sideways."""
     size = page.viewport_size
     assert size is not None
@@ -146,7 +146,7 @@ def fits(page: Page) -> None:
             size,
             (left, top, right, bottom),
         )
-        assert bottom - top >= 44 and right - left >= 44, f"{name} is too small a target"
+        assert bottom - top >= 48 and right - left >= 48, f"{name} is too small a target"
 
 
 @pytest.mark.parametrize("size", [LANDSCAPE, PORTRAIT], ids=["landscape", "portrait"])

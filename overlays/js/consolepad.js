@@ -145,6 +145,9 @@ export function renderPad(s, ui, act, wait, teams) {
   const out = [];
   if (wait) out.push(el('p', { class: 'wait', dataset: { testid: 'waiting' } }, wait));
   const body = padBody(s, ui, act, teams);
+  // A form with a game's own widget (MCR's tile picker) takes the whole console, its fields
+  // beside the widget (css/console.css `body[data-wide]`): the page never scrolls.
+  document.body.dataset.wide = String(body.classList.contains('wide'));
   if (wait) {
     for (const b of body.querySelectorAll('button')) b.disabled = true;
   }
@@ -301,6 +304,7 @@ function entryForm(s, o, ui, act) {
     if (either) values[either] = null; // the other of two alternatives
     act.set({ values });
   };
+  const widgets = [];
   const rows = o.fields.map((f) => {
     // (a mounted widget outlives this render: it calls the form's update of the latest one)
     const ctx = { field: f, limits: o.limits[f.name] || {}, state: s, changed: () => ui.refresh && ui.refresh() };
@@ -313,18 +317,25 @@ function entryForm(s, o, ui, act) {
         w = { box, api: mount(box, ctx) };
         ui.mounted[f.name] = w;
       }
-      return el('div', { class: 'formrow' }, el('span', { class: 'flabel' }, f.label + (f.optional ? ' (optional)' : '')), w.box);
+      const row = el('div', { class: 'formrow' }, el('span', { class: 'flabel' }, f.label + (f.optional ? ' (optional)' : '')), w.box);
+      if (custom) widgets.push(row);
+      return custom ? null : row;
     }
     const draw = FIELDS[f.kind] || FIELDS.text;
     return el('div', { class: 'formrow' }, el('span', { class: 'flabel' }, f.label + (f.optional ? ' (optional)' : '')),
       draw(s, o, f, valueOf(s, o, f, ui), (v) => set(f.name, v, f.either)));
   });
-  const body = el('div', { class: 'padbody form', dataset: { testid: `${o.key}-form` } },
+  const fields = [
     o.prompt ? el('p', { class: 'who' }, o.prompt) : null,
-    ...rows,
+    ...rows.filter((r) => r !== null),
     why,
     el('div', { class: 'row' }, send,
-      button('cancel', 'Back', () => act.set({ mode: 'play', values: {}, mounted: {}, picked: new Set() }))));
+      button('cancel', 'Back', () => act.set({ mode: 'play', values: {}, mounted: {}, picked: new Set() }))),
+  ];
+  const body = widgets.length
+    ? el('div', { class: 'padbody form wide', dataset: { testid: `${o.key}-form` } },
+      el('div', { class: 'formcol' }, ...fields), el('div', { class: 'formcol widgets' }, ...widgets))
+    : el('div', { class: 'padbody form', dataset: { testid: `${o.key}-form` } }, ...fields);
   ui.refresh = update;
   update();
   return body;
