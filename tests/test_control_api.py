@@ -1,0 +1,353 @@
+"""The control API for control surfaces (issue #33 item 1, docs/companion.md) against a real hub
+(role all, a programme delay set, part of the sample session played): every action over REST
+with the operator token in a header, the flat state a Companion button reads, idempotency (the
+same request twice is one effect; a stale If-Match changes nothing), refusals (no token, a
+commentator's, the tally key on a command, a token in the URL), the programme rule (nothing a
+control surface reads names an unreleased deal), and the Companion export's every request
+checked against the hub's routes."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.routing import Route
+
+from hub.engine.families import FAMILIES
+from hub.roles.embedded import OVERLAYS, IngestSource
+from hub.serve.auth import Auth
+from hub.serve.http import REST_ACTIONS, create_app, serve
+from tests.hubharness import COMMENTATOR, OPERATOR
+from tests.test_overlays_hub import HubThread
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPORT = ROOT / "deploy" / "companion" / "duplicast.companionconfig"
+TALLY = "test-tally-key-0123456789"
+DELAY = 1.0
+PLAYED = 1300  # events of the sample session: some deals released, others still at the tables
+OP = {"Authorization": f"Bearer {OPERATOR}"}
+
+
+class ControlHub(HubThread):
+    """The hub with a tally key configured."""
+
+    async def _start(self) -> None:
+        from hub.engine.core import Engine
+
+        tokens = Auth(COMMENTATOR, OPERATOR, (), TALLY)
+        self.source = IngestSource(self.bus, Engine(self.config, self.decks), own_bus=False)
+        app = create_app(
+            self.source, overlays_dir=OVERLAYS, auth=tokens, metrics=self.source.metrics
+        )
+        self.server = await serve(app, "127.0.0.1", self.port)
+        self.port = self.server.port
+
+
+@pytest.fixture(scope="module")
+def hub() -> Iterator[ControlHub]:
+    h = ControlHub("ctl")
+    h.config = dataclasses.replace(h.config, program_delay=DELAY)
+    h.start()
+    h.preload(PLAYED)
+    yield h
+    h.stop()
+
+
+def post(hub: HubThread, action: str, body: Any = None, **headers: str) -> httpx.Response:
+    return httpx.post(
+        f"{hub.url}/api/control/{action}", json=body, headers={**OP, **headers}, timeout=5
+    )
+
+
+def state(hub: HubThread, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    got = httpx.get(f"{hub.url}/api/control", headers=headers or OP, timeout=5)
+    assert got.status_code == 200, got.text
+    data: dict[str, Any] = got.json()["data"]
+    assert got.headers["etag"] == f'"{data["version"]}"'
+    return data
+
+
+def ok(response: httpx.Response) -> dict[str, Any]:
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    assert body["ok"] is True
+    return body
+
+
+def command(hub: HubThread, cmd: dict[str, Any]) -> None:
+    assert hub.source is not None
+    answer = hub.run(hub.source.control(cmd))
+    assert answer["ok"], answer
+
+
+def released(hub: HubThread) -> tuple[list[int], list[int]]:
+    rows = hub.ops()["release"]
+    out = sorted(int(r["deal"]) for r in rows if r["released"])
+    playing = {int(t["deal"]) for t in hub.ops()["tables"] if t["deal"] is not None}
+    return out, sorted(playing - set(out))
+
+
+def test_every_action_answers_the_flat_state(hub: ControlHub) -> None:
+    done, _ = released(hub)
+    assert done, "the sample session released a deal"
+    command(
+        hub, {"op": "cue", "action": "add", "slot": "seat", "value": {"seat": 2}, "label": "S2"}
+    )
+    command(
+        hub,
+        {
+            "op": "cue",
+            "action": "add",
+            "slot": "compare",
+            "value": {"deal": done[0], "seat": 3, "tables": [1, 2]},
+        },
+    )
+    cues = [c["id"] for c in hub.ops()["cues"]]
+    first = state(hub)
+    assert all(not isinstance(v, dict | list) for v in first.values()), "flat: scalars only"
+
+    got = ok(post(hub, "next"))
+    assert (got["preview"], got["preview_cue"], got["cue_index"]) == ("seat", cues[0], 1)
+    assert got["preview_text"] == "seat · seat 2" and got["next_cue"] == cues[1]
+    got = ok(post(hub, "next"))
+    assert got["preview_cue"] == cues[1] and got["preview_text"].startswith(
+        f"compare · deal {done[0]}"
+    )
+    assert ok(post(hub, "next"))["preview_cue"] == cues[1], "the end of the list stays put"
+    assert ok(post(hub, "previous"))["preview_cue"] == cues[0]
+    assert ok(post(hub, "cue", {"cue": cues[1]}))["preview_cue"] == cues[1]
+
+    got = ok(post(hub, "take"))
+    assert got["compare"] is True and "compare" in got["onair"]
+    slot = hub.rest("/api/onair", OPERATOR)["slots"]["compare"]
+    assert (slot["deal"], slot["seat"], slot["tables"], slot["visible"]) == (
+        done[0],
+        3,
+        [1, 2],
+        True,
+    )
+    assert "cut" not in slot
+    got = ok(post(hub, "cut"))
+    assert hub.rest("/api/onair", OPERATOR)["slots"]["compare"]["cut"] is True
+    assert ok(post(hub, "hide", {"slot": "compare"}))["compare"] is False
+    assert ok(post(hub, "show", {"slot": "compare"}))["compare"] is True
+    assert ok(post(hub, "undo"))["compare"] is False  # back to before the show
+    assert (
+        ok(post(hub, "preview", {"slot": "table", "value": {"table": 4}}))["preview_text"]
+        == "table · table 4"
+    )
+    got = ok(post(hub, "clear"))
+    assert (got["preview"], got["preview_cue"]) == ("", 0)
+    assert post(hub, "take").json()["error"] == "not_allowed"
+
+    got = ok(post(hub, "clock", {"action": "start"}))
+    assert got["clock"] == "running"
+    time.sleep(1.1)
+    later = state(hub)
+    assert later["clock_left"] < got["clock_left"] - 1, "a read counts a running clock down"
+    left = ok(post(hub, "clock", {"action": "pause"}))["clock_left"]
+    assert ok(post(hub, "clock", {"action": "adjust", "seconds": 60}))[
+        "clock_left"
+    ] == pytest.approx(left + 60, abs=0.01)
+    assert state(hub)["clock"] == "paused"
+
+
+def test_a_repeated_request_is_one_effect(hub: ControlHub) -> None:
+    command(hub, {"op": "cue", "action": "add", "slot": "seat", "value": {"seat": 5}})
+    ok(post(hub, "cue", {"cue": hub.ops()["cues"][0]["id"]}))
+    before = state(hub)
+    once = ok(post(hub, "next", **{"Idempotency-Key": "press-41"}))
+    again = ok(post(hub, "next", **{"Idempotency-Key": "press-41"}))
+    assert again["repeated"] is True and "repeated" not in once
+    assert once["version"] == again["version"] == before["version"] + 1
+    assert again["preview_cue"] == once["preview_cue"] == before["next_cue"], (
+        "skipped one cue, not two"
+    )
+    # the same in the body (what a signed command carries)
+    a = ok(post(hub, "previous", {"request": "press-42"}))
+    b = ok(post(hub, "previous", {"request": "press-42"}))
+    assert a["version"] == b["version"] and b["repeated"] is True
+
+    # If-Match: made against the state read; a second press against the same read is stale
+    now = state(hub)
+    etag = f'"{now["version"]}"'
+    moved = ok(post(hub, "next", **{"If-Match": etag}))
+    stale = post(hub, "next", **{"If-Match": etag})
+    assert stale.status_code == 412 and stale.json()["error"] == "stale"
+    assert state(hub)["version"] == moved["version"] == now["version"] + 1
+    assert state(hub)["preview_cue"] == moved["preview_cue"]
+
+
+def test_refusals_without_the_operator_token(hub: ControlHub) -> None:
+    before = state(hub)["version"]
+    url = f"{hub.url}/api/control"
+    assert httpx.post(f"{url}/next", timeout=5).status_code == 403  # no token: the public
+    assert (
+        httpx.post(
+            f"{url}/next", headers={"Authorization": "Bearer wrong-token-xx"}, timeout=5
+        ).status_code
+        == 401
+    )
+    commentator = {"Authorization": f"Bearer {COMMENTATOR}"}
+    assert httpx.post(f"{url}/next", headers=commentator, timeout=5).json()["error"] == "forbidden"
+    assert httpx.get(url, headers=commentator, timeout=5).status_code == 403
+    tally = {"Authorization": f"Bearer {TALLY}"}
+    assert httpx.post(f"{url}/next", headers=tally, timeout=5).status_code == 401, (
+        "the tally key reads only"
+    )
+    assert httpx.get(f"{hub.url}/api/ops", headers=tally, timeout=5).status_code == 401
+    assert state(hub, tally)["version"] == before, "the tally key reads the state"
+    in_url = httpx.get(url, params={"token": OPERATOR}, timeout=5)
+    assert in_url.status_code == 400 and "header" in in_url.json()["message"]
+    assert httpx.post(f"{url}/next", params={"token": OPERATOR}, timeout=5).status_code == 400
+    assert post(hub, "hide", {}).json()["error"] == "bad_request"
+    assert post(hub, "next", [1]).status_code == 400
+    assert state(hub)["version"] == before, "nothing refused moved the desk"
+
+
+def test_a_control_surface_never_reads_an_unreleased_deal(hub: ControlHub) -> None:
+    _, held = released(hub)
+    assert held, "a deal is in play and not released"
+    deal = held[0]
+    command(
+        hub,
+        {
+            "op": "cue",
+            "action": "add",
+            "slot": "compare",
+            "value": {"deal": deal, "seat": 4, "tables": [1]},
+        },
+    )
+    cue = hub.ops()["cues"][-1]["id"]
+    got = ok(post(hub, "cue", {"cue": cue}))
+    assert (
+        got["preview_text"] == "compare · deal not released" and got["preview_unreleased"] is True
+    )
+    got = ok(post(hub, "take"))
+    assert hub.rest("/api/onair", OPERATOR)["slots"]["compare"]["deal"] == deal  # live: on air
+    assert got["compare"] is False, "the programme shows nothing of it"
+    for text in (
+        json.dumps(got),
+        httpx.get(
+            f"{hub.url}/api/control", headers={"Authorization": f"Bearer {TALLY}"}, timeout=5
+        ).text,
+    ):
+        assert not re.search(rf"deal {deal}\b", text), text
+        assert f'"deal": {deal}' not in text
+    assert got["feed"] == "program"
+
+
+# -- the Companion export ------------------------------------------------------------------
+
+
+def _routes(hub: HubThread) -> dict[str, set[str]]:
+    assert hub.server is not None
+    app = hub.server.server.config.app
+    return {r.path: set(r.methods or ()) for r in app.routes if isinstance(r, Route)}
+
+
+def _fill(text: str, variables: dict[str, str]) -> str:
+    """``$(custom:NAME)`` filled in, as Companion does before it sends a request."""
+    return re.sub(r"\$\(custom:([a-z_]+)\)", lambda m: variables[m.group(1)], text)
+
+
+def _requests(export: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every generic-http action of the export (buttons' steps, triggers): (where, action)."""
+    instance = next(
+        k for k, v in export["instances"].items() if v["instance_type"] == "generic-http"
+    )
+    found = []
+    for page in export["pages"].values():
+        for row, cols in page["controls"].items():
+            for col, control in cols.items():
+                for step in control.get("steps", {}).values():
+                    for actions in step["action_sets"].values():
+                        found += [
+                            (f"button {row}/{col}", a) for a in actions if a["instance"] == instance
+                        ]
+    for name, trigger in export.get("triggers", {}).items():
+        found += [(f"trigger {name}", a) for a in trigger["actions"] if a["instance"] == instance]
+    return found
+
+
+def test_the_companion_export_makes_only_requests_the_hub_takes(hub: ControlHub) -> None:
+    export = json.loads(EXPORT.read_text())
+    assert export["version"] == 6 and export["type"] == "full"
+    requests = _requests(export)
+    routes = _routes(hub)
+    control = FAMILIES["control"]
+    actions = {f"{control.route}/{a}" for a in control.actions}
+    posted = set()
+    variables = {f"$(custom:{name})": name for name in export["custom_variables"]}
+    for where, action in requests:
+        options = action["options"]
+        path = options["url"]
+        assert "token" not in path.lower() and "?" not in path, f"{where}: no token in a URL"
+        method = action["action"].upper()
+        assert path in routes and method in routes[path], f"{where}: {method} {path} is no route"
+        header = json.loads(options["header"])
+        assert header["Authorization"] in (
+            "Bearer $(custom:duplicast_operator_token)",
+            "Bearer $(custom:duplicast_tally_key)",
+        ), where
+        assert all(
+            v in variables for v in re.findall(r"\$\(custom:[a-z_]+\)", options["header"])
+        ), where
+        if method == "GET":
+            assert path == control.route and "tally" in header["Authorization"], where
+            assert (
+                options["jsonResultDataVariable"] == "duplicast"
+                and options["result_stringify"] is False
+            )
+            continue
+        assert path in actions, f"{where}: {path} is not a control action"
+        assert "operator" in header["Authorization"], where
+        assert options["contenttype"] == "application/json", where
+        body = json.loads(options["body"]) if options["body"].strip() else {}
+        command, why = REST_ACTIONS[path.rsplit("/", 1)[1]](body)
+        assert command is not None, f"{where}: {why}"
+        posted.add(path)
+        # each request as Companion sends it (its variables as the tally poll left them) is
+        # taken by the hub
+        filled = {
+            "duplicast_operator_token": OPERATOR,
+            "duplicast_tally_key": TALLY,
+            "duplicast_version": str(state(hub)["version"]),
+        }
+        real = {k: _fill(v, filled) for k, v in header.items()}
+        real["Content-Type"] = "application/json"
+        answer = httpx.post(hub.url + path, content=json.dumps(body), headers=real, timeout=5)
+        assert answer.status_code in (200, 400), f"{where}: {answer.text}"
+        if answer.status_code == 400:  # (a take with nothing in preview, an empty cue list)
+            assert answer.json()["error"] in ("not_allowed",), f"{where}: {answer.text}"
+    assert {
+        "/api/control/take",
+        "/api/control/cut",
+        "/api/control/next",
+        "/api/control/previous",
+        "/api/control/undo",
+        "/api/control/clock",
+    } <= posted
+    # tally: every slot's button has a feedback on the polled state
+    feedbacks = [
+        f
+        for page in export["pages"].values()
+        for cols in page["controls"].values()
+        for c in cols.values()
+        for f in c.get("feedbacks", [])
+    ]
+    fields = set(state(hub))
+    for feedback in feedbacks:
+        expression = feedback["options"]["expression"]
+        for path in re.findall(r"jsonpath\(\$\(custom:duplicast\), '\$\.([a-z_]+)'\)", expression):
+            assert path in fields, f"feedback reads {path}, not a field of the state"
+    assert {"leaderboard", "seat", "table", "compare", "ticker"} <= {
+        p for f in feedbacks for p in re.findall(r"'\$\.([a-z_]+)'", f["options"]["expression"])
+    }
