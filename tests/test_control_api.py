@@ -160,8 +160,9 @@ def test_every_action_answers_the_flat_state(hub: ControlHub) -> None:
 
 
 def test_a_repeated_request_is_one_effect(hub: ControlHub) -> None:
-    command(hub, {"op": "cue", "action": "add", "slot": "seat", "value": {"seat": 5}})
-    ok(post(hub, "cue", {"cue": hub.ops()["cues"][0]["id"]}))
+    for seat in (5, 6, 1):
+        command(hub, {"op": "cue", "action": "add", "slot": "seat", "value": {"seat": seat}})
+    ok(post(hub, "cue", {"cue": hub.ops()["cues"][-3]["id"]}))
     before = state(hub)
     once = ok(post(hub, "next", **{"Idempotency-Key": "press-41"}))
     again = ok(post(hub, "next", **{"Idempotency-Key": "press-41"}))
@@ -351,3 +352,70 @@ def test_the_companion_export_makes_only_requests_the_hub_takes(hub: ControlHub)
     assert {"leaderboard", "seat", "table", "compare", "ticker"} <= {
         p for f in feedbacks for p in re.findall(r"'\$\.([a-z_]+)'", f["options"]["expression"])
     }
+
+
+# -- the desk's side, without a server -------------------------------------------------------
+
+
+def test_the_preview_version_and_request_ids_survive_a_snapshot_and_a_replay() -> None:
+    from hub.engine.core import Engine
+    from tests.hubharness import unique_tournament
+
+    config, decks = unique_tournament("ctlsnap")
+    engine = Engine(config, decks)
+    records = []
+    for i, cmd in enumerate(
+        [
+            {"op": "cue", "action": "add", "slot": "seat", "value": {"seat": 2}},
+            {"op": "cue", "action": "add", "slot": "table", "value": {"table": 3}},
+            {"op": "preview", "action": "next", "request": "r1"},
+            {"op": "preview", "action": "next", "request": "r2", "expect": 3},
+            {"op": "take", "cut": True, "request": "r3"},
+        ]
+    ):
+        out = engine.control(cmd, float(i))
+        assert out.ok, out.ack
+        records.append(out.record)
+    assert engine.control({"op": "preview", "action": "next", "request": "r2"}, 9.0).ack == {
+        "ok": True,
+        "repeated": True,
+    }
+    stale = engine.control({"op": "preview", "action": "previous", "expect": 3}, 9.0)
+    assert stale.code == "stale" and engine.desk.version == 5
+    assert engine.desk.onair["slots"]["table"] == {"table": 3, "visible": True, "cut": True}
+
+    def same(other: Engine) -> None:
+        assert (
+            other.desk.preview
+            == engine.desk.preview
+            == {
+                "slot": "table",
+                "value": {"table": 3},
+                "cue": 2,
+            }
+        )
+        assert other.desk.version == 5 and list(other.desk.requests) == ["r1", "r2", "r3"]
+        assert other.desk.seen("r3") and other.desk.onair == engine.desk.onair
+
+    replayed = Engine(config, decks)
+    for record in records:
+        replayed.restore(record)
+    same(replayed)
+    restored = Engine(config, decks)
+    restored.restore_snapshot(engine.snapshot())
+    same(restored)
+
+
+def test_a_signed_command_keeps_its_request_and_expect() -> None:
+    """Through an edge the ingest reads the command from the signed text alone
+    (``operator_command``): the new ops and the idempotency fields survive it."""
+    from hub.serve.commands import operator_command
+
+    for request in (
+        {"op": "preview", "action": "cue", "cue": 4, "request": "k", "expect": 7},
+        {"op": "take", "cut": True, "request": "k", "expect": 7},
+        {"op": "onair", "slot": "seat", "value": {"visible": False}, "request": "k", "expect": 7},
+        {"op": "clock", "action": "adjust", "seconds": 60, "request": "k", "expect": 7},
+        {"op": "undo_take", "request": "k", "expect": 7},
+    ):
+        assert operator_command(request) == (request, "")
