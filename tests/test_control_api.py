@@ -419,3 +419,21 @@ def test_a_signed_command_keeps_its_request_and_expect() -> None:
         {"op": "undo_take", "request": "k", "expect": 7},
     ):
         assert operator_command(request) == (request, "")
+
+
+def test_a_weak_or_reused_tally_key_is_refused_and_it_comes_from_the_environment() -> None:
+    from hub.serve.auth import TALLY_TOKEN_ENV, weak_tokens
+
+    good, other = "kq3Z-vYp8_Lw2mXc7RtB9sHd", "Zr7Q-mWp2_Xv9sLk4TcB8nHe"
+    assert Auth.from_env({TALLY_TOKEN_ENV: good}).tally(good)
+    assert not Auth.from_env({TALLY_TOKEN_ENV: good}).tally(other)
+    assert not Auth.from_env({}).tally(good) and not Auth().tally(None)
+    assert weak_tokens(Auth(tally_token="short")) == [
+        f"{TALLY_TOKEN_ENV} is shorter than 16 characters"
+    ]
+    assert weak_tokens(Auth(None, good, (), good)) == [
+        f"{TALLY_TOKEN_ENV} is another role's token too"
+    ]
+    assert weak_tokens(Auth(good, other, (), "Mn5R-wQz3_Yb8tKp6VdC2xJf")) == []
+    # the key opens the state and nothing else: it is no role
+    assert Auth(None, other, (), good).role_for(good) is None
