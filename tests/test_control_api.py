@@ -437,3 +437,29 @@ def test_a_weak_or_reused_tally_key_is_refused_and_it_comes_from_the_environment
     assert weak_tokens(Auth(good, other, (), "Mn5R-wQz3_Yb8tKp6VdC2xJf")) == []
     # the key opens the state and nothing else: it is no role
     assert Auth(None, other, (), good).role_for(good) is None
+
+
+def test_the_same_commands_on_the_operators_websocket(hub: ControlHub) -> None:
+    from websockets.sync.client import connect
+
+    with connect(f"ws://127.0.0.1:{hub.port}/ws?token={OPERATOR}") as ws:
+        assert json.loads(ws.recv(timeout=5))["type"] == "hello"
+
+        def say(message: dict[str, Any]) -> dict[str, Any]:
+            ws.send(json.dumps(message))
+            answer: dict[str, Any] = json.loads(ws.recv(timeout=5))
+            return answer
+
+        pick = {"op": "preview", "action": "set", "slot": "seat", "value": {"seat": 3}}
+        assert say({**pick, "request": "ws-1"}) == {"type": "ok", "op": "preview"}
+        assert say({**pick, "request": "ws-1"}) == {"type": "ok", "op": "preview", "repeated": True}
+        version = state(hub)["version"]
+        stale = say({"op": "take", "expect": version - 1})
+        assert (stale["type"], stale["code"], stale["op"]) == ("error", "stale", "take")
+        assert say({"op": "take", "expect": version}) == {"type": "ok", "op": "take"}
+    got = state(hub)
+    assert (
+        got["version"] == version + 1
+        and got["seat"] is True
+        and got["seat_text"] == "seat · seat 3"
+    )
