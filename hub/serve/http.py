@@ -303,10 +303,13 @@ class _Endpoints:
                 payload = chosen
         if family.at_read is not None:
             payload = family.at_read(payload, time.time())
-        answer = _json({"topic": topic, "seq": seq, "data": payload})
-        if family.actions:  # a control surface's state: its desk version, for If-Match
-            answer.headers["etag"] = f'"{payload.get("version", 0)}"'
-            answer.headers["cache-control"] = "no-store"
+        if not family.actions:
+            return _json({"topic": topic, "seq": seq, "data": payload})
+        # A control surface's state: flat (its fields at the top, as a command's answer has
+        # them, so one jsonpath reads both), its desk version as the ETag (for If-Match).
+        answer = _json({"topic": topic, "seq": seq, **payload})
+        answer.headers["etag"] = f'"{payload.get("version", 0)}"'
+        answer.headers["cache-control"] = "no-store"
         return answer
 
     def topic_route(self, family: Family) -> Any:
