@@ -27,6 +27,7 @@ from hub.engine.changes import (
     Notable,
     OnAirChanged,
     PenaltyApplied,
+    PreviewChanged,
     Rejected,
     ReleasedDealCorrected,
     ReleasedResultCorrected,
@@ -55,6 +56,7 @@ SAMPLES: list[EngineEvent] = [
     *(TickerItem(a, {}) for a in AUDIENCES),
     OnAirChanged("compare"),
     CuesChanged(),
+    PreviewChanged(),
     Rejected(1, "bad_schema"),
     Rejected(None, "unknown_table"),
     LinkChanged("table1", False),
@@ -156,6 +158,7 @@ def test_no_event_of_a_session_touches_an_undeclared_topic(
             after(engine.control({"op": "onair", "slot": "compare", "value": {"deal": 1}}, now))
             cue = {"op": "cue", "action": "add", "slot": "seat", "value": {"seat": 2}}
             after(engine.control(cue, now))  # CuesChanged
+            after(engine.control({"op": "preview", "action": "next"}, now))  # PreviewChanged
             engine.note_links({"table1": False})
             assert not engine.submit({"v": 1, "type": "nonsense"}, now).ok  # Rejected
             penalty = {"op": "penalty", "table": 1, "seat": 2, "chips": 50}

@@ -190,3 +190,9 @@ def test_the_protocol_documents_every_declared_route() -> None:
         for method in ("GET", *(("POST",) if fam.command else ())):
             row = re.compile(rf"^\| `{method} {path}` \|", re.MULTILINE)
             assert row.search(text), f"docs/protocol.md: no row for {method} {fam.route}"
+        if fam.actions:  # a control surface's commands: one row names them all
+            row = re.compile(rf"^\| `POST {path}/{{action}}` \|(.*)$", re.MULTILINE)
+            found = row.search(text)
+            assert found, f"docs/protocol.md: no row for POST {fam.route}/{{action}}"
+            for action in fam.actions:
+                assert f"`{action}`" in found.group(1), f"docs/protocol.md: no {action}"

@@ -8,8 +8,8 @@ by one hand, a ``DealReleased`` opens a deal to the public. Each topic family in
 `TournamentState.apply` returns the events an applied console event caused (hand events,
 ``PenaltyApplied``, ``StageFilled``, ``Notable``); the engine's parts add the rest (release:
 ``DealReleased``, ``ReleasedDealCorrected``, ``ReleasedResultCorrected``; the desk:
-``OnAirChanged``, ``CuesChanged``, ``ClockChanged``, ``TickerItem``, ``Rejected``,
-``LinkChanged``; the roster: ``RosterChanged``). ``Notable``
+``OnAirChanged``, ``CuesChanged``, ``PreviewChanged``, ``ClockChanged``, ``TickerItem``,
+``Rejected``, ``LinkChanged``; the roster: ``RosterChanged``). ``Notable``
 is for the engine only: its desk turns it into ticker items, the projections never see it.
 
 Each event is a frozen ``msgspec.Struct``: immutable and hashable as a frozen dataclass, made in
@@ -42,6 +42,7 @@ __all__ = [
     "Notable",
     "OnAirChanged",
     "PenaltyApplied",
+    "PreviewChanged",
     "Rejected",
     "ReleasedDealCorrected",
     "ReleasedResultCorrected",
@@ -67,6 +68,7 @@ class EventKind(StrEnum):
     TICKER_ITEM = "TickerItem"
     ON_AIR_CHANGED = "OnAirChanged"
     CUES_CHANGED = "CuesChanged"
+    PREVIEW_CHANGED = "PreviewChanged"
     REJECTED = "Rejected"
     LINK_CHANGED = "LinkChanged"
     CLOCK_CHANGED = "ClockChanged"
@@ -192,6 +194,14 @@ class CuesChanged(msgspec.Struct, frozen=True):
     routed_by: ClassVar[tuple[str, ...]] = ()
 
 
+class PreviewChanged(msgspec.Struct, frozen=True):
+    """The hub's preview moved (a control surface's: a slot's selection or a cue loaded,
+    cleared; docs/companion.md)."""
+
+    kind: ClassVar[EventKind] = EventKind.PREVIEW_CHANGED
+    routed_by: ClassVar[tuple[str, ...]] = ()
+
+
 class Rejected(msgspec.Struct, frozen=True):
     kind: ClassVar[EventKind] = EventKind.REJECTED
     routed_by: ClassVar[tuple[str, ...]] = ("table",)  # (console:{t})
@@ -239,6 +249,7 @@ EngineEvent = (
     | TickerItem
     | OnAirChanged
     | CuesChanged
+    | PreviewChanged
     | Rejected
     | LinkChanged
     | ClockChanged

@@ -176,6 +176,9 @@ class Engine:
         try:
             refuse_bad_numbers(command)  # NaN, infinities, huge ints: whatever the transport
             check_command(command)  # bytes, texts, lists; no control or bidi characters
+            request = self.desk.request_of(command)  # a control surface's idempotency key
+            if self.desk.seen(request):  # a retried button press: answered, nothing applied
+                return Outcome(ok=True, ack={"ok": True, "repeated": True})
             record: dict[str, Any] | None
             if command.get("op") == "roster":
                 state = self.state
@@ -185,6 +188,8 @@ class Engine:
             else:
                 record = self.desk.command(command, now)
             if record is not None:
+                if request is not None:
+                    record["request"] = request
                 self._offer(record)
                 changed = self._announce(self._apply_control(record, now))
                 return Outcome(ok=True, ack={"ok": True}, record=record, changed=changed)
@@ -194,6 +199,7 @@ class Engine:
         except Rejection as exc:
             return Outcome.refused_command(exc)
         self.admission.accepted(event)
+        self.desk.remember(request)  # (a ruling's request id: until the process restarts)
         record = {"kind": "console", **event.as_record(), "at": now}
         self._offer(record)
         changed = self._after(events, now)
@@ -203,6 +209,8 @@ class Engine:
 
     def _apply_control(self, record: Mapping[str, Any], now: float) -> list[EngineEvent]:
         """A control record (checked, or from the journal): the roster's, else the desk's."""
+        if record.get("op") in ("roster", "withdraw"):
+            self.desk.remember(record.get("request"))
         if record.get("op") == "roster":
             return self.state.fix_roster(record)
         if record.get("op") == "withdraw":

@@ -10,7 +10,7 @@ time comes in as an argument.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -23,16 +23,32 @@ from hub.engine.changes import (
     CuesChanged,
     LinkChanged,
     OnAirChanged,
+    PreviewChanged,
     Rejected,
     TickerItem,
 )
 from hub.engine.cues import CueList
 from hub.engine.events import OPERATOR_CONSOLE, ConsoleEvent, parse_event
-from hub.engine.onair import ONAIR_SLOTS, Takes, check_slot, check_value, default_onair
+from hub.engine.onair import (
+    ONAIR_SLOTS,
+    Takes,
+    check_slot,
+    check_value,
+    default_onair,
+    take_value,
+)
 from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
 
-__all__ = ["ONAIR_SLOTS", "OPERATOR_EVENTS", "Desk", "default_onair"]
+__all__ = ["DESK_OPS", "ONAIR_SLOTS", "OPERATOR_EVENTS", "REQUESTS_KEPT", "Desk", "default_onair"]
+
+# The desk's own commands (journaled as control records); ``expect`` is checked for these.
+DESK_OPS = ("onair", "undo_take", "cue", "preview", "take", "clock")
+REQUESTS_KEPT = 256
+"""Request ids (``request``: a control surface's ``Idempotency-Key``) remembered, newest last:
+a command that repeats one of them is answered again and changes nothing."""
+REQUEST_MAX = 64  # characters of a request id
+PREVIEW_ACTIONS = ("set", "cue", "next", "previous", "clear")
 
 # Operator commands that are console events of the reserved console "operator": command field
 # -> event field. `void` and `penalty` need the official (`by`) and a `reason`; `confirm` needs
@@ -76,12 +92,72 @@ class Desk:
         self.rejections: deque[dict[str, Any]] = deque(maxlen=100)
         self.reject_counts: dict[str, int] = {}
         self.links: dict[str, bool] = {}  # console -> its last ack reached a listener
+        # The hub's preview (a control surface's; the browser mixer keeps its own): what a
+        # ``take`` puts on air, ``{"slot", "value", "cue"}`` (``cue``: the cue it came from).
+        self.preview: dict[str, Any] | None = None
+        self.version = 0  # desk commands applied: what ``expect`` (If-Match) names
+        self.requests: OrderedDict[str, None] = OrderedDict()  # request ids, newest last
+
+    # ----------------------------------------------------------------- idempotency
+    @staticmethod
+    def request_of(command: Mapping[str, Any]) -> str | None:
+        """A command's request id (``request``), checked; None without one."""
+        request = command.get("request")
+        if request is None:
+            return None
+        if not isinstance(request, str) or not 1 <= len(request) <= REQUEST_MAX:
+            raise Rejection("bad_request", f"'request' is a text of 1 to {REQUEST_MAX} characters")
+        return request
+
+    def seen(self, request: str | None) -> bool:
+        """Was a command with this request id applied already (among the latest kept)?"""
+        return request is not None and request in self.requests
+
+    def remember(self, request: Any) -> None:
+        if not isinstance(request, str):
+            return
+        self.requests[request] = None
+        self.requests.move_to_end(request)
+        while len(self.requests) > REQUESTS_KEPT:
+            self.requests.popitem(last=False)
+
+    def _check_expect(self, command: Mapping[str, Any]) -> None:
+        """``expect``: the desk version the command was made against (a control surface's
+        ``If-Match``); `Rejection` ``stale`` when the desk moved since."""
+        expect = command.get("expect")
+        if expect is None:
+            return
+        if isinstance(expect, bool) or not isinstance(expect, int):
+            why = f"'expect' is a desk version (a whole number), not {expect!r}"
+            raise Rejection("bad_request", why)
+        if expect != self.version:
+            raise Rejection(
+                "stale",
+                f"the desk is at version {self.version}, not {expect}: it moved since "
+                "(read the state again)",
+            )
 
     # ----------------------------------------------------------------- commands
     def command(self, command: Mapping[str, Any], now: float) -> dict[str, Any] | None:
         """The journal record of an on-air, cue or clock command, checked (`Rejection` if
         not); None for a command that is a console event of the operator (`operator_event`)."""
         op = command.get("op")
+        if op in DESK_OPS:
+            self._check_expect(command)
+        if op == "preview":
+            preview = self._preview(command)
+            return {"kind": "control", "op": "preview", "preview": preview, "at": now}
+        if op == "take":
+            if self.preview is None:
+                why = "nothing in preview: load a cue or preview a slot first"
+                raise Rejection("not_allowed", why)
+            cut = command.get("cut", False)
+            if not isinstance(cut, bool):
+                raise Rejection("bad_request", "take 'cut' must be true or false")
+            slot = self.preview["slot"]
+            value = take_value(slot, self.preview["value"], cut)
+            check_slot_size(slot, {k: v for k, v in value.items() if v is not None})
+            return {"kind": "control", "op": "onair", "slot": slot, "value": value, "at": now}
         if op == "onair":
             slot = check_slot(command.get("slot"))
             value = check_value(self.config, command.get("value"))
@@ -106,6 +182,49 @@ class Desk:
         if isinstance(op, str) and op in OPERATOR_EVENTS:
             return None
         raise Rejection("bad_request", f"unknown operator command {op!r}")
+
+    def _preview(self, command: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The preview a ``preview`` command makes (None: cleared), checked: ``set`` a slot's
+        selection, ``cue`` a cue by id, ``next`` or ``previous`` cue (from the preview's cue;
+        from none, the first; the ends stay put), ``clear``."""
+        action = command.get("action", "set")
+        if action not in PREVIEW_ACTIONS:
+            choices = ", ".join(PREVIEW_ACTIONS)
+            raise Rejection("bad_request", f"unknown preview action {action!r} ({choices})")
+        if action == "clear":
+            return None
+        if action == "set":
+            slot = check_slot(command.get("slot"))
+            value = check_value(self.config, command.get("value", {}))
+            kept = {k: v for k, v in value.items() if k not in ("visible", "cut") and v is not None}
+            return {"slot": slot, "value": kept, "cue": None}
+        cues = self.cues.cues
+        if not cues:
+            raise Rejection("not_allowed", "the cue list is empty: add a cue first")
+        if action == "cue":
+            wanted = command.get("cue")
+            found = [c for c in cues if c["id"] == wanted and not isinstance(wanted, bool)]
+            if not found:
+                raise Rejection("bad_request", f"there is no cue {wanted!r} in the cue list")
+            cue = found[0]
+        else:
+            ids = [c["id"] for c in cues]
+            current = None if self.preview is None else self.preview.get("cue")
+            if current not in ids:
+                cue = cues[0]
+            else:
+                step = 1 if action == "next" else -1
+                cue = cues[max(0, min(len(cues) - 1, ids.index(current) + step))]
+        return {"slot": cue["slot"], "value": dict(cue["value"]), "cue": cue["id"]}
+
+    def cue_at(self, step: int) -> dict[str, Any] | None:
+        """The cue ``step`` places from the preview's (0: its own; from none, ``next`` is
+        the first), None past an end or without cues."""
+        cues = self.cues.cues
+        ids = [c["id"] for c in cues]
+        current = None if self.preview is None else self.preview.get("cue")
+        i = (0 if step == 1 else None) if current not in ids else ids.index(current) + step
+        return cues[i] if i is not None and 0 <= i < len(cues) else None
 
     @staticmethod
     def operator_event(
@@ -142,9 +261,16 @@ class Desk:
 
     def apply_control(
         self, record: Mapping[str, Any], now: float
-    ) -> Sequence[OnAirChanged | ClockChanged | CuesChanged]:
-        """Apply an on-air, undo_take, cue or clock record (checked, or from the journal)."""
+    ) -> Sequence[OnAirChanged | ClockChanged | CuesChanged | PreviewChanged]:
+        """Apply an on-air, undo_take, cue, preview or clock record (checked, or from the
+        journal): the desk's version moves, its request id is remembered."""
+        self.version += 1
+        self.remember(record.get("request"))
         op = record.get("op")
+        if op == "preview":
+            preview = record.get("preview")
+            self.preview = None if preview is None else {**preview, "value": dict(preview["value"])}
+            return [PreviewChanged()]
         if op == "clock":
             if self.clock is None:  # a journal of another configuration: nothing to move
                 return []
@@ -233,8 +359,8 @@ class Desk:
 
     # ----------------------------------------------------------------- snapshots
     def snapshot(self) -> dict[str, Any]:
-        """The engine snapshot's ``onair``, ``ticker``, ``clock``, ``clock_at``, ``takes`` and
-        ``cues``."""
+        """The engine snapshot's ``onair``, ``ticker``, ``clock``, ``clock_at``, ``takes``,
+        ``cues`` and the control surfaces' ``preview``, ``desk_version`` and ``requests``."""
         return {
             "onair": self.onair,
             "ticker": self.ticker.snapshot(),
@@ -242,6 +368,9 @@ class Desk:
             "clock_at": self.clock_at,
             "takes": self.takes.snapshot(),
             "cues": self.cues.snapshot(),
+            "preview": self.preview,
+            "desk_version": self.version,
+            "requests": list(self.requests),
         }
 
     @staticmethod
@@ -260,6 +389,10 @@ class Desk:
             self.clock_at = float(data.get("clock_at", now))
         self.takes.restore(data.get("takes"))
         self.cues.restore(data.get("cues"))
+        preview = data.get("preview")
+        self.preview = None if preview is None else dict(preview)
+        self.version = int(data.get("desk_version", 0))
+        self.requests = OrderedDict.fromkeys(str(r) for r in data.get("requests", ()))
 
     def take(self, onair: dict[str, Any], ticker: Ticker) -> None:
         self.onair, self.ticker = onair, ticker

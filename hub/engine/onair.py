@@ -16,9 +16,29 @@ from typing import Any
 from hub.domain.config import TournamentConfig
 from hub.domain.errors import Rejection
 
-__all__ = ["ONAIR_SLOTS", "TAKES_KEPT", "Takes", "check_slot", "check_value", "default_onair"]
+__all__ = [
+    "ONAIR_SLOTS",
+    "SLOT_KEYS",
+    "TAKES_KEPT",
+    "Takes",
+    "check_slot",
+    "check_value",
+    "default_onair",
+    "describe",
+    "take_value",
+]
 
 ONAIR_SLOTS = ("leaderboard", "seat", "table", "compare", "ticker")
+# The selection keys of each slot (overlays/js/mixer.js has the same list): a Take sends every
+# one (None: the overlay's URL decides), so what goes on air is exactly the preview, not the
+# preview merged over the slot's old keys.
+SLOT_KEYS: dict[str, tuple[str, ...]] = {
+    "leaderboard": ("view", "group", "scope", "stage", "session"),
+    "seat": ("seat", "view"),
+    "table": ("table",),
+    "compare": ("deal", "seat", "tables", "mode"),
+    "ticker": (),
+}
 TAKES_KEPT = 50  # on-air changes that can be taken back, newest first
 CHOICES: dict[str, tuple[str, ...]] = {
     "view": ("like_for_like", "running"),
@@ -128,3 +148,32 @@ class Takes:
         self.kept.clear()
         for slot, before, at in data or ():
             self.kept.append((str(slot), dict(before), float(at)))
+
+
+def take_value(slot: str, value: Mapping[str, Any], cut: bool = False) -> dict[str, Any]:
+    """The on-air value a Take (or a Cut) of ``value`` sends (as the mixer's ``takeValue``):
+    every selection key of the slot (None where the preview has none), shown."""
+    out: dict[str, Any] = dict.fromkeys(SLOT_KEYS.get(slot, ()))
+    out.update((k, v) for k, v in value.items() if k not in ("visible", "cut"))
+    out["visible"] = True
+    if cut:
+        out["cut"] = True
+    return out
+
+
+def describe(slot: str, value: Mapping[str, Any] | None) -> str:
+    """A slot's selection in words, as the mixer writes it: "compare · deal 3 · seat 5 ·
+    tables 1, 4 · live"."""
+    v = value or {}
+    parts = [slot]
+    for key in ("table", "deal", "seat", "group", "scope", "stage", "session"):
+        if v.get(key) not in (None, ""):
+            parts.append(f"{key} {v[key]}")
+    tables = v.get("tables")
+    if isinstance(tables, list) and tables:
+        parts.append("tables " + ", ".join(map(str, tables)))
+    if v.get("view"):
+        parts.append(str(v["view"]).replace("_", " "))
+    if v.get("mode"):
+        parts.append("deal-aligned replay" if v["mode"] == "sync" else "live")
+    return " · ".join(parts)

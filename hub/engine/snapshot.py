@@ -290,6 +290,9 @@ def write_engine(
         "clock_at": shown["clock_at"],
         "takes": shown["takes"],
         "cues": shown["cues"],
+        "preview": shown["preview"],
+        "desk_version": shown["desk_version"],
+        "requests": shown["requests"],
     }
 
 

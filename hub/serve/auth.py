@@ -33,6 +33,7 @@ __all__ = [
     "CONSOLE_TOKENS_ENV",
     "OPERATOR",
     "PUBLIC",
+    "TALLY_TOKEN_ENV",
     "Auth",
     "ConsoleSeat",
     "Keyring",
@@ -51,6 +52,7 @@ COMMENTATOR = Role.COMMENTATOR
 OPERATOR = Role.OPERATOR
 CONSOLE = Role.CONSOLE
 CONSOLE_TOKENS_ENV = "DUPLICAST_CONSOLE_TOKENS_FILE"
+TALLY_TOKEN_ENV = "DUPLICAST_TALLY_TOKEN"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +75,9 @@ class Auth:
     commentator_token: str | None = None
     operator_token: str | None = None
     consoles: tuple[ConsoleSeat, ...] = ()
+    # A read-only key that reads the control surfaces' state alone (``GET /api/control``,
+    # docs/companion.md): a Stream Deck's tally polls with it, never with the operator token.
+    tally_token: str | None = None
 
     @classmethod
     def from_env(
@@ -83,6 +88,7 @@ class Auth:
             env.get("DUPLICAST_COMMENTATOR_TOKEN") or None,
             env.get("DUPLICAST_OPERATOR_TOKEN") or None,
             consoles,
+            env.get(TALLY_TOKEN_ENV) or None,
         )
 
     def grant(self, token: str | None) -> Role | ConsoleSeat | None:
@@ -104,6 +110,10 @@ class Auth:
         if commentator:
             return COMMENTATOR
         return seat
+
+    def tally(self, token: str | None) -> bool:
+        """Is this the tally key (it opens ``GET /api/control`` and nothing else)?"""
+        return bool(token) and _same(str(token).encode(), self.tally_token)
 
     def role_for(self, token: str | None) -> Role | None:
         """The role a token grants (``grant`` without the console's seat)."""
@@ -235,13 +245,16 @@ def weak_tokens(auth: Auth) -> list[str]:
     for name, token in (
         ("DUPLICAST_COMMENTATOR_TOKEN", auth.commentator_token),
         ("DUPLICAST_OPERATOR_TOKEN", auth.operator_token),
+        (TALLY_TOKEN_ENV, auth.tally_token),
     ):
         reason = None if token is None else weak_token(token)
         if reason is not None:
             problems.append(f"{name} {reason}")
     if auth.commentator_token and auth.commentator_token == auth.operator_token:
         problems.append("DUPLICAST_COMMENTATOR_TOKEN and DUPLICAST_OPERATOR_TOKEN are the same")
-    others = {auth.commentator_token, auth.operator_token}
+    if auth.tally_token and auth.tally_token in (auth.commentator_token, auth.operator_token):
+        problems.append(f"{TALLY_TOKEN_ENV} is another role's token too")
+    others = {auth.commentator_token, auth.operator_token, auth.tally_token}
     seen: set[str] = set()
     for seat in auth.consoles:
         reason = weak_token(seat.token)

@@ -12,15 +12,27 @@ from typing import Any
 
 from hub.serve.rulings import RULINGS, ruling_command
 
-__all__ = ["COMMAND_OPS", "DESK_FIELDS", "operator_command"]
+__all__ = ["COMMAND_OPS", "DESK_FIELDS", "IDEMPOTENCY", "kept", "operator_command"]
 
-# The operator desk's commands of the cue list and the on-air undo, with the fields passed on.
+# What makes a desk command safe to repeat (docs/companion.md): its request id (an
+# ``Idempotency-Key``) and the desk version it was made against (``If-Match``).
+IDEMPOTENCY = ("request", "expect")
+
+# The operator desk's commands of the cue list, the on-air undo and the hub's preview (a control
+# surface's preview and take), with the fields passed on.
 DESK_FIELDS: dict[str, tuple[str, ...]] = {
-    "cue": ("action", "slot", "value", "label", "cue", "to"),
-    "undo_take": ("cut",),
+    "cue": ("action", "slot", "value", "label", "cue", "to", *IDEMPOTENCY),
+    "undo_take": ("cut", *IDEMPOTENCY),
+    "preview": ("action", "slot", "value", "cue", *IDEMPOTENCY),
+    "take": ("cut", *IDEMPOTENCY),
 }
 
 COMMAND_OPS = ("onair", "clock", *DESK_FIELDS, *RULINGS)
+
+
+def kept(request: dict[str, Any], names: tuple[str, ...] = IDEMPOTENCY) -> dict[str, Any]:
+    """The fields of ``names`` the request gives."""
+    return {k: request[k] for k in names if k in request}
 
 
 def operator_command(request: Any) -> tuple[dict[str, Any] | None, str]:
@@ -31,13 +43,11 @@ def operator_command(request: Any) -> tuple[dict[str, Any] | None, str]:
     if op == "onair":
         if not isinstance(request.get("slot"), str) or "value" not in request:
             return None, "onair needs a 'slot' and a 'value'"
-        return {"op": "onair", "slot": request["slot"], "value": request["value"]}, ""
+        command = {"op": "onair", "slot": request["slot"], "value": request["value"]}
+        return command | kept(request), ""
     if op == "clock":
         command = {"op": "clock", "action": request.get("action")}
-        for name in ("seconds", "level"):
-            if name in request:
-                command[name] = request[name]
-        return command, ""
+        return command | kept(request, ("seconds", "level", *IDEMPOTENCY)), ""
     if op in DESK_FIELDS:
         return {"op": op, **{k: request[k] for k in DESK_FIELDS[op] if k in request}}, ""
     if op in RULINGS:

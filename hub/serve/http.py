@@ -14,6 +14,7 @@ import gc
 import logging
 import math
 import socket
+import time
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from hub.engine.families import FAMILIES, Family, topic_list
 from hub.metrics import CONTENT_TYPE, Metrics
 from hub.serve.asgisink import AsgiSink
 from hub.serve.auth import CONSOLE, OPERATOR, PUBLIC, Auth, Role
+from hub.serve.commands import IDEMPOTENCY
 from hub.serve.fanout import Fanout
 from hub.serve.feedsocket import protocol as feedsocket_protocol
 from hub.serve.headers import SecurityHeaders
@@ -45,6 +47,7 @@ from hub.serve.proxies import TrustedProxies
 from hub.serve.rulings import RULINGS, ruling_command
 from hub.serve.service import FeedService, token_spelling
 from hub.wire.codec import CodecError, from_json_strict, pack, to_json
+from hub.wire.topics import LIVE
 
 __all__ = ["FeedSource", "ListenError", "RunningServer", "create_app", "serve", "tune_gc"]
 
@@ -98,6 +101,70 @@ REST_COMMANDS = {"onair": _onair_body}
 from the body, or why not."""
 
 
+def _slot_body(visible: bool) -> Any:
+    def shape(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+        if not isinstance(body.get("slot"), str):
+            return None, f"{'show' if visible else 'hide'} needs a 'slot'"
+        return {"op": "onair", "slot": body["slot"], "value": {"visible": visible}}, ""
+
+    return shape
+
+
+def _preview_body(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    if not isinstance(body.get("slot"), str):
+        return None, "preview needs a 'slot' and its selection ('value', an object)"
+    value = body.get("value", {})
+    return {"op": "preview", "action": "set", "slot": body["slot"], "value": value}, ""
+
+
+def _cue_body(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    if "cue" not in body:
+        return None, "cue needs 'cue': the id of a cue of the cue list"
+    return {"op": "preview", "action": "cue", "cue": body["cue"]}, ""
+
+
+def _clock_body(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    return {"op": "clock", **{k: body[k] for k in ("action", "seconds", "level") if k in body}}, ""
+
+
+def _fixed(command: dict[str, Any], *passed: str) -> Any:
+    def shape(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+        return {**command, **{k: body[k] for k in passed if k in body}}, ""
+
+    return shape
+
+
+REST_ACTIONS: dict[str, Any] = {
+    "preview": _preview_body,
+    "cue": _cue_body,
+    "next": _fixed({"op": "preview", "action": "next"}),
+    "previous": _fixed({"op": "preview", "action": "previous"}),
+    "clear": _fixed({"op": "preview", "action": "clear"}),
+    "take": _fixed({"op": "take"}),
+    "cut": _fixed({"op": "take", "cut": True}),
+    "show": _slot_body(True),
+    "hide": _slot_body(False),
+    "undo": _fixed({"op": "undo_take"}, "cut"),
+    "clock": _clock_body,
+}
+"""The control surfaces' commands (``Family.actions``: ``POST {route}/{action}``, docs/
+companion.md): the engine's command from the body (a JSON object; empty or none: ``{}``), or
+why not. Each also takes ``request`` and ``expect`` (``IDEMPOTENCY``), from the body or the
+``Idempotency-Key`` and ``If-Match`` headers."""
+IDEMPOTENCY_HEADER = "idempotency-key"
+_TOKEN_IN_URL = {
+    "error": "bad_request",
+    "message": "a control surface gives its token in the Authorization header, never in the "
+    "URL (docs/companion.md)",
+}
+
+
+def _if_match(value: str) -> int | str:
+    """The desk version an ``If-Match`` names (``"12"``, ``W/"12"`` or ``12``), or the text."""
+    text = value.strip().removeprefix("W/").strip('"')
+    return int(text) if text.isdigit() else value
+
+
 async def read_capped(request: Request, cap: int) -> bytes | None:
     """The request's body, or None once it is known to exceed ``cap`` bytes: by its
     Content-Length before anything is read, else as it streams in (at most ``cap`` + one
@@ -113,6 +180,12 @@ async def read_capped(request: Request, cap: int) -> bytes | None:
             return None
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _bearer(request: Request) -> str | None:
+    """The token of an ``Authorization: Bearer`` header (None: none)."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
 
 
 def _json(body: Any, status: int = 200) -> Response:
@@ -195,7 +268,11 @@ class _Endpoints:
         """A topic's snapshot; a family that declares a ``select`` serves the part of it its
         ``query`` parameters pick (the standings: ``scope``, ``stage``, ``session`` and
         ``group``, ``hub.wire.standings_select``)."""
+        if family.actions and "token" in request.query_params:
+            return _json(_TOKEN_IN_URL, 400)
         role = self._role(request)
+        if role is None and family.actions and self.auth.tally(_bearer(request)):
+            role = OPERATOR  # the tally key: this family's reads, nothing else
         if role is None:
             return _json({"error": "unauthorized", "message": "unknown token"}, 401)
         code = self.valid_topic(role, topic)
@@ -224,7 +301,16 @@ class _Endpoints:
                 if isinstance(chosen, str):
                     return _json({"error": "not_found", "message": chosen}, 404)
                 payload = chosen
-        return _json({"topic": topic, "seq": seq, "data": payload})
+        if family.at_read is not None:
+            payload = family.at_read(payload, time.time())
+        if not family.actions:
+            return _json({"topic": topic, "seq": seq, "data": payload})
+        # A control surface's state: flat (its fields at the top, as a command's answer has
+        # them, so one jsonpath reads both), its desk version as the ETag (for If-Match).
+        answer = _json({"topic": topic, "seq": seq, **payload})
+        answer.headers["etag"] = f'"{payload.get("version", 0)}"'
+        answer.headers["cache-control"] = "no-store"
+        return answer
 
     def topic_route(self, family: Family) -> Any:
         """The REST endpoint of a topic family: its path parameters name the topic; a POST
@@ -236,6 +322,48 @@ class _Endpoints:
                 return await self._command(request, op, REST_COMMANDS[op])
             args = [request.path_params[p] for p in family.params]
             return await self._topic(request, family.name_of(*args), family)
+
+        return endpoint
+
+    def action_route(self, family: Family, action: str) -> Any:
+        """``POST {route}/{action}``: a control surface's command (``REST_ACTIONS``), answered
+        with the family's state once applied (a flat object: ``ok`` and the state's fields)."""
+        shape = REST_ACTIONS[action]
+
+        def shaped(body: Any) -> tuple[dict[str, Any] | None, str]:
+            if body is None:
+                body = {}
+            if not isinstance(body, dict):
+                return None, f"{action} takes a JSON object"
+            command, why = shape(body)
+            if command is not None:
+                command |= {k: body[k] for k in IDEMPOTENCY if k in body}
+            return command, why
+
+        async def endpoint(request: Request) -> Response:
+            if "token" in request.query_params:
+                return _json(_TOKEN_IN_URL, 400)
+            headers = request.headers
+            extra: dict[str, Any] = {}
+            if IDEMPOTENCY_HEADER in headers:
+                extra["request"] = headers[IDEMPOTENCY_HEADER]
+            if "if-match" in headers:
+                extra["expect"] = _if_match(headers["if-match"])
+            answer = await self._command(request, action, shaped, extra)
+            if answer.status_code != 200:
+                return answer
+            topic = family.name_of()
+            store = self.source.store
+            key = (LIVE, topic)
+            if not store.available(key):
+                return answer
+            _, state = store.snapshot(key)
+            if family.at_read is not None:
+                state = family.at_read(state, time.time())
+            result = {**from_json_strict(bytes(answer.body)), **state}
+            response = _json(result)
+            response.headers["etag"] = f'"{state.get("version", 0)}"'
+            return response
 
         return endpoint
 
@@ -256,7 +384,9 @@ class _Endpoints:
 
         return endpoint
 
-    async def _command(self, request: Request, op: str, shape: Any) -> Response:
+    async def _command(
+        self, request: Request, op: str, shape: Any, extra: dict[str, Any] | None = None
+    ) -> Response:
         """An operator command over REST: the token, the body (``shape``: the command, or why
         not), the ingest's answer (on an edge too). A browser page of another origin is
         refused as its websocket is (``hub.serve.origins``: one rule for both; a cross-origin
@@ -278,12 +408,15 @@ class _Endpoints:
             return _json({"error": "too_large", "message": message}, 413)
         try:
             raw = data
-            body = from_json_strict(raw)  # (a key given twice is refused)
+            # (a key given twice is refused; a control surface's button may send no body)
+            body = from_json_strict(raw) if raw.strip() or extra is None else None
         except CodecError as exc:
             return _json({"error": "bad_request", "message": str(exc)}, 400)
         command, why = shape(body)
         if command is None:
             return _json({"error": "bad_request", "message": why}, 400)
+        if extra:  # the headers' request id and expected version; the body's win
+            command = {**extra, **command}
         sig = request.headers.get(SIGNATURE_HEADER)
         if sig is not None:  # the body as signed, for the ingest to verify (hub.roles.signed)
             command = {**command, "signed": raw.decode(), "sig": sig}
@@ -291,7 +424,7 @@ class _Endpoints:
         if result.get("ok"):
             return _json(result)
         code = str(result.get("code", "rejected"))
-        status = 503 if code == "unavailable" else 400
+        status = {"unavailable": 503, "stale": 412}.get(code, 400)
         return _json({"error": code, "message": str(result.get("error", ""))}, status)
 
     async def export_phh(self, request: Request) -> Response:
@@ -361,6 +494,12 @@ def _routes(ep: _Endpoints, overlays_dir: str | Path | None) -> list[BaseRoute]:
             Route(f.route, ep.topic_route(f), methods=["GET", "POST"] if f.command else ["GET"])
             for f in FAMILIES.values()
             if f.route is not None
+        ),
+        *(
+            Route(f"{f.route}/{action}", ep.action_route(f, action), methods=["POST"])
+            for f in FAMILIES.values()
+            if f.route is not None
+            for action in f.actions
         ),
         Route("/api/topics", ep.topics),
         *(Route(f"/api/{op}", ep.ruling(op), methods=["POST"]) for op in RULINGS),

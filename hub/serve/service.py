@@ -2,7 +2,8 @@
 (``hub.serve.feedsocket``'s
 raw sockets, the ASGI ``/ws`` of ``hub.serve.http``): who may connect (token, Origin, connections
 per address), and what a client may say (subscribe, unsubscribe, ping, the operator's
-onair, undo_take, cue, clock, confirm, void, penalty and roster, a web console's event) —
+onair, undo_take, cue, preview, take, clock, confirm, void, penalty and roster, a web
+console's event) —
 docs/protocol.md §2, §3."""
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from hub.serve.auth import (
     may_control,
     program_topic,
 )
-from hub.serve.commands import DESK_FIELDS
+from hub.serve.commands import DESK_FIELDS, IDEMPOTENCY, kept
 from hub.serve.console_events import console_event
 from hub.serve.fanout import Fanout
 from hub.serve.feedclient import Client
@@ -301,16 +302,13 @@ class FeedService:
             return error("forbidden", "onair needs the operator role", op="onair")
         if not isinstance(request.get("slot"), str) or "value" not in request:
             return error("bad_request", "onair needs a 'slot' and a 'value'", op="onair")
-        result = await self._control(
-            request, {"op": "onair", "slot": request["slot"], "value": request["value"]}
-        )
+        command = {"op": "onair", "slot": request["slot"], "value": request["value"]}
+        result = await self._control(request, command | kept(request))
         if not result.get("ok"):
             return error(
                 str(result.get("code", "rejected")), str(result.get("error", "")), op="onair"
             )
-        client.send(
-            {"type": "ok", "op": "onair", **({"queued": True} if result.get("queued") else {})}
-        )
+        client.send({"type": "ok", "op": "onair", **_flags(result)})
         return None
 
     async def _clock(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
@@ -318,17 +316,13 @@ class FeedService:
         if not may_control(client.role):
             return error("forbidden", "clock needs the operator role", op="clock")
         command = {"op": "clock", "action": request.get("action")}
-        for name in ("seconds", "level"):
-            if name in request:
-                command[name] = request[name]
+        command |= kept(request, ("seconds", "level", *IDEMPOTENCY))
         result = await self._control(request, command)
         if not result.get("ok"):
             return error(
                 str(result.get("code", "rejected")), str(result.get("error", "")), op="clock"
             )
-        client.send(
-            {"type": "ok", "op": "clock", **({"queued": True} if result.get("queued") else {})}
-        )
+        client.send({"type": "ok", "op": "clock", **_flags(result)})
         return None
 
     async def _desk(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
@@ -352,7 +346,7 @@ class FeedService:
     def _answered(self, client: Client, op: str, result: dict[str, Any]) -> dict[str, Any] | None:
         if not result.get("ok"):
             return error(str(result.get("code", "rejected")), str(result.get("error", "")), op=op)
-        client.send({"type": "ok", "op": op, **({"queued": True} if result.get("queued") else {})})
+        client.send({"type": "ok", "op": op, **_flags(result)})
         return None
 
     async def _ruling(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
@@ -380,6 +374,12 @@ class FeedService:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+def _flags(result: dict[str, Any]) -> dict[str, Any]:
+    """What an ``ok`` frame says beside the op: ``queued`` (the ingest will apply it), or
+    ``repeated`` (a request id answered before: nothing applied again)."""
+    return {k: True for k in ("queued", "repeated") if result.get(k)}
 
 
 def token_spelling(query: Mapping[str, str]) -> dict[str, Any] | None:

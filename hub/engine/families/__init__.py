@@ -23,6 +23,7 @@ from hub.engine.families.base import (
     TopicKeys,
 )
 from hub.engine.families.console import CONSOLE
+from hub.engine.families.control import CONTROL
 from hub.engine.families.desk import CLOCK, ONAIR, OPS, TICKER
 from hub.engine.families.hands import PROJECTION, TABLE
 from hub.engine.families.payloads import Payloads
@@ -67,6 +68,7 @@ FAMILIES: dict[str, Family] = {
         SUGGESTIONS,
         OPS,
         CONSOLE,
+        CONTROL,
     )
 }
 FEEDS = FAMILIES  # (the name the engine's read side used for it)

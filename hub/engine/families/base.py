@@ -185,6 +185,11 @@ class Family(wire.Family):
     query: tuple[str, ...] = ()
     select: Select | None = None
     command: str | None = None
+    # -- REST, for control surfaces: the commands its route takes by POST at
+    # ``{route}/{action}`` (shaped by ``hub.serve.http``), and what a read adds at the time it
+    # is read (``(payload, now) -> payload``: a running clock's time left)
+    actions: tuple[str, ...] = ()
+    at_read: Callable[[dict[str, Any], float], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if (PROGRAM in self.audiences) != (self.program is not None):
