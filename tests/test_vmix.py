@@ -184,6 +184,20 @@ def test_unreleased_split_screen_never_a_row_and_program_lags(hub: HubThread) ->
         assert lag >= DELAY * 0.8, lag
 
 
+def test_feed_program_without_a_delay_is_refused() -> None:
+    h = HubThread("vmixnodelay")
+    h.start()
+    try:
+        h.play(h.events[:300])
+        with httpx.Client(base_url=h.url, timeout=10) as http:
+            got = http.get(url("leaderboard", "json"), params={"feed": "program"})
+            assert got.status_code == 404 and got.json()["error"] == "unknown_output"
+            assert "no [broadcast] delay" in got.json()["message"]
+            assert http.get(url("leaderboard", "json")).json()
+    finally:
+        h.stop()
+
+
 def test_flatten_holds_back_and_columns_are_title_fields() -> None:
     source = SOURCES["compare"]
     assert flatten(source, {"held": True, "deal": 3, "reason": "hand in progress"}) == []

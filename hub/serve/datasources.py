@@ -43,6 +43,10 @@ NO_TOKEN = (
     "a vMix data source takes no token: it serves the public feed, or the programme with "
     "feed=program (docs/vmix.md)"
 )
+NO_PROGRAM = (
+    "this hub has no programme output (no [broadcast] delay): the source without feed=program "
+    "is the one to put on air"
+)
 _HEX = re.compile(r"[0-9A-Fa-f]{6}")
 
 
@@ -125,6 +129,8 @@ class DataSources:
             if problem is not None:
                 status = 404 if problem["code"] == "unknown_output" else 400
                 return _error(problem["code"], problem["message"], status)
+            if "feed" in query and self.service.topics.outputs == {}:  # (no delay: none)
+                return _error("unknown_output", NO_PROGRAM, 404)
             audience = self.service.audience(PUBLIC, query)
             topic = family.name_of(*(request.path_params[p] for p in family.params))
             if self.service.valid_topic(PUBLIC, topic) is not None:
