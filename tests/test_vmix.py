@@ -17,7 +17,7 @@ import pytest
 
 from hub.engine.families import FAMILIES
 from hub.serve.datasources import source_path
-from hub.wire.datasources import SOURCES, Column, Source, flatten
+from hub.wire.datasources import SOURCES, Column, Source, flatten, to_xml
 from tests.hubharness import COMMENTATOR
 from tests.test_overlays_hub import HubThread
 
@@ -134,6 +134,13 @@ def test_no_token_and_no_wrong_output(hub: HubThread) -> None:
         got = http.get(url("ticker", "json"), params={"output": "venue"})
         assert got.status_code == 400
         assert http.get(url("table", "json", table=99)).status_code == 404
+        # the leaderboard takes the standings' selection (the family's query and select)
+        whole = http.get(url("leaderboard", "json")).json()
+        assert http.get(url("leaderboard", "json"), params={"group": "A"}).json() == whole
+        assert http.get(url("leaderboard", "json"), params={"group": "Z"}).json() == []
+        got = http.get(url("leaderboard", "json"), params={"scope": "session"})
+        assert got.status_code == 404 and "only group selects" in got.json()["message"]
+        assert http.get("/api/vmix/colour/nothex.png").status_code == 404
 
 
 def test_unreleased_split_screen_never_a_row_and_program_lags(hub: HubThread) -> None:
@@ -221,3 +228,12 @@ def test_flatten_holds_back_and_columns_are_title_fields() -> None:
         Source("x", "ticker", lambda doc: [], (cell, cell))
     for s in SOURCES.values():
         assert s.family in FAMILIES
+
+
+def test_xml_escapes_what_a_name_may_hold() -> None:
+    source = SOURCES["ticker"]
+    payload = {"items": [{"text": 'A & B <"C"> \x01end', "kind": "swing", "table": 1, "deal": 2}]}
+    rows = flatten(source, payload)
+    assert rows[0]["Deal.Text"] == "2" and rows[0]["Kind.Text"] == "swing"
+    parsed = ElementTree.fromstring(to_xml(source, rows))
+    assert parsed.find("row/Headline.Text").text == 'A & B <"C"> end'  # (no control char)
