@@ -37,6 +37,7 @@ from hub.metrics import CONTENT_TYPE, Metrics
 from hub.serve.asgisink import AsgiSink
 from hub.serve.auth import CONSOLE, OPERATOR, PUBLIC, Auth, Role
 from hub.serve.commands import IDEMPOTENCY
+from hub.serve.datasources import DataSources
 from hub.serve.fanout import Fanout
 from hub.serve.feedsocket import protocol as feedsocket_protocol
 from hub.serve.headers import SecurityHeaders
@@ -504,6 +505,7 @@ def _routes(ep: _Endpoints, overlays_dir: str | Path | None) -> list[BaseRoute]:
         Route("/api/topics", ep.topics),
         *(Route(f"/api/{op}", ep.ruling(op), methods=["POST"]) for op in RULINGS),
         Route("/api/export/phh", ep.export_phh),
+        *DataSources(ep.source, ep.service).routes(),  # /api/vmix/… (hub.serve.datasources)
         Route("/healthz", ep.healthz),
         Route("/readyz", ep.readyz),
         Route("/metrics", ep.metrics_text),
