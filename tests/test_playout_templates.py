@@ -125,7 +125,7 @@ class Standin(http.server.SimpleHTTPRequestHandler):
     """Serves overlays/templates/ as SPX serves its ASSETS/templates (the crew copies the folder
     there) and as an OGraf server serves its graphics, and a blank renderer page."""
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_GET(self) -> None:
         if self.path == "/renderer.html":
             body = (
                 b'<!doctype html><html><head><link rel="icon" href="data:,"></head>'
@@ -214,9 +214,10 @@ def query(sel: dict[str, Any]) -> str:
 
 def xml(sel: dict[str, Any]) -> str:
     """CasparCG's templateData: one componentData per parameter."""
+    text = {k: ",".join(map(str, v)) if isinstance(v, list) else v for k, v in sel.items()}
     parts = "".join(
-        f'<componentData id="{k}"><data id="text" value="{",".join(map(str, v)) if isinstance(v, list) else v}"/></componentData>'
-        for k, v in sel.items()
+        f'<componentData id="{k}"><data id="text" value="{v}"/></componentData>'
+        for k, v in text.items()
     )
     return f"<templateData>{parts}</templateData>"
 
@@ -226,7 +227,8 @@ def drawn(target: Page | Frame) -> dict[str, Any]:
     result: dict[str, Any] = target.evaluate(
         """() => {
         const g = document.querySelector('[data-testid="gfx"]');
-        const ids = (id, attr) => [...g.querySelectorAll(`[data-testid="${id}"]`)].map((e) => e.getAttribute(attr));
+        const ids = (id, attr) => [...g.querySelectorAll(`[data-testid="${id}"]`)]
+          .map((e) => e.getAttribute(attr));
         return {
           text: g.innerText.replace(/\\s+/g, ' ').trim(),
           panels: ids('compare-panel', 'data-table'), teams: ids('team-row', 'data-team'),
@@ -384,7 +386,8 @@ def ograf(page: Page, standin: str, name: str, data: dict[str, Any]) -> None:
         const el = document.createElement(`ograf-${name}`);
         document.body.append(el);
         window.graphic = el;
-        return (await el.load({renderType: 'realtime', data, renderCharacteristics: {}})).statusCode;
+        const params = {renderType: 'realtime', data, renderCharacteristics: {}};
+        return (await el.load(params)).statusCode;
     }""",
         [name, data],
     )
