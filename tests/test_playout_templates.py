@@ -307,6 +307,23 @@ def test_casparcg_template_draws_what_the_browser_source_draws(
 
 
 @pytest.mark.browser
+def test_casparcg_update_naming_another_hub_moves_the_connection(
+    page: Page, hub: HubThread
+) -> None:
+    """Data naming another hub (`ws`) reconnects the page there, nothing of the old kept."""
+    sel = selection("seat", hub)
+    want = reference(page, hub, "seat", sel)
+    page.goto(f"{hub.url}/overlays/seat.html?playout=casparcg&ws=ws://127.0.0.1:9/ws")
+    page.evaluate("(j) => window.update(j)", json.dumps({**sel, "slot": 0}))
+    page.evaluate("window.play()")
+    never_drawn(page, 1000)  # no hub there: nothing to draw
+    page.evaluate("(w) => window.update({ws: w})", ws(hub))
+    expect_visible(page, True)
+    page.wait_for_timeout(700)
+    assert drawn(page) == want
+
+
+@pytest.mark.browser
 def test_a_template_never_shows_the_public_an_unreleased_deal(page: Page, hub: HubThread) -> None:
     deal = unreleased_deal(hub)
     page.goto(f"{hub.url}/overlays/compare.html?playout=casparcg")
