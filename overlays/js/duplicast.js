@@ -3,6 +3,7 @@
 // keeps the full current state of every subscribed topic, never shows a gap (a delta whose seq
 // is not last + 1 triggers a resubscribe with resume), and reconnects with capped exponential
 // backoff and full jitter, resuming every topic from its last seq.
+import { installPlayout, PROTOCOLS } from './playout.js';
 import { contentTransitions } from './transition.js';
 import { signer } from './sign.js';
 import { topic } from './topics.js';
@@ -100,6 +101,7 @@ export function normalise(raw) {
   if (has('slot')) out.slot = OFF.has(String(raw.slot).toLowerCase()) ? false : String(raw.slot);
   if (has('visible')) out.visible = raw.visible === true || raw.visible === 'true' || raw.visible === '1';
   if (has('autoplay')) out.autoplay = !OFF.has(String(raw.autoplay).toLowerCase());
+  if (has('playout')) out.playout = PROTOCOLS.includes(String(raw.playout).toLowerCase()) ? String(raw.playout).toLowerCase() : null;
   return out;
 }
 
@@ -114,11 +116,14 @@ export function params(search = globalThis.location ? location.search : '', hash
   // (docs/security.md); `?token=` is still read, for links made before.
   const fragment = new URLSearchParams(String(hash || '').replace(/^#/, ''));
   if (fragment.get('token')) raw.token = fragment.get('token');
+  const given = normalise(raw);
+  // Under a playout (CasparCG, SPX, OGraf) nothing is drawn before play(), unless autoplay says.
+  const autoplay = given.autoplay ?? !given.playout;
   return {
     ws: null, token: null, theme: 'transparent', scale: null, deal: null, seat: null,
     tables: null, table: null, group: null, stage: null, session: null, scope: null,
     view: 'like_for_like', mode: 'live',
-    tournament: null, feed: null, output: null, slot: false, autoplay: true, ...normalise(raw),
+    tournament: null, feed: null, output: null, slot: false, playout: null, ...given, autoplay,
   };
 }
 
@@ -380,34 +385,7 @@ class DuplicastClient {
   }
 }
 
-/** Parse CasparCG template data: a JSON string, an object, or templateData XML. */
-export function parseTemplateData(data) {
-  if (data === undefined || data === null || data === '') return {};
-  if (typeof data === 'object') return data;
-  const text = String(data).trim();
-  if (text.startsWith('<')) {
-    const doc = new DOMParser().parseFromString(text, 'application/xml');
-    const out = {};
-    for (const comp of doc.querySelectorAll('componentData')) {
-      const d = comp.querySelector('data');
-      if (d) out[comp.getAttribute('id')] = d.getAttribute('value');
-    }
-    return out;
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    return Object.fromEntries(new URLSearchParams(text));
-  }
-}
-
-/** Install window.play/stop/update/next (CasparCG HTML template hooks). */
-export function installTemplateHooks({ play, stop, update, next }) {
-  window.play = () => play();
-  window.stop = () => stop();
-  window.update = (data) => update(normalise(parseTemplateData(data)));
-  window.next = () => next();
-}
+export { parseTemplateData } from './playout.js';
 
 export const STAGE = { width: 1920, height: 1080 };
 
@@ -446,40 +424,68 @@ export function mountOverlay({ slot, topics, render, next, root }) {
   const followOf = (v) => (v === false ? null : ['1', 'on', 'true', 'yes', ''].includes(v) ? slot : v);
   let base = { ...p };
   let playing = p.autoplay;
+  let templated = Boolean(p.playout); // a playout drives the page: it is drawn after play() only
   const states = new Map();
   const unsubs = new Map();
   const ctx = { sel: { ...base }, states, client: null, slotVisible: true, cut: false, blocked: false, rerender: schedule };
   const swaps = contentTransitions(gfx, schedule);
-  /** Change the page's own selection (as CasparCG update() does). */
+  /** Change the page's own selection (as a playout's update() does). Template data naming
+   * another hub, feed or output moves the connection there (an SPX template is served by SPX,
+   * and learns the hub's address from its fields); one naming a playout enters template mode:
+   * nothing is drawn until play(). */
   ctx.update = (data) => {
+    const link = (b) => [b.ws, b.feed, b.output, b.tournament].join('|');
+    const before = link(base);
+    if (data.playout && !templated) {
+      templated = true;
+      playing = false;
+    }
     base = { ...base, ...data };
+    if (link(base) !== before) relink();
     schedule();
   };
 
-  const client = connect({
-    url: p.ws,
-    token: p.token,
-    tournament: p.tournament,
-    feed: p.feed,
-    output: p.output,
-    onStatus: (s) => {
-      document.documentElement.dataset.link = s.state;
-    },
-    onError: (f) => {
-      if (f.code !== 'wrong_tournament') console.warn('hub:', f.code, f.message || '');
-    },
-    onHello: () => {
-      // On air, a mismatch draws nothing at all (the error is in the console log and in
-      // data-error on the graphic, for whoever checks the source).
-      ctx.blocked = Boolean(client.mismatch);
-      if (ctx.blocked) {
-        gfx.dataset.error = 'wrong_tournament';
-        states.clear();
-      } else delete gfx.dataset.error;
-      schedule();
-    },
-  });
-  ctx.client = client;
+  function open() {
+    const c = connect({
+      url: base.ws,
+      token: p.token, // the URL's own: template data never carries a token (playout.js)
+      tournament: base.tournament,
+      feed: base.feed,
+      output: base.output,
+      onStatus: (s) => {
+        document.documentElement.dataset.link = s.state;
+      },
+      onError: (f) => {
+        if (f.code !== 'wrong_tournament') console.warn('hub:', f.code, f.message || '');
+      },
+      onHello: () => {
+        if (ctx.client !== c) return;
+        // On air, a mismatch draws nothing at all (the error is in the console log and in
+        // data-error on the graphic, for whoever checks the source).
+        ctx.blocked = Boolean(c.mismatch);
+        if (ctx.blocked) {
+          gfx.dataset.error = 'wrong_tournament';
+          states.clear();
+        } else delete gfx.dataset.error;
+        schedule();
+      },
+    });
+    ctx.client = c;
+    return c;
+  }
+
+  /** A new connection for the new hub, feed or output: nothing of the old one is kept. */
+  function relink() {
+    const old = ctx.client;
+    unsubs.clear();
+    states.clear();
+    ctx.client = null;
+    old.close();
+    client = open();
+    wanted = sync();
+  }
+
+  let client = open();
 
   function selection() {
     const sel = { ...base };
@@ -563,11 +569,12 @@ export function mountOverlay({ slot, topics, render, next, root }) {
     return null;
   }
 
-  installTemplateHooks({
+  installPlayout({
     play: () => { playing = true; schedule(); },
     stop: () => { playing = false; schedule(); },
-    update: (data) => ctx.update(data),
+    update: (data) => ctx.update(normalise(data)),
     next: () => { if (next) next(ctx); schedule(); },
+    state: () => ({ playing, visible: gfx.dataset.visible === 'true' }),
   });
   gfx.dataset.visible = 'false';
   wanted = sync();
