@@ -68,11 +68,22 @@ def niced(nice: int) -> Any:
     return lambda: os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + nice)
 
 
-def hub_command(role: str, config: Path, port: int) -> list[str]:
+PROFILE_ENV = "DUPLICAST_BENCH_PROFILE"
+"""Set to a file name: the ingest runs under yappi's CPU clock (``bench/profiled.py``) and
+writes its function statistics there when it stops; a second tree's ingest (``--against``)
+writes to the same name with ``.against`` added. A profiled run costs the ingest more CPU:
+profile and measure in separate runs."""
+
+
+def hub_command(role: str, config: Path, port: int, tree: Path = ROOT) -> list[str]:
     command = [sys.executable, "-m", "hub", "serve", "--role", role, "--config", str(config)]
     command += ["--port", str(port)]
     if role == "edge":
         command += ["--reuse-port", "--max-per-address", "1000000"]
+    out = os.environ.get(PROFILE_ENV)
+    if role == "ingest" and out:
+        out += "" if tree == ROOT else ".against"
+        command[1:1] = [str(Path(__file__).with_name("profiled.py")), out]
     return command
 
 
@@ -106,7 +117,7 @@ def start_hub(
     hubs = [
         stack.enter_context(
             started(
-                hub_command(role, config_path, at),
+                hub_command(role, config_path, at, tree),
                 work / f"{role}{n}.log",
                 env=env,
                 cwd=tree,

@@ -498,3 +498,11 @@ def test_desk_storm_tiny() -> None:
     assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-4000:])  # and why, if not
     result = json.loads(run.stdout.strip().splitlines()[-1])
     assert result["loaded"] == 6 and result["closed"] == {} and result["topics_each"] == 30
+
+
+def test_redis_calls_tiny(capsys: pytest.CaptureFixture[str]) -> None:
+    """The bus's per-event calls, on its lane and on redis-py, against a private Redis."""
+    assert load("redis_calls").main(["--calls", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "lane" in lines[0] and "redis-py" in lines[0]
+    assert len(lines) == 7 and all(float(line.split()[-4]) > 0 for line in lines[1:])

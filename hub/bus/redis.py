@@ -36,7 +36,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import AuthenticationError, RedisError, ResponseError
+from redis.exceptions import AuthenticationError, NoScriptError, RedisError, ResponseError
 
 from hub.bus.base import (
     DEFAULT_SUBSCRIPTION_BUFFER,
@@ -50,6 +50,7 @@ from hub.bus.base import (
     redacted_url,
     token_key,
 )
+from hub.bus.redis_lane import Lane, lane_for
 from hub.bus.redis_retry import TRANSIENT_ERRORS, RetryPolicy, quietly
 from hub.bus.redis_scripts import (
     APPEND_BATCH,
@@ -66,6 +67,8 @@ __all__ = ["RedisBus", "RedisSubscription", "RetryPolicy"]
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+SOCKET_TIMEOUT = 5.0  # s a reply may take on the lane (redis-py's default for its own)
 
 
 def _text(value: Any) -> str:
@@ -86,6 +89,9 @@ class RedisBus(Bus):
         self._subscription_buffer = subscription_buffer
         self._rng = rng or random.Random()
         self._redis: aioredis.Redis | None = None
+        # The commands sent per event (journal appends, publishes, hash writes) go through
+        # one lean pipelined connection (``hub.bus.redis_lane``); None: redis-py's (TLS).
+        self._lane: Lane | None = None
         self._subscriptions: set[RedisSubscription] = set()
         self._append_once: Any = None
         self._append_batch: Any = None
@@ -115,7 +121,23 @@ class RedisBus(Bus):
             self._claim = self._redis.register_script(CLAIM)
             self._publish_many = self._redis.register_script(PUBLISH_MANY)
             self._release = self._redis.register_script(RELEASE)
+            self._lane = lane_for(self.url, timeout=SOCKET_TIMEOUT, connect_timeout=2.0)
         return self._redis
+
+    async def _script(self, script: Any, keys: list[Any], args: list[Any]) -> Any:
+        """``script(keys=..., args=...)``, on the lane when there is one: by its SHA, loaded
+        first if Redis does not know it (a restarted Redis), as redis-py does it."""
+        lane = self._lane
+        if lane is None:
+            return await script(keys=keys, args=args)
+        command = ("EVALSHA", script.sha, len(keys), *keys, *args)
+        (reply,) = await lane.execute([command])
+        if isinstance(reply, NoScriptError):
+            await lane.call("SCRIPT", "LOAD", script.script)
+            (reply,) = await lane.execute([command])
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
 
     async def _call(
         self, what: str, command: Callable[[int], Awaitable[T]], *, quiet: bool = False
@@ -171,6 +193,8 @@ class RedisBus(Bus):
         subs = list(self._subscriptions)
         if subs:
             await asyncio.gather(*(sub.aclose() for sub in subs), return_exceptions=True)
+        if self._lane is not None:
+            self._lane.close()
         if self._redis is not None:
             client, self._redis = self._redis, None
             closing = asyncio.ensure_future(quietly(client.aclose()))
@@ -181,6 +205,9 @@ class RedisBus(Bus):
 
     async def publish(self, channel: str, data: bytes) -> int:
         client = self._client()
+        lane = self._lane
+        if lane is not None:
+            return int(await self._call("publish", lambda _: lane.call("PUBLISH", channel, data)))
         return int(await self._call("publish", lambda _: client.publish(channel, data)))
 
     def subscribe(
@@ -228,7 +255,7 @@ class RedisBus(Bus):
 
         async def attempt(n: int) -> Any:
             flag = b"1" if n else b"0"
-            return await script(keys=keys, args=[FIELD, flag, owner, token, bound, *items])
+            return await self._script(script, keys, [FIELD, flag, owner, token, bound, *items])
 
         try:
             ids: Any = await self._call("append", attempt)
@@ -244,6 +271,18 @@ class RedisBus(Bus):
         if not messages:
             return []
         client = self._client()
+        lane = self._lane
+        if lane is not None:  # one write, one reply each (cheap here, unlike redis-py's)
+            commands = [("PUBLISH", channel, data) for channel, data in messages]
+
+            async def on_lane(_: int) -> list[Any]:
+                replies = await lane.execute(commands)
+                for reply in replies:
+                    if isinstance(reply, Exception):
+                        raise reply
+                return replies
+
+            return [int(n) for n in await self._call("publish", on_lane)]
         if len(messages) > 4:  # one script call instead of a command each: far less client CPU
             script = self._publish_many
             args = [part for message in messages for part in message]
@@ -274,6 +313,11 @@ class RedisBus(Bus):
     async def hset_many(self, key: str, fields: Mapping[str, bytes]) -> None:
         if fields:
             client = self._client()
+            lane = self._lane
+            if lane is not None:
+                command = ["HSET", key, *(part for item in fields.items() for part in item)]
+                await self._call("hset", lambda _: lane.call(*command))
+                return
             mapping: dict[Any, Any] = dict(fields)
             await self._call("hset", lambda _: client.hset(key, mapping=mapping))
 
@@ -308,6 +352,10 @@ class RedisBus(Bus):
 
     async def hset(self, key: str, field: str, value: bytes) -> None:
         client = self._client()
+        lane = self._lane
+        if lane is not None:
+            await self._call("hset", lambda _: lane.call("HSET", key, field, value))
+            return
         await self._call("hset", lambda _: client.hset(key, field, value))
 
     async def get(self, key: str) -> bytes | None:
