@@ -8,7 +8,9 @@ tapping on that table's console page alone: each seat's throws (masked as they a
 winners (a wrong winner first: refused, in the hub's words). The journal holds each table's
 hand, and `duplicast replay` of the export gives the standings the hub serves. With the dealer
 "chosen", the pad asks for the dealer's throws (`reveal`) once every player has thrown. MCR:
-the result's form (winner, discarder or self-drawn, fan) and a drawn hand. Screenshots of
+the result's form (winner, discarder or self-drawn, fan) and a drawn hand; a whole deal of
+samples/mcr.toml at its four tables, each hand tapped out in the tile picker (issue #32 item 7),
+then `duplicast replay` of the export gives the standings the hub serves. Screenshots of
 docs/console.md go to docs/screenshots/console-*.png.
 """
 
@@ -451,5 +453,163 @@ def test_a_game_module_brings_its_own_field_widget(pages: Any) -> None:
         settled(page)
         result = [x for x in hub.journal() if x.get("type") == "result"]
         assert [(x["seat"], x.get("self_draw"), x["fan"]) for x in result] == [(1, True, 8)]
+    finally:
+        hub.stop()
+
+
+# A whole MCR deal at the four tables, each won hand tapped out in the tile picker (issue #32
+# item 7). The hub does not check tiles against the walls: these are legal hands of their own.
+# (Concealed tiles in the picker's order, as it sends them: characters, dots, bamboo, honours.)
+PURE_STRAIGHT_WITH_A_CHOW = {
+    "concealed": ["1m", "2m", "3m", "4m", "5m", "6m", "7m", "8m", "9m", "5p"],
+    "melds": [{"kind": "chow", "tiles": ["4s", "5s", "6s"]}],
+    "winning": "5p",
+}
+CONCEALED_PURE_STRAIGHT = {
+    "concealed": ["1p", "2p", "3p", "4p", "5p", "6p", "7p", "8p", "9p", "2s", "3s", "4s", "7z"],
+    "melds": [],
+    "winning": "7z",
+}
+MIXED_STRAIGHT_WITH_A_PUNG = {
+    "concealed": ["9m", "4p", "5p", "6p", "7s", "8s", "9s"],
+    "melds": [
+        {"kind": "chow", "tiles": ["1m", "2m", "3m"]},
+        {"kind": "pung", "tiles": ["5z", "5z", "5z"]},
+    ],
+    "winning": "9m",
+}
+NOT_A_CHOW = "'4s 5s 7s' is not a chow: three tiles in a row of one suit"
+
+
+def pick_tiles(page: Page, target: str, tiles: list[str]) -> None:
+    """Tap tiles into the picker's zone or meld ``target`` (concealed, chow, pung, winning...)."""
+    tid(page, f"tp-target-{target}").click()
+    for code in tiles:
+        tid(page, "tp-palette").locator(f'button[data-tile="{code}"]').click()
+
+
+def pick_hand(page: Page, hand: dict[str, Any]) -> None:
+    """A whole hand in the picker, as it lies on the table: melds, concealed, winning tile."""
+    for meld in hand["melds"]:
+        pick_tiles(page, meld["kind"], meld["tiles"])
+    pick_tiles(page, "concealed", hand["concealed"])
+    pick_tiles(page, "winning", [hand["winning"]])
+    expect(tid(page, "tp-problem")).to_have_text(
+        "14 tiles: a possible hand (the hub counts the fan)."
+    )
+
+
+def test_a_whole_mcr_deal_is_played_at_four_tables_from_the_console_alone(
+    pages: Any, tmp_path: Path
+) -> None:
+    """Table 1's first deal of samples/mcr.toml played at all four tables (the others reach it
+    through their earlier deals, drawn hands): a win on a discard with a meld (the picture of
+    docs/console.md), a self-drawn win, a drawn hand, and a win whose typed fan the tiles
+    contradict (an impossible hand first, refused on the page in the hub's words): the tablet
+    shows the dispute, the official confirms it from the pad and the tiles' fan scores. Then
+    `duplicast replay` of the export gives the standings the hub serves."""
+    hub = GameHub("mcr")
+    hub.start()
+    try:
+        wins: dict[int, dict[str, Any]] = {}
+        deal = Engine(hub.config, hub.decks).state.tables[1].order[0]  # table 1's first
+        for table in hub.config.tables:
+            page, _ = pages(hub, table)
+            while (now := int(tid(page, "start").inner_text().split()[-1])) != deal:
+                tid(page, "start").click()  # the table's deals before it: drawn hands
+                settled(page)
+                tid(page, "result-draw").click()
+                settled(page)
+                expect(tid(page, "start")).not_to_have_text(f"Start deal {now}")
+            tid(page, "start").click()
+            settled(page)
+            if table == 3:
+                tid(page, "result-draw").click()
+                settled(page)
+                expect(tid(page, "deal")).to_contain_text("complete")
+                continue
+            tid(page, "result").click()
+            expect(tid(page, "tilepicker")).to_be_visible()
+            if table == 1:
+                tid(page, "pick-2").click()
+                tid(page, "discarder-3").click()
+                hand = PURE_STRAIGHT_WITH_A_CHOW
+                wins[table] = {"seat": 2, "discarder": 3, "hand": hand}
+            elif table == 2:
+                tid(page, "pick-1").click()
+                tid(page, "flag-self_draw").click()
+                hand = CONCEALED_PURE_STRAIGHT
+                wins[table] = {"seat": 1, "self_draw": True, "hand": hand}
+            else:
+                tid(page, "pick-4").click()
+                tid(page, "discarder-1").click()
+                pick_tiles(page, "chow", ["4s", "5s", "7s"])  # impossible: refused on the page
+                expect(tid(page, "tp-problem")).to_have_text(NOT_A_CHOW)
+                expect(tid(page, "result-why")).to_have_text(NOT_A_CHOW)
+                expect(tid(page, "result-send")).to_be_disabled()
+                tid(page, "tp-remove-meld-0").click()
+                hand = MIXED_STRAIGHT_WITH_A_PUNG
+                tid(page, "fan-input").fill("30")  # the official's total: not the tiles'
+                wins[table] = {"seat": 4, "discarder": 1, "hand": hand, "fan": 30}
+            pick_hand(page, hand)
+            expect(tid(page, "result-send")).to_be_enabled()
+            if table == 1:
+                fits(page)
+                shot(page, "mcr-hand")
+            tid(page, "result-send").click()
+            settled(page)
+            if table == 4:
+                expect(tid(page, "dispute")).to_be_visible()
+                expect(tid(page, "dispute")).to_contain_text(f"Deal {deal} is disputed")
+                expect(tid(page, "dispute")).to_contain_text(
+                    "the official typed 30 fan but the tiles give 11 "
+                    "(Mixed Straight 8, Dragon Pung 2, Single Wait 1)"
+                )
+                expect(tid(page, "deal")).not_to_contain_text("complete")
+                tid(page, "confirm-pick").click()
+                tid(page, "confirm-by").fill("A. Referee")
+                tid(page, "confirm-hub").click()
+                settled(page)
+                expect(tid(page, "dispute")).to_be_hidden()
+            expect(tid(page, "deal")).to_contain_text("complete")
+
+        lines = [x for x in hub.journal() if "refused" not in x]
+        results = {x["table"]: x for x in lines if x["type"] == "result" and x["deal"] == deal}
+        assert results[3].get("draw") is True
+        for table, win in wins.items():
+            sent = {k: results[table][k] for k in ("seat", "discarder", "self_draw", "fan")
+                    if k in results[table]}  # fmt: skip
+            assert sent == {k: v for k, v in win.items() if k != "hand"}
+            assert results[table]["hand"] == win["hand"]
+        confirms = [x for x in lines if x["type"] == "confirm"]
+        assert [(x["table"], x.get("by")) for x in confirms] == [(4, "A. Referee")]
+        assert not [x for x in hub.journal() if "refused" in x]  # nothing reached the hub wrong
+
+        export = tmp_path / "events.jsonl"
+        hub.export(export)
+        config_file = tmp_path / "mcr.toml"
+        config_file.write_text(
+            hub.config_file.read_text().replace('id = "mcr-demo"', f'id = "{hub.config.id}"')
+        )
+        assert load_config(config_file).id == hub.config.id
+        replayed = duplicast("replay", "--config", str(config_file), str(export), "--indent", "0")
+        assert replayed.returncode == 0, replayed.stderr[-2000:]
+        live = settled_standings(hub.url)
+        assert json.loads(replayed.stdout) == live
+        # the deal is whole (played at every table) and scored by the tiles' fan: base 8, on a
+        # discard the discarder pays 8 + fan and the two others 8; self-drawn, all pay 8 + fan
+        assert live["deals"]["complete"] == {"A": [deal]}
+        chips = {
+            (row["table"], group["seat"]): row["chips"]
+            for group in live["running"]["seats"]
+            for row in group["rows"]
+        }
+        assert chips == {
+            **{(1, s): c for s, c in ((1, -8), (2, 24 + 20), (3, -8 - 20), (4, -8))},
+            **{(2, s): (3 * (8 + 22) if s == 1 else -8 - 22) for s in (1, 2, 3, 4)},
+            **{(3, s): 0 for s in (1, 2, 3, 4)},
+            # confirmed: the tiles' 11 fan scores, not the 30 the official typed
+            **{(4, s): c for s, c in ((1, -8 - 11), (2, -8), (3, -8), (4, 24 + 11))},
+        }
     finally:
         hub.stop()
