@@ -6,7 +6,7 @@
 // Network first (the hub's current page whenever it answers), the kept copy when the network
 // fails or does not answer within FETCH_MS (a silent link hangs a request for minutes).
 
-const CACHE = 'duplicast-console-v4';
+const CACHE = 'duplicast-console-v5';
 const FETCH_MS = 2500;
 const PAGE = 'console.html';
 const FILES = [
@@ -22,6 +22,7 @@ const FILES = [
   'js/outbox.js',
   'js/rules.js',
   'js/duplicast.js',
+  'js/playout.js', // duplicast.js's playout templates (CasparCG, SPX, OGraf: docs/overlays.md)
   'js/sign.js',
   'js/topics.js',
   '../api/topics', // the hub's topic families (js/topics.js)

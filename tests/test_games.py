@@ -252,7 +252,6 @@ def test_every_pad_entry_is_an_event_its_game_plays_with_the_events_fields() -> 
         assert len(keys) == len(set(keys)), f"{name}: two pad entries share a key"
 
 
-
 def test_a_deck_file_of_another_games_kind_is_refused_in_its_words() -> None:
     """The kind of order a game's deck file holds is the order class's (``described``), so
     the shared deck check names no game: mahjong's walls in a card game's file."""
