@@ -376,16 +376,14 @@ class Ingest:
                 continue
 
     async def _ticker(self) -> None:
+        """The clock's changes (a deal released, say), published as a batch's are: at once
+        when no message waits, else when the feed is due (``FeedPublisher.follow``: a tick
+        does not add a publish to a saturated ingest's)."""
         while not self._stopping:
             await asyncio.sleep(self.tick_interval)
             self.engine.tick(self.clock())
-            await self._publish_or_log()
-
-    async def _publish_or_log(self) -> None:
-        """A feed publish that fails must not end the loop that called it
-        (``FeedPublisher.publish_logged``)."""
-        if self.feed is not None:
-            await self.feed.publish_logged()
+            if self.feed is not None:
+                await self.feed.follow(bool(self.intake is not None and self.intake.pending))
 
     # ------------------------------------------------------------------ messages
     async def handle(self, channel: str, data: bytes) -> None:

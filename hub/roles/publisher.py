@@ -24,7 +24,7 @@ from hub.serve.feed import SNAPSHOT_EVERY, Frame, IngestFeed, TopicKey, feed_mes
 from hub.wire.channels import Channels
 from hub.wire.control_request import ControlRequest
 
-__all__ = ["FEED_INTERVAL", "ControlRequest", "FeedPublisher"]
+__all__ = ["FEED_INTERVAL", "FEED_INTERVAL_MAX", "FEED_SHARE", "ControlRequest", "FeedPublisher"]
 
 log = logging.getLogger("duplicast.ingest")
 
@@ -33,6 +33,15 @@ FEED_INTERVAL = 0.02
 one flush of the projections then covers many batches (a topic touched by every batch is
 rebuilt and diffed once, not each time). When nothing waits it is published at once. Acks
 are never held back."""
+FEED_SHARE = 0.5
+"""Under load, the feed's publishes take at most this share of the ingest's time: the next
+one waits at least as long as the last one took (``FeedPublisher.interval``). A publish costs a
+part that does not depend on how many events it covers (the projections' flush, the topics'
+diffs, the round trips); published after every batch of a saturated ingest, that part set
+its throughput (issue #31: at 480 tables, a 0.8 s publish after each batch of at most
+``BATCH`` events held the ingest under the consoles' 480 events/s, and the events queued)."""
+FEED_INTERVAL_MAX = 2.0
+"""Seconds: the longest wait between two publishes under load, however long one took."""
 
 
 class FeedPublisher:
@@ -58,6 +67,8 @@ class FeedPublisher:
         self._lock = asyncio.Lock()  # feed messages go out in seq order
         self._requests: list[ControlRequest] = []
         self._published = 0.0  # monotonic time of the last publish after a batch
+        # under load, the least time between two publishes (``FEED_SHARE``)
+        self.interval = FEED_INTERVAL
         self.use(engine)
 
     def use(self, engine: Engine) -> None:
@@ -90,32 +101,38 @@ class FeedPublisher:
         self.store.live = False
 
     async def follow(self, waiting: bool) -> None:
-        """The feed after a batch (the ingest pipeline's last step): at once when nothing
-        waits, else at most every ``FEED_INTERVAL``."""
-        if waiting and time.monotonic() - self._published < FEED_INTERVAL:
+        """The feed after a batch (the ingest pipeline's last step) or a tick: at once when
+        nothing waits, else at most every ``interval``: ``FEED_INTERVAL``, or longer when a
+        publish takes longer (``FEED_SHARE``), up to ``FEED_INTERVAL_MAX``."""
+        if waiting and time.monotonic() - self._published < self.interval:
             return
-        await self.publish_logged()
+        took = await self.publish_logged()
         self._published = time.monotonic()
+        wait = took * (1 - FEED_SHARE) / FEED_SHARE
+        self.interval = min(FEED_INTERVAL_MAX, max(FEED_INTERVAL, wait))
 
-    async def publish_logged(self) -> None:
+    async def publish_logged(self) -> float:
         """``publish``; one that fails (the bus gave up after its retry deadline: a long Redis
         outage) is logged and does not end the loop that called it: the journal and the acks
-        carry on."""
+        carry on. The seconds it took (its wait for the lock and the engine not counted)."""
         try:
-            await self.publish()
+            return await self.publish()
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.warning("feed publish failed (%s); continuing", exc)
+            return 0.0
 
-    async def publish(self) -> None:
+    async def publish(self) -> float:
         """Turn what changed in the engine into frames (encoded once), persist the seqs and
         snapshots that are due, answer snapshot requests, and publish the frames in seq order.
-        The changes are taken while the engine is ``settled`` (never a state half journaled)."""
+        The changes are taken while the engine is ``settled`` (never a state half journaled).
+        The seconds it took once it had the engine."""
         async with self._lock:
             settled = self.settled
             while settled is not None and not settled.is_set():
                 await settled.wait()
+            started = time.monotonic()
             changes = self.engine.changes()
             frames: list[tuple[str, bytes]] = []
             stored: list[TopicKey] = []  # snapshots too big for the channel: in the hash
@@ -145,6 +162,7 @@ class FeedPublisher:
                 await self.bus.publish_many(answers)
             if frames:
                 await self.bus.publish_many(frames)
+            return time.monotonic() - started
 
     async def save(self) -> None:
         """On a clean stop: every topic's seq, then its snapshot (what edges that start while
