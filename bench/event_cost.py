@@ -5,6 +5,7 @@
     python bench/event_cost.py --tables 60,240 --against /work/base   # ratios to another tree
     python bench/event_cost.py --full                        # 240 tables x 10,000 clients
     python bench/event_cost.py --tables 60 --saturate        # the highest sustained events/s
+    python bench/event_cost.py --tables 240,480 --trace      # where the e2e goes, per stage
 
 Per point (``--tables``), fresh processes as docker-compose.yml runs them, all on loopback
 (``bench/e2e_processes.py``): a private ``redis-server`` (AOF, ``appendfsync always``: an ack
@@ -35,6 +36,12 @@ The commentators time a frame when their process reads it (not the kernel's stam
 the trees alternating point after point, same tournament, events, phases and seeds; ratios
 (this / against) are printed. ``--saturate``: at each point the rate is raised (x1.5) until the
 acks or the commentators' frames fall behind; the highest sustained events/s is reported.
+``--trace``: the hub's processes run under ``bench/stage_trace.py`` (timers around the ingest's,
+the feed writer's and the edges' methods, in either tree; without it the hub runs untouched),
+and each point reports, per stage (``STAGES``: read by the ingest, taken, decided, journaled,
+acked, the feed publish that carries it started, built, published, read by the edge, taken,
+sent, read by the commentator), the p50/p99 time from the PUBLISH and of the step from the
+stage before; and each feed publish's CPU against the events it covers (``feed_builds``).
 Every process is ended by its pid.
 """
 
