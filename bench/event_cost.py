@@ -345,10 +345,14 @@ def run_point(
     # Redis cut a subscriber (an edge's feed, say) for its pub/sub output buffer limit
     cuts = (work / "redis.log").read_text(errors="replace").count("output buffer limits")
     sizes["redis_output_limit_cuts"] = cuts
+    # an exception the hub's processes logged (a batch that failed, a task that died)
+    logs = [p for p in work.glob("*.log") if p.name != "redis.log"]
+    tracebacks = sum(p.read_text(errors="replace").count("Traceback") for p in logs)
     got = {"desk": desk_seen, "clients": read[0], "feed": sizes, "sampler": sampler}
     got.update(timed=json.loads(acks_path.read_text()), rss=(rss0, rss1), busy=(busy0, busy1))
     got["pids"] = [p for v in groups.values() for p in v] + [pools[0].pid]
     figures = point_figures(setup, got, clients, rate, warmup)
+    figures["hub_tracebacks"] = tracebacks
     if trace:
         start_ns = got["timed"]["start_ns"] + int(warmup * 1e9)
         figures["stages"] = stages(

@@ -162,11 +162,11 @@ def install(trace: Trace) -> None:
     publish = FeedPublisher.publish
 
     @functools.wraps(publish)
-    async def traced_publish(self: Any) -> None:
+    async def traced_publish(self: Any) -> Any:
         row: dict[str, Any] = {"k": "feed", "enter": now(), "c": [], "cpu0": time.thread_time()}
         token = feed_var.set(row)
         try:
-            await publish(self)
+            return await publish(self)  # (what it returns: the caller paces the feed by it)
         finally:
             feed_var.reset(token)
             if row["c"]:
@@ -189,7 +189,7 @@ def install(trace: Trace) -> None:
     receive = EdgeSource.receive
 
     @functools.wraps(receive)
-    async def traced_receive(self: Any, key: Any, frame: Any) -> None:
+    async def traced_receive(self: Any, key: Any, frame: Any) -> Any:
         at = now()
         found = None
         if key[1].startswith("console:"):
@@ -197,7 +197,7 @@ def install(trace: Trace) -> None:
             if json_out is not None:
                 found = console_seq(b'"console:' + key[1][8:].encode() + b'"' + json_out.payload)
         try:
-            await receive(self, key, frame)
+            return await receive(self, key, frame)
         finally:
             if found is not None:
                 arrived = last[0].arrived if last[0] is not None else 0.0
@@ -209,10 +209,10 @@ def install(trace: Trace) -> None:
     if fetch is not None:  # (the notices of snapshots in the hash: issue #31)
 
         @functools.wraps(fetch)
-        async def traced_fetch(self: Any, key: Any, seq: int) -> None:
+        async def traced_fetch(self: Any, key: Any, seq: int) -> Any:
             at = now()
             try:
-                await fetch(self, key, seq)
+                return await fetch(self, key, seq)
             finally:
                 trace.add({"k": "fetch", "topic": key[1], "at": at, "out": now()})
 

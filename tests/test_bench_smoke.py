@@ -384,10 +384,13 @@ def test_e2e_program_figures() -> None:
 def test_event_cost_quick(tmp_path: Path) -> None:
     """``event_cost.py --quick``: the real processes, consoles at random phases, one
     commentator per table; every event of the window accepted and timed to its commentator's
-    frame, the feed's messages sized, every process gone afterwards."""
+    frame, the feed's messages sized, every process gone afterwards. With ``--trace`` (the
+    hub's processes under ``bench/stage_trace.py``): every stage timed, and the hub as it
+    runs without it (no exception logged: a timer that lost what a method returns broke the
+    feed's pace once)."""
     bench = load("event_cost")
     out = tmp_path / "cost.json"
-    assert bench.main(["--quick", "--json", str(out)]) == 0
+    assert bench.main(["--quick", "--trace", "--json", str(out)]) == 0
     (point,) = json.loads(out.read_text())["points"]
     r = point["this"]
     assert r["tables"] == 6 == r["commentators"] and r["clients"] == 20
@@ -403,6 +406,10 @@ def test_event_cost_quick(tmp_path: Path) -> None:
     assert r["feed"]["messages"] > 0 and 0 < r["feed"]["p99_bytes"] <= r["feed"]["max_bytes"]
     assert r["feed"]["redis_output_limit_cuts"] == 0
     assert r["machine"]["nproc"] >= 1 and len(r["machine"]["loadavg"]) == 3
+    assert r["hub_tracebacks"] == 0
+    stages = r["stages"]["stages"]
+    assert list(stages) == [name for name, _ in bench.STAGES]
+    assert all(s["from_publish"]["n"] == r["events_in_window"] for s in stages.values())
     for pid in r["pids"]:
         assert not Path(f"/proc/{pid}").exists(), pid
 
