@@ -174,6 +174,21 @@ def install(trace: Trace) -> None:
 
     FeedPublisher.publish = traced_publish  # type: ignore[method-assign]
 
+    follow = getattr(FeedPublisher, "follow", None)
+    if follow is not None:  # (the feed's pace: issue #31)
+
+        @functools.wraps(follow)
+        async def traced_follow(self: Any, waiting: bool) -> Any:
+            at, before = now(), getattr(self, "_published", 0.0)
+            try:
+                return await follow(self, waiting)
+            finally:
+                published = getattr(self, "_published", 0.0) != before
+                interval = getattr(self, "interval", None)
+                trace.add({"k": "follow", "at": at, "w": waiting, "p": published, "i": interval})
+
+        FeedPublisher.follow = traced_follow  # type: ignore[method-assign]
+
     # -- the edge --
     last: list[Any] = [None]  # the message the edge's feed loop read last
     anext = RedisSubscription.__anext__

@@ -51,6 +51,20 @@ async def test_under_load_the_next_publish_waits_as_long_as_the_last_one_took() 
     assert len(calls) == 3
 
 
+async def test_under_load_no_publish_starts_while_one_is_under_way() -> None:
+    """A publish under way takes the changes once the engine is let go: a follow that came
+    meanwhile has nothing of its own to add (and one that published nothing would have made
+    the interval the floor again)."""
+    config, decks = unique_tournament("cadence")
+    publisher = FeedPublisher(MemoryBus(), Engine(config, decks))
+    calls = counting(publisher, 0.0)
+    async with publisher._lock:  # a publish under way
+        await publisher.follow(waiting=True)
+    assert calls == []
+    await publisher.follow(waiting=True)
+    assert len(calls) == 1
+
+
 async def test_the_interval_stays_between_its_floor_and_its_ceiling() -> None:
     config, decks = unique_tournament("cadence")
     publisher = FeedPublisher(MemoryBus(), Engine(config, decks))
@@ -62,7 +76,10 @@ async def test_the_interval_stays_between_its_floor_and_its_ceiling() -> None:
     assert publisher.interval == FEED_INTERVAL_MAX
 
 
-async def test_a_tick_publishes_at_once_when_idle_and_not_over_a_saturated_ingest() -> None:
+async def test_a_tick_publishes_only_when_the_ingest_is_idle() -> None:
+    """No message waits and no batch holds the engine: a tick publishes at once. Messages
+    wait, or a batch is being decided and journaled: the batch's feed step will (a tick's
+    publish would build the feed between that batch's journal append and its acks)."""
     config, decks = unique_tournament("cadence")
     ingest = Ingest(MemoryBus(), Engine(config, decks), tick_interval=0.01)
     await ingest.start()
@@ -75,7 +92,11 @@ async def test_a_tick_publishes_at_once_when_idle_and_not_over_a_saturated_inges
         ingest.feed.interval = 5.0  # as after a publish that took 5 s
         await asyncio.sleep(0.2)  # ~20 ticks while messages wait
         assert calls == []
-        busy.pending = 0  # nothing waits: the next tick publishes
+        busy.pending = 0
+        await ingest.applying.hold()  # a batch holds the engine
+        await asyncio.sleep(0.2)
+        assert calls == []
+        ingest.applying.release()  # idle: the next tick publishes
         await asyncio.sleep(0.2)
         assert calls
     finally:

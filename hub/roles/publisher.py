@@ -103,8 +103,10 @@ class FeedPublisher:
     async def follow(self, waiting: bool) -> None:
         """The feed after a batch (the ingest pipeline's last step) or a tick: at once when
         nothing waits, else at most every ``interval``: ``FEED_INTERVAL``, or longer when a
-        publish takes longer (``FEED_SHARE``), up to ``FEED_INTERVAL_MAX``."""
-        if waiting and time.monotonic() - self._published < self.interval:
+        publish takes longer (``FEED_SHARE``), up to ``FEED_INTERVAL_MAX``; and not while
+        another publish is under way (it takes the changes once the engine is let go: a batch
+        journaled meanwhile is in it)."""
+        if waiting and (self._lock.locked() or time.monotonic() - self._published < self.interval):
             return
         took = await self.publish_logged()
         self._published = time.monotonic()
