@@ -380,7 +380,7 @@ class Ingest:
         idle: no message waits and no batch holds the engine. Else the batch's own feed step
         takes them (``FeedPublisher.follow``): a tick's publish would wait for the engine and
         build the feed between the batch's journal append and its acks, holding the acks
-        (issue #31: 0.7-1.6 s at 240-480 tables), and add a publish to a saturated ingest's."""
+        (issue #31: 0.7-1.6 s at 240-480 tables)."""
         while not self._stopping:
             await asyncio.sleep(self.tick_interval)
             self.engine.tick(self.clock())

@@ -24,7 +24,7 @@ from hub.serve.feed import SNAPSHOT_EVERY, Frame, IngestFeed, TopicKey, feed_mes
 from hub.wire.channels import Channels
 from hub.wire.control_request import ControlRequest
 
-__all__ = ["FEED_INTERVAL", "FEED_INTERVAL_MAX", "FEED_SHARE", "ControlRequest", "FeedPublisher"]
+__all__ = ["FEED_INTERVAL", "ControlRequest", "FeedPublisher"]
 
 log = logging.getLogger("duplicast.ingest")
 
@@ -33,15 +33,6 @@ FEED_INTERVAL = 0.02
 one flush of the projections then covers many batches (a topic touched by every batch is
 rebuilt and diffed once, not each time). When nothing waits it is published at once. Acks
 are never held back."""
-FEED_SHARE = 0.5
-"""Under load, the feed's publishes take at most this share of the ingest's time: the next
-one waits at least as long as the last one took (``FeedPublisher.interval``). A publish costs a
-part that does not depend on how many events it covers (the projections' flush, the topics'
-diffs, the round trips); published after every batch of a saturated ingest, that part set
-its throughput (issue #31: at 480 tables, a 0.8 s publish after each batch of at most
-``BATCH`` events held the ingest under the consoles' 480 events/s, and the events queued)."""
-FEED_INTERVAL_MAX = 2.0
-"""Seconds: the longest wait between two publishes under load, however long one took."""
 
 
 class FeedPublisher:
@@ -67,8 +58,6 @@ class FeedPublisher:
         self._lock = asyncio.Lock()  # feed messages go out in seq order
         self._requests: list[ControlRequest] = []
         self._published = 0.0  # monotonic time of the last publish after a batch
-        # under load, the least time between two publishes (``FEED_SHARE``)
-        self.interval = FEED_INTERVAL
         self.use(engine)
 
     def use(self, engine: Engine) -> None:
@@ -101,40 +90,34 @@ class FeedPublisher:
         self.store.live = False
 
     async def follow(self, waiting: bool) -> None:
-        """The feed after a batch (the ingest pipeline's last step) or a tick: at once when
-        nothing waits, else at most every ``interval``: ``FEED_INTERVAL``, or longer when a
-        publish takes longer (``FEED_SHARE``), up to ``FEED_INTERVAL_MAX``; and not while
-        another publish is under way (it takes the changes once the engine is let go: a batch
-        journaled meanwhile is in it)."""
-        if waiting and (self._lock.locked() or time.monotonic() - self._published < self.interval):
+        """The feed after a batch (the ingest pipeline's last step) or a tick of an idle
+        ingest: at once when nothing waits, else at most every ``FEED_INTERVAL``, and not
+        while another publish is under way (it takes the changes once the engine is let go:
+        a batch journaled meanwhile is in it; issue #31)."""
+        if waiting and (self._lock.locked() or time.monotonic() - self._published < FEED_INTERVAL):
             return
-        took = await self.publish_logged()
+        await self.publish_logged()
         self._published = time.monotonic()
-        wait = took * (1 - FEED_SHARE) / FEED_SHARE
-        self.interval = min(FEED_INTERVAL_MAX, max(FEED_INTERVAL, wait))
 
-    async def publish_logged(self) -> float:
+    async def publish_logged(self) -> None:
         """``publish``; one that fails (the bus gave up after its retry deadline: a long Redis
         outage) is logged and does not end the loop that called it: the journal and the acks
-        carry on. The seconds it took (its wait for the lock and the engine not counted)."""
+        carry on."""
         try:
-            return await self.publish()
+            await self.publish()
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.warning("feed publish failed (%s); continuing", exc)
-            return 0.0
 
-    async def publish(self) -> float:
+    async def publish(self) -> None:
         """Turn what changed in the engine into frames (encoded once), persist the seqs and
         snapshots that are due, answer snapshot requests, and publish the frames in seq order.
-        The changes are taken while the engine is ``settled`` (never a state half journaled).
-        The seconds it took once it had the engine."""
+        The changes are taken while the engine is ``settled`` (never a state half journaled)."""
         async with self._lock:
             settled = self.settled
             while settled is not None and not settled.is_set():
                 await settled.wait()
-            started = time.monotonic()
             changes = self.engine.changes()
             frames: list[tuple[str, bytes]] = []
             stored: list[TopicKey] = []  # snapshots too big for the channel: in the hash
@@ -164,7 +147,6 @@ class FeedPublisher:
                 await self.bus.publish_many(answers)
             if frames:
                 await self.bus.publish_many(frames)
-            return time.monotonic() - started
 
     async def save(self) -> None:
         """On a clean stop: every topic's seq, then its snapshot (what edges that start while
