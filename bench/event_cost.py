@@ -5,6 +5,7 @@
     python bench/event_cost.py --tables 60,240 --against /work/base   # ratios to another tree
     python bench/event_cost.py --full                        # 240 tables x 10,000 clients
     python bench/event_cost.py --tables 60 --saturate        # the highest sustained events/s
+    python bench/event_cost.py --tables 240,480 --trace      # where the e2e goes, per stage
 
 Per point (``--tables``), fresh processes as docker-compose.yml runs them, all on loopback
 (``bench/e2e_processes.py``): a private ``redis-server`` (AOF, ``appendfsync always``: an ack
@@ -35,6 +36,12 @@ The commentators time a frame when their process reads it (not the kernel's stam
 the trees alternating point after point, same tournament, events, phases and seeds; ratios
 (this / against) are printed. ``--saturate``: at each point the rate is raised (x1.5) until the
 acks or the commentators' frames fall behind; the highest sustained events/s is reported.
+``--trace``: the hub's processes run under ``bench/stage_trace.py`` (timers around the ingest's,
+the feed writer's and the edges' methods, in either tree; without it the hub runs untouched),
+and each point reports, per stage (``STAGES``: read by the ingest, taken, decided, journaled,
+acked, the feed publish that carries it started, built, published, read by the edge, taken,
+sent, read by the commentator), the p50/p99 time from the PUBLISH and of the step from the
+stage before; and each feed publish's CPU against the events it covers (``feed_builds``).
 Every process is ended by its pid.
 """
 
@@ -45,6 +52,7 @@ import asyncio
 import base64
 import bisect
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -271,8 +279,10 @@ def run_point(
     seed: int,
     warmup: float,
     drain: float = 3.0,
+    trace: bool = False,
 ) -> dict[str, Any]:
-    """The figures of one run of ``setup``'s load on ``tree``'s hub (module docstring)."""
+    """The figures of one run of ``setup``'s load on ``tree``'s hub (module docstring);
+    ``trace``: the hub's processes run under ``bench/stage_trace.py`` (the stages)."""
     edge_bench.raise_nofile()
     binary = edge_bench.wsclients_binary()
     token = base64.urlsafe_b64encode(os.urandom(24)).decode()
@@ -281,7 +291,11 @@ def run_point(
     events_path = work / "events.msgpack"
     events_path.write_bytes(codec.pack({str(t): v for t, v in events.items()}))
     n = len(events)
+    traces = work / "trace"
     with contextlib.ExitStack() as stack:
+        if trace:
+            traces.mkdir(exist_ok=True)
+            stack.enter_context(traced_commands(traces))
         redis, url, ingest, edges, port = procs.start_hub(
             work, stack, setup["text"], token, 0, "always", tree
         )
@@ -331,10 +345,20 @@ def run_point(
     # Redis cut a subscriber (an edge's feed, say) for its pub/sub output buffer limit
     cuts = (work / "redis.log").read_text(errors="replace").count("output buffer limits")
     sizes["redis_output_limit_cuts"] = cuts
+    # an exception the hub's processes logged (a batch that failed, a task that died)
+    logs = [p for p in work.glob("*.log") if p.name != "redis.log"]
+    tracebacks = sum(p.read_text(errors="replace").count("Traceback") for p in logs)
     got = {"desk": desk_seen, "clients": read[0], "feed": sizes, "sampler": sampler}
     got.update(timed=json.loads(acks_path.read_text()), rss=(rss0, rss1), busy=(busy0, busy1))
     got["pids"] = [p for v in groups.values() for p in v] + [pools[0].pid]
-    return point_figures(setup, got, clients, rate, warmup)
+    figures = point_figures(setup, got, clients, rate, warmup)
+    figures["hub_tracebacks"] = tracebacks
+    if trace:
+        start_ns = got["timed"]["start_ns"] + int(warmup * 1e9)
+        figures["stages"] = stages(
+            setup, got["timed"]["sent"], desk_seen["marks"], start_ns, traces
+        )
+    return figures
 
 
 def point_figures(
@@ -414,6 +438,184 @@ def latency(
     return out
 
 
+@contextlib.contextmanager
+def traced_commands(out: Path) -> Any:
+    """The hub's processes started as ``stage_trace.py OUT -m hub ...`` while it lasts."""
+    plain = procs.hub_command
+
+    def traced(role: str, config: Path, port: int) -> list[str]:
+        command = plain(role, config, port)
+        return [command[0], str(HERE / "stage_trace.py"), str(out), *command[1:]]
+
+    procs.hub_command = traced
+    try:
+        yield
+    finally:
+        procs.hub_command = plain
+
+
+STAGES = (  # (name, what it times: the first time the event reached it)
+    ("ingest_read", "read off the ingest's Redis socket"),
+    ("taken", "its batch enters the ingest's pipeline"),
+    ("decided", "its batch's journal append is called"),
+    ("journaled", "the append returned (AOF fsync'd)"),
+    ("acked", "the acks' PUBLISH returned"),
+    ("feed_start", "the feed publish that carries it starts"),
+    ("feed_built", "its frames built: the feed's PUBLISH called"),
+    ("feed_published", "the feed's PUBLISH returned"),
+    ("edge_read", "read off an edge's Redis socket"),
+    ("edge_taken", "the edge's feed loop starts on it"),
+    ("edge_sent", "the edge's fan-out wrote it to the sockets"),
+    ("client_read", "the commentator read it"),
+)
+
+
+def _firsts(rows: list[tuple[float, int, int, Any]]) -> dict[int, tuple[list[int], list[Any]]]:
+    """Per table, the running maximum of the seqs ``rows`` (at, table, seq, value) reach in
+    time order: (seqs, values), so the first row reaching a seq is found by bisection."""
+    out: dict[int, tuple[list[int], list[Any]]] = {}
+    for _at, table, seq, value in sorted(rows, key=lambda r: r[0]):
+        seqs, values = out.setdefault(table, ([], []))
+        if not seqs or seq > seqs[-1]:
+            seqs.append(seq)
+            values.append(value)
+    return out
+
+
+def _first(index: dict[int, tuple[list[int], list[Any]]], table: int, seq: int) -> Any:
+    seqs, values = index.get(table, ([], []))
+    at = bisect.bisect_left(seqs, seq)
+    return values[at] if at < len(seqs) else None
+
+
+def stages(
+    setup: dict[str, Any], sent: list[list[Any]], marks: list[list[int]], counted: int, out: Path
+) -> dict[str, Any]:
+    """Per stage (``STAGES``): p50 / p99 ms from the PUBLISH to the event reaching it
+    (cumulative), and of the step from the stage before; events of the window only, each
+    edge's times counted for the events it carried (both edges see every frame)."""
+    ingest: dict[tuple[int, int], list[float]] = {}
+    feeds: list[tuple[float, int, int, Any]] = []
+    edges: dict[str, tuple[list[Any], list[Any]]] = {}
+    fetches: list[float] = []
+    builds: list[tuple[float, float]] = []  # (enter, CPU s) of each feed publish
+    for path in sorted(out.glob("trace-*.jsonl")):
+        recv, sent_rows = edges.setdefault(path.name, ([], []))
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            kind = row["k"]
+            if kind == "batch":
+                times = [row["take"], row.get("jc"), row.get("jr"), row.get("ack")]
+                for table, seq, arrived in row["msgs"]:
+                    ingest.setdefault((table, seq), [arrived, *times])
+            elif kind == "feed":
+                if "cpu" in row:
+                    builds.append((row["enter"], row["cpu"]))
+                times = (row["enter"], row.get("call"), row.get("ret"))
+                feeds += [(row["enter"], table, seq, times) for table, seq in row["c"]]
+            elif kind == "recv":
+                table, seq = row["c"]
+                recv.append((row["arr"], table, seq, (row["arr"], row["at"])))
+            elif kind == "sent":
+                sent_rows += [(row["at"], table, seq, row["at"]) for table, seq in row["c"]]
+            elif kind == "fetch":
+                fetches.append(row["out"] - row["at"])
+    feed_index = _firsts(feeds)
+    edge_index = [(_firsts(r), _firsts(s)) for r, s in edges.values() if r]
+    client = _firsts([(at / 1e9, table, seq, at / 1e9) for table, seq, at in marks])
+    names = [name for name, _ in STAGES]
+    cumulative: dict[str, list[float]] = {name: [] for name in names}
+    steps: dict[str, list[float]] = {name: [] for name in names}
+    for table, k, pub_ns, _ack, ok in sent:
+        if pub_ns < counted or not ok:
+            continue
+        seq = setup["events"][table][k]["seq"]
+        pub = pub_ns / 1e9
+        head = ingest.get((table, seq), [None] * 5)
+        feed = _first(feed_index, table, seq) or (None, None, None)
+        tail = [_first(client, table, seq)]
+        # the edge(s) that wrote it to a commentator (the other one has no subscriber)
+        carried = [(r, s, x) for r, s in edge_index if (x := _first(s, table, seq)) is not None]
+        for recv, _sent, edge_sent in carried or [(r, s, None) for r, s in edge_index]:
+            edge = _first(recv, table, seq) or (None, None)
+            times = [*head, *feed, *edge, edge_sent, *tail]
+            before = pub
+            for name, at in zip(names, times, strict=True):
+                if at is None:
+                    before = None
+                    continue
+                cumulative[name].append(1000 * (at - pub))
+                if before is not None:
+                    steps[name].append(1000 * (at - before))
+                before = at
+    table_out = {
+        name: {
+            "what": what,
+            "from_publish": e2e_latency.stats([int(x * 1e6) for x in cumulative[name]]),
+            "step": e2e_latency.stats([int(x * 1e6) for x in steps[name]]),
+        }
+        for name, what in STAGES
+    }
+    fetches_ms = [int(x * 1e9) for x in fetches]
+    return {
+        "stages": table_out,
+        "edges": len(edge_index),
+        "hash_fetches": e2e_latency.stats(fetches_ms),
+        "feed_builds": feed_builds(builds, ingest, counted / 1e9),
+    }
+
+
+def feed_builds(
+    builds: list[tuple[float, float]], ingest: dict[tuple[int, int], list[Any]], start: float
+) -> dict[str, Any]:
+    """The feed publishes of the window: how many, the events journaled between two (each
+    publish covers those), the CPU of one (its build) p50, and a least-squares fit of CPU =
+    fixed + per event x events: what a publish costs whatever it covers, and per event."""
+    import numpy as np
+
+    journaled = sorted(t[3] for t in ingest.values() if t[3] is not None)
+    rows = []
+    builds = sorted(builds)
+    for (before, _), (at, cpu) in itertools.pairwise(builds):
+        if at >= start:
+            n = bisect.bisect_left(journaled, at) - bisect.bisect_left(journaled, before)
+            rows.append((n, cpu))
+    if len(rows) < 3:
+        return {"n": len(rows)}
+    events = np.array([r[0] for r in rows], dtype=float)
+    cpu = np.array([r[1] for r in rows], dtype=float)
+    (per_event, fixed), *_ = np.linalg.lstsq(
+        np.stack([events, np.ones_like(events)], axis=1), cpu, rcond=None
+    )
+    return {
+        "n": len(rows),
+        "events_per_publish_p50": float(np.median(events)),
+        "cpu_ms_p50": round(1000 * float(np.median(cpu)), 1),
+        "fit_fixed_ms": round(1000 * float(fixed), 1),
+        "fit_per_event_ms": round(1000 * float(per_event), 3),
+    }
+
+
+def stage_lines(name: str, r: dict[str, Any]) -> str:
+    """The stages of one point, a line each: p50 / p99 from the PUBLISH, and of the step."""
+    got = r.get("stages")
+    if not got:
+        return ""
+    lines = [f"{r['tables']} tables {name}: stages (ms, p50 / p99 from PUBLISH | of the step)"]
+    for stage, row in got["stages"].items():
+        a, b = row["from_publish"], row["step"]
+        lines.append(
+            f"  {stage:15} {a.get('p50_ms')} / {a.get('p99_ms')}"
+            f"  | {b.get('p50_ms')} / {b.get('p99_ms')}  (n {a.get('n')})"
+        )
+    lines.append(f"  feed publishes: {got['feed_builds']}")
+    fetch = got["hash_fetches"]
+    if fetch.get("n"):
+        p50, p99 = fetch.get("p50_ms"), fetch.get("p99_ms")
+        lines.append(f"  hash fetches: {fetch.get('n')}, p50 / p99 {p50} / {p99} ms")
+    return "\n".join(lines)
+
+
 def sustained(point: dict[str, Any]) -> bool:
     lat = point["latency"]
     p99 = max(lat["all"].get("p99_ms", math.inf), lat["ack"].get("p99_ms", math.inf))
@@ -433,12 +635,21 @@ def measure(args: argparse.Namespace, trees: dict[str, Path], root: Path) -> dic
         for name in names:
             work = root / f"{tables}-{name}"
             result = run_point(
-                work, setup, trees[name], args.clients, args.rate, args.seed, args.warmup
+                work,
+                setup,
+                trees[name],
+                args.clients,
+                args.rate,
+                args.seed,
+                args.warmup,
+                trace=args.trace,
             )
             if args.saturate:
                 result["saturation"] = saturation(args, tables, trees[name], root / name)
             point[name] = result
             print(summary(name, result), flush=True)
+            if args.trace:
+                print(stage_lines(name, result), flush=True)
             if args.json:  # what is measured so far, should a later point fail
                 args.json.write_text(json.dumps({**out, "partial": point}, indent=1) + "\n")
         if "against" in point:
@@ -514,6 +725,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--saturate", action="store_true", help="find the highest rate")
     parser.add_argument("--saturate-seconds", type=float, default=15.0)
     parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument(
+        "--trace", action="store_true", help="time the stages (bench/stage_trace.py)"
+    )
     args = parser.parse_args(argv)
     tables, clients, seconds, warmup = SCALES[
         "quick" if args.quick else "full" if args.full else "default"

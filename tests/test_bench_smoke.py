@@ -384,10 +384,13 @@ def test_e2e_program_figures() -> None:
 def test_event_cost_quick(tmp_path: Path) -> None:
     """``event_cost.py --quick``: the real processes, consoles at random phases, one
     commentator per table; every event of the window accepted and timed to its commentator's
-    frame, the feed's messages sized, every process gone afterwards."""
+    frame, the feed's messages sized, every process gone afterwards. With ``--trace`` (the
+    hub's processes under ``bench/stage_trace.py``): every stage timed, and the hub as it
+    runs without it (no exception logged: a timer that lost what a method returns broke the
+    feed's pace once)."""
     bench = load("event_cost")
     out = tmp_path / "cost.json"
-    assert bench.main(["--quick", "--json", str(out)]) == 0
+    assert bench.main(["--quick", "--trace", "--json", str(out)]) == 0
     (point,) = json.loads(out.read_text())["points"]
     r = point["this"]
     assert r["tables"] == 6 == r["commentators"] and r["clients"] == 20
@@ -403,6 +406,10 @@ def test_event_cost_quick(tmp_path: Path) -> None:
     assert r["feed"]["messages"] > 0 and 0 < r["feed"]["p99_bytes"] <= r["feed"]["max_bytes"]
     assert r["feed"]["redis_output_limit_cuts"] == 0
     assert r["machine"]["nproc"] >= 1 and len(r["machine"]["loadavg"]) == 3
+    assert r["hub_tracebacks"] == 0
+    stages = r["stages"]["stages"]
+    assert list(stages) == [name for name, _ in bench.STAGES]
+    assert all(s["from_publish"]["n"] == r["events_in_window"] for s in stages.values())
     for pid in r["pids"]:
         assert not Path(f"/proc/{pid}").exists(), pid
 
@@ -428,6 +435,59 @@ def test_event_cost_times_every_kind() -> None:
     assert lat["start"]["max_ms"] == 150 and lat["call"]["max_ms"] == 50
     assert lat["fold"]["max_ms"] == 60 and lat["missing"] == 1 and "win" not in lat
     assert lat["ack"]["n"] == 4 and lat["kinds_not_timed"][0] == "check"
+
+
+def test_event_cost_stages(tmp_path: Path) -> None:
+    """``--trace``: an event's times in the ingest's and the edges' trace files (as
+    ``bench/stage_trace.py`` writes them) become each stage's time from its PUBLISH, counted at
+    the edge that wrote it to a commentator only; a frame's console seq is read from its bytes."""
+    bench = load("event_cost")
+    trace = load("stage_trace")
+    assert trace.console_seq(b'x"console:7"y{"last_seq":3}..{"last_seq":9}') == (7, 9)
+    assert trace.console_seq(b'"table:7" {"last_seq":3}') is None
+    rows = {
+        "trace-1.jsonl": [
+            {
+                "k": "batch",
+                "take": 1.002,
+                "jc": 1.004,
+                "jr": 1.010,
+                "ack": 1.012,
+                "end": 1.03,
+                "msgs": [[1, 2, 1.001]],
+            },
+            {"k": "feed", "enter": 1.011, "call": 1.020, "ret": 1.022, "cpu": 0.005, "c": [[1, 2]]},
+        ],
+        "trace-2.jsonl": [  # the edge holding the commentator of table 1
+            {"k": "recv", "arr": 1.025, "at": 1.026, "out": 1.0265, "c": [1, 2]},
+            {"k": "sent", "at": 1.027, "c": [[1, 2]]},
+        ],
+        "trace-3.jsonl": [  # the other edge: it reads the frame, has no one to send it to
+            {"k": "recv", "arr": 1.5, "at": 1.6, "out": 1.7, "c": [1, 2]},
+        ],
+    }
+    for name, lines in rows.items():
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in lines))
+    setup = {"events": {1: [{"seq": 1}, {"seq": 2}]}}
+    sent = [[1, 0, 500_000_000, -1, True], [1, 1, 1_000_000_000, 1_012_000_000, True]]
+    got = bench.stages(setup, sent, [[1, 2, 1_030_000_000]], 900_000_000, tmp_path)
+    cumulative = {k: v["from_publish"].get("p50_ms") for k, v in got["stages"].items()}
+    assert cumulative == {
+        "ingest_read": 1.0,
+        "taken": 2.0,
+        "decided": 4.0,
+        "journaled": 10.0,
+        "acked": 12.0,
+        "feed_start": 11.0,
+        "feed_built": 20.0,
+        "feed_published": 22.0,
+        "edge_read": 25.0,
+        "edge_taken": 26.0,
+        "edge_sent": 27.0,
+        "client_read": 30.0,
+    }
+    assert got["stages"]["feed_start"]["step"]["p50_ms"] == -1.0  # (it began before the ack)
+    assert got["edges"] == 2 and got["hash_fetches"] == {"n": 0}
 
 
 def test_event_cost_sustained() -> None:

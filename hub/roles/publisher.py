@@ -90,9 +90,11 @@ class FeedPublisher:
         self.store.live = False
 
     async def follow(self, waiting: bool) -> None:
-        """The feed after a batch (the ingest pipeline's last step): at once when nothing
-        waits, else at most every ``FEED_INTERVAL``."""
-        if waiting and time.monotonic() - self._published < FEED_INTERVAL:
+        """The feed after a batch (the ingest pipeline's last step) or a tick of an idle
+        ingest: at once when nothing waits, else at most every ``FEED_INTERVAL``, and not
+        while another publish is under way (it takes the changes once the engine is let go:
+        a batch journaled meanwhile is in it; issue #31)."""
+        if waiting and (self._lock.locked() or time.monotonic() - self._published < FEED_INTERVAL):
             return
         await self.publish_logged()
         self._published = time.monotonic()

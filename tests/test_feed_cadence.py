@@ -1,0 +1,70 @@
+"""Issue #31's tail: a tick of the ingest's clock publishes the feed only when the ingest is
+idle, and under load no publish starts while one is under way (``FeedPublisher.follow``).
+
+Traced at 240-480 tables (docs/performance.md), the tick's publish waited for the engine, built
+the feed between a batch's journal append and its acks, and held the acks 0.7-1.6 s."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from hub.bus.memory import MemoryBus
+from hub.engine.core import Engine
+from hub.roles.ingest import Ingest
+from hub.roles.publisher import FeedPublisher
+from tests.hubharness import unique_tournament
+
+pytestmark = pytest.mark.asyncio
+
+
+def counting(publisher: FeedPublisher) -> list[float]:
+    """Replace ``publisher.publish`` by one that records when it was called."""
+    calls: list[float] = []
+
+    async def publish() -> None:
+        calls.append(time.monotonic())
+
+    publisher.publish = publish  # type: ignore[method-assign]
+    return calls
+
+
+async def test_under_load_no_publish_starts_while_one_is_under_way() -> None:
+    """A publish under way takes the changes once the engine is let go: a follow that came
+    meanwhile has nothing of its own to add."""
+    config, decks = unique_tournament("cadence")
+    publisher = FeedPublisher(MemoryBus(), Engine(config, decks))
+    calls = counting(publisher)
+    async with publisher._lock:  # a publish under way
+        await publisher.follow(waiting=True)
+    assert calls == []
+    await publisher.follow(waiting=True)  # (the first under load: at once)
+    assert len(calls) == 1
+
+
+async def test_a_tick_publishes_only_when_the_ingest_is_idle() -> None:
+    """No message waits and no batch holds the engine: a tick publishes at once. Messages
+    wait, or a batch is being decided and journaled: the batch's feed step will (a tick's
+    publish would build the feed between that batch's journal append and its acks)."""
+    config, decks = unique_tournament("cadence")
+    ingest = Ingest(MemoryBus(), Engine(config, decks), tick_interval=0.01)
+    await ingest.start()
+    try:
+        assert ingest.feed is not None
+        calls = counting(ingest.feed)
+        busy = SimpleNamespace(pending=3)
+        ingest.intake = busy  # type: ignore[assignment]
+        await asyncio.sleep(0.2)  # ~20 ticks while messages wait
+        assert calls == []
+        busy.pending = 0
+        await ingest.applying.hold()  # a batch holds the engine
+        await asyncio.sleep(0.2)
+        assert calls == []
+        ingest.applying.release()  # idle: the next tick publishes
+        await asyncio.sleep(0.2)
+        assert calls
+    finally:
+        await ingest.stop()
