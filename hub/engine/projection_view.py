@@ -230,7 +230,7 @@ class Projection:
                     rec.replace_at(("seats", i), block)
                 elif now is not was:  # the rows that differ (the names stand)
                     for j, (old, row) in enumerate(zip(was.rows, now.rows, strict=True)):
-                        if old != row:
+                        if old is not row and old != row:  # (a row that stands: the same)
                             block = named_seats([{"rows": [row.as_dict()]}], state.roster)[0]
                             rec.replace_at(("seats", i, "rows", j), block["rows"][0])
             else:
@@ -240,7 +240,7 @@ class Projection:
                         return False
                     info = info or team_info(state.config, state.roster)
                     for j, row in enumerate(now):
-                        if names or row != was[j]:
+                        if names or (row is not was[j] and row != was[j]):
                             rec.replace_at(("teams", i + j), {**row.as_dict(), **info[row.team]})
             self._read[(group, seat)] = (now, i)
         return True
