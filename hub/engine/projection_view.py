@@ -230,7 +230,16 @@ class Projection:
                     rec.replace_at(("seats", i), block)
                 elif now is not was:  # the rows that differ (the names stand)
                     for j, (old, row) in enumerate(zip(was.rows, now.rows, strict=True)):
-                        if old is not row and old != row:  # (a row that stands: the same)
+                        if old is row:  # (a row that stands is the same object)
+                            continue
+                        if (old.table, old.team, old.player, old.penalty) == (
+                            row.table,
+                            row.team,
+                            row.player,
+                            row.penalty,
+                        ):  # the same player's row: its totals
+                            rec.update(("seats", i, "rows", j), row.totals())
+                        else:
                             block = named_seats([{"rows": [row.as_dict()]}], state.roster)[0]
                             rec.replace_at(("seats", i, "rows", j), block["rows"][0])
             else:
@@ -240,7 +249,10 @@ class Projection:
                         return False
                     info = info or team_info(state.config, state.roster)
                     for j, row in enumerate(now):
-                        if names or (row is not was[j] and row != was[j]):
+                        old = was[j]
+                        if names or old.team != row.team or old.penalty != row.penalty:
                             rec.replace_at(("teams", i + j), {**row.as_dict(), **info[row.team]})
+                        elif old is not row:  # the same team's row: its totals
+                            rec.update(("teams", i + j), row.totals())
             self._read[(group, seat)] = (now, i)
         return True

@@ -12,7 +12,13 @@ from typing import Any
 from hub.domain.scoring.format import VIEWS, View
 from hub.domain.scoring.imps import deal_imps, team_deal_imps
 from hub.domain.scoring.layout import ScoringLayout
-from hub.domain.scoring.ranking import exact_sum, ifp_ranking, plain_ranking, rank_teams
+from hub.domain.scoring.ranking import (
+    exact_sum,
+    halves,
+    ifp_ranking,
+    plain_ranking,
+    rank_teams,
+)
 from hub.domain.scoring.rows import SeatRow, SeatStanding, TeamStanding
 
 
@@ -268,18 +274,21 @@ class Scoreboard:
         key = (view, group)
         cached = self._team_cache.get(key)
         if cached is None:
-            scores: dict[str, list[Fraction]] = {}  # summed once per team (``exact_sum``)
+            rows = [
+                row
+                for seat in self._seat_numbers
+                for row in self.seat_standing(view, group, seat).rows
+            ]
             chips: dict[str, int] = {}
+            for row in rows:
+                chips[row.team] = chips.get(row.team, 0) + row.chips
             penalties: dict[str, tuple[int, Fraction]] = {}
-            for seat in self._seat_numbers:
-                for row in self.seat_standing(view, group, seat).rows:
-                    score = row.points if row.points is not None else Fraction(row.imps or 0)
-                    scores.setdefault(row.team, []).append(score)
-                    chips[row.team] = chips.get(row.team, 0) + row.chips
+            if self._penalties:
+                for row in rows:
                     if any(row.penalty):
                         c, p = penalties.get(row.team, (0, Fraction(0)))
                         penalties[row.team] = (c + row.penalty[0], p + row.penalty[1])
-            points = {team: exact_sum(values) for team, values in scores.items()}
+            points = _team_points(rows)
             if self.scoring.name == "imp" and self.scoring.teams == "totals":
                 # the team's IMPs from its totals per deal, less its players' IMP penalties
                 points = {
@@ -374,6 +383,27 @@ class Scoreboard:
         if was is not None and all(a is b for a, b in zip(rows, was.rows, strict=True)):
             return was
         return SeatStanding(group, seat, tuple(rows))
+
+
+def _team_points(rows: Iterable[SeatRow]) -> dict[str, Fraction]:
+    """Each team's points (IFP points, or IMPs) summed over its players' ``rows``: in halves,
+    as integers, when every value is a whole or a half (IFP points and their shares, a
+    whole penalty: the usual case), else as ``exact_sum`` makes it."""
+    summed: dict[str, int] = {}
+    for row in rows:
+        score = row.points
+        if score is None:
+            summed[row.team] = summed.get(row.team, 0) + 2 * (row.imps or 0)
+            continue
+        den = score.denominator
+        if den > 2:  # (a penalty of a third of a point)
+            scores: dict[str, list[Fraction]] = {}
+            for r in rows:
+                value = r.points if r.points is not None else Fraction(r.imps or 0)
+                scores.setdefault(r.team, []).append(value)
+            return {team: exact_sum(values) for team, values in scores.items()}
+        summed[row.team] = summed.get(row.team, 0) + score.numerator * (2 // den)
+    return {team: halves(h) for team, h in summed.items()}
 
 
 def full_recompute(
