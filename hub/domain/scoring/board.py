@@ -21,6 +21,8 @@ from hub.domain.scoring.ranking import (
 )
 from hub.domain.scoring.rows import SeatRow, SeatStanding, TeamStanding
 
+_NO_PENALTY = (0, Fraction(0))  # (one object: a row without a penalty compared by identity)
+
 
 class Scoreboard:
     """Incremental IFP scoring: feed it hand results, read standings in either view.
@@ -340,9 +342,12 @@ class Scoreboard:
         totals = self._totals[view]
         # Penalties: chips come off before the ranking; points after it under ifp-points (no
         # one else's points move), off the IMPs (what the seat ranks by) under imp.
-        none = (0, Fraction(0))
-        penalty = {t: self._penalties.get((t, seat), none) for t in tables}
-        chips = {table: totals[table][seat] - penalty[table][0] for table in tables}
+        if self._penalties:
+            penalty = {t: self._penalties.get((t, seat), _NO_PENALTY) for t in tables}
+            chips = {table: totals[table][seat] - penalty[table][0] for table in tables}
+        else:  # (the usual case: none)
+            penalty = dict.fromkeys(tables, _NO_PENALTY)
+            chips = {table: totals[table][seat] for table in tables}
         # (table, chips, points, rank, imps), best first
         ranked: list[tuple[int, int, Fraction | None, int, int | None]]
         if self.scoring.name == "ifp-points":
@@ -367,17 +372,16 @@ class Scoreboard:
         old = {} if was is None else {row.table: row for row in was.rows}
         rows: list[SeatRow] = []
         for table, total, points, rank, imp in ranked:
-            team, player, pen = holder[(table, seat)], players[(table, seat)], penalty[table]
-            row = old.get(table)
+            pen = penalty[table]
+            row = old.get(table)  # (the layout's player at the table: the same)
             if row is None or not (
                 row.chips == total
                 and row.rank == rank
-                and row.points == points
+                and (row.points is points or row.points == points)  # (points are shared)
                 and row.imps == imp
-                and row.penalty == pen
-                and row.team == team
-                and row.player == player
+                and (row.penalty is pen or row.penalty == pen)
             ):
+                team, player = holder[(table, seat)], players[(table, seat)]
                 row = SeatRow(table, team, player, total, points, rank, imps=imp, penalty=pen)
             rows.append(row)
         if was is not None and all(a is b for a, b in zip(rows, was.rows, strict=True)):
