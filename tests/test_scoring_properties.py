@@ -10,7 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hub.domain.imp import ImpScale
-from hub.domain.scoring import VIEWS, Scoreboard, ScoringFormat, ScoringLayout, full_recompute
+from hub.domain.scoring import (
+    VIEWS,
+    Scoreboard,
+    ScoringFormat,
+    ScoringLayout,
+    SeatStanding,
+    full_recompute,
+)
 
 Result = dict[int, int] | None
 Op = tuple[str, int, int, Result]  # ("set" | "check", table, deal, result)
@@ -256,3 +263,83 @@ def check_teams(board: Scoreboard, view: str, column: str) -> None:
         mine = (getattr(row, column), row.chips)
         better = sum((getattr(o, column), o.chips) > mine for o in rows if o.group == row.group)
         assert row.rank == better + 1
+
+
+Shown = tuple[Any, ...]
+
+
+def shown(board: Scoreboard, group: str) -> Shown:
+    """What a reader of one group takes from the board: its rankings, its completed deals."""
+    seats = range(1, board.layout.seats + 1)
+    return (
+        *(board.group_standings(view, group) for view in VIEWS),
+        *(board.seat_standing(view, group, s) for view in VIEWS for s in seats),
+        board.completed_deals(group),
+    )
+
+
+def rows_by_holder(ranking: Any) -> list[tuple[Any, Any]]:
+    """A seat ranking's rows by table, a group's team rows by team."""
+    if isinstance(ranking, SeatStanding):
+        return [(row.table, row) for row in ranking.rows]
+    return [(row.team, row) for row in ranking]
+
+
+PENALTY_POINTS = [0, 1, Fraction(1, 2), Fraction(1, 3)]  # (a third: no longer in halves)
+
+
+@settings(max_examples=200, deadline=None)
+@given(scenarios(FORMATS), st.data())
+def test_the_groups_a_board_says_moved_are_every_group_that_moved(
+    scenario: tuple[ScoringLayout, list[Op]], data: st.DataObject
+) -> None:
+    """Readers (the standings model, the projection) read only the groups ``moved_since``
+    names and compare rankings and rows by identity: a group it leaves out shows the very
+    same objects as before, and a ranking made again keeps each row that did not move."""
+    layout, ops = scenario
+    board = Scoreboard(layout)
+    model: Model = {}
+    penalties: list[tuple[int, int, int, int | Fraction]] = []
+    stamp = 0
+    seen = {group: shown(board, group) for group in layout.groups}
+    for kind, table, deal, result in ops:
+        if kind == "check":  # a penalty, this time
+            seat = data.draw(st.integers(1, layout.seats))
+            chips = data.draw(st.integers(0, 30))
+            points = data.draw(st.sampled_from(PENALTY_POINTS))
+            if layout.scoring.name != "ifp-points":
+                points = int(points)
+            board.add_penalty(table, seat, chips, points)
+            penalties.append((table, seat, chips, points))
+        else:
+            board.set_result(table, deal, result)
+            if result is None:
+                model.pop((table, deal), None)
+            else:
+                model[(table, deal)] = result
+        moved, stamp = board.moved_since(stamp)
+        assert len(set(moved)) == len(moved)
+        for group in layout.groups:
+            before, now = seen[group], shown(board, group)
+            if group not in moved:  # the same rankings (objects), the same deals complete
+                assert all(a is b for a, b in zip(before[:-1], now[:-1], strict=True)), group
+                assert before[-1] == now[-1]
+            for old, new in zip(before[:-1], now[:-1], strict=True):  # rows that stood
+                kept = dict(rows_by_holder(old))
+                for at, row in rows_by_holder(new):
+                    assert kept[at] is row or kept[at] != row
+            seen[group] = now
+    oracle = full_recompute(layout, model, penalties)  # type: ignore[arg-type]
+    assert board.as_dict() == oracle.as_dict()
+    if layout.scoring.name == "ifp-points":  # a team's points: its players', summed plainly
+        for view in VIEWS:
+            for group in layout.groups:
+                for team in board.group_standings(view, group):
+                    rows = [
+                        row
+                        for s in range(1, layout.seats + 1)
+                        for row in board.seat_standing(view, group, s).rows
+                        if row.team == team.team
+                    ]
+                    assert team.points == sum((row.points for row in rows), Fraction(0))
+                    assert team.chips == sum(row.chips for row in rows)

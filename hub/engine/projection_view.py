@@ -9,9 +9,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from hub.domain.eventscore import EventScoreboard
-from hub.domain.scoring import Scoreboard
+from hub.domain.scoring import Scoreboard, SeatRow
 from hub.engine.changes import RosterChanged
 from hub.engine.hands import TableState
+from hub.engine.roster import Roster
 from hub.engine.tournament import TournamentState
 from hub.engine.views import named_seats, team_info
 from hub.wire.patch import Recorder
@@ -220,6 +221,7 @@ class Projection:
         """Replace the rows of each standing of ``groups`` the board made anew (False: a
         group's teams changed, so did the indexes of the rows after it)."""
         state = self.read.engine.state
+        roster = state.roster
         info: dict[str, dict[str, str]] | None = None
         for group, seat in (entry for g in groups for entry in self._entries[g]):
             was, i = self._read[(group, seat)]
@@ -230,9 +232,15 @@ class Projection:
                     rec.replace_at(("seats", i), block)
                 elif now is not was:  # the rows that differ (the names stand)
                     for j, (old, row) in enumerate(zip(was.rows, now.rows, strict=True)):
-                        if old != row:
-                            block = named_seats([{"rows": [row.as_dict()]}], state.roster)[0]
-                            rec.replace_at(("seats", i, "rows", j), block["rows"][0])
+                        if old is row:  # (a row that stands is the same object)
+                            continue
+                        at = ("seats", i, "rows", j)
+                        if old.penalty != row.penalty:  # (a member more or less)
+                            rec.replace_at(at, _named_row(row, roster))
+                        elif (old.table, old.team, old.player) == (row.table, row.team, row.player):
+                            rec.update(at, row.totals())  # the same player's row: its totals
+                        else:  # another player's row at this place: the same members
+                            rec.update(at, _named_row(row, roster))
             else:
                 now = board.group_standings("running", group)
                 if now is not was or names:
@@ -240,7 +248,19 @@ class Projection:
                         return False
                     info = info or team_info(state.config, state.roster)
                     for j, row in enumerate(now):
-                        if names or row != was[j]:
+                        old = was[j]
+                        if names or old.penalty != row.penalty:  # (a member more or less)
                             rec.replace_at(("teams", i + j), {**row.as_dict(), **info[row.team]})
+                        elif old.team != row.team:  # another team at this place
+                            rec.update(("teams", i + j), {**row.as_dict(), **info[row.team]})
+                        elif old is not row:  # the same team's row: its totals
+                            rec.update(("teams", i + j), row.totals())
             self._read[(group, seat)] = (now, i)
         return True
+
+
+def _named_row(row: SeatRow, roster: Roster | None) -> dict[str, Any]:
+    """A seat ranking's row as the document shows it (the player named as the roster says)."""
+    (block,) = named_seats([{"rows": [row.as_dict()]}], roster)
+    row_dict: dict[str, Any] = block["rows"][0]
+    return row_dict

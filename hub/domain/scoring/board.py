@@ -12,8 +12,16 @@ from typing import Any
 from hub.domain.scoring.format import VIEWS, View
 from hub.domain.scoring.imps import deal_imps, team_deal_imps
 from hub.domain.scoring.layout import ScoringLayout
-from hub.domain.scoring.ranking import exact_sum, ifp_ranking, plain_ranking, rank_teams
+from hub.domain.scoring.ranking import (
+    exact_sum,
+    halves,
+    ifp_ranking,
+    plain_ranking,
+    rank_teams,
+)
 from hub.domain.scoring.rows import SeatRow, SeatStanding, TeamStanding
+
+_NO_PENALTY = (0, Fraction(0))  # (one object: a row without a penalty compared by identity)
 
 
 class Scoreboard:
@@ -38,6 +46,13 @@ class Scoreboard:
         self._running_hands: dict[str, int] = dict.fromkeys(layout.groups, 0)
         self._seat_cache: dict[tuple[View, str, int], SeatStanding] = {}
         self._team_cache: dict[tuple[View, str], tuple[TeamStanding, ...]] = {}
+        # What a dropped cache held: a ranking made again reuses the rows that did not move
+        # (the same objects), so a reader compares rows by identity and reads only what moved.
+        self._seat_was: dict[tuple[View, str, int], SeatStanding] = {}
+        self._team_was: dict[tuple[View, str], tuple[TeamStanding, ...]] = {}
+        # group -> the stamp of its rankings' last move, the oldest first (``moved_since``).
+        self._stamp = 0
+        self._moved: dict[str, int] = {}
         # (table, seat) -> (chips, points) taken off by the tournament director, in both views.
         self._penalties: dict[tuple[int, int], tuple[int, Fraction]] = {}
         self.rankings_computed = 0
@@ -84,6 +99,8 @@ class Scoreboard:
                 del self._tables_counted[group_deal]
         complete_before = deal in self._complete[group]
         complete_now = self._tables_counted.get(group_deal, 0) == len(self.layout.groups[group])
+        if complete_before != complete_now:  # (its completed deals move, whatever its totals)
+            self._moves(group)
         if complete_before and complete_now:
             self._apply("like_for_like", group, table, old, new)
         elif complete_now:  # the last table just counted it: the whole deal comes in
@@ -114,7 +131,8 @@ class Scoreboard:
                 self._team_imps.get(team, 0) + new.get(team, 0) - old.get(team, 0)
             )
         for view in VIEWS:
-            self._team_cache.pop((view, group), None)
+            self._drop_teams(view, group)
+        self._moves(group)
 
     def team_deal_imps(self, group: str, deal: int) -> dict[str, int]:
         """A complete deal's IMPs per team under ``teams = "totals"`` (empty otherwise)."""
@@ -148,8 +166,9 @@ class Scoreboard:
         old_chips, old_points = self._penalties.get((table, seat), (0, Fraction(0)))
         self._penalties[(table, seat)] = (old_chips + chips, old_points + Fraction(points))
         for view in VIEWS:
-            self._seat_cache.pop((view, group, seat), None)
-            self._team_cache.pop((view, group), None)
+            self._drop_seat(view, group, seat)
+            self._drop_teams(view, group)
+        self._moves(group)
 
     def penalties(self) -> dict[tuple[int, int], tuple[int, Fraction]]:
         return dict(self._penalties)
@@ -174,12 +193,45 @@ class Scoreboard:
         """Move one table's totals (chip-scores, or ``source``: its IMPs) from ``old`` to
         ``new``; drop the caches that changed."""
         totals = (self._totals if source is None else source)[view][table]
+        moved = False
         for seat in self._seat_numbers:
             delta = (new[seat] if new else 0) - (old[seat] if old else 0)
             if delta:
                 totals[seat] += delta
-                self._seat_cache.pop((view, group, seat), None)
-                self._team_cache.pop((view, group), None)
+                self._drop_seat(view, group, seat)
+                moved = True
+        if moved:
+            self._drop_teams(view, group)
+            self._moves(group)
+
+    def _drop_seat(self, view: View, group: str, seat: int) -> None:
+        key = (view, group, seat)
+        held = self._seat_cache.pop(key, None)
+        if held is not None:
+            self._seat_was[key] = held
+
+    def _drop_teams(self, view: View, group: str) -> None:
+        held = self._team_cache.pop((view, group), None)
+        if held is not None:
+            self._team_was[(view, group)] = held
+
+    def _moves(self, group: str) -> None:
+        """Note that ``group``'s rankings or completed deals moved (``moved_since``)."""
+        self._stamp += 1
+        self._moved.pop(group, None)
+        self._moved[group] = self._stamp
+
+    def moved_since(self, stamp: int) -> tuple[list[str], int]:
+        """The groups whose rankings or completed deals may have moved since ``stamp`` (0:
+        since the board was made), newest first, and the stamp to ask with next time: a
+        reader of the rankings reads the groups that moved, not every group."""
+        moved = self._moved
+        out: list[str] = []
+        for group in reversed(moved):
+            if moved[group] <= stamp:
+                break
+            out.append(group)
+        return out, self._stamp
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -224,18 +276,21 @@ class Scoreboard:
         key = (view, group)
         cached = self._team_cache.get(key)
         if cached is None:
-            scores: dict[str, list[Fraction]] = {}  # summed once per team (``exact_sum``)
+            rows = [
+                row
+                for seat in self._seat_numbers
+                for row in self.seat_standing(view, group, seat).rows
+            ]
             chips: dict[str, int] = {}
+            for row in rows:
+                chips[row.team] = chips.get(row.team, 0) + row.chips
             penalties: dict[str, tuple[int, Fraction]] = {}
-            for seat in self._seat_numbers:
-                for row in self.seat_standing(view, group, seat).rows:
-                    score = row.points if row.points is not None else Fraction(row.imps or 0)
-                    scores.setdefault(row.team, []).append(score)
-                    chips[row.team] = chips.get(row.team, 0) + row.chips
+            if self._penalties:
+                for row in rows:
                     if any(row.penalty):
                         c, p = penalties.get(row.team, (0, Fraction(0)))
                         penalties[row.team] = (c + row.penalty[0], p + row.penalty[1])
-            points = {team: exact_sum(values) for team, values in scores.items()}
+            points = _team_points(rows)
             if self.scoring.name == "imp" and self.scoring.teams == "totals":
                 # the team's IMPs from its totals per deal, less its players' IMP penalties
                 points = {
@@ -243,6 +298,15 @@ class Scoreboard:
                     for team in points
                 }
             cached = rank_teams(group, points, chips, self.scoring.name, penalties)
+            was = self._team_was.pop(key, None)
+            if was is not None:  # the rows that did not move: the same objects as before
+                old = {row.team: row for row in was}
+                cached = tuple(
+                    row if (held := old.get(row.team)) is None or held != row else held
+                    for row in cached
+                )
+                if all(a is b for a, b in zip(cached, was, strict=True)):
+                    cached = was
             self._team_cache[key] = cached
         return cached
 
@@ -270,59 +334,80 @@ class Scoreboard:
         return {view: self.view_as_dict(view) for view in VIEWS}
 
     def _rank_seat(self, view: View, group: str, seat: int) -> SeatStanding:
+        """One seat's ranking made again; the rows that did not move are the same objects as
+        in the ranking it replaces (and if none moved, that ranking itself)."""
         self.rankings_computed += 1
+        was = self._seat_was.pop((view, group, seat), None)
         tables = self.layout.groups[group]
         totals = self._totals[view]
         # Penalties: chips come off before the ranking; points after it under ifp-points (no
         # one else's points move), off the IMPs (what the seat ranks by) under imp.
-        none = (0, Fraction(0))
-        penalty = {t: self._penalties.get((t, seat), none) for t in tables}
-        chips = {table: totals[table][seat] - penalty[table][0] for table in tables}
-        holder, players = self.layout.holder, self.layout.players
+        if self._penalties:
+            penalty = {t: self._penalties.get((t, seat), _NO_PENALTY) for t in tables}
+            chips = {table: totals[table][seat] - penalty[table][0] for table in tables}
+        else:  # (the usual case: none)
+            penalty = dict.fromkeys(tables, _NO_PENALTY)
+            chips = {table: totals[table][seat] for table in tables}
+        # (table, chips, points, rank, imps), best first
+        ranked: list[tuple[int, int, Fraction | None, int, int | None]]
         if self.scoring.name == "ifp-points":
-            rows = tuple(
-                SeatRow(
-                    table,
-                    holder[(table, seat)],
-                    players[(table, seat)],
-                    total,
-                    points - penalty[table][1] if penalty[table][1] else points,
-                    rank,
-                    penalty=penalty[table],
-                )
+            off = {table: penalty[table][1] for table in tables}
+            ranked = [
+                (table, total, points - off[table] if off[table] else points, rank, None)
                 for table, total, points, rank in ifp_ranking(chips)
-            )
+            ]
         elif self.scoring.name == "imp":
             imps = {
                 table: self._imps[view][table][seat] - int(penalty[table][1]) for table in tables
             }
-            rows = tuple(
-                SeatRow(
-                    table,
-                    holder[(table, seat)],
-                    players[(table, seat)],
-                    chips[table],
-                    None,
-                    rank,
-                    imps=total,
-                    penalty=penalty[table],
-                )
+            ranked = [
+                (table, chips[table], None, rank, total)
                 for table, total, rank in plain_ranking(imps)
-            )
+            ]
         else:
-            rows = tuple(
-                SeatRow(
-                    table,
-                    holder[(table, seat)],
-                    players[(table, seat)],
-                    total,
-                    None,
-                    rank,
-                    penalty=penalty[table],
-                )
-                for table, total, rank in plain_ranking(chips)
-            )
-        return SeatStanding(group, seat, rows)
+            ranked = [
+                (table, total, None, rank, None) for table, total, rank in plain_ranking(chips)
+            ]
+        holder, players = self.layout.holder, self.layout.players
+        old = {} if was is None else {row.table: row for row in was.rows}
+        rows: list[SeatRow] = []
+        for table, total, points, rank, imp in ranked:
+            pen = penalty[table]
+            row = old.get(table)  # (the layout's player at the table: the same)
+            if row is None or not (
+                row.chips == total
+                and row.rank == rank
+                and (row.points is points or row.points == points)  # (points are shared)
+                and row.imps == imp
+                and (row.penalty is pen or row.penalty == pen)
+            ):
+                team, player = holder[(table, seat)], players[(table, seat)]
+                row = SeatRow(table, team, player, total, points, rank, imps=imp, penalty=pen)
+            rows.append(row)
+        if was is not None and all(a is b for a, b in zip(rows, was.rows, strict=True)):
+            return was
+        return SeatStanding(group, seat, tuple(rows))
+
+
+def _team_points(rows: Iterable[SeatRow]) -> dict[str, Fraction]:
+    """Each team's points (IFP points, or IMPs) summed over its players' ``rows``: in halves,
+    as integers, when every value is a whole or a half (IFP points and their shares, a
+    whole penalty: the usual case), else as ``exact_sum`` makes it."""
+    summed: dict[str, int] = {}
+    for row in rows:
+        score = row.points
+        if score is None:
+            summed[row.team] = summed.get(row.team, 0) + 2 * (row.imps or 0)
+            continue
+        den = score.denominator
+        if den > 2:  # (a penalty of a third of a point)
+            scores: dict[str, list[Fraction]] = {}
+            for r in rows:
+                value = r.points if r.points is not None else Fraction(r.imps or 0)
+                scores.setdefault(r.team, []).append(value)
+            return {team: exact_sum(values) for team, values in scores.items()}
+        summed[row.team] = summed.get(row.team, 0) + score.numerator * (2 // den)
+    return {team: halves(h) for team, h in summed.items()}
 
 
 def full_recompute(

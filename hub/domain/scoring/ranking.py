@@ -26,16 +26,16 @@ def ifp_ranking(chips: Mapping[int, int]) -> list[tuple[int, int, Fraction, int]
         while end < n and order[end][1] == order[start][1]:
             end += 1
         # 0-based start..end-1 are places start+1..end.
-        points = _shared_points(2 * n + 1 - start - end)
+        points = halves(2 * n + 1 - start - end)
         ranked.extend((key, total, points, start + 1) for key, total in order[start:end])
         start = end
     return ranked
 
 
 @lru_cache(maxsize=4096)
-def _shared_points(halves: int) -> Fraction:
-    """``halves / 2`` (a ranking makes the same few values again and again: made once)."""
-    return Fraction(halves, 2)
+def halves(count: int) -> Fraction:
+    """``count / 2`` (a ranking makes the same few values again and again: made once)."""
+    return Fraction(count, 2)
 
 
 def exact_sum(values: Iterable[Fraction]) -> Fraction:

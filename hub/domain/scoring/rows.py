@@ -45,6 +45,11 @@ class SeatRow:
             out["penalty"] = penalty_dict(self.penalty)
         return out
 
+    def totals(self) -> dict[str, Any]:
+        """The fields of ``as_dict`` a result moves (the rest stand while the row holds the
+        same table, player and penalty)."""
+        return {"chips": self.chips, **_format_fields(self.points, self.imps), "rank": self.rank}
+
 
 def penalty_dict(penalty: tuple[int, Fraction]) -> dict[str, Any]:
     return {"chips": penalty[0], "points": json_number(penalty[1])}
@@ -86,3 +91,8 @@ class TeamStanding:
         if any(self.penalty):
             out["penalty"] = penalty_dict(self.penalty)
         return out
+
+    def totals(self) -> dict[str, Any]:
+        """The fields of ``as_dict`` a result moves (the rest stand while the row holds the
+        same team and penalty)."""
+        return {"rank": self.rank, **_format_fields(self.points, self.imps), "chips": self.chips}

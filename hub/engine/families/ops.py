@@ -1,8 +1,9 @@
 """The ``ops`` family's model (the operator's desk, ``hub.engine.families.desk``): ``Ops`` moves
 the desk in place. A hand's events move that table's row, and a hand that starts, settles or is
-corrected also the disputes, the latest corrections and the release table; the desk's rarer
-events (a refusal, a link, a penalty, a release, a take, the cue list, a roster fix) rebuild it
-and record what moved."""
+corrected also the disputes, the latest corrections and its (group, deal)'s row of the release
+table (how many of the group's tables completed the deal: a lookup, where the whole table has a
+row for each group and deal); the desk's rarer events (a refusal, a link, a penalty, a release,
+a take, the cue list, a roster fix) rebuild it and record what moved."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ class Ops:
         self._row = {t: i for i, t in enumerate(state.tables)}  # table -> its row
         self._noted = False
         self._tables: dict[int, None] = {}  # tables whose row may have moved
-        self._hands = False  # a hand started, settled or was corrected
+        self._hands: dict[tuple[int, int], None] = {}  # hands started, settled or corrected
+        self._release: dict[tuple[str, int], int] = {}  # (group, deal) -> its release row
         self._all = False  # anything else: rebuilt
         self._disputed: dict[int, list[HandState]] = {}  # table -> its disputed hands
         self._refused: Counter[Any] = Counter()  # table -> refusals listed
@@ -49,7 +51,7 @@ class Ops:
             self._tables[event.table] = None
         elif cls in _HANDS:
             self._tables[event.table] = None
-            self._hands = True
+            self._hands[(event.table, event.deal)] = None
         else:
             self._all = True
 
@@ -61,8 +63,12 @@ class Ops:
         return self.rec
 
     def _count(self) -> None:
-        """The disputes and refusals by table, from scratch."""
+        """The disputes and refusals by table, and where each release row is, from scratch."""
         engine = self.read.engine
+        assert self.rec is not None
+        self._release = {
+            (row["group"], row["deal"]): i for i, row in enumerate(self.rec.doc["release"])
+        }
         self._disputed = {}
         for h in engine.state.disputes():
             self._disputed.setdefault(h.table, []).append(h)
@@ -73,7 +79,8 @@ class Ops:
             return ()
         tables, self._tables = self._tables, {}
         hands, every = self._hands, self._all
-        self._noted = self._hands = self._all = False
+        self._noted = self._all = False
+        self._hands = {}
         rec = self.rec
         if rec is None:
             return (self.key,)
@@ -94,7 +101,13 @@ class Ops:
             ]
             rec.replace_at(("disputes",), disputes)
             rec.replace_at(("corrections",), state.corrections[-50:])
-            rec.replace_at(("release",), engine.release_state())
+            board, config = state.board, state.config
+            for table, deal in hands:  # (a release, a correction's: rebuilt, ``_all``)
+                group = config.group_of(table).id
+                i = self._release.get((group, deal))
+                if i is not None:
+                    counted = board.tables_counted(group, deal)
+                    rec.update(("release", i), {"tables_complete": counted})
         links = engine.desk.links
         for table in tables:
             row = desk_views.ops_row(

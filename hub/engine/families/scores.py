@@ -13,6 +13,7 @@ builders stay the oracle the projections are tested against after every event.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from hub.domain.eventscore import EventScoreboard
@@ -97,6 +98,7 @@ class _Rows:
         self.seat_rows: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
         self.complete: dict[str, list[int]] = {}
         self.doc: dict[str, Any] | None = None  # (a board with stages: the builder's payload)
+        self.stamp = 0  # the board's ``moved_since`` stamp the rows were read at
 
 
 class Scores:
@@ -144,15 +146,19 @@ class Scores:
             rows.doc = build_standings(self.engine, audience == LIVE)
             return
         state = self.engine.state
+        groups: Iterable[str]
         if audience in self._full or board is not rows.board:
             self._full.discard(audience)
             self._info = views.team_info(self.engine.state.config, state.roster)
             rows.teams.clear()
             rows.seats.clear()
             rows.board = board
+            groups, rows.stamp = self._groups, board.moved_since(rows.stamp)[1]
+        else:  # the groups whose rankings the board made anew (the others' rows stand)
+            groups, rows.stamp = board.moved_since(rows.stamp)
         info, roster = self._info, state.roster
         for view in _views(audience):
-            for group in self._groups:
+            for group in groups:
                 if not self.seat:
                     ranked = board.group_standings(view, group)
                     held = rows.teams.get((view, group))
@@ -169,13 +175,14 @@ class Scores:
                     rows.seats[at] = (standing, block)
                     rows.seat_rows[at] = [{**row, "group": group} for row in block["rows"]]
         if not self.seat:
-            self._complete(audience, board)
+            self._complete(audience, board, groups)
 
-    def _complete(self, audience: str, board: Scoreboard) -> None:
-        """The deals each group completes (live) or has released (public): a list unchanged
-        is the same object."""
+    def _complete(self, audience: str, board: Scoreboard, moved: Iterable[str]) -> None:
+        """The deals each group completes (live: of the ``moved`` groups, the board's only
+        ones whose deals may have completed) or has released (public, every group): a list
+        unchanged is the same object."""
         complete = self._rows[audience].complete
-        for group in self._groups:
+        for group in moved if audience == LIVE else self._groups:
             if audience == LIVE:
                 now = sorted(board.completed_deals(group))
             else:

@@ -329,16 +329,19 @@ class Travellers(_Rows):
         rows = rec.doc["rows"]
         finished = [r["chips"] for r in rows if r["chips"] is not None]
         average = sum(finished) / len(finished) if finished else None
-        best: list[str] = []
+        furthest = max((len(b) for r in rows if (b := r.get("board")) is not None), default=0)
+        # Every row is looked at (a traveller has a row per table), but only the swings that
+        # moved are set: the loop's cost is a lookup a row, its operations the delta's.
         for j, r in enumerate(rows):
-            board = r.get("board")
-            if board is not None and len(board) > len(best):
-                best = board
-            if r["chips"] is None or average is None:
-                rec.remove(("rows", j, "swing"))
+            chips = r["chips"]
+            if chips is None or average is None:
+                if "swing" in r:
+                    rec.remove(("rows", j, "swing"))
             else:
-                rec.set(("rows", j, "swing"), round(r["chips"] - average, 2))
-        rec.set(("board",), views.reference_board(state, deal, len(best)))
+                swing = round(chips - average, 2)
+                if r.get("swing") != swing:
+                    rec.set(("rows", j, "swing"), swing)
+        rec.set(("board",), views.reference_board(state, deal, furthest))
         rec.set(("average",), None if average is None else round(average, 2))
         rec.set(("hole",), views.compare_hole(state, deal, seat))
         rec.update((), state.game.compare_fields(state, deal, seat))
