@@ -33,7 +33,7 @@ from hub.serve.auth import Auth, weak_tokens
 from hub.serve.http import create_app, serve
 from tests.hubharness import COMMENTATOR, OPERATOR
 from tests.test_overlays_hub import HubThread
-from tests.test_playout_templates import TEMPLATES, Standin
+from tests.test_playout_templates import TEMPLATES, Standin, ograf
 
 KEY = "test-playout-key-0123456789"
 TALLY = "test-tally-key-0123456789"
@@ -56,7 +56,7 @@ def test_a_report_is_checked_field_by_field() -> None:
         ({"state": "pause"}, "'state'"),
         ({"params": [1]}, "'params'"),
         ({"params": {"deal": 0}}, "'deal'"),
-        ({"params": {"view": "x" * 40}}, "'view'"),
+        ({"page": "seat", "params": {"view": "x" * 40}}, "'view'"),
         ({"params": {"tables": list(range(1, 20))}}, "'tables'"),
     ):
         with pytest.raises(Rejection, match=word):
@@ -340,3 +340,27 @@ def test_spx_template_reports_play_and_stop(page: Page, hub: PlayoutHub, spx_ser
         page.wait_for_timeout(100)
     assert control(hub)["playout"] == 0
     assert all(KEY not in url for url in frames), "the key went into a URL"
+
+
+def until(hub: HubThread, page: Page, count: int) -> dict[str, Any]:
+    """The control state once `count` graphics play (polled: the report is the page's)."""
+    for _ in range(50):
+        state = control(hub)
+        if state["playout"] == count:
+            return state
+        page.wait_for_timeout(100)
+    return control(hub)
+
+
+@pytest.mark.browser
+def test_ograf_graphic_reports_play_and_stop(page: Page, hub: PlayoutHub, spx_server: str) -> None:
+    """An OGraf renderer loads the graphic with `key` in its data: playAction and stopAction
+    reach the hub as reports (the key by postMessage, never in a URL)."""
+    urls: list[str] = []
+    page.on("request", lambda r: urls.append(r.url))
+    ograf(page, spx_server, "table", {"hub": hub.url, "slot": "0", "key": KEY, "table": "2"})
+    assert page.evaluate("window.graphic.playAction({})")["statusCode"] == 200
+    assert until(hub, page, 1)["playout_text"] == "table · table 2 in OGraf"
+    assert page.evaluate("window.graphic.stopAction({})") == {"statusCode": 200}
+    assert until(hub, page, 0)["playout"] == 0
+    assert all(KEY not in url for url in urls), "the key went into a URL"

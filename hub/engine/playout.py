@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hub.domain.errors import Rejection
+from hub.engine.onair import SLOT_KEYS
 
 __all__ = ["PAGES", "PARAMS", "STATES", "TOOLS", "PlayoutBoard", "check_report", "label"]
 
@@ -23,7 +24,8 @@ PAGES = ("leaderboard", "seat", "table", "compare", "ticker", "clock")
 """The overlay pages that are templates (overlays/templates/)."""
 STATES = ("play", "stop")
 PARAMS = ("deal", "seat", "table", "tables", "group", "scope", "stage", "session", "view")
-"""The selection a report may carry (the page's URL parameters); anything else is dropped."""
+"""The selection a report may carry (the page's URL parameters, those of its slot:
+``hub.engine.onair.SLOT_KEYS``); anything else is dropped."""
 _NUMBERS = ("deal", "seat", "table", "session")
 MAX_SHOWN = 32
 """Graphics kept on air at once (one per tool and page); a report beyond is refused."""
@@ -68,7 +70,8 @@ def check_report(command: Mapping[str, Any], now: float) -> dict[str, Any]:
     raw = command.get("params", {})
     if not isinstance(raw, Mapping):
         raise Rejection("bad_request", "playout 'params' is an object")
-    params = {k: _param(k, raw[k]) for k in PARAMS if raw.get(k) not in (None, "")}
+    used = SLOT_KEYS.get(page, ())  # what the page's selection is (a table has no view)
+    params = {k: _param(k, raw[k]) for k in PARAMS if k in used and raw.get(k) not in (None, "")}
     record = {"kind": "control", "op": "playout", "tool": tool, "page": page, "state": state}
     return record | {"params": params, "at": now}
 
