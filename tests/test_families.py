@@ -27,6 +27,7 @@ from hub.engine.changes import (
     Notable,
     OnAirChanged,
     PenaltyApplied,
+    PlayoutChanged,
     PreviewChanged,
     Rejected,
     ReleasedDealCorrected,
@@ -57,6 +58,7 @@ SAMPLES: list[EngineEvent] = [
     OnAirChanged("compare"),
     CuesChanged(),
     PreviewChanged(),
+    PlayoutChanged(),
     Rejected(1, "bad_schema"),
     Rejected(None, "unknown_table"),
     LinkChanged("table1", False),
@@ -159,6 +161,8 @@ def test_no_event_of_a_session_touches_an_undeclared_topic(
             cue = {"op": "cue", "action": "add", "slot": "seat", "value": {"seat": 2}}
             after(engine.control(cue, now))  # CuesChanged
             after(engine.control({"op": "preview", "action": "next"}, now))  # PreviewChanged
+            report = {"op": "playout", "tool": "spx", "page": "ticker", "state": "play"}
+            after(engine.control(report, now))  # PlayoutChanged
             engine.note_links({"table1": False})
             assert not engine.submit({"v": 1, "type": "nonsense"}, now).ok  # Rejected
             penalty = {"op": "penalty", "table": 1, "seat": 2, "chips": 50}

@@ -79,9 +79,12 @@ def test_ograf_split_screen_has_its_select_action() -> None:
     assert set(actions["select"]["schema"]["properties"]) == {"deal", "seat", "tables", "mode"}
     assert actions["next"]["schema"] is None
     assert manifest("compare")["stepCount"] == -1
-    # no field of any graphic is a token
+    # no field of any graphic is a token; its one key is the playout key (it can only report
+    # what plays, issue #33 item 4)
     for page in PAGES:
-        assert not {"token", "key"} & set(manifest(page)["schema"]["properties"])
+        fields = manifest(page)["schema"]["properties"]
+        assert "token" not in fields
+        assert "DUPLICAST_PLAYOUT_KEY" in fields["key"]["title"]
 
 
 def spx_definition(page: str) -> dict[str, Any]:
@@ -111,7 +114,8 @@ def test_spx_definition_has_spx_shape(page: str) -> None:
     fields = {f["field"]: f for f in d["DataFields"] if "field" in f}
     assert {"hub", "feed", "output", "slot"} <= set(fields)
     assert fields["feed"]["value"] == "program"  # a programme source by default
-    assert not {"token", "key"} & set(fields)
+    assert "token" not in fields  # the one key: the playout key, which can only report
+    assert "DUPLICAST_PLAYOUT_KEY" in fields["key"]["title"] and fields["key"]["value"] == ""
     for f in d["DataFields"]:
         assert f["ftype"] in ("instruction", "textfield", "dropdown", "hidden")
     wanted = {"seat": {"seat"}, "table": {"table"}, "compare": {"deal", "seat", "tables", "mode"}}

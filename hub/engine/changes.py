@@ -8,8 +8,8 @@ by one hand, a ``DealReleased`` opens a deal to the public. Each topic family in
 `TournamentState.apply` returns the events an applied console event caused (hand events,
 ``PenaltyApplied``, ``StageFilled``, ``Notable``); the engine's parts add the rest (release:
 ``DealReleased``, ``ReleasedDealCorrected``, ``ReleasedResultCorrected``; the desk:
-``OnAirChanged``, ``CuesChanged``, ``PreviewChanged``, ``ClockChanged``, ``TickerItem``,
-``Rejected``, ``LinkChanged``; the roster: ``RosterChanged``). ``Notable``
+``OnAirChanged``, ``CuesChanged``, ``PreviewChanged``, ``PlayoutChanged``, ``ClockChanged``,
+``TickerItem``, ``Rejected``, ``LinkChanged``; the roster: ``RosterChanged``). ``Notable``
 is for the engine only: its desk turns it into ticker items, the projections never see it.
 
 Each event is a frozen ``msgspec.Struct``: immutable and hashable as a frozen dataclass, made in
@@ -42,6 +42,7 @@ __all__ = [
     "Notable",
     "OnAirChanged",
     "PenaltyApplied",
+    "PlayoutChanged",
     "PreviewChanged",
     "Rejected",
     "ReleasedDealCorrected",
@@ -69,6 +70,7 @@ class EventKind(StrEnum):
     ON_AIR_CHANGED = "OnAirChanged"
     CUES_CHANGED = "CuesChanged"
     PREVIEW_CHANGED = "PreviewChanged"
+    PLAYOUT_CHANGED = "PlayoutChanged"
     REJECTED = "Rejected"
     LINK_CHANGED = "LinkChanged"
     CLOCK_CHANGED = "ClockChanged"
@@ -202,6 +204,14 @@ class PreviewChanged(msgspec.Struct, frozen=True):
     routed_by: ClassVar[tuple[str, ...]] = ()
 
 
+class PlayoutChanged(msgspec.Struct, frozen=True):
+    """A playout (CasparCG, SPX, an OGraf renderer) reported a graphic played or stopped
+    (``POST /api/playout``, docs/overlays.md)."""
+
+    kind: ClassVar[EventKind] = EventKind.PLAYOUT_CHANGED
+    routed_by: ClassVar[tuple[str, ...]] = ()
+
+
 class Rejected(msgspec.Struct, frozen=True):
     kind: ClassVar[EventKind] = EventKind.REJECTED
     routed_by: ClassVar[tuple[str, ...]] = ("table",)  # (console:{t})
@@ -250,6 +260,7 @@ EngineEvent = (
     | OnAirChanged
     | CuesChanged
     | PreviewChanged
+    | PlayoutChanged
     | Rejected
     | LinkChanged
     | ClockChanged

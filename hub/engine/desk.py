@@ -23,6 +23,7 @@ from hub.engine.changes import (
     CuesChanged,
     LinkChanged,
     OnAirChanged,
+    PlayoutChanged,
     PreviewChanged,
     Rejected,
     TickerItem,
@@ -37,6 +38,7 @@ from hub.engine.onair import (
     default_onair,
     take_value,
 )
+from hub.engine.playout import PlayoutBoard, check_report
 from hub.engine.ticker import Ticker
 from hub.engine.tournament import TournamentState
 
@@ -97,6 +99,8 @@ class Desk:
         self.preview: dict[str, Any] | None = None
         self.version = 0  # desk commands applied: what ``expect`` (If-Match) names
         self.requests: OrderedDict[str, None] = OrderedDict()  # request ids, newest last
+        # What the playouts (CasparCG, SPX, OGraf) report on air (hub.engine.playout)
+        self.playout = PlayoutBoard()
 
     # ----------------------------------------------------------------- idempotency
     @staticmethod
@@ -179,6 +183,10 @@ class Desk:
                 raise Rejection("not_allowed", "this tournament has no [clock] configured")
             checked = Clock.check(dict(command), len(self.clock.spec.levels))
             return {"kind": "control", "op": "clock", **checked, "at": now}
+        if op == "playout":  # a playout's report: no slot moves, the desk's version neither
+            record = check_report(command, now)
+            self.playout.check(record)
+            return record
         if isinstance(op, str) and op in OPERATOR_EVENTS:
             return None
         raise Rejection("bad_request", f"unknown operator command {op!r}")
@@ -261,9 +269,12 @@ class Desk:
 
     def apply_control(
         self, record: Mapping[str, Any], now: float
-    ) -> Sequence[OnAirChanged | ClockChanged | CuesChanged | PreviewChanged]:
+    ) -> Sequence[OnAirChanged | ClockChanged | CuesChanged | PreviewChanged | PlayoutChanged]:
         """Apply an on-air, undo_take, cue, preview or clock record (checked, or from the
-        journal): the desk's version moves, its request id is remembered."""
+        journal): the desk's version moves, its request id is remembered. A playout's report
+        moves what the playouts show, not the version (a control surface's If-Match holds)."""
+        if record.get("op") == "playout":
+            return [PlayoutChanged()] if self.playout.apply(record) else []
         self.version += 1
         self.remember(record.get("request"))
         op = record.get("op")
@@ -371,6 +382,7 @@ class Desk:
             "preview": self.preview,
             "desk_version": self.version,
             "requests": list(self.requests),
+            "playout": self.playout.snapshot(),
         }
 
     @staticmethod
@@ -393,6 +405,7 @@ class Desk:
         self.preview = None if preview is None else dict(preview)
         self.version = int(data.get("desk_version", 0))
         self.requests = OrderedDict.fromkeys(str(r) for r in data.get("requests", ()))
+        self.playout.restore(data.get("playout"))
 
     def take(self, onair: dict[str, Any], ticker: Ticker) -> None:
         self.onair, self.ticker = onair, ticker

@@ -42,7 +42,9 @@ The engine's snapshot (`write_engine`), its own layout, version 1, keys in this 
      "onair": {"slots": ...}, "ticker": ...,                                # Desk
      "bound": {console: table}, "now": float,                               # Admission, engine
      "clock": ... or None, "clock_at": float,                               # Desk
-     "takes": [[slot, before, at], ...], "cues": {"next_id", "cues"}}       # Desk (optional)
+     "takes": [[slot, before, at], ...], "cues": {"next_id", "cues"},       # Desk (optional)
+     "preview", "desk_version", "requests",
+     "playout": [{"tool", "page", "params", "since"}, ...]}                 # Desk (optional)
 """
 
 from __future__ import annotations
@@ -293,6 +295,7 @@ def write_engine(
         "preview": shown["preview"],
         "desk_version": shown["desk_version"],
         "requests": shown["requests"],
+        "playout": shown["playout"],
     }
 
 

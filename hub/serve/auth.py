@@ -32,6 +32,7 @@ __all__ = [
     "CONSOLE",
     "CONSOLE_TOKENS_ENV",
     "OPERATOR",
+    "PLAYOUT_KEY_ENV",
     "PUBLIC",
     "TALLY_TOKEN_ENV",
     "Auth",
@@ -53,6 +54,7 @@ OPERATOR = Role.OPERATOR
 CONSOLE = Role.CONSOLE
 CONSOLE_TOKENS_ENV = "DUPLICAST_CONSOLE_TOKENS_FILE"
 TALLY_TOKEN_ENV = "DUPLICAST_TALLY_TOKEN"
+PLAYOUT_KEY_ENV = "DUPLICAST_PLAYOUT_KEY"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +80,9 @@ class Auth:
     # A read-only key that reads the control surfaces' state alone (``GET /api/control``,
     # docs/companion.md): a Stream Deck's tally polls with it, never with the operator token.
     tally_token: str | None = None
+    # A key that can only report what a playout (CasparCG, SPX, an OGraf renderer) has on air
+    # (``POST /api/playout``, docs/overlays.md): it reads nothing and changes no slot.
+    playout_key: str | None = None
 
     @classmethod
     def from_env(
@@ -89,6 +94,7 @@ class Auth:
             env.get("DUPLICAST_OPERATOR_TOKEN") or None,
             consoles,
             env.get(TALLY_TOKEN_ENV) or None,
+            env.get(PLAYOUT_KEY_ENV) or None,
         )
 
     def grant(self, token: str | None) -> Role | ConsoleSeat | None:
@@ -114,6 +120,10 @@ class Auth:
     def tally(self, token: str | None) -> bool:
         """Is this the tally key (it opens ``GET /api/control`` and nothing else)?"""
         return bool(token) and _same(str(token).encode(), self.tally_token)
+
+    def playout(self, token: str | None) -> bool:
+        """Is this the playout key (it opens ``POST /api/playout`` and nothing else)?"""
+        return bool(token) and _same(str(token).encode(), self.playout_key)
 
     def role_for(self, token: str | None) -> Role | None:
         """The role a token grants (``grant`` without the console's seat)."""
@@ -246,6 +256,7 @@ def weak_tokens(auth: Auth) -> list[str]:
         ("DUPLICAST_COMMENTATOR_TOKEN", auth.commentator_token),
         ("DUPLICAST_OPERATOR_TOKEN", auth.operator_token),
         (TALLY_TOKEN_ENV, auth.tally_token),
+        (PLAYOUT_KEY_ENV, auth.playout_key),
     ):
         reason = None if token is None else weak_token(token)
         if reason is not None:
@@ -254,7 +265,10 @@ def weak_tokens(auth: Auth) -> list[str]:
         problems.append("DUPLICAST_COMMENTATOR_TOKEN and DUPLICAST_OPERATOR_TOKEN are the same")
     if auth.tally_token and auth.tally_token in (auth.commentator_token, auth.operator_token):
         problems.append(f"{TALLY_TOKEN_ENV} is another role's token too")
-    others = {auth.commentator_token, auth.operator_token, auth.tally_token}
+    roles = (auth.commentator_token, auth.operator_token, auth.tally_token)
+    if auth.playout_key and auth.playout_key in roles:
+        problems.append(f"{PLAYOUT_KEY_ENV} is another role's token too")
+    others = {*roles, auth.playout_key}
     seen: set[str] = set()
     for seat in auth.consoles:
         reason = weak_token(seat.token)

@@ -160,6 +160,21 @@ _TOKEN_IN_URL = {
 }
 
 
+PLAYOUT_KEY_HEADER = "x-duplicast-playout-key"
+"""The header a playout's report carries its key in (``DUPLICAST_PLAYOUT_KEY``)."""
+PLAYOUT_FIELDS = ("tool", "page", "state", "params")
+_PLAYOUT_PREFLIGHT = {
+    "access-control-allow-methods": "POST",
+    "access-control-allow-headers": f"content-type, {PLAYOUT_KEY_HEADER}",
+    "access-control-max-age": "600",
+}
+_KEY_IN_URL = {
+    "error": "bad_request",
+    "message": "a playout gives its key in the X-Duplicast-Playout-Key header, never in the "
+    "URL (docs/overlays.md)",
+}
+
+
 def _if_match(value: str) -> int | str:
     """The desk version an ``If-Match`` names (``"12"``, ``W/"12"`` or ``12``), or the text."""
     text = value.strip().removeprefix("W/").strip('"')
@@ -428,6 +443,54 @@ class _Endpoints:
         status = {"unavailable": 503, "stale": 412}.get(code, 400)
         return _json({"error": code, "message": str(result.get("error", ""))}, status)
 
+    async def playout(self, request: Request) -> Response:
+        """``POST /api/playout``: a template run by a playout (CasparCG, SPX, an OGraf
+        renderer) reports a graphic played or stopped, with the playout key in the
+        ``X-Duplicast-Playout-Key`` header (docs/overlays.md). The key opens this route alone
+        and the command is made here from the body's known fields: it can say what a playout
+        shows, nothing else. A page of an allowed origin (``DUPLICAST_ALLOWED_ORIGINS``, else
+        the hub's own host) may call it across origins (CORS, its preflight included)."""
+        origin = request.headers.get("origin")
+        peer = request.client.host if request.client else None
+        address, host = self.service.proxies.identify(peer, request.headers)
+        if not self.service.origin_allowed(origin, host, address):
+            message = f"origin {origin} not allowed"
+            return _json({"error": "forbidden_origin", "message": message}, 403)
+        cors = {} if origin is None else {"access-control-allow-origin": origin, "vary": "Origin"}
+        if request.method == "OPTIONS":
+            return Response(status_code=204, headers=cors | _PLAYOUT_PREFLIGHT)
+        answer = await self._playout(request)
+        answer.headers.update(cors)
+        return answer
+
+    async def _playout(self, request: Request) -> Response:
+        if "token" in request.query_params or "key" in request.query_params:
+            return _json(_KEY_IN_URL, 400)
+        key = request.headers.get(PLAYOUT_KEY_HEADER)
+        if not key:
+            message = "a playout report needs the playout key in the X-Duplicast-Playout-Key header"
+            return _json({"error": "unauthorized", "message": message}, 401)
+        if not self.auth.playout(key):
+            return _json({"error": "unauthorized", "message": "unknown playout key"}, 401)
+        data = await read_capped(request, MAX_COMMAND_BYTES)
+        if data is None:
+            message = f"a playout report is at most {MAX_COMMAND_BYTES} bytes"
+            return _json({"error": "too_large", "message": message}, 413)
+        try:
+            body = from_json_strict(data)
+        except CodecError as exc:
+            return _json({"error": "bad_request", "message": str(exc)}, 400)
+        if not isinstance(body, dict):
+            message = "a playout report is an object {tool, page, state, params}"
+            return _json({"error": "bad_request", "message": message}, 400)
+        command = {"op": "playout", **{k: body[k] for k in PLAYOUT_FIELDS if k in body}}
+        result = await self.source.control(command)
+        if result.get("ok"):
+            return _json({"ok": True})
+        code = str(result.get("code", "rejected"))
+        status = {"unavailable": 503}.get(code, 400)
+        return _json({"error": code, "message": str(result.get("error", ""))}, status)
+
     async def export_phh(self, request: Request) -> Response:
         """Every completed hand as a ``.phhs`` bundle (docs/phh.md): the deals released to the
         public for any role, every completed hand for the operator."""
@@ -505,6 +568,7 @@ def _routes(ep: _Endpoints, overlays_dir: str | Path | None) -> list[BaseRoute]:
         Route("/api/topics", ep.topics),
         *(Route(f"/api/{op}", ep.ruling(op), methods=["POST"]) for op in RULINGS),
         Route("/api/export/phh", ep.export_phh),
+        Route("/api/playout", ep.playout, methods=["POST", "OPTIONS"]),
         *DataSources(ep.source, ep.service).routes(),  # /api/vmix/… (hub.serve.datasources)
         Route("/healthz", ep.healthz),
         Route("/readyz", ep.readyz),

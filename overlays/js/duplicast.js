@@ -575,6 +575,7 @@ export function mountOverlay({ slot, topics, render, next, root }) {
     update: (data) => ctx.update(normalise(data)),
     next: () => { if (next) next(ctx); schedule(); },
     state: () => ({ playing, visible: gfx.dataset.visible === 'true' }),
+    about: () => ({ tool: base.playout, page: slot, sel: selection(), ws: ctx.client ? ctx.client.url : null }),
   });
   gfx.dataset.visible = 'false';
   wanted = sync();

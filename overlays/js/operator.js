@@ -237,9 +237,25 @@ function refreshSlots() {
 
 // The tournament director's rulings and alerts (td.js), in a section of their own.
 const td = mountTd(client, $('td'), $('td-alerts'));
+/** What the playouts (CasparCG, SPX, OGraf) report on air: the graphics they control, so the
+ * panel is never a second, wrong truth (docs/overlays.md). */
+function drawPlayout() {
+  const list = $('playout');
+  const shown = (ops && ops.playout) || [];
+  list.replaceChildren(...shown.map((g) => {
+    const item = document.createElement('li');
+    item.dataset.testid = 'playout-item';
+    item.dataset.tool = g.tool;
+    item.dataset.page = g.page;
+    item.className = 'live';
+    item.textContent = `on air in ${g.name}: ${g.label}`;
+    return item;
+  }));
+}
 client.subscribe(topic('ops'), (state) => {
   ops = state;
   drawOps();
+  drawPlayout();
   refreshSlots(); // the release marks
   suggested.redraw();
 });

@@ -12,8 +12,11 @@
 //   postMessage ({duplicast: 'playout', action, data}); only the parent frame is obeyed, and the
 //   page answers each message with its state ({duplicast: 'playout-state', id, playing, visible}).
 //
-// A template's data never carries a token (the keys `token` and `key` are dropped): what a
-// playout controls is a programme source, and a playout's project files are no place for a key.
+// A template's data never carries a token (the keys `token` and `key` are dropped from what the
+// page uses): what a playout controls is a programme source. The one exception is the playout
+// key (`key`, DUPLICAST_PLAYOUT_KEY): it can only report, and the page sends it in a header of
+// its reports (POST /api/playout, never in a URL): each play() and stop() tells the hub what
+// the playout has on air, so the operator panel shows it (docs/overlays.md).
 
 /** The protocols a page may be told it runs under (`playout=` in the URL or the data). */
 export const PROTOCOLS = ['casparcg', 'spx', 'ograf'];
@@ -35,6 +38,23 @@ function fromXml(text) {
 /** Template data of any of the protocols' shapes as a plain object of URL parameters: a JSON
  * string, an object, templateData XML, or `a=1&b=2` text. Never a token. */
 export function parseTemplateData(data) {
+  const out = {};
+  for (const [k, v] of Object.entries(rawData(data))) {
+    if (DROPPED.has(k)) continue;
+    // SPX sends an empty field as '' (or the text "undefined"/"null"): the URL's value stays.
+    if (v === undefined || v === null || v === 'undefined' || v === 'null' || v === '') continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+/** The playout key of template data (its `key`), or null. */
+export function playoutKey(data) {
+  const key = rawData(data).key;
+  return typeof key === 'string' && key.trim() && key !== 'undefined' ? key.trim() : null;
+}
+
+function rawData(data) {
   let raw = {};
   if (data === undefined || data === null || data === '') raw = {};
   else if (typeof data === 'object') raw = { ...data };
@@ -50,14 +70,43 @@ export function parseTemplateData(data) {
       }
     }
   }
-  const out = {};
-  for (const [k, v] of Object.entries(raw)) {
-    if (DROPPED.has(k)) continue;
-    // SPX sends an empty field as '' (or the text "undefined"/"null"): the URL's value stays.
-    if (v === undefined || v === null || v === 'undefined' || v === 'null' || v === '') continue;
-    out[k] = v;
+  return raw;
+}
+
+/** The selection a report names (the hub keeps these and no other). */
+const REPORTED = ['deal', 'seat', 'table', 'tables', 'group', 'scope', 'stage', 'session', 'view'];
+
+/**
+ * Tell the hub what the playout has on air: `POST /api/playout` with the key in the
+ * X-Duplicast-Playout-Key header and `{tool, page, state, params}`. `about()` gives the tool,
+ * the page, its selection and the hub's websocket URL (the report goes to the same hub).
+ * A report that fails is logged: the graphic plays all the same.
+ */
+export function reportPlayout(key, state, about) {
+  const { tool, page, sel, ws } = about();
+  if (!key || !tool || !page) return null;
+  const params = {};
+  for (const k of REPORTED) {
+    const v = sel ? sel[k] : null;
+    if (v !== null && v !== undefined && v !== '') params[k] = v;
   }
-  return out;
+  const url = new URL('/api/playout', String(ws || location.href).replace(/^ws/, 'http'));
+  return fetch(url, {
+    method: 'POST',
+    mode: 'cors',
+    credentials: 'omit',
+    keepalive: true,
+    headers: { 'content-type': 'application/json', 'x-duplicast-playout-key': key },
+    body: JSON.stringify({ tool, page, state, params }),
+  })
+    .then(async (r) => {
+      if (!r.ok) console.warn('playout report:', r.status, await r.text());
+      return r.status;
+    })
+    .catch((err) => {
+      console.warn('playout report failed:', err);
+      return 0;
+    });
 }
 
 // A playout calls the hooks as soon as the page has loaded; the page's modules may still be
@@ -72,14 +121,23 @@ if (typeof window !== 'undefined') {
 /**
  * Install the template hooks of every protocol on this window.
  *   play(), stop(), next(): the graphic's state; update(raw): new selection (parsed data);
- *   state(): {playing, visible} for the OGraf bridge's answers.
+ *   state(): {playing, visible} for the OGraf bridge's answers;
+ *   about(): {tool, page, sel, ws} for the reports of play() and stop() to the hub (made only
+ *   when the template's data gave the playout key).
  */
-export function installPlayout({ play, stop, update, next, state }) {
+export function installPlayout({ play, stop, update, next, state, about }) {
+  let key = null;
+  const report = (what) => {
+    if (key && about) reportPlayout(key, what, about);
+  };
   const hooks = {
-    play: () => play(),
-    stop: () => stop(),
+    play: () => { play(); report('play'); },
+    stop: () => { stop(); report('stop'); },
     next: () => next(),
-    update: (data) => update(parseTemplateData(data)),
+    update: (data) => {
+      key = playoutKey(data) || key;
+      update(parseTemplateData(data));
+    },
   };
   window.play = hooks.play;
   window.stop = hooks.stop;

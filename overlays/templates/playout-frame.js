@@ -77,14 +77,31 @@ export class PlayoutFrame {
     return this.opened;
   }
 
+  /** Keep the playout key of the template's data (`key`, docs/overlays.md): the page gets it
+   * by postMessage only, never in its URL, and reports play() and stop() to the hub with it. */
+  takeKey(data) {
+    const key = data && typeof data === 'object' ? data.key : undefined;
+    if (typeof key === 'string' && key.trim() && key !== 'undefined') this.key = key.trim();
+  }
+
   async send(action, data) {
     if (!this.opened) return null;
     await this.opened;
+    if (this.key && this.keySent !== this.key) { // the key first, once, before the action
+      this.keySent = this.key;
+      await this.post('update', { key: this.key });
+    }
+    return this.post(action, data);
+  }
+
+  post(action, data) {
     this.calls += 1;
     const id = this.calls;
     return new Promise((resolve) => {
       this.waiting.set(id, resolve);
-      this.frame.contentWindow.postMessage({ duplicast: 'playout', id, action, data }, '*');
+      // To the hub page's origin only: the data may carry the playout key (docs/overlays.md).
+      const origin = new URL(this.frame.src).origin;
+      this.frame.contentWindow.postMessage({ duplicast: 'playout', id, action, data }, origin);
     });
   }
 
@@ -93,6 +110,7 @@ export class PlayoutFrame {
     if (this.frame) this.frame.remove();
     this.frame = null;
     this.opened = null;
+    this.keySent = null;
     for (const resolve of this.waiting.values()) resolve(null);
     this.waiting.clear();
   }

@@ -26,6 +26,7 @@ export class DuplicastGraphic extends HTMLElement {
     const ctor = /** @type {typeof DuplicastGraphic} */ (this.constructor);
     this.style.cssText = 'position:absolute;inset:0;display:block;';
     this.framed = new PlayoutFrame(this, ctor.page, 'ograf');
+    this.framed.takeKey(params.data); // (the `key` the page reports play and stop with)
     await this.framed.open(params.data);
     return { statusCode: 200 };
   }
@@ -37,6 +38,7 @@ export class DuplicastGraphic extends HTMLElement {
   }
 
   async updateAction(params) {
+    this.framed.takeKey(params && params.data);
     await this.framed.send('update', selectionOf((params && params.data) || {}));
     return { statusCode: 200 };
   }

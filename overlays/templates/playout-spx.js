@@ -20,6 +20,7 @@ export function spxTemplate(page, host = document.body) {
   let last = {};
   window.update = (data) => {
     last = fields(data);
+    framed.takeKey(last); // (SPX's `key` field: the page reports play and stop with it)
     if (!framed.opened) return framed.open(last);
     return framed.send('update', selectionOf(last));
   };

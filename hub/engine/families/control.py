@@ -18,7 +18,14 @@ from typing import Any
 
 from hub.domain.states import Role
 from hub.engine import desk_views
-from hub.engine.changes import ClockChanged, CuesChanged, DealReleased, OnAirChanged, PreviewChanged
+from hub.engine.changes import (
+    ClockChanged,
+    CuesChanged,
+    DealReleased,
+    OnAirChanged,
+    PlayoutChanged,
+    PreviewChanged,
+)
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
 from hub.engine.families.desk import compare_slot_public
 from hub.engine.onair import ONAIR_SLOTS, describe
@@ -104,6 +111,10 @@ def control_payload(engine: EngineView) -> dict[str, Any]:
     out |= _cue(engine, desk.cue_at(1), "next_cue")
     out |= _cue(engine, desk.cue_at(-1), "previous_cue")
     out["undo"] = len(desk.takes) > 0
+    # What the playouts report on air (hub.engine.playout): "compare · deal 3 in CasparCG"
+    played = desk.playout.payload(engine.deal_released)
+    out["playout"] = len(played)
+    out["playout_text"] = ", ".join(f"{g['label']} in {g['name']}" for g in played)
     clock = desk.clock
     at = desk.clock_at if clock is None else clock.as_of(desk.clock_at)
     reading = desk_views.clock_payload(config, clock, at)
@@ -142,7 +153,7 @@ def _control(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, A
 
 CONTROL = Feed(
     "control",
-    (OnAirChanged, DealReleased, CuesChanged, PreviewChanged, ClockChanged),
+    (OnAirChanged, DealReleased, CuesChanged, PreviewChanged, ClockChanged, PlayoutChanged),
     control_keys,
     _control,
     audiences=(LIVE,),

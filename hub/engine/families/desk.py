@@ -18,6 +18,7 @@ from hub.engine.changes import (
     LinkChanged,
     OnAirChanged,
     PenaltyApplied,
+    PlayoutChanged,
     Rejected,
     ReleasedResultCorrected,
     RosterChanged,
@@ -143,6 +144,8 @@ def _ops(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
         "cues": engine.desk.cues.payload(),
         "undo_take": engine.desk.takes.payload(),
         "program": outputs,
+        # what the playouts report on air (CasparCG, SPX, OGraf: hub.engine.playout)
+        "playout": engine.desk.playout.payload(engine.deal_released),
     }
 
 
@@ -189,6 +192,7 @@ OPS = Feed(
         OnAirChanged,
         CuesChanged,
         RosterChanged,
+        PlayoutChanged,
     ),
     ops_keys,
     _ops,
