@@ -1,11 +1,13 @@
 """The winning hand and its fans on the overlays (issue #32), against the real hub in Debian
 Chromium: the live table and the commentator desk show the hand's melds and "Pure Straight
 16, ..." once the result is in; the public split screen shows nothing of the deal until every
-table has played it, then each table's fans. Screenshots: hub-mcr-fans-*.png."""
+table has played it, then each table's fans. Screenshots: hub-mcr-fans-*.png, and those of
+docs/mahjong.md (docs/screenshots/mahjong-fans-{table,compare}.png)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,6 +19,13 @@ from tests.test_mahjong_browser import MahjongHub
 from tests.test_overlays_hub import FAST, open_page, shot
 
 pytestmark = pytest.mark.browser
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+
+
+def doc_shot(page: Page, name: str) -> None:
+    """The guide's picture (docs/mahjong.md): ``docs/screenshots/{name}.png``."""
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(DOCS / f"{name}.png"))
 
 HAND = {
     "concealed": ["1m", "2m", "3m", "4m", "5m", "6m", "7m", "8m", "9m", "7s"],
@@ -83,12 +92,14 @@ def test_the_winning_hand_and_its_fans_show_after_release_only(hub: MahjongHub, 
     expect(winning.locator(".tile.winning-tile")).to_have_attribute("data-tile", "7s")
     expect(winning.locator(".tile")).to_have_count(15)  # 10 standing, the kong, the winning tile
     shot(page, "mcr-fans-table")
+    doc_shot(page, "mahjong-fans-table")
     # Released: the public split screen shows each table's fans.
     open_page(page, hub, f"compare.html?deal={deal}&seat=1")
     panels = page.locator('[data-testid="panel"] [data-testid="mj-fans"]')
     expect(panels).to_have_count(4, timeout=FAST)
     expect(panels.first).to_contain_text("Pure Straight 16")
     shot(page, "mcr-fans-compare")
+    doc_shot(page, "mahjong-fans-compare")
     # The commentator desk: the table's card names the fans beside the hand.
     page.goto(f"{hub.url}/overlays/commentator.html?token={COMMENTATOR}")
     card = page.locator(f'[data-testid="com-table"][data-table="{table}"]')
