@@ -27,6 +27,7 @@ def doc_shot(page: Page, name: str) -> None:
     page.wait_for_timeout(800)
     page.screenshot(path=str(DOCS / f"{name}.png"))
 
+
 HAND = {
     "concealed": ["1m", "2m", "3m", "4m", "5m", "6m", "7m", "8m", "9m", "7s"],
     "melds": [{"kind": "concealed_kong", "tiles": ["5p", "5p", "5p", "5p"]}],
