@@ -426,6 +426,7 @@ OPS_KEYS = frozenset(
         "cues",
         "undo_take",
         "program",
+        "playout",
     }
 )
 OPS_TABLE_KEYS = frozenset(
@@ -533,6 +534,16 @@ def ops_payload() -> dict[str, Any]:
             "depth": 1,
         },
         "program": {},
+        # what a playout (CasparCG, SPX, OGraf) reports it has on air (issue #33 item 4)
+        "playout": [
+            {
+                "tool": "casparcg",
+                "name": "CasparCG",
+                "page": "leaderboard",
+                "label": "Leaderboard",
+                "since": now - 12,
+            },
+        ],
     }
 
 

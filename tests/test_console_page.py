@@ -361,6 +361,9 @@ def test_a_reload_mid_hand_loses_and_doubles_nothing(hub: ConsoleHub, opened: Op
     hub_answered(page, link, 3)
     link.drop_acks = False
     page.reload()
+    # (the page's first render, before its outbox is read back, shows nothing waiting: the
+    # link open, the restored entry has been read back and resent)
+    expect(tid(page, "link")).to_have_attribute("data-state", "open", timeout=TAP_TIMEOUT)
     settled(page)
     # Reloaded offline with an entry waiting: the stored state and the waiting entry show,
     # and the entry goes once the link is back.
