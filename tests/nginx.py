@@ -4,7 +4,10 @@ The file is changed only where a test must, each change a plain text replacement
 match exactly once (so a change to the shipped file that breaks the test's reading of it fails
 here, loudly, instead of testing something else):
 
-- the upstream servers ``edge1:8000`` / ``edge2:8000`` → the test's edges on loopback ports;
+- the upstream servers ``edge1:8000`` / ``edge2:8000`` → the test's edges on loopback ports,
+  and ``ingest:8000`` (where the control surfaces' and playouts' POSTs go) → the test's ingest
+  (a test that gives none has it point at its first edge: those POSTs then reach an edge,
+  which refuses what is not signed, as before the ingest had a route of its own);
 - ``listen 8080;`` → ``listen 127.0.0.1:PORT;``;
 - the access log → a file in the test's directory.
 
@@ -28,7 +31,7 @@ from types import TracebackType
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "deploy" / "nginx.conf"
 NGINX = "/usr/sbin/nginx"
-SHIPPED_UPSTREAMS = ("edge1:8000", "edge2:8000")
+SHIPPED_UPSTREAMS = ("edge1:8000", "edge2:8000", "ingest:8000")
 TEMPS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
 
 
@@ -48,8 +51,9 @@ def _once(text: str, old: str, new: str) -> str:
 def lb_config(directory: Path, upstreams: Mapping[str, str], port: int) -> str:
     """The shipped file with the test's upstreams, port and log and temp paths."""
     text = SHIPPED.read_text()
+    given = {"ingest:8000": upstreams["edge1:8000"], **upstreams}
     for name in SHIPPED_UPSTREAMS:
-        text = _once(text, f"server {name} ", f"server {upstreams[name]} ")
+        text = _once(text, f"server {name}", f"server {given[name]}")
     text = _once(text, "listen 8080;", f"listen 127.0.0.1:{port};")
     text = _once(text, "/var/log/nginx/access.log", str(directory / "access.log"))
     temps = "".join(f"    {t}_temp_path {directory / t};\n" for t in TEMPS)
@@ -58,7 +62,8 @@ def lb_config(directory: Path, upstreams: Mapping[str, str], port: int) -> str:
 
 class Nginx:
     """``with Nginx(tmp_path, {"edge1:8000": "127.0.0.1:P1", "edge2:8000": ...}) as lb:
-    lb.url``. Both shipped upstreams must be given; map both to one edge to test one."""
+    lb.url``. Both edge upstreams must be given (map both to one edge to test one); and
+    ``"ingest:8000"``, the ingest's HTTP port, for the control and playout POSTs."""
 
     def __init__(
         self, directory: Path, upstreams: Mapping[str, str], port: int | None = None

@@ -148,7 +148,7 @@ def test_weak_token_rules() -> None:
 
 def test_the_balancer_proxies_websockets_to_both_edges(compose: dict[str, Any]) -> None:
     lb = compose["services"]["lb"]
-    assert set(lb["depends_on"]) == {"edge1", "edge2"}
+    assert set(lb["depends_on"]) == {"edge1", "edge2", "ingest"}  # (its control upstream)
     mount = next(v for v in lb["volumes"] if "nginx.conf" in v)
     conf = (ROOT / mount.split(":")[0]).read_text()
     upstream = re.search(r"upstream edges \{(.*?)\}", conf, re.S)

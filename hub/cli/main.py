@@ -272,11 +272,11 @@ def _add_proofs(sub: Sub) -> None:
     p = sub.add_parser(
         "proofs",
         help="what to give an edge instead of the tokens: their session proofs",
-        description="Print the session proofs of $DUPLICAST_OPERATOR_TOKEN and "
-        "$DUPLICAST_COMMENTATOR_TOKEN as environment lines for an edge (the same variables, "
-        "holding proofs), and write the proofs of the console tokens file "
-        "($DUPLICAST_CONSOLE_TOKENS_FILE). An edge given proofs checks who connects but cannot "
-        "derive the keys commands and console events are signed with (docs/security.md).",
+        description="Print the session proofs of $DUPLICAST_OPERATOR_TOKEN, "
+        "$DUPLICAST_COMMENTATOR_TOKEN and $DUPLICAST_TALLY_TOKEN as environment lines for an "
+        "edge (the same variables, holding proofs), and write the proofs of the console tokens "
+        "file ($DUPLICAST_CONSOLE_TOKENS_FILE). An edge given proofs checks who connects but "
+        "cannot derive the keys commands and console events are signed with (docs/security.md).",
         formatter_class=HelpFormatter,
     )
     p.add_argument(
@@ -296,7 +296,12 @@ def _run_proofs(args: argparse.Namespace) -> int:
     def proof(value: str) -> str:
         return value if is_proof(value) else session_proof(value)
 
-    for name in ("DUPLICAST_OPERATOR_TOKEN", "DUPLICAST_COMMENTATOR_TOKEN"):
+    # (and the tally key's: the edges serve the tally, GET /api/control, docs/security.md)
+    for name in (
+        "DUPLICAST_OPERATOR_TOKEN",
+        "DUPLICAST_COMMENTATOR_TOKEN",
+        "DUPLICAST_TALLY_TOKEN",
+    ):
         value = os.environ.get(name)
         if value:
             print(f"{name}={proof(value)}")

@@ -48,6 +48,7 @@ from hub.serve.proxies import TrustedProxies
 from hub.serve.rulings import RULINGS, ruling_command
 from hub.serve.service import FeedService, token_spelling
 from hub.wire.codec import CodecError, from_json_strict, pack, to_json
+from hub.wire.signing import is_proof
 from hub.wire.topics import LIVE
 
 __all__ = ["FeedSource", "ListenError", "RunningServer", "create_app", "serve", "tune_gc"]
@@ -168,6 +169,15 @@ _PLAYOUT_PREFLIGHT = {
     "access-control-allow-headers": f"content-type, {PLAYOUT_KEY_HEADER}",
     "access-control-max-age": "600",
 }
+_PROOF_UNSIGNED = {
+    "error": "unsigned",
+    "message": "a command shown with the operator's session proof must be signed "
+    "(X-Duplicast-Signature): every edge holds the proof. A control surface that cannot sign "
+    "sends the operator token itself, to the ingest (docs/security.md)",
+}
+"""An unsigned REST command with the operator's proof, refused by every process: the proof is
+what the edges are configured with, so taking it unsigned would let a compromised edge write
+through the ingest's own port (the one nginx sends the control surfaces to)."""
 _KEY_IN_URL = {
     "error": "bad_request",
     "message": "a playout gives its key in the X-Duplicast-Playout-Key header, never in the "
@@ -196,6 +206,14 @@ async def read_capped(request: Request, cap: int) -> bytes | None:
             return None
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _shown(request: Request) -> str:
+    """The token or proof a request shows (``Authorization: Bearer``, else ``?token=``)."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer":
+        token = request.query_params.get("token", "")
+    return token.strip()
 
 
 def _bearer(request: Request) -> str | None:
@@ -418,6 +436,9 @@ class _Endpoints:
             return _json({"error": "unauthorized", "message": "unknown token"}, 401)
         if role != OPERATOR:
             return _json({"error": "forbidden", "message": f"{op} needs the operator role"}, 403)
+        sig = request.headers.get(SIGNATURE_HEADER)
+        if sig is None and is_proof(_shown(request)):  # every edge holds the proof
+            return _json(_PROOF_UNSIGNED, 403)
         data = await read_capped(request, MAX_COMMAND_BYTES)
         if data is None:  # refused before it was read: the bound of a command, in bytes
             message = f"an operator command is at most {MAX_COMMAND_BYTES} bytes"
@@ -433,7 +454,6 @@ class _Endpoints:
             return _json({"error": "bad_request", "message": why}, 400)
         if extra:  # the headers' request id and expected version; the body's win
             command = {**extra, **command}
-        sig = request.headers.get(SIGNATURE_HEADER)
         if sig is not None:  # the body as signed, for the ingest to verify (hub.roles.signed)
             command = {**command, "signed": raw.decode(), "sig": sig}
         result = await self.source.control(command)
