@@ -1,4 +1,5 @@
 // The OGraf graphic of table.html (table.ograf.json): js/playout-ograf.js does the work.
+// Written by deploy/make_templates.py from templates.json: edit that, not this.
 import { DuplicastGraphic } from './playout-ograf.js';
 
 export default class extends DuplicastGraphic {
