@@ -60,23 +60,25 @@ class Site:
 
 
 def _serve(role: str, config: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    """``duplicast serve --role ROLE`` (its Redis URL in the environment), once it serves."""
+    """``duplicast serve --role ROLE`` started (its Redis URL in the environment): ``_ready``
+    waits until it serves (so the processes start side by side)."""
     command = [sys.executable, "-m", "hub", "serve", "--role", role, "--config", str(config)]
     with log.open("wb") as out:
-        process = subprocess.Popen(
+        return subprocess.Popen(
             [*command, "--port", env["PORT"]],
             cwd=ROOT,
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
         )
+
+
+def _ready(process: subprocess.Popen[bytes], role: str, log: Path) -> None:
     deadline = time.monotonic() + 60
     while f"duplicast {role} for" not in log.read_text(errors="replace"):
         if process.poll() is not None or time.monotonic() > deadline:
-            _stop(process)
             raise AssertionError(f"serve --role {role}: {log.read_text()[-2000:]}")
         time.sleep(0.1)
-    return process
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -132,14 +134,18 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             ingest_port = str(free_port())
             ingest_env = {**base, **tokens, "DUPLICAST_PLAYOUT_KEY": PLAYOUT}
             ingest_env |= {"DUPLICAST_REDIS_URL": urls["duplicast-ingest"], "PORT": ingest_port}
-            processes.append(_serve("ingest", config, ingest_env, tmp / "ingest.log"))
+            logs = {"ingest": tmp / "ingest.log"}
+            processes.append(_serve("ingest", config, ingest_env, logs["ingest"]))
             edges = []
             for name in ("edge1", "edge2"):
                 edge_port = str(free_port())
                 edge_env = {**base, **edge_auth, "DUPLICAST_TRUSTED_PROXIES": "127.0.0.1"}
                 edge_env |= {"DUPLICAST_REDIS_URL": urls["duplicast-edge"], "PORT": edge_port}
-                processes.append(_serve("edge", config, edge_env, tmp / f"{name}.log"))
+                logs[name] = tmp / f"{name}.log"
+                processes.append(_serve("edge", config, edge_env, logs[name]))
                 edges.append(f"127.0.0.1:{edge_port}")
+            for process, (name, log_path) in zip(processes, logs.items(), strict=True):
+                _ready(process, "ingest" if name == "ingest" else "edge", log_path)
             log = tmp / "session.jsonl"
             log.write_text("".join(SESSION.read_text().splitlines(keepends=True)[:PLAYED]))
             played = _run(
