@@ -57,6 +57,18 @@ class Site:
     lb: Nginx
     edges: list[str]  # each edge's own base URL (the tests read through nginx)
     http: httpx.Client  # base URL: nginx
+    rest: list[str]  # the `duplicast console replay` of the session's remaining events
+    env: dict[str, str]  # (its environment: the Redis URL of the consoles' replay)
+
+    def play_rest(self, log: Path) -> subprocess.Popen[bytes]:
+        """The session's remaining events, replayed by a console process started now."""
+        return subprocess.Popen(
+            [sys.executable, "-m", "hub", *self.rest],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=log.open("wb"),
+        )
 
 
 def _serve(role: str, config: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
@@ -147,19 +159,21 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             for process, (name, log_path) in zip(processes, logs.items(), strict=True):
                 _ready(process, "ingest" if name == "ingest" else "edge", log_path)
             log = tmp / "session.jsonl"
-            log.write_text("".join(SESSION.read_text().splitlines(keepends=True)[:PLAYED]))
-            played = _run(
-                ["console", "replay", "--tournament", "ifp-demo", str(log)],
-                {**base, "DUPLICAST_REDIS_URL": urls["duplicast-ingest"]},
-            )
+            lines = SESSION.read_text().splitlines(keepends=True)
+            log.write_text("".join(lines[:PLAYED]))
+            consoles = {**base, "DUPLICAST_REDIS_URL": urls["duplicast-ingest"]}
+            played = _run(["console", "replay", "--tournament", "ifp-demo", str(log)], consoles)
             assert played.returncode == 0, played.stderr
+            rest = tmp / "rest.jsonl"
+            rest.write_text("".join(lines[PLAYED:]))
+            replay_rest = ["console", "replay", "--tournament", "ifp-demo", str(rest)]
             upstreams = {"edge1:8000": edges[0], "edge2:8000": edges[1]}
             upstreams["ingest:8000"] = f"127.0.0.1:{ingest_port}"
             with (
                 Nginx(tmp / "nginx", upstreams) as lb,
                 httpx.Client(base_url=lb.url, timeout=10) as http,
             ):
-                yield Site(lb, [f"http://{e}" for e in edges], http)
+                yield Site(lb, [f"http://{e}" for e in edges], http, replay_rest, consoles)
         finally:
             for process in reversed(processes):
                 _stop(process)
@@ -463,3 +477,52 @@ def test_the_companion_export_replayed_against_nginx(site: Site) -> None:
             assert answer.json()["error"] in ("not_allowed", "stale"), f"{where}: {answer.text}"
         posted.add(path)
     assert {f"{control.route}/{a}" for a in ("take", "cut", "next", "previous", "undo")} <= posted
+
+
+def test_the_edges_serve_the_programme_its_delay_behind(site: Site, tmp_path: Path) -> None:
+    """Last (it plays the session to its end): while the remaining events are played, every
+    state of the leaderboard that the public vMix source showed reaches the programme one
+    (``feed=program``, served by the edges through nginx) about DELAY later, and the
+    programme ends where the public feed ends; the tally says whose air it describes."""
+    board = _vmix("leaderboard", "json")
+
+    def read() -> tuple[str, str]:
+        public = site.http.get(board)
+        program = site.http.get(board, params={"feed": "program"})
+        assert public.status_code == program.status_code == 200, (public.text, program.text)
+        return public.text, program.text
+
+    deadline = time.monotonic() + DELAY + 10
+    while (now := read())[0] != now[1]:  # (caught up: what earlier tests played is on air)
+        assert time.monotonic() < deadline, "the programme never caught up"
+        time.sleep(0.05)
+    start = now[0]
+    first_public: dict[str, float] = {}
+    first_program: dict[str, float] = {}
+    playing = site.play_rest(tmp_path / "replay.log")
+    try:
+        done_at = None
+        while True:
+            at = time.monotonic()
+            public, program = read()
+            first_public.setdefault(public, at)
+            first_program.setdefault(program, at)
+            if done_at is None and playing.poll() is not None:
+                done_at = at
+                assert playing.returncode == 0, (tmp_path / "replay.log").read_text()
+            if done_at is not None and public == program and at > done_at + 0.5:
+                break
+            assert done_at is None or at < done_at + DELAY + 15, "the programme never ended"
+            time.sleep(0.05)
+    finally:
+        if playing.poll() is None:
+            os.kill(playing.pid, signal.SIGTERM)
+            playing.wait(10)
+    lags = {
+        body: first_program[body] - first_public[body]
+        for body in first_program
+        if body != start and body in first_public
+    }
+    assert lags, "the leaderboard moved on the programme"
+    assert min(lags.values()) >= DELAY * 0.75, sorted(lags.values())
+    assert tally(site)["feed"] == "program"
