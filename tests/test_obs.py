@@ -556,3 +556,45 @@ async def test_obs_down_costs_the_loop_nothing() -> None:
         await link.stop()
     assert link.plan.target == "Seat"
     assert worst < 0.05, f"the loop was held {worst:.3f} s"
+
+
+@needs_obs
+@pytest.mark.redis
+def test_duplicast_serve_runs_the_link(obs: ObsStudio, redis_url: str, tmp_path: Path) -> None:
+    """The command a crew runs: ``duplicast serve`` with ``DUPLICAST_OBS_*`` set follows its
+    programme into OBS (a tournament of its own with a delay; the mixer over REST)."""
+    from tests.test_serve_cli import Served
+
+    text = (ROOT / "samples" / "ifp6.toml").read_text()
+    config = tmp_path / "obs.toml"
+    config.write_text(
+        text.replace('id = "ifp-demo"', f'id = "obs-{os.getpid()}-{free_port()}"', 1)
+        + "\n[broadcast]\ndelay = 1\n"
+    )
+    port = free_port()
+    client = obs.client()
+    try:
+        client.set_current_program_scene(SCENES["leaderboard"])  # the link must move it
+    finally:
+        client.disconnect()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DUPLICAST_")} | {
+        "DUPLICAST_OPERATOR_TOKEN": OPERATOR,
+        "DUPLICAST_OBS_URL": f"ws://127.0.0.1:{obs.port}",
+        "DUPLICAST_OBS_PASSWORD": PASSWORD,
+        "DUPLICAST_OBS_SCENES": "table=Seat;default=Wide",
+    }
+    command = [sys.executable, "-m", "hub", "serve", "--role", "all", "--config", str(config)]
+    served = Served(
+        [*command, "--redis", redis_url, "--port", str(port)], env, tmp_path / "serve.log"
+    )
+    try:
+        until(lambda: obs.scene() == DEFAULT, 10, f"the default scene: {served.stderr()}")
+        url = f"http://127.0.0.1:{port}/api/control"
+        for action, body in (("preview", {"slot": "table", "value": {"table": 2}}), ("take", {})):
+            got = httpx.post(f"{url}/{action}", json=body, headers=OP, timeout=5)
+            assert got.status_code == 200, got.text
+        until(lambda: obs.scene() == "Seat", 5, "OBS on the table's scene")
+        assert "OBS link: connected to ws://127.0.0.1:" in served.stderr()
+        assert PASSWORD not in served.stderr(), "the password stays out of the log"
+    finally:
+        served.stop()

@@ -372,10 +372,13 @@ class ObsLink:
         if not self.store.available(key):
             return False
         seq = self.store.seq(key)
-        if seq == self._seq or seq == 0:
+        if seq == self._seq:
+            return False
+        # (a topic no client asked for yet has seq 0: the ingest's store builds it on a read)
+        seq, payload = self.store.snapshot(key)
+        if seq == 0 or seq == self._seq:
             return False
         self._seq = seq
-        _, payload = self.store.snapshot(key)
         moved, refresh = self.plan.step(payload.get("slots") or {})
         if moved:
             self.refused = None
