@@ -176,7 +176,7 @@ def test_the_plan_follows_the_slots(sequence: list[dict[str, Any]]) -> None:
     for slots in sequence:
         target = plan.target
         moved, refresh = plan.step(slots)
-        assert moved == (plan.target != target)
+        assert moved >= (plan.target != target), "a new target is a switch"
         shown = {s for s, v in slots.items() if v["visible"]}
         mapped = [s for s in SCENES if s in shown]
         # always a scene of a mapped slot on air, else the default
@@ -192,6 +192,7 @@ def test_the_plan_follows_the_slots(sequence: list[dict[str, Any]]) -> None:
             taken = [s for s in SCENES if s in came]
             if taken:
                 assert plan.target == SCENES[taken[0]], "a Take brings its slot's scene"
+                assert moved, "a Take switches (OBS may have been switched by hand)"
             elif not moved:
                 assert plan.target == target
             assert refresh == ([REFRESHED] if "seat" in came else [])
@@ -453,6 +454,23 @@ def test_the_same_state_again_sends_nothing(hub: ObsHub, obs: ObsStudio, link: O
     control(hub, "hide", {"slot": "seat"})  # its slot off air: the leaderboard's scene
     until(lambda: obs.scene() == SCENES["leaderboard"], 5)
     assert obs.received("SetCurrentProgramScene") == switches + 1
+
+
+@needs_obs
+def test_a_scene_switched_by_hand_stays_until_the_next_take(
+    hub: ObsHub, obs: ObsStudio, link: ObsLink
+) -> None:
+    take(hub, "seat", {"seat": 5})
+    until(lambda: obs.scene() == "Seat", 5)
+    client = obs.client()
+    try:
+        client.set_current_program_scene(DEFAULT)  # the vision mixer's own choice
+    finally:
+        client.disconnect()
+    time.sleep(2.5)  # more than a heartbeat
+    assert obs.scene() == DEFAULT, "the link does not fight a hand on OBS"
+    take(hub, "seat", {"seat": 6})  # the next Take of the slot: its scene again
+    until(lambda: obs.scene() == "Seat", 5, "OBS back on the Seat scene")
 
 
 @needs_obs

@@ -21,8 +21,8 @@ Three parts, each with one job:
   (bounded by the configuration), so OBS down for an hour costs nothing and gets one switch
   when it is back. Reconnects with backoff (0.5 s doubling to 15 s); on every (re)connection
   it syncs OBS to the target; a heartbeat every ``HEARTBEAT`` seconds finds an OBS that went
-  away while nothing was owed. Scene changes made by hand in OBS are left alone until the
-  programme's on-air state changes again (or OBS reconnects).
+  away while nothing was owed. A scene chosen by hand in OBS is left alone until the next Take
+  of a listed slot (or OBS reconnects).
 
 Metrics (private registry): ``duplicast_obs_connected``, ``duplicast_obs_connects``,
 ``duplicast_obs_connect_failures``, ``duplicast_obs_requests{request,result}``.
@@ -183,6 +183,9 @@ class ObsPlan:
     - The slot whose scene is the target goes off air: the first other mapped slot on air,
       else the default scene, else the target stays.
     - Anything else (an unmapped slot, a value that shows the same): nothing.
+
+    ``step`` says whether OBS should be switched: the target moved, or a listed slot was
+    taken (its scene again: someone may have switched OBS by hand since).
     """
 
     def __init__(
@@ -205,7 +208,7 @@ class ObsPlan:
         return None, self.default
 
     def step(self, slots: Mapping[str, Any]) -> tuple[bool, list[str]]:
-        """Take the slots' new value: (did the target scene change, sources to refresh)."""
+        """Take the slots' new value: (switch OBS to the target, sources to refresh)."""
         shown = {slot: _shown(slots.get(slot)) for slot in ONAIR_SLOTS}
         before, self.shown = self.shown, shown
         old_target = self.target
@@ -220,7 +223,8 @@ class ObsPlan:
         taken = [slot for slot in self.scenes if slot in came]
         if taken:
             self.owner, self.target = taken[0], self.scenes[taken[0]]
-        elif self.owner is not None and shown[self.owner] is None:  # its slot left the air
+            return True, list(dict.fromkeys(refresh))
+        if self.owner is not None and shown[self.owner] is None:  # its slot left the air
             owner, target = self._fallback(shown)
             if target is not None:
                 self.owner, self.target = owner, target
@@ -328,6 +332,7 @@ class ObsLink:
         self.requests: dict[tuple[str, str], int] = {}
         self.obs_scene: str | None = None  # OBS's programme scene as last set or read
         self.refused: str | None = None  # a target OBS refused: not asked again
+        self.taken = False  # a Take since the last switch: OBS's scene read before it
         self.refresh: dict[str, None] = {}  # sources owed a refresh, in order
         self.problem: str | None = None  # the last failure said (said again only if new)
         self._seq = -1
@@ -382,6 +387,7 @@ class ObsLink:
         moved, refresh = self.plan.step(payload.get("slots") or {})
         if moved:
             self.refused = None
+            self.taken = True
         self.refresh.update(dict.fromkeys(refresh))
         return moved or bool(refresh)
 
@@ -433,7 +439,6 @@ class ObsLink:
         self.problem = None
         ok, answer = await self._call("GetCurrentProgramScene", "get_current_program_scene")
         self.obs_scene = getattr(answer, "current_program_scene_name", None) if ok else None
-        answer = self.obs_scene
         log.info(
             "OBS link: connected to %s (programme scene %r)", self.settings.url, self.obs_scene
         )
@@ -441,6 +446,11 @@ class ObsLink:
     async def _sync(self) -> None:
         """Bring OBS to what it is owed: the target scene, then the refreshes."""
         target = self.plan.target
+        if self.taken and target is not None and target == self.obs_scene:
+            # a Take of the scene last set: switched by hand since? (asked, not assumed)
+            ok, answer = await self._call("GetCurrentProgramScene", "get_current_program_scene")
+            self.obs_scene = getattr(answer, "current_program_scene_name", None) if ok else None
+        self.taken = False
         if target is not None and target != self.obs_scene and target != self.refused:
             ok, _ = await self._call("SetCurrentProgramScene", "set_current_program_scene", target)
             if ok:
