@@ -529,6 +529,11 @@ def test_an_obs_restart_is_synced_to_the_current_state(
     connects = link.connects
     obs.stop()
     until(lambda: not link.connected, 10, "the link to notice OBS went away")
+    assert link.problem in (
+        f"OBS at ws://127.0.0.1:{obs.port} closed the connection (OBS quit or restarted?)",
+        f"nothing listens at ws://127.0.0.1:{obs.port} (is OBS running, with Tools → WebSocket "
+        "Server Settings → Enable WebSocket server?)",
+    )
     control(hub, "hide", {"slot": "seat"})  # while OBS is away: owed the leaderboard's scene
     take(hub, "leaderboard", {"view": "running"})
     started = time.monotonic()
@@ -573,7 +578,9 @@ async def test_obs_down_costs_the_loop_nothing() -> None:
     finally:
         await link.stop()
     assert link.plan.target == "Seat"
-    assert worst < 0.05, f"the loop was held {worst:.3f} s"
+    # A connect run on the loop would hold it 2 s; a loaded machine's timer jitter stays far
+    # below that (0.07 s seen at load 20 on 2 cores).
+    assert worst < 0.5, f"the loop was held {worst:.3f} s"
 
 
 @needs_obs

@@ -258,6 +258,9 @@ def _words(exc: BaseException, settings: ObsSettings) -> str:
         )
     if isinstance(exc, TimeoutError) or "timed out" in text.lower():
         return f"OBS at {settings.url} did not answer within {TIMEOUT:g} s"
+    closed = ("closed", "lost")  # (websocket-client's words)
+    if isinstance(exc, ConnectionError | ValueError) or any(w in text.lower() for w in closed):
+        return f"OBS at {settings.url} closed the connection (OBS quit or restarted?)"
     return f"OBS at {settings.url}: {type(exc).__name__}: {text or 'connection lost'}"
 
 
