@@ -623,3 +623,20 @@ def test_duplicast_serve_runs_the_link(obs: ObsStudio, redis_url: str, tmp_path:
         assert PASSWORD not in served.stderr(), "the password stays out of the log"
     finally:
         served.stop()
+
+
+@pytest.mark.redis
+def test_an_edge_leaves_the_link_to_the_ingest(redis_url: str, tmp_path: Path) -> None:
+    """An environment shared by every process (a compose file): one link, not one per edge."""
+    from tests.test_serve_cli import Served, environ, serve_command
+
+    env = environ() | {"DUPLICAST_OBS_URL": "ws://127.0.0.1:1", "DUPLICAST_OBS_SCENES": "seat=S"}
+    served = Served(serve_command(redis_url, free_port()), env, tmp_path / "edge.log")
+    try:
+        assert (
+            "duplicast serve: warning: DUPLICAST_OBS_URL is set, but the OBS link runs in the "
+            "ingest (or --role all), not in this edge: ignored here"
+        ) in served.stderr()
+        assert "OBS link:" not in served.stderr(), "no link started"
+    finally:
+        served.stop()

@@ -148,11 +148,21 @@ def _checked_options(args: argparse.Namespace) -> tuple[Any, TrustedProxies] | i
 
 def _obs_settings(args: argparse.Namespace, config: Any) -> Any:
     """The OBS link's settings and audience (``DUPLICAST_OBS_URL``, hub.roles.obs_link), None
-    without it or in an edge worker of ``--processes N`` (its parent runs the one link), or 2
-    after saying which setting is wrong."""
-    from hub.roles.obs_link import ObsSettingsError, obs_settings
+    without it, or 2 after saying which setting is wrong. One process runs the link: the one
+    with the feed's writer (``--role all`` or ``ingest``); an edge or a projector says it
+    leaves it to that one."""
+    from hub.roles.obs_link import URL_ENV, ObsSettingsError, obs_settings
 
-    if args.worker_of is not None:
+    if args.worker_of is not None:  # an edge worker of `--processes N`
+        return None
+    if args.role in (ProcessRole.EDGE, ProcessRole.PROJECTOR):
+        if os.environ.get(URL_ENV, "").strip():
+            print(
+                f"duplicast serve: warning: {URL_ENV} is set, but the OBS link runs in the "
+                f"ingest (or --role all), not in this {args.role}: ignored here",
+                file=sys.stderr,
+                flush=True,
+            )
         return None
     try:
         return obs_settings(config, os.environ)

@@ -44,6 +44,7 @@ from hub.engine.onair import ONAIR_SLOTS
 from hub.wire.topics import PUBLIC, TopicKey, program_outputs
 
 __all__ = [
+    "URL_ENV",
     "ObsLink",
     "ObsPlan",
     "ObsSettings",
