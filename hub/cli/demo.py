@@ -251,11 +251,20 @@ async def run_demo(args: argparse.Namespace) -> int:
         loop_session=not args.once,
         reset=args.reset,
     )
+    from hub.roles.obs_link import ObsSettingsError, obs_settings, start_obs_link
+
     try:
+        obs = obs_settings(demo.config, os.environ)  # the OBS link (DUPLICAST_OBS_URL)
         await demo.start()
-    except DemoRefused as exc:
+    except (DemoRefused, ObsSettingsError) as exc:
         print(f"duplicast demo: refusing to start: {exc}", file=sys.stderr)
         return 2
+    assert demo.source is not None
+    link = (
+        None
+        if obs is None
+        else start_obs_link(demo.source.store, *obs, demo.source.metrics.registry)
+    )
     print(demo.banner(), flush=True)
     stop = asyncio.Event()
     waiter = asyncio.create_task(until_signalled(stop))
@@ -267,5 +276,7 @@ async def run_demo(args: argparse.Namespace) -> int:
         waiter.cancel()
         if done:
             done.cancel()
+        if link is not None:
+            await link.stop()
         await demo.stop()
     return 0

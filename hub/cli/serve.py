@@ -73,6 +73,9 @@ async def run_serve(args: argparse.Namespace) -> int:
     seats = console_tokens(config, os.environ)
     if seats is None:
         return 2
+    obs = _obs_settings(args, config)
+    if obs == 2:
+        return 2
     auth = dataclasses.replace(auth, consoles=seats)
     if weak_tokens_refused("serve", auth):
         return 2
@@ -95,9 +98,17 @@ async def run_serve(args: argparse.Namespace) -> int:
     if writer is None:
         lost = getattr(source, "lost", None)
     stop_metrics = _private_metrics(app, args)
+    obs_link = None
+    if obs is not None and not isinstance(obs, int):
+        from hub.roles.obs_link import start_obs_link
+
+        settings, audience = obs
+        obs_link = start_obs_link(source.store, settings, audience, app.state.metrics.registry)
     try:
         await _serve_until_stopped(app, args, config, auth, lost)
     finally:
+        if obs_link is not None:
+            await obs_link.stop()
         if stop_metrics is not None:
             stop_metrics()
         if writer is not None:
@@ -133,6 +144,31 @@ def _checked_options(args: argparse.Namespace) -> tuple[Any, TrustedProxies] | i
         print(f"duplicast serve: --trusted-proxy / {TRUSTED_PROXIES_ENV}: {exc}", file=sys.stderr)
         return 2
     return auth, proxies
+
+
+def _obs_settings(args: argparse.Namespace, config: Any) -> Any:
+    """The OBS link's settings and audience (``DUPLICAST_OBS_URL``, hub.roles.obs_link), None
+    without it, or 2 after saying which setting is wrong. One process runs the link: the one
+    with the feed's writer (``--role all`` or ``ingest``); an edge or a projector says it
+    leaves it to that one."""
+    from hub.roles.obs_link import URL_ENV, ObsSettingsError, obs_settings
+
+    if args.worker_of is not None:  # an edge worker of `--processes N`
+        return None
+    if args.role in (ProcessRole.EDGE, ProcessRole.PROJECTOR):
+        if os.environ.get(URL_ENV, "").strip():
+            print(
+                f"duplicast serve: warning: {URL_ENV} is set, but the OBS link runs in the "
+                f"ingest (or --role all), not in this {args.role}: ignored here",
+                file=sys.stderr,
+                flush=True,
+            )
+        return None
+    try:
+        return obs_settings(config, os.environ)
+    except ObsSettingsError as exc:
+        print(f"duplicast serve: refusing to start: {exc}", file=sys.stderr)
+        return 2
 
 
 def console_tokens(config: Any, environ: Mapping[str, str]) -> tuple[Any, ...] | None:
