@@ -120,6 +120,7 @@ class Client:
         "floors",
         "format",
         "limits",
+        "proof",
         "role",
         "sink",
         "stale",
@@ -146,6 +147,9 @@ class Client:
         self.limits = limits
         self.address = address
         self.console: Any = None  # a web console's seat (hub.serve.auth.ConsoleSeat)
+        # Opened with a token's session proof (what every edge holds), not the token: its
+        # commands count only signed (hub.serve.service.FeedService.command).
+        self.proof = False
         self.topics: set[str] = set()
         self.stale: set[str] = set()
         # topic -> the seq the client resumed from, ahead of the store (a lagging edge): no

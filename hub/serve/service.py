@@ -38,6 +38,7 @@ from hub.serve.rulings import RULINGS, ruling_command
 from hub.serve.session import Session, error
 from hub.wire.codec import CodecError, from_json_strict, unpack_strict
 from hub.wire.frames import FORMATS
+from hub.wire.signing import is_proof
 from hub.wire.topics import PROGRAM, TopicSpace, kind
 
 __all__ = ["FeedService", "TopicCheck", "least_role"]
@@ -183,7 +184,9 @@ class FeedService:
                 self.consoles.attach(client, role.console, role.table)
             return client
         counted = address if role == PUBLIC else None
-        return self.fanout.add(sink, role, self.audience(role, query), fmt, counted)
+        client = self.fanout.add(sink, role, self.audience(role, query), fmt, counted)
+        client.proof = query is not None and is_proof(query.get("token") or "")
+        return client
 
     def _console_left(self, client: Client) -> None:
         name = client.console.console
@@ -244,6 +247,8 @@ class FeedService:
     async def command(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
         if request["op"] == "event":  # a web console's: in order, each once it is published
             return await console_event(self.consoles, self.source.tournament, client, request)
+        if "signed" not in request and client.proof:  # every edge holds the proof
+            return error("unsigned", _PROOF_UNSIGNED, op=request["op"])
         if "signed" in request:  # checked here as any command; the ingest checks the signature
             signed = _unsigned(request)
             if isinstance(signed, str):
@@ -393,6 +398,10 @@ def token_spelling(query: Mapping[str, str]) -> dict[str, Any] | None:
     return None
 
 
+_PROOF_UNSIGNED = (
+    "a command from a session opened with a token's session proof must be signed: every edge "
+    "holds the proof, so an unsigned one could come from any of them (docs/security.md)"
+)
 _ENVELOPE = "\x00signed"  # where an unwrapped request keeps its signed text and signature
 
 
