@@ -160,42 +160,44 @@ class SiteBuilder:
     # -- the event --
 
     def event(self) -> dict[str, Any]:
-        """``event.json``: the event, its teams and players, which deals are public."""
+        """``event.json``: the event, its teams and players, which deals are public. An
+        event of stages and sessions (``[[stages]]``) lists every team of any of its blocks,
+        and each player as the latest block seats them (the roster's current name)."""
         st = self.standings()
         total = int(st.get("deals", {}).get("total", 0))
         view = st.get("like_for_like", {})
-        seat_blocks = view.get("seats", [])
+        blocks = [*view.get("sessions", {}).values(), view]  # (the current one last)
+        seat_blocks = [b for block in blocks for b in block.get("seats", [])]
         seats = max((int(b["seat"]) for b in seat_blocks), default=0)
-        players: dict[str, list[dict[str, Any]]] = {}
-        groups: set[str] = set()
+        players: dict[str, dict[int, dict[str, Any]]] = {}
         for block in seat_blocks:
-            groups.add(str(block.get("group", "")))
             for row in block.get("rows", []):
                 code = str(row["team"])
-                players.setdefault(code, []).append(
-                    {
-                        "seat": block["seat"],
-                        "table": row.get("table"),
-                        "name": row.get("player"),
-                        "id": f"{code}-{block['seat']}",
-                    }
-                )
-        teams = []
-        for row in view.get("teams", []):
-            code = str(row.get("code") or row["team"])
-            mine = sorted(players.get(str(row["team"]), []), key=lambda p: p["seat"])
-            teams.append(
-                {
-                    "code": code,
-                    "team": row["team"],
-                    "name": row.get("name", code),
-                    "colour": row.get("colour"),
-                    "group": row.get("group"),
-                    "players": mine,
+                players.setdefault(code, {})[int(block["seat"])] = {
+                    "seat": block["seat"],
+                    "table": row.get("table"),
+                    "name": row.get("player"),
+                    "id": f"{code}-{block['seat']}",
                 }
-            )
-        complete = st.get("deals", {}).get("complete", {})
+        rows = [*view.get("overall", [])]
+        rows += [r for b in view.get("stages", {}).values() for r in b.get("teams", [])]
+        rows += [r for b in blocks for r in b.get("teams", [])]
+        teams: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            if row["team"] in teams:
+                continue
+            code = str(row.get("code") or row["team"])
+            mine = players.get(str(row["team"]), {})
+            teams[row["team"]] = {
+                "code": code,
+                "team": row["team"],
+                "name": row.get("name", code),
+                "colour": row.get("colour"),
+                "group": row.get("group"),
+                "players": [mine[s] for s in sorted(mine)],
+            }
         game = games.get(str(st.get("game")))
+        released = self.released(total)
         return {
             "id": st.get("tournament"),
             "name": st.get("name"),
@@ -205,9 +207,9 @@ class SiteBuilder:
             "tables": st.get("tables", []),
             "seats": seats,
             "deals": total,
-            "released": self.released(total),
-            "teams": teams,
-            "complete": bool(groups) and all(len(complete.get(g, [])) >= total for g in groups),
+            "released": released,
+            "teams": list(teams.values()),
+            "complete": _complete(st, released),
             "stats": "stats" in FAMILIES,
         }
 
@@ -290,7 +292,8 @@ class SiteBuilder:
         view = st.get("like_for_like", {})
         standing: dict[str, Any]
         if seat is None:
-            standing = next((t for t in view.get("teams", []) if t.get("team") == team_id), {})
+            ranked = view.get("overall") or view.get("teams", [])  # (an event: overall)
+            standing = next((t for t in ranked if t.get("team") == team_id), {})
         else:
             standing = next(
                 (
@@ -453,7 +456,7 @@ class SiteBuilder:
         out += [f"data/deal/{d}.json" for d in event["released"]]
         out += [f"data/team/{t['code']}.json" for t in event["teams"]]
         out += [f"data/player/{p['id']}.json" for t in event["teams"] for p in t["players"]]
-        if event["stats"] and self.topic("stats") is not None:
+        if event["stats"]:
             out.append("data/stats.json")
         out += [f"download/{n}" for n in DOWNLOADS if n != "hands.phh.zip" or self.phh]
         out += list(ASSETS)
@@ -501,8 +504,8 @@ class SiteBuilder:
             return self.event()
         if rest == "standings.json":
             return self.standings()
-        if rest == "stats.json":
-            return self.topic("stats") if "stats" in FAMILIES else None
+        if rest == "stats.json":  # ({}: the family exists, its topic has no data here yet)
+            return (self.topic("stats") or {}) if "stats" in FAMILIES else None
         kind, _, name = rest.partition("/")
         ident = name.removesuffix(".json")
         if not name.endswith(".json") or not ident:
@@ -527,6 +530,24 @@ class SiteBuilder:
             "scorecards.csv": self.scorecards_csv,
         }[name]()
         return Document(made, "text/csv; charset=utf-8", "download")
+
+
+def _complete(standings: dict[str, Any], released: list[int]) -> bool:
+    """Is the event over: every deal released, and every group of each stage through every
+    deal of the stage's sessions (a one-stage event: every group through every deal)."""
+    total = int(standings.get("deals", {}).get("total", 0))
+    done = standings.get("deals", {}).get("complete", {})
+    if not total or len(released) < total or not done:
+        return False
+    plan = standings.get("event")
+    if not plan:
+        return all(len(deals) >= total for deals in done.values())
+    for stage in plan.get("stages", []):
+        ranges = [s["deals"] for s in plan.get("sessions", []) if s.get("stage") == stage["id"]]
+        wanted = {d for lo, hi in ranges for d in range(lo, hi + 1)}
+        if any(not wanted <= set(done.get(g, [])) for g in stage.get("groups", [])):
+            return False
+    return True
 
 
 def _game_facts(game: Any) -> dict[str, Any]:

@@ -123,25 +123,42 @@ function provisional(event) {
     ` results: ${n} of ${event.deals} deals released. The ranking may change until the event is complete.`);
 }
 
-function renderEvent(event, standings) {
+/** The players' statistics over the released deals (the public `stats` topic, when the hub
+ * has that family): a table, sorted as the topic sorts it. */
+function renderStats(stats) {
+  const pct = (v) => (v === null || v === undefined ? '–' : `${PCT.format(v)} %`);
+  const rows = stats.players.map((p) => el('tr', {},
+    el('th', { scope: 'row' }, el('a', { href: `player/${encodeURIComponent(p.id)}/` }, p.name || p.id)),
+    td(String(p.team || '')), td(plain(p.hands), 'num'), td(pct(p.vpip), 'num'), td(pct(p.pfr), 'num'),
+    td(p.af === null || p.af === undefined ? '–' : PCT.format(p.af), 'num'), td(pct(p.wtsd), 'num'),
+    td(signed(p.swing, 0), 'num')));
+  return section('stats', 'Player statistics',
+    el('p', { class: 'note', text: `Over the ${(stats.deals || []).length} released deals. VPIP: put money in voluntarily; PFR: raised before the flop; AF: aggression factor; WTSD: went to showdown.` }),
+    table('Player statistics, released deals', [{ label: 'Player' }, { label: 'Team' }, { label: 'Hands', cls: 'num' },
+      { label: 'VPIP', cls: 'num' }, { label: 'PFR', cls: 'num' }, { label: 'AF', cls: 'num' }, { label: 'WTSD', cls: 'num' },
+      { label: 'Swing', cls: 'num' }], rows));
+}
+
+function renderEvent(event, standings, stats = null) {
   const view = standings.like_for_like || { teams: [], seats: [] };
   const scoring = standings.scoring || { column: 'points', heading: 'Pts' };
   const col = scoring.column;
   const heading = scoring.heading === 'Pts' ? 'Points' : scoring.heading;
   const unit = unitOf(event);
-  const teams = view.teams.map((t) => el('tr', {},
+  const teamRow = (t) => el('tr', {},
     td(String(t.rank)),
     el('th', { scope: 'row' }, swatch(t.colour), el('a', { href: `team/${encodeURIComponent(t.code)}/` }, `${t.name} (${t.code})`)),
     td(plain(t[col]), 'num'),
-    td(signed(t.chips, 0), 'num')));
-  const out = [
-    provisional(event),
-    section('ranking', 'Ranking',
-      el('p', { class: 'note', text: `Like-for-like: over the deals every table of a group has completed${standings.running ? '' : ' (the only view the public sees)'}.` }),
-      table(`Teams, like-for-like (${event.released.length} of ${event.deals} deals)`,
-        [{ label: 'Rank' }, { label: 'Team' }, { label: heading, cls: 'num' }, { label: unit === 'chips' ? 'Chips' : 'Result', cls: 'num' }],
-        teams)),
+    td(signed(t.chips, 0), 'num'));
+  const teamHead = [{ label: 'Rank' }, { label: 'Team' }, { label: heading, cls: 'num' }, { label: unit === 'chips' ? 'Chips' : 'Result', cls: 'num' }];
+  const plan = standings.event;
+  const current = plan && plan.current ? (plan.sessions || []).find((x) => x.id === plan.current.session) : null;
+  const ranking = [
+    el('p', { class: 'note', text: 'Like-for-like: over the deals every table of a group has completed (the only view the public sees).' }),
   ];
+  if (view.overall && view.overall.length) ranking.push(table('Overall ranking, like-for-like', teamHead, view.overall.map(teamRow)));
+  ranking.push(table(`Teams${current ? `, ${current.name}` : ''}, like-for-like (${event.released.length} of ${event.deals} deals released)`, teamHead, view.teams.map(teamRow)));
+  const out = [provisional(event), section('ranking', 'Ranking', ...ranking)];
   const seats = el('div', { class: 'grid' });
   for (const block of view.seats) {
     seats.append(table(`Seat ${block.seat}${block.group && standingsGroups(view) > 1 ? `, group ${block.group}` : ''}`,
@@ -169,6 +186,7 @@ function renderEvent(event, standings) {
       el('ul', {}, t.players.map((p) => el('li', {}, el('a', { href: `player/${encodeURIComponent(p.id)}/` }, `Seat ${p.seat}: ${p.name}`))))));
   }
   out.push(section('teams', 'Teams and score cards', teamList));
+  if (stats && Array.isArray(stats.players) && stats.players.length) out.push(renderStats(stats));
   out.push(section('downloads', 'Downloads', downloads(event, '')));
   return out;
 }
@@ -313,7 +331,7 @@ function renderCard(event, card, isTeam) {
 
 const state = { event: null, summary: null, paused: false, pending: false, timer: null };
 
-async function load() {
+async function load(live = false) {
   const event = await getJson('data/event.json');
   let parts;
   let title;
@@ -333,10 +351,16 @@ async function load() {
     summary = card.missing ? '' : `${card.name}: ${card.rows.length} results, total ${plain(card.total.chips)}.`;
   } else {
     const standings = await getJson('data/standings.json');
-    parts = renderEvent(event, standings);
+    const stats = event.stats ? await getJson('data/stats.json').catch(() => null) : null;
+    parts = renderEvent(event, standings, stats && !stats.missing ? stats : null);
     title = event.name || 'Results';
     const top = (standings.like_for_like && standings.like_for_like.teams[0]) || null;
     summary = `${event.released.length} of ${event.deals} deals released${top ? `; ${top.name} leads` : ''}.`;
+  }
+  if (live && state.paused) { // paused while this was read: keep the page as it stands
+    state.pending = true;
+    linkText('Live updates paused: new results are waiting.');
+    return;
   }
   state.event = event;
   document.getElementById('title').textContent = title;
@@ -373,7 +397,16 @@ function refreshSoon() {
     return;
   }
   clearTimeout(state.timer);
-  state.timer = setTimeout(() => load().catch(showError), 250);
+  state.timer = setTimeout(() => {
+    if (state.paused) {
+      state.pending = true;
+      linkText('Live updates paused: new results are waiting.');
+      return;
+    }
+    const content = document.getElementById('content');
+    content.classList.add('refreshing'); // (a fade, off under prefers-reduced-motion)
+    load(true).catch(showError).finally(() => content.classList.remove('refreshing'));
+  }, 250);
 }
 
 function showError(err) {
