@@ -130,6 +130,9 @@ def test_phone_the_site_fills_in_as_deals_release(browser: Browser, hub: HubThre
     expect(page.locator("#updates")).to_contain_text("4 of 12 deals released")
     hub.sent = SIXTH
     assert "10" in answered
+    # the smallest phone: nothing wider than the screen but the tables' own scroll regions
+    page.set_viewport_size({"width": 320, "height": 640})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 320
     page.context.close()
     assert errors == []
 

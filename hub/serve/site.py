@@ -56,6 +56,7 @@ __all__ = [
     "Site",
     "SiteBuilder",
     "Unavailable",
+    "engine_reader",
     "file_name",
     "phh_zip",
     "site_paths",
@@ -608,6 +609,26 @@ def _record(traveller: dict[str, Any], compare: dict[str, Any]) -> dict[str, Any
 def site_paths(builder: SiteBuilder) -> list[str]:
     """Every page and data path of the event now (``SiteBuilder.paths``)."""
     return builder.paths()
+
+
+def engine_reader(engine: Any) -> Reader:
+    """A ``Reader`` of an engine's public payloads (built from scratch, as ``GET /api/…`` of a
+    fresh process would): what ``export --site`` builds the site from. Each payload is kept
+    until the engine moves (an event applied, a deal released), so a whole export builds each
+    topic once. For the PHH zip, give ``SiteBuilder`` ``phh=lambda: phh_zip(files, id)`` with
+    the files of ``hub.engine.phh_export.render(collect(state, engine.released))``."""
+    cache: dict[tuple[str, int, int], dict[str, Any] | None] = {}
+
+    def read(topic: str) -> tuple[int, dict[str, Any] | None]:
+        key = (topic, engine.state.events_applied, engine.released_count)
+        if key not in cache:
+            if len(cache) > 100_000:  # (an engine read while it moves: keep the latest only)
+                cache.clear()
+            cache[key] = engine.payload((PUBLIC, topic))
+        payload = cache[key]
+        return (1, payload) if payload else (0, None)
+
+    return read
 
 
 # -- serving ---------------------------------------------------------------------------------
