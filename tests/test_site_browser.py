@@ -60,6 +60,15 @@ def open_site(page: Page, url: str) -> None:
     expect(page.locator("body[data-loaded]")).to_have_count(1, timeout=10_000)
 
 
+def settled(page: Page) -> None:
+    """The page has taken the feed's first snapshot (its refresh done): ready for a picture."""
+    page.wait_for_function(
+        "() => Number(document.body.dataset.loaded) >= 2"
+        " && !document.getElementById('content').classList.contains('refreshing')",
+        timeout=10_000,
+    )
+
+
 def loads(page: Page) -> int:
     return int(page.locator("body").get_attribute("data-loaded") or 0)
 
@@ -95,6 +104,7 @@ def test_phone_the_site_fills_in_as_deals_release(browser: Browser, hub: HubThre
     assert sorted(int(t.removeprefix("Deal ")) for t in links.all_inner_texts()) == [4, 9]
     assert page.locator("#deals .pending").count() == 10
     expect(page.locator("#ranking table tbody tr")).to_have_count(6)
+    settled(page)
     assert_accessible(page, "the event page at 390x844")
     shot(page, "event-390")
 
@@ -117,7 +127,7 @@ def test_phone_the_site_fills_in_as_deals_release(browser: Browser, hub: HubThre
     # paused: nothing moves until the reader resumes
     open_site(page, base)
     expect(page.locator("#link")).to_contain_text("Live", timeout=10_000)
-    expect(page.locator("body")).to_have_attribute("data-loaded", "2")  # (the feed's snapshot)
+    settled(page)  # (the feed's snapshot taken: nothing under way when paused)
     pause = page.locator("#pause")
     pause.click()
     expect(pause).to_have_attribute("aria-pressed", "true")
@@ -154,6 +164,7 @@ def test_desktop_every_page_and_reduced_motion(browser: Browser, hub: HubThread)
     }
     for name, url in pages.items():
         open_site(page, url)
+        settled(page)
         assert_accessible(page, f"the {name} page at 1920x1080")
         shot(page, f"{name}-1920")
         if name in ("team", "player"):  # a score card: one row per released deal (and seat)

@@ -262,13 +262,19 @@ function renderDeal(event, data, d) {
   for (const s of seats) {
     const cmp = data.compare[s];
     const bb = bigBlind(cmp);
+    // the hand the seat showed down, as the game names it ("Flush, king high"): none for a fold
+    const shown = (r) => (r.showdown && r.showdown.hands && r.showdown.hands[s]) || '';
+    const anyShown = (cmp.rows || []).some((r) => shown(r));
     const rows = (cmp.rows || []).map((r) => el('tr', {},
       el('th', { scope: 'row' }, `Table ${r.table}`),
       td(el('a', { href: `../../player/${encodeURIComponent(r.code)}-${s}/` }, `${r.player} (${r.code})`)),
+      anyShown ? td(shown(r) || (r.folded ? 'Folded' : '–')) : null,
       td(signed(r.chips, 0), 'num'),
       bb ? td(signed(r.chips === null ? null : r.chips / bb), 'num') : null,
       td(signed(r.swing), 'num')));
-    const head = [{ label: 'Table' }, { label: 'Player' }, { label: unitOf(event) === 'chips' ? 'Result' : `Result (${unitOf(event)})`, cls: 'num' }];
+    const head = [{ label: 'Table' }, { label: 'Player' }];
+    if (anyShown) head.push({ label: 'Showdown' });
+    head.push({ label: unitOf(event) === 'chips' ? 'Result' : `Result (${unitOf(event)})`, cls: 'num' });
     if (bb) head.push({ label: 'Big blinds', cls: 'num' });
     head.push({ label: 'Swing against the field', cls: 'num' });
     const cap = `Seat ${s}: field average ${plain(cmp.average)}`;
