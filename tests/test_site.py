@@ -361,3 +361,11 @@ def test_an_event_of_stages_lists_every_team_and_ends_complete() -> None:
     overall = builder.standings()["like_for_like"]["overall"]
     card = builder.card(overall[0]["code"])
     assert card is not None and card["total"]["rank"] == 1
+
+
+def test_a_csv_cell_is_never_a_spreadsheet_formula() -> None:
+    from hub.serve.site import _csv
+
+    body = _csv(["name", "chips"], [["=HYPERLINK(1)", -5], ["@x", None], ["D. Vera", 0]])
+    rows = list(csv.reader(io.StringIO(body.decode())))
+    assert rows == [["name", "chips"], ["'=HYPERLINK(1)", "-5"], ["'@x", ""], ["D. Vera", "0"]]

@@ -116,12 +116,25 @@ def phh_zip(files: Iterable[tuple[str, str]], tournament: str) -> bytes:
     return out.getvalue()
 
 
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell: a text a spreadsheet would run as a formula (a name typed ``=HYPERLINK(…)``)
+    is quoted as text with a leading apostrophe (OWASP's advice); numbers are left alone."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA):
+        return "'" + value
+    return value
+
+
 def _csv(header: list[str], rows: Iterable[Iterable[Any]]) -> bytes:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(header)
     for row in rows:
-        writer.writerow(["" if v is None else v for v in row])
+        writer.writerow([_cell(v) for v in row])
     return out.getvalue().encode()
 
 
