@@ -5,19 +5,29 @@ page's role=log region), the pause control holds updates back until resumed, eve
 axe-core violations of WCAG 2.2 A/AA, reduced motion is honoured, and no data file of an
 unreleased deal is ever answered to the page. The screenshots of docs/site.md are saved here.
 
-One hub (role all) for the module, a few page loads per viewport."""
+One hub (role all) for the module, a few page loads per viewport; and the static export's
+files read through a plain web server."""
 
 from __future__ import annotations
 
+import contextlib
 import re
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, Response, expect
 
+from hub.roles.embedded import OVERLAYS
+from hub.serve.site import SiteBuilder, engine_reader, file_name
 from tests.a11y import assert_accessible, violations
 from tests.browser import new_page
+from tests.hubharness import offline, session_events, unique_tournament
+from tests.nginx import free_port
 from tests.test_overlays_hub import HubThread
 
 DOCS_SHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
@@ -199,4 +209,46 @@ def test_desktop_every_page_and_reduced_motion(browser: Browser, hub: HubThread)
     assert duration == "0s"
     context.close()
     assert set(answered) <= {str(d) for d in public}
+    assert errors == []
+
+
+def test_the_site_works_from_plain_files(browser: Browser, tmp_path: Path) -> None:
+    """What ``export --site`` writes (``SiteBuilder`` over the engine's public payloads, each
+    path at its ``file_name``) read through a plain web server: every page renders from its
+    files, says it is a copy, and logs no error."""
+    config, decks = unique_tournament("sitefiles")
+    engine = offline(config, decks, session_events(config.id)[:LATER])
+    builder = SiteBuilder(engine_reader(engine), OVERLAYS)
+    root = tmp_path / "results"
+    for path in builder.paths():
+        doc = builder.document(path)
+        assert doc is not None, path
+        target = root / file_name(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(doc.body)
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "-b", "127.0.0.1", "-d", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    errors: list[str] = []
+    page = new_page(browser, 390, 844, errors)
+    try:
+        base = f"http://127.0.0.1:{port}/results/"
+        for _ in range(100):  # (until it listens)
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
+                break
+            time.sleep(0.05)
+        open_site(page, base)
+        expect(page.locator("#link")).to_have_text("A copy of the results: not updated live.")
+        assert page.locator("#deals a").count() == 6
+        open_site(page, f"{base}deal/3/")
+        expect(page.locator("#traveller table tbody tr")).to_have_count(6)
+        open_site(page, f"{base}player/FIN-1/index.html")
+        expect(page.locator("#card tbody tr")).to_have_count(6)
+    finally:
+        page.context.close()
+        server.terminate()
+        server.wait(10)
     assert errors == []
