@@ -219,6 +219,14 @@ async def test_site_answers_are_cacheable(redis_bus: Any) -> None:
             if path.endswith("/"):
                 assert got.headers["content-type"].startswith("text/html")
                 assert "script-src 'self'" in got.headers["content-security-policy"]
+        # a document is built once, then served from the cache until a topic it read moves
+        app = ingest.server.config.app
+        site = next(r for r in app.routes if getattr(r, "path", "") == "/site/{path:path}")
+        assert (await http.get("/site/data/team/FIN.json")).status_code == 200  # (built)
+        builds = site.endpoint.__self__.builds
+        for _ in range(20):
+            assert (await http.get("/site/data/team/FIN.json")).status_code == 200
+        assert site.endpoint.__self__.builds == builds
         # the documents of one kind are one file, whatever the deal
         one = await http.get("/site/deal/1/")
         assert one.content == (await http.get("/site/deal/12/")).content
