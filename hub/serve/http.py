@@ -47,6 +47,7 @@ from hub.serve.phh_service import PhhExport, RateLimit
 from hub.serve.proxies import TrustedProxies
 from hub.serve.rulings import RULINGS, ruling_command
 from hub.serve.service import FeedService, token_spelling
+from hub.serve.site import Site, phh_zip
 from hub.wire.codec import CodecError, from_json_strict, pack, to_json
 from hub.wire.signing import is_proof
 from hub.wire.topics import LIVE
@@ -243,6 +244,7 @@ class _Endpoints:
         self.valid_topic = service.valid_topic
         self.phh: PhhExport | None = None  # made on the first request (ingest processes only)
         self.phh_limit = RateLimit()
+        self._site_zip: tuple[Any, bytes] | None = None  # (the bundle, its zip)
 
     @property
     def origin_refusals(self) -> int:
@@ -544,6 +546,19 @@ class _Endpoints:
             },
         )
 
+    async def public_phh(self) -> bytes | None:
+        """The released hands' zip of the site (``/site/download/hands.phh.zip``), from the
+        same cached bundle as ``/api/export/phh``; None where no engine is (an edge)."""
+        engine = getattr(self.source, "engine", None)
+        if engine is None:
+            return None
+        if self.phh is None or self.phh.engine is not engine:
+            self.phh = PhhExport(engine)
+        got = await self.phh.bundle(False)
+        if self._site_zip is None or self._site_zip[0] is not got:
+            self._site_zip = (got, phh_zip(got.files, self.source.tournament))
+        return self._site_zip[1]
+
     def close(self) -> None:
         if self.phh is not None:
             self.phh.close()
@@ -599,6 +614,7 @@ def _routes(ep: _Endpoints, overlays_dir: str | Path | None) -> list[BaseRoute]:
         for name, directory in overlay_dirs().items():  # a game's own module, from its package
             module = SecurityHeaders(StaticFiles(directory=directory))
             routes.append(Mount(f"/overlays/js/games/{name}", module))
+        routes += Site(ep.source, overlays_dir, ep.public_phh).routes()  # /site/ (hub.serve.site)
         pages = SecurityHeaders(StaticFiles(directory=overlays_dir, html=True))  # CSP, no Referer
         routes.append(Mount("/overlays", pages))
     return routes

@@ -43,6 +43,7 @@ class Bundle:
     text: str
     hands: int
     skipped: int
+    files: tuple[tuple[str, str], ...] = ()  # each hand's file name and text (the site's zip)
 
 
 @dataclass(slots=True)
@@ -147,7 +148,8 @@ class PhhExport:
         written = [(h, w.text) for h in hands if (w := self._written[(h.table, h.deal)]).text]
         skipped = sum(1 for h in hands if self._written[(h.table, h.deal)].text is None)
         text = bundle(Rendered(written, []))
-        audience.bundle = Bundle(text, len(written), skipped)
+        files = tuple((h.name, t) for h, t in written)
+        audience.bundle = Bundle(text, len(written), skipped, files)
         audience.version, audience.built_at = version, self.clock()
         self.builds += 1
         return audience.bundle

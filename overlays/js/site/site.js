@@ -1,0 +1,468 @@
+// The public results site (docs/site.md): one script for every page. It reads the site's JSON
+// (data/…, relative to the page, so the static export works from its folder), renders with DOM
+// calls (text only, never HTML from data), and, served by a hub, follows the public feed: a
+// change of the standings (a deal released) or of this page's deal re-reads the page's data,
+// unless the reader paused live updates. Each refresh is announced in one line in the page's
+// role=log region (a summary, never the table).
+
+const body = document.body;
+const ROOT = body.dataset.root || '';
+const PAGE = body.dataset.page || 'event';
+const NUM = new Intl.NumberFormat('en-GB', { maximumFractionDigits: 2 });
+const PCT = new Intl.NumberFormat('en-GB', { maximumFractionDigits: 1 });
+const SUITS = { s: ['\u2660', 'spades'], h: ['\u2665', 'hearts'], d: ['\u2666', 'diamonds'], c: ['\u2663', 'clubs'] };
+const RANKS = { A: 'ace', K: 'king', Q: 'queen', J: 'jack', T: 'ten', 9: 'nine', 8: 'eight', 7: 'seven', 6: 'six', 5: 'five', 4: 'four', 3: 'three', 2: 'two' };
+const MAX_LOG = 5;
+
+/** The id a page is about, from its path (/site/deal/3/ or DIR/deal/3/index.html). */
+export function pageId(path, kind) {
+  const m = new RegExp(`/${kind}/([^/]+)/(?:index\\.html)?$`).exec(path);
+  return m ? decodeURIComponent(m[1]) : null;
+}
+
+// -- small DOM helpers --
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === 'text') node.textContent = v;
+    else if (k === 'class') node.className = v;
+    else node.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+function hidden(text) {
+  return el('span', { class: 'sr-only', text });
+}
+
+/** A signed figure: the sign is text (+ / −), never colour alone; the class only tints it. */
+export function signed(value, digits = 2) {
+  if (value === null || value === undefined) return el('span', { class: 'none', text: '–' }, hidden('none'));
+  const v = Number(value);
+  const text = v > 0 ? `+${NUM.format(v)}` : v < 0 ? `\u2212${NUM.format(-v)}` : '0';
+  return el('span', { class: v > 0 ? 'pos' : v < 0 ? 'neg' : 'zero', text });
+}
+
+function plain(value) {
+  return value === null || value === undefined ? '–' : NUM.format(Number(value));
+}
+
+/** A card as its rank and suit symbol, with the suit's name for screen readers (a suit is told
+ * by its shape, not only its colour). Pieces of other games are shown as their codes. */
+export function pieceNode(code, facts) {
+  if (facts && facts.cards && typeof code === 'string' && code.length === 2 && SUITS[code[1]]) {
+    const [symbol, name] = SUITS[code[1]];
+    const rank = code[0] === 'T' ? '10' : code[0];
+    return el('span', { class: `card suit-${code[1]}` },
+      el('span', { 'aria-hidden': 'true', text: `${rank}${symbol}` }),
+      hidden(`${RANKS[code[0]] || code[0]} of ${name}`));
+  }
+  return el('span', { class: 'piece', text: String(code) });
+}
+
+function pieces(list, facts) {
+  const span = el('span', { class: 'pieces' });
+  if (!list || !list.length) {
+    span.append('–');
+    return span;
+  }
+  list.forEach((c, i) => {
+    if (i) span.append(' ');
+    span.append(pieceNode(c, facts));
+  });
+  return span;
+}
+
+function table(caption, head, rows, { foot = null, cls = '' } = {}) {
+  const t = el('table', { class: cls || null },
+    el('caption', { text: caption }),
+    el('thead', {}, el('tr', {}, head.map((h) => el('th', { scope: 'col', class: h.cls || null }, h.label)))),
+    el('tbody', {}, rows));
+  if (foot) t.append(el('tfoot', {}, foot));
+  // A table wider than the screen scrolls on its own, reachable by keyboard.
+  return el('div', { class: 'scroll', role: 'region', tabindex: '0', 'aria-label': `${caption} (table)` }, t);
+}
+
+function td(content, cls) {
+  return el('td', { class: cls || null }, content);
+}
+
+function section(id, title, ...children) {
+  return el('section', { id, 'aria-labelledby': `${id}-title` }, el('h2', { id: `${id}-title`, text: title }), ...children);
+}
+
+function swatch(colour) {
+  return el('span', { class: 'swatch', 'aria-hidden': 'true', style: colour ? `background:${colour}` : null });
+}
+
+// -- data --
+
+async function getJson(path) {
+  const res = await fetch(ROOT + path, { cache: 'no-cache' });
+  if (res.status === 404) return { missing: true, ...(await res.json().catch(() => ({}))) };
+  if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
+  return res.json();
+}
+
+// -- pages --
+
+function unitOf(event) {
+  return (event.game_facts && event.game_facts.unit) || 'chips';
+}
+
+function provisional(event) {
+  const n = event.released.length;
+  if (event.complete) return el('p', { class: 'badge final' }, el('strong', { text: 'Final' }), ` results: all ${event.deals} deals played and released.`);
+  return el('p', { class: 'badge provisional' }, el('strong', { text: 'Provisional' }),
+    ` results: ${n} of ${event.deals} deals released. The ranking may change until the event is complete.`);
+}
+
+/** The players' statistics over the released deals (the public `stats` topic, when the hub
+ * has that family): a table, sorted as the topic sorts it. */
+function renderStats(stats) {
+  const pct = (v) => (v === null || v === undefined ? '–' : `${PCT.format(v)} %`);
+  const rows = stats.players.map((p) => el('tr', {},
+    el('th', { scope: 'row' }, el('a', { href: `player/${encodeURIComponent(p.id)}/` }, p.name || p.id)),
+    td(String(p.team || '')), td(plain(p.hands), 'num'), td(pct(p.vpip), 'num'), td(pct(p.pfr), 'num'),
+    td(p.af === null || p.af === undefined ? '–' : PCT.format(p.af), 'num'), td(pct(p.wtsd), 'num'),
+    td(signed(p.swing, 0), 'num')));
+  return section('stats', 'Player statistics',
+    el('p', { class: 'note', text: `Over the ${(stats.deals || []).length} released deals. VPIP: put money in voluntarily; PFR: raised before the flop; AF: aggression factor; WTSD: went to showdown.` }),
+    table('Player statistics, released deals', [{ label: 'Player' }, { label: 'Team' }, { label: 'Hands', cls: 'num' },
+      { label: 'VPIP', cls: 'num' }, { label: 'PFR', cls: 'num' }, { label: 'AF', cls: 'num' }, { label: 'WTSD', cls: 'num' },
+      { label: 'Swing', cls: 'num' }], rows));
+}
+
+function renderEvent(event, standings, stats = null) {
+  const view = standings.like_for_like || { teams: [], seats: [] };
+  const scoring = standings.scoring || { column: 'points', heading: 'Pts' };
+  const col = scoring.column;
+  const heading = scoring.heading === 'Pts' ? 'Points' : scoring.heading;
+  const unit = unitOf(event);
+  const teamRow = (t) => el('tr', {},
+    td(String(t.rank)),
+    el('th', { scope: 'row' }, swatch(t.colour), el('a', { href: `team/${encodeURIComponent(t.code)}/` }, `${t.name} (${t.code})`)),
+    td(plain(t[col]), 'num'),
+    td(signed(t.chips, 0), 'num'));
+  const teamHead = [{ label: 'Rank' }, { label: 'Team' }, { label: heading, cls: 'num' }, { label: unit === 'chips' ? 'Chips' : 'Result', cls: 'num' }];
+  const plan = standings.event;
+  const current = plan && plan.current ? (plan.sessions || []).find((x) => x.id === plan.current.session) : null;
+  const ranking = [
+    el('p', { class: 'note', text: 'Like-for-like: over the deals every table of a group has completed (the only view the public sees).' }),
+  ];
+  if (view.overall && view.overall.length) ranking.push(table('Overall ranking, like-for-like', teamHead, view.overall.map(teamRow)));
+  ranking.push(table(`Teams${current ? `, ${current.name}` : ''}, like-for-like (${event.released.length} of ${event.deals} deals released)`, teamHead, view.teams.map(teamRow)));
+  const out = [provisional(event), section('ranking', 'Ranking', ...ranking)];
+  const seats = el('div', { class: 'grid' });
+  for (const block of view.seats) {
+    seats.append(table(`Seat ${block.seat}${block.group && standingsGroups(view) > 1 ? `, group ${block.group}` : ''}`,
+      [{ label: 'Rank' }, { label: 'Player' }, { label: 'Team' }, { label: heading, cls: 'num' }, { label: unit === 'chips' ? 'Chips' : 'Result', cls: 'num' }],
+      block.rows.map((r) => el('tr', {},
+        td(String(r.rank)),
+        el('th', { scope: 'row' }, el('a', { href: `player/${encodeURIComponent(codeOf(event, r.team))}-${block.seat}/` }, r.player || '–')),
+        td(codeOf(event, r.team)),
+        td(plain(r[col]), 'num'),
+        td(signed(r.chips, 0), 'num')))));
+  }
+  out.push(section('players', 'Players by seat', seats));
+  const deals = el('ul', { class: 'deals' });
+  for (let d = 1; d <= event.deals; d++) {
+    const released = event.released.includes(d);
+    deals.append(el('li', {}, released
+      ? el('a', { href: `deal/${d}/` }, `Deal ${d}`)
+      : el('span', { class: 'pending' }, `Deal ${d}`, el('span', { class: 'tag', text: ' not released' }))));
+  }
+  out.push(section('deals', 'Deals', el('p', { class: 'note', text: 'A deal opens once every table of its group has played it.' }), deals));
+  const teamList = el('ul', { class: 'teams' });
+  for (const t of event.teams) {
+    teamList.append(el('li', {}, swatch(t.colour),
+      el('a', { href: `team/${encodeURIComponent(t.code)}/` }, `${t.name} (${t.code})`),
+      el('ul', {}, t.players.map((p) => el('li', {}, el('a', { href: `player/${encodeURIComponent(p.id)}/` }, `Seat ${p.seat}: ${p.name}`))))));
+  }
+  out.push(section('teams', 'Teams and score cards', teamList));
+  if (stats && Array.isArray(stats.players) && stats.players.length) out.push(renderStats(stats));
+  out.push(section('downloads', 'Downloads', downloads(event, '')));
+  return out;
+}
+
+function standingsGroups(view) {
+  return new Set(view.teams.map((t) => t.group)).size;
+}
+
+function codeOf(event, teamId) {
+  const t = event.teams.find((x) => x.team === teamId || x.code === teamId);
+  return t ? t.code : String(teamId);
+}
+
+function downloads(event, root) {
+  const items = [
+    ['download/standings.csv', 'Standings (CSV)'],
+    ['download/travellers.csv', 'Travellers of the released deals (CSV)'],
+    ['download/scorecards.csv', 'Score cards (CSV)'],
+  ];
+  if (event.game_facts && event.game_facts.phh) items.push(['download/hands.phh.zip', 'Hand histories of the released deals (PHH, zip)']);
+  return el('ul', { class: 'downloads' }, items.map(([href, label]) => el('li', {}, el('a', { href: root + href, download: '' }, label))));
+}
+
+function renderDeal(event, data, d) {
+  const facts = event.game_facts || {};
+  if (data.missing) {
+    return [el('p', { class: 'badge provisional' }, el('strong', { text: 'Not public yet' }),
+      `: deal ${d} appears here once every table of its group has played it.`)];
+  }
+  const tr = data.traveller;
+  const rec = data.record;
+  const seats = Object.keys(data.compare).map(Number).sort((a, b) => a - b);
+  const out = [];
+  // the traveller: one row per released table, one column per seat
+  const trows = tr.tables.map((t) => el('tr', {},
+    el('th', { scope: 'row' }, `Table ${t.table}`),
+    td(t.status === 'complete' ? 'Played' : t.status.charAt(0).toUpperCase() + t.status.slice(1)),
+    seats.map((s) => {
+      const row = (data.compare[s].rows || []).find((r) => r.table === t.table);
+      return td([row ? row.code : '', ' ', signed(t.result ? t.result[s] : null, 0)], 'num');
+    })));
+  out.push(section('traveller', 'Traveller',
+    el('p', { class: 'note', text: `${tr.tables.length} table${tr.tables.length === 1 ? '' : 's'} released: ${(tr.released || []).length ? `group ${tr.released.join(', ')}` : ''}. Each cell: the team in the seat and its result.` }),
+    table(`Traveller of deal ${d}: result of each seat at each table`,
+      [{ label: 'Table' }, { label: 'Status' }, ...seats.map((s) => ({ label: `Seat ${s}`, cls: 'num' }))], trows)));
+  // the hand record
+  const hasPieces = Object.keys(rec.hole || {}).length > 0;
+  if (hasPieces) {
+    const pre = (rec.equities && rec.equities.preflop) || {};
+    const hrows = Object.keys(rec.hole).map(Number).sort((a, b) => a - b).map((s) => el('tr', {},
+      el('th', { scope: 'row' }, `Seat ${s}${rec.button === s ? ' (button)' : ''}`),
+      td(pieces(rec.hole[s], facts)),
+      Object.keys(pre).length ? td(pre[s] ? `${PCT.format(pre[s].win * 100)} %` : '–', 'num') : null));
+    const head = [{ label: 'Seat' }, { label: facts.cards ? 'Cards' : 'Pieces' }];
+    if (Object.keys(pre).length) head.push({ label: 'Win chance, all in before the flop', cls: 'num' });
+    const parts = [table(`Hand record of deal ${d}`, head, hrows)];
+    if (rec.board && rec.board.length) parts.unshift(el('p', { class: 'board' }, el('strong', { text: 'Board: ' }), pieces(rec.board, facts)));
+    const runs = (rec.equities && rec.equities.runouts) || [];
+    if (runs.length) {
+      const rrows = [];
+      for (const run of runs) {
+        for (const st of run.streets) {
+          const eq = Object.entries(st.equity || {}).map(([s, v]) => `seat ${s}: ${PCT.format(v)} %`).join(', ');
+          rrows.push(el('tr', {}, el('th', { scope: 'row' }, `Table ${run.table}`), td(st.street), td(eq)));
+        }
+      }
+      parts.push(table(`All-in equities of deal ${d}, street by street`, [{ label: 'Table' }, { label: 'Street' }, { label: 'Chance to win' }], rrows));
+    }
+    out.push(section('record', 'Hand record', ...parts));
+  }
+  // each seat's comparison: the same cards at every table
+  const per = el('div', { class: 'grid' });
+  for (const s of seats) {
+    const cmp = data.compare[s];
+    const bb = bigBlind(cmp);
+    // the hand the seat showed down, as the game names it ("Flush, king high"): none for a fold
+    const shown = (r) => (r.showdown && r.showdown.hands && r.showdown.hands[s]) || '';
+    const anyShown = (cmp.rows || []).some((r) => shown(r));
+    const rows = (cmp.rows || []).map((r) => el('tr', {},
+      el('th', { scope: 'row' }, `Table ${r.table}`),
+      td(el('a', { href: `../../player/${encodeURIComponent(r.code)}-${s}/` }, `${r.player} (${r.code})`)),
+      anyShown ? td(shown(r) || (r.folded ? 'Folded' : '–')) : null,
+      td(signed(r.chips, 0), 'num'),
+      bb ? td(signed(r.chips === null ? null : r.chips / bb), 'num') : null,
+      td(signed(r.swing), 'num')));
+    const head = [{ label: 'Table' }, { label: 'Player' }];
+    if (anyShown) head.push({ label: 'Showdown' });
+    head.push({ label: unitOf(event) === 'chips' ? 'Result' : `Result (${unitOf(event)})`, cls: 'num' });
+    if (bb) head.push({ label: 'Big blinds', cls: 'num' });
+    head.push({ label: 'Swing against the field', cls: 'num' });
+    const cap = `Seat ${s}: field average ${plain(cmp.average)}`;
+    per.append(table(cap, head, rows));
+  }
+  out.push(section('seats', 'Each seat at every table', per));
+  out.push(section('downloads', 'Downloads', downloads(event, '../../')));
+  return out;
+}
+
+function bigBlind(cmp) {
+  for (const r of cmp.rows || []) for (const a of r.actions || []) if (a.kind === 'big_blind' && a.to) return a.to;
+  return null;
+}
+
+function renderCard(event, card, isTeam) {
+  if (card.missing) return [el('p', { text: 'No such team or player in this event.' })];
+  const rows = card.rows;
+  const hasBb = rows.some((r) => r.bb !== null);
+  const hasPts = rows.some((r) => r.points !== null);
+  const unit = unitOf(event);
+  const head = [{ label: 'Deal' }, { label: 'Table', cls: 'num' }, { label: 'Seat', cls: 'num' }];
+  if (isTeam) head.push({ label: 'Player' });
+  head.push({ label: unit === 'chips' ? 'Result (chips)' : `Result (${unit})`, cls: 'num' });
+  if (hasBb) head.push({ label: 'Big blinds', cls: 'num' });
+  head.push({ label: 'Field average', cls: 'num' }, { label: 'Swing', cls: 'num' });
+  if (hasPts) head.push({ label: (card.scoring && card.scoring.heading) || 'Points', cls: 'num' });
+  const body = rows.map((r) => el('tr', {},
+    el('th', { scope: 'row' }, el('a', { href: `../../deal/${r.deal}/` }, `Deal ${r.deal}`)),
+    td(String(r.table), 'num'), td(String(r.seat), 'num'),
+    isTeam ? td(el('a', { href: `../../player/${encodeURIComponent(card.team.code)}-${r.seat}/` }, r.player || '–')) : null,
+    td(signed(r.chips, 0), 'num'),
+    hasBb ? td(signed(r.bb), 'num') : null,
+    td(signed(r.field_avg), 'num'), td(signed(r.swing), 'num'),
+    hasPts ? td(plain(r.points), 'num') : null));
+  const span = isTeam ? 4 : 3;
+  const foot = el('tr', {},
+    el('th', { scope: 'row', colspan: String(span) }, 'Total'),
+    td(signed(card.total.chips, 0), 'num'),
+    hasBb ? td(signed(card.total.bb), 'num') : null,
+    td(''), td(signed(card.total.swing), 'num'),
+    hasPts ? td(plain(card.total.points), 'num') : null);
+  const heading = (card.scoring && card.scoring.heading === 'Pts') ? 'points' : ((card.scoring && card.scoring.heading) || 'points');
+  const summary = el('p', { class: 'summary' },
+    swatch(card.team.colour),
+    isTeam ? `${card.team.name} (${card.team.code})` : el('a', { href: `../../team/${encodeURIComponent(card.team.code)}/` }, `${card.team.name} (${card.team.code})`),
+    isTeam ? '' : `, seat ${card.seat} at table ${card.table}`,
+    card.total.rank ? `: rank ${card.total.rank}, ${plain(card.total.points)} ${heading} like-for-like.` : '.');
+  const out = [provisional(event), summary,
+    section('card', 'Score card',
+      table(`Score card of ${card.name}: every released deal`, head, body, { foot }))];
+  if (isTeam) {
+    const team = event.teams.find((t) => t.code === card.team.code);
+    if (team) out.push(section('team-players', 'Players', el('ul', {}, team.players.map((p) => el('li', {}, el('a', { href: `../../player/${encodeURIComponent(p.id)}/` }, `Seat ${p.seat}: ${p.name}`))))));
+  }
+  return out;
+}
+
+// -- the page's life: load, render, follow the feed --
+
+const state = { event: null, summary: null, paused: false, pending: false, timer: null };
+
+async function load(live = false) {
+  const event = await getJson('data/event.json');
+  let parts;
+  let title;
+  let summary;
+  if (PAGE === 'deal') {
+    const d = Number(pageId(location.pathname, 'deal'));
+    // (a deal the event does not list as released is not asked for: its answer is a 404)
+    const data = event.released.includes(d) ? await getJson(`data/deal/${d}.json`) : { missing: true };
+    parts = renderDeal(event, data, d);
+    title = `Deal ${d}`;
+    summary = data.missing ? `Deal ${d} is not public yet.` : `Deal ${d}: ${data.traveller.tables.length} tables released.`;
+  } else if (PAGE === 'team' || PAGE === 'player') {
+    const id = pageId(location.pathname, PAGE);
+    const card = await getJson(`data/${PAGE}/${encodeURIComponent(id)}.json`);
+    parts = renderCard(event, card, PAGE === 'team');
+    title = card.missing ? 'Not found' : `${card.name}: score card`;
+    summary = card.missing ? '' : `${card.name}: ${card.rows.length} results, total ${plain(card.total.chips)}.`;
+  } else {
+    const standings = await getJson('data/standings.json');
+    const stats = event.stats ? await getJson('data/stats.json').catch(() => null) : null;
+    parts = renderEvent(event, standings, stats && !stats.missing ? stats : null);
+    title = event.name || 'Results';
+    const top = (standings.like_for_like && standings.like_for_like.teams[0]) || null;
+    summary = `${event.released.length} of ${event.deals} deals released${top ? `; ${top.name} leads` : ''}.`;
+  }
+  if (live && state.paused) { // paused while this was read: keep the page as it stands
+    state.pending = true;
+    linkText('Live updates paused: new results are waiting.');
+    return;
+  }
+  state.event = event;
+  document.getElementById('title').textContent = title;
+  document.title = `${title} – ${event.name || 'Results'}`;
+  const name = document.getElementById('event-name');
+  name.textContent = event.name || 'Results';
+  const content = document.getElementById('content');
+  content.replaceChildren(...parts);
+  body.dataset.released = event.released.join(',');
+  body.dataset.loaded = String(Number(body.dataset.loaded || 0) + 1);
+  if (state.summary !== null && summary !== state.summary) announce(summary);
+  state.summary = summary;
+}
+
+function announce(text) {
+  const log = document.getElementById('updates');
+  if (log.dataset.empty !== 'false') {
+    log.replaceChildren();
+    log.dataset.empty = 'false';
+  }
+  const time = new Date().toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
+  log.append(el('p', {}, `${time}: ${text}`));
+  while (log.children.length > MAX_LOG) log.firstElementChild.remove();
+}
+
+function linkText(text) {
+  document.getElementById('link').textContent = text;
+}
+
+function refreshSoon() {
+  if (state.paused) {
+    state.pending = true;
+    linkText('Live updates paused: new results are waiting.');
+    return;
+  }
+  clearTimeout(state.timer);
+  state.timer = setTimeout(() => {
+    if (state.paused) {
+      state.pending = true;
+      linkText('Live updates paused: new results are waiting.');
+      return;
+    }
+    const content = document.getElementById('content');
+    content.classList.add('refreshing'); // (a fade, off under prefers-reduced-motion)
+    load(true).catch(showError).finally(() => content.classList.remove('refreshing'));
+  }, 250);
+}
+
+function showError(err) {
+  linkText(`Could not load the results (${err.message}). Reload the page to try again.`);
+}
+
+async function follow() {
+  const served = location.protocol.startsWith('http') && /\/site\//.test(location.pathname);
+  if (!served) {
+    linkText('A copy of the results: not updated live.');
+    return;
+  }
+  let connect;
+  try {
+    ({ connect } = await import('/overlays/js/duplicast.js'));
+  } catch {
+    linkText('Live updates are not available here.');
+    return;
+  }
+  const pause = document.getElementById('pause');
+  pause.hidden = false;
+  pause.addEventListener('click', () => {
+    state.paused = !state.paused;
+    pause.setAttribute('aria-pressed', String(state.paused));
+    pause.textContent = state.paused ? 'Resume live updates' : 'Pause live updates';
+    if (!state.paused) {
+      linkText('Live: the page updates as results are released.');
+      if (state.pending) {
+        state.pending = false;
+        refreshSoon();
+      }
+    } else {
+      linkText('Live updates paused.');
+    }
+  });
+  const client = connect({
+    onStatus: (s) => {
+      if (state.paused) return;
+      if (s.state === 'open') linkText('Live: the page updates as results are released.');
+      else if (s.state === 'connecting' && s.attempt > 0) linkText('Reconnecting to live updates…');
+    },
+  });
+  const topics = ['standings'];
+  if (PAGE === 'deal') topics.push(`deal:${pageId(location.pathname, 'deal')}`);
+  // Every frame (the first snapshot too: the page may have loaded a moment before it) re-reads
+  // the page's data; the server answers from its cache, and only a change is announced.
+  for (const topic of topics) client.subscribe(topic, () => refreshSoon());
+}
+
+load().then(() => {
+  if (document.getElementById('link').textContent.startsWith('Loading')) linkText('Results loaded.');
+  return follow();
+}).catch(showError);
