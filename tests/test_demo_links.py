@@ -135,6 +135,18 @@ def open_rest(url: str) -> float:
     return time.monotonic() - start
 
 
+def open_site(browser: Browser, url: str) -> float:
+    """The public results site: its ranking drawn from the feed's standings."""
+    start = time.monotonic()
+    page = browser.new_page()
+    try:
+        page.goto(url, timeout=LIVE_WITHIN * 1000)
+        page.wait_for_selector("table tbody tr", timeout=LIVE_WITHIN * 1000)
+    finally:
+        page.close()
+    return time.monotonic() - start
+
+
 def open_websocket(url: str) -> float:
     start = time.monotonic()
     with ws_connect(f"{url}?format=json", open_timeout=LIVE_WITHIN) as ws:
@@ -170,6 +182,8 @@ def test_every_printed_link_shows_a_live_graphic_within_5_s(
         try:
             if url.startswith("ws"):
                 took[label] = open_websocket(url)
+            elif "/site/" in url:
+                took[label] = open_site(browser, url)
             elif "/overlays/" in url:
                 took[label] = open_page(browser, url)
             else:

@@ -526,3 +526,32 @@ def test_the_edges_serve_the_programme_its_delay_behind(site: Site, tmp_path: Pa
     assert lags, "the leaderboard moved on the programme"
     assert min(lags.values()) >= DELAY * 0.75, sorted(lags.values())
     assert tally(site)["feed"] == "program"
+
+
+def test_the_results_site_through_nginx(site: Site) -> None:
+    """A spectator at nginx: the site's page and data come from the edges (revalidated by
+    ETag), a deal's data only once released, and the PHH bundle from the ingest (nginx sends
+    that one path there: an edge holds no hands), released deals only."""
+    import io
+    import zipfile
+
+    page = site.http.get("/site/")
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    event = site.http.get("/site/data/event.json")
+    assert event.status_code == 200
+    again = site.http.get("/site/data/event.json", headers={"If-None-Match": event.headers["etag"]})
+    assert again.status_code == 304
+    assert event.json()["released"], "the played session released deals"
+    answered = {d: site.http.get(f"/site/data/deal/{d}.json").status_code for d in range(1, 13)}
+    bundle = site.http.get("/site/download/hands.phh.zip")
+    now = set(released(site)[0])  # (released is for ever: asked after)
+    assert {d for d, code in answered.items() if code == 200} <= now, answered
+    assert set(answered.values()) <= {200, 404} and 200 in answered.values(), answered
+    assert bundle.status_code == 200, bundle.text
+    assert bundle.headers["content-type"].startswith("application/zip")
+    names = zipfile.ZipFile(io.BytesIO(bundle.content)).namelist()
+    hands = [n for n in names if n.endswith(".phh")]
+    assert hands, "the bundle has the released hands"
+    for name in hands:  # table-TT-deal-DD.phh (hub.engine.phh_export)
+        deal = re.search(r"deal-(\d+)\.phh$", name)
+        assert deal is not None and int(deal.group(1)) in now, name

@@ -119,6 +119,7 @@ def link_lines(
         token = tokens[role]
         shown = f"{base}{path}{token}" if token is not None else off[role]
         lines.append(f"  {label:<20}  {shown}")
+    lines.append(f"  {'results site':<20}  {base}/site/")  # public (docs/site.md)
     lines.append(f"  {'standings (REST)':<20}  {base}/api/standings")
     lines.append(f"  {'websocket':<20}  ws://{display_host(host)}:{port}/ws")
     if host in WILDCARDS:
