@@ -310,3 +310,37 @@ def test_rps_poker_offers_the_throws_then_the_dealers_then_the_betting() -> None
     assert table.send("reveal", deal=deal, throws="SSR").ok
     state = table.state()
     assert state["to_act"] is not None and "throws" not in {o["key"] for o in state["pad"]}
+
+
+def test_a_betting_action_moves_no_pad_and_no_topic_carries_the_declarations() -> None:
+    """Issue #31 (the edges' memory per connection): the seat to act's betting is ``to_act``
+    and ``legal``, so a hold'em betting action's console delta has no ``/pad`` operation
+    (``pad`` moves when a hand starts and when its betting is over), and no console topic
+    carries the game's declarations (served once by ``GET /api/topics``: ``pads``)."""
+    config = load_config(ROOT / "samples" / "ifp6.toml")
+    engine = Engine(config, load_decks(config, ROOT / "samples", dict(os.environ)))
+    engine.start_feed()
+    for t in config.tables:
+        assert "pad_entries" not in (engine.materialize(("live", f"console:{t}")) or {})
+    engine.changes()
+    lines = (ROOT / "samples" / "ifp6-session.jsonl").read_text().splitlines()
+    betting = moved = 0
+    for event in (json.loads(x) for x in lines if x.strip()):
+        before = engine.payload(("live", f"console:{event['table']}"))
+        assert before is not None
+        assert engine.submit(event, float(event.get("ts", 0.0))).ok, event
+        after = engine.payload(("live", f"console:{event['table']}"))
+        assert after is not None
+        for change in engine.changes():
+            if change.key != ("live", f"console:{event['table']}") or change.patch is None:
+                continue
+            pad_ops = [op for op in change.patch if op["path"].startswith("/pad")]
+            if event["type"] in ("fold", "check", "call", "bet", "raise"):
+                betting += 1
+                ended = (
+                    after["street"] in ("showdown", "complete") or after["status"] != "in_progress"
+                )
+                if not ended:  # (the betting still on: the pad shows what it showed)
+                    assert not pad_ops, (event, pad_ops)
+                moved += bool(pad_ops)
+    assert betting >= 500 and moved < betting / 10, (betting, moved)
