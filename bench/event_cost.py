@@ -26,10 +26,12 @@ plays; ``--clients`` spectators are ``wsclients.c`` on ``table:T`` (as ``e2e_lat
 Measured over the steady window (after ``--warmup``), with the load average and CPU count:
 ingest CPU per accepted event (/proc utime+stime); edge CPU per frame delivered (the
 commentators' frames and the spectators' frames that add a row); edge memory per connection
-(RSS after the clients connect minus before); every message the ingest publishes on the feed
-channel (subscribed with redis-py: count, max, p99, count over 64 KB); e2e latency from the
-console's PUBLISH to the commentator's ``console:T`` frame carrying that event's seq (its
-``last_seq``: every event type moves it), p50/p99/max per event type, with the ack's latency.
+(RSS after the clients connect minus before: the clients' topics subscribed, no event yet;
+and ``_after`` the load, when the edges also hold each topic's deltas for catch-up); every
+message the ingest publishes on the feed channel (subscribed with redis-py: count, max, p99,
+count over 64 KB); e2e latency from the console's PUBLISH to the commentator's ``console:T``
+frame carrying that event's seq (its ``last_seq``: every event type moves it), p50/p99/max per
+event type, with the ack's latency.
 The commentators time a frame when their process reads it (not the kernel's stamp).
 
 ``--against DIR``: each point also runs on another checkout's hub (an export of main, say),
@@ -332,6 +334,7 @@ def run_point(
         if fleet.returncode:
             raise RuntimeError(f"the console fleet failed: {fleet.stderr.decode()[-2000:]}")
         time.sleep(drain)
+        rss2 = sum(edge_bench.proc_rss_kib(e.pid) for e in edges)  # (with the topics' deltas)
         sampler.done.set()
         sampler.join()
         busy1 = procs.machine_busy()
@@ -349,7 +352,7 @@ def run_point(
     logs = [p for p in work.glob("*.log") if p.name != "redis.log"]
     tracebacks = sum(p.read_text(errors="replace").count("Traceback") for p in logs)
     got = {"desk": desk_seen, "clients": read[0], "feed": sizes, "sampler": sampler}
-    got.update(timed=json.loads(acks_path.read_text()), rss=(rss0, rss1), busy=(busy0, busy1))
+    got.update(timed=json.loads(acks_path.read_text()), rss=(rss0, rss1, rss2), busy=(busy0, busy1))
     got["pids"] = [p for v in groups.values() for p in v] + [pools[0].pid]
     figures = point_figures(setup, got, clients, rate, warmup)
     figures["hub_tracebacks"] = tracebacks
@@ -367,7 +370,7 @@ def point_figures(
     """``run_point``'s figures from what it ``got``: the fleet's publishes and acks, the
     commentators' frames, the spectators' counts, the feed's sizes, the CPU samples."""
     timed, desk_seen, read, sizes = got["timed"], got["desk"], got["clients"], got["feed"]
-    (busy0, busy1), (rss0, rss1) = got["busy"], got["rss"]
+    (busy0, busy1), (rss0, rss1, rss2) = got["busy"], got["rss"]
     start_ns = timed["start_ns"] + int(warmup * 1e9)
     last_pub = max(row[2] for row in timed["sent"])
     wall, cpu = got["sampler"].between(start_ns, last_pub)
@@ -393,6 +396,8 @@ def point_figures(
         "frames": {"commentators": desk_seen["frames"], "spectator_rows": read["frames"]},
         "commentator_mib": round(desk_seen["bytes"] / 2**20, 2),
         "edges_kib_per_connection": round((rss1 - rss0) / max(clients + n, 1), 2),
+        # the same after the load (the edges then hold each topic's deltas for catch-up too)
+        "edges_kib_per_connection_after": round((rss2 - rss0) / max(clients + n, 1), 2),
         "feed": sizes,
         "latency": latency(setup, timed["sent"], desk_seen["marks"], start_ns),
         "closed": {"commentators": desk_seen["closed"], "spectators": read.get("closes", {})},
@@ -679,7 +684,12 @@ def saturation(args: argparse.Namespace, tables: int, tree: Path, root: Path) ->
     return {"highest_sustained_events_per_s": round(best), "steps": steps}
 
 
-RATIO_KEYS = ("ingest_cpu_ms_per_event", "edges_cpu_us_per_frame", "edges_kib_per_connection")
+RATIO_KEYS = (
+    "ingest_cpu_ms_per_event",
+    "edges_cpu_us_per_frame",
+    "edges_kib_per_connection",
+    "edges_kib_per_connection_after",
+)
 
 
 def ratios(this: dict[str, Any], against: dict[str, Any]) -> dict[str, float | None]:
@@ -699,7 +709,8 @@ def summary(name: str, r: dict[str, Any]) -> str:
         f"{r['tables']} tables {name}: ingest {r['ingest_cpu_ms_per_event']} ms CPU/event"
         f" ({r['cpu_pct']['ingest']} % of a core, {r['acked_pct']} % acked),"
         f" edges {r['edges_cpu_us_per_frame']} µs/frame, {r['edges_kib_per_connection']}"
-        f" KiB/conn, feed max {feed['max_bytes']} B (p99 {feed['p99_bytes']}, over 64 KB"
+        f" KiB/conn ({r['edges_kib_per_connection_after']} after the load),"
+        f" feed max {feed['max_bytes']} B (p99 {feed['p99_bytes']}, over 64 KB"
         f" {feed['over_64k']}), e2e p99 {lat['all'].get('p99_ms')} ms, load"
         f" {r['machine']['loadavg']} on {r['machine']['nproc']} CPUs"
     )

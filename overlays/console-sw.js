@@ -6,7 +6,7 @@
 // Network first (the hub's current page whenever it answers), the kept copy when the network
 // fails or does not answer within FETCH_MS (a silent link hangs a request for minutes).
 
-const CACHE = 'duplicast-console-v5';
+const CACHE = 'duplicast-console-v6'; // v6: the pad's declarations come with the topics (js/topics.js PADS)
 const FETCH_MS = 2500;
 const PAGE = 'console.html';
 const FILES = [
@@ -25,7 +25,7 @@ const FILES = [
   'js/playout.js', // duplicast.js's playout templates (CasparCG, SPX, OGraf: docs/overlays.md)
   'js/sign.js',
   'js/topics.js',
-  '../api/topics', // the hub's topic families (js/topics.js)
+  '../api/topics', // the hub's topic families and the games' pad declarations (js/topics.js)
   'js/transition.js',
   'js/ui.js',
   'js/piecepack.js',

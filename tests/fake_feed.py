@@ -32,7 +32,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from hub.domain.games.registry import overlays
+from hub.domain.games.registry import overlays, pads
 from hub.engine.equities import equity_block, seat_equity, traveller_equity
 from hub.engine.families import topic_list
 from hub.wire.patch import diff
@@ -642,7 +642,9 @@ class FakeFeed:
                 Route("/", lambda request: RedirectResponse("/overlays/")),
                 Route(
                     "/api/topics",
-                    lambda request: JSONResponse({"topics": topic_list(), "games": overlays()}),
+                    lambda request: JSONResponse(
+                        {"topics": topic_list(), "games": overlays(), "pads": pads()}
+                    ),
                 ),
                 Mount("/overlays", StaticFiles(directory=OVERLAYS, html=True)),
             ],

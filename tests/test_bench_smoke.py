@@ -401,6 +401,7 @@ def test_event_cost_quick(tmp_path: Path) -> None:
     timed = set(r["latency"]) - {"all", "ack", "missing", "kinds_not_timed"}
     assert timed and timed <= set(bench.KINDS)
     assert r["ingest_cpu_ms_per_event"] > 0 and r["edges_cpu_us_per_frame"] > 0
+    assert "edges_kib_per_connection_after" in r
     assert r["frames"]["commentators"] > 0 and r["closed"]["commentators"] == {}
     assert r["commentators_silent"] == 0
     assert r["feed"]["messages"] > 0 and 0 < r["feed"]["p99_bytes"] <= r["feed"]["max_bytes"]
@@ -566,3 +567,15 @@ def test_redis_calls_tiny(capsys: pytest.CaptureFixture[str]) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert "lane" in lines[0] and "redis-py" in lines[0]
     assert len(lines) == 7 and all(float(line.split()[-4]) > 0 for line in lines[1:])
+
+
+def test_console_bytes_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    """``console_bytes.py``: a sample's console topics counted at an edge's store; here no
+    topic carries the pad's declarations (the subscribe's bytes are the topic's alone) and the
+    deltas the edge holds are at most ``HISTORY`` a topic."""
+    bench = load("console_bytes")
+    assert bench.main(["mcr", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert r["sample"] == "mcr" and r["tables"] == 4 and r["console_deltas"] > 0
+    assert 0 < r["held_per_topic_at_subscribe"] < 2000 < r["held_per_topic_after"]
+    assert 0 <= r["pad_json_bytes_per_delta"] < r["delta_json_bytes"]

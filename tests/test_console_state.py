@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 
 from hub.domain.cards import FULL_DECK
 from hub.domain.config import parse_config
+from hub.domain.games.registry import pads
 from hub.domain.games.rps.rules import RpsRules
 from hub.engine.changes import PenaltyApplied, Rejected
+from hub.engine.console_view import NO_LEGAL
 from hub.engine.core import Engine
 from hub.files.config import load_config
 from hub.files.decks import load_decks
@@ -227,35 +229,46 @@ SHARED = {"start", "undo", "void", "reopen", "confirm", "penalty"}
 
 @pytest.mark.parametrize("sample", SESSIONS)
 def test_every_entry_of_a_sample_session_is_one_the_pad_offered(sample: str) -> None:
-    """Issue #32: the pad is what the game says is legal now (``pad``). Before each entry of
-    a sample session, the table's console state offered that entry (its type, its seat among
-    the choices, its amount within the bounds, a secret field's seats never with their
-    values), and offered nothing else of what the game refuses now: no betting while RPS
-    Poker's throws are awaited, the seat to act shown only with the betting."""
+    """Issue #32: the pad is what the game says is legal now (``pad``; the seat to act's
+    betting: ``to_act`` and ``legal``). Before each entry of a sample session, the table's
+    console state offered that entry (its type, its seat among the choices, its amount within
+    the bounds, a secret field's seats never with their values), and offered nothing else of
+    what the game refuses now: no betting while RPS Poker's throws are awaited, the seat to
+    act shown only with the betting. The declarations are the game's, served once by the hub
+    (``pads``), never in the topic."""
     config = load_config(ROOT / "samples" / f"{sample}.toml")
     engine = Engine(config, load_decks(config, ROOT / "samples", dict(os.environ)))
     engine.start_feed()
     lines = (ROOT / "samples" / f"{sample}-session.jsonl").read_text().splitlines()
     declared = {e.key: e for e in config_game(config).pad}
+    assert [e["key"] for e in pads()[config.game]] == list(declared)
     checked = 0
     for event in (json.loads(x) for x in lines if x.strip()):
         state = engine.payload(("live", f"console:{event['table']}"))
         assert state is not None
-        assert {e["key"] for e in state["pad_entries"]} == set(declared)
+        assert "pad_entries" not in state
         pad = {o["key"]: o for o in state["pad"]}
-        betting = [k for k in pad if declared[k].to_act]
-        assert (state["to_act"] is not None) == bool(betting), (state["to_act"], pad)
+        assert not [k for k in pad if declared[k].to_act], pad  # (the betting is `legal`)
         assert state["winners_needed"] == ("win" in pad)
+        legal, to_act = state["legal"], state["to_act"]
+        if to_act is None:
+            assert legal == NO_LEGAL, state
         if event["type"] not in SHARED:
             keys = [k for k, e in declared.items() if e.type == event["type"]]
+            if any(declared[k].to_act for k in keys):  # the betting: to_act and legal
+                assert event["seat"] == to_act, (event, to_act)
+                kind = event["type"]
+                assert legal[kind] not in (None, False), (event, legal)
+                if kind in ("bet", "raise"):
+                    assert legal[kind]["min"] <= event["amount"] <= legal[kind]["max"], event
+                checked += 1
+                assert engine.submit(event, float(event.get("ts", 0.0))).ok, event
+                continue
             offer = next((pad[k] for k in keys if k in pad), None)
             assert offer is not None, (event, list(pad))
             seats = offer["fields"].get("seat", {}).get("choices")
             if "seat" in event and seats is not None:
                 assert event["seat"] in seats, (event, offer)
-            amount = offer["fields"].get("amount", {})
-            if event["type"] in ("bet", "raise"):
-                assert amount["min"] <= event["amount"] <= amount["max"], (event, offer)
             checked += 1
         assert engine.submit(event, float(event.get("ts", 0.0))).ok, event
         if event["type"] == "throws" and len(event["throws"]) > 1:  # a seat's are secret
@@ -297,3 +310,37 @@ def test_rps_poker_offers_the_throws_then_the_dealers_then_the_betting() -> None
     assert table.send("reveal", deal=deal, throws="SSR").ok
     state = table.state()
     assert state["to_act"] is not None and "throws" not in {o["key"] for o in state["pad"]}
+
+
+def test_a_betting_action_moves_no_pad_and_no_topic_carries_the_declarations() -> None:
+    """Issue #31 (the edges' memory per connection): the seat to act's betting is ``to_act``
+    and ``legal``, so a hold'em betting action's console delta has no ``/pad`` operation
+    (``pad`` moves when a hand starts and when its betting is over), and no console topic
+    carries the game's declarations (served once by ``GET /api/topics``: ``pads``)."""
+    config = load_config(ROOT / "samples" / "ifp6.toml")
+    engine = Engine(config, load_decks(config, ROOT / "samples", dict(os.environ)))
+    engine.start_feed()
+    for t in config.tables:
+        assert "pad_entries" not in (engine.materialize(("live", f"console:{t}")) or {})
+    engine.changes()
+    lines = (ROOT / "samples" / "ifp6-session.jsonl").read_text().splitlines()
+    betting = moved = 0
+    for event in (json.loads(x) for x in lines if x.strip()):
+        before = engine.payload(("live", f"console:{event['table']}"))
+        assert before is not None
+        assert engine.submit(event, float(event.get("ts", 0.0))).ok, event
+        after = engine.payload(("live", f"console:{event['table']}"))
+        assert after is not None
+        for change in engine.changes():
+            if change.key != ("live", f"console:{event['table']}") or change.patch is None:
+                continue
+            pad_ops = [op for op in change.patch if op["path"].startswith("/pad")]
+            if event["type"] in ("fold", "check", "call", "bet", "raise"):
+                betting += 1
+                ended = (
+                    after["street"] in ("showdown", "complete") or after["status"] != "in_progress"
+                )
+                if not ended:  # (the betting still on: the pad shows what it showed)
+                    assert not pad_ops, (event, pad_ops)
+                moved += bool(pad_ops)
+    assert betting >= 500 and moved < betting / 10, (betting, moved)

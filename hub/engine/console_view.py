@@ -123,11 +123,7 @@ def moving_fields(
     current = table.current
     hand = h.hand if h is not None else None
     street = getattr(hand, "street", None)
-    pad = pad_now(state, current)
-    betting = False
-    if pad:
-        entries = {e.key: e for e in state.game.pad}
-        betting = any(entries[o["key"]].to_act for o in pad)
+    pad, betting = pad_now(state, current)
     return {
         "consoles": {name: {"last_seq": seqs.last(name)} for name in console_names(state, table)},
         "moves": table.moves,
@@ -144,12 +140,25 @@ def moving_fields(
     }
 
 
-def pad_now(state: TournamentState, current: HandState | None) -> list[dict[str, Any]]:
+def pad_now(state: TournamentState, current: HandState | None) -> tuple[list[dict[str, Any]], bool]:
     """The game's pad entries legal now in the hand in play (``Game.pad_now``; none between
-    hands: start, reopen and confirm are every game's and the page's own)."""
+    hands: start, reopen and confirm are every game's and the page's own) but the seat to
+    act's betting, and whether that betting is offered. The betting's offers (a ``to_act``
+    entry's seat and amounts) are what ``to_act`` and ``legal`` already say: left out of
+    ``pad``, so ``pad`` moves only when the pad shows something else (hold'em's is one from
+    the hand's start until its betting is over; RPS Poker's moves with each throw). The
+    declarations themselves are the game's, served once by ``GET /api/topics``, not here."""
     if current is None or current.status not in (HandStatus.IN_PROGRESS, HandStatus.SHOWDOWN):
-        return []
-    return state.game.pad_now(current.hand)
+        return [], False
+    to_act = _betting_keys(state.game)
+    offers = state.game.pad_now(current.hand)
+    pad = [o for o in offers if o["key"] not in to_act]
+    return pad, len(pad) != len(offers)
+
+
+def _betting_keys(game: Game) -> frozenset[str]:
+    """The keys of a game's ``to_act`` pad entries (its declaration's)."""
+    return frozenset(e.key for e in game.pad if e.to_act)
 
 
 def _dispute(h: HandState | None, game: Game) -> dict[str, Any] | None:
@@ -197,7 +206,6 @@ def console_payload(state: TournamentState, table: TableState, seqs: Sequencer) 
         "actions": action_items(h) if h is not None else [],
         "dispute": _dispute(h, state.game),
         "rules": betting_rules(state, table, h),
-        "pad_entries": [entry.as_dict() for entry in state.game.pad],
         **moving_fields(state, table, h, seqs),
     }
 

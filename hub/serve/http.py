@@ -30,7 +30,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 
-from hub.domain.games.registry import overlay_dirs, overlays
+from hub.domain.games.registry import overlay_dirs, overlays, pads
 from hub.engine.bounds import MAX_COMMAND_BYTES
 from hub.engine.families import FAMILIES, Family, topic_list
 from hub.metrics import CONTENT_TYPE, Metrics
@@ -406,9 +406,11 @@ class _Endpoints:
     async def topics(self, request: Request) -> Response:
         """``GET /api/topics``: every topic family as a client may know it (its pattern,
         parameters, audiences, least role, what a console reads, REST route, delta): the
-        browser's pages build topic names from it; and each game's overlay module (``games``:
-        the registry's, so an installed game brings its own)."""
-        answer = _json({"topics": topic_list(), "games": overlays()})
+        browser's pages build topic names from it; each game's overlay module (``games``:
+        the registry's, so an installed game brings its own) and its console-pad entries
+        (``pads``: the console page's declarations, served once here, not in every
+        ``console:{t}``)."""
+        answer = _json({"topics": topic_list(), "games": overlays(), "pads": pads()})
         answer.headers["access-control-allow-origin"] = "*"  # (a page of another origin's)
         return answer
 

@@ -2,14 +2,17 @@
 // actions and the pad, which offers only what the hub says is legal now. Every entry goes through
 // act.submit (console.js), which stores and sends it; nothing here talks to the hub.
 //
-// The pad is driven by the game's declarations (issue #32, docs/console.md): `pad_entries` (the
-// game's own entries, each with typed fields) and `pad` (those legal now, each field within its
-// constraints: the seats still to throw, an amount's bounds...), both computed by the hub. Start,
+// The pad is driven by the game's declarations (issue #32, docs/console.md): its entries (`PADS`,
+// each with typed fields: served once by the hub with its topics, `GET /api/topics`, and kept by
+// the service worker) and `pad` in console:{t} (those legal now, each field within its
+// constraints: the seats still to throw, the winners' choices...), computed by the hub; the seat
+// to act's betting is `to_act` and `legal` (a `to_act` entry is never in `pad`). Start,
 // undo, void, reopen and confirm are every game's. An entry's fields are drawn by kind: the game's
 // overlay module may bring its own widgets (`padFields: {kind: mount}`, games/index.js), else the
 // page's own (`FIELDS` below). There is no `if game` here.
 import { amountProblem, keyIn, presets } from './amounts.js';
 import { gameOf } from './games/index.js';
+import { PADS } from './topics.js';
 import { el, fmtInt, teamStyle } from './ui.js';
 
 const REFUSAL_TITLES = {
@@ -155,14 +158,15 @@ export function renderPad(s, ui, act, wait, teams) {
   return out;
 }
 
-/** The game's entries legal now (`pad`), each with its declaration (`pad_entries`) and its
- * fields' constraints now (`limits`). */
+/** The game's entries legal now (`pad`), each with its declaration (the game's in `PADS`)
+ * and its fields' constraints now (`limits`). The seat to act's betting is not among them: it
+ * is `to_act` and `legal` (`bettingPad`). */
 export function offers(s) {
-  const declared = new Map((s.pad_entries || []).map((e) => [e.key, e]));
+  const declared = new Map((PADS[s.game] || []).map((e) => [e.key, e]));
   const out = [];
   for (const o of s.pad || []) {
     const entry = declared.get(o.key);
-    if (entry) out.push({ ...entry, prompt: o.prompt || null, limits: o.fields || {} });
+    if (entry && !entry.to_act) out.push({ ...entry, prompt: o.prompt || null, limits: o.fields || {} });
   }
   return out;
 }
@@ -190,15 +194,14 @@ function padBody(s, ui, act, teams) {
   }
   if (!open) return betweenHands(s, ui, act);
   const parts = [];
-  if (now.some((o) => o.to_act) && s.to_act !== null && s.to_act !== undefined && s.legal) {
-    parts.push(...bettingPad(s, ui, act, teams));
-  }
+  const betting = s.to_act !== null && s.to_act !== undefined && s.legal; // (only while offered)
+  if (betting) parts.push(...bettingPad(s, ui, act, teams));
   const main = now.filter((o) => !o.to_act && !o.correction);
   for (const o of main) {
     if (o.prompt) parts.push(el('p', { class: 'who', dataset: { testid: `${o.key}-prompt` } }, o.prompt));
     parts.push(button(o.key, o.fields.length ? `${o.label}…` : o.label, () => openEntry(s, o, act), { cls: 'primary' }));
   }
-  if (!main.length && !now.some((o) => o.to_act) && s.status === 'reopened') {
+  if (!main.length && !betting && s.status === 'reopened') {
     parts.push(el('p', { class: 'who' }, `Deal ${s.deal} is reopened and its betting is over.`),
       button('confirm', `Confirm deal ${s.deal}`, () => act.submit({ type: 'confirm', deal: s.deal }), { cls: 'primary' }));
   }

@@ -277,7 +277,7 @@ function showHand(view, hand) {
   view.legal = hand.legal();
   view.actions = hand.actionItems();
   view.winners_needed = hand.street === 'showdown';
-  view.pad = pokerPad(hand);
+  view.pad = pokerPad(hand).filter((o) => !BETTING.has(o.key)); // (console:{t}'s: the betting is `legal`)
   view.misdeal_window = view.status === 'in_progress' && voluntary < MISDEAL_ACTIONS;
   if (hand.street === 'complete' && view.status !== 'reopened') { // (a reopened one: confirm)
     view.status = 'complete';

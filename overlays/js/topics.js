@@ -28,7 +28,7 @@ async function fetchList(url) {
     const r = await fetch(url, { signal: abort.signal, cache: 'no-store' });
     if (!r.ok) throw new Error(`GET ${url}: ${r.status}`);
     const answer = await r.json();
-    return { topics: answer.topics, games: answer.games || {} };
+    return { topics: answer.topics, games: answer.games || {}, pads: answer.pads || {} };
   } finally {
     clearTimeout(timer);
   }
@@ -67,6 +67,10 @@ export const FAMILIES = Object.fromEntries(SERVED.topics.map((f) => [f.name, f])
 
 /** game name -> its overlay module, a path under js/games/ (the hub's registry of games). */
 export const GAMES = SERVED.games;
+
+/** game name -> its console-pad entries (`Game.pad`: key, type, label, typed fields, to_act,
+ * correction, fixed), served once here rather than in every `console:{t}` (js/consolepad.js). */
+export const PADS = SERVED.pads || {};
 
 /** A family's facts (throws on a name the hub does not serve: a page's mistake, shown at once). */
 export function family(name) {

@@ -130,7 +130,7 @@ class PadEntry:
         return self.name or self.type
 
     def as_dict(self) -> dict[str, Any]:
-        """The declaration as the console topic carries it (``pad_entries``)."""
+        """The declaration as the hub serves it once per game (``GET /api/topics`` ``pads``)."""
         return {
             "key": self.key,
             "type": self.type,

@@ -17,6 +17,7 @@ sub-commands and the overlays' game modules read this registry.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from hub.domain.console_event import Apply, ConsoleEvent
 from hub.domain.deck import DeckOrder, deck_order_from_pieces
@@ -51,6 +52,14 @@ def overlays() -> dict[str, str]:
     """Each game's overlay module (``Game.overlay``) by the game's name, as the hub serves it
     with its topics (``GET /api/topics``); a game without one is drawn as hold'em."""
     return {g.name: g.overlay for g in games.values() if g.overlay is not None}
+
+
+def pads() -> dict[str, list[dict[str, Any]]]:
+    """Each game's console-pad entries (``Game.pad``, ``PadEntry.as_dict``) by the game's name,
+    as the hub serves them with its topics (``GET /api/topics``): the console page reads a
+    game's declaration there once (its service worker keeps it), not in every ``console:{t}``
+    topic, whose ``pad`` names only the entries legal now (docs/console.md)."""
+    return {g.name: [e.as_dict() for e in getattr(g, "pad", ())] for g in games.values()}
 
 
 def overlay_dirs() -> dict[str, str]:
