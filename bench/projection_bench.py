@@ -10,7 +10,8 @@ best round of each is reported, and the projections' share of the per-event cost
 ``1 - off / on`` (in time per event). The equity caches are emptied before each run, so every
 run pays for the equity it shows. Times are the process's CPU time (the machine is shared).
 ``--root`` imports ``hub`` from another checkout (an older commit, for a before/after in the
-same run); ``--profile`` prints a cProfile of one feed-on run.
+same run); ``--profile`` prints a cProfile of one feed-on run; ``--publish`` flushes through
+the feed writer (``FeedPublisher.publish`` on a memory bus), so the frames' encoding counts.
 
 ``--schedule FILE`` replays what a running ingest did instead (``ingest_load.py --feed inline
 --schedule-out FILE``): its session, its events in the order it applied them, ``changes()``
@@ -96,10 +97,17 @@ def load_schedule(path: Path, root: Path) -> tuple[Any, Schedule]:
 
 
 def one_run(
-    session: Any, *, feed: bool, every: int, warm: bool, schedule: Schedule | None = None
+    session: Any,
+    *,
+    feed: bool,
+    every: int,
+    warm: bool,
+    schedule: Schedule | None = None,
+    publish: bool = False,
 ) -> tuple[float, int]:
     """Seconds to submit the session's events (and flush the feed), and how many changes;
-    with a ``schedule``, its events in its order, flushed where it was."""
+    with a ``schedule``, its events in its order, flushed where it was; with ``publish``,
+    each flush made by the feed writer (framed and encoded, ``_publishing``)."""
     from hub.engine.core import Engine
 
     if not warm:
@@ -115,6 +123,8 @@ def one_run(
     flush_after = [feed and i in flushes for i in range(len(events) + 1)]
     changes = 0
     gc.collect()  # the last run's engine collected now, not in this run's time
+    if feed and publish:
+        return _publishing(engine, events, flush_after)
     started = time.process_time()
     for i, event in enumerate(events, 1):
         engine.submit(event, float(i))
@@ -123,6 +133,35 @@ def one_run(
     if feed:
         changes += len(engine.changes())
     return time.process_time() - started, changes
+
+
+def _publishing(engine: Any, events: list[Any], flush_after: list[bool]) -> tuple[float, int]:
+    """``one_run``'s loop with each flush made by the feed writer, as the ingest makes it
+    (``FeedPublisher.publish`` on a memory bus with no subscriber: the engine's changes, each
+    framed and encoded once, the seqs due, one ``publish_many``); seconds and frames."""
+    import asyncio
+
+    from hub.bus.memory import MemoryBus
+    from hub.roles.publisher import FeedPublisher
+
+    frames = 0
+
+    def count(key: Any, frame: Any) -> None:
+        nonlocal frames
+        frames += 1
+
+    publisher = FeedPublisher(MemoryBus(), engine, on_frame=count)
+
+    async def run() -> float:
+        started = time.process_time()
+        for i, event in enumerate(events, 1):
+            engine.submit(event, float(i))
+            if flush_after[i]:
+                await publisher.publish()
+        await publisher.publish()
+        return time.process_time() - started
+
+    return asyncio.run(run()), frames
 
 
 def against(args: argparse.Namespace, argv: list[str]) -> None:
@@ -202,6 +241,12 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
         type=Path,
         help="replay a running ingest's order and flushes (ingest_load.py --schedule-out)",
     )
+    parser.add_argument(
+        "--publish",
+        action="store_true",
+        help="flush through the feed writer (FeedPublisher.publish on a memory bus): the "
+        "frames' encoding counted too",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--top", type=int, default=30)
@@ -228,7 +273,12 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
     for _ in range(args.rounds):
         for feed in (True, False):
             seconds, count = one_run(
-                session, feed=feed, every=args.every, warm=args.warm_equity, schedule=schedule
+                session,
+                feed=feed,
+                every=args.every,
+                warm=args.warm_equity,
+                schedule=schedule,
+                publish=args.publish,
             )
             best[feed] = min(best[feed], seconds)
             changes = max(changes, count)
@@ -246,6 +296,7 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
         "projection_share": round(1 - best[False] / best[True], 3),
         "changes": changes,
         "warm_equity": args.warm_equity,
+        "publish": args.publish,
     }
     if args.child:  # run by ``against``: the figures as JSON
         print(json.dumps(result))
@@ -256,12 +307,20 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
         + f"feed on {on:,.0f} ev/s ({1e6 / on:.1f} us/event), "
         + f"feed off {off:,.0f} ev/s ({1e6 / off:.1f} us/event); "
         + f"projections {result['projection_share']:.0%} of the per-event cost "
-        + f"({changes} topic changes{', equity caches warm' if args.warm_equity else ''})"
+        + f"({changes} {'frames' if args.publish else 'topic changes'}"
+        + f"{', equity caches warm' if args.warm_equity else ''})"
     )
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()
-        one_run(session, feed=True, every=args.every, warm=args.warm_equity, schedule=schedule)
+        one_run(
+            session,
+            feed=True,
+            every=args.every,
+            warm=args.warm_equity,
+            schedule=schedule,
+            publish=args.publish,
+        )
         profiler.disable()
         out = io.StringIO()
         stats = pstats.Stats(profiler, stream=out).sort_stats("cumulative")

@@ -113,6 +113,14 @@ def test_projection_bench_tiny() -> None:
     assert result["feed_on_us"] > 0 and result["feed_off_us"] > 0
 
 
+def test_projection_bench_tiny_through_the_feed_writer() -> None:
+    """``--publish``: each flush made by ``FeedPublisher.publish``; frames counted."""
+    result = load("projection_bench").main(
+        ["--events", "300", "--rounds", "1", "--every", "10", "--publish"], freeze=False
+    )
+    assert result["publish"] and result["changes"] > 0
+
+
 def test_program_bench_tiny_with_two_outputs() -> None:
     """Its own process (it freezes the collector): two outputs, every figure reported."""
     command = [sys.executable, str(BENCH / "program_bench.py"), "--events", "300"]

@@ -1,5 +1,6 @@
 """Issue #31's tail: a tick of the ingest's clock publishes the feed only when the ingest is
-idle, and under load no publish starts while one is under way (``FeedPublisher.follow``).
+idle, under load no publish starts while one is under way, and batches that come close
+together share one publish (``FeedPublisher.follow``).
 
 Traced at 240-480 tables (docs/performance.md), the tick's publish waited for the engine, built
 the feed between a batch's journal append and its acks, and held the acks 0.7-1.6 s."""
@@ -15,7 +16,7 @@ import pytest
 from hub.bus.memory import MemoryBus
 from hub.engine.core import Engine
 from hub.roles.ingest import Ingest
-from hub.roles.publisher import FeedPublisher
+from hub.roles.publisher import FEED_GATHER, FEED_INTERVAL, FeedPublisher
 from tests.hubharness import unique_tournament
 
 pytestmark = pytest.mark.asyncio
@@ -68,3 +69,40 @@ async def test_a_tick_publishes_only_when_the_ingest_is_idle() -> None:
         assert calls
     finally:
         await ingest.stop()
+
+
+async def test_events_close_together_share_one_publish() -> None:
+    """Nothing waits: the first batch after a quiet spell is published at once; the batches
+    that follow within ``FEED_INTERVAL`` are published once, ``FEED_GATHER`` after the first
+    of them (one flush of the projections for all of them), never later."""
+    config, decks = unique_tournament("cadence")
+    publisher = FeedPublisher(MemoryBus(), Engine(config, decks))
+    calls = counting(publisher)
+    await publisher.follow(waiting=False)
+    assert len(calls) == 1  # a quiet spell before: at once
+    started = time.monotonic()
+    for _ in range(3):  # three batches within the gather window
+        await publisher.follow(waiting=False)
+        await publisher.follow(waiting=True)
+    assert len(calls) == 1
+    await asyncio.sleep(FEED_GATHER * 5)
+    assert len(calls) == 2  # one publish for the three batches
+    assert calls[1] - started >= FEED_GATHER * 0.9
+    await asyncio.sleep(FEED_INTERVAL)  # a quiet spell again: at once
+    await publisher.follow(waiting=False)
+    assert len(calls) == 3
+
+
+async def test_a_stop_publishes_the_gathered_changes_before_saving() -> None:
+    """A publish put off by ``FEED_GATHER`` and called off by the stop (``withdraw``) is made
+    by ``save`` before the snapshots are saved: they hold the last batch."""
+    config, decks = unique_tournament("cadence")
+    publisher = FeedPublisher(MemoryBus(), Engine(config, decks))
+    calls = counting(publisher)
+    await publisher.follow(waiting=False)
+    await publisher.follow(waiting=False)  # put off
+    publisher.withdraw()
+    await asyncio.sleep(FEED_GATHER * 3)
+    assert len(calls) == 1  # called off
+    await publisher.save()
+    assert len(calls) == 2

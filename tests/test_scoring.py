@@ -7,6 +7,8 @@ from fractions import Fraction
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hub.domain.scoring import (
     Scoreboard,
@@ -301,3 +303,29 @@ def test_a_change_recomputes_only_its_own_group() -> None:
     board.as_dict()
     assert board.rankings_computed == computed + 4  # seats 1 and 2 of g2, in both views
     assert board.completed_deals("g2") == frozenset({1})
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.integers(-3, 3), min_size=6, max_size=6),  # seat 1's chips, deal by deal
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_a_seat_ranking_moved_in_place_is_ifp_ranking_of_its_totals(
+    deals: list[list[int]],
+) -> None:
+    """The seat ranking the board keeps as results come and go (its rows reused where they
+    stand) is ``ifp_ranking`` of the seat's totals after every result: order, chips, shared
+    points (ties, small totals so there are many) and ranks."""
+    board = two_seat_board([0] * 6)
+    for deal, chips in enumerate(deals, start=2):
+        for table, c in enumerate(chips, start=1):
+            board.set_result(table, deal, {1: c, 2: -c})
+            totals = {t: sum(d[t - 1] for d in deals[: deal - 1]) for t in range(1, 7)}
+            for t in range(table + 1, 7):  # (not counted yet at this deal)
+                totals[t] -= chips[t - 1]
+            standing = board.seat_standing("running", "g", 1)
+            got = [(r.table, r.chips, r.points, r.rank) for r in standing.rows]
+            assert got == [tuple(row) for row in ifp_ranking(totals)]

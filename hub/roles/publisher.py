@@ -24,7 +24,7 @@ from hub.serve.feed import SNAPSHOT_EVERY, Frame, IngestFeed, TopicKey, feed_mes
 from hub.wire.channels import Channels
 from hub.wire.control_request import ControlRequest
 
-__all__ = ["FEED_INTERVAL", "ControlRequest", "FeedPublisher"]
+__all__ = ["FEED_GATHER", "FEED_INTERVAL", "ControlRequest", "FeedPublisher"]
 
 log = logging.getLogger("duplicast.ingest")
 
@@ -33,6 +33,13 @@ FEED_INTERVAL = 0.02
 one flush of the projections then covers many batches (a topic touched by every batch is
 rebuilt and diffed once, not each time). When nothing waits it is published at once. Acks
 are never held back."""
+
+FEED_GATHER = 0.004
+"""When nothing waits but the feed went out less than ``FEED_INTERVAL`` ago (events coming one
+by one, close together: 60 tables at one event a second each), the feed is published this
+long after the batch rather than at once, so that one flush of the projections (one pass of
+the movers, one publish) covers the events that arrive meanwhile (issue #31). The first
+event after a quiet spell is published at once; acks are never held back."""
 
 
 class FeedPublisher:
@@ -58,6 +65,8 @@ class FeedPublisher:
         self._lock = asyncio.Lock()  # feed messages go out in seq order
         self._requests: list[ControlRequest] = []
         self._published = 0.0  # monotonic time of the last publish after a batch
+        self._gathering: asyncio.Task[None] | None = None  # a publish due in FEED_GATHER
+        self._owed = False  # that publish was called off by ``withdraw``
         self.use(engine)
 
     def use(self, engine: Engine) -> None:
@@ -88,14 +97,35 @@ class FeedPublisher:
     def withdraw(self) -> None:
         """The writer stops or lost its lease: its store no longer stands for the journal."""
         self.store.live = False
+        if self._gathering is not None:  # (a clean stop's ``save`` publishes it first)
+            self._gathering.cancel()
+            self._gathering = None
+            self._owed = True
 
     async def follow(self, waiting: bool) -> None:
         """The feed after a batch (the ingest pipeline's last step) or a tick of an idle
-        ingest: at once when nothing waits, else at most every ``FEED_INTERVAL``, and not
-        while another publish is under way (it takes the changes once the engine is let go:
-        a batch journaled meanwhile is in it; issue #31)."""
-        if waiting and (self._lock.locked() or time.monotonic() - self._published < FEED_INTERVAL):
+        ingest: when nothing waits, at once after a quiet spell, else ``FEED_GATHER`` later
+        (one publish then covers the batches that come meanwhile); when messages wait, at
+        most every ``FEED_INTERVAL``; and not while another publish is under way or due (it
+        takes the changes once the engine is let go: a batch journaled meanwhile is in it;
+        issue #31)."""
+        if self._gathering is not None:
+            return  # a publish is due within FEED_GATHER: it takes this batch's changes
+        recent = time.monotonic() - self._published < FEED_INTERVAL
+        if waiting and (self._lock.locked() or recent):
             return
+        if recent and not waiting and FEED_GATHER > 0:
+            self._gathering = asyncio.get_running_loop().create_task(self._gather())
+            return
+        await self.publish_logged()
+        self._published = time.monotonic()
+
+    async def _gather(self) -> None:
+        """The publish ``follow`` put off by ``FEED_GATHER``."""
+        try:
+            await asyncio.sleep(FEED_GATHER)
+        finally:
+            self._gathering = None  # (from here on, a batch's follow may publish or gather)
         await self.publish_logged()
         self._published = time.monotonic()
 
@@ -133,7 +163,9 @@ class FeedPublisher:
                     self.on_frame(change.key, frame)
             # Before the frames: a topic is never SNAPSHOT_EVERY deltas ahead of its persisted
             # seq (what a restart continues from).
-            due = self.store.unsaved(at_least=SNAPSHOT_EVERY)
+            # (the topics this publish moved: a count grows only when its topic is published,
+            # and one due is saved below before any frame goes; not a scan of every topic)
+            due = self.store.unsaved(at_least=SNAPSHOT_EVERY, of=[c.key for c in changes])
             requests, self._requests = self._requests, []
             asked = [key for request in requests for key in self.engine.topics_named(request.keys)]
             asked += stored  # (and the feed's notices of these send the edges to the hash)
@@ -150,7 +182,11 @@ class FeedPublisher:
 
     async def save(self) -> None:
         """On a clean stop: every topic's seq, then its snapshot (what edges that start while
-        no writer runs serve)."""
+        no writer runs serve); first the publish a stop called off, if the engine stands for
+        the journal (the changes of the last ``FEED_GATHER``)."""
+        if self._owed and (self.settled is None or self.settled.is_set()):
+            self._owed = False
+            await self.publish()
         async with self._lock:
             keys = list(self.store.keys())
             await self.bus.hset_many(self.names.topic_seqs, self.store.seqs(keys))

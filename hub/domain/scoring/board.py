@@ -302,7 +302,9 @@ class Scoreboard:
             if was is not None:  # the rows that did not move: the same objects as before
                 old = {row.team: row for row in was}
                 cached = tuple(
-                    row if (held := old.get(row.team)) is None or held != row else held
+                    held
+                    if (held := old.get(row.team)) is not None and _same_team(held, row)
+                    else row
                     for row in cached
                 )
                 if all(a is b for a, b in zip(cached, was, strict=True)):
@@ -340,6 +342,8 @@ class Scoreboard:
         was = self._seat_was.pop((view, group, seat), None)
         tables = self.layout.groups[group]
         totals = self._totals[view]
+        if not self._penalties and self.scoring.name == "ifp-points":
+            return self._rank_ifp(group, seat, tables, totals, was)
         # Penalties: chips come off before the ranking; points after it under ifp-points (no
         # one else's points move), off the IMPs (what the seat ranks by) under imp.
         if self._penalties:
@@ -387,6 +391,68 @@ class Scoreboard:
         if was is not None and all(a is b for a, b in zip(rows, was.rows, strict=True)):
             return was
         return SeatStanding(group, seat, tuple(rows))
+
+    def _rank_ifp(
+        self,
+        group: str,
+        seat: int,
+        tables: tuple[int, ...] | list[int],
+        totals: dict[int, dict[int, int]],
+        was: SeatStanding | None,
+    ) -> SeatStanding:
+        """``_rank_seat`` under IFP points without penalties (the usual case, on every
+        result and every projected hand): ``ifp_ranking``'s order and shares walked once,
+        each row kept when its chips, rank and points stand."""
+        chips = {table: totals[table][seat] for table in tables}
+        order = sorted(tables, key=lambda t: (-chips[t], t))
+        n = len(order)
+        old = {} if was is None else {row.table: row for row in was.rows}
+        holder, players = self.layout.holder, self.layout.players
+        rows: list[SeatRow] = []
+        start = 0
+        while start < n:
+            total = chips[order[start]]
+            end = start + 1
+            while end < n and chips[order[end]] == total:
+                end += 1
+            points = halves(2 * n + 1 - start - end)  # places start+1..end share their points
+            rank = start + 1
+            for table in order[start:end]:
+                row = old.get(table)
+                if row is None or not (
+                    row.chips == total
+                    and row.rank == rank
+                    and (row.points is points or row.points == points)
+                    and row.imps is None
+                    and (row.penalty is _NO_PENALTY or row.penalty == _NO_PENALTY)
+                ):
+                    row = SeatRow(
+                        table,
+                        holder[(table, seat)],
+                        players[(table, seat)],
+                        total,
+                        points,
+                        rank,
+                        imps=None,
+                        penalty=_NO_PENALTY,
+                    )
+                rows.append(row)
+            start = end
+        if was is not None and all(a is b for a, b in zip(rows, was.rows, strict=True)):
+            return was
+        return SeatStanding(group, seat, tuple(rows))
+
+
+def _same_team(a: TeamStanding, b: TeamStanding) -> bool:
+    """``a == b`` for two rows of one team (a dataclass's ``__eq__`` builds two tuples)."""
+    return (
+        a.rank == b.rank
+        and a.chips == b.chips
+        and (a.points is b.points or a.points == b.points)
+        and a.imps == b.imps
+        and (a.penalty is b.penalty or a.penalty == b.penalty)
+        and a.group == b.group
+    )
 
 
 def _team_points(rows: Iterable[SeatRow]) -> dict[str, Fraction]:

@@ -26,6 +26,7 @@ from hub.engine.changes import (
     RosterChanged,
     StageFilled,
 )
+from hub.engine.equities import hand_traveller_equity
 from hub.engine.families.base import Feed, Reading, TopicKeys
 from hub.engine.families.hands import CORRECTED, HAND_EVENTS
 from hub.wire.patch import Recorder
@@ -177,10 +178,9 @@ class _Rows:
         for (table, deal), first in acted.items():
             if (table, deal) in rehand:
                 continue
-            for key in self._live(deal):
-                rec = self.docs.get(key)
-                if rec is not None:
-                    self._act(rec, key, table, first)
+            opened = [(key, rec) for key in self._live(deal) if (rec := self.docs.get(key))]
+            if opened:
+                self._acts(opened, table, deal, first)
         for deal, only in public:
             for key, rec in self._of(deal):
                 self._release(rec, key, only)
@@ -191,6 +191,13 @@ class _Rows:
         return touched
 
     # -- where a document moves (each family's own)
+    def _acts(
+        self, opened: list[tuple[TopicKey, Recorder]], table: int, deal: int, first: int
+    ) -> None:
+        """A hand's actions from ``first`` on, into each open live document of its deal."""
+        for key, rec in opened:
+            self._act(rec, key, table, first)
+
     def _act(self, rec: Recorder, key: TopicKey, table: int, first: int) -> None:
         raise NotImplementedError
 
@@ -287,19 +294,54 @@ class Travellers(_Rows):
     def _keys_of(self, event: Any) -> list[TopicKey]:
         return compare_keys(self.keys, event)
 
-    def _act(self, rec: Recorder, key: TopicKey, table: int, first: int) -> None:
+    def _acts(
+        self, opened: list[tuple[TopicKey, Recorder]], table: int, deal: int, first: int
+    ) -> None:
+        """One hand's actions into every open traveller of its deal (a seat's each): what
+        does not depend on the seat (the new action rows, status, pot, street, board, the
+        game's hand fields) is read once for all of them; each seat's row gets its own
+        committed, folded, equity and the game's seat fields. The row equals
+        ``views.compare_fields``'s (tests/test_projections.py holds the documents to the
+        builders after every event)."""
         state = self.read.engine.state
-        deal, seat = self._args[key][1]
         h = state.hand(table, deal)
         i = self._row[table]
-        if h is None or first >= len(h.hand.actions) or len(rec.doc["rows"][i]["actions"]) != first:
-            self._reread(rec, key, table, i)  # not where the row's actions continue
+        if h is None or first >= len(h.hand.actions):
+            for key, rec in opened:
+                self._reread(rec, key, table, i)
             return
-        rec.extend(("rows", i, "actions"), views.action_rows(h)[first:])
-        fields = views.compare_fields(h, seat, state.game)
-        rec.update(("rows", i), fields)
-        if len(fields["board"]) > len(rec.doc["board"]):
-            rec.set(("board",), views.reference_board(state, deal, len(fields["board"])))
+        hand, game = h.hand, state.game
+        added = views.action_rows(h)[first:]
+        status, pot, street = h.status, hand.pot, hand.street
+        board = tuple(hand.board_visible())
+        shown = len(board)
+        hand_fields = game.hand_fields(hand)
+        committed, folded = hand.committed, hand.folded
+        reference: list[str] | None = None
+        for key, rec in opened:
+            if len(rec.doc["rows"][i]["actions"]) != first:
+                self._reread(rec, key, table, i)  # not where the row's actions continue
+                continue
+            seat = self._args[key][1][1]
+            rec.extend(("rows", i, "actions"), added)
+            rec.update(
+                ("rows", i),
+                {
+                    "status": status,
+                    "pot": pot,
+                    "committed": committed.get(seat, 0),
+                    "folded": seat in folded,
+                    "street": street,
+                    "board": list(board),
+                    "equity": hand_traveller_equity(h, seat),
+                    **game.seat_fields(hand, seat),
+                    **hand_fields,
+                },
+            )
+            if shown > len(rec.doc["board"]):
+                if reference is None:
+                    reference = views.reference_board(state, deal, shown)
+                rec.set(("board",), list(reference))
 
     def _new_row(self, key: TopicKey, table: int, group: str) -> dict[str, Any]:
         state = self.read.engine.state
