@@ -18,12 +18,13 @@ during the run. In front of the edges: Debian's nginx with the SHIPPED ``deploy/
 - **Phones**: one child process (asyncio, ``websockets``) of public websockets (no token),
   each from its own loopback source address (127.0.x.y, at most 200 per address: nginx caps a
   spectator address at 256) subscribed to what a phone on the site follows: ``standings`` and
-  one deal's traveller ``deal:{d}`` (phone i: deal i mod deals + 1). The public deal topic
-  moves only when a group releases the deal, so each ``deal:{d}`` frame is matched to the
-  publish of the event that completed the deal at the group's last table (the latest publish of
-  that deal's events on the group's tables, at or before the frame): console publish -> the
-  public frame, which includes the hub's release tick (every 0.25 s). Receive times are this
-  process's reads (``time.monotonic_ns``), not the kernel's.
+  one deal's traveller ``deal:{d}`` (phone i: deal i mod deals + 1). Public topics move only
+  when a deal is released (for every group at once, once every table that plays it has
+  finished it; no release delay here), so each ``deal:{d}`` frame is timed from the publish of
+  the event that completed deal d at its last table, and each ``standings`` frame from the
+  latest such release before it: console publish -> the public frame, which includes the hub's
+  release tick (every 0.25 s). Receive times are this process's reads
+  (``time.monotonic_ns``), not the kernel's (the overlays' are the kernel's).
   Plus, from the same process, each phone's periodic HTTP GET (every ``--poll`` s, spread) of a
   data URL with ``If-None-Match`` of its last ETag, over a pool of keep-alive connections:
   the site's ``/site/data/...`` once hub/serve/site.py is merged (``--urls site``), until then
@@ -107,14 +108,14 @@ async def phones_main(
     import websockets
 
     frames: list[tuple[int, int]] = []  # (deal, receive ns) of each deal:{d} frame with data
-    standings = 0
+    standings: list[int] = []  # receive ns of each standings frame
     closes: dict[str, int] = {}
     stop = asyncio.Event()
     ready = 0
     all_ready = asyncio.Event()
 
     async def phone(i: int) -> None:
-        nonlocal standings, ready
+        nonlocal ready
         d = i % deals + 1
         host = f"127.0.{1 + i // (PER_ADDRESS * 250)}.{1 + (i // PER_ADDRESS) % 250}"
         try:
@@ -144,7 +145,7 @@ async def phones_main(
                                 all_ready.set()
                         continue
                     if topic == "standings":
-                        standings += 1
+                        standings.append(at)
                     elif topic == f"deal:{d}" and (frame.get("data") or frame.get("patch")):
                         frames.append((d, at))
         except Exception as exc:  # counted, reported
@@ -192,7 +193,7 @@ async def phones_main(
     line = (await reader.readline()).decode().split()
     start_ns = int(line[1]) if len(line) > 1 else time.monotonic_ns()
     frames.clear()
-    standings = 0
+    standings.clear()
     pool = 32
     limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
     cpu0 = time.process_time()
@@ -208,8 +209,9 @@ async def phones_main(
             {
                 "start_ns": start_ns,
                 "connected": ready,
+                "deals": deals,
                 "frames": frames,
-                "standings_frames": standings,
+                "standings_at": standings,
                 "closes": closes,
                 "gets_ns": gets,
                 "status": status,
@@ -223,12 +225,13 @@ async def phones_main(
 # -- one run -----------------------------------------------------------------------------------
 
 
-def completions(
+def releases(
     config: Any, events: dict[int, list[dict[str, Any]]], sent: list[list[Any]]
-) -> dict[int, list[int]]:
-    """Per deal, the publish time (ns) of the event that completed it at each group's last
-    table, sorted: a group releases the deal once its last table has finished it (no delay).
-    A table finished a deal with the last of its events before its next ``start``."""
+) -> dict[int, int]:
+    """Per deal released in the run, the publish time (ns) of the event that completed it at
+    the last table: a deal is public for all groups or none, once every table of every group
+    that plays it has finished it (no release delay here). A table finished a deal with the
+    last of its events before its next ``start``."""
     pub = {(t, k): at for t, k, at, _ack, _ok in sent}
     ended: dict[tuple[int, int], int] = {}  # (table, deal) -> publish of its last event
     for t, evs in events.items():
@@ -238,13 +241,12 @@ def completions(
                 if deal is not None and (t, k - 1) in pub:
                     ended[(t, deal)] = pub[(t, k - 1)]
                 deal = e["deal"]
-    out: dict[int, list[int]] = {}
-    for group in config.groups.values():
-        for d in range(1, config.deals + 1):
-            times = [ended.get((t, d)) for t in group.tables]
-            if all(x is not None for x in times):
-                out.setdefault(d, []).append(max(x for x in times if x is not None))
-    return {d: sorted(v) for d, v in out.items()}
+    out: dict[int, int] = {}
+    for d in range(1, config.deals + 1):
+        times = [ended.get((t, d)) for g in config.groups_playing(d) for t in g.tables]
+        if times and all(x is not None for x in times):
+            out[d] = max(x for x in times if x is not None)
+    return out
 
 
 def phone_figures(
@@ -254,22 +256,37 @@ def phone_figures(
     got: dict[str, Any],
     counted: int,
 ) -> dict[str, Any]:
-    done = completions(config, events, sent)
-    latency, unmatched = [], 0
+    """Each ``deal:{d}`` frame timed from its deal's release, each ``standings`` frame from the
+    latest release before it (the public standings move only when a deal is released)."""
+    done = releases(config, events, sent)
+    order = sorted(done.values())
+    deal_ms, standings_ms, unmatched = [], [], 0
     for d, received in got["frames"]:
-        candidates = done.get(d, [])
-        at = bisect.bisect_right(candidates, received) - 1
-        if at < 0:
+        at = done.get(d)
+        if at is None or at > received:
             unmatched += 1
-            continue
-        if candidates[at] >= counted:
-            latency.append(received - candidates[at])
+        elif at >= counted:
+            deal_ms.append(received - at)
+    for received in got["standings_at"]:
+        j = bisect.bisect_right(order, received) - 1
+        if j < 0:
+            unmatched += 1
+        elif order[j] >= counted:
+            standings_ms.append(received - order[j])
+    phones, deals = got["connected"], got["deals"]
+    watching = {d: sum(1 for i in range(phones) if i % deals + 1 == d) for d in done}
+    expected = sum(watching[d] for d, at in done.items() if at >= counted)
     return {
-        "connected": got["connected"],
-        "release_frames": len(latency),
+        "connected": phones,
+        "deals_released": len(done),
+        "deal_frames_expected": expected,  # each phone, the release of the deal it watches
+        "deal_frames": len(deal_ms),
+        "standings_frames_expected": phones * sum(1 for at in order if at >= counted),
+        "standings_frames": len(standings_ms),
         "unmatched_frames": unmatched,
-        "standings_frames": got["standings_frames"],
-        "release": e2e_latency.stats(latency),
+        "release": e2e_latency.stats(deal_ms + standings_ms),  # both kinds of frame
+        "release_deal_frames": e2e_latency.stats(deal_ms),
+        "release_standings_frames": e2e_latency.stats(standings_ms),
         "http": {"requests": len(got["gets_ns"]), "status": got["status"]}
         | e2e_latency.stats(got["gets_ns"]),
         "closes": got["closes"],
@@ -371,7 +388,7 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
         "urls": args.urls,
         "seconds": args.seconds,
         "events_published": len(sent),
-        "deals_released_in_run": sum(len(v) for v in completions(config, events, sent).values()),
+        "deals_released_in_run": len(releases(config, events, sent)),
     }
     result["cpu_pct"] = {k: round(100 * v / wall, 1) for k, v in cpu.items()}
     busy, total = busy1[0] - busy0[0], busy1[1] - busy0[1]
