@@ -68,6 +68,7 @@ function build(d) {
   const seats = Object.keys(d.compare || {}).map(Number).sort((a, b) => a - b);
   if (!seats.length || !d.traveller) return null;
   const any = d.compare[String(seats[0])].rows || [];
+  if (!any.length) return null; // not released (the public's empty snapshot)
   const all = any.map((r) => r.table);
   let chosen = wanted.filter((t) => all.includes(t)).slice(0, 6);
   if (chosen.length < 2) chosen = all.slice(0, 6);
