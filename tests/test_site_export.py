@@ -149,7 +149,7 @@ def session(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterato
     try:
         for _ in range(100):
             try:
-                urllib.request.urlopen(f"{url}/assets/css/replay.css", timeout=1).close()
+                urllib.request.urlopen(f"{url}/css/replay.css", timeout=1).close()
                 break
             except OSError:
                 time.sleep(0.05)
@@ -240,6 +240,11 @@ def test_each_url_has_its_file_and_none_leaves_the_folder() -> None:
     assert str(url_file("/site/replay/3/?tables=1,2,3")) == "replay/3/index.html"
     assert str(url_file("/site/data/deal/3.json")) == "data/deal/3.json"
     assert str(url_file("/site/download/hands.phh.zip")) == "download/hands.phh.zip"
-    for bad in ("/site/../etc/passwd", "/overlays/x.js", "/site/a/../../b", "/site/a\\..\\b/"):
+    assert str(url_file("/site")) == "index.html"
+    assert str(url_file("")) == "index.html"  # relative to the site's root (site_paths)
+    assert str(url_file("deal/3/")) == "deal/3/index.html"
+    assert str(url_file("data/deal/3.json")) == "data/deal/3.json"
+    bad_paths = ("/site/../etc/passwd", "/overlays/x.js", "/sitex/a", "../b", "a/../../b")
+    for bad in (*bad_paths, "/site/a\\..\\b/"):
         with pytest.raises(SitePathError):
             url_file(bad)

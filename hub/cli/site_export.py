@@ -9,10 +9,11 @@ written: its page, its data file and its cards do not exist in DIR.
 The writer is the site's, not the export's: `write_site(out, paths, document)` takes the list of
 URL paths under ``/site/`` and a function that answers each path's bytes (the site module's
 ``site_paths`` and data builder, hub/serve/site.py, so the files are the bytes an edge serves),
-and maps each URL onto a file at the same place under DIR (`url_file`: ``/site/deal/3/`` is
-``DIR/deal/3/index.html``, ``/site/data/deal/3.json`` is ``DIR/data/deal/3.json``). Pages link
-their assets relatively (``../../assets/js/...``), and the overlays' ``js``, ``css`` and
-``fonts`` are copied to ``DIR/assets/``, so the folder works from any base path and from
+and maps each URL onto a file at the same place under DIR (`url_file`: ``/site/deal/3/`` (or
+``deal/3/``, relative to the site's root) is ``DIR/deal/3/index.html``, ``/site/data/deal/3.json``
+is ``DIR/data/deal/3.json``). Pages link their assets relatively (``../../js/site/...``, served
+under ``/site/js/``), and the overlays' ``js``, ``css`` and ``fonts`` are copied to ``DIR/js``,
+``DIR/css`` and ``DIR/fonts``, so the folder works from any base path and from
 ``python -m http.server``.
 
 `ReplaySite` is this module's own source of paths and documents: the replayer's pages
@@ -41,8 +42,8 @@ from hub.engine.core import Engine
 from hub.wire.topics import PUBLIC
 
 SITE_ROOT = "/site/"
-ASSET_DIRS = ("js", "css", "fonts")  # of overlays/, copied to DIR/assets/
-Document = Callable[[str], bytes | None]
+ASSET_DIRS = ("js", "css", "fonts")  # of overlays/, copied to DIR/js, DIR/css, DIR/fonts
+Document = Callable[[str], Any]  # a path's bytes (or an object with ``.body``), None: nothing
 
 __all__ = [
     "AtExport",
@@ -159,11 +160,17 @@ class SitePathError(ValueError):
 def url_file(path: str) -> PurePosixPath:
     """Where a site URL path lives under DIR: ``/site/`` -> ``index.html``, ``/site/deal/3/``
     -> ``deal/3/index.html``, ``/site/data/deal/3.json`` -> ``data/deal/3.json`` (a query
-    string is the page's own: ``/site/replay/3/?tables=1,2`` is the replay page)."""
+    string is the page's own: ``/site/replay/3/?tables=1,2`` is the replay page). A path
+    without a leading ``/`` is relative to the site's root (``""``, ``deal/3/``: the site
+    module's ``site_paths``)."""
     bare = path.split("?", 1)[0].split("#", 1)[0]
-    if not bare.startswith(SITE_ROOT):
-        raise SitePathError(f"{path!r} is not under {SITE_ROOT}")
-    rest = bare[len(SITE_ROOT) :]
+    if bare.startswith("/"):
+        if not (bare + "/").startswith(SITE_ROOT):
+            raise SitePathError(f"{path!r} is not under {SITE_ROOT}")
+        bare = bare[len(SITE_ROOT) - 1 :]
+    else:
+        bare = "/" + bare
+    rest = bare[1:]
     parts = [p for p in rest.split("/") if p]
     if any(p in (".", "..") or "\\" in p or "\0" in p for p in parts):
         raise SitePathError(f"{path!r} leaves the site")
@@ -180,9 +187,10 @@ def write_site(
     assets: Path | None = None,
 ) -> list[Path]:
     """Write each path's document at its place under ``out`` (`url_file`), then the overlays'
-    assets under ``out/assets/``; the files written. A path whose document is None (not
-    public) is not written. Files are written whole (to a temporary name, then renamed), so a
-    web server reading DIR while the export runs never serves half a file."""
+    ``js``, ``css`` and ``fonts`` under ``out``; the files written. A document is bytes or an
+    object with ``.body`` (the site module's ``Document``); None (not public) is not written.
+    Files are written whole (to a temporary name, then renamed), so a web server reading DIR
+    while the export runs never serves half a file."""
     written: list[Path] = []
     seen: set[PurePosixPath] = set()
     for path in paths:
@@ -190,9 +198,10 @@ def write_site(
         if where in seen:
             continue
         seen.add(where)
-        body = document(path)
-        if body is None:
+        got = document(path)
+        if got is None:
             continue
+        body: bytes = got if isinstance(got, bytes) else got.body
         target = out.joinpath(*where.parts)
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_name(f".{target.name}.part")
@@ -203,8 +212,8 @@ def write_site(
         for name in ASSET_DIRS:
             source = assets / name
             if source.is_dir():
-                shutil.copytree(source, out / "assets" / name, dirs_exist_ok=True)
-                written += [p for p in (out / "assets" / name).rglob("*") if p.is_file()]
+                shutil.copytree(source, out / name, dirs_exist_ok=True)
+                written += [p for p in (out / name).rglob("*") if p.is_file()]
     return written
 
 
