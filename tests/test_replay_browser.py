@@ -219,3 +219,26 @@ def test_a_phone_stacks_the_tables_one_street_at_a_time(
     finally:
         page.context.close()
     assert errors == []
+
+
+WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (390, 844)])
+def test_axe_finds_no_wcag_22_aa_violation_at_any_step(
+    browser: Browser, served: dict[str, Any], size: tuple[int, int]
+) -> None:
+    """axe-core (``axe-playwright-python``, the ``test`` extra of the site's branch; the shared
+    helper is its tests/a11y.py) at the start, mid-deal and at the end."""
+    axe = pytest.importorskip("axe_playwright_python.sync_playwright").Axe()
+    errors: list[str] = []
+    page = open_replay(browser, served["url"], *size, errors)
+    options = {"runOnly": {"type": "tag", "values": WCAG_TAGS}, "resultTypes": ["violations"]}
+    try:
+        for key in ("Home", "PageDown", "PageDown", "End"):
+            page.keyboard.press(key)
+            found = axe.run(page, options=options).response["violations"]
+            assert found == [], [(v["id"], [n["target"] for n in v["nodes"]]) for v in found]
+    finally:
+        page.context.close()
+    assert errors == []
