@@ -286,8 +286,14 @@ async function live() {
   } catch {
     return;
   }
-  const { connect } = await import('../duplicast.js');
-  const { topic } = await import('../topics.js');
+  let connect;
+  let topic;
+  try {
+    ({ connect } = await import('../duplicast.js'));
+    ({ topic } = await import('../topics.js'));
+  } catch {
+    return; // the feed's client is not served here: the page stays as its data file made it
+  }
   const client = connect({});
   const now = { traveller: doc ? doc.traveller : null, compare: { ...(doc ? doc.compare : {}) } };
   const seats = doc ? Object.keys(doc.compare).length : 6;
