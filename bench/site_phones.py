@@ -24,7 +24,9 @@ during the run. In front of the edges: Debian's nginx with the SHIPPED ``deploy/
   the event that completed deal d at its last table, and each ``standings`` frame from the
   latest such release before it: console publish -> the public frame, which includes the hub's
   release tick (every 0.25 s). Receive times are this process's reads
-  (``time.monotonic_ns``), not the kernel's (the overlays' are the kernel's).
+  (``time.monotonic_ns``), not the kernel's (the overlays' are the kernel's); frames are read
+  as bytes and told apart by their first 160 bytes, never parsed (a ``json.loads`` of each
+  phone's copy of the standings made the phones' own process the latency measured).
   Plus, from the same process, each phone's periodic HTTP GET (every ``--poll`` s, spread) of a
   data URL with ``If-None-Match`` of its last ETag, over a pool of keep-alive connections:
   the site's ``/site/data/...`` once hub/serve/site.py is merged (``--urls site``), until then
@@ -129,24 +131,27 @@ async def phones_main(
             ) as ws:
                 await ws.send(json.dumps({"op": "subscribe", "topics": ["standings", f"deal:{d}"]}))
                 seen = set()
+                mine = f'"deal:{d}"'.encode()
                 while not stop.is_set():
-                    try:
-                        raw = await asyncio.wait_for(ws.recv(), 0.5)
+                    try:  # bytes, undecoded: a phone's process must not be what is measured
+                        raw = await asyncio.wait_for(ws.recv(decode=False), 0.5)
                     except TimeoutError:
                         continue
                     at = time.monotonic_ns()
-                    frame = json.loads(raw)
-                    topic = frame.get("topic")
-                    if topic not in seen and frame.get("type") == "snapshot":
-                        seen.add(topic)
+                    head = raw[:160]  # {"type": ..., "topic": ..., "seq": ...: no JSON parse
+                    topic = (
+                        b"standings" if b'"standings"' in head else mine if mine in head else b""
+                    )
+                    if topic and topic not in seen and b'"snapshot"' in head:
+                        seen.add(topic)  # the answer to the subscribe (the deal's is empty)
                         if len(seen) == 2:
                             ready += 1
                             if ready == count:
                                 all_ready.set()
                         continue
-                    if topic == "standings":
+                    if topic == b"standings":
                         standings.append(at)
-                    elif topic == f"deal:{d}" and (frame.get("data") or frame.get("patch")):
+                    elif topic == mine:
                         frames.append((d, at))
         except Exception as exc:  # counted, reported
             closes[type(exc).__name__] = closes.get(type(exc).__name__, 0) + 1
