@@ -1,6 +1,6 @@
 """`duplicast export`: the journal out of Redis as a JSON Lines event log (``--events``), the
-hands of an event log as PHH (``--phh``), or the edit of every deal as OpenTimelineIO
-(``--timeline``)."""
+hands of an event log as PHH (``--phh``), the edit of every deal as OpenTimelineIO
+(``--timeline``), or the public results site as static files (``--site``, hub.cli.site_export)."""
 
 from __future__ import annotations
 
@@ -106,6 +106,22 @@ async def export_timeline(args: argparse.Namespace) -> int:
     for refusal in diverged[:10]:
         print(f"duplicast export: refused: {refusal}", file=sys.stderr)
     return 3 if diverged else 0
+
+
+async def export_site_files(args: argparse.Namespace) -> int:
+    """`duplicast export --site DIR`: the public site (released deals only) as static files,
+    from the journal in Redis or from an event log (the positional LOG)."""
+    from hub.cli.replay import read_log
+    from hub.cli.site_export import export_site
+
+    if args.log is not None:
+        entries: list[Any] = list(read_log(args.log))
+        source = str(args.log)
+    else:
+        config = load_config(args.config)
+        entries = await _journal(args.redis, config.id)
+        source = f"the journal of {config.id!r}"
+    return export_site(args, entries, source)
 
 
 async def _journal(url: str | None, tournament: str) -> list[Any]:

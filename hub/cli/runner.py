@@ -29,7 +29,7 @@ from hub.cli.args import (
 )
 from hub.cli.console import NO_HUB_TIMEOUT, run_console
 from hub.cli.demo import run_demo
-from hub.cli.export import export_phh, export_timeline, run_export
+from hub.cli.export import export_phh, export_site_files, export_timeline, run_export
 from hub.cli.serve import run_serve
 from hub.client.logreplay import EventLogError
 from hub.domain.config import ConfigError
@@ -50,6 +50,8 @@ def _run_export_command(args: argparse.Namespace) -> int:
         return export_phh(args)
     if args.timeline is not None:
         return _sync(export_timeline)(args)
+    if args.site is not None:
+        return _sync(export_site_files)(args)
     return _sync(run_export)(args)
 
 
@@ -203,7 +205,8 @@ def _add_export(sub: Sub) -> None:
         help="a live tournament's journal out of Redis (--events: JSON Lines for replay)",
         description="Write what the hub journaled in Redis. --events: every journal record as "
         "the JSON Lines `duplicast replay` reads, to rescore a live event offline or archive it. "
-        "--timeline: the edit of every deal finished at every table (OpenTimelineIO).",
+        "--timeline: the edit of every deal finished at every table (OpenTimelineIO). "
+        "--site: the public results site as static files (released deals only).",
         formatter_class=HelpFormatter,
     )
     x.add_argument("--config", type=Path, required=True, help="tournament TOML file (its id)")
@@ -223,12 +226,19 @@ def _add_export(sub: Sub) -> None:
         help="the edit: per deal an OpenTimelineIO timeline, one track per table camera, and an "
         "EDL per track (docs/edit.md), from the journal in Redis or the positional LOG",
     )
+    what.add_argument(
+        "--site",
+        type=Path,
+        metavar="DIR",
+        help="the public results site as static files under DIR (released deals only; the same "
+        "paths as /site/, hostable anywhere), from the journal in Redis or the positional LOG",
+    )
     x.add_argument(
         "log",
         type=Path,
         nargs="?",
         default=None,
-        help="with --phh (required) or --timeline: console events, JSON Lines",
+        help="with --phh (required), --timeline or --site: console events, JSON Lines",
     )
     x.add_argument(
         "--out",
