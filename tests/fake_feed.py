@@ -423,6 +423,7 @@ OPS_KEYS = frozenset(
         "corrections",
         "penalties",
         "release",
+        "preview",
         "cues",
         "undo_take",
         "program",
@@ -523,6 +524,7 @@ def ops_payload() -> dict[str, Any]:
             {"group": "A", "deal": d, "tables_complete": c, "tables": 6, "released": c == 6}
             for d, c in ((1, 6), (2, 5), (3, 3), (4, 0))
         ],
+        "preview": None,  # the hub's preview (the mixer's and the control surfaces')
         "cues": [
             {"id": 1, "slot": "compare", "value": {"deal": 2, "seat": 5, "tables": [1, 4]}},
             {"id": 3, "slot": "seat", "value": {"seat": 4}, "label": "Seat 4"},
@@ -730,6 +732,8 @@ class FakeFeed:
                 await self.answer_subscribe(client, topic, resume.get(topic))
         elif kind == "unsubscribe":
             client.topics.difference_update(op.get("topics", []))
+        elif kind in ("preview", "take") and client.role == "operator":
+            await self._desk(client, kind, op)
         elif kind in ("onair", "confirm"):
             if client.role != "operator":
                 await self.send(
@@ -756,6 +760,47 @@ class FakeFeed:
             await self.send(
                 client, {"type": "error", "code": "bad_schema", "message": f"unknown op {kind!r}"}
             )
+
+    async def _desk(self, client: Client, kind: str, op: dict[str, Any]) -> None:
+        """The hub's preview and take (hub.engine.desk), as far as the mixer needs: ``preview``
+        sets a slot's selection or a cue (by id, next, previous); ``take`` puts the preview on
+        air. Answered ``ok`` as the hub answers an operator's command."""
+        ops = self.stores["live"]["ops"].data
+        preview = ops.get("preview")
+        cues = ops.get("cues", [])
+        if kind == "preview":
+            action = op.get("action", "set")
+            if action == "set":
+                preview = {"slot": op.get("slot"), "value": op.get("value") or {}, "cue": None}
+            elif action == "clear":
+                preview = None
+            else:
+                ids = [c["id"] for c in cues]
+                at = ids.index(preview["cue"]) if preview and preview.get("cue") in ids else -1
+                if action == "cue":
+                    pick = op.get("cue")
+                else:
+                    step = 1 if action == "next" else -1
+                    pick = ids[min(max(at + step, 0), len(ids) - 1)] if ids else None
+                cue = next((c for c in cues if c["id"] == pick), None)
+                if cue is None:
+                    await self.send(
+                        client, {"type": "error", "code": "not_found", "message": "no such cue"}
+                    )
+                    return
+                preview = {"slot": cue["slot"], "value": cue["value"], "cue": cue["id"]}
+            await self._push("ops", {"preview": preview}, (), "live", False)
+        else:
+            if preview is None:
+                await self.send(
+                    client,
+                    {"type": "error", "code": "bad_request", "message": "nothing in preview"},
+                )
+                return
+            slots = dict(self.stores["live"]["onair"].data.get("slots", {}))
+            slots[str(preview["slot"])] = preview["value"]
+            await self._push("onair", {"slots": slots}, (), "all", False)
+        await self.send(client, {"type": "ok", "op": kind})
 
     async def answer_subscribe(self, client: Client, topic: str, resume: Any) -> None:
         t = self.stores[client.audience].get(topic) or Topic()

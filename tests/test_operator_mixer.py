@@ -3,14 +3,21 @@ the panel and kept by the hub, a cue loaded into the preview monitor (the real o
 iframe shows that deal and seat), Take (the slot-following split screen in another page changes
 with its transition), Cut (no transition), hotkeys (not while typing), Undo take, Hide, bad
 input answered in words with nothing changed, the `duplicast:cue` hook, and a second operator
-browser and a reload seeing the same cue list."""
+browser and a reload seeing the same cue list.
+
+One preview, the hub's (issue #33): a panel's Preview moves the hub's (`GET /api/control` and a
+second panel show it), a control surface's `POST /api/control/next` moves both panels'
+monitors, a Take in the second panel takes it, a reload still shows it; a Preview then Take in
+one go takes what was previewed, and a Take pressed with a refused Preview takes nothing."""
 
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -20,6 +27,7 @@ from tests.test_overlays_hub import PRELOAD, HubThread
 
 pytestmark = pytest.mark.browser
 SOON = 5000  # ms
+BEARER = {"Authorization": f"Bearer {OPERATOR}"}
 DOCS_SHOT = SHOTS.parent.parent / "docs" / "screenshots" / "operator.png"
 
 # Counts what the split screen's graphic does: every Web Animation on it (a mix) and every CSS
@@ -59,12 +67,38 @@ def compare_slot(hub: HubThread) -> dict[str, Any]:
     return dict(hub.rest("/api/onair", OPERATOR)["slots"]["compare"])
 
 
-def preview_compare(desk: Page, deal: int, seat: int, tables: str) -> None:
+def control(hub: HubThread) -> dict[str, Any]:
+    """The control surfaces' flat state (`GET /api/control`, the token in the header)."""
+    got = httpx.get(f"{hub.url}/api/control", headers=BEARER, timeout=5)
+    assert got.status_code == 200, got.text
+    return dict(got.json())
+
+
+def until_control(hub: HubThread, field: str, want: Any) -> None:
+    deadline = time.monotonic() + SOON / 1000
+    while (got := control(hub)[field]) != want:
+        assert time.monotonic() < deadline, (field, got, want)
+        time.sleep(0.05)
+
+
+# A Preview click and a Take click in one task of the page: the Take comes while the preview
+# command is still on its way to the hub.
+PREVIEW_THEN_TAKE = """() => {
+  document.querySelector('[data-testid="slot-compare"] [data-testid="slot-preview"]').click();
+  document.querySelector('[data-testid="mix-take"]').click();
+}"""
+
+
+def preview_compare_fields(desk: Page, deal: int, seat: int, tables: str) -> None:
     row = tid(desk, "slot-compare")
     row.locator('input[name="deal"]').fill(str(deal))
     row.locator('input[name="seat"]').fill(str(seat))
     row.locator('input[name="tables"]').fill(tables)
-    row.locator('[data-testid="slot-preview"]').click()
+
+
+def preview_compare(desk: Page, deal: int, seat: int, tables: str) -> None:
+    preview_compare_fields(desk, deal, seat, tables)
+    tid(desk, "slot-compare").locator('[data-testid="slot-preview"]').click()
 
 
 def press(desk: Page, key: str) -> None:
@@ -185,13 +219,16 @@ def test_cue_preview_take_cut_undo_hide(browser: Browser, hub: HubThread) -> Non
     screenshot(desk, "hub-operator-mixer", 400)
     shutil.copyfile(SHOTS / "hub-operator-mixer.png", DOCS_SHOT)
 
-    # Bad input: a cue of a deal that does not exist; a Take of it. Words, nothing changed.
+    # Bad input: a preview of a deal that does not exist. Words; the hub's preview stays; a
+    # Take pressed before the hub answered takes nothing (not the preview before it).
     before = compare_slot(hub)
+    shown = f"compare · deal {d1} · seat 5 · tables 2, 4"
     preview_compare(desk, 99, 2, "")
-    tid(desk, "cue-add").click()
-    expect(tid(desk, "mixer-msg")).to_contain_text("deal 99 does not exist", timeout=SOON)
-    tid(desk, "mix-take").click()
-    expect(tid(desk, "mixer-msg")).to_contain_text("onair: deal 99 does not exist", timeout=SOON)
+    expect(tid(desk, "mixer-msg")).to_contain_text("preview: deal 99 does not exist", timeout=SOON)
+    expect(tid(desk, "preview-summary")).to_have_text(shown)
+    desk.evaluate(PREVIEW_THEN_TAKE)
+    expect(tid(desk, "mixer-msg")).to_contain_text("nothing taken", timeout=SOON)
+    assert control(hub)["preview_text"] == shown
     assert len(cues(hub)) == 2 and compare_slot(hub) == before
 
     # H hides the slot on the monitors.
@@ -199,13 +236,48 @@ def test_cue_preview_take_cut_undo_hide(browser: Browser, hub: HubThread) -> Non
     expect(gfx).to_have_attribute("data-visible", "false", timeout=SOON)
     assert compare_slot(hub)["visible"] is False
 
-    # A second operator browser, and this one reloaded: the same cue list from the hub.
+    # A second operator browser: the same cue list and the same preview, the hub's.
     other = new_page(browser, 1280, 720, errors)
     other.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
     expect(tid(other, "cue-row")).to_have_count(2, timeout=SOON)
+    expect(tid(other, "preview-summary")).to_have_text(shown, timeout=SOON)
+    # This panel previews a slot: the other panel and the control surfaces show it.
+    seat_row.locator('input[name="seat"]').fill("5")
+    seat_row.locator('[data-testid="slot-preview"]').click()
+    expect(tid(other, "preview-summary")).to_have_text(
+        "seat · seat 5 · like for like", timeout=SOON
+    )
+    other_preview = other.frame_locator('[data-testid="preview-frame"]')
+    assert "seat.html?" in (tid(other, "preview-frame").get_attribute("src") or "")
+    until_control(hub, "preview_text", "seat · seat 5 · like for like")
+    # A Stream Deck's CUE ▶ (Companion: the token in the header): from no cue, the first one;
+    # both panels' monitors follow it.
+    moved = httpx.post(f"{hub.url}/api/control/next", headers=BEARER, timeout=5)
+    assert moved.status_code == 200 and moved.json()["preview_cue"] == 1, moved.text
+    first = f"compare · deal {d1} · seat 2 · tables 3, 1 · live"
+    for panel in (desk, other):
+        expect(tid(panel, "preview-summary")).to_have_text(first, timeout=SOON)
+        expect(tid(panel, "cue-row").nth(0)).to_have_attribute("data-selected", "true")
+    for frame in (preview, other_preview):
+        expect(frame.locator('[data-testid="compare-title"]')).to_have_text(
+            f"Deal {d1} · Seat 2", timeout=SOON
+        )
+    # Take in the other panel: the hub's take, what the deck moved to, on air.
+    tid(other, "mix-take").click()
+    expect(gfx).to_have_attribute("data-visible", "true", timeout=SOON)
+    expect(title).to_have_text(f"Deal {d1} · Seat 2")
+    assert compare_slot(hub)["deal"] == d1 and control(hub)["compare"] is True
+    # Reloaded, this panel shows the same cue list and the same preview: it is the hub's.
     desk.reload()
     expect(tid(desk, "cue-row")).to_have_count(2, timeout=SOON)
     expect(tid(desk, "cue-row").nth(1)).to_contain_text(f"deal {d2} · seat 4")
+    expect(tid(desk, "preview-summary")).to_have_text(first, timeout=SOON)
+    expect(tid(desk, "cue-row").nth(0)).to_have_attribute("data-selected", "true")
+    # A Preview then a Take at once: the Take waits for the hub's preview, and takes it.
+    preview_compare_fields(desk, d2, 4, "")
+    desk.evaluate(PREVIEW_THEN_TAKE)
+    expect(title).to_have_text(f"Deal {d2} · Seat 4", timeout=SOON)
+    expect(tid(other, "preview-summary")).to_have_text(f"compare · deal {d2} · seat 4 · live")
     for pg in (desk, split, other):
         pg.context.close()
     assert errors == []

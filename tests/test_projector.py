@@ -253,12 +253,21 @@ async def test_serve_ingest_with_a_separate_projector_process(
     redis_url: str, tmp_path: Path
 ) -> None:
     """`serve --role ingest --feed separate` and `serve --role projector`: events a console
-    publishes come out of the ingest's own websocket as the projector published them."""
+    publishes come out of the ingest's own websocket as the projector published them; a
+    control surface's unsigned command with the operator token in the header is taken on the
+    ingest's own port (as `--role ingest` takes it: docs/companion.md), not refused as an
+    edge's relay would be, and the projector's `control` topic shows it there."""
     tournament = f"proj-{uuid.uuid4().hex[:8]}"
     config = tmp_path / "event.toml"
     config.write_text(SAMPLE.read_text().replace('id = "ifp-demo"', f'id = "{tournament}"', 1))
     token = "projector-test-commentator-token"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "DUPLICAST_COMMENTATOR_TOKEN": token}
+    operator = f"projector-test-operator-{uuid.uuid4().hex}"
+    env = {
+        **os.environ,
+        "PYTHONUNBUFFERED": "1",
+        "DUPLICAST_COMMENTATOR_TOKEN": token,
+        "DUPLICAST_OPERATOR_TOKEN": operator,
+    }
     common = ["--config", str(config), "--redis", redis_url]
     port = _port()
     procs = []
@@ -301,6 +310,26 @@ async def test_serve_ingest_with_a_separate_projector_process(
             timeout=30,
         )
         assert export.status == 200 and export.headers["x-phh-hands"] == "0"  # none released
+        # A Stream Deck's button (Companion's generic HTTP module: it cannot sign).
+        bearer = {"Authorization": f"Bearer {operator}", "Content-Type": "application/json"}
+        posted = urllib.request.urlopen(
+            urllib.request.Request(
+                f"http://127.0.0.1:{port}/api/control/preview",
+                data=json.dumps({"slot": "seat", "value": {"seat": 3}}).encode(),
+                headers=bearer,
+                method="POST",
+            ),
+            timeout=10,
+        )
+        assert posted.status == 200 and json.loads(posted.read())["ok"] is True
+        read = {"Authorization": f"Bearer {operator}"}
+
+        def control() -> dict[str, Any]:
+            url = f"http://127.0.0.1:{port}/api/control"
+            got = urllib.request.urlopen(urllib.request.Request(url, headers=read), timeout=5)
+            return dict(json.loads(got.read()))
+
+        await until(lambda: control()["preview_text"] == "seat · seat 3")
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -334,9 +363,16 @@ async def test_an_ingest_with_a_separate_feed_is_ready_only_holding_the_lease() 
         assert second.standby
         assert not source.ready()
         assert source.metrics is second.metrics
+        # A command on its port: unavailable in standby (its engine is not the journal's)...
+        clear = {"op": "preview", "action": "clear"}
+        answer = await source.control(clear)
+        assert answer["code"] == "unavailable" and "standby" in answer["error"]
         await first.stop()
         await until(lambda: source.ready())
         assert second.ready and not second.standby
+        # ... and taken by its own ingest once it writes (unsigned: its client showed the token)
+        assert (await source.control(clear))["ok"] is True
+        assert second.engine.desk.version == 1
         await asyncio.sleep(1.5)  # past the edge side's first sync (it went 503 there)
         assert source.ready()
     finally:

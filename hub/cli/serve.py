@@ -290,8 +290,10 @@ async def _until_signalled_or(lost: asyncio.Event | None) -> None:
 
 class WriterSource(EdgeSource):
     """What an ingest run with ``--feed separate`` serves: its clients as an edge's (the feed
-    comes from the projector), its own metrics and PHH export, and ready only while both the
-    edge follows the feed and the ingest holds the lease (not in standby)."""
+    comes from the projector), its own metrics and PHH export, its operator commands applied
+    by its own ingest (as ``--role ingest`` does: a control surface's unsigned command with the
+    operator token, docs/companion.md), and ready only while both the edge follows the feed and
+    the ingest holds the lease (not in standby)."""
 
     def __init__(self, bus: Any, tournament: str, ingest: Ingest, **options: Any) -> None:
         super().__init__(bus, tournament, **options)
@@ -302,6 +304,19 @@ class WriterSource(EdgeSource):
     def engine(self) -> Engine:
         """The ingest's engine: what `/api/export/phh` reads (it holds the cards)."""
         return self.ingest.engine
+
+    async def control(self, command: dict[str, Any]) -> dict[str, Any]:
+        """An operator command, applied by this process's ingest while it writes (its client
+        showed the operator token itself, or signed it and the ingest verifies that; a bare
+        proof never reaches here): not relayed over the bus, where an unsigned one is refused
+        as an edge's is. In standby (another ingest writes) a signed one is relayed to it; an
+        unsigned one is unavailable here."""
+        if self.ingest.ready:
+            return await self.ingest.control_now(command)
+        if "signed" in command:
+            return await super().control(command)
+        message = "this ingest is in standby (another one writes the journal): retry shortly"
+        return {"ok": False, "code": "unavailable", "error": message}
 
     def ready(self) -> bool:
         return super().ready() and self.ingest.ready

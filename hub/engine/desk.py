@@ -94,7 +94,7 @@ class Desk:
         self.rejections: deque[dict[str, Any]] = deque(maxlen=100)
         self.reject_counts: dict[str, int] = {}
         self.links: dict[str, bool] = {}  # console -> its last ack reached a listener
-        # The hub's preview (a control surface's; the browser mixer keeps its own): what a
+        # The hub's preview (every operator panel's and control surface's: one): what a
         # ``take`` puts on air, ``{"slot", "value", "cue"}`` (``cue``: the cue it came from).
         self.preview: dict[str, Any] | None = None
         self.version = 0  # desk commands applied: what ``expect`` (If-Match) names

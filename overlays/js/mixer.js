@@ -3,9 +3,11 @@
 // from its URL), an "On air" monitor (the overlay following its slot as a programme source
 // shows it: the program feed when a delay is set, the public feed otherwise), Take (the overlay's
 // transition), Cut (no transition), Hide, Undo take, the hub's cue list (shared by every operator
-// browser, journaled) and keyboard hotkeys for a Stream Deck. The preview is this browser's own;
-// everything else is the hub's. A preview of a deal not released yet is marked, and Take or Cut
-// asks before it goes on air (airguard.js).
+// browser, journaled) and keyboard hotkeys for a Stream Deck. The preview is the hub's too (the
+// `ops` topic's `preview`, moved by the `preview` op): every operator browser and every control
+// surface (docs/companion.md) shows the same one, and Take or Cut here sends the hub's `take`,
+// as a Stream Deck's button does. A preview of a deal not released yet is marked, and Take or
+// Cut asks before it goes on air (airguard.js).
 import { el } from './ui.js';
 import { asking, guardedTake, outputs, programmeFeed, unreleasedDeal } from './airguard.js';
 import { topic } from './topics.js';
@@ -27,6 +29,7 @@ export const HOTKEYS = [
   ['H', 'hide'], ['Ctrl+Z', 'undo take'],
 ];
 const CUE_ROWS = 9; // cue rows shown at once (a window round the selected cue beyond that)
+const SETTLE_MS = 1500; // the longest Take waits for this browser's own preview command
 
 /** A slot's selection in words: "compare · deal 3 · seat 5 · tables 1, 4 · live". */
 export function describe(slot, value) {
@@ -76,6 +79,12 @@ export function takeValue(slot, value, cut) {
   return out;
 }
 
+/** A selection as text, its keys in order: a preview and a cue of the same selection agree. */
+function same(a, b) {
+  const text = (v) => JSON.stringify(Object.keys(v || {}).sort().map((k) => [k, v[k]]));
+  return text(a) === text(b);
+}
+
 /** The hotkey of a keydown, or null: never while typing in a field. */
 export function hotkey(e) {
   const t = e.target;
@@ -89,17 +98,27 @@ export function hotkey(e) {
   }[e.key] || null;
 }
 
-/** Mount the mixer in `root` (its section), speaking through the operator page's `client`. */
+/** Mount the mixer in `root` (its section), speaking through the operator page's `client`;
+ * the page hands it the hub's `ok` frames (`answered(frame)`). */
 export function mountMixer(root, client, p) {
   const link = { token: p.token, ws: p.ws, tournament: p.tournament };
   const $ = (id) => root.querySelector(`[data-testid="${id}"]`);
-  let preview = null; // { slot, value, offer }: this browser's pending selection
+  let preview = null; // { slot, value, cue }: the hub's preview (ops.preview), what Take takes
   let airSlot = 'leaderboard';
   let cues = [];
-  let cursor = -1; // the selected cue's index
+  let cursor = -1; // the index of the preview's cue (-1: none)
   let onair = { slots: {} };
   let undo = null;
   let ops = null; // the ops topic: the release table and the program outputs
+  // This browser's preview commands not answered yet, and whether the ops topic has shown the
+  // preview since the last answer: Take (and Add to cues) wait for them, so what the guard
+  // asks about is what the hub takes (a Preview then Take within one feed tick included).
+  let moving = 0;
+  let unseen = false;
+  let sentFrom = ''; // the preview (as text) when the latest of them was sent
+  let sent = 0; // preview commands sent (a wait's timeout forgets only those sent before it)
+  let waiting = [];
+  let refusals = 0; // of them
 
   const monitor = (id) => el('iframe', { class: 'monitor', tabindex: '-1', dataset: { testid: id }, title: id });
   const button = (id, text, cls, onclick) => el('button', { class: cls, dataset: { testid: id }, onclick }, text);
@@ -131,10 +150,9 @@ export function mountMixer(root, client, p) {
     if (frame.getAttribute('src') !== url) frame.setAttribute('src', url);
   }
   function draw() {
-    if (preview) {
-      setSrc($('preview-frame'), previewUrl(preview.slot, preview.value, link));
-      $('preview-summary').textContent = describe(preview.slot, preview.value);
-    }
+    setSrc($('preview-frame'), preview ? previewUrl(preview.slot, preview.value, link) : 'about:blank');
+    $('preview-summary').textContent = preview ? describe(preview.slot, preview.value) : 'nothing in preview';
+    root.dataset.previewCue = preview && preview.cue ? String(preview.cue) : '';
     const deal = preview ? unreleasedDeal(preview.slot, preview.value, ops) : null;
     $('preview-unreleased').hidden = deal === null;
     $('preview-unreleased').textContent = deal === null ? '' : ` · deal ${deal} not released: live sources only`;
@@ -143,7 +161,9 @@ export function mountMixer(root, client, p) {
     if (ops) setSrc($('air-frame'), airUrl(airSlot, link, ops)); // which feed: known with ops
     const cur = (onair.slots || {})[airSlot];
     $('air-summary').textContent = cur ? `${cur.visible === true ? 'on air' : 'hidden'} · ${describe(airSlot, cur)}` : airSlot;
-    $('cue-add').classList.toggle('offer', Boolean(preview && preview.offer));
+    // A preview of a slot's selection that no cue holds yet: offered for the cue list.
+    const offer = Boolean(preview && !preview.cue && !cues.some((c) => c.slot === preview.slot && same(c.value, preview.value)));
+    $('cue-add').classList.toggle('offer', offer);
     $('mix-undo').disabled = !undo;
     $('mix-undo').title = undo ? `back to: ${describe(undo.slot, undo.value)}` : 'nothing to undo';
     const first = Math.max(0, Math.min(cursor - 4, cues.length - CUE_ROWS));
@@ -165,33 +185,89 @@ export function mountMixer(root, client, p) {
   }
   function send(op) {
     say('');
-    if (!client.send(op)) say('not connected: nothing sent', true);
+    if (client.send(op)) return true;
+    say('not connected: nothing sent', true);
+    return false;
   }
-  function load(slot, value, offer = false) {
+  function sendPreview(op) {
+    if (!send(op)) return;
+    moving += 1;
+    sent += 1;
+    sentFrom = JSON.stringify(preview);
+  }
+  function answered(ok) {
+    if (moving === 0) return;
+    moving -= 1;
+    if (!ok) refusals += 1;
+    // Applied, and the ops topic still shows the preview it was sent from: its frame is to come
+    // (or the command moved nothing: the timeout ends the wait).
+    if (ok && moving === 0 && JSON.stringify(preview) === sentFrom) unseen = true;
+    settle();
+  }
+  function settle() {
+    if (moving > 0 || unseen) return;
+    const ready = waiting;
+    waiting = [];
+    for (const fn of ready) fn();
+  }
+  /** Resolves once the hub answered this browser's preview commands and the ops topic shows
+   * the preview since (or after SETTLE_MS: a lost answer never blocks Take for long). */
+  function settled() {
+    if (moving === 0 && !unseen) return Promise.resolve();
+    const since = sent;
+    return new Promise((resolve) => {
+      waiting.push(resolve);
+      setTimeout(() => {
+        if (sent === since) { // nothing sent since: what is unanswered is lost
+          moving = 0;
+          unseen = false;
+          settle();
+        }
+        if (waiting.includes(resolve)) {
+          waiting = waiting.filter((fn) => fn !== resolve);
+          resolve();
+        }
+      }, SETTLE_MS);
+    });
+  }
+  // The preview is the hub's: each of these asks the hub to move it, and the monitor follows
+  // the `ops` topic (as every other operator browser's and the control surfaces' do).
+  function load(slot, value) {
     if (!SLOT_PAGES[slot]) {
       say(`unknown slot ${slot}`, true);
       return;
     }
-    preview = { slot, value: { ...(value || {}) }, offer };
-    airSlot = slot;
-    say('');
-    draw();
+    sendPreview({ op: 'preview', action: 'set', slot, value: { ...(value || {}) } });
   }
   function loadCue(i) {
     if (i < 0 || i >= cues.length) {
       say(`there is no cue ${i + 1}`, true);
       return;
     }
-    cursor = i;
-    load(cues[i].slot, cues[i].value);
+    sendPreview({ op: 'preview', action: 'cue', cue: cues[i].id });
   }
-  function take(cut) {
+  function step(action) {
+    if (!cues.length) {
+      say('no cues: Preview a slot, then Add to cues', true);
+      return;
+    }
+    sendPreview({ op: 'preview', action }); // from the preview's cue (none: the first); ends stay put
+  }
+  async function take(cut) {
+    const [pending, refused] = [moving > 0 || unseen, refusals];
+    await settled();
+    if (pending && refusals !== refused) { // what was pressed for is not in the preview
+      say(`${$('mixer-msg').textContent} · nothing taken`, true);
+      return;
+    }
     if (!preview) {
       say('nothing in preview: load a cue or press Preview on a slot', true);
       return;
     }
+    // Asked about what the monitor shows; the hub takes its preview (the same, unless a
+    // control surface moved it this instant), as a Stream Deck's Take does.
     const { slot } = preview;
-    guardedTake(slot, takeValue(slot, preview.value, cut), ops, (value) => send({ op: 'onair', slot, value }));
+    guardedTake(slot, takeValue(slot, preview.value, cut), ops, () => send(cut ? { op: 'take', cut: true } : { op: 'take' }));
   }
   function hide() {
     send({ op: 'onair', slot: airSlot, value: { visible: false } });
@@ -199,21 +275,20 @@ export function mountMixer(root, client, p) {
   function undoTake() {
     send({ op: 'undo_take' });
   }
-  function addCue() {
+  async function addCue() {
+    await settled();
     if (!preview) {
       say('nothing in preview to add', true);
       return;
     }
     const value = Object.fromEntries(Object.entries(preview.value).filter(([, v]) => v !== null && v !== undefined));
     send({ op: 'cue', action: 'add', slot: preview.slot, value });
-    preview.offer = false;
-    draw();
   }
 
   const ACTIONS = {
     take: () => take(false), cut: () => take(true), hide, undo: undoTake,
-    next: () => loadCue(Math.min(cues.length - 1, cursor + 1)),
-    previous: () => loadCue(Math.max(0, cursor - 1)),
+    next: () => step('next'),
+    previous: () => step('previous'),
   };
   document.addEventListener('keydown', (e) => {
     const action = hotkey(e);
@@ -225,26 +300,38 @@ export function mountMixer(root, client, p) {
     else ACTIONS[action]();
   });
   // Another part of the panel (a slot's Preview, a suggested split-screen's Cue) hands a
-  // selection to the preview, offered for the cue list.
+  // selection to the hub's preview (offered for the cue list while no cue holds it).
   window.addEventListener('duplicast:cue', (e) => {
     const d = e.detail || {};
-    load(d.slot, d.value, true);
+    load(d.slot, d.value);
     e.preventDefault(); // handled: a suggested split-screen's Cue does not take it at once
   });
   window.addEventListener('duplicast:error', (e) => {
     const f = e.detail || {};
-    if (['onair', 'cue', 'undo_take'].includes(f.op)) say(`${f.op}: ${f.message || f.code}`, true);
+    if (f.op === 'preview') answered(false);
+    if (['onair', 'cue', 'undo_take', 'preview', 'take'].includes(f.op)) say(`${f.op}: ${f.message || f.code}`, true);
   });
   client.subscribe(topic('ops'), (state) => {
     ops = state;
     cues = state.cues || [];
     undo = state.undo_take || null;
-    if (cursor >= cues.length) cursor = cues.length - 1;
+    preview = state.preview || null;
+    cursor = preview && preview.cue ? cues.findIndex((c) => c.id === preview.cue) : -1;
+    if (preview) airSlot = preview.slot; // the on-air monitor follows the preview's slot
     draw();
+    if (moving === 0 && unseen) {
+      unseen = false;
+      settle();
+    }
   });
   client.subscribe(topic('onair'), (state) => {
     onair = state;
     draw();
   });
   draw();
+  return {
+    answered: (frame) => {
+      if (frame && frame.op === 'preview') answered(true);
+    },
+  };
 }

@@ -22,6 +22,7 @@ const SLOTS = {
 };
 let ops = {};
 let onair = { slots: {} };
+let mixer = null;
 
 const client = connect({
   url: p.ws,
@@ -35,7 +36,10 @@ const client = connect({
     if (!td.reply(f)) $('op-error').textContent = `${f.code}: ${f.message || ''}`;
     window.dispatchEvent(new CustomEvent('duplicast:error', { detail: f }));
   },
-  onOk: (f) => td.reply(f),
+  onOk: (f) => {
+    td.reply(f);
+    if (mixer) mixer.answered(f); // (its preview commands)
+  },
   onHello: () => {
     if (!client.mismatch && $('op-error').textContent.startsWith('wrong_tournament')) $('op-error').textContent = '';
   },
@@ -286,7 +290,7 @@ client.subscribe(topic('clock'), (state) => {
 });
 setInterval(drawClock, 1000);
 buildSlots();
-mountMixer($('mixer'), client, p);
+mixer = mountMixer($('mixer'), client, p);
 // Suggested split-screens: a Cue not handled by a listener (the mixer) takes the compare slot.
 const suggested = mountSuggested({
   client,

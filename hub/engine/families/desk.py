@@ -1,6 +1,7 @@
 """The families of the broadcast desk: ``onair`` (what the graphics show), ``ticker`` (news
 lines), ``clock`` (the session clock) and ``ops`` (the operator's view: refusals, releases,
-links, hands in play, the cue list and the on-air change an undo would take back).
+links, hands in play, the cue list, the hub's preview and the on-air change an undo would take
+back).
 ``Tickers`` moves each audience's ticker in place: its new items inserted at the front, the
 oldest popped at the end."""
 
@@ -19,6 +20,7 @@ from hub.engine.changes import (
     OnAirChanged,
     PenaltyApplied,
     PlayoutChanged,
+    PreviewChanged,
     Rejected,
     ReleasedResultCorrected,
     RosterChanged,
@@ -143,10 +145,17 @@ def _ops(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     return payload | {
         "cues": engine.desk.cues.payload(),
         "undo_take": engine.desk.takes.payload(),
+        # the hub's preview, what a take puts on air ({slot, value, cue}, null: none): the one
+        # every operator panel and control surface shows (docs/overlays.md "Operator panel")
+        "preview": _preview(engine.desk.preview),
         "program": outputs,
         # what the playouts report on air (CasparCG, SPX, OGraf: hub.engine.playout)
         "playout": engine.desk.playout.payload(engine.deal_released),
     }
+
+
+def _preview(preview: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if preview is None else {**preview, "value": dict(preview["value"])}
 
 
 ONAIR = Feed(
@@ -191,6 +200,7 @@ OPS = Feed(
         DealReleased,
         OnAirChanged,
         CuesChanged,
+        PreviewChanged,
         RosterChanged,
         PlayoutChanged,
     ),
