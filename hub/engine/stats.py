@@ -305,7 +305,8 @@ class _Rows:
 
 
 def _signed(n: int) -> str:
-    return f"{n:+,}".replace("-", "\u2212")
+    """+1,800 or \u22121,800 with a true minus sign, as on air (0 unsigned)."""
+    return f"{n:+,}".replace("-", "\u2212") if n else "0"
 
 
 def _signed_bb(x: Fraction, bb: int) -> str:
