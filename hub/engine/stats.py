@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from hub.engine.changes import (
@@ -50,6 +49,7 @@ __all__ = [
     "dealstats_payload",
     "hand_facts",
     "stats_payload",
+    "swing_value",
 ]
 
 # A player's counters, in this order (``Line``): hands counted, hands with a voluntary call,
@@ -66,6 +66,9 @@ VERB = {"raise": "raised", "call": "called", "fold": "folded", "check": "checked
 
 Released = Callable[[str, int], bool]  # (group, deal) -> the public sees it
 Player = tuple[str, int]  # (team id, seat)
+# A swing, exactly: by the number of tables n of the deals it sums, the sum of n * chips - the
+# deal's total (the swing of one deal is that over n); its value, the sum over n in order.
+Swing = dict[int, int]
 _HAND = (HandStarted, HandRewound, HandSettled)
 
 
@@ -212,7 +215,7 @@ class _Rows:
         self,
         p: Player,
         counts: Line,
-        swing: Fraction,
+        swing: Swing,
         live: tuple[int, int] | None,
     ) -> dict[str, Any]:
         team, seat = p
@@ -235,7 +238,7 @@ class _Rows:
             "stack_bb": _bb(stack, self.bb),
             "pot": pot,
             "pot_bb": _bb(pot, self.bb),
-            "swing": round(float(swing), 2),
+            "swing": swing_value(swing),
             "counts": dict(zip(COUNTS, counts, strict=True)),
         }
 
@@ -255,7 +258,7 @@ class _Rows:
                     preflop[f.preflop[i]] += 1
             n = len(results)
             total = sum(c for _, c in results)
-            average = Fraction(total, n) if n else None
+            average = total / n if n else None
             best = max(results, key=lambda tc: tc[1]) if results else None
             rows = []
             for t, f in hands:
@@ -271,7 +274,7 @@ class _Rows:
                         "colour": info[team]["colour"] if team in info else None,
                         "chips": chips,
                         "bb": _bb(chips, bb),
-                        "swing": round(float(chips - average), 2) if average is not None else None,
+                        "swing": round(chips - average, 2) if average is not None else None,
                     }
                 )
             seats_out.append(
@@ -280,7 +283,7 @@ class _Rows:
                     "tables": n,
                     "preflop": preflop,
                     "won": [t for t, f in hands if f.won[i]],
-                    "field_avg": None if average is None else round(float(average), 2),
+                    "field_avg": None if average is None else round(average, 2),
                     "best": None if best is None else {"table": best[0], "chips": best[1]},
                     "rows": rows,
                 }
@@ -309,8 +312,13 @@ def _signed(n: int) -> str:
     return f"{n:+,}".replace("-", "\u2212") if n else "0"
 
 
-def _signed_bb(x: Fraction, bb: int) -> str:
-    return f"{float(x) / bb:+.1f}".replace("-", "\u2212")
+def _signed_bb(x: float, bb: int) -> str:
+    return f"{x / bb:+.1f}".replace("-", "\u2212")
+
+
+def swing_value(swing: Swing) -> float:
+    """A player's swing in chips, to the hundredth (the same sum whichever way it was kept)."""
+    return round(sum(part / n for n, part in sorted(swing.items())), 2) + 0.0
 
 
 def _tables_of(state: TournamentState, deal: int, released: Released | None) -> list[int]:
@@ -323,20 +331,21 @@ def _tables_of(state: TournamentState, deal: int, released: Released | None) -> 
     ]
 
 
-def _swings(hands: Iterable[tuple[int, HandFacts]], seats: int) -> dict[Player, Fraction]:
-    """Each player's swing on a deal: result minus the seat's field average there."""
+def _swings(hands: Iterable[tuple[int, HandFacts]], seats: int) -> dict[Player, int]:
+    """Each player's swing on a deal, times the number of tables n that counted it: n times
+    the result minus the seat's total there (an integer; the deal's n is ``len(hands)``)."""
     counted = [f for _, f in hands]
-    out: dict[Player, Fraction] = {}
+    out: dict[Player, int] = {}
     if not counted:
         return out
     n = len(counted)
     for i in range(seats):
-        average = Fraction(sum(f.result[i] for f in counted), n)
+        total = sum(f.result[i] for f in counted)
         for f in counted:
             team = f.teams[i]
             if team is not None:
                 p = (team, i + 1)
-                out[p] = out.get(p, Fraction(0)) + f.result[i] - average
+                out[p] = out.get(p, 0) + n * f.result[i] - total
     return out
 
 
@@ -359,7 +368,7 @@ def stats_payload(state: TournamentState, released: Released, audience: str) -> 
     rows = _Rows(state)
     seats = state.config.seats
     counts: dict[Player, list[int]] = {}
-    swing: dict[Player, Fraction] = {}
+    swing: dict[Player, Swing] = {}
     deals = []
     for d in range(1, state.config.deals + 1):
         hands = _audience_hands(state, d, audience, released)
@@ -374,7 +383,8 @@ def stats_payload(state: TournamentState, released: Released, audience: str) -> 
                     for k, v in enumerate(f.lines[i]):
                         c[k] += v
         for p, x in _swings(hands, seats).items():
-            swing[p] = swing.get(p, Fraction(0)) + x
+            parts = swing.setdefault(p, {})
+            parts[len(hands)] = parts.get(len(hands), 0) + x
     live: dict[Player, tuple[int, int]] = {}
     if audience == LIVE and rows.poker:
         for t in state.config.tables:
@@ -384,7 +394,7 @@ def stats_payload(state: TournamentState, released: Released, audience: str) -> 
         "poker": rows.poker,
         "deals": deals,
         "players": [
-            rows.player(p, _as_line(counts.get(p)), swing.get(p, Fraction(0)), live.get(p))
+            rows.player(p, _as_line(counts.get(p)), swing.get(p, {}), live.get(p))
             for p in _players(state)
         ],
     }
@@ -411,11 +421,13 @@ def dealstats_payload(
 
 @dataclass(slots=True)
 class Moved:
-    """What a ``Tally.sync`` moved, per audience: the players whose counts or swing moved
-    (``players``), those whose stack or pot alone moved (``live``), the deals whose statistics
-    moved, whether the list of counted deals moved; ``renamed``: every row's names."""
+    """What a ``Tally.sync`` moved, per audience: the players whose counts moved
+    (``players``), whose swing moved (``swung``), whose stack or pot moved (``live``), the
+    deals whose statistics moved, whether the list of counted deals moved; ``renamed``: every
+    row's names."""
 
     players: dict[str, set[Player]]
+    swung: dict[str, set[Player]]
     live: set[Player]
     deals: dict[str, set[int]]
     listed: dict[str, bool]
@@ -440,10 +452,13 @@ class Tally:
         self.players = _players(state)
         self.index = {p: i for i, p in enumerate(self.players)}
         self.counts: dict[str, dict[Player, Line]] = {a: {} for a in AUDIENCES}
-        self.swing: dict[str, dict[Player, Fraction]] = {a: {} for a in AUDIENCES}
+        self.swing: dict[str, dict[Player, Swing]] = {a: {} for a in AUDIENCES}
         # The hands each audience's counts hold, by deal then table; each deal's swings.
         self.hands: dict[str, dict[int, dict[int, HandFacts]]] = {a: {} for a in AUDIENCES}
-        self.deal_swing: dict[str, dict[int, dict[Player, Fraction]]] = {a: {} for a in AUDIENCES}
+        # Each deal's swings (times its n) and its n, per audience.
+        self.deal_swing: dict[str, dict[int, tuple[int, dict[Player, int]]]] = {
+            a: {} for a in AUDIENCES
+        }
         self.live: dict[Player, tuple[int, int]] = {}
         self.live_at: dict[int, tuple[Player, ...]] = {}  # table -> its players with a stack
         self.holding: dict[Player, dict[int, tuple[int, int]]] = {}  # player -> table -> it
@@ -482,6 +497,7 @@ class Tally:
     def sync(self) -> Moved:
         """Move by what was noted; what moved."""
         moved = Moved(
+            {a: set() for a in AUDIENCES},
             {a: set() for a in AUDIENCES},
             set(),
             {a: set() for a in AUDIENCES},
@@ -542,16 +558,27 @@ class Tally:
             moved.players[a].add(p)
 
     def _swing(self, a: str, d: int, moved: Moved) -> None:
-        new = _swings(self.hands_of(a, d), self.seats)
-        old = self.deal_swing[a].get(d, {})
+        hands = self.hands_of(a, d)
+        n, new = len(hands), _swings(hands, self.seats)
+        was, old = self.deal_swing[a].get(d, (0, {}))
         total = self.swing[a]
+        swung = moved.swung[a]
         for p in new.keys() | old.keys():
-            change = new.get(p, Fraction(0)) - old.get(p, Fraction(0))
-            if change:
-                total[p] = total.get(p, Fraction(0)) + change
-                moved.players[a].add(p)
+            before, after = old.get(p, 0), new.get(p, 0)
+            if was == n and before == after:
+                continue
+            held = total.get(p)
+            if held is None:
+                held = total[p] = {}
+            if was and before:
+                held[was] -= before
+                if not held[was]:
+                    del held[was]
+            if n and after:
+                held[n] = held.get(n, 0) + after
+            swung.add(p)
         if new:
-            self.deal_swing[a][d] = new
+            self.deal_swing[a][d] = (n, new)
         else:
             self.deal_swing[a].pop(d, None)
 
@@ -596,9 +623,10 @@ class Tally:
 
     def row(self, a: str, p: Player) -> dict[str, Any]:
         live = self.live.get(p) if a == LIVE else None
-        return self.rows.player(
-            p, self.counts[a].get(p, ZERO), self.swing[a].get(p, Fraction(0)), live
-        )
+        return self.rows.player(p, self.counts[a].get(p, ZERO), self.swing[a].get(p, {}), live)
+
+    def swing_of(self, a: str, p: Player) -> float:
+        return swing_value(self.swing[a].get(p, {}))
 
     def live_fields(self, p: Player) -> dict[str, Any]:
         """A player's stack and pot fields (the live audience's: an action's only move)."""

@@ -94,18 +94,21 @@ class Stats:
         moved = tally.sync()
         touched = self._touched
         docs = self.docs
+        index = tally.index
         for a in AUDIENCES:
             key = self._stats[a]
-            players = moved.players[a]
+            players, swung = moved.players[a], moved.swung[a]
             live = moved.live if a == LIVE else ()
-            if players or live or moved.listed[a]:
+            if players or swung or live or moved.listed[a]:
                 touched[key] = None
                 rec = docs.get(key)
                 if rec is not None:
-                    index = tally.index
-                    for p in players:
+                    for p in players:  # its counts: the row, field by field
                         rec.update(("players", index[p]), tally.row(a, p))
-                    for p in live:
+                    for p in swung:  # a deal's field average moved: its players' swings
+                        if p not in players:
+                            rec.set(("players", index[p], "swing"), tally.swing_of(a, p))
+                    for p in live:  # an action: its table's stacks and pot
                         if p not in players:
                             rec.update(("players", index[p]), tally.live_fields(p))
                     if moved.listed[a]:
@@ -115,10 +118,12 @@ class Stats:
                 key = deal_keys[d]
                 touched[key] = None
                 rec = docs.get(key)
-                if rec is not None:
-                    new = tally.dealstats(a, d)
-                    if new is not None:
-                        rec.replace_with(new)
+                if rec is not None and (new := tally.dealstats(a, d)) is not None:
+                    # (seat by seat: a block that did not move records nothing)
+                    for i, block in enumerate(new["seats"]):
+                        rec.set(("seats", i), block)
+                    rec.set(("summary",), new["summary"])
+                    rec.set(("poker",), new["poker"])
 
     def flush(self) -> Iterable[TopicKey]:
         self._move()
