@@ -250,18 +250,21 @@ def test_a_stack_and_pot_show_while_a_hand_is_in_play() -> None:
         assert engine.submit(console_event(config.id, 1, seq, kind, **fields), float(seq)).ok
     changes = {c.key: c for c in engine.changes()}
     ops = changes[(LIVE, "stats")].patch
-    assert ops and all(
-        op["path"].split("/")[3] in ("stack", "stack_bb", "pot", "pot_bb") for op in ops
-    )
+    # An action moves its player's stack and its table's pot, field by field.
+    assert ops and {op["path"] for op in ops} <= {
+        *(f"/players/{i}/{f}" for i in range(9) for f in ("stack", "stack_bb")),
+        *(f"/tables/0/{f}" for f in ("deal", "pot", "pot_bb")),
+    }, ops
     payload = engine.payload((LIVE, "stats"))
     assert engine.projections.docs[(LIVE, "stats")].doc == payload
     team, _ = engine.state.seat_holder(1, seat_of(config, deal, "BTN"), deal)  # type: ignore[misc]
     row = next(
         p for p in payload["players"] if p["id"] == f"{team.code}-{seat_of(config, deal, 'BTN')}"
     )
-    assert (row["stack"], row["stack_bb"], row["pot"], row["pot_bb"]) == (9700, 97.0, 450, 4.5)
+    assert (row["stack"], row["stack_bb"]) == (9700, 97.0)
+    assert payload["tables"][0] == {"table": 1, "deal": deal, "pot": 450, "pot_bb": 4.5}
     public = engine.payload((PUBLIC, "stats"))
-    assert all(p["stack"] is None for p in public["players"])
+    assert all(p["stack"] is None for p in public["players"]) and public["tables"] == []
     assert engine.payload((PUBLIC, f"dealstats:{deal}")) is None  # embargoed
 
 

@@ -2,8 +2,9 @@
 clients on the embedded bus, the sample session sent through the console protocol): the
 commentator desk's statistics panel shows the deal it follows seat by seat (the hub's
 preflop counts, field averages) and its seat's players' VPIP/PFR/AF/WTSD; the stats overlay,
-without a token, shows the public's statistics (released deals only) and one deal's seats, and
-follows the hub as play goes on. Two page loads; docs/stats.md's pictures are written here."""
+without a token, shows the public's statistics (released deals only) and one deal's seats; the
+desk's figures move as hands settle. Three page loads; docs/stats.md's pictures are written
+here."""
 
 from __future__ import annotations
 
@@ -125,3 +126,4 @@ def test_the_overlay_shows_the_public_statistics_and_a_deal(page: Page, hub: Hub
     expect(seats.first.locator('[data-testid="stats-best"]')).to_have_text(
         f"T{best_row['table']} {signed(best_row['chips'])}"
     )
+    picture(page, "stats-overlay-deal")

@@ -180,20 +180,27 @@ def _bb(chips: int | float | None, bb: int) -> float | None:
     return None if chips is None else round(chips / bb, 1)
 
 
-def _live_at(state: TournamentState, table: int) -> dict[Player, tuple[int, int]]:
-    """The stack and pot of each player at a table's hand in betting play."""
+def _live_at(
+    state: TournamentState, table: int
+) -> tuple[dict[Player, int], tuple[int, int] | None]:
+    """The stack of each player at a table's hand in betting play, and its (deal, pot)."""
     current = state.tables[table].current
     if current is None or current.status in TERMINAL:
-        return {}
+        return {}, None
     hand = current.hand
     committed = hand.committed
-    pot = hand.pot
+    cap = hand.spec.cap
     out = {}
     for s in range(1, state.config.seats + 1):
         held = state.seat_holder(table, s, current.deal)
         if held is not None:
-            out[(held[0].id, s)] = (hand.spec.cap - committed.get(s, 0), pot)
-    return out
+            out[(held[0].id, s)] = cap - committed.get(s, 0)
+    return out, (current.deal, hand.pot)
+
+
+def _pot_row(bb: int, table: int, pot: tuple[int, int] | None) -> dict[str, Any]:
+    deal, chips = pot if pot is not None else (None, None)
+    return {"table": table, "deal": deal, "pot": chips, "pot_bb": _bb(chips, bb)}
 
 
 class _Rows:
@@ -210,19 +217,19 @@ class _Rows:
         self.names = _names(state)
         self.poker = bool(state.game.betting_stats)
         self.bb = max(state.config.big_blind, 1)
+        self._statics: dict[tuple[int, int], tuple[HandFacts, list[dict[str, Any]]]] = {}
 
     def player(
         self,
         p: Player,
         counts: Line,
         swing: Swing,
-        live: tuple[int, int] | None,
+        stack: int | None,
     ) -> dict[str, Any]:
         team, seat = p
         info = self.info.get(team, {})
         hands, vpip, pfr, aggressive, calls, saw, shown = counts
         poker = self.poker
-        stack, pot = live if live is not None else (None, None)
         return {
             "id": f"{info.get('code', team)}-{seat}",
             "team": info.get("code", team),
@@ -236,11 +243,35 @@ class _Rows:
             "wtsd": _pct(shown, saw) if poker else None,
             "stack": stack,
             "stack_bb": _bb(stack, self.bb),
-            "pot": pot,
-            "pot_bb": _bb(pot, self.bb),
             "swing": swing_value(swing),
             "counts": dict(zip(COUNTS, counts, strict=True)),
         }
+
+    def _static(self, deal: int, t: int, f: HandFacts) -> list[dict[str, Any]]:
+        """A counted hand's rows, seat by seat, but their swing (made once per hand's facts:
+        a deal's next hand moves its swings only)."""
+        found = self._statics.get((deal, t))
+        if found is not None and found[0] is f:
+            return found[1]
+        info, bb, state = self.info, self.bb, self.state
+        rows = []
+        for i, team in enumerate(f.teams):
+            held = state.seat_holder(t, i + 1, deal)
+            chips = f.result[i]
+            shown = info.get(team) if team is not None else None
+            rows.append(
+                {
+                    "table": t,
+                    "id": f"{shown['code']}-{i + 1}" if shown else None,
+                    "name": held[1] if held else None,
+                    "team": shown["code"] if shown else None,
+                    "colour": shown["colour"] if shown else None,
+                    "chips": chips,
+                    "bb": _bb(chips, bb),
+                }
+            )
+        self._statics[(deal, t)] = (f, rows)
+        return rows
 
     def deal(self, deal: int, hands: list[tuple[int, HandFacts]]) -> dict[str, Any]:
         """A deal's statistics from the counted hands an audience sees, in traveller order."""
@@ -260,23 +291,13 @@ class _Rows:
             total = sum(c for _, c in results)
             average = total / n if n else None
             best = max(results, key=lambda tc: tc[1]) if results else None
-            rows = []
-            for t, f in hands:
-                chips = f.result[i]
-                team = f.teams[i]
-                held = state.seat_holder(t, s, deal)
-                rows.append(
-                    {
-                        "table": t,
-                        "id": f"{info[team]['code']}-{s}" if team in info else None,
-                        "name": held[1] if held else None,
-                        "team": info[team]["code"] if team in info else None,
-                        "colour": info[team]["colour"] if team in info else None,
-                        "chips": chips,
-                        "bb": _bb(chips, bb),
-                        "swing": round(chips - average, 2) if average is not None else None,
-                    }
-                )
+            if average is None:
+                rows = []
+            else:
+                rows = [
+                    {**self._static(deal, t, f)[i], "swing": round(f.result[i] - average, 2)}
+                    for t, f in hands
+                ]
             seats_out.append(
                 {
                     "seat": s,
@@ -382,17 +403,23 @@ def stats_payload(state: TournamentState, released: Released, audience: str) -> 
                     c = counts.setdefault((team, i + 1), [0] * len(COUNTS))
                     for k, v in enumerate(f.lines[i]):
                         c[k] += v
+        if len(hands) < len(_tables_of(state, d, None)):
+            continue  # (a swing counts once every table has played the deal)
         for p, x in _swings(hands, seats).items():
             parts = swing.setdefault(p, {})
             parts[len(hands)] = parts.get(len(hands), 0) + x
-    live: dict[Player, tuple[int, int]] = {}
+    live: dict[Player, int] = {}
+    pots = []
     if audience == LIVE and rows.poker:
         for t in state.config.tables:
-            for p, held in _live_at(state, t).items():
-                live.setdefault(p, held)
+            stacks, pot = _live_at(state, t)
+            for p, stack in stacks.items():
+                live.setdefault(p, stack)
+            pots.append(_pot_row(rows.bb, t, pot))
     return {
         "poker": rows.poker,
         "deals": deals,
+        "tables": pots,
         "players": [
             rows.player(p, _as_line(counts.get(p)), swing.get(p, {}), live.get(p))
             for p in _players(state)
@@ -429,6 +456,7 @@ class Moved:
     players: dict[str, set[Player]]
     swung: dict[str, set[Player]]
     live: set[Player]
+    pots: set[int]
     deals: dict[str, set[int]]
     listed: dict[str, bool]
     renamed: bool = False
@@ -459,10 +487,12 @@ class Tally:
         self.deal_swing: dict[str, dict[int, tuple[int, dict[Player, int]]]] = {
             a: {} for a in AUDIENCES
         }
-        self.live: dict[Player, tuple[int, int]] = {}
+        self.live: dict[Player, int] = {}
         self.live_at: dict[int, tuple[Player, ...]] = {}  # table -> its players with a stack
-        self.holding: dict[Player, dict[int, tuple[int, int]]] = {}  # player -> table -> it
-        self._rank = {t: i for i, t in enumerate(config.tables)}
+        self.holding: dict[Player, dict[int, int]] = {}  # player -> table -> its stack there
+        self.pots: dict[int, tuple[int, int] | None] = {}  # table -> (deal, pot) in play
+        self._seated: dict[tuple[int, int], tuple[Player | None, ...]] = {}  # a hand's players
+        self.rank = {t: i for i, t in enumerate(config.tables)}
         self._order = {
             d: _tables_of(state, d, None) for d in range(1, config.deals + 1)
         }  # a deal's tables, in traveller order
@@ -500,12 +530,14 @@ class Tally:
             {a: set() for a in AUDIENCES},
             {a: set() for a in AUDIENCES},
             set(),
+            set(),
             {a: set() for a in AUDIENCES},
             dict.fromkeys(AUDIENCES, False),
         )
         if self._renamed:
             self._renamed = False
             self.rows.renamed()
+            self._seated.clear()
             moved.renamed = True
             for a in AUDIENCES:
                 moved.players[a].update(self.players)
@@ -558,8 +590,12 @@ class Tally:
             moved.players[a].add(p)
 
     def _swing(self, a: str, d: int, moved: Moved) -> None:
+        """A deal's swings, once every table has played it (then its field average is
+        final but for corrections: a player's swing moves once a deal, not at every hand)."""
         hands = self.hands_of(a, d)
         n, new = len(hands), _swings(hands, self.seats)
+        if n < len(self._order[d]):
+            n, new = 0, {}
         was, old = self.deal_swing[a].get(d, (0, {}))
         total = self.swing[a]
         swung = moved.swung[a]
@@ -586,7 +622,10 @@ class Tally:
         """A table's players' stacks and pot, re-read. (A player in play at two tables at
         once, a team's seat in two stages that overlap, shows the first table's, as the
         recount does.)"""
-        new = _live_at(self.state, t)
+        new, pot = self._live_at(t)
+        if self.pots.get(t) != pot:
+            self.pots[t] = pot
+            moved.pots.add(t)
         holding = self.holding
         for p in self.live_at.get(t, ()):
             if p not in new:
@@ -601,9 +640,26 @@ class Tally:
                 self._show(p, moved)
         self.live_at[t] = tuple(new)
 
+    def _live_at(self, t: int) -> tuple[dict[Player, int], tuple[int, int] | None]:
+        """``_live_at``, with who sits where kept per hand (an action reads its stacks)."""
+        current = self.state.tables[t].current
+        if current is None or current.status in TERMINAL:
+            return {}, None
+        at = (t, current.deal)
+        seated = self._seated.get(at)
+        if seated is None:
+            holders = [self.state.seat_holder(t, s, current.deal) for s in range(1, self.seats + 1)]
+            seated = self._seated[at] = tuple(
+                (h[0].id, s) if h is not None else None for s, h in enumerate(holders, 1)
+            )
+        hand = current.hand
+        committed, cap = hand.committed, hand.spec.cap
+        stacks = {p: cap - committed.get(s, 0) for s, p in enumerate(seated, 1) if p is not None}
+        return stacks, (current.deal, hand.pot)
+
     def _show(self, p: Player, moved: Moved) -> None:
         at = self.holding[p]
-        v = at[min(at, key=self._rank.__getitem__)] if at else None
+        v = at[min(at, key=self.rank.__getitem__)] if at else None
         if v is None:
             if self.live.pop(p, None) is not None:
                 moved.live.add(p)
@@ -629,15 +685,19 @@ class Tally:
         return swing_value(self.swing[a].get(p, {}))
 
     def live_fields(self, p: Player) -> dict[str, Any]:
-        """A player's stack and pot fields (the live audience's: an action's only move)."""
-        stack, pot = self.live.get(p) or (None, None)
-        bb = self.rows.bb
-        return {"stack": stack, "stack_bb": _bb(stack, bb), "pot": pot, "pot_bb": _bb(pot, bb)}
+        """A player's stack fields (the live audience's: an action's move)."""
+        stack = self.live.get(p)
+        return {"stack": stack, "stack_bb": _bb(stack, self.rows.bb)}
+
+    def pot_row(self, t: int) -> dict[str, Any]:
+        return _pot_row(self.rows.bb, t, self.pots.get(t))
 
     def stats(self, a: str) -> dict[str, Any]:
+        live = a == LIVE and self.rows.poker
         return {
             "poker": self.rows.poker,
             "deals": self.deals(a),
+            "tables": [self.pot_row(t) for t in self.state.config.tables] if live else [],
             "players": [self.row(a, p) for p in self.players],
         }
 

@@ -72,8 +72,12 @@ class Stats:
                 self._args[key] = (a, d)
         self.docs: dict[TopicKey, Recorder] = {}
         self._touched: dict[TopicKey, None] = {}
+        self._last: Any = None
 
     def on(self, event: Any) -> None:
+        if event is self._last:  # (the same event, told for the other family)
+            return
+        self._last = event
         self.tally.on(event)
 
     def open(self, key: TopicKey) -> Recorder | None:
@@ -99,7 +103,8 @@ class Stats:
             key = self._stats[a]
             players, swung = moved.players[a], moved.swung[a]
             live = moved.live if a == LIVE else ()
-            if players or swung or live or moved.listed[a]:
+            pots = moved.pots if a == LIVE and tally.rows.poker else ()
+            if players or swung or live or pots or moved.listed[a]:
                 touched[key] = None
                 rec = docs.get(key)
                 if rec is not None:
@@ -108,9 +113,11 @@ class Stats:
                     for p in swung:  # a deal's field average moved: its players' swings
                         if p not in players:
                             rec.set(("players", index[p], "swing"), tally.swing_of(a, p))
-                    for p in live:  # an action: its table's stacks and pot
+                    for p in live:  # an action: its player's stack
                         if p not in players:
                             rec.update(("players", index[p]), tally.live_fields(p))
+                    for t in pots:  # and its table's pot
+                        rec.update(("tables", tally.rank[t]), tally.pot_row(t))
                     if moved.listed[a]:
                         rec.set(("deals",), tally.deals(a))
             deal_keys = self._deals[a]
