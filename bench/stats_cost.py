@@ -2,8 +2,9 @@
 
 Run by hand: ``.venv/bin/python bench/stats_cost.py [--events N] [--every N] [--rounds N]``.
 
-The projection bench's workload (``projection_bench.py``: the large tournament's bot session
-through ``Engine.submit`` with the feed on, ``changes()`` every ``--every`` events), with the
+The projection bench's workload (``projection_bench.py``: the large tournament's bot session,
+or ``--tables N``, through ``Engine.submit`` with the feed on, ``changes()`` every ``--every``
+events; both audiences' ``stats`` followed, and ``--follow N`` live ``dealstats``), with the
 statistics' mover (``hub.engine.families.stats.Stats``: ``on``, ``open``, ``flush``, and the
 ``Tally`` it makes at the feed's start) timed from inside by the process's CPU clock: its own
 CPU per event against the whole run's, in the same run, so the machine's noise hits both alike
@@ -30,6 +31,29 @@ import projection_bench  # noqa: E402  (the bench's own folder, as a script)
 from hub.engine.families import stats as families_stats  # noqa: E402
 
 
+def run(session: Any, every: int, follow: int) -> tuple[float, int]:
+    """``projection_bench.one_run`` with the feed on, the statistics followed as a desk
+    would: both audiences' ``stats``, and the live ``dealstats`` of deals 1..``follow``."""
+    from hub.engine.core import Engine
+
+    projection_bench.clear_caches()
+    engine = Engine(session.config, session.decks)
+    engine.start_feed()
+    keys = [(a, "stats") for a in ("public", "live")]
+    keys += [("live", f"dealstats:{d}") for d in range(1, follow + 1)]
+    for key in keys:
+        engine.materialize(key)
+    changes = 0
+    gc.collect()
+    started = time.process_time()
+    for i, event in enumerate(session.events, 1):
+        engine.submit(event, float(i))
+        if i % every == 0:
+            changes += len(engine.changes())
+    changes += len(engine.changes())
+    return time.process_time() - started, changes
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=20_000)
@@ -40,6 +64,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--tables",
         type=int,
         help="a tournament of this many tables (groups of 6), not the large one",
+    )
+    parser.add_argument(
+        "--follow",
+        type=int,
+        default=0,
+        help="live dealstats topics followed (materialized at the start: deals 1..N); the "
+        "stats topics of both audiences always are",
     )
     args = parser.parse_args(argv)
     spent = [0.0]
@@ -63,9 +94,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     shares = []
     for _ in range(args.rounds):
         spent[0] = 0.0
-        seconds, changes = projection_bench.one_run(
-            session, feed=True, every=args.every, warm=False
-        )
+        seconds, changes = run(session, args.every, args.follow)
         shares.append(spent[0] / seconds)
         print(
             f"{n} events: {1e6 * seconds / n:.1f} us/event with the feed on, the statistics "

@@ -4,9 +4,10 @@ swings, the best result), for the commentators live and the public over released
 (docs/stats.md). Both are moved by one ``Stats`` mover over one ``hub.engine.stats.Tally``:
 an event notes the hand or table it moved; at the flush the tally re-reads those hands and the
 open documents are edited where they moved (a player's row field by field, an action's stack
-and pot only; a deal's document replaced by its difference). The builders count from scratch
-(``stats_payload``, ``dealstats_payload``): the oracle the projections are held to after
-every event (tests/test_stats.py, tests/test_projections.py)."""
+and its table's pot only; a deal's seat blocks that moved). The live ``dealstats`` documents are
+made when first asked for (a desk follows a deal), the others when first touched. The
+builders count from scratch (``stats_payload``, ``dealstats_payload``): the oracle the
+projections are held to after every event (tests/test_stats.py, tests/test_projections.py)."""
 
 from __future__ import annotations
 
@@ -123,9 +124,16 @@ class Stats:
             deal_keys = self._deals[a]
             for d in moved.deals[a]:
                 key = deal_keys[d]
-                touched[key] = None
                 rec = docs.get(key)
-                if rec is not None and (new := tally.dealstats(a, d)) is not None:
+                if rec is None:
+                    # A live deal's document is made when someone asks for it (a desk follows
+                    # one deal; every hand of every table would remake every deal's); the
+                    # public's, once released (rarely moved), is made and handed out whole.
+                    if a == PUBLIC:
+                        touched[key] = None
+                    continue
+                touched[key] = None
+                if (new := tally.dealstats(a, d)) is not None:
                     # (seat by seat: a block that did not move records nothing)
                     for i, block in enumerate(new["seats"]):
                         rec.set(("seats", i), block)
