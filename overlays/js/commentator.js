@@ -358,7 +358,7 @@ const statPct = (v) => (v === null || v === undefined ? '–' : `${Math.round(v)
 /** The statistics panel: the shown deal's seats (how many tables folded, called, raised
  * preflop; the field average; the best result) and the players' betting (docs/stats.md). */
 function drawStats() {
-  const d = dealStats;
+  const d = dealStats && Array.isArray(dealStats.seats) ? dealStats : null;
   const seat = p.deal && p.seat ? p.seat : (compare && compare.seat) || null;
   $('stats-heading').textContent = d ? `Statistics · deal ${d.deal}${seat ? ` · seat ${seat}` : ''}` : 'Statistics';
   const seats = d ? d.seats.filter((s) => s.tables > 0) : [];

@@ -89,11 +89,12 @@ const OWN = Object.fromEntries(new URLSearchParams(globalThis.location ? locatio
 function render({ sel: common, states }) {
   const sel = { team: OWN.team, players: OWN.players, top: OWN.top, ...common };
   if (sel.deal) {
+    // (a deal not released yet: the hub answers an empty document until it is)
     const d = states.get(topic('dealstats', Number(sel.deal)));
-    return d ? drawDeal(d, sel) : false;
+    return d && Array.isArray(d.seats) ? drawDeal(d, sel) : false;
   }
   const s = states.get(topic('stats'));
-  return s ? drawPlayers(s, sel) : false;
+  return s && Array.isArray(s.players) ? drawPlayers(s, sel) : false;
 }
 
 mountOverlay({
