@@ -8,10 +8,11 @@ Two ways to the same numbers:
 - ``stats_payload`` and ``dealstats_payload`` count from scratch over every hand the audience
   sees (the builders: the oracle);
 - ``Tally`` moves with each engine event: a hand's event re-reads that one hand (its lines, a
-  few integers per seat, replace the ones it added before), and a settled hand's deal has its
-  seats' field averages and swings made again (a deal's worth: its tables x seats); an action
-  moves only the stack and pot of its table's players. Nothing tournament-sized is recounted.
-  Swings are kept as exact fractions so the running sums equal the recount to the last digit.
+  few integers per seat, replace the ones it added before), and a settled hand's deal, once
+  every table has played it, has its players' swings made again (a deal's worth: its tables x
+  seats); an action moves only its player's stack and its table's pot. Nothing
+  tournament-sized is recounted. Swings are kept exactly (per number of tables n, the integer
+  sum of n x result - the seat's total) so the running sums equal the recount to the digit.
 
 What counts is what the scores count: a hand's betting once it is complete (a void hand is a
 misdeal: no betting counted, a result of 0 for the field average, as the traveller counts it);

@@ -67,7 +67,7 @@ function drawDeal(d, sel) {
   setText($('stats-title'), `Deal ${d.deal} \u00b7 seat by seat`);
   const played = Math.max(0, ...d.seats.map((s) => s.tables));
   setText($('stats-sub'), `${played} table${played === 1 ? '' : 's'}`);
-  heading(['Seat', 'Best', d.poker ? 'Preflop' : '', 'Field avg', 'Best result']);
+  heading(['Seat', 'Best at the seat', d.poker ? 'Preflop' : '', 'Field avg', 'Best result']);
   const rows = d.seats.filter((s) => s.tables > 0 && (!sel.seat || s.seat === Number(sel.seat))).map((s) => {
     const best = s.best ? s.rows.find((r) => r.table === s.best.table) : null;
     return teamRow(best && best.colour, 'stats-seat', s.seat,
