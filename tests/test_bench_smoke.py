@@ -132,6 +132,15 @@ def test_program_bench_tiny_with_two_outputs() -> None:
     assert result["snapshot_mb_with"] > result["snapshot_mb_without"] > 0
 
 
+def test_stats_cost_tiny() -> None:
+    """Its own process (it freezes the collector and times the statistics' mover)."""
+    command = [sys.executable, str(BENCH / "stats_cost.py"), "--events", "300"]
+    command += ["--rounds", "1", "--every", "10"]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["events"] == 300 and 0 < result["max_share"] < 1
+
+
 def test_fanout_bench_tiny() -> None:
     fanout_bench = load("fanout_bench")
     for mode in ("naive", "fanout"):

@@ -26,6 +26,7 @@ PAGES = (
     "compare.html?deal=1&seat=1",
     "ticker.html",
     "clock.html",
+    "stats.html?deal=1",
     f"commentator.html?token={COMMENTATOR}",
     f"operator.html?token={OPERATOR}",
     "console.html?token=no-such-console",  # (refused by the hub: the page still runs)

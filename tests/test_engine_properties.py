@@ -231,15 +231,22 @@ def test_public_payloads_never_mention_unreleased_deals(seed: int) -> None:
         out = engine.submit(event, now)
         assert out.ok
         released = {d for d in range(1, CONFIG.deals + 1) if engine.released("G0", d)}
-        for key in out.changed | {("public", "standings"), ("public", "ticker")}:
+        always = {("public", "standings"), ("public", "ticker"), ("public", "stats")}
+        deals = range(1, CONFIG.deals + 1)
+        always |= {("public", f"dealstats:{d}") for d in deals}
+        for key in out.changed | always:
             if key[0] != "public":
                 continue
             payload = engine.payload(key)
             if payload is None:
                 continue
             topic = key[1]
-            if topic.startswith(("deal:", "compare:")):
+            if topic.startswith(("deal:", "compare:", "dealstats:")):
                 assert int(topic.split(":")[1]) in released
+            if topic == "stats":  # counted over released deals only, nothing in play
+                assert set(payload["deals"]) <= released
+                assert all(p["stack"] is None for p in payload["players"])
+                assert payload["tables"] == []
             if topic == "standings":
                 assert set(payload["deals"]["complete"]["G0"]) <= released
                 assert "running" not in payload

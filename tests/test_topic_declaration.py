@@ -143,7 +143,7 @@ def test_the_program_and_the_embargo_read_the_declarations() -> None:
     assert {n for n, s in sources.items() if s == PUBLIC} == {"standings", "seat", "ticker"}
     assert {t.family.name for t in space if is_now(space, t.name)} == {"onair", "clock"}
     assert {f.name for f in FAMILIES.values() if f.held} == {"table", "deal", "compare"}
-    assert {f.name for f in FAMILIES.values() if f.embargo} == {"deal", "compare"}
+    assert {f.name for f in FAMILIES.values() if f.embargo} == {"deal", "compare", "dealstats"}
     with pytest.raises(ValueError, match="program"):
         Family("bad", (), toy_keys, toy_build, audiences=(PUBLIC, PROGRAM))
 

@@ -10,7 +10,7 @@ import { WIND_NAME, fansText, resultText, tiles as mjTiles, winningHand } from '
 import { patch } from './keyed.js';
 import { drawShowdown } from './showdown.js';
 import { deskColumns, fitSection } from './deskfit.js';
-import { family, parseTopic, topic } from './topics.js';
+import { FAMILIES, family, parseTopic, topic } from './topics.js';
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
@@ -30,6 +30,9 @@ let onair = null;
 let compareTopic = null;
 let compare = null;
 let projection = null;
+let dealStatsTopic = null;
+let dealStats = null;
+let stats = null;
 
 const client = connect({
   url: p.ws,
@@ -337,6 +340,64 @@ function drawProjection() {
   fitDeskSections();
 }
 
+/** The players the statistics panel lists: the shown seat's at each table of the deal (its
+ * `dealstats` rows), else every player who has played, best swing first (at most 12). */
+export function statsPlayers(all, seatBlock) {
+  const players = (all && all.players) || [];
+  if (seatBlock && seatBlock.rows && seatBlock.rows.length) {
+    const byId = new Map(players.map((pl) => [pl.id, pl]));
+    return seatBlock.rows.map((r) => byId.get(r.id)).filter(Boolean);
+  }
+  return players.filter((pl) => pl.hands > 0).sort((a, b) => b.swing - a.swing).slice(0, 12);
+}
+
+// The statistics are not on the program feed: a desk that reads it shows none.
+const STATS_ON = p.feed !== 'program' && Boolean(FAMILIES.stats) && Boolean(FAMILIES.dealstats);
+const statPct = (v) => (v === null || v === undefined ? '–' : `${Math.round(v)}%`);
+
+/** The statistics panel: the shown deal's seats (how many tables folded, called, raised
+ * preflop; the field average; the best result) and the players' betting (docs/stats.md). */
+function drawStats() {
+  const d = dealStats && Array.isArray(dealStats.seats) ? dealStats : null;
+  const seat = p.deal && p.seat ? p.seat : (compare && compare.seat) || null;
+  $('stats-heading').textContent = d ? `Statistics · deal ${d.deal}${seat ? ` · seat ${seat}` : ''}` : 'Statistics';
+  const seats = d ? d.seats.filter((s) => s.tables > 0) : [];
+  $('stats-seats').replaceChildren(...seats.map((s) => {
+    const best = s.best ? s.rows.find((r) => r.table === s.best.table) : null;
+    return el('tr', { dataset: { testid: 'stats-seat', seat: String(s.seat) }, class: s.seat === seat ? 'sel' : '' },
+      el('td', {}, `S${s.seat}`),
+      ...['fold', 'call', 'raise', 'check'].map((k) => el('td', { class: 'r num', dataset: { testid: `pf-${k}` } }, d.poker ? String(s.preflop[k]) : '–')),
+      el('td', { class: `r num ${signClass(s.field_avg)}` }, fmtSigned(Math.round(s.field_avg))),
+      el('td', {}, best ? `T${best.table} ${best.team || ''} ${fmtSigned(best.chips)}` : '–'));
+  }));
+  // The shown seat's sentences (every seat's when none is shown).
+  const words = ((d && d.summary) || []).filter((w) => !seat || new RegExp(`seat ${seat}\\b`).test(w));
+  $('stats-summary').textContent = words.join(' · ');
+  const block = d && seat ? d.seats.find((s) => s.seat === seat) : null;
+  $('stats-players').replaceChildren(...statsPlayers(stats, block).map((pl) =>
+    withTeam(el('tr', { dataset: { testid: 'stats-player', id: pl.id } },
+      el('td', {}, code({ code: pl.team, colour: pl.colour })), el('td', {}, pl.name || pl.id),
+      el('td', { class: 'r num' }, String(pl.hands)),
+      el('td', { class: 'r num', dataset: { testid: 'stats-vpip' } }, statPct(pl.vpip)),
+      el('td', { class: 'r num', dataset: { testid: 'stats-pfr' } }, statPct(pl.pfr)),
+      el('td', { class: 'r num', dataset: { testid: 'stats-af' } }, pl.af === null ? '–' : pl.af.toFixed(1)),
+      el('td', { class: 'r num', dataset: { testid: 'stats-wtsd' } }, statPct(pl.wtsd)),
+      el('td', { class: 'r num' }, pl.stack_bb === null ? '–' : pl.stack_bb.toFixed(1)),
+      el('td', { class: `r num ${signClass(pl.swing)}`, dataset: { testid: 'stats-swing' } }, fmtSigned(Math.round(pl.swing)))), pl.colour)));
+  fitDeskSections();
+}
+
+/** The statistics of the deal shown (the deal the split screen shows). */
+function followDealStats(deal) {
+  const wanted = deal && STATS_ON ? topic('dealstats', deal) : null;
+  if (wanted === dealStatsTopic) return;
+  if (dealStatsTopic) client.unsubscribe(dealStatsTopic);
+  dealStatsTopic = wanted;
+  dealStats = null;
+  if (wanted) client.subscribe(wanted, (s) => { dealStats = s; drawStats(); });
+  drawStats();
+}
+
 /** The deal shown: the URL's `deal` and `seat` when it names them, else the compare slot's. */
 function followCompare() {
   const slot = (onair && onair.slots && onair.slots.compare) || {};
@@ -344,11 +405,12 @@ function followCompare() {
   const deal = named ? p.deal : slot.deal;
   const seat = named ? p.seat : slot.seat;
   const wanted = deal && seat ? topic('compare', deal, seat) : null;
+  followDealStats(deal || null);
   if (wanted === compareTopic) return;
   if (compareTopic) client.unsubscribe(compareTopic);
   compareTopic = wanted;
   compare = null;
-  if (wanted) client.subscribe(wanted, (s) => { compare = s; drawCompare(); });
+  if (wanted) client.subscribe(wanted, (s) => { compare = s; drawCompare(); drawStats(); });
   drawCompare();
 }
 
@@ -361,5 +423,6 @@ client.subscribe(topic('standings'), (s) => {
 // the families the program feed does not have (the projection: live only)
 if (p.feed !== 'program' || family('projection').audiences.includes('program')) client.subscribe(topic('projection'), (s) => { projection = s; drawProjection(); });
 client.subscribe(topic('onair'), (s) => { onair = s; followCompare(); });
+if (STATS_ON) client.subscribe(topic('stats'), (s) => { stats = s; drawStats(); });
 setTables(TABLES);
 followCompare();

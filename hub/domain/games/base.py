@@ -289,6 +289,9 @@ class Views(Protocol):
     """What its views add to the live table, the traveller and its rows."""
 
     equity: bool  # does the hub compute chances from the cards (``hub.domain.equity``)?
+    # Has it poker betting to count (VPIP, PFR, aggression, showdowns: ``hub.engine.stats``)?
+    # Without, its statistics are the duplicate ones (field average, swing, best) only.
+    betting_stats: bool
     points_unit: str  # the ticker's unit of a result (" points"; "" for chips)
 
     def table_fields(self, state: Any, table: Any) -> Fields: ...
@@ -385,6 +388,7 @@ class GameDefaults:
 
     phh = False  # a game's hands are PHH only if it says so (hold'em's are)
     equity = False
+    betting_stats = False  # no betting to count unless it says so (poker games do)
     offline_rules = False  # the console page takes one entry at a time offline
     points_unit = ""
     section: str | None = None
@@ -540,6 +544,7 @@ class PokerGame(PieceDecks, GameDefaults):
     """Hold'em's answers: cards dealt from a deck order, hold'em betting, PHH, equity."""
 
     phh = True
+    betting_stats = True  # hold'em betting: VPIP, PFR, aggression, showdowns (docs/stats.md)
     offline_rules = True  # hold'em betting: the console page works out the next actions offline
     pad: tuple[PadEntry, ...] = BETTING_PAD + CARD_ERRORS_PAD
     events: tuple[type[ConsoleEvent], ...] = holdem_events.EVENTS

@@ -28,6 +28,7 @@ from hub.engine.families.desk import CLOCK, ONAIR, OPS, TICKER
 from hub.engine.families.hands import PROJECTION, TABLE
 from hub.engine.families.payloads import Payloads
 from hub.engine.families.scores import SEAT, STANDINGS
+from hub.engine.families.stats import DEALSTATS, STATS
 from hub.engine.families.suggestions import SUGGESTIONS
 from hub.engine.families.travellers import COMPARE, DEAL
 from hub.wire.topics import TopicSpace
@@ -66,6 +67,8 @@ FAMILIES: dict[str, Family] = {
         CLOCK,
         PROJECTION,
         SUGGESTIONS,
+        STATS,
+        DEALSTATS,
         OPS,
         CONSOLE,
         CONTROL,

@@ -94,6 +94,7 @@ class RpsGame(PieceDecks, GameDefaults):
         False  # gambit betting after throws: the console page takes one entry at a time offline
     )
     phh = False  # PHH holds cards, not throws: nothing to write
+    betting_stats = True  # hold'em's betting rounds: VPIP, PFR, aggression count (docs/stats.md)
     pad: tuple[PadEntry, ...] = (
         PadEntry(
             "throws",
