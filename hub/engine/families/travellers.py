@@ -396,6 +396,8 @@ class Travellers(_Rows):
         its chips for the board to (a reopened hand still counts until it settles again), so
         this is not left to ``_summarise``; only the points that moved are set."""
         state = self.read.engine.state
+        if state.board.scoring.name == "ifp-points":  # (none per deal: every row's null)
+            return
         deal, seat = self._args[key][1]
         for j, r in enumerate(rec.doc["rows"]):
             if r["group"] != group or r["table"] == table:
