@@ -202,6 +202,7 @@ def compare_payload(deal: int, seat: int, live: bool) -> dict[str, Any]:
             "folded": any(a["seat"] == seat and a["kind"] == "fold" for a in actions),
             "street": None if status == "waiting" else actions[-1]["street"] if actions else PF,
             "chips": chips,
+            "points": None,  # (IFP points: scored per session, none per deal)
         }
         if seen is not None:
             row["board"] = COMPARE_BOARD[:seen]

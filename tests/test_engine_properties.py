@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hub.domain.bots import choose_action
+from hub.domain.config import TournamentConfig
 from hub.domain.scoring import full_recompute
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
@@ -25,12 +26,13 @@ def run(
     *,
     corrections_noise: bool,
     after_each: Callable[[Engine], None] | None = None,
+    config: TournamentConfig = CONFIG,
 ) -> tuple[Engine, list[dict[str, Any]]]:
-    """Bots play the whole session on `engine`; with noise, random undo/void/reopen/confirm
-    are mixed in (some of them refused, which must change nothing). `after_each` is called
-    after every applied event."""
+    """Bots play the whole session on `engine` (of ``config``, ``CONFIG``'s shape: its decks
+    are ``DECKS``); with noise, random undo/void/reopen/confirm are mixed in (some of them
+    refused, which must change nothing). `after_each` is called after every applied event."""
     rng = random.Random(seed)
-    engine = Engine(CONFIG, DECKS)
+    engine = Engine(config, DECKS)
     records: list[dict[str, Any]] = []
     seqs = dict.fromkeys(engine.state.tables, 0)
     now = 0.0
@@ -41,7 +43,7 @@ def run(
         seqs[table] += 1
         event = {
             "v": 1,
-            "tournament": CONFIG.id,
+            "tournament": config.id,
             "table": table,
             "console": f"table{table}",
             "seq": seqs[table],
@@ -66,10 +68,10 @@ def run(
             kind = rng.choice(["undo", "reopen", "void", "confirm", "exposed", "early", "op"])
             deal = rng.choice(played) if played and kind in ("reopen", "confirm", "op") else None
             if kind == "exposed":
-                send(t, kind, seat=rng.randint(1, CONFIG.seats), card=rng.randint(1, 2))
+                send(t, kind, seat=rng.randint(1, config.seats), card=rng.randint(1, 2))
             elif kind == "op":  # the operator voids a hand or penalises a player
                 now += 1.0
-                seat = rng.randint(1, CONFIG.seats)
+                seat = rng.randint(1, config.seats)
                 command = rng.choice(
                     [
                         {"op": "void", "deal": deal},
@@ -92,7 +94,7 @@ def run(
             winners = current.hand.computed_winners()
             assert winners
             if corrections_noise and rng.random() < 0.3:
-                send(t, "win", seats=[rng.randint(1, CONFIG.seats)])
+                send(t, "win", seats=[rng.randint(1, config.seats)])
             else:
                 assert send(t, "win", seats=sorted(winners))
         elif current.hand.street == "complete":  # a reopened fold-out: close it again

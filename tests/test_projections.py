@@ -15,13 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hub.domain.config import parse_config
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
 from hub.files.config import load_config
 from hub.files.decks import load_decks
 from hub.wire.patch import Recorder, apply_patch, clone, diff
 from hub.wire.topics import LIVE
-from tests.factories import make_config, make_decks
+from tests.factories import config_data, make_config, make_decks
 from tests.test_archive import GAMES, SAMPLES, faulty_session, load_game
 from tests.test_engine_properties import CONFIG, DECKS, run
 
@@ -312,13 +313,24 @@ def assert_moved(engine: Engine, client: Client, keys: Any = None) -> int:
     return checked
 
 
+# The session of ``run`` in each scoring format: a traveller row's ``points`` (IMPs, chips)
+# move with every table of its group on the deal.
+FORMATS = {
+    name: parse_config({**config_data(seats=3, deals=3), "scoring": {"format": name}}, "<t>")
+    for name in ("imp", "chips")
+}
+FORMATS["ifp-points"] = CONFIG
+
+
 @settings(max_examples=15, deadline=None)
-@given(st.integers(0, 10_000), st.booleans())
-def test_moved_families_equal_their_builders_after_every_event(seed: int, noise: bool) -> None:
+@given(st.integers(0, 10_000), st.booleans(), st.sampled_from(sorted(FORMATS)))
+def test_moved_families_equal_their_builders_after_every_event(
+    seed: int, noise: bool, scoring: str
+) -> None:
     """Bots play (with undo, reopen, void, confirm, exposed cards, the operator's voids and
-    penalties mixed in): after every event the projection, the desk, every console state and
-    every deal and traveller (live, and the public's once released) are their builders'
-    payloads."""
+    penalties mixed in), in each scoring format: after every event the projection, the desk,
+    every console state and every deal and traveller (live, and the public's once released)
+    are their builders' payloads."""
     client = Client()
     steps = 0
 
@@ -334,7 +346,7 @@ def test_moved_families_equal_their_builders_after_every_event(seed: int, noise:
         assert len(moved_keys(engine)) >= 2 + len(config.tables) + config.deals * (1 + 3)
         steps += 1
 
-    run(seed, corrections_noise=noise, after_each=check)
+    run(seed, corrections_noise=noise, after_each=check, config=FORMATS[scoring])
     assert steps > 10
 
 

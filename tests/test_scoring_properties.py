@@ -343,3 +343,39 @@ def test_the_groups_a_board_says_moved_are_every_group_that_moved(
                     ]
                     assert team.points == sum((row.points for row in rows), Fraction(0))
                     assert team.chips == sum(row.chips for row in rows)
+
+
+@settings(max_examples=100, deadline=None)
+@given(scenarios(FORMATS))
+def test_a_hands_points_add_up_to_the_seat_rankings(
+    scenario: tuple[ScoringLayout, list[Op]],
+) -> None:
+    """``deal_points`` (a traveller row's ``points``): each counted hand's IMPs (or chips),
+    summed over the deals a view counts, is the seat's total in that view's ranking, and the
+    same as a board built from scratch says; under IFP points there is none (per session)."""
+    layout, ops = scenario
+    board = Scoreboard(layout)
+    model = play(board, [op for op in ops if op[0] != "check"])
+    oracle = full_recompute(layout, model)
+    column = layout.scoring.column
+    for table, deal in model:
+        assert board.deal_points(table, deal) == oracle.deal_points(table, deal)
+    if column == "points":
+        assert all(board.deal_points(t, d) is None for t, d in model)
+        return
+    for view in VIEWS:
+        summed: dict[tuple[int, int], int] = {}
+        for group, tables in layout.groups.items():
+            for table in tables:
+                for deal in range(1, 4):
+                    scored = board.deal_points(table, deal)
+                    if scored is None:
+                        assert (table, deal) not in model
+                        continue
+                    if view == "like_for_like" and not board.deal_complete(group, deal):
+                        continue
+                    for seat, value in scored.items():
+                        summed[(table, seat)] = summed.get((table, seat), 0) + value
+        for block in board.seats(view):
+            for row in block.rows:
+                assert getattr(row, column) == summed.get((row.table, block.seat), 0)

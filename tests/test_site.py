@@ -315,9 +315,18 @@ def test_every_game_has_a_site_read_from_its_declaration(
         assert len(card["rows"]) == config.deals * config.seats
         assert all((r["bb"] is not None) == blinds for r in card["rows"] if r["chips"])
         assert abs(sum(r["swing"] for r in card["rows"]) - card["total"]["swing"]) < 0.1
+        if sample == "mcr":  # IMPs, a team's on its players' totals: the card says so
+            assert card["points_note"] and "total" in card["points_note"]
+            assert all(isinstance(r["points"], int) for r in card["rows"])
+        else:  # IFP points: none per deal, and the card says they are per session
+            assert card["points_note"] and "per session" in card["points_note"]
+            assert all(r["points"] is None for r in card["rows"])
         for p in team["players"]:
             mine = builder.card(team["code"], p["seat"])
             assert mine is not None and {r["seat"] for r in mine["rows"]} == {p["seat"]}
+            if sample == "mcr":  # a player's IMPs are the sum of their deals'
+                assert mine["points_note"] is None
+                assert sum(r["points"] for r in mine["rows"]) == mine["total"]["points"]
     # the hand record of a deal: every seat's pieces, the board (the game's own codes)
     deal = builder.deal(1, event["seats"])
     assert deal is not None
@@ -325,6 +334,52 @@ def test_every_game_has_a_site_read_from_its_declaration(
     # the export's file names: a page's folder gets its index.html
     assert file_name("") == "index.html" and file_name("deal/3/") == "deal/3/index.html"
     assert file_name("data/deal/3.json") == "data/deal/3.json"
+
+
+@pytest.mark.parametrize("scoring", ["imp", "chips"])
+def test_a_score_cards_points_per_deal_add_up_to_the_standings(
+    tmp_path: Path, scoring: str
+) -> None:
+    """The sample session scored by IMPs (each player's against the average of the same seat
+    at the other tables, a team's the sum of its players') or by chips: a score card's
+    ``points`` per deal are the hub's (the compare rows'), and a team's (a player's) add up
+    to its like-for-like standings' figure, its IMPs (or chips)."""
+    path = tmp_path / "ifp6-points.toml"
+    text = (SAMPLES / "ifp6.toml").read_text(encoding="utf-8")
+    path.write_text(text + f'\n[scoring]\nformat = "{scoring}"\n', encoding="utf-8")
+    config = load_config(path)
+    engine = Engine(config, load_decks(config, SAMPLES, dict(os.environ)))
+    for line in (SAMPLES / "ifp6-session.jsonl").read_text().splitlines():
+        if line.strip():
+            event = {**json.loads(line), "tournament": config.id}
+            engine.submit(event, float(event.get("ts", 0.0)))
+    engine.tick(float("inf"))
+    builder = SiteBuilder(engine_reader(engine), OVERLAYS)
+    event = builder.event()
+    assert event["complete"] is True
+    column = "imps" if scoring == "imp" else "chips"
+    view = builder.standings()["like_for_like"]
+    teams = {t["code"]: t[column] for t in view["teams"]}
+    moved = 0
+    for team in event["teams"]:
+        card = builder.card(team["code"])
+        assert card is not None and card["points_note"] is None
+        assert len(card["rows"]) == config.deals * config.seats
+        points = [r["points"] for r in card["rows"]]
+        assert all(isinstance(p, int) for p in points)
+        assert sum(points) == card["total"]["points"] == teams[team["code"]], team["code"]
+        moved += sum(p != 0 for p in points)
+        for p in team["players"]:
+            mine = builder.card(team["code"], p["seat"])
+            assert mine is not None
+            assert sum(r["points"] for r in mine["rows"]) == mine["total"]["points"]
+    assert moved > len(event["teams"])  # (not a column of zeros)
+    if scoring == "chips":  # chips per deal: the result itself
+        rows = builder.card(event["teams"][0]["code"])["rows"]  # type: ignore[index]
+        assert all(r["points"] == r["chips"] for r in rows)
+    body = builder.scorecards_csv().decode()
+    got = list(csv.DictReader(io.StringIO(body)))
+    assert sum(int(r["points"]) for r in got) == sum(teams.values())
 
 
 # -- a property: no document of the site ever names an unreleased deal ------------------------

@@ -185,6 +185,8 @@ def test_desktop_every_page_and_reduced_motion(browser: Browser, hub: HubThread)
             assert deals == public
             rows = page.locator("#card tbody tr").count()
             assert rows == len(public) * (6 if name == "team" else 1)
+            # IFP points: no column of blanks, the card says points are given per session
+            expect(page.get_by_test_id("points-note")).to_contain_text("per session")
         if name == "deal":  # the hand record: every seat's cards, the suit told in words too
             expect(page.locator("#record table").first.locator("tbody tr")).to_have_count(6)
             assert (

@@ -114,6 +114,12 @@ class EventScoreboard:
         stage = self.plan.stage_of_group[group].id
         return [b for s in self.plan.sessions_of(stage) if (b := self.boards.get(s.id))]
 
+    def deal_points(self, table: int, deal: int) -> dict[int, int] | None:
+        """``Scoreboard.deal_points``: ``None`` (an event is scored in IFP points: per
+        session, none per deal)."""
+        board = self.boards.get(self.plan.session_of(deal).id)
+        return None if board is None else board.deal_points(table, deal)
+
     def completed_deals(self, group: str) -> frozenset[int]:
         done: set[int] = set()
         for board in self._group_boards(group):

@@ -348,6 +348,7 @@ def compare_row(
         "player": held[1] if held else None,
         "actions": action_rows(h) if h else [],
         "chips": None,
+        "points": deal_points(state, table, deal_no, seat),
     }
     if h is None:
         row.update(status="waiting", pot=0, committed=0, folded=False, street=None, equity=None)
@@ -360,6 +361,14 @@ def compare_row(
         row["chips"] = result.get(seat, 0)
     row.update(state.game.row_fields(h))  # mahjong: the hand's result
     return row
+
+
+def deal_points(state: TournamentState, table: int, deal_no: int, seat: int) -> int | None:
+    """A traveller row's ``points``: what the seat scored on the deal in the tournament's
+    format, as the scoreboard counts it (``Scoreboard.deal_points``: IMPs, or chips; None
+    under IFP points, scored per session, or while the hand is not counted)."""
+    scored = state.board.deal_points(table, deal_no)
+    return None if scored is None else scored.get(seat)
 
 
 def compare_payload(

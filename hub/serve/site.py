@@ -277,7 +277,7 @@ class SiteBuilder:
                             "bb": None if chips is None or not bb else _round(chips / bb),
                             "field_avg": avg,
                             "swing": swing,
-                            "points": _num(row.get("imps")),
+                            "points": _num(row.get("points")),
                         }
                     )
         return rows
@@ -330,6 +330,7 @@ class SiteBuilder:
             "rank": standing.get("rank"),
             "column": column,
         }
+        scoring = st.get("scoring") or {}
         name = team["name"] if player is None else player["name"]
         return {
             "id": code if seat is None else f"{code}-{seat}",
@@ -342,6 +343,7 @@ class SiteBuilder:
             "scoring": st.get("scoring"),
             "rows": rows,
             "total": total,
+            "points_note": _points_note(scoring, seat is None),
         }
 
     # -- downloads --
@@ -579,6 +581,25 @@ def _game_facts(game: Any) -> dict[str, Any]:
         "phh": bool(game.phh),
         "title": game.title or game.name,
     }
+
+
+def _points_note(scoring: dict[str, Any], team: bool) -> str | None:
+    """What a score card says when its rows' ``points`` do not add up to its total: IFP
+    points rank a seat's chips over a session (no deal has any); IMPs a team scores on its
+    players' total per deal (``teams = "totals"``) are not its rows' (each player's) sum.
+    None: the rows add up to the standings' figure (like-for-like)."""
+    name = scoring.get("format", "ifp-points")
+    if name == "ifp-points":
+        return (
+            "Points are given per session, not per deal: each seat's chips over the session "
+            "are ranked against the same seat at the other tables."
+        )
+    if team and name == "imp" and scoring.get("teams") == "totals":
+        return (
+            "The team's IMPs are scored on its players' total on each deal: the rows show "
+            "each player's own IMPs, which do not add up to the team's."
+        )
+    return None
 
 
 def _big_blind(compare: dict[str, Any]) -> int | None:

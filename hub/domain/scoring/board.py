@@ -244,6 +244,21 @@ class Scoreboard:
         """Every counted result, (table, deal) -> seat -> chips (a copy)."""
         return {key: dict(value) for key, value in self._results.items()}
 
+    def deal_points(self, table: int, deal: int) -> dict[int, int] | None:
+        """What one counted hand scored, seat -> the format's figure for the deal: its IMPs
+        (``imp``: the seat against the average of its group's tables that counted the deal, by
+        the scale, what the seat rankings add up) or its chip-score (``chips``); ``None``
+        under ``ifp-points`` (points rank a seat's total over a session: none per deal) or
+        when the hand is not counted. Penalties are not in it (they stand apart)."""
+        if self.scoring.name == "ifp-points":
+            return None
+        if self.scoring.name == "chips":
+            counted = self._results.get((table, deal))
+            return None if counted is None else dict(counted)
+        group = self._group_of.get(table)
+        found = self._deal_imps.get((group, deal), {}).get(table) if group else None
+        return None if found is None else dict(found)
+
     def completed_deals(self, group: str) -> frozenset[int]:
         """Deals counted at every table of ``group``: what like-for-like covers."""
         return frozenset(self._complete[group])

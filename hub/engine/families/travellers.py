@@ -362,6 +362,7 @@ class Travellers(_Rows):
         _patch_row(rec, i, row)
         if not same_sum:  # else the average, the board and every row's swing stand
             self._summarise(rec, key)
+        self._points(rec, key, table, group)
         rec.set(("hole",), views.compare_hole(state, deal, seat))
 
     def _summarise(self, rec: Recorder, key: TopicKey) -> None:
@@ -387,6 +388,23 @@ class Travellers(_Rows):
         rec.set(("average",), None if average is None else round(average, 2))
         rec.set(("hole",), views.compare_hole(state, deal, seat))
         rec.update((), state.game.compare_fields(state, deal, seat))
+
+    def _points(self, rec: Recorder, key: TopicKey, table: int, group: str) -> None:
+        """The ``points`` of the other rows of ``table``'s group, as ``views.deal_points``
+        reads them: a hand counted, corrected or taken back moves the IMPs of every table of
+        its group on the deal (each against their average). A row's hand need not have moved
+        its chips for the board to (a reopened hand still counts until it settles again), so
+        this is not left to ``_summarise``; only the points that moved are set."""
+        state = self.read.engine.state
+        if state.board.scoring.name == "ifp-points":  # (none per deal: every row's null)
+            return
+        deal, seat = self._args[key][1]
+        for j, r in enumerate(rec.doc["rows"]):
+            if r["group"] != group or r["table"] == table:
+                continue
+            points = views.deal_points(state, r["table"], deal, seat)
+            if r.get("points") != points:
+                rec.set(("rows", j, "points"), points)
 
     def _rename(self, rec: Recorder, key: TopicKey) -> None:
         """A roster fix or a stage's fill: who holds the seat at each table, as named now."""

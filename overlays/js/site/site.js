@@ -323,8 +323,11 @@ function renderCard(event, card, isTeam) {
     isTeam ? `${card.team.name} (${card.team.code})` : el('a', { href: `../../team/${encodeURIComponent(card.team.code)}/` }, `${card.team.name} (${card.team.code})`),
     isTeam ? '' : `, seat ${card.seat} at table ${card.table}`,
     card.total.rank ? `: rank ${card.total.rank}, ${plain(card.total.points)} ${heading} like-for-like.` : '.');
+  // Points given per session (IFP), or team IMPs on the team's totals: the hub says so,
+  // where the column would be empty or would not add up.
+  const note = card.points_note ? el('p', { class: 'note', 'data-testid': 'points-note', text: card.points_note }) : null;
   const out = [provisional(event), summary,
-    section('card', 'Score card',
+    section('card', 'Score card', note,
       table(`Score card of ${card.name}: every released deal`, head, body, { foot }))];
   if (isTeam) {
     const team = event.teams.find((t) => t.code === card.team.code);
