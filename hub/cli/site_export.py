@@ -4,7 +4,8 @@ The journal (from Redis, or an event log) is replayed through an `Engine` as `du
 does, released at the moment of the export (`AtExport`: a deal still inside its release delay
 stays embargoed; the offline replay alone would release every finished deal). Only the PUBLIC
 audience's topic payloads are read from it, so a deal that no group has released is never
-written: its page, its data file and its cards do not exist in DIR.
+written: its replayer, its data file, its cards and its hands do not exist in DIR (its page
+of the site is the same template as every deal's, and says it is not public yet).
 
 What it writes is THE WHOLE SITE, the bytes a hub serves under ``/site/``: `site_builder` is
 hub/serve/site.py's `SiteBuilder` on the engine's public payloads (``engine_reader``), whose
