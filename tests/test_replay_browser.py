@@ -2,7 +2,10 @@
 played session written by the static export and served by `python -m http.server`: stepped
 action by action at three tables, every table on the cursor's street with the same number of
 actions there (or all it had), by keyboard and by its buttons; phones stack the tables and show
-one street at a time; the step is announced in a status region; reduced motion is honoured."""
+one street at a time; the step is announced in a status region; reduced motion is honoured;
+axe-core finds no WCAG 2.2 A/AA violation (tests/a11y.py). And once through a hub (role all):
+``/site/replay/{d}/`` opened before the deal is public says so, follows the public feed and
+shows the tables when the deal is released; the deal's page links to it, it links back."""
 
 from __future__ import annotations
 
@@ -18,12 +21,16 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from hub.cli.site_export import ReplaySite, public_engine, write_site
+from hub.cli.site_export import public_engine, site_builder, write_site
 from hub.files.config import load_config
 from hub.files.decks import load_decks
 from hub.files.eventlog import log_line
+from hub.roles.embedded import OVERLAYS
+from tests.a11y import assert_accessible
 from tests.browser import new_page, screenshot
 from tests.nginx import free_port
+from tests.test_overlays_hub import HubThread
+from tests.test_site_browser import FIRST, TENTH
 from tests.test_site_export import SAMPLE, played
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,8 +46,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     records = played(config, 1.0, seed=7)
     decks = load_decks(config, SAMPLE.parent, {})
     engine, _ = public_engine(config, decks, [log_line(r) for r in records], "test", time.time())
-    site = ReplaySite(engine, ROOT / "overlays" / "site")
-    write_site(out, site.paths(), site.document, assets=ROOT / "overlays")
+    site = site_builder(engine, OVERLAYS)
+    write_site(out, site.paths(), site.document)
 
     def doc(d: int) -> dict[str, Any]:
         return json.loads((out / "data" / "deal" / f"{d}.json").read_text())  # type: ignore[no-any-return]
@@ -53,7 +60,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         streets = [{STREETS.index(a["street"]) for a in r["actions"]} for r in rows(d)]
         return (min(max(s) for s in streets), sum(len(r["actions"]) for r in rows(d)))
 
-    deal = max(site.released(), key=reach)
+    deal = max(site.event()["released"], key=reach)
     assert reach(deal)[0] >= 1, "no deal reached the flop at the three tables"
     port = free_port()
     server = subprocess.Popen(
@@ -221,24 +228,59 @@ def test_a_phone_stacks_the_tables_one_street_at_a_time(
     assert errors == []
 
 
-WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
-
-
 @pytest.mark.parametrize("size", [(1920, 1080), (390, 844)])
 def test_axe_finds_no_wcag_22_aa_violation_at_any_step(
     browser: Browser, served: dict[str, Any], size: tuple[int, int]
 ) -> None:
-    """axe-core (``axe-playwright-python``, the ``test`` extra of the site's branch; the shared
-    helper is its tests/a11y.py) at the start, mid-deal and at the end."""
-    axe = pytest.importorskip("axe_playwright_python.sync_playwright").Axe()
+    """axe-core (tests/a11y.py: WCAG 2.0, 2.1 and 2.2 A/AA) at the start, mid-deal, the end."""
     errors: list[str] = []
     page = open_replay(browser, served["url"], *size, errors)
-    options = {"runOnly": {"type": "tag", "values": WCAG_TAGS}, "resultTypes": ["violations"]}
     try:
         for key in ("Home", "PageDown", "PageDown", "End"):
             page.keyboard.press(key)
-            found = axe.run(page, options=options).response["violations"]
-            assert found == [], [(v["id"], [n["target"] for n in v["nodes"]]) for v in found]
+            assert_accessible(page, f"the replayer at {size[0]}x{size[1]} after {key}")
     finally:
         page.context.close()
     assert errors == []
+
+
+def test_live_on_a_hub_the_replayer_follows_the_release(browser: Browser) -> None:
+    """Served by a hub: the replayer of a deal no group has released yet says so, takes the
+    tables from the public feed when the deal is released (no reload), and links to the deal's
+    page, whose own link opens the replayer at its first three tables."""
+    hub = HubThread("replaylive")
+    hub.start()
+    errors: list[str] = []
+    page = new_page(browser, 1280, 800, errors)
+    missing: list[str] = []
+    page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
+    try:
+        hub.preload(FIRST)  # (deal 10 is released by the events up to TENTH)
+        assert hub.source is not None and not hub.source.engine.deal_released(10)
+        page.goto(f"{hub.url}/site/replay/10/?tables=5,1")
+        status = page.locator('[data-testid="step-status"]')
+        expect(status).to_have_text("Deal 10 is not released yet.")
+        assert page.locator('[data-testid="table"]').count() == 0
+        hub.play(hub.events[FIRST:TENTH])  # (the page read its data once: 404; now the feed)
+        expect(status).to_contain_text("Step 0 of", timeout=10_000)
+        tables = page.locator('[data-testid="table"]')
+        expect(tables).to_have_count(2)
+        assert tables.evaluate_all("els => els.map(e => Number(e.dataset.table))") == [5, 1]
+        page.get_by_test_id("deal-link").click()  # to the deal's page of the site
+        expect(page.locator("#traveller table tbody tr")).to_have_count(6, timeout=10_000)
+        assert page.url == f"{hub.url}/site/deal/10/"
+        link = page.get_by_test_id("replay-link")
+        assert link.get_attribute("href") == "../../replay/10/?tables=1,2,3"
+        link.click()
+        expect(page.locator('[data-testid="table"]')).to_have_count(3, timeout=10_000)
+        page.get_by_test_id("home").click()  # "Results": the event's page
+        expect(page.locator("body[data-loaded]")).to_have_count(1, timeout=10_000)
+        assert page.url == f"{hub.url}/site/"
+    finally:
+        page.context.close()
+        hub.stop()
+    # the one answer missing: the deal's data before its release (the browser logs the 404)
+    assert missing == [f"{hub.url}/site/data/deal/10.json"]
+    assert errors == [
+        "Failed to load resource: the server responded with a status of 404 (Not Found)"
+    ]

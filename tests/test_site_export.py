@@ -1,7 +1,11 @@
 """`duplicast export --site DIR`: a played session's journal in a real Redis, exported as the
-public site's static files; the folder served by `python -m http.server` at a base path of its
-own, its pages loaded in Chromium; and the embargo: no deal that no group released is anywhere
-in DIR (its page, its data file, its cards), whatever point of the session the export is made at.
+public site's static files: the whole site (every page, data file, download and asset), the
+bytes `SiteBuilder` serves for the same engine state and nothing else; the folder served by
+`python -m http.server` at a base path of its own, its pages loaded in Chromium and linked to
+each other (the deal's page to the replayer and back); the site's asset list closed over the
+imports and fonts of its scripts and stylesheets; and the embargo: no deal that no group
+released is anywhere in DIR (its replayer, its data file, its cards, its hands in the PHH zip),
+whatever point of the session the export is made at.
 """
 
 from __future__ import annotations
@@ -9,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -17,7 +23,7 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
@@ -29,9 +35,9 @@ from hub.bus.redis import RedisBus
 from hub.cli.main import main
 from hub.cli.replay import replay
 from hub.cli.site_export import (
-    ReplaySite,
     SitePathError,
     public_engine,
+    site_builder,
     url_file,
     write_site,
 )
@@ -41,10 +47,13 @@ from hub.engine.simulate import simulate_session
 from hub.files.config import load_config
 from hub.files.decks import load_decks
 from hub.files.eventlog import log_line
+from hub.roles.embedded import OVERLAYS
+from hub.serve.site import ASSETS, PAGES
 from hub.wire import codec
 from hub.wire.channels import Channels
 from tests.browser import new_page
 from tests.nginx import free_port
+from tests.test_site import zip_deals
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "ifp6.toml"
@@ -92,6 +101,9 @@ def assert_embargo(out: Path, released: set[int], engine: Engine) -> None:
     datas = {int(p.stem) for p in data.iterdir()} if data.exists() else set()
     assert pages == released and datas == released
     texts = _files(out)
+    hands = out / "download" / "hands.phh.zip"
+    if hands.exists():  # (compressed: read inside)
+        assert zip_deals(hands.read_bytes()) == released
     for d in range(1, config.deals + 1):
         if d in released:
             continue
@@ -153,7 +165,14 @@ def session(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterato
                 break
             except OSError:
                 time.sleep(0.05)
-        yield {"out": out, "url": url, "released": released, "engine": engine, "config": config}
+        yield {
+            "out": out,
+            "url": url,
+            "released": released,
+            "engine": engine,
+            "config": config,
+            "records": records,
+        }
     finally:
         server.terminate()
         server.wait(timeout=5)
@@ -174,21 +193,114 @@ def test_the_export_holds_the_released_deals_and_nothing_of_the_others(
     assert {r["table"] for r in doc["compare"]["1"]["rows"]} == set(range(1, 7))
 
 
+def test_the_export_is_the_whole_site_the_builder_serves(session: dict[str, Any]) -> None:
+    """Every path of the site for the same engine state (the journal replayed again, released
+    as of now) is a file of DIR with the bytes `SiteBuilder` answers for it, and DIR holds
+    nothing else: the pages of every kind, the data, the downloads (the CSVs and the PHH zip)
+    and the assets."""
+    config, out = session["config"], session["out"]
+    decks = load_decks(config, SAMPLE.parent, {})
+    lines = [log_line(r) for r in session["records"]]
+    engine, _ = public_engine(config, decks, lines, "test", time.time())
+    builder = site_builder(engine, OVERLAYS)
+    expected: dict[str, bytes] = {}
+    for path in builder.paths():
+        doc = builder.document(path)
+        assert doc is not None, path
+        expected[str(url_file(path))] = doc.body
+    found = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert sorted(found) == sorted(expected)
+    for name, body in expected.items():
+        assert found[name] == body, name
+    d = min(session["released"])
+    for name in (
+        "index.html",
+        f"deal/{d}/index.html",
+        f"replay/{d}/index.html",
+        "team/FIN/index.html",
+        "player/FIN-2/index.html",
+        "data/event.json",
+        f"data/deal/{d}.json",
+        "download/standings.csv",
+        "download/travellers.csv",
+        "download/scorecards.csv",
+        "download/hands.phh.zip",
+        *ASSETS,
+    ):
+        assert name in found, name
+    where = {"": "index.html", "team": "team/FIN/index.html", "player": "player/FIN-2/index.html"}
+    for kind, template in PAGES.items():  # each page is its template, as a hub serves it
+        name = where.get(kind, f"{kind}/{d}/index.html")
+        assert found[name] == (OVERLAYS / "site" / template).read_bytes(), name
+
+
+_IMPORT = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(\s*|^import\s*)['"]([^'"]+)['"]""", re.M)
+_URL = re.compile(r"""url\(\s*['"]?([^'")]+)['"]?\s*\)""")
+_HTML = re.compile(r'(?:src|href)="([^"#]+)"')
+
+
+def test_the_site_assets_are_closed_over_what_they_load() -> None:
+    """``ASSETS`` (what a hub serves under /site/ and the export writes) holds every module a
+    listed script imports (statically or dynamically), every file a listed stylesheet names,
+    and every stylesheet and script a page names: a page works from the site's files alone."""
+    listed = set(ASSETS)
+    assert all((OVERLAYS / a).is_file() for a in listed)
+    wanted: set[str] = set()
+    for asset in sorted(a for a in listed if a.endswith((".js", ".css"))):
+        text = (OVERLAYS / asset).read_text("utf-8")
+        pattern = _IMPORT if asset.endswith(".js") else _URL
+        for ref in pattern.findall(text):
+            if ref.startswith(("data:", "http:", "https:")):
+                continue
+            assert not ref.startswith("/"), f"{asset}: {ref} (a site asset links relatively)"
+            wanted.add(str(PurePosixPath(asset).parent / ref))
+    for template in PAGES.values():  # a page is two folders down (deal/3/), but the event's
+        text = (OVERLAYS / "site" / template).read_text("utf-8")
+        depth = "" if template == "index.html" else "a/b/"
+        refs = [r for r in _HTML.findall(text) if r.endswith((".js", ".css"))]
+        assert refs, template
+        wanted |= {depth + r for r in refs}
+    resolved = {os.path.normpath(w) for w in wanted}
+    assert resolved <= listed, resolved - listed
+
+
 def test_pages_load_from_plain_files_at_any_base_path(
     session: dict[str, Any], browser: Browser
 ) -> None:
+    """From the folder at a base path of its own: the event's page, a deal's (its link to the
+    replayer), the replayer (its links back), a team's and a player's score cards."""
     url = session["url"]
+    d = min(session["released"])
     errors: list[str] = []
     page = new_page(browser, 1280, 800, errors)
     try:
-        for d in sorted(session["released"])[:2]:
-            page.goto(f"{url}/replay/{d}/?tables=4,5")
-            expect(page.locator('[data-testid="step-status"]')).to_contain_text("Step 0 of")
-            expect(page.locator('[data-testid="table"]')).to_have_count(2)
-            tables = page.locator('[data-testid="table"]').evaluate_all(
-                "els => els.map(e => Number(e.dataset.table))"
+        page.goto(f"{url}/")
+        expect(page.locator("#link")).to_have_text("A copy of the results: not updated live.")
+        assert page.locator("#deals a").count() == len(session["released"])
+        page.locator("#deals a", has_text=f"Deal {d}").first.click()
+        expect(page.locator("#traveller table tbody tr").first).to_be_visible()
+        link = page.get_by_test_id("replay-link")
+        assert link.get_attribute("href") == f"../../replay/{d}/?tables=1,2,3"
+        link.click()
+        expect(page.locator('[data-testid="step-status"]')).to_contain_text("Step 0 of")
+        tables = page.locator('[data-testid="table"]').evaluate_all(
+            "els => els.map(e => Number(e.dataset.table))"
+        )
+        assert tables == [1, 2, 3]
+        assert page.url == f"{url}/replay/{d}/?tables=1,2,3"
+        page.get_by_test_id("deal-link").click()
+        expect(page.locator("#traveller")).to_be_visible()
+        assert page.url == f"{url}/deal/{d}/"
+        page.goto(f"{url}/replay/{d}/?tables=4,5")
+        expect(page.locator('[data-testid="table"]')).to_have_count(2)
+        page.get_by_test_id("home").click()  # "Results": the event's page
+        expect(page.locator("#ranking table tbody tr").first).to_be_visible()
+        assert page.url == f"{url}/"
+        for card in ("team/FIN/", "player/FIN-2/"):
+            page.goto(f"{url}/{card}")
+            expect(page.locator("#card tbody tr")).to_have_count(
+                len(session["released"]) * (6 if card.startswith("team") else 1)
             )
-            assert tables == [4, 5]
     finally:
         page.context.close()
     assert errors == []
@@ -214,7 +326,7 @@ def test_at_any_point_of_a_session_only_released_deals_are_written(
     out = tmp_path / f"site-{uuid.uuid4().hex[:6]}"
     decks = load_decks(config, SAMPLE.parent, {})
     exported, _ = public_engine(config, decks, [log_line(r) for r in records], "test", time.time())
-    site = ReplaySite(exported, ROOT / "overlays" / "site")
+    site = site_builder(exported, OVERLAYS)
     write_site(out, site.paths(), site.document)
     assert_embargo(out, released, engine)
 
@@ -228,10 +340,12 @@ def test_a_deal_inside_its_release_delay_is_not_written(tmp_path: Path) -> None:
     held = dataclasses.replace(config, release_delay=30 * 86_400.0)  # (played 6 hours ago)
     for now, expect_any in ((time.time(), False), (time.time() + 31 * 86_400, True)):
         engine, _ = public_engine(held, decks, [log_line(r) for r in records], "test", now)
-        site = ReplaySite(engine, ROOT / "overlays" / "site")
-        assert bool(site.paths()) is expect_any
-        written = write_site(tmp_path / str(expect_any), site.paths(), site.document)
-        assert bool(written) is expect_any
+        site = site_builder(engine, OVERLAYS)
+        assert any(p.startswith("data/deal/") for p in site.paths()) is expect_any
+        out = tmp_path / str(expect_any)
+        write_site(out, site.paths(), site.document)
+        assert (out / "data" / "deal").exists() is expect_any
+        assert (out / "replay").exists() is expect_any
 
 
 def test_each_url_has_its_file_and_none_leaves_the_folder() -> None:

@@ -4,32 +4,26 @@ The journal (from Redis, or an event log) is replayed through an `Engine` as `du
 does, released at the moment of the export (`AtExport`: a deal still inside its release delay
 stays embargoed; the offline replay alone would release every finished deal). Only the PUBLIC
 audience's topic payloads are read from it, so a deal that no group has released is never
-written: its page, its data file and its cards do not exist in DIR.
+written: its replayer, its data file, its cards and its hands do not exist in DIR (its page
+of the site is the same template as every deal's, and says it is not public yet).
 
-The writer is the site's, not the export's: `write_site(out, paths, document)` takes the list of
-URL paths under ``/site/`` and a function that answers each path's bytes (the site module's
-``site_paths`` and data builder, hub/serve/site.py, so the files are the bytes an edge serves),
-and maps each URL onto a file at the same place under DIR (`url_file`: ``/site/deal/3/`` (or
-``deal/3/``, relative to the site's root) is ``DIR/deal/3/index.html``, ``/site/data/deal/3.json``
-is ``DIR/data/deal/3.json``). Pages link their assets relatively (``../../js/site/...``, served
-under ``/site/js/``), and the overlays' ``js``, ``css`` and ``fonts`` are copied to ``DIR/js``,
-``DIR/css`` and ``DIR/fonts``, so the folder works from any base path and from
-``python -m http.server``.
-
-`ReplaySite` is this module's own source of paths and documents: the replayer's pages
-(``/site/replay/{d}/``, overlays/site/replay.html) and each released deal's data document
-(`deal_document`, the contract's ``/site/data/deal/{d}.json`` made from the public ``deal:{d}``
-and ``compare:{d}:{s}`` payloads). The other pages and data (ranking, score cards, downloads)
-are the site module's: `export_site` takes its source as a parameter (``site=``).
+What it writes is THE WHOLE SITE, the bytes a hub serves under ``/site/``: `site_builder` is
+hub/serve/site.py's `SiteBuilder` on the engine's public payloads (``engine_reader``), whose
+``paths()`` names every page (the event, each deal, team and player, each released deal's
+replayer), data file, download (the CSVs, the released hands' PHH zip) and asset (the site
+module's ``ASSETS``: the stylesheets, the scripts and every module and font they load), and
+whose ``document(path)`` answers each one's bytes, as an edge's ``/site/`` route does.
+`write_site(out, paths, document)` maps each URL path onto a file at the same place under DIR
+(`url_file`: ``/site/deal/3/`` (or ``deal/3/``, relative to the site's root) is
+``DIR/deal/3/index.html``, ``/site/data/deal/3.json`` is ``DIR/data/deal/3.json``). Pages link
+everything relatively (``../../js/site/...``, ``../../data/...``), so the folder works from any
+base path and from ``python -m http.server``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import re
-import shutil
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -39,18 +33,17 @@ from typing import Any, Protocol
 from hub.domain.config import TournamentConfig
 from hub.domain.deck import DeckOrder
 from hub.engine.core import Engine
-from hub.wire.topics import PUBLIC
+from hub.engine.phh_export import collect, render
+from hub.serve.site import SiteBuilder, engine_reader, phh_zip
 
 SITE_ROOT = "/site/"
-ASSET_DIRS = ("js", "css", "fonts")  # of overlays/, copied to DIR/js, DIR/css, DIR/fonts
 Document = Callable[[str], Any]  # a path's bytes (or an object with ``.body``), None: nothing
 
 __all__ = [
     "AtExport",
-    "ReplaySite",
     "SiteSource",
-    "deal_document",
     "public_engine",
+    "site_builder",
     "url_file",
     "write_site",
 ]
@@ -62,7 +55,7 @@ class SiteSource(Protocol):
 
     def paths(self) -> list[str]: ...
 
-    def document(self, path: str) -> bytes | None: ...
+    def document(self, path: str) -> Any: ...
 
 
 class AtExport(Engine):
@@ -96,61 +89,20 @@ def public_engine(
     return engine, refused
 
 
-def _public(engine: Engine, name: str) -> dict[str, Any] | None:
-    """A public topic's payload, None when the public has no such topic (yet)."""
-    if not engine.topics_named([f"{PUBLIC}|{name}"]):
-        return None
-    return engine.payload((PUBLIC, name))
+def site_builder(engine: Engine, overlays: Path) -> SiteBuilder:
+    """The site of ``engine`` as the public sees it (hub/serve/site.py's `SiteBuilder` on the
+    engine's public payloads, ``overlays``: the pages and assets), with the released hands'
+    PHH zip as ``/api/export/phh`` and an ingest's ``/site/download/hands.phh.zip`` make it
+    (the same files, the same zip): the export's one source of paths and bytes."""
+    config = engine.state.config
 
+    def phh() -> bytes | None:
+        if not engine.state.game.phh:
+            return None
+        rendered = render(collect(engine.state, engine.released), config.name)
+        return phh_zip([(h.name, text) for h, text in rendered.hands], config.id)
 
-def deal_document(engine: Engine, deal: int) -> dict[str, Any] | None:
-    """``/site/data/deal/{d}.json`` as the contract shapes it, from the PUBLIC payloads only
-    (None before any group released the deal). The seam: once hub/serve/site.py builds this
-    document, `ReplaySite.document` should answer with its bytes instead."""
-    traveller = _public(engine, f"deal:{deal}")
-    if traveller is None or not traveller.get("released"):
-        return None
-    compare: dict[str, Any] = {}
-    for seat in range(1, engine.state.config.seats + 1):
-        payload = _public(engine, f"compare:{deal}:{seat}")
-        if payload is not None:
-            compare[str(seat)] = payload
-    record = {
-        "hole": traveller.get("hole", {}),
-        "board": traveller.get("board", []),
-        "equities": {s: [r.get("equity") for r in c["rows"]] for s, c in compare.items()},
-    }
-    return {"deal": deal, "traveller": traveller, "compare": compare, "record": record}
-
-
-def dumps(document: Any) -> bytes:
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-class ReplaySite:
-    """The replayer's pages and the released deals' data documents (see the module's doc)."""
-
-    def __init__(self, engine: Engine, pages: Path) -> None:
-        self.engine = engine
-        self.page = (pages / "replay.html").read_bytes()
-
-    def released(self) -> list[int]:
-        deals = range(1, self.engine.state.config.deals + 1)
-        return [d for d in deals if self.engine.deal_released(d)]
-
-    def paths(self) -> list[str]:
-        out = []
-        for d in self.released():
-            out += [f"{SITE_ROOT}replay/{d}/", f"{SITE_ROOT}data/deal/{d}.json"]
-        return out
-
-    def document(self, path: str) -> bytes | None:
-        if m := re.fullmatch(r"/site/replay/([1-9][0-9]{0,5})/", path):
-            return self.page if self.engine.deal_released(int(m[1])) else None
-        if m := re.fullmatch(r"/site/data/deal/([1-9][0-9]{0,5})\.json", path):
-            doc = deal_document(self.engine, int(m[1]))
-            return None if doc is None else dumps(doc)
-        return None
+    return SiteBuilder(engine_reader(engine), overlays, phh=phh)
 
 
 class SitePathError(ValueError):
@@ -179,18 +131,13 @@ def url_file(path: str) -> PurePosixPath:
     return PurePosixPath(*parts)
 
 
-def write_site(
-    out: Path,
-    paths: Iterable[str],
-    document: Document,
-    *,
-    assets: Path | None = None,
-) -> list[Path]:
-    """Write each path's document at its place under ``out`` (`url_file`), then the overlays'
-    ``js``, ``css`` and ``fonts`` under ``out``; the files written. A document is bytes or an
-    object with ``.body`` (the site module's ``Document``); None (not public) is not written.
-    Files are written whole (to a temporary name, then renamed), so a web server reading DIR
-    while the export runs never serves half a file."""
+def write_site(out: Path, paths: Iterable[str], document: Document) -> list[Path]:
+    """Write each path's document at its place under ``out`` (`url_file`); the files written.
+    A document is bytes or an object with ``.body`` (the site module's ``Document``); None
+    (not public) is not written. The site's assets are paths like the others (the site
+    module's ``ASSETS``), so DIR holds exactly what a hub serves under ``/site/``. Files are
+    written whole (to a temporary name, then renamed), so a web server reading DIR while the
+    export runs never serves half a file."""
     written: list[Path] = []
     seen: set[PurePosixPath] = set()
     for path in paths:
@@ -208,12 +155,6 @@ def write_site(
         temporary.write_bytes(body)
         os.replace(temporary, target)
         written.append(target)
-    if assets is not None:
-        for name in ASSET_DIRS:
-            source = assets / name
-            if source.is_dir():
-                shutil.copytree(source, out / name, dirs_exist_ok=True)
-                written += [p for p in (out / name).rglob("*") if p.is_file()]
     return written
 
 
@@ -226,7 +167,8 @@ def export_site(
     now: float | None = None,
 ) -> int:
     """`duplicast export --site DIR`: the engine from ``entries`` (the journal's lines), the
-    site's paths and documents from ``site`` (default: `ReplaySite`), written under DIR."""
+    site's paths and documents from ``site`` (default: `site_builder`, the whole site), written
+    under DIR."""
     from hub.cli.replay import ReplayError
     from hub.domain.config import ConfigError
     from hub.files.config import load_config
@@ -241,9 +183,9 @@ def export_site(
     except (ConfigError, ReplayError, DeckFileError) as exc:
         print(f"duplicast export: {exc}", file=sys.stderr)
         return 1
-    made = site(engine) if site is not None else ReplaySite(engine, OVERLAYS / "site")
+    made = site(engine) if site is not None else site_builder(engine, OVERLAYS)
     out: Path = args.site
-    written = write_site(out, made.paths(), made.document, assets=OVERLAYS)
+    written = write_site(out, made.paths(), made.document)
     released = [d for d in range(1, config.deals + 1) if engine.deal_released(d)]
     print(
         f"duplicast export: the public site of {config.id!r} in {out}: {len(written)} file(s), "

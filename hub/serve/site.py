@@ -10,15 +10,18 @@ record, no score-card row and no line in a download. The site never reads the en
 Three kinds of answer:
 
 - **pages** (``/site/``, ``/site/deal/{d}/``, ``/site/team/{code}/``,
-  ``/site/player/{code}-{seat}/``): static HTML from ``overlays/site/``, the same file for every
-  deal (or team, or player); their script reads the JSON below and, served by a hub, follows
-  the public feed to refresh (``overlays/js/site/site.js``). Links are relative, so the static
-  export (``duplicast export --site``) writes the same files under a folder and they work from
-  there;
+  ``/site/player/{code}-{seat}/``, the replayer's ``/site/replay/{d}/``): static HTML from
+  ``overlays/site/``, the same file for every deal (or team, or player); their script reads
+  the JSON below and, served by a hub, follows the public feed to refresh
+  (``overlays/js/site/site.js``, ``overlays/js/site/replay.js``). Links are relative, so the
+  static export (``duplicast export --site``) writes the same files under a folder and they
+  work from there;
 - **data** (``/site/data/…json``) and **downloads** (``/site/download/…``): built by
   ``SiteBuilder.document`` from a topic reader, the one function the static export calls too, so
   it writes the bytes an edge serves;
-- **assets** (``/site/css/site.css``, ``/site/js/site/*.js``).
+- **assets** (``ASSETS``: ``/site/css/site.css``, ``/site/js/site/site.js``, the replayer's
+  ``/site/css/replay.css`` and ``/site/js/site/replay.js``, and every module and font they
+  load, at the same paths as under ``overlays/``).
 
 Caching (issue #34 item 6): every answer carries an ``ETag`` (a digest of its body) and
 answers ``If-None-Match`` with ``304``; data, downloads and pages ``Cache-Control: no-cache``
@@ -64,10 +67,36 @@ __all__ = [
 
 ASSET_AGE = 300
 """Seconds a browser may reuse a stylesheet or script of the site without asking again."""
-PAGES = {"": "index.html", "deal": "deal.html", "team": "team.html", "player": "player.html"}
-"""Each kind of page and its template in ``overlays/site/`` (the replayer's is its own)."""
-ASSETS = {"css/site.css": ("css", "site.css"), "js/site/site.js": ("js/site", "site.js")}
-"""The site's assets: path under ``/site/`` -> (folder under ``overlays/``, file)."""
+PAGES = {
+    "": "index.html",
+    "deal": "deal.html",
+    "team": "team.html",
+    "player": "player.html",
+    "replay": "replay.html",
+}
+"""Each kind of page and its template in ``overlays/site/`` (``replay``: the multi-table
+replayer, ``/site/replay/{d}/``, docs/replay.md)."""
+ASSETS = (
+    "css/site.css",
+    "js/site/site.js",
+    "css/replay.css",
+    "fonts/barlow-condensed-latin-700-normal.woff2",  # (replay.css's font)
+    "js/site/replay.js",
+    "js/ui.js",  # (replay.js's imports, and theirs)
+    "js/piecepack.js",
+    "js/duplicast.js",  # (the live feed's client: both pages import it on a hub)
+    "js/topics.js",
+    "js/playout.js",
+    "js/transition.js",
+    "js/sign.js",
+)
+"""The site's assets: each a path under ``/site/`` and under ``overlays/`` alike (the pages'
+stylesheets and scripts, every module those scripts import, and the fonts the stylesheets
+name). The one list: the hub serves these and nothing else of ``overlays/`` under ``/site/``,
+and ``paths()`` names them, so the static export writes the same files at the same places.
+``tests/test_site_export.py`` checks that it is closed (every import and ``url()`` resolves
+to an entry)."""
+_MEDIA = {".css": "text/css", ".js": "text/javascript", ".woff2": "font/woff2"}
 DOWNLOADS = ("standings.csv", "travellers.csv", "scorecards.csv", "hands.phh.zip")
 _CODE = re.compile(r"[A-Za-z0-9_]{1,16}")
 _PLAYER = re.compile(r"([A-Za-z0-9_]{1,16})-([0-9]{1,3})")
@@ -463,9 +492,12 @@ class SiteBuilder:
     def paths(self) -> list[str]:
         """Every page, data file, download and asset of the event now (paths under the
         site's root: ``""`` is the event's page, ``"deal/3/"`` a deal's,
-        ``"data/deal/3.json"`` its data). Released deals only."""
+        ``"replay/3/"`` its replayer, ``"data/deal/3.json"`` its data). Released deals only:
+        every deal has its page (which says the deal is not public yet), only a released one
+        its replayer and its data."""
         event = self.event()
         out = ["", *(f"deal/{d}/" for d in range(1, event["deals"] + 1))]
+        out += [f"replay/{d}/" for d in event["released"]]  # (a hub answers it for any deal)
         out += [f"team/{t['code']}/" for t in event["teams"]]
         out += [f"player/{p['id']}/" for t in event["teams"] for p in t["players"]]
         out += ["data/event.json", "data/standings.json"]
@@ -484,9 +516,8 @@ class SiteBuilder:
         self.seen = {}
         head, _, rest = path.partition("/")
         if path in ASSETS:
-            folder, name = ASSETS[path]
-            media = "text/css" if name.endswith(".css") else "text/javascript"
-            file = self.overlays / folder / name
+            file = self.overlays / path
+            media = _MEDIA[file.suffix]
             return Document(file.read_bytes(), media, "asset") if file.is_file() else None
         if head in PAGES and (path == "" or re.fullmatch(r"[^/]+/", rest)):
             return self._page(head, rest[:-1])
@@ -498,7 +529,7 @@ class SiteBuilder:
         return None
 
     def _page(self, kind: str, ident: str) -> Document | None:
-        if kind == "deal":
+        if kind in ("deal", "replay"):
             event = self.event()
             if not ident.isdigit() or not 1 <= int(ident) <= event["deals"]:
                 return None
@@ -723,8 +754,6 @@ class Site:
 
     async def answer(self, request: Request) -> Response:
         path = request.path_params["path"]
-        if path.startswith("replay/"):
-            return self._replay(request, path)
         phh = None
         if path == "download/hands.phh.zip":
             phh = None if self.phh_export is None else await self.phh_export()
@@ -759,14 +788,6 @@ class Site:
         except Unavailable:
             return 0
         return int(st.get("deals", {}).get("total", 0))
-
-    def _replay(self, request: Request, path: str) -> Response:
-        """``/site/replay/{d}/``: the replayer's page (``overlays/site/replay.html``)."""
-        file = self.overlays / "site" / "replay.html"
-        if not re.fullmatch(r"replay/[0-9]{1,4}/", path) or not file.is_file():
-            return _error("not_found", f"no page or file at /site/{path}", 404)
-        doc = Document(file.read_bytes(), "text/html; charset=utf-8", "page")
-        return _send(request, doc, _etag(doc.body))
 
 
 def _send(request: Request, doc: Document, etag: str) -> Response:

@@ -267,6 +267,10 @@ function say(text) {
 
 async function load() {
   if (!deal) { say('No deal named in the address.'); return; }
+  const back = $('deal-link'); // the deal's page of the site (traveller, hand record)
+  back.href = `../../deal/${deal}/`;
+  back.textContent = `Deal ${deal}: traveller and hand record`;
+  back.hidden = false;
   try {
     const r = await fetch(`../../data/deal/${deal}.json`, { cache: 'no-cache' });
     if (r.ok) take(await r.json());

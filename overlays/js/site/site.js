@@ -228,8 +228,15 @@ function renderDeal(event, data, d) {
       const row = (data.compare[s].rows || []).find((r) => r.table === t.table);
       return td([row ? row.code : '', ' ', signed(t.result ? t.result[s] : null, 0)], 'num');
     })));
+  // the replayer (a game of the 52 cards): the deal at its first three released tables
+  const firstTables = tr.tables.slice(0, 3).map((t) => t.table);
+  const replay = facts.cards && firstTables.length
+    ? el('p', { class: 'replay-link' }, el('a', { href: `../../replay/${d}/?tables=${firstTables.join(',')}`, 'data-testid': 'replay-link' },
+      `Replay deal ${d} action by action at table${firstTables.length === 1 ? '' : 's'} ${firstTables.join(', ')}`))
+    : null;
   out.push(section('traveller', 'Traveller',
     el('p', { class: 'note', text: `${tr.tables.length} table${tr.tables.length === 1 ? '' : 's'} released: ${(tr.released || []).length ? `group ${tr.released.join(', ')}` : ''}. Each cell: the team in the seat and its result.` }),
+    replay,
     table(`Traveller of deal ${d}: result of each seat at each table`,
       [{ label: 'Table' }, { label: 'Status' }, ...seats.map((s) => ({ label: `Seat ${s}`, cls: 'num' }))], trows)));
   // the hand record
@@ -430,7 +437,7 @@ async function follow() {
   }
   let connect;
   try {
-    ({ connect } = await import('/overlays/js/duplicast.js'));
+    ({ connect } = await import('../duplicast.js')); // (/site/js/duplicast.js: the site's ASSETS)
   } catch {
     linkText('Live updates are not available here.');
     return;
