@@ -453,13 +453,9 @@ class IngestFeed(_Store):
         log.deltas.clear()
         log.unsaved = 0
 
-    def unsaved(self, *, at_least: int = 1, of: Iterable[TopicKey] | None = None) -> list[TopicKey]:
-        """Topics (of every topic, or of ``of``: those a publish moved, the only ones whose
-        count grew) whose persisted seq is ``at_least`` deltas behind."""
-        logs = self._logs
-        if of is not None:
-            return [k for k in of if (log := logs.get(k)) and log.unsaved >= at_least and log.seq]
-        return [k for k, log in logs.items() if log.unsaved >= at_least and log.seq > 0]
+    def unsaved(self, *, at_least: int = 1) -> list[TopicKey]:
+        """Topics whose persisted seq is ``at_least`` deltas behind."""
+        return [k for k, log in self._logs.items() if log.unsaved >= at_least and log.seq > 0]
 
     def seqs(self, keys: Iterable[TopicKey]) -> dict[str, bytes]:
         """The seqs of ``keys`` for the seq hash (a restart continues above them); marks them
