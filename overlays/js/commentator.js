@@ -15,6 +15,16 @@ import { FAMILIES, family, parseTopic, topic } from './topics.js';
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 const p = params();
 fitDesk();
+// The statistics panel folds (the desk fits 1080 px with it shut): open when the commentator
+// last left it open on this machine, or when the URL asks (`stats=1`).
+const STATS_KEY = 'duplicast.desk.stats';
+const statsPanel = $('stats-panel');
+try {
+  statsPanel.open = new URLSearchParams(location.search).get('stats') === '1' || localStorage.getItem(STATS_KEY) === 'open';
+} catch { /* storage refused: shut */ }
+statsPanel.addEventListener('toggle', () => {
+  try { localStorage.setItem(STATS_KEY, statsPanel.open ? 'open' : 'shut'); } catch { /* storage refused */ }
+});
 // The tables: the URL's `tables=` when given (a list, or N for 1..N), else the hub's list (the
 // standings payload's `tables`), else 1..6 until the standings arrive.
 const n = p.tables && p.tables.length === 1 ? p.tables[0] : null;
