@@ -158,7 +158,9 @@ async def test_ingest_and_edge_serve_the_site_and_hold_the_embargo(redis_bus: An
                     if len(seen) == config.deals:
                         break
                     await asyncio.sleep(0.1)
-                    seen = await site_deals(http, edge.url, engine, config.deals)
+                    got = (await http.get(f"{edge.url}/site/data/event.json")).json()
+                    seen = set(got["released"])
+                seen = await site_deals(http, edge.url, engine, config.deals)
             grew.append(len(seen))
             # the PHH zip (the ingest's): the released hands only, each a PHH file
             got = await http.get(f"{ingest.url}/site/download/hands.phh.zip")

@@ -161,6 +161,11 @@ class FeedPublisher:
                     stored.append(change.key)
                 if self.on_frame is not None:
                     self.on_frame(change.key, frame)
+            for key, frame in self.store.take_made(c.key for c in changes):
+                messages, in_hash = feed_messages(key, frame)  # (made for a reader here)
+                frames.extend((self.names.feed, m) for m in messages)
+                if in_hash:
+                    stored.append(key)
             # Before the frames: a topic is never SNAPSHOT_EVERY deltas ahead of its persisted
             # seq (what a restart continues from).
             # (every topic's: one made outside a publish, for a reader that asked first, is

@@ -371,6 +371,11 @@ class IngestFeed(_Store):
     ) -> None:
         super().__init__(live=live)
         self.materialize = materialize  # builds a topic the engine has not projected yet
+        # Topics made between publishes for a reader here (a REST read, a catch-up), new to
+        # the feed: the next publish sends each whole (``take_made``), so the edges have it
+        # too (a released deal's public topic read here first, then never changed, was
+        # otherwise never sent: an edge's site lacked the deal).
+        self._made: dict[TopicKey, None] = {}
 
     def _known(self, key: TopicKey) -> _Log | None:
         """The topic's log, with its payload: built by the engine now if nobody had asked
@@ -384,10 +389,25 @@ class IngestFeed(_Store):
                 if log is None:
                     log = self._logs[key] = _Log()
                     log.seq = 1
+                    self._made[key] = None
                 log.payload, log.base = payload, None
                 log.deltas.clear()
                 log.unsaved = SNAPSHOT_EVERY  # persist the seq it stands at
         return log
+
+    def take_made(self, moved: Iterable[TopicKey]) -> list[tuple[TopicKey, Frame]]:
+        """The topics made for a reader since the last publish and not ``moved`` by this one
+        (those went out as its changes), each as a whole frame at its seq; forgotten here."""
+        made, self._made = self._made, {}
+        for key in moved:
+            made.pop(key, None)
+        out = []
+        for key in made:
+            log = self._logs.get(key)
+            frame = None if log is None else self._base(key, log)
+            if frame is not None:
+                out.append((key, frame))
+        return out
 
     def catch_up(self, key: TopicKey, fmt: str, resume: int | None) -> list[Outgoing]:
         if not self.live:  # the payloads are none yet, or not the journal's
