@@ -380,8 +380,9 @@ class IngestFeed(_Store):
     def _known(self, key: TopicKey) -> _Log | None:
         """The topic's log, with its payload: built by the engine now if nobody had asked
         for it yet (at seq 1 for a topic never sent; at its seq for one known from before a
-        restart). Nothing is sent: whoever follows it already will see a gap at its next
-        change and take a snapshot then."""
+        restart). Nothing is sent now: a topic new to the feed goes out whole at the next
+        publish (``take_made``); one known from before a restart is healed by whoever follows
+        it at its next change (a gap, then the snapshot)."""
         log = self._logs.get(key)
         if (log is None or log.payload is None) and self.materialize is not None:
             payload = self.materialize(key)
