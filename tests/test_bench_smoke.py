@@ -350,9 +350,16 @@ def test_e2e_latency_program_quick(tmp_path: Path) -> None:
     out = tmp_path / "e2e.json"
     args = ["--quick", "--rate", "10", "--seconds", "4", "--warmup", "1", "--drain", "2"]
     args += ["--program-delay", "1", "--program-share", "0.5", "--json", str(out)]
-    assert bench.main(args) == 0
-    result = json.loads(out.read_text())
-    program = result["program"]
+    for _ in range(2):
+        assert bench.main(args) == 0
+        result = json.loads(out.read_text())
+        program = result["program"]
+        # The bench's model of what the program shows rests on the release coming within a
+        # tick of its ack; on a machine loaded past that (CI's four workers on 2 cores: acks at
+        # p50 145 ms, in one of three full runs) it expects no row at all and measured nothing: once
+        # more, then the checks hold.
+        if program["rows_expected"] > 0:
+            break
     assert result["load"]["program_clients"] == 30 == result["load"]["live_clients"]
     assert result["load"]["schedule"] == "sequential" and program["delay_s"] == 1.0
     assert result["refused_events"] == 0 and result["e2e"]["n"] > 0
