@@ -63,12 +63,12 @@ def test_the_desk_panel_shows_the_deal_on_air_seat_by_seat(page: Page, hub: HubT
     page.goto(
         f"{hub.url}/overlays/commentator.html?deal={deal}&seat={seat['seat']}#token={COMMENTATOR}"
     )
+    heading = page.locator('[data-testid="stats-heading"]')
+    expect(heading).to_have_text(f"Statistics · deal {deal} · seat {seat['seat']}", timeout=SOON)
     panel = page.locator('[data-testid="stats-panel"]')
     expect(panel).not_to_have_attribute("open", "")  # shut: the desk fits 1080 px
     panel.locator("summary").click()  # the commentator opens it
     expect(panel).to_have_attribute("open", "")
-    heading = page.locator('[data-testid="stats-heading"]')
-    expect(heading).to_have_text(f"Statistics · deal {deal} · seat {seat['seat']}", timeout=SOON)
     row = page.locator(f'[data-testid="stats-seat"][data-seat="{seat["seat"]}"]')
     for k in ("fold", "call", "raise", "check"):
         expect(row.locator(f'[data-testid="pf-{k}"]')).to_have_text(str(seat["preflop"][k]))

@@ -19,9 +19,9 @@ fitDesk();
 // last left it open on this machine, or when the URL asks (`stats=1`).
 const STATS_KEY = 'duplicast.desk.stats';
 const statsPanel = $('stats-panel');
-try {
-  statsPanel.open = new URLSearchParams(location.search).get('stats') === '1' || localStorage.getItem(STATS_KEY) === 'open';
-} catch { /* storage refused: shut */ }
+try { // (only ever opened here: a click that came before this script stays)
+  if (new URLSearchParams(location.search).get('stats') === '1' || localStorage.getItem(STATS_KEY) === 'open') statsPanel.open = true;
+} catch { /* storage refused: as the page has it */ }
 statsPanel.addEventListener('toggle', () => {
   try { localStorage.setItem(STATS_KEY, statsPanel.open ? 'open' : 'shut'); } catch { /* storage refused */ }
 });
