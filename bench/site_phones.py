@@ -15,18 +15,18 @@ during the run. In front of the edges: Debian's nginx with the SHIPPED ``deploy/
 - **Overlays**: ``bench/wsclients.c`` in marker mode, with the commentator token (uncapped by
   nginx), client i watching ``table:{i mod tables + 1}``, as e2e_latency.py measures them:
   console publish -> the frame that adds the action's row (kernel receive time).
-- **Phones**: one child process (asyncio, ``websockets``) of public websockets (no token),
-  each from its own loopback source address (127.0.x.y, at most 200 per address: nginx caps a
-  spectator address at 256) subscribed to what a phone on the site follows: ``standings`` and
-  one deal's traveller ``deal:{d}`` (phone i: deal i mod deals + 1). Public topics move only
-  when a deal is released (for every group at once, once every table that plays it has
-  finished it; no release delay here), so each ``deal:{d}`` frame is timed from the publish of
-  the event that completed deal d at its last table, and each ``standings`` frame from the
-  latest such release before it: console publish -> the public frame, which includes the hub's
-  release tick (every 0.25 s). Receive times are this process's reads
-  (``time.monotonic_ns``), not the kernel's (the overlays' are the kernel's); frames are read
-  as bytes and told apart by their first 160 bytes, never parsed (a ``json.loads`` of each
-  phone's copy of the standings made the phones' own process the latency measured).
+- **Phones**: child processes of 2,500 each (asyncio, ``websockets``) of public websockets (no
+  token), each from its own loopback source address (127.0.x.y, at most 200 per address: nginx
+  caps a spectator address at 256) subscribed to what a phone on the site follows: ``standings``
+  and one deal's traveller ``deal:{d}`` (phone i: deal i mod deals + 1). Public topics move only
+  when a deal is released (for every group at once, once every table that plays it has finished
+  it; no release delay here), so each ``deal:{d}`` frame is timed from the publish of the event
+  that completed deal d at its last table, and each ``standings`` frame from the latest such
+  release before it: console publish -> the public frame, which includes the hub's release tick
+  (every 0.25 s). Receive times are this process's reads (``time.monotonic_ns``), not the
+  kernel's (the overlays' are the kernel's); frames are read as bytes and told apart by their
+  first 160 bytes, never parsed (a ``json.loads`` of each phone's copy of the standings made the
+  phones' own process the latency measured).
   Plus, from the same process, each phone's periodic HTTP GET (every ``--poll`` s, spread) of a
   data URL with ``If-None-Match`` of its last ETag, over a pool of keep-alive connections:
   the site's ``/site/data/...`` once hub/serve/site.py is merged (``--urls site``), until then
@@ -80,6 +80,7 @@ from nginx import Nginx  # noqa: E402
 from hub.domain.config import parse_config  # noqa: E402
 
 PER_ADDRESS = 200  # phones per loopback source address (nginx: 256 per spectator address)
+PER_PROCESS = 2500  # phones per child process (one asyncio loop: 10,000 in one fell behind)
 
 
 def children(pid: int) -> list[int]:
@@ -104,8 +105,9 @@ def tournament(tid: str, tables: int, deals: int) -> tuple[str, Any]:
 
 
 async def phones_main(
-    ws_url: str, http: str, count: int, deals: int, poll: float, urls: str, out: Path
+    ws_url: str, http: str, first: int, count: int, deals: int, poll: float, urls: str, out: Path
 ) -> None:
+    """Phones ``first`` .. ``first + count - 1`` (one of ``PER_PROCESS``-sized children)."""
     import httpx
     import websockets
 
@@ -115,28 +117,29 @@ async def phones_main(
     stop = asyncio.Event()
     ready = 0
     all_ready = asyncio.Event()
+    handshakes = asyncio.Semaphore(256)  # at most so many opening at once: no SYN storm
 
     async def phone(i: int) -> None:
         nonlocal ready
         d = i % deals + 1
         host = f"127.0.{1 + i // (PER_ADDRESS * 250)}.{1 + (i // PER_ADDRESS) % 250}"
         try:
-            async with websockets.connect(
-                ws_url,
-                local_addr=(host, 0),
-                max_size=2**22,
-                ping_interval=None,
-                open_timeout=60,
-                origin=None,
-            ) as ws:
+            async with handshakes:
+                ws = await websockets.connect(
+                    ws_url,
+                    local_addr=(host, 0),
+                    max_size=2**22,
+                    ping_interval=None,
+                    open_timeout=60,
+                    origin=None,
+                )
+            async with ws:
                 await ws.send(json.dumps({"op": "subscribe", "topics": ["standings", f"deal:{d}"]}))
                 seen = set()
                 mine = f'"deal:{d}"'.encode()
-                while not stop.is_set():
-                    try:  # bytes, undecoded: a phone's process must not be what is measured
-                        raw = await asyncio.wait_for(ws.recv(decode=False), 0.5)
-                    except TimeoutError:
-                        continue
+                while True:  # until cancelled at the stop (no timer per phone: 10,000 of them
+                    # waking twice a second were this process's own load)
+                    raw = await ws.recv(decode=False)  # bytes, undecoded: not what is measured
                     at = time.monotonic_ns()
                     head = raw[:160]  # {"type": ..., "topic": ..., "seq": ...: no JSON parse
                     topic = (
@@ -186,7 +189,7 @@ async def phones_main(
                 status[type(exc).__name__] = status.get(type(exc).__name__, 0) + 1
             await asyncio.sleep(period)
 
-    tasks = [asyncio.create_task(phone(i)) for i in range(count)]
+    tasks = [asyncio.create_task(phone(i)) for i in range(first, first + count)]
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -203,11 +206,13 @@ async def phones_main(
     limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
     cpu0 = time.process_time()
     async with httpx.AsyncClient(base_url=http, limits=limits, timeout=10) as client:
-        shares = [list(range(j, count, pool)) for j in range(pool)]
+        shares = [list(range(first + j, first + count, pool)) for j in range(pool)]
         polls = [asyncio.create_task(poller(client, s)) for s in shares if s]
         await reader.readline()  # "stop"
         stop.set()
         await asyncio.gather(*polls, return_exceptions=True)
+    for task in tasks:
+        task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     out.write_text(
         json.dumps(
@@ -225,6 +230,20 @@ async def phones_main(
         )
     )
     print("done", flush=True)
+
+
+def merged(into: dict[str, Any] | None, got: dict[str, Any]) -> dict[str, Any]:
+    """One phone process's figures added to the others'."""
+    if into is None:
+        return got
+    for key in ("connected", "cpu_s"):
+        into[key] += got[key]
+    for key in ("frames", "standings_at", "gets_ns"):
+        into[key].extend(got[key])
+    for key in ("closes", "status"):
+        for name, n in got[key].items():
+            into[key][name] = into[key].get(name, 0) + n
+    return into
 
 
 # -- one run -----------------------------------------------------------------------------------
@@ -331,23 +350,27 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
                 stack, [*command, str(args.overlays), "0", "table:%d"], args.overlays, "normal"
             )
         ]
-        phones_out = work / "phones.json"
-        phone_proc = None
-        if phones:
-            phone_cmd = [sys.executable, __file__, "_phones", lb.ws_url, lb.url, str(phones)]
-            phone_cmd += [str(deals), str(args.poll), args.urls, str(phones_out)]
-            phone_proc = stack.enter_context(
-                edge_bench.started(phone_cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            )
-            assert phone_proc.stdout is not None
-            connected = json.loads(phone_proc.stdout.readline())["connected"]
-            if connected < phones:
-                print(
-                    f"site_phones: only {connected} of {phones} phones subscribed", file=sys.stderr
+        phone_procs: list[subprocess.Popen[bytes]] = []
+        phone_outs: list[Path] = []
+        for first in range(0, phones, PER_PROCESS):
+            phone_outs.append(work / f"phones-{first}.json")
+            phone_cmd = [sys.executable, __file__, "_phones", lb.ws_url, lb.url, str(first)]
+            phone_cmd += [str(min(PER_PROCESS, phones - first)), str(deals), str(args.poll)]
+            phone_cmd += [args.urls, str(phone_outs[-1])]
+            phone_procs.append(
+                stack.enter_context(
+                    edge_bench.started(phone_cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
                 )
+            )
+        connected = 0
+        for proc in phone_procs:
+            assert proc.stdout is not None
+            connected += json.loads(proc.stdout.readline())["connected"]
+        if connected < phones:
+            print(f"site_phones: only {connected} of {phones} phones subscribed", file=sys.stderr)
         time.sleep(1.0)
         start_ns = time.monotonic_ns()
-        tell(pools + ([phone_proc] if phone_proc else []), f"start {start_ns}")
+        tell(pools + phone_procs, f"start {start_ns}")
         procs = {"ingest": [ingest.pid], "edges": [e.pid for e in edges], "redis": [redis.pid]}
         procs["nginx"] = [lb.process.pid, *children(lb.process.pid)] if lb.process else []
         before = {k: sum(cpu_seconds(p) for p in v) for k, v in procs.items()}
@@ -364,12 +387,13 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
         wall = time.monotonic() - wall0
         cpu = {k: sum(cpu_seconds(p) for p in v) - before[k] for k, v in procs.items()}
         busy1 = machine_busy()
-        tell(pools + ([phone_proc] if phone_proc else []), "stop")
+        tell(pools + phone_procs, "stop")
         read = json.loads(pools[0].stdout.readline()) if pools[0].stdout else {}
         got = None
-        if phone_proc is not None and phone_proc.stdout is not None:
-            phone_proc.stdout.readline()
-            got = json.loads(phones_out.read_text())
+        for proc, path in zip(phone_procs, phone_outs, strict=True):
+            assert proc.stdout is not None
+            proc.stdout.readline()
+            got = merged(got, json.loads(path.read_text()))
         marks = array("q", marks_path.read_bytes())
         timed = json.loads(acks_path.read_text())
     counted = timed["start_ns"] + int(args.warmup * 1e9)
@@ -408,8 +432,10 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "_phones":
-        ws, http, count, deals, poll, urls, out = argv[1:8]
-        asyncio.run(phones_main(ws, http, int(count), int(deals), float(poll), urls, Path(out)))
+        ws, http, first, count, deals, poll, urls, out = argv[1:9]
+        asyncio.run(
+            phones_main(ws, http, int(first), int(count), int(deals), float(poll), urls, Path(out))
+        )
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(

@@ -603,3 +603,26 @@ def test_console_bytes_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert r["sample"] == "mcr" and r["tables"] == 4 and r["console_deltas"] > 0
     assert 0 < r["held_per_topic_at_subscribe"] < 2000 < r["held_per_topic_after"]
     assert 0 <= r["pad_json_bytes_per_delta"] < r["delta_json_bytes"]
+
+
+def test_site_phones_tiny_in_two_phone_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The phones on the public site (issue #34.6) behind the shipped nginx, split over two
+    phone processes (as 10,000 are, over four): every phone subscribed and counted once,
+    every poll answered (no error), no phone closed, every process gone afterwards."""
+    bench = load("site_phones")
+    monkeypatch.setattr(bench, "PER_PROCESS", 25)
+    out = tmp_path / "phones.json"
+    argv = ["--tables", "4", "--phones", "50", "--overlays", "8", "--rate", "3"]
+    argv += ["--seconds", "5", "--warmup", "1", "--drain", "2", "--urls", "site"]
+    assert bench.main([*argv, "--json", str(out)]) == 0
+    run = json.loads(out.read_text())["with_phones"]
+    phones = run["phones"]
+    assert phones["connected"] == 50 and phones["closes"] == {}
+    assert phones["http"]["requests"] > 0
+    # (404: a deal's data before its release, as the embargo has it)
+    assert set(phones["http"]["status"]) <= {"200", "304", "404"}
+    assert phones["unmatched_frames"] == 0
+    assert phones["standings_frames"] <= phones["standings_frames_expected"]
+    assert run["overlays"]["e2e"]["n"] > 0
