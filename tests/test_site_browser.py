@@ -171,21 +171,23 @@ def running_deals(page: Page) -> list[int]:
 
 
 def test_phone_the_running_view_grows_deal_by_deal(browser: Browser, hub: HubThread) -> None:
-    """``/site/running/``: a column per released deal (deal order), a row per team, the last
-    column the ranking now; a deal released while it is open is a new column in its place,
-    announced in the log; nothing wider than a 320 px screen but the tables' regions."""
+    """``/site/?view=running``: a column per released deal (deal order), a row per team, the last
+    column the ranking now; a deal released while it is open is a new column in its place
+    (once the reader resumes, if paused), announced in the log; nothing wider than a 320 px
+    screen but the tables' regions."""
     hub.play(hub.events[hub.sent or SIXTH : SIXTH])
     page, errors, answered, base = phone(browser, hub)
     open_site(page, base)
     page.get_by_test_id("running-link").click()  # (from the event's ranking)
-    expect(page.locator("body[data-page='running'][data-loaded]")).to_have_count(1)
-    assert page.url == f"{base}running/"
+    expect(page.locator("#running-teams")).to_have_count(1)
+    assert page.url == f"{base}?view=running"
+    expect(page.locator("nav a[aria-current='page']")).to_have_text("Running")
     expect(page.locator(".badge.provisional")).to_contain_text("4 of 12 deals released")
     assert running_deals(page) == [4, 6, 9, 10]
     teams = page.locator("#running-teams table").first.locator("tbody tr")
     expect(teams).to_have_count(6)
     # the last column is the like-for-like ranking now: rank 1 first, as the event's page has it
-    standings = page.evaluate("fetch('../data/standings.json').then((r) => r.json())")
+    standings = page.evaluate("fetch('data/standings.json').then((r) => r.json())")
     leader = standings["like_for_like"]["teams"][0]["name"]
     assert teams.first.locator("th").inner_text().strip() == leader
     assert teams.first.locator("td").last.locator(".rank").inner_text() == "1st"
@@ -199,10 +201,16 @@ def test_phone_the_running_view_grows_deal_by_deal(browser: Browser, hub: HubThr
     settled(page)
     assert_accessible(page, "the running view at 390x844")
     shot(page, "running-390")
-    # a deal released while the page is open: its column, in deal order, and one line said
+    # a deal released while the page is open and paused: nothing moves until "Resume", then
+    # its column, in deal order, and one line said
     expect(page.locator("#link")).to_contain_text("Live", timeout=10_000)
+    pause = page.locator("#pause")
+    pause.click()
     hub.play(hub.events[SIXTH:EIGHTH])
     hub.sent = EIGHTH
+    expect(page.locator("#link")).to_contain_text("waiting", timeout=10_000)
+    assert running_deals(page) == [4, 6, 9, 10]
+    pause.click()
     expect(page.locator("#running-teams table").first.locator("thead th")).to_have_count(
         6, timeout=10_000
     )
@@ -229,7 +237,7 @@ def test_desktop_every_page_and_reduced_motion(browser: Browser, hub: HubThread)
         "deal": f"{base}deal/3/",
         "team": f"{base}team/FIN/",
         "player": f"{base}player/FIN-2/",
-        "running": f"{base}running/",
+        "running": f"{base}?view=running",
     }
     for name, url in pages.items():
         open_site(page, url)
@@ -308,7 +316,7 @@ def test_the_site_works_from_plain_files(browser: Browser, tmp_path: Path) -> No
         expect(page.locator("#traveller table tbody tr")).to_have_count(6)
         open_site(page, f"{base}player/FIN-1/index.html")
         expect(page.locator("#card tbody tr")).to_have_count(6)
-        open_site(page, f"{base}running/")
+        open_site(page, f"{base}?view=running")
         assert running_deals(page) == [3, 4, 6, 8, 9, 10]
     finally:
         page.context.close()

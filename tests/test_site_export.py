@@ -222,7 +222,6 @@ def test_the_export_is_the_whole_site_the_builder_serves(session: dict[str, Any]
         "data/event.json",
         f"data/deal/{d}.json",
         "download/standings.csv",
-        "running/index.html",
         "data/running.json",
         "download/running.csv",
         "download/travellers.csv",
@@ -231,12 +230,7 @@ def test_the_export_is_the_whole_site_the_builder_serves(session: dict[str, Any]
         *ASSETS,
     ):
         assert name in found, name
-    where = {
-        "": "index.html",
-        "running": "running/index.html",
-        "team": "team/FIN/index.html",
-        "player": "player/FIN-2/index.html",
-    }
+    where = {"": "index.html", "team": "team/FIN/index.html", "player": "player/FIN-2/index.html"}
     for kind, template in PAGES.items():  # each page is its template, as a hub serves it
         name = where.get(kind, f"{kind}/{d}/index.html")
         assert found[name] == (OVERLAYS / "site" / template).read_bytes(), name
@@ -263,8 +257,8 @@ def test_the_site_assets_are_closed_over_what_they_load() -> None:
             assert not ref.startswith("/"), f"{asset}: {ref} (a site asset links relatively)"
             wanted.add(str(PurePosixPath(asset).parent / ref))
     for template in PAGES.values():  # a page is two folders down (deal/3/), but the event's
-        text = (OVERLAYS / "site" / template).read_text("utf-8")  # and the running view's
-        depth = {"index.html": "", "running.html": "a/"}.get(template, "a/b/")
+        text = (OVERLAYS / "site" / template).read_text("utf-8")
+        depth = "" if template == "index.html" else "a/b/"
         refs = [r for r in _HTML.findall(text) if r.endswith((".js", ".css"))]
         assert refs, template
         wanted |= {depth + r for r in refs}

@@ -74,11 +74,10 @@ PAGES = {
     "team": "team.html",
     "player": "player.html",
     "replay": "replay.html",
-    "running": "running.html",
 }
 """Each kind of page and its template in ``overlays/site/`` (``replay``: the multi-table
-replayer, ``/site/replay/{d}/``, docs/replay.md; ``running``: the one page
-``/site/running/``, the ranking deal by deal)."""
+replayer, ``/site/replay/{d}/``, docs/replay.md). The running view is the event's page
+with ``?view=running`` (its script reads ``data/running.json``)."""
 ASSETS = (
     "css/site.css",
     "js/site/site.js",
@@ -520,7 +519,7 @@ class SiteBuilder:
         every deal has its page (which says the deal is not public yet), only a released one
         its replayer and its data."""
         event = self.event()
-        out = ["", "running/", *(f"deal/{d}/" for d in range(1, event["deals"] + 1))]
+        out = ["", *(f"deal/{d}/" for d in range(1, event["deals"] + 1))]
         out += [f"replay/{d}/" for d in event["released"]]  # (a hub answers it for any deal)
         out += [f"team/{t['code']}/" for t in event["teams"]]
         out += [f"player/{p['id']}/" for t in event["teams"] for p in t["players"]]
@@ -543,7 +542,7 @@ class SiteBuilder:
             file = self.overlays / path
             media = _MEDIA[file.suffix]
             return Document(file.read_bytes(), media, "asset") if file.is_file() else None
-        if head in PAGES and (path in ("", "running/") or re.fullmatch(r"[^/]+/", rest)):
+        if head in PAGES and (path == "" or re.fullmatch(r"[^/]+/", rest)):
             return self._page(head, rest[:-1])
         if head == "data":
             got = self._data(rest)
@@ -556,9 +555,6 @@ class SiteBuilder:
         if kind in ("deal", "replay"):
             event = self.event()
             if not ident.isdigit() or not 1 <= int(ident) <= event["deals"]:
-                return None
-        elif kind == "running":
-            if ident:
                 return None
         elif kind == "team":
             if self._team_of(self.event(), ident) is None:

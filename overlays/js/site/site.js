@@ -7,7 +7,9 @@
 
 const body = document.body;
 const ROOT = body.dataset.root || '';
-const PAGE = body.dataset.page || 'event';
+// (the event's page shows the running view with ?view=running: docs/site.md)
+const RUNNING = new URLSearchParams(location.search).get('view') === 'running';
+const PAGE = body.dataset.page === 'event' && RUNNING ? 'running' : (body.dataset.page || 'event');
 const NUM = new Intl.NumberFormat('en-GB', { maximumFractionDigits: 2 });
 const PCT = new Intl.NumberFormat('en-GB', { maximumFractionDigits: 1 });
 const SUITS = { s: ['\u2660', 'spades'], h: ['\u2665', 'hearts'], d: ['\u2666', 'diamonds'], c: ['\u2663', 'clubs'] };
@@ -155,7 +157,7 @@ function renderEvent(event, standings, stats = null) {
   const current = plan && plan.current ? (plan.sessions || []).find((x) => x.id === plan.current.session) : null;
   const ranking = [
     el('p', { class: 'note', text: 'Like-for-like: over the deals every table of a group has completed (the only view the public sees).' }),
-    el('p', { class: 'running-link' }, el('a', { href: 'running/', 'data-testid': 'running-link' }, 'How the ranking ran, deal by deal')),
+    el('p', { class: 'running-link' }, el('a', { href: '?view=running', 'data-testid': 'running-link' }, 'How the ranking ran, deal by deal')),
   ];
   if (view.overall && view.overall.length) ranking.push(table('Overall ranking, like-for-like', teamHead, view.overall.map(teamRow)));
   ranking.push(table(`Teams${current ? `, ${current.name}` : ''}, like-for-like (${event.released.length} of ${event.deals} deals released)`, teamHead, view.teams.map(teamRow)));
@@ -396,8 +398,10 @@ function renderRunning(event, view) {
   const how = view.scoring && view.scoring.format === 'ifp-points'
     ? 'IFP points: after each deal each seat position is ranked again on its chips so far; a team has the sum of its seats\u2019 points.'
     : `Each deal adds the seat\u2019s ${playersBy} on it.`;
+  // (a team scored on its totals is listed by its results here, not by the ranking's IMPs)
+  const last = view.by.teams === (view.scoring && view.scoring.column) ? ' The last column is the ranking now.' : '';
   out.push(el('p', { class: 'note' },
-    `The like-for-like ranking after each released deal, in deal order. Each cell: the ${teamsBy} so far, the rank, and the move since the deal before (\u25B2 up, \u25BC down). The last column is the ranking now. ${how}`));
+    `The like-for-like ranking after each released deal, in deal order. Each cell: the ${teamsBy} so far, the rank, and the move since the deal before (\u25B2 up, \u25BC down).${last} ${how}`));
   for (const note of view.notes || []) out.push(el('p', { class: 'note', 'data-testid': 'running-note', text: note }));
   const blocks = view.blocks.filter((b) => b.deals.length);
   if (!blocks.length) {
@@ -417,16 +421,16 @@ function renderRunning(event, view) {
       const grp = block.groups.length > 1 ? `, group ${g.group}` : '';
       const head = [{ label: 'Team' }, ...g.deals.map((d) => ({ label: `Deal ${d}`, cls: 'num' }))];
       const rows = g.teams.map((t) => el('tr', {},
-        el('th', { scope: 'row' }, swatch(t.colour), el('a', { href: `../team/${encodeURIComponent(t.code)}/` }, t.name)),
+        el('th', { scope: 'row' }, swatch(t.colour), el('a', { href: `team/${encodeURIComponent(t.code)}/` }, t.name)),
         t.steps.map(stepCell)));
       const changes = leadChanges(g.teams, g.deals);
-      if (changes.length) teamParts.push(el('ul', { class: 'lead' }, changes));
+      if (changes.length) teamParts.push(el('p', { class: 'lead-title', text: `How the lead changed${where}${grp}:` }), el('ul', { class: 'lead' }, changes));
       teamParts.push(table(`Teams after each deal${where}${grp}`, head, rows, { cls: 'running' }));
       const seats = el('div', { class: 'grid' });
       for (const b of g.seats) {
         const phead = [{ label: 'Player' }, ...g.deals.map((d) => ({ label: `Deal ${d}`, cls: 'num' }))];
         const prows = b.players.map((p) => el('tr', {},
-          el('th', { scope: 'row' }, el('a', { href: `../player/${encodeURIComponent(p.id)}/` }, p.player || p.id), ` (${p.code})`),
+          el('th', { scope: 'row' }, el('a', { href: `player/${encodeURIComponent(p.id)}/` }, p.player || p.id), ` (${p.code})`),
           p.steps.map(stepCell)));
         seats.append(table(`Seat ${b.seat} after each deal${where}${grp}`, phead, prows, { cls: 'running' }));
       }
@@ -435,7 +439,7 @@ function renderRunning(event, view) {
   }
   out.push(section('running-teams', 'Teams, deal by deal', ...teamParts));
   out.push(section('running-players', 'Players by seat, deal by deal', ...playerParts));
-  out.push(section('downloads', 'Downloads', downloads(event, '../')));
+  out.push(section('downloads', 'Downloads', downloads(event, '')));
   return out;
 }
 
@@ -475,6 +479,8 @@ async function load(live = false) {
     const view = await getJson('data/running.json');
     parts = renderRunning(event, view);
     title = 'Running ranking';
+    const here = document.querySelector('nav a[href="?view=running"]');
+    if (here) here.setAttribute('aria-current', 'page');
     const lead = runningLeader(view);
     summary = `${event.released.length} of ${event.deals} deals released${lead ? `; ${lead}` : ''}.`;
   } else {
