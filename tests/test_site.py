@@ -14,6 +14,7 @@ import json
 import os
 import random
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ from hypothesis import strategies as st
 
 from hub.bus.redis import RedisBus
 from hub.client.logreplay import replay_log
+from hub.domain.config import TournamentConfig
+from hub.domain.deck import DeckOrder
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
 from hub.files.config import load_config
@@ -125,7 +128,10 @@ async def site_deals(http: httpx.AsyncClient, base: str, engine: Engine, deals: 
             got = await http.get(f"{base}/site/data/{path}.json")
             assert got.status_code == 200, path
             assert deals_named(got.json()) <= released(), path
-    for name in ("travellers.csv", "scorecards.csv"):
+    got = await http.get(f"{base}/site/data/running.json")  # (the ranking deal by deal)
+    assert got.status_code == 200
+    assert deals_named(got.json()) <= released()
+    for name in ("travellers.csv", "scorecards.csv", "running.csv"):
         got = await http.get(f"{base}/site/download/{name}")
         assert got.status_code == 200
         assert csv_deals(got.content) <= released(), name
@@ -210,6 +216,8 @@ async def test_site_answers_are_cacheable(redis_bus: Any) -> None:
             ("/site/data/event.json", "no-cache"),
             ("/site/data/standings.json", "no-cache"),
             ("/site/download/standings.csv", "no-cache"),
+            ("/site/data/running.json", "no-cache"),
+            ("/site/download/running.csv", "no-cache"),
             ("/site/", "no-cache"),
             ("/site/deal/12/", "no-cache"),
             ("/site/team/FIN/", "no-cache"),
@@ -257,6 +265,7 @@ async def test_site_answers_are_cacheable(redis_bus: Any) -> None:
             "/site/team/NOPE/",
             "/site/player/FIN-9/",
             "/site/player/FIN/",
+            "/site/running/",
             "/site/data/deal/13.json",
             "/site/data/team/NOPE.json",
             "/site/data/nothing.json",
@@ -390,23 +399,37 @@ SMALL = make_config(seats=3, deals=3)
 SMALL_DECKS = make_decks(SMALL)
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(0, 10_000))
-def test_site_documents_never_name_an_unreleased_deal(seed: int) -> None:
+def play_and_check(
+    config: TournamentConfig,
+    decks: dict[int, DeckOrder],
+    seed: int,
+    every: int,
+    check: Callable[[Engine, SiteBuilder], int],
+) -> int:
+    """A random session played on a fresh engine: ``check`` (a count) after every ``every``
+    events, and once every deal is released; the counts added up."""
     rng = random.Random(seed)
-    engine = Engine(SMALL, SMALL_DECKS)
+    engine = Engine(config, decks)
     builder = SiteBuilder(engine_reader(engine), OVERLAYS)
     now = 0.0
     checked = 0
-    for i, event in enumerate(simulate_session(SMALL, SMALL_DECKS, rng)):
+    for i, event in enumerate(simulate_session(config, decks, rng)):
         now += 1.0
         assert engine.submit(event, now).ok
-        if i % 7 == 0:
-            released = {d for d in range(1, SMALL.deals + 1) if engine.deal_released(d)}
-            checked += check_builder(builder, released)
+        if i % every == 0:
+            checked += check(engine, builder)
     engine.tick(float("inf"))
-    checked += check_builder(builder, set(range(1, SMALL.deals + 1)))
-    assert checked > 0
+    return checked + check(engine, builder)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000))
+def test_site_documents_never_name_an_unreleased_deal(seed: int) -> None:
+    def check(engine: Engine, builder: SiteBuilder) -> int:
+        released = {d for d in range(1, SMALL.deals + 1) if engine.deal_released(d)}
+        return check_builder(builder, released)
+
+    assert play_and_check(SMALL, SMALL_DECKS, seed, 7, check) > 0
 
 
 def test_the_nginx_config_lets_caches_revalidate_the_site() -> None:

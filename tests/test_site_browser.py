@@ -1,9 +1,10 @@
 """The public results site in Chromium during a played session (docs/site.md), on a phone
 (390x844) and a desktop (1920x1080): the ranking and the deals list show only released deals,
 a deal's page fills in as the deal is released (live, from the public feed, announced in the
-page's role=log region), the pause control holds updates back until resumed, every page has 0
-axe-core violations of WCAG 2.2 A/AA, reduced motion is honoured, and no data file of an
-unreleased deal is ever answered to the page. The screenshots of docs/site.md are saved here.
+page's role=log region), so does the running view (a column per released deal), the pause
+control holds updates back until resumed, every page has 0 axe-core violations of WCAG 2.2
+A/AA, reduced motion is honoured, and no data file of an unreleased deal is ever answered to
+the page. The screenshots of docs/site.md are saved here.
 
 One hub (role all) for the module, a few page loads per viewport; and the static export's
 files read through a plain web server."""
@@ -33,7 +34,7 @@ from tests.test_overlays_hub import HubThread
 DOCS_SHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 # The sample session (samples/ifp6-session.jsonl) releases deals 9 and 4 at events 840-841,
 # 10 at 959, 6 at 997, 8 at 1072 and 3 at 1177 (the release delay is 0).
-FIRST, TENTH, SIXTH, LATER = 841, 959, 997, 1200
+FIRST, TENTH, SIXTH, EIGHTH, LATER = 841, 959, 997, 1073, 1200
 
 
 @pytest.fixture(scope="module")
@@ -100,12 +101,18 @@ def test_axe_finds_what_it_should(browser: Browser) -> None:
     page.context.close()
 
 
-def test_phone_the_site_fills_in_as_deals_release(browser: Browser, hub: HubThread) -> None:
+def phone(browser: Browser, hub: HubThread) -> tuple[Page, list[str], list[str], str]:
+    """A 390x844 page watching the deal data answered to it: the page, its errors, the deals
+    answered, the site's address."""
     errors: list[str] = []
     page = new_page(browser, 390, 844, errors)
     answered: list[str] = []
     watch_data(page, hub, answered)
-    base = f"{hub.url}/site/"
+    return page, errors, answered, f"{hub.url}/site/"
+
+
+def test_phone_the_site_fills_in_as_deals_release(browser: Browser, hub: HubThread) -> None:
+    page, errors, answered, base = phone(browser, hub)
 
     # the event: a provisional ranking; a link to each released deal, none to the others
     open_site(page, base)
@@ -157,6 +164,65 @@ def test_phone_the_site_fills_in_as_deals_release(browser: Browser, hub: HubThre
     assert errors == []
 
 
+def running_deals(page: Page) -> list[int]:
+    """The deal columns of the running view's first team table, in page order."""
+    heads = page.locator("#running-teams table").first.locator("thead th").all_inner_texts()
+    return [int(h.removeprefix("Deal ")) for h in heads[1:]]
+
+
+def test_phone_the_running_view_grows_deal_by_deal(browser: Browser, hub: HubThread) -> None:
+    """``/site/?view=running``: a column per released deal (deal order), a row per team, the last
+    column the ranking now; a deal released while it is open is a new column in its place
+    (once the reader resumes, if paused), announced in the log; nothing wider than a 320 px
+    screen but the tables' regions."""
+    hub.play(hub.events[hub.sent or SIXTH : SIXTH])
+    page, errors, answered, base = phone(browser, hub)
+    open_site(page, base)
+    page.get_by_test_id("running-link").click()  # (from the event's ranking)
+    expect(page.locator("#running-teams")).to_have_count(1)
+    assert page.url == f"{base}?view=running"
+    expect(page.locator("nav a[aria-current='page']")).to_have_text("Running")
+    expect(page.locator(".badge.provisional")).to_contain_text("4 of 12 deals released")
+    assert running_deals(page) == [4, 6, 9, 10]
+    teams = page.locator("#running-teams table").first.locator("tbody tr")
+    expect(teams).to_have_count(6)
+    # the last column is the like-for-like ranking now: rank 1 first, as the event's page has it
+    standings = page.evaluate("fetch('data/standings.json').then((r) => r.json())")
+    leader = standings["like_for_like"]["teams"][0]["name"]
+    assert teams.first.locator("th").inner_text().strip() == leader
+    assert teams.first.locator("td").last.locator(".rank").inner_text() == "1st"
+    # a move is told in words too (an arrow is decoration)
+    moves = page.locator("#running-teams .move .sr-only").all_inner_texts()
+    assert moves and all(m.strip().startswith(("up", "down", "no change")) for m in moves)
+    expect(page.locator("#running-players table")).to_have_count(6)  # (a seat each)
+    region = page.locator("#running-teams .scroll").first
+    assert region.get_attribute("tabindex") == "0" and region.get_attribute("role") == "region"
+    assert "Teams after each deal" in (region.get_attribute("aria-label") or "")
+    settled(page)
+    assert_accessible(page, "the running view at 390x844")
+    shot(page, "running-390")
+    # a deal released while the page is open and paused: nothing moves until "Resume", then
+    # its column, in deal order, and one line said
+    expect(page.locator("#link")).to_contain_text("Live", timeout=10_000)
+    pause = page.locator("#pause")
+    pause.click()
+    hub.play(hub.events[SIXTH:EIGHTH])
+    hub.sent = EIGHTH
+    expect(page.locator("#link")).to_contain_text("waiting", timeout=10_000)
+    assert running_deals(page) == [4, 6, 9, 10]
+    pause.click()
+    expect(page.locator("#running-teams table").first.locator("thead th")).to_have_count(
+        6, timeout=10_000
+    )
+    assert running_deals(page) == [4, 6, 8, 9, 10]
+    expect(page.locator("#updates")).to_contain_text("5 of 12 deals released; after deal 10")
+    page.set_viewport_size({"width": 320, "height": 640})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 320
+    page.context.close()
+    assert answered == []  # (the running view is its own document: no deal's data read)
+    assert errors == []
+
+
 def test_desktop_every_page_and_reduced_motion(browser: Browser, hub: HubThread) -> None:
     hub.play(hub.events[hub.sent or SIXTH : LATER])
     public = released(hub)
@@ -171,6 +237,7 @@ def test_desktop_every_page_and_reduced_motion(browser: Browser, hub: HubThread)
         "deal": f"{base}deal/3/",
         "team": f"{base}team/FIN/",
         "player": f"{base}player/FIN-2/",
+        "running": f"{base}?view=running",
     }
     for name, url in pages.items():
         open_site(page, url)
@@ -249,6 +316,8 @@ def test_the_site_works_from_plain_files(browser: Browser, tmp_path: Path) -> No
         expect(page.locator("#traveller table tbody tr")).to_have_count(6)
         open_site(page, f"{base}player/FIN-1/index.html")
         expect(page.locator("#card tbody tr")).to_have_count(6)
+        open_site(page, f"{base}?view=running")
+        assert running_deals(page) == [3, 4, 6, 8, 9, 10]
     finally:
         page.context.close()
         server.terminate()

@@ -222,6 +222,8 @@ def test_the_export_is_the_whole_site_the_builder_serves(session: dict[str, Any]
         "data/event.json",
         f"data/deal/{d}.json",
         "download/standings.csv",
+        "data/running.json",
+        "download/running.csv",
         "download/travellers.csv",
         "download/scorecards.csv",
         "download/hands.phh.zip",

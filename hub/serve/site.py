@@ -50,6 +50,7 @@ from hub.domain.games.registry import games
 from hub.domain.pieces import CARDS
 from hub.engine.families import FAMILIES
 from hub.serve.headers import SECURITY_HEADERS
+from hub.serve.site_running import RUNNING_CSV_HEADER, running_csv_rows, running_view
 from hub.wire.codec import to_json
 from hub.wire.topics import PUBLIC
 
@@ -75,7 +76,8 @@ PAGES = {
     "replay": "replay.html",
 }
 """Each kind of page and its template in ``overlays/site/`` (``replay``: the multi-table
-replayer, ``/site/replay/{d}/``, docs/replay.md)."""
+replayer, ``/site/replay/{d}/``, docs/replay.md). The running view is the event's page
+with ``?view=running`` (its script reads ``data/running.json``)."""
 ASSETS = (
     "css/site.css",
     "js/site/site.js",
@@ -97,7 +99,13 @@ and ``paths()`` names them, so the static export writes the same files at the sa
 ``tests/test_site_export.py`` checks that it is closed (every import and ``url()`` resolves
 to an entry)."""
 _MEDIA = {".css": "text/css", ".js": "text/javascript", ".woff2": "font/woff2"}
-DOWNLOADS = ("standings.csv", "travellers.csv", "scorecards.csv", "hands.phh.zip")
+DOWNLOADS = (
+    "standings.csv",
+    "running.csv",
+    "travellers.csv",
+    "scorecards.csv",
+    "hands.phh.zip",
+)
 _CODE = re.compile(r"[A-Za-z0-9_]{1,16}")
 _PLAYER = re.compile(r"([A-Za-z0-9_]{1,16})-([0-9]{1,3})")
 Reader = Callable[[str], tuple[int, dict[str, Any] | None]]
@@ -375,7 +383,22 @@ class SiteBuilder:
             "points_note": _points_note(scoring, seat is None),
         }
 
+    # -- the running view --
+
+    def running(self) -> dict[str, Any]:
+        """``running.json``: the ranking after each released deal (``site_running``)."""
+        event = self.event()
+        return running_view(
+            self.standings(),
+            event["released"],
+            event["seats"],
+            lambda d, s: self.topic(f"compare:{d}:{s}"),
+        )
+
     # -- downloads --
+
+    def running_csv(self) -> bytes:
+        return _csv(RUNNING_CSV_HEADER, running_csv_rows(self.running()))
 
     def standings_csv(self) -> bytes:
         st = self.standings()
@@ -500,7 +523,7 @@ class SiteBuilder:
         out += [f"replay/{d}/" for d in event["released"]]  # (a hub answers it for any deal)
         out += [f"team/{t['code']}/" for t in event["teams"]]
         out += [f"player/{p['id']}/" for t in event["teams"] for p in t["players"]]
-        out += ["data/event.json", "data/standings.json"]
+        out += ["data/event.json", "data/standings.json", "data/running.json"]
         out += [f"data/deal/{d}.json" for d in event["released"]]
         out += [f"data/team/{t['code']}.json" for t in event["teams"]]
         out += [f"data/player/{p['id']}.json" for t in event["teams"] for p in t["players"]]
@@ -551,6 +574,8 @@ class SiteBuilder:
             return self.event()
         if rest == "standings.json":
             return self.standings()
+        if rest == "running.json":
+            return self.running()
         if rest == "stats.json":  # ({}: the family exists, its topic has no data here yet)
             return (self.topic("stats") or {}) if "stats" in FAMILIES else None
         kind, _, name = rest.partition("/")
@@ -573,6 +598,7 @@ class SiteBuilder:
             return None if body is None else Document(body, "application/zip", "download")
         made = {
             "standings.csv": self.standings_csv,
+            "running.csv": self.running_csv,
             "travellers.csv": self.travellers_csv,
             "scorecards.csv": self.scorecards_csv,
         }[name]()

@@ -7,7 +7,9 @@
 
 const body = document.body;
 const ROOT = body.dataset.root || '';
-const PAGE = body.dataset.page || 'event';
+// (the event's page shows the running view with ?view=running: docs/site.md)
+const RUNNING = new URLSearchParams(location.search).get('view') === 'running';
+const PAGE = body.dataset.page === 'event' && RUNNING ? 'running' : (body.dataset.page || 'event');
 const NUM = new Intl.NumberFormat('en-GB', { maximumFractionDigits: 2 });
 const PCT = new Intl.NumberFormat('en-GB', { maximumFractionDigits: 1 });
 const SUITS = { s: ['\u2660', 'spades'], h: ['\u2665', 'hearts'], d: ['\u2666', 'diamonds'], c: ['\u2663', 'clubs'] };
@@ -155,6 +157,7 @@ function renderEvent(event, standings, stats = null) {
   const current = plan && plan.current ? (plan.sessions || []).find((x) => x.id === plan.current.session) : null;
   const ranking = [
     el('p', { class: 'note', text: 'Like-for-like: over the deals every table of a group has completed (the only view the public sees).' }),
+    el('p', { class: 'running-link' }, el('a', { href: '?view=running', 'data-testid': 'running-link' }, 'How the ranking ran, deal by deal')),
   ];
   if (view.overall && view.overall.length) ranking.push(table('Overall ranking, like-for-like', teamHead, view.overall.map(teamRow)));
   ranking.push(table(`Teams${current ? `, ${current.name}` : ''}, like-for-like (${event.released.length} of ${event.deals} deals released)`, teamHead, view.teams.map(teamRow)));
@@ -203,6 +206,7 @@ function codeOf(event, teamId) {
 function downloads(event, root) {
   const items = [
     ['download/standings.csv', 'Standings (CSV)'],
+    ['download/running.csv', 'Running ranking, deal by deal (CSV)'],
     ['download/travellers.csv', 'Travellers of the released deals (CSV)'],
     ['download/scorecards.csv', 'Score cards (CSV)'],
   ];
@@ -343,6 +347,112 @@ function renderCard(event, card, isTeam) {
   return out;
 }
 
+// -- the running view: the ranking after each released deal --
+
+const ORDINAL = new Intl.PluralRules('en-GB', { type: 'ordinal' });
+const SUFFIX = { one: 'st', two: 'nd', few: 'rd', other: 'th' };
+
+function ordinal(n) {
+  return `${n}${SUFFIX[ORDINAL.select(n)]}`;
+}
+
+/** A rank's move since the deal before: an arrow and a number, and the words for screen
+ * readers (never colour alone); nothing on the first deal. */
+function moveNode(move) {
+  if (move === null || move === undefined) return null;
+  if (move === 0) return el('span', { class: 'move zero' }, el('span', { 'aria-hidden': 'true', text: ' =' }), hidden(' no change'));
+  const up = move > 0;
+  return el('span', { class: `move ${up ? 'pos' : 'neg'}` },
+    el('span', { 'aria-hidden': 'true', text: ` ${up ? '\u25B2' : '\u25BC'}${Math.abs(move)}` }),
+    hidden(` ${up ? 'up' : 'down'} ${Math.abs(move)}`));
+}
+
+function byLabel(by, event) {
+  if (by === 'imps') return 'IMPs';
+  if (by === 'points') return 'points';
+  return unitOf(event);
+}
+
+function stepCell(step) {
+  return td([el('span', { class: 'score' }, plain(step.score)), el('br'),
+    el('span', { class: 'rank' }, ordinal(step.rank)), moveNode(step.move)], 'num step');
+}
+
+/** Who led after each deal, only where the lead changed: a few lines a phone reads at once. */
+function leadChanges(teams, deals) {
+  const out = [];
+  let before = '';
+  deals.forEach((d, k) => {
+    const first = teams.filter((t) => t.steps[k] && t.steps[k].rank === 1).map((t) => t.name);
+    const now = first.join(' and ');
+    if (now && now !== before) out.push(el('li', {}, `After deal ${d}: ${now} ${first.length > 1 ? 'share the lead' : before ? 'takes the lead' : 'leads'}.`));
+    before = now;
+  });
+  return out;
+}
+
+function renderRunning(event, view) {
+  const out = [provisional(event)];
+  const teamsBy = byLabel(view.by.teams, event);
+  const playersBy = byLabel(view.by.players, event);
+  const how = view.scoring && view.scoring.format === 'ifp-points'
+    ? 'IFP points: after each deal each seat position is ranked again on its chips so far; a team has the sum of its seats\u2019 points.'
+    : `Each deal adds the seat\u2019s ${playersBy} on it.`;
+  // (a team scored on its totals is listed by its results here, not by the ranking's IMPs)
+  const last = view.by.teams === (view.scoring && view.scoring.column) ? ' The last column is the ranking now.' : '';
+  out.push(el('p', { class: 'note' },
+    `The like-for-like ranking after each released deal, in deal order. Each cell: the ${teamsBy} so far, the rank, and the move since the deal before (\u25B2 up, \u25BC down).${last} ${how}`));
+  for (const note of view.notes || []) out.push(el('p', { class: 'note', 'data-testid': 'running-note', text: note }));
+  const blocks = view.blocks.filter((b) => b.deals.length);
+  if (!blocks.length) {
+    out.push(el('p', { text: 'No deal has been released yet: the running ranking starts with the first.' }));
+    return out;
+  }
+  const several = view.blocks.length > 1;
+  const teamParts = [];
+  const playerParts = [];
+  for (const block of blocks) {
+    const where = several && block.name ? `, ${block.name}` : '';
+    if (several && block.name) {
+      teamParts.push(el('h3', { text: block.name }));
+      playerParts.push(el('h3', { text: block.name }));
+    }
+    for (const g of block.groups) {
+      const grp = block.groups.length > 1 ? `, group ${g.group}` : '';
+      const head = [{ label: 'Team' }, ...g.deals.map((d) => ({ label: `Deal ${d}`, cls: 'num' }))];
+      const rows = g.teams.map((t) => el('tr', {},
+        el('th', { scope: 'row' }, swatch(t.colour), el('a', { href: `team/${encodeURIComponent(t.code)}/` }, t.name)),
+        t.steps.map(stepCell)));
+      const changes = leadChanges(g.teams, g.deals);
+      if (changes.length) teamParts.push(el('p', { class: 'lead-title', text: `How the lead changed${where}${grp}:` }), el('ul', { class: 'lead' }, changes));
+      teamParts.push(table(`Teams after each deal${where}${grp}`, head, rows, { cls: 'running' }));
+      const seats = el('div', { class: 'grid' });
+      for (const b of g.seats) {
+        const phead = [{ label: 'Player' }, ...g.deals.map((d) => ({ label: `Deal ${d}`, cls: 'num' }))];
+        const prows = b.players.map((p) => el('tr', {},
+          el('th', { scope: 'row' }, el('a', { href: `player/${encodeURIComponent(p.id)}/` }, p.player || p.id), ` (${p.code})`),
+          p.steps.map(stepCell)));
+        seats.append(table(`Seat ${b.seat} after each deal${where}${grp}`, phead, prows, { cls: 'running' }));
+      }
+      playerParts.push(seats);
+    }
+  }
+  out.push(section('running-teams', 'Teams, deal by deal', ...teamParts));
+  out.push(section('running-players', 'Players by seat, deal by deal', ...playerParts));
+  out.push(section('downloads', 'Downloads', downloads(event, '')));
+  return out;
+}
+
+/** The last released deal's leader, for the page's one-line update. */
+function runningLeader(view) {
+  const block = [...view.blocks].reverse().find((b) => b.deals.length);
+  if (!block) return null;
+  const g = block.groups[0];
+  const d = g.deals[g.deals.length - 1];
+  const first = g.teams.filter((t) => t.steps[t.steps.length - 1].rank === 1).map((t) => t.name);
+  return first.length ? `after deal ${d}, ${first.join(' and ')} ${first.length > 1 ? 'share the lead' : 'leads'}` : null;
+}
+
 // -- the page's life: load, render, follow the feed --
 
 const state = { event: null, summary: null, paused: false, pending: false, timer: null };
@@ -365,6 +475,14 @@ async function load(live = false) {
     parts = renderCard(event, card, PAGE === 'team');
     title = card.missing ? 'Not found' : `${card.name}: score card`;
     summary = card.missing ? '' : `${card.name}: ${card.rows.length} results, total ${plain(card.total.chips)}.`;
+  } else if (PAGE === 'running') {
+    const view = await getJson('data/running.json');
+    parts = renderRunning(event, view);
+    title = 'Running ranking';
+    const here = document.querySelector('nav a[href="?view=running"]');
+    if (here) here.setAttribute('aria-current', 'page');
+    const lead = runningLeader(view);
+    summary = `${event.released.length} of ${event.deals} deals released${lead ? `; ${lead}` : ''}.`;
   } else {
     const standings = await getJson('data/standings.json');
     const stats = event.stats ? await getJson('data/stats.json').catch(() => null) : null;
