@@ -292,10 +292,14 @@ def test_table_and_desk_on_the_program_hold_in_words(page: Page, hub: HubThread)
         f"Hand in progress · deal {deal} · table {table}", timeout=5000
     )
     expect(page.locator('[data-testid="hole"]')).to_have_count(0)
-    page.goto(f"{hub.url}/overlays/commentator.html?feed=program&deal={deal}&seat=1")
+    page.goto(f"{hub.url}/overlays/commentator.html?feed=program&deal={deal}&seat=1&stats=1")
     box = page.locator(f'[data-testid="com-table"][data-table="{table}"]')
     expect(box.locator('[data-testid="com-held"]')).to_have_text(
         f"Hand in progress · deal {deal} · table {table}", timeout=5000
+    )
+    # the statistics panel reads the program's too: the deal's held in words
+    expect(page.locator('[data-testid="stats-summary"]')).to_have_text(
+        f"Hand in progress · deal {deal}", timeout=5000
     )
     expect(page.locator('[data-testid="com-hole"]')).to_have_count(0)
     expect(page.locator('[data-testid="onair-deal"]')).to_contain_text("Hand in progress")

@@ -2,13 +2,14 @@
 ``dealstats:{d}`` (a deal's per-seat comparison: preflop counts, winners, field average,
 swings, the best result), for the commentators live and the public over released deals only,
 and on the program feed (the delayed engine's: ``stats`` its public one, ``dealstats`` its live
-one held until the deal's release; docs/stats.md). Both are moved by one ``Stats`` mover over one ``hub.engine.stats.Tally``:
-an event notes the hand or table it moved; at the flush the tally re-reads those hands and the
-open documents are edited where they moved (a player's row field by field, an action's stack
-and its table's pot only; a deal's seat blocks that moved). The live ``dealstats`` documents are
-made when first asked for (a desk follows a deal), the others when first touched. The
-builders count from scratch (``stats_payload``, ``dealstats_payload``): the oracle the
-projections are held to after every event (tests/test_stats.py, tests/test_projections.py)."""
+one held until the deal's release; docs/stats.md). Both are moved by one ``Stats`` mover over
+one ``hub.engine.stats.Tally``: an event notes the hand or table it moved; at the flush the
+tally re-reads those hands and the open documents are edited where they moved (a player's row
+field by field, an action's stack and its table's pot only; a deal's seat blocks that moved).
+The live ``dealstats`` documents are made when first asked for (a desk follows a deal), the
+others when first touched. The builders count from scratch (``stats_payload``,
+``dealstats_payload``): the oracle the projections are held to after every event
+(tests/test_stats.py, tests/test_projections.py)."""
 
 from __future__ import annotations
 
