@@ -1,13 +1,15 @@
 """What the statistics cost per event (issue #34 item 6: at most 10 % of the ingest's CPU).
 
-Run by hand: ``.venv/bin/python bench/stats_cost.py [--events N] [--every N] [--rounds N]``.
+Run by hand: ``.venv/bin/python bench/stats_cost.py [--events N] [--every N] [--rounds N]
+[--tables N] [--follow N] [--delay S]``.
 
 The projection bench's workload (``projection_bench.py``: the large tournament's bot session,
 or ``--tables N``, through ``Engine.submit`` with the feed on, ``changes()`` every ``--every``
 events; both audiences' ``stats`` followed, and ``--follow N`` live ``dealstats``), with the
 statistics' mover (``hub.engine.families.stats.Stats``: ``on``, ``open``, ``flush``, and the
-``Tally`` it makes at the feed's start) timed from inside by the process's CPU clock: its own
-CPU per event against the whole run's, in the same run, so the machine's noise hits both alike
+``Tally`` it makes at the feed's start; with ``--delay S`` the program feed's delayed engine's
+too, its statistics followed on the program) timed from inside by the process's CPU clock: its
+own CPU per event against the whole run's, in the same run, so the machine's noise hits both alike
 (an A/B of two checkouts, ``projection_bench.py --against``, needs a quiet machine to show a
 few per cent). The timers' own cost (two clock reads a call) counts as the statistics'.
 """
@@ -15,6 +17,7 @@ few per cent). The timers' own cost (two clock reads a call) counts as the stati
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
 import sys
@@ -31,16 +34,23 @@ import projection_bench  # noqa: E402  (the bench's own folder, as a script)
 from hub.engine.families import stats as families_stats  # noqa: E402
 
 
-def run(session: Any, every: int, follow: int) -> tuple[float, int]:
+def run(session: Any, every: int, follow: int, delay: float | None = None) -> tuple[float, int]:
     """``projection_bench.one_run`` with the feed on, the statistics followed as a desk
-    would: both audiences' ``stats``, and the live ``dealstats`` of deals 1..``follow``."""
+    would: both audiences' ``stats``, and the live ``dealstats`` of deals 1..``follow``. With
+    ``delay``, a program feed that far behind (one event a second of hub time), its ``stats``
+    and ``dealstats`` followed as the live ones, ticked with each ``changes()`` and run past
+    the delay at the end (every record paid twice)."""
     from hub.engine.core import Engine
 
     projection_bench.clear_caches()
-    engine = Engine(session.config, session.decks)
+    config = session.config
+    if delay is not None:
+        config = dataclasses.replace(config, program_delay=delay)
+    engine = Engine(config, session.decks)
     engine.start_feed()
-    keys = [(a, "stats") for a in ("public", "live")]
-    keys += [("live", f"dealstats:{d}") for d in range(1, follow + 1)]
+    on_air = () if delay is None else ("program",)
+    keys = [(a, "stats") for a in ("public", "live", *on_air)]
+    keys += [(a, f"dealstats:{d}") for a in ("live", *on_air) for d in range(1, follow + 1)]
     for key in keys:
         engine.materialize(key)
     changes = 0
@@ -49,7 +59,11 @@ def run(session: Any, every: int, follow: int) -> tuple[float, int]:
     for i, event in enumerate(session.events, 1):
         engine.submit(event, float(i))
         if i % every == 0:
+            if delay is not None:
+                engine.tick(float(i))
             changes += len(engine.changes())
+    if delay is not None:
+        engine.tick(len(session.events) + delay + 1.0)
     changes += len(engine.changes())
     return time.process_time() - started, changes
 
@@ -71,6 +85,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default=0,
         help="live dealstats topics followed (materialized at the start: deals 1..N); the "
         "stats topics of both audiences always are",
+    )
+    parser.add_argument(
+        "--delay",
+        type=float,
+        help="a program feed this many seconds behind, its stats and dealstats followed too",
     )
     args = parser.parse_args(argv)
     spent = [0.0]
@@ -94,7 +113,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     shares = []
     for _ in range(args.rounds):
         spent[0] = 0.0
-        seconds, changes = run(session, args.every, args.follow)
+        seconds, changes = run(session, args.every, args.follow, args.delay)
         shares.append(spent[0] / seconds)
         print(
             f"{n} events: {1e6 * seconds / n:.1f} us/event with the feed on, the statistics "

@@ -35,7 +35,7 @@ from tests.test_overlays_hub import HubThread
 
 TEMPLATES = OVERLAYS / "templates"
 SCHEMAS = Path(__file__).resolve().parent / "data" / "ograf"
-PAGES = ("leaderboard", "seat", "table", "compare", "ticker", "clock")
+PAGES = ("leaderboard", "seat", "table", "compare", "ticker", "clock", "stats")
 GRAPHIC = "https://ograf.ebu.io/v1/specification/json-schemas/graphics/schema.json"
 PRELOAD = 1300  # events of the sample session: deals released, others still in play
 WAIT = 5000  # ms
@@ -200,6 +200,7 @@ SELECTION: dict[str, dict[str, Any]] = {
     "compare": {"seat": 5, "tables": [1, 4, 2]},
     "ticker": {},
     "clock": {},
+    "stats": {"top": 3},  # (and the first team: `selection`)
 }
 
 
@@ -207,6 +208,8 @@ def selection(page: str, hub: HubThread) -> dict[str, Any]:
     sel = dict(SELECTION[page])
     if page == "compare":
         sel["deal"] = released_deal(hub)
+    if page == "stats":
+        sel["team"] = next(iter(hub.config.teams.values())).code
     return sel
 
 

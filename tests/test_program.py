@@ -15,7 +15,7 @@ from hub.engine.core import Engine
 from hub.engine.program import HOLD_REASON
 from hub.engine.simulate import simulate_session
 from hub.wire.patch import apply_patch, clone
-from hub.wire.topics import LIVE, PROGRAM, kind
+from hub.wire.topics import LIVE, PROGRAM, PUBLIC, kind
 from tests.factories import config_data, make_decks
 
 DELAY = 30.0
@@ -60,8 +60,10 @@ def shown_deals(name: str, doc: Any) -> Iterator[int]:
     number of the hand before is no play, as a hold names its deal too)."""
     if not isinstance(doc, dict) or doc.get("held"):
         return
-    if name.startswith(("deal:", "compare:")):
+    if name.startswith(("deal:", "compare:", "dealstats:")):
         yield doc["deal"]
+    if name == "stats":  # the deals counted
+        yield from doc["deals"]
     if name.startswith("table:"):
         assert "hole" not in json.dumps(doc) or doc["deal"] is not None
         shown = doc["deal"] if doc.get("deal") is not None else doc.get("last_deal")
@@ -138,19 +140,39 @@ def test_the_program_never_shows_a_deal_before_its_release(seed: int) -> None:
         assert not doc.get("held") and all(r["actions"] for r in doc["rows"])
 
 
+def journal(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The journal's records of ``events`` submitted at their ``ts`` (each with its ``at``)."""
+    engine = Engine(CONFIG, DECKS)
+    records = []
+    for event in events:
+        out = engine.submit(event, event["ts"])
+        assert out.record is not None
+        records.append(out.record)
+    return records
+
+
+def delayed_reference(records: list[dict[str, Any]], now: float) -> Engine:
+    """An engine fed only the records due by ``now - DELAY``, its clock there: what the
+    program's delayed engine should be at ``now``."""
+    reference = Engine(CONFIG, DECKS, program=False)
+    for record in [r for r in records if r["at"] <= now - DELAY]:
+        reference.restore(record)
+    reference.tick(now - DELAY)
+    return reference
+
+
 def test_the_program_replays_play_at_its_pace_delay_late() -> None:
     """A program topic of a released deal is, at ``now``, what the live topic was at
     ``now - delay``: a reference engine fed only the records due by then agrees."""
     events = session(5)
+    records = journal(events)
     compared = 0
 
     def check(engine: Engine, now: float) -> None:
         nonlocal compared
         program = engine.program
         assert program is not None
-        reference = Engine(CONFIG, DECKS, program=False)
-        for record in [r for r in records if r["at"] <= now - DELAY]:
-            reference.restore(record)
+        reference = delayed_reference(records, now)
         for t in CONFIG.tables:
             shown = engine.payload((PROGRAM, f"table:{t}"))
             assert shown is not None
@@ -158,14 +180,45 @@ def test_the_program_replays_play_at_its_pace_delay_late() -> None:
                 assert shown == reference.payload((LIVE, f"table:{t}"))
                 compared += 1
 
-    records: list[dict[str, Any]] = []
-    engine = Engine(CONFIG, DECKS)
-    for event in events:  # the journal's records, with their `at`
-        out = engine.submit(event, event["ts"])
-        assert out.record is not None
-        records.append(out.record)
     play(events, check, step=7.0)
     assert compared > 20
+
+
+def test_the_program_statistics_are_the_delayed_ones() -> None:
+    """``stats`` on the program is, at ``now``, the public statistics of an engine fed only the
+    records due by ``now - delay`` (released deals only, in the delayed timeline): it lags the
+    public's, never shows a deal the real engine holds. ``dealstats:{d}`` is that engine's live
+    deal statistics once the real engine released d (moving hand by hand with the delayed
+    play), the hold before."""
+    events = session(9)
+    records = journal(events)
+    seen = {"lagged": 0, "counted": 0, "held": 0, "shown": 0}
+    deals = range(1, CONFIG.deals + 1)
+
+    def check(engine: Engine, now: float) -> None:
+        reference = delayed_reference(records, now)
+        shown = engine.payload((PROGRAM, "stats"))
+        assert shown == reference.payload((PUBLIC, "stats"))
+        public = engine.payload((PUBLIC, "stats"))
+        assert shown is not None and public is not None
+        assert set(shown["deals"]) <= set(public["deals"])  # never ahead of the release
+        seen["lagged"] += set(shown["deals"]) < set(public["deals"])
+        seen["counted"] += bool(shown["deals"])
+        for d in deals:
+            doc = engine.payload((PROGRAM, f"dealstats:{d}"))
+            if engine.deal_released(d):
+                assert doc == reference.payload((LIVE, f"dealstats:{d}")), (d, now)
+                seen["shown"] += 1
+            else:
+                assert doc == {"held": True, "deal": d, "reason": HOLD_REASON}
+                seen["held"] += 1
+
+    final = play(events, check, step=7.0)
+    assert all(seen.values()), seen  # each case met on the way
+    # caught up: the program's statistics are the public's, every deal's the live ones
+    assert final.payload((PROGRAM, "stats")) == final.payload((PUBLIC, "stats"))
+    for d in deals:
+        assert final.payload((PROGRAM, f"dealstats:{d}")) == final.payload((LIVE, f"dealstats:{d}"))
 
 
 def test_a_record_shows_no_earlier_than_at_plus_delay() -> None:

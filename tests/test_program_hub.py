@@ -15,10 +15,12 @@ import pytest
 from playwright.sync_api import Page, expect
 from websockets.sync.client import ClientConnection, connect
 
+from hub.engine.core import Engine
 from hub.wire import codec
 from hub.wire.patch import apply_patch, clone
 from tests.hubharness import COMMENTATOR
 from tests.test_overlays_hub import HubThread
+from tests.test_stats_browser import pct, signed
 
 DELAY = 2.0
 
@@ -127,6 +129,140 @@ def test_program_frames_come_a_delay_after_the_live_ones_and_hold_until_release(
         program.ws.close()
 
 
+def states_of(client: Timed, topic: str) -> Iterator[tuple[float, dict[str, Any]]]:
+    """Each state a client held of ``topic``, with the arrival of the frame that made it."""
+    state: Any = None
+    for got, m in client.frames:
+        if m["topic"] != topic:
+            continue
+        state = clone(m["data"]) if m["type"] == "snapshot" else apply_patch(state, m["patch"])
+        yield got, state
+
+
+def first_counted(client: Timed) -> dict[int, float]:
+    """deal -> when the client's ``stats`` first counted it."""
+    out: dict[int, float] = {}
+    for got, state in states_of(client, "stats"):
+        for d in state["deals"]:
+            out.setdefault(d, got)
+    return out
+
+
+def release_times(hub: HubThread) -> dict[int, float]:
+    """deal -> the ``at`` (the hub's clock) of the journal record that released it: the
+    journal replayed through an engine of its own."""
+    records = hub.run(hub.bus.read(f"dup:{hub.config.id}:journal", "0-0", 1_000_000))
+    engine = Engine(hub.config, hub.decks, program=False)
+    out: dict[int, float] = {}
+    for _, raw in records:
+        record = codec.unpack(raw)
+        engine.restore(record)
+        engine.tick(float(record["at"]))
+        for d in range(1, hub.config.deals + 1):
+            if d not in out and engine.deal_released(d):
+                out[d] = float(record["at"])
+    return out
+
+
+def test_program_statistics_come_a_delay_after_the_public_ones_and_hold_until_release(
+    hub: HubThread,
+) -> None:
+    """The statistics on the program (issue #34): ``stats`` counts a deal a delay after the
+    public's did, never one the public has not; ``dealstats:{d}`` holds until the public's
+    exists, then shows the delayed play. Caught up, the program's ``stats`` is the public's
+    and its ``dealstats`` the live one, over the websocket and REST alike."""
+    deal = hub.events[0]["deal"]
+    topics = ["stats", f"dealstats:{deal}"]
+    ws = f"ws://127.0.0.1:{hub.port}/ws"
+    public = Timed(ws)
+    program = Timed(f"{ws}?feed=program")
+    try:
+        public.subscribe(topics)
+        program.subscribe(topics)
+        program.wait(lambda c: all(t in c.states for t in topics), 5)
+        public.wait(lambda c: "stats" in c.states, 5)
+        hold = {"held": True, "deal": deal, "reason": "hand in progress"}
+        assert program.states[f"dealstats:{deal}"] == hold
+        assert program.states["stats"]["deals"] == [] == public.states["stats"]["deals"]
+
+        hub.play(hub.events)
+        final = hub.rest("/api/stats")
+        assert deal in final["deals"]  # the session released every deal
+        program.wait(lambda c: c.states["stats"]["deals"] == final["deals"], 30)
+        program.wait(lambda c: not c.states[f"dealstats:{deal}"].get("held"), 30)
+        assert program.states["stats"] == final
+        live = hub.rest(f"/api/dealstats/{deal}", COMMENTATOR)
+        assert program.states[f"dealstats:{deal}"] == live == hub.rest(f"/api/dealstats/{deal}")
+
+        # Each deal counted no earlier than its release (the hub's clock, from the journal)
+        # plus the delay, and soon after it.
+        public_at, program_at = first_counted(public), first_counted(program)
+        assert set(program_at) == set(public_at) == set(final["deals"])
+        released_at = release_times(hub)
+        for d, got in program_at.items():
+            assert released_at[d] + DELAY <= got <= released_at[d] + DELAY + 10.0, (
+                d,
+                got - released_at[d],
+            )
+        # The deal's statistics: the hold until the public's came (its release), then play.
+        released = public.first(f"dealstats:{deal}", 0.0)
+        assert released is not None
+        for got, state in states_of(program, f"dealstats:{deal}"):
+            assert state == hold or got >= released, (got, released)
+        with httpx.Client(base_url=hub.url) as http:  # REST takes the feed too
+            for path, topic in (("/api/stats", "stats"), (f"/api/dealstats/{deal}", topics[1])):
+                body = http.get(path, params={"feed": "program"}).json()
+                assert body["data"] == program.states[topic], path
+    finally:
+        public.ws.close()
+        program.ws.close()
+
+
+@pytest.mark.browser
+def test_stats_page_on_the_program_holds_then_shows_the_delayed_statistics(
+    page: Page, hub: HubThread
+) -> None:
+    """``stats.html?feed=program``: one deal's seats held in words until the deal is
+    released, then the hub's program figures; the players, once the program caught up."""
+    deal = hub.events[0]["deal"]
+    page.goto(f"{hub.url}/overlays/stats.html?feed=program&deal={deal}")
+    held = page.locator('[data-testid="held"]')
+    gfx = page.locator('[data-testid="gfx"]')
+    expect(held).to_have_text(f"Hand in progress · deal {deal}", timeout=5000)
+    expect(gfx).to_have_attribute("data-visible", "false")
+    hub.play(hub.events)
+    final = hub.rest("/api/stats")
+    deadline = time.monotonic() + 30
+    while program_rest(hub, "/api/stats")["deals"] != final["deals"]:  # caught up
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    expect(held).to_be_hidden(timeout=5000)
+    expect(gfx).to_have_attribute("data-visible", "true", timeout=5000)
+    d = program_rest(hub, f"/api/dealstats/{deal}")
+    seats = page.locator('[data-testid="stats-seat"]')
+    expect(seats).to_have_count(sum(1 for s in d["seats"] if s["tables"]), timeout=5000)
+    first = next(s for s in d["seats"] if s["tables"])
+    best = first["best"]
+    expect(seats.first.locator('[data-testid="stats-best"]')).to_have_text(
+        f"T{best['table']} {signed(best['chips'])}"
+    )
+    page.goto(f"{hub.url}/overlays/stats.html?feed=program&top=6")
+    rows = page.locator('[data-testid="stats-player"]')
+    expect(rows).to_have_count(6, timeout=5000)
+    s = program_rest(hub, "/api/stats")
+    ranked = sorted((p for p in s["players"] if p["hands"]), key=lambda p: (-p["swing"], p["id"]))
+    for i, p in enumerate(ranked[:6]):
+        expect(rows.nth(i)).to_have_attribute("data-id", p["id"])
+        expect(rows.nth(i).locator('[data-testid="stats-vpip"]')).to_have_text(pct(p["vpip"]))
+        expect(rows.nth(i).locator('[data-testid="stats-swing"]')).to_have_text(signed(p["swing"]))
+
+
+def program_rest(hub: HubThread, path: str) -> Any:
+    response = httpx.get(hub.url + path, params={"feed": "program"}, timeout=5)
+    response.raise_for_status()
+    return response.json()["data"]
+
+
 @pytest.mark.browser
 def test_compare_page_on_the_program_holds_then_shows_the_play(page: Page, hub: HubThread) -> None:
     first = hub.events[0]
@@ -156,10 +292,14 @@ def test_table_and_desk_on_the_program_hold_in_words(page: Page, hub: HubThread)
         f"Hand in progress · deal {deal} · table {table}", timeout=5000
     )
     expect(page.locator('[data-testid="hole"]')).to_have_count(0)
-    page.goto(f"{hub.url}/overlays/commentator.html?feed=program&deal={deal}&seat=1")
+    page.goto(f"{hub.url}/overlays/commentator.html?feed=program&deal={deal}&seat=1&stats=1")
     box = page.locator(f'[data-testid="com-table"][data-table="{table}"]')
     expect(box.locator('[data-testid="com-held"]')).to_have_text(
         f"Hand in progress · deal {deal} · table {table}", timeout=5000
+    )
+    # the statistics panel reads the program's too: the deal's held in words
+    expect(page.locator('[data-testid="stats-summary"]')).to_have_text(
+        f"Hand in progress · deal {deal}", timeout=5000
     )
     expect(page.locator('[data-testid="com-hole"]')).to_have_count(0)
     expect(page.locator('[data-testid="onair-deal"]')).to_contain_text("Hand in progress")

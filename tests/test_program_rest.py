@@ -3,11 +3,12 @@
 outputs: the default ``program`` 1 s behind play and ``venue`` 0.5 s behind.
 
 While the sample session is played in steps, every REST read of a program topic that shows a
-deal's play (``/api/tables/N``, ``/api/deals/D``, ``/api/compare/D/S``, with ``?feed=program``
-and ``&output=venue``) shows either the hold payload or a deal the real engine had released
-(the embargo). After the session, with the outputs caught up, each table's REST answer is the
-state a websocket client following that output's ``table:N`` holds: the same last deal as the
-live table (table 2 ends with deal 7 in the sample's schedule)."""
+deal's play (``/api/tables/N``, ``/api/deals/D``, ``/api/compare/D/S``, ``/api/dealstats/D``,
+``/api/stats``, with ``?feed=program`` and ``&output=venue``) shows either the hold payload or
+deals the real engine had released (the embargo). After the session, with the outputs caught
+up, each table's REST answer is the state a websocket client following that output's
+``table:N`` holds: the same last deal as the live table (table 2 ends with deal 7 in the
+sample's schedule)."""
 
 from __future__ import annotations
 
@@ -66,14 +67,17 @@ class Follower:
             return
 
 
-def shown_deal(family: str, data: dict[str, Any], arg: int) -> int | None:
-    """The deal whose play a program answer shows (None: none, or held)."""
+def shown_deals(family: str, data: dict[str, Any], arg: int) -> list[int]:
+    """The deals whose play a program answer shows (none: held, or nothing yet)."""
     if data.get("held"):
-        return None
+        return []
+    if family == "stats":  # the deals its statistics count
+        return list(data["deals"])
     if family != "tables":
-        return arg
+        return [arg]
     deal = data.get("deal")
-    return data.get("last_deal") if deal is None else deal
+    shown = data.get("last_deal") if deal is None else deal
+    return [] if shown is None else [shown]
 
 
 def test_program_over_rest_is_the_websocket_program_and_never_ahead_of_release(
@@ -92,6 +96,8 @@ def test_program_over_rest_is_the_websocket_program_and_never_ahead_of_release(
     paths = [("tables", t, f"/api/tables/{t}") for t in tables]
     paths += [("deals", d, f"/api/deals/{d}") for d in deals]
     paths += [("compare", d, f"/api/compare/{d}/1") for d in deals]
+    paths += [("dealstats", d, f"/api/dealstats/{d}") for d in deals]
+    paths += [("stats", 0, "/api/stats")]
     leaks: list[tuple[int, str, str, int]] = []
     reads = 0
     try:
@@ -104,11 +110,11 @@ def test_program_over_rest_is_the_websocket_program_and_never_ahead_of_release(
                         if answer.status_code == 404:  # no data yet
                             continue
                         assert answer.status_code == 200, (path, answer.text)
-                        deal = shown_deal(family, answer.json()["data"], arg)
                         reads += 1
                         # Released is for ever: asked after the answer, it was not before.
-                        if deal is not None and not engine.deal_released(deal):
-                            leaks.append((start, name, path, deal))
+                        for deal in shown_deals(family, answer.json()["data"], arg):
+                            if not engine.deal_released(deal):
+                                leaks.append((start, name, path, deal))
                 time.sleep(0.25)  # the outputs move on between two rounds
             assert reads > 0 and not leaks, leaks
 

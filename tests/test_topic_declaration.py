@@ -137,12 +137,16 @@ def test_the_program_and_the_embargo_read_the_declarations() -> None:
         "onair",
         "ticker",
         "clock",
+        "stats",
+        "dealstats",
     }
     sources = {t.family.name: source_of(t) for t in space}
-    assert {n for n, s in sources.items() if s == LIVE} == {"table", "deal", "compare"}
-    assert {n for n, s in sources.items() if s == PUBLIC} == {"standings", "seat", "ticker"}
+    held = {"table", "deal", "compare", "dealstats"}
+    assert {n for n, s in sources.items() if s == LIVE} == held
+    aggregates = {"standings", "seat", "ticker", "stats"}
+    assert {n for n, s in sources.items() if s == PUBLIC} == aggregates
     assert {t.family.name for t in space if is_now(space, t.name)} == {"onair", "clock"}
-    assert {f.name for f in FAMILIES.values() if f.held} == {"table", "deal", "compare"}
+    assert {f.name for f in FAMILIES.values() if f.held} == held
     assert {f.name for f in FAMILIES.values() if f.embargo} == {"deal", "compare", "dealstats"}
     with pytest.raises(ValueError, match="program"):
         Family("bad", (), toy_keys, toy_build, audiences=(PUBLIC, PROGRAM))

@@ -361,8 +361,8 @@ export function statsPlayers(all, seatBlock) {
   return players.filter((pl) => pl.hands > 0).sort((a, b) => b.swing - a.swing).slice(0, 12);
 }
 
-// The statistics are not on the program feed: a desk that reads it shows none.
-const STATS_ON = p.feed !== 'program' && Boolean(FAMILIES.stats) && Boolean(FAMILIES.dealstats);
+// The statistics, where the feed the desk reads has them (the program's: docs/stats.md).
+const STATS_ON = ['stats', 'dealstats'].every((f) => FAMILIES[f] && (p.feed !== 'program' || FAMILIES[f].audiences.includes('program')));
 const statPct = (v) => (v === null || v === undefined ? '–' : `${Math.round(v)}%`);
 
 /** The statistics panel: the shown deal's seats (how many tables folded, called, raised
@@ -380,9 +380,10 @@ function drawStats() {
       el('td', { class: `r num ${signClass(s.field_avg)}` }, fmtSigned(Math.round(s.field_avg))),
       el('td', {}, best ? `T${best.table} ${best.team || ''} ${fmtSigned(best.chips)}` : '–'));
   }));
-  // The shown seat's sentences (every seat's when none is shown).
+  // The shown seat's sentences (every seat's when none is shown); on the program, a deal not
+  // yet released holds in words.
   const words = ((d && d.summary) || []).filter((w) => !seat || new RegExp(`seat ${seat}\\b`).test(w));
-  $('stats-summary').textContent = words.join(' · ');
+  $('stats-summary').textContent = dealStats && dealStats.held ? holdText(dealStats) : words.join(' · ');
   const block = d && seat ? d.seats.find((s) => s.seat === seat) : null;
   $('stats-players').replaceChildren(...statsPlayers(stats, block).map((pl) =>
     withTeam(el('tr', { dataset: { testid: 'stats-player', id: pl.id } },

@@ -92,11 +92,11 @@ function intList(v) {
 export function normalise(raw) {
   const out = {};
   const has = (k) => Object.prototype.hasOwnProperty.call(raw, k) && raw[k] !== undefined;
-  for (const k of ['deal', 'seat', 'table']) if (has(k)) out[k] = intOrNull(raw[k]);
+  for (const k of ['deal', 'seat', 'table', 'top']) if (has(k)) out[k] = intOrNull(raw[k]);
   if (has('tables')) out.tables = intList(raw.tables);
   if (has('scale')) out.scale = Number.parseFloat(raw.scale) || 1;
   // Group, stage and session ids are names ("A", "final"); an empty value selects nothing.
-  for (const k of ['group', 'stage', 'session', 'scope']) if (has(k)) out[k] = raw[k] === null || raw[k] === '' ? null : String(raw[k]);
+  for (const k of ['group', 'stage', 'session', 'scope', 'team']) if (has(k)) out[k] = raw[k] === null || raw[k] === '' ? null : String(raw[k]);
   for (const k of ['ws', 'token', 'theme', 'view', 'mode', 'tournament', 'feed', 'output']) if (has(k)) out[k] = String(raw[k]);
   if (has('slot')) out.slot = OFF.has(String(raw.slot).toLowerCase()) ? false : String(raw.slot);
   if (has('visible')) out.visible = raw.visible === true || raw.visible === 'true' || raw.visible === '1';

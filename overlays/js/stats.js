@@ -1,9 +1,13 @@
 // Statistics overlay (1920x1080, transparent): the players' betting (VPIP, PFR, AF, WTSD, swing
 // against the field) from the `stats` topic, or with `deal=D` one deal's seats (how many tables
 // folded / called / raised preflop, the field average, the best result) from `dealstats:D`.
-// Without a token it reads the public topics: released deals only (safe to air). `team=CODE`
-// keeps one team's players; `players=ARG-1,BRA-2` names them; `top=N` (default 8) the rows,
-// ranked by swing. `slot=stats` follows an on-air slot of that name when the desk has one.
+// Without a token it reads the public topics: released deals only. With `feed=program` (what
+// goes to air when a [broadcast] delay is set) the programme's: the players' statistics as the
+// delayed standings count them, a deal's seats held ("Hand in progress · deal D") until it is
+// released, then moving with the delayed play. `team=CODE` keeps one team's players;
+// `players=ARG-1,BRA-2` names them; `top=N` (default 8) the rows, ranked by swing (`team`,
+// `top`, `deal`, `seat` are also a playout template's fields). `slot=stats` follows an on-air
+// slot of that name when the desk has one.
 import { mountOverlay } from './duplicast.js';
 import { el, fmtSigned, setText, signClass, teamStyle } from './ui.js';
 import { topic } from './topics.js';

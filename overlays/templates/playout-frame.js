@@ -8,7 +8,7 @@
 // the server this module came from (the hub serves it under /overlays/templates/).
 
 /** The selection keys passed on to the page (its URL parameters, docs/overlays.md). */
-export const SELECTION = ['deal', 'seat', 'tables', 'table', 'feed', 'output', 'slot', 'view', 'group', 'scope', 'stage', 'session', 'mode', 'dwell', 'tournament', 'theme'];
+export const SELECTION = ['deal', 'seat', 'tables', 'table', 'feed', 'output', 'slot', 'view', 'group', 'scope', 'stage', 'session', 'mode', 'dwell', 'team', 'top', 'tournament', 'theme'];
 
 /** The selection keys of a template's data (never a token: the page would not take one from
  * its data either). Empty values are left out: the page's URL keeps its own. */

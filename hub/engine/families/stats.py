@@ -1,13 +1,15 @@
 """The statistics families: ``stats`` (every player's betting, stack and swing) and
 ``dealstats:{d}`` (a deal's per-seat comparison: preflop counts, winners, field average,
-swings, the best result), for the commentators live and the public over released deals only
-(docs/stats.md). Both are moved by one ``Stats`` mover over one ``hub.engine.stats.Tally``:
-an event notes the hand or table it moved; at the flush the tally re-reads those hands and the
-open documents are edited where they moved (a player's row field by field, an action's stack
-and its table's pot only; a deal's seat blocks that moved). The live ``dealstats`` documents are
-made when first asked for (a desk follows a deal), the others when first touched. The
-builders count from scratch (``stats_payload``, ``dealstats_payload``): the oracle the
-projections are held to after every event (tests/test_stats.py, tests/test_projections.py)."""
+swings, the best result), for the commentators live and the public over released deals only,
+and on the program feed (the delayed engine's: ``stats`` its public one, ``dealstats`` its live
+one held until the deal's release; docs/stats.md). Both are moved by one ``Stats`` mover over
+one ``hub.engine.stats.Tally``: an event notes the hand or table it moved; at the flush the
+tally re-reads those hands and the open documents are edited where they moved (a player's row
+field by field, an action's stack and its table's pot only; a deal's seat blocks that moved).
+The live ``dealstats`` documents are made when first asked for (a desk follows a deal), the
+others when first touched. The builders count from scratch (``stats_payload``,
+``dealstats_payload``): the oracle the projections are held to after every event
+(tests/test_stats.py, tests/test_projections.py)."""
 
 from __future__ import annotations
 
@@ -168,7 +170,11 @@ STATS = Feed(
     stats_keys,
     _stats,
     mover=_mover,
-    audiences=(PUBLIC, LIVE),  # not on the program feed: the public's is released deals only
+    # On the program feed as the other aggregates (standings, seat, ticker): the delayed
+    # engine's public statistics, released deals only in the delayed timeline. Never ahead of
+    # the programme's pictures (the public's now would count a released deal's hands that some
+    # tables have yet to show on air); holding it per deal would hold it all the time.
+    program=PUBLIC,
     route="/api/stats",
     delta="replace of the fields of the player rows that moved (/players/{i}/vpip, swing...;"
     " an action: its table's players' stack and pot)",
@@ -180,7 +186,10 @@ DEALSTATS = Feed(
     _dealstats,
     mover=_same_mover,
     params=("deal",),
-    audiences=(PUBLIC, LIVE),
+    # As its peers deal:{d} and compare:{d}:{s}: the delayed live statistics of the deal, held
+    # until the real engine releases it, then moved hand by hand with the delayed pictures.
+    program=LIVE,
+    held=True,
     route="/api/dealstats/{deal:int}",
     delta="replace of what a settled hand moved (its seat's preflop counts, winners, field"
     " average, rows' swings, best)",
