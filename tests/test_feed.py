@@ -99,6 +99,54 @@ def test_snapshot_encoded_once_per_seq() -> None:
     assert msgpack.unpackb(b.payload) == json.loads(a.payload)
 
 
+_KEYS = [("public", "standings"), ("live", "ops"), ("live", "table:1")]
+_STEP = st.one_of(
+    st.tuples(st.just("whole"), st.sampled_from(_KEYS)),
+    st.tuples(st.just("deltas"), st.sampled_from(_KEYS), st.integers(1, SNAPSHOT_EVERY + 3)),
+    st.tuples(st.just("seqs"), st.lists(st.sampled_from(_KEYS), max_size=3)),
+    st.tuples(st.just("seed"), st.sampled_from(_KEYS), st.integers(0, 90), st.booleans()),
+    st.tuples(st.just("read"), st.sampled_from(_KEYS)),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_STEP, max_size=40))
+def test_unsaved_names_every_topic_behind_its_persisted_seq(steps: list[Any]) -> None:
+    """Which topics a publish persists the seq of (``unsaved``, read from the topics due)
+    is what the rules say, after any run of changes, seeds, persists and reads: a model
+    counts each topic's seq and its deltas since it was persisted."""
+    feed = IngestFeed(lambda key: {"made": key[1]})
+    seq: dict[Any, int] = {}
+    behind: dict[Any, int] = {}
+    held: dict[Any, bool] = {}  # whether the store holds the topic's payload
+    for step in steps:
+        kind, key = step[0], step[1]
+        if kind == "whole":
+            feed.publish(TopicChange(key, None, {"n": 0}))
+            seq[key], behind[key], held[key] = seq.get(key, 0) + 1, SNAPSHOT_EVERY, True
+        elif kind == "deltas":
+            for n in range(step[2]):
+                feed.publish(TopicChange(key, replace("/n", n), {"n": n}))
+            seq[key] = seq.get(key, 0) + step[2]
+            behind[key] = behind.get(key, 0) + step[2]
+            held[key] = True
+        elif kind == "seqs":
+            feed.seqs(key)
+            for k in key:
+                if seq.get(k, 0) > 0:
+                    behind[k] = 0
+        elif kind == "seed":
+            feed.seed(key, step[2], {"n": -1} if step[3] else None)
+            seq[key], behind[key], held[key] = step[2], 0, step[3]
+        elif not held.get(key, False):  # a read: made by the engine if the store lacks it
+            feed.snapshot(key)
+            seq.setdefault(key, 1)
+            behind[key], held[key] = SNAPSHOT_EVERY, True
+        for at_least in (1, SNAPSHOT_EVERY, SNAPSHOT_EVERY + 2):
+            expected = {k for k, n in behind.items() if n >= at_least and seq[k] > 0}
+            assert sorted(feed.unsaved(at_least=at_least)) == sorted(expected)
+
+
 def test_seed_continues_after_restart_with_a_snapshot() -> None:
     feed = IngestFeed()
     feed.seed(KEY, 41 + SNAPSHOT_EVERY, {"a": 1})

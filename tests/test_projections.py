@@ -203,6 +203,30 @@ def test_recorded_edits_replay_on_a_copy(doc: dict[str, Any], data: st.DataObjec
     take()
 
 
+_FIELDS = st.dictionaries(st.sampled_from(["a", "b", "c", "d/e"]), JSON, max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_FIELDS, min_size=1, max_size=4), st.data())
+def test_update_is_a_set_of_each_field(rows: list[dict[str, Any]], data: st.DataObject) -> None:
+    """``update`` and ``update_each`` (the movers' hot path) edit and record exactly what a
+    ``set`` of each field in turn would: the same document, the same operations (an equal
+    value, ``1`` and ``True`` alike, moves nothing; a new member is an ``add``)."""
+    doc = {"seats": clone(rows), "top": data.draw(_FIELDS)}
+    new = [data.draw(_FIELDS) for _ in rows]
+    top = data.draw(_FIELDS)
+    fast, slow = Recorder(clone(doc)), Recorder(clone(doc))
+    fast.update(("top",), top)
+    fast.update_each(("seats",), new)
+    for key, value in top.items():
+        slow.set(("top", key), value)
+    for i, fields in enumerate(new):
+        for key, value in fields.items():
+            slow.set(("seats", i, key), value)
+    assert fast.doc == slow.doc and fast.ops == slow.ops
+    assert apply_patch(doc, json.loads(json.dumps(fast.ops))) == fast.doc
+
+
 def test_public_ticker_ids_count_only_what_the_public_saw() -> None:
     """Issue #9.7: one ticker per audience. Public ids have no gaps that hint at hidden items,
     and live-only items never push released items out of the public list."""

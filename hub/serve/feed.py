@@ -376,6 +376,10 @@ class IngestFeed(_Store):
         # too (a released deal's public topic read here first, then never changed, was
         # otherwise never sent: an edge's site lacked the deal).
         self._made: dict[TopicKey, None] = {}
+        # The topics at least SNAPSHOT_EVERY deltas past their persisted seq (``unsaved``
+        # reads these, not every topic's log: a publish scanned them all, a cost that grew
+        # with the tournament; issue #31).
+        self._due: dict[TopicKey, None] = {}
 
     def _known(self, key: TopicKey) -> _Log | None:
         """The topic's log, with its payload: built by the engine now if nobody had asked
@@ -394,6 +398,7 @@ class IngestFeed(_Store):
                 log.payload, log.base = payload, None
                 log.deltas.clear()
                 log.unsaved = SNAPSHOT_EVERY  # persist the seq it stands at
+                self._due[key] = None
         return log
 
     def take_made(self, moved: Iterable[TopicKey]) -> list[tuple[TopicKey, Frame]]:
@@ -437,6 +442,7 @@ class IngestFeed(_Store):
             log.base = Frame.snapshot(key[1], log.seq, log.payload)
             log.deltas.clear()
             log.unsaved = SNAPSHOT_EVERY  # a new topic's seq is persisted at once
+            self._due[key] = None
             return log.base
         if not change.patch:
             return None
@@ -446,6 +452,8 @@ class IngestFeed(_Store):
         log.payload = change.payload  # already moved by the patch
         log.base = None  # the next snapshot is encoded when someone needs it
         log.unsaved += 1
+        if log.unsaved == SNAPSHOT_EVERY:
+            self._due[key] = None
         return frame
 
     def _base(self, key: TopicKey, log: _Log) -> Frame | None:
@@ -473,9 +481,14 @@ class IngestFeed(_Store):
         log.seq, log.payload, log.base = seq, payload, None
         log.deltas.clear()
         log.unsaved = 0
+        self._due.pop(key, None)
 
     def unsaved(self, *, at_least: int = 1) -> list[TopicKey]:
-        """Topics whose persisted seq is ``at_least`` deltas behind."""
+        """Topics whose persisted seq is ``at_least`` deltas behind (from SNAPSHOT_EVERY up,
+        what every publish asks: read from the topics due, not from every topic's log)."""
+        if at_least >= SNAPSHOT_EVERY:
+            logs = self._logs
+            return [k for k in self._due if (log := logs[k]).unsaved >= at_least and log.seq > 0]
         return [k for k, log in self._logs.items() if log.unsaved >= at_least and log.seq > 0]
 
     def seqs(self, keys: Iterable[TopicKey]) -> dict[str, bytes]:
@@ -487,6 +500,7 @@ class IngestFeed(_Store):
             if log is not None and log.seq > 0:
                 out[snapshot_field(key)] = str(log.seq).encode()
                 log.unsaved = 0
+                self._due.pop(key, None)
         return out
 
     def snapshots(self, keys: Iterable[TopicKey]) -> dict[str, bytes]:

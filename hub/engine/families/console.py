@@ -95,8 +95,8 @@ class Consoles:
             (), console_view.moving_fields(state, table_state, h, engine.admission.sequencer)
         )
         cap = state.config.cap
-        for i, row in enumerate(rec.doc["seats"]):
-            rec.update(("seats", i), console_view.seat_fields(h, row["seat"], cap))
+        seats = rec.doc["seats"]
+        rec.update_each(("seats",), [console_view.seat_fields(h, r["seat"], cap) for r in seats])
         return True
 
 

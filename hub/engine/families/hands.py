@@ -130,8 +130,8 @@ class Tables:
         rec.set(("last_action",), rows[-1])
         rec.update((), views.hand_fields(h, state.game))
         rec.update((), state.game.table_fields(state, table_state))
-        for i, seat_row in enumerate(doc["seats"]):
-            rec.update(("seats", i), views.seat_fields(h, seat_row["seat"], state.game))
+        game = state.game
+        rec.update_each(("seats",), [views.seat_fields(h, r["seat"], game) for r in doc["seats"]])
         return True
 
 
