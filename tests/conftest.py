@@ -83,27 +83,37 @@ async def bus(request: pytest.FixtureRequest) -> AsyncIterator[Bus]:
         await instance.close()
 
 
-# The files that take longest, longest first (each file's time alone, `pytest -n 0`, on a
-# loaded machine): pytest-xdist (`--dist loadfile`) hands whole files to its workers in
-# collection order, so these start first and the short files fill the end. xdist's own
-# reordering (the files with the most tests first) is turned off: it put these, which have
-# the fewest tests (1-5), last, where the run then waited minutes for one of them on one core.
+# The files that take longest, longest first (each file's own time, setup included, from the
+# junit report of a whole `./dev test` run at two workers, load ~15, 2026-12-06; test_config
+# as after its corpus drew each square once): pytest-xdist (`--dist loadfile`) hands whole
+# files to its workers in collection order, so these start first and the short files fill the
+# end. xdist's own reordering (the files with the most tests first) is turned off: it put the
+# long process and browser files, which have the fewest tests (1-5), last, where the run then
+# waited minutes for one of them on one core. A file missing here that takes minutes (as
+# test_config, 446 s of 5,154 in that run, did) can start late and leave one worker alone.
 SLOWEST_FIRST = (
-    "test_bench_smoke.py",
-    "test_readme_event.py",
-    "test_failover.py",
-    "test_overlays_browser.py",
-    "test_readyz.py",
-    "test_hub_e2e.py",
-    "test_td_browser.py",
-    "test_outage.py",
-    "test_onair_release.py",
-    "test_failover_browser.py",
-    "test_edge_forgery.py",
-    "test_edge_subscribe.py",
-    "test_console_tablets.py",
-    "test_console_outage.py",
-    "test_lb.py",
+    "test_bench_smoke.py",  # 301 s in that run
+    "test_console_page.py",  # 249 s
+    "test_config.py",  # ~220 s (446 s before)
+    "test_cli_usability.py",  # 190 s
+    "test_broadcast_layout.py",  # 183 s
+    "test_projections.py",  # 163 s
+    "test_readme_event.py",  # 141 s
+    "test_overlays_hub.py",  # 127 s
+    "test_cli.py",  # 118 s
+    "test_console_games.py",  # 111 s
+    "test_event.py",  # 104 s
+    "test_deploy.py",  # 103 s
+    "test_readyz.py",  # 99 s
+    "test_overlays_browser.py",  # 94 s
+    "test_playout_templates.py",  # 73 s
+    "test_desk_fonts.py",  # 68 s
+    "test_stats.py",  # 65 s
+    "test_fuzz.py",  # 62 s
+    "test_console_nohub.py",  # 62 s
+    "test_game_demos.py",  # 61 s
+    "test_onair_release.py",  # 57 s
+    "test_program_rest.py",  # 56 s
 )
 
 

@@ -354,7 +354,13 @@ def test_a_whole_hand_entered_offline_goes_in_order_and_scores_the_same(
         assert reference.submit(event, float(i + 1)).ok
     deal = hand[0]["deal"]
     expected = deal_row(reference.state.hand(1, deal))
+    # an edge's REST view follows the ingest's acks (the feed's publish, then the edge's read,
+    # each in its own process on loaded cores): read until it has the hand, or 20 s
+    deadline = time.monotonic() + 20
     row = hub_deal_row(venue, deal)
+    while {k: row.get(k) for k in expected} != expected and time.monotonic() < deadline:
+        time.sleep(0.2)
+        row = hub_deal_row(venue, deal)
     assert {k: row[k] for k in expected} == expected
     assert expected["status"] == "complete"
     page.context.close()
