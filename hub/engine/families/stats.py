@@ -179,6 +179,7 @@ DEALSTATS = Feed(
     dealstats_keys,
     _dealstats,
     mover=_same_mover,
+    lazy=(LIVE,),
     params=("deal",),
     audiences=(PUBLIC, LIVE),
     route="/api/dealstats/{deal:int}",
