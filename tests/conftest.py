@@ -104,6 +104,7 @@ SLOWEST_FIRST = (
     "test_console_tablets.py",
     "test_console_outage.py",
     "test_lb.py",
+    "test_demand.py",
 )
 
 
