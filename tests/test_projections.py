@@ -457,10 +457,11 @@ def test_a_released_deal_corrected_moves_its_tables_public_rows_only() -> None:
 
 
 def test_topics_made_on_demand_are_made_when_asked_for_and_then_moved() -> None:
-    """The live travellers, deal statistics and suggestions (``Family.lazy``): no event makes
-    one (an action touches six travellers; a desk follows one); one asked for is moved by
-    events, equal to its builder's; an edge's request for every topic leaves out those nobody
-    asked for; a writer restarting makes again those its predecessor made, whole."""
+    """The live travellers, deal statistics, consoles and the suggestions (``Family.lazy``):
+    no event makes one (an action touches six travellers; a desk follows one); one asked for
+    is moved by events, equal to its builder's; an edge's request for every topic leaves out
+    those nobody asked for; a writer restarting makes again those its predecessor made,
+    whole."""
     config = dataclasses.replace(make_config(seats=6, deals=4), program_delay=2.0)
     decks = make_decks(config)
     events = list(simulate_session(config, decks, random.Random(7)))
@@ -470,6 +471,7 @@ def test_topics_made_on_demand_are_made_when_asked_for_and_then_moved() -> None:
     lazy = {("live", f"compare:{d}:{s}") for d in range(1, 5) for s in range(1, 7)}
     lazy |= {("live", f"dealstats:{d}") for d in range(1, 5)}
     lazy |= {("live", "suggestions"), ("public", "suggestions")}
+    lazy |= {("live", f"console:{t}") for t in config.tables}
     lazy |= {("program", f"compare:{d}:{s}") for d in range(1, 5) for s in range(1, 7)}
     assert all(engine.on_demand(key) for key in lazy)
     assert not engine.on_demand(("public", "compare:2:3"))

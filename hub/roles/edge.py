@@ -48,6 +48,9 @@ ANSWER_TIMEOUT = 3.0
 """Seconds an edge waits for the ingest to answer an operator command or snapshot request."""
 SYNC_INTERVAL = 1.0
 """Seconds between an edge's requests for the writer's snapshots while none has answered."""
+ASKING_MAX = 4096
+"""The most topics an edge asks the writer for at once (those it never saw that subscribers
+want); more wait for a later subscribe."""
 
 
 class EdgeSource:
@@ -153,6 +156,8 @@ class EdgeSource:
         answered (or the edge stopped)."""
         if not self._tasks:  # not started, or stopped
             return None
+        if key not in self._asking and len(self._asking) >= ASKING_MAX:
+            return None  # (a name any client may choose, on an edge given no topics: bounded)
         loop = asyncio.get_running_loop()
         done = loop.create_future()
         self._asking.setdefault(key, []).append(done)
