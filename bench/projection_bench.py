@@ -104,10 +104,13 @@ def one_run(
     warm: bool,
     schedule: Schedule | None = None,
     publish: bool = False,
+    follow: bool = False,
 ) -> tuple[float, int]:
     """Seconds to submit the session's events (and flush the feed), and how many changes;
     with a ``schedule``, its events in its order, flushed where it was; with ``publish``,
-    each flush made by the feed writer (framed and encoded, ``_publishing``)."""
+    each flush made by the feed writer (framed and encoded, ``_publishing``); with
+    ``follow``, the live ``compare:{d}:1`` of every deal asked for first (the desks of
+    ``event_cost.py`` follow one seat's traveller of each deal)."""
     from hub.engine.core import Engine
 
     if not warm:
@@ -118,6 +121,8 @@ def one_run(
         engine = Engine(session.config, session.decks, release_delay=0.0)
     if feed:
         engine.start_feed()
+        for deal in range(1, session.config.deals + 1) if follow else ():
+            engine.materialize(("live", f"compare:{deal}:1"))
     events = session.events if schedule is None else schedule.events
     flushes = schedule.flushes if schedule is not None else range(every, len(events) + 1, every)
     flush_after = [feed and i in flushes for i in range(len(events) + 1)]
@@ -247,6 +252,12 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
         help="flush through the feed writer (FeedPublisher.publish on a memory bus): the "
         "frames' encoding counted too",
     )
+    parser.add_argument(
+        "--follow",
+        action="store_true",
+        help="ask for the live compare:{d}:1 of every deal first (a desk per deal follows"
+        " one seat's traveller; the others are made on demand, issue #34)",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--top", type=int, default=30)
@@ -279,6 +290,7 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
                 warm=args.warm_equity,
                 schedule=schedule,
                 publish=args.publish,
+                follow=args.follow,
             )
             best[feed] = min(best[feed], seconds)
             changes = max(changes, count)
@@ -297,6 +309,7 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
         "changes": changes,
         "warm_equity": args.warm_equity,
         "publish": args.publish,
+        "follow": args.follow,
     }
     if args.child:  # run by ``against``: the figures as JSON
         print(json.dumps(result))
@@ -320,6 +333,7 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
             warm=args.warm_equity,
             schedule=schedule,
             publish=args.publish,
+            follow=args.follow,
         )
         profiler.disable()
         out = io.StringIO()

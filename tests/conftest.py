@@ -114,6 +114,7 @@ SLOWEST_FIRST = (
     "test_game_demos.py",  # 61 s
     "test_onair_release.py",  # 57 s
     "test_program_rest.py",  # 56 s
+    "test_demand.py",  # ~37 s alone (new)
 )
 
 

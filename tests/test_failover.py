@@ -289,15 +289,20 @@ async def journal_length(redis: str, tournament: str) -> int:
         await bus.close()
 
 
-async def run_failover(tmp_path: Path, separate: bool) -> None:
-    config = event_config(tmp_path)
-    tournament = config.read_text().split('id = "', 1)[1].split('"', 1)[0]
-    env = {
+def process_env() -> dict[str, str]:
+    """The environment of the processes a test starts: the tokens, unbuffered output."""
+    return {
         **os.environ,
         "PYTHONUNBUFFERED": "1",
         "DUPLICAST_COMMENTATOR_TOKEN": COMMENTATOR,
         "DUPLICAST_OPERATOR_TOKEN": OPERATOR,
     }
+
+
+async def run_failover(tmp_path: Path, separate: bool) -> None:
+    config = event_config(tmp_path)
+    tournament = config.read_text().split('id = "', 1)[1].split('"', 1)[0]
+    env = process_env()
     redis = RedisServer(tmp_path / "redis", extra=("--appendfsync", "always"))
     redis.start()
     procs: list[Process] = []

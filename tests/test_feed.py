@@ -378,3 +378,30 @@ def test_the_writer_answers_a_client_ahead_of_it_with_its_snapshot() -> None:
     feed = IngestFeed()
     feed.publish(TopicChange(KEY, None, {"n": 0}))
     assert decode(feed.catch_up(KEY, "json", 9))[0]["seq"] == 1
+
+
+def test_an_edge_asks_the_writer_for_a_topic_made_on_demand_before_answering() -> None:
+    """A live traveller the edge never saw may be one the writer makes only when asked: a
+    subscriber is sent nothing and the writer is asked (never the empty snapshot it may not
+    be); once the writer said it has no data, the empty snapshot at seq 0 is the answer."""
+    asked: list[Any] = []
+    edge = EdgeFeed(on_unknown=asked.append)
+    lazy, program, eager = ("live", "compare:3:2"), ("program", "compare:3:2"), ("live", "table:1")
+    assert edge.catch_up(lazy, "json", None) == [] and asked == [lazy]
+    assert edge.catch_up(program, "json", 7) == [] and asked == [lazy, program]
+    assert not edge.available(lazy)  # REST: 503, not 404 "no data yet"
+    assert decode(edge.catch_up(eager, "json", None))[0]["seq"] == 0  # as ever: not on demand
+    assert decode(edge.catch_up(("program", "onair"), "json", None))[0]["seq"] == 0
+    assert edge.empty(lazy)  # the writer has no data of it
+    assert not edge.empty(lazy)  # (once)
+    assert decode(edge.catch_up(lazy, "json", None)) == [
+        {"type": "snapshot", "topic": "compare:3:2", "seq": 0, "data": {}}
+    ]
+    assert edge.available(lazy) and asked == [lazy, program]
+    assert edge.apply(program, Frame.snapshot("compare:3:2", 9, {"rows": []}))
+    assert not edge.unknown(program) and not edge.empty(program)
+    assert decode(edge.catch_up(program, "json", None))[0]["seq"] == 9
+    assert edge.seed(lazy, Frame.snapshot("compare:3:2", 4, {"rows": [1]}))  # it has data now
+    assert decode(edge.catch_up(lazy, "json", None))[0]["data"] == {"rows": [1]}
+    plain = EdgeFeed()  # (a store with no writer to ask answers as ever)
+    assert decode(plain.catch_up(lazy, "json", None))[0]["seq"] == 0

@@ -4,6 +4,7 @@ diff and apply agree on any JSON."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -477,3 +478,51 @@ def test_a_released_deal_corrected_moves_its_tables_public_rows_only() -> None:
             assert engine.projections.docs[key].doc == engine.payload(key), key
             assert client.states[key] == engine.payload(key), key
     assert moved >= len(steps)
+
+
+def test_topics_made_on_demand_are_made_when_asked_for_and_then_moved() -> None:
+    """The live travellers, deal statistics, consoles and the suggestions (``Family.lazy``):
+    no event makes one (an action touches six travellers; a desk follows one); one asked for
+    is moved by events, equal to its builder's; an edge's request for every topic leaves out
+    those nobody asked for; a writer restarting makes again those its predecessor made,
+    whole."""
+    config = dataclasses.replace(make_config(seats=6, deals=4), program_delay=2.0)
+    decks = make_decks(config)
+    events = list(simulate_session(config, decks, random.Random(7)))
+    engine = Engine(config, decks)
+    engine.start_feed()
+    asked, program = ("live", "compare:2:3"), ("program", "compare:2:3")
+    lazy = {("live", f"compare:{d}:{s}") for d in range(1, 5) for s in range(1, 7)}
+    lazy |= {("live", f"dealstats:{d}") for d in range(1, 5)}
+    lazy |= {("live", "suggestions"), ("public", "suggestions")}
+    lazy |= {("live", f"console:{t}") for t in config.tables}
+    lazy |= {("program", f"compare:{d}:{s}") for d in range(1, 5) for s in range(1, 7)}
+    assert all(engine.on_demand(key) for key in lazy)
+    assert not engine.on_demand(("public", "compare:2:3"))
+    assert not engine.on_demand(("live", "deal:2"))
+    doc: dict[str, Any] = {}
+    made = 0
+    for i, event in enumerate(events, 1):
+        engine.submit(event, float(i))
+        if i == 30:
+            doc = clone(engine.materialize(asked) or {})
+            assert engine.materialize(program) is not None
+        for change in engine.changes():
+            assert change.key not in lazy - {asked, program}, change.key  # made for nobody
+            if change.key == asked:
+                assert change.patch is not None
+                doc = apply_patch(doc, clone(change.patch))
+                made += 1
+    assert made > 10 and doc == engine.payload(asked)
+    named = set(engine.topics_named(None))
+    assert {asked, program, ("public", "compare:2:3")} <= named
+    assert not named & (lazy - {asked, program})
+    restarted = Engine(config, decks)
+    for i, event in enumerate(events, 1):
+        restarted.submit(event, float(i))
+    restarted.start_feed()
+    restarted.hold([asked, program, ("live", "table:1")])
+    changes = {c.key: c for c in restarted.changes()}
+    assert changes[asked].patch is None and changes[asked].payload == engine.payload(asked)
+    assert changes[program].patch is None
+    assert ("live", "table:1") not in changes  # (not made on demand: made when an event moves it)

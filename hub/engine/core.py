@@ -291,7 +291,8 @@ class Engine:
     def start_feed(self) -> None:
         """Start projecting topics (after the journal replay). Topics are built lazily: when
         ``materialize``d (someone subscribes, reads or asks for a snapshot) or when an event
-        first touches them (``changes()`` then hands them out whole). With deck orders, what
+        first touches them (``changes()`` then hands them out whole), those made on demand
+        (``Family.lazy``) only when ``materialize``d or ``hold``. With deck orders, what
         equity needs is made now rather than on the first hand's first action."""
         if self.state.decks and self.state.game.equity:
             equity.prepare(self.state.config.seats)
@@ -308,6 +309,20 @@ class Engine:
                 return None if feed is None else self.projections.materialize((PUBLIC, key[1]))
             return feed.materialize(key)
         return self.projections.materialize(key)
+
+    def hold(self, keys: Iterable[TopicKey]) -> None:
+        """Someone holds these topics (a writer restarting: those its predecessor made): the
+        ones made on demand and not made yet come whole with the next ``changes()``."""
+        keys = list(keys)
+        self.projections.hold(k for k in keys if kind(k[0]) != PROGRAM)
+        if self.program is not None:
+            self.program.hold(k for k in keys if kind(k[0]) == PROGRAM)
+
+    def on_demand(self, key: TopicKey) -> bool:
+        """Is ``key`` a topic made on demand (``Family.lazy``) that nobody asked for yet?"""
+        if kind(key[0]) == PROGRAM:
+            return self.program is not None and self.program.on_demand(key)
+        return self.projections.on_demand(key)
 
     def changes(self) -> list[TopicChange]:
         """What changed in the topic payloads since the last call (after ``start_feed``); with
@@ -326,9 +341,10 @@ class Engine:
 
     def topics_named(self, wanted: list[Any] | None) -> list[TopicKey]:
         """The topics a ``snapshots`` request names (``audience|name``) that exist, only this
-        tournament's (every one when it names none: None)."""
+        tournament's (when it names none, None: every one but those made on demand that nobody
+        asked for, which a request must name)."""
         if wanted is None:
-            return list(self.topic_keys())
+            return [key for key in self.topic_keys() if not self.on_demand(key)]
         out = []
         for field in wanted[:10_000]:
             if isinstance(field, str):

@@ -24,7 +24,7 @@ delay``, ``program:NAME`` for another), each filtered through the one real relea
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, cast
 
 from hub.engine.families.base import NOW, Family
@@ -71,6 +71,8 @@ class Delayed(Protocol):
     def tick(self, now: float) -> Any: ...
     def start_feed(self) -> None: ...
     def changes(self) -> list[TopicChange]: ...
+    def hold(self, keys: Iterable[TopicKey]) -> None: ...
+    def on_demand(self, key: TopicKey) -> bool: ...
     def materialize(self, key: TopicKey) -> dict[str, Any] | None: ...
     def payload(self, key: TopicKey) -> dict[str, Any] | None: ...
     def snapshot(self) -> dict[str, Any]: ...
@@ -179,6 +181,20 @@ class ProgramFeed:
             return TopicChange(key, None, change.payload)
         return TopicChange(key, change.patch, change.payload)
 
+    def _source(self, key: TopicKey) -> TopicKey | None:
+        """The delayed engine's topic a program topic comes from (None: not one)."""
+        topic = self.topics.get(key[1])
+        source = source_of(topic)
+        return None if topic is None or source is None else (source, topic.name)
+
+    def hold(self, keys: Iterable[TopicKey]) -> None:
+        """``Engine.hold`` for this output's topics: their sources in the delayed engine."""
+        self.delayed.hold(s for k in keys if k[0] == self.audience and (s := self._source(k)))
+
+    def on_demand(self, key: TopicKey) -> bool:
+        source = self._source(key)
+        return source is not None and self.delayed.on_demand(source)
+
     def materialize(self, key: TopicKey) -> dict[str, Any] | None:
         """A program topic's payload now, its changes coming through ``changes()`` (None: not
         a program topic; the real engine answers ``onair`` and ``clock``)."""
@@ -263,6 +279,15 @@ class Program:
 
     def topic_keys(self) -> list[TopicKey]:
         return [key for feed in self.feeds.values() for key in feed.topic_keys()]
+
+    def hold(self, keys: Iterable[TopicKey]) -> None:
+        keys = list(keys)
+        for feed in self.feeds.values():
+            feed.hold(keys)
+
+    def on_demand(self, key: TopicKey) -> bool:
+        feed = self.feeds.get(key[0])
+        return feed is not None and feed.on_demand(key)
 
     # ----------------------------------------------------------------- snapshots
     def snapshot(self) -> dict[str, Any]:

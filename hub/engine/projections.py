@@ -58,9 +58,11 @@ class Projections:
         self._stale: dict[TopicKey, None] = {}
         self._moved: dict[TopicKey, None] = {}
         self._projected: dict[tuple[int, int], None] = {}  # hands the projection must re-read
-        # The topics of families with a model not materialized yet, and those of them an
-        # event touched: made at the next flush and handed out whole, as any topic new to the
-        # feed (after a writer's restart the edges hold the old ones: issue #31).
+        # The topics to make when an event first touches them (those of families with a
+        # model not materialized yet, and the topics made on demand that someone asked for
+        # while they had no data), and those of them an event touched: made at the next flush
+        # and handed out whole, as any topic new to the feed (after a writer's restart the
+        # edges hold the old ones: issue #31).
         self._unmade: set[TopicKey] = set()
         self._fresh: dict[TopicKey, None] = {}
         # The projection's scoreboard, once asked for.
@@ -98,16 +100,23 @@ class Projections:
             if a in self._k  # (the programme's are the public's)
             for key in _flat(self._k[a][f.name])
         }
-        modelled = {
-            key: f.lazy
+        # The topics made on demand (``Family.lazy``): never because an event touched them.
+        self._lazy_keys = {
+            key
+            for f in FEEDS.values()
+            for a in f.lazy
+            if a in self._k
+            for key in _flat(self._k[a][f.name])
+        }
+        self._model_keys = {
+            key
             for f in FEEDS.values()
             if f.model is not None
             for a in f.audiences
             if a in self._k  # (the programme's are the public's)
             for key, _ in self._family_keys(a, f.name)
         }
-        self._model_keys = set(modelled)
-        self._eager_keys = {key for key, lazy in modelled.items() if not lazy}
+        self._eager_keys = self._model_keys - self._lazy_keys
         # (class, *its routed_by fields) -> (every topic it touches, those to rebuild).
         self._route_fields = {c: getattr(c, "routed_by", None) for c in self._routes}
         self._route_cache: dict[tuple[Any, ...], _Route] = {}
@@ -227,9 +236,23 @@ class Projections:
             f.name: f.mover(self.payloads) for f in FEEDS.values() if f.mover is not None
         }
 
+    def on_demand(self, key: TopicKey) -> bool:
+        """Is ``key`` a topic made on demand (``Family.lazy``) that nobody asked for yet?"""
+        return key in self._lazy_keys and key not in self.docs
+
+    def hold(self, keys: Iterable[TopicKey]) -> None:
+        """Someone holds these topics (a writer restarting: those its predecessor made): the
+        ones made on demand and not made yet are made at the next flush and handed out whole
+        (the edges' copies are the old writer's, and no event would make them)."""
+        if self.active:
+            for key in keys:
+                if self.on_demand(key):
+                    self._fresh[key] = None
+
     def materialize(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's document, built now if need be, and moved by events from now on (None:
-        no such topic for that audience, or not yet)."""
+        no such topic for that audience, or not yet: one made on demand is then made when an
+        event first touches it, and handed out whole)."""
         rec = self.docs.get(key)
         if rec is not None:
             return rec.doc
@@ -240,6 +263,9 @@ class Projections:
             opened = self.movers[feed.name].open(key)
             if opened is not None:
                 self.docs[key] = opened
+                self._unmade.discard(key)
+            elif key in self._lazy_keys:
+                self._unmade.add(key)
             return None if opened is None else opened.doc
         if feed is not None and feed.model is not None:  # the family's model keeps it
             model = self.models.get(feed.name)
@@ -252,6 +278,8 @@ class Projections:
         if new is not None:
             self.docs[key] = Recorder(new)
             self._unmade.discard(key)
+        elif key in self._lazy_keys:
+            self._unmade.add(key)
         return new
 
     def flush(self) -> list[TopicChange]:
@@ -285,15 +313,19 @@ class Projections:
                     if rec is not None:
                         rec.replace_with(model.payload(audience, *args))
                         self._moved[key] = None
+        lazy, unmade = self._lazy_keys, self._unmade
         for mover in self.movers.values():
             for key in mover.flush():
                 rec = self.docs.get(key)
                 if rec is not None:
                     self._moved[key] = None
                     continue
+                if key in lazy and key not in unmade:
+                    continue  # made on demand: nobody asked for it
                 rec = mover.open(key)  # first touched: handed out whole
                 if rec is not None:
                     self.docs[key] = rec
+                    unmade.discard(key)
                     out.append(TopicChange(key, None, rec.doc))
         fresh, self._fresh = self._fresh, {}
         for key in fresh:

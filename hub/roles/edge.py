@@ -4,7 +4,10 @@ It subscribes to the feed channel once and forwards each frame's bytes, as the i
 them, to the subscribed clients: it never decodes or re-encodes a payload (only a REST read
 decodes one). It starts from the snapshot hash, after asking the ingest to bring the hash up to
 date. A frame that skips a seq (pub/sub is lossy) makes it ask the ingest for that topic's
-snapshot, reload it from the hash and send clients the snapshot: clients never see a gap.
+snapshot, reload it from the hash and send clients the snapshot: clients never see a gap. A
+topic it never saw (one the writer makes only when asked: the live travellers) is asked for
+by name before a subscriber or a REST read is answered, again every second while no writer
+answers.
 
 Operator commands go to the ingest on the control channel with a request id; the ingest answers
 on this edge's reply channel, and the operator gets that answer (or a clear error when no ingest
@@ -45,6 +48,9 @@ ANSWER_TIMEOUT = 3.0
 """Seconds an edge waits for the ingest to answer an operator command or snapshot request."""
 SYNC_INTERVAL = 1.0
 """Seconds between an edge's requests for the writer's snapshots while none has answered."""
+ASKING_MAX = 4096
+"""The most topics an edge asks the writer for at once (those it never saw that subscribers
+want); more wait for a later subscribe."""
 
 
 class EdgeSource:
@@ -66,7 +72,7 @@ class EdgeSource:
         self.topics = topics
         self.names = Channels(tournament)
         # live once the writer's snapshots are read: before, "no data yet" is not ours to say
-        self.store = EdgeFeed(live=False, on_behind=self._behind)
+        self.store = EdgeFeed(live=False, on_behind=self._behind, on_unknown=self._unknown)
         self.fanout = Fanout(self.store, limits)
         self.store.on_taken = self.fanout.publish  # a frame taken goes on to the clients
         self.consoles = ConsoleRelay(bus, tournament)  # the web consoles' events and answers
@@ -83,6 +89,10 @@ class EdgeSource:
         self._tasks: list[asyncio.Task[None]] = []
         self._refreshing: set[TopicKey] = set()
         self._refreshed: dict[TopicKey, int] = {}  # the seq each topic last asked a refresh at
+        # Topics never seen that subscribers or REST reads asked for, each with the futures of
+        # the reads waiting for the writer's answer; the task that asks for them.
+        self._asking: dict[TopicKey, list[asyncio.Future[None]]] = {}
+        self._asker: asyncio.Task[None] | None = None
 
     def ready(self) -> bool:
         """In sync with a writer (its snapshots read: ``store.live``) and following the feed
@@ -140,9 +150,59 @@ class EdgeSource:
             self._refreshing.add(key)
             asyncio.get_running_loop().create_task(self._refresh(key))
 
+    def _unknown(self, key: TopicKey) -> asyncio.Future[None] | None:
+        """A subscriber or a REST read wants ``key``, which this edge never saw: ask the
+        writer (with the other topics asked for meanwhile); the future is done once it
+        answered (or the edge stopped)."""
+        if not self._tasks:  # not started, or stopped
+            return None
+        if key not in self._asking and len(self._asking) >= ASKING_MAX:
+            return None  # (a name any client may choose, on an edge given no topics: bounded)
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        self._asking.setdefault(key, []).append(done)
+        if self._asker is None or self._asker.done():
+            self._asker = loop.create_task(self._ask(), name="edge-ask")
+        return done
+
+    async def _ask(self) -> None:
+        """Ask the writer for the topics in ``_asking`` (one request for all that are asked
+        for in this turn of the loop) and load what the hash then holds; a topic it has no
+        data of gets the empty snapshot at seq 0 (what the writer's store answers). The reads
+        waiting are let go after each request (a REST read of a topic still unknown is
+        answered 503); while no writer answers, what the hash holds is served and the rest
+        asked for again every ``SYNC_INTERVAL``."""
+        try:
+            while self._asking:
+                await asyncio.sleep(0)  # (the other subscriptions of this message)
+                keys = list(self._asking)
+                wanted = [snapshot_field(k) for k in keys]
+                answered = bool((await self.request({"op": "snapshots", "keys": wanted})).get("ok"))
+                await self._load(set(keys))
+                for key in keys:
+                    if answered and self.store.empty(key):
+                        self.fanout.publish(key, Frame.snapshot(key[1], 0, {}).outs)
+                    waiting = self._asking.pop(key, [])
+                    if not answered and self.store.unknown(key):
+                        self._asking[key] = []  # asked for again
+                    for done in waiting:
+                        if not done.done():
+                            done.set_result(None)
+                if not answered:
+                    await asyncio.sleep(SYNC_INTERVAL)
+        finally:
+            if self._asker is asyncio.current_task():
+                self._asker = None
+
     async def stop(self) -> None:
         await cancel_and_wait(self._tasks)
         self._tasks = []
+        if self._asker is not None:
+            await cancel_and_wait([self._asker])
+        for waiting in self._asking.values():
+            for done in waiting:
+                done.cancel()
+        self._asking.clear()
         await self.consoles.stop()
         for sub in (self._subscription, self._replies):
             if sub is not None:

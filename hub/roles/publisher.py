@@ -67,6 +67,9 @@ class FeedPublisher:
         self._published = 0.0  # monotonic time of the last publish after a batch
         self._gathering: asyncio.Task[None] | None = None  # a publish due in FEED_GATHER
         self._owed = False  # that publish was called off by ``withdraw``
+        # The topics the writer before this one made (``resume``): those made on demand are
+        # made again by the next publish and go out whole (``Engine.hold``).
+        self._held: list[TopicKey] = []
         self.use(engine)
 
     def use(self, engine: Engine) -> None:
@@ -82,13 +85,17 @@ class FeedPublisher:
         """After a rebuild: the seqs continue above what was persisted. A crashed writer may
         have published up to SNAPSHOT_EVERY - 1 deltas past a topic's persisted seq: continue
         after all of them, with a snapshot. Until ``serve``, the store serves no client: its
-        payloads are not the journal's yet."""
+        payloads are not the journal's yet. The topics made on demand that the writer before
+        made are made again by the next publish (someone asked for each: its edges' copies
+        would otherwise stay as they are, as no event makes one)."""
         self.store.live = False
         self.store.restart()
+        self._held = []
         for field, value in (await self.bus.hgetall(self.names.topic_seqs)).items():
             audience, _, topic = field.partition("|")
             if value.isdigit() and topic:
                 self.store.seed((audience, topic), int(value) + SNAPSHOT_EVERY)
+                self._held.append((audience, topic))
 
     def serve(self) -> None:
         """The writer is ready: its store stands for the journal; clients may be served."""
@@ -148,6 +155,9 @@ class FeedPublisher:
             settled = self.settled
             while settled is not None and not settled.is_set():
                 await settled.wait()
+            if self._held:
+                self.engine.hold(self._held)
+                self._held = []
             changes = self.engine.changes()
             frames: list[tuple[str, bytes]] = []
             stored: list[TopicKey] = []  # snapshots too big for the channel: in the hash

@@ -137,6 +137,7 @@ class DataSources:
                 return _error("not_found", f"no topic named {topic!r}", 404)
             store = self.source.store
             key = (audience, topic)
+            await store.ensure(key)  # (an edge asks the writer for a topic it never saw)
             if not store.available(key):  # a standby, a takeover, an edge not yet in sync
                 found = _error("unavailable", f"no current state of topic {topic} here yet", 503)
                 found.headers["retry-after"] = "2"

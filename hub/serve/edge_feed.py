@@ -9,9 +9,10 @@ topic: issue #30 item 1). The writer's side and what both share are in ``hub.ser
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from hub.engine.families import made_on_demand
 from hub.serve.feed import (
     CATCH_UP_DELTAS,
     Frame,
@@ -33,8 +34,16 @@ class EdgeFeed(_Store):
 
     A copy of the writer's store: it may lag it (pub/sub delivery, a writer taking over), so a
     client that resumes ahead of it is sent nothing, and ``on_behind`` (the edge) is told to
-    fetch that topic's snapshot from the writer. A frame taken from the feed is handed on to
-    ``on_taken`` (the edge's fan-out)."""
+    fetch that topic's snapshot from the writer. A topic it never saw of a family the writer
+    makes only when asked (``Family.lazy``: the live travellers) is not "no data yet": a
+    subscriber to it is sent nothing (never an empty snapshot it may not be), a REST read is
+    unavailable, and ``on_unknown`` (the edge) asks the writer for it; once the writer said it
+    has no data of it (``empty``), the empty snapshot at seq 0 is the answer. A frame taken
+    from the feed is handed on to ``on_taken`` (the edge's fan-out)."""
+
+    EMPTY_KEPT = 4096
+    """The most topics kept as known to have no data (an edge given no tournament's topics
+    may be asked for any name): past it, a subscriber to one more asks the writer again."""
 
     def __init__(
         self,
@@ -42,11 +51,52 @@ class EdgeFeed(_Store):
         live: bool = True,
         on_behind: Callable[[TopicKey], None] | None = None,
         on_taken: Callable[[TopicKey, Mapping[str, Outgoing]], None] | None = None,
+        on_unknown: Callable[[TopicKey], Awaitable[None] | None] | None = None,
     ) -> None:
         super().__init__(live=live)
         self.on_behind = on_behind
         self.on_taken = on_taken
+        self.on_unknown = on_unknown
         self.compactions = 0  # fresh snapshots made here for subscribers
+        self._empty: set[TopicKey] = set()  # topics the writer has no data of
+
+    def unknown(self, key: TopicKey) -> bool:
+        """Is ``key`` a topic made on demand that this copy holds nothing of, not even the
+        writer's word that it has no data (with an ``on_unknown`` to ask it)?"""
+        log = self._logs.get(key)
+        return (
+            (log is None or log.seq == 0)
+            and self.on_unknown is not None
+            and key not in self._empty
+            and made_on_demand(key)
+        )
+
+    def empty(self, key: TopicKey) -> bool:
+        """The writer answered that it has no data of ``key``: True if this copy held nothing
+        of it (its subscribers are due the empty snapshot at seq 0, as the writer's store
+        answers)."""
+        if not self.unknown(key):
+            return False
+        if len(self._empty) < self.EMPTY_KEPT:
+            self._empty.add(key)
+        return True
+
+    def catch_up(self, key: TopicKey, fmt: str, resume: int | None) -> list[Outgoing]:
+        if self.unknown(key) and self.on_unknown is not None:
+            self.on_unknown(key)  # (the writer's answer goes to the subscribers)
+            return []
+        return super().catch_up(key, fmt, resume)
+
+    def available(self, key: TopicKey) -> bool:
+        """``_Store.available``, but a topic never seen that the edge asks the writer for is
+        not answered yet (503), neither with an empty state nor as missing."""
+        return not self.unknown(key) and super().available(key)
+
+    async def ensure(self, key: TopicKey) -> None:
+        if self.unknown(key) and self.on_unknown is not None:
+            asked = self.on_unknown(key)
+            if asked is not None:
+                await asked
 
     def _base(self, key: TopicKey, log: _Log) -> Frame | None:
         """The snapshot a subscriber starts from: the stored one, or, when more than
@@ -82,7 +132,7 @@ class EdgeFeed(_Store):
         if frame.seq <= log.seq:
             return None
         if frame.full:
-            self._seed(log, frame)
+            self._seed(key, log, frame)
         elif frame.seq != log.seq + 1 or log.base is None:
             return False
         else:
@@ -104,7 +154,7 @@ class EdgeFeed(_Store):
         if log is None:
             log = self._logs[key] = _Log()
         if frame.seq > log.seq or (frame.seq == log.seq and log.base is None):
-            self._seed(log, frame)
+            self._seed(key, log, frame)
             return True
         self.rebase(log, frame)
         return False
@@ -123,7 +173,8 @@ class EdgeFeed(_Store):
             deltas.popleft()
         log.base = frame
 
-    def _seed(self, log: _Log, frame: Frame) -> None:
+    def _seed(self, key: TopicKey, log: _Log, frame: Frame) -> None:
+        self._empty.discard(key)
         log.seq = frame.seq
         log.base = frame
         log.deltas.clear()

@@ -322,6 +322,12 @@ class _Store:
             return []
         return [base.outs[fmt], *(f.outs[fmt] for f in log.deltas if f.seq > base.seq)]
 
+    async def ensure(self, key: TopicKey) -> None:
+        """Before a read of ``key`` (REST): have what the writer has of it, if this store is
+        a copy that never saw it (an edge: it asks the writer). The writer's own store makes
+        any topic when read."""
+        return None
+
     def _lagging(self, key: TopicKey) -> bool:
         """A client resumes ahead of this store's seq of ``key``: True if this store is a
         copy that lags the writer (send nothing); False for the writer itself, whose seq is

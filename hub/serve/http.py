@@ -322,6 +322,7 @@ class _Endpoints:
             return _json(*problem)
         key = (audience, topic)
         store = self.source.store
+        await store.ensure(key)  # (an edge asks the writer for a topic it never saw)
         if not store.available(key):  # a standby, a takeover, an edge not yet in sync
             message = f"no current state of topic {topic} here yet: retry shortly"
             answer = _json({"error": "unavailable", "message": message}, 503)

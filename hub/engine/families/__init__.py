@@ -31,7 +31,7 @@ from hub.engine.families.scores import SEAT, STANDINGS
 from hub.engine.families.stats import DEALSTATS, STATS
 from hub.engine.families.suggestions import SUGGESTIONS
 from hub.engine.families.travellers import COMPARE, DEAL
-from hub.wire.topics import TopicSpace
+from hub.wire.topics import PROGRAM, TopicKey, TopicSpace, kind
 
 __all__ = [
     "EVERY",
@@ -48,6 +48,7 @@ __all__ = [
     "Reading",
     "TopicKeys",
     "feeds_of",
+    "made_on_demand",
     "topic_list",
     "topic_name",
     "topic_space",
@@ -84,6 +85,17 @@ UNDECLARED: tuple[type, ...] = (Notable,)
 def feeds_of(event_class: type) -> tuple[Family, ...]:
     """The families an event of this class touches (in ``FAMILIES`` order)."""
     return tuple(f for f in FAMILIES.values() if event_class in f.events)
+
+
+def made_on_demand(key: TopicKey) -> bool:
+    """Is ``key`` of an audience whose topics its family makes only when someone asks for one
+    (``Family.lazy``; a program output's topic: its source's)? An edge asks the writer for
+    such a topic by name before it answers anyone about it."""
+    fam = FAMILIES.get(key[1].partition(":")[0])
+    if fam is None:
+        return False
+    audience = fam.program if kind(key[0]) == PROGRAM else key[0]
+    return audience in fam.lazy
 
 
 def touched_by(family: str) -> tuple[str, ...]:

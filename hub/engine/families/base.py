@@ -157,16 +157,19 @@ class Family(wire.Family):
     build: Builder  # (reading, parameters, audience) -> its payload now (None: not yet)
     moves: tuple[type, ...] = ()  # events the projections apply in place (else: rebuilt)
     # A family whose documents a model keeps: the model is made when one of them is first
-    # materialized (or touched, unless ``lazy``), and moves them.
+    # materialized (or touched, unless its audience is ``lazy``), and moves them.
     model: Callable[[EngineView], Model] | None = None
     # A family whose documents a model moves in place, row by row (``Mover``): every event
     # the family declares is the mover's to apply.
     mover: Callable[[Reading], Mover] | None = None
-    # With a model: True, nothing of the family is built until someone asks for one of its
-    # topics (suggestions: its ranking costs every hand); False, a topic an event touches is
-    # made then and handed out whole, as other families' (after a writer's restart, the
-    # edges' copies are replaced so).
-    lazy: bool = False
+    # The audiences whose topics are made on demand: only when someone asks for one (a
+    # subscriber, a REST read, an edge's ``snapshots`` request naming it; a writer restarting
+    # remakes those its predecessor had made), then moved by events; an event never makes
+    # one (suggestions: its ranking costs every hand; the live travellers and deal
+    # statistics: commentators follow one seat's of a deal, an action moves six). The other
+    # audiences' topics are made when an event first touches them and handed out whole
+    # (after a writer's restart, the edges' copies are replaced so).
+    lazy: tuple[str, ...] = ()
     _: KW_ONLY
     # -- its wire facts (``hub.wire.topics.Family``)
     params: tuple[str, ...] = ()

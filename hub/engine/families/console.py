@@ -111,4 +111,5 @@ CONSOLE = Feed(
     delta="replace of the fields that moved; one action adds one row at /actions/-",
     console=OWN,
     mover=Consoles,
+    lazy=(LIVE,),  # held by a table's web console (pads on Redis read their acks): on demand
 )

@@ -185,6 +185,7 @@ DEALSTATS = Feed(
     dealstats_keys,
     _dealstats,
     mover=_same_mover,
+    lazy=(LIVE,),
     params=("deal",),
     # As its peers deal:{d} and compare:{d}:{s}: the delayed live statistics of the deal, held
     # until the real engine releases it, then moved hand by hand with the delayed pictures.

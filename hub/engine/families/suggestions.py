@@ -51,7 +51,7 @@ SUGGESTIONS = Feed(
     _suggestions,
     moves=EVENTS,
     model=_ranking,
-    lazy=True,
+    lazy=(PUBLIC, LIVE),
     audiences=(PUBLIC, LIVE),  # not on the program feed
     route="/api/suggestions",
     delta="replace of the entries that moved (the public's: released deals only)",

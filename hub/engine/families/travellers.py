@@ -458,6 +458,7 @@ COMPARE = Feed(
     compare_keys,
     _compare,
     mover=Travellers,
+    lazy=(LIVE,),  # (the public's: read by the results site, moved by releases only)
     params=("deal", "seat"),
     route="/api/compare/{deal:int}/{seat:int}",
     delta="one action adds one row at /rows/{i}/actions/- and replaces what it moved (the"
