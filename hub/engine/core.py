@@ -259,7 +259,8 @@ class Engine:
     def _announce(self, events: Iterable[EngineEvent]) -> set[TopicKey]:
         """Announce typed events: handed on to the feed's part, in order (the projections move
         by them when it takes its flush, routed by the families that declare each class,
-        ``hub.engine.families``); the topics they touch."""
+        ``hub.engine.families``); the topics they touch while the feed is not started (once
+        it is, its flush says: ``Projecting.hand``)."""
         return self.projecting.hand(events)
 
     def _after(self, events: list[EngineEvent], now: float) -> set[TopicKey]:
