@@ -2,8 +2,10 @@
 
 `submit` takes one decoded console event and answers an `Outcome`: the acknowledgement to send,
 the record to journal (accepted events only), and what to persist of a refusal. Every change of
-state is announced as a typed event (`hub.engine.changes`) that moves the topic projections;
-`changes()` hands the feed what moved since it last asked, as JSON Patch deltas. `restore`
+state is announced as a typed event (`hub.engine.changes`), handed on to the feed's part
+(`projecting`, `hub.engine.projecting`): the topic projections move by it when the feed takes
+its flush (`Projecting.flush`; `changes()` here for the callers that hold only the engine), as
+JSON Patch deltas. `restore`
 replays a journal record with exactly the effect the original `submit` had, which is what makes
 "rebuild from the journal" give the live state back; `snapshot`/`from_snapshot` make that
 rebuild start from a recent state instead of the first record.
@@ -35,6 +37,7 @@ from hub.engine.events import OPERATOR_CONSOLE
 from hub.engine.families import FEEDS, Payloads
 from hub.engine.outcome import Outcome
 from hub.engine.program import Program, is_now
+from hub.engine.projecting import Projecting
 from hub.engine.projections import Projections, TopicChange
 from hub.engine.refusals import REFUSED
 from hub.engine.release import Release
@@ -70,6 +73,9 @@ class Engine:
         self.desk = Desk(config)
         self.payloads = Payloads(self, FEEDS)  # each family's builder reads the engine
         self.projections = Projections(self.state, self.payloads)
+        # The feed's part: the typed events each change causes are handed to it; it notes them
+        # into the projections when the feed takes its flush (``hub.engine.projecting``).
+        self.projecting = Projecting(self)
         # The secure-delay program outputs ([broadcast] delay, [broadcast.outputs]): each a
         # delayed engine of its own.
         self.program: Program | None = None
@@ -162,9 +168,10 @@ class Engine:
         self.admission.accepted(event, position)
         return self._after(events, now)
 
-    def note_links(self, links: Mapping[str, bool]) -> set[TopicKey]:
-        """Record whether each console's latest acknowledgement reached a listener."""
-        return self._announce(self.desk.note_links(links))
+    def note_links(self, links: Mapping[str, bool]) -> None:
+        """Whether each console's latest acknowledgement reached a listener (the ops topic's
+        ``connected``), handed to the feed's part (``Projecting.links``)."""
+        self.projecting.links(links)
 
     # ----------------------------------------------------------------- control
     def control(self, command: Mapping[str, Any], now: float) -> Outcome:
@@ -250,13 +257,11 @@ class Engine:
 
     # ----------------------------------------------------------------- changes
     def _announce(self, events: Iterable[EngineEvent]) -> set[TopicKey]:
-        """Announce typed events, each as it comes: the projections move by it (routed by the
-        families that declare its class, ``hub.engine.families``)."""
-        on = self.projections.on
-        keys: set[TopicKey] = set()
-        for event in events:
-            keys |= on(event)
-        return keys
+        """Announce typed events: handed on to the feed's part, in order (the projections move
+        by them when it takes its flush, routed by the families that declare each class,
+        ``hub.engine.families``); the topics they touch while the feed is not started (once
+        it is, its flush says: ``Projecting.hand``)."""
+        return self.projecting.hand(events)
 
     def _after(self, events: list[EngineEvent], now: float) -> set[TopicKey]:
         """Announce the events one applied console event caused, in order, with what the
@@ -296,19 +301,15 @@ class Engine:
         equity needs is made now rather than on the first hand's first action."""
         if self.state.decks and self.state.game.equity:
             equity.prepare(self.state.config.seats)
-        self.projections.start()
+        self.projecting.start()
         if self.program is not None:
             self.program.start()
 
     def materialize(self, key: TopicKey) -> dict[str, Any] | None:
         """A topic's current payload, projected from now on (None: no such topic for that
-        audience, or not yet). Its changes come through ``changes()`` as patches."""
-        if kind(key[0]) == PROGRAM:
-            feed = None if self.program is None else self.program.feed(key[0])
-            if feed is None or is_now(self.topics, key[1]):
-                return None if feed is None else self.projections.materialize((PUBLIC, key[1]))
-            return feed.materialize(key)
-        return self.projections.materialize(key)
+        audience, or not yet). Its changes come through ``changes()`` as patches. (The feed's
+        part's, ``Projecting.materialize``.)"""
+        return self.projecting.materialize(key)
 
     def hold(self, keys: Iterable[TopicKey]) -> None:
         """Someone holds these topics (a writer restarting: those its predecessor made): the
@@ -326,11 +327,9 @@ class Engine:
 
     def changes(self) -> list[TopicChange]:
         """What changed in the topic payloads since the last call (after ``start_feed``); with
-        program outputs, theirs too (what is on air and the clock: the public's)."""
-        changes = self.projections.flush()
-        if self.program is None:
-            return changes
-        return [*changes, *self.program.changes(changes, self.topics)]
+        program outputs, theirs too (what is on air and the clock: the public's). (The feed's
+        part's flush, ``Projecting.flush``: the feed writer takes it there.)"""
+        return self.projecting.flush()
 
     # ----------------------------------------------------------------- reading
     def topic_keys(self) -> Iterable[TopicKey]:

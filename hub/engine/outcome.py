@@ -20,6 +20,7 @@ class Outcome(msgspec.Struct):
     message: str | None = None
     duplicate: bool = False
     record: dict[str, Any] | None = None  # what to journal; None: nothing
+    # The topics it touched, when the engine's feed is not started (once it is: its flush says)
     changed: set[TopicKey] = msgspec.field(default_factory=set)
     console: str | None = None  # where the ack goes; None: the channel's error channel
     seq_advanced: bool = False  # a refusal used up the console's seq: persist it

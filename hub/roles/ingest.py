@@ -31,8 +31,8 @@ Every event gets an answer, and a refused one's answer is persisted first so a r
 restart is told the same refusal (``hub.roles.ingest_answers``). A batch goes through a
 pipeline of stages, each handing it on to the next: decided in memory, the engine held
 (``hub.roles.ingest_decide``); journaled, then the engine let go (``hub.roles.ingest_journal``);
-answered, the consoles' links and the notes too (``hub.roles.ingest_answers``); then the feed,
-when it is due (``hub.roles.publisher``).
+answered (``hub.roles.ingest_answers``); then the feed, handed the batch with whether each
+console listened, publishing when it is due (``hub.roles.publisher``).
 
 The event epoch (``dup:{t}:epoch``) is written by the first ingest that starts on a Redis (and
 database) and kept by every later one: the consoles key their outboxes to it, so an outbox of a
@@ -407,11 +407,11 @@ class Ingest:
     async def handle_batch(self, batch: Sequence[Message], source: Waiting | None = None) -> None:
         """A burst of messages into the pipeline, in arrival order: the engine held, decided
         (``Decider.take``), journaled in one append and the engine let go (``Journaling``),
-        answered: refusals and the consoles' seq high-water marks, then the acks, then the
-        links and notes (``Answering``); the feed when ``source`` (where the batch came from)
-        has nothing waiting or ``FEED_INTERVAL`` passed (``FeedPublisher.follow``; None: the
-        caller publishes the feed). Each stage hands the batch on; a batch costs a few round
-        trips whatever its size; the order of effects per event is unchanged."""
+        answered: refusals and the consoles' seq high-water marks, then the acks
+        (``Answering``); the feed, handed the batch's links, when ``source`` (where the batch
+        came from) has nothing waiting or ``FEED_INTERVAL`` passed (``FeedPublisher.take``;
+        None: the caller publishes the feed). Each stage hands the batch on; a batch costs a
+        few round trips whatever its size; the order of effects per event is unchanged."""
         now = self.clock()
         await self.applying.hold()
         await self.decider.take(batch, now, source)

@@ -8,10 +8,12 @@ it named. A refused event that used up its console's seq has its answer persiste
 high-water marks (``dup:{t}:consoles``) before any answer goes out.
 
 ``Answering.take`` is the answer stage of the ingest's pipeline: a journaled batch from the
-journal stage, answered whole; whether each answered console listens goes to the engine's desk
-(the ops topic's ``connected``) and, with the batch's refusals, as notes (``hub.roles.notes``)
-when a projector elsewhere publishes the feed; else the batch is handed on to this ingest's
-feed writer, which publishes when it is due (``hub.roles.publisher.FeedPublisher.follow``).
+journal stage, answered whole, then handed on with whether each answered console listens
+(``Batch.links``, the ops topic's ``connected``) to this ingest's feed writer, which hands the
+links to the engine's feed part with the batch's changes and publishes when it is due
+(``hub.roles.publisher.FeedPublisher.take``). When a projector elsewhere publishes the feed,
+the links go to this engine's desk (what the notes are told against) and, with the batch's
+refusals, as notes (``hub.roles.notes``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from hub.bus.base import Bus, LeaseLost, Message
 from hub.bus.protocols import Hashes, PubSubHashes
@@ -28,12 +30,10 @@ from hub.engine.core import Engine, Outcome
 from hub.metrics import Metrics
 from hub.roles.notes import MAXLEN as NOTES_MAXLEN
 from hub.roles.notes import link_notes
+from hub.roles.publisher import FeedPublisher, Waiting
 from hub.wire import codec
 from hub.wire.channels import Channels
 from hub.wire.control_request import ControlRequest
-
-if TYPE_CHECKING:
-    from hub.roles.publisher import FeedPublisher
 
 __all__ = ["MAX_REFUSALS", "Answering", "Batch", "BatchAnswers", "Waiting"]
 
@@ -74,20 +74,14 @@ class BatchAnswers:
         }
 
 
-class Waiting(Protocol):
-    """Where a batch came from, as the feed stage asks it: does more wait (``pending``)."""
-
-    @property
-    def pending(self) -> int: ...
-
-
 class Batch:
     """A decided batch, handed from stage to stage: its messages (their ``arrived`` give the
     lag), every decided (outcome, request, channel), the outcomes to journal (accepted, or
     refused using up a seq), the refusals as notes for a projector elsewhere, its answers as
-    they are gathered, and its source (None: a caller that publishes the feed itself)."""
+    they are gathered, whether each answered console listened (``links``, once answered), and
+    its source (None: a caller that publishes the feed itself)."""
 
-    __slots__ = ("accepted", "decided", "messages", "notes", "out", "source")
+    __slots__ = ("accepted", "decided", "links", "messages", "notes", "out", "source")
 
     def __init__(self, messages: Sequence[Message], source: Waiting | None) -> None:
         self.messages = messages
@@ -96,6 +90,7 @@ class Batch:
         self.accepted: list[Outcome] = []
         self.notes: list[bytes] = []
         self.out = BatchAnswers()
+        self.links: dict[str, bool] = {}
 
 
 class Answering:
@@ -115,7 +110,7 @@ class Answering:
         self.names = names
         self.metrics = metrics
         self.bus = bus  # where the answers go (the stage's)
-        self.engine = engine  # its desk is told whether each answered console listens
+        self.engine = engine  # without a feed: its desk is told whether each console listens
         self.feed = feed  # the next stage (None: a projector elsewhere, told by notes)
         self.refused = refused if refused is not None else {}  # the decider's, by code
         self._refusals: dict[str, list[int]] = {}  # console -> seqs whose answer is persisted
@@ -135,27 +130,30 @@ class Answering:
         return refusals
 
     async def take(self, batch: Batch) -> None:
-        """The answer stage: the batch answered (``send``), its lag measured, the links and
-        notes (``note``); then the batch to the feed writer, which publishes when nothing
-        waits where it came from, else at most every ``FEED_INTERVAL`` (a batch with no
-        source: its caller publishes the feed)."""
+        """The answer stage: the batch answered (``send``), its lag measured; then the batch,
+        with its links, to the feed writer (``FeedPublisher.take``), which publishes when
+        nothing waits where it came from, else at most every ``FEED_INTERVAL`` (a batch with
+        no source: its caller publishes the feed). Without a feed writer here, the links and
+        the refusals as notes (``note``)."""
         assert self.bus is not None, "the answer stage has its bus"
         links = await self.send(self.bus, batch.decided, batch.accepted, self.refused, batch.out)
         done = time.monotonic()
         lags = [done - m.arrived if done > m.arrived else 0.0 for m in batch.messages]
         self.metrics.ingest_lag(*lags)
-        await self.note(self.bus, links, batch.notes)
-        if self.feed is not None and batch.source is not None:
-            await self.feed.follow(bool(batch.source.pending))
+        if self.feed is None:
+            await self.note(self.bus, links, batch.notes)
+            return
+        batch.links = links
+        await self.feed.take(batch)
 
     async def note(self, bus: Bus, links: dict[str, bool], notes: list[bytes]) -> None:
-        """Whether each answered console listens, to the engine's desk; with the batch's
-        refusals, as notes on ``dup:{t}:notes`` when a projector elsewhere publishes the feed
-        (not fenced, not retried: they only inform the operator desk)."""
+        """When a projector elsewhere publishes the feed: whether each answered console
+        listens, to this engine's desk (what the next batch's notes are told against) and,
+        with the batch's refusals, as notes on ``dup:{t}:notes`` (not fenced, not retried:
+        they only inform the operator desk)."""
         if links and self.engine is not None:
-            if self.feed is None:
-                desk = self.engine.desk.links
-                notes.extend(link_notes({c: up for c, up in links.items() if desk.get(c) != up}))
+            desk = self.engine.desk.links
+            notes.extend(link_notes({c: up for c, up in links.items() if desk.get(c) != up}))
             self.engine.note_links(links)
         if notes:
             try:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from hub.bus.protocols import PubSubHashes
 from hub.engine.core import Engine
@@ -24,7 +24,7 @@ from hub.serve.feed import SNAPSHOT_EVERY, Frame, IngestFeed, TopicKey, feed_mes
 from hub.wire.channels import Channels
 from hub.wire.control_request import ControlRequest
 
-__all__ = ["FEED_GATHER", "FEED_INTERVAL", "ControlRequest", "FeedPublisher"]
+__all__ = ["FEED_GATHER", "FEED_INTERVAL", "Answered", "ControlRequest", "FeedPublisher", "Waiting"]
 
 log = logging.getLogger("duplicast.ingest")
 
@@ -40,6 +40,24 @@ by one, close together: 60 tables at one event a second each), the feed is publi
 long after the batch rather than at once, so that one flush of the projections (one pass of
 the movers, one publish) covers the events that arrive meanwhile (issue #31). The first
 event after a quiet spell is published at once; acks are never held back."""
+
+
+class Waiting(Protocol):
+    """Where a batch came from, as the feed stage asks it: does more wait (``pending``)."""
+
+    @property
+    def pending(self) -> int: ...
+
+
+class Answered(Protocol):
+    """An answered batch, as the feed stage takes it (``hub.roles.ingest_answers.Batch``):
+    whether each console it answered listened, and where it came from (None: its caller
+    publishes the feed)."""
+
+    @property
+    def links(self) -> Mapping[str, bool]: ...
+    @property
+    def source(self) -> Waiting | None: ...
 
 
 class FeedPublisher:
@@ -73,9 +91,12 @@ class FeedPublisher:
         self.use(engine)
 
     def use(self, engine: Engine) -> None:
-        """Publish this engine's changes from now on (a rebuilt or new engine)."""
+        """Publish this engine's changes from now on (a rebuilt or new engine): its feed's
+        part (``hub.engine.projecting``), where the engine hands each change, is this
+        writer's; the store materializes topics through it."""
         self.engine = engine
-        self.store.materialize = engine.materialize
+        self.projecting = engine.projecting
+        self.store.materialize = self.projecting.materialize
 
     def request(self, command: dict[str, Any]) -> None:
         """An edge asked for snapshots: answered with the next ``publish``."""
@@ -108,6 +129,15 @@ class FeedPublisher:
             self._gathering.cancel()
             self._gathering = None
             self._owed = True
+
+    async def take(self, batch: Answered) -> None:
+        """The ingest pipeline's feed stage: an answered batch. Whether each console it
+        answered listened (``Batch.links``, the ops topic's ``connected``) goes with the
+        batch's changes, to the engine's feed part (noted at the next flush, in order); then
+        the feed when it is due (``follow``; a batch with no source: its caller publishes)."""
+        self.projecting.links(batch.links)
+        if batch.source is not None:
+            await self.follow(bool(batch.source.pending))
 
     async def follow(self, waiting: bool) -> None:
         """The feed after a batch (the ingest pipeline's last step) or a tick of an idle
@@ -150,7 +180,9 @@ class FeedPublisher:
     async def publish(self) -> None:
         """Turn what changed in the engine into frames (encoded once), persist the seqs and
         snapshots that are due, answer snapshot requests, and publish the frames in seq order.
-        The changes are taken while the engine is ``settled`` (never a state half journaled)."""
+        The changes are the flush of the engine's feed part (``Projecting.flush``: what the
+        engine and the answers handed it, noted in order, the documents moved), taken while
+        the engine is ``settled`` (never a state half journaled)."""
         async with self._lock:
             settled = self.settled
             while settled is not None and not settled.is_set():
@@ -158,7 +190,7 @@ class FeedPublisher:
             if self._held:
                 self.engine.hold(self._held)
                 self._held = []
-            changes = self.engine.changes()
+            changes = self.projecting.flush()
             frames: list[tuple[str, bytes]] = []
             stored: list[TopicKey] = []  # snapshots too big for the channel: in the hash
             feed, publish, on_frame = self.names.feed, self.store.publish, self.on_frame
