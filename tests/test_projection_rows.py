@@ -51,10 +51,10 @@ def rankings(draw: st.DrawFn) -> tuple[list[Any], list[Any], bool]:
 
     was = [row(m, 100 - m, _NONE, m + 1) for m in range(n)]
     now = []
-    for j, m in enumerate(order):
+    for m in order:
         kept = draw(st.integers(0, 3))
-        if kept == 0 and m == j:
-            now.append(was[m])  # (a row that stands is the same object)
+        if kept == 0:
+            now.append(was[m])  # (a row whose totals stand is the same object, moved or not)
             continue
         penalty = (100, Fraction(1)) if kept == 1 else _NONE
         now.append(row(m, draw(st.integers(-500, 500)), penalty, draw(st.integers(1, n))))

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import weakref
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from functools import partial
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from hub.domain.eventscore import EventScoreboard
@@ -266,10 +267,9 @@ class Projection:
 
 Row = Any  # a ``SeatRow`` or a ``TeamStanding``: ``penalty``, ``totals()``, its member
 
-
-def _member(row: Row) -> Any:
-    """Whose row it is: a team's, or a table's player's (what ``totals()`` leaves out)."""
-    return (row.table, row.team, row.player) if isinstance(row, SeatRow) else row.team
+# Whose row it is: a table's player's, or a team's (what ``totals()`` leaves out).
+_PLAYER = attrgetter("table", "team", "player")
+_TEAM = attrgetter("team")
 
 
 def _move_rows(
@@ -285,33 +285,42 @@ def _move_rows(
     ``items[base:base + len(now)]``, the list at ``at``), naming only the rows that moved: a
     row that changed places is removed and added at its new place (the fewest such: the rows
     whose order stands stay), each row that stayed gets the totals it moved set. A row stands
-    for the same member (``_member``); a penalty more or less makes it anew (``whole``). A
-    ranking of other members at some places (never between two rankings of one board) has
-    those places' rows made anew."""
+    for the same member (a table's player, a team); a penalty more or less makes it anew
+    (``whole``). A ranking of other members at some places (never between two rankings of
+    one board) has those places' rows made anew."""
     n = len(now)
-    place = {_member(row): j for j, row in enumerate(was)}
-    order = [place.get(_member(row), -1) for row in now]  # each new row's old place
-    if -1 in order or len(place) != n:  # other members: each place set to its new row
-        for j, row in enumerate(now):
-            if row is not was[j]:
-                rec.replace_at((*at, base + j), whole(row))
+    if not n:
         return
-    stay = _standing(order)
-    moved = {old: items[base + old] for old in range(n) if old not in stay}
-    for old in sorted(moved, reverse=True):
-        rec.pop((*at, base + old))
+    member = _PLAYER if isinstance(now[0], SeatRow) else _TEAM
+    members = list(map(member, was))
+    if members == list(map(member, now)):  # (the usual case: the order stands)
+        order: Sequence[int] = range(n)
+        stay: Container[int] = order
+        moved: dict[int, dict[str, Any]] = {}
+    else:
+        place = {m: j for j, m in enumerate(members)}
+        order = [place.get(member(row), -1) for row in now]  # each new row's old place
+        if -1 in order or len(place) != n:  # other members: each place set to its new row
+            for j, row in enumerate(now):
+                if row is not was[j]:
+                    rec.replace_at((*at, base + j), whole(row))
+            return
+        stay = _standing(order)
+        moved = {old: items[base + old] for old in range(n) if old not in stay}
+        for old in sorted(moved, reverse=True):
+            rec.pop((*at, base + old))
     for j, row in enumerate(now):
         old = order[j]
         before = was[old]
-        penalised = before.penalty is not row.penalty and before.penalty != row.penalty
         if old in stay:
             if before is row:
                 continue
+            penalised = before.penalty is not row.penalty and before.penalty != row.penalty
             if penalised:  # (a member more or less)
                 rec.replace_at((*at, base + j), whole(row))
             else:
                 rec.update((*at, base + j), row.totals())
-        elif penalised:
+        elif before.penalty is not row.penalty and before.penalty != row.penalty:
             rec.insert((*at, base + j), whole(row))
         else:
             rec.insert((*at, base + j), {**moved[old], **row.totals()})
