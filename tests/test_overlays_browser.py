@@ -963,6 +963,11 @@ def test_index_and_client_helpers(page: Page, feed: FakeFeed) -> None:
             {op: 'replace', path: '/rows/0/x', value: 0},
             {op: 'add', path: '/a~1b', value: 7},
           ]),
+          moved: m.applyPatch({rows: [{t: 1, rank: 1}, {t: 2, rank: 2}, {t: 3, rank: 3}]}, [
+            {op: 'remove', path: '/rows/2'}, {op: 'add', path: '/rows/0', value: {t: 3, rank: 1}},
+            {op: 'replace', path: '/rows/1/rank', value: 2},
+            {op: 'replace', path: '/rows/2/rank', value: 3},
+          ]),
           kept: (() => { const s = {a: {b: 1}, c: {d: 2}}; const n = m.applyPatch(s, [
             {op: 'replace', path: '/a/b', value: 3}]); return [s.a.b, n.a.b, n.c === s.c]; })(),
           params: m.params('?seat=3&tables=1,4&theme=dark&slot=0&scale=0.5'),
@@ -977,6 +982,8 @@ def test_index_and_client_helpers(page: Page, feed: FakeFeed) -> None:
     )
     assert out["cap"] == 5000 and out["zero"] == 0 and out["third"] == 500
     assert out["delta"] == {"a": 1, "b": 5, "rows": [{"x": 0}, {"x": 2}], "a/b": 7}
+    # a ranking reordered (the projection's rows): the row that moved removed, added at its place
+    assert out["moved"] == {"rows": [{"t": 3, "rank": 1}, {"t": 1, "rank": 2}, {"t": 2, "rank": 3}]}
     assert out["kept"] == [1, 3, True]  # the old state is unchanged; untouched parts shared
     assert out["params"]["seat"] == 3 and out["params"]["tables"] == [1, 4]
     assert out["params"]["theme"] == "dark" and out["params"]["slot"] is False

@@ -1,4 +1,4 @@
-"""The scores model (``hub.engine.families.scores.Scores``) moves the ``standings`` and
+"""The scores mover (``hub.engine.families.scores.Scores``) moves the ``standings`` and
 ``seat`` topics group by group: after every event of a session of several groups (undo,
 void, reopen, disputes, penalties, a roster fix, releases) every one of them, and every
 other topic that moved, equals its builder's payload, in both audiences, in the engine and
@@ -11,11 +11,13 @@ import json
 import random
 from typing import Any
 
+import pytest
+
 from hub.engine.core import Engine
 from hub.engine.families import topic_name
 from hub.engine.families.scores import Scores
 from hub.engine.simulate import simulate_session
-from hub.wire.patch import apply_patch, clone
+from hub.wire.patch import Recorder, apply_patch, clone
 from hub.wire.topics import AUDIENCES
 from tests.factories import make_config, make_decks
 from tests.test_projections import Client
@@ -92,7 +94,7 @@ def test_a_result_makes_rows_again_for_its_group_only() -> None:
     engine = Engine(CONFIG, DECKS, release_delay=0.0)
     engine.start_feed()
     engine.materialize(("live", "standings"))
-    model = engine.projections.models["standings"]
+    model = engine.projections.movers["standings"]
     assert isinstance(model, Scores)
     rows = model._rows["live"].teams
     group_of = {t: g for g, grp in CONFIG.groups.items() for t in grp.tables}
@@ -111,3 +113,46 @@ def test_a_result_makes_rows_again_for_its_group_only() -> None:
             assert moved <= {group_of[event["table"]]}, (i, moved)
             wins += bool(moved)
     assert made == set(CONFIG.groups) and wins > 10
+
+
+def test_a_settled_hand_names_its_groups_rows_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The standings and seat deltas of a settled hand name rows of its own group (the doc's
+    rows at the paths say so), each a row or a field of one, and no document is made again
+    and diffed whole (``Recorder.replace_with``: only a roster fix or a new board does)."""
+    whole: list[Any] = []
+    replace_with = Recorder.replace_with
+    monkeypatch.setattr(
+        Recorder, "replace_with", lambda rec, new: (whole.append(rec), replace_with(rec, new))
+    )
+    events = list(simulate_session(CONFIG, DECKS, random.Random(4), mean_gap=1.0))
+    engine = Engine(CONFIG, DECKS, release_delay=0.0)
+    engine.start_feed()
+    client = Client()
+    client.subscribe_all(engine)
+    group_of = {t: g for g, grp in CONFIG.groups.items() for t in grp.tables}
+    named = 0
+    for i, event in enumerate(events, 1):
+        if event["type"] == "win":
+            client_changes(engine, client)  # what came before it
+        assert engine.submit(event, float(i)).ok
+        changes = client_changes(engine, client)
+        if event["type"] != "win":
+            continue
+        for change in changes:
+            if change.key[0] != "live" or change.patch is None:
+                continue
+            name = change.key[1].split(":")[0]
+            if name not in ("standings", "seat"):
+                continue
+            doc = engine.projections.docs[change.key].doc
+            for op in change.patch:
+                parts = op["path"].split("/")[1:]
+                if parts[0] == "deals":
+                    continue
+                view, kind, index = parts[0], parts[1], int(parts[2])
+                assert len(parts) >= 3 and op["op"] == "replace", op
+                assert doc[view][kind][index]["group"] == group_of[event["table"]], op
+                named += 1
+    assert named > 20
+    scores = {id(engine.projections.docs[key]) for key in score_keys(engine)}
+    assert not [rec for rec in whole if id(rec) in scores]

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import weakref
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Callable, Container, Iterable, Sequence
+from functools import partial
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from hub.domain.eventscore import EventScoreboard
-from hub.domain.scoring import Scoreboard, SeatRow
+from hub.domain.scoring import Scoreboard, SeatRow, TeamStanding
 from hub.engine.changes import RosterChanged
 from hub.engine.hands import TableState
 from hub.engine.roster import Roster
@@ -218,8 +220,8 @@ class Projection:
         self._remember(board)
 
     def _rows(self, rec: Recorder, board: Scoreboard, names: bool, groups: Iterable[str]) -> bool:
-        """Replace the rows of each standing of ``groups`` the board made anew (False: a
-        group's teams changed, so did the indexes of the rows after it)."""
+        """Move the rows of each standing of ``groups`` the board made anew (False: a group's
+        teams changed, so did the indexes of the rows after it)."""
         state = self.read.engine.state
         roster = state.roster
         info: dict[str, dict[str, str]] | None = None
@@ -230,33 +232,123 @@ class Projection:
                 if names or (now is not was and len(now.rows) != len(was.rows)):
                     block = named_seats([now.as_dict()], state.roster)[0]
                     rec.replace_at(("seats", i), block)
-                elif now is not was:  # the rows that differ (the names stand)
-                    for j, (old, row) in enumerate(zip(was.rows, now.rows, strict=True)):
-                        if old is row:  # (a row that stands is the same object)
-                            continue
-                        at = ("seats", i, "rows", j)
-                        if old.penalty != row.penalty:  # (a member more or less)
-                            rec.replace_at(at, _named_row(row, roster))
-                        elif (old.table, old.team, old.player) == (row.table, row.team, row.player):
-                            rec.update(at, row.totals())  # the same player's row: its totals
-                        else:  # another player's row at this place: the same members
-                            rec.update(at, _named_row(row, roster))
+                elif now is not was:
+                    _move_rows(
+                        rec,
+                        rec.doc["seats"][i]["rows"],
+                        ("seats", i, "rows"),
+                        0,
+                        was.rows,
+                        now.rows,
+                        partial(_named_row, roster=roster),
+                    )
             else:
                 now = board.group_standings("running", group)
                 if now is not was or names:
                     if len(now) != len(was):
                         return False
                     info = info or team_info(state.config, state.roster)
-                    for j, row in enumerate(now):
-                        old = was[j]
-                        if names or old.penalty != row.penalty:  # (a member more or less)
-                            rec.replace_at(("teams", i + j), {**row.as_dict(), **info[row.team]})
-                        elif old.team != row.team:  # another team at this place
-                            rec.update(("teams", i + j), {**row.as_dict(), **info[row.team]})
-                        elif old is not row:  # the same team's row: its totals
-                            rec.update(("teams", i + j), row.totals())
+                    if names:
+                        for j, row in enumerate(now):
+                            rec.replace_at(("teams", i + j), _team_row(row, info))
+                    else:
+                        _move_rows(
+                            rec,
+                            rec.doc["teams"],
+                            ("teams",),
+                            i,
+                            was,
+                            now,
+                            partial(_team_row, info=info),
+                        )
             self._read[(group, seat)] = (now, i)
         return True
+
+
+Row = Any  # a ``SeatRow`` or a ``TeamStanding``: ``penalty``, ``totals()``, its member
+
+# Whose row it is: a table's player's, or a team's (what ``totals()`` leaves out).
+_PLAYER = attrgetter("table", "team", "player")
+_TEAM = attrgetter("team")
+
+
+def _move_rows(
+    rec: Recorder,
+    items: list[dict[str, Any]],
+    at: tuple[str | int, ...],
+    base: int,
+    was: Sequence[Row],
+    now: Sequence[Row],
+    whole: Callable[[Row], dict[str, Any]],
+) -> None:
+    """Move one ranking's rows in the document from ``was`` to ``now`` (the same members, at
+    ``items[base:base + len(now)]``, the list at ``at``), naming only the rows that moved: a
+    row that changed places is removed and added at its new place (the fewest such: the rows
+    whose order stands stay), each row that stayed gets the totals it moved set. A row stands
+    for the same member (a table's player, a team); a penalty more or less makes it anew
+    (``whole``). A ranking of other members at some places (never between two rankings of
+    one board) has those places' rows made anew."""
+    n = len(now)
+    if not n:
+        return
+    member = _PLAYER if isinstance(now[0], SeatRow) else _TEAM
+    members = list(map(member, was))
+    if members == list(map(member, now)):  # (the usual case: the order stands)
+        order: Sequence[int] = range(n)
+        stay: Container[int] = order
+        moved: dict[int, dict[str, Any]] = {}
+    else:
+        place = {m: j for j, m in enumerate(members)}
+        order = [place.get(member(row), -1) for row in now]  # each new row's old place
+        if -1 in order or len(place) != n:  # other members: each place set to its new row
+            for j, row in enumerate(now):
+                if row is not was[j]:
+                    rec.replace_at((*at, base + j), whole(row))
+            return
+        stay = _standing(order)
+        moved = {old: items[base + old] for old in range(n) if old not in stay}
+        for old in sorted(moved, reverse=True):
+            rec.pop((*at, base + old))
+    for j, row in enumerate(now):
+        old = order[j]
+        before = was[old]
+        if old in stay:
+            if before is row:
+                continue
+            penalised = before.penalty is not row.penalty and before.penalty != row.penalty
+            if penalised:  # (a member more or less)
+                rec.replace_at((*at, base + j), whole(row))
+            else:
+                rec.update((*at, base + j), row.totals())
+        elif before.penalty is not row.penalty and before.penalty != row.penalty:
+            rec.insert((*at, base + j), whole(row))
+        else:
+            rec.insert((*at, base + j), {**moved[old], **row.totals()})
+
+
+def _standing(order: Sequence[int]) -> set[int]:
+    """The old places of the rows that stay: a longest run of ``order`` (each new place's old
+    place) that rises, so the fewest rows move (a ranking is a few rows: quadratic is fine)."""
+    n = len(order)
+    if all(order[j] == j for j in range(n)):
+        return set(order)
+    length = [1] * n
+    before = [-1] * n
+    for j in range(n):
+        for k in range(j):
+            if order[k] < order[j] and length[k] + 1 > length[j]:
+                length[j], before[j] = length[k] + 1, k
+    j = max(range(n), key=length.__getitem__) if n else -1
+    stay: set[int] = set()
+    while j >= 0:
+        stay.add(order[j])
+        j = before[j]
+    return stay
+
+
+def _team_row(row: TeamStanding, info: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """A team's row as the document shows it (its name, code and colour beside its totals)."""
+    return {**row.as_dict(), **info[row.team]}
 
 
 def _named_row(row: SeatRow, roster: Roster | None) -> dict[str, Any]:

@@ -2,12 +2,13 @@
 
 Each payload the feed has asked for is kept as a document that events edit in place, recording
 each edit as a JSON Patch operation (``hub.wire.patch``). The families with a mover of their own
-(``Feed.mover``: the live tables, the travellers, the projection, the consoles, the ticker, the
-operator's desk) are moved by it, row by row: an ``ActionApplied`` appends one row to its table
-and its travellers and sets the few fields it moved. The families with a model (``Feed.model``:
-the standings, the seats, the suggestions) are moved by it group by group. The topics left
-(on-air, clock) are marked *stale*: rebuilt once at the next ``flush`` and diffed against what
-was published, so a burst of events costs one rebuild per topic.
+(``Feed.mover``: the live tables, the travellers, the projection, the standings and seats, the
+consoles, the ticker, the operator's desk) are moved by it, row by row: an ``ActionApplied``
+appends one row to its table and its travellers and sets the few fields it moved; a settled
+hand sets the standings rows of its group that moved. The families with a model
+(``Feed.model``: the suggestions) are moved by it and diffed. The topics left (on-air, clock)
+are marked *stale*: rebuilt once at the next ``flush`` and diffed against what was published,
+so a burst of events costs one rebuild per topic.
 
 Invariant (tested after every event): a flushed document equals its builder's payload.
 """
