@@ -177,7 +177,7 @@ def test_refusals_and_penalties_touch_their_own_tables_console_state() -> None:
     """Routes are cached per class and ``routed_by`` fields: a refusal or a penalty at table
     2 after one at table 1 touches ``console:2``, not table 1's again."""
     engine = engine_for("pot-limit")
-    projections = engine.projections
+    projections = engine.projecting.projections
     for make in (lambda t: Rejected(t, "out_of_turn"), lambda t: PenaltyApplied(t, 1, chips=100)):
         for table in (1, 2, 3):
             consoles = {k for k in projections.on(make(table)) if k[1].startswith("console:")}

@@ -117,7 +117,7 @@ def test_the_projection_moves_its_rows_after_every_event(seed: int) -> None:
 
     def check(engine: Engine) -> None:
         nonlocal moved
-        if not engine.projections.active:
+        if not engine.projecting.projections.active:
             engine.start_feed()
             client.subscribe_all(engine)
         changes = client_changes(engine, client)

@@ -58,7 +58,7 @@ class Client:
 def assert_projected(engine: Engine, client: Client, keys: Any = None) -> None:
     for key in engine.topic_keys() if keys is None else keys:
         built = engine.payload(key)
-        assert engine.projections.docs[key].doc == built, key
+        assert engine.projecting.projections.docs[key].doc == built, key
         assert client.states[key] == built, key
 
 
@@ -71,7 +71,7 @@ def test_patches_rebuild_every_payload_after_every_event(seed: int, noise: bool)
 
     def check(engine: Engine) -> None:
         nonlocal checked
-        if not engine.projections.active:
+        if not engine.projecting.projections.active:
             engine.start_feed()
             client.subscribe_all(engine)
         engine.tick(float(checked))  # releases (delay 0 here), as the ingest's ticker does
@@ -94,7 +94,7 @@ def test_every_payload_and_patch_takes_the_feeds_fast_json_path() -> None:
 
     def check(engine: Engine) -> None:
         nonlocal encoded
-        if not engine.projections.active:
+        if not engine.projecting.projections.active:
             engine.start_feed()
             for key in engine.topic_keys():
                 orjson.dumps(engine.materialize(key))
@@ -328,7 +328,7 @@ def assert_moved(engine: Engine, client: Client, keys: Any = None) -> int:
         if key[1].split(":")[0] not in MOVED:
             continue
         built = engine.payload(key)
-        doc = engine.projections.docs[key].doc
+        doc = engine.projecting.projections.docs[key].doc
         if key[1] == "ops":  # (the time of the last event it shows: a seq gap is not one)
             assert doc["at"] <= built["at"]
             built = {**built, "at": doc["at"]}
@@ -361,7 +361,7 @@ def test_moved_families_equal_their_builders_after_every_event(
 
     def check(engine: Engine) -> None:
         nonlocal steps
-        if not engine.projections.active:
+        if not engine.projecting.projections.active:
             engine.start_feed()
             client.subscribe_all(engine)
         engine.tick(float(steps))
@@ -475,7 +475,7 @@ def test_a_released_deal_corrected_moves_its_tables_public_rows_only() -> None:
                     assert re.match(row, op["path"]), (key, op["path"])
                 moved += 1
         for key in public:
-            assert engine.projections.docs[key].doc == engine.payload(key), key
+            assert engine.projecting.projections.docs[key].doc == engine.payload(key), key
             assert client.states[key] == engine.payload(key), key
     assert moved >= len(steps)
 

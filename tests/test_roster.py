@@ -58,7 +58,7 @@ def projected_equals_built(engine: Engine) -> None:
     """The feed's documents (moved by the events) equal the builders' payloads (but when the
     desk was last read: a refused command moves the clock the ``ops`` builder reads)."""
     engine.changes()
-    for key, rec in engine.projections.docs.items():
+    for key, rec in engine.projecting.projections.docs.items():
         doc, built = dict(rec.doc), engine.payload(key)
         if key[1] == "ops" and built is not None:
             doc.pop("at"), built.pop("at")

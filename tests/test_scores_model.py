@@ -83,7 +83,7 @@ def test_scores_move_by_the_rows_that_changed_after_every_event() -> None:
         # (and whatever else moved: the public travellers a release grows in the middle)
         for key in dict.fromkeys([*keys, *changed]):
             built = engine.payload(key)
-            assert engine.projections.docs[key].doc == built, (i, key)
+            assert engine.projecting.projections.docs[key].doc == built, (i, key)
             assert client.states[key] == built, (i, key)
     assert seen_ops > 100
     assert "A. Fixed" in str(engine.payload(("public", "seat:1")))
@@ -94,7 +94,7 @@ def test_a_result_makes_rows_again_for_its_group_only() -> None:
     engine = Engine(CONFIG, DECKS, release_delay=0.0)
     engine.start_feed()
     engine.materialize(("live", "standings"))
-    model = engine.projections.movers["standings"]
+    model = engine.projecting.projections.movers["standings"]
     assert isinstance(model, Scores)
     rows = model._rows["live"].teams
     group_of = {t: g for g, grp in CONFIG.groups.items() for t in grp.tables}
@@ -144,7 +144,7 @@ def test_a_settled_hand_names_its_groups_rows_only(monkeypatch: pytest.MonkeyPat
             name = change.key[1].split(":")[0]
             if name not in ("standings", "seat"):
                 continue
-            doc = engine.projections.docs[change.key].doc
+            doc = engine.projecting.projections.docs[change.key].doc
             for op in change.patch:
                 parts = op["path"].split("/")[1:]
                 if parts[0] == "deals":
@@ -154,5 +154,5 @@ def test_a_settled_hand_names_its_groups_rows_only(monkeypatch: pytest.MonkeyPat
                 assert doc[view][kind][index]["group"] == group_of[event["table"]], op
                 named += 1
     assert named > 20
-    scores = {id(engine.projections.docs[key]) for key in score_keys(engine)}
+    scores = {id(engine.projecting.projections.docs[key]) for key in score_keys(engine)}
     assert not [rec for rec in whole if id(rec) in scores]

@@ -178,7 +178,7 @@ def test_the_statistics_of_a_hand_counted_session() -> None:
     state = engine.state
     for audience in AUDIENCES:  # every deal is released: both audiences count the same
         payload = engine.payload((audience, "stats"))
-        assert engine.projections.docs[(audience, "stats")].doc == payload
+        assert engine.projecting.projections.docs[(audience, "stats")].doc == payload
         assert payload["deals"] == [1, 2] and payload["poker"] is True
         by_id = {p["id"]: p for p in payload["players"]}
         assert len(by_id) == 9
@@ -208,7 +208,7 @@ def test_the_statistics_of_a_hand_counted_session() -> None:
                 assert row["stack"] is None  # no hand in play
     for d in (1, 2):
         live = engine.payload((LIVE, f"dealstats:{d}"))
-        assert engine.projections.docs[(LIVE, f"dealstats:{d}")].doc == live
+        assert engine.projecting.projections.docs[(LIVE, f"dealstats:{d}")].doc == live
         for position in POSITIONS:
             s = seat_of(config, d, position)
             seat = live["seats"][s - 1]
@@ -256,7 +256,7 @@ def test_a_stack_and_pot_show_while_a_hand_is_in_play() -> None:
         *(f"/tables/0/{f}" for f in ("deal", "pot", "pot_bb")),
     }, ops
     payload = engine.payload((LIVE, "stats"))
-    assert engine.projections.docs[(LIVE, "stats")].doc == payload
+    assert engine.projecting.projections.docs[(LIVE, "stats")].doc == payload
     team, _ = engine.state.seat_holder(1, seat_of(config, deal, "BTN"), deal)  # type: ignore[misc]
     row = next(
         p for p in payload["players"] if p["id"] == f"{team.code}-{seat_of(config, deal, 'BTN')}"
@@ -308,7 +308,7 @@ def assert_recounted(engine: Engine, client: Client, keys: list[tuple[str, str]]
             built = stats_payload(state, released, audience)
         else:
             built = dealstats_payload(state, int(name.split(":")[1]), released, audience)
-        rec = engine.projections.docs.get((audience, name))
+        rec = engine.projecting.projections.docs.get((audience, name))
         if built is None:
             assert rec is None, name
             continue
@@ -325,7 +325,7 @@ def test_the_tally_equals_a_recount_after_every_event(seed: int, noise: bool) ->
 
     def check(engine: Engine) -> None:
         nonlocal step
-        if not engine.projections.active:
+        if not engine.projecting.projections.active:
             engine.start_feed()
             client.subscribe_all(engine)
         engine.tick(float(step))

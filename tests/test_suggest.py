@@ -174,17 +174,20 @@ def test_nothing_of_it_is_built_until_someone_subscribes(entries_made: list[int]
 
     def check(engine: Engine) -> None:
         nonlocal checks
-        if not engine.projections.active:
+        if not engine.projecting.projections.active:
             engine.start_feed()
         changed = {c.key for c in engine.changes()}
         assert LIVE not in changed and PUBLIC not in changed
         checks += 1
 
     engine, _ = run(3, corrections_noise=True, after_each=check)
-    assert checks > 50 and seen == [] and "suggestions" not in engine.projections.models
-    assert LIVE not in engine.projections.docs and PUBLIC not in engine.projections.docs
+    assert checks > 50 and seen == [] and "suggestions" not in engine.projecting.projections.models
+    assert (
+        LIVE not in engine.projecting.projections.docs
+        and PUBLIC not in engine.projecting.projections.docs
+    )
     assert engine.materialize(LIVE) == engine.payload(LIVE)
-    assert seen and "suggestions" in engine.projections.models
+    assert seen and "suggestions" in engine.projecting.projections.models
 
 
 def test_a_hand_event_recomputes_only_its_deals_entries(
@@ -219,16 +222,16 @@ def test_a_hand_event_recomputes_only_its_deals_entries(
 def check_incremental(engine: Engine) -> None:
     """After every event: both lists equal a full recompute, and every kept entry equals its
     deal's entries computed now."""
-    if not engine.projections.active:
+    if not engine.projecting.projections.active:
         engine.start_feed()
         engine.materialize(LIVE)
         engine.materialize(PUBLIC)
     engine.changes()
-    docs = engine.projections.docs
+    docs = engine.projecting.projections.docs
     state, released = engine.state, engine.deal_released
     for key in (LIVE, PUBLIC):
         assert docs[key].doc == suggestions_payload(state, released, key[0]), key
-    ranking = engine.projections.models["suggestions"]
+    ranking = engine.projecting.projections.models["suggestions"]
     assert isinstance(ranking, Ranking)
     for d in range(1, engine.state.config.deals + 1):
         for e in deal_entries(state, d):
@@ -241,8 +244,8 @@ def test_the_incremental_ranking_equals_a_full_recompute_after_every_event(seed:
     """Bots play a session with corrections mixed in (undo, void, reopen, disputes and their
     confirmation, dealer errors, operator voids and penalties)."""
     engine, _ = run(seed, corrections_noise=True, after_each=check_incremental)
-    assert engine.projections.docs[LIVE].doc["suggestions"]
-    assert engine.projections.docs[PUBLIC].doc["suggestions"]
+    assert engine.projecting.projections.docs[LIVE].doc["suggestions"]
+    assert engine.projecting.projections.docs[PUBLIC].doc["suggestions"]
 
 
 def test_a_roster_fix_renames_the_team_in_the_reasons(engine: Engine) -> None:
@@ -253,6 +256,6 @@ def test_a_roster_fix_renames_the_team_in_the_reasons(engine: Engine) -> None:
     fix = {"op": "roster", "team": team.id, "team_name": "Renamed", "by": "TD", "reason": "typo"}
     assert engine.control(fix, 9.0).ok
     engine.changes()
-    doc = engine.projections.docs[LIVE].doc
+    doc = engine.projecting.projections.docs[LIVE].doc
     assert doc == engine.payload(LIVE)
     assert "Renamed" in " ".join(doc["suggestions"][0]["reasons"])

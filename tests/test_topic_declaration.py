@@ -78,7 +78,7 @@ def test_a_declared_family_has_keys_topics_checks_and_a_builder(toy: Family) -> 
         "audience": LIVE,
         "group": engine.state.tables[table].group,
     }
-    route = engine.projections.route(HandStarted(table, 1))[0]
+    route = engine.projecting.projections.route(HandStarted(table, 1))[0]
     assert (LIVE, f"toy:{table}") in route
 
 

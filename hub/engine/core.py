@@ -38,7 +38,7 @@ from hub.engine.families import FEEDS, Payloads
 from hub.engine.outcome import Outcome
 from hub.engine.program import Program, is_now
 from hub.engine.projecting import Projecting
-from hub.engine.projections import Projections, TopicChange
+from hub.engine.projections import TopicChange
 from hub.engine.refusals import REFUSED
 from hub.engine.release import Release
 from hub.engine.tournament import TournamentState
@@ -72,7 +72,6 @@ class Engine:
         self.release = Release(self.state, delay)
         self.desk = Desk(config)
         self.payloads = Payloads(self, FEEDS)  # each family's builder reads the engine
-        self.projections = Projections(self.state, self.payloads)
         # The feed's part: the typed events each change causes are handed to it; it notes them
         # into the projections when the feed takes its flush (``hub.engine.projecting``).
         self.projecting = Projecting(self)
@@ -281,14 +280,14 @@ class Engine:
     def restore_snapshot(self, data: Mapping[str, Any]) -> None:
         """Take the state of ``snapshot()`` (an engine of the same config and deck orders that
         has applied nothing yet); `ValueError` if the snapshot does not fit."""
-        if self.state.events_applied or self.projections.active:
+        if self.state.events_applied or self.projecting.projections.active:
             raise ValueError("an engine restores a snapshot before it applies anything")
         got = snapshots.read_engine(self.state, self.release, self.desk, data)
         self.state, self.release, self.desk.now = got.state, got.release, got.now
         self.admission.sequencer, self.admission.bound = got.sequencer, got.bound
         self.desk.take(got.onair, got.ticker)
         self.payloads.forget()
-        self.projections = Projections(self.state, self.payloads)
+        self.projecting.restart()
         if self.program is not None:  # an output written without: it starts from here
             self.program.restore_snapshot(data.get("program"), data)
 
@@ -315,7 +314,7 @@ class Engine:
         """Someone holds these topics (a writer restarting: those its predecessor made): the
         ones made on demand and not made yet come whole with the next ``changes()``."""
         keys = list(keys)
-        self.projections.hold(k for k in keys if kind(k[0]) != PROGRAM)
+        self.projecting.projections.hold(k for k in keys if kind(k[0]) != PROGRAM)
         if self.program is not None:
             self.program.hold(k for k in keys if kind(k[0]) == PROGRAM)
 
@@ -323,7 +322,7 @@ class Engine:
         """Is ``key`` a topic made on demand (``Family.lazy``) that nobody asked for yet?"""
         if kind(key[0]) == PROGRAM:
             return self.program is not None and self.program.on_demand(key)
-        return self.projections.on_demand(key)
+        return self.projecting.projections.on_demand(key)
 
     def changes(self) -> list[TopicChange]:
         """What changed in the topic payloads since the last call (after ``start_feed``); with

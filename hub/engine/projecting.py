@@ -28,6 +28,7 @@ from hub.engine.desk import Desk
 from hub.engine.families import Payloads
 from hub.engine.program import Program, is_now
 from hub.engine.projections import Projections, TopicChange
+from hub.engine.tournament import TournamentState
 from hub.wire.topics import PROGRAM, PUBLIC, TopicKey, TopicSpace, kind
 
 __all__ = ["Projected", "Projecting"]
@@ -37,7 +38,7 @@ class Projected(Protocol):
     """The engine, as its feed's part reads it (``hub.engine.core.Engine``)."""
 
     @property
-    def projections(self) -> Projections: ...
+    def state(self) -> TournamentState: ...
     @property
     def payloads(self) -> Payloads: ...
     @property
@@ -52,11 +53,18 @@ class Projecting:
     """What the engine handed since the last flush, in order (see the module docstring): its
     typed events, and each batch's links (a dict: console -> whether it listened)."""
 
-    __slots__ = ("engine", "handed")
+    __slots__ = ("engine", "handed", "projections")
 
     def __init__(self, engine: Projected) -> None:
-        self.engine = engine  # (read as a tool: its projections, state, desk, program)
+        self.engine = engine  # (read as a tool: its state, payloads, desk, program)
         self.handed: list[EngineEvent | dict[str, bool]] = []
+        # The topic projections, this part's own: moved by what was handed, at the flush.
+        self.projections = Projections(engine.state, engine.payloads)
+
+    def restart(self) -> None:
+        """Projections of the engine's state as it stands (a restored snapshot), not started."""
+        self.handed.clear()
+        self.projections = Projections(self.engine.state, self.engine.payloads)
 
     # ------------------------------------------------------------------ handed in
     def hand(self, events: Iterable[EngineEvent]) -> set[TopicKey]:
@@ -64,7 +72,7 @@ class Projecting:
         touch when they are noted at once (the projections not started); once they are, none:
         the flush says what moved (working out the topics per event would cost the decide
         stop ~0.5 % more instructions an event, for nothing the feed uses)."""
-        if not self.engine.projections.active:
+        if not self.projections.active:
             return self._note(events)
         self.engine.payloads.forget()  # (the payloads built from the old state)
         self.handed.extend(events)
@@ -74,14 +82,14 @@ class Projecting:
         """Whether each answered console listened (a batch's answers), for the ops topic."""
         if not links:
             return
-        if not self.engine.projections.active:
+        if not self.projections.active:
             self._note(self.engine.desk.note_links(links))
             return
         self.handed.append(dict(links))
 
     def _note(self, events: Iterable[EngineEvent]) -> set[TopicKey]:
         """Note events into the projections now: each moves them (``Projections.on``)."""
-        on = self.engine.projections.on
+        on = self.projections.on
         keys: set[TopicKey] = set()
         for event in events:
             keys |= on(event)
@@ -93,7 +101,7 @@ class Projecting:
         if not self.handed:
             return
         handed, self.handed = self.handed, []
-        on = self.engine.projections.on
+        on = self.projections.on
         note_links = self.engine.desk.note_links
         for item in handed:
             if isinstance(item, dict):
@@ -110,14 +118,14 @@ class Projecting:
             if isinstance(item, dict):
                 self.engine.desk.note_links(item)
         self.handed = []
-        self.engine.projections.start()
+        self.projections.start()
 
     def flush(self) -> list[TopicChange]:
         """What changed in the topic payloads since the last flush, once what was handed is
         noted; with program outputs, theirs too (what is on air and the clock: the public's)."""
         self._take()
         engine = self.engine
-        changes = engine.projections.flush()
+        changes = self.projections.flush()
         if engine.program is None:
             return changes
         return [*changes, *engine.program.changes(changes, engine.topics)]
@@ -131,6 +139,6 @@ class Projecting:
         if kind(key[0]) == PROGRAM:
             feed = None if engine.program is None else engine.program.feed(key[0])
             if feed is None or is_now(engine.topics, key[1]):
-                return None if feed is None else engine.projections.materialize((PUBLIC, key[1]))
+                return None if feed is None else self.projections.materialize((PUBLIC, key[1]))
             return feed.materialize(key)
-        return engine.projections.materialize(key)
+        return self.projections.materialize(key)

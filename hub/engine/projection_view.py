@@ -148,7 +148,7 @@ class Projection:
 
     def _board(self) -> Scoreboard | EventScoreboard:
         engine = self.read.engine
-        return engine.projections.board or projected_board(engine.state)
+        return engine.projecting.projections.board or projected_board(engine.state)
 
     def _remember(self, board: Scoreboard | EventScoreboard) -> None:
         """What of the board each row of the document shows (a plain scoreboard's)."""

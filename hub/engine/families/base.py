@@ -40,6 +40,11 @@ class BoardHolder(Protocol):
     def board(self) -> Scoreboard | EventScoreboard | None: ...
 
 
+class ProjectionsHolder(Protocol):
+    @property
+    def projections(self) -> BoardHolder: ...  # (the feed's part holds the projections)
+
+
 class EngineView(Protocol):
     """The engine as payload builders read it (the names ``Engine`` has; read-only): its
     parts are read as parts (``engine.desk.onair``, ``engine.release.public_board``)."""
@@ -55,7 +60,7 @@ class EngineView(Protocol):
     @property
     def admission(self) -> Admission: ...  # the sequencer
     @property
-    def projections(self) -> BoardHolder: ...
+    def projecting(self) -> ProjectionsHolder: ...
 
     def released(self, group: str, deal_no: int) -> bool: ...
     def released_deals(self, group: str) -> list[int]: ...

@@ -137,7 +137,7 @@ class Tables:
 
 def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
-    board = engine.projections.board or projection_view.projected_board(engine.state)
+    board = engine.projecting.projections.board or projection_view.projected_board(engine.state)
     return projection_view.projection_payload(engine.state, board)
 
 
