@@ -275,7 +275,9 @@ def test_edge_bench_tiny(redis_url: str, tmp_path: Path) -> None:
         assert point["published"] == 20 and point["stalled"] == 1
         assert point["frames_per_s"] > 0 and 0 < point["delivered_pct"] <= 100
         assert point["p999_ms"] >= point["p99_ms"] >= point["p50_ms"] >= 0
-        assert point["server_us_per_frame"] > 0 and "kib_per_conn" in point
+        # (>= 0: the server's CPU is read in clock ticks, and a quiet machine served this tiny
+        # point's 380 frames within one tick: 0.0 once)
+        assert point["server_us_per_frame"] >= 0 and "kib_per_conn" in point
     assert "gc_max_ms" in points[0]
     assert bench.parse_points("10k@10,1k@100/1%") == [(10000, 10.0, 0.0), (1000, 100.0, 0.01)]
 

@@ -19,6 +19,7 @@ import json
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -249,7 +250,12 @@ def test_a_report_never_shows_an_unreleased_deal(hub: PlayoutHub) -> None:
             for path in ("/api/onair", "/api/onair?feed=program", "/api/standings?feed=program")
         ]
 
-    before = public()
+    # Settled first: a deal released just before (the preload's last) reaches the programme
+    # its 1 s delay later, which is not the report's doing.
+    before, deadline = public(), time.monotonic() + 20
+    while (now := (time.sleep(1.5), public())[1]) != before:
+        assert time.monotonic() < deadline, "the public and programme sources never settled"
+        before = now
     body = {"tool": "casparcg", "page": "compare", "state": "play", "params": {"deal": deal}}
     assert report(hub, body).status_code == 200
     try:
