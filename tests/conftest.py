@@ -7,6 +7,7 @@ merely answers on 6379: at a venue that is the event's own, and a test run must 
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import uuid
@@ -17,11 +18,26 @@ import pytest
 import redis
 from redis_server import REDIS_SERVER, RedisServer, ping  # tests/ is on sys.path
 
+from hub import logs
 from hub.bus.base import Bus
 from tests.browser import browser, page  # noqa: F401 - browser tests' fixtures (tests/browser.py)
 
 EXPLICIT_URL = os.environ.get("DUPLICAST_TEST_REDIS_URL") or None
 _active_url = EXPLICIT_URL or ""  # what the session's tests write to (set once one is chosen)
+
+
+@pytest.fixture(autouse=True)
+def _no_hub_log_filters_on_pytest(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """``hub.logs.install()`` (the CLI's runner, which some tests run in-process) filters every
+    handler on the root logger, pytest's capture handlers among them, and those live the whole
+    session: a later test's sixth line of one template within 60 s was then dropped from its
+    ``caplog`` (test_proxies failed so, depending on which files its worker ran before)."""
+    for handler in {caplog.handler, *logging.getLogger().handlers}:
+        for f in [
+            f for f in handler.filters if isinstance(f, logs.RepeatFilter | logs.RedactFilter)
+        ]:
+            handler.removeFilter(f)
+    yield
 
 
 @pytest.fixture(scope="session")
