@@ -628,3 +628,14 @@ def test_site_phones_tiny_in_two_phone_processes(
     assert phones["unmatched_frames"] == 0
     assert phones["standings_frames"] <= phones["standings_frames_expected"]
     assert run["overlays"]["e2e"]["n"] > 0
+
+
+def test_public_frames_counts() -> None:
+    frames = load("public_frames")
+    run = frames.measure(groups=1, deals=2)
+    summary = frames.summary(run)
+    assert summary["tables"] == 6 and summary["deals"] == 2
+    assert len(summary["standings"]["release_frames"]) == 2
+    assert len(summary["deal"]["release_frames"]) == 2
+    assert len(summary["released"]["release_frames"]) == 2
+    assert max(summary["released"]["release_frames"]) < min(summary["standings"]["release_frames"])
