@@ -311,7 +311,18 @@ def test_a_release_after_its_delay_moves_every_payload_that_shows_it() -> None:
 
 # -- the families moved in place by a model (``Feed.mover``): each held to its builder --------
 
-MOVED = ("projection", "ops", "console", "deal", "compare", "table", "ticker", "standings", "seat")
+MOVED = (
+    "projection",
+    "ops",
+    "console",
+    "deal",
+    "compare",
+    "table",
+    "ticker",
+    "standings",
+    "seat",
+    "released",
+)
 
 
 def moved_keys(engine: Engine) -> list[Any]:

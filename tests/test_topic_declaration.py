@@ -139,11 +139,12 @@ def test_the_program_and_the_embargo_read_the_declarations() -> None:
         "clock",
         "stats",
         "dealstats",
+        "released",
     }
     sources = {t.family.name: source_of(t) for t in space}
     held = {"table", "deal", "compare", "dealstats"}
     assert {n for n, s in sources.items() if s == LIVE} == held
-    aggregates = {"standings", "seat", "ticker", "stats"}
+    aggregates = {"standings", "seat", "ticker", "stats", "released"}
     assert {n for n, s in sources.items() if s == PUBLIC} == aggregates
     assert {t.family.name for t in space if is_now(space, t.name)} == {"onair", "clock"}
     assert {f.name for f in FAMILIES.values() if f.held} == held

@@ -260,7 +260,7 @@ class Engine:
         by them when it takes its flush, routed by the families that declare each class,
         ``hub.engine.families``); the topics they touch while the feed is not started (once
         it is, its flush says: ``Projecting.hand``)."""
-        return self.projecting.hand(events)
+        return self.projecting.hand(self.release.counted(events))
 
     def _after(self, events: list[EngineEvent], now: float) -> set[TopicKey]:
         """Announce the events one applied console event caused, in order, with what the

@@ -315,6 +315,9 @@ class Projections:
                         rec.replace_with(model.payload(audience, *args))
                         self._moved[key] = None
         lazy, unmade = self._lazy_keys, self._unmade
+        # The topics movers open now go out whole after every patch, in ``FAMILIES`` order
+        # (the ``released`` topic, last, after the standings and deals it tells of).
+        opened: list[TopicChange] = []
         for mover in self.movers.values():
             for key in mover.flush():
                 rec = self.docs.get(key)
@@ -327,7 +330,7 @@ class Projections:
                 if rec is not None:
                     self.docs[key] = rec
                     unmade.discard(key)
-                    out.append(TopicChange(key, None, rec.doc))
+                    opened.append(TopicChange(key, None, rec.doc))
         fresh, self._fresh = self._fresh, {}
         for key in fresh:
             if key not in self.docs and (new := self.materialize(key)) is not None:
@@ -338,4 +341,5 @@ class Projections:
             if rec.ops:
                 out.append(TopicChange(key, rec.ops, rec.doc))
                 rec.ops = []
+        out += opened
         return out

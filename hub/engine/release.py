@@ -8,15 +8,39 @@ first release when nothing of their stage is public yet). Pure: time comes in as
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard
-from hub.engine.changes import DealReleased, ReleasedResultCorrected
+from hub.engine.changes import (
+    DealReleased,
+    PenaltyApplied,
+    ReleasedDealCorrected,
+    ReleasedResultCorrected,
+    RosterChanged,
+    StageFilled,
+)
 from hub.engine.tournament import TournamentState
 
-__all__ = ["Release"]
+__all__ = ["SHOWN", "Release"]
+
+SHOWN = (
+    DealReleased,
+    ReleasedResultCorrected,
+    ReleasedDealCorrected,
+    PenaltyApplied,
+    RosterChanged,
+    StageFilled,
+)
+"""The engine events that may move what the public is shown (a deal released; a released
+deal's result or hand corrected; a penalty, or one withdrawn; names and colours; a stage's
+teams): each counts one in ``Release.version`` (a penalty that waits for the first release,
+or a stage whose teams are not public yet, counts all the same: a page re-reads for
+nothing, never misses a change)."""
+
+_SHOWN: frozenset[type] = frozenset(SHOWN)  # (final classes: a set lookup by type, the hot path's)
+_E = TypeVar("_E")
 
 
 class Release:
@@ -30,6 +54,9 @@ class Release:
         self.pairs: set[tuple[str, int]] = set()  # (group, deal) released
         self.deals: set[int] = set()  # the deals of ``pairs`` (asked per event)
         self.pending: list[Mapping[str, Any]] = []  # penalties the public board awaits
+        # What the public was shown moved this many times (``SHOWN``; in the snapshot): the
+        # ``released`` topic's ``version``, which tells the site's pages to read again.
+        self.version = 0
         self.public_board: Scoreboard | EventScoreboard = state.new_board(self.public_teams)
 
     # ----------------------------------------------------------------- reading
@@ -76,6 +103,23 @@ class Release:
         return out
 
     # ----------------------------------------------------------------- moving
+    def counted(self, events: Iterable[_E]) -> Iterable[_E]:
+        """The engine's events as they are announced, each of ``SHOWN`` counted (``version``)
+        before it is handed on (a list: counted now and handed back, the hot path's one
+        action; else one at a time, as they are made)."""
+        if type(events) is list:
+            for event in events:
+                if type(event) in _SHOWN:
+                    self.version += 1
+            return events
+        return self._counting(events)
+
+    def _counting(self, events: Iterable[_E]) -> Iterator[_E]:
+        for event in events:
+            if type(event) in _SHOWN:
+                self.version += 1
+            yield event
+
     def correct(self, table: int, deal_no: int) -> ReleasedResultCorrected | None:
         """A hand of (table, deal) settled again: when the deal is public already, the
         correction shows on the public board as it happens (None: not public yet)."""
@@ -135,10 +179,12 @@ class Release:
 
     # ----------------------------------------------------------------- snapshots
     def snapshot(self) -> dict[str, Any]:
-        """The engine snapshot's ``released`` and ``completed_at`` (in that order)."""
+        """The engine snapshot's ``released``, ``completed_at`` and ``public_version`` (in that
+        order)."""
         return {
             "released": sorted([g, d] for g, d in self.pairs),
             "completed_at": [[d, at] for d, at in self.completed_at.items()],
+            "public_version": self.version,
         }
 
     @classmethod
@@ -149,6 +195,7 @@ class Release:
         release.pairs = {(str(g), int(d)) for g, d in data["released"]}
         release.completed_at = {int(d): float(at) for d, at in data["completed_at"]}
         release.deals = {d for _, d in release.pairs}
+        release.version = int(data.get("public_version", 0))  # (absent: written before it)
         release.rebuild_board()
         return release
 

@@ -39,6 +39,7 @@ The engine's snapshot (`write_engine`), its own layout, version 1, keys in this 
 
     {"version": 1, "state": the state snapshot, "sequencer": the consoles' seqs and answers,
      "released": [[group, deal], ...], "completed_at": [[deal, at], ...],   # Release
+     "public_version": int (absent: 0),                                     # Release
      "onair": {"slots": ...}, "ticker": ...,                                # Desk
      "bound": {console: table}, "now": float,                               # Admission, engine
      "clock": ... or None, "clock_at": float,                               # Desk

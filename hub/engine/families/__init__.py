@@ -27,6 +27,7 @@ from hub.engine.families.control import CONTROL
 from hub.engine.families.desk import CLOCK, ONAIR, OPS, TICKER
 from hub.engine.families.hands import PROJECTION, TABLE
 from hub.engine.families.payloads import Payloads
+from hub.engine.families.released import RELEASED
 from hub.engine.families.scores import SEAT, STANDINGS
 from hub.engine.families.stats import DEALSTATS, STATS
 from hub.engine.families.suggestions import SUGGESTIONS
@@ -73,6 +74,10 @@ FAMILIES: dict[str, Family] = {
         OPS,
         CONSOLE,
         CONTROL,
+        # Last: a flush's frames of each kind (patches, then topics opened whole) go out in
+        # this order, so an edge holds a release's standings, deals and statistics before
+        # the frame that tells the site's pages to read them again.
+        RELEASED,
     )
 }
 FEEDS = FAMILIES  # (the name the engine's read side used for it)
