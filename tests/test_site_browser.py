@@ -12,6 +12,7 @@ files read through a plain web server."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import socket
 import subprocess
@@ -21,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Response, expect
+from playwright.sync_api import Browser, Page, Response, WebSocket, expect
 
 from hub.roles.embedded import OVERLAYS
 from hub.serve.site import SiteBuilder, engine_reader, file_name
@@ -101,6 +102,24 @@ def test_axe_finds_what_it_should(browser: Browser) -> None:
     page.context.close()
 
 
+def watch_feed(page: Page) -> tuple[list[str], list[int]]:
+    """The topics the page's websockets subscribe to, and the size of each frame they get."""
+    topics: list[str] = []
+    sizes: list[int] = []
+
+    def sent(payload: str | bytes) -> None:
+        message = json.loads(payload)
+        if message.get("op") == "subscribe":
+            topics.extend(message["topics"])
+
+    def opened(ws: WebSocket) -> None:
+        ws.on("framesent", sent)
+        ws.on("framereceived", lambda payload: sizes.append(len(payload)))
+
+    page.on("websocket", opened)
+    return topics, sizes
+
+
 def phone(browser: Browser, hub: HubThread) -> tuple[Page, list[str], list[str], str]:
     """A 390x844 page watching the deal data answered to it: the page, its errors, the deals
     answered, the site's address."""
@@ -113,6 +132,7 @@ def phone(browser: Browser, hub: HubThread) -> tuple[Page, list[str], list[str],
 
 def test_phone_the_site_fills_in_as_deals_release(browser: Browser, hub: HubThread) -> None:
     page, errors, answered, base = phone(browser, hub)
+    topics, sizes = watch_feed(page)
 
     # the event: a provisional ranking; a link to each released deal, none to the others
     open_site(page, base)
@@ -157,6 +177,10 @@ def test_phone_the_site_fills_in_as_deals_release(browser: Browser, hub: HubThre
     expect(page.locator("#updates")).to_contain_text("4 of 12 deals released")
     hub.sent = SIXTH
     assert "10" in answered
+    # the pages follow the small `released` topic only (issue #34.6): never the standings
+    # nor a deal's traveller, whose frames at a release are tournament-sized
+    assert topics and set(topics) == {"released"}, topics
+    assert sizes and max(sizes) < 400, sizes
     # the smallest phone: nothing wider than the screen but the tables' own scroll regions
     page.set_viewport_size({"width": 320, "height": 640})
     assert page.evaluate("document.documentElement.scrollWidth") <= 320

@@ -1,9 +1,11 @@
 // The public results site (docs/site.md): one script for every page. It reads the site's JSON
 // (data/…, relative to the page, so the static export works from its folder), renders with DOM
-// calls (text only, never HTML from data), and, served by a hub, follows the public feed: a
-// change of the standings (a deal released) or of this page's deal re-reads the page's data,
-// unless the reader paused live updates. Each refresh is announced in one line in the page's
-// role=log region (a summary, never the table).
+// calls (text only, never HTML from data), and, served by a hub, follows the public `released`
+// topic (a few bytes: a version, the released deals): each frame of it (a deal released, a
+// released result corrected, a penalty, a roster fix) re-reads the page's data over HTTP after
+// a random spread of up to SPREAD_MS, so thousands of phones do not ask the edges in the same
+// millisecond (issue #34.6), unless the reader paused live updates. Each refresh is announced
+// in one line in the page's role=log region (a summary, never the table).
 
 const body = document.body;
 const ROOT = body.dataset.root || '';
@@ -15,6 +17,9 @@ const PCT = new Intl.NumberFormat('en-GB', { maximumFractionDigits: 1 });
 const SUITS = { s: ['\u2660', 'spades'], h: ['\u2665', 'hearts'], d: ['\u2666', 'diamonds'], c: ['\u2663', 'clubs'] };
 const RANKS = { A: 'ace', K: 'king', Q: 'queen', J: 'jack', T: 'ten', 9: 'nine', 8: 'eight', 7: 'seven', 6: 'six', 5: 'five', 4: 'four', 3: 'three', 2: 'two' };
 const MAX_LOG = 5;
+// The longest a page waits after a frame of the feed before it reads its data again: each page
+// picks its own wait in [0, SPREAD_MS), so a release's requests spread over this much time.
+const SPREAD_MS = 1500;
 
 /** The id a page is about, from its path (/site/deal/3/ or DIR/deal/3/index.html). */
 export function pageId(path, kind) {
@@ -455,7 +460,7 @@ function runningLeader(view) {
 
 // -- the page's life: load, render, follow the feed --
 
-const state = { event: null, summary: null, paused: false, pending: false, timer: null };
+const state = { event: null, summary: null, paused: false, pending: false, timer: null, version: null };
 
 async function load(live = false) {
   const event = await getJson('data/event.json');
@@ -524,14 +529,17 @@ function linkText(text) {
   document.getElementById('link').textContent = text;
 }
 
-function refreshSoon() {
+/** Read the page's data again after `wait` ms (a refresh already waiting stands: frames that
+ * come meanwhile are covered by it, and a stream of them never holds it back). */
+function refreshSoon(wait = 0) {
   if (state.paused) {
     state.pending = true;
     linkText('Live updates paused: new results are waiting.');
     return;
   }
-  clearTimeout(state.timer);
+  if (state.timer !== null) return;
   state.timer = setTimeout(() => {
+    state.timer = null;
     if (state.paused) {
       state.pending = true;
       linkText('Live updates paused: new results are waiting.');
@@ -540,7 +548,17 @@ function refreshSoon() {
     const content = document.getElementById('content');
     content.classList.add('refreshing'); // (a fade, off under prefers-reduced-motion)
     load(true).catch(showError).finally(() => content.classList.remove('refreshing'));
-  }, 250);
+  }, wait);
+}
+
+/** A frame of the `released` topic: re-read after this page's share of the spread, unless it
+ * shows the version this page already acted on (a snapshot sent again after a reconnect). */
+function onReleased(payload, random = Math.random) {
+  const version = payload && Number.isInteger(payload.version) ? payload.version : null;
+  if (version !== null && version === state.version) return false;
+  state.version = version;
+  refreshSoon(Math.floor(random() * SPREAD_MS));
+  return true;
 }
 
 function showError(err) {
@@ -583,11 +601,11 @@ async function follow() {
       else if (s.state === 'connecting' && s.attempt > 0) linkText('Reconnecting to live updates…');
     },
   });
-  const topics = ['standings'];
-  if (PAGE === 'deal') topics.push(`deal:${pageId(location.pathname, 'deal')}`);
-  // Every frame (the first snapshot too: the page may have loaded a moment before it) re-reads
-  // the page's data; the server answers from its cache, and only a change is announced.
-  for (const topic of topics) client.subscribe(topic, () => refreshSoon());
+  // Every page follows `released` only: what any page shows (a deal's page too: its
+  // traveller, hands and comparisons) moves only by what that topic counts. Its first snapshot
+  // re-reads too (the page may have loaded a moment before it); the server answers from its
+  // cache (a 304 when nothing moved), and only a change is announced.
+  client.subscribe('released', (payload) => onReleased(payload));
 }
 
 load().then(() => {
