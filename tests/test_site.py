@@ -35,6 +35,7 @@ from hub.roles.embedded import OVERLAYS
 from hub.serve.site import ASSET_AGE, SiteBuilder, engine_reader, file_name
 from hub.wire.topics import PUBLIC
 from tests.factories import make_config, make_decks
+from tests.feedclient import FeedClient
 from tests.hubharness import ROOT, edge_hub, ingest_hub, session_events, unique_tournament
 
 SAMPLES = ROOT / "samples"
@@ -105,6 +106,10 @@ async def redis_bus(redis_url: str) -> Any:
         await bus.close()
 
 
+def released_deals(engine: Engine) -> set[int]:
+    return {d for d in range(1, engine.state.config.deals + 1) if engine.deal_released(d)}
+
+
 async def site_deals(http: httpx.AsyncClient, base: str, engine: Engine, deals: int) -> set[int]:
     """Read every data file and download of one server's site; each deal any of them names
     must be released by the engine (read after the document: an edge may lag, never lead)."""
@@ -149,14 +154,23 @@ async def test_ingest_and_edge_serve_the_site_and_hold_the_embargo(redis_bus: An
         ingest_hub(bus, config, decks) as (source, ingest),
         edge_hub(bus, config.id) as (_edge, edge),
         httpx.AsyncClient(timeout=20) as http,
+        FeedClient(edge.ws_url) as phone,  # a page's websocket: the `released` topic only
     ):
         engine = source.engine
+        await phone.subscribe(["released"])
         sent = 0
         grew: list[int] = []
         for stop in (400, 1100, len(events)):  # before, during and after the releases
             report = await replay_log(bus, config.id, events[sent:stop], on_reject=print)
             assert report.rejected == 0
             sent = stop
+            # the phone's frames name no deal the engine has not released (the embargo)
+            for message in phone.log:
+                named = message.get("data", {}).get("released", [])
+                named += [
+                    op["value"] for op in message.get("patch", []) if "released" in op["path"]
+                ]
+                assert set(named) <= released_deals(engine), message
             for base in (ingest.url, edge.url):
                 seen = await site_deals(http, base, engine, config.deals)
             if stop == len(events):  # the last deal's release: the clock's tick, then the feed
@@ -174,6 +188,20 @@ async def test_ingest_and_edge_serve_the_site_and_hold_the_embargo(redis_bus: An
             hands = zip_deals(got.content)
             assert hands <= {d for d in range(1, config.deals + 1) if engine.deal_released(d)}
         assert grew[0] < grew[-1] == config.deals, grew  # deals went public during the session
+        # the phone followed every release through the edge: a frame a release, a few bytes
+        await phone.wait_for(lambda c: c.states.get("released", {}).get("complete") is True)
+        assert phone.states["released"] == engine.payload((PUBLIC, "released"))
+        assert phone.gaps == [] and phone.errors == []
+        deltas = [m for m in phone.log if m.get("type") == "delta"]
+        assert len(deltas) >= 2  # (the log is replayed fast: a flush may release several)
+        for m in deltas:  # a few bytes a frame, and a few more for each deal it releases
+            adds = sum(1 for op in m["patch"] if op["op"] == "add")
+            assert len(json.dumps(m, separators=(",", ":"))) < 200 + 50 * adds, m
+        got = await http.get(f"{edge.url}/api/released")
+        assert got.status_code == 200
+        assert got.json()["data"]["released"] == list(range(1, config.deals + 1))
+        listed = (await http.get(f"{edge.url}/api/topics")).json()
+        assert "released" in {f["name"] for f in listed["topics"]}
         assert hands == set(range(1, config.deals + 1))
         # an edge has no hands to write: it says where the download is
         got = await http.get(f"{edge.url}/site/download/hands.phh.zip")
