@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -149,3 +150,26 @@ def test_the_program_feed_shows_the_programmes_releases() -> None:
     engine.tick(now + 101)
     shown = engine.payload(program)
     assert shown is not None and shown["released"] == [1, 2] and shown["complete"] is True
+
+
+@pytest.mark.parametrize("subscribed", [False, True])
+def test_a_flush_hands_the_released_topic_out_after_what_it_tells_of(subscribed: bool) -> None:
+    """An edge applies a flush's frames in order: the ``released`` frame that has the site's
+    pages read again comes after the public standings' and deals' frames of the same flush,
+    whether it is a delta or, first touched, the whole topic (the standings already made)."""
+    engine = Engine(CONFIG, DECKS, release_delay=0)
+    engine.start_feed()
+    assert engine.materialize((PUBLIC, "standings")) is not None
+    if subscribed:
+        assert engine.materialize(KEY) is not None
+    told = 0
+    for event in simulate_session(CONFIG, DECKS, random.Random(4)):
+        assert engine.submit(event, float(event["ts"])).ok
+        engine.tick(float(event["ts"]))
+        keys = [c.key for c in engine.changes()]
+        if KEY not in keys:
+            continue
+        told += 1
+        public = [k for k in keys if k[0] == PUBLIC and k[1].split(":")[0] in ("standings", "deal")]
+        assert all(keys.index(k) < keys.index(KEY) for k in public), keys
+    assert told >= CONFIG.deals

@@ -85,6 +85,8 @@ class Projections:
         # The movers of the families that keep one (``Feed.mover``), made at ``start``; the
         # families with a mover that each event class touches.
         self.movers: dict[str, Mover] = {}
+        # The families whose frames go out after every other of a flush (``Family.last``).
+        self._last = {f.name for f in FEEDS.values() if f.last and f.mover is not None}
         self._moving = {
             cls: tuple(f.name for f in feeds if f.mover is not None)
             for cls, feeds in self._routes.items()
@@ -315,14 +317,19 @@ class Projections:
                         rec.replace_with(model.payload(audience, *args))
                         self._moved[key] = None
         lazy, unmade = self._lazy_keys, self._unmade
-        # The topics movers open now go out whole after every patch, in ``FAMILIES`` order
-        # (the ``released`` topic, last, after the standings and deals it tells of).
-        opened: list[TopicChange] = []
-        for mover in self.movers.values():
+        # A family that tells of the others (``Family.last``) goes out after all of them.
+        last: list[TopicChange] = []
+        for name, mover in self.movers.items():
+            tail = name in self._last
             for key in mover.flush():
                 rec = self.docs.get(key)
                 if rec is not None:
-                    self._moved[key] = None
+                    if tail:
+                        if rec.ops:
+                            last.append(TopicChange(key, rec.ops, rec.doc))
+                            rec.ops = []
+                    else:
+                        self._moved[key] = None
                     continue
                 if key in lazy and key not in unmade:
                     continue  # made on demand: nobody asked for it
@@ -330,7 +337,7 @@ class Projections:
                 if rec is not None:
                     self.docs[key] = rec
                     unmade.discard(key)
-                    opened.append(TopicChange(key, None, rec.doc))
+                    (last if tail else out).append(TopicChange(key, None, rec.doc))
         fresh, self._fresh = self._fresh, {}
         for key in fresh:
             if key not in self.docs and (new := self.materialize(key)) is not None:
@@ -341,5 +348,5 @@ class Projections:
             if rec.ops:
                 out.append(TopicChange(key, rec.ops, rec.doc))
                 rec.ops = []
-        out += opened
+        out += last
         return out

@@ -74,9 +74,6 @@ FAMILIES: dict[str, Family] = {
         OPS,
         CONSOLE,
         CONTROL,
-        # Last: a flush's frames of each kind (patches, then topics opened whole) go out in
-        # this order, so an edge holds a release's standings, deals and statistics before
-        # the frame that tells the site's pages to read them again.
         RELEASED,
     )
 }

@@ -198,6 +198,9 @@ class Family(wire.Family):
     # is read (``(payload, now) -> payload``: a running clock's time left)
     actions: tuple[str, ...] = ()
     at_read: Callable[[dict[str, Any], float], dict[str, Any]] | None = None
+    # -- the feed: its frames go out after every other topic's of the same flush (a family
+    # that tells its followers to read the others: the site's ``released``; one with a mover)
+    last: bool = False
 
     def __post_init__(self) -> None:
         if (PROGRAM in self.audiences) != (self.program is not None):
@@ -206,6 +209,8 @@ class Family(wire.Family):
             raise ValueError(f"{self.name}: held off a program feed it is not on")
         if self.embargo and "deal" not in self.params:
             raise ValueError(f"{self.name}: an embargo needs a deal parameter")
+        if self.last and self.mover is None:
+            raise ValueError(f"{self.name}: only a family with a mover goes out last")
 
 
 Feed = Family  # (the name the family modules used for it)

@@ -108,6 +108,9 @@ RELEASED = Feed(
     # As the public's standings: on the program feed from the delayed engine's public (its
     # releases, in the programme's time), never ahead of the programme's pictures.
     program=PUBLIC,
+    # After the standings, deals and statistics of the same flush (an edge applies a flush's
+    # frames in order): a page that reads again on this frame reads them moved.
+    last=True,
     route="/api/released",
     delta="add of a released deal at its place in /released; replace of /version (and /complete)",
 )
