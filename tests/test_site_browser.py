@@ -247,6 +247,56 @@ def test_phone_the_running_view_grows_deal_by_deal(browser: Browser, hub: HubThr
     assert errors == []
 
 
+# Times, in the page's own clock, of each `released` frame it gets and each read of its data.
+SPREAD_PROBE = """
+(() => {
+  window.__frames = []; window.__reads = [];
+  const Real = window.WebSocket;
+  window.WebSocket = class extends Real {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (ev) => {
+        if (typeof ev.data === 'string' && ev.data.includes('"topic":"released"')) {
+          window.__frames.push(performance.now());
+        }
+      });
+    }
+  };
+  const fetchReal = window.fetch;
+  window.fetch = (url, ...rest) => {
+    if (String(url).endsWith('data/event.json')) window.__reads.push(performance.now());
+    return fetchReal(url, ...rest);
+  };
+  Math.random = () => %s;
+})();
+"""
+
+
+@pytest.mark.parametrize("draw", [0.0, 0.99])
+def test_a_frame_has_the_page_read_again_after_its_share_of_the_spread(
+    browser: Browser, hub: HubThread, draw: float
+) -> None:
+    """Each page waits its own random share of ``SPREAD_MS`` (1.5 s) after a `released` frame
+    before it reads its data again (so a release's phones do not all ask the edges at once):
+    with the page's draw at 0.99 the read comes at least 1.48 s after the frame (a timer never
+    fires early), with 0 at once (well under that, even on a loaded machine)."""
+    errors: list[str] = []
+    page = new_page(browser, 390, 844, errors)
+    page.add_init_script(SPREAD_PROBE % draw)
+    open_site(page, f"{hub.url}/site/")
+    settled(page)  # (the first snapshot's read done)
+    frames = page.evaluate("window.__frames")
+    reads = page.evaluate("window.__reads")
+    assert len(frames) >= 1 and len(reads) >= 2, (frames, reads)
+    gap = reads[1] - frames[0]  # (the first read is the page's load, before the feed)
+    if draw:
+        assert gap >= 1480, gap
+    else:
+        assert 0 <= gap < 1000, gap
+    page.context.close()
+    assert errors == []
+
+
 def test_desktop_every_page_and_reduced_motion(browser: Browser, hub: HubThread) -> None:
     hub.play(hub.events[hub.sent or SIXTH : LATER])
     public = released(hub)
