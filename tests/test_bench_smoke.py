@@ -607,17 +607,20 @@ def test_console_bytes_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert 0 <= r["pad_json_bytes_per_delta"] < r["delta_json_bytes"]
 
 
-def test_site_phones_tiny_in_two_phone_processes(
+def test_site_phones_tiny_c_phones_and_edge_latency(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The phones on the public site (issue #34.6) behind the shipped nginx, split over two
-    phone processes (as 10,000 are, over four): every phone subscribed and counted once,
-    every poll answered (no error), no phone closed, every process gone afterwards."""
+    """The phones on the public site (issue #34.6) behind the shipped nginx: 50 C phones
+    (``wsclients -q -a``) from their loopback addresses, their polls split over two processes.
+    A deal is released in the window: every phone gets its site-wide frame and each phone of
+    that deal its traveller, each matched to a release and, but for a few, to its message on
+    the feed channel (the edge latency); no phone closed, every poll answered."""
     bench = load("site_phones")
     monkeypatch.setattr(bench, "PER_PROCESS", 25)
+    monkeypatch.setattr(bench, "PER_ADDRESS", 20)  # three source addresses
     out = tmp_path / "phones.json"
-    argv = ["--tables", "4", "--phones", "50", "--overlays", "8", "--rate", "3"]
-    argv += ["--seconds", "5", "--warmup", "1", "--drain", "2", "--urls", "site"]
+    argv = ["--tables", "4", "--phones", "50", "--overlays", "8", "--rate", "6"]
+    argv += ["--seconds", "6", "--warmup", "1", "--drain", "2", "--urls", "site"]
     assert bench.main([*argv, "--json", str(out)]) == 0
     run = json.loads(out.read_text())["with_phones"]
     phones = run["phones"]
@@ -626,5 +629,15 @@ def test_site_phones_tiny_in_two_phone_processes(
     # (404: a deal's data before its release, as the embargo has it)
     assert set(phones["http"]["status"]) <= {"200", "304", "404"}
     assert phones["unmatched_frames"] == 0
-    assert phones["standings_frames"] <= phones["standings_frames_expected"]
+    assert phones["deals_released"] >= 1
+    assert phones["sitewide_frames"] >= phones["sitewide_frames_expected"] > 0
+    assert phones["deal_frames"] >= phones["deal_frames_expected"] > 0
+    edge = phones["edge"]
+    counted = phones["deal_frames"] + phones["sitewide_frames"]
+    assert edge["n"] + edge["not_on_feed"] + edge["stamped_after"] >= counted
+    assert edge["n"] >= 0.9 * counted and edge["p99_ms"] <= phones["release"]["p99_ms"]
     assert run["overlays"]["e2e"]["n"] > 0
+    overlays = run["overlays"]["edge"]
+    assert overlays["not_on_feed"] + overlays["stamped_after"] <= 0.1 * overlays["n"]
+    assert run["phones_generator"]["frames"] >= counted
+    assert set(run["ratio_p99_phones_to_overlays"]) == {"e2e", "edge"}
