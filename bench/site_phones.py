@@ -514,6 +514,7 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
             "frames": logged,
             "cpu_s": round(cpu["phones_clients"], 2),
             "cpu_us_per_frame": round(1e6 * cpu["phones_clients"] / logged, 1) if logged else None,
+            "pings": read[1].get("pings"),  # the edges' keepalive, answered (every 20 s)
             "polls_cpu_s": round(cpu["phones_polls"], 2),
         }
     result["load"] = {

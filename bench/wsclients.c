@@ -45,7 +45,8 @@
  * FILE.topics, one a line (topic id = line number from 0). With -q alone (no -o) "frames"
  * counts the logged frames. -a PER_ADDRESS: client i connects from the loopback source
  * address 127.0.(1 + i / (250 PER_ADDRESS)).(1 + (i / PER_ADDRESS) mod 250) (nginx caps the
- * connections of one spectator address: 256 in deploy/nginx.conf).
+ * connections of one spectator address: 256 in deploy/nginx.conf). The JSON line's "pings"
+ * counts the server's pings answered since the start (the edges' keepalive).
  * Build: cc -O2 -o wsclients wsclients.c (edge_bench.py does it on demand). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -123,6 +124,7 @@ static size_t worst_cap, worst_used;
 static struct { int code; int64_t count; } closes[64];
 static int n_closes;
 static int64_t lost;
+static int64_t pings; /* the server's pings answered since the start */
 
 static uint64_t rng_state;
 static int use_rx_stamp;        /* -r turns it off: latency to the read, as the Python client */
@@ -203,6 +205,7 @@ static void reset_results(int64_t start) {
     window_start = start;
     frames = sampled_bytes = 0;
     n_lat = n_marks = n_flog = 0;
+    pings = 0;
     if (worst) memset(worst, 0, worst_cap * sizeof *worst);
     worst_used = 0;
 }
@@ -569,6 +572,7 @@ static size_t parse_frames(Conn *c, unsigned char *p, size_t n, int64_t now) {
         if (op == 0x8) {
             record_close(len >= 2 ? (payload[0] << 8 | payload[1]) : 1005);
         } else if (op == 0x9) {
+            pings++;
             send_frame(c, 0xA, payload, (size_t)len);
         } else {
             on_message(c, payload, (size_t)len, now, i - start);
@@ -763,7 +767,7 @@ static void print_results(void) {
     printf("], \"closes\": {");
     for (int i = 0; i < n_closes; i++)
         printf("%s\"%d\": %lld", i ? ", " : "", closes[i].code, (long long)closes[i].count);
-    printf("}, \"lost\": %lld}\n", (long long)lost);
+    printf("}, \"lost\": %lld, \"pings\": %lld}\n", (long long)lost, (long long)pings);
     fflush(stdout);
     free(list);
 }
