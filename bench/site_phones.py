@@ -155,7 +155,8 @@ async def pollers_main(
                     etags[path] = r.headers["etag"]
             except httpx.HTTPError as exc:
                 status[type(exc).__name__] = status.get(type(exc).__name__, 0) + 1
-            await asyncio.sleep(period)
+            with contextlib.suppress(TimeoutError):  # (the stop does not wait for a sleep)
+                await asyncio.wait_for(stop.wait(), period)
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
@@ -195,8 +196,13 @@ class FeedStamps(threading.Thread):
         from urllib.parse import urlsplit
 
         where = urlsplit(url)
-        self.sock = socket.create_connection((where.hostname, where.port or 6379), timeout=10)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # A receive buffer that holds a release's burst while this thread waits for a core:
+        # a full one would hold Redis's writes back, and stamp them late.
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
         self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        self.sock.settimeout(10)
+        self.sock.connect((where.hostname or "127.0.0.1", where.port or 6379))
         name = channel.encode()
         self.sock.sendall(b"*2\r\n$9\r\nSUBSCRIBE\r\n$%d\r\n%s\r\n" % (len(name), name))
         self.buf = b""
