@@ -38,7 +38,8 @@
  *
  * bench/site_phones.py's phones (issue #34.6): TOPIC may be a comma-separated list, each item
  * with at most one %d (formatted as with -k), all subscribed in one op; a client is subscribed
- * once it has had as many "snapshot" frames as it has topics. -q FILE is the frame log: every
+ * once it has had as many "snapshot" frames as it has topics (an "error" frame before that, a
+ * subscription refused: the process prints it and exits 1). -q FILE is the frame log: every
  * data frame a subscribed client receives at or after the start is recorded by its head, no
  * JSON parsing: the "topic" and "seq" of its first 256 bytes, as (client index, topic id, seq,
  * receive time ns) native int64 quadruples written to FILE at "stop", and the topic names to
@@ -536,6 +537,11 @@ static void on_message(Conn *c, const unsigned char *payload, size_t n, int64_t 
             subscribed(c);
     } else if (memmem(payload, n, "\"snapshot\"", 10) != NULL) {
         if (++c->snapshots >= n_topics) subscribed(c);
+    } else if (c->state == ST_OPEN && memmem(payload, n, "\"type\":\"error\"", 14) != NULL) {
+        /* a subscription refused (unknown_topic, forbidden, ...): it never comes, say so now */
+        fprintf(stderr, "wsclients: client %d: %.*s\n", (int)(c - conns), (int)(n < 300 ? n : 300),
+                (const char *)payload);
+        exit(1);
     }
 }
 
