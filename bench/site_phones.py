@@ -15,28 +15,37 @@ during the run. In front of the edges: Debian's nginx with the SHIPPED ``deploy/
 - **Overlays**: ``bench/wsclients.c`` in marker mode, with the commentator token (uncapped by
   nginx), client i watching ``table:{i mod tables + 1}``, as e2e_latency.py measures them:
   console publish -> the frame that adds the action's row (kernel receive time).
-- **Phones**: child processes of 2,500 each (asyncio, ``websockets``) of public websockets (no
-  token), each from its own loopback source address (127.0.x.y, at most 200 per address: nginx
-  caps a spectator address at 256) subscribed to what a phone on the site follows: ``standings``
-  and one deal's traveller ``deal:{d}`` (phone i: deal i mod deals + 1). Public topics move only
-  when a deal is released (for every group at once, once every table that plays it has finished
-  it; no release delay here), so each ``deal:{d}`` frame is timed from the publish of the event
-  that completed deal d at its last table, and each ``standings`` frame from the latest such
-  release before it: console publish -> the public frame, which includes the hub's release tick
-  (every 0.25 s). Receive times are this process's reads (``time.monotonic_ns``), not the
-  kernel's (the overlays' are the kernel's); frames are read as bytes and told apart by their
-  first 160 bytes, never parsed (a ``json.loads`` of each phone's copy of the standings made the
-  phones' own process the latency measured).
-  Plus, from the same process, each phone's periodic HTTP GET (every ``--poll`` s, spread) of a
-  data URL with ``If-None-Match`` of its last ETag, over a pool of keep-alive connections:
-  the site's ``/site/data/...`` once hub/serve/site.py is merged (``--urls site``), until then
-  the public vMix data sources (``--urls vmix``: ``/api/vmix/leaderboard.json`` and
-  ``/api/vmix/compare/{d}/{s}.json``, whose ETag code the site's data copies); status counts
-  and p99.
+- **Phones**: one ``bench/wsclients.c`` process too (epoll; the Python asyncio phones of
+  before, in child processes of 2,500, spent on their own CPU a large part of what a release
+  burst measured on 2 cores), of public websockets (no token), ``-a 200``: each group of 200
+  from its own loopback source address (127.0.x.y: nginx caps a spectator address at 256),
+  subscribed to what a phone on the site follows, ``--phone-topics``: ``deal`` is one deal's
+  traveller ``deal:{d}`` (phone i: deal i mod deals + 1), any other name a site-wide topic
+  (``standings`` today, ``released`` once it exists). Public topics move only when a deal is
+  released (for every group at once, once every table that plays it has finished it; no
+  release delay here), so each ``deal:{d}`` frame is timed from the publish of the event that
+  completed deal d at its last table, and each site-wide frame from the latest such release
+  before it: console publish -> the public frame (``phones.release``), which includes the
+  hub's release tick (every 0.25 s) and its embargo. Frames are never parsed: the C client
+  logs each one's kernel receive time and the "topic" and "seq" of its head (``-q``).
+  Plus, from child processes of ``PER_PROCESS`` phones (Python, light at ``--poll 60``), each
+  phone's periodic HTTP GET (every ``--poll`` s, spread; 0: none) of a data URL with
+  ``If-None-Match`` of its last ETag, over a pool of keep-alive connections: the site's
+  ``/site/data/...`` (``--urls site``), or the public vMix data sources (``--urls vmix``:
+  ``/api/vmix/leaderboard.json`` and ``/api/vmix/compare/{d}/{s}.json``); status counts and p99.
+- **The edge's latency** (``overlays.edge``, ``phones.edge``): the bench SUBSCRIBEs to the feed
+  channel on a plain socket with ``SO_TIMESTAMPNS`` and stamps each message's (audience,
+  topic, seq) with its kernel receive time (a delta in parts: its last part); a client's frame
+  of that (topic, seq) is timed from it: the edge's read of the feed, its fan-out, nginx and
+  the kernel, without the hub's release tick or embargo. Overlays read the ``live`` audience,
+  phones ``public``. A frame with no feed message (a snapshot from the hash) is counted as
+  ``not_on_feed``.
 
-Reported: both p99s (``overlays.e2e``, ``phones.release``), their ratio, the overlays' p99
-against a run without phones when ``--baseline`` is given, CPU of each process, the machine's
-load. Loopback only; every process is ended by its pid.
+Reported: the p99s (``overlays.e2e``, ``phones.release``; ``overlays.edge``, ``phones.edge``)
+and the ratio phones / overlays of each (``ratio_p99_phones_to_overlays``: the issue asks the
+edge's within 2x), the overlays' p99s against a run without phones when ``--baseline`` is
+given, the phones' generator (its CPU per frame), CPU of each process, the machine's load.
+Loopback only; every process is ended by its pid.
 """
 
 from __future__ import annotations
@@ -50,9 +59,12 @@ import json
 import math
 import os
 import random
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from array import array
 from pathlib import Path
@@ -78,9 +90,11 @@ from ingest_bench import large_data  # noqa: E402
 from nginx import Nginx  # noqa: E402
 
 from hub.domain.config import parse_config  # noqa: E402
+from hub.wire.channels import Channels  # noqa: E402
 
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux
 PER_ADDRESS = 200  # phones per loopback source address (nginx: 256 per spectator address)
-PER_PROCESS = 2500  # phones per child process (one asyncio loop: 10,000 in one fell behind)
+PER_PROCESS = 2500  # phones whose data GETs one child process makes
 
 
 def children(pid: int) -> list[int]:
@@ -101,64 +115,18 @@ def tournament(tid: str, tables: int, deals: int) -> tuple[str, Any]:
     return e2e_latency.toml_text(data), parse_config(data, "<bench>")
 
 
-# -- the phones (child process) ----------------------------------------------------------------
+# -- the phones' polls (child processes) --------------------------------------------------------
 
 
-async def phones_main(
-    ws_url: str, http: str, first: int, count: int, deals: int, poll: float, urls: str, out: Path
+async def pollers_main(
+    http: str, first: int, count: int, deals: int, poll: float, urls: str, out: Path
 ) -> None:
-    """Phones ``first`` .. ``first + count - 1`` (one of ``PER_PROCESS``-sized children)."""
+    """The data GETs of phones ``first`` .. ``first + count - 1``: each phone a GET every
+    ``poll`` s (spread), ``If-None-Match`` its last ETag, over a pool of keep-alive connections.
+    Reads "start NS" then "stop" on stdin; writes its figures to ``out``."""
     import httpx
-    import websockets
 
-    frames: list[tuple[int, int]] = []  # (deal, receive ns) of each deal:{d} frame with data
-    standings: list[int] = []  # receive ns of each standings frame
-    closes: dict[str, int] = {}
     stop = asyncio.Event()
-    ready = 0
-    all_ready = asyncio.Event()
-    handshakes = asyncio.Semaphore(256)  # at most so many opening at once: no SYN storm
-
-    async def phone(i: int) -> None:
-        nonlocal ready
-        d = i % deals + 1
-        host = f"127.0.{1 + i // (PER_ADDRESS * 250)}.{1 + (i // PER_ADDRESS) % 250}"
-        try:
-            async with handshakes:
-                ws = await websockets.connect(
-                    ws_url,
-                    local_addr=(host, 0),
-                    max_size=2**22,
-                    ping_interval=None,
-                    open_timeout=60,
-                    origin=None,
-                )
-            async with ws:
-                await ws.send(json.dumps({"op": "subscribe", "topics": ["standings", f"deal:{d}"]}))
-                seen = set()
-                mine = f'"deal:{d}"'.encode()
-                while True:  # until cancelled at the stop (no timer per phone: 10,000 of them
-                    # waking twice a second were this process's own load)
-                    raw = await ws.recv(decode=False)  # bytes, undecoded: not what is measured
-                    at = time.monotonic_ns()
-                    head = raw[:160]  # {"type": ..., "topic": ..., "seq": ...: no JSON parse
-                    topic = (
-                        b"standings" if b'"standings"' in head else mine if mine in head else b""
-                    )
-                    if topic and topic not in seen and b'"snapshot"' in head:
-                        seen.add(topic)  # the answer to the subscribe (the deal's is empty)
-                        if len(seen) == 2:
-                            ready += 1
-                            if ready == count:
-                                all_ready.set()
-                        continue
-                    if topic == b"standings":
-                        standings.append(at)
-                    elif topic == mine:
-                        frames.append((d, at))
-        except Exception as exc:  # counted, reported
-            closes[type(exc).__name__] = closes.get(type(exc).__name__, 0) + 1
-
     gets: list[int] = []
     status: dict[str, int] = {}
 
@@ -187,63 +155,149 @@ async def phones_main(
                     etags[path] = r.headers["etag"]
             except httpx.HTTPError as exc:
                 status[type(exc).__name__] = status.get(type(exc).__name__, 0) + 1
-            await asyncio.sleep(period)
+            with contextlib.suppress(TimeoutError):  # (the stop does not wait for a sleep)
+                await asyncio.wait_for(stop.wait(), period)
 
-    tasks = [asyncio.create_task(phone(i)) for i in range(first, first + count)]
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    try:
-        await asyncio.wait_for(all_ready.wait(), 60 + count / 50)
-    except TimeoutError:
-        pass
-    print(json.dumps({"connected": ready}), flush=True)
-    line = (await reader.readline()).decode().split()
-    start_ns = int(line[1]) if len(line) > 1 else time.monotonic_ns()
-    frames.clear()
-    standings.clear()
+    print("connected", flush=True)
+    await reader.readline()  # "start NS"
     pool = 32
     limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
-    cpu0 = time.process_time()
     async with httpx.AsyncClient(base_url=http, limits=limits, timeout=10) as client:
         shares = [list(range(first + j, first + count, pool)) for j in range(pool)]
         polls = [asyncio.create_task(poller(client, s)) for s in shares if s]
         await reader.readline()  # "stop"
         stop.set()
         await asyncio.gather(*polls, return_exceptions=True)
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    out.write_text(
-        json.dumps(
-            {
-                "start_ns": start_ns,
-                "connected": ready,
-                "deals": deals,
-                "frames": frames,
-                "standings_at": standings,
-                "closes": closes,
-                "gets_ns": gets,
-                "status": status,
-                "cpu_s": time.process_time() - cpu0,
-            }
-        )
-    )
+    out.write_text(json.dumps({"gets_ns": gets, "status": status}))
     print("done", flush=True)
 
 
-def merged(into: dict[str, Any] | None, got: dict[str, Any]) -> dict[str, Any]:
-    """One phone process's figures added to the others'."""
-    if into is None:
-        return got
-    for key in ("connected", "cpu_s"):
-        into[key] += got[key]
-    for key in ("frames", "standings_at", "gets_ns"):
-        into[key].extend(got[key])
-    for key in ("closes", "status"):
-        for name, n in got[key].items():
-            into[key][name] = into[key].get(name, 0) + n
-    return into
+# -- the feed channel and the frame logs -------------------------------------------------------
+
+
+class FeedStamps(threading.Thread):
+    """Every message on the tournament's feed channel with the time the kernel received it
+    (``SO_TIMESTAMPNS`` on a plain socket SUBSCRIBEd to the channel, moved to
+    ``CLOCK_MONOTONIC`` as ``wsclients`` moves its clients' stamps: a stamp taken by a Python
+    thread when it got to run was, under load, later than the clients' receipt of the frame),
+    decoded after ``stop``: the time each (audience, topic, seq) was on the channel (a delta
+    sent in parts: its last part; a snapshot stored in the hash: its notice), which the edge
+    latency starts from. A read that brings several messages stamps them all with its last
+    segment's time (later than the first ones' when this thread runs late: reads of at most
+    ``READ`` bytes keep that short)."""
+
+    READ = 16384
+
+    def __init__(self, url: str, channel: str) -> None:
+        super().__init__(daemon=True)
+        from urllib.parse import urlsplit
+
+        where = urlsplit(url)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # A receive buffer that holds a release's burst while this thread waits for a core:
+        # a full one would hold Redis's writes back, and stamp them late.
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        self.sock.settimeout(10)
+        self.sock.connect((where.hostname or "127.0.0.1", where.port or 6379))
+        name = channel.encode()
+        self.sock.sendall(b"*2\r\n$9\r\nSUBSCRIBE\r\n$%d\r\n%s\r\n" % (len(name), name))
+        self.buf = b""
+        while self.buf.count(b"\r\n") < 6:  # *3 $9 subscribe $N channel :1
+            self.buf += self.sock.recv(4096)
+        self.buf = self.buf.split(b"\r\n", 6)[6]
+        self.sock.settimeout(0.2)
+        self.got: list[tuple[int, bytes]] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        offset = time.clock_gettime_ns(time.CLOCK_REALTIME) - time.monotonic_ns()
+        ctl = socket.CMSG_SPACE(16)
+        while not self.done.is_set():
+            try:
+                data, anc, _flags, _addr = self.sock.recvmsg(self.READ, ctl)
+            except TimeoutError:
+                continue
+            if not data:
+                return
+            at = time.monotonic_ns()
+            for level, kind, raw in anc:
+                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                    sec, nsec = struct.unpack("qq", raw[:16])
+                    at = sec * 1_000_000_000 + nsec - offset
+            self.buf += data
+            self.parse(at)
+
+    def parse(self, at: int) -> None:
+        """The whole pub/sub messages in the buffer (``*3 $7 message $N channel $M data``)."""
+        buf, i = self.buf, 0
+        while True:
+            heads, j = [], i
+            for _ in range(4):  # *3, $7 + "message", $N + channel, $M
+                end = buf.find(b"\r\n", j)
+                if end < 0:
+                    break
+                heads.append(buf[j:end])
+                j = end + 2
+                if len(heads) in (2, 3):  # skip the bulk string's bytes
+                    j += int(heads[-1][1:]) + 2
+            if len(heads) < 4 or j > len(buf):
+                break
+            size = int(heads[3][1:])
+            if j + size + 2 > len(buf):
+                break
+            self.got.append((at, buf[j : j + size]))
+            i = j + size + 2
+        self.buf = buf[i:]
+
+    def stop(self) -> dict[tuple[str, str, int], int]:
+        from hub.wire.codec import unpack
+
+        self.done.set()
+        self.join(5)
+        self.sock.close()
+        stamps: dict[tuple[str, str, int], int] = {}
+        for at, data in self.got:
+            msg = unpack(data)
+            if "n" in msg and msg["i"] != msg["n"] - 1:
+                continue  # a part of a delta: the frame is on the channel with its last part
+            stamps.setdefault((msg["a"], msg["t"], msg["s"]), at)
+        return stamps
+
+
+def frame_log(path: Path) -> tuple[list[str], array[int]]:
+    """A ``wsclients -q`` log: the topic names and the (client, topic id, seq, receive ns)
+    quadruples."""
+    names = Path(f"{path}.topics").read_text().splitlines()
+    return names, array("q", path.read_bytes())
+
+
+def edge_figures(
+    names: list[str],
+    log: array[int],
+    stamps: dict[tuple[str, str, int], int],
+    audience: str,
+    counted: int,
+) -> dict[str, Any]:
+    """Each logged frame timed from its (audience, topic, seq) on the feed channel: the edge's
+    part (the edge's read of the feed, its fan-out, nginx, the kernel) without the hub's
+    release tick or embargo. Frames whose feed message is before ``counted`` are not counted;
+    a frame with no feed message (a snapshot an edge took from the hash) is ``not_on_feed``, one
+    received before its feed message's stamp (a read of several messages stamped with its last
+    segment's time) ``stamped_after``: neither is counted."""
+    ms, missing, after = [], 0, 0
+    for n in range(0, len(log), 4):
+        at = stamps.get((audience, names[log[n + 1]], log[n + 2]))
+        if at is None:
+            missing += 1
+        elif at > log[n + 3]:
+            after += 1
+        elif at >= counted:
+            ms.append(log[n + 3] - at)
+    return e2e_latency.stats(ms) | {"not_on_feed": missing, "stamped_after": after}
 
 
 # -- one run -----------------------------------------------------------------------------------
@@ -273,6 +327,21 @@ def releases(
     return out
 
 
+def phone_frames(names: list[str], log: array[int]) -> tuple[list[tuple[int, int]], list[int], int]:
+    """The phones' frame log as (deal, receive ns) of each ``deal:{d}`` frame and the receive
+    times of every site-wide topic's frames (``standings``, ``released``: any other topic)."""
+    deals: list[tuple[int, int]] = []
+    sitewide: list[int] = []
+    ids = {k: int(name[5:]) for k, name in enumerate(names) if name.startswith("deal:")}
+    for n in range(0, len(log), 4):
+        d = ids.get(log[n + 1])
+        if d is None:
+            sitewide.append(log[n + 3])
+        else:
+            deals.append((d, log[n + 3]))
+    return deals, sitewide, len(log) // 4
+
+
 def phone_figures(
     config: Any,
     events: dict[int, list[dict[str, Any]]],
@@ -280,41 +349,48 @@ def phone_figures(
     got: dict[str, Any],
     counted: int,
 ) -> dict[str, Any]:
-    """Each ``deal:{d}`` frame timed from its deal's release, each ``standings`` frame from the
-    latest release before it (the public standings move only when a deal is released)."""
+    """Each ``deal:{d}`` frame timed from its deal's release, each site-wide frame from the
+    latest release before it (the public topics move only when a deal is released)."""
     done = releases(config, events, sent)
     order = sorted(done.values())
-    deal_ms, standings_ms, unmatched = [], [], 0
+    deal_ms, sitewide_ms, unmatched = [], [], 0
     for d, received in got["frames"]:
         at = done.get(d)
         if at is None or at > received:
             unmatched += 1
         elif at >= counted:
             deal_ms.append(received - at)
-    for received in got["standings_at"]:
+    for received in got["sitewide_at"]:
         j = bisect.bisect_right(order, received) - 1
         if j < 0:
             unmatched += 1
         elif order[j] >= counted:
-            standings_ms.append(received - order[j])
+            sitewide_ms.append(received - order[j])
     phones, deals = got["connected"], got["deals"]
     watching = {d: sum(1 for i in range(phones) if i % deals + 1 == d) for d in done}
-    expected = sum(watching[d] for d, at in done.items() if at >= counted)
+    expected = sum(watching[d] for d, at in done.items() if at >= counted) if got["deal"] else 0
     return {
         "connected": phones,
         "deals_released": len(done),
         "deal_frames_expected": expected,  # each phone, the release of the deal it watches
         "deal_frames": len(deal_ms),
-        "standings_frames_expected": phones * sum(1 for at in order if at >= counted),
-        "standings_frames": len(standings_ms),
+        # each phone, each site-wide topic once a release
+        "sitewide_frames_expected": phones
+        * got["sitewide_topics"]
+        * sum(1 for at in order if at >= counted),
+        "sitewide_frames": len(sitewide_ms),
         "unmatched_frames": unmatched,
-        "release": e2e_latency.stats(deal_ms + standings_ms),  # both kinds of frame
+        "release": e2e_latency.stats(deal_ms + sitewide_ms),  # both kinds of frame
         "release_deal_frames": e2e_latency.stats(deal_ms),
-        "release_standings_frames": e2e_latency.stats(standings_ms),
+        "release_sitewide_frames": e2e_latency.stats(sitewide_ms),
         "http": {"requests": len(got["gets_ns"]), "status": got["status"]}
         | e2e_latency.stats(got["gets_ns"]),
         "closes": got["closes"],
     }
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 2) if a and b else None
 
 
 def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
@@ -326,6 +402,8 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
     text, config = tournament(tid, args.tables, deals)
     events = e2e_latency.first_events(e2e_latency.session_events(config, args.seed), per_table)
     token = base64.urlsafe_b64encode(os.urandom(24)).decode()
+    topics = args.phone_topics.split(",")
+    sitewide = [t for t in topics if t != "deal"]
     with (
         tempfile.TemporaryDirectory(prefix="duplicast-site-") as tmp,
         contextlib.ExitStack() as stack,
@@ -343,36 +421,45 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
             )
         )
         n = len(config.tables)
-        marks_path = work / "marks.bin"
+        marks_path, overlay_log = work / "marks.bin", work / "overlay-frames.bin"
         command = client_command(binary, f"/ws?token={token}", n, marks_path, lb.port)
+        command[1:1] = ["-q", str(overlay_log)]
         pools = [
             spectators(
                 stack, [*command, str(args.overlays), "0", "table:%d"], args.overlays, "normal"
             )
         ]
-        phone_procs: list[subprocess.Popen[bytes]] = []
-        phone_outs: list[Path] = []
-        for first in range(0, phones, PER_PROCESS):
-            phone_outs.append(work / f"phones-{first}.json")
-            phone_cmd = [sys.executable, __file__, "_phones", lb.ws_url, lb.url, str(first)]
-            phone_cmd += [str(min(PER_PROCESS, phones - first)), str(deals), str(args.poll)]
-            phone_cmd += [args.urls, str(phone_outs[-1])]
-            phone_procs.append(
+        phone_log = work / "phone-frames.bin"
+        if phones:
+            phone_cmd = [str(binary), "-p", "/ws", "-k", str(deals), "-q", str(phone_log)]
+            phone_cmd += ["-a", str(PER_ADDRESS), "edge", f"127.0.0.1:{lb.port}", str(phones)]
+            phone_cmd += ["0", ",".join("deal:%d" if t == "deal" else t for t in topics)]
+            pools.append(spectators(stack, phone_cmd, phones, "normal"))
+        pollers: list[subprocess.Popen[str]] = []
+        poller_outs: list[Path] = []
+        for first in range(0, phones if args.poll > 0 else 0, PER_PROCESS):
+            poller_outs.append(work / f"polls-{first}.json")
+            poll_cmd = [sys.executable, __file__, "_polls", lb.url, str(first)]
+            poll_cmd += [str(min(PER_PROCESS, phones - first)), str(deals), str(args.poll)]
+            poll_cmd += [args.urls, str(poller_outs[-1])]
+            pollers.append(
                 stack.enter_context(
-                    edge_bench.started(phone_cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                    edge_bench.started(poll_cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
                 )
             )
-        connected = 0
-        for proc in phone_procs:
-            assert proc.stdout is not None
-            connected += json.loads(proc.stdout.readline())["connected"]
-        if connected < phones:
-            print(f"site_phones: only {connected} of {phones} phones subscribed", file=sys.stderr)
+        for proc in pollers:
+            edge_bench._wait_line(proc, "connected", 60)
+        feed = FeedStamps(url, Channels(tid).feed)
+        feed.start()
         time.sleep(1.0)
         start_ns = time.monotonic_ns()
-        tell(pools + phone_procs, f"start {start_ns}")
+        tell(pools + pollers, f"start {start_ns}")
         procs = {"ingest": [ingest.pid], "edges": [e.pid for e in edges], "redis": [redis.pid]}
         procs["nginx"] = [lb.process.pid, *children(lb.process.pid)] if lb.process else []
+        procs["overlays_clients"] = [pools[0].pid]
+        if phones:
+            procs["phones_clients"] = [pools[1].pid]
+            procs["phones_polls"] = [p.pid for p in pollers]
         before = {k: sum(cpu_seconds(p) for p in v) for k, v in procs.items()}
         busy0, wall0 = machine_busy(), time.monotonic()
         acks_path = work / "acks.json"
@@ -387,36 +474,66 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
         wall = time.monotonic() - wall0
         cpu = {k: sum(cpu_seconds(p) for p in v) - before[k] for k, v in procs.items()}
         busy1 = machine_busy()
-        tell(pools + phone_procs, "stop")
-        read = json.loads(pools[0].stdout.readline()) if pools[0].stdout else {}
-        got = None
-        for proc, path in zip(phone_procs, phone_outs, strict=True):
+        tell(pools + pollers, "stop")
+        read = [json.loads(pool.stdout.readline()) if pool.stdout else {} for pool in pools]
+        polled: dict[str, Any] = {"gets_ns": [], "status": {}}
+        for proc, path in zip(pollers, poller_outs, strict=True):
             assert proc.stdout is not None
             proc.stdout.readline()
-            got = merged(got, json.loads(path.read_text()))
+            one = json.loads(path.read_text())
+            polled["gets_ns"] += one["gets_ns"]
+            for name, k in one["status"].items():
+                polled["status"][name] = polled["status"].get(name, 0) + k
+        stamps = feed.stop()
         marks = array("q", marks_path.read_bytes())
+        overlay_frames = frame_log(overlay_log)
+        phone_frames_log = frame_log(phone_log) if phones else None
         timed = json.loads(acks_path.read_text())
     counted = timed["start_ns"] + int(args.warmup * 1e9)
     sent = timed["sent"]
     result: dict[str, Any] = {
         "overlays": e2e_latency.figures(events, sent, marks, args.overlays, n, counted)
     }
-    result["overlays"]["clients_closes"] = read.get("closes", {})
-    if got is not None:
+    result["overlays"]["edge"] = edge_figures(*overlay_frames, stamps, "live", counted)
+    result["overlays"]["clients_closes"] = read[0].get("closes", {})
+    result["overlays"]["clients_lost"] = read[0].get("lost", 0)
+    if phone_frames_log is not None:
+        deal_frames, sitewide_at, logged = phone_frames(*phone_frames_log)
+        got = {
+            "connected": phones,
+            "deals": deals,
+            "deal": "deal" in topics,
+            "sitewide_topics": len(sitewide),
+            "frames": deal_frames,
+            "sitewide_at": sitewide_at,
+            "closes": read[1].get("closes", {})
+            | ({"lost": read[1]["lost"]} if read[1].get("lost") else {}),
+        } | polled
         result["phones"] = phone_figures(config, events, sent, got, counted)
-        o99 = result["overlays"]["e2e"].get("p99_ms")
-        p99 = result["phones"]["release"].get("p99_ms")
-        result["ratio_p99_phones_to_overlays"] = round(p99 / o99, 2) if o99 and p99 else None
-        result["cpu_pct_phones_process"] = round(100 * got["cpu_s"] / wall, 1)
+        result["phones"]["edge"] = edge_figures(*phone_frames_log, stamps, "public", counted)
+        o, p = result["overlays"], result["phones"]
+        result["ratio_p99_phones_to_overlays"] = {
+            "e2e": ratio(p["release"].get("p99_ms"), o["e2e"].get("p99_ms")),
+            "edge": ratio(p["edge"].get("p99_ms"), o["edge"].get("p99_ms")),
+        }
+        result["phones_generator"] = {  # the C clients' own CPU (what this tree changed)
+            "frames": logged,
+            "cpu_s": round(cpu["phones_clients"], 2),
+            "cpu_us_per_frame": round(1e6 * cpu["phones_clients"] / logged, 1) if logged else None,
+            "pings": read[1].get("pings"),  # the edges' keepalive, answered (every 20 s)
+            "polls_cpu_s": round(cpu["phones_polls"], 2),
+        }
     result["load"] = {
         "tables": n,
         "actions_per_s_per_table": args.rate,
         "overlays": args.overlays,
         "phones": phones,
+        "phone_topics": args.phone_topics,
         "poll_s": args.poll,
         "urls": args.urls,
         "seconds": args.seconds,
         "events_published": len(sent),
+        "feed_messages": len(feed.got),
         "deals_released_in_run": len(releases(config, events, sent)),
     }
     result["cpu_pct"] = {k: round(100 * v / wall, 1) for k, v in cpu.items()}
@@ -431,10 +548,10 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "_phones":
-        ws, http, first, count, deals, poll, urls, out = argv[1:9]
+    if argv and argv[0] == "_polls":
+        http, first, count, deals, poll, urls, path = argv[1:8]
         asyncio.run(
-            phones_main(ws, http, int(first), int(count), int(deals), float(poll), urls, Path(out))
+            pollers_main(http, int(first), int(count), int(deals), float(poll), urls, Path(path))
         )
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -448,7 +565,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--drain", type=float, default=3.0)
     parser.add_argument("--rate", type=float, default=1.0, help="actions per second per table")
-    parser.add_argument("--poll", type=float, default=10.0, help="s between a phone's GETs")
+    parser.add_argument(
+        "--poll", type=float, default=10.0, help="s between a phone's GETs (0: no GETs)"
+    )
+    parser.add_argument(
+        "--phone-topics",
+        default="standings,deal",
+        help="what each phone subscribes to: deal (phone i: deal:{i mod deals + 1}) and "
+        "site-wide topics (standings, released: each timed from the latest release)",
+    )
     parser.add_argument("--urls", choices=("vmix", "site"), default="vmix")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-phones", action="store_true", help="the overlays alone")
@@ -463,9 +588,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_phones:
         out["with_phones"] = run(args, args.phones)
     if args.baseline and not args.no_phones:
-        a = out["without_phones"]["overlays"]["e2e"].get("p99_ms")
-        b = out["with_phones"]["overlays"]["e2e"].get("p99_ms")
-        out["overlays_p99_with_over_without"] = round(b / a, 2) if a and b else None
+        without, with_ = out["without_phones"]["overlays"], out["with_phones"]["overlays"]
+        out["overlays_p99_with_over_without"] = {
+            k: ratio(with_[k].get("p99_ms"), without[k].get("p99_ms")) for k in ("e2e", "edge")
+        }
     text = json.dumps(out, indent=2)
     print(text)
     if args.json:

@@ -2,7 +2,8 @@
  * run_clients/WsClient with less CPU (see below), so that on a 2-core machine the measurement
  * measures the server and not the clients (the Python clients took ~55 % of a core at 10k).
  *
- *   wsclients [-r] [-n NAP_US] [-p PATH] [-k TABLES] [-o FILE [-s]] KIND HOST:PORT N STALLED TOPIC
+ *   wsclients [-r] [-n NAP_US] [-p PATH] [-k TABLES] [-o FILE [-s]] [-q FILE] [-a PER_ADDRESS]
+ *             KIND HOST:PORT N STALLED TOPIC
  *
  * One process, one epoll loop, N non-blocking websocket clients (RFC 6455 client handshake,
  * masked client frames, no extensions), connected at most 200 at a time with 5 attempts each.
@@ -34,6 +35,19 @@
  * is released): the rows of a "table:T" snapshot's "actions" are recorded too, and every record
  * is a quadruple (client index, T, N, receive time ns), so that a row a client got twice counts
  * once.
+ *
+ * bench/site_phones.py's phones (issue #34.6): TOPIC may be a comma-separated list, each item
+ * with at most one %d (formatted as with -k), all subscribed in one op; a client is subscribed
+ * once it has had as many "snapshot" frames as it has topics (an "error" frame before that, a
+ * subscription refused: the process prints it and exits 1). -q FILE is the frame log: every
+ * data frame a subscribed client receives at or after the start is recorded by its head, no
+ * JSON parsing: the "topic" and "seq" of its first 256 bytes, as (client index, topic id, seq,
+ * receive time ns) native int64 quadruples written to FILE at "stop", and the topic names to
+ * FILE.topics, one a line (topic id = line number from 0). With -q alone (no -o) "frames"
+ * counts the logged frames. -a PER_ADDRESS: client i connects from the loopback source
+ * address 127.0.(1 + i / (250 PER_ADDRESS)).(1 + (i / PER_ADDRESS) mod 250) (nginx caps the
+ * connections of one spectator address: 256 in deploy/nginx.conf). The JSON line's "pings"
+ * counts the server's pings answered since the start (the edges' keepalive).
  * Build: cc -O2 -o wsclients wsclients.c (edge_bench.py does it on demand). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -73,6 +87,7 @@ typedef struct {
     unsigned char *out;    /* bytes the socket would not take yet */
     size_t out_len, out_cap;
     int want_out;
+    int snapshots;         /* "snapshot" frames had while subscribing (one per topic) */
 } Conn;
 
 static int kind;
@@ -81,6 +96,15 @@ static const char *path = "/ws"; /* -p */
 static int topic_tables;         /* -k: TOPIC is a format, client i takes table i % k + 1 */
 static const char *marker_file;  /* -o: marker mode */
 static int snapshot_rows;        /* -s: snapshots' rows too, records with the client index */
+static const char *frame_file;   /* -q: the frame log */
+static int per_address;          /* -a: clients per loopback source address (0: the kernel's) */
+static int n_topics = 1;         /* items of TOPIC */
+static int64_t *flog;            /* (client, topic id, seq, receive ns) per logged frame */
+static size_t n_flog, cap_flog;
+#define MAX_NAMES 65536
+static char *names[MAX_NAMES];   /* topic id -> name (frame log) */
+static size_t name_lens[MAX_NAMES];
+static int n_names;
 static int64_t *marks;           /* (table, action index, receive ns) per recorded frame */
 static size_t n_marks, cap_marks;
 static struct sockaddr_storage addr;
@@ -101,6 +125,7 @@ static size_t worst_cap, worst_used;
 static struct { int code; int64_t count; } closes[64];
 static int n_closes;
 static int64_t lost;
+static int64_t pings; /* the server's pings answered since the start */
 
 static uint64_t rng_state;
 static int use_rx_stamp;        /* -r turns it off: latency to the read, as the Python client */
@@ -180,7 +205,8 @@ static void reset_results(int64_t start) {
     measure_clock_offset();
     window_start = start;
     frames = sampled_bytes = 0;
-    n_lat = n_marks = 0;
+    n_lat = n_marks = n_flog = 0;
+    pings = 0;
     if (worst) memset(worst, 0, worst_cap * sizeof *worst);
     worst_used = 0;
 }
@@ -310,7 +336,20 @@ static void start_attempt(Conn *c, int64_t now) {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); /* as asyncio's transports */
     if (use_rx_stamp) setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
+    if (per_address && addr.ss_family == AF_INET) {
+        int i = (int)(c - conns) / per_address;
+        struct sockaddr_in src = {.sin_family = AF_INET, .sin_port = 0};
+        src.sin_addr.s_addr = htonl(0x7F000000u | (uint32_t)(1 + i / 250) << 8 |
+                                    (uint32_t)(1 + i % 250));
+        setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+        if (bind(fd, (struct sockaddr *)&src, sizeof src) < 0) {
+            close(fd);
+            fail_attempt(c, now);
+            return;
+        }
+    }
     c->fd = fd;
+    c->snapshots = 0;
     c->deadline = now + READY_TIMEOUT_NS;
     c->state = ST_CONNECTING;
     c->want_out = 1;
@@ -435,8 +474,51 @@ static void record_marker(int client, const unsigned char *p, size_t n, int64_t 
     if (rows) frames++;
 }
 
+/* The id of topic name p[0:n] in the frame log (interned: a few hundred names at most). */
+static int64_t topic_id(const unsigned char *p, size_t n) {
+    for (int i = n_names - 1; i >= 0; i--)
+        if (name_lens[i] == n && memcmp(names[i], p, n) == 0) return i;
+    if (n_names == MAX_NAMES) return -1;
+    names[n_names] = malloc(n + 1);
+    if (!names[n_names]) die("malloc");
+    memcpy(names[n_names], p, n);
+    names[n_names][n] = 0;
+    name_lens[n_names] = n;
+    return n_names++;
+}
+
+/* Frame log: (client, topic id, seq, now) from the frame's head ("topic" then "seq", as the
+ * hub encodes every client message); a frame without them is not logged. */
+static void log_frame(int client, const unsigned char *p, size_t n, int64_t now) {
+    static const char topic_key[] = "\"topic\":\"", seq_key[] = "\"seq\":";
+    size_t head = n < 256 ? n : 256;
+    const unsigned char *t = memmem(p, head, topic_key, sizeof topic_key - 1);
+    if (!t) return;
+    t += sizeof topic_key - 1;
+    const unsigned char *t_end = memchr(t, '"', (size_t)(p + head - t));
+    if (!t_end) return;
+    const unsigned char *s = memmem(t_end, (size_t)(p + head - t_end), seq_key, sizeof seq_key - 1);
+    if (!s) return;
+    int64_t seq = digits_at(s + sizeof seq_key - 1, p + n);
+    int64_t id = topic_id(t, (size_t)(t_end - t));
+    if (seq < 0 || id < 0) return;
+    if (n_flog + 4 > cap_flog) {
+        cap_flog = cap_flog ? cap_flog * 2 : (1u << 18);
+        flog = xrealloc(flog, cap_flog * sizeof *flog);
+    }
+    flog[n_flog++] = client;
+    flog[n_flog++] = id;
+    flog[n_flog++] = seq;
+    flog[n_flog++] = now;
+    if (!marker_file) frames++;
+}
+
 static void on_message(Conn *c, const unsigned char *payload, size_t n, int64_t now,
                        size_t size) {
+    if (frame_file && c->state == ST_READY) {
+        if (now >= window_start) log_frame((int)(c - conns), payload, n, now);
+        if (!marker_file) return;
+    }
     if (marker_file && c->state == ST_READY) {
         if (now >= window_start) record_marker((int)(c - conns), payload, n, now);
         return;
@@ -454,7 +536,12 @@ static void on_message(Conn *c, const unsigned char *payload, size_t n, int64_t 
         else if (n >= 2 && payload[0] == '4' && payload[1] == '0')
             subscribed(c);
     } else if (memmem(payload, n, "\"snapshot\"", 10) != NULL) {
-        subscribed(c);
+        if (++c->snapshots >= n_topics) subscribed(c);
+    } else if (c->state == ST_OPEN && memmem(payload, n, "\"type\":\"error\"", 14) != NULL) {
+        /* a subscription refused (unknown_topic, forbidden, ...): it never comes, say so now */
+        fprintf(stderr, "wsclients: client %d: %.*s\n", (int)(c - conns), (int)(n < 300 ? n : 300),
+                (const char *)payload);
+        exit(1);
     }
 }
 
@@ -491,6 +578,7 @@ static size_t parse_frames(Conn *c, unsigned char *p, size_t n, int64_t now) {
         if (op == 0x8) {
             record_close(len >= 2 ? (payload[0] << 8 | payload[1]) : 1005);
         } else if (op == 0x9) {
+            pings++;
             send_frame(c, 0xA, payload, (size_t)len);
         } else {
             on_message(c, payload, (size_t)len, now, i - start);
@@ -524,6 +612,25 @@ static void connection_lost(Conn *c, int64_t now) {
 }
 
 static unsigned char scratch[SCRATCH];
+
+/* {"op":"subscribe","topics":[...]}: TOPIC's items, each %d client i's table (or deal). */
+static void subscribe_message(char *msg, size_t size, int client) {
+    size_t k = (size_t)snprintf(msg, size, "{\"op\":\"subscribe\",\"topics\":[");
+    const char *item = topic;
+    for (int j = 0; j < n_topics && k < size; j++) {
+        const char *comma = strchr(item, ',');
+        size_t len = comma ? (size_t)(comma - item) : strlen(item);
+        char format[200], name[220];
+        snprintf(format, sizeof format, "%.*s", (int)(len < 199 ? len : 199), item);
+        if (topic_tables && strstr(format, "%d"))
+            snprintf(name, sizeof name, format, client % topic_tables + 1);
+        else
+            snprintf(name, sizeof name, "%s", format);
+        k += (size_t)snprintf(msg + k, size - k, "%s\"%s\"", j ? "," : "", name);
+        item = comma ? comma + 1 : item + len;
+    }
+    if (k < size) snprintf(msg + k, size - k, "]}");
+}
 
 static void on_readable(Conn *c) {
     /* Read into the connection's own buffer when it holds a partial frame, else into the
@@ -587,12 +694,8 @@ static void on_readable(Conn *c) {
         i = (size_t)(end - base) + 4;
         c->state = ST_OPEN;
         if (kind == KIND_EDGE) {
-            char name[200], msg[300];
-            if (topic_tables)
-                snprintf(name, sizeof name, topic, (int)(c - conns) % topic_tables + 1);
-            else
-                snprintf(name, sizeof name, "%s", topic);
-            snprintf(msg, sizeof msg, "{\"op\":\"subscribe\",\"topics\":[\"%s\"]}", name);
+            char msg[512];
+            subscribe_message(msg, sizeof msg, (int)(c - conns));
             send_text(c, msg);
         } else if (kind == KIND_PLAIN) {
             subscribed(c); /* the peers send every client everything */
@@ -670,7 +773,7 @@ static void print_results(void) {
     printf("], \"closes\": {");
     for (int i = 0; i < n_closes; i++)
         printf("%s\"%d\": %lld", i ? ", " : "", closes[i].code, (long long)closes[i].count);
-    printf("}, \"lost\": %lld}\n", (long long)lost);
+    printf("}, \"lost\": %lld, \"pings\": %lld}\n", (long long)lost, (long long)pings);
     fflush(stdout);
     free(list);
 }
@@ -705,21 +808,23 @@ static int on_stdin(void) {
 int main(int argc, char **argv) {
     use_rx_stamp = 1;
     nap_us = 1000;
-    for (int opt; (opt = getopt(argc, argv, "rn:p:k:o:s")) != -1;) {
+    for (int opt; (opt = getopt(argc, argv, "rn:p:k:o:sq:a:")) != -1;) {
         if (opt == 'r') use_rx_stamp = 0;
         else if (opt == 'n') nap_us = atol(optarg);
         else if (opt == 'p') path = optarg;
         else if (opt == 'k') topic_tables = atoi(optarg);
         else if (opt == 'o') marker_file = optarg;
         else if (opt == 's') snapshot_rows = 1;
+        else if (opt == 'q') frame_file = optarg;
+        else if (opt == 'a') per_address = atoi(optarg);
         else return 2;
     }
     argc -= optind - 1;
     argv += optind - 1;
     if (argc != 6 || nap_us < 0 || nap_us >= 1000000) {
         fprintf(stderr,
-                "usage: %s [-r] [-n NAP_US] [-p PATH] [-k TABLES] [-o FILE [-s]] KIND HOST:PORT N "
-                "STALLED TOPIC\n",
+                "usage: %s [-r] [-n NAP_US] [-p PATH] [-k TABLES] [-o FILE [-s]] [-q FILE] "
+                "[-a PER_ADDRESS] KIND HOST:PORT N STALLED TOPIC\n",
                 argv[0]);
         return 2;
     }
@@ -738,6 +843,11 @@ int main(int argc, char **argv) {
     n_clients = atoi(argv[3]);
     n_stalled = atoi(argv[4]);
     topic = argv[5];
+    for (const char *p = topic; (p = strchr(p, ',')) != NULL; p++) n_topics++;
+    if (per_address < 0 || (per_address && n_clients > per_address * 250 * 254)) {
+        fprintf(stderr, "wsclients: -a: too many clients for 127.0.x.y\n");
+        return 2;
+    }
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
     if (getaddrinfo(host, colon + 1, &hints, &ai) != 0) {
         fprintf(stderr, "wsclients: cannot resolve %s\n", argv[2]);
@@ -817,6 +927,17 @@ int main(int argc, char **argv) {
         FILE *f = fopen(marker_file, "wb");
         if (!f || fwrite(marks, sizeof *marks, n_marks, f) != n_marks || fclose(f) != 0)
             die(marker_file);
+    }
+    if (frame_file) {
+        char topics_file[4096];
+        snprintf(topics_file, sizeof topics_file, "%s.topics", frame_file);
+        FILE *f = fopen(frame_file, "wb");
+        if (!f || fwrite(flog, sizeof *flog, n_flog, f) != n_flog || fclose(f) != 0)
+            die(frame_file);
+        f = fopen(topics_file, "w");
+        if (!f) die(topics_file);
+        for (int i = 0; i < n_names; i++) fprintf(f, "%s\n", names[i]);
+        if (fclose(f) != 0) die(topics_file);
     }
     print_results();
     return 0;

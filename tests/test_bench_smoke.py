@@ -16,6 +16,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
@@ -607,17 +609,20 @@ def test_console_bytes_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert 0 <= r["pad_json_bytes_per_delta"] < r["delta_json_bytes"]
 
 
-def test_site_phones_tiny_in_two_phone_processes(
+def test_site_phones_tiny_c_phones_and_edge_latency(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The phones on the public site (issue #34.6) behind the shipped nginx, split over two
-    phone processes (as 10,000 are, over four): every phone subscribed and counted once,
-    every poll answered (no error), no phone closed, every process gone afterwards."""
+    """The phones on the public site (issue #34.6) behind the shipped nginx: 50 C phones
+    (``wsclients -q -a``) from their loopback addresses, their polls split over two processes.
+    A deal is released in the window: every phone gets its site-wide frame and each phone of
+    that deal its traveller, each matched to a release and, but for a few, to its message on
+    the feed channel (the edge latency); no phone closed, every poll answered."""
     bench = load("site_phones")
     monkeypatch.setattr(bench, "PER_PROCESS", 25)
+    monkeypatch.setattr(bench, "PER_ADDRESS", 20)  # three source addresses
     out = tmp_path / "phones.json"
-    argv = ["--tables", "4", "--phones", "50", "--overlays", "8", "--rate", "3"]
-    argv += ["--seconds", "5", "--warmup", "1", "--drain", "2", "--urls", "site"]
+    argv = ["--tables", "4", "--phones", "50", "--overlays", "8", "--rate", "6"]
+    argv += ["--seconds", "6", "--warmup", "1", "--drain", "2", "--urls", "site"]
     assert bench.main([*argv, "--json", str(out)]) == 0
     run = json.loads(out.read_text())["with_phones"]
     phones = run["phones"]
@@ -626,8 +631,70 @@ def test_site_phones_tiny_in_two_phone_processes(
     # (404: a deal's data before its release, as the embargo has it)
     assert set(phones["http"]["status"]) <= {"200", "304", "404"}
     assert phones["unmatched_frames"] == 0
-    assert phones["standings_frames"] <= phones["standings_frames_expected"]
+    assert phones["deals_released"] >= 1
+    assert phones["sitewide_frames"] >= phones["sitewide_frames_expected"] > 0
+    assert phones["deal_frames"] >= phones["deal_frames_expected"] > 0
+    edge = phones["edge"]
+    counted = phones["deal_frames"] + phones["sitewide_frames"]
+    assert edge["n"] + edge["not_on_feed"] + edge["stamped_after"] >= counted
+    assert edge["n"] >= 0.9 * counted and edge["p99_ms"] <= phones["release"]["p99_ms"]
     assert run["overlays"]["e2e"]["n"] > 0
+    overlays = run["overlays"]["edge"]
+    assert overlays["not_on_feed"] + overlays["stamped_after"] <= 0.1 * overlays["n"]
+    assert run["phones_generator"]["frames"] >= counted
+    assert set(run["ratio_p99_phones_to_overlays"]) == {"e2e", "edge"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.binary(max_size=300), min_size=1, max_size=12),
+    st.lists(st.integers(min_value=1, max_value=400), min_size=1, max_size=40),
+)
+def test_site_phones_feed_stamps_read_whole_messages(
+    payloads: list[bytes], cuts: list[int]
+) -> None:
+    """The feed stamper's RESP reader: the channel's messages come out whole and in order,
+    however the stream is cut into reads, each stamped with the read that completed it."""
+    bench = load("site_phones")
+    stream = b"".join(
+        b"*3\r\n$7\r\nmessage\r\n$11\r\ndup:t1:feed\r\n$%d\r\n%s\r\n" % (len(p), p)
+        for p in payloads
+    )
+    reader = object.__new__(bench.FeedStamps)
+    reader.buf, reader.got = b"", []
+    at, read = 0, 0
+    for size in itertools.cycle(cuts):
+        if at >= len(stream):
+            break
+        chunk = stream[at : at + size]
+        at += len(chunk)
+        read += 1
+        reader.buf += chunk
+        reader.parse(read)
+    assert [data for _, data in reader.got] == payloads and reader.buf == b""
+    stamps = [t for t, _ in reader.got]
+    assert stamps == sorted(stamps) and stamps[-1] == read
+
+
+def test_site_phones_edge_figures_match_by_audience_topic_seq() -> None:
+    """A frame is timed from its own (audience, topic, seq) on the feed; one not on the feed,
+    one received before its stamp and one from before the window are not counted."""
+    bench = load("site_phones")
+    names = ["standings", "deal:2"]
+    stamps = {
+        ("public", "standings", 5): 1_000_000,
+        ("public", "deal:2", 7): 3_000_000,
+        ("live", "deal:2", 8): 4_000_000,  # another audience's
+        ("public", "standings", 4): 10,  # before the window
+    }
+    log = [0, 0, 5, 3_000_000, 1, 1, 7, 4_000_000, 2, 1, 8, 5_000_000, 3, 0, 5, 900_000]
+    log += [4, 0, 4, 2_000_000]
+    got = bench.edge_figures(names, bench.array("q", log), stamps, "public", 1000)
+    assert got["n"] == 2 and got["p50_ms"] == 1.5 and got["max_ms"] == 2.0
+    assert got["not_on_feed"] == 1 and got["stamped_after"] == 1
+    deals, sitewide, frames = bench.phone_frames(names, bench.array("q", log))
+    assert deals == [(2, 4_000_000), (2, 5_000_000)] and frames == 5
+    assert sitewide == [3_000_000, 900_000, 2_000_000]
 
 
 def test_public_frames_counts() -> None:
