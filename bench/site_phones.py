@@ -21,7 +21,8 @@ during the run. In front of the edges: Debian's nginx with the SHIPPED ``deploy/
   from its own loopback source address (127.0.x.y: nginx caps a spectator address at 256),
   subscribed to what a phone on the site follows, ``--phone-topics``: ``deal`` is one deal's
   traveller ``deal:{d}`` (phone i: deal i mod deals + 1), any other name a site-wide topic
-  (``standings`` today, ``released`` once it exists). Public topics move only when a deal is
+  (default ``released``: what every page of the site follows; ``standings``, what it followed
+  before, to compare). Public topics move only when a deal is
   released (for every group at once, once every table that plays it has finished it; no
   release delay here), so each ``deal:{d}`` frame is timed from the publish of the event that
   completed deal d at its last table, and each site-wide frame from the latest such release
@@ -570,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--phone-topics",
-        default="standings,deal",
+        default="released",
         help="what each phone subscribes to: deal (phone i: deal:{i mod deals + 1}) and "
         "site-wide topics (standings, released: each timed from the latest release)",
     )

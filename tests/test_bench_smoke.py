@@ -623,6 +623,7 @@ def test_site_phones_tiny_c_phones_and_edge_latency(
     out = tmp_path / "phones.json"
     argv = ["--tables", "4", "--phones", "50", "--overlays", "8", "--rate", "6"]
     argv += ["--seconds", "6", "--warmup", "1", "--drain", "2", "--urls", "site"]
+    argv += ["--phone-topics", "released,deal"]
     assert bench.main([*argv, "--json", str(out)]) == 0
     run = json.loads(out.read_text())["with_phones"]
     phones = run["phones"]
