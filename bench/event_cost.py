@@ -148,6 +148,7 @@ LAST_SEQ = re.compile(rb'"last_seq":(\d+)|/last_seq","value":(\d+)')
 
 
 SNAPSHOT = re.compile(rb'\{"type":"snapshot","topic":"([^"]+)"')
+FAMILY = re.compile(rb'\{"type":"(\w+)","topic":"([^":]+)')
 
 
 def seen_seq(frame: bytes) -> int:
@@ -177,6 +178,8 @@ class DeskReader:
         self.marks: list[tuple[int, int, int]] = []
         self.close_code: int | None = None
         self.lost = False
+        self.snapshot_bytes: dict[str, int] = {}  # each topic's first snapshot frame's length
+        self.bytes_by_kind: dict[str, int] = {}  # "snapshot projection" -> bytes (counted ones)
 
     @staticmethod
     def masked(opcode: int, payload: bytes) -> bytes:
@@ -210,7 +213,8 @@ class DeskReader:
         writer.write(self.masked(0x1, subscribe))
         buf = bytearray()
         console, marks, table = self.console, self.marks, self.table
-        find, last_seq = buf.find, LAST_SEQ.findall
+        find, last_seq, family = buf.find, LAST_SEQ.findall, FAMILY.match
+        by_kind = self.bytes_by_kind
         while self.close_code is None:
             chunk = await reader.read(1 << 18)
             if not chunk:  # the link lost without a close frame
@@ -234,8 +238,13 @@ class DeskReader:
                     if counting[0]:
                         self.frames += 1
                         self.bytes += length
+                        if kind := family(buf, start):
+                            name = f"{kind[1].decode()} {kind[2].decode()}"
+                            by_kind[name] = by_kind.get(name, 0) + length
                     if self.missing and (snapshot := SNAPSHOT.match(buf, start)):
-                        self.missing.discard(snapshot[1].decode())
+                        topic = snapshot[1].decode()
+                        self.missing.discard(topic)
+                        self.snapshot_bytes.setdefault(topic, length)
                         if not self.missing:
                             ready.set()
                     if find(console, start, min(start + 200, end)) >= 0:
@@ -281,11 +290,30 @@ async def commentators(port: int, token: str, path: Path, out: Path) -> None:
         "silent": sum(1 for r in readers.values() if r.frames == 0),
         "frames": sum(r.frames for r in readers.values()),
         "bytes": sum(r.bytes for r in readers.values()),
+        "snapshot_bytes": {t: n for r in readers.values() for t, n in r.snapshot_bytes.items()},
+        "bytes_by_kind": summed([r.bytes_by_kind for r in readers.values()]),
     }
     out.write_text(json.dumps(seen))
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def summed(counts: list[dict[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for count in counts:
+        for key, n in count.items():
+            out[key] = out.get(key, 0) + n
+    return out
+
+
+def snapshot_kib(sizes: dict[str, int]) -> dict[str, float]:
+    """KiB of the topics' snapshot frames, by family (the topic's name before a colon)."""
+    out: dict[str, float] = {}
+    for topic, n in sizes.items():
+        family = topic.split(":", 1)[0]
+        out[family] = out.get(family, 0.0) + n / 1024
+    return {family: round(kib, 1) for family, kib in sorted(out.items())}
 
 
 def merged_desks(outs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -294,7 +322,12 @@ def merged_desks(outs: list[dict[str, Any]]) -> dict[str, Any]:
     for out in outs:
         for code, k in out["closed"].items():
             closed[code] = closed.get(code, 0) + k
+    snapshots: dict[str, int] = {}
+    for out in outs:
+        snapshots.update(out.get("snapshot_bytes", {}))
     return {
+        "snapshot_bytes": snapshots,
+        "bytes_by_kind": summed([out.get("bytes_by_kind", {}) for out in outs]),
         "marks": [m for out in outs for m in out["marks"]],
         "closed": closed,
         **{key: sum(out[key] for out in outs) for key in ("silent", "frames", "bytes")},
@@ -508,6 +541,11 @@ def point_figures(
         "edges_cpu_us_per_frame": round(1e6 * cpu["edges"] / max(frames, 1), 1),
         "frames": {"commentators": desk_seen["frames"], "spectator_rows": read["frames"]},
         "commentator_mib": round(desk_seen["bytes"] / 2**20, 2),
+        # the commentators' bytes of the window by frame type and topic family, MiB
+        "commentator_mib_by_kind": {
+            k: round(n / 2**20, 1)
+            for k, n in sorted(desk_seen.get("bytes_by_kind", {}).items(), key=lambda kv: -kv[1])
+        },
         "edges_kib_per_connection": round((rss1 - rss0) / max(clients + n, 1), 2),
         # the same after the load (the edges then hold each topic's deltas for catch-up too)
         "edges_kib_per_connection_after": round((rss2 - rss0) / max(clients + n, 1), 2),
@@ -517,6 +555,10 @@ def point_figures(
         "edges_kib_per_connection_2s_later": round((rss1_later - rss0) / max(clients + n, 1), 2),
         "commentator_processes": desk_procs,
         "edges_rss_mib_before": round(rss0 / 1024, 1),  # (both edges, no client yet)
+        # the JSON snapshot frames the commentators' topics started from, KiB by family (each
+        # topic once): what an edge's store holds of them, before the deltas (the topics made
+        # on demand, ``console`` and ``compare``, are made at subscribe: they count above)
+        "desk_snapshot_kib": snapshot_kib(desk_seen.get("snapshot_bytes", {})),
         "feed": sizes,
         "latency": latency(setup, timed["sent"], desk_seen["marks"], start_ns),
         "closed": {"commentators": desk_seen["closed"], "spectators": read.get("closes", {})},

@@ -564,8 +564,12 @@ def test_event_cost_desk_reader() -> None:
     reader = asyncio.run(main())
     assert subscribed == [{"op": "subscribe", "topics": topics}] and pongs == [b"abc"]
     assert not reader.missing and reader.close_code == 4008
+    assert (
+        set(reader.snapshot_bytes) == set(topics) and reader.snapshot_bytes["projection"] > 70_000
+    )
     assert [m[:2] for m in reader.marks] == [(3, 4), (3, 9)]  # console:4's frame not counted
-    assert reader.frames == 2 and reader.bytes > 0  # the two deltas after counting started
+    assert reader.frames == 2  # the two deltas after counting started, by type and family:
+    assert reader.bytes_by_kind == {"delta console": reader.bytes} and reader.bytes > 100
 
 
 def test_event_cost_desk_shares() -> None:
@@ -576,22 +580,31 @@ def test_event_cost_desk_shares() -> None:
     assert sorted(t for share in shares for t in share) == tables
     assert {len(share) for share in shares} == {120}
     outs = [
-        {"marks": [[1, 2, 3]], "closed": {"4008": 1}, "silent": 0, "frames": 5, "bytes": 50},
+        {"marks": [[1, 2, 3]], "closed": {"4008": 1}, "silent": 0, "frames": 5, "bytes": 50}
+        | {"snapshot_bytes": {"compare:1:1": 2048, "console:1": 1024}}
+        | {"bytes_by_kind": {"delta console": 30, "snapshot projection": 20}},
         {
             "marks": [[2, 1, 4]],
             "closed": {"4008": 2, "None": 1},
             "silent": 1,
             "frames": 1,
             "bytes": 7,
+            "bytes_by_kind": {"delta console": 7},
         },
     ]
     got = bench.merged_desks(outs)
     assert got == {
+        "snapshot_bytes": {"compare:1:1": 2048, "console:1": 1024},
+        "bytes_by_kind": {"delta console": 37, "snapshot projection": 20},
         "marks": [[1, 2, 3], [2, 1, 4]],
         "closed": {"4008": 3, "None": 1},
         "silent": 1,
         "frames": 6,
         "bytes": 57,
+    }
+    assert bench.snapshot_kib(got["snapshot_bytes"] | {"compare:2:1": 1024}) == {
+        "compare": 3.0,
+        "console": 1.0,
     }
 
 
