@@ -799,7 +799,9 @@ def measure(args: argparse.Namespace, trees: dict[str, Path], root: Path) -> dic
         names = list(trees) if i % 2 == 0 else list(reversed(trees))
         point: dict[str, Any] = {"tables": len(setup["tables"])}
         for name in names:
-            work = root / f"{tables}-{name}"
+            # (a point's own folder: its logs are appended to, and a repeated point, 480,480
+            # say, found the Redis "ready" line of the point before and connected too soon)
+            work = root / f"{i}-{tables}-{name}"
             result = run_point(
                 work,
                 setup,
@@ -812,7 +814,7 @@ def measure(args: argparse.Namespace, trees: dict[str, Path], root: Path) -> dic
                 desk_procs=args.desk_procs,
             )
             if args.saturate:
-                result["saturation"] = saturation(args, tables, trees[name], root / name)
+                result["saturation"] = saturation(args, tables, trees[name], root / f"{i}-{name}")
             point[name] = result
             print(summary(name, result), flush=True)
             if args.trace:
