@@ -18,16 +18,23 @@ table at its own random phase (independent draws, not evenly spaced), ``--rate``
 second per table (mean 1), playing the bots' hands of the tournament's deals with the
 session's corrections (so every type a console sends in a session occurs: start, fold, check,
 call, bet, raise, win at a showdown, a fold that ends a hand (``fold_out``), undo, void,
-confirm). One commentator per table (a websocket client of this file, in another child process,
-through an edge with the commentator token) holds the desk's topics: ``projection``,
-``standings``, ``table:T``, ``console:T`` and ``deal:D`` / ``compare:D:1`` of the deals its table
-plays; ``--clients`` spectators are ``wsclients.c`` on ``table:T`` (as ``e2e_latency`` runs them).
+confirm). One commentator per table (a websocket client of this file, ``DeskReader``: the
+frames split off the socket without a websocket library, through an edge with the commentator
+token) holds the desk's topics: ``projection``, ``standings``, ``table:T``, ``console:T`` and
+``deal:D`` / ``compare:D:1`` of the deals its table plays; the commentators run in child
+processes of ``DESK_SHARE`` tables (``--desk-procs``): at 480 tables they read ~130,000 frames
+(~400 MiB) a second, which one process reading with ``websockets`` did not keep up with (its
+frames waited in its own sockets: the e2e measured the bench). ``--clients`` spectators are
+``wsclients.c`` on ``table:T`` (as ``e2e_latency`` runs them).
 
 Measured over the steady window (after ``--warmup``), with the load average and CPU count:
 ingest CPU per accepted event (/proc utime+stime); edge CPU per frame delivered (the
 commentators' frames and the spectators' frames that add a row); edge memory per connection
 (RSS after the clients connect minus before: the clients' topics subscribed, no event yet;
-and ``_after`` the load, when the edges also hold each topic's deltas for catch-up); every
+and ``_after`` the load, when the edges also hold each topic's deltas for catch-up; with the
+same 2 s later, the commentators' alone once their snapshots came, and the edges' RSS before
+any client: the topics an edge makes on demand, ``Family.lazy``, are made at subscribe and
+count here, while a tree that made them eagerly held them before the first client); every
 message the ingest publishes on the feed channel (subscribed with redis-py: count, max, p99,
 count over 64 KB); e2e latency from the console's PUBLISH to the commentator's ``console:T``
 frame carrying that event's seq (its ``last_seq``: every event type moves it), p50/p99/max per
@@ -88,6 +95,7 @@ SCALES = {  # tables, clients, seconds, warmup
 }
 KINDS: tuple[str, ...] = ("start", "fold", "check", "call", "bet", "raise", "win", "fold_out")
 KINDS += ("undo", "void", "confirm")  # the corrections (void and confirm: once a session)
+DESK_SHARE = 120  # commentators per process by default (each reads ~275 frames/s at 480 tables)
 BEHIND_MS = 1000.0  # a rate is sustained while ack and frame p99 stay under this
 SATURATION_STEPS = 12  # x1.5 each: up to 86 times --rate
 
@@ -140,6 +148,7 @@ LAST_SEQ = re.compile(rb'"last_seq":(\d+)|/last_seq","value":(\d+)')
 
 
 SNAPSHOT = re.compile(rb'\{"type":"snapshot","topic":"([^"]+)"')
+FAMILY = re.compile(rb'\{"type":"(\w+)","topic":"([^":]+)')
 
 
 def seen_seq(frame: bytes) -> int:
@@ -148,60 +157,181 @@ def seen_seq(frame: bytes) -> int:
     return max((int(a or b) for a, b in LAST_SEQ.findall(frame)), default=-1)
 
 
-async def commentators(port: int, token: str, path: Path, out: Path) -> None:
-    """One websocket client per table holding ``desk_topics``; prints ``ready`` once every
-    one has its snapshots, then records each ``console:T`` frame's (T, last_seq, read ns) and
-    counts every frame until stdin closes; writes them to ``out``."""
-    import websockets
+def commentator_share(tables: list[int], share: int, shares: int) -> list[int]:
+    """The tables of commentator process ``share`` of ``shares`` (every ``shares``-th)."""
+    return sorted(tables)[share::shares]
 
-    per_table = {int(t): v for t, v in codec.unpack(path.read_bytes()).items()}
-    marks: list[tuple[int, int, int]] = []
-    counts = {"frames": 0, "bytes": 0}
-    closes: dict[str, int] = {}  # close code (None: the link was lost) -> commentators
-    silent = set(per_table)  # no frame since "ready"
 
-    async def one(table: int, ready: asyncio.Event) -> None:
-        url = f"ws://127.0.0.1:{port}/ws?token={token}"
-        topics = desk_topics(table, per_table[table])
-        console = f'"console:{table}"'.encode()
-        async with websockets.connect(
-            url, max_size=None, compression=None, open_timeout=120, ping_interval=None
-        ) as ws:
-            await ws.recv()  # hello
-            await ws.send(json.dumps({"op": "subscribe", "topics": topics}))
-            missing = set(topics)
-            try:
-                while True:
-                    data = await ws.recv(decode=False)  # (bytes: no UTF-8 decoding)
-                    at = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-                    counts["frames"] += 1
-                    counts["bytes"] += len(data)
-                    silent.discard(table)
-                    head = data[:200]
-                    if missing and (snapshot := SNAPSHOT.match(head)):
-                        missing.discard(snapshot[1].decode())
-                        if not missing:
+class DeskReader:
+    """One commentator's websocket read without a websocket library: the server's frames
+    (unmasked, RFC 6455) split in place off each read of the socket, every frame counted, a
+    ``console:T`` frame's ``last_seq`` searched, pings answered. A frame is timed when its
+    bytes are read (every frame of one read at once). ``websockets``' ``recv`` took ~6 µs a
+    frame: at 480 tables (~130,000 frames/s to the commentators) one process of them was the
+    bench's own bottleneck (frames waited in its sockets, not in the hub)."""
+
+    def __init__(self, table: int, topics: list[str]) -> None:
+        self.table, self.topics = table, topics
+        self.console = f'"console:{table}"'.encode()
+        self.missing = set(topics)
+        self.frames = self.bytes = 0
+        self.marks: list[tuple[int, int, int]] = []
+        self.close_code: int | None = None
+        self.lost = False
+        self.snapshot_bytes: dict[str, int] = {}  # each topic's first snapshot frame's length
+        self.bytes_by_kind: dict[str, int] = {}  # "snapshot projection" -> bytes (counted ones)
+
+    @staticmethod
+    def masked(opcode: int, payload: bytes) -> bytes:
+        """A client frame (FIN, masked, as RFC 6455 requires of a client)."""
+        mask = os.urandom(4)
+        n = len(payload)
+        head = bytes([0x80 | opcode])
+        if n < 126:
+            head += bytes([0x80 | n])
+        elif n < 1 << 16:
+            head += bytes([0x80 | 126]) + n.to_bytes(2, "big")
+        else:
+            head += bytes([0x80 | 127]) + n.to_bytes(8, "big")
+        body = bytes(b ^ mask[i & 3] for i, b in enumerate(payload))
+        return head + mask + body
+
+    async def run(self, port: int, token: str, ready: asyncio.Event, counting: list[bool]) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
+        key = base64.b64encode(os.urandom(16)).decode()
+        writer.write(
+            (
+                f"GET /ws?token={token} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+        response = await reader.readuntil(b"\r\n\r\n")
+        if b" 101 " not in response.split(b"\r\n", 1)[0]:
+            raise RuntimeError(f"no websocket: {response[:200]!r}")
+        subscribe = json.dumps({"op": "subscribe", "topics": self.topics}).encode()
+        writer.write(self.masked(0x1, subscribe))
+        buf = bytearray()
+        console, marks, table = self.console, self.marks, self.table
+        find, last_seq, family = buf.find, LAST_SEQ.findall, FAMILY.match
+        by_kind = self.bytes_by_kind
+        while self.close_code is None:
+            chunk = await reader.read(1 << 18)
+            if not chunk:  # the link lost without a close frame
+                self.lost = True
+                break
+            at = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            buf += chunk
+            pos, end_of = 0, len(buf)
+            while end_of - pos >= 2:
+                length, start = buf[pos + 1] & 127, pos + 2
+                if length == 126:
+                    length, start = int.from_bytes(buf[pos + 2 : pos + 4], "big"), pos + 4
+                elif length == 127:
+                    length, start = int.from_bytes(buf[pos + 2 : pos + 10], "big"), pos + 10
+                end = start + length
+                if end > end_of:
+                    break
+                opcode = buf[pos] & 15
+                pos = end
+                if opcode in (0x1, 0x2):
+                    if counting[0]:
+                        self.frames += 1
+                        self.bytes += length
+                        if kind := family(buf, start):
+                            name = f"{kind[1].decode()} {kind[2].decode()}"
+                            by_kind[name] = by_kind.get(name, 0) + length
+                    if self.missing and (snapshot := SNAPSHOT.match(buf, start)):
+                        topic = snapshot[1].decode()
+                        self.missing.discard(topic)
+                        self.snapshot_bytes.setdefault(topic, length)
+                        if not self.missing:
                             ready.set()
-                    if console in head:
-                        marks.append((table, seen_seq(data), at))
-            except websockets.ConnectionClosed:
-                pass
-            code = str(ws.close_code)
-            closes[code] = closes.get(code, 0) + 1
+                    if find(console, start, min(start + 200, end)) >= 0:
+                        seqs = last_seq(buf, start, end)
+                        seen = max((int(a or b) for a, b in seqs), default=-1)
+                        marks.append((table, seen, at))
+                elif opcode == 0x9:  # ping: pong with its payload
+                    writer.write(self.masked(0xA, bytes(buf[start:end])))
+                elif opcode == 0x8:
+                    code = buf[start : start + 2]
+                    self.close_code = int.from_bytes(code, "big") if len(code) == 2 else 1005
+            del buf[:pos]
+        writer.close()
 
+
+async def commentators(port: int, token: str, path: Path, out: Path) -> None:
+    """One websocket client (``DeskReader``) per table of ``path`` holding ``desk_topics``;
+    prints ``ready`` once every one has its snapshots, then records each ``console:T``
+    frame's (T, last_seq, read ns) and counts every frame until stdin closes; writes them to
+    ``out``. ``run_point`` runs several of these processes, each a share of the tables."""
+    per_table = {int(t): v for t, v in codec.unpack(path.read_bytes()).items()}
+    readers = {t: DeskReader(t, desk_topics(t, v)) for t, v in per_table.items()}
     readies = {t: asyncio.Event() for t in per_table}
-    tasks = [asyncio.create_task(one(t, readies[t])) for t in per_table]
+    counting = [False]
+    tasks = [
+        asyncio.create_task(r.run(port, token, readies[t], counting)) for t, r in readers.items()
+    ]
     gate = asyncio.gather(*(r.wait() for r in readies.values()))
     await asyncio.wait_for(gate, 60 + len(per_table) / 5)
     print("ready", flush=True)
-    counts["frames"] = counts["bytes"] = 0
-    silent.update(per_table)
+    counting[0] = True
     await asyncio.to_thread(sys.stdin.read)  # until the bench closes it
-    seen = {"marks": marks, "closed": closes, "silent": len(silent), **counts}
+    closes: dict[str, int] = {}  # close code (None: the link was lost) -> commentators
+    for t, task in zip(readers, tasks, strict=True):
+        if readers[t].lost or (task.done() and task.exception() is not None):
+            closes["None"] = closes.get("None", 0) + 1
+    for r in readers.values():
+        if r.close_code is not None:
+            closes[str(r.close_code)] = closes.get(str(r.close_code), 0) + 1
+    seen = {
+        "marks": [m for r in readers.values() for m in r.marks],
+        "closed": closes,
+        "silent": sum(1 for r in readers.values() if r.frames == 0),
+        "frames": sum(r.frames for r in readers.values()),
+        "bytes": sum(r.bytes for r in readers.values()),
+        "snapshot_bytes": {t: n for r in readers.values() for t, n in r.snapshot_bytes.items()},
+        "bytes_by_kind": summed([r.bytes_by_kind for r in readers.values()]),
+    }
     out.write_text(json.dumps(seen))
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def summed(counts: list[dict[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for count in counts:
+        for key, n in count.items():
+            out[key] = out.get(key, 0) + n
+    return out
+
+
+def snapshot_kib(sizes: dict[str, int]) -> dict[str, float]:
+    """KiB of the topics' snapshot frames, by family (the topic's name before a colon)."""
+    out: dict[str, float] = {}
+    for topic, n in sizes.items():
+        family = topic.split(":", 1)[0]
+        out[family] = out.get(family, 0.0) + n / 1024
+    return {family: round(kib, 1) for family, kib in sorted(out.items())}
+
+
+def merged_desks(outs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The commentator processes' records as one: marks joined, counts summed."""
+    closed: dict[str, int] = {}
+    for out in outs:
+        for code, k in out["closed"].items():
+            closed[code] = closed.get(code, 0) + k
+    snapshots: dict[str, int] = {}
+    for out in outs:
+        snapshots.update(out.get("snapshot_bytes", {}))
+    return {
+        "snapshot_bytes": snapshots,
+        "bytes_by_kind": summed([out.get("bytes_by_kind", {}) for out in outs]),
+        "marks": [m for out in outs for m in out["marks"]],
+        "closed": closed,
+        **{key: sum(out[key] for out in outs) for key in ("silent", "frames", "bytes")},
+    }
 
 
 # -- the feed's messages and the processes' CPU (threads of this process) -----------------------
@@ -282,9 +412,11 @@ def run_point(
     warmup: float,
     drain: float = 3.0,
     trace: bool = False,
+    desk_procs: int = 0,
 ) -> dict[str, Any]:
     """The figures of one run of ``setup``'s load on ``tree``'s hub (module docstring);
-    ``trace``: the hub's processes run under ``bench/stage_trace.py`` (the stages)."""
+    ``trace``: the hub's processes run under ``bench/stage_trace.py`` (the stages);
+    ``desk_procs``: the commentators' processes (0: one per ``DESK_SHARE`` tables)."""
     edge_bench.raise_nofile()
     binary = edge_bench.wsclients_binary()
     token = base64.urlsafe_b64encode(os.urandom(24)).decode()
@@ -293,6 +425,7 @@ def run_point(
     events_path = work / "events.msgpack"
     events_path.write_bytes(codec.pack({str(t): v for t, v in events.items()}))
     n = len(events)
+    desk_procs = desk_procs or max(1, math.ceil(n / DESK_SHARE))
     traces = work / "trace"
     with contextlib.ExitStack() as stack:
         if trace:
@@ -303,24 +436,32 @@ def run_point(
         )
         feed = FeedSizes(url, Channels(setup["tid"]).feed)
         rss0 = sum(edge_bench.proc_rss_kib(e.pid) for e in edges)
-        desk_out = work / "desk.json"
-        paths = (events_path, desk_out)
-        desk = stack.enter_context(
-            edge_bench.started(
-                [sys.executable, __file__, "_desk", str(port), token, *map(str, paths)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+        desks, desk_outs = [], []
+        for share in range(desk_procs):
+            mine = commentator_share(list(events), share, desk_procs)
+            share_path = work / f"events-{share}.msgpack"
+            share_path.write_bytes(codec.pack({str(t): events[t] for t in mine}))
+            desk_outs.append(work / f"desk-{share}.json")
+            command = [sys.executable, __file__, "_desk", str(port), token]
+            command += [str(share_path), str(desk_outs[-1])]
+            desks.append(
+                stack.enter_context(
+                    edge_bench.started(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                )
             )
-        )
-        edge_bench._wait_line(desk, "ready", 120 + n / 5)
+        for desk in desks:
+            edge_bench._wait_line(desk, "ready", 120 + n / 5)
+        rss_ready = sum(edge_bench.proc_rss_kib(e.pid) for e in edges)
         command = procs.client_command(binary, f"/ws?token={token}", n, work / "marks.bin", port)
         command += [str(clients), "0", "table:%d"]
         pools = [procs.spectators(stack, command, clients, "normal")]
         time.sleep(1.0)
         rss1 = sum(edge_bench.proc_rss_kib(e.pid) for e in edges)
+        time.sleep(2.0)  # the same 2 s later: whether the figure was still moving
+        rss1_later = sum(edge_bench.proc_rss_kib(e.pid) for e in edges)
         procs.tell(pools, f"start {time.clock_gettime_ns(time.CLOCK_MONOTONIC)}")
         groups = {"ingest": [ingest.pid], "edges": [e.pid for e in edges], "redis": [redis.pid]}
-        groups["load_generator_commentators"] = [desk.pid]
+        groups["load_generator_commentators"] = [desk.pid for desk in desks]
         sampler = CpuSampler(groups)
         sampler.sample()
         sampler.start()
@@ -340,10 +481,12 @@ def run_point(
         busy1 = procs.machine_busy()
         procs.tell(pools, "stop")
         read = [json.loads(p.stdout.readline()) for p in pools if p.stdout is not None]
-        assert desk.stdin is not None
-        desk.stdin.close()
-        desk.wait(60)
-        desk_seen = json.loads(desk_out.read_text())
+        for desk in desks:
+            assert desk.stdin is not None
+            desk.stdin.close()
+        for desk in desks:
+            desk.wait(60)
+        desk_seen = merged_desks([json.loads(o.read_text()) for o in desk_outs])
         sizes = feed.stop()
     # Redis cut a subscriber (an edge's feed, say) for its pub/sub output buffer limit
     cuts = (work / "redis.log").read_text(errors="replace").count("output buffer limits")
@@ -353,6 +496,7 @@ def run_point(
     tracebacks = sum(p.read_text(errors="replace").count("Traceback") for p in logs)
     got = {"desk": desk_seen, "clients": read[0], "feed": sizes, "sampler": sampler}
     got.update(timed=json.loads(acks_path.read_text()), rss=(rss0, rss1, rss2), busy=(busy0, busy1))
+    got["rss_more"], got["desk_procs"] = (rss_ready, rss1_later), desk_procs
     got["pids"] = [p for v in groups.values() for p in v] + [pools[0].pid]
     figures = point_figures(setup, got, clients, rate, warmup)
     figures["hub_tracebacks"] = tracebacks
@@ -371,6 +515,8 @@ def point_figures(
     commentators' frames, the spectators' counts, the feed's sizes, the CPU samples."""
     timed, desk_seen, read, sizes = got["timed"], got["desk"], got["clients"], got["feed"]
     (busy0, busy1), (rss0, rss1, rss2) = got["busy"], got["rss"]
+    rss_ready, rss1_later = got.get("rss_more", (rss1, rss1))
+    desk_procs = got.get("desk_procs", 1)
     start_ns = timed["start_ns"] + int(warmup * 1e9)
     last_pub = max(row[2] for row in timed["sent"])
     wall, cpu = got["sampler"].between(start_ns, last_pub)
@@ -395,9 +541,24 @@ def point_figures(
         "edges_cpu_us_per_frame": round(1e6 * cpu["edges"] / max(frames, 1), 1),
         "frames": {"commentators": desk_seen["frames"], "spectator_rows": read["frames"]},
         "commentator_mib": round(desk_seen["bytes"] / 2**20, 2),
+        # the commentators' bytes of the window by frame type and topic family, MiB
+        "commentator_mib_by_kind": {
+            k: round(n / 2**20, 1)
+            for k, n in sorted(desk_seen.get("bytes_by_kind", {}).items(), key=lambda kv: -kv[1])
+        },
         "edges_kib_per_connection": round((rss1 - rss0) / max(clients + n, 1), 2),
         # the same after the load (the edges then hold each topic's deltas for catch-up too)
         "edges_kib_per_connection_after": round((rss2 - rss0) / max(clients + n, 1), 2),
+        # when the figure before the load is taken: the commentators alone, their snapshots
+        # read (per commentator), and the figure's own sample 2 s later (per connection)
+        "edges_kib_per_commentator_at_ready": round((rss_ready - rss0) / max(n, 1), 2),
+        "edges_kib_per_connection_2s_later": round((rss1_later - rss0) / max(clients + n, 1), 2),
+        "commentator_processes": desk_procs,
+        "edges_rss_mib_before": round(rss0 / 1024, 1),  # (both edges, no client yet)
+        # the JSON snapshot frames the commentators' topics started from, KiB by family (each
+        # topic once): what an edge's store holds of them, before the deltas (the topics made
+        # on demand, ``console`` and ``compare``, are made at subscribe: they count above)
+        "desk_snapshot_kib": snapshot_kib(desk_seen.get("snapshot_bytes", {})),
         "feed": sizes,
         "latency": latency(setup, timed["sent"], desk_seen["marks"], start_ns),
         "closed": {"commentators": desk_seen["closed"], "spectators": read.get("closes", {})},
@@ -638,7 +799,9 @@ def measure(args: argparse.Namespace, trees: dict[str, Path], root: Path) -> dic
         names = list(trees) if i % 2 == 0 else list(reversed(trees))
         point: dict[str, Any] = {"tables": len(setup["tables"])}
         for name in names:
-            work = root / f"{tables}-{name}"
+            # (a point's own folder: its logs are appended to, and a repeated point, 480,480
+            # say, found the Redis "ready" line of the point before and connected too soon)
+            work = root / f"{i}-{tables}-{name}"
             result = run_point(
                 work,
                 setup,
@@ -648,9 +811,10 @@ def measure(args: argparse.Namespace, trees: dict[str, Path], root: Path) -> dic
                 args.seed,
                 args.warmup,
                 trace=args.trace,
+                desk_procs=args.desk_procs,
             )
             if args.saturate:
-                result["saturation"] = saturation(args, tables, trees[name], root / name)
+                result["saturation"] = saturation(args, tables, trees[name], root / f"{i}-{name}")
             point[name] = result
             print(summary(name, result), flush=True)
             if args.trace:
@@ -735,6 +899,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", type=Path, help="another checkout to compare with")
     parser.add_argument("--saturate", action="store_true", help="find the highest rate")
     parser.add_argument("--saturate-seconds", type=float, default=15.0)
+    parser.add_argument(
+        "--desk-procs", type=int, default=0, help="commentator processes (0: one per 120)"
+    )
     parser.add_argument("--json", type=Path, help="write the figures here too")
     parser.add_argument(
         "--trace", action="store_true", help="time the stages (bench/stage_trace.py)"

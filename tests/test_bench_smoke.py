@@ -418,7 +418,7 @@ def test_event_cost_quick(tmp_path: Path) -> None:
     feed's pace once)."""
     bench = load("event_cost")
     out = tmp_path / "cost.json"
-    assert bench.main(["--quick", "--trace", "--json", str(out)]) == 0
+    assert bench.main(["--quick", "--trace", "--desk-procs", "2", "--json", str(out)]) == 0
     (point,) = json.loads(out.read_text())["points"]
     r = point["this"]
     assert r["tables"] == 6 == r["commentators"] and r["clients"] == 20
@@ -431,7 +431,7 @@ def test_event_cost_quick(tmp_path: Path) -> None:
     assert r["ingest_cpu_ms_per_event"] > 0 and r["edges_cpu_us_per_frame"] > 0
     assert "edges_kib_per_connection_after" in r
     assert r["frames"]["commentators"] > 0 and r["closed"]["commentators"] == {}
-    assert r["commentators_silent"] == 0
+    assert r["commentators_silent"] == 0 and r["commentator_processes"] == 2
     assert r["feed"]["messages"] > 0 and 0 < r["feed"]["p99_bytes"] <= r["feed"]["max_bytes"]
     assert r["feed"]["redis_output_limit_cuts"] == 0
     assert r["machine"]["nproc"] >= 1 and len(r["machine"]["loadavg"]) == 3
@@ -517,6 +517,97 @@ def test_event_cost_stages(tmp_path: Path) -> None:
     }
     assert got["stages"]["feed_start"]["step"]["p50_ms"] == -1.0  # (it began before the ack)
     assert got["edges"] == 2 and got["hash_fetches"] == {"n": 0}
+
+
+def test_event_cost_desk_reader() -> None:
+    """The commentators' reader (no websocket library) against a real websockets server:
+    the frames of every length form (7-bit, 16-bit, 64-bit) split off the stream however it
+    arrives, ready once every topic's snapshot came, each ``console:T`` frame's seq recorded,
+    a ping answered with its payload, the server's close code kept; frames counted only once
+    counting starts."""
+    from websockets.asyncio.server import serve
+
+    bench = load("event_cost")
+    topics = ["projection", "console:3", "deal:1"]
+    pongs: list[bytes] = []
+    subscribed: list[Any] = []
+    big = "x" * 70_000  # a 64-bit length
+    mid = "y" * 300  # a 16-bit length
+
+    async def handler(ws: Any) -> None:
+        await ws.send('{"type":"hello"}')
+        subscribed.append(json.loads(await ws.recv()))
+        await ws.send(f'{{"type":"snapshot","topic":"projection","data":"{big}"}}')
+        await ws.send(
+            f'{{"type":"snapshot","topic":"console:3","data":{{"last_seq":4}},"p":"{mid}"}}'
+        )
+        await ws.send('{"type":"snapshot","topic":"deal:1","data":{}}')
+        await asyncio.sleep(0.2)  # (counting starts)
+        pong = await ws.ping(b"abc")
+        await pong
+        pongs.append(b"abc")
+        await ws.send(
+            b'{"type":"delta","topic":"console:3","ops":[{"path":"/consoles/t/last_seq","value":9}]}'
+        )
+        await ws.send('{"type":"delta","topic":"console:4","ops":[]}')
+        await ws.close(4008, "client too slow")
+
+    async def main() -> Any:
+        async with serve(handler, "127.0.0.1", 0, compression=None) as server:
+            port = server.sockets[0].getsockname()[1]
+            reader = bench.DeskReader(3, topics)
+            ready, counting = asyncio.Event(), [False]
+            task = asyncio.create_task(reader.run(port, "tok", ready, counting))
+            await asyncio.wait_for(ready.wait(), 10)
+            counting[0] = True
+            await asyncio.wait_for(task, 10)
+            return reader
+
+    reader = asyncio.run(main())
+    assert subscribed == [{"op": "subscribe", "topics": topics}] and pongs == [b"abc"]
+    assert not reader.missing and reader.close_code == 4008
+    assert (
+        set(reader.snapshot_bytes) == set(topics) and reader.snapshot_bytes["projection"] > 70_000
+    )
+    assert [m[:2] for m in reader.marks] == [(3, 4), (3, 9)]  # console:4's frame not counted
+    assert reader.frames == 2  # the two deltas after counting started, by type and family:
+    assert reader.bytes_by_kind == {"delta console": reader.bytes} and reader.bytes > 100
+
+
+def test_event_cost_desk_shares() -> None:
+    """The commentators' processes share the tables, each one once; their records merge."""
+    bench = load("event_cost")
+    tables = list(range(1, 481))
+    shares = [bench.commentator_share(tables, k, 4) for k in range(4)]
+    assert sorted(t for share in shares for t in share) == tables
+    assert {len(share) for share in shares} == {120}
+    outs = [
+        {"marks": [[1, 2, 3]], "closed": {"4008": 1}, "silent": 0, "frames": 5, "bytes": 50}
+        | {"snapshot_bytes": {"compare:1:1": 2048, "console:1": 1024}}
+        | {"bytes_by_kind": {"delta console": 30, "snapshot projection": 20}},
+        {
+            "marks": [[2, 1, 4]],
+            "closed": {"4008": 2, "None": 1},
+            "silent": 1,
+            "frames": 1,
+            "bytes": 7,
+            "bytes_by_kind": {"delta console": 7},
+        },
+    ]
+    got = bench.merged_desks(outs)
+    assert got == {
+        "snapshot_bytes": {"compare:1:1": 2048, "console:1": 1024},
+        "bytes_by_kind": {"delta console": 37, "snapshot projection": 20},
+        "marks": [[1, 2, 3], [2, 1, 4]],
+        "closed": {"4008": 3, "None": 1},
+        "silent": 1,
+        "frames": 6,
+        "bytes": 57,
+    }
+    assert bench.snapshot_kib(got["snapshot_bytes"] | {"compare:2:1": 1024}) == {
+        "compare": 3.0,
+        "console": 1.0,
+    }
 
 
 def test_event_cost_sustained() -> None:

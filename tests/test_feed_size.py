@@ -22,9 +22,18 @@ from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session
 from hub.roles.edge import EdgeSource
 from hub.roles.publisher import FeedPublisher
-from hub.serve.feed import FEED_MESSAGE_LIMIT, FeedReader
+from hub.serve.feed import (
+    FEED_MESSAGE_LIMIT,
+    FeedReader,
+    Frame,
+    encode_feed,
+    encode_snapshot,
+    feed_messages,
+    snapshot_field,
+)
 from hub.wire.channels import Channels
 from hub.wire.codec import unpack
+from hub.wire.topics import TopicKey
 from tests.factories import make_config, make_decks
 
 pytestmark = pytest.mark.redis
@@ -138,6 +147,52 @@ async def test_no_feed_message_over_64_kb_at_720_tables(redis_url: str) -> None:
     # there), and no gap was healed.
     assert "notice" in kinds, set(kinds)
     assert edge.gaps == 0 and edge.malformed == 0
+
+
+async def test_a_snapshot_read_from_the_hash_holds_back_its_own_topic_only(redis_url: str) -> None:
+    """The feed's notice of a snapshot in the hash: while the edge reads it there (held here
+    until released), the feed's other topics go on, and the frames of its own topic that came
+    meanwhile follow it, in order, no gap (at 480 tables a multi-MB read held every topic)."""
+    tid = f"fetch-{uuid.uuid4().hex[:8]}"
+    names = Channels(tid)
+    big, small = ("live", "standings"), ("live", "table:1")
+    release = asyncio.Event()
+    reading: list[TopicKey] = []
+
+    class HeldHash(EdgeSource):
+        async def _snapshots(self, keys: set[TopicKey] | None) -> dict[TopicKey, Frame]:
+            if keys is not None and big in keys:
+                reading.append(big)
+                await release.wait()
+            return await super()._snapshots(keys)
+
+    bus = RedisBus(redis_url)
+    await bus.connect()
+    edge = HeldHash(bus, tid, answer_timeout=0.2)  # (no writer answers: the hash is served)
+    try:
+        await edge.start()
+        snapshot = Frame.snapshot(big[1], 5, {"rows": ["x" * 100] * 50})
+        await bus.hset(names.topics, snapshot_field(big), encode_snapshot(snapshot))
+        (notice,), stored = feed_messages(big, snapshot, limit=1024)
+        assert stored
+        await bus.publish(names.feed, notice)
+        await bus.publish(names.feed, encode_feed(big, Frame.delta(big[1], 6, [])))
+        await bus.publish(names.feed, encode_feed(small, Frame.snapshot(small[1], 1, {"a": 1})))
+        for _ in range(100):  # the other topic's frame, while the snapshot is being read
+            if edge.store.seq(small) == 1:
+                break
+            await asyncio.sleep(0.02)
+        assert edge.store.seq(small) == 1 and reading == [big] and edge.store.seq(big) == 0
+        release.set()
+        for _ in range(100):
+            if edge.store.seq(big) == 6:
+                break
+            await asyncio.sleep(0.02)
+        assert edge.store.seq(big) == 6 and edge.gaps == 0
+    finally:
+        release.set()
+        await edge.stop()
+        await bus.close()
 
 
 def test_a_reader_puts_parts_together_and_drops_a_frame_missing_one() -> None:

@@ -32,7 +32,7 @@ from hub.roles.console_relay import ConsoleRelay
 from hub.serve.auth import Auth
 from hub.serve.edge_feed import EdgeFeed, load_snapshots
 from hub.serve.fanout import Fanout
-from hub.serve.feed import HISTORY, FeedReader, Frame, snapshot_field
+from hub.serve.feed import HISTORY, FeedMessage, FeedReader, Frame, snapshot_field
 from hub.serve.http import create_app, serve
 from hub.serve.limits import Limits
 from hub.tasks import cancel_and_wait
@@ -93,6 +93,10 @@ class EdgeSource:
         # the reads waiting for the writer's answer; the task that asks for them.
         self._asking: dict[TopicKey, list[asyncio.Future[None]]] = {}
         self._asker: asyncio.Task[None] | None = None
+        # Topics whose snapshot is being read from the hash after the feed's notice, each with
+        # the feed's messages of it that came meanwhile (applied after it, in order).
+        self._fetching: dict[TopicKey, list[FeedMessage]] = {}
+        self._fetchers: set[asyncio.Task[None]] = set()
 
     def ready(self) -> bool:
         """In sync with a writer (its snapshots read: ``store.live``) and following the feed
@@ -197,6 +201,7 @@ class EdgeSource:
     async def stop(self) -> None:
         await cancel_and_wait(self._tasks)
         self._tasks = []
+        await cancel_and_wait(list(self._fetchers))
         if self._asker is not None:
             await cancel_and_wait([self._asker])
         for waiting in self._asking.values():
@@ -237,15 +242,39 @@ class EdgeSource:
                 continue
             if feed is None:  # a part of a frame
                 continue
-            try:
-                if feed.stored:
-                    await self.fetch(feed.key, feed.frame.seq)
-                else:
-                    await self.receive(feed.key, feed.frame)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("failed to apply feed frame %s seq %d", feed.key, feed.frame.seq)
+            held = self._fetching.get(feed.key)
+            if held is not None:  # (its snapshot being read from the hash: after it)
+                held.append(feed)
+            elif feed.stored:
+                self._fetching[feed.key] = []
+                fetcher = asyncio.get_running_loop().create_task(self._fetch_held(feed))
+                self._fetchers.add(fetcher)
+                fetcher.add_done_callback(self._fetchers.discard)
+            else:
+                await self._take(feed)
+
+    async def _take(self, feed: FeedMessage) -> None:
+        try:
+            if feed.stored:
+                await self.fetch(feed.key, feed.frame.seq)
+            else:
+                await self.receive(feed.key, feed.frame)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("failed to apply feed frame %s seq %d", feed.key, feed.frame.seq)
+
+    async def _fetch_held(self, notice: FeedMessage) -> None:
+        """A notice's snapshot read from the hash, then the feed's messages of its topic that
+        came meanwhile, in order; the feed's other topics go on meanwhile (a multi-MB
+        snapshot's read held every topic's frames behind it: issue #31's tail at 480 tables)."""
+        held = self._fetching[notice.key]
+        try:
+            await self._take(notice)
+            while held:
+                await self._take(held.pop(0))
+        finally:
+            del self._fetching[notice.key]
 
     async def receive(self, key: TopicKey, frame: Frame) -> None:
         """Apply one frame from the feed: the store hands it on to the fan-out (or heal the
