@@ -19,6 +19,8 @@ from typing import Any
 
 import msgspec
 
+_json_encode = msgspec.json.encode
+
 __all__ = [
     "Op",
     "PatchError",
@@ -111,6 +113,7 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
     if old is new:
         return
     if isinstance(old, dict) and isinstance(new, dict):
+        start, flat = len(ops), True
         for key, value in new.items():
             before = old.get(key, _MISSING)
             if before is value:
@@ -121,12 +124,20 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
                 where = f"{path}/{_escape(key)}"
                 kind = type(value)
                 if (kind is dict or kind is list) and type(before) is kind:
+                    flat = False
                     _diff(before, value, where, ops)
                 else:  # (what ``_diff`` would do, without the call)
                     ops.append({"op": "replace", "path": where, "value": value})
         for key in old:
             if key not in new:
                 ops.append({"op": "remove", "path": f"{path}/{_escape(key)}"})
+        moved = len(ops) - start
+        if flat and path and moved > 1 and _shorter_whole(new, ops, start):
+            # A row whose fields changed (a ranking whose rows slid: another team at this
+            # place): the row whole is shorter than its fields each with its full path (a
+            # release's standings delta was 2-4x the document's own snapshot).
+            del ops[start:]
+            ops.append({"op": "replace", "path": path, "value": new})
         return
     if isinstance(old, list) and isinstance(new, list):
         n_old, n_new = len(old), len(new)
@@ -156,6 +167,12 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
             return
     if type(old) is not type(new) or old != new:
         ops.append({"op": "replace", "path": path, "value": new})
+
+
+def _shorter_whole(new: dict[str, Any], ops: list[Op], start: int) -> bool:
+    """Whether one ``replace`` of the map ``new`` encodes shorter than its field operations
+    ``ops[start:]`` (JSON bytes; each field's op repeats the map's path)."""
+    return len(_json_encode(new)) < sum(len(_json_encode(op)) for op in ops[start:])
 
 
 def _inserted_rows(old: list[Any], new: list[Any], path: str, ops: list[Op]) -> bool:
