@@ -249,12 +249,21 @@ class CpuSampler(threading.Thread):
         super().__init__(daemon=True)
         self.groups, self.every = groups, every
         self.samples: list[tuple[int, dict[str, float]]] = []
+        self.last: dict[int, float] = {}
         self.done = threading.Event()
 
     def sample(self) -> None:
         at = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-        cpu = {k: sum(procs.cpu_seconds(p) for p in v) for k, v in self.groups.items()}
+        cpu = {k: sum(self._cpu(p) for p in v) for k, v in self.groups.items()}
         self.samples.append((at, cpu))
+
+    def _cpu(self, pid: int) -> float:
+        """A process's CPU seconds; its last reading once it has exited (the console fleet)."""
+        try:
+            self.last[pid] = procs.cpu_seconds(pid)
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+        return self.last.get(pid, 0.0)
 
     def run(self) -> None:
         while not self.done.wait(self.every):
@@ -266,7 +275,7 @@ class CpuSampler(threading.Thread):
         a = min(bisect.bisect_left(times, start_ns), len(times) - 1)
         b = max(min(bisect.bisect_left(times, stop_ns), len(times) - 1), a)
         (t0, c0), (t1, c1) = self.samples[a], self.samples[b]
-        return (t1 - t0) / 1e9, {k: c1[k] - c0[k] for k in c0}
+        return (t1 - t0) / 1e9, {k: c1[k] - c0.get(k, 0.0) for k in c1}
 
 
 # -- one point -----------------------------------------------------------------------------------
@@ -330,9 +339,18 @@ def run_point(
         fleet_cmd = [sys.executable, str(HERE / "e2e_latency.py"), "_fleet", url, setup["tid"]]
         fleet_cmd += [str(events_path), str(rate), str(acks_path), str(seed)]
         per_table = max(len(v) for v in events.values())
-        fleet = subprocess.run(fleet_cmd, timeout=per_table / rate * 3 + 60, capture_output=True)
+        # (a child the sampler also reads: the load generator's own CPU beside the hub's)
+        fleet = subprocess.Popen(fleet_cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        groups["load_generator_consoles"] = [fleet.pid]
+        sampler.groups = dict(groups)
+        try:
+            _, err = fleet.communicate(timeout=per_table / rate * 3 + 60)
+        finally:
+            if fleet.returncode is None:
+                fleet.kill()
+                fleet.wait()
         if fleet.returncode:
-            raise RuntimeError(f"the console fleet failed: {fleet.stderr.decode()[-2000:]}")
+            raise RuntimeError(f"the console fleet failed: {err.decode()[-2000:]}")
         time.sleep(drain)
         rss2 = sum(edge_bench.proc_rss_kib(e.pid) for e in edges)  # (with the topics' deltas)
         sampler.done.set()
@@ -674,7 +692,22 @@ def saturation(args: argparse.Namespace, tables: int, tree: Path, root: Path) ->
         point = run_point(work, setup, tree, 0, rate, args.seed, warmup)
         events_per_s = point["accepted_in_window"] / max(point["window_s"], 1e-9)
         ok = sustained(point)
-        steps.append({"rate": rate, "events_per_s": round(events_per_s), "sustained": ok})
+        lat = point["latency"]
+        steps.append(
+            {
+                "rate": rate,
+                "events_per_s": round(events_per_s),
+                "sustained": ok,
+                # why it stopped, and who had the CPU (% of one core, per process group)
+                "ack_p99_ms": lat["ack"].get("p99_ms"),
+                "e2e_p99_ms": lat["all"].get("p99_ms"),
+                "missing": lat["missing"],
+                "ingest_cpu_ms_per_event": point["ingest_cpu_ms_per_event"],
+                "cpu_pct": point["cpu_pct"],
+                "loadavg": point["machine"]["loadavg"],
+            }
+        )
+        print(f"  saturation step: {json.dumps(steps[-1])}", flush=True)
         if not ok:
             break
         best = max(best, events_per_s)
