@@ -188,14 +188,68 @@ def publish_plan(
     )
 
 
+class _Link(asyncio.Protocol):
+    """A raw Redis connection for the fleet: commands written as they are due (never waiting
+    for a reply: the consoles are independent), replies parsed by hiredis; on a subscribed
+    connection each pushed message is handed to ``on_push`` with its read time."""
+
+    def __init__(self, on_push: Any = None) -> None:
+        import hiredis
+
+        self.reader = hiredis.Reader()
+        self.on_push = on_push
+        self.replies = 0
+        self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        at = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        self.reader.feed(data)
+        while (reply := self.reader.gets()) is not False:
+            self.replies += 1
+            if self.on_push is not None and isinstance(reply, list):
+                self.on_push(reply, at)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.lost.done():
+            self.lost.set_result(None)
+
+
+async def _link(url: str, on_push: Any = None) -> _Link:
+    from redis.connection import parse_url
+
+    address = parse_url(url)
+    loop = asyncio.get_running_loop()
+    host, port = address.get("host", "localhost"), address.get("port", 6379)
+    _, link = await loop.create_connection(lambda: _Link(on_push), host, port)
+    setup = []
+    if address.get("password") is not None:
+        user = address.get("username")
+        setup.append(("AUTH", user, address["password"]) if user else ("AUTH", address["password"]))
+    if address.get("db"):
+        setup.append(("SELECT", int(address["db"])))
+    if setup and link.transport is not None:
+        import hiredis
+
+        link.transport.write(b"".join(hiredis.pack_command(tuple(c)) for c in setup))
+    return link
+
+
 async def fleet(
     url: str, tid: str, path: Path, rate: float, out: Path, phase_seed: int = 0
 ) -> None:
     """Publish each table's events on its console channel at ``rate`` per table from half a
     second after it is connected (tables' phases spread evenly over one period; with a
     ``phase_seed``, each table's phase drawn at random, independently); time each publish
-    and its ack. Writes the start and the times to ``out``; prints its CPU seconds."""
-    import redis.asyncio as aioredis
+    and its ack. Writes the start and the times to ``out``; prints its CPU seconds.
+    Open loop and lean (issue #31: redis-py's client, one awaited PUBLISH at a time and its
+    pub/sub reader, cost this process more CPU than the ingest spent on the events, on the
+    same 2 cores): every event due is written at once on one raw connection, whatever Redis
+    has answered, and the acks are parsed by hiredis off another."""
+    import hiredis
 
     per_table: dict[int, list[dict[str, Any]]] = {
         int(t): v for t, v in codec.unpack(path.read_bytes()).items()
@@ -203,47 +257,67 @@ async def fleet(
     names = Channels(tid)
     tables = sorted(per_table)
     period = 1e9 / rate
-    client = aioredis.Redis.from_url(url)
-    pubsub = client.pubsub()
-    await pubsub.psubscribe(names.ack("*"))
-    await client.ping()
+    acks: dict[tuple[str, int], tuple[int, bool]] = {}
+    unpack = codec.unpack
+
+    subscribed = asyncio.Event()
+
+    def on_ack(reply: list[Any], at: int) -> None:
+        if reply[0] == b"psubscribe":
+            subscribed.set()
+        elif reply[0] == b"pmessage":
+            ack = unpack(reply[3])
+            console = reply[2].decode().rpartition(":")[2]
+            acks.setdefault((console, ack.get("seq", -1)), (at, bool(ack.get("ok"))))
+
+    listener = await _link(url, on_ack)
+    assert listener.transport is not None
+    listener.transport.write(hiredis.pack_command(("PSUBSCRIBE", names.ack("*"))))
+    sender = await _link(url)
+    assert sender.transport is not None
+    sender.transport.write(hiredis.pack_command(("PING",)))
+    # every PUBLISH packed beforehand (the hot loop only writes)
+    channels = {t: names.console(t) for t in tables}
+    pack = hiredis.pack_command
+    commands = {
+        t: [pack(("PUBLISH", channels[t], codec.pack(e))) for e in per_table[t]] for t in tables
+    }
+    await asyncio.wait_for(subscribed.wait(), 10)
+    while not sender.replies:  # the sender connected and answered
+        await asyncio.sleep(0.01)
     start_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + int(5e8)
     counts = {t: len(per_table[t]) for t in tables}
     plan = publish_plan(counts, start_ns, period, phase_seed)
-    acks: dict[tuple[str, int], tuple[int, bool]] = {}
-
-    async def read_acks() -> None:
-        async for message in pubsub.listen():
-            if message["type"] == "pmessage":
-                at = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-                ack = codec.unpack(message["data"])
-                console = message["channel"].decode().rpartition(":")[2]
-                acks.setdefault((console, ack.get("seq", -1)), (at, bool(ack.get("ok"))))
-
-    reader = asyncio.create_task(read_acks())
+    write = sender.transport.write
     sent: list[tuple[int, int, int]] = []
     cpu0 = time.process_time()
-    for due, t, k in plan:
-        wait = (due - time.clock_gettime_ns(time.CLOCK_MONOTONIC)) / 1e9
-        if wait > 0:
-            await asyncio.sleep(wait)
-        event = per_table[t][k]
-        data = codec.pack(event)
-        at = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-        await client.publish(names.console(t), data)
-        sent.append((t, k, at))
+    i = 0
+    while i < len(plan):
+        now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        due = plan[i][0]
+        if due > now:
+            await asyncio.sleep((due - now) / 1e9)
+            continue
+        chunk = []
+        while i < len(plan) and plan[i][0] <= now:  # every event due by now, in one write
+            _, t, k = plan[i]
+            chunk.append(commands[t][k])
+            sent.append((t, k, time.clock_gettime_ns(time.CLOCK_MONOTONIC)))
+            i += 1
+        write(b"".join(chunk))
+        await asyncio.sleep(0)  # (the acks are read meanwhile)
     deadline = time.monotonic() + 5
     while len(acks) < len(sent) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    reader.cancel()
     rows = []
     for t, k, at in sent:
         event = per_table[t][k]
         ack_at, ok = acks.get((event["console"], event["seq"]), (-1, False))
         rows.append([t, k, at, ack_at, ok])
     out.write_text(json.dumps({"start_ns": start_ns, "sent": rows}))
-    await pubsub.aclose()
-    await client.aclose()
+    for link in (listener, sender):
+        if link.transport is not None:
+            link.transport.close()
     print(json.dumps({"cpu_s": time.process_time() - cpu0}), flush=True)
 
 

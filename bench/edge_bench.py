@@ -431,6 +431,31 @@ def run_publisher(kind: str, redis_url: str, rate: float, seconds: float) -> Non
 _T0 = re.compile(rb't0\\?",\\?"value\\?":(\d+)')
 
 
+def masked_frame(opcode: int, payload: bytes) -> bytes:
+    """A client's websocket frame (final, masked) carrying ``payload``."""
+    mask = os.urandom(4)
+    n = len(payload)
+    if n < 126:
+        head = bytes((0x80 | opcode, 0x80 | n))
+    elif n < 65536:
+        head = bytes((0x80 | opcode, 0xFE)) + n.to_bytes(2, "big")
+    else:
+        head = bytes((0x80 | opcode, 0xFF)) + n.to_bytes(8, "big")
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def ws_handshake(buf: bytearray) -> bool:
+    """The server's handshake response at the head of ``buf``: False while it is incomplete,
+    True once a 101 is taken off ``buf``; anything else raises ``RuntimeError`` (its start)."""
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        return False
+    if not buf.startswith(b"HTTP/1.1 101"):
+        raise RuntimeError(bytes(buf[:200]).decode(errors="replace"))
+    del buf[: end + 4]
+    return True
+
+
 class WsClient(asyncio.Protocol):
     """A minimal websocket client (RFC 6455; unmasked server frames, no extensions)."""
 
@@ -461,11 +486,7 @@ class WsClient(asyncio.Protocol):
 
     def send_text(self, text: bytes) -> None:
         assert self.transport is not None
-        mask = os.urandom(4)
-        n = len(text)
-        head = bytes([0x81, 0x80 | n]) if n < 126 else bytes([0x81, 0xFE]) + n.to_bytes(2, "big")
-        body = bytes(b ^ mask[i % 4] for i, b in enumerate(text))
-        self.transport.write(head + mask + body)
+        self.transport.write(masked_frame(0x1, text))
 
     def data_received(self, data: bytes) -> None:
         if self.counting:
@@ -474,16 +495,13 @@ class WsClient(asyncio.Protocol):
         buf = self.buf
         buf += data
         if not self.open:
-            end = buf.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            if not buf.startswith(b"HTTP/1.1 101"):
+            try:
+                if not ws_handshake(buf):
+                    return
+            except RuntimeError as exc:
                 if not self.ready.done():
-                    self.ready.set_exception(
-                        RuntimeError(bytes(buf[:200]).decode(errors="replace"))
-                    )
+                    self.ready.set_exception(exc)
                 return
-            del buf[: end + 4]
             self.open = True
             if self.kind == "edge":
                 self.send_text(b'{"op":"subscribe","topics":["' + TOPIC.encode() + b'"]}')

@@ -181,21 +181,6 @@ class DeskReader:
         self.snapshot_bytes: dict[str, int] = {}  # each topic's first snapshot frame's length
         self.bytes_by_kind: dict[str, int] = {}  # "snapshot projection" -> bytes (counted ones)
 
-    @staticmethod
-    def masked(opcode: int, payload: bytes) -> bytes:
-        """A client frame (FIN, masked, as RFC 6455 requires of a client)."""
-        mask = os.urandom(4)
-        n = len(payload)
-        head = bytes([0x80 | opcode])
-        if n < 126:
-            head += bytes([0x80 | n])
-        elif n < 1 << 16:
-            head += bytes([0x80 | 126]) + n.to_bytes(2, "big")
-        else:
-            head += bytes([0x80 | 127]) + n.to_bytes(8, "big")
-        body = bytes(b ^ mask[i & 3] for i, b in enumerate(payload))
-        return head + mask + body
-
     async def run(self, port: int, token: str, ready: asyncio.Event, counting: list[bool]) -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
         key = base64.b64encode(os.urandom(16)).decode()
@@ -210,7 +195,7 @@ class DeskReader:
         if b" 101 " not in response.split(b"\r\n", 1)[0]:
             raise RuntimeError(f"no websocket: {response[:200]!r}")
         subscribe = json.dumps({"op": "subscribe", "topics": self.topics}).encode()
-        writer.write(self.masked(0x1, subscribe))
+        writer.write(edge_bench.masked_frame(0x1, subscribe))
         buf = bytearray()
         console, marks, table = self.console, self.marks, self.table
         find, last_seq, family = buf.find, LAST_SEQ.findall, FAMILY.match
@@ -252,7 +237,7 @@ class DeskReader:
                         seen = max((int(a or b) for a, b in seqs), default=-1)
                         marks.append((table, seen, at))
                 elif opcode == 0x9:  # ping: pong with its payload
-                    writer.write(self.masked(0xA, bytes(buf[start:end])))
+                    writer.write(edge_bench.masked_frame(0xA, bytes(buf[start:end])))
                 elif opcode == 0x8:
                     code = buf[start : start + 2]
                     self.close_code = int.from_bytes(code, "big") if len(code) == 2 else 1005
@@ -379,12 +364,21 @@ class CpuSampler(threading.Thread):
         super().__init__(daemon=True)
         self.groups, self.every = groups, every
         self.samples: list[tuple[int, dict[str, float]]] = []
+        self.last: dict[int, float] = {}
         self.done = threading.Event()
 
     def sample(self) -> None:
         at = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-        cpu = {k: sum(procs.cpu_seconds(p) for p in v) for k, v in self.groups.items()}
+        cpu = {k: sum(self._cpu(p) for p in v) for k, v in self.groups.items()}
         self.samples.append((at, cpu))
+
+    def _cpu(self, pid: int) -> float:
+        """A process's CPU seconds; its last reading once it has exited (the console fleet)."""
+        try:
+            self.last[pid] = procs.cpu_seconds(pid)
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+        return self.last.get(pid, 0.0)
 
     def run(self) -> None:
         while not self.done.wait(self.every):
@@ -396,7 +390,7 @@ class CpuSampler(threading.Thread):
         a = min(bisect.bisect_left(times, start_ns), len(times) - 1)
         b = max(min(bisect.bisect_left(times, stop_ns), len(times) - 1), a)
         (t0, c0), (t1, c1) = self.samples[a], self.samples[b]
-        return (t1 - t0) / 1e9, {k: c1[k] - c0[k] for k in c0}
+        return (t1 - t0) / 1e9, {k: c1[k] - c0.get(k, 0.0) for k in c1}
 
 
 # -- one point -----------------------------------------------------------------------------------
@@ -471,9 +465,18 @@ def run_point(
         fleet_cmd = [sys.executable, str(HERE / "e2e_latency.py"), "_fleet", url, setup["tid"]]
         fleet_cmd += [str(events_path), str(rate), str(acks_path), str(seed)]
         per_table = max(len(v) for v in events.values())
-        fleet = subprocess.run(fleet_cmd, timeout=per_table / rate * 3 + 60, capture_output=True)
+        # (a child the sampler also reads: the load generator's own CPU beside the hub's)
+        fleet = subprocess.Popen(fleet_cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        groups["load_generator_consoles"] = [fleet.pid]
+        sampler.groups = dict(groups)
+        try:
+            _, err = fleet.communicate(timeout=per_table / rate * 3 + 60)
+        finally:
+            if fleet.returncode is None:
+                fleet.kill()
+                fleet.wait()
         if fleet.returncode:
-            raise RuntimeError(f"the console fleet failed: {fleet.stderr.decode()[-2000:]}")
+            raise RuntimeError(f"the console fleet failed: {err.decode()[-2000:]}")
         time.sleep(drain)
         rss2 = sum(edge_bench.proc_rss_kib(e.pid) for e in edges)  # (with the topics' deltas)
         sampler.done.set()
@@ -838,7 +841,22 @@ def saturation(args: argparse.Namespace, tables: int, tree: Path, root: Path) ->
         point = run_point(work, setup, tree, 0, rate, args.seed, warmup)
         events_per_s = point["accepted_in_window"] / max(point["window_s"], 1e-9)
         ok = sustained(point)
-        steps.append({"rate": rate, "events_per_s": round(events_per_s), "sustained": ok})
+        lat = point["latency"]
+        steps.append(
+            {
+                "rate": rate,
+                "events_per_s": round(events_per_s),
+                "sustained": ok,
+                # why it stopped, and who had the CPU (% of one core, per process group)
+                "ack_p99_ms": lat["ack"].get("p99_ms"),
+                "e2e_p99_ms": lat["all"].get("p99_ms"),
+                "missing": lat["missing"],
+                "ingest_cpu_ms_per_event": point["ingest_cpu_ms_per_event"],
+                "cpu_pct": point["cpu_pct"],
+                "loadavg": point["machine"]["loadavg"],
+            }
+        )
+        print(f"  saturation step: {json.dumps(steps[-1])}", flush=True)
         if not ok:
             break
         best = max(best, events_per_s)

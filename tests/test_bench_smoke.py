@@ -436,6 +436,10 @@ def test_event_cost_quick(tmp_path: Path) -> None:
     assert r["feed"]["redis_output_limit_cuts"] == 0
     assert r["machine"]["nproc"] >= 1 and len(r["machine"]["loadavg"]) == 3
     assert r["hub_tracebacks"] == 0
+    # the load generators' own CPU beside the hub's (on 2 cores they may be the ceiling)
+    groups = {"ingest", "edges", "redis", "load_generator_commentators"}
+    assert set(r["cpu_pct"]) == groups | {"load_generator_consoles"}
+    assert all(v >= 0 for v in r["cpu_pct"].values())
     stages = r["stages"]["stages"]
     assert list(stages) == [name for name, _ in bench.STAGES]
     assert all(s["from_publish"]["n"] == r["events_in_window"] for s in stages.values())
@@ -623,6 +627,17 @@ def test_event_cost_sustained() -> None:
     assert not bench.sustained(point(1200.0, 300.0))
     assert not bench.sustained(point(90.0, 1300.0))
     assert not bench.sustained(point(90.0, 30.0, missing=1))
+
+
+def test_intake_read_tiny(tmp_path: Path) -> None:
+    """``intake_read.py``: the ingest's subscriptions read every message published, and the
+    child's CPU per message is reported for each tree."""
+    bench = load("intake_read")
+    out = tmp_path / "intake.json"
+    argv = ["--tables", "4", "--rate", "400", "--seconds", "1", "--rounds", "1"]
+    assert bench.main([*argv, "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["this"]
+    assert row["us_per_message"] > 0 and row["messages_per_batch"] >= 1
 
 
 def test_publish_plan_phases() -> None:

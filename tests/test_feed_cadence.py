@@ -16,7 +16,13 @@ import pytest
 from hub.bus.memory import MemoryBus
 from hub.engine.core import Engine
 from hub.roles.ingest import Ingest
-from hub.roles.publisher import FEED_GATHER, FEED_INTERVAL, FeedPublisher
+from hub.roles.publisher import (
+    FEED_GATHER,
+    FEED_INTERVAL,
+    FEED_SHARE,
+    FEED_SPACING_MAX,
+    FeedPublisher,
+)
 from tests.hubharness import unique_tournament
 
 pytestmark = pytest.mark.asyncio
@@ -91,6 +97,56 @@ async def test_events_close_together_share_one_publish() -> None:
     await asyncio.sleep(FEED_INTERVAL)  # a quiet spell again: at once
     await publisher.follow(waiting=False)
     assert len(calls) == 3
+
+
+def costing(publisher: FeedPublisher, cpu: list[float]) -> list[float]:
+    """Replace ``publisher.publish`` by one that burns ``cpu[0]`` CPU seconds (this thread's)
+    and records when it was called."""
+    calls: list[float] = []
+
+    async def publish() -> None:
+        calls.append(time.monotonic())
+        end = time.thread_time() + cpu[0]
+        while time.thread_time() < end:
+            pass
+
+    publisher.publish = publish  # type: ignore[method-assign]
+    return calls
+
+
+async def test_under_load_publishes_are_spaced_by_their_cost() -> None:
+    """Messages wait: the next publish comes the last one's CPU x (1 / FEED_SHARE - 1) after
+    it, so the feed takes about FEED_SHARE of the ingest's time and a publish covers more
+    events; a cheap one keeps FEED_INTERVAL; the spacing is bounded by FEED_SPACING_MAX. When
+    nothing waits, an expensive publish does not delay the next one beyond FEED_GATHER."""
+    config, decks = unique_tournament("cadence")
+    publisher = FeedPublisher(MemoryBus(), Engine(config, decks))
+    cpu = [0.03]
+    calls = costing(publisher, cpu)
+    await publisher.follow(waiting=True)
+    ended = time.monotonic()
+    assert len(calls) == 1
+    spacing = publisher.spacing
+    assert 0.03 * (1 / FEED_SHARE - 1) <= spacing < 0.06 * (1 / FEED_SHARE - 1)
+    assert spacing > FEED_INTERVAL
+    cpu[0] = 0.0
+    while time.monotonic() - ended < spacing * 0.8:  # batch after batch, messages waiting
+        await publisher.follow(waiting=True)
+        await asyncio.sleep(0.002)
+    assert len(calls) == 1
+    await asyncio.sleep(ended + spacing * 1.1 - time.monotonic())
+    await publisher.follow(waiting=True)
+    assert len(calls) == 2  # past the spacing: published
+    assert publisher.spacing == FEED_INTERVAL  # that one was cheap
+    cpu[0] = 1.0 * FEED_SPACING_MAX
+    await asyncio.sleep(FEED_INTERVAL)
+    await publisher.follow(waiting=True)
+    assert len(calls) == 3
+    assert publisher.spacing == FEED_SPACING_MAX
+    cpu[0] = 0.0  # nothing waits: gathered, not spaced
+    await publisher.follow(waiting=False)
+    await asyncio.sleep(FEED_GATHER * 5)
+    assert len(calls) == 4
 
 
 async def test_a_stop_publishes_the_gathered_changes_before_saving() -> None:

@@ -24,7 +24,16 @@ from hub.serve.feed import SNAPSHOT_EVERY, Frame, IngestFeed, TopicKey, feed_mes
 from hub.wire.channels import Channels
 from hub.wire.control_request import ControlRequest
 
-__all__ = ["FEED_GATHER", "FEED_INTERVAL", "Answered", "ControlRequest", "FeedPublisher", "Waiting"]
+__all__ = [
+    "FEED_GATHER",
+    "FEED_INTERVAL",
+    "FEED_SHARE",
+    "FEED_SPACING_MAX",
+    "Answered",
+    "ControlRequest",
+    "FeedPublisher",
+    "Waiting",
+]
 
 log = logging.getLogger("duplicast.ingest")
 
@@ -33,6 +42,19 @@ FEED_INTERVAL = 0.02
 one flush of the projections then covers many batches (a topic touched by every batch is
 rebuilt and diffed once, not each time). When nothing waits it is published at once. Acks
 are never held back."""
+
+FEED_SHARE = 0.25
+"""Under load (messages waiting after a batch), the feed's publishes take about this share of
+the ingest's time at most: the next one waits the last one's CPU time x (1 / FEED_SHARE - 1)
+after it (never less than ``FEED_INTERVAL``, never more than ``FEED_SPACING_MAX``). A flush's
+cost grows slower than the events it covers (a topic moved by many events is rebuilt and
+diffed once, and goes out as one frame): at 60 tables, 400 events a flush cost 104 µs an event,
+100 events 176, 20 events 269 (``bench/projection_bench.py --publish --every N``). So when
+the ingest falls behind its publishes cover more events each and cost less per event, and the
+edges and their clients get fewer frames (issue #31). When nothing waits, nothing changes."""
+
+FEED_SPACING_MAX = 0.25
+"""The longest the feed waits between two publishes under load (seconds)."""
 
 FEED_GATHER = 0.004
 """When nothing waits but the feed went out less than ``FEED_INTERVAL`` ago (events coming one
@@ -83,6 +105,7 @@ class FeedPublisher:
         self._lock = asyncio.Lock()  # feed messages go out in seq order
         self._requests: list[ControlRequest] = []
         self._published = 0.0  # monotonic time of the last publish after a batch
+        self._cost = 0.0  # the CPU seconds of that publish (``spacing``)
         self._gathering: asyncio.Task[None] | None = None  # a publish due in FEED_GATHER
         self._owed = False  # that publish was called off by ``withdraw``
         # The topics the writer before this one made (``resume``): those made on demand are
@@ -148,13 +171,26 @@ class FeedPublisher:
         issue #31)."""
         if self._gathering is not None:
             return  # a publish is due within FEED_GATHER: it takes this batch's changes
-        recent = time.monotonic() - self._published < FEED_INTERVAL
-        if waiting and (self._lock.locked() or recent):
+        since = time.monotonic() - self._published
+        if waiting and (self._lock.locked() or since < self.spacing):
             return
-        if recent and not waiting and FEED_GATHER > 0:
+        if since < FEED_INTERVAL and not waiting and FEED_GATHER > 0:
             self._gathering = asyncio.get_running_loop().create_task(self._gather())
             return
+        await self._publish_timed()
+
+    @property
+    def spacing(self) -> float:
+        """Seconds between two publishes while messages wait: ``FEED_INTERVAL``, or more when
+        the last publish cost more than ``FEED_SHARE`` of that (``FEED_SHARE``)."""
+        spaced = self._cost * (1.0 / FEED_SHARE - 1.0)
+        return min(FEED_SPACING_MAX, max(FEED_INTERVAL, spaced))
+
+    async def _publish_timed(self) -> None:
+        """``publish_logged``, its CPU time kept (``spacing``) and its end (``follow``)."""
+        cpu = time.thread_time()
         await self.publish_logged()
+        self._cost = time.thread_time() - cpu
         self._published = time.monotonic()
 
     async def _gather(self) -> None:
@@ -163,8 +199,7 @@ class FeedPublisher:
             await asyncio.sleep(FEED_GATHER)
         finally:
             self._gathering = None  # (from here on, a batch's follow may publish or gather)
-        await self.publish_logged()
-        self._published = time.monotonic()
+        await self._publish_timed()
 
     async def publish_logged(self) -> None:
         """``publish``; one that fails (the bus gave up after its retry deadline: a long Redis
