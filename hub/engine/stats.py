@@ -493,9 +493,6 @@ class Tally:
         self.holding: dict[Player, dict[int, int]] = {}  # player -> table -> its stack there
         self.pots: dict[int, tuple[int, int] | None] = {}  # table -> (deal, pot) in play
         self._seated: dict[tuple[int, int], tuple[Player | None, ...]] = {}  # a hand's players
-        # table -> what its stacks and pot were last read from: the hand in play, its engine,
-        # its rules and the chips each seat committed (a check or a fold moves none of them).
-        self._read_at: dict[int, tuple[Any, Any, Any, tuple[int, ...]] | None] = {}
         self.rank = {t: i for i, t in enumerate(config.tables)}
         self._order = {
             d: _tables_of(state, d, None) for d in range(1, config.deals + 1)
@@ -542,7 +539,6 @@ class Tally:
             self._renamed = False
             self.rows.renamed()
             self._seated.clear()
-            self._read_at.clear()
             moved.renamed = True
             for a in AUDIENCES:
                 moved.players[a].update(self.players)
@@ -626,26 +622,7 @@ class Tally:
     def _live(self, t: int, moved: Moved) -> None:
         """A table's players' stacks and pot, re-read. (A player in play at two tables at
         once, a team's seat in two stages that overlap, shows the first table's, as the
-        recount does.) Not re-read when nothing it is read from moved."""
-        current = self.state.tables[t].current
-        if current is None or current.status in TERMINAL:
-            mark = None
-        else:
-            hand = current.hand
-            mark = (current, hand, hand.spec, tuple(hand.committed.values()))
-        if t in self._read_at:
-            last = self._read_at[t]
-            if last is None or mark is None:
-                if last is mark:
-                    return
-            elif (
-                last[0] is mark[0]
-                and last[1] is mark[1]
-                and last[2] is mark[2]
-                and last[3] == mark[3]
-            ):
-                return
-        self._read_at[t] = mark
+        recount does.)"""
         new, pot = self._live_at(t)
         if self.pots.get(t) != pot:
             self.pots[t] = pot
