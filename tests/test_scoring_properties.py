@@ -379,3 +379,66 @@ def test_a_hands_points_add_up_to_the_seat_rankings(
         for block in board.seats(view):
             for row in block.rows:
                 assert getattr(row, column) == summed.get((row.table, block.seat), 0)
+
+
+def team_ranking_by_plain_sums(board: Scoreboard, view: str, group: str) -> list[Any]:
+    """A group's teams ranked from scratch, independently of the board's ranking code: each
+    team's points and chips summed plainly over its players' seat rows (less its players'
+    penalties, already in the rows), ordered by points then chips (down), then team id;
+    equal points and chips share the rank of the first."""
+    sums: dict[str, list[Any]] = {}
+    for seat in range(1, board.layout.seats + 1):
+        for row in board.seat_standing(view, group, seat).rows:  # type: ignore[arg-type]
+            total = sums.setdefault(row.team, [Fraction(0), 0])
+            total[0] += row.points
+            total[1] += row.chips
+    order = sorted(sums, key=lambda team: (-sums[team][0], -sums[team][1], team))
+    ranked = []
+    for i, team in enumerate(order):
+        points, chips = sums[team]
+        tied = [t for t in order[:i] if sums[t] == sums[team]]
+        rank = order.index(tied[0]) + 1 if tied else i + 1
+        ranked.append((team, rank, points, chips))
+    return ranked
+
+
+@settings(max_examples=300, deadline=None)
+@given(scenarios(), st.data())
+def test_the_incremental_team_ranking_equals_a_full_recompute_after_every_event(
+    scenario: tuple[ScoringLayout, list[Op]], data: st.DataObject
+) -> None:
+    """Under IFP points a group's team ranking moves by the seat rankings made again (their
+    teams' sums out and in, ``Scoreboard._rank_teams_ifp``): after every result set or
+    removed (a hand, a projected hand taken back), read at once or after several moves, it
+    equals the ranking summed from scratch (the board's general path and plain sums, ties
+    broken alike), and a full recompute's; a penalty (here and there) leaves the incremental
+    path for the general one."""
+    layout, ops = scenario
+    board = Scoreboard(layout)
+    model: Model = {}
+    penalties: list[tuple[int, int, int, int]] = []
+    for kind, table, deal, result in ops:
+        if kind == "check" and data.draw(st.integers(0, 3)) == 0:
+            seat = data.draw(st.integers(1, layout.seats))
+            chips, points = data.draw(st.integers(0, 30)), data.draw(st.integers(0, 2))
+            board.add_penalty(table, seat, chips, points)
+            penalties.append((table, seat, chips, points))
+        elif kind != "check":
+            board.set_result(table, deal, result)
+            if result is None:
+                model.pop((table, deal), None)
+            else:
+                model[(table, deal)] = result
+        if not data.draw(st.booleans()):  # (not read: the next read takes several moves)
+            continue
+        oracle = full_recompute(layout, model, penalties)
+        for view in VIEWS:
+            for group in layout.groups:
+                teams = board.group_standings(view, group)
+                seats = [board.seat_standing(view, group, s) for s in range(1, layout.seats + 1)]
+                assert teams == board._rank_teams(group, seats, None)
+                assert teams == oracle.group_standings(view, group)
+                assert [(t.team, t.rank, t.points, t.chips) for t in teams] == (
+                    team_ranking_by_plain_sums(board, view, group)
+                )
+                assert all(t.group == group and t.imps is None for t in teams)

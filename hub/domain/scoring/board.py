@@ -50,6 +50,11 @@ class Scoreboard:
         # (the same objects), so a reader compares rows by identity and reads only what moved.
         self._seat_was: dict[tuple[View, str, int], SeatStanding] = {}
         self._team_was: dict[tuple[View, str], tuple[TeamStanding, ...]] = {}
+        # ifp-points without penalties (the usual case): each group's team sums, kept from
+        # the seat rankings they were summed from (view, group) -> (those rankings, team ->
+        # [points in halves, chips]); a ranking made again moves only its own rows' teams.
+        self._team_sums: dict[tuple[View, str], tuple[list[SeatStanding], dict[str, list[int]]]]
+        self._team_sums = {}
         # group -> the stamp of its rankings' last move, the oldest first (``moved_since``).
         self._stamp = 0
         self._moved: dict[str, int] = {}
@@ -291,41 +296,94 @@ class Scoreboard:
         key = (view, group)
         cached = self._team_cache.get(key)
         if cached is None:
-            rows = [
-                row
-                for seat in self._seat_numbers
-                for row in self.seat_standing(view, group, seat).rows
-            ]
-            chips: dict[str, int] = {}
-            for row in rows:
-                chips[row.team] = chips.get(row.team, 0) + row.chips
-            penalties: dict[str, tuple[int, Fraction]] = {}
-            if self._penalties:
-                for row in rows:
-                    if any(row.penalty):
-                        c, p = penalties.get(row.team, (0, Fraction(0)))
-                        penalties[row.team] = (c + row.penalty[0], p + row.penalty[1])
-            points = _team_points(rows)
-            if self.scoring.name == "imp" and self.scoring.teams == "totals":
-                # the team's IMPs from its totals per deal, less its players' IMP penalties
-                points = {
-                    team: Fraction(self._team_imps.get(team, 0)) - penalties.get(team, (0, 0))[1]
-                    for team in points
-                }
-            cached = rank_teams(group, points, chips, self.scoring.name, penalties)
+            seats = [self.seat_standing(view, group, seat) for seat in self._seat_numbers]
             was = self._team_was.pop(key, None)
-            if was is not None:  # the rows that did not move: the same objects as before
-                old = {row.team: row for row in was}
-                cached = tuple(
-                    held
-                    if (held := old.get(row.team)) is not None and _same_team(held, row)
-                    else row
-                    for row in cached
-                )
-                if all(a is b for a, b in zip(cached, was, strict=True)):
-                    cached = was
+            if self.scoring.name == "ifp-points" and not self._penalties:
+                cached = self._rank_teams_ifp(key, seats, was)
+            else:
+                cached = self._rank_teams(group, seats, was)
             self._team_cache[key] = cached
         return cached
+
+    def _rank_teams(
+        self, group: str, seats: list[SeatStanding], was: tuple[TeamStanding, ...] | None
+    ) -> tuple[TeamStanding, ...]:
+        """A group's team ranking summed and ranked from its seat rankings (every format,
+        penalties too): the rows that did not move are the same objects as in ``was``."""
+        rows = [row for standing in seats for row in standing.rows]
+        chips: dict[str, int] = {}
+        for row in rows:
+            chips[row.team] = chips.get(row.team, 0) + row.chips
+        penalties: dict[str, tuple[int, Fraction]] = {}
+        if self._penalties:
+            for row in rows:
+                if any(row.penalty):
+                    c, p = penalties.get(row.team, (0, Fraction(0)))
+                    penalties[row.team] = (c + row.penalty[0], p + row.penalty[1])
+        points = _team_points(rows)
+        if self.scoring.name == "imp" and self.scoring.teams == "totals":
+            # the team's IMPs from its totals per deal, less its players' IMP penalties
+            points = {
+                team: Fraction(self._team_imps.get(team, 0)) - penalties.get(team, (0, 0))[1]
+                for team in points
+            }
+        ranked = rank_teams(group, points, chips, self.scoring.name, penalties)
+        if was is None:
+            return ranked
+        old = {row.team: row for row in was}
+        ranked = tuple(
+            held if (held := old.get(row.team)) is not None and _same_team(held, row) else row
+            for row in ranked
+        )
+        if all(a is b for a, b in zip(ranked, was, strict=True)):
+            return was
+        return ranked
+
+    def _rank_teams_ifp(
+        self,
+        key: tuple[View, str],
+        seats: list[SeatStanding],
+        was: tuple[TeamStanding, ...] | None,
+    ) -> tuple[TeamStanding, ...]:
+        """``_rank_teams`` under IFP points without penalties (on every result and every
+        projected hand), incrementally: the team sums move by the rows of the seat rankings
+        made again since the last ranking (a seat's old rows out, its new rows in), then the
+        teams are ordered as ``rank_teams`` orders them (points, then chips, down; then team
+        id up; equal points and chips share a rank); a row whose rank and totals stand is
+        the same object as before."""
+        held = self._team_sums.get(key)
+        if held is None:
+            sums: dict[str, list[int]] = {}
+            for standing in seats:
+                _add_rows(sums, standing.rows, 1)
+            self._team_sums[key] = (seats, sums)
+        else:
+            used, sums = held
+            for i, now in enumerate(seats):
+                before = used[i]
+                if now is not before:
+                    _add_rows(sums, before.rows, -1)
+                    _add_rows(sums, now.rows, 1)
+                    used[i] = now
+        order = sorted(sums.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
+        old = {} if was is None else {row.team: row for row in was}
+        group = key[1]
+        rows: list[TeamStanding] = []
+        rank = 0
+        previous: list[int] | None = None
+        for i, (team, total) in enumerate(order):
+            if total != previous:
+                rank = i + 1
+                previous = total
+            h, chips = total
+            points = halves(h)
+            row = old.get(team)
+            if row is None or not _ifp_row_stands(row, rank, chips, points):
+                row = TeamStanding(group, team, rank, points, chips, None, _NO_PENALTY)
+            rows.append(row)
+        if was is not None and all(a is b for a, b in zip(rows, was, strict=True)):
+            return was
+        return tuple(rows)
 
     def standings(self, view: View) -> list[TeamStanding]:
         """Every team, by group (layout order), then rank, then team id."""
@@ -434,13 +492,7 @@ class Scoreboard:
             rank = start + 1
             for table in order[start:end]:
                 row = old.get(table)
-                if row is None or not (
-                    row.chips == total
-                    and row.rank == rank
-                    and (row.points is points or row.points == points)
-                    and row.imps is None
-                    and (row.penalty is _NO_PENALTY or row.penalty == _NO_PENALTY)
-                ):
+                if row is None or not _ifp_row_stands(row, rank, total, points):
                     row = SeatRow(
                         table,
                         holder[(table, seat)],
@@ -468,6 +520,31 @@ def _same_team(a: TeamStanding, b: TeamStanding) -> bool:
         and (a.penalty is b.penalty or a.penalty == b.penalty)
         and a.group == b.group
     )
+
+
+def _ifp_row_stands(row: SeatRow | TeamStanding, rank: int, chips: int, points: Fraction) -> bool:
+    """Whether a row kept from a ranking shows this rank, chips and IFP points, without
+    IMPs or a penalty (then it is kept: the same object)."""
+    return (
+        row.rank == rank
+        and row.chips == chips
+        and (row.points is points or row.points == points)
+        and row.imps is None
+        and (row.penalty is _NO_PENALTY or row.penalty == _NO_PENALTY)
+    )
+
+
+def _add_rows(sums: dict[str, list[int]], rows: Iterable[SeatRow], sign: int) -> None:
+    """Add (``sign`` 1) or take off (-1) ``rows``' IFP points, in halves, and chips to their
+    teams' sums (``[halves, chips]``)."""
+    for row in rows:
+        points = row.points
+        assert points is not None  # (ifp-points)
+        total = sums.get(row.team)
+        if total is None:
+            total = sums[row.team] = [0, 0]
+        total[0] += sign * points.numerator * (2 // points.denominator)
+        total[1] += sign * row.chips
 
 
 def _team_points(rows: Iterable[SeatRow]) -> dict[str, Fraction]:
