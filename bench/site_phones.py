@@ -39,8 +39,8 @@ during the run. In front of the edges: Debian's nginx with the SHIPPED ``deploy/
   (overlays/js/site/site.js ``onReleased``): the feed stamper, seeing a public ``released``
   message on the feed channel, tells the poll processes, and each phone there re-reads its
   page's data (``data/event.json``, then the ranking, ``standings.json`` (+ ``stats.json``),
-  for even phones on the index page, or deal ``i mod deals + 1``'s data for odd phones on its
-  page, once released) after a uniform random wait in [0, 1.5 s] (``SPREAD_MS``), each GET
+  for even phones on the index page, or deal ``(i // 2) mod deals + 1``'s data for odd phones
+  on its page, once released) after a uniform random wait in [0, 1.5 s] (``SPREAD_MS``), each GET
   with ``If-None-Match`` of the phone's last ETag; a frame that comes while a phone's re-read
   still waits is covered by it (``coalesced``). Reported apart (``phones.refetch``): counts,
   GET statuses and latency, each re-read's time, and per frame the time from its stamp on the
@@ -107,6 +107,7 @@ from hub.wire.channels import Channels  # noqa: E402
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux
 PER_ADDRESS = 200  # phones per loopback source address (nginx: 256 per spectator address)
 PER_PROCESS = 2500  # phones whose data GETs one child process makes
+REREAD_PER_PROCESS = 500  # with --refetch: a release's re-reads of 2,500 phones in 1.5 s
 
 
 def children(pid: int) -> list[int]:
@@ -136,11 +137,11 @@ SPREAD_S = 1.5  # overlays/js/site/site.js SPREAD_MS: a page's re-read waits up 
 def page_reads(i: int, deals: int, event: dict[str, Any]) -> list[str]:
     """What phone ``i``'s page reads after ``data/event.json`` at a refresh (site.js ``load``):
     even phones are on the index page (the ranking: ``standings.json``, ``stats.json`` when
-    the event has statistics), odd ones on deal ``i mod deals + 1``'s page (its data, once the
-    event lists the deal as released: before, a page does not ask)."""
+    the event has statistics), odd ones on deal ``(i // 2) mod deals + 1``'s page (its data,
+    once the event lists the deal as released: before, a page does not ask)."""
     if i % 2 == 0:
         return ["data/standings.json"] + (["data/stats.json"] if event.get("stats") else [])
-    d = i % deals + 1
+    d = (i // 2) % deals + 1
     return [f"data/deal/{d}.json"] if d in event.get("released", ()) else []
 
 
@@ -180,6 +181,11 @@ async def pollers_main(
     etags: dict[int, dict[str, str]] = {}  # phone -> URL -> its last ETag
     events: dict[str, dict[str, Any]] = {}  # event.json by ETag (parsed once a process)
     tasks: set[asyncio.Task[None]] = set()
+    pool = 32
+    # At most a request per connection handed to httpx: its pool's queue, a release's
+    # thousands of requests waiting in it, costs this process a core (its assignment of
+    # requests to connections goes over all of them at each turn) and times them out.
+    sending = asyncio.Semaphore(pool)
 
     def count_status(table: dict[str, int], name: str) -> None:
         table[name] = table.get(name, 0) + 1
@@ -187,9 +193,10 @@ async def pollers_main(
     async def get(client: httpx.AsyncClient, i: int, path: str) -> httpx.Response:
         mine = etags.setdefault(i, {})
         headers = {"if-none-match": mine[path]} if path in mine else {}
-        t0 = time.monotonic_ns()
-        r = await client.get(path, headers=headers)
-        re_gets.append(time.monotonic_ns() - t0)
+        async with sending:  # (a free connection: timed from here)
+            t0 = time.monotonic_ns()
+            r = await client.get(path, headers=headers)
+            re_gets.append(time.monotonic_ns() - t0)
         count_status(re_status, str(r.status_code))
         if "etag" in r.headers:
             mine[path] = r.headers["etag"]
@@ -198,7 +205,7 @@ async def pollers_main(
     async def reread(client: httpx.AsyncClient, i: int) -> None:
         covers = waiting.pop(i, [])
         tally["refreshes"] += 1
-        t0 = time.monotonic_ns()
+        t0 = time.monotonic_ns()  # (its wait for one of the pool's connections counts)
         try:
             r = await get(client, i, "/site/data/event.json")
             tag = r.headers.get("etag", "")
@@ -265,7 +272,6 @@ async def pollers_main(
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     print("connected", flush=True)
     await reader.readline()  # "start NS"
-    pool = 32
     limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
     async with httpx.AsyncClient(base_url=http, limits=limits, timeout=10) as client:
         shares = [list(range(first + j, first + count, pool)) for j in range(pool)]
@@ -609,10 +615,11 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
             pools.append(spectators(stack, phone_cmd, phones, "normal"))
         pollers: list[subprocess.Popen[str]] = []
         poller_outs: list[Path] = []
-        for first in range(0, phones if args.poll > 0 or args.refetch else 0, PER_PROCESS):
+        per = min(PER_PROCESS, REREAD_PER_PROCESS) if args.refetch else PER_PROCESS
+        for first in range(0, phones if args.poll > 0 or args.refetch else 0, per):
             poller_outs.append(work / f"polls-{first}.json")
             poll_cmd = [sys.executable, __file__, "_polls", lb.url, str(first)]
-            poll_cmd += [str(min(PER_PROCESS, phones - first)), str(deals), str(args.poll)]
+            poll_cmd += [str(min(per, phones - first)), str(deals), str(args.poll)]
             poll_cmd += [args.urls, "1" if args.refetch else "0", str(poller_outs[-1])]
             pollers.append(
                 stack.enter_context(

@@ -810,3 +810,18 @@ def test_public_frames_counts() -> None:
     assert len(summary["deal"]["release_frames"]) == 2
     assert len(summary["released"]["release_frames"]) == 2
     assert max(summary["released"]["release_frames"]) < min(summary["standings"]["release_frames"])
+
+
+def test_site_phones_page_reads_follow_site_js() -> None:
+    """A phone's re-read after data/event.json (site.js ``load``): the index page's ranking
+    (and statistics when the event has them), a deal page's data once the deal is released."""
+    bench = load("site_phones")
+    event = {"released": [1, 3], "stats": True}
+    assert bench.page_reads(0, 6, event) == ["data/standings.json", "data/stats.json"]
+    assert bench.page_reads(2, 6, {"released": [1]}) == ["data/standings.json"]
+    assert bench.page_reads(1, 6, event) == ["data/deal/1.json"]
+    assert bench.page_reads(3, 6, event) == []  # deal 2: not released, not asked for
+    assert bench.page_reads(5, 6, event) == ["data/deal/3.json"]
+    assert {
+        d for i in range(1, 24, 2) for d in bench.page_reads(i, 6, {"released": [1, 2, 3, 4, 5, 6]})
+    } == {f"data/deal/{d}.json" for d in range(1, 7)}
