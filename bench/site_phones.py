@@ -209,7 +209,7 @@ async def pollers_main(
         try:
             r = await get(client, i, "/site/data/event.json")
             tag = r.headers.get("etag", "")
-            if r.status_code == 200:
+            if r.status_code == 200 and tag not in events:  # (parsed once an ETag)
                 events[tag] = r.json()
             event = events.get(tag) or r.json()
             for path in page_reads(i, deals, event):
