@@ -34,6 +34,17 @@ during the run. In front of the edges: Debian's nginx with the SHIPPED ``deploy/
   ``If-None-Match`` of its last ETag, over a pool of keep-alive connections: the site's
   ``/site/data/...`` (``--urls site``), or the public vMix data sources (``--urls vmix``:
   ``/api/vmix/leaderboard.json`` and ``/api/vmix/compare/{d}/{s}.json``); status counts and p99.
+- **The re-read at a release** (``--refetch``, the default; ``--no-refetch`` to compare; with
+  it ``--poll`` defaults to 0): what a page of the site does at each frame of ``released``
+  (overlays/js/site/site.js ``onReleased``): the feed stamper, seeing a public ``released``
+  message on the feed channel, tells the poll processes, and each phone there re-reads its
+  page's data (``data/event.json``, then the ranking, ``standings.json`` (+ ``stats.json``),
+  for even phones on the index page, or deal ``(i // 2) mod deals + 1``'s data for odd phones
+  on its page, once released) after a uniform random wait in [0, 1.5 s] (``SPREAD_MS``), each GET
+  with ``If-None-Match`` of the phone's last ETag; a frame that comes while a phone's re-read
+  still waits is covered by it (``coalesced``). Reported apart (``phones.refetch``): counts,
+  GET statuses and latency, each re-read's time, and per frame the time from its stamp on the
+  feed to the last re-read answered that covers it (``release_to_last_answer``).
 - **The edge's latency** (``overlays.edge``, ``phones.edge``): the bench SUBSCRIBEs to the feed
   channel on a plain socket with ``SO_TIMESTAMPNS`` and stamps each message's (audience,
   topic, seq) with its kernel receive time (a delta in parts: its last part); a client's frame
@@ -96,6 +107,7 @@ from hub.wire.channels import Channels  # noqa: E402
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux
 PER_ADDRESS = 200  # phones per loopback source address (nginx: 256 per spectator address)
 PER_PROCESS = 2500  # phones whose data GETs one child process makes
+REREAD_PER_PROCESS = 500  # with --refetch: a release's re-reads of 2,500 phones in 1.5 s
 
 
 def children(pid: int) -> list[int]:
@@ -119,20 +131,121 @@ def tournament(tid: str, tables: int, deals: int) -> tuple[str, Any]:
 # -- the phones' polls (child processes) --------------------------------------------------------
 
 
+SPREAD_S = 1.5  # overlays/js/site/site.js SPREAD_MS: a page's re-read waits up to this long
+
+
+def page_reads(i: int, deals: int, event: dict[str, Any]) -> list[str]:
+    """What phone ``i``'s page reads after ``data/event.json`` at a refresh (site.js ``load``):
+    even phones are on the index page (the ranking: ``standings.json``, ``stats.json`` when
+    the event has statistics), odd ones on deal ``(i // 2) mod deals + 1``'s page (its data,
+    once the event lists the deal as released: before, a page does not ask)."""
+    if i % 2 == 0:
+        return ["data/standings.json"] + (["data/stats.json"] if event.get("stats") else [])
+    d = (i // 2) % deals + 1
+    return [f"data/deal/{d}.json"] if d in event.get("released", ()) else []
+
+
 async def pollers_main(
-    http: str, first: int, count: int, deals: int, poll: float, urls: str, out: Path
+    http: str,
+    first: int,
+    count: int,
+    deals: int,
+    poll: float,
+    urls: str,
+    refetch: bool,
+    out: Path,
 ) -> None:
-    """The data GETs of phones ``first`` .. ``first + count - 1``: each phone a GET every
-    ``poll`` s (spread), ``If-None-Match`` its last ETag, over a pool of keep-alive connections.
-    Reads "start NS" then "stop" on stdin; writes its figures to ``out``."""
+    """The data GETs of phones ``first`` .. ``first + count - 1``, over a pool of keep-alive
+    connections, each with ``If-None-Match`` of that phone's last ETag for the URL:
+
+    - periodic polls (``poll`` > 0): each phone a GET every ``poll`` s (spread);
+    - the re-read at a ``released`` frame (``refetch``): on each "release NS K" line, each phone
+      schedules its page's re-read (``data/event.json``, then its page's data:
+      ``page_reads``) after a uniform random wait in [0, ``SPREAD_S``], as site.js
+      ``onReleased``/``refreshSoon`` do: a frame that comes while the phone's re-read is still
+      waiting is covered by it (``coalesced``), not a second one.
+
+    Reads "start NS", then release lines, then "stop" on stdin; at "stop", waits for the
+    re-reads under way; writes its figures to ``out``."""
     import httpx
 
     stop = asyncio.Event()
     gets: list[int] = []
     status: dict[str, int] = {}
+    re_gets: list[int] = []  # each re-read GET's latency
+    re_status: dict[str, int] = {}
+    re_reads: list[int] = []  # each re-read: its first GET sent -> its last GET answered
+    last_answer: dict[str, int] = {}  # release K -> the last re-read answered that covers it
+    waiting: dict[int, list[str]] = {}  # phone -> the releases its waiting re-read covers
+    tally = {"signals": 0, "refreshes": 0, "coalesced": 0, "failed": 0}
+    etags: dict[int, dict[str, str]] = {}  # phone -> URL -> its last ETag
+    events: dict[str, dict[str, Any]] = {}  # event.json by ETag (parsed once a process)
+    tasks: set[asyncio.Task[None]] = set()
+    pool = 32
+    # At most a request per connection handed to httpx: its pool's queue, a release's
+    # thousands of requests waiting in it, costs this process a core (its assignment of
+    # requests to connections goes over all of them at each turn) and times them out.
+    sending = asyncio.Semaphore(pool)
+
+    def count_status(table: dict[str, int], name: str) -> None:
+        table[name] = table.get(name, 0) + 1
+
+    async def get(client: httpx.AsyncClient, i: int, path: str) -> str:
+        """One GET, its body read as sent (gzip, not decoded: a phone's browser does that on
+        its own CPU, not the bench's), but ``data/event.json``'s, parsed once an ETag. Its
+        ETag."""
+        mine = etags.setdefault(i, {})
+        headers = {"if-none-match": mine[path]} if path in mine else {}
+        async with sending:  # (a free connection: timed from here)
+            t0 = time.monotonic_ns()
+            async with client.stream("GET", path, headers=headers) as r:
+                tag = r.headers.get("etag", "")
+                if path.endswith("/event.json") and r.status_code == 200 and tag not in events:
+                    events[tag] = json.loads(await r.aread())
+                else:
+                    async for _ in r.aiter_raw():
+                        pass
+            re_gets.append(time.monotonic_ns() - t0)
+        count_status(re_status, str(r.status_code))
+        if tag:
+            mine[path] = tag
+        return tag
+
+    async def reread(client: httpx.AsyncClient, i: int) -> None:
+        covers = waiting.pop(i, [])
+        tally["refreshes"] += 1
+        t0 = time.monotonic_ns()  # (its wait for one of the pool's connections counts)
+        try:
+            event = events[await get(client, i, "/site/data/event.json")]
+            for path in page_reads(i, deals, event):
+                await get(client, i, "/site/" + path)
+        except (httpx.HTTPError, ValueError, KeyError) as exc:
+            tally["failed"] += 1
+            count_status(re_status, type(exc).__name__)
+            return
+        end = time.monotonic_ns()
+        re_reads.append(end - t0)
+        for k in covers:
+            last_answer[k] = max(last_answer.get(k, 0), end)
+
+    def due(client: httpx.AsyncClient, i: int) -> None:
+        task = asyncio.create_task(reread(client, i))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    def released(client: httpx.AsyncClient, k: str) -> None:
+        tally["signals"] += 1
+        loop = asyncio.get_running_loop()
+        for i in range(first, first + count):
+            if i in waiting:  # a re-read already waiting covers this frame too
+                waiting[i].append(k)
+                tally["coalesced"] += 1
+                continue
+            waiting[i] = [k]
+            loop.call_later(random.uniform(0, SPREAD_S), due, client, i)
 
     async def poller(client: httpx.AsyncClient, share: list[int]) -> None:
-        etags: dict[str, str] = {}
+        mine: dict[str, str] = {}
         period = poll / max(len(share), 1)
         k = 0
         while not stop.is_set():
@@ -146,16 +259,16 @@ async def pollers_main(
                 path = (
                     "/api/vmix/leaderboard.json" if k % 2 else f"/api/vmix/compare/{d}/{seat}.json"
                 )
-            headers = {"if-none-match": etags[path]} if path in etags else {}
+            headers = {"if-none-match": mine[path]} if path in mine else {}
             t0 = time.monotonic_ns()
             try:
                 r = await client.get(path, headers=headers)
                 gets.append(time.monotonic_ns() - t0)
-                status[str(r.status_code)] = status.get(str(r.status_code), 0) + 1
+                count_status(status, str(r.status_code))
                 if "etag" in r.headers:
-                    etags[path] = r.headers["etag"]
+                    mine[path] = r.headers["etag"]
             except httpx.HTTPError as exc:
-                status[type(exc).__name__] = status.get(type(exc).__name__, 0) + 1
+                count_status(status, type(exc).__name__)
             with contextlib.suppress(TimeoutError):  # (the stop does not wait for a sleep)
                 await asyncio.wait_for(stop.wait(), period)
 
@@ -164,15 +277,37 @@ async def pollers_main(
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     print("connected", flush=True)
     await reader.readline()  # "start NS"
-    pool = 32
     limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
     async with httpx.AsyncClient(base_url=http, limits=limits, timeout=10) as client:
         shares = [list(range(first + j, first + count, pool)) for j in range(pool)]
-        polls = [asyncio.create_task(poller(client, s)) for s in shares if s]
-        await reader.readline()  # "stop"
+        polls = [asyncio.create_task(poller(client, s)) for s in shares if s and poll > 0]
+        while True:
+            line = (await reader.readline()).decode().split()
+            if not line or line[0] == "stop":
+                break
+            if line[0] == "release" and refetch:
+                released(client, line[2])
         stop.set()
         await asyncio.gather(*polls, return_exceptions=True)
-    out.write_text(json.dumps({"gets_ns": gets, "status": status}))
+        give_up = time.monotonic() + 30
+        while (waiting or tasks) and time.monotonic() < give_up:
+            await asyncio.sleep(0.05)
+    out.write_text(
+        json.dumps(
+            {
+                "gets_ns": gets,
+                "status": status,
+                "refetch": tally
+                | {
+                    "gets_ns": re_gets,
+                    "status": re_status,
+                    "rereads_ns": re_reads,
+                    "last_answer": last_answer,
+                    "unfinished": len(waiting) + len(tasks),
+                },
+            }
+        )
+    )
     print("done", flush=True)
 
 
@@ -191,6 +326,9 @@ class FeedStamps(threading.Thread):
     ``READ`` bytes keep that short)."""
 
     READ = 16384
+    # Called (from this thread) with the stamp of each whole public ``released`` message as it
+    # comes (``--refetch``: the poll processes' signal), while set.
+    notify: Any = None
 
     def __init__(self, url: str, channel: str) -> None:
         super().__init__(daemon=True)
@@ -251,8 +389,19 @@ class FeedStamps(threading.Thread):
             if j + size + 2 > len(buf):
                 break
             self.got.append((at, buf[j : j + size]))
+            if self.notify is not None and b"released" in buf[j : j + size]:
+                self.released(at, buf[j : j + size])
             i = j + size + 2
         self.buf = buf[i:]
+
+    def released(self, at: int, data: bytes) -> None:
+        from hub.wire.codec import unpack
+
+        msg = unpack(data)
+        whole = "n" not in msg or msg["i"] == msg["n"] - 1  # (a delta: with its last part)
+        notify = self.notify
+        if whole and notify is not None and (msg.get("a"), msg.get("t")) == ("public", "released"):
+            notify(at, msg["s"])
 
     def stop(self) -> dict[tuple[str, str, int], int]:
         from hub.wire.codec import unpack
@@ -390,6 +539,39 @@ def phone_figures(
     }
 
 
+def add_counts(into: dict[str, int], more: dict[str, int]) -> None:
+    for name, k in more.items():
+        into[name] = into.get(name, 0) + k
+
+
+def refetch_figures(phones: int, signals: list[int], parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The re-reads at the ``released`` frames (``--refetch``), from the poll processes'
+    figures: how many (each phone one per frame, or covered by one already waiting:
+    ``coalesced``), their GETs (status, latency), each re-read's time (its first GET sent ->
+    its last answered) and, per frame, the time from its stamp on the feed channel to the last
+    re-read answered that covers it (the spread, 1.5 s, plus the burst's queue)."""
+    tally = {k: sum(p[k] for p in parts) for k in ("refreshes", "coalesced", "failed")}
+    status: dict[str, int] = {}
+    for p in parts:
+        add_counts(status, p["status"])
+    last: dict[int, int] = {}
+    for p in parts:
+        for k, at in p["last_answer"].items():
+            last[int(k)] = max(last.get(int(k), 0), at)
+    to_last = [last[k] - at for k, at in enumerate(signals) if k in last]
+    return {
+        "released_frames": len(signals),
+        "expected": phones * len(signals),  # == refreshes + coalesced
+        **tally,
+        "unfinished": sum(p["unfinished"] for p in parts),
+        "gets": {"requests": sum(len(p["gets_ns"]) for p in parts), "status": status}
+        | e2e_latency.stats([ns for p in parts for ns in p["gets_ns"]]),
+        "reread": e2e_latency.stats([ns for p in parts for ns in p["rereads_ns"]]),
+        "release_to_last_answer": e2e_latency.stats(to_last),
+        "releases_unanswered": len(signals) - len(to_last),
+    }
+
+
 def ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 2) if a and b else None
 
@@ -438,11 +620,12 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
             pools.append(spectators(stack, phone_cmd, phones, "normal"))
         pollers: list[subprocess.Popen[str]] = []
         poller_outs: list[Path] = []
-        for first in range(0, phones if args.poll > 0 else 0, PER_PROCESS):
+        per = min(PER_PROCESS, REREAD_PER_PROCESS) if args.refetch else PER_PROCESS
+        for first in range(0, phones if args.poll > 0 or args.refetch else 0, per):
             poller_outs.append(work / f"polls-{first}.json")
             poll_cmd = [sys.executable, __file__, "_polls", lb.url, str(first)]
-            poll_cmd += [str(min(PER_PROCESS, phones - first)), str(deals), str(args.poll)]
-            poll_cmd += [args.urls, str(poller_outs[-1])]
+            poll_cmd += [str(min(per, phones - first)), str(deals), str(args.poll)]
+            poll_cmd += [args.urls, "1" if args.refetch else "0", str(poller_outs[-1])]
             pollers.append(
                 stack.enter_context(
                     edge_bench.started(poll_cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -455,6 +638,17 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
         time.sleep(1.0)
         start_ns = time.monotonic_ns()
         tell(pools + pollers, f"start {start_ns}")
+        signals: list[int] = []  # the stamp of each public `released` frame told the polls
+        signalling = threading.Lock()
+
+        def signal(at: int, seq: int) -> None:
+            with signalling:
+                if feed.notify is not None:
+                    tell(pollers, f"release {at} {len(signals)}")
+                    signals.append(at)
+
+        if pollers and args.refetch:
+            feed.notify = signal
         procs = {"ingest": [ingest.pid], "edges": [e.pid for e in edges], "redis": [redis.pid]}
         procs["nginx"] = [lb.process.pid, *children(lb.process.pid)] if lb.process else []
         procs["overlays_clients"] = [pools[0].pid]
@@ -475,16 +669,19 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
         wall = time.monotonic() - wall0
         cpu = {k: sum(cpu_seconds(p) for p in v) - before[k] for k, v in procs.items()}
         busy1 = machine_busy()
+        with signalling:
+            feed.notify = None
         tell(pools + pollers, "stop")
         read = [json.loads(pool.stdout.readline()) if pool.stdout else {} for pool in pools]
         polled: dict[str, Any] = {"gets_ns": [], "status": {}}
+        rereads: list[dict[str, Any]] = []
         for proc, path in zip(pollers, poller_outs, strict=True):
             assert proc.stdout is not None
             proc.stdout.readline()
             one = json.loads(path.read_text())
             polled["gets_ns"] += one["gets_ns"]
-            for name, k in one["status"].items():
-                polled["status"][name] = polled["status"].get(name, 0) + k
+            add_counts(polled["status"], one["status"])
+            rereads.append(one["refetch"])
         stamps = feed.stop()
         marks = array("q", marks_path.read_bytes())
         overlay_frames = frame_log(overlay_log)
@@ -511,6 +708,8 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
             | ({"lost": read[1]["lost"]} if read[1].get("lost") else {}),
         } | polled
         result["phones"] = phone_figures(config, events, sent, got, counted)
+        if args.refetch:
+            result["phones"]["refetch"] = refetch_figures(phones, signals, rereads)
         result["phones"]["edge"] = edge_figures(*phone_frames_log, stamps, "public", counted)
         o, p = result["overlays"], result["phones"]
         result["ratio_p99_phones_to_overlays"] = {
@@ -531,6 +730,7 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
         "phones": phones,
         "phone_topics": args.phone_topics,
         "poll_s": args.poll,
+        "refetch": args.refetch,
         "urls": args.urls,
         "seconds": args.seconds,
         "events_published": len(sent),
@@ -550,9 +750,18 @@ def run(args: argparse.Namespace, phones: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "_polls":
-        http, first, count, deals, poll, urls, path = argv[1:8]
+        http, first, count, deals, poll, urls, refetch, path = argv[1:9]
         asyncio.run(
-            pollers_main(http, int(first), int(count), int(deals), float(poll), urls, Path(path))
+            pollers_main(
+                http,
+                int(first),
+                int(count),
+                int(deals),
+                float(poll),
+                urls,
+                refetch == "1",
+                Path(path),
+            )
         )
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -567,7 +776,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drain", type=float, default=3.0)
     parser.add_argument("--rate", type=float, default=1.0, help="actions per second per table")
     parser.add_argument(
-        "--poll", type=float, default=10.0, help="s between a phone's GETs (0: no GETs)"
+        "--poll",
+        type=float,
+        default=None,
+        help="s between a phone's periodic GETs (0: none; default 0 with --refetch, else 10)",
+    )
+    parser.add_argument(
+        "--refetch",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="each phone re-reads its page's data within 1.5 s of each public `released` "
+        "frame, as the site's pages do (default; --no-refetch: not)",
     )
     parser.add_argument(
         "--phone-topics",
@@ -581,6 +800,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", action="store_true", help="also a run without phones")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args(argv)
+    if args.poll is None:
+        args.poll = 0.0 if args.refetch else 10.0
     if args.quick:
         args.tables, args.phones, args.overlays, args.seconds, args.rate = 12, 100, 100, 20.0, 3.0
     out: dict[str, Any] = {}

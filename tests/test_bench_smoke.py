@@ -722,13 +722,15 @@ def test_site_phones_tiny_c_phones_and_edge_latency(
     (``wsclients -q -a``) from their loopback addresses, their polls split over two processes.
     A deal is released in the window: every phone gets its site-wide frame and each phone of
     that deal its traveller, each matched to a release and, but for a few, to its message on
-    the feed channel (the edge latency); no phone closed, every poll answered."""
+    the feed channel (the edge latency); no phone closed, every poll answered. Each public
+    ``released`` frame on the feed had each phone re-read its page's data (``--refetch``, the
+    default), or be covered by its re-read already waiting, every GET answered 200/304."""
     bench = load("site_phones")
     monkeypatch.setattr(bench, "PER_PROCESS", 25)
     monkeypatch.setattr(bench, "PER_ADDRESS", 20)  # three source addresses
     out = tmp_path / "phones.json"
     argv = ["--tables", "4", "--phones", "50", "--overlays", "8", "--rate", "6"]
-    argv += ["--seconds", "6", "--warmup", "1", "--drain", "2", "--urls", "site"]
+    argv += ["--seconds", "6", "--warmup", "1", "--drain", "2", "--urls", "site", "--poll", "10"]
     argv += ["--phone-topics", "released,deal"]
     assert bench.main([*argv, "--json", str(out)]) == 0
     run = json.loads(out.read_text())["with_phones"]
@@ -745,6 +747,16 @@ def test_site_phones_tiny_c_phones_and_edge_latency(
     counted = phones["deal_frames"] + phones["sitewide_frames"]
     assert edge["n"] + edge["not_on_feed"] + edge["stamped_after"] >= counted
     assert edge["n"] >= 0.9 * counted and edge["p99_ms"] <= phones["release"]["p99_ms"]
+    refetch = phones["refetch"]
+    assert refetch["released_frames"] >= phones["deals_released"]
+    assert refetch["refreshes"] + refetch["coalesced"] == refetch["expected"]
+    assert refetch["expected"] == 50 * refetch["released_frames"]
+    assert refetch["refreshes"] >= 50 and refetch["failed"] == refetch["unfinished"] == 0
+    # each re-read: data/event.json, then its page's data (the index page's ranking at least)
+    assert refetch["gets"]["requests"] >= refetch["refreshes"] + 25
+    assert set(refetch["gets"]["status"]) <= {"200", "304"} and refetch["gets"]["status"]["200"]
+    assert refetch["releases_unanswered"] == 0
+    assert 0 < refetch["release_to_last_answer"]["max_ms"] < 10_000
     assert run["overlays"]["e2e"]["n"] > 0
     overlays = run["overlays"]["edge"]
     assert overlays["not_on_feed"] + overlays["stamped_after"] <= 0.1 * overlays["n"]
@@ -813,3 +825,18 @@ def test_public_frames_counts() -> None:
     assert len(summary["deal"]["release_frames"]) == 2
     assert len(summary["released"]["release_frames"]) == 2
     assert max(summary["released"]["release_frames"]) < min(summary["standings"]["release_frames"])
+
+
+def test_site_phones_page_reads_follow_site_js() -> None:
+    """A phone's re-read after data/event.json (site.js ``load``): the index page's ranking
+    (and statistics when the event has them), a deal page's data once the deal is released."""
+    bench = load("site_phones")
+    event = {"released": [1, 3], "stats": True}
+    assert bench.page_reads(0, 6, event) == ["data/standings.json", "data/stats.json"]
+    assert bench.page_reads(2, 6, {"released": [1]}) == ["data/standings.json"]
+    assert bench.page_reads(1, 6, event) == ["data/deal/1.json"]
+    assert bench.page_reads(3, 6, event) == []  # deal 2: not released, not asked for
+    assert bench.page_reads(5, 6, event) == ["data/deal/3.json"]
+    assert {
+        d for i in range(1, 24, 2) for d in bench.page_reads(i, 6, {"released": [1, 2, 3, 4, 5, 6]})
+    } == {f"data/deal/{d}.json" for d in range(1, 7)}
