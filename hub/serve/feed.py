@@ -274,6 +274,16 @@ def snapshot_payload(frame: Frame) -> dict[str, Any]:
 WHOLE_ABOVE = 8192
 
 
+def _shorter_whole(topic: str, delta: Frame, payload: dict[str, Any]) -> Frame | None:
+    """The snapshot of ``topic`` at ``delta``'s seq when ``delta`` is over ``WHOLE_ABOVE`` JSON
+    bytes and the document whole is shorter; else None."""
+    size = len(delta.outs["json"].payload)
+    if size <= WHOLE_ABOVE:
+        return None
+    whole = Frame.snapshot(topic, delta.seq, payload)
+    return whole if len(whole.outs["json"].payload) < size else None
+
+
 class _Log:
     __slots__ = ("base", "deltas", "payload", "seq", "unsaved")
 
@@ -460,19 +470,15 @@ class IngestFeed(_Store):
         log.seq += 1
         frame = Frame.delta(key[1], log.seq, change.patch)
         log.payload = change.payload  # already moved by the patch
-        if len(frame.outs["json"].payload) > WHOLE_ABOVE:
-            whole = Frame.snapshot(key[1], log.seq, change.payload)
-            if len(whole.outs["json"].payload) < len(frame.outs["json"].payload):
-                # Most of the document moved (a release re-ranks every group): the document
-                # whole is shorter than its patch, for every client and on the channel.
-                log.base = whole
-                log.deltas.clear()
-                log.unsaved += 1
-                if log.unsaved == SNAPSHOT_EVERY:
-                    self._due[key] = None
-                return whole
-        log.deltas.append(frame)
-        log.base = None  # the next snapshot is encoded when someone needs it
+        whole = _shorter_whole(key[1], frame, change.payload)
+        if whole is not None:
+            # Most of the document moved (a release re-ranks every group): the document
+            # whole is shorter than its patch, for every client and on the channel.
+            frame = log.base = whole
+            log.deltas.clear()
+        else:
+            log.deltas.append(frame)
+            log.base = None  # the next snapshot is encoded when someone needs it
         log.unsaved += 1
         if log.unsaved == SNAPSHOT_EVERY:
             self._due[key] = None
