@@ -330,6 +330,7 @@ async def test_public_client_sees_no_deal_before_every_table_completed_it(
         complete_at[entry_id] = set(engine.state.board.completed_deals("A"))
         results_at[entry_id] = engine.state.board.results()
     checked = 0
+    seen: set[str] = set()
     states: dict[str, Any] = {}
     for message in received:
         if message.get("type") not in ("snapshot", "delta") or message["seq"] == 0:
@@ -363,7 +364,13 @@ async def test_public_client_sees_no_deal_before_every_table_completed_it(
             ]
             assert teams == oracle["like_for_like"]["teams"], position
         checked += 1
-    assert checked > 100
+        seen.add(topic)
+    # Every deal's traveller, comparisons, the standings and every table were checked (a count
+    # of frames was asked before: it moves with how many events a publish covers).
+    assert {f"deal:{d}" for d in range(1, config.deals + 1)} <= seen
+    assert any(topic.startswith("compare:") for topic in seen)
+    assert {"standings", *(f"table:{t}" for t in config.tables)} <= seen
+    assert checked > 50
 
 
 async def test_two_edges_deliver_identical_feeds(redis_bus: Any) -> None:
