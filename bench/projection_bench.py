@@ -105,12 +105,16 @@ def one_run(
     schedule: Schedule | None = None,
     publish: bool = False,
     follow: bool = False,
+    desk: bool = False,
 ) -> tuple[float, int]:
     """Seconds to submit the session's events (and flush the feed), and how many changes;
     with a ``schedule``, its events in its order, flushed where it was; with ``publish``,
     each flush made by the feed writer (framed and encoded, ``_publishing``); with
     ``follow``, the live ``compare:{d}:1`` of every deal asked for first (the desks of
-    ``event_cost.py`` follow one seat's traveller of each deal)."""
+    ``event_cost.py`` follow one seat's traveller of each deal); with ``desk``, every topic
+    ``event_cost.py``'s commentators hold made first (``projection``, ``standings``, every
+    ``table:T`` and ``console:T``, every ``deal:D`` and ``compare:D:1``): the ingest's
+    work per event as on the real processes."""
     from hub.engine.core import Engine
 
     if not warm:
@@ -121,8 +125,10 @@ def one_run(
         engine = Engine(session.config, session.decks, release_delay=0.0)
     if feed:
         engine.start_feed()
-        for deal in range(1, session.config.deals + 1) if follow else ():
+        for deal in range(1, session.config.deals + 1) if follow or desk else ():
             engine.materialize(("live", f"compare:{deal}:1"))
+        for topic in desk_topics(session.config) if desk else ():
+            engine.materialize(("live", topic))
     events = session.events if schedule is None else schedule.events
     flushes = schedule.flushes if schedule is not None else range(every, len(events) + 1, every)
     flush_after = [feed and i in flushes for i in range(len(events) + 1)]
@@ -138,6 +144,14 @@ def one_run(
     if feed:
         changes += len(engine.changes())
     return time.process_time() - started, changes
+
+
+def desk_topics(config: Any) -> list[str]:
+    """The live topics the commentators of ``event_cost.py`` hold (``event_cost.desk_topics``,
+    one desk per table): ``compare:D:1`` is ``--follow``'s."""
+    topics = ["projection", "standings"]
+    topics += [f"{family}:{table}" for table in config.tables for family in ("table", "console")]
+    return topics + [f"deal:{deal}" for deal in range(1, config.deals + 1)]
 
 
 def _publishing(engine: Any, events: list[Any], flush_after: list[bool]) -> tuple[float, int]:
@@ -258,6 +272,12 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
         help="ask for the live compare:{d}:1 of every deal first (a desk per deal follows"
         " one seat's traveller; the others are made on demand, issue #34)",
     )
+    parser.add_argument(
+        "--desk",
+        action="store_true",
+        help="make every topic event_cost.py's commentators hold first (projection, standings,"
+        " table:T, console:T, deal:D, compare:D:1): the real ingest's work per event",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--top", type=int, default=30)
@@ -291,6 +311,7 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
                 schedule=schedule,
                 publish=args.publish,
                 follow=args.follow,
+                desk=args.desk,
             )
             best[feed] = min(best[feed], seconds)
             changes = max(changes, count)
@@ -334,6 +355,7 @@ def main(argv: list[str] | None = None, *, freeze: bool = True) -> dict[str, Any
             schedule=schedule,
             publish=args.publish,
             follow=args.follow,
+            desk=args.desk,
         )
         profiler.disable()
         out = io.StringIO()
