@@ -840,3 +840,23 @@ def test_site_phones_page_reads_follow_site_js() -> None:
     assert {
         d for i in range(1, 24, 2) for d in bench.page_reads(i, 6, {"released": [1, 2, 3, 4, 5, 6]})
     } == {f"data/deal/{d}.json" for d in range(1, 7)}
+
+
+def test_fanout_floor_tiny_every_frame_through_the_shipped_nginx(tmp_path: Path) -> None:
+    """The fan-out's floor (issue #34.6): the C server in the edges' place behind the shipped
+    nginx, 40 phones from their loopback addresses and 12 overlays; every overlay frame of each
+    table reaches that table's overlays and every release reaches every phone, nothing lost,
+    each population's latency reported with the ratio of their p99s."""
+    bench = load("fanout_floor")
+    out = tmp_path / "floor.json"
+    argv = ["--phones", "40", "--overlays", "12", "--tables", "4", "--seconds", "3.5"]
+    argv += ["--release-every", "1", "--json", str(out)]
+    assert bench.main(argv) == 0
+    run = json.loads(out.read_text())
+    assert run["server"] == "overlays 12 phones 40"
+    assert run["bursts"] == ["sent 40 dropped 0"] * 3
+    # 4 tables, one frame a second each for 3.5 s: 3 or 4 frames a table, to 3 overlays each
+    assert 3 * 12 <= run["overlays"]["frames"] <= 4 * 12 and run["overlays"]["lost"] == 0
+    assert run["phones"]["frames"] == 3 * 40 and run["phones"]["lost"] == 0
+    assert 0 <= run["phones"]["p50_ms"] <= run["phones"]["p99_ms"] <= run["phones"]["max_ms"]
+    assert run["ratio_p99_phones_to_overlays"] >= 0
