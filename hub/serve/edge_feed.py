@@ -114,6 +114,7 @@ class EdgeFeed(_Store):
             return base
         log.base = Frame.snapshot(key[1], log.seq, payload)
         self.compactions += 1
+        self._trim(log)
         return log.base
 
     def _lagging(self, key: TopicKey) -> bool:
@@ -139,6 +140,7 @@ class EdgeFeed(_Store):
             log.seq = frame.seq
             log.deltas.append(frame)
             log.payload = None
+            self._trim(log)
         if self.on_taken is not None:
             self.on_taken(key, frame.outs)
         return True
@@ -172,6 +174,23 @@ class EdgeFeed(_Store):
         while deltas and deltas[0].seq <= frame.seq:
             deltas.popleft()
         log.base = frame
+
+    @staticmethod
+    def _trim(log: _Log) -> None:
+        """Drop the deltas no client can be sent any more: those at or below the snapshot
+        that are not among the last ``CATCH_UP_DELTAS`` (a resume is sent at most that many
+        deltas; one that missed more gets the snapshot and the deltas after it). Kept: every
+        delta after the snapshot (a fresh snapshot, a REST read and ``rebase`` are made from
+        them) and the last few. Once a subscriber's fresh snapshot moved the base to the
+        head, the ``HISTORY`` deltas before it were held for nothing: up to 256 a topic
+        where 8 serve (issue #31, an edge's memory after a played session)."""
+        base = log.base
+        if base is None:
+            return
+        floor = min(base.seq, log.seq - CATCH_UP_DELTAS)
+        deltas = log.deltas
+        while deltas and deltas[0].seq <= floor:
+            deltas.popleft()
 
     def _seed(self, key: TopicKey, log: _Log, frame: Frame) -> None:
         self._empty.discard(key)
