@@ -3,6 +3,7 @@ and ``Projection``, the model that moves the payload in place). Split from ``hub
 
 from __future__ import annotations
 
+import functools
 import weakref
 from bisect import bisect_left
 from collections.abc import Callable, Container, Iterable, Sequence
@@ -225,43 +226,38 @@ class Projection:
         state = self.read.engine.state
         roster = state.roster
         info: dict[str, dict[str, str]] | None = None
-        for group, seat in (entry for g in groups for entry in self._entries[g]):
-            was, i = self._read[(group, seat)]
-            if seat:
-                now: Any = board.seat_standing("running", group, seat)
-                if names or (now is not was and len(now.rows) != len(was.rows)):
-                    block = named_seats([now.as_dict()], state.roster)[0]
-                    rec.replace_at(("seats", i), block)
-                elif now is not was:
-                    _move_rows(
-                        rec,
-                        rec.doc["seats"][i]["rows"],
-                        ("seats", i, "rows"),
-                        0,
-                        was.rows,
-                        now.rows,
-                        partial(_named_row, roster=roster),
-                    )
-            else:
-                now = board.group_standings("running", group)
-                if now is not was or names:
+        named: Callable[[Row], dict[str, Any]] | None = None
+        read = self._read
+        for g in groups:
+            for entry in self._entries[g]:
+                was, i = read[entry]
+                group, seat = entry
+                if seat:
+                    now: Any = board.seat_standing("running", group, seat)
+                    if now is was and not names:
+                        continue  # (the board's cached standing: nothing of it moved)
+                    if names or len(now.rows) != len(was.rows):
+                        block = named_seats([now.as_dict()], roster)[0]
+                        rec.replace_at(("seats", i), block)
+                    else:
+                        named = named or partial(_named_row, roster=roster)
+                        rows = rec.doc["seats"][i]["rows"]
+                        at = ("seats", i, "rows")
+                        _move_rows(rec, rows, at, 0, was.rows, now.rows, named)
+                else:
+                    now = board.group_standings("running", group)
+                    if now is was and not names:
+                        continue
                     if len(now) != len(was):
                         return False
-                    info = info or team_info(state.config, state.roster)
+                    info = info or team_info(state.config, roster)
                     if names:
                         for j, row in enumerate(now):
                             rec.replace_at(("teams", i + j), _team_row(row, info))
                     else:
-                        _move_rows(
-                            rec,
-                            rec.doc["teams"],
-                            ("teams",),
-                            i,
-                            was,
-                            now,
-                            partial(_team_row, info=info),
-                        )
-            self._read[(group, seat)] = (now, i)
+                        whole = partial(_team_row, info=info)
+                        _move_rows(rec, rec.doc["teams"], ("teams",), i, was, now, whole)
+                read[entry] = (now, i)
         return True
 
 
@@ -305,7 +301,7 @@ def _move_rows(
                 if row is not was[j]:
                     rec.replace_at((*at, base + j), whole(row))
             return
-        stay = _standing(order)
+        stay = _standing(tuple(order))
         moved = {old: items[base + old] for old in range(n) if old not in stay}
         for old in sorted(moved, reverse=True):
             rec.pop((*at, base + old))
@@ -326,24 +322,31 @@ def _move_rows(
             rec.insert((*at, base + j), {**moved[old], **row.totals()})
 
 
-def _standing(order: Sequence[int]) -> set[int]:
+@functools.lru_cache(maxsize=4096)
+def _standing(order: tuple[int, ...]) -> frozenset[int]:
     """The old places of the rows that stay: a longest run of ``order`` (each new place's old
-    place) that rises, so the fewest rows move (a ranking is a few rows: quadratic is fine)."""
+    place) that rises, so the fewest rows move (a ranking is a few rows: quadratic is fine;
+    of the longest runs, the one whose each row follows the earliest row it can). Made once
+    per order: a ranking's few rows move in the same few ways, flush after flush."""
     n = len(order)
-    if all(order[j] == j for j in range(n)):
-        return set(order)
     length = [1] * n
     before = [-1] * n
-    for j in range(n):
+    top, end = 1, 0  # the longest run so far, and where it ends (the first such)
+    for j in range(1, n):
+        here = order[j]
+        best, after = 1, -1
         for k in range(j):
-            if order[k] < order[j] and length[k] + 1 > length[j]:
-                length[j], before[j] = length[k] + 1, k
-    j = max(range(n), key=length.__getitem__) if n else -1
+            if order[k] < here and length[k] >= best:
+                best, after = length[k] + 1, k
+        length[j], before[j] = best, after
+        if best > top:
+            top, end = best, j
     stay: set[int] = set()
+    j = end if n else -1
     while j >= 0:
         stay.add(order[j])
         j = before[j]
-    return stay
+    return frozenset(stay)
 
 
 def _team_row(row: TeamStanding, info: dict[str, dict[str, str]]) -> dict[str, Any]:

@@ -23,6 +23,11 @@ from hub.domain.scoring.rows import SeatRow, SeatStanding, TeamStanding
 
 _NO_PENALTY = (0, Fraction(0))  # (one object: a row without a penalty compared by identity)
 
+# What one seat ranking adds to its teams' sums: per row, (team, IFP points in halves, chips);
+# and the sums, team -> [IFP points in halves, chips].
+Parts = tuple[tuple[str, int, int], ...]
+Sums = dict[str, list[int]]
+
 
 class Scoreboard:
     """Incremental IFP scoring: feed it hand results, read standings in either view.
@@ -53,8 +58,11 @@ class Scoreboard:
         # ifp-points without penalties (the usual case): each group's team sums, kept from
         # the seat rankings they were summed from (view, group) -> (those rankings, team ->
         # [points in halves, chips]); a ranking made again moves only its own rows' teams.
-        self._team_sums: dict[tuple[View, str], tuple[list[SeatStanding], dict[str, list[int]]]]
+        self._team_sums: dict[tuple[View, str], tuple[list[SeatStanding], list[Parts], Sums]]
         self._team_sums = {}
+        # What each seat ranking made by ``_rank_ifp`` adds to its teams' sums, row by row
+        # (view, group, seat) -> (that ranking, its parts): read without a row's Fraction.
+        self._ifp_parts: dict[tuple[View, str, int], tuple[SeatStanding, Parts]] = {}
         # group -> the stamp of its rankings' last move, the oldest first (``moved_since``).
         self._stamp = 0
         self._moved: dict[str, int] = {}
@@ -351,39 +359,58 @@ class Scoreboard:
         teams are ordered as ``rank_teams`` orders them (points, then chips, down; then team
         id up; equal points and chips share a rank); a row whose rank and totals stand is
         the same object as before."""
+        view, group = key
         held = self._team_sums.get(key)
         if held is None:
-            sums: dict[str, list[int]] = {}
-            for standing in seats:
-                _add_rows(sums, standing.rows, 1)
-            self._team_sums[key] = (seats, sums)
+            parts = [self._parts(view, group, now) for now in seats]
+            sums: Sums = {}
+            for part in parts:
+                _add_parts(sums, part, 1)
+            self._team_sums[key] = (seats, parts, sums)
         else:
-            used, sums = held
+            used, parts, sums = held
             for i, now in enumerate(seats):
-                before = used[i]
-                if now is not before:
-                    _add_rows(sums, before.rows, -1)
-                    _add_rows(sums, now.rows, 1)
-                    used[i] = now
-        order = sorted(sums.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
+                if now is not used[i]:
+                    part = self._parts(view, group, now)
+                    _move_sums(sums, parts[i], part)
+                    used[i], parts[i] = now, part
+        # (points, then chips, down; then team id up: ``rank_teams``'s order)
+        order = sorted([(-h, -chips, team) for team, (h, chips) in sums.items()])
         old = {} if was is None else {row.team: row for row in was}
-        group = key[1]
         rows: list[TeamStanding] = []
         rank = 0
-        previous: list[int] | None = None
-        for i, (team, total) in enumerate(order):
-            if total != previous:
+        previous: tuple[int, int] | None = None
+        for i, (h, chips, team) in enumerate(order):
+            if (h, chips) != previous:
                 rank = i + 1
-                previous = total
-            h, chips = total
-            points = halves(h)
+                previous = (h, chips)
+            points = halves(-h)
             row = old.get(team)
-            if row is None or not _ifp_row_stands(row, rank, chips, points):
-                row = TeamStanding(group, team, rank, points, chips, None, _NO_PENALTY)
+            if row is None or not (
+                row.rank == rank
+                and row.chips == -chips
+                and (row.points is points or row.points == points)
+                and row.imps is None
+                and (row.penalty is _NO_PENALTY or row.penalty == _NO_PENALTY)
+            ):
+                row = TeamStanding(group, team, rank, points, -chips, None, _NO_PENALTY)
             rows.append(row)
         if was is not None and all(a is b for a, b in zip(rows, was, strict=True)):
             return was
         return tuple(rows)
+
+    def _parts(self, view: View, group: str, standing: SeatStanding) -> Parts:
+        """What a seat ranking adds to its teams' sums: each row's team, IFP points in
+        halves and chips (kept by ``_rank_ifp``, else read off its rows)."""
+        held = self._ifp_parts.get((view, group, standing.seat))
+        if held is not None and held[0] is standing:
+            return held[1]
+        out = []
+        for row in standing.rows:
+            points = row.points
+            assert points is not None  # (ifp-points)
+            out.append((row.team, points.numerator * (2 // points.denominator), row.chips))
+        return tuple(out)
 
     def standings(self, view: View) -> list[TeamStanding]:
         """Every team, by group (layout order), then rank, then team id."""
@@ -416,7 +443,7 @@ class Scoreboard:
         tables = self.layout.groups[group]
         totals = self._totals[view]
         if not self._penalties and self.scoring.name == "ifp-points":
-            return self._rank_ifp(group, seat, tables, totals, was)
+            return self._rank_ifp(view, group, seat, tables, totals, was)
         # Penalties: chips come off before the ranking; points after it under ifp-points (no
         # one else's points move), off the IMPs (what the seat ranks by) under imp.
         if self._penalties:
@@ -467,6 +494,7 @@ class Scoreboard:
 
     def _rank_ifp(
         self,
+        view: View,
         group: str,
         seat: int,
         tables: tuple[int, ...] | list[int],
@@ -476,38 +504,44 @@ class Scoreboard:
         """``_rank_seat`` under IFP points without penalties (the usual case, on every
         result and every projected hand): ``ifp_ranking``'s order and shares walked once,
         each row kept when its chips, rank and points stand."""
-        chips = {table: totals[table][seat] for table in tables}
-        order = sorted(tables, key=lambda t: (-chips[t], t))
+        # (chips down, then table up; the chips negated: one sort of tuples, no key calls)
+        order = sorted([(-totals[table][seat], table) for table in tables])
         n = len(order)
         old = {} if was is None else {row.table: row for row in was.rows}
         holder, players = self.layout.holder, self.layout.players
         rows: list[SeatRow] = []
+        parts: list[tuple[str, int, int]] = []
         start = 0
         while start < n:
-            total = chips[order[start]]
+            less = order[start][0]
             end = start + 1
-            while end < n and chips[order[end]] == total:
+            while end < n and order[end][0] == less:
                 end += 1
-            points = halves(2 * n + 1 - start - end)  # places start+1..end share their points
+            h = 2 * n + 1 - start - end  # places start+1..end share their points (in halves)
+            points = halves(h)
             rank = start + 1
-            for table in order[start:end]:
+            total = -less
+            for _, table in order[start:end]:
                 row = old.get(table)
-                if row is None or not _ifp_row_stands(row, rank, total, points):
-                    row = SeatRow(
-                        table,
-                        holder[(table, seat)],
-                        players[(table, seat)],
-                        total,
-                        points,
-                        rank,
-                        imps=None,
-                        penalty=_NO_PENALTY,
+                if row is None or not (  # (its rank, chips and points stand; no IMPs, penalty)
+                    row.rank == rank
+                    and row.chips == total
+                    and (row.points is points or row.points == points)
+                    and row.imps is None
+                    and (row.penalty is _NO_PENALTY or row.penalty == _NO_PENALTY)
+                ):
+                    row = _ifp_row(
+                        table, holder[(table, seat)], players[(table, seat)], total, points, rank
                     )
                 rows.append(row)
+                parts.append((row.team, h, total))
             start = end
         if was is not None and all(a is b for a, b in zip(rows, was.rows, strict=True)):
-            return was
-        return SeatStanding(group, seat, tuple(rows))
+            standing = was
+        else:
+            standing = SeatStanding(group, seat, tuple(rows))
+        self._ifp_parts[(view, group, seat)] = (standing, tuple(parts))
+        return standing
 
 
 def _same_team(a: TeamStanding, b: TeamStanding) -> bool:
@@ -522,29 +556,54 @@ def _same_team(a: TeamStanding, b: TeamStanding) -> bool:
     )
 
 
-def _ifp_row_stands(row: SeatRow | TeamStanding, rank: int, chips: int, points: Fraction) -> bool:
-    """Whether a row kept from a ranking shows this rank, chips and IFP points, without
-    IMPs or a penalty (then it is kept: the same object)."""
-    return (
-        row.rank == rank
-        and row.chips == chips
-        and (row.points is points or row.points == points)
-        and row.imps is None
-        and (row.penalty is _NO_PENALTY or row.penalty == _NO_PENALTY)
+def _move_sums(sums: Sums, before: Parts, now: Parts) -> None:
+    """Move the team sums (team -> ``[IFP points in halves, chips]``) from one seat
+    ranking's ``before`` parts to its ``now`` parts: a place whose part stands moves nothing
+    (a ranking made again mostly moves a row or two); the others come out and go in."""
+    if len(before) != len(now):
+        _add_parts(sums, before, -1)
+        _add_parts(sums, now, 1)
+        return
+    for a, b in zip(before, now, strict=True):
+        if a != b:
+            total = sums[a[0]]  # (added when ``a`` came in)
+            total[0] -= a[1]
+            total[1] -= a[2]
+            total = sums.setdefault(b[0], [0, 0])
+            total[0] += b[1]
+            total[1] += b[2]
+
+
+def _add_parts(sums: Sums, parts: Parts, sign: int) -> None:
+    """Add (``sign`` 1) or take off (-1) a seat ranking's ``parts`` to its teams' sums."""
+    for team, h, chips in parts:
+        total = sums.setdefault(team, [0, 0])
+        total[0] += sign * h
+        total[1] += sign * chips
+
+
+_new = object.__new__
+
+
+def _ifp_row(
+    table: int, team: str, player: str, chips: int, points: Fraction, rank: int
+) -> SeatRow:
+    """``SeatRow(table, team, player, chips, points, rank, imps=None, penalty=_NO_PENALTY)``,
+    its fields set at once rather than by the frozen dataclass's ``__init__`` (a call of
+    ``object.__setattr__`` per field): the IFP rankings make a few rows at every action
+    the projection counts."""
+    row: SeatRow = _new(SeatRow)
+    row.__dict__.update(
+        table=table,
+        team=team,
+        player=player,
+        chips=chips,
+        points=points,
+        rank=rank,
+        imps=None,
+        penalty=_NO_PENALTY,
     )
-
-
-def _add_rows(sums: dict[str, list[int]], rows: Iterable[SeatRow], sign: int) -> None:
-    """Add (``sign`` 1) or take off (-1) ``rows``' IFP points, in halves, and chips to their
-    teams' sums (``[halves, chips]``)."""
-    for row in rows:
-        points = row.points
-        assert points is not None  # (ifp-points)
-        total = sums.get(row.team)
-        if total is None:
-            total = sums[row.team] = [0, 0]
-        total[0] += sign * points.numerator * (2 // points.denominator)
-        total[1] += sign * row.chips
+    return row
 
 
 def _team_points(rows: Iterable[SeatRow]) -> dict[str, Fraction]:

@@ -191,9 +191,12 @@ class Hand(BettingRules, Settlement):
             return dict(self.result)
         if self.spec.cards is None:
             return None
-        clone = self.copy()
-        clone.street = "showdown"
-        return clone.settle(None)
+        # What ``settle(None)`` of a copy moved to showdown returns, without the copy: the
+        # pots laid out when the betting ended (else as they stand), awarded by the cards.
+        pots = self._layered_pots() if self._final_pots is None else list(self._final_pots)
+        won = self._won(self._card_awards(pots))
+        committed = self.committed
+        return {s: won[s] - committed[s] for s in sorted(committed)}
 
     def _put(self, seat: int, chips: int) -> None:
         committed = self.committed[seat] = self.committed[seat] + chips

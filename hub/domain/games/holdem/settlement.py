@@ -61,6 +61,12 @@ class Settlement(BettingState):
             awards = self._card_awards()
         else:
             awards = self._declared_awards(frozenset(winners))
+        self._complete(self._won(awards))
+        assert self.result is not None
+        return dict(self.result)
+
+    def _won(self, awards: list[tuple[Pot, tuple[int, ...]]]) -> dict[int, int]:
+        """The chips each seat wins by ``awards`` (each pot split among its winners)."""
         won = {s: 0 for s in self.committed}
         all_to_first = self.spec.odd_chip_rule == "all-to-first"
         if all_to_first:
@@ -68,9 +74,7 @@ class Settlement(BettingState):
         for pot, ordered in awards:
             for s, chips in split(pot.amount, ordered, all_to_first=all_to_first).items():
                 won[s] += chips
-        self._complete(won)
-        assert self.result is not None
-        return dict(self.result)
+        return won
 
     def awards(self, declared: Iterable[int] | None = None) -> list[tuple[Pot, tuple[int, ...]]]:
         """How a settled hand's pots went: each pot and its winners in odd-chip order, by the
@@ -103,10 +107,12 @@ class Settlement(BettingState):
         chosen = set(seats)
         return tuple(s for s in self._order_from(self._left(self.spec.button)) if s in chosen)
 
-    def _card_awards(self) -> list[tuple[Pot, tuple[int, ...]]]:
+    def _card_awards(self, pots: list[Pot] | None = None) -> list[tuple[Pot, tuple[int, ...]]]:
+        """Each of the ``pots`` (None: ``pots()``) and its winners by the cards."""
         cards = self.spec.cards
         assert cards is not None
-        pots = self.pots()
+        if pots is None:
+            pots = self.pots()
         winners = self.spec.pieces.winners_by_pot(
             pots, cards.hole, cards.board, self.spec.button, self.spec.seats
         )
