@@ -270,6 +270,31 @@ def _update(node: dict[str, Any], parts: Path, fields: dict[str, Any], ops: list
         ops.append({"op": "replace", "path": _path((*parts, key)), "value": value})
 
 
+def _update_values(
+    node: dict[str, Any],
+    parts: Path,
+    keys: tuple[str, ...],
+    get: Callable[[Any], tuple[Any, ...]],
+    values: tuple[Any, ...],
+    ops: list[Op],
+) -> None:
+    """``_update`` of ``node`` with ``keys``' ``values``: passed over when the tuples compare
+    equal (item by item, ``before is value or before == value``, as ``_update``'s), else each
+    field that changed replaced (no map of the fields built)."""
+    try:
+        old = get(node)
+    except KeyError:  # (a field the map lacks: added)
+        _update(node, parts, dict(zip(keys, values, strict=True)), ops)
+        return
+    if old == values:
+        return
+    for key, before, value in zip(keys, old, values, strict=True):
+        if before is value or before == value:
+            continue
+        node[key] = value
+        ops.append({"op": "replace", "path": _path((*parts, key)), "value": value})
+
+
 class Recorder:
     """Edits a payload in place and records each edit as a patch operation.
 
@@ -321,12 +346,7 @@ class Recorder:
         node: Any = self.doc
         for part in parts:
             node = node[part]
-        try:
-            if _getter(keys)(node) == values:
-                return
-        except KeyError:  # (a field the map lacks: added)
-            pass
-        _update(node, parts, dict(zip(keys, values, strict=True)), self.ops)
+        _update_values(node, parts, keys, _getter(keys), values, self.ops)
 
     def update_rows(
         self, parts: Path, keys: tuple[str, ...], rows: Sequence[tuple[Any, ...]]
@@ -338,13 +358,7 @@ class Recorder:
             node = node[part]
         get, ops = _getter(keys), self.ops
         for i, values in enumerate(rows):
-            row = node[i]
-            try:
-                if get(row) == values:
-                    continue
-            except KeyError:
-                pass
-            _update(row, (*parts, i), dict(zip(keys, values, strict=True)), ops)
+            _update_values(node[i], (*parts, i), keys, get, values, ops)
 
     def update_each(self, parts: Path, rows: Sequence[dict[str, Any]]) -> None:
         """``update`` each map of the list at ``parts`` with its ``rows`` item (a table's
