@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hub.domain.games.base import Game, PokerGame
+from hub.domain.games.base import Game, offered_legal
+from hub.domain.games.holdem.records import Legal
 from hub.domain.states import HandStatus
 from hub.engine.events import OPERATOR_CONSOLE
 from hub.engine.hands import MISDEAL_ACTIONS, HandState, TableState
@@ -60,11 +61,14 @@ def legal_block(h: HandState | None) -> dict[str, Any]:
     seat = getattr(hand, "to_act", None)
     if legal_of is None or seat is None:
         return dict(NO_LEGAL)
-    legal = legal_of(seat)
+    return _legal(legal_of(seat), hand.high_bet > 0)
+
+
+def _legal(legal: Legal, opened: bool) -> dict[str, Any]:
+    """``legal_block`` of the seat to act's ``Legal`` (``opened``: someone bet this street)."""
     span = None
     if legal.min_to is not None and legal.max_to is not None:
         span = {"min": legal.min_to, "max": legal.max_to}
-    opened = hand.high_bet > 0
     return {
         "fold": legal.fold,
         "check": legal.check,
@@ -134,12 +138,10 @@ def moving_fields(
     hand = h.hand if h is not None else None
     street = getattr(hand, "street", None)
     pad, betting = _pad_now(state, current)
-    if not betting:
-        legal = dict(NO_LEGAL)
-    elif type(state.game).pad_now is PokerGame.pad_now:
-        legal = _legal_offered(betting)  # (``legal_block``'s, read off the pad's offers)
-    else:
-        legal = legal_block(current)
+    legal = dict(NO_LEGAL)
+    if betting:  # (poker's ``Hand.legal`` read off its offers: not asked of the hand twice)
+        offered = offered_legal(state.game, betting)
+        legal = legal_block(current) if offered is None else _legal(*offered)
     return {
         "consoles": {name: {"last_seq": seqs.last(name)} for name in console_names(state, table)},
         "moves": table.moves,
@@ -156,24 +158,6 @@ def moving_fields(
         "winners_needed": any(o["key"] == "win" for o in pad),
         "pad": pad,
     }
-
-
-def _legal_offered(offers: list[dict[str, Any]]) -> dict[str, Any]:
-    """``legal_block`` of a poker hand, from the seat to act's offers that ``PokerGame.pad_now``
-    made of that same ``Hand.legal`` (``betting_offers``: fold and check when legal, call with
-    the chips it adds when any, a bet or a raise, as ``high_bet`` says, with its bounds), not
-    asked of the hand a second time."""
-    out = dict(NO_LEGAL)
-    for offer in offers:
-        key = offer["key"]
-        if key == "fold" or key == "check":
-            out[key] = True
-        elif key == "call":
-            out["call"] = offer["fields"]["amount"]["value"]
-        else:  # bet or raise
-            amount = offer["fields"]["amount"]
-            out[key] = {"min": amount["min"], "max": amount["max"]}
-    return out
 
 
 def pad_now(state: TournamentState, current: HandState | None) -> tuple[list[dict[str, Any]], bool]:
