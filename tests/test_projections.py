@@ -228,6 +228,32 @@ def test_update_is_a_set_of_each_field(rows: list[dict[str, Any]], data: st.Data
     assert apply_patch(doc, json.loads(json.dumps(fast.ops))) == fast.doc
 
 
+_KEYS = ("a", "b", "c", "d/e")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_FIELDS, min_size=1, max_size=4), st.data())
+def test_update_values_is_update_of_their_fields(
+    rows: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """``update_values`` and ``update_rows`` (a table's and a console's seats after an action:
+    the rows that did not move passed over whole) edit and record exactly what ``update`` of
+    the same fields does, a map that lacks some of them included."""
+    doc = {"seats": clone(rows), "top": data.draw(_FIELDS)}
+    values = st.tuples(*(JSON for _ in _KEYS))
+    new = [data.draw(values) for _ in rows]
+    top = data.draw(values)
+    if data.draw(st.booleans()):  # (rows that did not move)
+        new = [tuple(row.get(k, 0) for k in _KEYS) for row in rows]
+    fast, slow = Recorder(clone(doc)), Recorder(clone(doc))
+    fast.update_values(("top",), _KEYS, top)
+    fast.update_rows(("seats",), _KEYS, new)
+    slow.update(("top",), dict(zip(_KEYS, top, strict=True)))
+    slow.update_each(("seats",), [dict(zip(_KEYS, v, strict=True)) for v in new])
+    assert fast.doc == slow.doc and fast.ops == slow.ops
+    assert apply_patch(doc, json.loads(json.dumps(fast.ops))) == fast.doc
+
+
 def test_public_ticker_ids_count_only_what_the_public_saw() -> None:
     """Issue #9.7: one ticker per audience. Public ids have no gaps that hint at hidden items,
     and live-only items never push released items out of the public list."""

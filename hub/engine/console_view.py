@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from hub.domain.games.base import Game
+from hub.domain.games.base import Game, offered_legal
+from hub.domain.games.holdem.records import Legal
 from hub.domain.states import HandStatus
-from hub.engine.corrections import misdeal_too_late
 from hub.engine.events import OPERATOR_CONSOLE
-from hub.engine.hands import HandState, TableState
+from hub.engine.hands import MISDEAL_ACTIONS, HandState, TableState
 from hub.engine.sequencer import Sequencer
 from hub.engine.tournament import TournamentState
 from hub.engine.views import roster
@@ -29,6 +29,7 @@ __all__ = [
     "legal_block",
     "moving_fields",
     "seat_fields",
+    "seat_values",
     "status_of",
     "table_hand",
 ]
@@ -60,11 +61,14 @@ def legal_block(h: HandState | None) -> dict[str, Any]:
     seat = getattr(hand, "to_act", None)
     if legal_of is None or seat is None:
         return dict(NO_LEGAL)
-    legal = legal_of(seat)
+    return _legal(legal_of(seat), hand.high_bet > 0)
+
+
+def _legal(legal: Legal, opened: bool) -> dict[str, Any]:
+    """``legal_block`` of the seat to act's ``Legal`` (``opened``: someone bet this street)."""
     span = None
     if legal.min_to is not None and legal.max_to is not None:
         span = {"min": legal.min_to, "max": legal.max_to}
-    opened = hand.high_bet > 0
     return {
         "fold": legal.fold,
         "check": legal.check,
@@ -86,18 +90,28 @@ def action_items(h: HandState, first: int = 0) -> list[dict[str, Any]]:
     return out
 
 
-def seat_fields(h: HandState | None, seat: int, cap: int) -> dict[str, Any]:
-    """A seat's fields that move with every action."""
+SEAT_KEYS = ("stack", "bet", "folded", "all_in")
+"""The keys of ``seat_values``: a seat's fields that move with every action."""
+
+
+def seat_values(h: HandState | None, seats: list[int], cap: int) -> list[tuple[Any, ...]]:
+    """Each of ``seats``' fields that move with every action, as values of ``SEAT_KEYS``
+    (the mover compares them with each seat's row whole: most seats did not move)."""
     hand = h.hand if h is not None else None
     committed = getattr(hand, "committed", None)
     if h is None or committed is None:
-        return {"stack": cap, "bet": 0, "folded": False, "all_in": False}
-    return {
-        "stack": h.spec.cap - committed.get(seat, 0),
-        "bet": h.hand.street_bet.get(seat, 0),
-        "folded": seat in h.hand.folded,
-        "all_in": seat in h.hand.all_in,
-    }
+        return [(cap, 0, False, False)] * len(seats)
+    own = h.spec.cap
+    street_bet, folded, all_in = h.hand.street_bet, h.hand.folded, h.hand.all_in
+    return [
+        (own - committed.get(seat, 0), street_bet.get(seat, 0), seat in folded, seat in all_in)
+        for seat in seats
+    ]
+
+
+def seat_fields(h: HandState | None, seat: int, cap: int) -> dict[str, Any]:
+    """A seat's fields that move with every action (``seat_values``)."""
+    return dict(zip(SEAT_KEYS, seat_values(h, [seat], cap)[0], strict=True))
 
 
 def _seats(state: TournamentState, table: TableState, h: HandState | None) -> list[dict[str, Any]]:
@@ -123,24 +137,38 @@ def moving_fields(
     current = table.current
     hand = h.hand if h is not None else None
     street = getattr(hand, "street", None)
-    pad, betting = pad_now(state, current)
+    pad, betting = _pad_now(state, current)
+    legal = dict(NO_LEGAL)
+    if betting:  # (poker's ``Hand.legal`` read off its offers: not asked of the hand twice)
+        offered = offered_legal(state.game, betting)
+        legal = legal_block(current) if offered is None else _legal(*offered)
     return {
         "consoles": {name: {"last_seq": seqs.last(name)} for name in console_names(state, table)},
         "moves": table.moves,
         "status": status_of(h, current),
-        "misdeal_window": current is not None and not misdeal_too_late(current, current),
+        "misdeal_window": (
+            current is not None and not current.reopened and not current.acted(MISDEAL_ACTIONS)
+        ),  # (``not misdeal_too_late(current, current)``, its reasons not worded)
         "street": street,
         "pot": getattr(hand, "pot", 0),
         # the seat to act and its betting, only while the game offers the betting (RPS Poker:
         # not while the round's throws are awaited)
         "to_act": getattr(hand, "to_act", None) if betting else None,
-        "legal": legal_block(current) if betting else dict(NO_LEGAL),
+        "legal": legal,
         "winners_needed": any(o["key"] == "win" for o in pad),
         "pad": pad,
     }
 
 
 def pad_now(state: TournamentState, current: HandState | None) -> tuple[list[dict[str, Any]], bool]:
+    """``_pad_now``'s pad, and whether the seat to act's betting is offered."""
+    pad, betting = _pad_now(state, current)
+    return pad, bool(betting)
+
+
+def _pad_now(
+    state: TournamentState, current: HandState | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The game's pad entries legal now in the hand in play (``Game.pad_now``; none between
     hands: start, reopen and confirm are every game's and the page's own) but the seat to
     act's betting, and whether that betting is offered. The betting's offers (a ``to_act``
@@ -149,16 +177,27 @@ def pad_now(state: TournamentState, current: HandState | None) -> tuple[list[dic
     the hand's start until its betting is over; RPS Poker's moves with each throw). The
     declarations themselves are the game's, served once by ``GET /api/topics``, not here."""
     if current is None or current.status not in (HandStatus.IN_PROGRESS, HandStatus.SHOWDOWN):
-        return [], False
+        return [], []
     to_act = _betting_keys(state.game)
-    offers = state.game.pad_now(current.hand)
-    pad = [o for o in offers if o["key"] not in to_act]
-    return pad, len(pad) != len(offers)
+    pad: list[dict[str, Any]] = []
+    betting: list[dict[str, Any]] = []
+    for o in state.game.pad_now(current.hand):
+        (betting if o["key"] in to_act else pad).append(o)
+    return pad, betting
+
+
+_BETTING: tuple[Any, frozenset[str]] = ((), frozenset())
 
 
 def _betting_keys(game: Game) -> frozenset[str]:
-    """The keys of a game's ``to_act`` pad entries (its declaration's)."""
-    return frozenset(e.key for e in game.pad if e.to_act)
+    """The keys of a game's ``to_act`` pad entries (its declaration's; the last one's kept:
+    asked after every action)."""
+    global _BETTING
+    pad, keys = _BETTING
+    if game.pad is not pad:
+        keys = frozenset(e.key for e in game.pad if e.to_act)
+        _BETTING = (game.pad, keys)
+    return keys
 
 
 def _dispute(h: HandState | None, game: Game) -> dict[str, Any] | None:

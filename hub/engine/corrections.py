@@ -184,7 +184,7 @@ def misdeal_too_late(target: HandState, current: HandState | None) -> str:
         return "is finished: a console voids only the hand in progress"
     if target.reopened:
         return "is a reopened hand: a console voids only a hand in its first play"
-    if target.actions_taken >= MISDEAL_ACTIONS:
+    if target.acted(MISDEAL_ACTIONS):
         return (
             f"has {target.actions_taken} actions after the blinds: too late for a "
             "misdeal once two players have acted, the hand is played out"

@@ -90,6 +90,18 @@ class HandState:
         """Voluntary actions so far (the blinds and dealer errors are not actions)."""
         return sum(1 for i in self.inputs if i[1] in ACTION_TYPES)
 
+    def acted(self, n: int) -> bool:
+        """Whether ``actions_taken`` reached ``n``, counted no further (the console state's
+        misdeal window asks after every action)."""
+        if n <= 0:
+            return True
+        for i in self.inputs:
+            if i[1] in ACTION_TYPES:
+                n -= 1
+                if not n:
+                    return True
+        return False
+
 
 @dataclass(slots=True)
 class TableState:

@@ -175,36 +175,72 @@ def action_rows(hand: HandState) -> list[dict[str, Any]]:
     return rows[: len(actions)]
 
 
+SEAT_KEYS = ("committed", "street_bet", "stack", "folded", "all_in", "to_act", "equity")
+"""The keys of ``seat_values``, in the order ``seat_fields`` has them (before the game's)."""
+
+
+def seat_values(
+    current: HandState, seats: list[int], block: Mapping[str, Any] | None
+) -> list[tuple[Any, ...]]:
+    """Each of ``seats``' live fields of every game, as values of ``SEAT_KEYS`` (``block``:
+    the hand's ``hand_equity``, asked once for all its seats): the table's mover compares
+    them with each seat's row whole, and most seats did not move with an action."""
+    hand = current.hand
+    cap = current.spec.cap
+    committed, street_bet = hand.committed, hand.street_bet
+    folded, all_in, to_act = hand.folded, hand.all_in, hand.to_act
+    out = []
+    for seat in seats:
+        chips = committed.get(seat, 0)
+        out.append(
+            (
+                chips,
+                street_bet.get(seat, 0),
+                cap - chips,
+                seat in folded,
+                seat in all_in,
+                to_act == seat,
+                seat_equity(block, seat),
+            )
+        )
+    return out
+
+
 def seat_fields(current: HandState, seat: int, game: Views) -> dict[str, Any]:
     """A seat's live fields at a table's hand in progress (they move with every action;
-    ``equity`` only when a card is dealt or someone folds)."""
+    ``equity`` only when a card is dealt or someone folds): ``seat_values``, then the
+    game's own (which may override them: RPS Poker's ``to_act``)."""
+    values = seat_values(current, [seat], hand_equity(current))[0]
+    out = dict(zip(SEAT_KEYS, values, strict=True))
+    out.update(game.seat_fields(current.hand, seat))
+    return out
+
+
+HAND_KEYS = ("status", "reopened", "street", "pot", "to_act", "board", "equity")
+"""The keys of ``hand_values``, in the order ``hand_fields`` has them (before the game's)."""
+
+
+def hand_values(current: HandState, block: Mapping[str, Any] | None) -> tuple[Any, ...]:
+    """A table's live fields of every game for its hand in progress, as values of
+    ``HAND_KEYS`` (``block``: the hand's ``hand_equity``)."""
     hand = current.hand
-    committed = hand.committed.get(seat, 0)
-    return {
-        "committed": committed,
-        "street_bet": hand.street_bet.get(seat, 0),
-        "stack": current.spec.cap - committed,
-        "folded": seat in hand.folded,
-        "all_in": seat in hand.all_in,
-        "to_act": hand.to_act == seat,
-        "equity": seat_equity(hand_equity(current), seat),
-        **game.seat_fields(hand, seat),
-    }
+    return (
+        current.status,
+        current.reopened,
+        hand.street,
+        hand.pot,
+        hand.to_act,
+        list(hand.board_visible()),
+        block,
+    )
 
 
 def hand_fields(current: HandState, game: Views) -> dict[str, Any]:
-    """A table's live fields of its hand in progress that move with every action."""
-    hand = current.hand
-    return {
-        "status": current.status,
-        "reopened": current.reopened,
-        "street": hand.street,
-        "pot": hand.pot,
-        "to_act": hand.to_act,
-        "board": list(hand.board_visible()),
-        "equity": hand_equity(current),
-        **game.hand_fields(hand),
-    }
+    """A table's live fields of its hand in progress that move with every action:
+    ``hand_values``, then the game's own (which may override them)."""
+    out = dict(zip(HAND_KEYS, hand_values(current, hand_equity(current)), strict=True))
+    out.update(game.hand_fields(current.hand))
+    return out
 
 
 def table_payload(

@@ -14,7 +14,8 @@ rows, so even a rebuilt payload costs the client only its change.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -83,6 +84,13 @@ def _path(parts: Path) -> str:
     their number follows the tournament's shape, not its events: ~32,500 at 480 tables,
     where a cache of 16,384 was thrown over and over)."""
     return pointer(*parts)
+
+
+@functools.lru_cache(maxsize=64)
+def _getter(keys: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The tuple of a map's ``keys`` (two or more: one key's getter gives the bare value)."""
+    assert len(keys) > 1, keys
+    return operator.itemgetter(*keys)
 
 
 def _unescape(part: str) -> str:
@@ -262,6 +270,31 @@ def _update(node: dict[str, Any], parts: Path, fields: dict[str, Any], ops: list
         ops.append({"op": "replace", "path": _path((*parts, key)), "value": value})
 
 
+def _update_values(
+    node: dict[str, Any],
+    parts: Path,
+    keys: tuple[str, ...],
+    get: Callable[[Any], tuple[Any, ...]],
+    values: tuple[Any, ...],
+    ops: list[Op],
+) -> None:
+    """``_update`` of ``node`` with ``keys``' ``values``: passed over when the tuples compare
+    equal (item by item, ``before is value or before == value``, as ``_update``'s), else each
+    field that changed replaced (no map of the fields built)."""
+    try:
+        old = get(node)
+    except KeyError:  # (a field the map lacks: added)
+        _update(node, parts, dict(zip(keys, values, strict=True)), ops)
+        return
+    if old == values:
+        return
+    for key, before, value in zip(keys, old, values, strict=True):
+        if before is value or before == value:
+            continue
+        node[key] = value
+        ops.append({"op": "replace", "path": _path((*parts, key)), "value": value})
+
+
 class Recorder:
     """Edits a payload in place and records each edit as a patch operation.
 
@@ -305,6 +338,27 @@ class Recorder:
         for part in parts:
             node = node[part]
         _update(node, parts, fields, self.ops)
+
+    def update_values(self, parts: Path, keys: tuple[str, ...], values: tuple[Any, ...]) -> None:
+        """``update`` with the fields ``keys`` (two or more) given as ``values``, in their order:
+        when each equals the map's (one compare of tuples, which is ``before is value or
+        before == value`` item by item, as ``update``'s), nothing is built nor recorded."""
+        node: Any = self.doc
+        for part in parts:
+            node = node[part]
+        _update_values(node, parts, keys, _getter(keys), values, self.ops)
+
+    def update_rows(
+        self, parts: Path, keys: tuple[str, ...], rows: Sequence[tuple[Any, ...]]
+    ) -> None:
+        """``update_values`` of each map of the list at ``parts`` with its ``rows`` item (a
+        table's seats after an action: most did not move, and are passed over whole)."""
+        node: Any = self.doc
+        for part in parts:
+            node = node[part]
+        get, ops = _getter(keys), self.ops
+        for i, values in enumerate(rows):
+            _update_values(node[i], (*parts, i), keys, get, values, ops)
 
     def update_each(self, parts: Path, rows: Sequence[dict[str, Any]]) -> None:
         """``update`` each map of the list at ``parts`` with its ``rows`` item (a table's

@@ -194,6 +194,30 @@ def betting_offers(hand: Hand) -> list[Fields]:
     return []
 
 
+def offered_legal(game: Any, offers: list[Fields]) -> tuple[Legal, bool] | None:
+    """The ``Hand.legal`` that ``betting_offers`` made the seat to act's ``offers`` (the
+    ``to_act`` entries of ``game.pad_now``) of, and whether the street was opened (a raise
+    offered, not a bet), read back off them, so the console state does not ask the hand twice;
+    None when the game's pad is not poker's own (``PokerGame.pad_now``: its offers are not
+    known to be ``betting_offers``')."""
+    if type(game).pad_now is not PokerGame.pad_now:
+        return None
+    fold = check = opened = False
+    call = min_to = max_to = None
+    for offer in offers:
+        key = offer["key"]
+        if key == "fold":
+            fold = True
+        elif key == "check":
+            check = True
+        elif key == "call":
+            call = offer["fields"]["amount"]["value"]
+        else:  # bet or raise
+            amount = offer["fields"]["amount"]
+            min_to, max_to, opened = amount["min"], amount["max"], key == "raise"
+    return Legal(fold, check, call, min_to, max_to), opened
+
+
 @dataclass(frozen=True)
 class ReprSlot:
     """Where a game's own rules stood in the configuration's repr before they moved to its

@@ -96,7 +96,8 @@ class Consoles:
         )
         cap = state.config.cap
         seats = rec.doc["seats"]
-        rec.update_each(("seats",), [console_view.seat_fields(h, r["seat"], cap) for r in seats])
+        values = console_view.seat_values(h, [r["seat"] for r in seats], cap)
+        rec.update_rows(("seats",), console_view.SEAT_KEYS, values)  # (most did not move)
         return True
 
 

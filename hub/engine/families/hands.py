@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from hub.domain.games.base import GameDefaults
 from hub.domain.states import Role
 from hub.engine import projection_view, views
 from hub.engine.changes import (
@@ -22,6 +23,7 @@ from hub.engine.changes import (
     RosterChanged,
     StageFilled,
 )
+from hub.engine.equities import hand_equity
 from hub.engine.families.base import Feed, Reading, TopicKeys
 from hub.engine.showdown import showdown_payload
 from hub.wire.patch import Recorder
@@ -128,11 +130,41 @@ class Tables:
             return True
         rec.extend(("actions",), rows[first:])
         rec.set(("last_action",), rows[-1])
-        rec.update((), views.hand_fields(h, state.game))
-        rec.update((), state.game.table_fields(state, table_state))
         game = state.game
-        rec.update_each(("seats",), [views.seat_fields(h, r["seat"], game) for r in doc["seats"]])
+        own_hand, own_table, own_seat = own_fields(game)
+        block = hand_equity(h)  # (every seat's equity is of this one block)
+        if own_hand:
+            rec.update((), views.hand_fields(h, game))
+        else:
+            rec.update_values((), views.HAND_KEYS, views.hand_values(h, block))
+        if own_table:
+            rec.update((), game.table_fields(state, table_state))
+        seats = doc["seats"]
+        if own_seat:
+            rec.update_each(("seats",), [views.seat_fields(h, r["seat"], game) for r in seats])
+        else:  # (the seats an action did not move are passed over whole)
+            values = views.seat_values(h, [r["seat"] for r in seats], block)
+            rec.update_rows(("seats",), views.SEAT_KEYS, values)
         return True
+
+
+_OWN: dict[type, tuple[bool, bool, bool]] = {}
+
+
+def own_fields(game: Any) -> tuple[bool, bool, bool]:
+    """Whether ``game`` has fields of its own (``hand_fields``, ``table_fields``,
+    ``seat_fields`` not ``GameDefaults``'s, which add none): a game without moves its table by
+    ``views.hand_values`` and ``seat_values`` alone (and one that has may override them: RPS
+    Poker's ``to_act``; its rows are then made whole, as the builder makes them)."""
+    kind = type(game)
+    found = _OWN.get(kind)
+    if found is None:
+        hand, table, seat = (
+            getattr(kind, name, None) is not getattr(GameDefaults, name)
+            for name in ("hand_fields", "table_fields", "seat_fields")
+        )
+        found = _OWN[kind] = (hand, table, seat)
+    return found
 
 
 def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
