@@ -8,9 +8,9 @@ nginx, with a C server that does nothing but write frames in place of the edges 
 ``site_phones.py`` measures the edges' p99 frame latency to 10,000 phones at a release
 (``phones.edge``) against the overlays' (``overlays.edge``); the issue asks for the phones'
 within 2x of the overlays'. This bench asks what the machine allows, whatever the edges do:
-``bench/floor_server.c`` (one epoll loop in C, each frame built once per command, one
-``send()`` per client, nothing parsed) takes the place of both edges behind the SHIPPED
-``deploy/nginx.conf`` (``tests/nginx.py``), and the clients are ``site_phones.py``'s:
+two ``bench/floor_server.c`` processes (one epoll loop in C each, each frame built once per
+command, one ``send()`` per client, nothing parsed) take the place of the two edges behind the
+SHIPPED ``deploy/nginx.conf`` (``tests/nginx.py``), and the clients are ``site_phones.py``'s:
 ``bench/wsclients.c`` processes, the overlays with a token (nginx's uncapped path), the phones
 without one, 200 per loopback source address. Each client times every frame from the stamp
 the server wrote into it (its CLOCK_MONOTONIC at the command) to the kernel's receive time.
@@ -67,11 +67,21 @@ def server_binary() -> Path:
     return binary
 
 
-def ask(server: subprocess.Popen[str], line: str) -> str:
-    assert server.stdin is not None and server.stdout is not None
-    server.stdin.write(line + "\n")
-    server.stdin.flush()
-    return server.stdout.readline().strip()
+def ask(servers: list[subprocess.Popen[str]], line: str) -> str:
+    """One command to every server at once (each writes to its own clients), their answers
+    summed: "sent N dropped M" / "overlays N phones M"."""
+    for server in servers:
+        assert server.stdin is not None
+        server.stdin.write(line + "\n")
+        server.stdin.flush()
+    answers = []
+    for server in servers:
+        assert server.stdout is not None
+        answers.append(server.stdout.readline().split())
+    words = answers[0]
+    return " ".join(
+        w if i % 2 == 0 else str(sum(int(a[i]) for a in answers)) for i, w in enumerate(words)
+    )
 
 
 def clients(stack: contextlib.ExitStack, port: int, n: int, overlay: bool) -> subprocess.Popen[str]:
@@ -100,19 +110,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     edge_bench.raise_nofile()
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="floor-") as tmp, contextlib.ExitStack() as stack:
-        port = free_port()
-        server = stack.enter_context(
-            edge_bench.started(
-                [str(server_binary()), str(port)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        # two servers, as the shipped nginx has two edges (each its own process and core)
+        ports = [free_port() for _ in range(2)]
+        servers = [
+            stack.enter_context(
+                edge_bench.started(
+                    [str(server_binary()), str(port)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+                )
             )
-        )
-        edge_bench._wait_line(server, "ready", 10)
-        upstream = f"127.0.0.1:{port}"
-        lb = stack.enter_context(Nginx(Path(tmp), {"edge1:8000": upstream, "edge2:8000": upstream}))
+            for port in ports
+        ]
+        for server in servers:
+            edge_bench._wait_line(server, "ready", 10)
+        upstreams = {f"edge{n}:8000": f"127.0.0.1:{port}" for n, port in enumerate(ports, 1)}
+        lb = stack.enter_context(Nginx(Path(tmp), upstreams))
         pools = {"overlays": clients(stack, lb.port, args.overlays, True)}
         if args.phones:
             pools["phones"] = clients(stack, lb.port, args.phones, False)
-        counted = ask(server, "count")
+        counted = ask(servers, "count")
         start = time.monotonic_ns()
         tell(list(pools.values()), f"start {start}")
         # every table at its own phase, one frame a second; a release every --release-every s
@@ -133,11 +148,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 if wait > 0:
                     time.sleep(wait)
                 if args.phones:
-                    bursts.append(ask(server, f"burst {time.monotonic_ns()} {args.phone_bytes}"))
+                    bursts.append(ask(servers, f"burst {time.monotonic_ns()} {args.phone_bytes}"))
                 continue
             if at > now:
                 time.sleep(at - now)
-            ask(server, f"event {args.tables} {table} {time.monotonic_ns()} {args.overlay_bytes}")
+            ask(servers, f"event {args.tables} {table} {time.monotonic_ns()} {args.overlay_bytes}")
             due[0] = (at + 1.0, table)
             due.sort()
         time.sleep(1.0)
