@@ -71,6 +71,7 @@ Player = tuple[str, int]  # (team id, seat)
 # deal's total (the swing of one deal is that over n); its value, the sum over n in order.
 Swing = dict[int, int]
 _HAND = (HandStarted, HandRewound, HandSettled)
+_NOBODY: tuple[tuple[Player | None, ...], list[int]] = ((), [])
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,14 +230,21 @@ class _Rows:
     ) -> dict[str, Any]:
         team, seat = p
         info = self.info.get(team, {})
-        hands, vpip, pfr, aggressive, calls, saw, shown = counts
-        poker = self.poker
         return {
             "id": f"{info.get('code', team)}-{seat}",
             "team": info.get("code", team),
             "colour": info.get("colour"),
             "seat": seat,
             "name": self.names.get(p, ""),
+            **self.counted(counts, swing, stack),
+        }
+
+    def counted(self, counts: Line, swing: Swing, stack: int | None) -> dict[str, Any]:
+        """A player's row but its names: what its counts, swing and stack move (the
+        ``Tally``'s edit of a row when a hand counts; the names move only with the roster)."""
+        hands, vpip, pfr, aggressive, calls, saw, shown = counts
+        poker = self.poker
+        return {
             "hands": hands,
             "vpip": _pct(vpip, hands) if poker else None,
             "pfr": _pct(pfr, hands) if poker else None,
@@ -281,30 +289,39 @@ class _Rows:
         seats_out = []
         summary = []
         bb = self.bb
+        n = len(hands)
+        statics = [self._static(deal, t, f) for t, f in hands]
         for s in range(1, state.config.seats + 1):
             i = s - 1
-            results = [(t, f.result[i]) for t, f in hands]
+            # (one pass over the hands a seat: a followed deal's every hand remakes them all)
             preflop = dict.fromkeys(PREFLOP, 0)
-            for _, f in hands:
+            won = []
+            total = 0
+            best: tuple[int, int] | None = None
+            best_team = None
+            for t, f in hands:
+                chips = f.result[i]
+                total += chips
+                if best is None or chips > best[1]:  # (ties: the first, as ``max``)
+                    best, best_team = (t, chips), f.teams[i]
                 if f.preflop is not None:
                     preflop[f.preflop[i]] += 1
-            n = len(results)
-            total = sum(c for _, c in results)
+                if f.won[i]:
+                    won.append(t)
             average = total / n if n else None
-            best = max(results, key=lambda tc: tc[1]) if results else None
             if average is None:
                 rows = []
             else:
                 rows = [
-                    {**self._static(deal, t, f)[i], "swing": round(f.result[i] - average, 2)}
-                    for t, f in hands
+                    {**static[i], "swing": round(f.result[i] - average, 2)}
+                    for static, (_, f) in zip(statics, hands, strict=True)
                 ]
             seats_out.append(
                 {
                     "seat": s,
                     "tables": n,
                     "preflop": preflop,
-                    "won": [t for t, f in hands if f.won[i]],
+                    "won": won,
                     "field_avg": None if average is None else round(average, 2),
                     "best": None if best is None else {"table": best[0], "chips": best[1]},
                     "rows": rows,
@@ -318,8 +335,7 @@ class _Rows:
                         f"{preflop[top]} of {counted} tables {VERB[top]} seat {s} preflop"
                     )
             if n >= 2 and best is not None and average is not None:
-                team = next(f.teams[i] for t, f in hands if t == best[0])
-                who = info[team]["name"] if team in info else f"T{best[0]}"
+                who = info[best_team]["name"] if best_team in info else f"T{best[0]}"
                 summary.append(
                     f"best at seat {s}: {who} {_signed(best[1])} "
                     f"({_signed_bb(best[1] - average, bb)} BB against the field)"
@@ -489,7 +505,8 @@ class Tally:
             a: {} for a in AUDIENCES
         }
         self.live: dict[Player, int] = {}
-        self.live_at: dict[int, tuple[Player, ...]] = {}  # table -> its players with a stack
+        # table -> who sits in each seat of its hand in play, and their stacks
+        self.live_at: dict[int, tuple[tuple[Player | None, ...], list[int]]] = {}
         self.holding: dict[Player, dict[int, int]] = {}  # player -> table -> its stack there
         self.pots: dict[int, tuple[int, int] | None] = {}  # table -> (deal, pot) in play
         self._seated: dict[tuple[int, int], tuple[Player | None, ...]] = {}  # a hand's players
@@ -594,9 +611,11 @@ class Tally:
         """A deal's swings, once every table has played it (then its field average is
         final but for corrections: a player's swing moves once a deal, not at every hand)."""
         hands = self.hands_of(a, d)
-        n, new = len(hands), _swings(hands, self.seats)
-        if n < len(self._order[d]):
-            n, new = 0, {}
+        n, new = len(hands), {}
+        if n < len(self._order[d]):  # (not counted yet: not worth the sums)
+            n = 0
+        else:
+            new = _swings(hands, self.seats)
         was, old = self.deal_swing[a].get(d, (0, {}))
         total = self.swing[a]
         swung = moved.swung[a]
@@ -622,14 +641,28 @@ class Tally:
     def _live(self, t: int, moved: Moved) -> None:
         """A table's players' stacks and pot, re-read. (A player in play at two tables at
         once, a team's seat in two stages that overlap, shows the first table's, as the
-        recount does.)"""
-        new, pot = self._live_at(t)
+        recount does.) Kept seat by seat: an action moves one seat's stack, so only a seat
+        whose stack moved touches its player's (the players' keys are tuples, rehashed at
+        every lookup: six of them an action cost the statistics a third of their time)."""
+        seated, stacks, pot = self._live_at(t)
         if self.pots.get(t) != pot:
             self.pots[t] = pot
             moved.pots.add(t)
+        was_seated, was = self.live_at.get(t, _NOBODY)
+        if seated is was_seated:  # (the same hand's seating: compare seat by seat)
+            if stacks == was:
+                return
+            holding = self.holding
+            for p, v, before in zip(seated, stacks, was, strict=True):
+                if v != before and p is not None:
+                    holding[p][t] = v
+                    self._show(p, moved)
+            self.live_at[t] = (seated, stacks)
+            return
         holding = self.holding
-        for p in self.live_at.get(t, ()):
-            if p not in new:
+        new = {p: v for p, v in zip(seated, stacks, strict=True) if p is not None}
+        for p in was_seated:
+            if p is not None and p not in new:
                 del holding[p][t]
                 self._show(p, moved)
         for p, v in new.items():
@@ -639,13 +672,17 @@ class Tally:
             if at.get(t) != v:
                 at[t] = v
                 self._show(p, moved)
-        self.live_at[t] = tuple(new)
+        self.live_at[t] = (seated, stacks)
 
-    def _live_at(self, t: int) -> tuple[dict[Player, int], tuple[int, int] | None]:
-        """``_live_at``, with who sits where kept per hand (an action reads its stacks)."""
+    def _live_at(
+        self, t: int
+    ) -> tuple[tuple[Player | None, ...], list[int], tuple[int, int] | None]:
+        """``_live_at``, seat by seat: who sits in each seat (kept per hand: the same tuple
+        while the hand plays), their stacks, and the (deal, pot); no one outside a hand in
+        betting play."""
         current = self.state.tables[t].current
         if current is None or current.status in TERMINAL:
-            return {}, None
+            return (), [], None
         at = (t, current.deal)
         seated = self._seated.get(at)
         if seated is None:
@@ -655,8 +692,8 @@ class Tally:
             )
         hand = current.hand
         committed, cap = hand.committed, hand.spec.cap
-        stacks = {p: cap - committed.get(s, 0) for s, p in enumerate(seated, 1) if p is not None}
-        return stacks, (current.deal, hand.pot)
+        stacks = [cap - committed.get(s, 0) for s in range(1, self.seats + 1)]
+        return seated, stacks, (current.deal, hand.pot)
 
     def _show(self, p: Player, moved: Moved) -> None:
         at = self.holding[p]
@@ -681,6 +718,11 @@ class Tally:
     def row(self, a: str, p: Player) -> dict[str, Any]:
         live = self.live.get(p) if a == LIVE else None
         return self.rows.player(p, self.counts[a].get(p, ZERO), self.swing[a].get(p, {}), live)
+
+    def counted(self, a: str, p: Player) -> dict[str, Any]:
+        """``row`` but the names (unmoved but by the roster: ``Moved.renamed``)."""
+        live = self.live.get(p) if a == LIVE else None
+        return self.rows.counted(self.counts[a].get(p, ZERO), self.swing[a].get(p, {}), live)
 
     def swing_of(self, a: str, p: Player) -> float:
         return swing_value(self.swing[a].get(p, {}))
