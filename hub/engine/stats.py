@@ -132,15 +132,23 @@ def _line(h: HandState, seats: int) -> tuple[tuple[Line, ...], tuple[str, ...]]:
     return tuple(lines), tuple(preflop)
 
 
-def hand_facts(state: TournamentState, h: HandState | None) -> HandFacts | None:
-    """What a hand adds now (None: nothing: not started, or in play)."""
+def hand_facts(
+    state: TournamentState,
+    h: HandState | None,
+    seated: tuple[Player | None, ...] | None = None,
+) -> HandFacts | None:
+    """What a hand adds now (None: nothing: not started, or in play); ``seated``: who sits in
+    each seat of the hand, if known (the ``Tally`` keeps it per hand)."""
     if h is None or not h.counts:
         return None
     seats = state.config.seats
-    teams = []
-    for s in range(1, seats + 1):
-        held = state.seat_holder(h.table, s, h.deal)
-        teams.append(held[0].id if held else None)
+    if seated is None:
+        teams = []
+        for s in range(1, seats + 1):
+            held = state.seat_holder(h.table, s, h.deal)
+            teams.append(held[0].id if held else None)
+    else:
+        teams = [p[0] if p is not None else None for p in seated]
     result = h.result or {}
     chips = tuple(result.get(s, 0) for s in range(1, seats + 1))
     lines = preflop = None
@@ -579,7 +587,8 @@ class Tally:
         noted, self._noted = self._noted, {}
         state = self.state
         for t, d in noted:
-            f = hand_facts(state, state.hand(t, d))
+            h = state.hand(t, d)
+            f = hand_facts(state, h, self._seating(t, d) if h is not None and h.counts else None)
             public = f is not None and self.released(self._group[t], d)
             for a in AUDIENCES:
                 want = f if a == LIVE or public else None
@@ -699,17 +708,21 @@ class Tally:
         current = self.state.tables[t].current
         if current is None or current.status in TERMINAL:
             return (), [], None
-        at = (t, current.deal)
-        seated = self._seated.get(at)
-        if seated is None:
-            holders = [self.state.seat_holder(t, s, current.deal) for s in range(1, self.seats + 1)]
-            seated = self._seated[at] = tuple(
-                (h[0].id, s) if h is not None else None for s, h in enumerate(holders, 1)
-            )
+        seated = self._seating(t, current.deal)
         hand = current.hand
         committed, cap = hand.committed, hand.spec.cap
         stacks = [cap - committed.get(s, 0) for s in range(1, self.seats + 1)]
         return seated, stacks, (current.deal, hand.pot)
+
+    def _seating(self, t: int, d: int) -> tuple[Player | None, ...]:
+        """Who sits in each seat of a table's hand of a deal (kept until the names move)."""
+        seated = self._seated.get((t, d))
+        if seated is None:
+            holders = [self.state.seat_holder(t, s, d) for s in range(1, self.seats + 1)]
+            seated = self._seated[(t, d)] = tuple(
+                (h[0].id, s) if h is not None else None for s, h in enumerate(holders, 1)
+            )
+        return seated
 
     def _show(self, p: Player, moved: Moved) -> None:
         at = self.holding[p]
