@@ -27,6 +27,7 @@ import functools
 import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
 from hub.engine.changes import (
@@ -311,35 +312,40 @@ class _Rows:
         summary = []
         bb = self.bb
         n = len(hands)
+        seats = state.config.seats
+        tables = [t for t, _ in hands]
+        facts = [f for _, f in hands]
         statics = [self._static(deal, t, f) for t, f in hands]
-        for s in range(1, state.config.seats + 1):
+        # The hands' columns, seat by seat (a followed deal's every hand remakes them all:
+        # the sums, counts and maxima of a column run in C, not a loop a seat a hand).
+        nothing: list[tuple[Any, ...]] = [()] * seats
+        results = list(zip(*(f.result for f in facts), strict=True)) if facts else nothing
+        won_at = list(zip(*(f.won for f in facts), strict=True)) if facts else nothing
+        played = [f.preflop for f in facts if f.preflop is not None]
+        preflops = list(zip(*played, strict=True)) if played else nothing
+        for s in range(1, seats + 1):
             i = s - 1
-            # (one pass over the hands a seat: a followed deal's every hand remakes them all)
-            preflop = dict.fromkeys(PREFLOP, 0)
-            won = []
-            total = 0
+            chips_at = results[i]
+            column = preflops[i]
+            preflop = {k: column.count(k) for k in PREFLOP}
+            won = list(compress(tables, won_at[i]))
             best: tuple[int, int] | None = None
             best_team = None
-            for t, f in hands:
-                chips = f.result[i]
-                total += chips
-                if best is None or chips > best[1]:  # (ties: the first, as ``max``)
-                    best, best_team = (t, chips), f.teams[i]
-                if f.preflop is not None:
-                    preflop[f.preflop[i]] += 1
-                if f.won[i]:
-                    won.append(t)
-            average = total / n if n else None
+            if n:
+                j = chips_at.index(max(chips_at))  # (ties: the first)
+                best, best_team = (tables[j], chips_at[j]), facts[j].teams[i]
+            average = sum(chips_at) / n if n else None
             rows: list[dict[str, Any]] = []
             if average is not None:
                 # (a result's swing once: a seat's results repeat, its rounding costs)
                 swings: dict[int, float] = {}
-                for static, (_, f) in zip(statics, hands, strict=True):
-                    chips = f.result[i]
+                for static, chips in zip(statics, chips_at, strict=True):
                     swing = swings.get(chips)
                     if swing is None:
                         swing = swings[chips] = round(chips - average, 2)
-                    rows.append({**static[i], "swing": swing})
+                    row = static[i].copy()  # (a copy and one key: cheaper than a merge)
+                    row["swing"] = swing
+                    rows.append(row)
             seats_out.append(
                 {
                     "seat": s,
@@ -380,6 +386,9 @@ def _signed_bb(x: float, bb: int) -> str:
 
 def swing_value(swing: Swing) -> float:
     """A player's swing in chips, to the hundredth (the same sum whichever way it was kept)."""
+    if len(swing) == 1:  # (every deal of as many tables: the sum of one, without its sort)
+        ((n, part),) = swing.items()
+        return round(part / n, 2) + 0.0
     return round(sum(part / n for n, part in sorted(swing.items())), 2) + 0.0
 
 
