@@ -675,9 +675,10 @@ class Tally:
     def _live(self, t: int, moved: Moved) -> None:
         """A table's players' stacks and pot, re-read. (A player in play at two tables at
         once, a team's seat in two stages that overlap, shows the first table's, as the
-        recount does.) Kept seat by seat: an action moves one seat's stack, so only a seat
-        whose stack moved touches its player's (the players' keys are tuples, rehashed at
-        every lookup: six of them an action cost the statistics a third of their time)."""
+        recount does.) Kept seat by seat: an action moves a seat's stack or two, so only a
+        seat whose stack moved touches its player's (the players' keys are tuples, hashed
+        again at every lookup: six players' three lookups each, at every flush a table
+        moved, were most of this re-read's cost)."""
         seated, stacks, pot = self._live_at(t)
         if self.pots.get(t) != pot:
             self.pots[t] = pot
