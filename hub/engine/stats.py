@@ -23,8 +23,11 @@ players show hands and swings only.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
 from hub.engine.changes import (
@@ -71,6 +74,7 @@ Player = tuple[str, int]  # (team id, seat)
 # deal's total (the swing of one deal is that over n); its value, the sum over n in order.
 Swing = dict[int, int]
 _HAND = (HandStarted, HandRewound, HandSettled)
+_NOBODY: tuple[tuple[Player | None, ...], list[int]] = ((), [])
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,15 +133,23 @@ def _line(h: HandState, seats: int) -> tuple[tuple[Line, ...], tuple[str, ...]]:
     return tuple(lines), tuple(preflop)
 
 
-def hand_facts(state: TournamentState, h: HandState | None) -> HandFacts | None:
-    """What a hand adds now (None: nothing: not started, or in play)."""
+def hand_facts(
+    state: TournamentState,
+    h: HandState | None,
+    seated: tuple[Player | None, ...] | None = None,
+) -> HandFacts | None:
+    """What a hand adds now (None: nothing: not started, or in play); ``seated``: who sits in
+    each seat of the hand, if known (the ``Tally`` keeps it per hand)."""
     if h is None or not h.counts:
         return None
     seats = state.config.seats
-    teams = []
-    for s in range(1, seats + 1):
-        held = state.seat_holder(h.table, s, h.deal)
-        teams.append(held[0].id if held else None)
+    if seated is None:
+        teams = []
+        for s in range(1, seats + 1):
+            held = state.seat_holder(h.table, s, h.deal)
+            teams.append(held[0].id if held else None)
+    else:
+        teams = [p[0] if p is not None else None for p in seated]
     result = h.result or {}
     chips = tuple(result.get(s, 0) for s in range(1, seats + 1))
     lines = preflop = None
@@ -173,12 +185,22 @@ def _names(state: TournamentState) -> dict[Player, str]:
     return names
 
 
+# The figures rounded are kept (a float's ``round`` to a digit costs ~3,000 instructions: an
+# eighth of the statistics' instructions; a stack or a percentage takes few values, and again
+# and again).
+@functools.lru_cache(maxsize=1 << 16)
 def _pct(n: int, of: int) -> float | None:
     return round(100 * n / of, 1) if of else None
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _bb(chips: int | float | None, bb: int) -> float | None:
     return None if chips is None else round(chips / bb, 1)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _af(aggressive: int, calls: int) -> float | None:
+    return round(aggressive / calls, 2) if calls else None
 
 
 def _live_at(
@@ -229,23 +251,31 @@ class _Rows:
     ) -> dict[str, Any]:
         team, seat = p
         info = self.info.get(team, {})
-        hands, vpip, pfr, aggressive, calls, saw, shown = counts
-        poker = self.poker
         return {
             "id": f"{info.get('code', team)}-{seat}",
             "team": info.get("code", team),
             "colour": info.get("colour"),
             "seat": seat,
             "name": self.names.get(p, ""),
+            **self.counted(counts, swing, stack),
+        }
+
+    def counted(self, counts: Line, swing: Swing, stack: int | None) -> dict[str, Any]:
+        """A player's row but its names: what its counts, swing and stack move (the
+        ``Tally``'s edit of a row when a hand counts; the names move only with the roster)."""
+        hands, vpip, pfr, aggressive, calls, saw, shown = counts
+        poker = self.poker
+        return {
             "hands": hands,
             "vpip": _pct(vpip, hands) if poker else None,
             "pfr": _pct(pfr, hands) if poker else None,
-            "af": (round(aggressive / calls, 2) if calls else None) if poker else None,
+            "af": _af(aggressive, calls) if poker else None,
             "wtsd": _pct(shown, saw) if poker else None,
             "stack": stack,
             "stack_bb": _bb(stack, self.bb),
             "swing": swing_value(swing),
-            "counts": dict(zip(COUNTS, counts, strict=True)),
+            # (a Line is as long as COUNTS; ``strict``'s keyword parsing cost more than the zip)
+            "counts": dict(zip(COUNTS, counts)),  # noqa: B905
         }
 
     def _static(self, deal: int, t: int, f: HandFacts) -> list[dict[str, Any]]:
@@ -281,30 +311,47 @@ class _Rows:
         seats_out = []
         summary = []
         bb = self.bb
-        for s in range(1, state.config.seats + 1):
+        n = len(hands)
+        seats = state.config.seats
+        tables = [t for t, _ in hands]
+        facts = [f for _, f in hands]
+        statics = [self._static(deal, t, f) for t, f in hands]
+        # The hands' columns, seat by seat (a followed deal's every hand remakes them all:
+        # the sums, counts and maxima of a column run in C, not a loop a seat a hand).
+        nothing: list[tuple[Any, ...]] = [()] * seats
+        results = list(zip(*(f.result for f in facts), strict=True)) if facts else nothing
+        won_at = list(zip(*(f.won for f in facts), strict=True)) if facts else nothing
+        played = [f.preflop for f in facts if f.preflop is not None]
+        preflops = list(zip(*played, strict=True)) if played else nothing
+        for s in range(1, seats + 1):
             i = s - 1
-            results = [(t, f.result[i]) for t, f in hands]
-            preflop = dict.fromkeys(PREFLOP, 0)
-            for _, f in hands:
-                if f.preflop is not None:
-                    preflop[f.preflop[i]] += 1
-            n = len(results)
-            total = sum(c for _, c in results)
-            average = total / n if n else None
-            best = max(results, key=lambda tc: tc[1]) if results else None
-            if average is None:
-                rows = []
-            else:
-                rows = [
-                    {**self._static(deal, t, f)[i], "swing": round(f.result[i] - average, 2)}
-                    for t, f in hands
-                ]
+            chips_at = results[i]
+            column = preflops[i]
+            preflop = {k: column.count(k) for k in PREFLOP}
+            won = list(compress(tables, won_at[i]))
+            best: tuple[int, int] | None = None
+            best_team = None
+            if n:
+                j = chips_at.index(max(chips_at))  # (ties: the first)
+                best, best_team = (tables[j], chips_at[j]), facts[j].teams[i]
+            average = sum(chips_at) / n if n else None
+            rows: list[dict[str, Any]] = []
+            if average is not None:
+                # (a result's swing once: a seat's results repeat, its rounding costs)
+                swings: dict[int, float] = {}
+                for static, chips in zip(statics, chips_at, strict=True):
+                    swing = swings.get(chips)
+                    if swing is None:
+                        swing = swings[chips] = round(chips - average, 2)
+                    row = static[i].copy()  # (a copy and one key: cheaper than a merge)
+                    row["swing"] = swing
+                    rows.append(row)
             seats_out.append(
                 {
                     "seat": s,
                     "tables": n,
                     "preflop": preflop,
-                    "won": [t for t, f in hands if f.won[i]],
+                    "won": won,
                     "field_avg": None if average is None else round(average, 2),
                     "best": None if best is None else {"table": best[0], "chips": best[1]},
                     "rows": rows,
@@ -318,8 +365,7 @@ class _Rows:
                         f"{preflop[top]} of {counted} tables {VERB[top]} seat {s} preflop"
                     )
             if n >= 2 and best is not None and average is not None:
-                team = next(f.teams[i] for t, f in hands if t == best[0])
-                who = info[team]["name"] if team in info else f"T{best[0]}"
+                who = info[best_team]["name"] if best_team in info else f"T{best[0]}"
                 summary.append(
                     f"best at seat {s}: {who} {_signed(best[1])} "
                     f"({_signed_bb(best[1] - average, bb)} BB against the field)"
@@ -340,6 +386,9 @@ def _signed_bb(x: float, bb: int) -> str:
 
 def swing_value(swing: Swing) -> float:
     """A player's swing in chips, to the hundredth (the same sum whichever way it was kept)."""
+    if len(swing) == 1:  # (every deal of as many tables: the sum of one, without its sort)
+        ((n, part),) = swing.items()
+        return round(part / n, 2) + 0.0
     return round(sum(part / n for n, part in sorted(swing.items())), 2) + 0.0
 
 
@@ -489,7 +538,8 @@ class Tally:
             a: {} for a in AUDIENCES
         }
         self.live: dict[Player, int] = {}
-        self.live_at: dict[int, tuple[Player, ...]] = {}  # table -> its players with a stack
+        # table -> who sits in each seat of its hand in play, and their stacks
+        self.live_at: dict[int, tuple[tuple[Player | None, ...], list[int]]] = {}
         self.holding: dict[Player, dict[int, int]] = {}  # player -> table -> its stack there
         self.pots: dict[int, tuple[int, int] | None] = {}  # table -> (deal, pot) in play
         self._seated: dict[tuple[int, int], tuple[Player | None, ...]] = {}  # a hand's players
@@ -546,7 +596,8 @@ class Tally:
         noted, self._noted = self._noted, {}
         state = self.state
         for t, d in noted:
-            f = hand_facts(state, state.hand(t, d))
+            h = state.hand(t, d)
+            f = hand_facts(state, h, self._seating(t, d) if h is not None and h.counts else None)
             public = f is not None and self.released(self._group[t], d)
             for a in AUDIENCES:
                 want = f if a == LIVE or public else None
@@ -587,16 +638,18 @@ class Tally:
             p = (team, i + 1)
             old = counts.get(p, ZERO)
             line = f.lines[i]
-            counts[p] = tuple(o + sign * v for o, v in zip(old, line, strict=True))  # type: ignore[assignment]
+            counts[p] = tuple(map(operator.add if sign > 0 else operator.sub, old, line))
             moved.players[a].add(p)
 
     def _swing(self, a: str, d: int, moved: Moved) -> None:
         """A deal's swings, once every table has played it (then its field average is
         final but for corrections: a player's swing moves once a deal, not at every hand)."""
         hands = self.hands_of(a, d)
-        n, new = len(hands), _swings(hands, self.seats)
-        if n < len(self._order[d]):
-            n, new = 0, {}
+        n, new = len(hands), {}
+        if n < len(self._order[d]):  # (not counted yet: not worth the sums)
+            n = 0
+        else:
+            new = _swings(hands, self.seats)
         was, old = self.deal_swing[a].get(d, (0, {}))
         total = self.swing[a]
         swung = moved.swung[a]
@@ -622,14 +675,29 @@ class Tally:
     def _live(self, t: int, moved: Moved) -> None:
         """A table's players' stacks and pot, re-read. (A player in play at two tables at
         once, a team's seat in two stages that overlap, shows the first table's, as the
-        recount does.)"""
-        new, pot = self._live_at(t)
+        recount does.) Kept seat by seat: an action moves a seat's stack or two, so only a
+        seat whose stack moved touches its player's (the players' keys are tuples, hashed
+        again at every lookup: six players' three lookups each, at every flush a table
+        moved, were most of this re-read's cost)."""
+        seated, stacks, pot = self._live_at(t)
         if self.pots.get(t) != pot:
             self.pots[t] = pot
             moved.pots.add(t)
+        was_seated, was = self.live_at.get(t, _NOBODY)
+        if seated is was_seated:  # (the same hand's seating: compare seat by seat)
+            if stacks == was:
+                return
+            holding = self.holding
+            for i, v in enumerate(stacks):
+                if v != was[i] and (p := seated[i]) is not None:
+                    holding[p][t] = v
+                    self._show(p, moved)
+            self.live_at[t] = (seated, stacks)
+            return
         holding = self.holding
-        for p in self.live_at.get(t, ()):
-            if p not in new:
+        new = {p: v for p, v in zip(seated, stacks, strict=True) if p is not None}
+        for p in was_seated:
+            if p is not None and p not in new:
                 del holding[p][t]
                 self._show(p, moved)
         for p, v in new.items():
@@ -639,28 +707,39 @@ class Tally:
             if at.get(t) != v:
                 at[t] = v
                 self._show(p, moved)
-        self.live_at[t] = tuple(new)
+        self.live_at[t] = (seated, stacks)
 
-    def _live_at(self, t: int) -> tuple[dict[Player, int], tuple[int, int] | None]:
-        """``_live_at``, with who sits where kept per hand (an action reads its stacks)."""
+    def _live_at(
+        self, t: int
+    ) -> tuple[tuple[Player | None, ...], list[int], tuple[int, int] | None]:
+        """``_live_at``, seat by seat: who sits in each seat (kept per hand: the same tuple
+        while the hand plays), their stacks, and the (deal, pot); no one outside a hand in
+        betting play."""
         current = self.state.tables[t].current
         if current is None or current.status in TERMINAL:
-            return {}, None
-        at = (t, current.deal)
-        seated = self._seated.get(at)
-        if seated is None:
-            holders = [self.state.seat_holder(t, s, current.deal) for s in range(1, self.seats + 1)]
-            seated = self._seated[at] = tuple(
-                (h[0].id, s) if h is not None else None for s, h in enumerate(holders, 1)
-            )
+            return (), [], None
+        seated = self._seating(t, current.deal)
         hand = current.hand
         committed, cap = hand.committed, hand.spec.cap
-        stacks = {p: cap - committed.get(s, 0) for s, p in enumerate(seated, 1) if p is not None}
-        return stacks, (current.deal, hand.pot)
+        stacks = [cap - committed.get(s, 0) for s in range(1, self.seats + 1)]
+        return seated, stacks, (current.deal, hand.pot)
+
+    def _seating(self, t: int, d: int) -> tuple[Player | None, ...]:
+        """Who sits in each seat of a table's hand of a deal (kept until the names move)."""
+        seated = self._seated.get((t, d))
+        if seated is None:
+            holders = [self.state.seat_holder(t, s, d) for s in range(1, self.seats + 1)]
+            seated = self._seated[(t, d)] = tuple(
+                (h[0].id, s) if h is not None else None for s, h in enumerate(holders, 1)
+            )
+        return seated
 
     def _show(self, p: Player, moved: Moved) -> None:
         at = self.holding[p]
-        v = at[min(at, key=self.rank.__getitem__)] if at else None
+        if len(at) == 1:  # (in play at one table: the rule below, without its call)
+            v: int | None = next(iter(at.values()))
+        else:
+            v = at[min(at, key=self.rank.__getitem__)] if at else None
         if v is None:
             if self.live.pop(p, None) is not None:
                 moved.live.add(p)
@@ -681,6 +760,11 @@ class Tally:
     def row(self, a: str, p: Player) -> dict[str, Any]:
         live = self.live.get(p) if a == LIVE else None
         return self.rows.player(p, self.counts[a].get(p, ZERO), self.swing[a].get(p, {}), live)
+
+    def counted(self, a: str, p: Player) -> dict[str, Any]:
+        """``row`` but the names (unmoved but by the roster: ``Moved.renamed``)."""
+        live = self.live.get(p) if a == LIVE else None
+        return self.rows.counted(self.counts[a].get(p, ZERO), self.swing[a].get(p, {}), live)
 
     def swing_of(self, a: str, p: Player) -> float:
         return swing_value(self.swing[a].get(p, {}))

@@ -111,8 +111,10 @@ class Stats:
                 touched[key] = None
                 rec = docs.get(key)
                 if rec is not None:
-                    for p in players:  # its counts: the row, field by field
-                        rec.update(("players", index[p]), tally.row(a, p))
+                    # its counts: the row, field by field (but the names, unless renamed)
+                    remade = tally.row if moved.renamed else tally.counted
+                    for p in players:
+                        rec.update(("players", index[p]), remade(a, p))
                     for p in swung:  # a deal's field average moved: its players' swings
                         if p not in players:
                             rec.set(("players", index[p], "swing"), tally.swing_of(a, p))
