@@ -640,6 +640,31 @@ def test_intake_read_tiny(tmp_path: Path) -> None:
     assert row["us_per_message"] > 0 and row["messages_per_batch"] >= 1
 
 
+def test_ingest_spy_stages(tmp_path: Path) -> None:
+    """``ingest_spy.py``: a sample goes to the deepest pipeline stage its stack reaches, a
+    sample in the lane's ``transport.write`` apart, uvloop's C (no frame under the loop's)
+    as the event loop; every sample counted once."""
+    bench = load("ingest_spy")
+    at = bench.write_line()
+    assert at > 0
+    root = "<module> (hub/__main__.py:7);Runner.run (asyncio/runners.py:118)"
+    chain = f"{root};Ingest._process (hub/roles/ingest.py:364);Decider.take (x.py:1)"
+    feed = f"{chain};Journaling.take (x.py:2);Answering.take (x.py:3);FeedPublisher.take (x.py:4)"
+    stacks = {
+        f"{feed};Projecting.flush (hub/engine/projecting.py:128)": "feed: flush",
+        f"{feed};IngestFeed.publish (hub/serve/feed.py:454)": "feed: framing",
+        f"{feed};Lane._send (hub/bus/redis_lane.py:{at})": "socket write (feed)",
+        f"{chain};Journaling.take (x.py:2);pack (hub/wire/codec.py:67)": "journal",
+        f"{chain};Decider.decide (x.py:5);Engine.submit (hub/engine/core.py:87)": "decide: E",
+        root: "event loop",
+    }
+    raw = tmp_path / "ingest.raw"
+    raw.write_text("".join(f"{stack} {n}\n" for n, stack in enumerate(stacks, 1)))
+    for stack, stage in stacks.items():
+        assert bench.classify(stack.split(";"), at).startswith(stage), stack
+    assert bench.main([str(raw)]) == 0
+
+
 def test_publish_plan_phases() -> None:
     """Tables publish one event a period each: evenly spread phases by default, independent
     random ones with a seed (the same for the same seed, so two trees get the same load)."""
