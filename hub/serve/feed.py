@@ -97,22 +97,21 @@ class Frame:
 
     @classmethod
     def encode(cls, message: dict[str, Any]) -> Frame:
-        return cls(
-            message["seq"],
-            message["type"] == "snapshot",
-            {
-                "json": Outgoing(_json(message), True, message["seq"]),
-                "msgpack": Outgoing(pack(message), False, message["seq"]),
-            },
-        )
+        return cls._of(message, message["seq"], message["type"] == "snapshot")
+
+    @classmethod
+    def _of(cls, message: dict[str, Any], seq: int, full: bool) -> Frame:
+        text, binary = Outgoing(_json(message), True, seq), Outgoing(pack(message), False, seq)
+        return cls(seq, full, {"json": text, "msgpack": binary})
 
     @classmethod
     def snapshot(cls, topic: str, seq: int, payload: dict[str, Any]) -> Frame:
-        return cls.encode({"type": "snapshot", "topic": topic, "seq": seq, "data": payload})
+        return cls._of({"type": "snapshot", "topic": topic, "seq": seq, "data": payload}, seq, True)
 
     @classmethod
     def delta(cls, topic: str, seq: int, patch: list[dict[str, Any]]) -> Frame:
-        return cls.encode({"type": "delta", "topic": topic, "seq": seq, "patch": patch})
+        """(Every flush's frames: one per topic changed, ~6 an event at 60 tables.)"""
+        return cls._of({"type": "delta", "topic": topic, "seq": seq, "patch": patch}, seq, False)
 
 
 class FeedMessage(msgspec.Struct, frozen=True):  # (made in C: one per frame)
@@ -133,16 +132,13 @@ def _json(message: dict[str, Any]) -> bytes:
 
 def encode_feed(key: TopicKey, frame: Frame) -> bytes:
     """A feed channel message: the frame's bytes behind a small envelope."""
+    outs = frame.outs
+    return _envelope(key, frame, outs["json"].payload, outs["msgpack"].payload)
+
+
+def _envelope(key: TopicKey, frame: Frame, j: bytes, m: bytes) -> bytes:
     return pack(
-        {
-            "v": WIRE,
-            "a": key[0],
-            "t": key[1],
-            "s": frame.seq,
-            "f": frame.full,
-            "j": frame.outs["json"].payload,
-            "m": frame.outs["msgpack"].payload,
-        }
+        {"v": WIRE, "a": key[0], "t": key[1], "s": frame.seq, "f": frame.full, "j": j, "m": m}
     )
 
 
@@ -154,9 +150,9 @@ def feed_messages(
     does not as a notice of it (``stored``: True, the edges read it from the hash); a delta
     that does not in parts of its message, in order (``FeedReader`` puts them together)."""
     outs = frame.outs
-    size = len(outs["json"].payload) + len(outs["msgpack"].payload) + len(key[1]) + _ENVELOPE
-    if size <= limit:
-        return [encode_feed(key, frame)], False
+    j, m = outs["json"].payload, outs["msgpack"].payload
+    if len(j) + len(m) + len(key[1]) + _ENVELOPE <= limit:
+        return [_envelope(key, frame, j, m)], False
     if frame.full:
         notice = {"v": WIRE, "a": key[0], "t": key[1], "s": frame.seq, "f": True, "h": True}
         return [pack(notice)], True
@@ -470,7 +466,8 @@ class IngestFeed(_Store):
         log.seq += 1
         frame = Frame.delta(key[1], log.seq, change.patch)
         log.payload = change.payload  # already moved by the patch
-        whole = _shorter_whole(key[1], frame, change.payload)
+        big = len(frame.outs["json"].payload) > WHOLE_ABOVE  # (rare: asked here, not called)
+        whole = _shorter_whole(key[1], frame, change.payload) if big else None
         if whole is not None:
             # Most of the document moved (a release re-ranks every group): the document
             # whole is shorter than its patch, for every client and on the channel.
