@@ -688,20 +688,26 @@ def default_load_generator() -> str:
     return "c" if c_compiler() and WSCLIENTS_SOURCE.exists() else "python"
 
 
-def wsclients_binary() -> Path:
-    """``bench/wsclients.c`` compiled into ``bench/.build/``, rebuilt when the source is newer;
-    built under a temporary name and renamed, so that two runs at once do not race."""
-    binary = BUILD_DIR / "wsclients"
-    if binary.exists() and binary.stat().st_mtime >= WSCLIENTS_SOURCE.stat().st_mtime:
+def c_binary(source: Path, hint: str = "") -> Path:
+    """``source`` (a C file of ``bench/``) compiled into ``bench/.build/`` under its stem,
+    rebuilt when the source is newer; built under a temporary name and renamed, so that two
+    runs at once do not race. ``hint``: what to do without a compiler."""
+    binary = BUILD_DIR / source.stem
+    if binary.exists() and binary.stat().st_mtime >= source.stat().st_mtime:
         return binary
     compiler = c_compiler()
     if compiler is None:
-        raise RuntimeError("no C compiler for bench/wsclients.c (use --clients python)")
+        raise RuntimeError(f"no C compiler for bench/{source.name}{hint}")
     BUILD_DIR.mkdir(parents=True, exist_ok=True)
-    partial = BUILD_DIR / f"wsclients.{os.getpid()}.tmp"
-    subprocess.run([compiler, "-O2", "-o", str(partial), str(WSCLIENTS_SOURCE)], check=True)
+    partial = BUILD_DIR / f"{source.stem}.{os.getpid()}.tmp"
+    subprocess.run([compiler, "-O2", "-o", str(partial), str(source)], check=True)
     os.replace(partial, binary)
     return binary
+
+
+def wsclients_binary() -> Path:
+    """``bench/wsclients.c`` compiled (``c_binary``)."""
+    return c_binary(WSCLIENTS_SOURCE, " (use --clients python)")
 
 
 PRIORITIES = ("idle", "normal")

@@ -53,18 +53,8 @@ PER_ADDRESS = 200
 
 
 def server_binary() -> Path:
-    """``floor_server.c`` compiled into ``bench/.build/`` (rebuilt when the source is newer)."""
-    binary = edge_bench.BUILD_DIR / "floor_server"
-    if binary.exists() and binary.stat().st_mtime >= SOURCE.stat().st_mtime:
-        return binary
-    compiler = edge_bench.c_compiler()
-    if compiler is None:
-        raise RuntimeError("no C compiler for bench/floor_server.c")
-    edge_bench.BUILD_DIR.mkdir(parents=True, exist_ok=True)
-    partial = edge_bench.BUILD_DIR / f"floor_server.{os.getpid()}.tmp"
-    subprocess.run([compiler, "-O2", "-o", str(partial), str(SOURCE)], check=True)
-    os.replace(partial, binary)
-    return binary
+    """``floor_server.c`` compiled into ``bench/.build/`` (``edge_bench.c_binary``)."""
+    return edge_bench.c_binary(SOURCE)
 
 
 def ask(servers: list[subprocess.Popen[str]], line: str) -> str:
