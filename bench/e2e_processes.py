@@ -75,9 +75,13 @@ writes to the same name with ``.against`` added. A profiled run costs the ingest
 profile and measure in separate runs."""
 
 
-def hub_command(role: str, config: Path, port: int, tree: Path = ROOT) -> list[str]:
+def hub_command(
+    role: str, config: Path, port: int, tree: Path = ROOT, feed: str = "inline"
+) -> list[str]:
     command = [sys.executable, "-m", "hub", "serve", "--role", role, "--config", str(config)]
     command += ["--port", str(port)]
+    if role == "ingest" and feed != "inline":
+        command += ["--feed", feed]
     if role == "edge":
         command += ["--reuse-port", "--max-per-address", "1000000"]
     out = os.environ.get(PROFILE_ENV)
@@ -104,20 +108,25 @@ def start_hub(
     nice: int,
     fsync: str,
     tree: Path = ROOT,
+    feed: str = "inline",
 ) -> tuple[subprocess.Popen[str], str, subprocess.Popen[str], list[subprocess.Popen[str]], int]:
     """Redis, the ingest and two edges on one port (started together, waited for in turn):
     (redis, its URL, the ingest, the edges, the edges' port). ``tree``: the checkout whose
-    ``hub`` runs (its folder first on the path, and the working directory of ``-m hub``)."""
+    ``hub`` runs (its folder first on the path, and the working directory of ``-m hub``).
+    ``feed="separate"``: the ingest only decides, journals and answers, and a projector
+    (``serve --role projector``, the last of the edges' list) publishes the feed."""
     config_path = work / "event.toml"
     config_path.write_text(text)
     redis, url = redis_server(work, stack, nice, fsync)
     env = hub_env(url, token, tree)
     port = free_port()
     roles = [("ingest", free_port()), ("edge", port), ("edge", port)]
+    if feed == "separate":
+        roles.append(("projector", free_port()))
     hubs = [
         stack.enter_context(
             started(
-                hub_command(role, config_path, at, tree),
+                hub_command(role, config_path, at, tree, feed),
                 work / f"{role}{n}.log",
                 env=env,
                 cwd=tree,

@@ -51,6 +51,9 @@ and each point reports, per stage (``STAGES``: read by the ingest, taken, decide
 acked, the feed publish that carries it started, built, published, read by the edge, taken,
 sent, read by the commentator), the p50/p99 time from the PUBLISH and of the step from the
 stage before; and each feed publish's CPU against the events it covers (``feed_builds``).
+``--feed separate``: the ingest only decides, journals and answers, and a projector
+(``serve --role projector``) follows the journal and publishes the feed; the projector's CPU
+per event and the two together are reported beside the ingest's.
 Every process is ended by its pid.
 """
 
@@ -407,10 +410,12 @@ def run_point(
     drain: float = 3.0,
     trace: bool = False,
     desk_procs: int = 0,
+    feed: str = "inline",
 ) -> dict[str, Any]:
     """The figures of one run of ``setup``'s load on ``tree``'s hub (module docstring);
     ``trace``: the hub's processes run under ``bench/stage_trace.py`` (the stages);
-    ``desk_procs``: the commentators' processes (0: one per ``DESK_SHARE`` tables)."""
+    ``desk_procs``: the commentators' processes (0: one per ``DESK_SHARE`` tables);
+    ``feed="separate"``: a projector publishes the feed (``--feed``)."""
     edge_bench.raise_nofile()
     binary = edge_bench.wsclients_binary()
     token = base64.urlsafe_b64encode(os.urandom(24)).decode()
@@ -426,8 +431,10 @@ def run_point(
             traces.mkdir(exist_ok=True)
             stack.enter_context(traced_commands(traces))
         redis, url, ingest, edges, port = procs.start_hub(
-            work, stack, setup["text"], token, 0, "always", tree
+            work, stack, setup["text"], token, 0, "always", tree, feed
         )
+        projector = [p for p in edges if "projector" in p.args]
+        edges = [p for p in edges if p not in projector]
         feed = FeedSizes(url, Channels(setup["tid"]).feed)
         rss0 = sum(edge_bench.proc_rss_kib(e.pid) for e in edges)
         desks, desk_outs = [], []
@@ -455,6 +462,8 @@ def run_point(
         rss1_later = sum(edge_bench.proc_rss_kib(e.pid) for e in edges)
         procs.tell(pools, f"start {time.clock_gettime_ns(time.CLOCK_MONOTONIC)}")
         groups = {"ingest": [ingest.pid], "edges": [e.pid for e in edges], "redis": [redis.pid]}
+        if projector:
+            groups["projector"] = [p.pid for p in projector]
         groups["load_generator_commentators"] = [desk.pid for desk in desks]
         sampler = CpuSampler(groups)
         sampler.sample()
@@ -540,6 +549,17 @@ def point_figures(
         "feed_messages_per_event": round(sizes["messages"] / max(len(timed["sent"]), 1), 2),
         "window_s": round(wall, 1),
         "ingest_cpu_ms_per_event": round(1000 * cpu["ingest"] / max(accepted, 1), 3),
+        # --feed separate: the projector's, and the two together (what the hub pays an event)
+        **(
+            {
+                "projector_cpu_ms_per_event": round(1000 * cpu["projector"] / max(accepted, 1), 3),
+                "ingest_and_projector_cpu_ms_per_event": round(
+                    1000 * (cpu["ingest"] + cpu["projector"]) / max(accepted, 1), 3
+                ),
+            }
+            if "projector" in cpu
+            else {}
+        ),
         "cpu_pct": {k: round(100 * v / max(wall, 1e-9), 1) for k, v in cpu.items()},
         "edges_cpu_us_per_frame": round(1e6 * cpu["edges"] / max(frames, 1), 1),
         "frames": {"commentators": desk_seen["frames"], "spectator_rows": read["frames"]},
@@ -815,6 +835,7 @@ def measure(args: argparse.Namespace, trees: dict[str, Path], root: Path) -> dic
                 args.warmup,
                 trace=args.trace,
                 desk_procs=args.desk_procs,
+                feed=args.feed,
             )
             if args.saturate:
                 result["saturation"] = saturation(args, tables, trees[name], root / f"{i}-{name}")
@@ -890,7 +911,13 @@ def summary(name: str, r: dict[str, Any]) -> str:
     return (
         f"{r['tables']} tables {name}: ingest {r['ingest_cpu_ms_per_event']} ms CPU/event"
         f" ({r['cpu_pct']['ingest']} % of a core, {r['acked_pct']} % acked),"
-        f" edges {r['edges_cpu_us_per_frame']} µs/frame, {r['edges_kib_per_connection']}"
+        + (
+            f" projector {r['projector_cpu_ms_per_event']} ms CPU/event (both"
+            f" {r['ingest_and_projector_cpu_ms_per_event']}),"
+            if "projector_cpu_ms_per_event" in r
+            else ""
+        )
+        + f" edges {r['edges_cpu_us_per_frame']} µs/frame, {r['edges_kib_per_connection']}"
         f" KiB/conn ({r['edges_kib_per_connection_after']} after the load),"
         f" feed max {feed['max_bytes']} B (p99 {feed['p99_bytes']}, over 64 KB"
         f" {feed['over_64k']}), e2e p99 {lat['all'].get('p99_ms')} ms, load"
@@ -921,6 +948,12 @@ def main(argv: list[str] | None = None) -> int:
         "--desk-procs", type=int, default=0, help="commentator processes (0: one per 120)"
     )
     parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument(
+        "--feed",
+        choices=("inline", "separate"),
+        default="inline",
+        help="the ingest publishes the feed (inline: docker-compose.yml), or a projector does",
+    )
     parser.add_argument(
         "--trace", action="store_true", help="time the stages (bench/stage_trace.py)"
     )
