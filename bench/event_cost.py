@@ -28,18 +28,20 @@ frames waited in its own sockets: the e2e measured the bench). ``--clients`` spe
 ``wsclients.c`` on ``table:T`` (as ``e2e_latency`` runs them).
 
 Measured over the steady window (after ``--warmup``), with the load average and CPU count:
-ingest CPU per accepted event (/proc utime+stime); edge CPU per frame delivered (the
-commentators' frames and the spectators' frames that add a row); edge memory per connection
-(RSS after the clients connect minus before: the clients' topics subscribed, no event yet;
-and ``_after`` the load, when the edges also hold each topic's deltas for catch-up; with the
-same 2 s later, the commentators' alone once their snapshots came, and the edges' RSS before
-any client: the topics an edge makes on demand, ``Family.lazy``, are made at subscribe and
-count here, while a tree that made them eagerly held them before the first client); every
-message the ingest publishes on the feed channel (subscribed with redis-py: count, max, p99,
-count over 64 KB); e2e latency from the console's PUBLISH to the commentator's ``console:T``
-frame carrying that event's seq (its ``last_seq``: every event type moves it), p50/p99/max per
-event type, with the ack's latency.
-The commentators time a frame when their process reads it (not the kernel's stamp).
+ingest CPU per accepted event (/proc utime+stime) and its context switches per accepted event
+(voluntary: it slept, a wakeup each; involuntary: it was preempted; every thread's
+``/proc/PID/task/*/status``: less sensitive to the machine's load than its CPU); edge CPU per
+frame delivered (the commentators' frames and the spectators' frames that add a row); edge
+memory per connection (RSS after the clients connect minus before: the clients' topics
+subscribed, no event yet; and ``_after`` the load, when the edges also hold each topic's deltas
+for catch-up; with the same 2 s later, the commentators' alone once their snapshots came, and
+the edges' RSS before any client: the topics an edge makes on demand, ``Family.lazy``, are made
+at subscribe and count here, while a tree that made them eagerly held them before the first
+client); every message the ingest publishes on the feed channel (subscribed with redis-py:
+count, max, p99, count over 64 KB); e2e latency from the console's PUBLISH to the commentator's
+``console:T`` frame carrying that event's seq (its ``last_seq``: every event type moves it),
+p50/p99/max per event type, with the ack's latency. The commentators time a frame when their
+process reads it (not the kernel's stamp).
 
 ``--against DIR``: each point also runs on another checkout's hub (an export of main, say),
 the trees alternating point after point, same tournament, events, phases and seeds; ratios
@@ -360,20 +362,40 @@ class FeedSizes(threading.Thread):
         }
 
 
-class CpuSampler(threading.Thread):
-    """(monotonic ns, CPU seconds of each group of pids) every ``every`` s."""
+def context_switches(pid: int) -> tuple[int, int]:
+    """(voluntary, involuntary) context switches of a process so far: every thread's
+    (``/proc/PID/task/*/status``; ``/proc/PID/status`` counts its main thread's alone)."""
+    voluntary = involuntary = 0
+    for status in Path(f"/proc/{pid}/task").glob("*/status"):
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a thread that ended
+            for line in status.read_text().splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    voluntary += int(line.split()[1])
+                elif line.startswith("nonvoluntary_ctxt_switches:"):
+                    involuntary += int(line.split()[1])
+    return voluntary, involuntary
 
-    def __init__(self, groups: dict[str, list[int]], every: float = 0.25) -> None:
+
+class CpuSampler(threading.Thread):
+    """(monotonic ns, CPU seconds of each group of pids) every ``every`` s; and, for the
+    ``switching`` group, its context switches (voluntary, involuntary) at the same times."""
+
+    def __init__(
+        self, groups: dict[str, list[int]], every: float = 0.25, switching: str = "ingest"
+    ) -> None:
         super().__init__(daemon=True)
-        self.groups, self.every = groups, every
+        self.groups, self.every, self.switching = groups, every, switching
         self.samples: list[tuple[int, dict[str, float]]] = []
+        self.switches: list[tuple[int, int]] = []  # (voluntary, involuntary), one a sample
         self.last: dict[int, float] = {}
         self.done = threading.Event()
 
     def sample(self) -> None:
         at = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
         cpu = {k: sum(self._cpu(p) for p in v) for k, v in self.groups.items()}
+        switched = [context_switches(p) for p in self.groups.get(self.switching, [])]
         self.samples.append((at, cpu))
+        self.switches.append((sum(v for v, _ in switched), sum(i for _, i in switched)))
 
     def _cpu(self, pid: int) -> float:
         """A process's CPU seconds; its last reading once it has exited (the console fleet)."""
@@ -394,6 +416,15 @@ class CpuSampler(threading.Thread):
         b = max(min(bisect.bisect_left(times, stop_ns), len(times) - 1), a)
         (t0, c0), (t1, c1) = self.samples[a], self.samples[b]
         return (t1 - t0) / 1e9, {k: c1[k] - c0.get(k, 0.0) for k in c1}
+
+    def switches_between(self, start_ns: int, stop_ns: int) -> tuple[int, int]:
+        """The ``switching`` group's (voluntary, involuntary) context switches between the
+        samples nearest the two times (the same samples as ``between``)."""
+        times = [at for at, _ in self.samples]
+        a = min(bisect.bisect_left(times, start_ns), len(times) - 1)
+        b = max(min(bisect.bisect_left(times, stop_ns), len(times) - 1), a)
+        (v0, i0), (v1, i1) = self.switches[a], self.switches[b]
+        return v1 - v0, i1 - i0
 
 
 # -- one point -----------------------------------------------------------------------------------
@@ -532,6 +563,7 @@ def point_figures(
     start_ns = timed["start_ns"] + int(warmup * 1e9)
     last_pub = max(row[2] for row in timed["sent"])
     wall, cpu = got["sampler"].between(start_ns, last_pub)
+    voluntary, involuntary = got["sampler"].switches_between(start_ns, last_pub)
     in_window = [row for row in timed["sent"] if start_ns <= row[2] <= last_pub]
     accepted = sum(1 for row in in_window if row[4])
     frames = desk_seen["frames"] + read["frames"]
@@ -560,6 +592,12 @@ def point_figures(
             if "projector" in cpu
             else {}
         ),
+        # the ingest's context switches per accepted event, over the same window (its
+        # wakeups, and its preemptions: less sensitive to the machine's load than its CPU)
+        "ingest_switches_per_event": {
+            "voluntary": round(voluntary / max(accepted, 1), 2),
+            "involuntary": round(involuntary / max(accepted, 1), 2),
+        },
         "cpu_pct": {k: round(100 * v / max(wall, 1e-9), 1) for k, v in cpu.items()},
         "edges_cpu_us_per_frame": round(1e6 * cpu["edges"] / max(frames, 1), 1),
         "frames": {"commentators": desk_seen["frames"], "spectator_rows": read["frames"]},
@@ -901,16 +939,23 @@ def ratios(this: dict[str, Any], against: dict[str, Any]) -> dict[str, float | N
         out[key] = round(this[key] / against[key], 3) if against[key] else None
     feed_this, feed_against = this["feed"]["max_bytes"], against["feed"]["max_bytes"]
     out["feed_max_bytes"] = round(feed_this / feed_against, 3) if feed_against else None
+    for kind in ("voluntary", "involuntary"):
+        a, b = this["ingest_switches_per_event"][kind], against["ingest_switches_per_event"][kind]
+        out[f"ingest_{kind}_switches_per_event"] = round(a / b, 3) if b else None
     p99 = this["latency"]["all"].get("p99_ms"), against["latency"]["all"].get("p99_ms")
     out["e2e_p99"] = round(p99[0] / p99[1], 3) if p99[0] and p99[1] else None
+    ack = this["latency"]["ack"].get("p99_ms"), against["latency"]["ack"].get("p99_ms")
+    out["ack_p99"] = round(ack[0] / ack[1], 3) if ack[0] and ack[1] else None
     return out
 
 
 def summary(name: str, r: dict[str, Any]) -> str:
     lat, feed = r["latency"], r["feed"]
+    switches = r.get("ingest_switches_per_event", {"voluntary": None, "involuntary": None})
     return (
         f"{r['tables']} tables {name}: ingest {r['ingest_cpu_ms_per_event']} ms CPU/event"
-        f" ({r['cpu_pct']['ingest']} % of a core, {r['acked_pct']} % acked),"
+        f" ({r['cpu_pct']['ingest']} % of a core, {r['acked_pct']} % acked,"
+        f" {switches['voluntary']} + {switches['involuntary']} context switches/event),"
         + (
             f" projector {r['projector_cpu_ms_per_event']} ms CPU/event (both"
             f" {r['ingest_and_projector_cpu_ms_per_event']}),"
@@ -920,7 +965,8 @@ def summary(name: str, r: dict[str, Any]) -> str:
         + f" edges {r['edges_cpu_us_per_frame']} µs/frame, {r['edges_kib_per_connection']}"
         f" KiB/conn ({r['edges_kib_per_connection_after']} after the load),"
         f" feed max {feed['max_bytes']} B (p99 {feed['p99_bytes']}, over 64 KB"
-        f" {feed['over_64k']}), e2e p99 {lat['all'].get('p99_ms')} ms, load"
+        f" {feed['over_64k']}), e2e p99 {lat['all'].get('p99_ms')} ms (ack p99"
+        f" {lat['ack'].get('p99_ms')} ms), load"
         f" {r['machine']['loadavg']} on {r['machine']['nproc']} CPUs"
     )
 
