@@ -7,13 +7,15 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
+import shutil
 import socket
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from redis_server import RedisServer
+from redis_server import RedisServer, free_port
 
 from hub.bus.base import Message, ReadRate
 from hub.bus.redis import RedisBus, RetryPolicy
@@ -66,6 +68,9 @@ class FakeTransport:
 
     def abort(self) -> None:
         self.aborted = True
+
+    def is_closing(self) -> bool:
+        return self.aborted
 
 
 def hand_fed(rate: ReadRate | None = None, pattern: str = "t:console:1") -> RedisSubscription:
@@ -199,6 +204,10 @@ async def test_a_cut_connection_resubscribes_at_once(tmp_path: Path) -> None:
                 while heard[-1:] != [b"after"] or s.pending:
                     heard += [m.data for m in await s.take()]
             assert set(heard) == {b"after"}
+        await sub.aclose()  # unsubscribed at once: Redis counts one receiver left
+        async with asyncio.timeout(2):
+            while await bus.publish("t:console:1", b"closed") != 1:
+                await asyncio.sleep(0.01)
         await bus.close()
 
 
@@ -235,3 +244,37 @@ async def test_a_flood_is_read_at_the_rate_and_the_loop_keeps_turning(tmp_path: 
         assert elapsed >= (6000 - 1000) / 20_000, elapsed  # the rate, less its burst
         assert 0 < max(steps) <= YIELD_EVERY, max(steps)
         await bus.close()
+
+
+@pytest.mark.redis
+async def test_a_tls_url_subscribes_over_tls(tmp_path: Path) -> None:
+    """``rediss://``: the subscription's connection speaks TLS with the context redis-py
+    makes of the URL's ``ssl_*`` options (its CA here), as the bus's other commands."""
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl to make a certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    port = free_port()
+    tls = ("--tls-port", str(port), "--tls-cert-file", str(cert), "--tls-key-file", str(key),
+           "--tls-ca-cert-file", str(cert), "--tls-auth-clients", "no")  # fmt: skip
+    try:
+        server = RedisServer(tmp_path / "redis", extra=tls)
+        server.start()
+    except RuntimeError:
+        pytest.skip("this redis-server speaks no TLS")
+    try:
+        bus = RedisBus(f"rediss://127.0.0.1:{port}/0?ssl_ca_certs={cert}", retry=FAST_RETRY)
+        await bus.connect()
+        assert bus._lane is None  # (commands on redis-py's TLS connections)
+        sub = bus.subscribe("t:console:1")
+        await asyncio.wait_for(sub.ready(), 5)
+        assert await bus.publish("t:console:1", b"over tls") == 1
+        assert [m.data for m in await asyncio.wait_for(sub.take(), 5)] == [b"over tls"]
+        await bus.close()
+    finally:
+        server.stop()

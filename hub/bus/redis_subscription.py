@@ -97,12 +97,14 @@ class _Reader(asyncio.Protocol):
         self.end(RedisConnectionError(f"Connection closed by server{detail}."))
 
     def end(self, error: BaseException) -> None:
-        """Stop reading; ``error`` ends the connection (its task raises it)."""
+        """Stop reading and close the connection; ``error`` ends it (its task raises it, if
+        it still waits: a cancelled task has cancelled ``ended``)."""
         if self.later is not None:
             self.later.cancel()
             self.later = None
         if not self.ended.done():
             self.ended.set_result(error)
+        if not self.transport.is_closing():
             self.transport.abort()
 
     def _go_on(self) -> None:
