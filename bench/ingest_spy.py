@@ -32,7 +32,7 @@ STAGES = [
     ("journal", r"Journaling\.|append_durably"),
     ("decide", r"Decider\.|Engine\.submit"),
     ("intake", r"Ingest\.(handle_batch|_process)|Applying\.|FairIntake\.|RedisSubscription\."),
-    ("intake", r"StreamReader|_AsyncHiredisParser|BufferedSubscription"),
+    ("intake", r"StreamReader|_AsyncHiredisParser|BufferedSubscription|_Reader\."),
     ("bus replies (lane data_received)", r"_Protocol\.data_received|Lane\._check"),
     ("lease, http, metrics", r"LeaseHolder|uvicorn|h11|starlette|prometheus|hub/serve/http"),
 ]

@@ -8,6 +8,13 @@ channel, on a connection each, ``TABLE_*`` limits) read into a ``FairIntake`` wh
 are taken and dropped; this process publishes ``--rate`` messages a second (a console event's
 bytes each) over the tables at random, written every millisecond on one raw connection. The
 figure: the child's CPU (utime + stime) per message, from its first message to its last.
+
+``--cachegrind``: the child runs under valgrind's cachegrind instead, twice per tree and
+round (``--seconds`` and three times as long), and the figure is the instructions per message
+(the difference of the two runs' totals over the difference of their messages: the start and
+the end cancel out), which the machine's load does not blur. Compile both trees first
+(``python -m compileall -q hub``: ``PYTHONDONTWRITEBYTECODE`` would leave the compiling to
+the runs).
 """
 
 from __future__ import annotations
@@ -96,28 +103,51 @@ def publish(port: int, tables: int, rate: float, seconds: float, seed: int) -> i
     return sent
 
 
-def one(tree: Path, url: str, port: int, args: argparse.Namespace, seed: int) -> dict[str, float]:
-    count = int(args.rate * args.seconds)
+def run_child(
+    tree: Path, url: str, port: int, args: argparse.Namespace, seed: int, seconds: float
+) -> tuple[dict[str, float], int]:
+    """The child's figures, and its instructions (0 unless ``--cachegrind``)."""
+    count = int(args.rate * seconds)
     env = {**os.environ, "PYTHONPATH": str(tree)}
     command = [sys.executable, __file__, "_child", str(tree), url, str(args.tables), str(count)]
-    proc = subprocess.Popen(command, cwd=tree, env=env, stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        if proc.stdout.readline().strip() != "ready":
-            raise RuntimeError("the child did not start")
-        publish(port, args.tables, args.rate, args.seconds, seed)
-        line = proc.stdout.readline()
-        proc.wait(30)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            proc.wait()
-    got = json.loads(line)
-    return {
+    with tempfile.TemporaryDirectory(prefix="duplicast-cg-") as tmp:
+        out = Path(tmp) / "cachegrind.out"
+        if args.cachegrind:
+            grind = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--log-file=/dev/null"]
+            command = [*grind, f"--cachegrind-out-file={out}", *command]
+        proc = subprocess.Popen(command, cwd=tree, env=env, stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None
+            if proc.stdout.readline().strip() != "ready":
+                raise RuntimeError("the child did not start")
+            publish(port, args.tables, args.rate, seconds, seed)
+            line = proc.stdout.readline()
+            proc.wait(300 if args.cachegrind else 30)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                proc.wait()
+        instructions = 0
+        if args.cachegrind:
+            for row in out.read_text().splitlines():
+                if row.startswith("summary:"):
+                    instructions = int(row.split()[1])
+    return json.loads(line), instructions
+
+
+def one(tree: Path, url: str, port: int, args: argparse.Namespace, seed: int) -> dict[str, float]:
+    got, instructions = run_child(tree, url, port, args, seed, args.seconds)
+    figures = {
         "us_per_message": round(1e6 * got["cpu_s"] / max(got["messages"], 1), 2),
         "messages_per_batch": round(got["messages"] / max(got["batches"], 1), 1),
         "loadavg": round(os.getloadavg()[0], 2),
     }
+    if args.cachegrind:
+        longer, more = run_child(tree, url, port, args, seed + 1000, 3 * args.seconds)
+        messages = longer["messages"] - got["messages"]
+        figures["instructions_per_message"] = round((more - instructions) / max(messages, 1))
+        figures["messages_per_batch"] = round(longer["messages"] / max(longer["batches"], 1), 1)
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", type=Path)
     parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument(
+        "--cachegrind", action="store_true", help="instructions per message (module docstring)"
+    )
     args = parser.parse_args(argv)
     trees = {"this": ROOT}
     if args.against:
@@ -152,9 +185,12 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             redis.terminate()
             redis.wait(10)
+    figure, unit = "us_per_message", "µs CPU"
+    if args.cachegrind:
+        figure, unit = "instructions_per_message", "instructions"
     for name, rows in out.items():
-        values = sorted(row["us_per_message"] for row in rows)
-        print(f"{name}: median {values[len(values) // 2]} µs CPU per message over {len(values)}")
+        values = sorted(row[figure] for row in rows)
+        print(f"{name}: median {values[len(values) // 2]} {unit} per message over {len(values)}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")
     return 0

@@ -33,7 +33,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
-from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import AuthenticationError, NoScriptError, RedisError, ResponseError
@@ -50,7 +49,7 @@ from hub.bus.base import (
     redacted_url,
     token_key,
 )
-from hub.bus.redis_lane import Lane, lane_for
+from hub.bus.redis_lane import Lane, address_for, lane_for
 from hub.bus.redis_retry import TRANSIENT_ERRORS, RetryPolicy, quietly
 from hub.bus.redis_scripts import (
     APPEND_BATCH,
@@ -92,6 +91,7 @@ class RedisBus(Bus):
         # The commands sent per event (journal appends, publishes, hash writes) go through
         # one lean pipelined connection (``hub.bus.redis_lane``); None: redis-py's (TLS).
         self._lane: Lane | None = None
+        self._address: dict[str, Any] | None = None  # the subscriptions' (``_subscriber``)
         self._subscriptions: set[RedisSubscription] = set()
         self._append_once: Any = None
         self._append_batch: Any = None
@@ -99,12 +99,12 @@ class RedisBus(Bus):
         self._claim: Any = None
         self._release: Any = None
 
-    def _subscriber(self) -> AbstractConnection:
-        """A new connection for one subscription, set up like the client's (address, login,
-        TLS, timeouts) but speaking RESP2: pub/sub messages are then plain replies that
-        ``read_response`` returns, not RESP3 pushes handed to a push handler."""
-        pool = self._client().connection_pool
-        return pool.connection_class(**{**pool.connection_kwargs, "protocol": 2})
+    def _subscriber(self) -> dict[str, Any]:
+        """Where a subscription connects and how it logs in: the URL's address, login,
+        database and TLS, as the client's connections (``redis_lane.address_for``)."""
+        if self._address is None:
+            self._address = address_for(self.url)
+        return self._address
 
     def _client(self) -> aioredis.Redis:
         if self._redis is None:

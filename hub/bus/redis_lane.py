@@ -23,18 +23,19 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import hiredis
 from redis._parsers.base import BaseParser
-from redis.connection import parse_url
+from redis.asyncio.connection import SSLConnection, parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-__all__ = ["Lane", "lane_for"]
+__all__ = ["Lane", "address_for", "connect", "error_of", "lane_for", "login"]
 
 Command = Sequence[bytes | str | int | float]
+P = TypeVar("P", bound=asyncio.Protocol)
 
 # (hiredis's stub types its argument as a tuple of one; it packs a tuple of any length)
 _pack: Callable[[tuple[Any, ...]], bytes] = hiredis.pack_command
@@ -52,7 +53,7 @@ class _Pending:
         self.sent = sent
 
 
-def _error(reply: Exception) -> Any:
+def error_of(reply: Exception) -> Any:
     """An error reply as redis-py's parsers make it (``NOPERM``: ``NoPermissionError``,
     ``NOSCRIPT``: ``NoScriptError``...)."""
     return BaseParser.parse_error(str(reply))  # type: ignore[no-untyped-call]
@@ -78,7 +79,7 @@ class _Protocol(asyncio.Protocol):
                     raise hiredis.ProtocolError("unexpected reply")
                 waiting = pending[0]
                 if isinstance(reply, Exception):
-                    reply = _error(reply)
+                    reply = error_of(reply)
                 waiting.replies.append(reply)
                 waiting.left -= 1
                 if not waiting.left:
@@ -151,24 +152,8 @@ class Lane:
                 self._connecting = None
 
     async def _open(self) -> _Protocol:
-        loop = asyncio.get_running_loop()
-        address = self.address
-        try:
-            if "path" in address:
-                opening = loop.create_unix_connection(lambda: _Protocol(self), address["path"])
-            else:
-                host, port = address.get("host", "localhost"), address.get("port", 6379)
-                opening = loop.create_connection(lambda: _Protocol(self), host, port)
-            _, protocol = await asyncio.wait_for(opening, self.connect_timeout)
-        except (TimeoutError, OSError) as exc:
-            raise RedisConnectionError(f"Error connecting to Redis: {exc}") from None
-        setup: list[Command] = []
-        if address.get("password") is not None:
-            user = address.get("username")
-            password = address["password"]
-            setup.append(("AUTH", user, password) if user else ("AUTH", password))
-        if address.get("db"):
-            setup.append(("SELECT", int(address["db"])))
+        protocol = await connect(self.address, lambda: _Protocol(self), self.connect_timeout)
+        setup = login(self.address)
         if setup:
             try:
                 replies = await self._send(protocol, setup)
@@ -222,10 +207,51 @@ class Lane:
             self._watch = None
 
 
-def lane_for(url: str, *, timeout: float = 5.0, connect_timeout: float = 2.0) -> Lane | None:
-    """A lane to the Redis at ``url``; None for a TLS URL (redis-py alone speaks TLS here)."""
-    address = parse_url(url)  # type: ignore[no-untyped-call]
+def address_for(url: str) -> dict[str, Any]:
+    """Where the Redis at ``url`` is and how to log in: ``host``/``port`` or ``path``,
+    ``username``, ``password``, ``db``; for a ``rediss://`` URL also ``ssl``, the context
+    redis-py makes of the URL's ``ssl_*`` options."""
+    address: dict[str, Any] = dict(parse_url(url))
     kind = address.pop("connection_class", None)
-    if kind is not None and "path" not in address:  # rediss://: TLS
+    if kind is SSLConnection:
+        options = {name: address.pop(name) for name in list(address) if name.startswith("ssl_")}
+        address["ssl"] = SSLConnection(**options).ssl_context.get()
+    return address
+
+
+def login(address: dict[str, Any]) -> list[Command]:
+    """The commands that set up a new connection to ``address``: AUTH, SELECT (none if the
+    URL gives neither a password nor a database)."""
+    setup: list[Command] = []
+    if address.get("password") is not None:
+        user = address.get("username")
+        password = address["password"]
+        setup.append(("AUTH", user, password) if user else ("AUTH", password))
+    if address.get("db"):
+        setup.append(("SELECT", int(address["db"])))
+    return setup
+
+
+async def connect(address: dict[str, Any], factory: Callable[[], P], timeout: float) -> P:
+    """A connection to ``address`` (``address_for``) read by ``factory()``'s protocol, within
+    ``timeout`` seconds; redis-py's ``ConnectionError`` if it cannot be made."""
+    loop = asyncio.get_running_loop()
+    try:
+        if "path" in address:
+            opening = loop.create_unix_connection(factory, address["path"])
+        else:
+            host, port = address.get("host", "localhost"), address.get("port", 6379)
+            opening = loop.create_connection(factory, host, port, ssl=address.get("ssl"))
+        _, protocol = await asyncio.wait_for(opening, timeout)
+    except (TimeoutError, OSError) as exc:
+        raise RedisConnectionError(f"Error connecting to Redis: {exc}") from None
+    return protocol
+
+
+def lane_for(url: str, *, timeout: float = 5.0, connect_timeout: float = 2.0) -> Lane | None:
+    """A lane to the Redis at ``url``; None for a TLS URL (redis-py alone sends commands over
+    TLS here)."""
+    address = address_for(url)
+    if "ssl" in address:
         return None
     return Lane(address, timeout=timeout, connect_timeout=connect_timeout)
