@@ -315,7 +315,7 @@ def _move_rows(
             if penalised:  # (a member more or less)
                 rec.replace_at((*at, base + j), whole(row))
             else:
-                rec.update((*at, base + j), row.totals())
+                rec.update_in(items[base + j], (*at, base + j), row.totals())
         elif before.penalty is not row.penalty and before.penalty != row.penalty:
             rec.insert((*at, base + j), whole(row))
         else:
