@@ -94,9 +94,17 @@ def _memo(h: HandState) -> _Memo | None:
         _last = (hand, memo)
         return memo
     actions = hand.actions
+    if memo is None or memo.state[0] > len(actions):
+        folds = tuple((a.seat, a.street) for a in actions if a.kind == "fold")
+    else:  # (a hand's actions only grow: the folds of those the memo saw, and the new ones')
+        folds = memo.inputs[1]
+        for i in range(memo.state[0], len(actions)):
+            a = actions[i]
+            if a.kind == "fold":
+                folds += ((a.seat, a.street),)
     inputs = (
         tuple(hand.board_visible()),
-        tuple((a.seat, a.street) for a in actions if a.kind == "fold"),
+        folds,
         actions[-1].street if actions else "preflop",
         hand.street in _DONE,
     )

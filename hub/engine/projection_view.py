@@ -289,21 +289,23 @@ def _move_rows(
         return
     member = _PLAYER if isinstance(now[0], SeatRow) else _TEAM
     members = list(map(member, was))
-    if members == list(map(member, now)):  # (the usual case: the order stands)
+    ranked = list(map(member, now))
+    if members == ranked:  # (the usual case: the order stands)
         order: Sequence[int] = range(n)
         stay: Container[int] = order
         moved: dict[int, dict[str, Any]] = {}
     else:
         place = {m: j for j, m in enumerate(members)}
-        order = [place.get(member(row), -1) for row in now]  # each new row's old place
-        if -1 in order or len(place) != n:  # other members: each place set to its new row
+        found: list[Any] = list(map(place.get, ranked))  # each new row's old place, or None
+        if None in found or len(place) != n:  # other members: each place set to its new row
             for j, row in enumerate(now):
                 if row is not was[j]:
                     rec.replace_at((*at, base + j), whole(row))
             return
-        stay = _standing(tuple(order))
-        moved = {old: items[base + old] for old in range(n) if old not in stay}
-        for old in sorted(moved, reverse=True):
+        order = found  # (no None in it)
+        stay, gone = _standing(tuple(order))
+        moved = {old: items[base + old] for old in gone}
+        for old in reversed(gone):
             rec.pop((*at, base + old))
     for j, row in enumerate(now):
         old = order[j]
@@ -315,7 +317,7 @@ def _move_rows(
             if penalised:  # (a member more or less)
                 rec.replace_at((*at, base + j), whole(row))
             else:
-                rec.update((*at, base + j), row.totals())
+                rec.update_in(items[base + j], (*at, base + j), row.totals())
         elif before.penalty is not row.penalty and before.penalty != row.penalty:
             rec.insert((*at, base + j), whole(row))
         else:
@@ -323,11 +325,12 @@ def _move_rows(
 
 
 @functools.lru_cache(maxsize=4096)
-def _standing(order: tuple[int, ...]) -> frozenset[int]:
+def _standing(order: tuple[int, ...]) -> tuple[frozenset[int], tuple[int, ...]]:
     """The old places of the rows that stay: a longest run of ``order`` (each new place's old
     place) that rises, so the fewest rows move (a ranking is a few rows: quadratic is fine;
-    of the longest runs, the one whose each row follows the earliest row it can). Made once
-    per order: a ranking's few rows move in the same few ways, flush after flush."""
+    of the longest runs, the one whose each row follows the earliest row it can); and the
+    old places of the others, the rows that move, in order. Made once per order: a ranking's
+    few rows move in the same few ways, flush after flush."""
     n = len(order)
     length = [1] * n
     before = [-1] * n
@@ -346,7 +349,7 @@ def _standing(order: tuple[int, ...]) -> frozenset[int]:
     while j >= 0:
         stay.add(order[j])
         j = before[j]
-    return frozenset(stay)
+    return frozenset(stay), tuple(old for old in range(n) if old not in stay)
 
 
 def _team_row(row: TeamStanding, info: dict[str, dict[str, str]]) -> dict[str, Any]:

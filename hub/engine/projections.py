@@ -15,7 +15,7 @@ Invariant (tested after every event): a flushed document equals its builder's pa
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from typing import Any, get_args
 
@@ -57,7 +57,7 @@ class Projections:
         self.active = False  # off while the journal replays: nothing is projected then
         self.docs: dict[TopicKey, Recorder] = {}
         self._stale: dict[TopicKey, None] = {}
-        self._moved: dict[TopicKey, None] = {}
+        self._moved: dict[TopicKey, Recorder] = {}  # (each with its document's recorder)
         self._projected: dict[tuple[int, int], None] = {}  # hands the projection must re-read
         # The topics to make when an event first touches them (those of families with a
         # model not materialized yet, and the topics made on demand that someone asked for
@@ -87,6 +87,11 @@ class Projections:
         self.movers: dict[str, Mover] = {}
         # The families whose frames go out after every other of a flush (``Family.last``).
         self._last = {f.name for f in FEEDS.values() if f.last and f.mover is not None}
+        # Made at ``start`` with the movers (each flush and event walks them): each mover
+        # with whether it is of a family that goes last, in ``movers`` order; per event
+        # class, the ``on`` of each mover of the families that declare it, in their order.
+        self._flushing: list[tuple[Mover, bool]] = []
+        self._telling: dict[type, tuple[Callable[[Any], None], ...]] = {}
         self._moving = {
             cls: tuple(f.name for f in feeds if f.mover is not None)
             for cls, feeds in self._routes.items()
@@ -199,14 +204,14 @@ class Projections:
 
     def _tell(self, event: EngineEvent) -> None:
         """The models of the families that declare the event's class note it."""
-        for name in self._modelled[type(event)]:
-            model = self.models.get(name)
-            if model is not None:
-                model.on(event)
-        for name in self._moving[type(event)]:
-            mover = self.movers.get(name)
-            if mover is not None:
-                mover.on(event)
+        cls = type(event)
+        if self.models:
+            for name in self._modelled[cls]:
+                model = self.models.get(name)
+                if model is not None:
+                    model.on(event)
+        for on in self._telling[cls]:
+            on(event)
 
     def _project(self, hand: tuple[int, int]) -> None:
         """The projection's scoreboard will move by this hand (at the next flush)."""
@@ -237,6 +242,11 @@ class Projections:
         self.board = projection_view.projected_board(self.state)
         self.movers = {
             f.name: f.mover(self.payloads) for f in FEEDS.values() if f.mover is not None
+        }
+        self._flushing = [(mover, name in self._last) for name, mover in self.movers.items()]
+        self._telling = {
+            cls: tuple(self.movers[name].on for name in names)
+            for cls, names in self._moving.items()
         }
 
     def on_demand(self, key: TopicKey) -> bool:
@@ -294,57 +304,55 @@ class Projections:
                 result = projection_view.projected_result(self.state, table, deal)
                 self.board.set_result(table, deal, result)
         stale, self._stale = self._stale, {}
+        docs, moved = self.docs, self._moved
         for key in stale:
-            if key in self._model_keys and key not in self.docs:
+            if key in self._model_keys and key not in docs:
                 continue  # nobody asked for it: nothing of it is built
             if key in self._mover_keys:
                 continue  # its mover keeps it (it noted the event)
             new = self.payloads.build(key)
             if new is None:
                 continue
-            rec = self.docs.get(key)
+            rec = docs.get(key)
             if rec is None:
-                self.docs[key] = Recorder(new)
+                docs[key] = Recorder(new)
                 out.append(TopicChange(key, None, new))
             else:
                 rec.replace_with(new)
-                self._moved[key] = None
+                moved[key] = rec
         for name, model in self.models.items():
             for audience in model.flush():
                 for key, args in self._family_keys(audience, name):
-                    rec = self.docs.get(key)
+                    rec = docs.get(key)
                     if rec is not None:
                         rec.replace_with(model.payload(audience, *args))
-                        self._moved[key] = None
+                        moved[key] = rec
         lazy, unmade = self._lazy_keys, self._unmade
         # A family that tells of the others (``Family.last``) goes out after all of them.
         last: list[TopicChange] = []
-        for name, mover in self.movers.items():
-            tail = name in self._last
+        for mover, tail in self._flushing:
             for key in mover.flush():
-                rec = self.docs.get(key)
+                rec = docs.get(key)
                 if rec is not None:
-                    if tail:
-                        if rec.ops:
-                            last.append(TopicChange(key, rec.ops, rec.doc))
-                            rec.ops = []
-                    else:
-                        self._moved[key] = None
+                    if not tail:
+                        moved[key] = rec
+                    elif rec.ops:
+                        last.append(TopicChange(key, rec.ops, rec.doc))
+                        rec.ops = []
                     continue
                 if key in lazy and key not in unmade:
                     continue  # made on demand: nobody asked for it
                 rec = mover.open(key)  # first touched: handed out whole
                 if rec is not None:
-                    self.docs[key] = rec
+                    docs[key] = rec
                     unmade.discard(key)
                     (last if tail else out).append(TopicChange(key, None, rec.doc))
         fresh, self._fresh = self._fresh, {}
         for key in fresh:
-            if key not in self.docs and (new := self.materialize(key)) is not None:
+            if key not in docs and (new := self.materialize(key)) is not None:
                 out.append(TopicChange(key, None, new))
-        moved, self._moved = self._moved, {}
-        for key in moved:
-            rec = self.docs[key]
+        self._moved = {}
+        for key, rec in moved.items():
             if rec.ops:
                 out.append(TopicChange(key, rec.ops, rec.doc))
                 rec.ops = []

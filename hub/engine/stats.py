@@ -575,6 +575,10 @@ class Tally:
         elif cls is RosterChanged or cls is StageFilled:
             self._renamed = True
 
+    def quiet(self) -> bool:
+        """Nothing noted since the last ``sync`` (which would then move nothing)."""
+        return not (self._noted or self._tables or self._renamed)
+
     def sync(self) -> Moved:
         """Move by what was noted; what moved."""
         moved = Moved(

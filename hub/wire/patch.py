@@ -387,6 +387,11 @@ class Recorder:
             node = node[part]
         _update(node, parts, fields, self.ops)
 
+    def update_in(self, node: dict[str, Any], parts: Path, fields: dict[str, Any]) -> None:
+        """``update`` of ``node``, the map at ``parts`` that its caller holds (not looked up
+        again: a ranking's rows, each set where it stands)."""
+        _update(node, parts, fields, self.ops)
+
     def update_values(self, parts: Path, keys: tuple[str, ...], values: tuple[Any, ...]) -> None:
         """``update`` with the fields ``keys`` (two or more) given as ``values``, in their order:
         when each equals the map's (one compare of tuples, which is ``before is value or
@@ -406,7 +411,13 @@ class Recorder:
             node = node[part]
         get, ops = _getter(keys), self.ops
         for i, values in enumerate(rows):
-            _update_values(node[i], (*parts, i), keys, get, values, ops)
+            item = node[i]
+            try:  # (a row that did not move: passed over here, no call, no path made)
+                if get(item) == values:
+                    continue
+            except KeyError:
+                pass
+            _update_values(item, (*parts, i), keys, get, values, ops)
 
     def update_each(self, parts: Path, rows: Sequence[dict[str, Any]]) -> None:
         """``update`` each map of the list at ``parts`` with its ``rows`` item (a table's

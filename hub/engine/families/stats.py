@@ -98,6 +98,8 @@ class Stats:
 
     def _move(self) -> None:
         tally = self.tally
+        if tally.quiet():  # (the second family's flush: the first moved both)
+            return
         moved = tally.sync()
         touched = self._touched
         docs = self.docs
