@@ -102,7 +102,7 @@ async def append_durably(
     them); a lost lease (``LeaseLost``) is raised at once."""
     if not records:
         return []
-    packed = [codec.pack(record) for record in records]
+    packed = [codec.pack_plain(record) for record in records]
     delay = 0.05
     while True:
         try:
