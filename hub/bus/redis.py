@@ -273,10 +273,9 @@ class RedisBus(Bus):
         client = self._client()
         lane = self._lane
         if lane is not None:  # one write, one reply each (cheap here, unlike redis-py's)
-            commands = [("PUBLISH", channel, data) for channel, data in messages]
 
             async def on_lane(_: int) -> list[Any]:
-                replies = await lane.execute(commands)
+                replies = await lane.publish(messages)
                 for reply in replies:
                     if isinstance(reply, Exception):
                         raise reply
