@@ -419,6 +419,11 @@ class IngestFeed(_Store):
                 self._due[key] = None
         return log
 
+    @property
+    def made(self) -> bool:
+        """Whether topics were made for a reader since the last publish (``take_made``)."""
+        return bool(self._made)
+
     def take_made(self, moved: Iterable[TopicKey]) -> list[tuple[TopicKey, Frame]]:
         """The topics made for a reader since the last publish and not ``moved`` by this one
         (those went out as its changes), each as a whole frame at its seq; forgotten here."""
