@@ -17,8 +17,9 @@ both first, as ``PYTHONDONTWRITEBYTECODE`` is set)::
 
 ``--mode all``: the measured events (after ``--warmup`` events) run inside one
 ``operator.call``, so callgrind counts only them; ``--mode flush``: the engine's flush
-(``Projecting.flush``, the families' work) alone, each call through ``operator.call``. The
-difference is the rest of the ingest's path: framing, the publisher's body, the bus and its
+(``Projecting.flush``, the families' work) alone, each call through ``operator.call``;
+``--mode submit``: the engine's ``submit`` alone (validate and apply, in the decide stage). All
+less these is the rest of the ingest's path: framing, the publisher's body, the bus and its
 lane, the answers, the journal and decide stages. Divide by ``--events``. (Redis's own work is
 in another process; the socket system calls' user-side cost counts.)
 
@@ -60,7 +61,7 @@ class Tapped:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", type=Path, help="the tree whose hub and bench run")
-    parser.add_argument("--mode", choices=("all", "flush", "hash", "time"), default="all")
+    parser.add_argument("--mode", choices=("all", "flush", "submit", "hash", "time"), default="all")
     parser.add_argument("--tables", type=int, default=60)
     parser.add_argument("--warmup", type=int, default=300)
     parser.add_argument("--events", type=int, default=300)
@@ -90,14 +91,15 @@ def main(argv: list[str] | None = None) -> None:
     else:
         session = projection_bench.session_of(root, total, 11, args.tables)
         kept.write_bytes(pickle.dumps(session))
-    measuring = False  # (flush: the measured events' flushes only)
-    if args.mode == "flush":
-        flush = Projecting.flush
+    measuring = False  # (flush, submit: the measured events' calls only)
+    if args.mode in ("flush", "submit"):
+        owner: Any = Projecting if args.mode == "flush" else Engine
+        plain = getattr(owner, args.mode)
 
-        def counted(self: Any) -> Any:
-            return operator.call(flush, self) if measuring else flush(self)
+        def counted(self: Any, *a: Any, **k: Any) -> Any:
+            return operator.call(plain, self, *a, **k) if measuring else plain(self, *a, **k)
 
-        Projecting.flush = counted  # type: ignore[method-assign]
+        setattr(owner, args.mode, counted)
 
     hashes: dict[str, Any] = {"all": hashlib.sha256(), "commands": Counter(), "ids": {}}
 
