@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
 import hiredis
@@ -139,10 +139,18 @@ class Lane:
         self._watch: asyncio.TimerHandle | None = None
         self._heads: dict[str, bytes] = {}  # channel -> its PUBLISH's packed head (publishes)
 
-    async def execute(self, commands: Sequence[Command]) -> list[Any]:
-        """Every command's reply, in order (an error reply as its exception, not raised)."""
-        protocol = self._protocol or await self._connect()
-        return await self._send(protocol, commands)
+    def execute(self, commands: Sequence[Command]) -> Awaitable[list[Any]]:
+        """Every command's reply, in order (an error reply as its exception, not raised).
+        Connected, the commands are written now and their replies' future returned (no
+        coroutine made per call: the caller awaits it at once, as it awaited ``execute``)."""
+        protocol = self._protocol
+        if protocol is None:
+            return self._connected(lambda p: self._send(p, commands))
+        return self._send(protocol, commands)
+
+    async def _connected(self, send: Callable[[_Protocol], asyncio.Future[list[Any]]]) -> list[Any]:
+        """``send`` once connected (``_connect``)."""
+        return await send(await self._connect())
 
     async def call(self, *command: bytes | str | int | float) -> Any:
         """One command's reply; an error reply is raised."""
@@ -151,11 +159,18 @@ class Lane:
             raise reply
         return reply
 
-    async def publish(self, messages: Sequence[tuple[str, bytes]]) -> list[Any]:
+    def publish(self, messages: Sequence[tuple[str, bytes]]) -> Awaitable[list[Any]]:
         """``execute`` of one ``PUBLISH`` per message, written as hiredis packs them (the
         same bytes: ``publishes``)."""
-        protocol = self._protocol or await self._connect()
-        return await self._write(protocol, publishes(messages, self._heads), len(messages))
+        protocol = self._protocol
+        if protocol is None:
+            return self._connected(lambda p: self._publish(p, messages))
+        return self._publish(protocol, messages)
+
+    def _publish(
+        self, protocol: _Protocol, messages: Sequence[tuple[str, bytes]]
+    ) -> asyncio.Future[list[Any]]:
+        return self._write(protocol, publishes(messages, self._heads), len(messages))
 
     def _send(self, protocol: _Protocol, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
         if len(commands) == 1:
