@@ -20,6 +20,7 @@ from hub.wire.codec import (
     CodecError,
     from_json,
     pack,
+    pack_plain,
     to_json,
     unpack,
 )
@@ -191,6 +192,74 @@ def test_corrupted_messages_decode_or_raise_codec_error(value: object, data: st.
 
 def test_matches_reference_msgpack_encoding() -> None:
     assert pack(EVENT) == msgpack.packb(EVENT, use_bin_type=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values)
+def test_pack_plain_is_pack_byte_for_byte(value: object) -> None:
+    assert pack_plain(value) == pack(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        0,
+        -1,
+        -32,
+        -33,
+        127,
+        128,
+        255,
+        256,
+        65535,
+        65536,
+        2**32 - 1,
+        2**32,
+        2**63,
+        2**64 - 1,
+        -128,
+        -129,
+        -(2**15) - 1,
+        -(2**31) - 1,
+        -(2**63),
+        1.5,
+        math.inf,
+        -0.0,
+        "a" * 31,
+        "a" * 32,
+        "a" * 255,
+        "a" * 256,
+        "a" * 65536,
+        "é",
+        b"",
+        b"a" * 256,
+        b"a" * 65536,
+        bytearray(b"ab"),
+        memoryview(b"ab"),
+        (1, (2, 3)),
+        [None, True, False],
+        {i: i for i in range(16)},
+        {str(i): [i] for i in range(17)},
+        {1.5: 2, None: 3},
+        list(range(16)),
+        list(range(65536)),
+    ],
+)
+def test_pack_plain_is_pack_at_every_size_boundary(value: object) -> None:
+    assert pack_plain(value) == pack(value)
+
+
+def test_pack_plain_leaves_to_pack_what_msgspec_refuses() -> None:
+    class Name(str):
+        pass
+
+    class Count(int):
+        pass
+
+    assert pack_plain({"n": Name("x"), "c": Count(5)}) == pack({"n": "x", "c": 5})
+    for bad in (2**64, -(2**63) - 1, [object()]):
+        with pytest.raises(CodecError):
+            pack_plain(bad)
 
 
 def test_a_console_event_is_decoded_straight_into_its_class_or_left_to_parse_event() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import hiredis
 import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -14,7 +15,7 @@ from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from hub.bus.redis import RedisBus
-from hub.bus.redis_lane import Lane, lane_for
+from hub.bus.redis_lane import HEADS, Lane, lane_for, publishes
 
 pytestmark = pytest.mark.redis
 
@@ -158,6 +159,38 @@ async def test_a_lost_connection_fails_what_is_in_flight_and_the_next_command_re
     await server.wait_closed()
     with pytest.raises(RedisConnectionError):  # nobody listening: refused, at once
         await one.call("PING")
+    one.close()
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [("dup:t:feed", b"x" * 700), ("dup:t:ack:c1", b""), ("dup:t:feed", b"\r\n" * 9)],
+        [("dup:é:ack:ç", b"\x00" * 100_000)],
+        [],
+    ],
+)
+def test_publishes_are_packed_as_hiredis_packs_them(messages: list[tuple[str, bytes]]) -> None:
+    heads: dict[str, bytes] = {}
+    packed = b"".join(hiredis.pack_command(("PUBLISH", c, d)) for c, d in messages)
+    assert publishes(messages, heads) == packed
+    assert publishes(messages, heads) == packed  # (again, from the heads remembered)
+
+
+def test_publishes_leave_other_types_to_hiredis_and_keep_their_heads_bounded() -> None:
+    with pytest.raises(TypeError):  # as hiredis refuses it
+        publishes([("c", bytearray(b"ab"))], {})  # type: ignore[list-item]
+    assert publishes([(b"c", b"d")], {}) == hiredis.pack_command(("PUBLISH", b"c", b"d"))  # type: ignore[list-item]
+    heads = {str(n): b"" for n in range(HEADS)}
+    publishes([("new", b"d")], heads)
+    assert list(heads) == ["new"]
+
+
+async def test_publish_answers_each_message_with_its_receivers(
+    redis_url: str, key_prefix: str
+) -> None:
+    one = lane(redis_url)
+    assert await one.publish([(f"{key_prefix}:a", b"1"), (f"{key_prefix}:b", b"2")]) == [0, 0]
     one.close()
 
 

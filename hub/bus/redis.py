@@ -98,6 +98,9 @@ class RedisBus(Bus):
         self._publish_many: Any = None
         self._claim: Any = None
         self._release: Any = None
+        # append_many's last fence (a frozen ``Fence``) and stream, with the keys and arguments
+        # the script is given for them
+        self._fenced: tuple[Fence | None, str, list[Any], bytes, bytes] | None = None
 
     def _subscriber(self) -> dict[str, Any]:
         """Where a subscription connects and how it logs in: the URL's address, login,
@@ -248,9 +251,14 @@ class RedisBus(Bus):
             return [await self.append(stream, items[0])]
         self._client()
         script = self._append_batch
-        keys = [stream] if fence is None else [stream, fence.key, token_key(fence.key)]
-        owner = b"" if fence is None else fence.owner.encode()
-        token = b"" if fence is None or fence.token is None else str(fence.token).encode()
+        fenced = self._fenced  # (the same fence, batch after batch: its parts made once)
+        if fenced is not None and fenced[0] is fence and fenced[1] == stream:
+            keys, owner, token = fenced[2], fenced[3], fenced[4]
+        else:
+            keys = [stream] if fence is None else [stream, fence.key, token_key(fence.key)]
+            owner = b"" if fence is None else fence.owner.encode()
+            token = b"" if fence is None or fence.token is None else str(fence.token).encode()
+            self._fenced = (fence, stream, keys, owner, token)
         bound = b"" if maxlen is None else str(max(1, maxlen)).encode()
 
         async def attempt(n: int) -> Any:
@@ -273,10 +281,9 @@ class RedisBus(Bus):
         client = self._client()
         lane = self._lane
         if lane is not None:  # one write, one reply each (cheap here, unlike redis-py's)
-            commands = [("PUBLISH", channel, data) for channel, data in messages]
 
             async def on_lane(_: int) -> list[Any]:
-                replies = await lane.execute(commands)
+                replies = await lane.publish(messages)
                 for reply in replies:
                     if isinstance(reply, Exception):
                         raise reply

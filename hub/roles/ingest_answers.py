@@ -181,7 +181,7 @@ class Answering:
 
     def answer(self, decided: Sequence[tuple[Outcome, Any, str]], out: BatchAnswers) -> None:
         """Each decided outcome's answer, in order; refusals to persist; rejections counted."""
-        pack = codec.pack
+        pack = codec.pack_plain
         ack_channel = self.ack_channel
         metrics = self.metrics
         for outcome, raw, channel in decided:

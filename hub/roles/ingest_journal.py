@@ -102,7 +102,7 @@ async def append_durably(
     them); a lost lease (``LeaseLost``) is raised at once."""
     if not records:
         return []
-    packed = [codec.pack(record) for record in records]
+    packed = [codec.pack_plain(record) for record in records]
     delay = 0.05
     while True:
         try:
@@ -158,6 +158,7 @@ class Journaling:
     ) -> None:
         self.bus = bus
         self.names = names
+        self._stream = names.journal  # (a property that formats it: asked once a batch)
         self.engine = engine
         self.metrics = metrics
         self.applying = applying
@@ -187,7 +188,7 @@ class Journaling:
     async def append(self, records: list[dict[str, Any]]) -> list[str]:
         """Append until it is durable (``append_durably``); the entry ids."""
         positions = await append_durably(
-            self.bus, self.names.journal, records, self.lease.fence, self.metrics
+            self.bus, self._stream, records, self.lease.fence, self.metrics
         )
         if positions:
             self.position = positions[-1]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from hub.bus.protocols import PubSubHashes
@@ -100,6 +100,7 @@ class FeedPublisher:
         # ahead of the journal. None: every change is journaled already (a projector).
         self.settled = settled
         self.names = Channels(engine.state.config.id)
+        self._feed = self.names.feed  # (a property that formats it: asked once a publish)
         self.store = store or IngestFeed()
         self.on_frame = on_frame
         self._lock = asyncio.Lock()  # feed messages go out in seq order
@@ -228,41 +229,51 @@ class FeedPublisher:
             changes = self.projecting.flush()
             frames: list[tuple[str, bytes]] = []
             stored: list[TopicKey] = []  # snapshots too big for the channel: in the hash
-            feed, publish, on_frame = self.names.feed, self.store.publish, self.on_frame
+            feed, store, on_frame = self._feed, self.store, self.on_frame
+            publish = store.publish
             for change in changes:  # (the hot path: ~12 frames an action)
                 frame = publish(change)
                 if frame is None:
                     continue
-                messages, in_hash = feed_messages(change.key, frame)
+                key = change.key
+                messages, in_hash = feed_messages(key, frame)
                 for message in messages:
                     frames.append((feed, message))
                 if in_hash:
-                    stored.append(change.key)
-                if on_frame is not None:
-                    on_frame(change.key, frame)
-            for key, frame in self.store.take_made(c.key for c in changes):
-                messages, in_hash = feed_messages(key, frame)  # (made for a reader here)
-                frames.extend((feed, m) for m in messages)
-                if in_hash:
                     stored.append(key)
+                if on_frame is not None:
+                    on_frame(key, frame)
+            if store.made:  # (topics made for a reader here since the last publish: rare)
+                for key, frame in store.take_made(c.key for c in changes):
+                    messages, in_hash = feed_messages(key, frame)
+                    frames.extend((feed, m) for m in messages)
+                    if in_hash:
+                        stored.append(key)
             # Before the frames: a topic is never SNAPSHOT_EVERY deltas ahead of its persisted
             # seq (what a restart continues from).
             # (every topic's: one made outside a publish, for a reader that asked first, is
             # due too: it has no frame in the feed, and its seq is what an edge heals from;
             # reading only the topics this publish moved left an edge without a released
             # deal's public topic: tests/test_site.py)
-            due = self.store.unsaved(at_least=SNAPSHOT_EVERY)
-            requests, self._requests = self._requests, []
-            asked = [key for request in requests for key in self.engine.topics_named(request.keys)]
-            asked += stored  # (and the feed's notices of these send the edges to the hash)
-            if asked:  # edges start and heal from these
-                await self.bus.hset_many(self.names.topics, self.store.snapshots(asked))
+            due = store.unsaved(at_least=SNAPSHOT_EVERY)
+            requests: Sequence[ControlRequest] = self._requests  # (edges' requests: rare)
+            asked = stored
+            if requests:
+                self._requests = []
+                named = self.engine.topics_named
+                asked = [key for request in requests for key in named(request.keys)] + stored
+            else:  # (one that comes while this publish awaits is the next one's)
+                requests = ()
+            if asked:  # edges start and heal from these (the feed's notices of the stored too)
+                await self.bus.hset_many(self.names.topics, store.snapshots(asked))
                 due.extend(asked)
             if due:
-                await self.bus.hset_many(self.names.topic_seqs, self.store.seqs(due))
-            answers = [a for r in requests if (a := r.answer(self.names, {"ok": True})) is not None]
-            if answers:
-                await self.bus.publish_many(answers)
+                await self.bus.hset_many(self.names.topic_seqs, store.seqs(due))
+            if requests:
+                ok = {"ok": True}
+                answers = [a for r in requests if (a := r.answer(self.names, ok)) is not None]
+                if answers:
+                    await self.bus.publish_many(answers)
             if frames:
                 await self.bus.publish_many(frames)
 

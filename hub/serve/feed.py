@@ -32,7 +32,7 @@ from typing import Any
 import msgspec
 import orjson
 
-from hub.wire.codec import CodecError, from_json, pack, to_json, unpack
+from hub.wire.codec import CodecError, from_json, pack, pack_plain, to_json, unpack
 from hub.wire.frames import Outgoing
 from hub.wire.patch import TopicChange, clone, diff
 from hub.wire.topics import TopicKey
@@ -101,7 +101,8 @@ class Frame:
 
     @classmethod
     def _of(cls, message: dict[str, Any], seq: int, full: bool) -> Frame:
-        text, binary = Outgoing(_json(message), True, seq), Outgoing(pack(message), False, seq)
+        text = Outgoing(_json(message), True, seq)
+        binary = Outgoing(pack_plain(message), False, seq)
         return cls(seq, full, {"json": text, "msgpack": binary})
 
     @classmethod
@@ -137,7 +138,7 @@ def encode_feed(key: TopicKey, frame: Frame) -> bytes:
 
 
 def _envelope(key: TopicKey, frame: Frame, j: bytes, m: bytes) -> bytes:
-    return pack(
+    return pack_plain(
         {"v": WIRE, "a": key[0], "t": key[1], "s": frame.seq, "f": frame.full, "j": j, "m": m}
     )
 
@@ -232,7 +233,7 @@ def _decode(msg: dict[str, Any]) -> FeedMessage:
 
 
 def encode_snapshot(frame: Frame) -> bytes:
-    return pack(
+    return pack_plain(
         {
             "v": WIRE,
             "s": frame.seq,
@@ -417,6 +418,11 @@ class IngestFeed(_Store):
                 log.unsaved = SNAPSHOT_EVERY  # persist the seq it stands at
                 self._due[key] = None
         return log
+
+    @property
+    def made(self) -> bool:
+        """Whether topics were made for a reader since the last publish (``take_made``)."""
+        return bool(self._made)
 
     def take_made(self, moved: Iterable[TopicKey]) -> list[tuple[TopicKey, Frame]]:
         """The topics made for a reader since the last publish and not ``moved`` by this one
