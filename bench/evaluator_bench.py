@@ -114,7 +114,9 @@ def run(hands: int = 5000, repeat: int = 3, seed: int = 1) -> dict[str, Any]:
         figures["evaluators"][name] = {
             "seconds": round(seconds, 4),
             "us_per_hand": round(us, 3),
-            "ratio_to_strength": round(us / base, 1),
+            # (3 significant digits: a run of a few hundred hands preempted once on a busy
+            # machine made one ratio round to 0.0 at one decimal)
+            "ratio_to_strength": float(f"{us / base:.3g}"),
         }
     return figures
 

@@ -670,8 +670,10 @@ def traced_commands(out: Path) -> Any:
     """The hub's processes started as ``stage_trace.py OUT -m hub ...`` while it lasts."""
     plain = procs.hub_command
 
-    def traced(role: str, config: Path, port: int, tree: Path = procs.ROOT) -> list[str]:
-        command = plain(role, config, port, tree)
+    def traced(
+        role: str, config: Path, port: int, tree: Path = procs.ROOT, feed: str = "inline"
+    ) -> list[str]:
+        command = plain(role, config, port, tree, feed)
         return [command[0], str(HERE / "stage_trace.py"), str(out), *command[1:]]
 
     procs.hub_command = traced
