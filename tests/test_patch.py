@@ -82,3 +82,36 @@ def test_a_map_of_scalars_diffs_as_the_plain_rule(
         new = {k: data.draw(_SCALAR) if data.draw(st.booleans()) else v for k, v in old.items()}
     path = data.draw(st.sampled_from(["", "/rows/3", "/running/seats/12/rows/5", "/é~0x"]))
     assert diff(old, new, path) == _plain(old, new, path)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_ROW, _ROW, st.data())
+def test_a_map_that_gains_or_loses_members_at_its_end_diffs_as_the_plain_rule(
+    old: dict[str, Any], extra: dict[str, Any], data: st.DataObject
+) -> None:
+    """A map that is another with members added at its end (a seat row when a hand starts:
+    its live fields), or the other way (when it settles), passed over by ``_diff``'s loop
+    (``_members_only``): the same operations as the plain rule, the map whole when shorter."""
+    grown = {**old, **{k: v for k, v in extra.items() if k not in old}}
+    path = data.draw(st.sampled_from(["/rows/3", "/seats/0", "/running/seats/12/rows/5", "/é~0x"]))
+    assert diff(old, grown, path) == _plain(old, grown, path)
+    assert diff(grown, old, path) == _plain(grown, old, path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_members_added_or_removed_diff_as_the_loop_would(data: st.DataObject) -> None:
+    """With values that are maps and lists too, ``_members_only`` gives what ``_diff``'s own
+    loop gives without it."""
+    value = st.recursive(_SCALAR, lambda inner: st.lists(inner, max_size=3), max_leaves=6)
+    old = data.draw(st.dictionaries(_KEY, value, max_size=6))
+    extra = data.draw(st.dictionaries(_KEY, value, max_size=6))
+    grown = {**old, **{k: v for k, v in extra.items() if k not in old}}
+    path = data.draw(st.sampled_from(["/rows/3", "/seats/0", "/é~0x"]))
+    fast = (diff(old, grown, path), diff(grown, old, path))
+    fast_path = patch._members_only
+    patch._members_only = lambda *a: False  # (a hypothesis test holds no monkeypatch)
+    try:
+        assert (diff(old, grown, path), diff(grown, old, path)) == fast
+    finally:
+        patch._members_only = fast_path

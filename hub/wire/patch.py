@@ -140,6 +140,8 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
     if old is new:
         return
     if isinstance(old, dict) and isinstance(new, dict):
+        if path and len(new) != len(old) and _members_only(old, new, path, ops):
+            return
         start, flat, added = len(ops), True, 0
         tails, get = _TAILS, old.get
         for key, value in new.items():
@@ -200,6 +202,64 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
             return
     if type(old) is not type(new) or old != new:
         ops.append({"op": "replace", "path": path, "value": new})
+
+
+def _members_only(old: dict[str, Any], new: dict[str, Any], path: str, ops: list[Op]) -> bool:
+    """``_diff`` of two maps (not the root) of which one is the other with members added at
+    its end, all else equal (a table's seat row when a hand starts: its live fields added;
+    when it settles: removed): the map replaced whole when the fewest bytes the members'
+    operations can take already make that shorter (``_shorter_whole``'s bound), else the
+    adds (or removes) and ``_shorter_whole``, as the loop of ``_diff`` gives them, without
+    the loop (the equal members compared in C). False if it is not that."""
+    n_old, n_new = len(old), len(new)
+    if n_new > n_old:
+        keys = list(new)
+        if keys[:n_old] != list(old) or not old.items() <= new.items():
+            return False
+        kind, moved = "add", keys[n_old:]
+    else:
+        keys = list(old)
+        if keys[:n_new] != list(new) or not new.items() <= old.items():
+            return False
+        kind, moved = "remove", keys[n_new:]
+    moved_key = tuple(moved)
+    found = _MOVED.get(moved_key) or _moved_tails(moved_key)
+    tails, length = found
+    if len(moved) > 1:
+        least = len(moved) * (_LEAST[kind] + len(path)) + length
+        if len(_json_encode(new)) < least:  # (``_shorter_whole``'s first answer)
+            ops.append({"op": "replace", "path": path, "value": new})
+            return True
+    start = len(ops)
+    if kind == "add":
+        ops.extend(
+            [
+                {"op": "add", "path": path + tail, "value": new[key]}
+                for key, tail in zip(moved, tails, strict=True)
+            ]
+        )
+    else:
+        ops.extend([{"op": "remove", "path": path + tail} for tail in tails])
+    if len(moved) > 1 and _shorter_whole(new, ops, start):
+        del ops[start:]
+        ops.append({"op": "replace", "path": path, "value": new})
+    return True
+
+
+_MOVED: dict[tuple[Any, ...], tuple[list[str], int]] = {}
+
+
+def _moved_tails(keys: tuple[Any, ...]) -> tuple[list[str], int]:
+    """The tails of ``keys`` (``_tail``) and their length in all, kept in ``_MOVED`` when
+    every key is a ``str`` (as ``_TAILS``: ``1`` and ``True`` are never taken one for
+    another); a few sets of fields (a seat's live ones) are added and removed over and over."""
+    tails = [_TAILS.get(k) or _tail(k) for k in keys]
+    found = (tails, sum(map(len, tails)))
+    if all(type(k) is str for k in keys):
+        if len(_MOVED) >= 1024:
+            _MOVED.clear()
+        _MOVED[keys] = found
+    return found
 
 
 # The fewest JSON bytes of an operation of each kind, its path's aside: its value at least
