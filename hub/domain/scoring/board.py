@@ -6,7 +6,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import fields
 from fractions import Fraction
+from operator import neg, sub
 from typing import Any
 
 from hub.domain.scoring.format import VIEWS, View
@@ -22,6 +24,7 @@ from hub.domain.scoring.ranking import (
 from hub.domain.scoring.rows import SeatRow, SeatStanding, TeamStanding
 
 _NO_PENALTY = (0, Fraction(0))  # (one object: a row without a penalty compared by identity)
+_INT = frozenset({int})
 
 # What one seat ranking adds to its teams' sums: per row, (team, IFP points in halves, chips);
 # and the sums, team -> [IFP points in halves, chips].
@@ -39,6 +42,8 @@ class Scoreboard:
     def __init__(self, layout: ScoringLayout) -> None:
         self.layout = layout
         self._seat_numbers = tuple(range(1, layout.seats + 1))
+        self._seat_set = frozenset(self._seat_numbers)
+        self._zeros = (0,) * layout.seats
         self._group_of = {t: g for g, tables in layout.groups.items() for t in tables}
         self._results: dict[tuple[int, int], dict[int, int]] = {}
         # view -> table -> seat -> total chips in that view.
@@ -62,7 +67,13 @@ class Scoreboard:
         self._team_sums = {}
         # What each seat ranking made by ``_rank_ifp`` adds to its teams' sums, row by row
         # (view, group, seat) -> (that ranking, its parts): read without a row's Fraction.
-        self._ifp_parts: dict[tuple[View, str, int], tuple[SeatStanding, Parts]] = {}
+        # and that ranking's rows by table (the next ranking's rows to keep).
+        self._ifp_parts: dict[
+            tuple[View, str, int], tuple[SeatStanding, Parts, dict[int, SeatRow]]
+        ] = {}
+        # (view, group, seat) -> table -> that seat's chip total there, negated: what
+        # ``_rank_ifp`` sorts, made at its first ranking and moved by ``_apply`` since.
+        self._negated: dict[tuple[View, str, int], dict[int, int]] = {}
         # group -> the stamp of its rankings' last move, the oldest first (``moved_since``).
         self._stamp = 0
         self._moved: dict[str, int] = {}
@@ -187,6 +198,11 @@ class Scoreboard:
         return dict(self._penalties)
 
     def _normalise(self, result: Mapping[int, int]) -> dict[int, int]:
+        seats = self._seat_numbers
+        if result.keys() <= self._seat_set and set(map(type, result.values())) <= _INT:
+            # (the usual case, checked without a step per seat: every seat known, every
+            # chip-score a plain int; anything else goes the long way, to its refusal)
+            return dict(zip(seats, map(result.get, seats, self._zeros), strict=True))
         for seat, chips in result.items():
             if seat not in self._seat_numbers:
                 raise ValueError(f"no seat {seat} (seats are 1..{self.layout.seats})")
@@ -206,11 +222,24 @@ class Scoreboard:
         """Move one table's totals (chip-scores, or ``source``: its IMPs) from ``old`` to
         ``new``; drop the caches that changed."""
         totals = (self._totals if source is None else source)[view][table]
+        negated = self._negated if source is None else {}
         moved = False
-        for seat in self._seat_numbers:
-            delta = (new[seat] if new else 0) - (old[seat] if old else 0)
+        seats = self._seat_numbers
+        # (each seat's ``new[seat] - old[seat]``, a side missing counting 0)
+        if new and old:
+            deltas = map(sub, map(new.__getitem__, seats), map(old.__getitem__, seats))
+        elif new:
+            deltas = map(new.__getitem__, seats)
+        elif old:
+            deltas = map(neg, map(old.__getitem__, seats))
+        else:
+            return
+        for seat, delta in zip(seats, deltas, strict=True):
             if delta:
                 totals[seat] += delta
+                column = negated.get((view, group, seat))
+                if column is not None:
+                    column[table] -= delta
                 self._drop_seat(view, group, seat)
                 moved = True
         if moved:
@@ -304,7 +333,11 @@ class Scoreboard:
         key = (view, group)
         cached = self._team_cache.get(key)
         if cached is None:
-            seats = [self.seat_standing(view, group, seat) for seat in self._seat_numbers]
+            held = self._seat_cache.get
+            seats = [
+                held((view, group, seat)) or self.seat_standing(view, group, seat)
+                for seat in self._seat_numbers
+            ]
             was = self._team_was.pop(key, None)
             if self.scoring.name == "ifp-points" and not self._penalties:
                 cached = self._rank_teams_ifp(key, seats, was)
@@ -380,6 +413,7 @@ class Scoreboard:
         rows: list[TeamStanding] = []
         rank = 0
         previous: tuple[int, int] | None = None
+        fresh = False  # (a row made anew: the ranking is not ``was``)
         for i, (h, chips, team) in enumerate(order):
             if (h, chips) != previous:
                 rank = i + 1
@@ -393,9 +427,10 @@ class Scoreboard:
                 and row.imps is None
                 and (row.penalty is _NO_PENALTY or row.penalty == _NO_PENALTY)
             ):
-                row = TeamStanding(group, team, rank, points, -chips, None, _NO_PENALTY)
+                row = _ifp_team_row(group, team, rank, points, -chips)
+                fresh = True
             rows.append(row)
-        if was is not None and all(a is b for a, b in zip(rows, was, strict=True)):
+        if not fresh and was is not None and all(a is b for a, b in zip(rows, was, strict=True)):
             return was
         return tuple(rows)
 
@@ -505,12 +540,23 @@ class Scoreboard:
         result and every projected hand): ``ifp_ranking``'s order and shares walked once,
         each row kept when its chips, rank and points stand."""
         # (chips down, then table up; the chips negated: one sort of tuples, no key calls)
-        order = sorted([(-totals[table][seat], table) for table in tables])
+        key = (view, group, seat)
+        column = self._negated.get(key)
+        if column is None:
+            column = self._negated[key] = {table: -totals[table][seat] for table in tables}
+        order = sorted(zip(column.values(), column, strict=True))
         n = len(order)
-        old = {} if was is None else {row.table: row for row in was.rows}
+        held = self._ifp_parts.get(key)
+        if was is None:
+            old: dict[int, SeatRow] = {}
+        elif held is not None and held[0] is was:
+            old = held[2]
+        else:
+            old = {row.table: row for row in was.rows}
         holder, players = self.layout.holder, self.layout.players
-        rows: list[SeatRow] = []
+        rows: dict[int, SeatRow] = {}  # table -> its row, by rank
         parts: list[tuple[str, int, int]] = []
+        fresh = False  # (a row made anew: the ranking is not ``was``)
         start = 0
         while start < n:
             less = order[start][0]
@@ -533,14 +579,20 @@ class Scoreboard:
                     row = _ifp_row(
                         table, holder[(table, seat)], players[(table, seat)], total, points, rank
                     )
-                rows.append(row)
+                    fresh = True
+                rows[table] = row
                 parts.append((row.team, h, total))
             start = end
-        if was is not None and all(a is b for a, b in zip(rows, was.rows, strict=True)):
+        ranked = tuple(rows.values())
+        if (
+            not fresh
+            and was is not None
+            and all(a is b for a, b in zip(ranked, was.rows, strict=True))
+        ):
             standing = was
         else:
-            standing = SeatStanding(group, seat, tuple(rows))
-        self._ifp_parts[(view, group, seat)] = (standing, tuple(parts))
+            standing = SeatStanding(group, seat, ranked)
+        self._ifp_parts[key] = (standing, tuple(parts), rows)
         return standing
 
 
@@ -566,12 +618,14 @@ def _move_sums(sums: Sums, before: Parts, now: Parts) -> None:
         return
     for a, b in zip(before, now, strict=True):
         if a != b:
-            total = sums[a[0]]  # (added when ``a`` came in)
-            total[0] -= a[1]
-            total[1] -= a[2]
-            total = sums.setdefault(b[0], [0, 0])
-            total[0] += b[1]
-            total[1] += b[2]
+            team, h, chips = a
+            total = sums[team]  # (added when ``a`` came in)
+            total[0] -= h
+            total[1] -= chips
+            team, h, chips = b
+            total = sums.setdefault(team, [0, 0])
+            total[0] += h
+            total[1] += chips
 
 
 def _add_parts(sums: Sums, parts: Parts, sign: int) -> None:
@@ -604,6 +658,19 @@ def _ifp_row(
         penalty=_NO_PENALTY,
     )
     return row
+
+
+def _ifp_team_row(group: str, team: str, rank: int, points: Fraction, chips: int) -> TeamStanding:
+    """``TeamStanding(group, team, rank, points, chips, None, _NO_PENALTY)`` with its fields
+    set at once (as ``_ifp_row``): the IFP team ranking makes a row or two at every action the
+    projection counts."""
+    row: TeamStanding = _new(TeamStanding)
+    values = (group, team, rank, points, chips, None, _NO_PENALTY)
+    row.__dict__.update(zip(_TEAM_FIELDS, values, strict=True))
+    return row
+
+
+_TEAM_FIELDS = tuple(field.name for field in fields(TeamStanding))  # (in ``__init__``'s order)
 
 
 def _team_points(rows: Iterable[SeatRow]) -> dict[str, Fraction]:
