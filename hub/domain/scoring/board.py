@@ -26,9 +26,10 @@ from hub.domain.scoring.rows import SeatRow, SeatStanding, TeamStanding
 _NO_PENALTY = (0, Fraction(0))  # (one object: a row without a penalty compared by identity)
 _INT = frozenset({int})
 
-# What one seat ranking adds to its teams' sums: per row, (team, IFP points in halves, chips);
+# What one seat ranking adds to its teams' sums: per table of its group (in the layout's
+# order, each the place of one team: ``Scoreboard._slots``), (IFP points in halves, chips);
 # and the sums, team -> [IFP points in halves, chips].
-Parts = tuple[tuple[str, int, int], ...]
+Parts = tuple[tuple[int, ...], tuple[int, ...]]
 Sums = dict[str, list[int]]
 
 
@@ -74,6 +75,8 @@ class Scoreboard:
         # (view, group, seat) -> table -> that seat's chip total there, negated: what
         # ``_rank_ifp`` sorts, made at its first ranking and moved by ``_apply`` since.
         self._negated: dict[tuple[View, str, int], dict[int, int]] = {}
+        # (group, seat) -> the team holding that seat at each of the group's tables.
+        self._teams_at: dict[tuple[str, int], tuple[str, ...]] = {}
         # group -> the stamp of its rankings' last move, the oldest first (``moved_since``).
         self._stamp = 0
         self._moved: dict[str, int] = {}
@@ -397,15 +400,15 @@ class Scoreboard:
         if held is None:
             parts = [self._parts(view, group, now) for now in seats]
             sums: Sums = {}
-            for part in parts:
-                _add_parts(sums, part, 1)
+            for now, part in zip(seats, parts, strict=True):
+                _add_parts(sums, self._slots(group, now.seat), part)
             self._team_sums[key] = (seats, parts, sums)
         else:
             used, parts, sums = held
             for i, now in enumerate(seats):
                 if now is not used[i]:
                     part = self._parts(view, group, now)
-                    _move_sums(sums, parts[i], part)
+                    _move_sums(sums, self._slots(group, now.seat), parts[i], part)
                     used[i], parts[i] = now, part
         # (points, then chips, down; then team id up: ``rank_teams``'s order)
         order = sorted([(-h, -chips, team) for team, (h, chips) in sums.items()])
@@ -440,12 +443,26 @@ class Scoreboard:
         held = self._ifp_parts.get((view, group, standing.seat))
         if held is not None and held[0] is standing:
             return held[1]
-        out = []
-        for row in standing.rows:
+        by_table = {row.table: row for row in standing.rows}
+        hs: list[int] = []
+        chips: list[int] = []
+        for table in self.layout.groups[group]:
+            row = by_table[table]
             points = row.points
             assert points is not None  # (ifp-points)
-            out.append((row.team, points.numerator * (2 // points.denominator), row.chips))
-        return tuple(out)
+            hs.append(points.numerator * (2 // points.denominator))
+            chips.append(row.chips)
+        return tuple(hs), tuple(chips)
+
+    def _slots(self, group: str, seat: int) -> tuple[str, ...]:
+        """The team holding ``seat`` at each table of ``group``, in the layout's order: whose
+        sums each place of a seat ranking's ``Parts`` moves."""
+        found = self._teams_at.get((group, seat))
+        if found is None:
+            holder = self.layout.holder
+            found = tuple(holder[(table, seat)] for table in self.layout.groups[group])
+            self._teams_at[(group, seat)] = found
+        return found
 
     def standings(self, view: View) -> list[TeamStanding]:
         """Every team, by group (layout order), then rank, then team id."""
@@ -555,7 +572,7 @@ class Scoreboard:
             old = {row.table: row for row in was.rows}
         holder, players = self.layout.holder, self.layout.players
         rows: dict[int, SeatRow] = {}  # table -> its row, by rank
-        parts: list[tuple[str, int, int]] = []
+        hs: dict[int, int] = {}  # table -> its IFP points in halves
         fresh = False  # (a row made anew: the ranking is not ``was``)
         start = 0
         while start < n:
@@ -581,7 +598,7 @@ class Scoreboard:
                     )
                     fresh = True
                 rows[table] = row
-                parts.append((row.team, h, total))
+                hs[table] = h
             start = end
         ranked = tuple(rows.values())
         if (
@@ -592,7 +609,8 @@ class Scoreboard:
             standing = was
         else:
             standing = SeatStanding(group, seat, ranked)
-        self._ifp_parts[key] = (standing, tuple(parts), rows)
+        parts = (tuple(map(hs.__getitem__, column)), tuple(map(neg, column.values())))
+        self._ifp_parts[key] = (standing, parts, rows)
         return standing
 
 
@@ -608,32 +626,26 @@ def _same_team(a: TeamStanding, b: TeamStanding) -> bool:
     )
 
 
-def _move_sums(sums: Sums, before: Parts, now: Parts) -> None:
+def _move_sums(sums: Sums, teams: tuple[str, ...], before: Parts, now: Parts) -> None:
     """Move the team sums (team -> ``[IFP points in halves, chips]``) from one seat
-    ranking's ``before`` parts to its ``now`` parts: a place whose part stands moves nothing
-    (a ranking made again mostly moves a row or two); the others come out and go in."""
-    if len(before) != len(now):
-        _add_parts(sums, before, -1)
-        _add_parts(sums, now, 1)
-        return
-    for a, b in zip(before, now, strict=True):
-        if a != b:
-            team, h, chips = a
-            total = sums[team]  # (added when ``a`` came in)
-            total[0] -= h
-            total[1] -= chips
-            team, h, chips = b
-            total = sums.setdefault(team, [0, 0])
-            total[0] += h
-            total[1] += chips
+    ranking's ``before`` parts to its ``now`` parts, table by table (``teams``: who holds
+    the seat at each): a table whose points and chips stand moves nothing; another moves
+    its team by the difference."""
+    hs_before, chips_before = before
+    hs_now, chips_now = now
+    for team, a, b, c, d in zip(teams, hs_before, hs_now, chips_before, chips_now, strict=True):
+        if a != b or c != d:
+            total = sums[team]  # (added when ``before`` came in)
+            total[0] += b - a
+            total[1] += d - c
 
 
-def _add_parts(sums: Sums, parts: Parts, sign: int) -> None:
-    """Add (``sign`` 1) or take off (-1) a seat ranking's ``parts`` to its teams' sums."""
-    for team, h, chips in parts:
+def _add_parts(sums: Sums, teams: tuple[str, ...], parts: Parts) -> None:
+    """Add a seat ranking's ``parts`` to its teams' sums."""
+    for team, h, chips in zip(teams, *parts, strict=True):
         total = sums.setdefault(team, [0, 0])
-        total[0] += sign * h
-        total[1] += sign * chips
+        total[0] += h
+        total[1] += chips
 
 
 _new = object.__new__
