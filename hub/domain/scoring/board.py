@@ -6,9 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import fields
 from fractions import Fraction
-from operator import neg, sub
 from typing import Any
 
 from hub.domain.scoring.format import VIEWS, View
@@ -24,12 +22,11 @@ from hub.domain.scoring.ranking import (
 from hub.domain.scoring.rows import SeatRow, SeatStanding, TeamStanding
 
 _NO_PENALTY = (0, Fraction(0))  # (one object: a row without a penalty compared by identity)
-_INT = frozenset({int})
 
 # What one seat ranking adds to its teams' sums: per table of its group (in the layout's
 # order, each the place of one team: ``Scoreboard._slots``), (IFP points in halves, chips);
 # and the sums, team -> [IFP points in halves, chips].
-Parts = tuple[tuple[int, ...], tuple[int, ...]]
+Parts = tuple[list[int], list[int]]
 Sums = dict[str, list[int]]
 
 
@@ -43,8 +40,8 @@ class Scoreboard:
     def __init__(self, layout: ScoringLayout) -> None:
         self.layout = layout
         self._seat_numbers = tuple(range(1, layout.seats + 1))
-        self._seat_set = frozenset(self._seat_numbers)
-        self._zeros = (0,) * layout.seats
+        # table -> its place among its group's tables (in the layout's order)
+        self._slot_of = {t: tables.index(t) for tables in layout.groups.values() for t in tables}
         self._group_of = {t: g for g, tables in layout.groups.items() for t in tables}
         self._results: dict[tuple[int, int], dict[int, int]] = {}
         # view -> table -> seat -> total chips in that view.
@@ -66,15 +63,9 @@ class Scoreboard:
         # [points in halves, chips]); a ranking made again moves only its own rows' teams.
         self._team_sums: dict[tuple[View, str], tuple[list[SeatStanding], list[Parts], Sums]]
         self._team_sums = {}
-        # What each seat ranking made by ``_rank_ifp`` adds to its teams' sums, row by row
+        # What each seat ranking made by ``_rank_ifp`` adds to its teams' sums, table by table
         # (view, group, seat) -> (that ranking, its parts): read without a row's Fraction.
-        # and that ranking's rows by table (the next ranking's rows to keep).
-        self._ifp_parts: dict[
-            tuple[View, str, int], tuple[SeatStanding, Parts, dict[int, SeatRow]]
-        ] = {}
-        # (view, group, seat) -> table -> that seat's chip total there, negated: what
-        # ``_rank_ifp`` sorts, made at its first ranking and moved by ``_apply`` since.
-        self._negated: dict[tuple[View, str, int], dict[int, int]] = {}
+        self._ifp_parts: dict[tuple[View, str, int], tuple[SeatStanding, Parts]] = {}
         # (group, seat) -> the team holding that seat at each of the group's tables.
         self._teams_at: dict[tuple[str, int], tuple[str, ...]] = {}
         # group -> the stamp of its rankings' last move, the oldest first (``moved_since``).
@@ -201,11 +192,6 @@ class Scoreboard:
         return dict(self._penalties)
 
     def _normalise(self, result: Mapping[int, int]) -> dict[int, int]:
-        seats = self._seat_numbers
-        if result.keys() <= self._seat_set and set(map(type, result.values())) <= _INT:
-            # (the usual case, checked without a step per seat: every seat known, every
-            # chip-score a plain int; anything else goes the long way, to its refusal)
-            return dict(zip(seats, map(result.get, seats, self._zeros), strict=True))
         for seat, chips in result.items():
             if seat not in self._seat_numbers:
                 raise ValueError(f"no seat {seat} (seats are 1..{self.layout.seats})")
@@ -225,24 +211,11 @@ class Scoreboard:
         """Move one table's totals (chip-scores, or ``source``: its IMPs) from ``old`` to
         ``new``; drop the caches that changed."""
         totals = (self._totals if source is None else source)[view][table]
-        negated = self._negated if source is None else {}
         moved = False
-        seats = self._seat_numbers
-        # (each seat's ``new[seat] - old[seat]``, a side missing counting 0)
-        if new and old:
-            deltas = map(sub, map(new.__getitem__, seats), map(old.__getitem__, seats))
-        elif new:
-            deltas = map(new.__getitem__, seats)
-        elif old:
-            deltas = map(neg, map(old.__getitem__, seats))
-        else:
-            return
-        for seat, delta in zip(seats, deltas, strict=True):
+        for seat in self._seat_numbers:
+            delta = (new[seat] if new else 0) - (old[seat] if old else 0)
             if delta:
                 totals[seat] += delta
-                column = negated.get((view, group, seat))
-                if column is not None:
-                    column[table] -= delta
                 self._drop_seat(view, group, seat)
                 moved = True
         if moved:
@@ -430,7 +403,7 @@ class Scoreboard:
                 and row.imps is None
                 and (row.penalty is _NO_PENALTY or row.penalty == _NO_PENALTY)
             ):
-                row = _ifp_team_row(group, team, rank, points, -chips)
+                row = TeamStanding(group, team, rank, points, -chips, None, _NO_PENALTY)
                 fresh = True
             rows.append(row)
         if not fresh and was is not None and all(a is b for a, b in zip(rows, was, strict=True)):
@@ -452,7 +425,7 @@ class Scoreboard:
             assert points is not None  # (ifp-points)
             hs.append(points.numerator * (2 // points.denominator))
             chips.append(row.chips)
-        return tuple(hs), tuple(chips)
+        return hs, chips
 
     def _slots(self, group: str, seat: int) -> tuple[str, ...]:
         """The team holding ``seat`` at each table of ``group``, in the layout's order: whose
@@ -557,22 +530,15 @@ class Scoreboard:
         result and every projected hand): ``ifp_ranking``'s order and shares walked once,
         each row kept when its chips, rank and points stand."""
         # (chips down, then table up; the chips negated: one sort of tuples, no key calls)
-        key = (view, group, seat)
-        column = self._negated.get(key)
-        if column is None:
-            column = self._negated[key] = {table: -totals[table][seat] for table in tables}
-        order = sorted(zip(column.values(), column, strict=True))
+        order = sorted([(-totals[table][seat], table) for table in tables])
         n = len(order)
-        held = self._ifp_parts.get(key)
-        if was is None:
-            old: dict[int, SeatRow] = {}
-        elif held is not None and held[0] is was:
-            old = held[2]
-        else:
-            old = {row.table: row for row in was.rows}
+        old = {} if was is None else {row.table: row for row in was.rows}
         holder, players = self.layout.holder, self.layout.players
-        rows: dict[int, SeatRow] = {}  # table -> its row, by rank
-        hs: dict[int, int] = {}  # table -> its IFP points in halves
+        rows: list[SeatRow] = []
+        # each table's IFP points in halves and chips, by its place in the layout (``Parts``)
+        slot_of = self._slot_of
+        hs = [0] * n
+        chips = [0] * n
         fresh = False  # (a row made anew: the ranking is not ``was``)
         start = 0
         while start < n:
@@ -597,20 +563,20 @@ class Scoreboard:
                         table, holder[(table, seat)], players[(table, seat)], total, points, rank
                     )
                     fresh = True
-                rows[table] = row
-                hs[table] = h
+                rows.append(row)
+                slot = slot_of[table]
+                hs[slot] = h
+                chips[slot] = total
             start = end
-        ranked = tuple(rows.values())
         if (
             not fresh
             and was is not None
-            and all(a is b for a, b in zip(ranked, was.rows, strict=True))
+            and all(a is b for a, b in zip(rows, was.rows, strict=True))
         ):
             standing = was
         else:
-            standing = SeatStanding(group, seat, ranked)
-        parts = (tuple(map(hs.__getitem__, column)), tuple(map(neg, column.values())))
-        self._ifp_parts[key] = (standing, parts, rows)
+            standing = SeatStanding(group, seat, tuple(rows))
+        self._ifp_parts[(view, group, seat)] = (standing, (hs, chips))
         return standing
 
 
@@ -670,19 +636,6 @@ def _ifp_row(
         penalty=_NO_PENALTY,
     )
     return row
-
-
-def _ifp_team_row(group: str, team: str, rank: int, points: Fraction, chips: int) -> TeamStanding:
-    """``TeamStanding(group, team, rank, points, chips, None, _NO_PENALTY)`` with its fields
-    set at once (as ``_ifp_row``): the IFP team ranking makes a row or two at every action the
-    projection counts."""
-    row: TeamStanding = _new(TeamStanding)
-    values = (group, team, rank, points, chips, None, _NO_PENALTY)
-    row.__dict__.update(zip(_TEAM_FIELDS, values, strict=True))
-    return row
-
-
-_TEAM_FIELDS = tuple(field.name for field in fields(TeamStanding))  # (in ``__init__``'s order)
 
 
 def _team_points(rows: Iterable[SeatRow]) -> dict[str, Fraction]:
