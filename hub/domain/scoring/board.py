@@ -23,9 +23,10 @@ from hub.domain.scoring.rows import SeatRow, SeatStanding, TeamStanding
 
 _NO_PENALTY = (0, Fraction(0))  # (one object: a row without a penalty compared by identity)
 
-# What one seat ranking adds to its teams' sums: per row, (team, IFP points in halves, chips);
+# What one seat ranking adds to its teams' sums: per table of its group (in the layout's
+# order, each the place of one team: ``Scoreboard._slots``), (IFP points in halves, chips);
 # and the sums, team -> [IFP points in halves, chips].
-Parts = tuple[tuple[str, int, int], ...]
+Parts = tuple[list[int], list[int]]
 Sums = dict[str, list[int]]
 
 
@@ -39,6 +40,8 @@ class Scoreboard:
     def __init__(self, layout: ScoringLayout) -> None:
         self.layout = layout
         self._seat_numbers = tuple(range(1, layout.seats + 1))
+        # table -> its place among its group's tables (in the layout's order)
+        self._slot_of = {t: tables.index(t) for tables in layout.groups.values() for t in tables}
         self._group_of = {t: g for g, tables in layout.groups.items() for t in tables}
         self._results: dict[tuple[int, int], dict[int, int]] = {}
         # view -> table -> seat -> total chips in that view.
@@ -60,9 +63,11 @@ class Scoreboard:
         # [points in halves, chips]); a ranking made again moves only its own rows' teams.
         self._team_sums: dict[tuple[View, str], tuple[list[SeatStanding], list[Parts], Sums]]
         self._team_sums = {}
-        # What each seat ranking made by ``_rank_ifp`` adds to its teams' sums, row by row
+        # What each seat ranking made by ``_rank_ifp`` adds to its teams' sums, table by table
         # (view, group, seat) -> (that ranking, its parts): read without a row's Fraction.
         self._ifp_parts: dict[tuple[View, str, int], tuple[SeatStanding, Parts]] = {}
+        # (group, seat) -> the team holding that seat at each of the group's tables.
+        self._teams_at: dict[tuple[str, int], tuple[str, ...]] = {}
         # group -> the stamp of its rankings' last move, the oldest first (``moved_since``).
         self._stamp = 0
         self._moved: dict[str, int] = {}
@@ -304,7 +309,11 @@ class Scoreboard:
         key = (view, group)
         cached = self._team_cache.get(key)
         if cached is None:
-            seats = [self.seat_standing(view, group, seat) for seat in self._seat_numbers]
+            held = self._seat_cache.get
+            seats = [
+                held((view, group, seat)) or self.seat_standing(view, group, seat)
+                for seat in self._seat_numbers
+            ]
             was = self._team_was.pop(key, None)
             if self.scoring.name == "ifp-points" and not self._penalties:
                 cached = self._rank_teams_ifp(key, seats, was)
@@ -364,15 +373,15 @@ class Scoreboard:
         if held is None:
             parts = [self._parts(view, group, now) for now in seats]
             sums: Sums = {}
-            for part in parts:
-                _add_parts(sums, part, 1)
+            for now, part in zip(seats, parts, strict=True):
+                _add_parts(sums, self._slots(group, now.seat), part)
             self._team_sums[key] = (seats, parts, sums)
         else:
             used, parts, sums = held
             for i, now in enumerate(seats):
                 if now is not used[i]:
                     part = self._parts(view, group, now)
-                    _move_sums(sums, parts[i], part)
+                    _move_sums(sums, self._slots(group, now.seat), parts[i], part)
                     used[i], parts[i] = now, part
         # (points, then chips, down; then team id up: ``rank_teams``'s order)
         order = sorted([(-h, -chips, team) for team, (h, chips) in sums.items()])
@@ -380,6 +389,7 @@ class Scoreboard:
         rows: list[TeamStanding] = []
         rank = 0
         previous: tuple[int, int] | None = None
+        fresh = False  # (a row made anew: the ranking is not ``was``)
         for i, (h, chips, team) in enumerate(order):
             if (h, chips) != previous:
                 rank = i + 1
@@ -394,8 +404,9 @@ class Scoreboard:
                 and (row.penalty is _NO_PENALTY or row.penalty == _NO_PENALTY)
             ):
                 row = TeamStanding(group, team, rank, points, -chips, None, _NO_PENALTY)
+                fresh = True
             rows.append(row)
-        if was is not None and all(a is b for a, b in zip(rows, was, strict=True)):
+        if not fresh and was is not None and all(a is b for a, b in zip(rows, was, strict=True)):
             return was
         return tuple(rows)
 
@@ -405,12 +416,26 @@ class Scoreboard:
         held = self._ifp_parts.get((view, group, standing.seat))
         if held is not None and held[0] is standing:
             return held[1]
-        out = []
-        for row in standing.rows:
+        by_table = {row.table: row for row in standing.rows}
+        hs: list[int] = []
+        chips: list[int] = []
+        for table in self.layout.groups[group]:
+            row = by_table[table]
             points = row.points
             assert points is not None  # (ifp-points)
-            out.append((row.team, points.numerator * (2 // points.denominator), row.chips))
-        return tuple(out)
+            hs.append(points.numerator * (2 // points.denominator))
+            chips.append(row.chips)
+        return hs, chips
+
+    def _slots(self, group: str, seat: int) -> tuple[str, ...]:
+        """The team holding ``seat`` at each table of ``group``, in the layout's order: whose
+        sums each place of a seat ranking's ``Parts`` moves."""
+        found = self._teams_at.get((group, seat))
+        if found is None:
+            holder = self.layout.holder
+            found = tuple(holder[(table, seat)] for table in self.layout.groups[group])
+            self._teams_at[(group, seat)] = found
+        return found
 
     def standings(self, view: View) -> list[TeamStanding]:
         """Every team, by group (layout order), then rank, then team id."""
@@ -510,7 +535,11 @@ class Scoreboard:
         old = {} if was is None else {row.table: row for row in was.rows}
         holder, players = self.layout.holder, self.layout.players
         rows: list[SeatRow] = []
-        parts: list[tuple[str, int, int]] = []
+        # each table's IFP points in halves and chips, by its place in the layout (``Parts``)
+        slot_of = self._slot_of
+        hs = [0] * n
+        chips = [0] * n
+        fresh = False  # (a row made anew: the ranking is not ``was``)
         start = 0
         while start < n:
             less = order[start][0]
@@ -533,14 +562,21 @@ class Scoreboard:
                     row = _ifp_row(
                         table, holder[(table, seat)], players[(table, seat)], total, points, rank
                     )
+                    fresh = True
                 rows.append(row)
-                parts.append((row.team, h, total))
+                slot = slot_of[table]
+                hs[slot] = h
+                chips[slot] = total
             start = end
-        if was is not None and all(a is b for a, b in zip(rows, was.rows, strict=True)):
+        if (
+            not fresh
+            and was is not None
+            and all(a is b for a, b in zip(rows, was.rows, strict=True))
+        ):
             standing = was
         else:
             standing = SeatStanding(group, seat, tuple(rows))
-        self._ifp_parts[(view, group, seat)] = (standing, tuple(parts))
+        self._ifp_parts[(view, group, seat)] = (standing, (hs, chips))
         return standing
 
 
@@ -556,30 +592,26 @@ def _same_team(a: TeamStanding, b: TeamStanding) -> bool:
     )
 
 
-def _move_sums(sums: Sums, before: Parts, now: Parts) -> None:
+def _move_sums(sums: Sums, teams: tuple[str, ...], before: Parts, now: Parts) -> None:
     """Move the team sums (team -> ``[IFP points in halves, chips]``) from one seat
-    ranking's ``before`` parts to its ``now`` parts: a place whose part stands moves nothing
-    (a ranking made again mostly moves a row or two); the others come out and go in."""
-    if len(before) != len(now):
-        _add_parts(sums, before, -1)
-        _add_parts(sums, now, 1)
-        return
-    for a, b in zip(before, now, strict=True):
-        if a != b:
-            total = sums[a[0]]  # (added when ``a`` came in)
-            total[0] -= a[1]
-            total[1] -= a[2]
-            total = sums.setdefault(b[0], [0, 0])
-            total[0] += b[1]
-            total[1] += b[2]
+    ranking's ``before`` parts to its ``now`` parts, table by table (``teams``: who holds
+    the seat at each): a table whose points and chips stand moves nothing; another moves
+    its team by the difference."""
+    hs_before, chips_before = before
+    hs_now, chips_now = now
+    for team, a, b, c, d in zip(teams, hs_before, hs_now, chips_before, chips_now, strict=True):
+        if a != b or c != d:
+            total = sums[team]  # (added when ``before`` came in)
+            total[0] += b - a
+            total[1] += d - c
 
 
-def _add_parts(sums: Sums, parts: Parts, sign: int) -> None:
-    """Add (``sign`` 1) or take off (-1) a seat ranking's ``parts`` to its teams' sums."""
-    for team, h, chips in parts:
+def _add_parts(sums: Sums, teams: tuple[str, ...], parts: Parts) -> None:
+    """Add a seat ranking's ``parts`` to its teams' sums."""
+    for team, h, chips in zip(teams, *parts, strict=True):
         total = sums.setdefault(team, [0, 0])
-        total[0] += sign * h
-        total[1] += sign * chips
+        total[0] += h
+        total[1] += chips
 
 
 _new = object.__new__
