@@ -643,6 +643,52 @@ def test_operator_clicks_move_the_overlays(browser: Browser, hub: HubThread) -> 
         context.close()
 
 
+def test_a_typed_slot_field_survives_the_feeds_updates_until_take(
+    browser: Browser, hub: HubThread
+) -> None:
+    """The operator types a table, the feed refreshes the panel (every console event does)
+    before Take is clicked: the field keeps what they typed and Take sends it. (CI caught the
+    race: an `ops` update between the typing and the click put the on-air table back in the
+    field and Take sent that.) Escape gives the field back to the on-air value."""
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        desk = context.new_page()
+        desk.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
+        expect(desk.locator('[data-testid="console-row"]')).to_have_count(6, timeout=5000)
+        slot = desk.locator('[data-testid="slot-table"]')
+        field = slot.locator('input[name="table"]')
+        field.fill("2")
+        slot.locator('[data-testid="slot-take"]').click()
+        confirm_unreleased_table(desk, hub, 2)
+        expect(slot.locator('[data-testid="slot-current"]')).to_contain_text("table 2")
+        expect(field).to_have_value("2")  # sent: the field follows the slot again
+        field.fill("6")
+        desk.evaluate("document.activeElement.blur()")
+        hub.next_event(3)  # the panel refreshes (ops), the field not focused
+        expect_consoles(desk, hub.ops(), FAST)
+        expect(field).to_have_value("6")
+        slot.locator('[data-testid="slot-take"]').click()
+        confirm_unreleased_table(desk, hub, 6)
+        expect(slot.locator('[data-testid="slot-current"]')).to_contain_text("table 6")
+        assert hub.rest("/api/onair")["slots"]["table"] == {"table": 6, "visible": True}
+        # typed, then given back with Escape: the on-air table again, and it follows the feed
+        field.fill("1")
+        field.press("Escape")
+        expect(field).to_have_value("6")
+        field.fill("3")
+        desk.evaluate("document.activeElement.blur()")
+        headers = {"Authorization": f"Bearer {OPERATOR}"}
+        other = {"slot": "table", "value": {"table": 4, "visible": True}}  # a Stream Deck's take
+        assert httpx.post(f"{hub.url}/api/onair", json=other, headers=headers).json()["ok"]
+        expect(slot.locator('[data-testid="slot-current"]')).to_contain_text("table 4")
+        expect(field).to_have_value("3")  # still the operator's
+        field.focus()
+        field.press("Escape")
+        expect(field).to_have_value("4")
+    finally:
+        context.close()
+
+
 def test_operator_onair_rest_moves_the_overlays(page: Page, hub: HubThread) -> None:
     open_page(page, hub, "leaderboard.html?slot=1")
     gfx = page.locator('[data-testid="gfx"]')

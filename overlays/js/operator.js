@@ -187,7 +187,10 @@ function buildSlots() {
     // Take sends every field (an empty one as null: the overlay's URL decides), as the mixer's
     // Take does; Show keeps the slot's selection. Either asks first for an unreleased deal.
     const put = (value) => client.send({ op: 'onair', slot, value });
-    const take = () => guardedTake(slot, takeValue(slot, readFields(row, slot), false), ops, put);
+    // Sent: the fields are the operator's no longer; the slot's on-air value fills them again.
+    const take = async () => {
+      if (await guardedTake(slot, takeValue(slot, readFields(row, slot), false), ops, put)) forgetEdits(row);
+    };
     const show = (vis) => guardedTake(slot, { visible: vis }, ops, put, slotValue(slot));
     row.append(
       el('span', { class: 'name' }, slot),
@@ -200,9 +203,35 @@ function buildSlots() {
       el('button', { dataset: { testid: 'slot-toggle' }, onclick: () => show(slotValue(slot).visible !== true) }, 'Show'),
       el('span', { class: 'unrel', dataset: { testid: 'slot-unreleased' }, hidden: true }),
       el('span', { class: 'cur', dataset: { testid: 'slot-current' } }));
-    row.addEventListener('input', () => markSlot(row));
+    // A field the operator typed in is theirs until Take sends it or Escape gives it back: the
+    // feed's updates (every event refreshes the panel) never write over it, focused or not; an
+    // update landing between the typing and the Take's click would otherwise put the on-air
+    // value back and Take would send that (the wrong table on air).
+    row.addEventListener('input', (e) => {
+      if (e.target.name) e.target.dataset.edited = 'true';
+      markSlot(row);
+    });
+    row.addEventListener('keydown', (e) => {
+      if (e.key !== 'Escape' || !e.target.dataset || !e.target.dataset.edited) return;
+      e.preventDefault();
+      forgetEdits(row);
+      const cur = slotValue(slot);
+      for (const input of row.querySelectorAll('input, select')) if (input.name in cur) fillField(input, cur[input.name]);
+      markSlot(row);
+    });
     return row;
   }));
+}
+
+/** A slot field showing an on-air value (null: "the URL decides", an empty field). */
+function fillField(input, v) {
+  if (v === null || v === undefined) input.value = input.tagName === 'SELECT' ? input.options[0].value : '';
+  else input.value = Array.isArray(v) ? v.join(',') : String(v);
+}
+
+/** The row's fields follow the slot's on-air value again. */
+function forgetEdits(row) {
+  for (const input of row.querySelectorAll('[data-edited]')) delete input.dataset.edited;
 }
 
 /** Mark a slot row whose fields (what its Take sends) or on-air value show an unreleased deal. */
@@ -218,8 +247,9 @@ function markSlot(row) {
   box.textContent = deal === null ? '' : `deal ${deal} not released${air !== null ? ' · on the live feed now' : ''}`;
 }
 
-/** Show what is on air; fill a field from it unless the operator is editing that field (a key
- * the slot holds as null, "the URL decides", leaves the field empty). */
+/** Show what is on air; fill a field from it unless the operator is editing that field or
+ * typed in it and has not taken it yet (a key the slot holds as null, "the URL decides", leaves
+ * the field empty). */
 function refreshSlots() {
   for (const row of $('slots').children) {
     const cur = slotValue(row.dataset.slot);
@@ -230,10 +260,8 @@ function refreshSlots() {
     toggle.className = visible ? 'on' : '';
     row.querySelector('.cur').textContent = slotSummary(cur);
     for (const input of row.querySelectorAll('input, select')) {
-      if (input === document.activeElement || !(input.name in cur)) continue;
-      const v = cur[input.name];
-      if (v === null || v === undefined) input.value = input.tagName === 'SELECT' ? input.options[0].value : '';
-      else input.value = Array.isArray(v) ? v.join(',') : String(v);
+      if (input === document.activeElement || input.dataset.edited || !(input.name in cur)) continue;
+      fillField(input, cur[input.name]);
     }
     markSlot(row);
   }
