@@ -887,3 +887,15 @@ def test_fanout_floor_tiny_every_frame_through_the_shipped_nginx(tmp_path: Path)
     assert run["phones"]["frames"] == 3 * 40 and run["phones"]["lost"] == 0
     assert 0 <= run["phones"]["p50_ms"] <= run["phones"]["p99_ms"] <= run["phones"]["max_ms"]
     assert run["ratio_p99_phones_to_overlays"] >= 0
+
+
+def test_mypyc_trial_names_real_modules_and_refuses_a_checkout(tmp_path: Path) -> None:
+    """The trial's list stays true to the tree (a module moved or renamed fails here, not in
+    the 75 s build), and it never compiles in a checkout, where a stale extension would shadow
+    every later edit of its ``.py``."""
+    trial = load("mypyc_trial")
+    root = BENCH.parent
+    assert all((root / module).is_file() for module in trial.MODULES)
+    (tmp_path / ".git").write_text("gitdir: elsewhere\n")
+    with pytest.raises(SystemExit, match="git checkout"):
+        trial.main([str(tmp_path)])
