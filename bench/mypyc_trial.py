@@ -1,12 +1,13 @@
 """The feed flush's hot modules compiled with mypyc, in a scratch tree, to measure (issue #31).
 
-Not shipped: at 60 tables it took 12.9 % of the ingest's instructions an event and ~8 % of its
-CPU time, short of the 15 % asked for a build step (docs/performance.md, "mypyc"). This
-rebuilds that trial so it can be measured again (a newer mypyc, more modules)::
+Not shipped: at 60 tables it took 12.9 % of the ingest's instructions an event (19.5 % of the
+flush's) and ~8 % of its CPU time, short of the 15 % asked for a build step
+(docs/performance.md, "mypyc"). This rebuilds that trial so it can be measured again (a newer
+mypyc, more modules)::
 
     git -C /work/main archive main | tar -x -C /tmp/trial   # (and the same into /tmp/base)
     .venv/bin/python bench/mypyc_trial.py /tmp/trial         # ~75 s of CPU (gcc -O3)
-    (cd /tmp/trial && ../../.venv/bin/python -m compileall -q hub)  # both trees
+    .venv/bin/python -m compileall -q /tmp/trial/hub /tmp/base/hub
     PYTHONHASHSEED=0 valgrind --tool=callgrind --collect-atstart=no \\
         --toggle-collect=_operator_call .venv/bin/python bench/ingest_instr.py /tmp/trial \\
         --mode all --cache /tmp/trial-cache
@@ -15,11 +16,11 @@ It writes, next to each module of ``MODULES`` in ROOT, a C extension that Python
 instead of the ``.py`` (``hub/wire/patch.cpython-311-x86_64-linux-gnu.so``; check
 ``module.__file__``), and a shared library, ``hub/native__mypyc*.so``. ROOT must not be a git
 checkout: a stale extension there would shadow every later edit of its ``.py``. ``--clean``
-removes them. Each tree needs its own ``--cache`` of ``ingest_instr.py``: a session pickled by
-one tree does not load in the other (a frozen dataclass compiled by mypyc is native: pickle's
-default restore sets its fields one by one and is refused).
+removes them. Give each tree its own ``--cache`` of ``ingest_instr.py``: the pickled session
+holds the config's dataclasses, and one made native (``scoring/format`` in a first try) is
+refused by pickle's default restore, which sets its frozen fields one by one.
 
-What mypyc refused or changed, seen in this trial (mypy 2.4.1):
+What mypyc refused or changed, seen in this trial (mypy 2.4.1, setuptools 84.2, gcc):
 
 * ``hub/domain/games/holdem/settlement.py``: ``Settlement`` is a base of the interpreted
   ``holdem.Hand`` ("interpreted classes cannot inherit from compiled"); left out.
@@ -32,6 +33,10 @@ What mypyc refused or changed, seen in this trial (mypy 2.4.1):
   ``hub/domain/games/mahjong/hand.py``): compiled, it raises TypeError on the MCR tests
   (tests/test_stats.py, tests/test_projections.py ``[mcr]``). Widening the annotation
   spreads to ``KnownCards``, ``equity_block``, ``best_by_pot`` and the PHH export.
+* ``hub/domain/scoring/board.py``: a penalty's points, annotated ``int`` in the rebuild's
+  ``penalties``, arrive as a ``Fraction`` in tests/test_scoring_properties.py: TypeError.
+* ``hub/engine/projecting.py``: tests/test_projecting.py's ``AtOnce`` subclasses
+  ``Projecting`` ("interpreted classes cannot inherit from compiled").
 """
 
 from __future__ import annotations
