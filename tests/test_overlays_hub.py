@@ -763,6 +763,56 @@ def test_operator_confirms_a_dispute(page: Page, dispute_hub: HubThread) -> None
     assert status[table] == "complete"
 
 
+def test_typed_dispute_winners_survive_the_feeds_updates_until_confirm(
+    page: Page, dispute_hub: HubThread
+) -> None:
+    """The TD types the winning seats of a dispute while the feed refreshes the panel (every
+    event of any table does, and a timer every 5 s): the field keeps what they typed, and its
+    focus, and Confirm sends those seats. (The disputes table was rebuilt on every update: the
+    field came back empty and Confirm sent the hub's winners instead of the official's.)"""
+    hub = dispute_hub
+    event = hub.events[CONFIRM_AT]
+    table, deal = event["table"], event["deal"]
+    dispute = next(d for d in hub.ops()["disputes"] if (d["table"], d["deal"]) == (table, deal))
+    winners = ", ".join(str(s) for s in dispute["computed"])
+    other = next(t for t in range(1, 7) if t != table)
+    page.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
+    page.locator('[data-testid="td-by"]').fill("TD Ana")
+    row = page.locator(f'[data-testid="dispute-row"][data-table="{table}"][data-deal="{deal}"]')
+    expect(row).to_have_count(1, timeout=5000)
+    seats = row.locator("input")
+    seats.fill(winners)
+    seq = page.locator(f'[data-testid="console-row"][data-table="{other}"]').locator(
+        '[data-testid="console-seq"]'
+    )
+
+    def redrawn() -> None:
+        sent = hub.next_event(other)  # the panel redraws (ops), the dispute unchanged
+        expect(seq).to_have_text(str(sent["seq"]), timeout=5000)
+
+    redrawn()
+    expect(seats).to_have_value(winners)
+    expect(seats).to_be_focused()  # typing goes on where it was
+    page.evaluate("document.activeElement.blur()")
+    redrawn()
+    expect(seats).to_have_value(winners)
+    # Confirm pressed, an update, then released: still a click on Confirm (a button drawn anew
+    # under the pointer between the two took none: the TD's click was lost)
+    box = row.locator('[data-testid="confirm"]').bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    redrawn()
+    page.mouse.up()
+    expect(page.locator('[data-testid="td-ask-text"]')).to_contain_text(f"winners seat {winners}")
+    page.locator('[data-testid="td-ask-yes"]').click()
+    expect(row).to_have_count(0, timeout=5000)
+    status = {
+        r["table"]: r["status"] for r in hub.rest(f"/api/compare/{deal}/1", COMMENTATOR)["rows"]
+    }
+    assert status[table] == "complete"
+
+
 def test_clock_overlay_counts_down_and_the_operator_runs_it(
     page: Page, browser: Browser, hub: HubThread
 ) -> None:
