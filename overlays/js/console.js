@@ -475,7 +475,34 @@ function render() {
   const note = $('kept');
   note.hidden = !(!wait && kept && offline());
   note.textContent = note.hidden ? '' : `${kept} ${kept === 1 ? 'entry is' : 'entries are'} kept on this tablet and sent in order when the link is back. Go on entering the hand.`;
+  // Every update redraws the pad (the standings move when any table's deal is done): the field
+  // the official is typing in keeps its focus and caret, or the next keys go nowhere (and a
+  // tablet's keyboard closes under the finger).
+  const typing = typingIn(pad);
   pad.replaceChildren(...renderPad(s, page.ui, act, wait, page.teams));
+  typedOn(pad, typing);
+}
+
+/** The field focused in `box` (an input or a textarea) and its caret, before a redraw. */
+function typingIn(box) {
+  const node = document.activeElement;
+  if (!node || !box.contains(node) || !['INPUT', 'TEXTAREA'].includes(node.tagName)) return null;
+  return { node, testid: node.dataset.testid, caret: [node.selectionStart, node.selectionEnd] };
+}
+
+/** Focus again, after a redraw, the field that was: the same element (a mounted widget's, moved
+ * to the new pad) or the one drawn anew with its testid; its caret where it was. */
+function typedOn(box, was) {
+  if (!was) return;
+  const node = box.contains(was.node) ? was.node : was.testid ? box.querySelector(`[data-testid="${was.testid}"]`) : null;
+  if (!node || node === document.activeElement || node.disabled) return;
+  node.focus({ preventScroll: true });
+  if (was.caret[0] === null) return; // (a number field has no caret to set)
+  try {
+    node.setSelectionRange(was.caret[0], was.caret[1]);
+  } catch {
+    // a field kind without a selection
+  }
 }
 
 function waitingText() {
