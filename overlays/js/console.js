@@ -475,24 +475,25 @@ function render() {
   const note = $('kept');
   note.hidden = !(!wait && kept && offline());
   note.textContent = note.hidden ? '' : `${kept} ${kept === 1 ? 'entry is' : 'entries are'} kept on this tablet and sent in order when the link is back. Go on entering the hand.`;
-  // Every update redraws the pad (the standings move when any table's deal is done): the field
-  // the official is typing in keeps its focus and caret, or the next keys go nowhere (and a
+  // Every update redraws the pad (the standings move when any table's deal is done): what
+  // has the focus keeps it, a field's caret where it was, or the next keys go nowhere (and a
   // tablet's keyboard closes under the finger).
-  const typing = typingIn(pad);
+  const focused = focusIn(pad);
   pad.replaceChildren(...renderPad(s, page.ui, act, wait, page.teams));
-  typedOn(pad, typing);
+  focusAgain(pad, focused);
 }
 
-/** The field focused in `box` (an input or a textarea) and its caret, before a redraw. */
-function typingIn(box) {
+/** What has the focus in `box` before a redraw, and a field's caret. */
+function focusIn(box) {
   const node = document.activeElement;
-  if (!node || !box.contains(node) || !['INPUT', 'TEXTAREA'].includes(node.tagName)) return null;
-  return { node, testid: node.dataset.testid, caret: [node.selectionStart, node.selectionEnd] };
+  if (!node || node === box || !box.contains(node)) return null;
+  const field = ['INPUT', 'TEXTAREA'].includes(node.tagName);
+  return { node, testid: node.dataset.testid, caret: field ? [node.selectionStart, node.selectionEnd] : [null, null] };
 }
 
-/** Focus again, after a redraw, the field that was: the same element (a mounted widget's, moved
- * to the new pad) or the one drawn anew with its testid; its caret where it was. */
-function typedOn(box, was) {
+/** Focus again, after a redraw, what had it: the same element (a mounted widget's, moved to
+ * the new pad) or the one drawn anew with its testid; a field's caret where it was. */
+function focusAgain(box, was) {
   if (!was) return;
   const node = box.contains(was.node) ? was.node : was.testid ? box.querySelector(`[data-testid="${was.testid}"]`) : null;
   if (!node || node === document.activeElement || node.disabled) return;
