@@ -201,6 +201,20 @@ export function fitDesk(width = 1920, height = 1080, { content = false } = {}) {
   };
   fit();
   window.addEventListener('resize', fit);
+  if (content && typeof ResizeObserver === 'function') {
+    // The content grows and shrinks with the feed: fitted again in the next frame, not at the
+    // page's next poll (a desk zoomed up to a second after it grew moved what was under the
+    // pointer between the aim and the click: another button, or none, took it).
+    let queued = false;
+    new ResizeObserver(() => {
+      if (queued) return;
+      queued = true;
+      requestAnimationFrame(() => {
+        queued = false;
+        fit();
+      });
+    }).observe(document.body);
+  }
   return fit;
 }
 
