@@ -360,6 +360,50 @@ def test_rps_poker_with_a_chosen_dealer_asks_for_his_throws(pages: Any) -> None:
         hub.stop()
 
 
+def test_a_typed_field_keeps_its_focus_through_the_feeds_updates(
+    pages: Any, browser: Browser
+) -> None:
+    """A feed update redraws the console's pad (here the TD fixes a team's colour on the
+    operator panel: the standings move): the fan the official is typing keeps its focus, so
+    what they type next goes on in the field. (The field moved to the new pad and lost its
+    focus: the next digits went nowhere, and a tablet's keyboard closes under the finger.)"""
+    hub = GameHub("mcr")
+    hub.start()
+    try:
+        page, _ = pages(hub, 1)
+        tid(page, "start").click()
+        settled(page)
+        tid(page, "result").click()
+        tid(page, "pick-2").click()
+        tid(page, "discarder-3").click()
+        fan = tid(page, "fan-input")
+        fan.click()
+        page.keyboard.type("1")
+        page.evaluate(
+            """() => new MutationObserver(() => { document.body.dataset.padDrawn = 'yes'; })
+              .observe(document.querySelector('[data-testid="pad"]'), { childList: true })"""
+        )
+        desk = new_page(browser, 1920, 1080, [])
+        desk.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
+        team = hub.rest("/api/standings")["like_for_like"]["teams"][0]["team"]
+        tid(desk, "td-by").fill("TD Ana")
+        roster = tid(desk, "td-roster")
+        roster.locator('input[name="team"]').fill(team)
+        roster.locator('input[name="colour"]').fill("#123456")
+        tid(desk, "td-roster-send").click()
+        tid(desk, "td-ask-yes").click()
+        expect(tid(desk, "td-status")).to_contain_text("done", timeout=TAP_TIMEOUT)
+        desk.context.close()
+        drawn = page.locator("body")
+        expect(drawn).to_have_attribute("data-pad-drawn", "yes", timeout=TAP_TIMEOUT)
+        expect(fan).to_be_focused()
+        page.keyboard.type("2")
+        expect(fan).to_have_value("12")
+        expect(tid(page, "result-send")).to_contain_text("fan 12")
+    finally:
+        hub.stop()
+
+
 def test_mcr_results_are_entered_from_the_console(pages: Any) -> None:
     """MCR's `result`: a win (winner, discarder or self-drawn, fan) and a drawn hand."""
     hub = GameHub("mcr")

@@ -315,3 +315,44 @@ def test_hotkeys_and_take_values(browser: Browser, hub: HubThread) -> None:
     assert got["url"] == "compare.html?token=op&theme=dark&slot=0&deal=3&seat=5&tables=1%2C4"
     page.context.close()
     assert errors == []
+
+
+def test_a_cue_button_pressed_across_a_feed_update_still_clicks(
+    browser: Browser, hub: HubThread
+) -> None:
+    """Every event (ops) and every take (onair) redraws the mixer: a cue's Preview pressed
+    before an update and released after it is a click on that cue still. (The cue list was
+    drawn anew on every update: the press and the release landed on two different buttons, and
+    the operator's click was lost; a human click lasts ~0.1 s, events come faster.)"""
+    errors: list[str] = []
+    desk = new_page(browser, 1920, 1080, errors)
+    desk.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
+    expect(tid(desk, "console-row")).to_have_count(6, timeout=SOON)
+    if not cues(hub):  # (this test alone)
+        deal = hub.rest("/api/standings")["deals"]["complete"]["A"][0]
+        preview_compare(desk, deal, 2, "")
+        expect(tid(desk, "cue-add")).to_have_class("offer", timeout=SOON)
+        tid(desk, "cue-add").click()
+        expect(tid(desk, "cue-row")).to_have_count(1, timeout=SOON)
+    seat_row = tid(desk, "slot-seat")  # the preview on no cue
+    seat_row.locator('input[name="seat"]').fill("6")
+    seat_row.locator('[data-testid="slot-preview"]').click()
+    expect(tid(desk, "preview-summary")).to_have_text("seat · seat 6 · like for like", timeout=SOON)
+    row = tid(desk, "cue-row").nth(0)
+    expect(row).to_have_attribute("data-selected", "false")
+    left = [e["table"] for e in hub.events[hub.sent :] if not e.get("_sent")]
+    table = next(t for t in range(1, 7) if left.count(t) >= 2)  # (events to send: two)
+    seq = desk.locator(f'[data-testid="console-row"][data-table="{table}"]').locator(
+        '[data-testid="console-seq"]'
+    )
+    sent = hub.next_event(table)
+    expect(seq).to_have_text(str(sent["seq"]), timeout=SOON)
+    row.locator('[data-testid="cue-load"]').hover()  # (the pointer on it, the desk still)
+    desk.mouse.down()
+    sent = hub.next_event(table)  # the mixer redraws, its cues unchanged
+    expect(seq).to_have_text(str(sent["seq"]), timeout=SOON)
+    desk.mouse.up()
+    expect(row).to_have_attribute("data-selected", "true", timeout=SOON)
+    until_control(hub, "preview_cue", cues(hub)[0]["id"])
+    desk.context.close()
+    assert errors == []

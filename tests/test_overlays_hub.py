@@ -689,6 +689,33 @@ def test_a_typed_slot_field_survives_the_feeds_updates_until_take(
         context.close()
 
 
+def test_the_operator_desk_fits_its_content_in_the_frame_it_grows(
+    page: Page, hub: HubThread
+) -> None:
+    """The desk zooms to keep all of its content on one screen: when the content grows (a feed
+    update: rows, alerts), in the next frame. (It zoomed at the page's next poll, up to a second
+    later: what was under the pointer moved between the aim and the click, and a click in that
+    second, an operator's or the tests', took another button or none.)"""
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
+    expect(page.locator('[data-testid="console-row"]')).to_have_count(6, timeout=5000)
+    zooms = page.evaluate(
+        """() => new Promise((done) => {
+          const frames = (n, then) =>
+            requestAnimationFrame(() => (n > 1 ? frames(n - 1, then) : then()));
+          const zoom = () => Number(document.body.style.zoom || 1);
+          frames(2, () => {
+            const before = zoom();
+            const tall = document.createElement('div');
+            tall.style.height = '2000px';
+            document.body.append(tall); // (as a feed update's rows would)
+            frames(2, () => done([before, zoom()]));
+          });
+        })"""
+    )
+    assert zooms[1] < zooms[0], zooms
+
+
 def test_operator_onair_rest_moves_the_overlays(page: Page, hub: HubThread) -> None:
     open_page(page, hub, "leaderboard.html?slot=1")
     gfx = page.locator('[data-testid="gfx"]')
@@ -757,6 +784,54 @@ def test_operator_confirms_a_dispute(page: Page, dispute_hub: HubThread) -> None
     row.locator('[data-testid="confirm"]').click()  # empty: the hub's computed winners
     page.locator('[data-testid="td-ask-yes"]').click()  # the ruling in words: yes, send
     expect(row).to_have_count(0, timeout=FAST)
+    status = {
+        r["table"]: r["status"] for r in hub.rest(f"/api/compare/{deal}/1", COMMENTATOR)["rows"]
+    }
+    assert status[table] == "complete"
+
+
+def test_typed_dispute_winners_survive_the_feeds_updates_until_confirm(
+    page: Page, dispute_hub: HubThread
+) -> None:
+    """The TD types the winning seats of a dispute while the feed refreshes the panel (every
+    event of any table does, and a timer every 5 s): the field keeps what they typed, and its
+    focus, and Confirm sends those seats. (The disputes table was rebuilt on every update: the
+    field came back empty and Confirm sent the hub's winners instead of the official's.)"""
+    hub = dispute_hub
+    event = hub.events[CONFIRM_AT]
+    table, deal = event["table"], event["deal"]
+    dispute = next(d for d in hub.ops()["disputes"] if (d["table"], d["deal"]) == (table, deal))
+    winners = ", ".join(str(s) for s in dispute["computed"])
+    other = next(t for t in range(1, 7) if t != table)
+    page.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
+    page.locator('[data-testid="td-by"]').fill("TD Ana")
+    row = page.locator(f'[data-testid="dispute-row"][data-table="{table}"][data-deal="{deal}"]')
+    expect(row).to_have_count(1, timeout=5000)
+    seats = row.locator("input")
+    seats.fill(winners)
+    seq = page.locator(f'[data-testid="console-row"][data-table="{other}"]').locator(
+        '[data-testid="console-seq"]'
+    )
+
+    def redrawn() -> None:
+        sent = hub.next_event(other)  # the panel redraws (ops), the dispute unchanged
+        expect(seq).to_have_text(str(sent["seq"]), timeout=5000)
+
+    redrawn()
+    expect(seats).to_have_value(winners)
+    expect(seats).to_be_focused()  # typing goes on where it was
+    page.evaluate("document.activeElement.blur()")
+    redrawn()
+    expect(seats).to_have_value(winners)
+    # Confirm pressed, an update, then released: still a click on Confirm (a button drawn anew
+    # under the pointer between the two took none: the TD's click was lost)
+    row.locator('[data-testid="confirm"]').hover()  # (the pointer on it, the desk still)
+    page.mouse.down()
+    redrawn()
+    page.mouse.up()
+    expect(page.locator('[data-testid="td-ask-text"]')).to_contain_text(f"winners seat {winners}")
+    page.locator('[data-testid="td-ask-yes"]').click()
+    expect(row).to_have_count(0, timeout=5000)
     status = {
         r["table"]: r["status"] for r in hub.rest(f"/api/compare/{deal}/1", COMMENTATOR)["rows"]
     }

@@ -272,6 +272,40 @@ SPREAD_PROBE = """
 """
 
 
+def test_a_release_keeps_the_readers_place(browser: Browser) -> None:
+    """A release reads the page again under the reader: the element with the keyboard's focus
+    keeps it (its like in the page read again) and a table scrolled sideways stays where the
+    reader had it. (The page was drawn anew: the focus went back to the body, so a keyboard
+    user's next Tab started from the top, and the table jumped back to its left edge.)"""
+    h = HubThread("site")
+    h.start()
+    try:
+        h.preload(SIXTH)
+        errors: list[str] = []
+        page = new_page(browser, 390, 844, errors)
+        open_site(page, f"{h.url}/site/?view=running")
+        settled(page)
+        expect(page.locator("#link")).to_contain_text("Live", timeout=10_000)
+        region = page.locator("#running-teams .scroll").first
+        region.focus()
+        region.evaluate("(r) => { r.scrollLeft = 80; }")  # the reader reads on to the right
+        at = region.evaluate("(r) => r.scrollLeft")
+        assert at > 0, "the table is not wider than the phone"
+        h.play(h.events[SIXTH:EIGHTH])  # deal 8 released: the page reads its data again
+        expect(page.locator("body")).to_have_attribute(
+            "data-released", re.compile(r"(^|,)8(,|$)"), timeout=10_000
+        )
+        label = region.get_attribute("aria-label") or ""
+        assert "Teams after each deal" in label
+        focused = page.evaluate("() => document.activeElement.getAttribute('aria-label')")
+        assert focused == label
+        assert region.evaluate("(r) => r.scrollLeft") == at
+        page.context.close()
+        assert errors == []
+    finally:
+        h.stop()
+
+
 @pytest.mark.parametrize("draw", [0.0, 0.99])
 def test_a_frame_has_the_page_read_again_after_its_share_of_the_spread(
     browser: Browser, hub: HubThread, draw: float

@@ -121,3 +121,31 @@ def test_the_public_list_holds_released_deals_only(hub: HubThread) -> None:
 
 def released_deal(hub: HubThread, deal: int) -> bool:
     return httpx.get(f"{hub.url}/api/deals/{deal}", timeout=5).status_code == 200
+
+
+def test_a_cue_pressed_across_a_panel_update_still_clicks(page: Page, hub: HubThread) -> None:
+    """Every `ops` update redraws the operator's suggestions: a Cue pressed before one and
+    released after it is a click on that Cue still. (The list was drawn anew on every update:
+    the press and the release landed on two different buttons, and the click was lost.)"""
+    page.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
+    live = suggestions(hub, COMMENTATOR)
+    expect_list(page, live)
+    first = live[0]
+    cue = page.locator('[data-testid="suggestion-cue"]').first
+    cue.hover()  # (the pointer on it, the desk still)
+    page.mouse.down()
+    # a control surface moves the preview: the panel redraws, the suggestions unchanged
+    moved = httpx.post(
+        f"{hub.url}/api/control/preview",
+        json={"slot": "seat", "value": {"seat": 3}},
+        headers={"Authorization": f"Bearer {OPERATOR}"},
+        timeout=5,
+    )
+    assert moved.status_code == 200, moved.text
+    summary = page.locator('[data-testid="preview-summary"]')
+    expect(summary).to_have_text("seat · seat 3", timeout=5000)
+    page.mouse.up()
+    tables = ", ".join(map(str, first["tables"]))
+    expect(summary).to_have_text(
+        f"compare · deal {first['deal']} · seat {first['seat']} · tables {tables}", timeout=5000
+    )

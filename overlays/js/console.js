@@ -475,7 +475,35 @@ function render() {
   const note = $('kept');
   note.hidden = !(!wait && kept && offline());
   note.textContent = note.hidden ? '' : `${kept} ${kept === 1 ? 'entry is' : 'entries are'} kept on this tablet and sent in order when the link is back. Go on entering the hand.`;
+  // Every update redraws the pad (the standings move when any table's deal is done): what
+  // has the focus keeps it, a field's caret where it was, or the next keys go nowhere (and a
+  // tablet's keyboard closes under the finger).
+  const focused = focusIn(pad);
   pad.replaceChildren(...renderPad(s, page.ui, act, wait, page.teams));
+  focusAgain(pad, focused);
+}
+
+/** What has the focus in `box` before a redraw, and a field's caret. */
+function focusIn(box) {
+  const node = document.activeElement;
+  if (!node || node === box || !box.contains(node)) return null;
+  const field = ['INPUT', 'TEXTAREA'].includes(node.tagName);
+  return { node, testid: node.dataset.testid, caret: field ? [node.selectionStart, node.selectionEnd] : [null, null] };
+}
+
+/** Focus again, after a redraw, what had it: the same element (a mounted widget's, moved to
+ * the new pad) or the one drawn anew with its testid; a field's caret where it was. */
+function focusAgain(box, was) {
+  if (!was) return;
+  const node = box.contains(was.node) ? was.node : was.testid ? box.querySelector(`[data-testid="${was.testid}"]`) : null;
+  if (!node || node === document.activeElement || node.disabled) return;
+  node.focus({ preventScroll: true });
+  if (was.caret[0] === null) return; // (a number field has no caret to set)
+  try {
+    node.setSelectionRange(was.caret[0], was.caret[1]);
+  } catch {
+    // a field kind without a selection
+  }
 }
 
 function waitingText() {

@@ -8,7 +8,7 @@
 // surface (docs/companion.md) shows the same one, and Take or Cut here sends the hub's `take`,
 // as a Stream Deck's button does. A preview of a deal not released yet is marked, and Take or
 // Cut asks before it goes on air (airguard.js).
-import { el } from './ui.js';
+import { el, keepChildren } from './ui.js';
 import { asking, guardedTake, outputs, programmeFeed, unreleasedDeal } from './airguard.js';
 import { topic } from './topics.js';
 
@@ -167,9 +167,11 @@ export function mountMixer(root, client, p) {
     $('mix-undo').disabled = !undo;
     $('mix-undo').title = undo ? `back to: ${describe(undo.slot, undo.value)}` : 'nothing to undo';
     const first = Math.max(0, Math.min(cursor - 4, cues.length - CUE_ROWS));
-    $('cues').replaceChildren(...cues.slice(first, first + CUE_ROWS).map((c, j) => cueRow(c, first + j)),
+    // Every event redraws the mixer: a cue row stays while it is unchanged (a button pressed
+    // before an update and released after it is a click on it still).
+    keepChildren($('cues'), [...cues.slice(first, first + CUE_ROWS).map((c, j) => cueRow(c, first + j)),
       ...(cues.length > CUE_ROWS ? [el('tr', { class: 'note' }, el('td', { colspan: 3 }, `${cues.length} cues`))] : []),
-      ...(cues.length ? [] : [el('tr', { class: 'note' }, el('td', {}, 'no cues: Preview a slot, then Add to cues'))]));
+      ...(cues.length ? [] : [el('tr', { class: 'note' }, el('td', {}, 'no cues: Preview a slot, then Add to cues'))])]);
   }
   function cueRow(c, i) {
     const act = (id, text, fn) => el('button', { dataset: { testid: id }, onclick: fn }, text);

@@ -3,7 +3,7 @@
 import { connect, params } from './duplicast.js';
 import { mountMixer } from './mixer.js';
 import { correctionLog, correctionRow, mountTd } from './td.js';
-import { el, fitDesk, fmtInt, teamStyle } from './ui.js';
+import { el, fitDesk, fmtInt, keepChildren, teamStyle } from './ui.js';
 import { mountSuggested } from './suggested.js';
 import { guardedTake, isUnreleased, unreleasedDeal } from './airguard.js';
 import { takeValue } from './mixer.js';
@@ -112,8 +112,13 @@ function drawOps() {
     el('tr', { dataset: { testid: 'rejection-row' } }, el('td', {}, `T${r.table}`), el('td', {}, `${r.console} #${r.seq}`),
       el('td', { class: 'warn' }, words(r.code)), el('td', {}, r.message || ''), el('td', {}, ago(r.at)))),
   ...earlier(rejections.length));
-  $('disputes').replaceChildren(...(ops.disputes || []).map((d) => {
+  // A dispute's row stays while it is unchanged (every update redraws the panel): the winning
+  // seats the TD types in it are theirs until Confirm sends them, focused or not (a row drawn
+  // anew, its dispute changed, keeps the typed seats too).
+  const typed = new Map([...$('disputes').children].map((r) => [`${r.dataset.table}:${r.dataset.deal}`, r.querySelector('input').value]));
+  keepChildren($('disputes'), (ops.disputes || []).map((d) => {
     const seats = el('input', { placeholder: 'hub', title: 'winning seats, comma separated; empty: the hub\'s' });
+    seats.value = typed.get(`${d.table}:${d.deal}`) || ''; // (a property: the row compares equal)
     return el('tr', { dataset: { testid: 'dispute-row', table: String(d.table), deal: String(d.deal) } },
       el('td', {}, `T${d.table}`), el('td', {}, d.deal),
       el('td', { class: 'r num', dataset: { testid: 'dispute-pot' } }, d.pot === undefined ? '–' : fmtInt(d.pot)),

@@ -3,7 +3,7 @@
 // the public). Each entry's Cue button offers the comparison to whoever handles cues on the
 // page (the operator's preview marks it handled with event.preventDefault()); when no one does,
 // it takes the compare slot at once, as the slot's own Take does.
-import { el } from './ui.js';
+import { el, keepChildren } from './ui.js';
 import { topic } from './topics.js';
 
 /** The compare slot's value of an entry: deal, seat and the tables to put side by side. */
@@ -51,9 +51,11 @@ export function mountSuggested({ client, root, take, unreleased }) {
   const draw = (state) => {
     last = state;
     const list = (state && state.suggestions) || [];
-    root.replaceChildren(...(list.length
+    // (the operator's panel redraws it on every ops update: an unchanged entry stays, a Cue
+    // pressed before an update and released after it is a click on it still)
+    keepChildren(root, list.length
       ? list.map((e) => row(e, take, unreleased))
-      : [el('li', { class: 'note', dataset: { testid: 'suggestion-none' } }, 'nothing to suggest yet')]));
+      : [el('li', { class: 'note', dataset: { testid: 'suggestion-none' } }, 'nothing to suggest yet')]);
   };
   draw(null);
   const off = client.subscribe(topic('suggestions'), draw);

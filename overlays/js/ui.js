@@ -20,6 +20,29 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/**
+ * Put `nodes` in `parent` in place of its children, keeping each child equal to one of them
+ * (isEqualNode: the same tags, attributes and text) where it is: a page redrawn on every feed
+ * update changes only what changed, and what the user is doing in the rest stays theirs (a
+ * field's typing and focus, which are no attributes; a button between its press and release).
+ * A kept child keeps its listeners, so they may read only what its attributes and text say.
+ */
+export function keepChildren(parent, nodes) {
+  const old = [...parent.childNodes];
+  const want = nodes.map((node) => {
+    const i = old.findIndex((o) => o !== null && o.isEqualNode(node));
+    if (i < 0) return node;
+    const kept = old[i];
+    old[i] = null;
+    return kept;
+  });
+  for (const o of old) if (o !== null) o.remove();
+  want.forEach((node, i) => {
+    const at = parent.childNodes[i];
+    if (at !== node) parent.insertBefore(node, at || null); // (a kept one stays unless reordered)
+  });
+}
+
 const INT = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const POINTS = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
 
@@ -178,6 +201,20 @@ export function fitDesk(width = 1920, height = 1080, { content = false } = {}) {
   };
   fit();
   window.addEventListener('resize', fit);
+  if (content && typeof ResizeObserver === 'function') {
+    // The content grows and shrinks with the feed: fitted again in the next frame, not at the
+    // page's next poll (a desk zoomed up to a second after it grew moved what was under the
+    // pointer between the aim and the click: another button, or none, took it).
+    let queued = false;
+    new ResizeObserver(() => {
+      if (queued) return;
+      queued = true;
+      requestAnimationFrame(() => {
+        queued = false;
+        fit();
+      });
+    }).observe(document.body);
+  }
   return fit;
 }
 

@@ -507,11 +507,41 @@ async function load(live = false) {
   const name = document.getElementById('event-name');
   name.textContent = event.name || 'Results';
   const content = document.getElementById('content');
+  const place = readerAt(content);
   content.replaceChildren(...parts);
+  backTo(content, place);
   body.dataset.released = event.released.join(',');
   body.dataset.loaded = String(Number(body.dataset.loaded || 0) + 1);
   if (state.summary !== null && summary !== state.summary) announce(summary);
   state.summary = summary;
+}
+
+// An element as the reader knows it in a page read again: a table's scroll region by its label
+// (its rows may have grown), anything else by its tag, link, label and text.
+function likeOf(a) {
+  const key = (x) => [x.tagName, x.getAttribute('href'), x.getAttribute('aria-label'), x.getAttribute('role') === 'region' ? '' : x.textContent].join('\u0000');
+  const want = key(a);
+  return (box) => [...box.querySelectorAll(a.tagName)].filter((x) => key(x) === want);
+}
+
+/** Where the reader is in `box` before a live update reads the page again: the element with
+ * the keyboard's focus (the nth of its likes) and the tables scrolled sideways. */
+function readerAt(box) {
+  const a = document.activeElement;
+  const focus = a && a !== box && box.contains(a) ? { likes: likeOf(a), nth: likeOf(a)(box).indexOf(a) } : null;
+  const scrolled = [...box.querySelectorAll('.scroll')].filter((r) => r.scrollLeft > 0)
+    .map((r) => ({ label: r.getAttribute('aria-label'), left: r.scrollLeft }));
+  return { focus, scrolled };
+}
+
+/** The reader's place again after the update (a live update never moves them: WCAG 2.4.3). */
+function backTo(box, { focus, scrolled }) {
+  for (const { label, left } of scrolled) {
+    const region = [...box.querySelectorAll('.scroll')].find((r) => r.getAttribute('aria-label') === label);
+    if (region) region.scrollLeft = left;
+  }
+  const like = focus && focus.nth >= 0 ? focus.likes(box)[focus.nth] : null;
+  if (like) like.focus({ preventScroll: true });
 }
 
 function announce(text) {
