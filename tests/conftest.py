@@ -107,6 +107,7 @@ async def bus(request: pytest.FixtureRequest) -> AsyncIterator[Bus]:
 # long process and browser files, which have the fewest tests (1-5), last, where the run then
 # waited minutes for one of them on one core. A file missing here that takes minutes (as
 # test_config, 446 s of 5,154 in that run, did) can start late and leave one worker alone.
+# (test_program_rest, 56 s then, left: 12 s alone since its hub's answers go out at once.)
 SLOWEST_FIRST = (
     "test_bench_smoke.py",  # 301 s in that run
     "test_console_page.py",  # 249 s
@@ -129,7 +130,6 @@ SLOWEST_FIRST = (
     "test_console_nohub.py",  # 62 s
     "test_game_demos.py",  # 61 s
     "test_onair_release.py",  # 57 s
-    "test_program_rest.py",  # 56 s
     "test_demand.py",  # ~37 s alone (new)
 )
 

@@ -1,8 +1,10 @@
+import functools
 import json
 import random
 import tomllib
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -757,6 +759,13 @@ def draw_each_square_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(schedule_module, "uniform_latin_square", drawn_once)
 
 
+@functools.cache
+def corpus_cases() -> dict[str, dict[str, Any]]:
+    """The corpus's cases, built once for the four shards (a name given twice: its last case,
+    as outcomes()); outcome() only reads a case, and each shard reads its own quarter."""
+    return dict(config_corpus.cases())
+
+
 @pytest.mark.parametrize("shard", range(CORPUS_SHARDS))
 def test_every_message_of_the_corpus_is_as_recorded(
     shard: int, monkeypatch: pytest.MonkeyPatch
@@ -766,7 +775,7 @@ def test_every_message_of_the_corpus_is_as_recorded(
     (a quarter of them per shard: together, every case of the golden file)."""
     draw_each_square_once(monkeypatch)
     golden = json.loads(config_corpus.GOLDEN.read_text(encoding="utf-8"))
-    cases = dict(config_corpus.cases())  # (a name given twice: its last case, as outcomes())
+    cases = corpus_cases()
     assert cases.keys() == golden.keys(), "the corpus and its golden file list the same cases"
     got = {
         name: config_corpus.outcome(data)

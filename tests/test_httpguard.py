@@ -99,6 +99,19 @@ async def test_a_keep_alive_connection_has_the_deadline_for_its_next_request(
     assert took < 5
 
 
+async def test_every_connection_sends_its_answers_at_once(guarded: RunningServer) -> None:
+    """TCP_NODELAY on every accepted connection: without it each answer after the first on a
+    kept-alive connection waited for the client's delayed ACK (~40 ms, Nagle's algorithm; the
+    listening socket's proto was 0, so asyncio never set it)."""
+    async with httpx.AsyncClient(base_url=f"http://{guarded.host}:{guarded.port}") as client:
+        for _ in range(2):  # the same kept-alive connection twice
+            assert (await client.get("/healthz")).status_code == 200
+        connections = list(guarded.server.server_state.connections)
+        assert len(connections) == 1
+        sock = connections[0].transport.get_extra_info("socket")  # type: ignore[attr-defined]
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
 @pytest.mark.parametrize("guarded", [(30.0, 8)], indirect=True)
 async def test_past_the_limit_the_oldest_incomplete_requests_are_closed(
     guarded: RunningServer,

@@ -731,7 +731,10 @@ def _listening_socket(host: str, port: int, reuse_port: bool, join: bool) -> soc
             except OSError as exc:
                 raise ListenError(host, port, exc) from None
             port = probe.getsockname()[1]  # port 0: the free one found, for every process
-    sock = socket.socket(family)
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on the connections of a socket whose
+    # proto says TCP (a bare socket.socket() says 0), and without it every answer after the
+    # first on a kept-alive connection waited ~40 ms (Nagle against the peer's delayed ACK)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if reuse_port:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
