@@ -253,3 +253,36 @@ def test_a_penalty_is_confirmed_in_words_cleared_and_withdrawn(
     expect(mark).to_be_hidden(timeout=FAST)
     expect(seat_page.locator('[data-penalty="true"]')).to_have_count(0)
     seat_page.close()
+
+
+def table_with_events(hub: HubThread, count: int) -> int:
+    """A table with ``count`` events of the session still to send."""
+    left = [e["table"] for e in hub.events[hub.sent :] if not e.get("_sent")]
+    return next(t for t in range(1, 7) if left.count(t) >= count)
+
+
+def test_a_withdraw_pressed_across_a_feed_update_still_clicks(page: Page, hub: HubThread) -> None:
+    """The corrections box is redrawn on every ops update and every 5 s, and a row's age ("12 s
+    ago") changes every second: the row stays while its correction is unchanged, its age
+    written in place, so a Withdraw pressed before an update and released after it is a click
+    on it still. (The row was drawn anew: the press and the release fell on two buttons and the
+    TD's click was lost.)"""
+    open_panel(page, hub)
+    page.locator('[data-testid="td-by"]').fill("TD Ana Ruiz")
+    rule(page, "penalty", table=4, seat=1, chips=10, reason="phone at the table")
+    expect(page.locator('[data-testid="td-status"]')).to_have_text("Penalty: done.", timeout=FAST)
+    number = hub.ops()["penalties"][-1]["id"]
+    row = page.locator('[data-testid="correction-row"]').first
+    button = row.locator(f'[data-testid="withdraw-penalty"][data-penalty="{number}"]')
+    expect(button).to_have_count(1, timeout=FAST)
+    when = row.locator("td").last
+    before = when.text_content()
+    table = table_with_events(hub, 1)
+    button.hover()  # (the pointer on it, the desk still)
+    page.mouse.down()
+    page.wait_for_timeout(1100)  # its age is another now
+    hub.next_event(table)  # the panel redraws, the correction unchanged
+    expect(when).not_to_have_text(before or "", timeout=6000)
+    page.mouse.up()
+    form = page.locator('[data-testid="td-withdraw"]')
+    expect(form.locator('input[name="penalty"]')).to_have_value(str(number), timeout=FAST)

@@ -2,7 +2,7 @@
 // confirmation, corrections and the release state of every deal.
 import { connect, params } from './duplicast.js';
 import { mountMixer } from './mixer.js';
-import { correctionLog, correctionRow, mountTd } from './td.js';
+import { correctionLog, drawCorrections, mountTd } from './td.js';
 import { el, fitDesk, fmtInt, keepChildren, teamStyle } from './ui.js';
 import { mountSuggested } from './suggested.js';
 import { guardedTake, isUnreleased, unreleasedDeal } from './airguard.js';
@@ -131,8 +131,7 @@ function drawOps() {
       }, 'Confirm')));
   }));
   const corrections = correctionLog(ops); // who, what, why: newest first (td.js)
-  $('corrections').replaceChildren(...corrections.slice(0, LOG_ROWS).map((c) => correctionRow(c, ago, td.withdraw)),
-    ...earlier(corrections.length));
+  drawCorrections($('corrections'), corrections.slice(0, LOG_ROWS), ago, td.withdraw, earlier(corrections.length));
   const groups = [...new Set((ops.release || []).map((r) => String(r.group)))];
   $('release').replaceChildren(...groups.map((g) => {
     const rows = (ops.release || []).filter((r) => String(r.group) === g).sort((a, b) => a.deal - b.deal);

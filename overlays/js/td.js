@@ -4,7 +4,7 @@
 // sent as the hub's websocket op, the form emptied once the hub took it; the corrections log
 // (who, what, why; a penalty's Withdraw button); alerts when a dispute or a refusal arrives
 // (refusals grouped per console and cause, with a count), with an optional beep.
-import { el } from './ui.js';
+import { el, keepChildren } from './ui.js';
 import { topic } from './topics.js';
 
 const BY_KEY = 'duplicast.td.by'; // sessionStorage: the official, for this browser session
@@ -141,7 +141,7 @@ function words(s) {
  * a Withdraw button when `withdraw(id)` is given (it fills the TD's withdraw form). */
 export function correctionRow(c, ago, withdraw) {
   const where = c.table === undefined ? (c.type === 'roster' ? 'roster' : '') : `T${c.table}${c.deal ? ` · D${c.deal}` : ''}`;
-  const when = [ago(c.at)];
+  const when = [el('span', { class: 'td-ago', dataset: { testid: 'correction-age' } }, ago(c.at))];
   if (c.type === 'penalty' && c.id && !c.withdrawn && withdraw) {
     when.push(' ', el('button', { class: 'td-withdraw', dataset: { testid: 'withdraw-penalty', penalty: String(c.id) }, onclick: () => withdraw(c.id) }, 'Withdraw…'));
   }
@@ -149,6 +149,13 @@ export function correctionRow(c, ago, withdraw) {
     el('td', {}, where), el('td', { class: 'warn', dataset: { testid: 'correction-what' } }, c.what),
     el('td', { dataset: { testid: 'correction-who' } }, c.who),
     el('td', { dataset: { testid: 'correction-why' } }, c.why || '–'), el('td', {}, ...when));
+}
+
+/** The corrections box's rows in `tbody` (then `tail`, e.g. "+ 3 earlier"): a row stays while
+ * its correction is unchanged, only its age ("12 s ago", every second another) written in
+ * place: a Withdraw pressed before a feed update and released after it is a click still. */
+export function drawCorrections(tbody, rows, ago, withdraw, tail = []) {
+  keepChildren(tbody, [...rows.map((c) => correctionRow(c, ago, withdraw)), ...tail], { live: '.td-ago' });
 }
 
 /** What is new in `ops` since the last call: disputes and refusals, as alert texts; a

@@ -27,13 +27,29 @@ export function el(tag, attrs = {}, ...children) {
  * field's typing and focus, which are no attributes; a button between its press and release).
  * A kept child keeps its listeners, so they may read only what its attributes and text say.
  */
-export function keepChildren(parent, nodes) {
+export function keepChildren(parent, nodes, { live = null } = {}) {
   const old = [...parent.childNodes];
+  // With `live` (a selector): the text of those parts may change in place ("12 s ago"), a
+  // child equal to its redraw in all else is kept and given the new text.
+  const bare = (node) => {
+    if (!live || !(node instanceof Element)) return node;
+    const copy = node.cloneNode(true);
+    for (const part of copy.querySelectorAll(live)) part.textContent = '';
+    return copy;
+  };
+  const oldBare = old.map(bare);
   const want = nodes.map((node) => {
-    const i = old.findIndex((o) => o !== null && o.isEqualNode(node));
+    const mine = bare(node);
+    const i = old.findIndex((o, j) => o !== null && oldBare[j].isEqualNode(mine));
     if (i < 0) return node;
     const kept = old[i];
     old[i] = null;
+    if (mine !== node) {
+      const now = node.querySelectorAll(live);
+      kept.querySelectorAll(live).forEach((part, j) => {
+        if (part.textContent !== now[j].textContent) part.textContent = now[j].textContent;
+      });
+    }
     return kept;
   });
   for (const o of old) if (o !== null) o.remove();
