@@ -277,7 +277,11 @@ export function mountTd(client, root, alertsRoot) {
 
   // Alerts: every dispute or refusal that arrives after the panel opened, until acknowledged;
   // refusals of one console for one cause are one row with a count (a console refused 3,000
-  // times is one alert to acknowledge, not 3,000).
+  // times is one alert to acknowledge, not 3,000). In order of arrival, a new one at the
+  // bottom of the column (pinned at the top of the desk) and a group's count raised in place:
+  // no arrival moves a row, so an Acknowledge lands on the alert the TD aimed at, and the TD
+  // works down the list oldest first. (New ones on top pushed every row down under a pending
+  // click: the press and the release fell on two rows and acknowledged none, or the wrong one.)
   const seen = new Set();
   const groups = new Map(); // refusal group -> {item, text, count}
   let primed = false;
@@ -293,8 +297,7 @@ export function mountTd(client, root, alertsRoot) {
       if (group) {
         group.count += 1;
         group.text.textContent = a.text;
-        group.count_el.textContent = `×${group.count}`;
-        alertsRoot.prepend(group.item);
+        group.count_el.textContent = `×${group.count}`; // (in place: the row does not move)
         continue;
       }
       const text = el('span', {}, a.text);
@@ -303,7 +306,7 @@ export function mountTd(client, root, alertsRoot) {
         ...(a.group ? [count] : []), text,
         el('button', { dataset: { testid: 'td-ack' }, onclick: () => { item.remove(); if (a.group) groups.delete(a.group); } }, 'Acknowledge'));
       if (a.group) groups.set(a.group, { item, text, count_el: count, count: 1 });
-      alertsRoot.prepend(item);
+      alertsRoot.append(item);
     }
     if (fresh.length && sound.checked) beep();
   });
