@@ -312,3 +312,38 @@ def test_an_acknowledge_pressed_as_an_alert_arrives_takes_the_alert_aimed_at(
     page.mouse.up()
     expect(alerts).to_have_count(1, timeout=FAST)
     expect(alerts.first).to_contain_text("Refused at table 6")
+
+
+def test_a_form_typed_in_before_the_hub_answers_keeps_what_was_typed(
+    page: Page, hub: HubThread
+) -> None:
+    """The form a ruling was sent from is emptied when the hub takes it only if it still holds
+    what was sent: what the TD typed in it meanwhile (the next ruling) stays. (It was emptied
+    whatever it held.)"""
+    open_panel(page, hub)
+    page.locator('[data-testid="td-by"]').fill("TD Ana Ruiz")
+    status = page.locator('[data-testid="td-status"]')
+    form = page.locator('[data-testid="td-penalty"]')
+    given = len(hub.ops()["penalties"])
+    rule(page, "penalty", False, table=4, seat=2, chips=20, reason="late for the deal")
+    # "Yes, send", and keys typed in the form in the same moment, before the hub's answer
+    # can come in (a websocket message waits for the page's task to end)
+    page.evaluate(
+        """() => {
+          document.querySelector('[data-testid="td-ask-yes"]').click();
+          const seat = document.querySelector('[data-testid="td-penalty"] input[name="seat"]');
+          seat.value = '3';
+          seat.dispatchEvent(new Event('input', { bubbles: true }));
+        }"""
+    )
+    expect(status).to_have_text("Penalty: done.", timeout=FAST)
+    assert len(hub.ops()["penalties"]) == given + 1
+    assert hub.ops()["penalties"][-1]["seat"] == 2
+    values = {"table": "4", "seat": "3", "chips": "20", "reason": "late for the deal"}
+    for name, value in values.items():
+        expect(form.locator(f'input[name="{name}"]')).to_have_value(value)
+    # sent again as it stands, untouched since: emptied
+    rule(page, "penalty")
+    expect(status).to_have_text("Penalty: done.", timeout=FAST)
+    for name in values:
+        expect(form.locator(f'input[name="{name}"]')).to_have_value("")

@@ -1,9 +1,10 @@
 // The tournament director's part of the operator panel (issue #22, #30.7): rulings (void,
 // penalty, withdraw of a penalty, confirm, roster fix), each with the official's name (`by`,
 // kept for the browser session) and a reason, repeated in words for a last look before it is
-// sent as the hub's websocket op, the form emptied once the hub took it; the corrections log
-// (who, what, why; a penalty's Withdraw button); alerts when a dispute or a refusal arrives
-// (refusals grouped per console and cause, with a count), with an optional beep.
+// sent as the hub's websocket op, the form emptied once the hub took it (unless typed in
+// since); the corrections log (who, what, why; a penalty's Withdraw button); alerts when a
+// dispute or a refusal arrives (refusals grouped per console and cause, with a count), with an
+// optional beep.
 import { el, keepChildren } from './ui.js';
 import { topic } from './topics.js';
 
@@ -215,7 +216,8 @@ export function mountTd(client, root, alertsRoot) {
     status.dataset.state = ok ? 'ok' : 'error';
   };
   let pending = null; // the op last sent, until the hub answers it
-  let sentFrom = null; // the form it was sent from: emptied once the hub took it
+  let sentFrom = null; // [form, values]: the form it was sent from, emptied once the hub took
+  // it if it still holds exactly the values sent (what the TD typed since is theirs)
   let standings = null; // the live standings: who sits where (the confirmation names the team)
   let penalties = []; // the desk's penalties (a withdrawal's confirmation repeats the penalty)
   client.subscribe(topic('standings'), (s) => { standings = s; });
@@ -224,19 +226,19 @@ export function mountTd(client, root, alertsRoot) {
   const yes = el('button', { class: 'primary', type: 'button', dataset: { testid: 'td-ask-yes' } }, 'Yes, send');
   const no = el('button', { type: 'button', dataset: { testid: 'td-ask-no' } }, 'Cancel');
   const asking = el('div', { class: 'td-ask', hidden: true, dataset: { testid: 'td-ask' } }, ask, yes, no);
-  let waiting = null; // [op, command, form] to send on "Yes"
+  let waiting = null; // [op, command, [form, values]] to send on "Yes"
   const dismiss = () => { waiting = null; asking.hidden = true; };
   no.addEventListener('click', () => { dismiss(); say('Not sent.', false); });
   yes.addEventListener('click', () => {
     if (!waiting) return;
-    const [op, command, form] = waiting;
+    const [op, command, from] = waiting;
     dismiss();
     if (!client.send(command)) {
       say('Not sent: the link to the hub is down.', false);
       return;
     }
     pending = op;
-    sentFrom = form;
+    sentFrom = from;
     say(`${RULINGS[op].label}: sent…`, true);
   });
 
@@ -248,7 +250,7 @@ export function mountTd(client, root, alertsRoot) {
       if (!command.by) by.focus();
       return false;
     }
-    waiting = [op, command, form];
+    waiting = [op, command, form ? [form, { ...values }] : null];
     ask.textContent = rulingText(op, command, (t, s) => teamIn(standings, t, s), (n) => penalties.find((p) => p.id === n));
     asking.hidden = false;
     say('', true);
@@ -322,11 +324,13 @@ export function mountTd(client, root, alertsRoot) {
     reply(frame) {
       if (!frame.op || !(frame.op in RULINGS) || frame.op !== pending) return false;
       pending = null;
-      const form = sentFrom;
+      const [form, values] = sentFrom || [null, null];
       sentFrom = null;
       if (frame.type === 'ok') {
         say(`${RULINGS[frame.op].label}: done${frame.queued ? ' (queued)' : ''}.`, true);
-        if (form) for (const input of form.querySelectorAll('input')) input.value = ''; // no ruling repeats itself
+        // no ruling repeats itself; a form the TD typed in since it was sent is left as it is
+        const inputs = form ? [...form.querySelectorAll('input')] : [];
+        if (inputs.every((input) => input.value === String(values[input.name] ?? ''))) for (const input of inputs) input.value = '';
       } else say(`${RULINGS[frame.op].label} refused — ${words(frame.code)}: ${frame.message || ''}`, false);
       return true;
     },
