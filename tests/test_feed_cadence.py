@@ -8,13 +8,21 @@ the feed between a batch's journal append and its acks, and held the acks 0.7-1.
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hub.bus.memory import MemoryBus
+from hub.engine.changes import ActionApplied
 from hub.engine.core import Engine
+from hub.engine.families import FEEDS
+from hub.engine.families.base import CADENCE
+from hub.engine.simulate import simulate_session
 from hub.roles.ingest import Ingest
 from hub.roles.publisher import (
     FEED_GATHER,
@@ -24,21 +32,22 @@ from hub.roles.publisher import (
     FeedPublisher,
 )
 from tests.hubharness import unique_tournament
-
-pytestmark = pytest.mark.asyncio
+from tests.test_engine_properties import run
+from tests.test_projections import Client
 
 
 def counting(publisher: FeedPublisher) -> list[float]:
     """Replace ``publisher.publish`` by one that records when it was called."""
     calls: list[float] = []
 
-    async def publish() -> None:
+    async def publish(*, paced: bool = False) -> None:
         calls.append(time.monotonic())
 
     publisher.publish = publish  # type: ignore[method-assign]
     return calls
 
 
+@pytest.mark.asyncio
 async def test_under_load_no_publish_starts_while_one_is_under_way() -> None:
     """A publish under way takes the changes once the engine is let go: a follow that came
     meanwhile has nothing of its own to add."""
@@ -52,6 +61,7 @@ async def test_under_load_no_publish_starts_while_one_is_under_way() -> None:
     assert len(calls) == 1
 
 
+@pytest.mark.asyncio
 async def test_a_tick_publishes_only_when_the_ingest_is_idle() -> None:
     """No message waits and no batch holds the engine: a tick publishes at once. Messages
     wait, or a batch is being decided and journaled: the batch's feed step will (a tick's
@@ -77,6 +87,7 @@ async def test_a_tick_publishes_only_when_the_ingest_is_idle() -> None:
         await ingest.stop()
 
 
+@pytest.mark.asyncio
 async def test_events_close_together_share_one_publish() -> None:
     """Nothing waits: the first batch after a quiet spell is published at once; the batches
     that follow within ``FEED_INTERVAL`` are published once, ``FEED_GATHER`` after the first
@@ -104,7 +115,7 @@ def costing(publisher: FeedPublisher, cpu: list[float]) -> list[float]:
     and records when it was called."""
     calls: list[float] = []
 
-    async def publish() -> None:
+    async def publish(*, paced: bool = False) -> None:
         calls.append(time.monotonic())
         end = time.thread_time() + cpu[0]
         while time.thread_time() < end:
@@ -114,6 +125,7 @@ def costing(publisher: FeedPublisher, cpu: list[float]) -> list[float]:
     return calls
 
 
+@pytest.mark.asyncio
 async def test_under_load_publishes_are_spaced_by_their_cost() -> None:
     """Messages wait: the next publish comes the last one's CPU x (1 / FEED_SHARE - 1) after
     it, so the feed takes about FEED_SHARE of the ingest's time and a publish covers more
@@ -149,6 +161,7 @@ async def test_under_load_publishes_are_spaced_by_their_cost() -> None:
     assert len(calls) == 4
 
 
+@pytest.mark.asyncio
 async def test_a_stop_publishes_the_gathered_changes_before_saving() -> None:
     """A publish put off by ``FEED_GATHER`` and called off by the stop (``withdraw``) is made
     by ``save`` before the snapshots are saved: they hold the last batch."""
@@ -162,3 +175,122 @@ async def test_a_stop_publishes_the_gathered_changes_before_saving() -> None:
     assert len(calls) == 1  # called off
     await publisher.save()
     assert len(calls) == 2
+
+
+# -- the families kept at a cadence (``Family.cadence``): the commentators' projection and the
+# statistics, which every action at every table moved anew (issue #31)
+
+CADENCED = sorted(f.name for f in FEEDS.values() if f.cadence)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 10_000), st.booleans())
+def test_families_left_for_later_catch_up_to_their_builders(seed: int, noise: bool) -> None:
+    """After every event the feed is flushed leaving a random few of the cadenced families for
+    later: exactly those that only actions moved since are left (a settle, a start, a roster
+    fix, a release move them at once), none of their topics is in the flush's changes, and
+    every other topic is its builder's. Every few events, and at the end, a flush leaves
+    nothing: then every topic, in the engine and in a client that applied the deltas, is its
+    builder's payload (what was left for later was kept, not lost)."""
+    rng = random.Random(seed)
+    client = Client()
+    steps = 0
+
+    def check(engine: Engine) -> None:
+        nonlocal steps
+        projections = engine.projecting.projections
+        if not projections.active:
+            engine.start_feed()
+            client.subscribe_all(engine)
+        engine.tick(float(steps))
+        steps += 1
+        full = steps % 7 == 0
+        later = frozenset() if full else frozenset(n for n in CADENCED if rng.random() < 0.7)
+        pressing = {  # (what the families declare: any event of theirs but an action)
+            name
+            for item in engine.projecting.handed
+            if not isinstance(item, (dict, ActionApplied))
+            for name in CADENCED
+            if isinstance(item, FEEDS[name].events)
+        }
+        changes = engine.projecting.flush(later)
+        together = {"stats", "dealstats"}  # (one mover: left for later together or not)
+        expected = later - pressing
+        if not together <= expected:
+            expected -= together
+        assert projections.deferred == expected
+        for change in changes:
+            assert change.key[1].split(":")[0] not in projections.deferred, change.key
+        client.apply(changes)
+        for key in engine.topic_keys():
+            if key[1].split(":")[0] not in projections.deferred:
+                assert_equal_to_builder(engine, client, key)
+
+    engine, _ = run(seed, corrections_noise=noise, after_each=check)
+    engine.tick(float("inf"))
+    client.take(engine)
+    for key in engine.topic_keys():
+        assert_equal_to_builder(engine, client, key)
+    assert steps > 10
+
+
+def assert_equal_to_builder(engine: Engine, client: Client, key: Any) -> None:
+    built = engine.payload(key)
+    rec = engine.projecting.projections.docs.get(key)
+    if rec is None:
+        return  # (a topic made on demand nobody asked for)
+    doc = rec.doc
+    if key[1] == "ops":  # (the time of the last event it shows: a seq gap is not one)
+        built = {**built, "at": doc["at"]}
+    assert doc == built, key
+    assert client.states[key] == built, key
+
+
+@pytest.mark.asyncio
+async def test_the_projection_moves_at_most_once_a_cadence_and_catches_up() -> None:
+    """Actions every few ms, each followed by the pipeline's (paced) publish: the table's
+    topic moves at each, the projection and the statistics at most once per ``CADENCE`` (but
+    at once for an event other than an action); once the actions stop, what they moved goes
+    out within the cadence, with no event and no tick to carry it (the publisher's own timer):
+    the last frames equal the builders'."""
+    config, decks = unique_tournament("cadence")
+    engine = Engine(config, decks, release_delay=0.0)
+    frames: dict[str, list[float]] = {}
+    publisher = FeedPublisher(
+        MemoryBus(),
+        engine,
+        on_frame=lambda key, frame: frames.setdefault(key[1], []).append(time.monotonic()),
+    )
+    engine.start_feed()
+    publisher.serve()
+    for key in [("live", "projection"), ("live", "stats")]:
+        publisher.store.snapshot(key)
+    events = list(simulate_session(config, decks, random.Random(3), mean_gap=1.0))
+    started = time.monotonic()
+    actions = others = 0
+    for i, event in enumerate(events[:120], 1):
+        out = engine.submit(event, float(i))
+        assert out.ok, out.ack
+        if event["type"] in ("start", "win") or out.ack.get("ended"):
+            others += 1
+        else:
+            actions += 1
+        await publisher._publish_timed()
+        await asyncio.sleep(0.004)
+    took = time.monotonic() - started
+    for i, event in enumerate(events[120:], 121):  # until an action's publish leaves some
+        assert engine.submit(event, float(i)).ok
+        await publisher._publish_timed()
+        if "projection" in publisher.projecting.projections.deferred:
+            break
+    else:
+        raise AssertionError("no action's publish left the projection for later")
+    table = sum(len(v) for k, v in frames.items() if k.startswith("table:"))
+    assert table >= actions  # (every action: its table's frame at once)
+    most = took / CADENCE + 2 + 2 * others  # (a settle may move it twice: start and win)
+    assert 1 < len(frames["projection"]) <= most, (len(frames["projection"]), most)
+    assert len(frames["projection"]) < actions / 3
+    await asyncio.sleep(CADENCE * 1.5)  # no event, no tick: the publisher's own timer
+    assert publisher.projecting.projections.deferred == frozenset()
+    for key in [("live", "projection"), ("live", "stats")]:
+        assert publisher.store.snapshot(key)[1] == engine.payload(key), key

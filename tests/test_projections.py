@@ -43,8 +43,12 @@ class Client:
 
     def take(self, engine: Engine) -> list[tuple[str, str]]:
         """Apply what changed; the keys that did."""
+        return self.apply(engine.changes())
+
+    def apply(self, changes: list[Any]) -> list[tuple[str, str]]:
+        """Apply these changes (a flush's); their keys."""
         keys = []
-        for change in engine.changes():
+        for change in changes:
             keys.append(change.key)
             if change.patch is None:
                 self.states[change.key] = clone(change.payload)

@@ -7,7 +7,6 @@ result in one group makes rows again for that group only."""
 
 from __future__ import annotations
 
-import json
 import random
 from typing import Any
 
@@ -17,7 +16,7 @@ from hub.engine.core import Engine
 from hub.engine.families import topic_name
 from hub.engine.families.scores import Scores
 from hub.engine.simulate import simulate_session
-from hub.wire.patch import Recorder, apply_patch, clone
+from hub.wire.patch import Recorder
 from hub.wire.topics import AUDIENCES
 from tests.factories import make_config, make_decks
 from tests.test_projections import Client
@@ -41,12 +40,7 @@ def shallow(op: dict[str, Any]) -> bool:
 def client_changes(engine: Engine, client: Client) -> list[Any]:
     """The engine's changes, applied by the client as a browser would (through JSON)."""
     changes = engine.changes()
-    for change in changes:
-        if change.patch is None:
-            client.states[change.key] = clone(change.payload)
-        else:
-            patch = json.loads(json.dumps(change.patch))
-            client.states[change.key] = apply_patch(client.states[change.key], patch)
+    client.apply(changes)
     return changes
 
 

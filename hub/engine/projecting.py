@@ -21,6 +21,7 @@ handed events: they are noted at once, as they come. Builders and the state are 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any, Protocol
 
 from hub.engine.changes import EngineEvent
@@ -120,12 +121,13 @@ class Projecting:
         self.handed = []
         self.projections.start()
 
-    def flush(self) -> list[TopicChange]:
+    def flush(self, later: AbstractSet[str] = frozenset()) -> list[TopicChange]:
         """What changed in the topic payloads since the last flush, once what was handed is
-        noted; with program outputs, theirs too (what is on air and the clock: the public's)."""
+        noted; with program outputs, theirs too (what is on air and the clock: the public's).
+        ``later``: families kept at a cadence whose actions may wait (``Projections.flush``)."""
         self._take()
         engine = self.engine
-        changes = self.projections.flush()
+        changes = self.projections.flush(later)
         if engine.program is None:
             return changes
         return [*changes, *engine.program.changes(changes, engine.topics)]

@@ -37,6 +37,7 @@ from hub.wire.topics import TopicKey
 __all__ = ["Projections", "TopicChange"]
 
 _HAND_EVENTS = (HandStarted, ActionApplied, HandRewound, HandSettled)
+PROJECTION = "projection"  # the family whose documents the projection's scoreboard moves
 HandEvent = HandStarted | ActionApplied | HandRewound | HandSettled
 _Route = tuple[frozenset[TopicKey], tuple[TopicKey, ...]]
 
@@ -90,8 +91,20 @@ class Projections:
         # Made at ``start`` with the movers (each flush and event walks them): each mover
         # with whether it is of a family that goes last, in ``movers`` order; per event
         # class, the ``on`` of each mover of the families that declare it, in their order.
-        self._flushing: list[tuple[Mover, bool]] = []
+        self._flushing: list[tuple[str, Mover, bool]] = []
         self._telling: dict[type, tuple[Callable[[Any], None], ...]] = {}
+        # The families kept at a cadence (``Family.cadence``) that each event class other than
+        # an action moves: such an event has them moved at the next flush (``_pressed``),
+        # whatever the flush was asked to leave for later. What the last flush left for later.
+        self._pressing = {
+            cls: tuple(f.name for f in feeds if f.cadence and cls is not ActionApplied)
+            for cls, feeds in self._routes.items()
+        }
+        self._pressed: set[str] = set()
+        self.deferred: frozenset[str] = frozenset()
+        # Each family with a mover: the families that share its mover (the statistics' two):
+        # left for later together or not at all (made at ``start``, with the movers).
+        self._sharing: dict[str, frozenset[str]] = {}
         self._moving = {
             cls: tuple(f.name for f in feeds if f.mover is not None)
             for cls, feeds in self._routes.items()
@@ -195,6 +208,8 @@ class Projections:
                 self._project(hand)
             return route[0]
         keys, stale = self._routed(event)
+        if self.active and (pressing := self._pressing[type(event)]):
+            self._pressed.update(pressing)
         self.touch(stale)
         if self._unmade and self.active:
             self._fresh.update(dict.fromkeys(keys & self._unmade))
@@ -236,6 +251,8 @@ class Projections:
         self._stale.clear()
         self._moved.clear()
         self._projected.clear()
+        self._pressed.clear()
+        self.deferred = frozenset()
         self._unmade = set(self._eager_keys)
         self._fresh.clear()
         self.models.clear()
@@ -243,7 +260,11 @@ class Projections:
         self.movers = {
             f.name: f.mover(self.payloads) for f in FEEDS.values() if f.mover is not None
         }
-        self._flushing = [(mover, name in self._last) for name, mover in self.movers.items()]
+        self._flushing = [(name, mover, name in self._last) for name, mover in self.movers.items()]
+        self._sharing = {
+            name: frozenset(n for n, m in self.movers.items() if m is mover)
+            for name, mover in self.movers.items()
+        }
         self._telling = {
             cls: tuple(self.movers[name].on for name in names)
             for cls, names in self._moving.items()
@@ -295,10 +316,22 @@ class Projections:
             self._unmade.add(key)
         return new
 
-    def flush(self) -> list[TopicChange]:
-        """Every topic that changed since the last flush, with its patch (or whole payload)."""
+    def flush(self, later: AbstractSet[str] = frozenset()) -> list[TopicChange]:
+        """Every topic that changed since the last flush, with its patch (or whole payload);
+        but the families named in ``later`` (of those kept at a cadence, ``Family.cadence``)
+        that only actions moved since their last flush are left as they are: what moved them
+        is kept for a later flush (``deferred`` says which were left)."""
         out: list[TopicChange] = []
-        projected, self._projected = self._projected, {}
+        if later:
+            later = later - self._pressed if self._pressed else later
+            sharing = self._sharing
+            later = frozenset(n for n in later if sharing.get(n, later) <= later)
+        self._pressed.clear()
+        self.deferred = frozenset(later)
+        if PROJECTION in later:  # (its board's results too, kept for its next flush)
+            projected: dict[tuple[int, int], None] = {}
+        else:
+            projected, self._projected = self._projected, {}
         if self.board is not None:
             for table, deal in projected:
                 result = projection_view.projected_result(self.state, table, deal)
@@ -330,7 +363,9 @@ class Projections:
         lazy, unmade = self._lazy_keys, self._unmade
         # A family that tells of the others (``Family.last``) goes out after all of them.
         last: list[TopicChange] = []
-        for mover, tail in self._flushing:
+        for name, mover, tail in self._flushing:
+            if name in later:
+                continue
             for key in mover.flush():
                 rec = docs.get(key)
                 if rec is not None:

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from hub.bus.protocols import PubSubHashes
 from hub.engine.core import Engine
+from hub.engine.families import FEEDS
 from hub.serve.feed import SNAPSHOT_EVERY, Frame, IngestFeed, TopicKey, feed_messages
 from hub.wire.channels import Channels
 from hub.wire.control_request import ControlRequest
@@ -112,6 +113,12 @@ class FeedPublisher:
         # The topics the writer before this one made (``resume``): those made on demand are
         # made again by the next publish and go out whole (``Engine.hold``).
         self._held: list[TopicKey] = []
+        # The families kept at a cadence (``Family.cadence``): when each may move next (the
+        # monotonic clock), and the publish due when the first one left for later may.
+        self._cadence = {f.name: f.cadence for f in FEEDS.values() if f.cadence}
+        self._next: dict[str, float] = {}
+        self._pacing: asyncio.TimerHandle | None = None
+        self._paced: asyncio.Task[None] | None = None
         self.use(engine)
 
     def use(self, engine: Engine) -> None:
@@ -153,6 +160,10 @@ class FeedPublisher:
             self._gathering.cancel()
             self._gathering = None
             self._owed = True
+        if self._pacing is not None:  # (what a cadence left for later: ``save`` too)
+            self._pacing.cancel()
+            self._pacing = None
+            self._owed = True
 
     async def take(self, batch: Answered) -> None:
         """The ingest pipeline's feed stage: an answered batch. Whether each console it
@@ -188,9 +199,10 @@ class FeedPublisher:
         return min(FEED_SPACING_MAX, max(FEED_INTERVAL, spaced))
 
     async def _publish_timed(self) -> None:
-        """``publish_logged``, its CPU time kept (``spacing``) and its end (``follow``)."""
+        """``publish_logged`` at the families' cadences (``paced``), its CPU time kept
+        (``spacing``) and its end (``follow``)."""
         cpu = time.thread_time()
-        await self.publish_logged()
+        await self.publish_logged(paced=True)
         self._cost = time.thread_time() - cpu
         self._published = time.monotonic()
 
@@ -202,23 +214,25 @@ class FeedPublisher:
             self._gathering = None  # (from here on, a batch's follow may publish or gather)
         await self._publish_timed()
 
-    async def publish_logged(self) -> None:
+    async def publish_logged(self, *, paced: bool = False) -> None:
         """``publish``; one that fails (the bus gave up after its retry deadline: a long Redis
         outage) is logged and does not end the loop that called it: the journal and the acks
         carry on."""
         try:
-            await self.publish()
+            await self.publish(paced=paced)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.warning("feed publish failed (%s); continuing", exc)
 
-    async def publish(self) -> None:
+    async def publish(self, *, paced: bool = False) -> None:
         """Turn what changed in the engine into frames (encoded once), persist the seqs and
         snapshots that are due, answer snapshot requests, and publish the frames in seq order.
         The changes are the flush of the engine's feed part (``Projecting.flush``: what the
         engine and the answers handed it, noted in order, the documents moved), taken while
-        the engine is ``settled`` (never a state half journaled)."""
+        the engine is ``settled`` (never a state half journaled). ``paced`` (the pipeline's
+        publishes): the families kept at a cadence move at most once per cadence by actions
+        (``Family.cadence``); what they leave goes out in a publish due when they may move."""
         async with self._lock:
             settled = self.settled
             while settled is not None and not settled.is_set():
@@ -226,7 +240,15 @@ class FeedPublisher:
             if self._held:
                 self.engine.hold(self._held)
                 self._held = []
-            changes = self.projecting.flush()
+            if paced and self._cadence:
+                now = time.monotonic()
+                nexts = self._next
+                changes = self.projecting.flush(frozenset(n for n, t in nexts.items() if t > now))
+                self._pace(now)
+            else:
+                changes = self.projecting.flush()
+                if self._cadence:
+                    self._pace(time.monotonic())
             frames: list[tuple[str, bytes]] = []
             stored: list[TopicKey] = []  # snapshots too big for the channel: in the hash
             feed, store, on_frame = self._feed, self.store, self.on_frame
@@ -276,6 +298,26 @@ class FeedPublisher:
                     await self.bus.publish_many(answers)
             if frames:
                 await self.bus.publish_many(frames)
+
+    def _pace(self, now: float) -> None:
+        """After a flush: each family kept at a cadence that moved may move again one cadence
+        from now; if some were left for later, a publish is due when the first may move (at
+        60 tables they then move four times a second, not at every action)."""
+        deferred = self.projecting.projections.deferred
+        nexts = self._next
+        for name, cadence in self._cadence.items():
+            if name not in deferred:
+                nexts[name] = now + cadence
+        if deferred and self._pacing is None and self.store.live:
+            due = min(nexts[name] for name in deferred)
+            loop = asyncio.get_running_loop()
+            self._pacing = loop.call_at(loop.time() + max(0.0, due - now), self._paced_due)
+
+    def _paced_due(self) -> None:
+        """The publish that moves the families a cadence left for later (``_pace``)."""
+        self._pacing = None
+        if self.store.live and (self._paced is None or self._paced.done()):
+            self._paced = asyncio.get_running_loop().create_task(self._publish_timed())
 
     async def save(self) -> None:
         """On a clean stop: every topic's seq, then its snapshot (what edges that start while

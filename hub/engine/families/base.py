@@ -29,7 +29,18 @@ from hub.wire import topics as wire
 from hub.wire.patch import Recorder
 from hub.wire.topics import AUDIENCES, LIVE, PROGRAM, PUBLIC, ROLES, TopicKey, TopicSpace
 
-__all__ = ["EVERY", "NOW", "EngineView", "Family", "Feed", "Model", "Mover", "Reading", "TopicKeys"]
+__all__ = [
+    "CADENCE",
+    "EVERY",
+    "NOW",
+    "EngineView",
+    "Family",
+    "Feed",
+    "Model",
+    "Mover",
+    "Reading",
+    "TopicKeys",
+]
 
 EVERY = (PUBLIC, LIVE, PROGRAM)  # the program's are the delayed engine's, filtered
 NOW = "now"  # Family.program: the real engine's public topic, not delayed
@@ -201,6 +212,13 @@ class Family(wire.Family):
     # -- the feed: its frames go out after every other topic's of the same flush (a family
     # that tells its followers to read the others: the site's ``released``; one with a mover)
     last: bool = False
+    # -- the feed: the least seconds between two of its flushes while a hand's actions alone
+    # move it (``CADENCE``: an aggregate over every table that every action moves, which no
+    # one reads 60 times a second); any other event it declares moves it at the next publish,
+    # and what actions moved meanwhile goes out within the cadence (``FeedPublisher``).
+    # 0: moved at every publish. Only the ingest's paced publishes keep it; ``Engine.changes``
+    # moves everything.
+    cadence: float = 0.0
 
     def __post_init__(self) -> None:
         if (PROGRAM in self.audiences) != (self.program is not None):
@@ -211,6 +229,13 @@ class Family(wire.Family):
             raise ValueError(f"{self.name}: an embargo needs a deal parameter")
         if self.last and self.mover is None:
             raise ValueError(f"{self.name}: only a family with a mover goes out last")
+        if self.cadence and self.mover is None:
+            raise ValueError(f"{self.name}: only a family with a mover keeps a cadence")
 
 
 Feed = Family  # (the name the family modules used for it)
+
+CADENCE = 0.25
+"""``Family.cadence`` of the aggregates every action moves (the commentators' projection, the
+statistics): four times a second, the ingest's tick; at 60 tables one action every ~16 ms
+moved each of them anew (issue #31)."""

@@ -24,7 +24,7 @@ from hub.engine.changes import (
     StageFilled,
 )
 from hub.engine.equities import hand_equity
-from hub.engine.families.base import Feed, Reading, TopicKeys
+from hub.engine.families.base import CADENCE, Feed, Reading, TopicKeys
 from hub.engine.showdown import showdown_payload
 from hub.wire.patch import Recorder
 from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
@@ -196,4 +196,5 @@ PROJECTION = Feed(
     route="/api/projection",
     delta="replace of the hands and rows that moved",
     mover=projection_view.Projection,
+    cadence=CADENCE,
 )

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from hub.engine.changes import DealReleased, RosterChanged, StageFilled
-from hub.engine.families.base import Feed, Reading, TopicKeys
+from hub.engine.families.base import CADENCE, Feed, Reading, TopicKeys
 from hub.engine.families.hands import CORRECTED, HAND_EVENTS
 from hub.engine.stats import Tally, dealstats_payload, stats_payload
 from hub.wire.patch import Recorder
@@ -182,6 +182,7 @@ STATS = Feed(
     route="/api/stats",
     delta="replace of the fields of the player rows that moved (/players/{i}/vpip, swing...;"
     " an action: its table's players' stack and pot)",
+    cadence=CADENCE,  # (one mover for both families: the same cadence)
 )
 DEALSTATS = Feed(
     "dealstats",
@@ -198,5 +199,6 @@ DEALSTATS = Feed(
     route="/api/dealstats/{deal:int}",
     delta="replace of what a settled hand moved (its seat's preflop counts, winners, field"
     " average, rows' swings, best)",
+    cadence=CADENCE,
     embargo=True,
 )
