@@ -23,6 +23,7 @@ from hub.domain.states import Role
 from hub.engine.changes import ActionApplied, HandSettled, HandStarted
 from hub.engine.core import Engine
 from hub.engine.families import FAMILIES, Family, Reading, TopicKeys, topic_space
+from hub.engine.families.base import CADENCE
 from hub.engine.program import is_now, source_of
 from hub.serve.auth import check_topic
 from hub.wire.signing import session_proof
@@ -99,7 +100,9 @@ async def test_a_declared_family_is_served_over_rest_and_websocket(toy: Family) 
                 "console": OWN,
                 "route": "/api/toys/{table:int}",
                 "delta": "replace of the fields that moved",
+                "cadence": 0.0,
             }
+            assert facts["projection"]["cadence"] == facts["stats"]["cadence"] == CADENCE
             r = await http.get(f"/api/toys/{table}")
             assert r.status_code == 403
             assert r.json()["message"] == (

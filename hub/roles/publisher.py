@@ -164,6 +164,9 @@ class FeedPublisher:
             self._pacing.cancel()
             self._pacing = None
             self._owed = True
+        if self._paced is not None and not self._paced.done():
+            self._paced.cancel()
+            self._owed = True
 
     async def take(self, batch: Answered) -> None:
         """The ingest pipeline's feed stage: an answered batch. Whether each console it

@@ -96,6 +96,7 @@ class Family:
     route: str | None  # REST path (Starlette syntax), None: websocket only
     delta: str  # what a delta of it carries
     console: str | None  # what a table's console reads of it: ANY, OWN (its table's), None
+    cadence: float  # least seconds between two of its deltas while actions alone move it
 
     def name_of(self, *args: int) -> str:
         if len(args) != len(self.params):
@@ -120,6 +121,7 @@ class Family:
             "console": self.console,
             "route": self.route,
             "delta": self.delta,
+            "cadence": self.cadence,
         }
 
 
