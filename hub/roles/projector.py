@@ -250,8 +250,10 @@ class Projector:
                 await self._publish()
 
     async def _publish(self) -> None:
+        """The feed of what the journal and the notes moved, at the families' cadences (as the
+        ingest's own feed: ``FeedPublisher.publish``'s ``paced``)."""
         try:
-            await self.feed.publish()
+            await self.feed.publish(paced=True)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a long Redis outage: the loops carry on
