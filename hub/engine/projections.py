@@ -37,7 +37,6 @@ from hub.wire.topics import TopicKey
 __all__ = ["Projections", "TopicChange"]
 
 _HAND_EVENTS = (HandStarted, ActionApplied, HandRewound, HandSettled)
-PROJECTION = "projection"  # the family whose documents the projection's scoreboard moves
 HandEvent = HandStarted | ActionApplied | HandRewound | HandSettled
 _Route = tuple[frozenset[TopicKey], tuple[TopicKey, ...]]
 
@@ -105,6 +104,8 @@ class Projections:
         # Each family with a mover: the families that share its mover (the statistics' two):
         # left for later together or not at all (made at ``start``, with the movers).
         self._sharing: dict[str, frozenset[str]] = {}
+        # The family the projection's scoreboard moves (left for later: its results too).
+        self._boarded = {f.name for f in FEEDS.values() if f.mover is projection_view.Projection}
         self._moving = {
             cls: tuple(f.name for f in feeds if f.mover is not None)
             for cls, feeds in self._routes.items()
@@ -328,7 +329,7 @@ class Projections:
             later = frozenset(n for n in later if sharing.get(n, later) <= later)
         self._pressed.clear()
         self.deferred = frozenset(later)
-        if PROJECTION in later:  # (its board's results too, kept for its next flush)
+        if later and not later.isdisjoint(self._boarded):  # (its board's results: kept too)
             projected: dict[tuple[int, int], None] = {}
         else:
             projected, self._projected = self._projected, {}
