@@ -15,6 +15,10 @@ both first, as ``PYTHONDONTWRITEBYTECODE`` is set)::
     PYTHONHASHSEED=0 valgrind --tool=callgrind --collect-atstart=no \\
         --toggle-collect=_operator_call .venv/bin/python bench/ingest_instr.py ROOT --mode flush
 
+``--paced``: each event's publish is the pipeline's (``FeedPublisher.publish(paced=True)``:
+the families kept at a cadence move at most once per cadence), on the events' clock; a tree
+without cadences publishes as without it.
+
 ``--mode all``: the measured events (after ``--warmup`` events) run inside one
 ``operator.call``, so callgrind counts only them; ``--mode flush``: the engine's flush
 (``Projecting.flush``, the families' work) alone, each call through ``operator.call``;
@@ -35,6 +39,7 @@ import argparse
 import asyncio
 import gc
 import hashlib
+import inspect
 import operator
 import pickle
 import re
@@ -44,6 +49,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 
@@ -67,6 +73,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--events", type=int, default=300)
     parser.add_argument("--dump", type=Path, help="(hash) also write what is hashed here")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/ingest_instr"))
+    parser.add_argument(
+        "--paced",
+        action="store_true",
+        help="each publish as the pipeline's (at the families' cadences, on the events' clock)",
+    )
     args = parser.parse_args(argv)
     root = args.root.resolve()
     sys.path[:0] = [str(root), str(root / "bench")]
@@ -80,6 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     from hub.engine.core import Engine
     from hub.engine.projecting import Projecting
     from hub.roles.ingest import Ingest
+    from hub.roles.publisher import FeedPublisher
     from hub.wire import codec
 
     assert Path(sys.modules[Engine.__module__].__file__ or "").is_relative_to(root)
@@ -148,11 +160,23 @@ def main(argv: list[str] | None = None) -> None:
         ]
         return bus, ingest, messages
 
+    pacing = args.paced and "paced" in inspect.signature(FeedPublisher.publish).parameters
+    if pacing:
+        # The cadences on the events' clock (1/tables s apart), not the wall's (valgrind's
+        # is ~50x slower): what a cadence leaves is published by the first event's publish
+        # after it is due, as the writer's own timer would at 60 events a second.
+        publisher = sys.modules[FeedPublisher.__module__]
+        publisher.time = SimpleNamespace(monotonic=clock, thread_time=time.thread_time)  # type: ignore[attr-defined]
+        FeedPublisher._paced_due = lambda self: None  # type: ignore[method-assign]
+
     async def events(ingest: Any, batch: list[Any]) -> None:
         for message in batch:
             tick[0] += 1.0 / args.tables
             await ingest.handle_batch([message])
-            await ingest.feed.publish()
+            if pacing:
+                await ingest.feed.publish(paced=True)
+            else:
+                await ingest.feed.publish()
 
     async def stop(bus: Any, ingest: Any) -> None:
         await ingest.stop()
