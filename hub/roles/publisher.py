@@ -305,7 +305,7 @@ class FeedPublisher:
     def _pace(self, now: float) -> None:
         """After a flush: each family kept at a cadence that moved may move again one cadence
         from now; if some were left for later, a publish is due when the first may move (at
-        60 tables they then move four times a second, not at every action)."""
+        60 tables they then move twice a second, not at every action)."""
         deferred = self.projecting.projections.deferred
         nexts = self._next
         for name, cadence in self._cadence.items():
