@@ -19,7 +19,7 @@ from websockets.typing import Origin
 
 from hub.bus.base import Bus
 from hub.bus.memory import MemoryBus
-from hub.roles.edge import EdgeSource
+from hub.roles.edge import SYNC_INTERVAL, EdgeSource
 from hub.serve.auth import Auth, check_topic
 from hub.serve.fanout import Fanout
 from hub.serve.feed import HISTORY, IngestFeed, TopicKey, encode_feed
@@ -759,3 +759,38 @@ async def test_a_source_that_is_not_live_sends_nothing_then_fresh_snapshots(
         assert (await recv(ws))["seq"] == 2
     finally:
         await ws.close()
+
+
+async def test_an_edge_that_starts_before_its_writer_answers_every_subscriber_once_live() -> None:
+    """An edge started while no writer answers serves what the hash holds and says nothing of
+    the rest (no empty snapshot it may not be). A subscriber to a topic that has no data yet
+    (a deal's public travellers before its release, the public site's ``deal:N``) gets
+    nothing then; once a writer answers and the edge turns live, it gets the empty snapshot
+    at seq 0, and the subscriber to a topic with data its snapshot. (It got nothing at all,
+    ever: the edge turned live without telling its subscribers; a phone waited on the site's
+    deal page until it reconnected.)"""
+    bus = MemoryBus()
+    tournament = "t-late-writer"
+    ingest = Ingest(bus, tournament)
+    await ingest.put(("public", "standings"), {"n": 1})  # in the hash: no writer answers yet
+    edge = EdgeSource(bus, tournament, answer_timeout=0.2)
+    server = await serve(create_app(edge, auth=AUTH))
+    try:
+        assert not edge.store.live
+        ws = await connect(server)
+        await recv(ws)
+        await send(ws, {"op": "subscribe", "topics": ["deal:3", "standings"]})
+        first = await recv(ws)  # the hash's standings: the last good state
+        assert (first["topic"], first["seq"]) == ("standings", 1)
+        await send(ws, {"op": "ping"})
+        assert await recv(ws) == {"type": "pong"}  # nothing of deal:3
+        await ingest.start()  # a writer answers: the edge's next sync turns it live
+        async with asyncio.timeout(SYNC_INTERVAL * 5):
+            got = {m["topic"]: m for m in await collect(ws, 2)}
+        assert edge.store.live
+        assert got["deal:3"] == {"type": "snapshot", "topic": "deal:3", "seq": 0, "data": {}}
+        assert got["standings"]["data"] == {"n": 1}
+        await ws.close()
+    finally:
+        await server.stop()
+        await ingest.stop()

@@ -145,6 +145,10 @@ class EdgeSource:
             if answer.get("ok"):
                 await self._load(None)
                 self.store.live = True
+                # Every subscriber afresh: one to a topic with no data was sent nothing
+                # while no writer could say so (``catch_up``), and would wait for ever
+                # (a phone on the site's deal page before the deal's release).
+                self.fanout.refresh()
                 log.info("edge in sync with the writer of %s", self.tournament)
                 return
 
