@@ -206,8 +206,8 @@ SETTLED = """() => !document.querySelector('[data-testid="waiting"]')
 def settled(page: Page) -> None:
     """The pad takes entries again: nothing waits for the hub. (Waited for in the page, checked
     every 20 ms: ``expect`` alone retries after 100, 250, 500 ms..., and an ack comes within a
-    few ms, so each tap waited 100 ms or more for nothing: this file took 113 s alone before,
-    97 s after; the ``expect``s then hold at once, as the assertions.)"""
+    few ms, so a tap whose ack was not shown at the first look waited 100 ms or more for
+    nothing; the ``expect``s then hold at once, as the assertions.)"""
     page.wait_for_function(SETTLED, timeout=TAP_TIMEOUT, polling=20)
     expect(tid(page, "waiting")).to_have_count(0, timeout=TAP_TIMEOUT)
     expect(tid(page, "link")).to_have_attribute("data-waiting", "0", timeout=TAP_TIMEOUT)
