@@ -199,8 +199,16 @@ def tid(page: Page, name: str) -> Any:
     return page.locator(f'[data-testid="{name}"]')
 
 
+SETTLED = """() => !document.querySelector('[data-testid="waiting"]')
+    && document.querySelector('[data-testid="link"]')?.dataset.waiting === "0" """
+
+
 def settled(page: Page) -> None:
-    """The pad takes entries again: nothing waits for the hub."""
+    """The pad takes entries again: nothing waits for the hub. (Waited for in the page, checked
+    every 20 ms: ``expect`` alone retries after 100, 250, 500 ms..., and an ack comes within a
+    few ms, so a tap whose ack was not shown at the first look waited 100 ms or more for
+    nothing; the ``expect``s then hold at once, as the assertions.)"""
+    page.wait_for_function(SETTLED, timeout=TAP_TIMEOUT, polling=20)
     expect(tid(page, "waiting")).to_have_count(0, timeout=TAP_TIMEOUT)
     expect(tid(page, "link")).to_have_attribute("data-waiting", "0", timeout=TAP_TIMEOUT)
 
