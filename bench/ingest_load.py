@@ -180,10 +180,10 @@ def record_schedule(ingest: Any) -> dict[str, Any]:
         applied.append((get("console"), get("seq")))
         return outcome
 
-    async def recorded_publish() -> None:
+    async def recorded_publish(**kw: Any) -> None:  # (``paced``: the pipeline's publishes)
         if not flushes or flushes[-1] != len(applied):
             flushes.append(len(applied))
-        await publish()
+        await publish(**kw)
 
     ingest.engine.submit = recorded_submit  # (instance attributes: the decider and the feed
     ingest.feed.publish = recorded_publish  # writer look them up on each call)

@@ -162,11 +162,11 @@ def install(trace: Trace) -> None:
     publish = FeedPublisher.publish
 
     @functools.wraps(publish)
-    async def traced_publish(self: Any) -> Any:
+    async def traced_publish(self: Any, **kw: Any) -> Any:  # (``paced``: the pipeline's)
         row: dict[str, Any] = {"k": "feed", "enter": now(), "c": [], "cpu0": time.thread_time()}
         token = feed_var.set(row)
         try:
-            return await publish(self)  # (what it returns: the caller paces the feed by it)
+            return await publish(self, **kw)  # (what it returns: the caller paces the feed by it)
         finally:
             feed_var.reset(token)
             if row["c"]:
