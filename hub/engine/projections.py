@@ -92,20 +92,7 @@ class Projections:
         # class, the ``on`` of each mover of the families that declare it, in their order.
         self._flushing: list[tuple[str, Mover, bool]] = []
         self._telling: dict[type, tuple[Callable[[Any], None], ...]] = {}
-        # The families kept at a cadence (``Family.cadence``) that each event class other than
-        # an action moves: such an event has them moved at the next flush (``_pressed``),
-        # whatever the flush was asked to leave for later. What the last flush left for later.
-        self._pressing = {
-            cls: tuple(f.name for f in feeds if f.cadence and cls is not ActionApplied)
-            for cls, feeds in self._routes.items()
-        }
-        self._pressed: set[str] = set()
-        self.deferred: frozenset[str] = frozenset()
-        # Each family with a mover: the families that share its mover (the statistics' two):
-        # left for later together or not at all (made at ``start``, with the movers).
-        self._sharing: dict[str, frozenset[str]] = {}
-        # The family the projection's scoreboard moves (left for later: its results too).
-        self._boarded = {f.name for f in FEEDS.values() if f.mover is projection_view.Projection}
+        self._cadences()
         self._moving = {
             cls: tuple(f.name for f in feeds if f.mover is not None)
             for cls, feeds in self._routes.items()
@@ -143,6 +130,22 @@ class Projections:
         self._route_fields = {c: getattr(c, "routed_by", None) for c in self._routes}
         self._route_cache: dict[tuple[Any, ...], _Route] = {}
         self._action_routes: dict[tuple[int, int], _Route] = {}  # (table, deal): the hot path
+
+    def _cadences(self) -> None:
+        """What the families kept at a cadence (``Family.cadence``) need: per event class
+        other than an action, those it moves (such an event has them moved at the next
+        flush, ``_pressed``, whatever the flush was asked to leave for later); what the last
+        flush left for later; per family with a mover, the families sharing it (the
+        statistics' two: left for later together or not at all; made at ``start``); the
+        family the projection's scoreboard moves (its results wait with it)."""
+        self._pressing = {
+            cls: tuple(f.name for f in feeds if f.cadence and cls is not ActionApplied)
+            for cls, feeds in self._routes.items()
+        }
+        self._pressed: set[str] = set()
+        self.deferred: frozenset[str] = frozenset()
+        self._sharing: dict[str, frozenset[str]] = {}
+        self._boarded = {f.name for f in FEEDS.values() if f.mover is projection_view.Projection}
 
     # ----------------------------------------------------------------- keys
     def key(self, audience: str, name: str, arg: Any = None) -> Any:
