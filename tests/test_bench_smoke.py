@@ -431,6 +431,7 @@ def test_event_cost_quick(tmp_path: Path) -> None:
     timed = set(r["latency"]) - {"all", "ack", "missing", "kinds_not_timed"}
     assert timed and timed <= set(bench.KINDS)
     assert r["ingest_cpu_ms_per_event"] > 0 and r["edges_cpu_us_per_frame"] > 0
+    assert r["edges_cpu_ms_per_event"] > 0
     switches = r["ingest_switches_per_event"]  # (it sleeps between events: it wakes for each)
     assert switches["voluntary"] > 0 and switches["involuntary"] >= 0
     assert "edges_kib_per_connection_after" in r
