@@ -32,7 +32,9 @@ What mypyc refused or changed, seen in this trial (mypy 2.4.1, setuptools 84.2, 
   annotated, but an MCR deal keeps its 13 tiles there (``cast(Any, hands)`` in
   ``hub/domain/games/mahjong/hand.py``): compiled, it raises TypeError on the MCR tests
   (tests/test_stats.py, tests/test_projections.py ``[mcr]``). Widening the annotation
-  spreads to ``KnownCards``, ``equity_block``, ``best_by_pot`` and the PHH export.
+  spreads to ``KnownCards``, ``equity_block``, ``best_by_pot`` and the PHH export. (Since
+  fixed without widening: the views read a game's deal as ``base.DealtPieces``, whose ``hole``
+  is ``tuple[str, ...]``, and ``MahjongDeal`` is no longer a ``Dealt``.)
 * ``hub/domain/scoring/board.py``: a penalty's points, annotated ``int`` in the rebuild's
   ``penalties``, arrive as a ``Fraction`` in tests/test_scoring_properties.py: TypeError.
 * ``hub/engine/projecting.py``: tests/test_projecting.py's ``AtOnce`` subclasses

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import random
 import re
+import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +17,12 @@ import msgspec
 import pytest
 
 from hub.domain.config import ConfigError, parse_config
+from hub.domain.dealing import Dealt
 from hub.domain.games import base, registry
-from hub.domain.games.base import PokerGame
+from hub.domain.games.base import DealtPieces, PokerGame
 from hub.domain.games.holdem.hand import Hand
 from hub.domain.games.holdem.spec import HandSpec
-from hub.domain.games.mahjong.hand import MahjongHand, mahjong_spec
+from hub.domain.games.mahjong.hand import MahjongDeal, MahjongHand, mahjong_spec
 from hub.domain.games.mahjong.rules import PaymentRule
 from hub.domain.games.rps.rules import RpsHand
 from hub.domain.pieces import CARDS
@@ -212,6 +215,58 @@ def test_every_games_hand_answers_the_hand_protocol() -> None:
         hand = game.new_hand(config, spec, decks[1])
         missing = [m for m in hand_members() if not hasattr(hand, m)]
         assert not missing, f"{name}'s hand lacks {missing}"
+
+
+def annotated(cls: type, name: str) -> Any:
+    """The type a class declares for ``name``: a field's annotation, or a property's return."""
+    member = getattr(cls, name, None)
+    if isinstance(member, property):
+        return typing.get_type_hints(member.fget)["return"]
+    return typing.get_type_hints(cls)[name]
+
+
+def holds(kind: Any, value: Any) -> bool:
+    """Is ``value`` of the tuple type ``kind``: ``tuple[str, str]`` exactly two texts,
+    ``tuple[str, ...]`` any number of them?"""
+    assert typing.get_origin(kind) is tuple, kind
+    args = typing.get_args(kind)
+    if not isinstance(value, tuple):
+        return False
+    if len(args) == 2 and args[1] is Ellipsis:
+        return all(isinstance(v, args[0]) for v in value)
+    return len(value) == len(args) and all(
+        isinstance(v, a) for v, a in zip(value, args, strict=True)
+    )
+
+
+def test_every_games_deal_says_what_it_holds_and_only_holdem_deals_holdems_cards() -> None:
+    """A game's deal answers `base.DealtPieces` (what the engine and views read of any game),
+    and its type tells the truth of its pieces: every seat's ``hole`` and the ``board`` are of
+    the tuple type it declares (mypy and a compiled view trust it). Hold'em's two-card
+    `Dealt` is made by hold'em's dealing alone: no game's deal dresses as one (a subclass), so
+    what reads two hole cards or a flop (`base.holdem_cards`) never gets a mahjong deal."""
+    dealt_by: dict[str, Any] = {}
+    for name, game in [*registry.games.items(), ("highcard", HIGHCARD)]:
+        data = config_data(seats=4, deals=2)
+        data["tournament"]["game"] = name if name != "highcard" else "holdem"
+        config = parse_config(data, "<test>")
+        dealt = dealt_by[name] = game.dealt(config, game.seeded_orders("deal", 2)[1], 1)
+        if dealt is None:  # RPS Poker deals no cards
+            continue
+        kind = type(dealt)
+        assert isinstance(dealt, DealtPieces), name
+        assert not issubclass(kind, Dealt) or kind is Dealt, f"{name}: {kind} dresses as Dealt"
+        hole = annotated(kind, "hole")
+        assert typing.get_origin(hole) is Mapping, f"{name}: hole is {hole}"
+        for seat, pieces in dealt.hole.items():
+            assert holds(typing.get_args(hole)[1], pieces), f"{name} seat {seat}: {pieces}"
+        assert holds(annotated(kind, "board"), dealt.board), f"{name}: board {dealt.board}"
+    assert isinstance(dealt_by["holdem"], Dealt) and dealt_by["rps-poker"] is None
+    mahjong = dealt_by["mcr"]
+    assert isinstance(mahjong, MahjongDeal) and mahjong.board == ()
+    assert [len(tiles) for tiles in mahjong.hole.values()] == [13, 13, 13, 13]
+    with pytest.raises(TypeError, match="MahjongDeal"):
+        base.holdem_cards(mahjong)
 
 
 def event_classes() -> dict[str, Any]:

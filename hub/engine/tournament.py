@@ -19,12 +19,12 @@ import msgspec
 from hub.domain.advance import fill
 from hub.domain.config import Team, TournamentConfig
 from hub.domain.console_event import MAX_NAME, MAX_NOTE, Apply
-from hub.domain.dealing import Dealt, redeal
+from hub.domain.dealing import redeal
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.event import Seating
 from hub.domain.eventscore import EventScoreboard
-from hub.domain.games.base import Hand
+from hub.domain.games.base import DealtPieces, Hand
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.registry import EVENT_HANDLERS, game_of, on_events
 from hub.domain.games.registry import refusal as registry_refusal
@@ -95,7 +95,7 @@ class TournamentState:
         for group in config.groups.values():
             for t in group.tables:
                 self.tables[t] = TableState(t, group.id, tuple(config.deal_orders[t]))
-        self._dealt: dict[int, Dealt] = {}
+        self._dealt: dict[int, DealtPieces] = {}
         self._specs: dict[int, HandSpec] = {}  # deal -> its spec without dealer errors
         self.corrections: list[dict[str, Any]] = []
         # Penalties from the tournament director, in order: {table, seat, chips, points,
@@ -182,9 +182,9 @@ class TournamentState:
         tables = tuple(t for g in stage.groups for t in self.config.groups[g].tables)
         return StageFilled(stage.id, tables, self.config.plan.deals_of_stage(stage.id))
 
-    def dealt(self, deal_no: int) -> Dealt | None:
-        """Hole cards and board of a deal, when deck orders are loaded (RPS Poker deals no
-        cards: its deck order only gives the dealer's throws)."""
+    def dealt(self, deal_no: int) -> DealtPieces | None:
+        """A deal's pieces (hold'em's hole cards and board, mahjong's hands), when deck orders
+        are loaded (RPS Poker deals no cards: its deck order only gives the dealer's throws)."""
         if self.decks is None or deal_no not in self.decks:
             return None
         if deal_no not in self._dealt:
@@ -260,7 +260,7 @@ class TournamentState:
         """The game's spec (its betting, its cards as ``_cards`` deals them)."""
         return self.game.spec(self.config, deal_no, lambda: self._cards(deal_no, inputs))
 
-    def _cards(self, deal_no: int, inputs: list[Input] | None) -> Dealt | None:
+    def _cards(self, deal_no: int, inputs: list[Input] | None) -> DealtPieces | None:
         """A deal's cards, as the dealer errors among ``inputs`` left them."""
         cfg = self.config
         cards = self.dealt(deal_no)

@@ -24,7 +24,7 @@ import msgspec
 from hub.domain.dealing import Dealt, deal
 from hub.domain.deck import DeckOrder, random_deck_orders, seeded_deck_orders
 from hub.domain.errors import Rejection
-from hub.domain.games.base import GameDefaults, Hand, Input
+from hub.domain.games.base import DealtPieces, GameDefaults, Hand, Input, holdem_cards
 from hub.domain.games.holdem.records import NOTHING, ActionRecord, Legal, Pot
 from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.pieces import CARDS, piece_set_of
@@ -162,17 +162,17 @@ class HighCard(GameDefaults):
     def seeded_orders(self, seed: int | str, deals: int) -> dict[int, DeckOrder]:
         return seeded_deck_orders(seed, deals, CARDS)
 
-    def dealt(self, config: Any, order: DeckOrder, deal_no: int) -> Dealt | None:
+    def dealt(self, config: Any, order: DeckOrder, deal_no: int) -> Dealt:
         return deal(order, config.buttons[deal_no], config.seats)
 
-    def spec(self, config: Any, deal_no: int, cards: Callable[[], Dealt | None]) -> HandSpec:
+    def spec(self, config: Any, deal_no: int, cards: Callable[[], DealtPieces | None]) -> HandSpec:
         return HandSpec(
             seats=config.seats,
             button=config.buttons[deal_no],
             small_blind=config.small_blind,
             big_blind=config.big_blind,
             cap=config.cap,
-            cards=cards(),
+            cards=holdem_cards(cards()),  # hold'em's deal: its first hole card is a seat's
         )
 
     def new_hand(self, config: Any, spec: HandSpec, order: DeckOrder | None) -> Hand:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from hub.domain import showdown
 from hub.domain.console_event import SHARED_EVENTS, SHARED_HANDLERS, Apply, ConsoleEvent
@@ -80,6 +80,21 @@ class Hand(Protocol):
     def awards(
         self, declared: Iterable[int] | None = None
     ) -> list[tuple[Pot, tuple[int, ...]]]: ...
+
+
+@runtime_checkable
+class DealtPieces(Protocol):
+    """What every game's deal has, read by the engine and the views whatever the game (the
+    deal payload, a seat's comparison): ``hole`` each seat's own pieces as dealt, ``board``
+    the shared ones (piece texts: cards, tiles). Hold'em's `dealing.Dealt` (two hole cards, a
+    five-card board) answers it, so does mahjong's `MahjongDeal` (13 tiles a seat, no board);
+    what only a hold'em reads (two hole cards, flop/turn/river) it narrows to `Dealt` first
+    (`holdem_cards`)."""
+
+    @property
+    def hole(self) -> Mapping[int, tuple[str, ...]]: ...
+    @property
+    def board(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -273,9 +288,11 @@ class Dealing(Protocol):
     """Its hands: a deal's cards and spec, a new hand, a hand replayed from its inputs, and
     the inputs of its own (an entered result, RPS Poker's throws) applied (the tournament)."""
 
-    def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None: ...
+    def dealt(
+        self, config: TournamentConfig, order: DeckOrder, deal_no: int
+    ) -> DealtPieces | None: ...
     def spec(
-        self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
+        self, config: TournamentConfig, deal_no: int, cards: Callable[[], DealtPieces | None]
     ) -> HandSpec: ...
     def new_hand(
         self, config: TournamentConfig, spec: HandSpec, order: DeckOrder | None
@@ -529,6 +546,15 @@ def betting_spec(config: TournamentConfig, deal_no: int) -> HandSpec:
     )
 
 
+def holdem_cards(dealt: DealtPieces | None) -> Dealt | None:
+    """A deal narrowed to hold'em's cards (two hole cards a seat, flop, turn and river), for
+    what only a hold'em reads (its spec's ``cards``: showdown, equity, PHH); ``TypeError`` for
+    another game's pieces."""
+    if dealt is None or isinstance(dealt, Dealt):
+        return dealt
+    raise TypeError(f"hold'em's cards expected, not a {type(dealt).__name__}")
+
+
 class PieceDecks:
     """Deck orders that are permutations of a game's piece set (``pieces``: cards, tiles)."""
 
@@ -587,15 +613,16 @@ class PokerGame(PieceDecks, GameDefaults):
         self.equity = pieces.equity
         self.commands = commands
 
-    def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None:
+    def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt:
         return deal(order, config.buttons[deal_no], config.seats)
 
     # ------------------------------------------------------------ hands
     def spec(
-        self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
+        self, config: TournamentConfig, deal_no: int, cards: Callable[[], DealtPieces | None]
     ) -> HandSpec:
         assert self.pieces is not None
-        return replace(betting_spec(config, deal_no), cards=cards(), pieces=self.pieces)
+        dealt = holdem_cards(cards())
+        return replace(betting_spec(config, deal_no), cards=dealt, pieces=self.pieces)
 
     def new_hand(self, config: TournamentConfig, spec: HandSpec, order: DeckOrder | None) -> Hand:
         return holdem.Hand(spec)

@@ -21,7 +21,9 @@ ODD_CHIPS = ("one-at-a-time", "all-to-first")
 
 
 class KnownCards(Protocol):
-    """The dealt cards of a hand (``dealing.Dealt`` satisfies it)."""
+    """The dealt cards of a hold'em hand: two hole cards a seat, the board (``dealing.Dealt``
+    satisfies it, as a PHH file's cards do; another game's pieces, ``base.DealtPieces``, do
+    not: ``base.holdem_cards`` narrows a deal to hold'em's)."""
 
     @property
     def hole(self) -> Mapping[int, tuple[str, str]]: ...

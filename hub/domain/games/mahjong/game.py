@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hub.domain.console_event import Apply, ConsoleEvent
-from hub.domain.dealing import Dealt
 from hub.domain.deck import DeckOrder
 from hub.domain.games import base
 from hub.domain.games.base import (
     BotEvent,
+    DealtPieces,
     Fields,
     GameDefaults,
     Hand,
@@ -30,6 +30,7 @@ from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong import views
 from hub.domain.games.mahjong.events import Result
 from hub.domain.games.mahjong.hand import (
+    MahjongDeal,
     MahjongHand,
     counted,
     mahjong_deal,
@@ -122,13 +123,13 @@ class MahjongGame(GameDefaults):
         """A wall's 136 tiles, two characters each."""
         return wall_from_tiles(text, rehearsal) if len(text) == 2 * len(FULL_SET) else None
 
-    def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None:
+    def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> MahjongDeal:
         assert isinstance(order, Wall)  # load_decks gives walls to a mahjong tournament
         prevalent = _rules(config).prevalent[deal_no]
         return mahjong_deal(order, config.buttons[deal_no], prevalent)
 
     def spec(
-        self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
+        self, config: TournamentConfig, deal_no: int, cards: Callable[[], DealtPieces | None]
     ) -> HandSpec:
         return mahjong_spec(config.buttons[deal_no])
 

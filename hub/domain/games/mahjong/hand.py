@@ -4,19 +4,18 @@ The hub does not follow mahjong play tile by tile: an official enters the hand's
 (winner, fan total, discarder or self-draw; or a draw) when it ends. ``MahjongHand`` answers
 the hub's `Hand` protocol (``hub.domain.games.base``), so statuses, corrections
 (undo, reopen, void), snapshots, release and travellers serve mahjong unchanged; it has no
-betting (``act`` refuses), no pot and no board. ``MahjongDeal`` stands where the dealt cards
-stand: each seat's 13-tile hand (``hole``), its 21 wall tiles and the deal's winds.
+betting (``act`` refuses), no pot and no board. ``MahjongDeal`` is a deal's pieces (the
+``DealtPieces`` protocol, as hold'em's dealt cards are): each seat's 13-tile hand (``hole``),
+its 21 wall tiles and the deal's winds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, cast
+from dataclasses import dataclass
 
 import msgspec
 
-from hub.domain.dealing import Dealt
 from hub.domain.errors import Rejection
 from hub.domain.games.holdem.records import ActionRecord, Legal, Pot
 from hub.domain.games.holdem.spec import HandSpec
@@ -26,6 +25,7 @@ from hub.domain.games.mahjong.rules import (
     SEATS,
     MahjongResult,
     PaymentRule,
+    Tile,
     Wall,
     check_result,
     payments,
@@ -41,21 +41,26 @@ DISCARD = "discard:"
 
 
 @dataclass(frozen=True)
-class MahjongDeal(Dealt):
-    """A deal's tiles and winds: ``hole`` seat -> 13 hand tiles, ``walls`` seat -> 21 wall
-    tiles (draw order), ``winds`` seat -> seat wind, ``prevalent`` the prevalent wind."""
+class MahjongDeal:
+    """A deal's tiles and winds (it answers ``hub.domain.games.base.DealtPieces``): ``hole``
+    seat -> its 13 hand tiles, ``walls`` seat -> its 21 wall tiles (draw order), ``winds``
+    seat -> seat wind, ``prevalent`` the prevalent wind, ``east`` the East seat. No tile is
+    shared: ``board`` is empty."""
 
-    walls: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
-    winds: Mapping[int, str] = field(default_factory=dict)
+    hole: Mapping[int, tuple[Tile, ...]]
+    walls: Mapping[int, tuple[Tile, ...]]
+    winds: Mapping[int, str]
     prevalent: str = "E"
     east: int = 1
 
+    @property
+    def board(self) -> tuple[Tile, ...]:
+        return ()
+
 
 def mahjong_deal(wall: Wall, east: int, prevalent: str) -> MahjongDeal:
-    hands = {seat: wall.hand(seat) for seat in range(1, SEATS + 1)}
     return MahjongDeal(
-        hole=cast(Any, hands),
-        board=(),
+        hole={seat: wall.hand(seat) for seat in range(1, SEATS + 1)},
         walls={seat: wall.wall(seat) for seat in range(1, SEATS + 1)},
         winds=seat_winds(east),
         prevalent=prevalent,

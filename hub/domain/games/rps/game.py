@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from hub.domain import showdown
 from hub.domain.console_event import SHARED_EVENTS, SHARED_HANDLERS, Apply, ConsoleEvent
-from hub.domain.dealing import Dealt
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.games import base
@@ -23,6 +22,7 @@ from hub.domain.games.base import (
     BotEvent,
     Command,
     CommandError,
+    DealtPieces,
     Fields,
     GameDefaults,
     Hand,
@@ -127,11 +127,11 @@ class RpsGame(PieceDecks, GameDefaults):
         self.equity = False  # no cards dealt: its odds are ``odds``' (``views``)
         self.commands = (SLIPS,)
 
-    def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt | None:
+    def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> DealtPieces | None:
         return None  # no cards: the deck order gives the dealer's throws
 
     def spec(
-        self, config: TournamentConfig, deal_no: int, cards: Callable[[], Dealt | None]
+        self, config: TournamentConfig, deal_no: int, cards: Callable[[], DealtPieces | None]
     ) -> HandSpec:
         betting = betting_spec(config, deal_no)
         return replace(betting, order="rps", limit=config.betting == "limit")
