@@ -205,6 +205,17 @@ def deltas(client: FeedClient, topic: str, since: float) -> int:
     )
 
 
+async def caught_up(client: FeedClient, built: dict[str, Any], timeout: float = 20) -> None:
+    """Once ``client`` holds ``built``; else a failure naming the topics it holds otherwise."""
+    try:
+        await client.wait_for(
+            lambda c: all(c.states.get(t) == d for t, d in built.items()), timeout
+        )
+    except TimeoutError:
+        behind = sorted(t for t, d in built.items() if client.states.get(t) != d)
+        pytest.fail(f"{behind}: still not the journal's documents {timeout} s on")
+
+
 async def test_the_cadenced_topics_catch_up_behind_nginx(venue: Venue, cut: Cut) -> None:
     topics = ["projection", "stats", *(f"dealstats:{d}" for d in cut.deals)]
     keys = [("live", t) for t in topics]
@@ -225,7 +236,7 @@ async def test_the_cadenced_topics_catch_up_behind_nginx(venue: Venue, cut: Cut)
         quiet = time.monotonic()  # every event acknowledged: the consoles are quiet
         assert playing.returncode == 0, err.decode(errors="replace")[-2000:]
         built = await journal_documents(venue.redis, keys)
-        await watching.wait_for(lambda c: all(c.states[t] == built[t] for t in topics), 20)
+        await caught_up(watching, built)
         assert not watching.gaps and not watching.errors, (watching.gaps, watching.errors)
         late = last_frames(watching, topics) - quiet
         assert late <= CADENCE + MARGIN, f"the last frames came {late:.2f} s after the acks"
@@ -239,7 +250,7 @@ async def test_the_cadenced_topics_catch_up_behind_nginx(venue: Venue, cut: Cut)
     async with FeedClient(venue.lb.ws_url, COMMENTATOR) as fresh:
         await fresh.subscribe(topics)
         # (a snapshot, and the deltas after it the edge keeps: CATCH_UP_DELTAS at most)
-        await fresh.wait_for(lambda c: all(c.states.get(t) == built[t] for t in topics), 20)
+        await caught_up(fresh, built)
         first = {m["topic"]: m["type"] for m in reversed(fresh.log) if m.get("topic")}
         assert first == dict.fromkeys(topics, "snapshot") and not fresh.gaps, fresh.log
         assert len(fresh.log) <= len(topics) * (1 + CATCH_UP_DELTAS)
