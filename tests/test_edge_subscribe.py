@@ -61,33 +61,58 @@ class Venue:
     processes: dict[str, subprocess.Popen[str]] = field(default_factory=dict)
 
 
-@pytest.fixture(scope="module")
-def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venue]:
-    """Redis, ingest, two edges and nginx, after the sample's whole session played by the
-    simulated consoles."""
-    tmp = tmp_path_factory.mktemp("played")
-    env = {
+def hub_env(tmp: Path) -> dict[str, str]:
+    """What a venue's processes are given: this environment but its ``DUPLICAST_`` settings,
+    the commentator and operator tokens, nginx on loopback as a trusted proxy, and a state
+    directory of the test's own."""
+    return {
         **{k: v for k, v in os.environ.items() if not k.startswith("DUPLICAST_")},
         "DUPLICAST_COMMENTATOR_TOKEN": COMMENTATOR,
         "DUPLICAST_OPERATOR_TOKEN": OPERATOR,
         "DUPLICAST_TRUSTED_PROXIES": "127.0.0.1",
         "XDG_STATE_HOME": str(tmp / "state"),
     }
-    with RedisServer(tmp / "redis") as redis, contextlib.ExitStack() as stack:
-        processes: dict[str, subprocess.Popen[str]] = {}
-        stack.callback(lambda: [stop(p) for p in reversed(processes.values())])
-        processes["ingest"] = start_hub("ingest", redis.url, free_port(), env)
+
+
+@contextlib.contextmanager
+def ingest_and_edges(
+    redis: str, env: dict[str, str]
+) -> Iterator[tuple[dict[str, subprocess.Popen[str]], list[int]]]:
+    """A real ingest and two real edges on ``redis``: the processes by name (``ingest``,
+    ``edge1``, ``edge2``: whatever the dict holds at the end is stopped, by its pid) and the
+    edges' ports."""
+    processes: dict[str, subprocess.Popen[str]] = {}
+    try:
+        processes["ingest"] = start_hub("ingest", redis, free_port(), env)
         ports = [free_port(), free_port()]
-        edges = start_hubs(*[("edge", redis.url, port, env) for port in ports])
+        edges = start_hubs(*[("edge", redis, port, env) for port in ports])
         processes.update(zip(("edge1", "edge2"), edges, strict=True))
+        yield processes, ports
+    finally:
+        for process in reversed(processes.values()):
+            stop(process)
+
+
+def upstreams(ports: list[int]) -> dict[str, str]:
+    """The shipped nginx.conf's two edges: these ports on loopback."""
+    return {"edge1:8000": f"127.0.0.1:{ports[0]}", "edge2:8000": f"127.0.0.1:{ports[1]}"}
+
+
+@pytest.fixture(scope="module")
+def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venue]:
+    """Redis, ingest, two edges and nginx, after the sample's whole session played by the
+    simulated consoles."""
+    tmp = tmp_path_factory.mktemp("played")
+    env = hub_env(tmp)
+    with RedisServer(tmp / "redis") as redis, ingest_and_edges(redis.url, env) as hubs:
+        processes, ports = hubs
         played = subprocess.run(
             [sys.executable, "-m", "hub", "console", "simulate", "--config", str(SAMPLE),
              "--redis", redis.url, "--pace", "0", "--seed", "30", "--no-outbox"],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
         assert played.returncode == 0, played.stderr[-2000:]
-        upstreams = {"edge1:8000": f"127.0.0.1:{ports[0]}", "edge2:8000": f"127.0.0.1:{ports[1]}"}
-        with Nginx(tmp / "nginx", upstreams) as lb:
+        with Nginx(tmp / "nginx", upstreams(ports)) as lb:
             yield Venue(redis.url, env, lb, ports, processes)
 
 
