@@ -12,6 +12,7 @@ import random
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from pokerkit import (
@@ -436,6 +437,9 @@ def pokerkit(step: Any, *args: Any) -> Any:
         assume(False)
 
 
+# (PokerKit warns when it burns a side pot whose every player folded: such a hand is
+# dropped below, so its warning is expected here, not a sign of anything in the suite's run)
+@pytest.mark.filterwarnings("ignore:Due to non-standard folds, some chips will be burned")
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 2**32), st.booleans())
 def test_pokerkit_rules_match_pokerkit_exactly_with_antes_and_any_stacks(
