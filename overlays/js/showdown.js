@@ -1,9 +1,9 @@
 // The showdown package (docs/overlays.md): once a hand settles, each pot with its winners and
 // winning hand ("Main pot 2,400: BRA S2 and DEN S5 split, Two pair, aces and kings"), every
-// hand shown, an all-in's run-out street by street, mahjong's result and payments. Drawn from
-// the payload's `showdown` field; a page redraws it only when that field changes.
-import { el, fmtInt, fmtSigned } from './ui.js';
-import { fansText, resultText } from './mahjong.js';
+// hand shown, an all-in's run-out street by street; a game's own lines where its module says
+// them (`showdownLines`, games/index.js: mahjong's result and payments). Drawn from the
+// payload's `showdown` field; a page redraws it only when that field changes.
+import { el, fmtInt } from './ui.js';
 
 const STREET = { preflop: 'Pre-flop', flop: 'Flop', turn: 'Turn', river: 'River' };
 
@@ -17,15 +17,12 @@ export function potText(p, count, who) {
   return `${label} ${fmtInt(p.amount)}: ${won}${p.hand ? `, ${p.hand}` : ''}`;
 }
 
-/** The package as lines of text: {kind: 'pot'|'hand'|'runout'|'result', seat?, text}. */
-export function showdownLines(sd, who = (seat) => `S${seat}`) {
+/** The package as lines of text: {kind: 'pot'|'hand'|'runout'|'result', seat?, text}; the
+ * game module's (`game`: the payload's, games/index.js) when it says them. */
+export function showdownLines(sd, who = (seat) => `S${seat}`, game = null) {
   if (!sd) return [];
-  if (sd.mahjong) {
-    const pay = Object.entries(sd.mahjong.points || {}).map(([s, p]) => `${who(Number(s))} ${fmtSigned(p)}`);
-    return [{ kind: 'result', text: resultText(sd.mahjong, who) },
-      ...(sd.fans && sd.fans.length ? [{ kind: 'result', text: `Fans: ${fansText(sd.fans)}` }] : []),
-      ...(pay.length ? [{ kind: 'result', text: `Payments: ${pay.join(' · ')}` }] : [])];
-  }
+  const own = game && game.showdownLines ? game.showdownLines(sd, who) : null;
+  if (own) return own;
   const pots = sd.pots || [];
   const shown = Object.entries(sd.hands || {});
   const lines = pots.map((p) => ({ kind: 'pot', text: potText(p, pots.length, who) }));
@@ -44,12 +41,13 @@ export function showdownKey(sd) {
   return sd ? JSON.stringify(sd) : '';
 }
 
-/** Fill `box` with the package (emptied when there is none), only if it changed. */
-export function drawShowdown(box, sd, who, title = 'Showdown') {
+/** Fill `box` with the package (emptied when there is none), only if it changed; `game`: the
+ * payload's game module (its own lines), `title` the box's heading. */
+export function drawShowdown(box, sd, who, { game = null, title = 'Showdown' } = {}) {
   const key = showdownKey(sd) + (sd ? `|${(sd.pots || []).flatMap((p) => p.winners).map(who).join(',')}` : '');
   if (box.dataset.key === key) return;
   box.dataset.key = key;
-  const lines = showdownLines(sd, who);
+  const lines = showdownLines(sd, who, game);
   if (!lines.length) {
     box.replaceChildren();
     box.hidden = true;

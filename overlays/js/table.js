@@ -120,7 +120,7 @@ function render({ sel, states }) {
   // Between hands the last hand's showdown stays on the felt with its cards: the board as the
   // hand ended and the hands shown (the package's `board` and `cards`), the package beside them.
   // The public table (a roster: its table plays on) draws the released deal's package alone.
-  const sd = live && t.showdown && !t.showdown.mahjong ? t.showdown : null;
+  const sd = live && t.showdown ? t.showdown : null;
   const shown = (sd && sd.cards) || {};
   const seats = sd ? t.seats.map((s) => (s.hole || !shown[s.seat] ? s : { ...s, hole: shown[s.seat] })) : t.seats;
   patch(seatsEl, seats.flatMap((s) => seatBox(s, t, n, live, playing)), seatKey);
@@ -129,7 +129,7 @@ function render({ sel, states }) {
     const s = t.seats.find((x) => x.seat === seat);
     return s && s.code ? `${s.code} S${seat}` : `S${seat}`;
   };
-  drawShowdown($('showdown'), t.showdown, who); // the last hand's, until the next one starts
+  drawShowdown($('showdown'), t.showdown, who, { game: gameOf(t) }); // the last hand's, until the next one starts
   if (!live) {
     $('deal-label').textContent = t.released !== undefined
       ? `${t.released}${t.deals_total ? ` of ${t.deals_total}` : ''} deals released`
