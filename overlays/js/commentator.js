@@ -5,7 +5,6 @@
 import { connect, holdText, params } from './duplicast.js';
 import { STREET_LABEL, cardText, cards, el, equityText, fitDesk, fmtInt, fmtPct, fmtPoints, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 import { gameOf, markGame } from './games/index.js';
-import { ROUND_LABEL, scoreText, throwTiles } from './rps.js';
 import { patch } from './keyed.js';
 import { drawShowdown } from './showdown.js';
 import { deskColumns, fitSection } from './deskfit.js';
@@ -193,10 +192,12 @@ function drawTables() {
       return el('div', { class: 'card-box', dataset: { testid: 'com-table', table: String(t) } },
         el('h2', {}, `Table ${t}`), el('p', { dataset: { testid: 'com-held' } }, holdText(s)));
     }
+    const game = gameOf(s); // what it draws in place of the board, hole cards and chances
+    const street = (game.streetLabel ? game.streetLabel(s) : STREET_LABEL[s.street]) || s.street || '';
     return el('div', { class: 'card-box', dataset: { testid: 'com-table', table: String(t) } },
-      el('h2', {}, `Table ${t}`, live && s.deal ? ` · deal ${s.deal} · ${(gameOf(s).throws ? ROUND_LABEL[s.round || s.street] : STREET_LABEL[s.street]) || s.street || ''}` : live ? ' · between hands' : ''),
+      el('h2', {}, `Table ${t}`, live && s.deal ? ` · deal ${s.deal} · ${street}` : live ? ' · between hands' : ''),
       live ? el('div', { class: 'tline' },
-        el('span', { class: 'mini', dataset: { testid: 'com-board' } }, gameOf(s).throws ? throwTiles(s.dealer_throws, 'sm', 'com-rps-dealer') : cards(s.board, 5, 'sm')),
+        el('span', { class: 'mini', dataset: { testid: 'com-board' } }, game.deskBoard ? game.deskBoard(s) : cards(s.board, 5, 'sm')),
         el('span', {}, 'Pot ', el('b', { class: 'num', dataset: { testid: 'com-pot' } }, fmtInt(s.pot ?? 0))),
         el('span', {}, statusOf(s.status)),
         s.equity && s.equity.runout ? el('span', { class: 'warn', dataset: { testid: 'com-runout' } },
@@ -211,10 +212,9 @@ function drawTables() {
           withTeam(el('tr', { class: `${st.folded ? 'folded' : ''} ${s.to_act === st.seat ? 'acting' : ''}`, dataset: { testid: 'com-seat', seat: String(st.seat) } },
             el('td', {}, `S${st.seat}${s.button === st.seat ? ' D' : ''}`), el('td', {}, code(st)), el('td', { class: 'player', title: st.player || '' }, el('span', { class: 'clip' }, st.player || '')),
             el('td', {}, st.hole ? el('span', { class: 'mini', dataset: { testid: 'com-hole' } }, cards(st.hole, 0, 'sm'))
-              : st.throws && st.seat !== s.button ? el('span', { class: 'mini' }, throwTiles(st.throws, 'sm', 'com-throws'), ` ${scoreText(st.score)}`) : ''),
+              : game.deskHole ? game.deskHole(st, s) : ''),
             el('td', { class: 'r num' }, st.all_in ? el('span', { class: 'warn' }, 'ALL-IN ') : '', live ? fmtInt(st.committed) : ''),
-            live && gameOf(s).throws ? [el('td', { class: 'r num', dataset: { testid: 'com-rps-win' } }, st.win === null || st.win === undefined || st.folded ? '' : fmtPct(st.win)), el('td', {})]
-              : live ? equityCells(s, st) : [el('td', {}), el('td', {})],
+            live ? (game.deskChances ? game.deskChances(s, st) : equityCells(s, st)) : [el('td', {}), el('td', {})],
             el('td', { class: `r num ${sw.has(st.seat) ? signClass(sw.get(st.seat)) : ''}`, dataset: { testid: 'last-swing' } },
               sw.has(st.seat) ? fmtSigned(sw.get(st.seat)) : '–')), st.colour)))));
   }), (node) => node.dataset.table);

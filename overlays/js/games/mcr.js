@@ -54,6 +54,6 @@ function showdownLines(sd, who) {
 }
 
 export default {
-  name: 'mcr', pieces: 'tiles', unit: 'Points', throws: false,
+  name: 'mcr', pieces: 'tiles', unit: 'Points',
   renderTable, renderCompare, renderDeskCard, showdownLines, padFields: { mcr_hand: mcrHand },
 };

@@ -1,2 +1,2 @@
 // Piecepack hold'em (docs/piecepack.md): hold'em with the 48 tiles, drawn by ../piecepack.js.
-export default { name: 'piecepack-holdem', pieces: 'tiles', unit: 'Chips', throws: false };
+export default { name: 'piecepack-holdem', pieces: 'tiles', unit: 'Chips' };
