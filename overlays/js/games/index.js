@@ -18,6 +18,8 @@
 //   deskBoard(payload), deskHole(seat, payload), deskChances(payload, seat)  the desk's board,
 //           a seat's hand (no hole cards) and its two chance cells
 //   panelParts(row) -> {hole, score, line}  the split screen panel's seat (rps-poker.js)
+//   piece  {is(code), draw(code, size), text(code)}: its pieces drawn where a card would be
+//           (../ui.js `card`, `cardText`; piecepack-holdem.js: ../piecepack.js's tiles)
 //   padFields  {kind: mount}: the table console's widgets for its own field kinds
 //           (consolepad.js; mount(container, ctx) -> {value(), problem(), reset()}, ctx =
 //           {field, limits, state, changed}; docs/console.md)
@@ -25,6 +27,7 @@
 // rps.js, piecepack.js, tilepicker.js) and name no game: tests/test_overlay_game_modules.py.
 import { GAMES } from '../topics.js';
 import holdem from './holdem.js';
+import { addPieces } from '../ui.js';
 
 async function loaded(name, path) {
   try {
@@ -36,6 +39,7 @@ async function loaded(name, path) {
 }
 
 const MODULES = new Map(await Promise.all(Object.entries(GAMES).map(([n, p]) => loaded(n, p))));
+for (const game of MODULES.values()) if (game.piece) addPieces(game.piece);
 
 /** The game module of a payload (or of anything carrying `game`); hold'em's by default. */
 export function gameOf(payload) {
