@@ -173,7 +173,7 @@ function showdownBox(s) {
     const st = (s.seats || []).find((x) => x.seat === seat);
     return st && st.code ? `${st.code} S${seat}` : `S${seat}`;
   };
-  drawShowdown(box, s.showdown, who, { game: gameOf(s) });
+  drawShowdown(box, s.showdown, who);
   return box;
 }
 

@@ -107,7 +107,7 @@ export function panelEquity(row, live, whole, street) {
 /** The panel's showdown line: how its table's pots went, and the hands shown there. */
 function showdownBox(row, c) {
   const box = el('div', { class: 'showdown', dataset: { testid: 'panel-showdown' } });
-  drawShowdown(box, row.showdown, (seat) => (seat === c.seat && row.code ? `${row.code} S${seat}` : `S${seat}`), { game: gameOf(row) });
+  drawShowdown(box, row.showdown, (seat) => (seat === c.seat && row.code ? `${row.code} S${seat}` : `S${seat}`));
   return box;
 }
 

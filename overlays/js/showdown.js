@@ -1,8 +1,10 @@
 // The showdown package (docs/overlays.md): once a hand settles, each pot with its winners and
 // winning hand ("Main pot 2,400: BRA S2 and DEN S5 split, Two pair, aces and kings"), every
 // hand shown, an all-in's run-out street by street; a game's own lines where its module says
-// them (`showdownLines`, games/index.js: mahjong's result and payments). Drawn from the
-// payload's `showdown` field; a page redraws it only when that field changes.
+// them (`showdownLines`, games/index.js: mahjong's result and payments; asked of every game's
+// module, as a public table's payload names no game). Drawn from the payload's `showdown`
+// field; a page redraws it only when that field changes.
+import { everyGame } from './games/index.js';
 import { el, fmtInt } from './ui.js';
 
 const STREET = { preflop: 'Pre-flop', flop: 'Flop', turn: 'Turn', river: 'River' };
@@ -17,12 +19,14 @@ export function potText(p, count, who) {
   return `${label} ${fmtInt(p.amount)}: ${won}${p.hand ? `, ${p.hand}` : ''}`;
 }
 
-/** The package as lines of text: {kind: 'pot'|'hand'|'runout'|'result', seat?, text}; the
- * game module's (`game`: the payload's, games/index.js) when it says them. */
-export function showdownLines(sd, who = (seat) => `S${seat}`, game = null) {
+/** The package as lines of text: {kind: 'pot'|'hand'|'runout'|'result', seat?, text}; a game
+ * module's when it knows the package (its `showdownLines` answers). */
+export function showdownLines(sd, who = (seat) => `S${seat}`) {
   if (!sd) return [];
-  const own = game && game.showdownLines ? game.showdownLines(sd, who) : null;
-  if (own) return own;
+  for (const game of everyGame()) {
+    const own = game.showdownLines ? game.showdownLines(sd, who) : null;
+    if (own) return own;
+  }
   const pots = sd.pots || [];
   const shown = Object.entries(sd.hands || {});
   const lines = pots.map((p) => ({ kind: 'pot', text: potText(p, pots.length, who) }));
@@ -41,13 +45,12 @@ export function showdownKey(sd) {
   return sd ? JSON.stringify(sd) : '';
 }
 
-/** Fill `box` with the package (emptied when there is none), only if it changed; `game`: the
- * payload's game module (its own lines), `title` the box's heading. */
-export function drawShowdown(box, sd, who, { game = null, title = 'Showdown' } = {}) {
+/** Fill `box` with the package (emptied when there is none), only if it changed. */
+export function drawShowdown(box, sd, who, title = 'Showdown') {
   const key = showdownKey(sd) + (sd ? `|${(sd.pots || []).flatMap((p) => p.winners).map(who).join(',')}` : '');
   if (box.dataset.key === key) return;
   box.dataset.key = key;
-  const lines = showdownLines(sd, who, game);
+  const lines = showdownLines(sd, who);
   if (!lines.length) {
     box.replaceChildren();
     box.hidden = true;

@@ -125,7 +125,7 @@ function render({ sel, states }) {
     const s = t.seats.find((x) => x.seat === seat);
     return s && s.code ? `${s.code} S${seat}` : `S${seat}`;
   };
-  drawShowdown($('showdown'), t.showdown, who, { game: gameOf(t) }); // the last hand's, until the next one starts
+  drawShowdown($('showdown'), t.showdown, who); // the last hand's, until the next one starts
   if (!live) {
     $('deal-label').textContent = t.released !== undefined
       ? `${t.released}${t.deals_total ? ` of ${t.deals_total}` : ''} deals released`

@@ -10,7 +10,8 @@
 //           own live table / split screen instead of the poker felt (mcr.js: ../mahjong.js)
 //   renderDeskCard(table, payload, {last, swings, team})  the commentator desk's card of a
 //           table (null: hold'em's card)
-//   showdownLines(showdown, who)  the showdown package's lines (../showdown.js; null: hold'em's)
+//   showdownLines(showdown, who)  the showdown package's lines (../showdown.js; null: not its
+//           package: asked of every game's module, as a public table names no game)
 //   streetLabel(payload), shortLabels  the names of its streets or rounds ({street} alone on
 //           the split screen; RPS Poker's "Gambit", "Gam")
 //   seatParts(seat, table) -> {top, below}, renderBoard(board, table), toActText(table)  the
@@ -44,6 +45,11 @@ for (const game of MODULES.values()) if (game.piece) addPieces(game.piece);
 /** The game module of a payload (or of anything carrying `game`); hold'em's by default. */
 export function gameOf(payload) {
   return (payload && MODULES.get(payload.game)) || holdem;
+}
+
+/** Every game's module (each once): what a page asks of a piece of a payload that names no game. */
+export function everyGame() {
+  return [...new Set([...MODULES.values(), holdem])];
 }
 
 /** Note the payload's game on <body data-game> (styles follow it: css/piecepack.css...). */
