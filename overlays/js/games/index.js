@@ -7,7 +7,7 @@
 //   unit    the heading of the aggregate column (a mahjong hand scores points)
 // and may declare (else the page draws hold'em's: cards, streets, equity):
 //   renderTable(section, table), renderCompare(section, compare, rows, $)  the game draws its
-//           own live table / split screen instead of the poker felt (mcr.js: ../mahjong.js)
+//           own live table / split screen instead of the poker felt (MCR's: ../mahjong.js)
 //   renderDeskCard(table, payload, {last, swings, team})  the commentator desk's card of a
 //           table (null: hold'em's card)
 //   showdownLines(showdown, who)  the showdown package's lines (../showdown.js; null: not its
@@ -18,9 +18,9 @@
 //           live table's seat box (in place of hole cards), board and who it waits for
 //   deskBoard(payload), deskHole(seat, payload), deskChances(payload, seat)  the desk's board,
 //           a seat's hand (no hole cards) and its two chance cells
-//   panelParts(row) -> {hole, score, line}  the split screen panel's seat (rps-poker.js)
+//   panelParts(row) -> {hole, score, line}  the split screen panel's seat (RPS Poker's)
 //   piece  {is(code), draw(code, size), text(code)}: its pieces drawn where a card would be
-//           (../ui.js `card`, `cardText`; piecepack-holdem.js: ../piecepack.js's tiles)
+//           (../ui.js `card`, `cardText`; piecepack hold'em's tiles: ../piecepack.js)
 //   padFields  {kind: mount}: the table console's widgets for its own field kinds
 //           (consolepad.js; mount(container, ctx) -> {value(), problem(), reset()}, ctx =
 //           {field, limits, state, changed}; docs/console.md)
