@@ -6,7 +6,7 @@
 // Network first (the hub's current page whenever it answers), the kept copy when the network
 // fails or does not answer within FETCH_MS (a silent link hangs a request for minutes).
 
-const CACHE = 'duplicast-console-v6'; // v6: the pad's declarations come with the topics (js/topics.js PADS)
+const CACHE = 'duplicast-console-v7'; // v7: the game modules draw their own (rps.js, keyed.js)
 const FETCH_MS = 2500;
 const PAGE = 'console.html';
 const FILES = [
@@ -37,6 +37,8 @@ const FILES = [
   'js/games/piecepack-holdem.js',
   'js/games/rps-poker.js',
   'js/mahjong.js',
+  'js/rps.js', // rps-poker.js's throws (its seats, board and panels)
+  'js/keyed.js',
   'js/tilepicker.js', // mcr.js's tile picker (its `padFields`) and the styles it links
   'css/tilepicker.css',
   'css/mahjong.css',

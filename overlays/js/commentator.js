@@ -5,8 +5,6 @@
 import { connect, holdText, params } from './duplicast.js';
 import { STREET_LABEL, cardText, cards, el, equityText, fitDesk, fmtInt, fmtPct, fmtPoints, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 import { gameOf, markGame } from './games/index.js';
-import { ROUND_LABEL, scoreText, throwTiles } from './rps.js';
-import { WIND_NAME, fansText, resultText, tiles as mjTiles, winningHand } from './mahjong.js';
 import { patch } from './keyed.js';
 import { drawShowdown } from './showdown.js';
 import { deskColumns, fitSection } from './deskfit.js';
@@ -168,40 +166,6 @@ function equityCells(s, st) {
   ];
 }
 
-/** A mahjong table (docs/mahjong.md): each seat's wind, 13 tiles and points, the hand's
- * result, and the last finished deal's swing against the seat average. */
-function mahjongCard(t, s, ld, sw) {
-  const m = s.mahjong;
-  const points = (m.result && m.result.points) || {};
-  const name = (seat) => {
-    const st = (s.seats || []).find((x) => x.seat === seat);
-    return st ? `${st.code || st.team} (${m.winds[String(seat)]})` : `S${seat}`;
-  };
-  return el('div', { class: 'card-box', dataset: { testid: 'com-table', table: String(t), game: 'mcr' } },
-    el('h2', {}, `Table ${t}`, ` · deal ${m.deal} · prevalent ${WIND_NAME[m.prevalent] || m.prevalent}`),
-    el('div', { class: 'tline' },
-      el('span', { dataset: { testid: 'com-mj-result' } },
-        m.result ? resultText(m.result, name) : s.status === 'void' ? 'Void (misdeal)' : 'Playing'),
-      el('span', {}, statusOf(s.status))),
-    m.result && m.result.hand && s.status !== 'disputed' ? el('div', { class: 'tline mj-desk-win', dataset: { testid: 'com-mj-fans' } },
-      winningHand(m.result.hand, 'xs'), el('span', {}, `${fansText(m.result.fans)} = ${m.result.fan} fan`)) : null,
-    el('table', { class: 't' },
-      el('thead', {}, el('tr', {}, el('th', {}, 'Seat'), el('th', {}, 'Team'), el('th', {}, 'Player'), el('th', {}, 'Hand'),
-        el('th', { class: 'r' }, 'Points'),
-        el('th', { class: 'r', dataset: { testid: 'last-hand' }, title: 'points in the last finished hand against the seat average' },
-          ld ? `D${ld} swing` : 'Last swing'))),
-      el('tbody', {}, (s.seats || []).map((st) => {
-        const wind = m.winds[String(st.seat)];
-        const pts = points[String(st.seat)];
-        return el('tr', { class: m.result && m.result.winner === st.seat ? 'acting' : '', dataset: { testid: 'com-seat', seat: String(st.seat) } },
-          el('td', {}, `S${st.seat} ${wind}`), el('td', {}, code(st)), el('td', {}, st.player || ''),
-          el('td', {}, el('span', { class: 'mini', dataset: { testid: 'com-mj-hand' } }, mjTiles(m.hands[String(st.seat)] || [], 'xs'))),
-          el('td', { class: `r num ${pts === undefined ? '' : signClass(pts)}` }, pts === undefined ? '' : fmtSigned(pts)),
-          el('td', { class: `r num ${sw.has(st.seat) ? signClass(sw.get(st.seat)) : ''}`, dataset: { testid: 'last-swing' } },
-            sw.has(st.seat) ? fmtSigned(sw.get(st.seat)) : '–'));
-      }))));
-}
-
 /** A table box's showdown block: the last hand's pots, hands shown and run-out. */
 function showdownBox(s) {
   const box = el('div', { class: 'showdown', dataset: { testid: 'com-showdown' } });
@@ -222,15 +186,18 @@ function drawTables() {
     const live = 'status' in s;
     const ld = lastDeal.get(t);
     const sw = ld ? seatSwings(deals.get(ld), t) : new Map();
-    if (live && s.mahjong) return mahjongCard(t, s, ld, sw);
+    const own = live ? gameOf(s).renderDeskCard?.(t, s, { last: ld, swings: sw, team: code }) : null;
+    if (own) return own; // a game's own card (mahjong's)
     if (s.held) {
       return el('div', { class: 'card-box', dataset: { testid: 'com-table', table: String(t) } },
         el('h2', {}, `Table ${t}`), el('p', { dataset: { testid: 'com-held' } }, holdText(s)));
     }
+    const game = gameOf(s); // what it draws in place of the board, hole cards and chances
+    const street = (game.streetLabel ? game.streetLabel(s) : STREET_LABEL[s.street]) || s.street || '';
     return el('div', { class: 'card-box', dataset: { testid: 'com-table', table: String(t) } },
-      el('h2', {}, `Table ${t}`, live && s.deal ? ` · deal ${s.deal} · ${(gameOf(s).throws ? ROUND_LABEL[s.round || s.street] : STREET_LABEL[s.street]) || s.street || ''}` : live ? ' · between hands' : ''),
+      el('h2', {}, `Table ${t}`, live && s.deal ? ` · deal ${s.deal} · ${street}` : live ? ' · between hands' : ''),
       live ? el('div', { class: 'tline' },
-        el('span', { class: 'mini', dataset: { testid: 'com-board' } }, gameOf(s).throws ? throwTiles(s.dealer_throws, 'sm', 'com-rps-dealer') : cards(s.board, 5, 'sm')),
+        el('span', { class: 'mini', dataset: { testid: 'com-board' } }, game.deskBoard ? game.deskBoard(s) : cards(s.board, 5, 'sm')),
         el('span', {}, 'Pot ', el('b', { class: 'num', dataset: { testid: 'com-pot' } }, fmtInt(s.pot ?? 0))),
         el('span', {}, statusOf(s.status)),
         s.equity && s.equity.runout ? el('span', { class: 'warn', dataset: { testid: 'com-runout' } },
@@ -245,10 +212,9 @@ function drawTables() {
           withTeam(el('tr', { class: `${st.folded ? 'folded' : ''} ${s.to_act === st.seat ? 'acting' : ''}`, dataset: { testid: 'com-seat', seat: String(st.seat) } },
             el('td', {}, `S${st.seat}${s.button === st.seat ? ' D' : ''}`), el('td', {}, code(st)), el('td', { class: 'player', title: st.player || '' }, el('span', { class: 'clip' }, st.player || '')),
             el('td', {}, st.hole ? el('span', { class: 'mini', dataset: { testid: 'com-hole' } }, cards(st.hole, 0, 'sm'))
-              : st.throws && st.seat !== s.button ? el('span', { class: 'mini' }, throwTiles(st.throws, 'sm', 'com-throws'), ` ${scoreText(st.score)}`) : ''),
+              : game.deskHole ? game.deskHole(st, s) : ''),
             el('td', { class: 'r num' }, st.all_in ? el('span', { class: 'warn' }, 'ALL-IN ') : '', live ? fmtInt(st.committed) : ''),
-            live && gameOf(s).throws ? [el('td', { class: 'r num', dataset: { testid: 'com-rps-win' } }, st.win === null || st.win === undefined || st.folded ? '' : fmtPct(st.win)), el('td', {})]
-              : live ? equityCells(s, st) : [el('td', {}), el('td', {})],
+            live ? (game.deskChances ? game.deskChances(s, st) : equityCells(s, st)) : [el('td', {}), el('td', {})],
             el('td', { class: `r num ${sw.has(st.seat) ? signClass(sw.get(st.seat)) : ''}`, dataset: { testid: 'last-swing' } },
               sw.has(st.seat) ? fmtSigned(sw.get(st.seat)) : '–')), st.colour)))));
   }), (node) => node.dataset.table);

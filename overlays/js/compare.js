@@ -6,7 +6,6 @@
 // table the replay starts at the first action and advances by itself (next() steps it by hand),
 // ending on the finished results.
 import { mountOverlay } from './duplicast.js';
-import { ROUND_LABEL, scoreText, throwTiles } from './rps.js';
 import { BOARD_AT, STREETS, STREET_LABEL, cards, el, fmtInt, fmtPct, fmtSigned, signClass, statusOf, teamStyle } from './ui.js';
 import { gameOf, markGame } from './games/index.js';
 import { drawShowdown } from './showdown.js';
@@ -129,11 +128,12 @@ function panel(row, acts, c, cursor) {
   const cursorBoard = cursor === null || cursor.si >= STREETS.length ? Infinity : BOARD_AT[STREETS[cursor.si]];
   const board = live ? boardOf(row, acts) : Math.min(boardOf(row, acts), cursorBoard);
   const nowAt = cursor && !live ? cursor : null;
+  const game = gameOf(row); // its streets' names, and what it shows in place of the hole cards
   const streets = STREETS.map((st) => {
     const list = shown.filter((a) => a.street === st);
     if (!list.length) return null;
     return el('div', { class: 'street', dataset: { street: st } },
-      el('span', { class: 'lbl' }, st === 'preflop' ? (gameOf(row).throws ? 'Gam' : 'Pre') : STREET_LABEL[st]),
+      el('span', { class: 'lbl' }, (game.shortLabels || {})[st] || (st === 'preflop' ? 'Pre' : STREET_LABEL[st])),
       el('span', { class: 'acts' }, list.map((a) => {
         const focus = a.seat === c.seat;
         const now = nowAt ? a.si === nowAt.si && a.k === nowAt.k : false;
@@ -145,6 +145,7 @@ function panel(row, acts, c, cursor) {
   });
   const chips = finished || (cursor === null && row.chips !== null && row.chips !== undefined) ? row.chips : null;
   const streetName = STREETS[street];
+  const own = game.panelParts ? game.panelParts(row) : null;
   const node = el('article', {
     class: 'panel',
     dataset: { testid: 'compare-panel', table: String(row.table), team: String(row.team), status: shownStatus, street: streetName },
@@ -152,16 +153,16 @@ function panel(row, acts, c, cursor) {
   el('div', { class: 'phead' }, el('span', { class: 'code' }, row.code || String(row.team)),
     el('span', { class: 'tname' }, row.name || ''), el('span', { class: 'tno' }, `Table ${row.table}`)),
   el('div', { class: 'who' }, el('span', { class: 'player', dataset: { testid: 'panel-player' } }, row.player || ''),
-    el('span', { class: 'holecards' }, gameOf(row).throws ? throwTiles(row.throws, 'sm', 'panel-throws') : cards(c.hole, 0, 'sm')),
-    gameOf(row).throws ? el('span', { class: 'rps-score num', dataset: { testid: 'panel-score' } }, scoreText(row.score)) : null,
+    el('span', { class: 'holecards' }, own ? own.hole : cards(c.hole, 0, 'sm')),
+    own ? own.score : null,
     el('span', { class: 'peq num', dataset: { testid: 'panel-equity', street: streetName } }, panelEquity(row, live, whole, streetName)),
     el('span', { class: 'badge', dataset: { testid: 'panel-status', status: shownStatus } }, shownStatus)),
-  gameOf(row).throws ? el('div', { class: 'rpsline' }, 'Dealer', throwTiles(row.dealer_throws, 'sm', 'panel-dealer')) : null,
+  own ? own.line : null,
   el('div', { class: 'streets', dataset: { testid: 'panel-actions', scrolls: '' } }, el('div', { class: 'scroll' }, streets,
     shown.length === 0 ? el('div', { class: 'empty' }, status === 'waiting' ? 'Not yet played' : 'Cards dealt') : null)),
   finished && row.showdown ? showdownBox(row, c) : null,
   el('div', { class: 'pfoot' },
-    el('span', { class: 'pstreet', dataset: { testid: 'panel-street', street: streetName } }, status === 'waiting' ? '' : (gameOf(row).throws ? ROUND_LABEL : STREET_LABEL)[streetName]),
+    el('span', { class: 'pstreet', dataset: { testid: 'panel-street', street: streetName } }, status === 'waiting' ? '' : game.streetLabel ? game.streetLabel({ street: streetName }) : STREET_LABEL[streetName]),
     'Pot', el('span', { class: 'num', dataset: { testid: 'panel-pot' } }, fmtInt(pot)),
     el('span', { class: 'score' }, 'Chip-score ', el('span', {
       class: `num ${chips === null ? '' : signClass(chips)}`, dataset: { testid: 'panel-chips' },

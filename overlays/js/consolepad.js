@@ -420,41 +420,7 @@ const MOUNTED = {
       reset: () => { input.value = ''; },
     };
   },
-  mcr_hand: tileText,
 };
-
-const TILE = /^[1-9][mps]$|^[1-7]z$/;
-
-/** The built-in `mcr_hand` until the game's tile picker is there: the hand's tile codes typed,
- * the winning tile last, no melds (issue #32's contract: the first impossibility in words). */
-function tileText(box, ctx) {
-  const input = el('input', {
-    type: 'text', class: 'tiles', autocomplete: 'off', spellcheck: 'false',
-    placeholder: '14 tiles, the winning one last: 1m 2m 3m …', dataset: { testid: `${ctx.field.name}-input` },
-  });
-  input.addEventListener('input', ctx.changed);
-  box.append(input);
-  const tiles = () => input.value.trim().split(/[\s,]+/).filter(Boolean);
-  return {
-    value() {
-      const t = tiles();
-      if (!t.length) return null;
-      return { concealed: t.slice(0, -1), melds: [], winning: t[t.length - 1] };
-    },
-    problem() {
-      const t = tiles();
-      if (!t.length) return null;
-      const bad = t.find((x) => !TILE.test(x));
-      if (bad) return `'${bad}' is not a tile: 1m..9m, 1p..9p, 1s..9s, 1z..7z`;
-      const counts = new Map();
-      for (const x of t) counts.set(x, (counts.get(x) || 0) + 1);
-      for (const [x, n] of counts) if (n > 4) return `${x} is used ${n} times: a set has only four of each tile`;
-      if (t.length !== 14) return `a winning hand has 14 tiles, counting each kong as 3: this one has ${t.length}`;
-      return null;
-    },
-    reset() { input.value = ''; },
-  };
-}
 
 function bettingPad(s, ui, act, teams) {
   const seat = seatById(s, s.to_act);

@@ -1,9 +1,11 @@
 // The showdown package (docs/overlays.md): once a hand settles, each pot with its winners and
 // winning hand ("Main pot 2,400: BRA S2 and DEN S5 split, Two pair, aces and kings"), every
-// hand shown, an all-in's run-out street by street, mahjong's result and payments. Drawn from
-// the payload's `showdown` field; a page redraws it only when that field changes.
-import { el, fmtInt, fmtSigned } from './ui.js';
-import { fansText, resultText } from './mahjong.js';
+// hand shown, an all-in's run-out street by street; a game's own lines where its module says
+// them (`showdownLines`, games/index.js: mahjong's result and payments; asked of every game's
+// module, as a public table's payload names no game). Drawn from the payload's `showdown`
+// field; a page redraws it only when that field changes.
+import { everyGame } from './games/index.js';
+import { el, fmtInt } from './ui.js';
 
 const STREET = { preflop: 'Pre-flop', flop: 'Flop', turn: 'Turn', river: 'River' };
 
@@ -17,14 +19,13 @@ export function potText(p, count, who) {
   return `${label} ${fmtInt(p.amount)}: ${won}${p.hand ? `, ${p.hand}` : ''}`;
 }
 
-/** The package as lines of text: {kind: 'pot'|'hand'|'runout'|'result', seat?, text}. */
+/** The package as lines of text: {kind: 'pot'|'hand'|'runout'|'result', seat?, text}; a game
+ * module's when it knows the package (its `showdownLines` answers). */
 export function showdownLines(sd, who = (seat) => `S${seat}`) {
   if (!sd) return [];
-  if (sd.mahjong) {
-    const pay = Object.entries(sd.mahjong.points || {}).map(([s, p]) => `${who(Number(s))} ${fmtSigned(p)}`);
-    return [{ kind: 'result', text: resultText(sd.mahjong, who) },
-      ...(sd.fans && sd.fans.length ? [{ kind: 'result', text: `Fans: ${fansText(sd.fans)}` }] : []),
-      ...(pay.length ? [{ kind: 'result', text: `Payments: ${pay.join(' · ')}` }] : [])];
+  for (const game of everyGame()) {
+    const own = game.showdownLines ? game.showdownLines(sd, who) : null;
+    if (own) return own;
   }
   const pots = sd.pots || [];
   const shown = Object.entries(sd.hands || {});

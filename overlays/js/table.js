@@ -1,7 +1,6 @@
 // Live table: seats round an oval, pot, board, who is to act and the last action. Hole cards
 // only when the payload carries them (commentator role); the public payload is a roster only.
 import { mountOverlay } from './duplicast.js';
-import { ROUND_LABEL, dealerRounds, scoreText, throwTiles } from './rps.js';
 import { STREET_LABEL, actionText, cardText, cards, el, fmtInt, fmtPct, setText, statusOf, teamStyle } from './ui.js';
 import { gameOf, markGame } from './games/index.js';
 import { patch, patchCards } from './keyed.js';
@@ -30,7 +29,7 @@ function seatBox(s, t, n, live, playing) {
   const [dx, dy] = place(s.seat, n);
   const x = cx + dx * rx;
   const y = cy + dy * ry;
-  const rps = live && gameOf(t).throws && s.seat !== t.button;
+  const own = live && gameOf(t).seatParts ? gameOf(t).seatParts(s, t) : null; // a game's own (RPS: score, throws)
   const box = el('div', {
     class: `seat${s.folded ? ' folded' : ''}${live && t.to_act === s.seat ? ' acting' : ''}`,
     style: { left: `${x}px`, top: `${y}px` },
@@ -39,15 +38,12 @@ function seatBox(s, t, n, live, playing) {
   el('div', { class: 'top' }, el('span', { class: 'chip' }, s.code || String(s.team)),
     s.hole ? el('span', { class: 'hole', dataset: { testid: 'hole' } }, cards(s.hole, 0, 'sm')) : null,
     playing && s.equity ? el('span', { class: 'eq num', dataset: { testid: 'seat-equity', seat: String(s.seat) } }, fmtPct(s.equity.win)) : null,
-    // RPS Poker: the score and the chance where hold'em has its hole cards and equity (the
-    // throws line below holds all nine throws of a river, 270 of the box's 276 px).
-    rps ? el('span', { class: 'rps-score num', dataset: { testid: 'seat-score', seat: String(s.seat) } }, scoreText(s.score)) : null,
-    rps && s.win !== null && s.win !== undefined && !s.folded ? el('span', { class: 'eq num', dataset: { testid: 'seat-win', seat: String(s.seat) } }, fmtPct(s.win)) : null,
+    own ? own.top : null,
     el('span', { class: 'sno' }, `S${s.seat}`)),
   el('div', { class: 'player' }, el('span', { class: 'pname' }, s.player || s.name || ''),
     s.all_in ? el('span', { class: 'badge allin allin-badge', dataset: { testid: 'all-in' } }, 'All-in') : null,
     live && t.button === s.seat ? el('span', { class: 'dealer', dataset: { testid: 'dealer' } }, 'D') : null),
-  rps ? el('div', { class: 'rpsline' }, throwTiles(s.throws, 'sm', 'seat-throws')) : null,
+  own ? own.below : null,
   live ? el('div', { class: 'nums' }, el('span', {}, 'Stack ', el('b', { class: 'num', dataset: { testid: 'seat-stack' } }, fmtInt(s.stack))),
     el('span', {}, 'In ', el('b', { class: 'num', dataset: { testid: 'seat-committed' } }, fmtInt(s.committed)))) : null);
   if (playing && s.equity) {
@@ -120,7 +116,7 @@ function render({ sel, states }) {
   // Between hands the last hand's showdown stays on the felt with its cards: the board as the
   // hand ended and the hands shown (the package's `board` and `cards`), the package beside them.
   // The public table (a roster: its table plays on) draws the released deal's package alone.
-  const sd = live && t.showdown && !t.showdown.mahjong ? t.showdown : null;
+  const sd = live && t.showdown ? t.showdown : null;
   const shown = (sd && sd.cards) || {};
   const seats = sd ? t.seats.map((s) => (s.hole || !shown[s.seat] ? s : { ...s, hole: shown[s.seat] })) : t.seats;
   patch(seatsEl, seats.flatMap((s) => seatBox(s, t, n, live, playing)), seatKey);
@@ -145,16 +141,11 @@ function render({ sel, states }) {
   }
   const status = statusOf(t.status);
   $('deal-label').textContent = t.deal ? `Deal ${t.deal} · ${status}` : status;
-  const rps = gameOf(t).throws;
-  $('street').textContent = (rps ? ROUND_LABEL[t.round || t.street] : STREET_LABEL[t.street]) || t.street || '';
+  const game = gameOf(t); // its streets' names, board and who it waits for
+  $('street').textContent = (game.streetLabel ? game.streetLabel(t) : STREET_LABEL[t.street]) || t.street || '';
   const board = $('board');
-  if (rps) {
-    const boardKey = `rps ${(t.dealer_throws || []).join(' ')}`;
-    if (board.dataset.cards !== boardKey) {
-      patchCards(board, [dealerRounds(t.dealer_throws)]);
-      board.dataset.cards = boardKey;
-    }
-  } else drawBoard(sd && sd.board && !(t.board || []).length ? sd.board : t.board);
+  if (game.renderBoard) game.renderBoard(board, t);
+  else drawBoard(sd && sd.board && !(t.board || []).length ? sd.board : t.board);
   // Between hands the last hand's showdown sits under its board (no pot of 0); a game whose
   // package carries no board (mahjong has its own rows) keeps the felt for the package.
   board.hidden = Boolean(t.showdown) && !(sd && sd.board);
@@ -164,9 +155,8 @@ function render({ sel, states }) {
   const toAct = $('to-act');
   toAct.dataset.seat = acting ? String(acting.seat) : '';
   toAct.textContent = acting ? `To act: ${acting.code || ''} ${acting.player || ''} (seat ${acting.seat})` : '';
-  if (rps && (t.throws_awaited || []).length) {
-    toAct.textContent = t.throws_awaited.includes(t.button) ? 'Dealer to reveal' : `Throwing: ${t.throws_awaited.map((x) => `S${x}`).join(' ')}`;
-  }
+  const waiting = game.toActText ? game.toActText(t) : null;
+  if (waiting) toAct.textContent = waiting;
   $('notice').textContent = ['void', 'disputed'].includes(status) ? status : '';
   $('equity-note').textContent = FINISHED.includes(status) ? '' : equityNote(t);
   const la = t.last_action;

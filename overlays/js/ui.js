@@ -1,6 +1,16 @@
 // Rendering helpers shared by the pages: elements, numbers, cards, team colours, FLIP moves.
 
-import { isTile, tile, tileText } from './piecepack.js';
+// A game's own pieces drawn where a card would be ({is(code), draw(code, size), text(code)}: a
+// game module's `piece`, each added by games/index.js as it loads them; piecepack hold'em's
+// tiles). A page that loads no game module draws cards only (the site's replayer).
+const PIECES = [];
+
+/** Draw the codes `piece.is` knows with `piece.draw` and `piece.text` instead of as cards. */
+export function addPieces(piece) {
+  if (!PIECES.includes(piece)) PIECES.push(piece);
+}
+
+const pieceOf = (code) => PIECES.find((p) => p.is(code));
 
 /** Create an element: el('div', {class: 'x', dataset: {testid: 'y'}}, child, 'text', ...). */
 export function el(tag, attrs = {}, ...children) {
@@ -105,7 +115,8 @@ export function card(code, size = '') {
   if (!code || code.length < 2 || code === '??') {
     return el('span', { class: `card back ${size} enter`, dataset: { card: '' } });
   }
-  if (isTile(code)) return tile(code, size); // piecepack hold'em: "Nbs"
+  const piece = pieceOf(code); // a game's own piece (piecepack hold'em's "Nbs")
+  if (piece) return piece.draw(code, size);
   const rank = code[0].toUpperCase() === 'T' ? '10' : code[0].toUpperCase();
   const suit = code[1].toLowerCase();
   const red = suit === 'h' || suit === 'd';
@@ -247,6 +258,7 @@ export function equityText(e) {
 
 /** A card as text: "Ah" -> "A♥", "Td" -> "10♦" (lists of outs). */
 export function cardText(code) {
-  if (isTile(code)) return tileText(code);
+  const piece = pieceOf(code);
+  if (piece) return piece.text(code);
   return `${code[0] === 'T' ? '10' : code[0]}${SUITS[code[1]] || code[1]}`;
 }

@@ -1,2 +1,2 @@
 // Texas hold'em (hub/domain/games/holdem): cards, chips. The default of games/index.js.
-export default { name: 'holdem', pieces: 'cards', unit: 'Chips', throws: false };
+export default { name: 'holdem', pieces: 'cards', unit: 'Chips' };

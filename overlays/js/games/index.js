@@ -5,14 +5,30 @@
 // without a module (or whose module fails to load) is drawn as hold'em is. Each declares:
 //   pieces  what every table holds alike ("Same cards, same seat")
 //   unit    the heading of the aggregate column (a mahjong hand scores points)
-//   throws  seats throw against a dealer (RPS Poker, rps.js): rounds, scores, the dealer's row
-//   renderTable(section, table), renderCompare(section, compare, rows, $)  (optional) the game
-//           draws its own live table / split screen instead of the poker felt (mahjong.js)
-//   padFields  (optional) {kind: mount}: the table console's widgets for its own field kinds
+// and may declare (else the page draws hold'em's: cards, streets, equity):
+//   renderTable(section, table), renderCompare(section, compare, rows, $)  the game draws its
+//           own live table / split screen instead of the poker felt (MCR's: ../mahjong.js)
+//   renderDeskCard(table, payload, {last, swings, team})  the commentator desk's card of a
+//           table (null: hold'em's card)
+//   showdownLines(showdown, who)  the showdown package's lines (../showdown.js; null: not its
+//           package: asked of every game's module, as a public table names no game)
+//   streetLabel(payload), shortLabels  the names of its streets or rounds ({street} alone on
+//           the split screen; RPS Poker's "Gambit", "Gam")
+//   seatParts(seat, table) -> {top, below}, renderBoard(board, table), toActText(table)  the
+//           live table's seat box (in place of hole cards), board and who it waits for
+//   deskBoard(payload), deskHole(seat, payload), deskChances(payload, seat)  the desk's board,
+//           a seat's hand (no hole cards) and its two chance cells
+//   panelParts(row) -> {hole, score, line}  the split screen panel's seat (RPS Poker's)
+//   piece  {is(code), draw(code, size), text(code)}: its pieces drawn where a card would be
+//           (../ui.js `card`, `cardText`; piecepack hold'em's tiles: ../piecepack.js)
+//   padFields  {kind: mount}: the table console's widgets for its own field kinds
 //           (consolepad.js; mount(container, ctx) -> {value(), problem(), reset()}, ctx =
 //           {field, limits, state, changed}; docs/console.md)
+// Shared pages (overlays/js outside games/) import no game's helper module (mahjong.js,
+// rps.js, piecepack.js, tilepicker.js) and name no game: tests/test_overlay_game_modules.py.
 import { GAMES } from '../topics.js';
 import holdem from './holdem.js';
+import { addPieces } from '../ui.js';
 
 async function loaded(name, path) {
   try {
@@ -24,10 +40,16 @@ async function loaded(name, path) {
 }
 
 const MODULES = new Map(await Promise.all(Object.entries(GAMES).map(([n, p]) => loaded(n, p))));
+for (const game of MODULES.values()) if (game.piece) addPieces(game.piece);
 
 /** The game module of a payload (or of anything carrying `game`); hold'em's by default. */
 export function gameOf(payload) {
   return (payload && MODULES.get(payload.game)) || holdem;
+}
+
+/** Every game's module (each once): what a page asks of a piece of a payload that names no game. */
+export function everyGame() {
+  return [...new Set([...MODULES.values(), holdem])];
 }
 
 /** Note the payload's game on <body data-game> (styles follow it: css/piecepack.css...). */
