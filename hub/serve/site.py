@@ -85,7 +85,6 @@ ASSETS = (
     "fonts/barlow-condensed-latin-700-normal.woff2",  # (replay.css's font)
     "js/site/replay.js",
     "js/ui.js",  # (replay.js's imports, and theirs)
-    "js/piecepack.js",
     "js/duplicast.js",  # (the live feed's client: both pages import it on a hub)
     "js/topics.js",
     "js/playout.js",
