@@ -193,7 +193,7 @@ function drawTables() {
         el('h2', {}, `Table ${t}`), el('p', { dataset: { testid: 'com-held' } }, holdText(s)));
     }
     const game = gameOf(s); // what it draws in place of the board, hole cards and chances
-    const street = (game.streetLabel ? game.streetLabel(s) : STREET_LABEL[s.street]) || s.street || '';
+    const street = game.streetLabel(s) || s.street || '';
     return el('div', { class: 'card-box', dataset: { testid: 'com-table', table: String(t) } },
       el('h2', {}, `Table ${t}`, live && s.deal ? ` · deal ${s.deal} · ${street}` : live ? ' · between hands' : ''),
       live ? el('div', { class: 'tline' },

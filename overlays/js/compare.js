@@ -162,7 +162,7 @@ function panel(row, acts, c, cursor) {
     shown.length === 0 ? el('div', { class: 'empty' }, status === 'waiting' ? 'Not yet played' : 'Cards dealt') : null)),
   finished && row.showdown ? showdownBox(row, c) : null,
   el('div', { class: 'pfoot' },
-    el('span', { class: 'pstreet', dataset: { testid: 'panel-street', street: streetName } }, status === 'waiting' ? '' : game.streetLabel ? game.streetLabel({ street: streetName }) : STREET_LABEL[streetName]),
+    el('span', { class: 'pstreet', dataset: { testid: 'panel-street', street: streetName } }, status === 'waiting' ? '' : game.streetLabel({ street: streetName })),
     'Pot', el('span', { class: 'num', dataset: { testid: 'panel-pot' } }, fmtInt(pot)),
     el('span', { class: 'score' }, 'Chip-score ', el('span', {
       class: `num ${chips === null ? '' : signClass(chips)}`, dataset: { testid: 'panel-chips' },

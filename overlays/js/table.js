@@ -142,7 +142,7 @@ function render({ sel, states }) {
   const status = statusOf(t.status);
   $('deal-label').textContent = t.deal ? `Deal ${t.deal} · ${status}` : status;
   const game = gameOf(t); // its streets' names, board and who it waits for
-  $('street').textContent = (game.streetLabel ? game.streetLabel(t) : STREET_LABEL[t.street]) || t.street || '';
+  $('street').textContent = game.streetLabel(t) || t.street || '';
   const board = $('board');
   if (game.renderBoard) game.renderBoard(board, t);
   else drawBoard(sd && sd.board && !(t.board || []).length ? sd.board : t.board);

@@ -2,7 +2,8 @@
 // (docs/protocol.md): what a page draws differently for a game is the game module's to say,
 // never an `if (game === ...)` of the page. The hub serves the list (`GAMES`, with its topics:
 // each game's `overlay`, hub/domain/games/registry.py) and each is imported from it; a game
-// without a module (or whose module fails to load) is drawn as hold'em is. Each declares:
+// without a module (or whose module fails to load) is drawn as hold'em is, and each module is
+// read over hold'em's (./holdem.js), so a member it leaves out is hold'em's. Each declares:
 //   pieces  what every table holds alike ("Same cards, same seat")
 //   unit    the heading of the aggregate column (a mahjong hand scores points)
 // and may declare (else the page draws hold'em's: cards, streets, equity):
@@ -13,7 +14,7 @@
 //   showdownLines(showdown, who)  the showdown package's lines (../showdown.js; null: not its
 //           package: asked of every game's module, as a public table names no game)
 //   streetLabel(payload), shortLabels  the names of its streets or rounds ({street} alone on
-//           the split screen; RPS Poker's "Gambit", "Gam")
+//           the split screen; RPS Poker's "Gambit", "Gam"; hold'em's streetLabel: "Flop")
 //   seatParts(seat, table) -> {top, below}, renderBoard(board, table), toActText(table)  the
 //           live table's seat box (in place of hole cards), board and who it waits for
 //   deskBoard(payload), deskHole(seat, payload), deskChances(payload, seat)  the desk's board,
@@ -32,7 +33,7 @@ import { addPieces } from '../ui.js';
 
 async function loaded(name, path) {
   try {
-    return [name, (await import(`./${path}`)).default];
+    return [name, { ...holdem, ...(await import(`./${path}`)).default }];
   } catch (err) {
     console.error(`game ${name}: its overlay module ${path} did not load`, err);
     return [name, holdem];
