@@ -6,7 +6,7 @@
 // Network first (the hub's current page whenever it answers), the kept copy when the network
 // fails or does not answer within FETCH_MS (a silent link hangs a request for minutes).
 
-const CACHE = 'duplicast-console-v7'; // v7: the game modules draw their own (rps.js, keyed.js)
+const CACHE = 'duplicast-console-v8'; // v8: RPS Poker's throws field is its module's (throwpad.js)
 const FETCH_MS = 2500;
 const PAGE = 'console.html';
 const FILES = [
@@ -38,6 +38,7 @@ const FILES = [
   'js/games/rps-poker.js',
   'js/mahjong.js',
   'js/rps.js', // rps-poker.js's throws (its seats, board and panels)
+  'js/throwpad.js', // rps-poker.js's throws field of the pad (its `padFields`)
   'js/keyed.js',
   'js/tilepicker.js', // mcr.js's tile picker (its `padFields`) and the styles it links
   'css/tilepicker.css',

@@ -341,8 +341,12 @@ def test_rps_poker_with_a_chosen_dealer_asks_for_his_throws(pages: Any) -> None:
         expect(tid(page, "reveal-prompt")).to_contain_text("the dealer turns over his gambit")
         expect(tid(page, "to-act")).to_have_count(0)  # no betting before the dealer's throws
         tid(page, "reveal").click()
-        for letter in "RRS":
+        for letter in "RR":
             tid(page, f"throw-{letter}").click()
+        expect(tid(page, "reveal-why")).to_have_text("1 more throw to enter")
+        expect(tid(page, "reveal-send")).to_be_disabled()
+        tid(page, "throw-S").click()
+        expect(tid(page, "throw-R")).to_be_disabled()  # the gambit's three are in
         expect(tid(page, "throws-slots")).to_have_text("RRS")  # the dealer's are not secret
         fits(page)
         shot(page, "rps-reveal")
@@ -498,6 +502,35 @@ def test_a_game_module_brings_its_own_field_widget(pages: Any) -> None:
         result = [x for x in hub.journal() if x.get("type") == "result"]
         assert [(x["seat"], x.get("self_draw"), x["fan"]) for x in result] == [(1, True, 8)]
     finally:
+        hub.stop()
+
+
+def test_without_its_module_the_pad_says_it_cannot_enter_the_throws(browser: Browser) -> None:
+    """RPS Poker's throws are its module's widget (`padFields`, js/throwpad.js), not the
+    page's: with the module not loaded, the form says it cannot enter them and sends nothing."""
+    hub = GameHub("rps-poker")
+    hub.start()
+    errors: list[str] = []
+    page = new_page(browser, *LANDSCAPE, errors)
+    page.route(
+        re.compile(r".*/js/games/rps-poker\.js$"),
+        lambda route: route.fulfill(status=404, body="gone", content_type="text/plain"),
+    )
+    try:
+        page.goto(f"{hub.url}/overlays/console.html?token={token(1)}")
+        expect(tid(page, "link")).to_have_attribute("data-state", "open", timeout=TAP_TIMEOUT)
+        tid(page, "start").click()
+        settled(page)
+        tid(page, "throws").click()
+        expect(tid(page, "throws-form")).to_contain_text(
+            "Throws: this page cannot enter a field of kind “throws”."
+        )
+        expect(tid(page, "throw-R")).to_have_count(0)
+        expect(tid(page, "throws-why")).to_have_text("Throws: still to enter")
+        expect(tid(page, "throws-send")).to_be_disabled()
+        assert any("rps-poker" in e and "did not load" in e for e in errors), errors
+    finally:
+        page.context.close()
         hub.stop()
 
 

@@ -133,7 +133,8 @@ def test_an_events_type_is_its_tag_declared_once() -> None:
         body = tree.body[0]
         assert isinstance(body, ast.ClassDef)
         own = [n for n in body.body if isinstance(n, ast.Assign | ast.AnnAssign)]
-        targets = {t.id for n in own for t in getattr(n, "targets", [n.target]) if hasattr(t, "id")}
+        each = [t for n in own for t in (n.targets if isinstance(n, ast.Assign) else [n.target])]
+        targets = {t.id for t in each if isinstance(t, ast.Name)}
         assert "type" not in targets, cls
     assert (
         Flip.type == "flip"

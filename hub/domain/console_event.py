@@ -12,7 +12,8 @@ across fields each Struct's ``__post_init__``.
 When msgspec refuses an event, `refusal` names the fault in the words a console has always
 read (tests/data/console_events_golden.json): the first fault in protocol v1's order, each
 field's value checked by msgspec against the field's own type and refused in the sentence
-declared next to the field (`SENTENCES`).
+declared next to the field (`SENTENCES`), or, for a field a game brings, by the game's event
+classes (``sentences``: RPS Poker's ``throws``).
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ Card = Annotated[int, Meta(ge=1, le=2)]
 ThrowText = Annotated[str, Meta(min_length=1, max_length=9)]
 # seconds: an integer within ±(2^53 - 1) (made a float) or any finite float
 Stamp = Annotated[int, Meta(gt=-MAX_INT, lt=MAX_INT)] | float
+# A field's refusal, as a console reads it: (field name, the value refused) -> the sentence.
+Sentence = Callable[[str, Any], str]
 # How the engine applies an event (``hub.engine.tournament.HANDLERS``): a game names one per
 # event type it plays (``Game.handlers``).
 Apply = Literal[
@@ -92,6 +95,9 @@ class ConsoleEvent(
     "bet"). A type's required fields are its class's (``Bet.amount`` is an ``int``)."""
 
     type: ClassVar[str]
+    # The refusals of the fields this type brings, by field, when no `SENTENCES` has them (a
+    # game's event words its own: RPS Poker's ``throws``); gathered by `layout_of`.
+    sentences: ClassVar[Mapping[str, Sentence]] = {}
     v: Version  # 1: the protocol version
     tournament: Name
     table: Positive
@@ -263,8 +269,8 @@ def _card(name: str, value: Any) -> str:
     return integer(name, value, 1)
 
 
-Sentence = Callable[[str, Any], str]
-# Each field's refusal, as a console reads it (its value fails the field's type).
+# Each field's refusal, as a console reads it (its value fails the field's type); a game's own
+# field's is its event classes' (`ConsoleEvent.sentences`, gathered by `layout_of`).
 SENTENCES: dict[str, Sentence] = {
     "tournament": _name,
     "table": lambda name, value: integer(name, value, 1),
@@ -279,7 +285,6 @@ SENTENCES: dict[str, Sentence] = {
     "card": _card,
     "points": lambda name, value: integer(name, value, 0),
     "by": _name,
-    "throws": lambda name, value: "field 'throws' must be a string of 1 to 9 throws (R, P, S)",
     "after": lambda name, value: integer(name, value, 0),
 }
 ENVELOPE = ("v", "tournament", "table", "console", "seq", "type")
@@ -329,7 +334,7 @@ def refusal(raw: Any, layout: Layout) -> Rejection:
     for name in layout.needs[kind]:
         if raw.get(name) is None:
             return bad(f"a '{kind}' event needs field '{name}'")
-    fault = _value_fault(raw)
+    fault = _value_fault(raw, layout.sentences)
     if fault is not None and fault[0] in _FIRST:
         return bad(fault[1])
     for name, owner in layout.others[kind]:
@@ -359,12 +364,18 @@ class Layout(msgspec.Struct, frozen=True):
     known: frozenset[Any]  # every field of every type, and ``type``
     needs: dict[str, tuple[str, ...]]  # by type: the fields it needs beyond the envelope
     others: dict[str, tuple[tuple[str, str], ...]]  # by type: other types' fields, their type
+    sentences: dict[str, Sentence]  # every field's refusal: `SENTENCES` and the types' own
 
 
 def layout_of(classes: Mapping[str, type[ConsoleEvent]]) -> Layout:
     """The layout of the event types ``classes`` (by their tag)."""
     fields = {kind: msgspec.structs.fields(cls) for kind, cls in classes.items()}
     owners = {f.name: kind for kind, own in fields.items() for f in own}
+    sentences = dict(SENTENCES)
+    for kind, cls in classes.items():
+        for name, sentence in cls.sentences.items():
+            if sentences.setdefault(name, sentence) is not sentence:
+                raise ValueError(f"'{kind}' words field '{name}' again: another type words it")
     return Layout(
         classes=dict(classes),
         known=frozenset(owners) | {"type"},
@@ -376,13 +387,16 @@ def layout_of(classes: Mapping[str, type[ConsoleEvent]]) -> Layout:
             kind: tuple((n, o) for n, o in owners.items() if n not in {f.name for f in own})
             for kind, own in fields.items()
         },
+        sentences=sentences,
     )
 
 
-def _value_fault(raw: Mapping[str, Any]) -> tuple[str, str] | None:
+def _value_fault(
+    raw: Mapping[str, Any], sentences: Mapping[str, Sentence]
+) -> tuple[str, str] | None:
     """The first field (in protocol v1's order) whose value its type refuses, and the
-    refusal (None: none). msgspec checks the values in the order they are given, so they are
-    given in that order."""
+    refusal in ``sentences`` (None: none; msgspec's words for a field none words). msgspec
+    checks the values in the order they are given, so they are given in that order."""
     ordered = {name: raw[name] for name in _ORDER if name in raw}
     try:
         msgspec.convert(ordered, _VALUES, strict=True)
@@ -391,5 +405,7 @@ def _value_fault(raw: Mapping[str, Any]) -> tuple[str, str] | None:
         if at is None:  # __post_init__'s: a ts or seats fault, in its own words
             return ("ts" if "'ts'" in str(exc) else "seats"), str(exc)
         name = at[1]
-        return name, SENTENCES[name](name, raw[name])
+        if name not in sentences:
+            return name, f"field '{name}' is malformed: {exc}"
+        return name, sentences[name](name, raw[name])
     return None

@@ -417,7 +417,7 @@ function renderNotices(s) {
   if (page.refusal) {
     r.dataset.code = page.refusal.code || '';
     r.append(
-      el('b', {}, refusalTitle(page.refusal.code)),
+      el('b', {}, refusalTitle(page.refusal.code, page.state)),
       el('span', { class: 'msg' }, page.refusal.message),
       ...(page.refusal.later ? [el('span', { class: 'msg', dataset: { testid: 'refusal-later' } },
         `${page.refusal.later} later ${page.refusal.later === 1 ? 'entry' : 'entries'}, made after it, ${page.refusal.later === 1 ? 'was' : 'were'} NOT sent: enter ${page.refusal.later === 1 ? 'it' : 'them'} again from the screen.`)] : []),

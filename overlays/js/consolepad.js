@@ -37,16 +37,12 @@ const REFUSAL_TITLES = {
   taken: 'Another tablet uses this console',
   stale: 'The screen had changed',
   storage: 'The tablet’s storage is full',
-  throws_pending: 'Throws still to come',
-  bad_throws: 'Wrong throws',
-  impossible_hand: 'Not a possible hand',
-  not_winning: 'Not a winning hand',
-  below_minimum: 'Below the minimum',
 };
 
-/** The heading of a refusal, in an official's words. */
-export function refusalTitle(code) {
-  return REFUSAL_TITLES[code] || 'Refused by the hub';
+/** The heading of a refusal, in an official's words: the game module's for a code of its own
+ * (`refusalTitles`, games/index.js), else the page's. */
+export function refusalTitle(code, payload) {
+  return (gameOf(payload).refusalTitles || {})[code] || REFUSAL_TITLES[code] || 'Refused by the hub';
 }
 
 /** An entry in words, for the line that says what waits: "seat 3 raise to 550". */
@@ -148,11 +144,15 @@ export function renderPad(s, ui, act, wait, teams) {
   const out = [];
   if (wait) out.push(el('p', { class: 'wait', dataset: { testid: 'waiting' } }, wait));
   const body = padBody(s, ui, act, teams);
-  // A form with a game's own widget (MCR's tile picker) takes the whole console, its fields
-  // beside the widget (css/console.css `body[data-wide]`): the page never scrolls.
+  // A form with a wide widget (its api's `wide`: MCR's tile picker) takes the whole console,
+  // its fields beside the widget (css/console.css `body[data-wide]`): the page never scrolls.
   document.body.dataset.wide = String(body.classList.contains('wide'));
-  if (wait) {
-    for (const b of body.querySelectorAll('button')) b.disabled = true;
+  // While an entry waits every button is off; a mounted widget's outlive this render, so those
+  // turned off here are turned on again once nothing waits (the widget's own stay as it set them).
+  for (const b of body.querySelectorAll(wait ? 'button:not(:disabled)' : 'button[data-waiting]')) {
+    b.disabled = Boolean(wait);
+    if (wait) b.dataset.waiting = '';
+    else delete b.dataset.waiting;
   }
   out.push(body);
   return out;
@@ -261,11 +261,6 @@ function formProblem(s, o, ui, values) {
       continue;
     }
     if (!given && !f.optional) return `${f.label}: still to enter`;
-    const count = (o.limits[f.name] || {}).count;
-    if (given && f.kind === 'throws' && count && values[f.name].length !== count) {
-      const left = count - values[f.name].length;
-      return `${left} more throw${left === 1 ? '' : 's'} to enter`;
-    }
   }
   return null;
 }
@@ -309,20 +304,22 @@ function entryForm(s, o, ui, act) {
   };
   const widgets = [];
   const rows = o.fields.map((f) => {
-    // (a mounted widget outlives this render: it calls the form's update of the latest one)
+    // (a mounted widget outlives this render: its ctx is made the latest render's, so it
+    // calls the form's update of the latest one and reads the constraints now)
     const ctx = { field: f, limits: o.limits[f.name] || {}, state: s, changed: () => ui.refresh && ui.refresh() };
     const custom = gameOf(s).padFields && gameOf(s).padFields[f.kind];
     const mount = custom || MOUNTED[f.kind];
     if (mount) {
       let w = ui.mounted[f.name];
-      if (!w) {
+      if (w) Object.assign(w.ctx, ctx);
+      else {
         const box = el('div', { class: `field ${f.kind}`, dataset: { testid: `field-${f.name}` } });
-        w = { box, api: mount(box, ctx) };
+        w = { box, ctx, api: mount(box, ctx) };
         ui.mounted[f.name] = w;
       }
       const row = el('div', { class: 'formrow' }, el('span', { class: 'flabel' }, f.label + (f.optional ? ' (optional)' : '')), w.box);
-      if (custom) widgets.push(row);
-      return custom ? null : row;
+      if (w.api.wide) widgets.push(row); // (beside the fields: MCR's tile picker)
+      return w.api.wide ? null : row;
     }
     const draw = FIELDS[f.kind] || FIELDS.text;
     return el('div', { class: 'formrow' }, el('span', { class: 'flabel' }, f.label + (f.optional ? ' (optional)' : '')),
@@ -386,21 +383,6 @@ const FIELDS = {
   flag(s, o, f, value, set) {
     return el('div', { class: 'row' }, button(`flag-${f.name}`, f.label, () => set(value ? null : true), { cls: value ? 'picked' : '' }));
   },
-  throws(s, o, f, value, set) {
-    const count = (o.limits[f.name] || {}).count || 9;
-    const now = value || '';
-    const shown = f.secret ? '●'.repeat(now.length) : now;
-    const slots = el('div', { class: 'slots', dataset: { testid: `${f.name}-slots` } },
-      shown + '○'.repeat(Math.max(0, count - now.length)),
-      f.secret ? el('span', { class: 'chip hidden' }, 'hidden') : '');
-    const letters = [['R', 'Rock'], ['P', 'Paper'], ['S', 'Scissors']];
-    return el('div', { class: 'throws' }, slots,
-      el('div', { class: 'row' }, letters.map(([k, name]) =>
-        button(`throw-${k}`, name, () => set(now + k), { disabled: now.length >= count }))),
-      el('div', { class: 'row' },
-        button(`${f.name}-back`, '⌫', () => set(now.slice(0, -1)), { disabled: !now.length }),
-        button(`${f.name}-clear`, 'Clear', () => set(''), { disabled: !now.length })));
-  },
   text(s, o, f, value, set) {
     return el('p', { class: 'hint' }, `${f.label}: this page cannot enter a field of kind “${f.kind}”.`);
   },
@@ -408,7 +390,7 @@ const FIELDS = {
 
 /** Widgets that keep their own state across renders (a text being typed keeps its focus), with
  * the interface of a game module's `padFields`: mount(container, ctx) -> {value, problem,
- * reset}. */
+ * reset, wide?}. */
 const MOUNTED = {
   amount(box, ctx) {
     const input = el('input', { type: 'number', inputmode: 'numeric', min: 0, class: 'num', dataset: { testid: `${ctx.field.name}-input` } });

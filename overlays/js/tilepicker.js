@@ -7,7 +7,7 @@
 // reference); the hub alone says whether the tiles make a winning hand of 8 fan or more.
 //
 // `mount(container, ctx)` is the pad's field widget of kind `mcr_hand` (games/mcr.js
-// `padFields`). It answers {value(), problem(), reset()}: `value()` the contract's `hand`, or
+// `padFields`). It answers {value(), problem(), reset(), wide}: `value()` the contract's `hand`, or
 // null while `problem()` names what is wrong with it (the first refusal sentence); left empty
 // it is no hand at all, value() and problem() both null (the field is optional: a result with
 // the official's fan alone stays valid). ctx, all optional:
@@ -349,5 +349,6 @@ export function mount(container, ctx = {}) {
       draw();
       notify();
     },
+    wide: true, // drawn beside the form's fields, taking the whole console (consolepad.js)
   };
 }

@@ -23,10 +23,15 @@
 //   piece  {is(code), draw(code, size), text(code)}: its pieces drawn where a card would be
 //           (../ui.js `card`, `cardText`; piecepack hold'em's tiles: ../piecepack.js)
 //   padFields  {kind: mount}: the table console's widgets for its own field kinds
-//           (consolepad.js; mount(container, ctx) -> {value(), problem(), reset()}, ctx =
-//           {field, limits, state, changed}; docs/console.md)
+//           (consolepad.js; mount(container, ctx) -> {value(), problem(), reset(), wide?},
+//           ctx = {field, limits, state, changed}, made the latest render's on each redraw;
+//           `wide`: drawn beside the form's fields, taking the whole console, as MCR's tile
+//           picker is; else in the form's rows, as RPS Poker's throws are; docs/console.md)
+//   refusalTitles  {code: heading}: the console's heading of a refusal code of its own
+//           ("Wrong throws"); the page's own headings are every game's
 // Shared pages (overlays/js outside games/) import no game's helper module (mahjong.js,
-// rps.js, piecepack.js, tilepicker.js) and name no game: tests/test_overlay_game_modules.py.
+// rps.js, piecepack.js, tilepicker.js, throwpad.js) and name no game or a game's own field
+// kind: tests/test_overlay_game_modules.py.
 import { GAMES } from '../topics.js';
 import holdem from './holdem.js';
 import { addPieces } from '../ui.js';

@@ -4,6 +4,8 @@
 import { ROUND_LABEL, dealerRounds, scoreText, throwTiles } from '../rps.js';
 import { el, fmtPct } from '../ui.js';
 import { patchCards } from '../keyed.js';
+// The console pad's throws (field kind `throws`, masked when secret): ../throwpad.js.
+import { mount as throwsField } from '../throwpad.js';
 
 const hasWin = (s) => s.win !== null && s.win !== undefined && !s.folded;
 
@@ -11,6 +13,9 @@ export default {
   name: 'rps-poker',
   pieces: 'dealer throws',
   unit: 'Chips',
+  padFields: { throws: throwsField },
+  /** The console's headings of its own refusals (hub/domain/games/rps/rules.py). */
+  refusalTitles: { throws_pending: 'Throws still to come', bad_throws: 'Wrong throws' },
   /** The round a payload is in ("Gambit"): a table's `round`, else its street. */
   streetLabel: (x) => ROUND_LABEL[x.round || x.street],
   shortLabels: { preflop: 'Gam' },
