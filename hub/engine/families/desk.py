@@ -26,7 +26,7 @@ from hub.engine.changes import (
     RosterChanged,
     TickerItem,
 )
-from hub.engine.families.base import NOW, EngineView, Feed, Reading, TopicKeys
+from hub.engine.families.base import CADENCE, NOW, EngineView, Feed, Reading, TopicKeys
 from hub.engine.families.hands import HAND_EVENTS
 from hub.engine.families.ops import Ops
 from hub.wire.patch import Recorder
@@ -211,4 +211,5 @@ OPS = Feed(
     route="/api/ops",
     delta="replace of the fields that moved",
     mover=lambda read: Ops(read, _ops),
+    cadence=CADENCE,
 )
