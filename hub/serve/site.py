@@ -706,11 +706,11 @@ def engine_reader(engine: Any) -> Reader:
     fresh process would): what ``export --site`` builds the site from. Each payload is kept
     until the engine moves (an event applied, a deal released), so a whole export builds each
     topic once. For the PHH zip, give ``SiteBuilder`` ``phh=lambda: phh_zip(files, id)`` with
-    the files of ``hub.engine.phh_export.render(collect(state, engine.released))``."""
+    the files of ``hub.engine.phh_export.render(collect(state, engine.release.released))``."""
     cache: dict[tuple[str, int, int], dict[str, Any] | None] = {}
 
     def read(topic: str) -> tuple[int, dict[str, Any] | None]:
-        key = (topic, engine.state.events_applied, engine.released_count)
+        key = (topic, engine.state.events_applied, engine.release.released_count)
         if key not in cache:
             if len(cache) > 100_000:  # (an engine read while it moves: keep the latest only)
                 cache.clear()

@@ -59,7 +59,8 @@ def _words(engine: EngineView, slot: str, value: Mapping[str, Any] | None) -> tu
     """A selection in words, and whether it names a deal not released (then the words do not
     name it: a control surface never reads an unreleased deal)."""
     deal = (value or {}).get("deal")
-    if isinstance(deal, int) and not isinstance(deal, bool) and not engine.deal_released(deal):
+    public = engine.release.deal_released
+    if isinstance(deal, int) and not isinstance(deal, bool) and not public(deal):
         return f"{slot} · deal not released", True
     return describe(slot, value), False
 
@@ -112,7 +113,7 @@ def control_payload(engine: EngineView) -> dict[str, Any]:
     out |= _cue(engine, desk.cue_at(-1), "previous_cue")
     out["undo"] = len(desk.takes) > 0
     # What the playouts report on air (hub.engine.playout): "compare · deal 3 in CasparCG"
-    played = desk.playout.payload(engine.deal_released)
+    played = desk.playout.payload(engine.release.deal_released)
     out["playout"] = len(played)
     out["playout_text"] = ", ".join(f"{g['label']} in {g['name']}" for g in played)
     clock = desk.clock

@@ -62,7 +62,7 @@ def compare_slot_public(engine: EngineView, slot: Mapping[str, Any]) -> bool:
     deal_no = slot.get("deal")
     if isinstance(deal_no, bool) or not isinstance(deal_no, int):
         return False
-    return engine.deal_released(deal_no)
+    return engine.release.deal_released(deal_no)
 
 
 def _onair(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
@@ -134,7 +134,7 @@ def _ops(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     payload = desk_views.ops_payload(
         engine.state,
         list(engine.desk.rejections),
-        engine.release_state(),
+        engine.release.release_state(),
         engine.desk.now,
         engine.desk.links,
     )
@@ -150,7 +150,7 @@ def _ops(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
         "preview": _preview(engine.desk.preview),
         "program": outputs,
         # what the playouts report on air (CasparCG, SPX, OGraf: hub.engine.playout)
-        "playout": engine.desk.playout.payload(engine.deal_released),
+        "playout": engine.desk.playout.payload(engine.release.deal_released),
     }
 
 
