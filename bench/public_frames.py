@@ -74,7 +74,7 @@ def measure(groups: int, deals: int, seed: int = 1) -> dict[str, Any]:
         out = engine.submit(event, float(event.get("ts", 0.0)))
         assert out.ok, out.ack
         engine.tick(float(event.get("ts", 0.0)))
-        now = engine.released_count
+        now = engine.release.released_count
         cause = "release" if now > released else "other"
         released = now
         for change in engine.changes():
@@ -88,7 +88,7 @@ def measure(groups: int, deals: int, seed: int = 1) -> dict[str, Any]:
             else:
                 frame = Frame.delta(topic, seq, change.patch)
             record(topic, frame, cause)
-    assert all(engine.deal_released(d) for d in range(1, deals + 1))
+    assert all(engine.release.deal_released(d) for d in range(1, deals + 1))
     for name in families:
         payload = engine.payload((PUBLIC, name))
         assert payload is not None

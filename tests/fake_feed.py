@@ -412,7 +412,7 @@ def ticker_payload() -> dict[str, Any]:
     }
 
 
-# The hub's ops payload (hub/engine/desk_views.py ops_payload), key for key:
+# The hub's ops payload (hub/engine/families/ops.py ops_payload), key for key:
 # tests/test_overlays_hub.py
 # checks these key sets against the real hub's `ops` snapshot so the fake cannot drift again.
 OPS_KEYS = frozenset(

@@ -176,7 +176,7 @@ def test_the_live_topic_is_the_payload_and_the_public_sees_nothing_unreleased(
     for seat in (1, 4):
         direct = compare_payload(engine.state, DEAL, seat, live=True, released=lambda g, d: False)
         assert engine.payload(("live", f"compare:{DEAL}:{seat}")) == direct
-        assert not engine.released("G0", DEAL)
+        assert not engine.release.released("G0", DEAL)
         assert engine.payload(("public", f"compare:{DEAL}:{seat}")) is None
         assert (
             compare_payload(engine.state, DEAL, seat, live=False, released=lambda g, d: False)

@@ -227,11 +227,11 @@ def test_a_reopen_during_the_release_delay_cancels_the_release() -> None:
         c.fold_out()
     c1 = consoles[0]
     c1.ok("reopen", deal=1)
-    assert engine.tick(1000.0) == set() and not engine.deal_released(1)
+    assert engine.tick(1000.0) == set() and not engine.release.deal_released(1)
     c1.ok("confirm", deal=1)
-    assert not engine.deal_released(1)
+    assert not engine.release.deal_released(1)
     engine.tick(c1.now + 31)
-    assert engine.deal_released(1)
+    assert engine.release.deal_released(1)
 
 
 def test_a_dispute_blocks_the_release_and_later_corrections_reach_the_public() -> None:
@@ -244,9 +244,9 @@ def test_a_dispute_blocks_the_release_and_later_corrections_reach_the_public() -
     c1.ok("start", deal=1)
     c1.passive_to("showdown")
     c1.ok("win", seats=[1])  # disputed: every other table is done, but deal 1 stays secret
-    assert not engine.deal_released(1) and engine.payload(("public", "deal:1")) is None
+    assert not engine.release.deal_released(1) and engine.payload(("public", "deal:1")) is None
     c1.ok("confirm", deal=1)
-    assert engine.deal_released(1)
+    assert engine.release.deal_released(1)
 
     def public_row() -> Any:
         rows = engine.payload(("public", "deal:1"))["tables"]

@@ -110,7 +110,7 @@ def test_a_session_s_standings_frames_follow_the_document_and_stay_short() -> No
                 size = len(frame.outs["json"].payload)
                 document = len(json.dumps(change.payload, separators=(",", ":")))
                 public_frames.append((size, document, frame.full))
-    assert all(engine.deal_released(d) for d in range(1, 4))
+    assert all(engine.release.deal_released(d) for d in range(1, 4))
     for key in keys:
         assert client[key] == engine.payload(key)
     assert public_frames

@@ -267,8 +267,8 @@ def test_public_sees_a_deal_only_after_every_table(engine: Engine) -> None:
         assert target not in standings["deals"]["complete"]["G0"]
         play_fold_out(console, engine)
         if i < len(consoles) - 1:
-            assert not engine.released("G0", target)
-    assert engine.released("G0", target)
+            assert not engine.release.released("G0", target)
+    assert engine.release.released("G0", target)
     assert engine.payload(("public", f"deal:{target}")) is not None
     standings = engine.payload(("public", "standings"))
     assert target in standings["deals"]["complete"]["G0"]
@@ -285,11 +285,11 @@ def test_release_delay_waits_for_tick() -> None:
             result = play_fold_out(console, engine)
             assert result
             deal = max(deal, 1)
-    assert not engine.released("G0", 1)
+    assert not engine.release.released("G0", 1)
     assert engine.tick(10.0) == set()
     changed = engine.tick(31.0)
     assert ("public", "standings") in changed
-    assert engine.released("G0", 1) and engine.released("G0", 2)
+    assert engine.release.released("G0", 1) and engine.release.released("G0", 2)
 
 
 def test_public_table_topic_hides_the_hand(engine: Engine) -> None:
@@ -334,7 +334,7 @@ def test_a_deal_goes_public_only_when_every_group_has_played_it() -> None:
     for t in g1:
         while engine.state.tables[t].next_deal() is not None:
             play_fold_out(consoles[t], engine)
-    assert engine.released("G0", 1) and engine.released("G1", 2)
+    assert engine.release.released("G0", 1) and engine.release.released("G1", 2)
     public = engine.payload(("public", "deal:1"))
     assert public is not None and public["hole"] and public["released"] == ["G0", "G1"]
     assert engine.payload(("public", "onair"))["slots"]["compare"]["deal"] == target

@@ -141,7 +141,7 @@ def assert_scores_equal_full_recompute(engine: Engine) -> None:
     penalties = [(p["table"], p["seat"], p["chips"], p["points"]) for p in engine.state.penalties]
     oracle = full_recompute(engine.state.layout, counted, penalties)
     # the operator's release table counts from the board: the tables whose hand counts
-    for row in engine.release_state():
+    for row in engine.release.release_state():
         tables = engine.state.config.groups[row["group"]].tables
         hands = [engine.state.hand(t, row["deal"]) for t in tables]
         assert row["tables_complete"] == sum(1 for h in hands if h is not None and h.counts)
@@ -232,7 +232,7 @@ def test_public_payloads_never_mention_unreleased_deals(seed: int) -> None:
         now += 1.0
         out = engine.submit(event, now)
         assert out.ok
-        released = {d for d in range(1, CONFIG.deals + 1) if engine.released("G0", d)}
+        released = {d for d in range(1, CONFIG.deals + 1) if engine.release.released("G0", d)}
         always = {("public", "standings"), ("public", "ticker"), ("public", "stats")}
         deals = range(1, CONFIG.deals + 1)
         always |= {("public", f"dealstats:{d}") for d in deals}

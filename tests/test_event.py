@@ -343,7 +343,7 @@ def test_the_release_table_counts_each_deals_tables_from_the_session_boards() ->
     for i, ev in enumerate(events):
         play(engine, [ev])
         if i % 7 == 0 or i == len(events) - 1:
-            for row in engine.release_state():
+            for row in engine.release.release_state():
                 assert row["tables_complete"] == counted(row["group"], row["deal"]), row
                 seen.add(row["tables_complete"])
     assert len(seen) > 2  # none, some and all of a group's tables

@@ -172,7 +172,7 @@ def test_no_event_of_a_session_touches_an_undeclared_topic(
             fix = {"op": "roster", "team": held[0].id, "table": 1, "name": "A. Renamed"}
             after(engine.control({**fix, "colour": "#112233", "by": "TD"}, now))
     deal = config.deal_orders[1][0]
-    assert engine.deal_released(deal) and "StageFilled" in checked
+    assert engine.release.deal_released(deal) and "StageFilled" in checked
     seq = engine.admission.sequencer.expected("table1")
     after(engine.submit(console_event(config, 1, seq, "reopen", deal=deal), now))
     after(engine.submit(console_event(config, 1, seq + 1, "undo"), now))

@@ -19,8 +19,8 @@ from hub.domain.errors import Rejection
 from hub.domain.games.mahjong import fan
 from hub.domain.games.mahjong.events import McrHand, Meld
 from hub.domain.games.mahjong.rules import KINDS, seeded_walls
-from hub.engine import desk_views
 from hub.engine.core import Engine
+from hub.engine.families.ops import dispute_row
 from hub.engine.snapshot import restore_state, snapshot
 from tests.test_mahjong import Console, mcr_config, mcr_data
 
@@ -317,7 +317,7 @@ def test_a_typed_fan_the_tiles_do_not_give_is_a_dispute_until_confirmed() -> Non
         "No Honors 1, Single Wait 1): the hand is held until an official confirms it"
     )
     assert dispute["mahjong"]["typed"] == 24 and dispute["mahjong"]["fan"] == 20
-    row = desk_views.dispute_row(state, h)
+    row = dispute_row(state, h)
     assert row["reason"] == dispute["reason"] and row["declared"] == [1]
     engine.tick(console.clock)
     assert engine.payload(("live", "table:1"))["showdown"] is None  # type: ignore[index]

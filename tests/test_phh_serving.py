@@ -145,7 +145,7 @@ async def test_the_bundle_is_cached_until_the_tournament_moves() -> None:
         assert await export.bundle(operator=True) is second and export.builds == 2
         # The public's bundle is its own (released deals only), from the same written hands.
         public = await export.bundle(operator=False)
-        assert public.hands == len(collect(engine.state, engine.released)) <= second.hands
+        assert public.hands == len(collect(engine.state, engine.release.released)) <= second.hands
         assert export.rendered == second.hands
     finally:
         export.close()

@@ -313,8 +313,8 @@ def test_public_feeds_show_a_tile_deal_only_after_every_table_played_it() -> Non
             assert live is not None and all(is_tile(t) for t in live["hole"])
         play_checked_down(console, engine)
         if i < len(consoles) - 1:
-            assert not engine.released("G0", target)
-    assert engine.released("G0", target)
+            assert not engine.release.released("G0", target)
+    assert engine.release.released("G0", target)
     public = engine.payload(("public", f"deal:{target}"))
     assert public is not None and public["game"] == "piecepack-holdem"
     assert len(public["board"]) == 5 and all(is_tile(t) for t in public["board"])

@@ -39,7 +39,7 @@ def first_release(config: Any, decks: Any, events: list[dict[str, Any]]) -> int:
     engine = offline(config, decks, [])
     for i, event in enumerate(events, 1):
         assert engine.submit(event, 0.0).ok
-        if any(engine.released("A", d) for d in range(1, config.deals + 1)):
+        if any(engine.release.released("A", d) for d in range(1, config.deals + 1)):
             return i
     raise AssertionError("no deal released")
 

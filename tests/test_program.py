@@ -127,10 +127,10 @@ def test_the_program_never_shows_a_deal_before_its_release(seed: int) -> None:
         for key, doc in mirror.docs.items():
             assert doc == engine.payload(key), key
             for deal in shown_deals(key[1], doc):
-                assert engine.deal_released(deal), (key, deal, now)
+                assert engine.release.deal_released(deal), (key, deal, now)
             if doc.get("held"):
                 assert doc["reason"] == HOLD_REASON
-                assert not engine.deal_released(doc["deal"])
+                assert not engine.release.deal_released(doc["deal"])
                 held_seen.add(doc["deal"])
 
     play(session(seed), check)
@@ -206,7 +206,7 @@ def test_the_program_statistics_are_the_delayed_ones() -> None:
         seen["counted"] += bool(shown["deals"])
         for d in deals:
             doc = engine.payload((PROGRAM, f"dealstats:{d}"))
-            if engine.deal_released(d):
+            if engine.release.deal_released(d):
                 assert doc == reference.payload((LIVE, f"dealstats:{d}")), (d, now)
                 seen["shown"] += 1
             else:

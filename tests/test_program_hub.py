@@ -159,7 +159,7 @@ def release_times(hub: HubThread) -> dict[int, float]:
         engine.restore(record)
         engine.tick(float(record["at"]))
         for d in range(1, hub.config.deals + 1):
-            if d not in out and engine.deal_released(d):
+            if d not in out and engine.release.deal_released(d):
                 out[d] = float(record["at"])
     return out
 

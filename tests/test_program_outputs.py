@@ -178,7 +178,7 @@ def test_no_output_shows_a_deal_before_its_release(seed: int) -> None:
         for key, doc in mirror.docs.items():
             assert doc == engine.payload(key), key
             for deal in shown_deals(key[1], doc):
-                assert engine.deal_released(deal), (key, deal, now)
+                assert engine.release.deal_released(deal), (key, deal, now)
         for audience, delay in DELAYS.items():
             reference = Engine(CONFIG, DECKS, program=False)
             for record in records:

@@ -113,7 +113,7 @@ def test_program_over_rest_is_the_websocket_program_and_never_ahead_of_release(
                         reads += 1
                         # Released is for ever: asked after the answer, it was not before.
                         for deal in shown_deals(family, answer.json()["data"], arg):
-                            if not engine.deal_released(deal):
+                            if not engine.release.deal_released(deal):
                                 leaks.append((start, name, path, deal))
                 time.sleep(0.25)  # the outputs move on between two rounds
             assert reads > 0 and not leaks, leaks

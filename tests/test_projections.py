@@ -278,7 +278,7 @@ def test_public_ticker_ids_count_only_what_the_public_saw() -> None:
         assert ids == list(range(len(ids), 0, -1)) or ids == list(
             range(ids[0], ids[0] - len(ids), -1)
         )
-        released = {d for d in range(1, config.deals + 1) if engine.deal_released(d)}
+        released = {d for d in range(1, config.deals + 1) if engine.release.deal_released(d)}
         assert {item["deal"] for item in public["items"]} <= released
     assert len(engine.payload(("live", "ticker"))["items"]) > 0  # type: ignore[index]
 
@@ -338,7 +338,7 @@ def test_a_release_after_its_delay_moves_every_payload_that_shows_it() -> None:
                 client.states[key] = clone(engine.payload(key))
         client.take(engine)
         assert_projected(engine, client)
-    assert all(engine.deal_released(d) for d in range(1, config.deals + 1))
+    assert all(engine.release.deal_released(d) for d in range(1, config.deals + 1))
 
 
 # -- the families moved in place by a model (``Feed.mover``): each held to its builder --------
@@ -493,7 +493,7 @@ def test_a_released_deal_corrected_moves_its_tables_public_rows_only() -> None:
     c1.passive_to("showdown")
     c1.ok("win", seats=[1])  # disputed: deal 1 waits
     c1.ok("confirm", deal=1)
-    assert engine.deal_released(1)
+    assert engine.release.deal_released(1)
     client.take(engine)
     names = ["deal:1", *(f"compare:1:{s}" for s in range(1, engine.state.config.seats + 1))]
     public = [k for k in engine.topic_keys() if k[0] == "public" and k[1] in names]

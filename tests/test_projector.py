@@ -114,7 +114,7 @@ async def test_projector_documents_equal_the_ingest_engine_payloads(bus: Bus) ->
         public = projector.store.snapshot((PUBLIC, "standings"))[1]
         assert public == ingest.engine.payload((PUBLIC, "standings"))
         deals = range(1, ingest.engine.state.config.deals + 1)
-        assert any(projector.engine.deal_released(d) for d in deals)
+        assert any(projector.engine.release.deal_released(d) for d in deals)
 
 
 async def test_refusals_and_links_reach_the_desk_through_the_notes(bus: Bus) -> None:

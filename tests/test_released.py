@@ -31,7 +31,7 @@ KEY = (PUBLIC, "released")
 
 
 def released_now(engine: Engine) -> list[int]:
-    return [d for d in range(1, CONFIG.deals + 1) if engine.deal_released(d)]
+    return [d for d in range(1, CONFIG.deals + 1) if engine.release.deal_released(d)]
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])

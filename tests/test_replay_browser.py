@@ -256,7 +256,7 @@ def test_live_on_a_hub_the_replayer_follows_the_release(browser: Browser) -> Non
     page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
     try:
         hub.preload(FIRST)  # (deal 10 is released by the events up to TENTH)
-        assert hub.source is not None and not hub.source.engine.deal_released(10)
+        assert hub.source is not None and not hub.source.engine.release.deal_released(10)
         page.goto(f"{hub.url}/site/replay/10/?tables=5,1")
         status = page.locator('[data-testid="step-status"]')
         expect(status).to_have_text("Deal 10 is not released yet.")

@@ -80,6 +80,111 @@ def test_the_engine_holds_a_handful_of_parts() -> None:
     assert len(attrs) <= MAX_ENGINE_ATTRIBUTES, sorted(attrs)
 
 
+# The parts of the Engine that its readers (the families' builders, the program, the site, the
+# PHH export) read as parts: ``engine.release.deal_released(d)``, not ``engine.deal_released(d)``.
+READ_PARTS = ("state", "admission", "release", "desk")
+
+
+def _passed_on(member: ast.FunctionDef) -> ast.expr | None:
+    """What a member's one statement (its docstring aside) reads, if it only hands on: an
+    attribute read, or called with the member's own parameters, or its ``len``."""
+    body = [
+        b
+        for b in member.body
+        if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))
+    ]
+    if len(body) != 1 or not isinstance(body[0], ast.Return | ast.Expr) or body[0].value is None:
+        return None
+    value = body[0].value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and len(value.args) == 1:
+        value = value.args[0]  # len(self.release.pairs)
+    if isinstance(value, ast.Call):
+        params = [a.arg for a in member.args.args[1:]]
+        names = [a.id if isinstance(a, ast.Name) else None for a in value.args]
+        if names != params or value.keywords:
+            return None
+        value = value.func
+    return value
+
+
+def forwarders(path: Path, cls: str, parts: tuple[str, ...] = READ_PARTS) -> list[str]:
+    """Members of class ``cls`` that only hand on to ``self.<part>.<name>`` for a part of
+    ``parts`` (`_passed_on`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ClassDef) and node.name == cls):
+            continue
+        for member in node.body:
+            if not isinstance(member, ast.FunctionDef):
+                continue
+            value = _passed_on(member)
+            if (
+                isinstance(value, ast.Attribute)
+                and isinstance(value.value, ast.Attribute)
+                and isinstance(value.value.value, ast.Name)
+                and value.value.value.id == "self"
+                and value.value.attr in parts
+            ):
+                found.append(f"{cls}.{member.name} -> self.{value.value.attr}.{value.attr}")
+    return found
+
+
+def test_the_engine_forwards_nothing_of_the_parts_its_readers_read() -> None:
+    """Issue #31 item 4: a caller reads the part (``engine.release.released``); the Engine
+    keeps no pass-through to it, and the builders' view of it (``EngineView``) lists the
+    parts, not names forwarded from them."""
+    assert not forwarders(HUB / "engine" / "core.py", "Engine")
+    view = ast.parse((HUB / "engine" / "families" / "base.py").read_text(encoding="utf-8"))
+    [engine_view] = [n for n in view.body if isinstance(n, ast.ClassDef) and n.name == "EngineView"]
+    methods = [
+        f.name
+        for f in engine_view.body
+        if isinstance(f, ast.FunctionDef)
+        and not any(isinstance(d, ast.Name) and d.id == "property" for d in f.decorator_list)
+    ]
+    assert not methods, f"EngineView forwards {methods}: read them of the part"
+
+
+FORWARDING = '''
+class E:
+    def released(self, g, d):
+        """Doc."""
+        return self.release.released(g, d)
+
+    @property
+    def count(self):
+        return len(self.release.pairs)
+
+    def links(self, links):
+        self.desk.note_links(links)
+
+    def config(self):
+        return self.state.config
+
+    def own(self, d):  # not a pass-through: a value of its own
+        return self.release.released("A", d)
+
+    def feed(self, k):  # not a part its readers read
+        return self.projecting.materialize(k)
+
+    def two(self, d):
+        x = 1
+        return self.release.released(d)
+'''
+
+
+def test_the_checks_see_a_forwarder(tmp_path: Path) -> None:
+    path = tmp_path / "engine.py"
+    path.write_text(FORWARDING)
+    assert forwarders(path, "E") == [
+        "E.released -> self.release.released",
+        "E.count -> self.release.pairs",
+        "E.links -> self.desk.note_links",
+        "E.config -> self.state.config",
+    ]
+
+
 def test_the_checks_see_a_long_function(tmp_path: Path) -> None:
     body = "\n".join(f"    x{i} = {i}" for i in range(85))
     path = tmp_path / "long.py"

@@ -320,7 +320,7 @@ def test_public_topics_hold_the_showdown_until_the_deal_is_released() -> None:
             public = engine.payload(("public", f"table:{table}"))
             assert public is not None and public["showdown"] is None
     engine.tick(1e9)
-    assert engine.released(config.groups_playing(deal)[0].id, deal)
+    assert engine.release.released(config.groups_playing(deal)[0].id, deal)
     for table in (1, 2, 3):
         public = engine.payload(("public", f"table:{table}"))
         assert public is not None

@@ -107,7 +107,7 @@ async def redis_bus(redis_url: str) -> Any:
 
 
 def released_deals(engine: Engine) -> set[int]:
-    return {d for d in range(1, engine.state.config.deals + 1) if engine.deal_released(d)}
+    return {d for d in range(1, engine.state.config.deals + 1) if engine.release.deal_released(d)}
 
 
 async def site_deals(http: httpx.AsyncClient, base: str, engine: Engine, deals: int) -> set[int]:
@@ -116,7 +116,7 @@ async def site_deals(http: httpx.AsyncClient, base: str, engine: Engine, deals: 
     seen: set[int] = set()
 
     def released() -> set[int]:
-        return {d for d in range(1, deals + 1) if engine.deal_released(d)}
+        return {d for d in range(1, deals + 1) if engine.release.deal_released(d)}
 
     event = (await http.get(f"{base}/site/data/event.json")).json()
     assert set(event["released"]) <= released()
@@ -186,7 +186,8 @@ async def test_ingest_and_edge_serve_the_site_and_hold_the_embargo(redis_bus: An
             got = await http.get(f"{ingest.url}/site/download/hands.phh.zip")
             assert got.status_code == 200 and got.headers["content-type"] == "application/zip"
             hands = zip_deals(got.content)
-            assert hands <= {d for d in range(1, config.deals + 1) if engine.deal_released(d)}
+            public = engine.release.deal_released
+            assert hands <= {d for d in range(1, config.deals + 1) if public(d)}
         assert grew[0] < grew[-1] == config.deals, grew  # deals went public during the session
         # the phone followed every release through the edge: a frame a release, a few bytes
         await phone.wait_for(lambda c: c.states.get("released", {}).get("complete") is True)
@@ -360,7 +361,7 @@ def test_every_game_has_a_site_read_from_its_declaration(
     engine = sample_engine(sample)
     config = engine.state.config
     builder = SiteBuilder(engine_reader(engine), OVERLAYS)
-    released = {d for d in range(1, config.deals + 1) if engine.deal_released(d)}
+    released = {d for d in range(1, config.deals + 1) if engine.release.deal_released(d)}
     assert released == set(range(1, config.deals + 1))
     assert check_builder(builder, released) > 10
     event = builder.event()
@@ -478,7 +479,7 @@ def play_and_check(
 @given(st.integers(0, 10_000))
 def test_site_documents_never_name_an_unreleased_deal(seed: int) -> None:
     def check(engine: Engine, builder: SiteBuilder) -> int:
-        released = {d for d in range(1, SMALL.deals + 1) if engine.deal_released(d)}
+        released = {d for d in range(1, SMALL.deals + 1) if engine.release.deal_released(d)}
         return check_builder(builder, released)
 
     assert play_and_check(SMALL, SMALL_DECKS, seed, 7, check) > 0

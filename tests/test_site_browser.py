@@ -51,7 +51,7 @@ def hub() -> Iterator[HubThread]:
 
 def released(h: HubThread) -> set[int]:
     assert h.source is not None
-    return {d for d in range(1, h.config.deals + 1) if h.source.engine.deal_released(d)}
+    return {d for d in range(1, h.config.deals + 1) if h.source.engine.release.deal_released(d)}
 
 
 def watch_data(page: Page, h: HubThread, answered: list[str]) -> None:

@@ -79,7 +79,7 @@ def oracle(config: TournamentConfig, records: list[dict[str, Any]]) -> tuple[set
     """The released deals as the plain replay (`duplicast replay`) has them, and its engine."""
     engine = Engine(config, load_decks(config, SAMPLE.parent, {}))
     replay(config, [log_line(r) for r in records], engine, "test")
-    return {d for d in range(1, config.deals + 1) if engine.deal_released(d)}, engine
+    return {d for d in range(1, config.deals + 1) if engine.release.deal_released(d)}, engine
 
 
 def _files(root: Path) -> dict[str, str]:

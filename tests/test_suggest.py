@@ -110,7 +110,7 @@ def test_all_in_dispute_spread_and_swing_each_count_with_their_reason(engine: En
             assert e.tables == (1, 2)
     assert listed(engine, PUBLIC) == []
     play_fold_out(consoles[3], engine)  # every table has played it: released (no delay)
-    assert engine.deal_released(deal)
+    assert engine.release.deal_released(deal)
     public = listed(engine, PUBLIC)
     assert public and {e["deal"] for e in public} == {deal}
     assert [e for e in listed(engine, LIVE) if e["deal"] == deal] == public
@@ -228,7 +228,7 @@ def check_incremental(engine: Engine) -> None:
         engine.materialize(PUBLIC)
     engine.changes()
     docs = engine.projecting.projections.docs
-    state, released = engine.state, engine.deal_released
+    state, released = engine.state, engine.release.deal_released
     for key in (LIVE, PUBLIC):
         assert docs[key].doc == suggestions_payload(state, released, key[0]), key
     ranking = engine.projecting.projections.models["suggestions"]

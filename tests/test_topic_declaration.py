@@ -7,6 +7,7 @@ declarations too: the program feed's, the embargo's and the REST routes'."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterator
@@ -204,3 +205,32 @@ def test_the_protocol_documents_every_declared_route() -> None:
             assert found, f"docs/protocol.md: no row for POST {fam.route}/{{action}}"
             for action in fam.actions:
                 assert f"`{action}`" in found.group(1), f"docs/protocol.md: no {action}"
+
+
+def hand_made_names(path: Path) -> list[str]:
+    """Where ``path`` puts a topic name of a family with parameters together by hand (an
+    f-string or a text starting ``deal:``, ``compare:``...), rather than from the family's
+    declaration (``topic_name``, ``Family.name_of``)."""
+    heads = tuple(f"{name}:" for name, fam in FAMILIES.items() if fam.params)
+    found: dict[str, None] = {}  # (an f-string's head is a text of its own too: once)
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        text = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(text, str) and text.startswith(heads) and len(text) < 40:
+            found[f"{path.name}:{node.lineno} {text!r}"] = None
+    return sorted(found)
+
+
+def test_no_module_of_the_hub_spells_a_topic_name() -> None:
+    """The site, the roles and the services name a topic through its family's declaration
+    (``topic_name("compare", d, s)``): only the declarations and the wire's topic space
+    put names together."""
+    hub = Path(__file__).resolve().parent.parent / "hub"
+    declared = {hub / "wire" / "topics.py", *(hub / "engine" / "families").glob("*.py")}
+    found = [f for p in sorted(hub.rglob("*.py")) if p not in declared for f in hand_made_names(p)]
+    assert not found, "\n".join(found)
+
+
+def test_the_check_sees_a_topic_name_spelled(tmp_path: Path) -> None:
+    path = tmp_path / "site.py"
+    path.write_text('a = f"compare:{d}:{s}"\nb = "deal:3"\nc = "standings"\nd = f"x deal:{d}"\n')
+    assert hand_made_names(path) == ["site.py:1 'compare:'", "site.py:2 'deal:3'"]

@@ -47,7 +47,7 @@ def url(name: str, fmt: str, **args: int) -> str:
 def released_deal(h: HubThread) -> int:
     assert h.source is not None
     engine = h.source.engine
-    return next(d for d in range(1, h.config.deals + 1) if engine.deal_released(d))
+    return next(d for d in range(1, h.config.deals + 1) if engine.release.deal_released(d))
 
 
 def args_of(name: str, deal: int) -> dict[str, int]:
@@ -168,12 +168,12 @@ def test_unreleased_split_screen_never_a_row_and_program_lags(hub: HubThread) ->
                         assert got.status_code == 200, got.text
                         rows = got.json() if fmt == "json" else xml_rows(got.content)
                         # Released is for ever: asked after the answer, it was not before.
-                        if rows and not engine.deal_released(deal):
+                        if rows and not engine.release.deal_released(deal):
                             leaks.append((start, feed, f"compare {deal} {fmt}"))
                         shown += bool(rows)
                 ticker = http.get(url("ticker", "json"), params=query).json()
                 for row in ticker:
-                    if row["Deal.Text"] and not engine.deal_released(int(row["Deal.Text"])):
+                    if row["Deal.Text"] and not engine.release.deal_released(int(row["Deal.Text"])):
                         leaks.append((start, feed, f"ticker {row['Headline.Text']}"))
         assert shown > 0 and not leaks, leaks
 

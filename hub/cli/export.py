@@ -32,7 +32,7 @@ def export_phh(args: argparse.Namespace) -> int:
     except (ConfigError, ReplayError, DeckFileError) as exc:
         print(f"duplicast export: {exc}", file=sys.stderr)
         return 1
-    released = engine.released if args.released_only else None
+    released = engine.release.released if args.released_only else None
     rendered = render(collect(engine.state, released), config.name)
     print(write_export(rendered, args.out))
     diverged = [r for r in refused if r.accepted_live]

@@ -99,7 +99,7 @@ def site_builder(engine: Engine, overlays: Path) -> SiteBuilder:
     def phh() -> bytes | None:
         if not engine.state.game.phh:
             return None
-        rendered = render(collect(engine.state, engine.released), config.name)
+        rendered = render(collect(engine.state, engine.release.released), config.name)
         return phh_zip([(h.name, text) for h, text in rendered.hands], config.id)
 
     return SiteBuilder(engine_reader(engine), overlays, phh=phh)
@@ -186,7 +186,7 @@ def export_site(
     made = site(engine) if site is not None else site_builder(engine, OVERLAYS)
     out: Path = args.site
     written = write_site(out, made.paths(), made.document)
-    released = [d for d in range(1, config.deals + 1) if engine.deal_released(d)]
+    released = [d for d in range(1, config.deals + 1) if engine.release.deal_released(d)]
     print(
         f"duplicast export: the public site of {config.id!r} in {out}: {len(written)} file(s), "
         f"{len(released)} of {config.deals} deal(s) released",

@@ -226,22 +226,7 @@ class Engine:
             return events
         return list(self.desk.apply_control(record, now))
 
-    # ----------------------------------------------------------------- release
-    def released(self, group: str, deal_no: int) -> bool:
-        return self.release.released(group, deal_no)
-
-    def released_deals(self, group: str) -> list[int]:
-        return self.release.released_deals(group)
-
-    @property
-    def released_count(self) -> int:
-        """(group, deal) pairs released to the public so far: grows with each release."""
-        return len(self.release.pairs)
-
-    def deal_released(self, deal_no: int) -> bool:
-        """Every group plays the same deck orders, so a deal is public for all or none."""
-        return self.release.deal_released(deal_no)
-
+    # ----------------------------------------------------------------- time
     def tick(self, now: float) -> set[TopicKey]:
         """Release deals whose delay has passed, move the clock's level; returns the topics
         that changed; the program feed's records due by ``now``."""
@@ -369,12 +354,6 @@ class Engine:
                 return None if feed is None else self.payloads.build((PUBLIC, key[1]))
             return feed.payload(key)
         return self.payloads.build(key)
-
-    def _public_teams(self, group: str | Mapping[str, Any]) -> bool:
-        return self.release.public_teams(group)
-
-    def release_state(self) -> list[dict[str, Any]]:
-        return self.release.release_state()
 
     def standings_json(self) -> dict[str, Any]:
         """The replay CLI's output: both views of the live scoreboard."""

@@ -79,12 +79,20 @@ class Delayed(Protocol):
     def restore_snapshot(self, data: Mapping[str, Any]) -> None: ...
 
 
-class Releases(Protocol):
-    """What the program reads of the real engine."""
+class Released(Protocol):
+    """What the program reads of the real engine's release (``hub.engine.release.Release``)."""
 
     def deal_released(self, deal_no: int) -> bool: ...
     @property
     def released_count(self) -> int: ...
+
+
+class Releases(Protocol):
+    """What the program reads of the real engine: its release, read anew at each use (a
+    restored snapshot replaces it)."""
+
+    @property
+    def release(self) -> Released: ...
 
 
 def hold_payload(topic: Topic, deal: int) -> dict[str, Any]:
@@ -156,10 +164,10 @@ class ProgramFeed:
             filtered = self._filtered(topic, change)
             if filtered is not None:
                 out.append(filtered)
-        if self.held and self.real.released_count != self._releases:
-            self._releases = self.real.released_count
+        if self.held and self.real.release.released_count != self._releases:
+            self._releases = self.real.release.released_count
             for name, deal in list(self.held.items()):
-                if not self.real.deal_released(deal):
+                if not self.real.release.deal_released(deal):
                     continue
                 payload = self.delayed.materialize((source_of(self.topics.get(name)) or LIVE, name))
                 if payload is not None:
@@ -172,7 +180,7 @@ class ProgramFeed:
         if not _declared(topic).held:
             return TopicChange(key, change.patch, change.payload)
         deal = _deal_shown(topic, change.payload)
-        if deal is not None and not self.real.deal_released(deal):
+        if deal is not None and not self.real.release.deal_released(deal):
             if self.held.get(topic.name) == deal:
                 return None  # still held: nothing a client sees moved
             self.held[topic.name] = deal
@@ -213,7 +221,7 @@ class ProgramFeed:
         if not _declared(topic).held or payload is None:
             return payload
         deal = _deal_shown(topic, payload)
-        if deal is not None and not self.real.deal_released(deal):
+        if deal is not None and not self.real.release.deal_released(deal):
             if note:
                 self.held[topic.name] = deal
             return hold_payload(topic, deal)

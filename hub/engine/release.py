@@ -71,6 +71,11 @@ class Release:
         """Every group plays the same deck orders, so a deal is public for all or none."""
         return deal_no in self.deals
 
+    @property
+    def released_count(self) -> int:
+        """(group, deal) pairs released to the public so far: grows with each release."""
+        return len(self.pairs)
+
     def public_teams(self, group: str | Mapping[str, Any]) -> bool:
         """May the public know the teams of a group (or of a stage's fill)? Those of a filled
         stage come from the stage before: only once all of its deals are public."""

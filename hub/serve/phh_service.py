@@ -115,7 +115,7 @@ class PhhExport:
         self.rendered = 0  # hands written (each once, unless corrected)
 
     def _version(self) -> tuple[int, int]:
-        return (self.engine.state.events_applied, self.engine.released_count)
+        return (self.engine.state.events_applied, self.engine.release.released_count)
 
     async def bundle(self, operator: bool) -> Bundle:
         """The bundle for the operator (every finished hand) or anyone else (the released
@@ -134,7 +134,7 @@ class PhhExport:
     async def _build(self, audience: _Audience, operator: bool) -> Bundle:
         version = self._version()
         engine = self.engine
-        hands = collect(engine.state, None if operator else engine.released)
+        hands = collect(engine.state, None if operator else engine.release.released)
         todo = [h for h in hands if self._stale(h)]
         if todo:
             loop = asyncio.get_running_loop()

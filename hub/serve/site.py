@@ -48,7 +48,7 @@ from starlette.routing import BaseRoute, Route
 
 from hub.domain.games.registry import games
 from hub.domain.pieces import CARDS
-from hub.engine.families import FAMILIES
+from hub.engine.families import FAMILIES, topic_name
 from hub.serve.headers import SECURITY_HEADERS
 from hub.serve.site_running import RUNNING_CSV_HEADER, running_csv_rows, running_view
 from hub.wire.codec import to_json
@@ -199,13 +199,13 @@ class SiteBuilder:
         return payload if seq > 0 and payload else None
 
     def standings(self) -> dict[str, Any]:
-        got = self.topic("standings")
+        got = self.topic(topic_name("standings"))
         if got is None:
             raise Unavailable("standings")
         return got
 
     def released(self, total: int) -> list[int]:
-        return [d for d in range(1, total + 1) if self.topic(f"deal:{d}") is not None]
+        return [d for d in range(1, total + 1) if self.topic(topic_name("deal", d)) is not None]
 
     # -- the event --
 
@@ -268,12 +268,12 @@ class SiteBuilder:
     def deal(self, d: int, seats: int) -> dict[str, Any] | None:
         """``deal/{d}.json``: the traveller, each seat's comparison and the hand record; None
         before the public has the deal."""
-        traveller = self.topic(f"deal:{d}")
+        traveller = self.topic(topic_name("deal", d))
         if traveller is None:
             return None
         compare: dict[str, Any] = {}
         for s in range(1, seats + 1):
-            got = self.topic(f"compare:{d}:{s}")
+            got = self.topic(topic_name("compare", d, s))
             if got is not None:
                 compare[str(s)] = got
         return {
@@ -291,7 +291,7 @@ class SiteBuilder:
         rows: list[dict[str, Any]] = []
         for d in event["released"]:
             for s in range(1, event["seats"] + 1):
-                cmp_ = self.topic(f"compare:{d}:{s}")
+                cmp_ = self.topic(topic_name("compare", d, s))
                 if cmp_ is None:
                     continue
                 bb = _big_blind(cmp_)
@@ -391,7 +391,7 @@ class SiteBuilder:
             self.standings(),
             event["released"],
             event["seats"],
-            lambda d, s: self.topic(f"compare:{d}:{s}"),
+            lambda d, s: self.topic(topic_name("compare", d, s)),
         )
 
     # -- downloads --
@@ -441,7 +441,7 @@ class SiteBuilder:
         rows: list[list[Any]] = []
         for d in event["released"]:
             for s in range(1, event["seats"] + 1):
-                cmp_ = self.topic(f"compare:{d}:{s}")
+                cmp_ = self.topic(topic_name("compare", d, s))
                 if cmp_ is None:
                     continue
                 bb = _big_blind(cmp_)
@@ -576,7 +576,7 @@ class SiteBuilder:
         if rest == "running.json":
             return self.running()
         if rest == "stats.json":  # ({}: the family exists, its topic has no data here yet)
-            return (self.topic("stats") or {}) if "stats" in FAMILIES else None
+            return (self.topic(topic_name("stats")) or {}) if "stats" in FAMILIES else None
         kind, _, name = rest.partition("/")
         ident = name.removesuffix(".json")
         if not name.endswith(".json") or not ident:
@@ -706,11 +706,11 @@ def engine_reader(engine: Any) -> Reader:
     fresh process would): what ``export --site`` builds the site from. Each payload is kept
     until the engine moves (an event applied, a deal released), so a whole export builds each
     topic once. For the PHH zip, give ``SiteBuilder`` ``phh=lambda: phh_zip(files, id)`` with
-    the files of ``hub.engine.phh_export.render(collect(state, engine.released))``."""
+    the files of ``hub.engine.phh_export.render(collect(state, engine.release.released))``."""
     cache: dict[tuple[str, int, int], dict[str, Any] | None] = {}
 
     def read(topic: str) -> tuple[int, dict[str, Any] | None]:
-        key = (topic, engine.state.events_applied, engine.released_count)
+        key = (topic, engine.state.events_applied, engine.release.released_count)
         if key not in cache:
             if len(cache) > 100_000:  # (an engine read while it moves: keep the latest only)
                 cache.clear()

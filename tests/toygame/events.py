@@ -3,36 +3,21 @@ classes tagged by their wire ``type`` (``Game.events``) and how the engine appli
 (``Game.handlers``); the hub builds its event union and handlers from every game's.
 
 A seat stays in with its own event, ``stay``, applied as a betting action (the hand's ``act``);
-``fold`` and ``win`` are hold'em's classes (one class per type across the games). On a hub
-without that API (before the console-event schema of #31 item 3 is merged) the game declares
-none and a seat stays with hold'em's ``check``: ``STAY`` is the type to send.
+``fold`` and ``win`` are hold'em's classes (one class per type across the games).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from hub.domain.console_event import SHARED_EVENTS, SHARED_HANDLERS, Apply, ConsoleEvent, Positive
+from hub.domain.games.holdem.events import Fold, Win
 
-EVENTS: tuple[Any, ...] = ()
-HANDLERS: dict[str, Any] = {}
-STAY = "check"
 
-try:
-    from hub.domain.console_event import (
-        SHARED_EVENTS,
-        SHARED_HANDLERS,
-        ConsoleEvent,
-        Positive,
-    )
-    from hub.domain.games.holdem.events import Fold, Win
-except ImportError:
-    pass
-else:
+class Stay(ConsoleEvent, tag="stay", frozen=True, kw_only=True):
+    """A seat stays in the hand: its card goes to the showdown."""
 
-    class Stay(ConsoleEvent, tag="stay", frozen=True, kw_only=True):
-        """A seat stays in the hand: its card goes to the showdown."""
+    seat: Positive
 
-        seat: Positive
 
-    EVENTS = (*SHARED_EVENTS, Stay, Fold, Win)
-    HANDLERS = {**SHARED_HANDLERS, "stay": "action", "fold": "action", "win": "win"}
-    STAY = "stay"
+STAY = "stay"
+EVENTS: tuple[type[ConsoleEvent], ...] = (*SHARED_EVENTS, Stay, Fold, Win)
+HANDLERS: dict[str, Apply] = {**SHARED_HANDLERS, STAY: "action", "fold": "action", "win": "win"}

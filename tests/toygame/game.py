@@ -3,10 +3,9 @@ the group ``duplicast.games`` (``hub.domain.games.registry``) and from nothing e
 
 Each seat antes (``[highcard] ante``, 1 by default) and is dealt one card: the first of its
 hold'em hole cards from the deal's deck order. Left of the button first, each seat acts once:
-``stay`` (its own event, ``events.py``; ``check`` on a hub without the console-event schema of
-#31) to stay in, ``fold`` to give up its ante. The highest card left (by rank; equal ranks
-share) takes the pot; the official's ``win`` names the winners, checked against the cards. A
-lone seat left takes the pot at once.
+``stay`` (its own event, ``events.py``) to stay in, ``fold`` to give up its ante. The highest
+card left (by rank; equal ranks share) takes the pot; the official's ``win`` names the
+winners, checked against the cards. A lone seat left takes the pot at once.
 
 The game is written against the hub's small protocols only: `GameDefaults` (what it lacks:
 fields of its own in the views, bots, sub-commands...) and the `Hand` protocol, not hold'em's
@@ -176,9 +175,7 @@ class HighCard(GameDefaults):
         )
 
     def new_hand(self, config: Any, spec: HandSpec, order: DeckOrder | None) -> Hand:
-        rules = config.game_rules  # its own (``TournamentConfig.rules_of`` on a newer hub)
-        if not isinstance(rules, HighCardRules):
-            rules = HighCardRules()
+        rules = config.rules_of(HighCardRules) or HighCardRules()  # its [highcard] section
         return HighCardHand(spec, rules.ante)
 
     def replay(

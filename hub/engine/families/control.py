@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from hub.domain.states import Role
-from hub.engine import desk_views
 from hub.engine.changes import (
     ClockChanged,
     CuesChanged,
@@ -27,7 +26,7 @@ from hub.engine.changes import (
     PreviewChanged,
 )
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
-from hub.engine.families.desk import compare_slot_public
+from hub.engine.families.desk import clock_payload, compare_slot_public
 from hub.engine.onair import ONAIR_SLOTS, describe
 from hub.wire.topics import LIVE, TopicKey, program_outputs
 
@@ -59,7 +58,8 @@ def _words(engine: EngineView, slot: str, value: Mapping[str, Any] | None) -> tu
     """A selection in words, and whether it names a deal not released (then the words do not
     name it: a control surface never reads an unreleased deal)."""
     deal = (value or {}).get("deal")
-    if isinstance(deal, int) and not isinstance(deal, bool) and not engine.deal_released(deal):
+    public = engine.release.deal_released
+    if isinstance(deal, int) and not isinstance(deal, bool) and not public(deal):
         return f"{slot} · deal not released", True
     return describe(slot, value), False
 
@@ -112,12 +112,12 @@ def control_payload(engine: EngineView) -> dict[str, Any]:
     out |= _cue(engine, desk.cue_at(-1), "previous_cue")
     out["undo"] = len(desk.takes) > 0
     # What the playouts report on air (hub.engine.playout): "compare · deal 3 in CasparCG"
-    played = desk.playout.payload(engine.deal_released)
+    played = desk.playout.payload(engine.release.deal_released)
     out["playout"] = len(played)
     out["playout_text"] = ", ".join(f"{g['label']} in {g['name']}" for g in played)
     clock = desk.clock
     at = desk.clock_at if clock is None else clock.as_of(desk.clock_at)
-    reading = desk_views.clock_payload(config, clock, at)
+    reading = clock_payload(config, clock, at)
     if not reading["configured"]:
         out |= {"clock": "none", "clock_level": 0, "clock_name": "", "clock_left": 0}
         out |= {"clock_as_of": 0, "clock_text": ""}

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hub.domain.clock import Clock
+from hub.domain.config import TournamentConfig
 from hub.domain.states import Role
-from hub.engine import desk_views
 from hub.engine.changes import (
     ClockChanged,
     CuesChanged,
@@ -28,7 +29,7 @@ from hub.engine.changes import (
 )
 from hub.engine.families.base import CADENCE, NOW, EngineView, Feed, Reading, TopicKeys
 from hub.engine.families.hands import HAND_EVENTS
-from hub.engine.families.ops import Ops
+from hub.engine.families.ops import Ops, ops_payload
 from hub.wire.patch import Recorder
 from hub.wire.topics import ANY, AUDIENCES, LIVE, PUBLIC, TopicKey, program_outputs
 
@@ -62,7 +63,7 @@ def compare_slot_public(engine: EngineView, slot: Mapping[str, Any]) -> bool:
     deal_no = slot.get("deal")
     if isinstance(deal_no, bool) or not isinstance(deal_no, int):
         return False
-    return engine.deal_released(deal_no)
+    return engine.release.deal_released(deal_no)
 
 
 def _onair(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
@@ -122,19 +123,58 @@ class Tickers:
             rec.replace_with(_ticker(self.read, (), audience))  # (a restored ticker)
 
 
+def clock_payload(config: TournamentConfig, clock: Clock | None, at: float) -> dict[str, Any]:
+    """The session clock as read at ``at`` (when it last changed). While it runs, what is left
+    at any later moment is ``level_left - (now - as_of)`` (wall-clock seconds), so the payload
+    changes only when the operator moves the clock or a level ends; overlays count down
+    themselves."""
+    if clock is None:
+        return {"configured": False}
+    spec = clock.spec
+    reading = clock.read(at)
+    names = spec.names()
+    i = reading.level
+    following = i + 1 if i + 1 < len(spec.levels) else None
+    return {
+        "configured": True,
+        "status": reading.status,
+        "level": i + 1,
+        "levels": len(spec.levels),
+        "name": names[i],
+        "break": spec.levels[i].is_break,
+        "small_blind": config.small_blind,
+        "big_blind": config.big_blind,
+        "level_left": round(reading.level_left, 3),
+        "session_left": round(reading.session_left, 3),
+        "as_of": at,
+        "next": None
+        if following is None
+        else {
+            "name": names[following],
+            "minutes": round(spec.levels[following].seconds / 60, 2),
+            "break": spec.levels[following].is_break,
+        },
+        "on_time_up": spec.on_time_up,
+        "schedule": [
+            {"name": n, "minutes": round(lv.seconds / 60, 2), "break": lv.is_break}
+            for n, lv in zip(names, spec.levels, strict=True)
+        ],
+    }
+
+
 def _clock(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
     clock = engine.desk.clock
     at = engine.desk.clock_at if clock is None else clock.as_of(engine.desk.clock_at)
-    return desk_views.clock_payload(engine.state.config, clock, at)
+    return clock_payload(engine.state.config, clock, at)
 
 
 def _ops(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
-    payload = desk_views.ops_payload(
+    payload = ops_payload(
         engine.state,
         list(engine.desk.rejections),
-        engine.release_state(),
+        engine.release.release_state(),
         engine.desk.now,
         engine.desk.links,
     )
@@ -150,7 +190,7 @@ def _ops(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
         "preview": _preview(engine.desk.preview),
         "program": outputs,
         # what the playouts report on air (CasparCG, SPX, OGraf: hub.engine.playout)
-        "playout": engine.desk.playout.payload(engine.deal_released),
+        "playout": engine.desk.playout.payload(engine.release.deal_released),
     }
 
 

@@ -54,12 +54,12 @@ def projection_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
 def _table(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
     table = engine.state.tables[args[0]]
-    released = engine.released_deals(table.group)
+    released = engine.release.released_deals(table.group)
     public_deal = max(released, default=None)
     showdown = None
     if public_deal is not None and audience != LIVE:
         showdown = showdown_payload(engine.state.hand(table.table, public_deal), engine.state.game)
-    if public_deal is None and engine._public_teams(table.group):
+    if public_deal is None and engine.release.public_teams(table.group):
         public_deal = table.order[0]
     return views.table_payload(
         engine.state,

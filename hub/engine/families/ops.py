@@ -1,5 +1,6 @@
-"""The ``ops`` family's model (the operator's desk, ``hub.engine.families.desk``): ``Ops`` moves
-the desk in place. A hand's events move that table's row, and a hand that starts, settles or is
+"""The ``ops`` family's payload (the operator's desk, declared in ``hub.engine.families.desk``:
+refusals, releases, links, hands in play; ``ops_payload``) and its model: ``Ops`` moves the
+desk in place. A hand's events move that table's row, and a hand that starts, settles or is
 corrected also the disputes, the latest corrections and its (group, deal)'s row of the release
 table (how many of the group's tables completed the deal: a lookup, where the whole table has a
 row for each group and deal); the desk's rarer events (a refusal, a link, a penalty, a release,
@@ -8,18 +9,19 @@ a take, the cue list, a roster fix) rebuild it and record what moved."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from hub.domain.states import HandStatus
-from hub.engine import desk_views
 from hub.engine.changes import ActionApplied, HandRewound, HandSettled, HandStarted
 from hub.engine.families.base import Reading
 from hub.engine.hands import HandState, TableState
+from hub.engine.tournament import TournamentState
+from hub.engine.views import roster
 from hub.wire.patch import Recorder
 from hub.wire.topics import LIVE, TopicKey
 
-__all__ = ["Ops"]
+__all__ = ["Ops", "dispute_row", "ops_payload", "ops_row"]
 
 Builder = Callable[[Reading, tuple[int, ...], str], dict[str, Any]]
 _HANDS = (HandStarted, HandRewound, HandSettled)
@@ -95,7 +97,7 @@ class Ops:
             for table in tables:
                 self._dispute(state.tables[table])
             disputes = [
-                desk_views.dispute_row(state, h)
+                dispute_row(state, h)
                 for t in sorted(self._disputed, key=self._row.__getitem__)
                 for h in self._disputed[t]
             ]
@@ -110,7 +112,7 @@ class Ops:
                     rec.update(("release", i), {"tables_complete": counted})
         links = engine.desk.links
         for table in tables:
-            row = desk_views.ops_row(
+            row = ops_row(
                 state.tables[table],
                 self._disputed.get(table, []),
                 links,
@@ -126,3 +128,78 @@ class Ops:
             self._disputed[table.table] = waiting
         else:
             self._disputed.pop(table.table, None)
+
+
+def ops_payload(
+    state: TournamentState,
+    rejections: Iterable[dict[str, Any]],
+    release: list[dict[str, Any]],
+    now: float,
+    links: Mapping[str, bool] | None = None,
+) -> dict[str, Any]:
+    """The operator's desk. ``links``: console -> whether its last acknowledgement reached a
+    listener (the console is connected); a table's ``connected`` is None until a console wrote."""
+    links = links or {}
+    disputed = state.disputes()
+    rejections = list(rejections)
+    tables = []
+    for table in state.tables.values():
+        waiting = [h for h in disputed if h.table == table.table]
+        refused = sum(1 for r in rejections if r.get("table") == table.table)
+        tables.append(ops_row(table, waiting, links, refused))
+    return {
+        "at": now,
+        "tables": tables,
+        "rejections": rejections[-50:],
+        "disputes": [dispute_row(state, h) for h in disputed],
+        "corrections": state.corrections[-50:],
+        "penalties": [{"id": n, **p} for n, p in enumerate(state.penalties, 1)][-50:],
+        "release": release,
+    }
+
+
+def ops_row(
+    table: TableState, waiting: list[HandState], links: Mapping[str, bool], refused: int
+) -> dict[str, Any]:
+    """A table's row of the operator's desk (``waiting``: its disputed hands; ``refused``:
+    how many of the refusals listed name it)."""
+    current = table.current
+    if current is not None:
+        deal_no, status = current.deal, current.status
+    elif waiting:
+        deal_no, status = waiting[0].deal, waiting[0].status
+    else:
+        deal_no, status = None, "idle"
+    return {
+        "table": table.table,
+        "group": table.group,
+        "console": table.console,
+        "connected": links.get(table.console) if table.console else None,
+        "last_event_at": table.last_event_at,
+        "last_seq": table.last_seq,
+        "deal": deal_no,
+        "last_deal": table.last_finished,  # what an idle live table still shows
+        "status": status,
+        "completed": table.completed,
+        "rejections": refused,
+    }
+
+
+def dispute_row(state: TournamentState, h: HandState) -> dict[str, Any]:
+    """A disputed hand on the operator's desk (with the game's own words, if it has them:
+    mahjong's ``reason`` and typed fan against the tiles')."""
+    own = state.game.dispute(h) or {}
+    return {
+        "table": h.table,
+        "deal": h.deal,
+        "status": h.status,
+        "pot": h.hand.pot,
+        "declared": list(h.declared or ()),
+        "computed": list(h.computed or ()),
+        "players": [
+            {k: row[k] for k in ("seat", "team", "code", "player")}
+            for row in roster(state, h.table, h.deal)
+            if row["seat"] not in h.hand.folded
+        ],
+        **own,
+    }

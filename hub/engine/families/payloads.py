@@ -60,7 +60,7 @@ class Payloads:
         engine = self.engine
         for topic in engine.topics:
             fam = topic.family
-            embargoed = self._feeds[fam.name].embargo and not engine.deal_released(
+            embargoed = self._feeds[fam.name].embargo and not engine.release.deal_released(
                 topic.arg("deal")
             )
             for audience in fam.audiences:

@@ -42,7 +42,7 @@ def released_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
 def released_payload(engine: EngineView) -> dict[str, Any]:
     """What the public is shown now, in brief (the family's builder)."""
     total = engine.state.config.deals
-    deals = [d for d in range(1, total + 1) if engine.deal_released(d)]
+    deals = [d for d in range(1, total + 1) if engine.release.deal_released(d)]
     return {
         "version": engine.release.version,
         "deals": total,

@@ -70,14 +70,16 @@ def build_standings(engine: EngineView, live: bool) -> dict[str, Any]:
             roster=state.roster,
         )
     deals = range(1, config.deals + 1)
-    complete = {g: [d for d in deals if engine.released(g, d)] for g in config.groups}
+    complete = {g: [d for d in deals if engine.release.released(g, d)] for g in config.groups}
     return views.standings_payload(
         config,
         engine.release.public_board,
         live=False,
         complete=complete,
         fills={
-            stage: fill for stage, fill in state.seating.fills.items() if engine._public_teams(fill)
+            stage: fill
+            for stage, fill in state.seating.fills.items()
+            if engine.release.public_teams(fill)
         },
         roster=state.roster,
     )
@@ -298,7 +300,7 @@ class Scores:
             if audience == LIVE:
                 now = sorted(board.completed_deals(group))
             else:
-                now = [d for d in self._deals if self.engine.released(group, d)]
+                now = [d for d in self._deals if self.engine.release.released(group, d)]
             if complete.get(group) != now:
                 complete[group] = now
                 changed.append(group)

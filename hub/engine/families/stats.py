@@ -50,12 +50,12 @@ def dealstats_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
 
 def _stats(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
-    return stats_payload(engine.state, engine.released, audience)
+    return stats_payload(engine.state, engine.release.released, audience)
 
 
 def _dealstats(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any] | None:
     engine = read.engine
-    return dealstats_payload(engine.state, args[0], engine.released, audience)
+    return dealstats_payload(engine.state, args[0], engine.release.released, audience)
 
 
 class Stats:
@@ -64,7 +64,7 @@ class Stats:
 
     def __init__(self, read: Reading) -> None:
         engine = read.engine
-        self.tally = Tally(engine.state, engine.released)
+        self.tally = Tally(engine.state, engine.release.released)
         keys = read.keys()
         self._stats = {a: keys[a]["stats"] for a in AUDIENCES}
         self._deals = {a: keys[a]["dealstats"] for a in AUDIENCES}

@@ -36,11 +36,11 @@ def suggestions_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
 
 def _suggestions(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     engine = read.engine
-    return suggest.suggestions_payload(engine.state, engine.deal_released, audience)
+    return suggest.suggestions_payload(engine.state, engine.release.deal_released, audience)
 
 
 def _ranking(engine: EngineView) -> suggest.Ranking:
-    return suggest.Ranking(engine.state, engine.deal_released)
+    return suggest.Ranking(engine.state, engine.release.deal_released)
 
 
 EVENTS = (*HAND_EVENTS, *PUBLIC_EVENTS, RosterChanged)

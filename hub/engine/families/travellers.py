@@ -58,14 +58,14 @@ def compare_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
 def _deal(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any] | None:
     engine = read.engine
     return views.deal_payload(
-        engine.state, args[0], live=audience == LIVE, released=engine.released
+        engine.state, args[0], live=audience == LIVE, released=engine.release.released
     )
 
 
 def _compare(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any] | None:
     engine = read.engine
     return views.compare_payload(
-        engine.state, args[0], args[1], live=audience == LIVE, released=engine.released
+        engine.state, args[0], args[1], live=audience == LIVE, released=engine.release.released
     )
 
 
@@ -220,7 +220,7 @@ class _Rows:
         of the deal, re-read."""
         state = self.read.engine.state
         deal = self._args[key][1][0]
-        released = self.read.engine.released
+        released = self.read.engine.release.released
         rows = rec.doc[self.rows]
         j = 0
         for g in state.config.groups_playing(deal):
@@ -269,7 +269,7 @@ class Deals(_Rows):
         engine = self.read.engine
         deal = self._args[key][1][0]
         groups = engine.state.config.groups_playing(deal)
-        rec.set(("released",), sorted(g.id for g in groups if engine.released(g.id, deal)))
+        rec.set(("released",), sorted(g.id for g in groups if engine.release.released(g.id, deal)))
 
     def flush(self) -> Iterable[TopicKey]:
         released = [deal for deal, only in self._public if only is None]
