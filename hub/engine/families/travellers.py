@@ -27,7 +27,7 @@ from hub.engine.changes import (
     StageFilled,
 )
 from hub.engine.equities import hand_traveller_equity
-from hub.engine.families.base import Feed, Reading, TopicKeys
+from hub.engine.families.base import CADENCE, Feed, Reading, TopicKeys
 from hub.engine.families.hands import CORRECTED, HAND_EVENTS
 from hub.wire.patch import Recorder
 from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
@@ -451,6 +451,7 @@ DEAL = Feed(
     program=LIVE,
     held=True,
     embargo=True,
+    cadence=CADENCE,
 )
 COMPARE = Feed(
     "compare",
