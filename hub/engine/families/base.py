@@ -210,8 +210,8 @@ class Family(wire.Family):
     # move it (``CADENCE``: an aggregate over every table that every action moves, which no
     # one reads 60 times a second); any other event it declares moves it at the next publish,
     # and what actions moved meanwhile goes out within the cadence (``FeedPublisher``).
-    # 0: moved at every publish. Only the ingest's paced publishes keep it; ``Engine.changes``
-    # moves everything.
+    # 0: moved at every publish. Only the ingest's paced publishes keep it; a flush with no
+    # ``later`` (``engine.projecting.flush()``) moves everything.
     cadence: float = 0.0
 
     def __post_init__(self) -> None:
