@@ -21,10 +21,10 @@ from hub.domain.dealing import Dealt
 from hub.domain.games import base, registry
 from hub.domain.games.base import DealtPieces, PokerGame
 from hub.domain.games.holdem.hand import Hand
-from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong.hand import MahjongDeal, MahjongHand, mahjong_spec
 from hub.domain.games.mahjong.rules import PaymentRule
 from hub.domain.games.rps.rules import RpsHand
+from hub.domain.games.spec import HandSpec
 from hub.domain.pieces import CARDS
 from hub.engine.core import Engine
 from hub.engine.simulate import simulate_session

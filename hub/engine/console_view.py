@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from hub.domain.games.base import Game, offered_legal
-from hub.domain.games.holdem.records import Legal
+from hub.domain.games.records import Legal
 from hub.domain.states import HandStatus
 from hub.engine.events import OPERATOR_CONSOLE
 from hub.engine.hands import MISDEAL_ACTIONS, HandState, TableState

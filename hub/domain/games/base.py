@@ -24,8 +24,8 @@ from hub.domain.dealing import Dealt, deal
 from hub.domain.deck import DeckOrder, random_deck_orders, seeded_deck_orders
 from hub.domain.games.holdem import events as holdem_events
 from hub.domain.games.holdem import hand as holdem
-from hub.domain.games.holdem.records import ActionRecord, Legal, Pot
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.records import ActionRecord, Legal, Pot
+from hub.domain.games.spec import HandSpec
 from hub.domain.pieces import PieceSet, piece_set_of
 
 if TYPE_CHECKING:

@@ -57,9 +57,9 @@ from collections.abc import Iterable, Mapping
 
 from hub.domain.errors import Rejection
 from hub.domain.games.holdem.betting import BettingRules
-from hub.domain.games.holdem.records import ActionRecord
 from hub.domain.games.holdem.settlement import Settlement
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.records import ActionRecord
+from hub.domain.games.spec import HandSpec
 from hub.domain.states import BETTING_STREETS
 
 STREETS = BETTING_STREETS

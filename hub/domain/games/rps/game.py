@@ -35,7 +35,6 @@ from hub.domain.games.base import (
     pad_offer,
 )
 from hub.domain.games.holdem.events import BETTING, BETTING_HANDLERS
-from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.rps import views
 from hub.domain.games.rps.bots import next_throw, playoff_winners
 from hub.domain.games.rps.events import Reveal, Throws
@@ -48,6 +47,7 @@ from hub.domain.games.rps.rules import (
     dealer_slips,
     replay,
 )
+from hub.domain.games.spec import HandSpec
 from hub.domain.pieces import CARDS, PieceSet
 from hub.domain.states import HandStatus
 
