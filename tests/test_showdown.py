@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from hub.domain.dealing import Dealt, deal_sequence
 from hub.domain.deck import DeckOrder
-from hub.domain.games.base import PokerGame
+from hub.domain.games.holdem.game import PokerGame
 from hub.domain.games.holdem.hand import Hand
 from hub.domain.games.piecepack.tiles import hand_name as tile_name
 from hub.domain.games.piecepack.tiles import parse_tiles

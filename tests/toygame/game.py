@@ -23,7 +23,8 @@ import msgspec
 from hub.domain.dealing import Dealt, deal
 from hub.domain.deck import DeckOrder, random_deck_orders, seeded_deck_orders
 from hub.domain.errors import Rejection
-from hub.domain.games.base import DealtPieces, GameDefaults, Hand, Input, holdem_cards
+from hub.domain.games.base import DealtPieces, GameDefaults, Hand, Input
+from hub.domain.games.holdem.game import holdem_cards
 from hub.domain.games.records import NOTHING, ActionRecord, Legal, Pot
 from hub.domain.games.spec import HandSpec
 from hub.domain.pieces import CARDS, piece_set_of
