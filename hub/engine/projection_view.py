@@ -16,8 +16,8 @@ from hub.domain.scoring import Scoreboard, SeatRow, TeamStanding
 from hub.engine.changes import RosterChanged
 from hub.engine.hands import TableState
 from hub.engine.roster import Roster
+from hub.engine.shown import named_seats, team_info
 from hub.engine.tournament import TournamentState
-from hub.engine.views import named_seats, team_info
 from hub.wire.patch import Recorder
 from hub.wire.topics import LIVE, TopicKey
 

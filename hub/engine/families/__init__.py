@@ -4,7 +4,12 @@ builder of its payload and its model. The projections route each event by these 
 (``hub.engine.projections``); ``Payloads`` builds any topic's payload from them; the program
 feed, the REST routes, the subscription checks (``TopicSpace``), ``TopicKeys`` and the hub's
 list of topics (``topic_list``) read them. A family added here is a topic of the hub, with no
-other edit."""
+other edit.
+
+Payloads are plain JSON-friendly dicts, one per audience: *live* (commentators, operators) sees
+everything as it happens, hole cards included; *public* sees a deal only once every table of
+its group has completed it (plus the release delay): until then public payloads hold nothing of
+it: no cards, actions, chip-scores, comparison rows, nor standings that count it."""
 
 from __future__ import annotations
 
