@@ -1,5 +1,5 @@
 """The projection: the standings as if every hand in play ended now (its scoreboard, its payload,
-and ``Projection``, the model that moves the payload in place). Split from ``hub.engine.views``."""
+and ``Projection``, the model that keeps the scoreboard and moves the payload in place)."""
 
 from __future__ import annotations
 
@@ -109,17 +109,22 @@ def hand_row(table: TableState) -> dict[str, Any] | None:
 
 
 class Projection:
-    """The ``projection`` topic's ``Mover``: the tables whose hand events came, until the flush;
-    then their rows of ``hands`` (added, replaced or removed at their place) and the scoreboard
-    rows that moved: a group's teams and a seat's block, re-read when the board's cached
-    standing of it is a new one (the board drops a group's caches when one of its totals moves,
-    so the groups nobody played cost a lookup). A roster fix re-reads every row."""
+    """The ``projection`` topic's ``Mover`` and its model: the projection's scoreboard (every
+    hand as if it ended now: made when projecting starts, then moved hand by hand) and the
+    hands whose events came, until the flush; then each of those hands' projected result set on
+    the board, their tables' rows of ``hands`` (added, replaced or removed at their place) and
+    the scoreboard rows that moved: a group's teams and a seat's block, re-read when the
+    board's cached standing of it is a new one (the board drops a group's caches when one of
+    its totals moves, so the groups nobody played cost a lookup). A roster fix re-reads every
+    row. A flush that leaves the projection for later (``Family.cadence``) does not flush it:
+    the board keeps its results, the hands stay noted, until a flush that does."""
 
     def __init__(self, read: Reading) -> None:
         self.read = read
         self.key: TopicKey = read.keys().k[LIVE]["projection"]
         self.rec: Recorder | None = None
         self._noted: dict[int, None] = {}  # tables whose hand moved
+        self._projected: dict[tuple[int, int], None] = {}  # their hands, (table, deal)
         self._names = False  # a roster fix: every team's and seat's row
         state = read.engine.state
         self._place = {t: i for i, t in enumerate(state.tables)}  # table -> its place
@@ -129,27 +134,25 @@ class Projection:
         self._read: dict[tuple[str, int], tuple[Any, int]] = {}
         self._entries: dict[str, list[tuple[str, int]]] = {}
         self._group_of: dict[int, str] = {}  # table -> its group on the board
+        self.board: Scoreboard | EventScoreboard = projected_board(state)
 
     def on(self, event: Any) -> None:
         if type(event) is RosterChanged:
             self._names = True
         else:
             self._noted[event.table] = None
+            self._projected[(event.table, event.deal)] = None
 
     def open(self, key: TopicKey) -> Recorder | None:
         if key != self.key:
             return None
         engine = self.read.engine
         state = engine.state
-        board = self._board()
+        board = self.board
         self.rec = Recorder(projection_payload(state, board))
         self._shown = [self._place[row["table"]] for row in self.rec.doc["hands"]]
         self._remember(board)
         return self.rec
-
-    def _board(self) -> Scoreboard | EventScoreboard:
-        engine = self.read.engine
-        return engine.projecting.projections.board or projected_board(engine.state)
 
     def _remember(self, board: Scoreboard | EventScoreboard) -> None:
         """What of the board each row of the document shows (a plain scoreboard's)."""
@@ -172,11 +175,15 @@ class Projection:
     def flush(self) -> Iterable[TopicKey]:
         noted, self._noted = self._noted, {}
         names, self._names = self._names, False
-        rec = self.rec
         if not (noted or names):
             return ()
+        state = self.read.engine.state
+        projected, self._projected = self._projected, {}
+        board = self.board
+        for table, deal in projected:
+            board.set_result(table, deal, projected_result(state, table, deal))
+        rec = self.rec
         if rec is not None:
-            state = self.read.engine.state
             for table in noted:
                 self._hand(rec, state.tables[table])
             self._standings(rec, names, noted)
@@ -203,7 +210,7 @@ class Projection:
         the ``tables`` whose hands moved (a hand moves its group's standings only), of every
         group after a roster fix."""
         state = self.read.engine.state
-        board = self._board()
+        board = self.board
         if self._read and isinstance(board, Scoreboard):
             if names:
                 groups: Iterable[str] = self._entries

@@ -294,8 +294,13 @@ def own_fields(game: Any) -> tuple[bool, bool, bool]:
 
 
 def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
+    """The projection from its model's scoreboard (``Projection.board``; from a new one while
+    nothing is projected: the journal's replay)."""
     engine = read.engine
-    board = engine.projecting.projections.board or projection_view.projected_board(engine.state)
+    model = engine.projecting.projections.movers.get("projection")
+    if isinstance(model, projection_view.Projection):
+        return projection_view.projection_payload(engine.state, model.board)
+    board = projection_view.projected_board(engine.state)
     return projection_view.projection_payload(engine.state, board)
 
 
