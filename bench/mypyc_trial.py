@@ -58,7 +58,7 @@ from typing import Any
 MODULES = (
     "hub/wire/patch.py",
     "hub/domain/scoring/board.py",
-    "hub/engine/projection_view.py",
+    "hub/engine/families/projection.py",
     "hub/engine/projections.py",
     "hub/domain/evaluation.py",
     "hub/engine/stats.py",

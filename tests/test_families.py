@@ -83,10 +83,11 @@ def test_every_family_has_one_feed_with_a_builder() -> None:
         assert set(feed.moves) <= set(feed.events), f"{name} moves an event it does not declare"
 
 
-@pytest.mark.parametrize("name", ["standings", "seat", "table", "deal", "compare"])
+@pytest.mark.parametrize("name", ["standings", "seat", "table", "deal", "compare", "projection"])
 def test_a_family_builds_its_payload_in_its_own_module(name: str) -> None:
     """Issue #31 item 1: a family's builder is part of its declaration, in its module beside
-    its mover (these five were in ``hub.engine.views``, a module cut for size)."""
+    its mover (five were in ``hub.engine.views``, a module cut for size; the projection's in
+    ``hub.engine.projection_view``, cut from it)."""
     module = sys.modules[FEEDS[name].build.__module__]
     assert module.__name__.startswith("hub.engine.families.")
     made = getattr(module, f"{name}_payload", None)

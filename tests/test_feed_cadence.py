@@ -22,7 +22,7 @@ from hub.engine.changes import ActionApplied
 from hub.engine.core import Engine
 from hub.engine.families import FEEDS
 from hub.engine.families.base import CADENCE
-from hub.engine.projection_view import Projection, projected_board, projection_payload
+from hub.engine.families.projection import Projection, projected_board, projection_payload
 from hub.engine.simulate import simulate_session
 from hub.roles.ingest import Ingest
 from hub.roles.publisher import (

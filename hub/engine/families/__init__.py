@@ -30,8 +30,9 @@ from hub.engine.families.base import (
 from hub.engine.families.console import CONSOLE
 from hub.engine.families.control import CONTROL
 from hub.engine.families.desk import CLOCK, ONAIR, OPS, TICKER
-from hub.engine.families.hands import PROJECTION, TABLE
+from hub.engine.families.hands import TABLE
 from hub.engine.families.payloads import Payloads
+from hub.engine.families.projection import PROJECTION
 from hub.engine.families.released import RELEASED
 from hub.engine.families.scores import SEAT, STANDINGS
 from hub.engine.families.stats import DEALSTATS, STATS

@@ -1,8 +1,9 @@
-"""The families that show hands: ``table`` (one table's live hand) and ``projection`` (the
-standings as if every hand in play ended now); the travellers, ``deal`` and ``compare``, are
-``hub.engine.families.travellers``'. ``Tables`` moves the ``table`` family: an action appends its
-row to its table's live document and sets the fields it moved; any other event rebuilds the one
-table's document it touched (a table's worth, never the tournament's) and records what moved."""
+"""The ``table`` family (one table's live hand: ``table_payload``, its builder) and the hand
+events the families that show hands share; the travellers, ``deal`` and ``compare``, are
+``hub.engine.families.travellers``', the ``projection`` ``hub.engine.families.projection``'s.
+``Tables`` moves the ``table`` family: an action appends its row to its table's live document
+and sets the fields it moved; any other event rebuilds the one table's document it touched (a
+table's worth, never the tournament's) and records what moved."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hub.domain.games.base import GameDefaults, Views
-from hub.domain.states import Role
-from hub.engine import projection_view
 from hub.engine.changes import (
     ActionApplied,
     DealReleased,
@@ -24,14 +23,14 @@ from hub.engine.changes import (
     StageFilled,
 )
 from hub.engine.equities import hand_equity, seat_equity
-from hub.engine.families.base import CADENCE, Feed, Reading, TopicKeys
+from hub.engine.families.base import Feed, Reading, TopicKeys
 from hub.engine.showdown import showdown_payload
 from hub.engine.shown import action_rows, roster
 from hub.engine.tournament import HandState, TableState, TournamentState
 from hub.wire.patch import Recorder
 from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
 
-__all__ = ["HAND_EVENTS", "PROJECTION", "TABLE", "table_payload"]
+__all__ = ["CORRECTED", "HAND_EVENTS", "TABLE", "table_payload"]
 
 HAND_EVENTS = (HandStarted, ActionApplied, HandRewound, HandSettled)
 # A released deal corrected: the public's deal and travellers are rebuilt.
@@ -47,10 +46,6 @@ def table_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
     if isinstance(event, RosterChanged):  # names and colours: every table, every audience
         return [key for a in AUDIENCES for key in k[a]["table"].values()]
     return [k[LIVE]["table"][event.table]]
-
-
-def projection_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
-    return [k[LIVE]["projection"]]
 
 
 def _table(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
@@ -293,17 +288,6 @@ def own_fields(game: Any) -> tuple[bool, bool, bool]:
     return found
 
 
-def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
-    """The projection from its model's scoreboard (``Projection.board``; from a new one while
-    nothing is projected: the journal's replay)."""
-    engine = read.engine
-    model = engine.projecting.projections.movers.get("projection")
-    if isinstance(model, projection_view.Projection):
-        return projection_view.projection_payload(engine.state, model.board)
-    board = projection_view.projected_board(engine.state)
-    return projection_view.projection_payload(engine.state, board)
-
-
 TABLE = Feed(
     "table",
     (*HAND_EVENTS, DealReleased, *CORRECTED, StageFilled, RosterChanged),
@@ -316,16 +300,4 @@ TABLE = Feed(
     program=LIVE,
     held=True,
     mover=Tables,
-)
-PROJECTION = Feed(
-    "projection",
-    (*HAND_EVENTS, RosterChanged),
-    projection_keys,
-    _projection,
-    audiences=(LIVE,),
-    role=Role.COMMENTATOR,
-    route="/api/projection",
-    delta="replace of the hands and rows that moved",
-    mover=projection_view.Projection,
-    cadence=CADENCE,
 )

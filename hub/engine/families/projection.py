@@ -1,5 +1,7 @@
-"""The projection: the standings as if every hand in play ended now (its scoreboard, its payload,
-and ``Projection``, the model that keeps the scoreboard and moves the payload in place)."""
+"""The ``projection`` family: the commentators' standings as if every hand in play ended now.
+Its declaration (``PROJECTION``), its builder (``projection_payload`` of a ``projected_board``,
+each hand in play counted as ``if_ended_now``) and its model, ``Projection``: the family's
+scoreboard, moved hand by hand, and its document, moved in place row by row."""
 
 from __future__ import annotations
 
@@ -9,11 +11,14 @@ from bisect import bisect_left
 from collections.abc import Callable, Container, Iterable, Sequence
 from functools import partial
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard, SeatRow, TeamStanding
+from hub.domain.states import Role
 from hub.engine.changes import RosterChanged
+from hub.engine.families.base import CADENCE, Feed, Reading, TopicKeys
+from hub.engine.families.hands import HAND_EVENTS
 from hub.engine.hands import TableState
 from hub.engine.roster import Roster
 from hub.engine.shown import named_seats, team_info
@@ -21,10 +26,8 @@ from hub.engine.tournament import TournamentState
 from hub.wire.patch import Recorder
 from hub.wire.topics import LIVE, TopicKey
 
-if TYPE_CHECKING:
-    from hub.engine.families.base import Reading
-
 __all__ = [
+    "PROJECTION",
     "Projection",
     "if_ended_now",
     "projected_board",
@@ -88,6 +91,20 @@ def projection_payload(
         "teams": [{**row, **info[row["team"]]} for row in running["teams"]],
         "seats": named_seats(running["seats"], state.roster),
     }
+
+
+def projection_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
+    return [k[LIVE]["projection"]]
+
+
+def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
+    """The projection from its model's scoreboard (``Projection.board``; from a new one while
+    nothing is projected: the journal's replay)."""
+    engine = read.engine
+    model = engine.projecting.projections.movers.get("projection")
+    if isinstance(model, Projection):
+        return projection_payload(engine.state, model.board)
+    return projection_payload(engine.state, projected_board(engine.state))
 
 
 def hand_row(table: TableState) -> dict[str, Any] | None:
@@ -369,3 +386,17 @@ def _named_row(row: SeatRow, roster: Roster | None) -> dict[str, Any]:
     (block,) = named_seats([{"rows": [row.as_dict()]}], roster)
     row_dict: dict[str, Any] = block["rows"][0]
     return row_dict
+
+
+PROJECTION = Feed(
+    "projection",
+    (*HAND_EVENTS, RosterChanged),
+    projection_keys,
+    _projection,
+    audiences=(LIVE,),
+    role=Role.COMMENTATOR,
+    route="/api/projection",
+    delta="replace of the hands and rows that moved",
+    mover=Projection,
+    cadence=CADENCE,
+)
