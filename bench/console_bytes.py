@@ -4,12 +4,12 @@
     python bench/console_bytes.py --tree /tmp/base ifp6    # another checkout's hub (main, say)
 
 A sample session (``samples/<name>.toml`` and ``<name>-session.jsonl``) is played through the
-engine (``Engine.submit`` then ``Engine.changes``, as the ingest does); every ``console:{t}``
-topic is opened before the first event, and its snapshot and deltas are handed to an edge's
-store (``hub.serve.edge_feed.EdgeFeed``, which keeps each topic's last ``HISTORY`` deltas for
-catch-up). Reported per sample: the mean JSON bytes of a console delta and of its ``/pad``
-operations, and the bytes an edge holds per console topic (every wire format's frames) at
-the subscribe, before any event, and after the session. Counts, not timings: the same on any
+engine (``Engine.submit`` then its feed part's ``flush``, as the ingest does); every
+``console:{t}`` topic is opened before the first event, and its snapshot and deltas are handed
+to an edge's store (``hub.serve.edge_feed.EdgeFeed``, which keeps each topic's last ``HISTORY``
+deltas for catch-up). Reported per sample: the mean JSON bytes of a console delta and of its
+``/pad`` operations, and the bytes an edge holds per console topic (every wire format's frames)
+at the subscribe, before any event, and after the session. Counts, not timings: the same on any
 machine, so two trees compare exactly where ``event_cost.py``'s RSS figures scatter.
 """
 
@@ -45,19 +45,23 @@ def count(tree: Path, sample: str) -> dict[str, Any]:
     config = load_config(tree / "samples" / f"{sample}.toml")
     engine = Engine(config, load_decks(config, tree / "samples", dict(os.environ)))
     engine.start_feed()
+    # The feed's part (``engine.projecting``); a ``--tree`` from before it: the engine's own.
+    part = getattr(engine, "projecting", None)
+    flush = engine.changes if part is None else part.flush
+    materialize = engine.materialize if part is None else part.materialize
     keys = [("live", f"console:{t}") for t in config.tables]
     edge, seqs = EdgeFeed(), dict.fromkeys(keys, 1)
     for key in keys:
-        payload = engine.materialize(key)
+        payload = materialize(key)
         assert payload is not None, key
         edge.seed(key, Frame.snapshot(key[1], 1, payload))
-    engine.changes()
+    flush()
     at_subscribe = held(edge, keys)
     deltas = delta_bytes = pad_bytes = 0
     lines = (tree / "samples" / f"{sample}-session.jsonl").read_text().splitlines()
     for event in (json.loads(x) for x in lines if x.strip()):
         engine.submit(event, float(event.get("ts", 0.0)))
-        for change in engine.changes():
+        for change in flush():
             if change.key not in seqs or change.patch is None:
                 continue
             seqs[change.key] += 1

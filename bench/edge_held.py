@@ -78,8 +78,10 @@ def replay(plan: dict[str, Any], flush: float, every: float) -> dict[str, Any]:
         decks = load_decks(config, tmp, {})
     engine = Engine(config, decks)
     engine.start_feed()
+    # The feed's part (``engine.projecting``); an ``--against`` tree from before it: the engine's.
     projecting = getattr(engine, "projecting", None)
     materialize = projecting.materialize if projecting is not None else engine.materialize
+    take = projecting.flush if projecting is not None else engine.changes
     feed = IngestFeed(materialize)
     edge = EdgeFeed(live=True)
     refreshed: dict[Any, int] = {}
@@ -102,7 +104,7 @@ def replay(plan: dict[str, Any], flush: float, every: float) -> dict[str, Any]:
     def publish(now: float) -> None:
         nonlocal frames, whole
         engine.tick(now)
-        changes = engine.changes()
+        changes = take()
         out = [(c.key, feed.publish(c)) for c in changes]
         out += feed.take_made(c.key for c in changes)
         for key, frame in out:

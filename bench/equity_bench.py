@@ -224,11 +224,12 @@ def per_event_once(sessions: list[ingest_bench.Session]) -> list[float]:
     for s in sessions:
         engine = Engine(s.config, s.decks, release_delay=0.0)
         engine.start_feed()
-        engine.changes()
+        flush = engine.projecting.flush
+        flush()
         for event in s.events:
             t0 = time.perf_counter()
             engine.submit(event, event["ts"])
-            engine.changes()
+            flush()
             latencies.append(time.perf_counter() - t0)
     return latencies
 

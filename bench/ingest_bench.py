@@ -229,7 +229,7 @@ def decode_submit(packed: dict[int, list[bytes]]) -> Callable[[Engine, Session],
 
 def payload_per_event(engine: Engine, s: Session) -> None:
     """The topic projections moved and flushed (their patches taken) after every event."""
-    submit, changes = engine.submit, engine.changes
+    submit, changes = engine.submit, engine.projecting.flush
     engine.start_feed()
     changes()
     for event in s.events:
@@ -239,7 +239,7 @@ def payload_per_event(engine: Engine, s: Session) -> None:
 
 def payload_per_batch(size: int) -> Callable[[Engine, Session], None]:
     def body(engine: Engine, s: Session) -> None:
-        submit, changes = engine.submit, engine.changes
+        submit, changes = engine.submit, engine.projecting.flush
         engine.start_feed()
         changes()
         events = s.events
@@ -258,7 +258,8 @@ def ingest_cpu(packed: dict[int, list[bytes]], size: int) -> Callable[[Engine, S
 
     def body(engine: Engine, s: Session) -> None:
         store = IngestFeed()
-        submit, changes, pack, unpack = engine.submit, engine.changes, codec.pack, codec.unpack
+        submit, pack, unpack = engine.submit, codec.pack, codec.unpack
+        changes = engine.projecting.flush
         engine.start_feed()
         for change in changes():
             store.publish(change)
@@ -354,7 +355,7 @@ def bench_replay(events: int, seed: int, baseline: float, redis_url: str | None)
     w0, c0 = time.perf_counter(), time.process_time()
     keys = list(replayed.topic_keys())
     replayed.start_feed()
-    replayed.changes()
+    replayed.projecting.flush()
     topics = {
         "topics": len(keys),
         "seconds": round(time.perf_counter() - w0, 4),

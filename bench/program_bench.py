@@ -5,9 +5,9 @@ Run by hand: ``.venv/bin/python bench/program_bench.py [--events N] [--delay S] 
 [--outputs N]``.
 
 One bot-played session of the large tournament (``ingest_bench.large_session``) goes through
-``Engine.submit`` at one event a second of hub time, the feed on, ``tick`` and ``changes()``
-every ``--every`` events (as the feed's writer does, its tick every 0.25 s), a fresh engine
-each run: without a program feed, and with one ``--delay`` seconds behind. Rounds alternate
+``Engine.submit`` at one event a second of hub time, the feed on, ``tick`` and the feed part's
+``flush`` every ``--every`` events (as the feed's writer does, its tick every 0.25 s), a fresh
+engine each run: without a program feed, and with one ``--delay`` seconds behind. Rounds alternate
 the two (the machine's noise hits both alike); the best of each is reported, in CPU time.
 The run with the program ends with the clock moved past the delay, so it has paid for every
 record twice. Memory: what the engine holds at the end of a run with the delay not yet
@@ -54,10 +54,10 @@ def one_run(
         engine.submit(event, float(i))
         if i % every == 0:
             engine.tick(float(i))
-            changes += len(engine.changes())
+            changes += len(engine.projecting.flush())
     if drain and delay is not None:
         engine.tick(len(session.events) + delay + 1.0)
-    changes += len(engine.changes())
+    changes += len(engine.projecting.flush())
     return time.process_time() - started, changes, engine
 
 
@@ -83,7 +83,7 @@ def snapshot_bytes(session: Any, delay: float | None, every: int, outputs: int =
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=20_000)
-    parser.add_argument("--every", type=int, default=50, help="events between tick+changes()")
+    parser.add_argument("--every", type=int, default=50, help="events between tick+flush")
     parser.add_argument("--delay", type=float, default=1200.0, help="program delay (s)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=11)

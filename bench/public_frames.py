@@ -65,7 +65,7 @@ def measure(groups: int, deals: int, seed: int = 1) -> dict[str, Any]:
         frames.append({"topic": topic, "full": frame.full, "cause": cause, **sizes(frame)})
 
     for name in families:
-        payload = engine.materialize((PUBLIC, name))
+        payload = engine.projecting.materialize((PUBLIC, name))
         assert payload is not None
         seqs[name] = 1
         record(name, Frame.snapshot(name, 1, payload), "subscribe")
@@ -77,7 +77,7 @@ def measure(groups: int, deals: int, seed: int = 1) -> dict[str, Any]:
         now = engine.release.released_count
         cause = "release" if now > released else "other"
         released = now
-        for change in engine.changes():
+        for change in engine.projecting.flush():
             audience, topic = change.key
             family = topic.split(":")[0]
             if audience != PUBLIC or family not in ("standings", "deal", "released"):

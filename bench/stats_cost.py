@@ -3,15 +3,16 @@
 Run by hand: ``.venv/bin/python bench/stats_cost.py [--events N] [--every N] [--rounds N]
 [--tables N] [--follow N] [--delay S]``.
 
-The projection bench's workload (``projection_bench.py``: the large tournament's bot session,
-or ``--tables N``, through ``Engine.submit`` with the feed on, ``changes()`` every ``--every``
-events; both audiences' ``stats`` followed, and ``--follow N`` live ``dealstats``), with the
-statistics' mover (``hub.engine.families.stats.Stats``: ``on``, ``open``, ``flush``, and the
-``Tally`` it makes at the feed's start; with ``--delay S`` the program feed's delayed engine's
-too, its statistics followed on the program) timed from inside by the process's CPU clock: its
-own CPU per event against the whole run's, in the same run, so the machine's noise hits both alike
-(an A/B of two checkouts, ``projection_bench.py --against``, needs a quiet machine to show a
-few per cent). The timers' own cost (two clock reads a call) counts as the statistics'.
+The projection bench's workload (``projection_bench.py``: the large tournament's bot session, or
+``--tables N``, through ``Engine.submit`` with the feed on, the feed part's flush every
+``--every`` events; both audiences' ``stats`` followed, and ``--follow N`` live ``dealstats``),
+with the statistics' mover (``hub.engine.families.stats.Stats``: ``on``, ``open``, ``flush``,
+and the ``Tally`` it makes at the feed's start; with ``--delay S`` the program feed's delayed
+engine's too, its statistics followed on the program) timed from inside by the process's CPU
+clock: its own CPU per event against the whole run's, in the same run, so the machine's noise
+hits both alike (an A/B of two checkouts, ``projection_bench.py --against``, needs a quiet
+machine to show a few per cent). The timers' own cost (two clock reads a call) counts as the
+statistics'.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def run(session: Any, every: int, follow: int, delay: float | None = None) -> tu
     """``projection_bench.one_run`` with the feed on, the statistics followed as a desk
     would: both audiences' ``stats``, and the live ``dealstats`` of deals 1..``follow``. With
     ``delay``, a program feed that far behind (one event a second of hub time), its ``stats``
-    and ``dealstats`` followed as the live ones, ticked with each ``changes()`` and run past
+    and ``dealstats`` followed as the live ones, ticked with each flush and run past
     the delay at the end (every record paid twice)."""
     from hub.engine.core import Engine
 
@@ -52,7 +53,7 @@ def run(session: Any, every: int, follow: int, delay: float | None = None) -> tu
     keys = [(a, "stats") for a in ("public", "live", *on_air)]
     keys += [(a, f"dealstats:{d}") for a in ("live", *on_air) for d in range(1, follow + 1)]
     for key in keys:
-        engine.materialize(key)
+        engine.projecting.materialize(key)
     changes = 0
     gc.collect()
     started = time.process_time()
@@ -61,17 +62,17 @@ def run(session: Any, every: int, follow: int, delay: float | None = None) -> tu
         if i % every == 0:
             if delay is not None:
                 engine.tick(float(i))
-            changes += len(engine.changes())
+            changes += len(engine.projecting.flush())
     if delay is not None:
         engine.tick(len(session.events) + delay + 1.0)
-    changes += len(engine.changes())
+    changes += len(engine.projecting.flush())
     return time.process_time() - started, changes
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=20_000)
-    parser.add_argument("--every", type=int, default=50, help="events between changes() calls")
+    parser.add_argument("--every", type=int, default=50, help="events between feed flushes")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument(

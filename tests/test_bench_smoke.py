@@ -902,3 +902,16 @@ def test_mypyc_trial_names_real_modules_and_refuses_a_checkout(tmp_path: Path) -
     (tmp_path / ".git").write_text("gitdir: elsewhere\n")
     with pytest.raises(SystemExit, match="git checkout"):
         trial.main([str(tmp_path)])
+
+
+def test_edge_held_replays_a_session(tmp_path: Path) -> None:
+    """``edge_held.py``: a short session replayed in a child process (as each ``--against``
+    tree is) through the engine's feed part into an edge's store; frames went out and the
+    edge holds deltas and snapshots of the topics it was handed."""
+    out = tmp_path / "held.json"
+    args = ["--tables", "6", "--seconds", "5", "--warmup", "1", "--json", str(out)]
+    assert load("edge_held").main(args) == 0
+    r = json.loads(out.read_text())["this"]
+    assert r["frames"] > r["whole_frames"] > 0
+    assert r["total"]["topics"] > 0 and r["total"]["deltas"] > 0
+    assert r["total"]["snapshot_bytes"] > 0

@@ -10,7 +10,7 @@ import pytest
 
 from hub.domain.bots import STYLES, choose_action
 from hub.domain.games.holdem.hand import Hand
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.spec import HandSpec
 
 FULL_DECK = [r + s for r in "23456789TJQKA" for s in "cdhs"]
 

@@ -113,7 +113,7 @@ def test_operator_commands_are_journaled_and_replay_to_the_same_clock() -> None:
     assert topic["status"] == "running" and topic["as_of"] == 1500.0
     assert (topic["level"], topic["name"], topic["level_left"]) == (1, "Level 1", 180.0)
     assert (topic["big_blind"], topic["next"]["name"]) == (100, "Break")
-    changes = {c.key: c for c in engine.changes()}
+    changes = {c.key: c for c in engine.projecting.flush()}
     assert ("public", "clock") in changes and ("live", "clock") in changes
     # a second engine fed the journal, and one restored from a snapshot, read the same
     again = clocked()
@@ -131,11 +131,11 @@ def test_a_level_ending_moves_the_topic_by_the_tick() -> None:
     engine = clocked()
     engine.start_feed()
     engine.control({"op": "clock", "action": "start"}, 0.0)
-    engine.changes()
+    engine.projecting.flush()
     engine.tick(599.0)
-    assert engine.changes() == []  # nothing moved by itself yet
+    assert engine.projecting.flush() == []  # nothing moved by itself yet
     engine.tick(601.0)
-    (change,) = [c for c in engine.changes() if c.key == ("public", "clock")]
+    (change,) = [c for c in engine.projecting.flush() if c.key == ("public", "clock")]
     assert change.payload["name"] == "Break" and change.payload["break"] is True
     # read at the moment the break began, whenever the tick came: the same after a restart
     assert (change.payload["as_of"], change.payload["level_left"]) == (600.0, 300.0)

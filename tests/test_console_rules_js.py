@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hub.domain.errors import Rejection
-from hub.domain.games.base import PokerGame
+from hub.domain.games.holdem.game import PokerGame
 from hub.domain.games.holdem.hand import Hand
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.spec import HandSpec
 from hub.domain.pieces import CARDS
 
 WORKER = Path(__file__).resolve().parent / "js" / "rules_worker.mjs"

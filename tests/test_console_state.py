@@ -163,11 +163,11 @@ def test_a_projector_following_the_journal_shows_a_refusals_seq() -> None:
     assert not refused.ok and refused.record["kind"] == "refused"
     records.append(refused.record)
     reader = engine_for("pot-limit")
-    reader.materialize(("live", "console:1"))
+    reader.projecting.materialize(("live", "console:1"))
     for record in records:
         reader.restore(record)
-        moved = {change.key: change for change in reader.changes()}
-        doc = reader.materialize(("live", "console:1"))
+        moved = {change.key: change for change in reader.projecting.flush()}
+        doc = reader.projecting.materialize(("live", "console:1"))
         assert doc == reader.payload(("live", "console:1"))
         assert doc["consoles"]["table1"]["last_seq"] == record["seq"]
         assert ("live", "console:1") in moved
@@ -321,8 +321,8 @@ def test_a_betting_action_moves_no_pad_and_no_topic_carries_the_declarations() -
     engine = Engine(config, load_decks(config, ROOT / "samples", dict(os.environ)))
     engine.start_feed()
     for t in config.tables:
-        assert "pad_entries" not in (engine.materialize(("live", f"console:{t}")) or {})
-    engine.changes()
+        assert "pad_entries" not in (engine.projecting.materialize(("live", f"console:{t}")) or {})
+    engine.projecting.flush()
     lines = (ROOT / "samples" / "ifp6-session.jsonl").read_text().splitlines()
     betting = moved = 0
     for event in (json.loads(x) for x in lines if x.strip()):
@@ -331,7 +331,7 @@ def test_a_betting_action_moves_no_pad_and_no_topic_carries_the_declarations() -
         assert engine.submit(event, float(event.get("ts", 0.0))).ok, event
         after = engine.payload(("live", f"console:{event['table']}"))
         assert after is not None
-        for change in engine.changes():
+        for change in engine.projecting.flush():
             if change.key != ("live", f"console:{event['table']}") or change.patch is None:
                 continue
             pad_ops = [op for op in change.patch if op["path"].startswith("/pad")]

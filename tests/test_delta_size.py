@@ -88,7 +88,7 @@ def test_a_session_s_standings_frames_follow_the_document_and_stay_short() -> No
     keys = [(PUBLIC, "standings"), (LIVE, "standings")]
     client: dict[Any, Any] = {}
     for key in keys:
-        payload = engine.materialize(key)
+        payload = engine.projecting.materialize(key)
         assert payload is not None
         client[key] = copy.deepcopy(payload)
     public_frames: list[tuple[int, int, bool]] = []  # (frame bytes, document bytes, whole)
@@ -96,7 +96,7 @@ def test_a_session_s_standings_frames_follow_the_document_and_stay_short() -> No
         ts = float(event.get("ts", 0.0))
         assert engine.submit(event, ts).ok
         engine.tick(ts)
-        for change in engine.changes():
+        for change in engine.projecting.flush():
             frame = feed.publish(change)
             if frame is None or change.key not in client:
                 continue

@@ -120,7 +120,7 @@ def test_a_played_session_leaves_each_topic_its_deltas_after_the_snapshot_and_a_
         ts = float(event.get("ts", 0.0))
         assert engine.submit(event, ts).ok
         engine.tick(ts)
-        changes = engine.changes()
+        changes = engine.projecting.flush()
         out = [(c.key, ingest.publish(c)) for c in changes]
         for key, frame in out + ingest.take_made(c.key for c in changes):
             if frame is None:

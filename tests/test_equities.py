@@ -75,12 +75,12 @@ def test_live_table_equity_street_by_street_computed_once_per_spot() -> None:
     counted = Counted()
     engine = feed_engine(seats=4, deals=2)
     key = ("live", "table:1")
-    engine.materialize(key)
+    engine.projecting.materialize(key)
     c1 = Console(engine, 1)
     c1.ok("start", deal=engine.state.tables[1].next_deal())
-    engine.changes()
+    engine.projecting.flush()
     h = current(engine, 1)
-    table = engine.materialize(key)
+    table = engine.projecting.materialize(key)
     assert table is not None
     block = table["equity"]
     assert block["street"] == "preflop" and block["runout"] is None
@@ -94,7 +94,7 @@ def test_live_table_equity_street_by_street_computed_once_per_spot() -> None:
 
     # A call changes no chance: nothing computed, no equity in the delta.
     act(c1, h, "call")
-    [change] = [c for c in engine.changes() if c.key == key]
+    [change] = [c for c in engine.projecting.flush() if c.key == key]
     assert change.patch is not None
     assert not [op for op in change.patch if "equity" in op["path"]]
     assert table["equity"] is block and (counted.rankings, counted.spots) == (1, 1)
@@ -105,7 +105,7 @@ def test_live_table_equity_street_by_street_computed_once_per_spot() -> None:
     # A fold does: the folded seat drops out of the figures now, its cards are dead for the
     # others; the street's figures (as its cards came) stay.
     folded = act(c1, h, "fold")
-    [change] = [c for c in engine.changes() if c.key == key]
+    [change] = [c for c in engine.projecting.flush() if c.key == key]
     assert change.patch is not None
     paths = {op["path"] for op in change.patch if "equity" in op["path"]}
     assert "/equity" in paths and f"/seats/{folded - 1}/equity" in paths
@@ -121,7 +121,7 @@ def test_live_table_equity_street_by_street_computed_once_per_spot() -> None:
 
     while h.hand.street == "preflop":
         act(c1, h, "call" if h.hand.legal(h.hand.to_act or 0).call else "check")
-    engine.changes()
+    engine.projecting.flush()
     block = table["equity"]
     assert [s["street"] for s in block["streets"]] == ["preflop", "flop"]
     flop = block["streets"][1]
@@ -137,16 +137,16 @@ def test_live_table_equity_street_by_street_computed_once_per_spot() -> None:
 
 def test_all_in_run_out_shows_every_street() -> None:
     engine = feed_engine(seats=3, deals=1, betting="no-limit")
-    engine.materialize(("live", "table:1"))
+    engine.projecting.materialize(("live", "table:1"))
     c1 = Console(engine, 1)
     c1.ok("start", deal=1)
     h = current(engine, 1)
     shover = act(c1, h, "raise", 10_000)
     caller = act(c1, h, "call")
     act(c1, h, "fold")
-    engine.changes()
+    engine.projecting.flush()
     assert h.hand.street == "showdown"
-    table = engine.materialize(("live", "table:1"))
+    table = engine.projecting.materialize(("live", "table:1"))
     assert table is not None
     block = table["equity"]
     assert block["street"] == "river"
@@ -172,7 +172,7 @@ def test_travellers_carry_each_tables_equity_and_the_public_waits_for_release() 
     engine = feed_engine(seats=3, deals=1)
     live = ("live", "compare:1:2")
     public = ("public", "compare:1:2")
-    engine.materialize(live)
+    engine.projecting.materialize(live)
     consoles = {t: Console(engine, t) for t in (1, 2, 3)}
     for console in consoles.values():
         console.ok("start", deal=1)
@@ -183,8 +183,8 @@ def test_travellers_carry_each_tables_equity_and_the_public_waits_for_release() 
     while h2.hand.to_act != 2:
         act(consoles[2], h2, "call")
     act(consoles[2], h2, "fold")
-    engine.changes()
-    doc = engine.materialize(live)
+    engine.projecting.flush()
+    doc = engine.projecting.materialize(live)
     assert doc is not None
     rows = {row["table"]: row for row in doc["rows"]}
     assert set(rows[1]["equity"]["streets"]) == {"preflop", "flop"}
@@ -234,14 +234,14 @@ def test_the_feed_starts_with_what_equity_needs_made() -> None:
 def test_a_voided_hand_shows_no_equity() -> None:
     engine = feed_engine(seats=3, deals=1)
     live = ("live", "compare:1:1")
-    engine.materialize(live)
+    engine.projecting.materialize(live)
     c1 = Console(engine, 1)
     c1.ok("start", deal=1)
     act(c1, current(engine, 1), "call")
-    engine.changes()
-    doc = engine.materialize(live)
+    engine.projecting.flush()
+    doc = engine.projecting.materialize(live)
     assert doc is not None and doc["rows"][0]["equity"]["now"] is not None
     c1.ok("void", deal=1)  # a misdeal: its cards do not count
-    engine.changes()
+    engine.projecting.flush()
     assert doc["rows"][0]["status"] == "void" and doc["rows"][0]["equity"] is None
     assert engine.payload(live) == doc

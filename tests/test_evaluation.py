@@ -8,7 +8,7 @@ import pytest
 from pokerkit import StandardHighHand
 
 from hub.domain.evaluation import hand_category, hand_name, strength, winners_by_pot
-from hub.domain.games.holdem.records import Pot
+from hub.domain.games.records import Pot
 
 FULL_DECK = [r + s for r in "23456789TJQKA" for s in "cdhs"]
 

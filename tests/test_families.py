@@ -159,7 +159,7 @@ def test_no_event_of_a_session_touches_an_undeclared_topic(
     def after(out: Any) -> None:
         assert out.ok, out.ack
         if feed:
-            engine.changes()
+            engine.projecting.flush()
 
     after(engine.control({"op": "clock", "action": "start"}, now))
     for i, raw in enumerate(simulate_session(config, decks, random.Random(5))):
@@ -175,7 +175,7 @@ def test_no_event_of_a_session_touches_an_undeclared_topic(
             after(engine.control({"op": "preview", "action": "next"}, now))  # PreviewChanged
             report = {"op": "playout", "tool": "spx", "page": "ticker", "state": "play"}
             after(engine.control(report, now))  # PlayoutChanged
-            engine.note_links({"table1": False})
+            engine.projecting.links({"table1": False})
             assert not engine.submit({"v": 1, "type": "nonsense"}, now).ok  # Rejected
             penalty = {"op": "penalty", "table": 1, "seat": 2, "chips": 50}
             after(engine.control({**penalty, "reason": "slow", "by": "TD"}, now))

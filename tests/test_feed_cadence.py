@@ -261,7 +261,7 @@ def test_the_projection_keeps_its_scoreboard_and_its_hands_wait_with_it(noise: b
         projections = engine.projecting.projections
         if not projections.active:
             engine.start_feed()
-            engine.materialize((LIVE, "projection"))
+            engine.projecting.materialize((LIVE, "projection"))
         assert not hasattr(projections, "board")
         model = projections.movers["projection"]
         assert isinstance(model, Projection)
@@ -332,7 +332,10 @@ async def test_the_projection_moves_at_most_once_a_cadence_and_catches_up() -> N
     for _, name in PACED:  # (the operator's desk too: a table's last event, twice a second)
         assert 1 < len(frames[name]) <= most, (name, len(frames[name]), most)
         assert len(frames[name]) < actions / 3, name
+    deals = {k: len(v) for k, v in frames.items() if k.startswith("deal:")}  # (pots, per deal)
+    assert deals and all(n <= most for n in deals.values()), (deals, most)
+    assert sum(deals.values()) < actions / 3, (deals, actions)
     await asyncio.sleep(CADENCE * 1.5)  # no event, no tick: the publisher's own timer
     assert publisher.projecting.projections.deferred == frozenset()
-    for key in PACED:
+    for key in [*PACED, *(("live", name) for name in deals)]:
         assert publisher.store.snapshot(key)[1] == engine.payload(key), key

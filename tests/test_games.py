@@ -19,12 +19,13 @@ import pytest
 from hub.domain.config import ConfigError, parse_config
 from hub.domain.dealing import Dealt
 from hub.domain.games import base, registry
-from hub.domain.games.base import DealtPieces, PokerGame
+from hub.domain.games.base import DealtPieces
+from hub.domain.games.holdem.game import PokerGame, holdem_cards
 from hub.domain.games.holdem.hand import Hand
-from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong.hand import MahjongDeal, MahjongHand, mahjong_spec
 from hub.domain.games.mahjong.rules import PaymentRule
 from hub.domain.games.rps.rules import RpsHand
+from hub.domain.games.spec import HandSpec
 from hub.domain.pieces import CARDS
 from hub.engine.core import Engine
 from hub.engine.families.hands import table_payload
@@ -278,7 +279,7 @@ def test_every_games_deal_says_what_it_holds_and_only_holdem_deals_holdems_cards
     and its type tells the truth of its pieces: every seat's ``hole`` and the ``board`` are of
     the tuple type it declares (mypy and a compiled view trust it). Hold'em's two-card
     `Dealt` is made by hold'em's dealing alone: no game's deal dresses as one (a subclass), so
-    what reads two hole cards or a flop (`base.holdem_cards`) never gets a mahjong deal."""
+    what reads two hole cards or a flop (`holdem.game.holdem_cards`) never gets a mahjong deal."""
     dealt_by: dict[str, Any] = {}
     for name, game in [*registry.games.items(), ("highcard", HIGHCARD)]:
         data = config_data(seats=4, deals=2)
@@ -300,7 +301,7 @@ def test_every_games_deal_says_what_it_holds_and_only_holdem_deals_holdems_cards
     assert isinstance(mahjong, MahjongDeal) and mahjong.board == ()
     assert [len(tiles) for tiles in mahjong.hole.values()] == [13, 13, 13, 13]
     with pytest.raises(TypeError, match="MahjongDeal"):
-        base.holdem_cards(mahjong)
+        holdem_cards(mahjong)
 
 
 def event_classes() -> dict[str, Any]:

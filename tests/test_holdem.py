@@ -10,8 +10,8 @@ from pokerkit import Automation, NoLimitTexasHoldem
 
 from hub.domain.errors import Rejection
 from hub.domain.games.holdem.hand import Hand
-from hub.domain.games.holdem.records import ActionRecord, Legal, Pot
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.records import ActionRecord, Legal, Pot
+from hub.domain.games.spec import HandSpec
 
 
 @dataclass(frozen=True)

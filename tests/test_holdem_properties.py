@@ -28,8 +28,8 @@ from pokerkit import (
 from hub.domain.bots import STYLES, choose_action
 from hub.domain.errors import Rejection
 from hub.domain.games.holdem.hand import Hand
-from hub.domain.games.holdem.records import Pot
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.records import Pot
+from hub.domain.games.spec import HandSpec
 
 FULL_DECK = [r + s for r in "23456789TJQKA" for s in "cdhs"]
 AUTOMATIONS = (

@@ -350,3 +350,83 @@ def test_the_cycle_check_sees_a_cycle_through_resolved_imports(tmp_path: Path) -
         },
     )
     assert cycles(hub_graph(hub)) == [["hub.high", "hub.low"]]
+
+
+# ------------------------------------------------------------------ the games' shared layer
+# hub/domain/games/ holds what every game shares: `base.py` (the `Game` and `Hand` protocols,
+# the pad's types, the defaults), `spec.py` (`HandSpec`) and `records.py` (`ActionRecord`,
+# `Legal`, `Pot`), which import no game's folder; `registry.py` lists the games. Hold'em's own
+# declaration (`PokerGame`, its pad, its betting) is `holdem/game.py` (issue #31 item 2).
+GAMES = HUB / "domain" / "games"
+GAME_FOLDERS = tuple(
+    f"hub.domain.games.{path.parent.name}" for path in sorted(GAMES.glob("*/__init__.py"))
+)
+HOLDEM = "hub.domain.games.holdem"
+# The modules outside the game folders that may import hold'em's folder, each for hold'em-only
+# work. No module of the engine: it reads every game's hands through the `Hand` protocol, the
+# spec and records of the shared layer, and asks the game (`state.game`) for the rest.
+HOLDEM_READERS: dict[str, str] = {
+    "hub.domain.games.registry": "it lists the hub's games, HOLDEM among them",
+    "hub.domain.phh": "a PHH file is a hold'em hand history: replayed on hold'em's Hand",
+    "hub.domain.showdown": "poker's showdown ranks and splits the pots of hold'em's Hand",
+    "hub.files.phh": "a PHH file's hand is read and checked on hold'em's Hand",
+}
+
+
+def _in_game_folder(module: str) -> bool:
+    return any(module == f or module.startswith(f + ".") for f in GAME_FOLDERS)
+
+
+def shared_game_layer_problems(graph: Mapping[str, set[str]]) -> list[str]:
+    """Imports of a game's folder by the shared layer (the modules directly in games/ but the
+    registry), and imports of hold'em's folder by a module outside the game folders that
+    `HOLDEM_READERS` does not name (a game's folder may build on hold'em: piecepack, RPS)."""
+    problems = []
+    for module, deps in sorted(graph.items()):
+        shared = module.startswith("hub.domain.games.") and not _in_game_folder(module)
+        if shared and module != "hub.domain.games.registry":
+            problems += [f"{module} imports {d}" for d in sorted(deps) if _in_game_folder(d)]
+        elif not _in_game_folder(module) and module not in HOLDEM_READERS:
+            problems += [
+                f"{module} imports {d}"
+                for d in sorted(deps)
+                if d == HOLDEM or d.startswith(HOLDEM + ".")
+            ]
+    return problems
+
+
+def test_the_games_shared_layer_imports_no_game() -> None:
+    graph = hub_graph()
+    assert {"hub.domain.games.base", "hub.domain.games.spec", "hub.domain.games.records"} <= set(
+        graph
+    )
+    assert f"{HOLDEM}.game" in graph and len(GAME_FOLDERS) >= 4
+    problems = shared_game_layer_problems(graph)
+    assert not problems, "\n".join(problems)
+    readers = {
+        m
+        for m, deps in graph.items()
+        if not _in_game_folder(m) and any(d == HOLDEM or d.startswith(HOLDEM + ".") for d in deps)
+    }
+    assert readers == set(HOLDEM_READERS), "HOLDEM_READERS names a module that no longer needs it"
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported", "refused"),
+    [
+        ("hub.domain.games.base", "hub.domain.games.holdem.game", True),
+        ("hub.domain.games.spec", "hub.domain.games.mahjong.hand", True),
+        ("hub.engine.tournament", "hub.domain.games.holdem.hand", True),
+        ("hub.engine.console_view", "hub.domain.games.holdem.game", True),
+        ("hub.domain.bots", "hub.domain.games.holdem", True),
+        ("hub.domain.games.rps.game", "hub.domain.games.holdem.hand", False),  # game to game
+        ("hub.domain.showdown", "hub.domain.games.holdem.game", False),  # a named reader
+    ],
+)
+def test_the_shared_layer_check_refuses_a_new_import_of_a_game(
+    importer: str, imported: str, refused: bool
+) -> None:
+    graph = hub_graph()
+    graph[importer] = {*graph[importer], imported}
+    expected = [f"{importer} imports {imported}"] if refused else []
+    assert shared_game_layer_problems(graph) == expected

@@ -398,14 +398,14 @@ def test_public_and_program_feeds_show_no_fan_of_a_deal_before_its_release() -> 
     def outside(now: float, audiences: tuple[str, ...] = (PUBLIC, PROGRAM)) -> str:
         engine.tick(now)
         keys = [k for k in engine.topic_keys() if kind(k[0]) in audiences]
-        return json.dumps([engine.materialize(k) for k in keys])
+        return json.dumps([engine.projecting.materialize(k) for k in keys])
 
     for table in (1, 2, 3):
         console.hand(table, 1, seat=1, discarder=2, hand=PURE_STRAIGHT)
     console.ok(4, "start", deal=1)
     text = outside(console.clock + 60)  # well past the programme's delay
     assert "Pure Straight" not in text and '"fans"' not in text
-    assert "Pure Straight" in json.dumps(engine.materialize(("live", "table:1")))
+    assert "Pure Straight" in json.dumps(engine.projecting.materialize(("live", "table:1")))
     console.ok(4, "result", seat=1, discarder=2, hand=PURE_STRAIGHT)
     console.clock += 60
     assert "Pure Straight" in outside(console.clock, (PUBLIC,))

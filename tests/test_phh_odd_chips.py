@@ -22,7 +22,7 @@ from pokerkit import HandHistory
 
 from hub.domain.bots import STYLES, choose_action
 from hub.domain.games.holdem.hand import Hand
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.spec import HandSpec
 from hub.domain.phh import (
     ODD_CHIPS_FIELD,
     PhhCards,

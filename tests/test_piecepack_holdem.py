@@ -30,11 +30,11 @@ from hub.domain.deck import (
     seeded_deck_orders,
 )
 from hub.domain.games.holdem.hand import Hand
-from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.piecepack.pieces import TILES
 from hub.domain.games.piecepack.tiles import TILES as TILE_CODES
 from hub.domain.games.piecepack.tiles import best_of, format_tiles, is_tile
 from hub.domain.games.registry import games
+from hub.domain.games.spec import HandSpec
 from hub.domain.pieces import CARDS
 from hub.engine.core import Engine
 from hub.files.config import load_config

@@ -42,10 +42,10 @@ class Mirror:
 
     def __init__(self, engine: Engine) -> None:
         keys = [k for k in engine.topic_keys() if kind(k[0]) == PROGRAM]
-        self.docs = {k: clone(engine.materialize(k)) for k in keys}
+        self.docs = {k: clone(engine.projecting.materialize(k)) for k in keys}
 
     def take(self, engine: Engine) -> None:
-        for change in engine.changes():
+        for change in engine.projecting.flush():
             if kind(change.key[0]) != PROGRAM:
                 continue
             if change.patch is None:
@@ -303,6 +303,6 @@ def test_onair_and_clock_of_the_program_are_now() -> None:
     command = {"op": "onair", "slot": "table", "value": {"visible": True, "table": 2}}
     out = engine.control(command, 5.0)
     assert out.ok, out.ack
-    changed = {c.key: c for c in engine.changes()}
+    changed = {c.key: c for c in engine.projecting.flush()}
     assert (PROGRAM, "onair") in changed
     assert engine.payload((PROGRAM, "onair")) == engine.payload(("public", "onair"))

@@ -148,7 +148,7 @@ def test_two_outputs_show_the_same_moment_at_their_own_delay() -> None:
     now = 100.0
     while now < 100.0 + STREAM + 1:
         engine.tick(now)
-        for change in engine.changes():
+        for change in engine.projecting.flush():
             audience, name = change.key
             payload = change.payload or {}
             moment = name == table and payload.get("deal") == first["deal"]

@@ -89,10 +89,10 @@ def test_what_is_handed_moves_the_feed_as_what_is_noted_at_once(seed: int, burst
                 engine.submit(step.event, step.ts)
             if command is not None:
                 engine.control(command, step.ts)
-            engine.note_links(links)  # (an answered batch's, as the feed writer hands them)
+            engine.projecting.links(links)  # (an answered batch's, as the feed writer hands them)
             engine.tick(step.ts)
         if read is not None:
-            assert handed.materialize(read) == at_once.materialize(read), read
+            assert handed.projecting.materialize(read) == at_once.projecting.materialize(read), read
         if rng.random() >= burst:
             changes = flushed(handed)
             assert changes == flushed(at_once)
@@ -101,7 +101,11 @@ def test_what_is_handed_moves_the_feed_as_what_is_noted_at_once(seed: int, burst
     assert flushed(handed) == flushed(at_once)
     assert compared > 100 and flushes > 10, (compared, flushes)
     for key in handed.topic_keys():  # and the documents they hold are their builders'
-        assert handed.materialize(key) == at_once.materialize(key) == handed.payload(key), key
+        assert (
+            handed.projecting.materialize(key)
+            == at_once.projecting.materialize(key)
+            == handed.payload(key)
+        ), key
 
 
 def test_a_link_flap_between_two_flushes_is_noted_in_order() -> None:
@@ -120,9 +124,9 @@ def test_a_link_flap_between_two_flushes_is_noted_in_order() -> None:
     desk.note_links = watched  # type: ignore[method-assign]
     for engine in (handed, at_once):
         engine.projecting.flush()
-        engine.note_links({"table1": True})
-        engine.note_links({"table1": False})
-        engine.note_links({"table1": True, "table2": False})
+        engine.projecting.links({"table1": True})
+        engine.projecting.links({"table1": False})
+        engine.projecting.links({"table1": True, "table2": False})
     assert seen == []  # handed: nothing told until the flush
     assert flushed(handed) == flushed(at_once)
     assert seen == [("table1", True), ("table1", False), ("table1", True), ("table2", False)]

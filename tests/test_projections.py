@@ -37,13 +37,13 @@ class Client:
     def subscribe_all(self, engine: Engine) -> None:
         """What subscribing to every topic does: the engine builds each, the client holds it."""
         for key in engine.topic_keys():
-            payload = engine.materialize(key)
+            payload = engine.projecting.materialize(key)
             assert payload is not None, key
             self.states[key] = clone(payload)
 
     def take(self, engine: Engine) -> list[tuple[str, str]]:
         """Apply what changed; the keys that did."""
-        return self.apply(engine.changes())
+        return self.apply(engine.projecting.flush())
 
     def apply(self, changes: list[Any]) -> list[tuple[str, str]]:
         """Apply these changes (a flush's); their keys."""
@@ -103,8 +103,8 @@ def test_every_payload_and_patch_takes_the_feeds_fast_json_path() -> None:
         if not engine.projecting.projections.active:
             engine.start_feed()
             for key in engine.topic_keys():
-                orjson.dumps(engine.materialize(key))
-        for change in engine.changes():
+                orjson.dumps(engine.projecting.materialize(key))
+        for change in engine.projecting.flush():
             orjson.dumps(change.payload if change.patch is None else change.patch)
             encoded += 1
 
@@ -119,14 +119,14 @@ def test_one_action_is_one_row_in_the_table_and_travellers() -> None:
     events = list(simulate_session(config, decks, random.Random(7)))
     engine.start_feed()
     Client().subscribe_all(engine)
-    engine.changes()
+    engine.projecting.flush()
     now = 0.0
     seen = 0
     for event in events[:400]:
         now += 1
         out = engine.submit(event, now)
         assert out.ok
-        changes = {c.key: c for c in engine.changes()}
+        changes = {c.key: c for c in engine.projecting.flush()}
         if event["type"] not in ("fold", "check", "call", "bet", "raise"):
             continue
         if engine.state.hand(event["table"], event.get("deal") or 0) is None:
@@ -334,7 +334,7 @@ def test_a_release_after_its_delay_moves_every_payload_that_shows_it() -> None:
         now += 31.0
         engine.tick(now)
         for key in engine.topic_keys():  # what a client subscribing now would get
-            if key not in client.states and engine.materialize(key) is not None:
+            if key not in client.states and engine.projecting.materialize(key) is not None:
                 client.states[key] = clone(engine.payload(key))
         client.take(engine)
         assert_projected(engine, client)
@@ -460,10 +460,10 @@ def test_moved_families_follow_every_game_and_every_fault(game: str) -> None:
         if roll < 0.01:
             engine.control(_roster_fix(config, rng), step.ts)
         elif roll < 0.03:
-            engine.note_links({rng.choice(consoles): rng.random() < 0.5})
+            engine.projecting.links({rng.choice(consoles): rng.random() < 0.5})
         engine.tick(step.ts)
         for key in engine.topic_keys():  # a deal's public topics, once it is released
-            if key not in client.states and engine.materialize(key) is not None:
+            if key not in client.states and engine.projecting.materialize(key) is not None:
                 client.states[key] = clone(engine.payload(key))
         changed = client.take(engine)
         if n % 25 == 0:
@@ -499,7 +499,7 @@ def test_a_released_deal_corrected_moves_its_tables_public_rows_only() -> None:
     public = [k for k in engine.topic_keys() if k[0] == "public" and k[1] in names]
     assert len(public) == 1 + engine.state.config.seats
     for key in public:
-        assert engine.materialize(key) is not None
+        assert engine.projecting.materialize(key) is not None
         client.states.setdefault(key, clone(engine.payload(key)))
     row = r"/(tables|rows)/0(/|$)|/rows/\d+/swing$|/(average|board|hole|released)$"
     steps = [("reopen", {"deal": 1}), ("undo", {}), ("bet", {"seat": 1, "amount": 100})]
@@ -507,7 +507,7 @@ def test_a_released_deal_corrected_moves_its_tables_public_rows_only() -> None:
     moved = 0
     for kind, fields in steps:
         c1.ok(kind, **fields)
-        for change in engine.changes():
+        for change in engine.projecting.flush():
             key = change.key
             if key in client.states and change.patch is not None:  # (through JSON, as sent)
                 patch = json.loads(json.dumps(change.patch))
@@ -548,9 +548,9 @@ def test_topics_made_on_demand_are_made_when_asked_for_and_then_moved() -> None:
     for i, event in enumerate(events, 1):
         engine.submit(event, float(i))
         if i == 30:
-            doc = clone(engine.materialize(asked) or {})
-            assert engine.materialize(program) is not None
-        for change in engine.changes():
+            doc = clone(engine.projecting.materialize(asked) or {})
+            assert engine.projecting.materialize(program) is not None
+        for change in engine.projecting.flush():
             assert change.key not in lazy - {asked, program}, change.key  # made for nobody
             if change.key == asked:
                 assert change.patch is not None
@@ -565,7 +565,7 @@ def test_topics_made_on_demand_are_made_when_asked_for_and_then_moved() -> None:
         restarted.submit(event, float(i))
     restarted.start_feed()
     restarted.hold([asked, program, ("live", "table:1")])
-    changes = {c.key: c for c in restarted.changes()}
+    changes = {c.key: c for c in restarted.projecting.flush()}
     assert changes[asked].patch is None and changes[asked].payload == engine.payload(asked)
     assert changes[program].patch is None
     assert ("live", "table:1") not in changes  # (not made on demand: made when an event moves it)

@@ -39,7 +39,7 @@ def released_now(engine: Engine) -> list[int]:
 def test_the_public_topic_names_exactly_the_released_deals(seed: int, delay: float) -> None:
     engine = Engine(CONFIG, DECKS, release_delay=delay)
     engine.start_feed()
-    first = engine.materialize(KEY)
+    first = engine.projecting.materialize(KEY)
     assert first is not None and first["released"] == [] and first["complete"] is False
     held = clone(first)
     versions = [first["version"]]
@@ -49,7 +49,7 @@ def test_the_public_topic_names_exactly_the_released_deals(seed: int, delay: flo
         now += 1.0
         assert engine.submit(event, now).ok
         engine.tick(now)
-        for change in engine.changes():
+        for change in engine.projecting.flush():
             if change.key != KEY:
                 continue
             assert change.patch is not None  # (made above: moved from then on)
@@ -69,7 +69,7 @@ def test_the_public_topic_names_exactly_the_released_deals(seed: int, delay: flo
         assert held["version"] >= versions[-1]
         versions.append(held["version"])
     engine.tick(float("inf"))
-    for change in engine.changes():
+    for change in engine.projecting.flush():
         if change.key == KEY:
             held = apply_patch(held, json.loads(json.dumps(change.patch)))
     assert held["released"] == list(range(1, CONFIG.deals + 1)) and held["complete"] is True
@@ -85,14 +85,14 @@ def test_a_release_is_a_small_delta_at_sixty_tables() -> None:
     decks = make_decks(config)
     engine = Engine(config, decks, release_delay=0)
     engine.start_feed()
-    assert engine.materialize(KEY) is not None
-    assert engine.materialize((PUBLIC, "standings")) is not None
+    assert engine.projecting.materialize(KEY) is not None
+    assert engine.projecting.materialize((PUBLIC, "standings")) is not None
     sizes: dict[str, list[int]] = {"released": [], "standings": []}
     for event in simulate_session(config, decks, random.Random(5), mean_gap=1.0):
         at = float(event["ts"])
         assert engine.submit(event, at).ok
         engine.tick(at)
-        for change in engine.changes():
+        for change in engine.projecting.flush():
             if change.key[0] == PUBLIC and change.key[1] in sizes and change.patch:
                 frame = Frame.delta(change.key[1], 2, change.patch)
                 sizes[change.key[1]].append(len(frame.outs["json"].payload))
@@ -159,14 +159,14 @@ def test_a_flush_hands_the_released_topic_out_after_what_it_tells_of(subscribed:
     whether it is a delta or, first touched, the whole topic (the standings already made)."""
     engine = Engine(CONFIG, DECKS, release_delay=0)
     engine.start_feed()
-    assert engine.materialize((PUBLIC, "standings")) is not None
+    assert engine.projecting.materialize((PUBLIC, "standings")) is not None
     if subscribed:
-        assert engine.materialize(KEY) is not None
+        assert engine.projecting.materialize(KEY) is not None
     told = 0
     for event in simulate_session(CONFIG, DECKS, random.Random(4)):
         assert engine.submit(event, float(event["ts"])).ok
         engine.tick(float(event["ts"]))
-        keys = [c.key for c in engine.changes()]
+        keys = [c.key for c in engine.projecting.flush()]
         if KEY not in keys:
             continue
         told += 1

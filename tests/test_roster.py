@@ -27,14 +27,14 @@ def played() -> Engine:
     engine = engine_with()
     engine.start_feed()
     for key in engine.topic_keys():
-        engine.materialize(key)
+        engine.projecting.materialize(key)
     consoles = [Console(engine, t) for t in (1, 2, 3)]
     for c in consoles:
         c.ok("start", deal=1)
         c.fold_out()
     consoles[0].ok("start", deal=2)
     engine.tick(1e9)
-    engine.changes()
+    engine.projecting.flush()
     return engine
 
 
@@ -57,7 +57,7 @@ def player_at(engine: Engine, table: int, seat: int) -> tuple[str, str]:
 def projected_equals_built(engine: Engine) -> None:
     """The feed's documents (moved by the events) equal the builders' payloads (but when the
     desk was last read: a refused command moves the clock the ``ops`` builder reads)."""
-    engine.changes()
+    engine.projecting.flush()
     for key, rec in engine.projecting.projections.docs.items():
         doc, built = dict(rec.doc), engine.payload(key)
         if key[1] == "ops" and built is not None:
@@ -149,7 +149,7 @@ def test_bad_roster_commands_change_nothing(fields: dict[str, Any]) -> None:
     assert not out.ok and out.code == "bad_request", out.ack
     assert out.record is None
     assert everything(engine) == before
-    assert engine.changes() == [] or all(c.patch == [] for c in engine.changes())
+    assert engine.projecting.flush() == [] or all(c.patch == [] for c in engine.projecting.flush())
 
 
 def test_the_journal_and_a_snapshot_give_the_fixes_back() -> None:

@@ -10,7 +10,6 @@ import pytest
 from hub.domain.cards import FULL_DECK
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
-from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.rps.rules import (
     RpsHand,
     Score,
@@ -20,6 +19,7 @@ from hub.domain.games.rps.rules import (
     parse_throws,
     score,
 )
+from hub.domain.games.spec import HandSpec
 
 DEALER = "RRPSPSRRP"  # gambit RRP, flop S, turn PS, river RRP
 

@@ -39,7 +39,7 @@ def shallow(op: dict[str, Any]) -> bool:
 
 def client_changes(engine: Engine, client: Client) -> list[Any]:
     """The engine's changes, applied by the client as a browser would (through JSON)."""
-    changes = engine.changes()
+    changes = engine.projecting.flush()
     client.apply(changes)
     return changes
 
@@ -87,7 +87,7 @@ def test_a_result_makes_rows_again_for_its_group_only() -> None:
     events = list(simulate_session(CONFIG, DECKS, random.Random(3), mean_gap=1.0))
     engine = Engine(CONFIG, DECKS, release_delay=0.0)
     engine.start_feed()
-    engine.materialize(("live", "standings"))
+    engine.projecting.materialize(("live", "standings"))
     model = engine.projecting.projections.movers["standings"]
     assert isinstance(model, Scores)
     rows = model._rows["live"].teams
@@ -97,10 +97,10 @@ def test_a_result_makes_rows_again_for_its_group_only() -> None:
     for i, event in enumerate(events, 1):
         win = event["type"] == "win"
         if win:  # what came before it, flushed first
-            engine.changes()
+            engine.projecting.flush()
         before = dict(rows)
         engine.submit(event, float(i))
-        engine.changes()
+        engine.projecting.flush()
         moved = {g for (view, g), now in rows.items() if before.get((view, g)) is not now}
         made |= moved
         if win:  # (a win the hand's cards deny is disputed: nothing counted yet)

@@ -81,8 +81,10 @@ def test_the_engine_holds_a_handful_of_parts() -> None:
 
 
 # The parts of the Engine that its readers (the families' builders, the program, the site, the
-# PHH export) read as parts: ``engine.release.deal_released(d)``, not ``engine.deal_released(d)``.
-READ_PARTS = ("state", "admission", "release", "desk")
+# PHH export, the feed writer and the answer stage) read as parts:
+# ``engine.release.deal_released(d)``, not ``engine.deal_released(d)``;
+# ``engine.projecting.flush()``, not ``engine.changes()``.
+READ_PARTS = ("state", "admission", "release", "desk", "projecting")
 
 
 def _passed_on(member: ast.FunctionDef) -> ast.expr | None:
@@ -131,9 +133,9 @@ def forwarders(path: Path, cls: str, parts: tuple[str, ...] = READ_PARTS) -> lis
 
 
 def test_the_engine_forwards_nothing_of_the_parts_its_readers_read() -> None:
-    """Issue #31 item 4: a caller reads the part (``engine.release.released``); the Engine
-    keeps no pass-through to it, and the builders' view of it (``EngineView``) lists the
-    parts, not names forwarded from them."""
+    """Issue #31 item 4: a caller reads the part (``engine.release.released``,
+    ``engine.projecting.flush()``); the Engine keeps no pass-through to it, and the builders'
+    view of it (``EngineView``) lists the parts, not names forwarded from them."""
     assert not forwarders(HUB / "engine" / "core.py", "Engine")
     view = ast.parse((HUB / "engine" / "families" / "base.py").read_text(encoding="utf-8"))
     [engine_view] = [n for n in view.body if isinstance(n, ast.ClassDef) and n.name == "EngineView"]
@@ -165,8 +167,11 @@ class E:
     def own(self, d):  # not a pass-through: a value of its own
         return self.release.released("A", d)
 
-    def feed(self, k):  # not a part its readers read
+    def feed(self, k):
         return self.projecting.materialize(k)
+
+    def topic(self, k):  # not a part: the engine's topic space
+        return self.topics.get(k)
 
     def two(self, d):
         x = 1
@@ -182,6 +187,7 @@ def test_the_checks_see_a_forwarder(tmp_path: Path) -> None:
         "E.count -> self.release.pairs",
         "E.links -> self.desk.note_links",
         "E.config -> self.state.config",
+        "E.feed -> self.projecting.materialize",
     ]
 
 

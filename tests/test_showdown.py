@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 
 from hub.domain.dealing import Dealt, deal_sequence
 from hub.domain.deck import DeckOrder
-from hub.domain.games.base import PokerGame
+from hub.domain.games.holdem.game import PokerGame
 from hub.domain.games.holdem.hand import Hand
-from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.piecepack.tiles import hand_name as tile_name
 from hub.domain.games.piecepack.tiles import parse_tiles
+from hub.domain.games.spec import HandSpec
 from hub.domain.phh import read_phh, replay
 from hub.domain.pieces import CARDS
 from hub.domain.showdown import poker_showdown

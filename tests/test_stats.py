@@ -172,9 +172,9 @@ def test_the_statistics_of_a_hand_counted_session() -> None:
     keys = [(a, topic_name("stats")) for a in AUDIENCES]
     keys += [(LIVE, topic_name("dealstats", d)) for d in (1, 2)]
     for key in keys:
-        engine.materialize(key)
+        engine.projecting.materialize(key)
     play_scripted(engine)
-    engine.changes()
+    engine.projecting.flush()
     state = engine.state
     for audience in AUDIENCES:  # every deal is released: both audiences count the same
         payload = engine.payload((audience, "stats"))
@@ -238,7 +238,7 @@ def test_a_stack_and_pot_show_while_a_hand_is_in_play() -> None:
     config = make_config(seats=3, deals=2)
     engine = Engine(config, make_decks(config), release_delay=0.0)
     engine.start_feed()
-    engine.materialize((LIVE, "stats"))
+    engine.projecting.materialize((LIVE, "stats"))
     deal = config.deal_orders[1][0]
     for seq, (kind, fields) in enumerate(
         [
@@ -248,7 +248,7 @@ def test_a_stack_and_pot_show_while_a_hand_is_in_play() -> None:
         1,
     ):
         assert engine.submit(console_event(config.id, 1, seq, kind, **fields), float(seq)).ok
-    changes = {c.key: c for c in engine.changes()}
+    changes = {c.key: c for c in engine.projecting.flush()}
     ops = changes[(LIVE, "stats")].patch
     # An action moves its player's stack and its table's pot, field by field.
     assert ops and {op["path"] for op in ops} <= {
@@ -283,7 +283,7 @@ def follow(engine: Engine, keys: list[tuple[str, str]]) -> Client:
     whole or patched is taken, not checked)."""
     client = Client()
     for key in keys:
-        payload = engine.materialize(key)
+        payload = engine.projecting.materialize(key)
         if payload is not None:
             client.states[key] = clone(payload)
     return client
@@ -291,7 +291,7 @@ def follow(engine: Engine, keys: list[tuple[str, str]]) -> Client:
 
 def take(engine: Engine, client: Client) -> None:
     """The engine's changes; those of the statistics applied as a browser would."""
-    for change in engine.changes():
+    for change in engine.projecting.flush():
         if change.key[1].split(":")[0] not in ("stats", "dealstats"):
             continue
         if change.patch is None:

@@ -34,9 +34,9 @@ def entry(engine: Engine, deal: int, seat: int) -> suggest.Entry:
 
 
 def listed(engine: Engine, key: tuple[str, str]) -> list[dict[str, Any]]:
-    doc = engine.materialize(key)
+    doc = engine.projecting.materialize(key)
     assert doc is not None
-    engine.changes()
+    engine.projecting.flush()
     assert doc == engine.payload(key)  # the kept document is the builder's
     return list(doc["suggestions"])
 
@@ -176,7 +176,7 @@ def test_nothing_of_it_is_built_until_someone_subscribes(entries_made: list[int]
         nonlocal checks
         if not engine.projecting.projections.active:
             engine.start_feed()
-        changed = {c.key for c in engine.changes()}
+        changed = {c.key for c in engine.projecting.flush()}
         assert LIVE not in changed and PUBLIC not in changed
         checks += 1
 
@@ -186,7 +186,7 @@ def test_nothing_of_it_is_built_until_someone_subscribes(entries_made: list[int]
         LIVE not in engine.projecting.projections.docs
         and PUBLIC not in engine.projecting.projections.docs
     )
-    assert engine.materialize(LIVE) == engine.payload(LIVE)
+    assert engine.projecting.materialize(LIVE) == engine.payload(LIVE)
     assert seen and "suggestions" in engine.projecting.projections.models
 
 
@@ -204,18 +204,18 @@ def test_a_hand_event_recomputes_only_its_deals_entries(
     seen.clear()  # (what listing it computed)
     deal = engine.state.tables[3].next_deal()
     consoles[3].ok("start", deal=deal)
-    engine.changes()
+    engine.projecting.flush()
     assert seen == [deal]
     seen.clear()
     current = engine.state.tables[3].current
     assert current is not None and current.hand.to_act is not None
     consoles[3].ok("call", seat=current.hand.to_act)
-    engine.changes()
+    engine.projecting.flush()
     assert seen == []
     seat = current.hand.to_act
     assert seat is not None
     consoles[3].ok("raise", seat=seat, amount=current.hand.legal(seat).max_to)
-    engine.changes()
+    engine.projecting.flush()
     assert seen == ([deal] if current.hand.all_in else [])
 
 
@@ -224,9 +224,9 @@ def check_incremental(engine: Engine) -> None:
     deal's entries computed now."""
     if not engine.projecting.projections.active:
         engine.start_feed()
-        engine.materialize(LIVE)
-        engine.materialize(PUBLIC)
-    engine.changes()
+        engine.projecting.materialize(LIVE)
+        engine.projecting.materialize(PUBLIC)
+    engine.projecting.flush()
     docs = engine.projecting.projections.docs
     state, released = engine.state, engine.release.deal_released
     for key in (LIVE, PUBLIC):
@@ -255,7 +255,7 @@ def test_a_roster_fix_renames_the_team_in_the_reasons(engine: Engine) -> None:
     team = next(tm for tm in config.teams.values() if tm.name in " ".join(live[0]["reasons"]))
     fix = {"op": "roster", "team": team.id, "team_name": "Renamed", "by": "TD", "reason": "typo"}
     assert engine.control(fix, 9.0).ok
-    engine.changes()
+    engine.projecting.flush()
     doc = engine.projecting.projections.docs[LIVE].doc
     assert doc == engine.payload(LIVE)
     assert "Renamed" in " ".join(doc["suggestions"][0]["reasons"])

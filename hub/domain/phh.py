@@ -32,7 +32,7 @@ from typing import Any
 from hub.domain.cards import parse_card
 from hub.domain.errors import Rejection
 from hub.domain.games.holdem.hand import Hand
-from hub.domain.games.holdem.spec import ODD_CHIPS, HandSpec
+from hub.domain.games.spec import ODD_CHIPS, HandSpec
 from hub.domain.numbers import MAX_SAFE_INT
 
 BETTING_FIELD = "_betting"

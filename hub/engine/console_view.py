@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hub.domain.games.base import Game, offered_legal
-from hub.domain.games.holdem.records import Legal
+from hub.domain.games.base import Game
+from hub.domain.games.records import Legal
 from hub.domain.states import HandStatus
 from hub.engine.events import OPERATOR_CONSOLE
 from hub.engine.hands import MISDEAL_ACTIONS, HandState, TableState
@@ -140,7 +140,7 @@ def moving_fields(
     pad, betting = _pad_now(state, current)
     legal = dict(NO_LEGAL)
     if betting:  # (poker's ``Hand.legal`` read off its offers: not asked of the hand twice)
-        offered = offered_legal(state.game, betting)
+        offered = state.game.offered_legal(betting)
         legal = legal_block(current) if offered is None else _legal(*offered)
     return {
         "consoles": {name: {"last_seq": seqs.last(name)} for name in console_names(state, table)},

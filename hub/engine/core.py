@@ -3,18 +3,20 @@
 `submit` takes one decoded console event and answers an `Outcome`: the acknowledgement to send,
 the record to journal (accepted events only), and what to persist of a refusal. Every change of
 state is announced as a typed event (`hub.engine.changes`), handed on to the feed's part
-(`projecting`, `hub.engine.projecting`): the topic projections move by it when the feed takes
-its flush (`Projecting.flush`; `changes()` here for the callers that hold only the engine), as
-JSON Patch deltas. `restore`
-replays a journal record with exactly the effect the original `submit` had, which is what makes
-"rebuild from the journal" give the live state back; `snapshot`/`from_snapshot` make that
-rebuild start from a recent state instead of the first record.
+(`projecting`, `hub.engine.projecting`), which its callers use as a part: the topic projections
+move by those events when the feed takes its flush (`engine.projecting.flush()`), as JSON Patch
+deltas; a topic is read there (`engine.projecting.materialize`), and each answered console's
+link is handed there (`engine.projecting.links`). `restore` replays a journal record with
+exactly the effect the original `submit` had, which is what makes "rebuild from the journal"
+give the live state back; `snapshot`/`from_snapshot` make that rebuild start from a recent state
+instead of the first record.
 
 The engine composes small parts: `Admission` (sequencer, console allow-list, channel binding,
 the answers), the `TournamentState` (which answers the events each console event caused),
 `Release` (when the public sees a deal; the public board) and the `Desk` (on-air slots, clock,
 ticker, refusals, console links); `hub.engine.reactions` says what the parts add to the state's
-events. The ingest uses nothing else: not the sequencer, not the state, not the projections.
+events. The ingest uses nothing else but the feed's part's ``links``: not the sequencer, not
+the state, not the projections.
 """
 
 from __future__ import annotations
@@ -167,11 +169,6 @@ class Engine:
         self.admission.accepted(event, position)
         return self._after(events, now)
 
-    def note_links(self, links: Mapping[str, bool]) -> None:
-        """Whether each console's latest acknowledgement reached a listener (the ops topic's
-        ``connected``), handed to the feed's part (``Projecting.links``)."""
-        self.projecting.links(links)
-
     # ----------------------------------------------------------------- control
     def control(self, command: Mapping[str, Any], now: float) -> Outcome:
         """An operator command (on-air change, undo of the last one, cue list, clock, roster,
@@ -279,25 +276,20 @@ class Engine:
     # ----------------------------------------------------------------- the feed
     def start_feed(self) -> None:
         """Start projecting topics (after the journal replay). Topics are built lazily: when
-        ``materialize``d (someone subscribes, reads or asks for a snapshot) or when an event
-        first touches them (``changes()`` then hands them out whole), those made on demand
-        (``Family.lazy``) only when ``materialize``d or ``hold``. With deck orders, what
-        equity needs is made now rather than on the first hand's first action."""
+        ``materialize``d (someone subscribes, reads or asks for a snapshot:
+        ``Projecting.materialize``) or when an event first touches them (the part's ``flush``
+        then hands them out whole), those made on demand (``Family.lazy``) only when
+        ``materialize``d or ``hold``. With deck orders, what equity needs is made now rather
+        than on the first hand's first action."""
         if self.state.decks and self.state.game.equity:
             equity.prepare(self.state.config.seats)
         self.projecting.start()
         if self.program is not None:
             self.program.start()
 
-    def materialize(self, key: TopicKey) -> dict[str, Any] | None:
-        """A topic's current payload, projected from now on (None: no such topic for that
-        audience, or not yet). Its changes come through ``changes()`` as patches. (The feed's
-        part's, ``Projecting.materialize``.)"""
-        return self.projecting.materialize(key)
-
     def hold(self, keys: Iterable[TopicKey]) -> None:
         """Someone holds these topics (a writer restarting: those its predecessor made): the
-        ones made on demand and not made yet come whole with the next ``changes()``."""
+        ones made on demand and not made yet come whole with the part's next ``flush``."""
         keys = list(keys)
         self.projecting.projections.hold(k for k in keys if kind(k[0]) != PROGRAM)
         if self.program is not None:
@@ -308,12 +300,6 @@ class Engine:
         if kind(key[0]) == PROGRAM:
             return self.program is not None and self.program.on_demand(key)
         return self.projecting.projections.on_demand(key)
-
-    def changes(self) -> list[TopicChange]:
-        """What changed in the topic payloads since the last call (after ``start_feed``); with
-        program outputs, theirs too (what is on air and the clock: the public's). (The feed's
-        part's flush, ``Projecting.flush``: the feed writer takes it there.)"""
-        return self.projecting.flush()
 
     # ----------------------------------------------------------------- reading
     def topic_keys(self) -> Iterable[TopicKey]:

@@ -13,7 +13,7 @@ from hub.domain.dealing import card_position
 from hub.domain.errors import Rejection
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.games.base import Hand
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.spec import HandSpec
 from hub.domain.scoring import Scoreboard
 from hub.domain.states import Street
 from hub.engine.changes import EngineEvent, HandRewound, HandSettled

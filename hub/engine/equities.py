@@ -25,7 +25,7 @@ from typing import Any
 
 from hub.domain.equity import Runouts
 from hub.domain.games.base import Hand
-from hub.domain.games.holdem.hand import STREETS
+from hub.domain.states import BETTING_STREETS as STREETS
 from hub.domain.states import Street
 from hub.engine.tournament import VOID, HandState
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from hub.domain.dealing import STREET_CARDS
 from hub.domain.games.base import Hand
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.spec import HandSpec
 from hub.domain.states import HandStatus
 from hub.engine.events import ACTION_TYPES
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.spec import HandSpec
 from hub.domain.phh import write_phh
 from hub.domain.pieces import CARDS
 from hub.engine.tournament import COMPLETE, TournamentState

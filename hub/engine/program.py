@@ -13,7 +13,8 @@ delayed timeline); what is on air and the clock are the real engine's, now: the 
 program graphics on air as the others.
 
 Pure and synchronous: the owner offers records (``offer``) and moves time (``advance``); the
-real engine (``hub.engine.core``) does both and merges ``changes()`` into its own.
+real engine (``hub.engine.core``) does both, and its feed part's flush
+(``hub.engine.projecting``) merges the outputs' ``changes()`` into its own.
 
 A production may run several outputs (the stream 20 minutes behind, the venue's screens 5):
 ``Program`` holds one ``ProgramFeed`` per delay, each a delayed engine of its own serving the
@@ -62,18 +63,25 @@ def is_now(topics: TopicSpace, name: str) -> bool:
     return topic is not None and _declared(topic).program == NOW
 
 
+class DelayedFeed(Protocol):
+    """The delayed engine's feed part (``hub.engine.projecting.Projecting``), as used here."""
+
+    def flush(self) -> list[TopicChange]: ...
+    def materialize(self, key: TopicKey) -> dict[str, Any] | None: ...
+
+
 class Delayed(Protocol):
     """The delayed engine: an ``Engine`` (``hub.engine.core`` builds it), as used here."""
 
     @property
     def topics(self) -> TopicSpace: ...
+    @property
+    def projecting(self) -> DelayedFeed: ...
     def restore(self, record: Mapping[str, Any], position: str | None = None) -> Any: ...
     def tick(self, now: float) -> Any: ...
     def start_feed(self) -> None: ...
-    def changes(self) -> list[TopicChange]: ...
     def hold(self, keys: Iterable[TopicKey]) -> None: ...
     def on_demand(self, key: TopicKey) -> bool: ...
-    def materialize(self, key: TopicKey) -> dict[str, Any] | None: ...
     def payload(self, key: TopicKey) -> dict[str, Any] | None: ...
     def snapshot(self) -> dict[str, Any]: ...
     def restore_snapshot(self, data: Mapping[str, Any]) -> None: ...
@@ -156,7 +164,7 @@ class ProgramFeed:
         """The program topics' changes since the last call: the delayed engine's, filtered,
         and the held topics whose deal the real engine released since (whole, as snapshots)."""
         out: list[TopicChange] = []
-        for change in self.delayed.changes():
+        for change in self.delayed.projecting.flush():
             audience, name = change.key
             topic = self.topics.get(name)
             if topic is None or source_of(topic) != audience:
@@ -169,7 +177,9 @@ class ProgramFeed:
             for name, deal in list(self.held.items()):
                 if not self.real.release.deal_released(deal):
                     continue
-                payload = self.delayed.materialize((source_of(self.topics.get(name)) or LIVE, name))
+                payload = self.delayed.projecting.materialize(
+                    (source_of(self.topics.get(name)) or LIVE, name)
+                )
                 if payload is not None:
                     del self.held[name]
                     out.append(TopicChange((self.audience, name), None, payload))
@@ -206,7 +216,7 @@ class ProgramFeed:
     def materialize(self, key: TopicKey) -> dict[str, Any] | None:
         """A program topic's payload now, its changes coming through ``changes()`` (None: not
         a program topic; the real engine answers ``onair`` and ``clock``)."""
-        return self._read(key, self.delayed.materialize, note=True)
+        return self._read(key, self.delayed.projecting.materialize, note=True)
 
     def payload(self, key: TopicKey) -> dict[str, Any] | None:
         """A program topic's payload built from scratch (tests, the oracle)."""

@@ -12,7 +12,7 @@ import weakref
 from typing import Any
 
 from hub.domain.games.base import Hand, Showdown
-from hub.domain.games.holdem.hand import STREETS
+from hub.domain.states import BETTING_STREETS as STREETS
 from hub.engine.equities import hand_equity
 from hub.engine.tournament import COMPLETE, HandState
 

@@ -25,9 +25,9 @@ from hub.domain.errors import Rejection
 from hub.domain.event import Seating
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.games.base import DealtPieces, Hand
-from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.registry import EVENT_HANDLERS, game_of, on_events
 from hub.domain.games.registry import refusal as registry_refusal
+from hub.domain.games.spec import HandSpec
 from hub.domain.scoring import Scoreboard, ScoringLayout
 from hub.domain.states import Street
 from hub.engine import corrections

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from hub.domain.config import TournamentConfig
 from hub.domain.games.holdem.hand import Hand
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.spec import HandSpec
 from hub.domain.phh import (
     Mismatch,
     PhhCards,

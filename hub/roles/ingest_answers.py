@@ -154,7 +154,7 @@ class Answering:
         if links and self.engine is not None:
             desk = self.engine.desk.links
             notes.extend(link_notes({c: up for c, up in links.items() if desk.get(c) != up}))
-            self.engine.note_links(links)
+            self.engine.projecting.links(links)
         if notes:
             try:
                 await bus.append_many(self.names.notes, notes, maxlen=NOTES_MAXLEN)

@@ -197,7 +197,7 @@ class Projector:
             if isinstance(refusal, dict):
                 self.engine.note_refusal(refusal)
             if isinstance(links, dict):
-                self.engine.note_links({str(c): bool(up) for c, up in links.items()})
+                self.engine.projecting.links({str(c): bool(up) for c, up in links.items()})
 
     async def _tail(self, stream: str, after: str) -> list[tuple[str, bytes]]:
         """The next entries of ``stream``; none while Redis is away beyond the bus's own

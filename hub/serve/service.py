@@ -28,13 +28,12 @@ from hub.serve.auth import (
     may_control,
     program_topic,
 )
-from hub.serve.commands import DESK_FIELDS, IDEMPOTENCY, kept
+from hub.serve.commands import COMMAND_OPS, operator_command
 from hub.serve.console_events import console_event
 from hub.serve.fanout import Fanout
 from hub.serve.feedclient import Client
 from hub.serve.origins import OriginPolicy
 from hub.serve.proxies import TrustedProxies
-from hub.serve.rulings import RULINGS, ruling_command
 from hub.serve.session import Session, error
 from hub.wire.codec import CodecError, from_json_strict, unpack_strict
 from hub.wire.frames import FORMATS
@@ -232,7 +231,7 @@ class FeedService:
     @staticmethod
     def is_command(request: dict[str, Any]) -> bool:
         """Operator commands wait for the ingest's answer; everything else is answered now."""
-        return request["op"] in ("onair", "clock", "event", *RULINGS, *DESK_FIELDS)
+        return request["op"] in _COMMANDS
 
     def handle(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
         """Act on a request that is not a command; the error to send back, if any."""
@@ -254,13 +253,13 @@ class FeedService:
             if isinstance(signed, str):
                 return error("bad_request", signed, op=request["op"])
             request = signed
-        if request["op"] == "onair":
-            return await self._onair(client, request)
-        if request["op"] == "clock":
-            return await self._clock(client, request)
-        if request["op"] in DESK_FIELDS:
-            return await self._desk(client, request)
-        return await self._ruling(client, request)
+        op = str(request["op"])
+        if not may_control(client.role):
+            return error("forbidden", f"{op} needs the operator role", op=op)
+        command, why = operator_command(request)  # (shaped as the REST and Redis paths do)
+        if command is None:
+            return error("bad_request", why, op=op)
+        return self._answered(client, op, await self._control(request, command))
 
     def _subscription(
         self, client: Client, op: str, request: dict[str, Any]
@@ -302,43 +301,6 @@ class FeedService:
                 )
         return None
 
-    async def _onair(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
-        if not may_control(client.role):
-            return error("forbidden", "onair needs the operator role", op="onair")
-        if not isinstance(request.get("slot"), str) or "value" not in request:
-            return error("bad_request", "onair needs a 'slot' and a 'value'", op="onair")
-        command = {"op": "onair", "slot": request["slot"], "value": request["value"]}
-        result = await self._control(request, command | kept(request))
-        if not result.get("ok"):
-            return error(
-                str(result.get("code", "rejected")), str(result.get("error", "")), op="onair"
-            )
-        client.send({"type": "ok", "op": "onair", **_flags(result)})
-        return None
-
-    async def _clock(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
-        """The operator runs the session clock: start (or resume), pause, adjust, level."""
-        if not may_control(client.role):
-            return error("forbidden", "clock needs the operator role", op="clock")
-        command = {"op": "clock", "action": request.get("action")}
-        command |= kept(request, ("seconds", "level", *IDEMPOTENCY))
-        result = await self._control(request, command)
-        if not result.get("ok"):
-            return error(
-                str(result.get("code", "rejected")), str(result.get("error", "")), op="clock"
-            )
-        client.send({"type": "ok", "op": "clock", **_flags(result)})
-        return None
-
-    async def _desk(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
-        """The cue list and the undo of the last on-air change (the engine checks the
-        fields; journaled by the ingest)."""
-        op = str(request["op"])
-        if not may_control(client.role):
-            return error("forbidden", f"{op} needs the operator role", op=op)
-        command = {"op": op, **{k: request[k] for k in DESK_FIELDS[op] if k in request}}
-        return self._answered(client, op, await self._control(request, command))
-
     async def _control(self, request: dict[str, Any], command: dict[str, Any]) -> dict[str, Any]:
         """``command`` to the ingest, with the signed text and signature it came in (the
         ingest applies what was signed, after checking the signature: hub.roles.signed)."""
@@ -353,17 +315,6 @@ class FeedService:
             return error(str(result.get("code", "rejected")), str(result.get("error", "")), op=op)
         client.send({"type": "ok", "op": op, **_flags(result)})
         return None
-
-    async def _ruling(self, client: Client, request: dict[str, Any]) -> dict[str, Any] | None:
-        """An official's `confirm`, `void`, `penalty` or `roster` (journaled by the ingest with
-        `by` and `reason`; shaped by ``hub.serve.rulings``, the engine checks the rest)."""
-        op = str(request["op"])
-        if not may_control(client.role):
-            return error("forbidden", f"{op} needs the operator role", op=op)
-        command, why = ruling_command(op, request)
-        if command is None:
-            return error("bad_request", why, op=op)
-        return self._answered(client, op, await self._control(request, command))
 
     # -- background work shared by all connections --
 
@@ -402,6 +353,7 @@ _PROOF_UNSIGNED = (
     "a command from a session opened with a token's session proof must be signed: every edge "
     "holds the proof, so an unsigned one could come from any of them (docs/security.md)"
 )
+_COMMANDS = frozenset((*COMMAND_OPS, "event"))  # (a web console's event: in order, answered)
 _ENVELOPE = "\x00signed"  # where an unwrapped request keeps its signed text and signature
 
 

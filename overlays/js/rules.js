@@ -241,7 +241,7 @@ const clone = (x) => JSON.parse(JSON.stringify(x));
 export const WINNERS_PROMPT = 'Betting is over: declare the winners.';
 
 /** The pad's entries legal now in a poker hand, as the hub's `PokerGame.pad_now` lists them
- * (console:{t}'s `pad`; hub/domain/games/base.py): the seat to act's betting, the winners
+ * (console:{t}'s `pad`; hub/domain/games/holdem/game.py): the seat to act's betting, the winners
  * once the betting is over, and the dealer's card errors until the hand is settled. */
 export function pokerPad(hand) {
   if (hand.street === 'complete') return [];

@@ -23,9 +23,10 @@ import msgspec
 from hub.domain.dealing import Dealt, deal
 from hub.domain.deck import DeckOrder, random_deck_orders, seeded_deck_orders
 from hub.domain.errors import Rejection
-from hub.domain.games.base import DealtPieces, GameDefaults, Hand, Input, holdem_cards
-from hub.domain.games.holdem.records import NOTHING, ActionRecord, Legal, Pot
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.base import DealtPieces, GameDefaults, Hand, Input
+from hub.domain.games.holdem.game import holdem_cards
+from hub.domain.games.records import NOTHING, ActionRecord, Legal, Pot
+from hub.domain.games.spec import HandSpec
 from hub.domain.pieces import CARDS, piece_set_of
 from tests.toygame import events as toy_events
 

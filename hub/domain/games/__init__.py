@@ -1,4 +1,5 @@
-"""The games the hub scores, one folder each, every one behind the `Game` protocol (``base``).
+"""The games the hub scores, one folder each, every one behind the `Game` protocol (``base``);
+``spec`` and ``records`` are the hand's types every game shares (none of these imports a game).
 
 A game's folder holds its pure rules (hands, pieces, dealing, odds, bots) and its plug-in
 (``game.py``: what the tournament, the views, the config check, the deck tools and the

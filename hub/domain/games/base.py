@@ -1,12 +1,14 @@
-"""What the hub asks of a game: the `Game` protocol, and `PokerGame`, hold'em's answers.
+"""What the hub asks of a game, whatever the game: the `Game` protocol and its defaults.
 
 Every place that once asked ``config.game == ...`` asks the tournament's game instead: the
 tournament (its deck orders, deal, hand spec, new hand, replay, the events it refuses), the
 views (fields a game adds to the live table, the traveller and its rows), the PHH export, the
 config check (its [tournament] rules, its own section, its scoring), the deck tools (random and
 rehearsal orders, a deck file's check), the simulator (events a game's bots enter) and the
-CLI (its sub-commands, `Command`). Card games share hold'em's betting and deal (`PokerGame`);
-a game overrides only what differs. Views receive the engine's state objects untyped
+CLI (its sub-commands, `Command`). This module, ``spec.py`` and ``records.py`` are what every
+game shares, and import no game: hold'em's own answers (`PokerGame`, its pad and betting) are
+``holdem/game.py``, which card games that bet as hold'em does build on (tests/test_layering.py
+holds the shared layer to it). Views receive the engine's state objects untyped
 (``Any``): the domain may not import the engine, and they read only a few documented
 attributes.
 """
@@ -15,17 +17,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from hub.domain import showdown
 from hub.domain.console_event import SHARED_EVENTS, SHARED_HANDLERS, Apply, ConsoleEvent
-from hub.domain.dealing import Dealt, deal
 from hub.domain.deck import DeckOrder, random_deck_orders, seeded_deck_orders
-from hub.domain.games.holdem import events as holdem_events
-from hub.domain.games.holdem import hand as holdem
-from hub.domain.games.holdem.records import ActionRecord, Legal, Pot
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.records import ActionRecord, Legal, Pot
+from hub.domain.games.spec import HandSpec
 from hub.domain.pieces import PieceSet, piece_set_of
 
 if TYPE_CHECKING:
@@ -89,7 +87,7 @@ class DealtPieces(Protocol):
     the shared ones (piece texts: cards, tiles). Hold'em's `dealing.Dealt` (two hole cards, a
     five-card board) answers it, so does mahjong's `MahjongDeal` (13 tiles a seat, no board);
     what only a hold'em reads (two hole cards, flop/turn/river) it narrows to `Dealt` first
-    (`holdem_cards`)."""
+    (``holdem.game.holdem_cards``)."""
 
     @property
     def hole(self) -> Mapping[int, tuple[str, ...]]: ...
@@ -162,75 +160,6 @@ def pad_offer(key: str, prompt: str | None = None, **fields: dict[str, Any]) -> 
     the values allowed; ``awaited``: the seats still to enter it; ``done``: those that have;
     ``count``: how many throws; ``min``/``max``/``value``: an amount) and a ``prompt``."""
     return {"key": key, "prompt": prompt, "fields": fields}
-
-
-_SEAT = PadField("seat", "seat", "Seat")
-# Hold'em's betting on the pad (every poker game's: hold'em, piecepack, RPS Poker).
-BETTING_PAD = (
-    PadEntry("fold", "Fold", (_SEAT,), to_act=True),
-    PadEntry("check", "Check", (_SEAT,), to_act=True),
-    PadEntry("call", "Call", (_SEAT, PadField("amount", "amount", "Chips")), to_act=True),
-    PadEntry("bet", "Bet", (_SEAT, PadField("amount", "amount", "Bet")), to_act=True),
-    PadEntry("raise", "Raise to", (_SEAT, PadField("amount", "amount", "Raise to")), to_act=True),
-    PadEntry("win", "Winners", (PadField("seats", "seats", "Winners"),)),
-)
-# A dealer's errors with the cards (hold'em's and piecepack hold'em's, not RPS Poker's).
-CARD_ERRORS_PAD = (
-    PadEntry(
-        "exposed",
-        "Exposed card",
-        (_SEAT, PadField("card", "card", "Card")),
-        correction=True,
-    ),
-    PadEntry("early", "Board card early", correction=True),
-)
-WINNERS_PROMPT = "Betting is over: declare the winners."
-
-
-def betting_offers(hand: Hand) -> list[Fields]:
-    """The seat to act's betting legal now, and the winners once the betting is over (every
-    poker game's; overlays/js/rules.js `pokerPad` works out the same offline)."""
-    seat = hand.to_act
-    if seat is not None:
-        legal = hand.legal(seat)
-        who = {"choices": [seat]}
-        out = [
-            pad_offer(k, seat=who) for k, ok in (("fold", legal.fold), ("check", legal.check)) if ok
-        ]
-        if legal.call:
-            out.append(pad_offer("call", seat=who, amount={"value": legal.call}))
-        if legal.min_to is not None and legal.max_to is not None:
-            kind = "raise" if hand.high_bet > 0 else "bet"
-            out.append(pad_offer(kind, seat=who, amount={"min": legal.min_to, "max": legal.max_to}))
-        return out
-    if hand.street == "showdown":
-        live = sorted(s for s in hand.committed if s not in hand.folded)
-        return [pad_offer("win", WINNERS_PROMPT, seats={"choices": live})]
-    return []
-
-
-def offered_legal(game: Any, offers: list[Fields]) -> tuple[Legal, bool] | None:
-    """The ``Hand.legal`` that ``betting_offers`` made the seat to act's ``offers`` (the
-    ``to_act`` entries of ``game.pad_now``) of, and whether the street was opened (a raise
-    offered, not a bet), read back off them, so the console state does not ask the hand twice;
-    None when the game's pad is not poker's own (``PokerGame.pad_now``: its offers are not
-    known to be ``betting_offers``')."""
-    if type(game).pad_now is not PokerGame.pad_now:
-        return None
-    fold = check = opened = False
-    call = min_to = max_to = None
-    for offer in offers:
-        key = offer["key"]
-        if key == "fold":
-            fold = True
-        elif key == "check":
-            check = True
-        elif key == "call":
-            call = offer["fields"]["amount"]["value"]
-        else:  # bet or raise
-            amount = offer["fields"]["amount"]
-            min_to, max_to, opened = amount["min"], amount["max"], key == "raise"
-    return Legal(fold, check, call, min_to, max_to), opened
 
 
 @dataclass(frozen=True)
@@ -398,13 +327,14 @@ class Console(Protocol):
     commands: tuple[Command, ...]  # its sub-commands of ``duplicast`` (none: ())
 
     def pad_now(self, hand: Hand) -> list[Fields]: ...
+    def offered_legal(self, offers: list[Fields]) -> tuple[Legal, bool] | None: ...
 
 
 class Game(
     Decks, Dealing, Rules, Views, Overlays, Showdown, Bots, ConfigSection, Console, Protocol
 ):
-    """One game the hub scores (``registry.games``): every capability above; `PokerGame` is
-    the default answer, `GameDefaults` what a game may lack."""
+    """One game the hub scores (``registry.games``): every capability above; hold'em's
+    `PokerGame` (``holdem/game.py``) is the default answer, `GameDefaults` what a game may lack."""
 
 
 CAPABILITIES: tuple[type, ...] = (
@@ -461,6 +391,13 @@ class GameDefaults:
         """The pad's entries legal now in the hand in play or reopened (``pad_offer``s; the
         console state asks only then): by default every entry of ``pad``, within nothing."""
         return [pad_offer(entry.key) for entry in getattr(self, "pad", ())]
+
+    def offered_legal(self, offers: list[Fields]) -> tuple[Legal, bool] | None:
+        """The ``Hand.legal`` the seat to act's ``offers`` (the ``to_act`` entries of
+        ``pad_now``) were made of, and whether the street was opened (a raise offered, not a
+        bet), read back off them so the console state does not ask the hand twice; None: not
+        known from them (the console state asks the hand). Poker's are (``PokerGame``)."""
+        return None
 
     def table_fields(self, state: Any, table: Any) -> Fields:
         return {}
@@ -534,27 +471,6 @@ class GameDefaults:
         return None
 
 
-def betting_spec(config: TournamentConfig, deal_no: int) -> HandSpec:
-    """A deal's hold'em betting (seats, button, blinds, cap, pot-limit or no-limit)."""
-    return HandSpec(
-        seats=config.seats,
-        button=config.buttons[deal_no],
-        small_blind=config.small_blind,
-        big_blind=config.big_blind,
-        cap=config.cap,
-        pot_limit=config.betting == "pot-limit",
-    )
-
-
-def holdem_cards(dealt: DealtPieces | None) -> Dealt | None:
-    """A deal narrowed to hold'em's cards (two hole cards a seat, flop, turn and river), for
-    what only a hold'em reads (its spec's ``cards``: showdown, equity, PHH); ``TypeError`` for
-    another game's pieces."""
-    if dealt is None or isinstance(dealt, Dealt):
-        return dealt
-    raise TypeError(f"hold'em's cards expected, not a {type(dealt).__name__}")
-
-
 class PieceDecks:
     """Deck orders that are permutations of a game's piece set (``pieces``: cards, tiles)."""
 
@@ -588,70 +504,3 @@ class PieceDecks:
     def seeded_orders(self, seed: int | str, deals: int) -> dict[int, DeckOrder]:
         assert self.pieces is not None
         return seeded_deck_orders(seed, deals, self.pieces)
-
-
-class PokerGame(PieceDecks, GameDefaults):
-    """Hold'em's answers: cards dealt from a deck order, hold'em betting, PHH, equity."""
-
-    phh = True
-    betting_stats = True  # hold'em betting: VPIP, PFR, aggression, showdowns (docs/stats.md)
-    offline_rules = True  # hold'em betting: the console page works out the next actions offline
-    pad: tuple[PadEntry, ...] = BETTING_PAD + CARD_ERRORS_PAD
-    events: tuple[type[ConsoleEvent], ...] = holdem_events.EVENTS
-    handlers: Mapping[str, Apply] = holdem_events.HANDLERS
-
-    def __init__(
-        self,
-        name: str,
-        pieces: PieceSet,
-        commands: tuple[Command, ...] = (),
-        overlay: str | None = None,
-    ) -> None:
-        self.name = name
-        self.overlay = overlay
-        self.pieces: PieceSet | None = pieces  # what its deck orders are permutations of
-        self.equity = pieces.equity
-        self.commands = commands
-
-    def dealt(self, config: TournamentConfig, order: DeckOrder, deal_no: int) -> Dealt:
-        return deal(order, config.buttons[deal_no], config.seats)
-
-    # ------------------------------------------------------------ hands
-    def spec(
-        self, config: TournamentConfig, deal_no: int, cards: Callable[[], DealtPieces | None]
-    ) -> HandSpec:
-        assert self.pieces is not None
-        dealt = holdem_cards(cards())
-        return replace(betting_spec(config, deal_no), cards=dealt, pieces=self.pieces)
-
-    def new_hand(self, config: TournamentConfig, spec: HandSpec, order: DeckOrder | None) -> Hand:
-        return holdem.Hand(spec)
-
-    def replay(
-        self,
-        config: TournamentConfig,
-        spec: HandSpec,
-        inputs: list[Input],
-        actions: list[Input],
-        order: DeckOrder | None,
-    ) -> Hand:
-        """Rebuild a hand from its inputs (``actions``: its betting actions among them)."""
-        return holdem.Hand.replay(spec, actions)  # type: ignore[arg-type]
-
-    def pad_now(self, hand: Hand) -> list[Fields]:
-        """The betting legal now (or the winners), and the dealer's card errors until the
-        hand is settled."""
-        if hand.street == "complete":
-            return []
-        seats = {"choices": sorted(hand.committed)}
-        errors = [pad_offer("exposed", seat=seats, card={"choices": [1, 2]}), pad_offer("early")]
-        return [*betting_offers(hand), *errors]
-
-    # ------------------------------------------------------------ views
-    def showdown(self, h: Any) -> Fields | None:
-        """A settled hand's showdown package (``hub.domain.showdown``; None while in play)."""
-        return showdown.poker_showdown(h, self.seat_name)
-
-    def seat_name(self, hand: holdem.Hand, seat: int) -> str | None:
-        """The hand a seat showed, named for television (None: not known)."""
-        return showdown.card_name(hand, seat)

@@ -208,8 +208,8 @@ class Family(wire.Family):
     # move it (``CADENCE``: an aggregate over every table that every action moves, which no
     # one reads 60 times a second); any other event it declares moves it at the next publish,
     # and what actions moved meanwhile goes out within the cadence (``FeedPublisher``).
-    # 0: moved at every publish. Only the ingest's paced publishes keep it; ``Engine.changes``
-    # moves everything.
+    # 0: moved at every publish. Only the ingest's paced publishes keep it; a flush with no
+    # ``later`` (``engine.projecting.flush()``) moves everything.
     cadence: float = 0.0
 
     def __post_init__(self) -> None:
@@ -229,9 +229,9 @@ Feed = Family  # (the name the family modules used for it)
 
 CADENCE = 0.5
 """``Family.cadence`` of the aggregates every action moves (the commentators' projection, the
-statistics, the operator's desk): twice a second. At 60 tables one action every ~16 ms moved
-each of them anew, and a move costs by the groups it re-ranks, not by the events it covers:
-at 60 events a second the ingest's instructions an event were 0.929 of moving at every action
-with 0.25 s, 0.861 with 0.5 s, 0.834 with 1 s (``bench/ingest_instr.py --paced``, issue #31);
-the operator's desk kept at it too: -3.6 % (its table row's last event and seq, a frame an
-action)."""
+statistics, the operator's desk, a deal's tables): twice a second. At 60 tables one action
+every ~16 ms moved each of them anew, and a move costs by the groups it re-ranks, not by the
+events it covers: at 60 events a second the ingest's instructions an event were 0.929 of
+moving at every action with 0.25 s, 0.861 with 0.5 s, 0.834 with 1 s (``bench/ingest_instr.py
+--paced``, issue #31); the operator's desk kept at it too: -3.6 % (its table row's last event
+and seq, a frame an action); a deal's tables (their pots) -2.7 % more."""

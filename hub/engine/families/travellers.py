@@ -27,7 +27,7 @@ from hub.engine.changes import (
     StageFilled,
 )
 from hub.engine.equities import hand_traveller_equity
-from hub.engine.families.base import Feed, Reading, TopicKeys
+from hub.engine.families.base import CADENCE, Feed, Reading, TopicKeys
 from hub.engine.families.hands import CORRECTED, HAND_EVENTS
 from hub.engine.showdown import showdown_payload
 from hub.engine.shown import action_rows, team_info
@@ -617,6 +617,7 @@ DEAL = Feed(
     program=LIVE,
     held=True,
     embargo=True,
+    cadence=CADENCE,
 )
 COMPARE = Feed(
     "compare",

@@ -7,8 +7,8 @@ officials' words are in ``hand.py``'s docstring.
 from __future__ import annotations
 
 from hub.domain.errors import Rejection
-from hub.domain.games.holdem.records import NOTHING, Legal
 from hub.domain.games.holdem.state import BettingState
+from hub.domain.games.records import NOTHING, Legal
 from hub.domain.states import BETTING_STREETS as STREETS
 
 # Limit betting: a bet or raise is one fixed step (the big blind on the first two streets,

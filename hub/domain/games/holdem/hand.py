@@ -45,9 +45,10 @@ split pot's odd chips all go to the first winner left of the button instead of o
 (unless ``spec.odd_chips`` says "one-at-a-time": our own hands written to PHH).
 
 The machine in parts, one module each: ``Hand`` here (posting, acting, the streets) starts from
-``spec.HandSpec`` and is built on ``state.BettingState`` (what it keeps and reads),
-``betting.BettingRules`` (what may be done) and ``settlement.Settlement`` (pots and their
-award); ``records`` holds what it reports.
+``HandSpec`` (``hub.domain.games.spec``, every game's) and is built on ``state.BettingState``
+(what it keeps and reads), ``betting.BettingRules`` (what may be done) and
+``settlement.Settlement`` (pots and their award); what it reports is every game's records
+(``hub.domain.games.records``). Hold'em's declaration, ``PokerGame``, is ``game.py``.
 """
 
 from __future__ import annotations
@@ -57,9 +58,9 @@ from collections.abc import Iterable, Mapping
 
 from hub.domain.errors import Rejection
 from hub.domain.games.holdem.betting import BettingRules
-from hub.domain.games.holdem.records import ActionRecord
 from hub.domain.games.holdem.settlement import Settlement
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.records import ActionRecord
+from hub.domain.games.spec import HandSpec
 from hub.domain.states import BETTING_STREETS
 
 STREETS = BETTING_STREETS

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from hub.domain.errors import Rejection
-from hub.domain.games.holdem.records import Pot
 from hub.domain.games.holdem.state import BettingState
+from hub.domain.games.records import Pot
 
 
 class Settlement(BettingState):

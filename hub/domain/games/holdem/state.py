@@ -7,8 +7,8 @@ settlement (``settlement.py``); each part declares here the state it shares.
 
 from __future__ import annotations
 
-from hub.domain.games.holdem.records import ActionRecord, Pot
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.records import ActionRecord, Pot
+from hub.domain.games.spec import HandSpec
 
 
 class BettingState:

@@ -26,7 +26,6 @@ from hub.domain.games.base import (
     pad_offer,
 )
 from hub.domain.games.holdem import events as holdem_events
-from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong import views
 from hub.domain.games.mahjong.events import Result
 from hub.domain.games.mahjong.hand import (
@@ -50,6 +49,7 @@ from hub.domain.games.mahjong.rules import (
     seeded_walls,
     wall_from_tiles,
 )
+from hub.domain.games.spec import HandSpec
 from hub.domain.pieces import PieceSet
 
 if TYPE_CHECKING:

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 import msgspec
 
 from hub.domain.errors import Rejection
-from hub.domain.games.holdem.records import ActionRecord, Legal, Pot
-from hub.domain.games.holdem.spec import HandSpec
 from hub.domain.games.mahjong import fan
 from hub.domain.games.mahjong.events import McrHand
 from hub.domain.games.mahjong.rules import (
@@ -31,6 +29,8 @@ from hub.domain.games.mahjong.rules import (
     payments,
     seat_winds,
 )
+from hub.domain.games.records import ActionRecord, Legal, Pot
+from hub.domain.games.spec import HandSpec
 
 # The one input of a mahjong hand, as the tournament journals it (seat, kind, amount):
 # (0, "draw", None), (winner, "self_draw", fan), (winner, "discard:<seat>", fan); with the

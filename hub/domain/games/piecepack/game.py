@@ -3,7 +3,8 @@ showdown and equity come with the piece set)."""
 
 from __future__ import annotations
 
-from hub.domain.games.base import Command, PokerGame
+from hub.domain.games.base import Command
+from hub.domain.games.holdem.game import PokerGame
 from hub.domain.games.piecepack.pieces import TILES
 
 

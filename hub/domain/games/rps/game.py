@@ -18,7 +18,6 @@ from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.games import base
 from hub.domain.games.base import (
-    BETTING_PAD,
     BotEvent,
     Command,
     CommandError,
@@ -30,12 +29,10 @@ from hub.domain.games.base import (
     PadEntry,
     PadField,
     PieceDecks,
-    betting_offers,
-    betting_spec,
     pad_offer,
 )
 from hub.domain.games.holdem.events import BETTING, BETTING_HANDLERS
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.holdem.game import BETTING_PAD, betting_offers, betting_spec
 from hub.domain.games.rps import views
 from hub.domain.games.rps.bots import next_throw, playoff_winners
 from hub.domain.games.rps.events import Reveal, Throws
@@ -48,6 +45,7 @@ from hub.domain.games.rps.rules import (
     dealer_slips,
     replay,
 )
+from hub.domain.games.spec import HandSpec
 from hub.domain.pieces import CARDS, PieceSet
 from hub.domain.states import HandStatus
 

@@ -25,8 +25,8 @@ from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
 from hub.domain.games.holdem import hand as holdem
 from hub.domain.games.holdem.hand import STREETS
-from hub.domain.games.holdem.records import ActionRecord, Legal, Pot
-from hub.domain.games.holdem.spec import HandSpec
+from hub.domain.games.records import ActionRecord, Legal, Pot
+from hub.domain.games.spec import HandSpec
 
 # The dealer: his throws read from the deal's deck order (duplicate), or chosen at the table and
 # revealed through the console (a plain game); docs/rps-poker.md.

@@ -1,5 +1,8 @@
-"""What a hold'em hand needs before its first action: ``HandSpec`` (seats, button, blinds, cap,
-betting, the cards when known, the rules it follows) and the dealt cards it may read."""
+"""What a hand needs before its first action, whatever the game (the `Hand` protocol's ``spec``,
+``base.py``): ``HandSpec`` (seats, button, blinds, cap, betting, the cards when known, the rules
+it follows) and the dealt cards it may read. Shared by every game (hold'em's betting machine,
+mahjong's and RPS Poker's hands, a third party's) and read by the engine; hold'em's own
+declaration is ``holdem/game.py``."""
 
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ ODD_CHIPS = ("one-at-a-time", "all-to-first")
 class KnownCards(Protocol):
     """The dealt cards of a hold'em hand: two hole cards a seat, the board (``dealing.Dealt``
     satisfies it, as a PHH file's cards do; another game's pieces, ``base.DealtPieces``, do
-    not: ``base.holdem_cards`` narrows a deal to hold'em's)."""
+    not: ``holdem.game.holdem_cards`` narrows a deal to hold'em's)."""
 
     @property
     def hole(self) -> Mapping[int, tuple[str, str]]: ...

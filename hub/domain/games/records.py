@@ -1,4 +1,5 @@
-"""What a hand reports: the record of an action, what the seat to act may do, a pot."""
+"""What a hand reports, whatever the game (the `Hand` protocol's types, ``base.py``): the record
+of an action, what the seat to act may do, a pot."""
 
 from __future__ import annotations
 
