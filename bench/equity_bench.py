@@ -52,8 +52,9 @@ from hub.domain import strength_tables
 from hub.domain.cards import FULL_DECK
 from hub.domain.equity import SAMPLES, equity
 from hub.domain.evaluation import strength
-from hub.engine import equities, views
+from hub.engine import equities
 from hub.engine.core import Engine
+from hub.engine.families import hands as table_family
 
 FLOP_TARGET_MS = 10.0
 PREFLOP_TARGET_MS = 100.0
@@ -199,12 +200,12 @@ def cold() -> None:
 @contextlib.contextmanager
 def equity_off() -> Iterator[None]:
     """The payloads without equity (as before it): ``hand_equity`` answers None."""
-    saved = views.hand_equity
-    views.hand_equity = lambda h: None  # type: ignore[assignment]
+    saved = table_family.hand_equity
+    table_family.hand_equity = lambda h: None  # type: ignore[assignment]
     try:
         yield
     finally:
-        views.hand_equity = saved
+        table_family.hand_equity = saved
 
 
 def per_event(sessions: list[ingest_bench.Session], repeat: int) -> tuple[int, float, list[float]]:

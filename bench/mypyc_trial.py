@@ -28,13 +28,14 @@ What mypyc refused or changed, seen in this trial (mypy 2.4.1, setuptools 84.2, 
   pickled (the PHH service's spawned worker, the bench's session cache); left out.
 * ``hub/domain/scoring/rows.py``: ``board._ifp_row`` makes a ``SeatRow`` with
   ``object.__new__`` and fills its ``__dict__``; a native class has neither; left out.
-* ``hub/engine/views.py``: ``deal_cards`` unpacks ``Dealt.hole`` as ``tuple[Card, Card]``, as
-  annotated, but an MCR deal keeps its 13 tiles there (``cast(Any, hands)`` in
-  ``hub/domain/games/mahjong/hand.py``): compiled, it raises TypeError on the MCR tests
-  (tests/test_stats.py, tests/test_projections.py ``[mcr]``). Widening the annotation
-  spreads to ``KnownCards``, ``equity_block``, ``best_by_pot`` and the PHH export. (Since
-  fixed without widening: the views read a game's deal as ``base.DealtPieces``, whose ``hole``
-  is ``tuple[str, ...]``, and ``MahjongDeal`` is no longer a ``Dealt``.)
+* ``hub/engine/views.py`` (its ``deal_cards`` now in ``families/travellers.py``): ``deal_cards``
+  unpacks ``Dealt.hole`` as ``tuple[Card, Card]``, as annotated, but an MCR deal keeps its 13
+  tiles there (``cast(Any, hands)`` in ``hub/domain/games/mahjong/hand.py``): compiled, it
+  raises TypeError on the MCR tests (tests/test_stats.py, tests/test_projections.py
+  ``[mcr]``). Widening the annotation spreads to ``KnownCards``, ``equity_block``,
+  ``best_by_pot`` and the PHH export. (Since fixed without widening: the views read a game's
+  deal as ``base.DealtPieces``, whose ``hole`` is ``tuple[str, ...]``, and ``MahjongDeal`` is
+  no longer a ``Dealt``.)
 * ``hub/domain/scoring/board.py``: a penalty's points, annotated ``int`` in the rebuild's
   ``penalties``, arrive as a ``Fraction`` in tests/test_scoring_properties.py: TypeError.
 * ``hub/engine/projecting.py``: tests/test_projecting.py's ``AtOnce`` subclasses
@@ -57,13 +58,13 @@ from typing import Any
 MODULES = (
     "hub/wire/patch.py",
     "hub/domain/scoring/board.py",
-    "hub/engine/projection_view.py",
+    "hub/engine/families/projection.py",
     "hub/engine/projections.py",
     "hub/domain/evaluation.py",
     "hub/engine/stats.py",
     "hub/engine/equities.py",
     "hub/engine/families/travellers.py",
-    "hub/engine/views.py",
+    "hub/engine/shown.py",
     "hub/domain/equity.py",
     "hub/engine/families/hands.py",
     "hub/engine/families/stats.py",

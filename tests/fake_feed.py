@@ -178,7 +178,7 @@ def scripted_equity(
 
 
 def compare_payload(deal: int, seat: int, live: bool) -> dict[str, Any]:
-    """The hub's compare payload (hub/engine/views.py compare_payload), key for key."""
+    """The hub's compare payload (``families/travellers.py``), key for key."""
     rows = []
     for table in range(1, 7):
         status, pot, chips = COMPARE_RESULT[table]

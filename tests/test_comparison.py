@@ -12,7 +12,7 @@ import pytest
 
 from hub.domain.dealing import deal
 from hub.engine.core import Engine
-from hub.engine.views import compare_payload
+from hub.engine.families.travellers import compare_payload
 from tests.factories import make_config, make_decks
 
 CONFIG = make_config(seats=6, deals=2, schedule_seed=None)  # every table plays 1, 2 in order

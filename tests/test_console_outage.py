@@ -31,7 +31,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from hub.cli.redis_acl import EDGE_USER, INGEST_USER, acl_file
 from hub.engine.core import Engine
-from hub.engine.views import deal_row
+from hub.engine.families.travellers import deal_row
 from hub.roles.embedded import load_tournament
 from tests.browser import new_page
 from tests.nginx import Nginx, free_port

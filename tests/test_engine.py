@@ -1,4 +1,4 @@
-"""The engine: console events through validation, sequencing, the tournament and the views."""
+"""The engine: console events through validation, sequencing, the tournament and the payloads."""
 
 from __future__ import annotations
 

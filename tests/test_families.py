@@ -5,6 +5,7 @@ a family that does not declare its class (checked on every event of simulated se
 from __future__ import annotations
 
 import random
+import sys
 import tomllib
 from collections import Counter
 from collections.abc import Iterator
@@ -80,6 +81,17 @@ def test_every_family_has_one_feed_with_a_builder() -> None:
         assert callable(feed.build) and callable(feed.keys)
         assert feed.events, f"{name}: no engine event touches it"
         assert set(feed.moves) <= set(feed.events), f"{name} moves an event it does not declare"
+
+
+@pytest.mark.parametrize("name", ["standings", "seat", "table", "deal", "compare", "projection"])
+def test_a_family_builds_its_payload_in_its_own_module(name: str) -> None:
+    """Issue #31 item 1: a family's builder is part of its declaration, in its module beside
+    its mover (five were in ``hub.engine.views``, a module cut for size; the projection's in
+    ``hub.engine.projection_view``, cut from it)."""
+    module = sys.modules[FEEDS[name].build.__module__]
+    assert module.__name__.startswith("hub.engine.families.")
+    made = getattr(module, f"{name}_payload", None)
+    assert callable(made) and made.__module__ == module.__name__, f"{name}: built elsewhere"
 
 
 def test_every_engine_event_class_is_declared_by_a_family_or_by_none_explicitly() -> None:

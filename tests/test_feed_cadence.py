@@ -22,6 +22,7 @@ from hub.engine.changes import ActionApplied
 from hub.engine.core import Engine
 from hub.engine.families import FEEDS
 from hub.engine.families.base import CADENCE
+from hub.engine.families.projection import Projection, projected_board, projection_payload
 from hub.engine.simulate import simulate_session
 from hub.roles.ingest import Ingest
 from hub.roles.publisher import (
@@ -31,6 +32,7 @@ from hub.roles.publisher import (
     FEED_SPACING_MAX,
     FeedPublisher,
 )
+from hub.wire.topics import LIVE
 from tests.hubharness import unique_tournament
 from tests.test_engine_properties import run
 from tests.test_projections import Client
@@ -244,6 +246,40 @@ def assert_equal_to_builder(engine: Engine, client: Client, key: Any) -> None:
         built = {**built, "at": doc["at"]}
     assert doc == built, key
     assert client.states[key] == built, key
+
+
+@pytest.mark.parametrize("noise", [False, True])
+def test_the_projection_keeps_its_scoreboard_and_its_hands_wait_with_it(noise: bool) -> None:
+    """The projection's scoreboard is its model's (``Projection.board``, issue #31 item 1), not
+    the generic ``Projections``': a flush that leaves the projection for later leaves its
+    board as it was (the hands its events moved wait, noted, with it); a flush that moves it
+    sets them, and its board is then one made from scratch."""
+    steps = deferred = 0
+
+    def check(engine: Engine) -> None:
+        nonlocal steps, deferred
+        projections = engine.projecting.projections
+        if not projections.active:
+            engine.start_feed()
+            engine.projecting.materialize((LIVE, "projection"))
+        assert not hasattr(projections, "board")
+        model = projections.movers["projection"]
+        assert isinstance(model, Projection)
+        before = model.board.as_dict()
+        steps += 1
+        engine.projecting.flush(frozenset({"projection"}) if steps % 4 else frozenset())
+        if "projection" in projections.deferred:
+            deferred += 1
+            assert model.board.as_dict() == before
+        else:
+            assert model.board.as_dict() == projected_board(engine.state).as_dict()
+
+    engine, _ = run(5, corrections_noise=noise, after_each=check)
+    engine.projecting.flush()
+    assert engine.payload((LIVE, "projection")) == projection_payload(
+        engine.state, projected_board(engine.state)
+    )
+    assert deferred > 10
 
 
 PACED = [("live", "projection"), ("live", "stats"), ("live", "ops")]  # (a topic each)

@@ -28,8 +28,8 @@ from hub.domain.games.rps.rules import RpsHand
 from hub.domain.games.spec import HandSpec
 from hub.domain.pieces import CARDS
 from hub.engine.core import Engine
+from hub.engine.families.hands import table_payload
 from hub.engine.simulate import simulate_session
-from hub.engine.views import table_payload
 from tests.factories import config_data
 from tests.toygame.game import HIGHCARD
 

@@ -31,11 +31,11 @@ from hub.domain.games.mahjong.rules import (
 )
 from hub.domain.imp import parse_scale
 from hub.domain.scoring import full_recompute
-from hub.engine import views
 from hub.engine.core import Engine
 from hub.engine.events import parse_event
 from hub.engine.simulate import simulate_session
 from hub.engine.snapshot import restore_state, snapshot
+from hub.engine.ticker import swing_items
 from hub.files.config import load_config
 from hub.files.decks import decrypt_orders, encrypt_orders, export_plain, generate_key, parse_plain
 from tests.test_projections import Client, assert_projected
@@ -252,7 +252,7 @@ def test_individual_imps_of_one_deal_across_four_tables() -> None:
     assert [imps[(t, 2)] for t in (1, 2, 3, 4)] == [-3, -1, -5, 8]
     # The ticker's swing of table 4's seat 2 (+36 - 3 = +33, past the threshold of 20 points),
     # worded in points: a mahjong hand has no chips.
-    swings = [i["text"] for i in views.swing_items(engine.state, 4, 1) if i["seat"] == 2]
+    swings = [i["text"] for i in swing_items(engine.state, 4, 1) if i["seat"] == 2]
     assert len(swings) == 1 and "+36 points on deal 1, +33 against seat 2's average" in swings[0]
     # The same through the poker rule (against the others' average) would differ: table 1
     # seat 1, 34 - (0 + 48 - 20) / 3 = 24.67 -> 6, not 5.

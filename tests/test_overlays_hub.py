@@ -26,9 +26,9 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from hub.bus.memory import MemoryBus
 from hub.client.logreplay import replay_log
 from hub.engine.core import Engine
-from hub.engine.views import LIVE
 from hub.roles.embedded import OVERLAYS, IngestSource
 from hub.serve.http import RunningServer, create_app, serve
+from hub.wire.topics import LIVE
 from tests.browser import open_overlay, screenshot
 from tests.fake_feed import (
     OPS_DISPUTE_KEYS,

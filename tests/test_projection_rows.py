@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from hub.domain.scoring import SeatRow, TeamStanding
 from hub.engine.core import Engine
-from hub.engine.projection_view import _move_rows, _named_row, _team_row
+from hub.engine.families.projection import _move_rows, _named_row, _team_row
 from hub.wire.patch import Recorder, apply_patch, clone
 from hub.wire.topics import LIVE
 from tests.test_engine_properties import run

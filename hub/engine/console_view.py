@@ -19,8 +19,8 @@ from hub.domain.states import HandStatus
 from hub.engine.events import OPERATOR_CONSOLE
 from hub.engine.hands import MISDEAL_ACTIONS, HandState, TableState
 from hub.engine.sequencer import Sequencer
+from hub.engine.shown import roster
 from hub.engine.tournament import TournamentState
-from hub.engine.views import roster
 
 __all__ = [
     "NO_LEGAL",

@@ -19,16 +19,7 @@ from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from typing import Any, get_args
 
-from hub.domain.eventscore import EventScoreboard
-from hub.domain.scoring import Scoreboard
-from hub.engine import projection_view
-from hub.engine.changes import (
-    ActionApplied,
-    EngineEvent,
-    HandRewound,
-    HandSettled,
-    HandStarted,
-)
+from hub.engine.changes import ActionApplied, EngineEvent
 from hub.engine.families import FEEDS, Model, Mover, Payloads, TopicKeys, feeds_of
 from hub.engine.tournament import TournamentState
 from hub.wire.patch import Recorder, TopicChange
@@ -36,8 +27,6 @@ from hub.wire.topics import TopicKey
 
 __all__ = ["Projections", "TopicChange"]
 
-_HAND_EVENTS = (HandStarted, ActionApplied, HandRewound, HandSettled)
-HandEvent = HandStarted | ActionApplied | HandRewound | HandSettled
 _Route = tuple[frozenset[TopicKey], tuple[TopicKey, ...]]
 
 
@@ -58,7 +47,6 @@ class Projections:
         self.docs: dict[TopicKey, Recorder] = {}
         self._stale: dict[TopicKey, None] = {}
         self._moved: dict[TopicKey, Recorder] = {}  # (each with its document's recorder)
-        self._projected: dict[tuple[int, int], None] = {}  # hands the projection must re-read
         # The topics to make when an event first touches them (those of families with a
         # model not materialized yet, and the topics made on demand that someone asked for
         # while they had no data), and those of them an event touched: made at the next flush
@@ -66,8 +54,6 @@ class Projections:
         # edges hold the old ones: issue #31).
         self._unmade: set[TopicKey] = set()
         self._fresh: dict[TopicKey, None] = {}
-        # The projection's scoreboard, once asked for.
-        self.board: Scoreboard | EventScoreboard | None = None
         config = state.config
         self.keys = TopicKeys(config, FEEDS)
         self._k = self.keys.k
@@ -136,8 +122,7 @@ class Projections:
         other than an action, those it moves (such an event has them moved at the next
         flush, ``_pressed``, whatever the flush was asked to leave for later); what the last
         flush left for later; per family with a mover, the families sharing it (the
-        statistics' two: left for later together or not at all; made at ``start``); the
-        family the projection's scoreboard moves (its results wait with it)."""
+        statistics' two: left for later together or not at all; made at ``start``)."""
         self._pressing = {
             cls: tuple(f.name for f in feeds if f.cadence and cls is not ActionApplied)
             for cls, feeds in self._routes.items()
@@ -145,7 +130,6 @@ class Projections:
         self._pressed: set[str] = set()
         self.deferred: frozenset[str] = frozenset()
         self._sharing: dict[str, frozenset[str]] = {}
-        self._boarded = {f.name for f in FEEDS.values() if f.mover is projection_view.Projection}
 
     # ----------------------------------------------------------------- keys
     def key(self, audience: str, name: str, arg: Any = None) -> Any:
@@ -209,7 +193,6 @@ class Projections:
                     self._stale[key] = None
                 if self._unmade:
                     self._fresh.update(dict.fromkeys(route[0] & self._unmade))
-                self._project(hand)
             return route[0]
         keys, stale = self._routed(event)
         if self.active and (pressing := self._pressing[type(event)]):
@@ -217,8 +200,6 @@ class Projections:
         self.touch(stale)
         if self._unmade and self.active:
             self._fresh.update(dict.fromkeys(keys & self._unmade))
-        if isinstance(event, _HAND_EVENTS) and self.active:
-            self._project((event.table, event.deal))
         return keys
 
     def _tell(self, event: EngineEvent) -> None:
@@ -231,11 +212,6 @@ class Projections:
                     model.on(event)
         for on in self._telling[cls]:
             on(event)
-
-    def _project(self, hand: tuple[int, int]) -> None:
-        """The projection's scoreboard will move by this hand (at the next flush)."""
-        if self.board is not None:
-            self._projected[hand] = None
 
     def touch(self, keys: Iterable[TopicKey]) -> None:
         """These topics may have changed in ways only a rebuild tells: rebuild at flush."""
@@ -254,13 +230,11 @@ class Projections:
         self.docs.clear()
         self._stale.clear()
         self._moved.clear()
-        self._projected.clear()
         self._pressed.clear()
         self.deferred = frozenset()
         self._unmade = set(self._eager_keys)
         self._fresh.clear()
         self.models.clear()
-        self.board = projection_view.projected_board(self.state)
         self.movers = {
             f.name: f.mover(self.payloads) for f in FEEDS.values() if f.mover is not None
         }
@@ -332,14 +306,6 @@ class Projections:
             later = frozenset(n for n in later if sharing.get(n, later) <= later)
         self._pressed.clear()
         self.deferred = frozenset(later)
-        if later and not later.isdisjoint(self._boarded):  # (its board's results: kept too)
-            projected: dict[tuple[int, int], None] = {}
-        else:
-            projected, self._projected = self._projected, {}
-        if self.board is not None:
-            for table, deal in projected:
-                result = projection_view.projected_result(self.state, table, deal)
-                self.board.set_result(table, deal, result)
         stale, self._stale = self._stale, {}
         docs, moved = self.docs, self._moved
         for key in stale:

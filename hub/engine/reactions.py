@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from hub.engine import views
 from hub.engine.changes import (
     ActionApplied,
     EngineEvent,
@@ -27,6 +26,7 @@ from hub.engine.changes import (
 )
 from hub.engine.desk import Desk
 from hub.engine.release import Release
+from hub.engine.ticker import swing_items
 from hub.engine.tournament import TournamentState
 from hub.wire.topics import PUBLIC
 
@@ -78,7 +78,7 @@ def settled(
     """A hand's counted result moved: the standings, its swings on the ticker, and the deal's
     release (a deal already public shows the correction at once)."""
     yield event
-    for item in views.swing_items(state, event.table, event.deal):
+    for item in swing_items(state, event.table, event.deal):
         yield from desk.add_ticker(item, state, release.deal_released)
     corrected = release.correct(event.table, event.deal)
     if corrected is not None:

@@ -6,7 +6,7 @@ A correction is an operator command (``{"op": "roster", ...}``) journaled as a c
 so a replay of the journal applies it again at its place. The file's names stay the keys:
 ``player(team, name)`` is the name shown for a player the file (or a session's lineup) calls
 ``name``, ``info(config)`` the teams' names, codes and colours as shown; every payload that
-shows a name reads it through these (``hub.engine.views``), and the engine announces
+shows a name reads it through these (``hub.engine.shown``), and the engine announces
 `RosterChanged` so the topics that show the team are rebuilt in every audience.
 
 A substitution is told as a name: results belong to the seat (the scoring ranks seats), so the

@@ -1,4 +1,5 @@
-"""The ticker: short news lines (all-ins, voids, big swings), one list per audience.
+"""The ticker: short news lines (all-ins, voids, big swings: ``swing_items``), one list per
+audience.
 
 Each audience has its own items and its own ids: the public's ids count only what the public
 has seen, so a gap in them never hints at a hidden all-in, and items the public may not see yet
@@ -11,9 +12,10 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from hub.engine.tournament import TERMINAL, TournamentState
 from hub.wire.topics import AUDIENCES, LIVE, PUBLIC
 
-__all__ = ["TICKER_ITEMS", "Ticker"]
+__all__ = ["TICKER_ITEMS", "Ticker", "swing_items"]
 
 TICKER_ITEMS = 30
 
@@ -63,3 +65,44 @@ class Ticker:
             self.items[audience].extend(data["items"][audience])
             self._ids[audience] = int(data["ids"][audience])
         self._held = {int(deal): list(items) for deal, items in data["held"]}
+
+
+def swing_items(state: TournamentState, table: int, deal_no: int) -> list[dict[str, Any]]:
+    """Ticker items for a finished hand: each seat's largest swing against the seat average."""
+    config = state.config
+    group = config.group_of(table)
+    hand = state.hand(table, deal_no)
+    if hand is None or hand.status not in TERMINAL or hand.result is None:
+        return []
+    items = []
+    unit = state.game.points_unit  # a mahjong hand scores points
+    results = [
+        r for t in group.tables if (h := state.hand(t, deal_no)) is not None and (r := h.result)
+    ]
+    for seat, chips in hand.result.items():
+        others = [r.get(seat, 0) for r in results]
+        if len(others) < 2:
+            continue
+        average = sum(others) / len(others)
+        swing = chips - average
+        held = state.seat_holder(table, seat, deal_no)
+        if abs(swing) >= 20 * config.big_blind and held is not None:
+            team, player = held
+            items.append(
+                {
+                    "kind": "swing",
+                    "table": table,
+                    "deal": deal_no,
+                    "seat": seat,
+                    "chips": chips,
+                    "swing": round(swing, 2),
+                    "text": f"{player} ({team.code}) {_signed(chips)}{unit} on deal {deal_no}, "
+                    f"{_signed(swing)} against seat {seat}'s average",
+                }
+            )
+    return items
+
+
+def _signed(n: float) -> str:
+    """+1,200 or minus 7,134: a ticker figure with a true minus sign (U+2212), as on air."""
+    return f"{n:+,.0f}".replace("-", "\u2212")

@@ -4,7 +4,12 @@ builder of its payload and its model. The projections route each event by these 
 (``hub.engine.projections``); ``Payloads`` builds any topic's payload from them; the program
 feed, the REST routes, the subscription checks (``TopicSpace``), ``TopicKeys`` and the hub's
 list of topics (``topic_list``) read them. A family added here is a topic of the hub, with no
-other edit."""
+other edit.
+
+Payloads are plain JSON-friendly dicts, one per audience: *live* (commentators, operators) sees
+everything as it happens, hole cards included; *public* sees a deal only once every table of
+its group has completed it (plus the release delay): until then public payloads hold nothing of
+it: no cards, actions, chip-scores, comparison rows, nor standings that count it."""
 
 from __future__ import annotations
 
@@ -25,8 +30,9 @@ from hub.engine.families.base import (
 from hub.engine.families.console import CONSOLE
 from hub.engine.families.control import CONTROL
 from hub.engine.families.desk import CLOCK, ONAIR, OPS, TICKER
-from hub.engine.families.hands import PROJECTION, TABLE
+from hub.engine.families.hands import TABLE
 from hub.engine.families.payloads import Payloads
+from hub.engine.families.projection import PROJECTION
 from hub.engine.families.released import RELEASED
 from hub.engine.families.scores import SEAT, STANDINGS
 from hub.engine.families.stats import DEALSTATS, STATS

@@ -19,8 +19,6 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any, Protocol
 
 from hub.domain.config import TournamentConfig
-from hub.domain.eventscore import EventScoreboard
-from hub.domain.scoring import Scoreboard
 from hub.engine.admission import Admission
 from hub.engine.desk import Desk
 from hub.engine.release import Release
@@ -46,14 +44,14 @@ EVERY = (PUBLIC, LIVE, PROGRAM)  # the program's are the delayed engine's, filte
 NOW = "now"  # Family.program: the real engine's public topic, not delayed
 
 
-class BoardHolder(Protocol):
+class MoversHolder(Protocol):
     @property
-    def board(self) -> Scoreboard | EventScoreboard | None: ...
+    def movers(self) -> Mapping[str, Mover]: ...  # (each family's, while projecting)
 
 
 class ProjectionsHolder(Protocol):
     @property
-    def projections(self) -> BoardHolder: ...  # (the feed's part holds the projections)
+    def projections(self) -> MoversHolder: ...  # (the feed's part holds the projections)
 
 
 class EngineView(Protocol):

@@ -16,8 +16,8 @@ from hub.domain.states import HandStatus
 from hub.engine.changes import ActionApplied, HandRewound, HandSettled, HandStarted
 from hub.engine.families.base import Reading
 from hub.engine.hands import HandState, TableState
+from hub.engine.shown import roster
 from hub.engine.tournament import TournamentState
-from hub.engine.views import roster
 from hub.wire.patch import Recorder
 from hub.wire.topics import LIVE, TopicKey
 

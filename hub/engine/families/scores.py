@@ -15,13 +15,13 @@ against after every event.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hub.domain.config import TournamentConfig
 from hub.domain.eventscore import EventScoreboard
-from hub.domain.scoring import Scoreboard
+from hub.domain.scoring import VIEWS, Scoreboard
 from hub.domain.scoring.format import View
-from hub.engine import views
 from hub.engine.changes import (
     DealReleased,
     HandSettled,
@@ -31,11 +31,13 @@ from hub.engine.changes import (
     StageFilled,
 )
 from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
+from hub.engine.roster import Roster
+from hub.engine.shown import named_seats, team_info
 from hub.wire.patch import Recorder
 from hub.wire.standings_select import select_standings
 from hub.wire.topics import ANY, AUDIENCES, LIVE, PUBLIC, TopicKey
 
-__all__ = ["SEAT", "STANDINGS", "Scores", "build_standings"]
+__all__ = ["SEAT", "STANDINGS", "Scores", "build_standings", "seat_payload", "standings_payload"]
 
 
 def _audiences(event: Any) -> tuple[str, ...]:
@@ -61,7 +63,7 @@ def build_standings(engine: EngineView, live: bool) -> dict[str, Any]:
     config, state = engine.state.config, engine.state
     if live:
         complete = {g: sorted(state.board.completed_deals(g)) for g in config.groups}
-        return views.standings_payload(
+        return standings_payload(
             config,
             state.board,
             live=True,
@@ -71,7 +73,7 @@ def build_standings(engine: EngineView, live: bool) -> dict[str, Any]:
         )
     deals = range(1, config.deals + 1)
     complete = {g: [d for d in deals if engine.release.released(g, d)] for g in config.groups}
-    return views.standings_payload(
+    return standings_payload(
         config,
         engine.release.public_board,
         live=False,
@@ -85,12 +87,87 @@ def build_standings(engine: EngineView, live: bool) -> dict[str, Any]:
     )
 
 
+def standings_payload(
+    config: TournamentConfig,
+    board: Scoreboard | EventScoreboard,
+    *,
+    live: bool,
+    complete: dict[str, list[int]],
+    fills: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
+    roster: Roster | None = None,
+) -> dict[str, Any]:
+    info = team_info(config, roster)
+    scores = board.as_dict()
+    views = ("like_for_like", "running") if live else ("like_for_like",)
+    out: dict[str, Any] = {
+        "tournament": config.id,
+        "name": config.name,
+        "tables": list(config.tables),
+        "deals": {"total": config.deals, "complete": complete},
+        "scoring": board.scoring.describe(),
+        "game": config.game,
+    }
+    for view in views:
+        block = scores[view]
+        out[view] = {
+            "teams": [{**row, **info[row["team"]]} for row in block["teams"]],
+            "seats": named_seats(block["seats"], roster),
+        }
+    if isinstance(board, EventScoreboard):
+        out["event"] = event_block(config, board, fills or {})
+        for view in VIEWS:
+            if view in out:
+                blocks = board.event_as_dict(view)
+                _with_info(blocks, info)
+                for block in blocks["sessions"].values():
+                    block["seats"] = named_seats(block.get("seats", []), roster)
+                out[view].update(blocks)
+    return out
+
+
+def _with_info(blocks: dict[str, Any], info: dict[str, dict[str, str]]) -> None:
+    """Team names and colours on every team row of the event's blocks."""
+    rows = [r for b in blocks["sessions"].values() for r in b["teams"]]
+    rows += [r for b in blocks["stages"].values() for r in (*b["teams"], *b["across"])]
+    rows += blocks["overall"]
+    for row in rows:
+        row.update(info[row["team"]])
+
+
+def event_block(
+    config: TournamentConfig,
+    board: EventScoreboard,
+    fills: Mapping[str, Mapping[str, tuple[str, ...]]],
+) -> dict[str, Any]:
+    """The event's stages and sessions, which are current, and the teams of filled stages."""
+    session = board.current_session()
+    return {
+        **config.plan.as_dict(),
+        "current": {"session": session, "stage": config.plan.session_by_id[session].stage},
+        "fills": {st: {g: list(t) for g, t in groups.items()} for st, groups in fills.items()},
+    }
+
+
+def seat_payload(standings: dict[str, Any], seat: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"seat": seat, "scoring": standings["scoring"]}
+    for view in ("like_for_like", "running"):
+        if view in standings:
+            rows = [
+                {**row, "group": block["group"]}
+                for block in standings[view]["seats"]
+                if block["seat"] == seat
+                for row in block["rows"]
+            ]
+            out[view] = {"rows": rows}
+    return out
+
+
 def _standings(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
     return read.standings(audience == LIVE)
 
 
 def _seat(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
-    return views.seat_payload(read.standings(audience == LIVE), args[0])
+    return seat_payload(read.standings(audience == LIVE), args[0])
 
 
 class _Rows:
@@ -235,7 +312,7 @@ class Scores:
         moved: _Moved | None = _Moved()
         if audience in self._full or board is not rows.board:
             self._full.discard(audience)
-            self._info = views.team_info(self.engine.state.config, state.roster)
+            self._info = team_info(self.engine.state.config, state.roster)
             rows.teams.clear()
             rows.seats.clear()
             rows.board = board
@@ -263,7 +340,7 @@ class Scores:
                     found = rows.seats.get(at)
                     if found is not None and found[0] is standing:
                         continue
-                    (block,) = views.named_seats([standing.as_dict()], roster)
+                    (block,) = named_seats([standing.as_dict()], roster)
                     rows.seats[at] = (standing, block)
                     rows.seat_rows[at] = [{**row, "group": group} for row in block["rows"]]
                     if moved is not None and found is not None:
@@ -313,7 +390,7 @@ class Scores:
         if rows.doc is not None and isinstance(self._board(audience), EventScoreboard):
             if seat is None:
                 return dict(rows.doc)
-            return views.seat_payload(rows.doc, seat)
+            return seat_payload(rows.doc, seat)
         board = self._board(audience)
         scoring = board.scoring.describe()
         if seat is not None:

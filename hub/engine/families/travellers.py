@@ -6,15 +6,15 @@ action appends one row at ``/rows/{i}/actions/-``; a hand that starts, settles o
 corrected has its row re-read and patched field by field), so the deltas name the rows that
 moved and nothing tournament-sized is rebuilt or diffed. A group's release inserts its rows
 into the public's documents (``add`` at their place); a roster fix or a stage's fill sets
-the names of each row. The builders stay the oracle (``views.deal_payload``,
-``views.compare_payload``: tests/test_projections.py holds each document to them)."""
+the names of each row. The builders stay the oracle (``deal_payload``,
+``compare_payload``: tests/test_projections.py holds each document to them)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from hub.engine import views
+from hub.domain.games.base import Views
 from hub.engine.changes import (
     ActionApplied,
     DealReleased,
@@ -29,12 +29,15 @@ from hub.engine.changes import (
 from hub.engine.equities import hand_traveller_equity
 from hub.engine.families.base import CADENCE, Feed, Reading, TopicKeys
 from hub.engine.families.hands import CORRECTED, HAND_EVENTS
+from hub.engine.showdown import showdown_payload
+from hub.engine.shown import action_rows, team_info
+from hub.engine.tournament import HandState, TournamentState
 from hub.wire.patch import Recorder
 from hub.wire.topics import AUDIENCES, LIVE, PUBLIC, TopicKey
 
-__all__ = ["COMPARE", "DEAL", "Deals", "Travellers"]
+__all__ = ["COMPARE", "DEAL", "Deals", "Travellers", "compare_payload", "deal_payload", "deal_row"]
 
-# A traveller row's fields that name who holds the seat (``views.team_info``'s and the player).
+# A traveller row's fields that name who holds the seat (``team_info``'s and the player).
 NAMES = ("team", "name", "code", "colour", "player")
 
 
@@ -57,16 +60,179 @@ def compare_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
 
 def _deal(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any] | None:
     engine = read.engine
-    return views.deal_payload(
+    return deal_payload(
         engine.state, args[0], live=audience == LIVE, released=engine.release.released
     )
 
 
 def _compare(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any] | None:
     engine = read.engine
-    return views.compare_payload(
+    return compare_payload(
         engine.state, args[0], args[1], live=audience == LIVE, released=engine.release.released
     )
+
+
+Released = Callable[[str, int], bool]  # (group, deal) -> the public sees it
+
+
+def deal_payload(
+    state: TournamentState, deal_no: int, *, live: bool, released: Released
+) -> dict[str, Any] | None:
+    config = state.config
+    groups = [g for g in config.groups_playing(deal_no) if live or released(g.id, deal_no)]
+    if not groups:
+        return None
+    tables = []
+    for g in groups:
+        for t in g.tables:
+            h = state.hand(t, deal_no)
+            tables.append({"table": t, "group": g.id, **deal_row(h)})
+    return {
+        "deal": deal_no,
+        "button": config.buttons[deal_no],
+        "released": sorted(g.id for g in config.groups_playing(deal_no) if released(g.id, deal_no)),
+        **deal_cards(state, deal_no),
+        "tables": tables,
+        "game": config.game,
+    }
+
+
+def deal_row(h: HandState | None) -> dict[str, Any]:
+    """What a deal's payload says of one table's hand."""
+    return {
+        "status": hand_status(h),
+        "result": None if h is None or (r := h.result) is None else r_text(r),
+        "pot": h.hand.pot if h else 0,
+    }
+
+
+def hand_status(hand: HandState | None) -> str:
+    return "waiting" if hand is None else hand.status
+
+
+def r_text(result: dict[int, int]) -> dict[str, int]:
+    """A result with JSON keys (seat numbers as strings)."""
+    return {str(seat): chips for seat, chips in result.items()}
+
+
+def deal_cards(state: TournamentState, deal_no: int) -> dict[str, Any]:
+    """A deal payload's cards: the deck order's, once a table has started the deal."""
+    dealt = state.dealt(deal_no) if state.started(deal_no) else None
+    return {
+        "board": list(dealt.board) if dealt else [],
+        "hole": {str(s): list(c) for s, c in dealt.hole.items()} if dealt else {},
+    }
+
+
+def compare_payload(
+    state: TournamentState, deal_no: int, seat: int, *, live: bool, released: Released
+) -> dict[str, Any] | None:
+    config = state.config
+    groups = [g for g in config.groups_playing(deal_no) if live or released(g.id, deal_no)]
+    if not groups:
+        return None
+    info = team_info(config, state.roster)
+    rows = [compare_row(state, deal_no, t, g.id, seat, info) for g in groups for t in g.tables]
+    out: dict[str, Any] = {
+        "deal": deal_no,
+        "seat": seat,
+        "button": config.buttons[deal_no],
+        "hole": compare_hole(state, deal_no, seat),
+        "rows": rows,
+        "game": config.game,
+    }
+    out.update(compare_summary(rows))
+    out["board"] = reference_board(state, deal_no, len(out["board"]))
+    out.update(state.game.compare_fields(state, deal_no, seat))
+    return out
+
+
+def compare_row(
+    state: TournamentState,
+    deal_no: int,
+    table: int,
+    group: str,
+    seat: int,
+    info: dict[str, dict[str, str]],
+) -> dict[str, Any]:
+    """One table's row of the traveller: who holds the seat there and how they played it. Each
+    action carries its street, so a client groups them street by street itself."""
+    held = state.seat_holder(table, seat, deal_no)
+    h = state.hand(table, deal_no)
+    row: dict[str, Any] = {
+        "table": table,
+        "group": group,
+        "team": held[0].id if held else None,
+        **(info[held[0].id] if held else {}),
+        "player": held[1] if held else None,
+        "actions": action_rows(h) if h else [],
+        "chips": None,
+        "points": deal_points(state, table, deal_no, seat),
+    }
+    if h is None:
+        row.update(status="waiting", pot=0, committed=0, folded=False, street=None, equity=None)
+        row["showdown"] = None
+        return row
+    row.update(compare_fields(h, seat, state.game))
+    row["showdown"] = showdown_payload(h, state.game)
+    result = h.result
+    if result is not None:
+        row["chips"] = result.get(seat, 0)
+    row.update(state.game.row_fields(h))  # mahjong: the hand's result
+    return row
+
+
+def compare_fields(h: HandState, seat: int, game: Views) -> dict[str, Any]:
+    """A traveller row's fields that move with every action at its table."""
+    hand = h.hand
+    return {
+        "status": h.status,
+        "pot": hand.pot,
+        "committed": hand.committed.get(seat, 0),
+        "folded": seat in hand.folded,
+        "street": hand.street,
+        "board": list(hand.board_visible()),
+        "equity": hand_traveller_equity(h, seat),
+        **game.seat_fields(hand, seat),
+        **game.hand_fields(hand),
+    }
+
+
+def deal_points(state: TournamentState, table: int, deal_no: int, seat: int) -> int | None:
+    """A traveller row's ``points``: what the seat scored on the deal in the tournament's
+    format, as the scoreboard counts it (``Scoreboard.deal_points``: IMPs, or chips; None
+    under IFP points, scored per session, or while the hand is not counted)."""
+    scored = state.board.deal_points(table, deal_no)
+    return None if scored is None else scored.get(seat)
+
+
+def reference_board(state: TournamentState, deal_no: int, length: int) -> list[str]:
+    """The deck order's board as far as the furthest table has dealt it (a table's own board,
+    after a dealer error, is in its row)."""
+    dealt = state.dealt(deal_no)
+    return list(dealt.board[:length]) if dealt else []
+
+
+def compare_hole(state: TournamentState, deal_no: int, seat: int) -> list[str]:
+    """The seat's hole cards, once a table has started the deal (else nothing)."""
+    dealt = state.dealt(deal_no) if state.started(deal_no) else None
+    return list(dealt.hole[seat]) if dealt else []
+
+
+def compare_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The traveller's fields that depend on every row: the board furthest dealt, the average
+    chip-score of the finished rows (and each finished row's swing against it)."""
+    best_board: list[str] = []
+    finished = [row["chips"] for row in rows if row["chips"] is not None]
+    for row in rows:
+        board = row.get("board")
+        if board is not None and len(board) > len(best_board):
+            best_board = board
+    average = sum(finished) / len(finished) if finished else None
+    for row in rows:
+        if row["chips"] is not None and average is not None:
+            row["swing"] = round(row["chips"] - average, 2)
+    return {"board": list(best_board), "average": None if average is None else round(average, 2)}
 
 
 class _Rows:
@@ -249,18 +415,18 @@ class Deals(_Rows):
 
     def _act(self, rec: Recorder, key: TopicKey, table: int, first: int) -> None:
         h = self.read.engine.state.hand(table, self._args[key][1][0])
-        rec.update(("tables", self._row[table]), views.deal_row(h))
+        rec.update(("tables", self._row[table]), deal_row(h))
 
     def _reread(self, rec: Recorder, key: TopicKey, table: int, i: int) -> None:
         state = self.read.engine.state
         deal = self._args[key][1][0]
-        rec.update(("tables", i), views.deal_row(state.hand(table, deal)))
-        rec.update((), views.deal_cards(state, deal))
+        rec.update(("tables", i), deal_row(state.hand(table, deal)))
+        rec.update((), deal_cards(state, deal))
 
     def _new_row(self, key: TopicKey, table: int, group: str) -> dict[str, Any]:
         deal = self._args[key][1][0]
         h = self.read.engine.state.hand(table, deal)
-        return {"table": table, "group": group, **views.deal_row(h)}
+        return {"table": table, "group": group, **deal_row(h)}
 
     def _summarise(self, rec: Recorder, key: TopicKey) -> None:
         self._released(rec, key)
@@ -301,7 +467,7 @@ class Travellers(_Rows):
         does not depend on the seat (the new action rows, status, pot, street, board, the
         game's hand fields) is read once for all of them; each seat's row gets its own
         committed, folded, equity and the game's seat fields. The row equals
-        ``views.compare_fields``'s (tests/test_projections.py holds the documents to the
+        ``compare_fields``'s (tests/test_projections.py holds the documents to the
         builders after every event)."""
         state = self.read.engine.state
         h = state.hand(table, deal)
@@ -311,7 +477,7 @@ class Travellers(_Rows):
                 self._reread(rec, key, table, i)
             return
         hand, game = h.hand, state.game
-        added = views.action_rows(h)[first:]
+        added = action_rows(h)[first:]
         status, pot, street = h.status, hand.pot, hand.street
         board = tuple(hand.board_visible())
         shown = len(board)
@@ -340,14 +506,14 @@ class Travellers(_Rows):
             )
             if shown > len(rec.doc["board"]):
                 if reference is None:
-                    reference = views.reference_board(state, deal, shown)
+                    reference = reference_board(state, deal, shown)
                 rec.set(("board",), list(reference))
 
     def _new_row(self, key: TopicKey, table: int, group: str) -> dict[str, Any]:
         state = self.read.engine.state
         deal, seat = self._args[key][1]
-        info = views.team_info(state.config, state.roster)
-        return views.compare_row(state, deal, table, group, seat, info)
+        info = team_info(state.config, state.roster)
+        return compare_row(state, deal, table, group, seat, info)
 
     def _reread(self, rec: Recorder, key: TopicKey, table: int, i: int) -> None:
         state = self.read.engine.state
@@ -363,10 +529,10 @@ class Travellers(_Rows):
         if not same_sum:  # else the average, the board and every row's swing stand
             self._summarise(rec, key)
         self._points(rec, key, table, group)
-        rec.set(("hole",), views.compare_hole(state, deal, seat))
+        rec.set(("hole",), compare_hole(state, deal, seat))
 
     def _summarise(self, rec: Recorder, key: TopicKey) -> None:
-        """The fields that depend on every row, as ``views.compare_summary`` makes them."""
+        """The fields that depend on every row, as ``compare_summary`` makes them."""
         state = self.read.engine.state
         deal, seat = self._args[key][1]
         rows = rec.doc["rows"]
@@ -384,13 +550,13 @@ class Travellers(_Rows):
                 swing = round(chips - average, 2)
                 if r.get("swing") != swing:
                     rec.set(("rows", j, "swing"), swing)
-        rec.set(("board",), views.reference_board(state, deal, furthest))
+        rec.set(("board",), reference_board(state, deal, furthest))
         rec.set(("average",), None if average is None else round(average, 2))
-        rec.set(("hole",), views.compare_hole(state, deal, seat))
+        rec.set(("hole",), compare_hole(state, deal, seat))
         rec.update((), state.game.compare_fields(state, deal, seat))
 
     def _points(self, rec: Recorder, key: TopicKey, table: int, group: str) -> None:
-        """The ``points`` of the other rows of ``table``'s group, as ``views.deal_points``
+        """The ``points`` of the other rows of ``table``'s group, as ``deal_points``
         reads them: a hand counted, corrected or taken back moves the IMPs of every table of
         its group on the deal (each against their average). A row's hand need not have moved
         its chips for the board to (a reopened hand still counts until it settles again), so
@@ -402,7 +568,7 @@ class Travellers(_Rows):
         for j, r in enumerate(rec.doc["rows"]):
             if r["group"] != group or r["table"] == table:
                 continue
-            points = views.deal_points(state, r["table"], deal, seat)
+            points = deal_points(state, r["table"], deal, seat)
             if r.get("points") != points:
                 rec.set(("rows", j, "points"), points)
 
@@ -410,7 +576,7 @@ class Travellers(_Rows):
         """A roster fix or a stage's fill: who holds the seat at each table, as named now."""
         state = self.read.engine.state
         deal, seat = self._args[key][1]
-        info = views.team_info(state.config, state.roster)
+        info = team_info(state.config, state.roster)
         for i, row in enumerate(rec.doc["rows"]):
             held = state.seat_holder(row["table"], seat, deal)
             names = {

@@ -1,6 +1,6 @@
 """The mahjong fields of the topic payloads (game "mcr"): winds, hands and results.
 
-The payload builders of ``hub.engine.views`` call these (through the game, ``game.py``) for a
+The payload builders of ``hub.engine.families`` call these (through the game, ``game.py``) for a
 mahjong tournament, so every topic keeps its family, audiences and release rule
 (docs/mahjong.md): the live table (commentator and operator) shows the four seats' winds,
 13-tile hands and the hand's result; the traveller shows the seat's wind and every table's

@@ -1,5 +1,5 @@
-"""RPS Poker's fields in the live table and traveller payloads (``hub.engine.views`` adds
-them, through the game).
+"""RPS Poker's fields in the live table and traveller payloads (the families' builders,
+``hub.engine.families``, add them through the game).
 
 A seat's ``throws`` (its rounds so far), ``score`` (against the dealer's throws turned over so
 far: ``diff``, ``wins``, ``losses``) and ``win`` (its chance to win from here, ``rps_odds``);

@@ -1,5 +1,7 @@
-"""The projection: the standings as if every hand in play ended now (its scoreboard, its payload,
-and ``Projection``, the model that moves the payload in place). Split from ``hub.engine.views``."""
+"""The ``projection`` family: the commentators' standings as if every hand in play ended now.
+Its declaration (``PROJECTION``), its builder (``projection_payload`` of a ``projected_board``,
+each hand in play counted as ``if_ended_now``) and its model, ``Projection``: the family's
+scoreboard, moved hand by hand, and its document, moved in place row by row."""
 
 from __future__ import annotations
 
@@ -9,22 +11,23 @@ from bisect import bisect_left
 from collections.abc import Callable, Container, Iterable, Sequence
 from functools import partial
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hub.domain.eventscore import EventScoreboard
 from hub.domain.scoring import Scoreboard, SeatRow, TeamStanding
+from hub.domain.states import Role
 from hub.engine.changes import RosterChanged
+from hub.engine.families.base import CADENCE, Feed, Reading, TopicKeys
+from hub.engine.families.hands import HAND_EVENTS
 from hub.engine.hands import TableState
 from hub.engine.roster import Roster
+from hub.engine.shown import named_seats, team_info
 from hub.engine.tournament import TournamentState
-from hub.engine.views import named_seats, team_info
 from hub.wire.patch import Recorder
 from hub.wire.topics import LIVE, TopicKey
 
-if TYPE_CHECKING:
-    from hub.engine.families.base import Reading
-
 __all__ = [
+    "PROJECTION",
     "Projection",
     "if_ended_now",
     "projected_board",
@@ -90,6 +93,20 @@ def projection_payload(
     }
 
 
+def projection_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
+    return [k[LIVE]["projection"]]
+
+
+def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
+    """The projection from its model's scoreboard (``Projection.board``; from a new one while
+    nothing is projected: the journal's replay)."""
+    engine = read.engine
+    model = engine.projecting.projections.movers.get("projection")
+    if isinstance(model, Projection):
+        return projection_payload(engine.state, model.board)
+    return projection_payload(engine.state, projected_board(engine.state))
+
+
 def hand_row(table: TableState) -> dict[str, Any] | None:
     """A table's row of the projection's hands: its hand in play as if it ended now (None:
     no hand in play, or none the cards can end)."""
@@ -109,17 +126,22 @@ def hand_row(table: TableState) -> dict[str, Any] | None:
 
 
 class Projection:
-    """The ``projection`` topic's ``Mover``: the tables whose hand events came, until the flush;
-    then their rows of ``hands`` (added, replaced or removed at their place) and the scoreboard
-    rows that moved: a group's teams and a seat's block, re-read when the board's cached
-    standing of it is a new one (the board drops a group's caches when one of its totals moves,
-    so the groups nobody played cost a lookup). A roster fix re-reads every row."""
+    """The ``projection`` topic's ``Mover`` and its model: the projection's scoreboard (every
+    hand as if it ended now: made when projecting starts, then moved hand by hand) and the
+    hands whose events came, until the flush; then each of those hands' projected result set on
+    the board, their tables' rows of ``hands`` (added, replaced or removed at their place) and
+    the scoreboard rows that moved: a group's teams and a seat's block, re-read when the
+    board's cached standing of it is a new one (the board drops a group's caches when one of
+    its totals moves, so the groups nobody played cost a lookup). A roster fix re-reads every
+    row. A flush that leaves the projection for later (``Family.cadence``) does not flush it:
+    the board keeps its results, the hands stay noted, until a flush that does."""
 
     def __init__(self, read: Reading) -> None:
         self.read = read
         self.key: TopicKey = read.keys().k[LIVE]["projection"]
         self.rec: Recorder | None = None
         self._noted: dict[int, None] = {}  # tables whose hand moved
+        self._projected: dict[tuple[int, int], None] = {}  # their hands, (table, deal)
         self._names = False  # a roster fix: every team's and seat's row
         state = read.engine.state
         self._place = {t: i for i, t in enumerate(state.tables)}  # table -> its place
@@ -129,27 +151,25 @@ class Projection:
         self._read: dict[tuple[str, int], tuple[Any, int]] = {}
         self._entries: dict[str, list[tuple[str, int]]] = {}
         self._group_of: dict[int, str] = {}  # table -> its group on the board
+        self.board: Scoreboard | EventScoreboard = projected_board(state)
 
     def on(self, event: Any) -> None:
         if type(event) is RosterChanged:
             self._names = True
         else:
             self._noted[event.table] = None
+            self._projected[(event.table, event.deal)] = None
 
     def open(self, key: TopicKey) -> Recorder | None:
         if key != self.key:
             return None
         engine = self.read.engine
         state = engine.state
-        board = self._board()
+        board = self.board
         self.rec = Recorder(projection_payload(state, board))
         self._shown = [self._place[row["table"]] for row in self.rec.doc["hands"]]
         self._remember(board)
         return self.rec
-
-    def _board(self) -> Scoreboard | EventScoreboard:
-        engine = self.read.engine
-        return engine.projecting.projections.board or projected_board(engine.state)
 
     def _remember(self, board: Scoreboard | EventScoreboard) -> None:
         """What of the board each row of the document shows (a plain scoreboard's)."""
@@ -172,11 +192,15 @@ class Projection:
     def flush(self) -> Iterable[TopicKey]:
         noted, self._noted = self._noted, {}
         names, self._names = self._names, False
-        rec = self.rec
         if not (noted or names):
             return ()
+        state = self.read.engine.state
+        projected, self._projected = self._projected, {}
+        board = self.board
+        for table, deal in projected:
+            board.set_result(table, deal, projected_result(state, table, deal))
+        rec = self.rec
         if rec is not None:
-            state = self.read.engine.state
             for table in noted:
                 self._hand(rec, state.tables[table])
             self._standings(rec, names, noted)
@@ -203,7 +227,7 @@ class Projection:
         the ``tables`` whose hands moved (a hand moves its group's standings only), of every
         group after a roster fix."""
         state = self.read.engine.state
-        board = self._board()
+        board = self.board
         if self._read and isinstance(board, Scoreboard):
             if names:
                 groups: Iterable[str] = self._entries
@@ -362,3 +386,17 @@ def _named_row(row: SeatRow, roster: Roster | None) -> dict[str, Any]:
     (block,) = named_seats([{"rows": [row.as_dict()]}], roster)
     row_dict: dict[str, Any] = block["rows"][0]
     return row_dict
+
+
+PROJECTION = Feed(
+    "projection",
+    (*HAND_EVENTS, RosterChanged),
+    projection_keys,
+    _projection,
+    audiences=(LIVE,),
+    role=Role.COMMENTATOR,
+    route="/api/projection",
+    delta="replace of the hands and rows that moved",
+    mover=Projection,
+    cadence=CADENCE,
+)
