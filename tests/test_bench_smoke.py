@@ -6,11 +6,13 @@ Asserts the shape of what they report (and that every event got through), never 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import itertools
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -776,7 +778,8 @@ def test_site_phones_tiny_c_phones_and_edge_latency(
     edge = phones["edge"]
     counted = phones["deal_frames"] + phones["sitewide_frames"]
     assert edge["n"] + edge["not_on_feed"] + edge["stamped_after"] >= counted
-    assert edge["n"] >= 0.9 * counted and edge["p99_ms"] <= phones["release"]["p99_ms"]
+    assert edge["n"] >= 0.9 * counted, edge
+    assert edge["p99_ms"] <= phones["release"]["p99_ms"], (edge, phones["release"])
     refetch = phones["refetch"]
     assert refetch["released_frames"] >= phones["deals_released"]
     assert refetch["refreshes"] + refetch["coalesced"] == refetch["expected"]
@@ -823,6 +826,64 @@ def test_site_phones_feed_stamps_read_whole_messages(
     assert [data for _, data in reader.got] == payloads and reader.buf == b""
     stamps = [t for t, _ in reader.got]
     assert stamps == sorted(stamps) and stamps[-1] == read
+
+
+def test_site_phones_feed_stamper_reads_at_a_raised_priority() -> None:
+    """The feed stamper's thread, alone in its process, runs at a real-time priority where the
+    machine allows it (else nice -10): the kernel merges a message that comes while the socket
+    still holds one into it, with the later time, so a stamper that waited behind a loaded
+    machine stamped a release after some phones had its frame (CI: 7 of 63 under load 7-10)."""
+    import os
+    import socket
+    import threading
+
+    bench = load("site_phones")
+    listener = socket.create_server(("127.0.0.1", 0))
+    channel = b"dup:t1:feed"
+    seen: list[tuple[int, int]] = []
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(1024)
+            conn.sendall(b"*3\r\n$9\r\nsubscribe\r\n$11\r\n%s\r\n:1\r\n" % channel)
+            conn.recv(1024)  # (until the stamper closes)
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    reader = bench.FeedStamps(f"redis://127.0.0.1:{listener.getsockname()[1]}", channel.decode())
+    reader.start()
+    try:
+        deadline = time.monotonic() + 5
+        while reader.priority == "none" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        tid = reader.native_id
+        assert tid is not None
+        seen.append((os.sched_getscheduler(tid), os.getpriority(os.PRIO_PROCESS, tid)))
+    finally:
+        reader.stop()
+        listener.close()
+    allowed = ["none"]  # (what a thread may do here, asked apart)
+
+    def may() -> None:
+        tid = threading.get_native_id()
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, tid, -10)
+            allowed[0] = "nice"
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(1))
+            allowed[0] = "fifo"
+
+    probe = threading.Thread(target=may)
+    probe.start()
+    probe.join()
+    assert reader.priority == allowed[0]
+    if allowed[0] == "fifo":
+        assert seen == [(os.SCHED_FIFO, seen[0][1])]
+    elif allowed[0] == "nice":
+        assert seen[0][1] == -10
+    # the process's other threads are left as they were
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER
 
 
 def test_site_phones_edge_figures_match_by_audience_topic_seq() -> None:
