@@ -368,7 +368,6 @@ HOLDEM = "hub.domain.games.holdem"
 HOLDEM_READERS: dict[str, str] = {
     "hub.domain.games.registry": "it lists the hub's games, HOLDEM among them",
     "hub.domain.phh": "a PHH file is a hold'em hand history: replayed on hold'em's Hand",
-    "hub.domain.showdown": "poker's showdown ranks and splits the pots of hold'em's Hand",
     "hub.files.phh": "a PHH file's hand is read and checked on hold'em's Hand",
 }
 
@@ -420,7 +419,7 @@ def test_the_games_shared_layer_imports_no_game() -> None:
         ("hub.engine.console_view", "hub.domain.games.holdem.game", True),
         ("hub.domain.bots", "hub.domain.games.holdem", True),
         ("hub.domain.games.rps.game", "hub.domain.games.holdem.hand", False),  # game to game
-        ("hub.domain.showdown", "hub.domain.games.holdem.game", False),  # a named reader
+        ("hub.domain.phh", "hub.domain.games.holdem.game", False),  # a named reader
     ],
 )
 def test_the_shared_layer_check_refuses_a_new_import_of_a_game(

@@ -19,12 +19,12 @@ from hub.domain.dealing import Dealt, deal_sequence
 from hub.domain.deck import DeckOrder
 from hub.domain.games.holdem.game import PokerGame
 from hub.domain.games.holdem.hand import Hand
+from hub.domain.games.holdem.showdown import poker_showdown
 from hub.domain.games.piecepack.tiles import hand_name as tile_name
 from hub.domain.games.piecepack.tiles import parse_tiles
 from hub.domain.games.spec import HandSpec
 from hub.domain.phh import read_phh, replay
 from hub.domain.pieces import CARDS
-from hub.domain.showdown import poker_showdown
 from hub.engine.core import Engine
 from hub.engine.showdown import showdown_payload
 from hub.engine.simulate import simulate_session

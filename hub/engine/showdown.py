@@ -1,6 +1,7 @@
 """The ``showdown`` field of the live table, the traveller rows and the public's released
-table: the game's showdown package of a settled hand (``hub.domain.showdown``) plus, for an
-all-in run-out, each street's equity from the all-in on (``equities``).
+table: the game's showdown package of a settled hand (``Game.showdown``; poker's:
+``hub.domain.games.holdem.showdown``) plus, for an all-in run-out, each street's equity
+from the all-in on (``equities``).
 
 Made once per settled state of a hand (a correction replaces the hand's engine or moves its
 status): every payload that shows it, and every rebuild, shares the same block.

@@ -11,7 +11,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from hub.domain import showdown
 from hub.domain.console_event import Apply, ConsoleEvent
 from hub.domain.dealing import Dealt, deal
 from hub.domain.deck import DeckOrder
@@ -29,6 +28,7 @@ from hub.domain.games.base import (
 )
 from hub.domain.games.holdem import events as holdem_events
 from hub.domain.games.holdem import hand as holdem
+from hub.domain.games.holdem import showdown
 from hub.domain.games.records import Legal
 from hub.domain.games.spec import HandSpec
 from hub.domain.pieces import CARDS, PieceSet
@@ -189,7 +189,7 @@ class PokerGame(PieceDecks, GameDefaults):
 
     # ------------------------------------------------------------ views
     def showdown(self, h: Any) -> Fields | None:
-        """A settled hand's showdown package (``hub.domain.showdown``; None while in play)."""
+        """A settled hand's showdown package (``holdem.showdown``; None while in play)."""
         return showdown.poker_showdown(h, self.seat_name)
 
     def seat_name(self, hand: holdem.Hand, seat: int) -> str | None:

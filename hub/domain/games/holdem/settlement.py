@@ -79,7 +79,7 @@ class Settlement(BettingState):
     def awards(self, declared: Iterable[int] | None = None) -> list[tuple[Pot, tuple[int, ...]]]:
         """How a settled hand's pots went: each pot and its winners in odd-chip order, by the
         known cards (``declared`` None) or as an official declared them; a fold-out is one pot
-        to the player left. What the showdown package shows (``hub.domain.showdown``)."""
+        to the player left. What the showdown package shows (``holdem.showdown``)."""
         live = tuple(s for s in sorted(self.committed) if s not in self.folded)
         if len(live) == 1:
             return [(Pot(self.pot, frozenset(live)), live)]

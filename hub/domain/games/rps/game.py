@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from hub.domain import showdown
 from hub.domain.console_event import SHARED_EVENTS, SHARED_HANDLERS, Apply, ConsoleEvent
 from hub.domain.deck import DeckOrder
 from hub.domain.errors import Rejection
@@ -31,6 +30,7 @@ from hub.domain.games.base import (
     PieceDecks,
     pad_offer,
 )
+from hub.domain.games.holdem import showdown
 from hub.domain.games.holdem.events import BETTING, BETTING_HANDLERS
 from hub.domain.games.holdem.game import BETTING_PAD, betting_offers, betting_spec
 from hub.domain.games.rps import views

@@ -1,4 +1,5 @@
-"""The showdown package of a settled hand: who won each pot, with what, and every hand shown.
+"""Poker's showdown package of a settled hand (hold'em's, and the games played on its
+``Hand``: piecepack, RPS Poker): who won each pot, with what, and every hand shown.
 
 What television shows when a pot is decided ("Main pot 2,400: seat 2 and seat 5 split, Two
 pair, aces and kings"; "Side pot 800: seat 4"): each pot (main, then side pots) with its
