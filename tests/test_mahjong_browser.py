@@ -193,3 +193,28 @@ def test_the_other_pages_load_a_mahjong_event_without_errors(
     page.goto(f"{hub.url}/overlays/{path}{sep}token={token}")
     page.wait_for_timeout(1500)
     shot(page, f"mcr-{path.split('.')[0]}")
+
+
+def test_the_public_site_shows_a_mahjong_event_s_statistics_without_poker_s_columns(
+    hub: MahjongHub, page: Page
+) -> None:
+    """Once deals are public, the results site's event page lists each player's hands and
+    swing (in points) and explains them in mahjong's terms: no VPIP, PFR, aggression or
+    showdown column, which a game with no betting (``stats.poker`` false) has nothing for."""
+    hub.play(hub.events[hub.sent :])
+    hub.sent = len(hub.events)
+    page.goto(f"{hub.url}/site/")
+    stats = page.locator("#stats")
+    expect(stats.locator("tbody tr").first).to_be_visible(timeout=FAST)
+    heads = stats.locator("thead th").all_inner_texts()
+    assert heads == ["Player", "Team", "Hands", "Swing"], heads
+    note = stats.locator(".note").inner_text()
+    assert "Swing:" in note and "VPIP" not in note, note
+    data = page.request.get(f"{hub.url}/site/data/stats.json").json()
+    assert data["poker"] is False and data["players"]
+    players = stats.locator("tbody tr")
+    assert players.count() == len(data["players"])
+    for row in players.all():
+        assert len(row.locator("td").all()) == 3  # team, hands, swing (the player is a th)
+    stats.scroll_into_view_if_needed()
+    shot(page, "mcr-site-stats")

@@ -131,19 +131,28 @@ function provisional(event) {
 }
 
 /** The players' statistics over the released deals (the public `stats` topic, when the hub
- * has that family): a table, sorted as the topic sorts it. */
+ * has that family): a table, sorted as the topic sorts it. The betting columns are a poker
+ * game's (`stats.poker`; docs/stats.md): a game with no betting to count (MCR mahjong) shows
+ * each player's hands and swing only, explained in its own words. */
 function renderStats(stats) {
   const pct = (v) => (v === null || v === undefined ? '–' : `${PCT.format(v)} %`);
+  const poker = stats.poker !== false;
   const rows = stats.players.map((p) => el('tr', {},
     el('th', { scope: 'row' }, el('a', { href: `player/${encodeURIComponent(p.id)}/` }, p.name || p.id)),
-    td(String(p.team || '')), td(plain(p.hands), 'num'), td(pct(p.vpip), 'num'), td(pct(p.pfr), 'num'),
-    td(p.af === null || p.af === undefined ? '–' : PCT.format(p.af), 'num'), td(pct(p.wtsd), 'num'),
+    td(String(p.team || '')), td(plain(p.hands), 'num'),
+    ...(poker ? [td(pct(p.vpip), 'num'), td(pct(p.pfr), 'num'),
+      td(p.af === null || p.af === undefined ? '–' : PCT.format(p.af), 'num'), td(pct(p.wtsd), 'num')] : []),
     td(signed(p.swing, 0), 'num')));
+  const deals = `Over the ${(stats.deals || []).length} released deals.`;
+  const note = poker
+    ? `${deals} VPIP: put money in voluntarily; PFR: raised before the flop; AF: aggression factor; WTSD: went to showdown.`
+    : `${deals} Swing: each player's result against the field's average at the same seat of the same deals.`;
+  const betting = poker ? [{ label: 'VPIP', cls: 'num' }, { label: 'PFR', cls: 'num' },
+    { label: 'AF', cls: 'num' }, { label: 'WTSD', cls: 'num' }] : [];
   return section('stats', 'Player statistics',
-    el('p', { class: 'note', text: `Over the ${(stats.deals || []).length} released deals. VPIP: put money in voluntarily; PFR: raised before the flop; AF: aggression factor; WTSD: went to showdown.` }),
+    el('p', { class: 'note', text: note }),
     table('Player statistics, released deals', [{ label: 'Player' }, { label: 'Team' }, { label: 'Hands', cls: 'num' },
-      { label: 'VPIP', cls: 'num' }, { label: 'PFR', cls: 'num' }, { label: 'AF', cls: 'num' }, { label: 'WTSD', cls: 'num' },
-      { label: 'Swing', cls: 'num' }], rows));
+      ...betting, { label: 'Swing', cls: 'num' }], rows));
 }
 
 function renderEvent(event, standings, stats = null) {
