@@ -218,3 +218,23 @@ def test_the_public_site_shows_a_mahjong_event_s_statistics_without_poker_s_colu
         assert len(row.locator("td").all()) == 3  # team, hands, swing (the player is a th)
     stats.scroll_into_view_if_needed()
     shot(page, "mcr-site-stats")
+
+
+def test_the_public_site_s_hand_record_names_each_seat_s_wind_not_a_button(
+    hub: MahjongHub, page: Page
+) -> None:
+    """A released MCR deal's hand record on the results site says each seat's wind on that
+    deal (and the prevalent wind), as the live table does, never poker's "(button)"."""
+    hub.play(hub.events[hub.sent :])
+    hub.sent = len(hub.events)
+    deal = 3  # (East is seat 3 on this deal of the sample: poker's button would be there)
+    data = page.request.get(f"{hub.url}/site/data/deal/{deal}.json").json()
+    winds = data["record"]["winds"]
+    assert sorted(winds.values()) == ["E", "N", "S", "W"], winds
+    page.goto(f"{hub.url}/site/deal/{deal}/")
+    record = page.locator("#record")
+    expect(record.locator("tbody tr")).to_have_count(4, timeout=FAST)
+    heads = record.locator("tbody th").all_inner_texts()
+    assert heads == [f"Seat {s} ({WINDS_NAME[winds[str(s)]]})" for s in range(1, 5)], heads
+    assert "button" not in record.inner_text()
+    expect(record).to_contain_text(f"Prevalent wind: {WINDS_NAME[data['record']['prevalent']]}.")

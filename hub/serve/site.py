@@ -684,10 +684,15 @@ def _record(traveller: dict[str, Any], compare: dict[str, Any]) -> dict[str, Any
                 runouts[table] = showdown["runout"]
             for s, text in (showdown.get("hands") or {}).items():
                 hands.setdefault(str(table), {})[str(s)] = text
+    # A game whose seats have winds (MCR: ``compare``'s ``mahjong`` block): each seat's wind
+    # and the deal's prevalent wind, where a poker deal has its button.
+    winds = next((c["mahjong"] for c in compare.values() if c.get("mahjong")), None)
     return {
         "hole": traveller.get("hole", {}),
         "board": traveller.get("board", []),
         "button": traveller.get("button"),
+        "winds": None if winds is None else winds.get("winds"),
+        "prevalent": None if winds is None else winds.get("prevalent"),
         "equities": {
             "preflop": preflop,
             "runouts": [{"table": t, "streets": r} for t, r in sorted(runouts.items())],

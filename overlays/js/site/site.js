@@ -130,6 +130,16 @@ function provisional(event) {
     ` results: ${n} of ${event.deals} deals released. The ranking may change until the event is complete.`);
 }
 
+const WIND_NAMES = { E: 'East', S: 'South', W: 'West', N: 'North' };
+
+/** What a hand record says beside a seat: its wind in a game whose seats have winds (MCR's
+ * deal record: `winds`), else whether it had the button. */
+function seatNote(rec, seat) {
+  const wind = rec.winds && rec.winds[String(seat)];
+  if (wind) return ` (${WIND_NAMES[wind] || wind})`;
+  return rec.button === seat ? ' (button)' : '';
+}
+
 /** The players' statistics over the released deals (the public `stats` topic, when the hub
  * has that family): a table, sorted as the topic sorts it. The betting columns are a poker
  * game's (`stats.poker`; docs/stats.md): a game with no betting to count (MCR mahjong) shows
@@ -262,12 +272,13 @@ function renderDeal(event, data, d) {
   if (hasPieces) {
     const pre = (rec.equities && rec.equities.preflop) || {};
     const hrows = Object.keys(rec.hole).map(Number).sort((a, b) => a - b).map((s) => el('tr', {},
-      el('th', { scope: 'row' }, `Seat ${s}${rec.button === s ? ' (button)' : ''}`),
+      el('th', { scope: 'row' }, `Seat ${s}${seatNote(rec, s)}`),
       td(pieces(rec.hole[s], facts)),
       Object.keys(pre).length ? td(pre[s] ? `${PCT.format(pre[s].win * 100)} %` : '–', 'num') : null));
     const head = [{ label: 'Seat' }, { label: facts.cards ? 'Cards' : 'Pieces' }];
     if (Object.keys(pre).length) head.push({ label: 'Win chance, all in before the flop', cls: 'num' });
     const parts = [table(`Hand record of deal ${d}`, head, hrows)];
+    if (rec.prevalent) parts.unshift(el('p', { class: 'note', text: `Prevalent wind: ${WIND_NAMES[rec.prevalent] || rec.prevalent}.` }));
     if (rec.board && rec.board.length) parts.unshift(el('p', { class: 'board' }, el('strong', { text: 'Board: ' }), pieces(rec.board, facts)));
     const runs = (rec.equities && rec.equities.runouts) || [];
     if (runs.length) {
