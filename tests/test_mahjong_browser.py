@@ -238,3 +238,28 @@ def test_the_public_site_s_hand_record_names_each_seat_s_wind_not_a_button(
     assert heads == [f"Seat {s} ({WINDS_NAME[winds[str(s)]]})" for s in range(1, 5)], heads
     assert "button" not in record.inner_text()
     expect(record).to_contain_text(f"Prevalent wind: {WINDS_NAME[data['record']['prevalent']]}.")
+
+
+def test_the_commentator_desk_s_statistics_have_no_betting_columns_at_an_mcr_event(
+    hub: MahjongHub, page: Page
+) -> None:
+    """The desk's statistics panel at an MCR event: each seat's field average and best result
+    and each player's hands and swing, with no column of poker's betting (fold, call, raise,
+    check, VPIP, PFR, AF, WTSD, stack in big blinds) left empty beside them."""
+    hub.play(hub.events[hub.sent :])
+    hub.sent = len(hub.events)
+    page.goto(f"{hub.url}/overlays/commentator.html?token={COMMENTATOR}")
+    panel = page.locator('[data-testid="stats-panel"]')
+    panel.locator("summary").click()
+    expect(panel.locator('[data-testid="stats-player"]').first).to_be_visible(timeout=FAST)
+    expect(panel.locator('[data-testid="stats-seat"]').first).to_be_visible(timeout=FAST)
+    shown = [
+        [th.inner_text() for th in table.locator("thead th").all() if th.is_visible()]
+        for table in panel.locator("table").all()
+    ]
+    shown = [[h.lower() for h in heads] for heads in shown]  # (the desk sets them in capitals)
+    assert shown == [["seat", "field avg", "best"], ["team", "player", "hands", "swing"]], shown
+    row = panel.locator('[data-testid="stats-player"]').first
+    assert [td.is_visible() for td in row.locator("td").all()].count(True) == 4
+    expect(row.locator('[data-testid="stats-vpip"]')).to_be_hidden()
+    expect(panel).to_have_attribute("data-poker", "false")

@@ -337,12 +337,15 @@ function drawStats() {
   const d = dealStats && Array.isArray(dealStats.seats) ? dealStats : null;
   const seat = p.deal && p.seat ? p.seat : (compare && compare.seat) || null;
   $('stats-heading').textContent = d ? `Statistics · deal ${d.deal}${seat ? ` · seat ${seat}` : ''}` : 'Statistics';
+  // A game with no betting to count (docs/stats.md) shows no betting columns (the `bet` cells).
+  const poker = (d || stats || {}).poker !== false;
+  $('stats-panel').dataset.poker = String(poker);
   const seats = d ? d.seats.filter((s) => s.tables > 0) : [];
   $('stats-seats').replaceChildren(...seats.map((s) => {
     const best = s.best ? s.rows.find((r) => r.table === s.best.table) : null;
     return el('tr', { dataset: { testid: 'stats-seat', seat: String(s.seat) }, class: s.seat === seat ? 'sel' : '' },
       el('td', {}, `S${s.seat}`),
-      ...['fold', 'call', 'raise', 'check'].map((k) => el('td', { class: 'r num', dataset: { testid: `pf-${k}` } }, d.poker ? String(s.preflop[k]) : '–')),
+      ...['fold', 'call', 'raise', 'check'].map((k) => el('td', { class: 'r num bet', dataset: { testid: `pf-${k}` } }, d.poker ? String(s.preflop[k]) : '–')),
       el('td', { class: `r num ${signClass(s.field_avg)}` }, fmtSigned(Math.round(s.field_avg))),
       el('td', {}, best ? `T${best.table} ${best.team || ''} ${fmtSigned(best.chips)}` : '–'));
   }));
@@ -355,11 +358,11 @@ function drawStats() {
     withTeam(el('tr', { dataset: { testid: 'stats-player', id: pl.id } },
       el('td', {}, code({ code: pl.team, colour: pl.colour })), el('td', {}, pl.name || pl.id),
       el('td', { class: 'r num' }, String(pl.hands)),
-      el('td', { class: 'r num', dataset: { testid: 'stats-vpip' } }, statPct(pl.vpip)),
-      el('td', { class: 'r num', dataset: { testid: 'stats-pfr' } }, statPct(pl.pfr)),
-      el('td', { class: 'r num', dataset: { testid: 'stats-af' } }, pl.af === null ? '–' : pl.af.toFixed(1)),
-      el('td', { class: 'r num', dataset: { testid: 'stats-wtsd' } }, statPct(pl.wtsd)),
-      el('td', { class: 'r num' }, pl.stack_bb === null ? '–' : pl.stack_bb.toFixed(1)),
+      el('td', { class: 'r num bet', dataset: { testid: 'stats-vpip' } }, statPct(pl.vpip)),
+      el('td', { class: 'r num bet', dataset: { testid: 'stats-pfr' } }, statPct(pl.pfr)),
+      el('td', { class: 'r num bet', dataset: { testid: 'stats-af' } }, pl.af === null ? '–' : pl.af.toFixed(1)),
+      el('td', { class: 'r num bet', dataset: { testid: 'stats-wtsd' } }, statPct(pl.wtsd)),
+      el('td', { class: 'r num bet' }, pl.stack_bb === null ? '–' : pl.stack_bb.toFixed(1)),
       el('td', { class: `r num ${signClass(pl.swing)}`, dataset: { testid: 'stats-swing' } }, fmtSigned(Math.round(pl.swing)))), pl.colour)));
   fitDeskSections();
 }
