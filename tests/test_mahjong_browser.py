@@ -7,6 +7,7 @@ no tile of a deal before every table has played it. Screenshots: hub-mcr-*.png."
 from __future__ import annotations
 
 import dataclasses
+import re
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -263,3 +264,14 @@ def test_the_commentator_desk_s_statistics_have_no_betting_columns_at_an_mcr_eve
     assert [td.is_visible() for td in row.locator("td").all()].count(True) == 4
     expect(row.locator('[data-testid="stats-vpip"]')).to_be_hidden()
     expect(panel).to_have_attribute("data-poker", "false")
+    # where the desk sums results, they are the game's points, not chips
+    for testid, text in [
+        ("swings-unit", "points"),
+        ("proj-unit", "points"),
+        ("l4l-unit", "l4l points"),
+        ("run-unit", "run points"),
+    ]:
+        expect(page.locator(f'[data-testid="{testid}"]')).to_have_text(
+            re.compile(f"^{text}$", re.IGNORECASE)
+        )
+    assert "chips" not in page.locator(".com-side").inner_text().lower()

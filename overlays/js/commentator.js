@@ -276,6 +276,11 @@ function drawStandings() {
   const column = scoring.column || 'points';
   $('l4l-heading').textContent = `L4L ${(scoring.heading || 'pts').toLowerCase()}`;
   $('run-heading').textContent = `Run ${(scoring.heading || 'pts').toLowerCase()}`;
+  // The game's unit of a result (chips; a mahjong hand's points), wherever the desk sums results.
+  const unit = standings ? gameOf(standings).unit : 'Chips';
+  for (const [id, text] of [['swings-unit', unit], ['proj-unit', unit], ['l4l-unit', `L4L ${unit.toLowerCase()}`], ['run-unit', `Run ${unit.toLowerCase()}`]]) {
+    if ($(id).textContent !== text) $(id).textContent = text;
+  }
   const l4l = (standings && standings.like_for_like && standings.like_for_like.teams) || [];
   const run = new Map(((standings && standings.running && standings.running.teams) || []).map((t) => [`${t.group}|${t.team}`, t]));
   $('standings').replaceChildren(...[...l4l].sort((a, b) => a.rank - b.rank).map((t) => {
