@@ -684,9 +684,18 @@ def _record(traveller: dict[str, Any], compare: dict[str, Any]) -> dict[str, Any
                 runouts[table] = showdown["runout"]
             for s, text in (showdown.get("hands") or {}).items():
                 hands.setdefault(str(table), {})[str(s)] = text
-    # A game whose seats have winds (MCR: ``compare``'s ``mahjong`` block): each seat's wind
-    # and the deal's prevalent wind, where a poker deal has its button.
-    winds = next((c["mahjong"] for c in compare.values() if c.get("mahjong")), None)
+    # A game whose seats have winds (its block of a seat's compare, ``Game.compare_fields``,
+    # gives the deal's ``winds`` and ``prevalent``: MCR's): each seat's wind and the deal's
+    # prevalent wind, where a poker deal has its button. (Read by the field, not the game.)
+    winds = next(
+        (
+            block
+            for c in compare.values()
+            for block in c.values()
+            if isinstance(block, dict) and isinstance(block.get("winds"), dict)
+        ),
+        None,
+    )
     return {
         "hole": traveller.get("hole", {}),
         "board": traveller.get("board", []),
