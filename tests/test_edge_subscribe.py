@@ -76,16 +76,16 @@ def hub_env(tmp: Path) -> dict[str, str]:
 
 @contextlib.contextmanager
 def ingest_and_edges(
-    redis: str, env: dict[str, str]
+    redis: str, env: dict[str, str], config: Path = SAMPLE
 ) -> Iterator[tuple[dict[str, subprocess.Popen[str]], list[int]]]:
-    """A real ingest and two real edges on ``redis``: the processes by name (``ingest``,
-    ``edge1``, ``edge2``: whatever the dict holds at the end is stopped, by its pid) and the
-    edges' ports."""
+    """A real ingest and two real edges on ``redis`` for ``config``'s tournament: the processes
+    by name (``ingest``, ``edge1``, ``edge2``: whatever the dict holds at the end is stopped,
+    by its pid) and the edges' ports."""
     processes: dict[str, subprocess.Popen[str]] = {}
     try:
-        processes["ingest"] = start_hub("ingest", redis, free_port(), env)
+        processes["ingest"] = start_hubs(("ingest", redis, free_port(), env), config=config)[0]
         ports = [free_port(), free_port()]
-        edges = start_hubs(*[("edge", redis, port, env) for port in ports])
+        edges = start_hubs(*[("edge", redis, port, env) for port in ports], config=config)
         processes.update(zip(("edge1", "edge2"), edges, strict=True))
         yield processes, ports
     finally:
@@ -98,22 +98,28 @@ def upstreams(ports: list[int]) -> dict[str, str]:
     return {"edge1:8000": f"127.0.0.1:{ports[0]}", "edge2:8000": f"127.0.0.1:{ports[1]}"}
 
 
-@pytest.fixture(scope="module")
-def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venue]:
-    """Redis, ingest, two edges and nginx, after the sample's whole session played by the
-    simulated consoles."""
-    tmp = tmp_path_factory.mktemp("played")
+@contextlib.contextmanager
+def played_venue(tmp: Path, config: Path = SAMPLE, seed: int = 30) -> Iterator[Venue]:
+    """Redis, ingest, two edges and nginx for ``config``'s tournament, after its whole session
+    played by the simulated consoles (``seed``: the bots' choices)."""
     env = hub_env(tmp)
-    with RedisServer(tmp / "redis") as redis, ingest_and_edges(redis.url, env) as hubs:
+    with RedisServer(tmp / "redis") as redis, ingest_and_edges(redis.url, env, config) as hubs:
         processes, ports = hubs
         played = subprocess.run(
-            [sys.executable, "-m", "hub", "console", "simulate", "--config", str(SAMPLE),
-             "--redis", redis.url, "--pace", "0", "--seed", "30", "--no-outbox"],
+            [sys.executable, "-m", "hub", "console", "simulate", "--config", str(config),
+             "--redis", redis.url, "--pace", "0", "--seed", str(seed), "--no-outbox"],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
         assert played.returncode == 0, played.stderr[-2000:]
         with Nginx(tmp / "nginx", upstreams(ports)) as lb:
             yield Venue(redis.url, env, lb, ports, processes)
+
+
+@pytest.fixture(scope="module")
+def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venue]:
+    """The sample's venue, its session played."""
+    with played_venue(tmp_path_factory.mktemp("played")) as played:
+        yield played
 
 
 def in_thread(coro: Any) -> Any:

@@ -62,15 +62,16 @@ def start_hub(role: str, redis: str, port: int, env: dict[str, str]) -> subproce
     return start_hubs((role, redis, port, env))[0]
 
 
-def start_hubs(*hubs: Hub) -> list[subprocess.Popen[str]]:
+def start_hubs(*hubs: Hub, config: Path = SAMPLE) -> list[subprocess.Popen[str]]:
     """Several ``duplicast serve`` started at once, as compose starts a venue's (each takes
     seconds to start under load: one after the other, a venue waited for the sum), returned
-    once each listens; if one does not, every one is stopped."""
+    once each listens; if one does not, every one is stopped. (``config``: the tournament's
+    file, the sample's by default.)"""
     started: list[subprocess.Popen[str]] = []
     try:
         for role, redis, port, env in hubs:
             command = [sys.executable, "-m", "hub", "serve", "--role", role]
-            command += ["--config", str(SAMPLE), "--redis", redis, "--port", str(port)]
+            command += ["--config", str(config), "--redis", redis, "--port", str(port)]
             started.append(
                 subprocess.Popen(
                     command,

@@ -7,7 +7,6 @@ no tile of a deal before every table has played it. Screenshots: hub-mcr-*.png."
 from __future__ import annotations
 
 import dataclasses
-import re
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -194,84 +193,3 @@ def test_the_other_pages_load_a_mahjong_event_without_errors(
     page.goto(f"{hub.url}/overlays/{path}{sep}token={token}")
     page.wait_for_timeout(1500)
     shot(page, f"mcr-{path.split('.')[0]}")
-
-
-def test_the_public_site_shows_a_mahjong_event_s_statistics_without_poker_s_columns(
-    hub: MahjongHub, page: Page
-) -> None:
-    """Once deals are public, the results site's event page lists each player's hands and
-    swing (in points) and explains them in mahjong's terms: no VPIP, PFR, aggression or
-    showdown column, which a game with no betting (``stats.poker`` false) has nothing for."""
-    hub.play(hub.events[hub.sent :])
-    hub.sent = len(hub.events)
-    page.goto(f"{hub.url}/site/")
-    stats = page.locator("#stats")
-    expect(stats.locator("tbody tr").first).to_be_visible(timeout=FAST)
-    heads = stats.locator("thead th").all_inner_texts()
-    assert heads == ["Player", "Team", "Hands", "Swing"], heads
-    note = stats.locator(".note").inner_text()
-    assert "Swing:" in note and "VPIP" not in note, note
-    data = page.request.get(f"{hub.url}/site/data/stats.json").json()
-    assert data["poker"] is False and data["players"]
-    players = stats.locator("tbody tr")
-    assert players.count() == len(data["players"])
-    for row in players.all():
-        assert len(row.locator("td").all()) == 3  # team, hands, swing (the player is a th)
-    stats.scroll_into_view_if_needed()
-    shot(page, "mcr-site-stats")
-
-
-def test_the_public_site_s_hand_record_names_each_seat_s_wind_not_a_button(
-    hub: MahjongHub, page: Page
-) -> None:
-    """A released MCR deal's hand record on the results site says each seat's wind on that
-    deal (and the prevalent wind), as the live table does, never poker's "(button)"."""
-    hub.play(hub.events[hub.sent :])
-    hub.sent = len(hub.events)
-    deal = 3  # (East is seat 3 on this deal of the sample: poker's button would be there)
-    data = page.request.get(f"{hub.url}/site/data/deal/{deal}.json").json()
-    winds = data["record"]["winds"]
-    assert sorted(winds.values()) == ["E", "N", "S", "W"], winds
-    page.goto(f"{hub.url}/site/deal/{deal}/")
-    record = page.locator("#record")
-    expect(record.locator("tbody tr")).to_have_count(4, timeout=FAST)
-    heads = record.locator("tbody th").all_inner_texts()
-    assert heads == [f"Seat {s} ({WINDS_NAME[winds[str(s)]]})" for s in range(1, 5)], heads
-    assert "button" not in record.inner_text()
-    expect(record).to_contain_text(f"Prevalent wind: {WINDS_NAME[data['record']['prevalent']]}.")
-
-
-def test_the_commentator_desk_s_statistics_have_no_betting_columns_at_an_mcr_event(
-    hub: MahjongHub, page: Page
-) -> None:
-    """The desk's statistics panel at an MCR event: each seat's field average and best result
-    and each player's hands and swing, with no column of poker's betting (fold, call, raise,
-    check, VPIP, PFR, AF, WTSD, stack in big blinds) left empty beside them."""
-    hub.play(hub.events[hub.sent :])
-    hub.sent = len(hub.events)
-    page.goto(f"{hub.url}/overlays/commentator.html?token={COMMENTATOR}")
-    panel = page.locator('[data-testid="stats-panel"]')
-    panel.locator("summary").click()
-    expect(panel.locator('[data-testid="stats-player"]').first).to_be_visible(timeout=FAST)
-    expect(panel.locator('[data-testid="stats-seat"]').first).to_be_visible(timeout=FAST)
-    shown = [
-        [th.inner_text() for th in table.locator("thead th").all() if th.is_visible()]
-        for table in panel.locator("table").all()
-    ]
-    shown = [[h.lower() for h in heads] for heads in shown]  # (the desk sets them in capitals)
-    assert shown == [["seat", "field avg", "best"], ["team", "player", "hands", "swing"]], shown
-    row = panel.locator('[data-testid="stats-player"]').first
-    assert [td.is_visible() for td in row.locator("td").all()].count(True) == 4
-    expect(row.locator('[data-testid="stats-vpip"]')).to_be_hidden()
-    expect(panel).to_have_attribute("data-poker", "false")
-    # where the desk sums results, they are the game's points, not chips
-    for testid, text in [
-        ("swings-unit", "points"),
-        ("proj-unit", "points"),
-        ("l4l-unit", "l4l points"),
-        ("run-unit", "run points"),
-    ]:
-        expect(page.locator(f'[data-testid="{testid}"]')).to_have_text(
-            re.compile(f"^{text}$", re.IGNORECASE)
-        )
-    assert "chips" not in page.locator(".com-side").inner_text().lower()
