@@ -112,7 +112,12 @@ def test_every_source_in_json_and_xml_is_flat_rows_named_as_title_fields(hub: Hu
         # a state that moved is a new ETag
         before = http.get(url("leaderboard", "json")).headers["etag"]
         hub.play(hub.events[1500:])
-        after = http.get(url("leaderboard", "json"), headers={"if-none-match": before})
+        deadline = time.monotonic() + 5  # (the publish follows the acks: waited for)
+        while (
+            after := http.get(url("leaderboard", "json"), headers={"if-none-match": before})
+        ).status_code == 304:
+            assert time.monotonic() < deadline, "the leaderboard's ETag never moved"
+            time.sleep(0.02)
         assert after.status_code == 200 and after.headers["etag"] != before
 
 
@@ -160,7 +165,7 @@ def test_unreleased_split_screen_never_a_row_and_program_lags(hub: HubThread) ->
     with httpx.Client(base_url=hub.url, timeout=10) as http:
         last = len(hub.events) - STEP  # the session's last events: the last deal's release
         for start in range(0, last, STEP):
-            hub.play(hub.events[start : start + STEP])
+            hub.play(hub.events[start : min(start + STEP, last)])
             for feed, query in feeds.items():
                 for deal in deals:
                     for fmt in ("json", "xml"):
@@ -188,8 +193,13 @@ def test_unreleased_split_screen_never_a_row_and_program_lags(hub: HubThread) ->
         assert board(feeds["program"]) == before
         played = time.monotonic()
         hub.play(hub.events[last:])
-        public = board({})
-        assert public != before and board(feeds["program"]) == before
+        # (the ack comes before the publish that follows it, spaced up to FEED_SPACING_MAX
+        # on a loaded machine: the public board is waited for, not read once)
+        while (public := board({})) == before:
+            assert time.monotonic() < played + 5, "the public leaderboard never moved"
+            time.sleep(0.02)
+        if time.monotonic() - played < DELAY * 0.6:  # (as the venue's, below)
+            assert board(feeds["program"]) == before
         while board(feeds["venue"]) != public:
             assert time.monotonic() < played + DELAY + 10
             time.sleep(0.05)
