@@ -339,3 +339,58 @@ async def test_the_projection_moves_at_most_once_a_cadence_and_catches_up() -> N
     assert publisher.projecting.projections.deferred == frozenset()
     for key in [*PACED, *(("live", name) for name in deals)]:
         assert publisher.store.snapshot(key)[1] == engine.payload(key), key
+
+
+class SlowBus(MemoryBus):
+    """A bus whose feed messages take ``delay`` to go out (a Redis a loaded machine answers
+    late): a publish stays under way that long after its flush."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+
+    async def publish_many(self, messages: Any) -> None:
+        await asyncio.sleep(self.delay)
+        await super().publish_many(messages)
+
+
+@pytest.mark.asyncio
+async def test_a_family_due_while_the_paced_publish_is_under_way_still_moves() -> None:
+    """The projection may move 50 ms from now and the operator's desk 100 ms from now; an
+    action moves both. The publisher's timer publishes the projection at 50 ms and leaves the
+    desk for 50 ms later, but that publish's frames take 300 ms to go out: the desk's timer
+    comes while it is under way. What the action moved on the desk still goes out (it waited
+    for the next event before: after a session's last event, for ever)."""
+    config, decks = unique_tournament("paceddue")
+    engine = Engine(config, decks, release_delay=0.0)
+    bus = SlowBus(0.0)
+    publisher = FeedPublisher(bus, engine)
+    engine.start_feed()
+    publisher.serve()
+    for key in PACED:
+        publisher.store.snapshot(key)
+    events = list(simulate_session(config, decks, random.Random(3), mean_gap=1.0))
+    i = 0
+    for i, event in enumerate(events, 1):  # up to the first action after a start
+        assert engine.submit(event, float(i)).ok
+        await publisher.publish()
+        if event["type"] == "call" and i > 20:
+            break
+    desk = ("live", "ops")
+    sharing = publisher.projecting.projections._sharing
+    assert "ops" not in sharing["projection"], "the test needs the desk on a mover of its own"
+    now = time.monotonic()
+    publisher._next = {
+        name: now + (0.1 if name in sharing["ops"] else 0.05) for name in publisher._cadence
+    }
+    action = next(e for e in events[i:] if e["type"] == "call")
+    assert engine.submit(action, float(i + 1)).ok
+    await publisher._publish_timed()  # (the pipeline's: leaves every family for later)
+    assert {"projection", "ops"} <= publisher.projecting.projections.deferred
+    assert publisher.store.snapshot(desk)[1] != engine.payload(desk)  # (the action moved it)
+    bus.delay = 0.3  # (from the timer's publish on)
+    await asyncio.sleep(1.0)
+    assert publisher.projecting.projections.waiting == frozenset()
+    assert publisher._pacing is None, "nothing waits: no publish is due (an idle feed idles)"
+    for key in PACED:
+        assert publisher.store.snapshot(key)[1] == engine.payload(key), key

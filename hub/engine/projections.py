@@ -121,14 +121,24 @@ class Projections:
         """What the families kept at a cadence (``Family.cadence``) need: per event class
         other than an action, those it moves (such an event has them moved at the next
         flush, ``_pressed``, whatever the flush was asked to leave for later); what the last
-        flush left for later; per family with a mover, the families sharing it (the
-        statistics' two: left for later together or not at all; made at ``start``)."""
+        flush left for later, and of those the ones with moves waiting; per family with a
+        mover, the families sharing it (the statistics' two: left for later together or not
+        at all; made at ``start``)."""
         self._pressing = {
             cls: tuple(f.name for f in feeds if f.cadence and cls is not ActionApplied)
             for cls, feeds in self._routes.items()
         }
         self._pressed: set[str] = set()
+        # Per event class, those whose movers it tells (``waiting``).
+        self._waking = {
+            cls: frozenset(f.name for f in feeds if f.mover is not None and f.cadence)
+            for cls, feeds in self._routes.items()
+        }
         self.deferred: frozenset[str] = frozenset()
+        # Of those left for later, the ones an event told since their last flush: what a
+        # later publish has to move (the rest of ``deferred`` has nothing waiting).
+        self.waiting: frozenset[str] = frozenset()
+        self._told: set[str] = set()
         self._sharing: dict[str, frozenset[str]] = {}
 
     # ----------------------------------------------------------------- keys
@@ -212,6 +222,8 @@ class Projections:
                     model.on(event)
         for on in self._telling[cls]:
             on(event)
+        if waking := self._waking[cls]:
+            self._told |= waking
 
     def touch(self, keys: Iterable[TopicKey]) -> None:
         """These topics may have changed in ways only a rebuild tells: rebuild at flush."""
@@ -231,7 +243,8 @@ class Projections:
         self._stale.clear()
         self._moved.clear()
         self._pressed.clear()
-        self.deferred = frozenset()
+        self.deferred = self.waiting = frozenset()
+        self._told.clear()
         self._unmade = set(self._eager_keys)
         self._fresh.clear()
         self.models.clear()
@@ -306,6 +319,11 @@ class Projections:
             later = frozenset(n for n in later if sharing.get(n, later) <= later)
         self._pressed.clear()
         self.deferred = frozenset(later)
+        if self._told:
+            self._told &= later
+            self.waiting = frozenset(self._told)
+        elif self.waiting:
+            self.waiting = frozenset()
         stale, self._stale = self._stale, {}
         docs, moved = self.docs, self._moved
         for key in stale:

@@ -129,6 +129,20 @@ class FeedPublisher:
         self.projecting = engine.projecting
         self.store.materialize = self.projecting.materialize
 
+    @property
+    def caught_up(self) -> bool:
+        """Every change handed to the engine's feed part so far is published: none waits for
+        a publish under way, for ``FEED_GATHER``, for the spacing or for a family's cadence
+        (what a harness that played events waits for before it reads the hub)."""
+        projecting = self.projecting
+        return (
+            not projecting.handed
+            and not projecting.projections.waiting
+            and not self._lock.locked()
+            and self._gathering is None
+            and (self._paced is None or self._paced.done())
+        )
+
     def request(self, command: dict[str, Any]) -> None:
         """An edge asked for snapshots: answered with the next ``publish``."""
         self._requests.append(ControlRequest(command))
@@ -304,23 +318,35 @@ class FeedPublisher:
 
     def _pace(self, now: float) -> None:
         """After a flush: each family kept at a cadence that moved may move again one cadence
-        from now; if some were left for later, a publish is due when the first may move (at
-        60 tables they then move twice a second, not at every action)."""
+        from now; if some were left for later with moves waiting (``waiting``), a publish is
+        due when the first of those may move (at 60 tables they then move twice a second, not
+        at every action; with nothing waiting, no publish: an idle feed stays idle)."""
         deferred = self.projecting.projections.deferred
         nexts = self._next
         for name, cadence in self._cadence.items():
             if name not in deferred:
                 nexts[name] = now + cadence
-        if deferred and self._pacing is None and self.store.live:
-            due = min(nexts[name] for name in deferred)
+        waiting = self.projecting.projections.waiting  # (those left that have moves)
+        if waiting and self._pacing is None and self.store.live:
+            due = min(nexts[name] for name in waiting)
             loop = asyncio.get_running_loop()
             self._pacing = loop.call_at(loop.time() + max(0.0, due - now), self._paced_due)
 
     def _paced_due(self) -> None:
-        """The publish that moves the families a cadence left for later (``_pace``)."""
+        """The publish that moves the families a cadence left for later (``_pace``). If the
+        paced publish before it is still under way (it left a family that may move sooner
+        than its own frames are out: the bus's awaits outlast the gap), this one is due when
+        that one ends, not dropped: dropped, what it was to move waited for the next event,
+        and after a session's last one for ever."""
         self._pacing = None
-        if self.store.live and (self._paced is None or self._paced.done()):
-            self._paced = asyncio.get_running_loop().create_task(self._publish_timed())
+        if not self.store.live:
+            return
+        loop = asyncio.get_running_loop()
+        running = self._paced
+        if running is not None and not running.done():
+            running.add_done_callback(lambda _: self._paced_due())
+            return
+        self._paced = loop.create_task(self._publish_timed())
 
     async def save(self) -> None:
         """On a clean stop: every topic's seq, then its snapshot (what edges that start while
