@@ -27,6 +27,7 @@ from hub.bus.memory import MemoryBus
 from hub.client.logreplay import replay_log
 from hub.engine.core import Engine
 from hub.roles.embedded import OVERLAYS, IngestSource
+from hub.roles.publisher import FeedPublisher
 from hub.serve.http import RunningServer, create_app, serve
 from hub.wire.topics import LIVE
 from tests.browser import open_overlay, screenshot
@@ -83,6 +84,15 @@ def panel_equity(row: dict[str, Any]) -> str:
     return f"All-in {pct(e['runout']['win'])}" if e and e["runout"] else ""
 
 
+async def caught_up(feed: FeedPublisher | None, timeout: float = 10.0) -> None:
+    """Wait until ``feed`` has published every change handed to it (``caught_up``)."""
+    assert feed is not None
+    deadline = time.monotonic() + timeout
+    while not feed.caught_up:
+        assert time.monotonic() < deadline, "the hub's feed never caught up"
+        await asyncio.sleep(0.01)
+
+
 class HubThread:
     """The hub (role all) on its own event loop in a background thread, restartable."""
 
@@ -132,8 +142,14 @@ class HubThread:
         self.thread.join(5)
 
     def play(self, events: list[dict[str, Any]]) -> None:
+        """Send ``events`` as the consoles do; return once each is answered and the hub's
+        feed has published what they moved (``FeedPublisher.caught_up``): the answer comes
+        before the publish that follows it, which a loaded machine spaces up to
+        ``FEED_SPACING_MAX``, and a family at a cadence moves up to a cadence later."""
         report = self.run(replay_log(self.bus, self.config.id, events, on_reject=print))
         assert report.rejected == 0
+        assert self.source is not None
+        self.run(caught_up(self.source.ingest.feed))
 
     def preload(self, count: int) -> None:
         self.play(self.events[:count])

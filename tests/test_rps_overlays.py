@@ -30,6 +30,7 @@ from hub.roles.embedded import OVERLAYS, IngestSource
 from hub.serve.http import RunningServer, create_app, serve
 from tests.browser import open_overlay, screenshot
 from tests.hubharness import COMMENTATOR, auth, session_events
+from tests.test_overlays_hub import caught_up
 
 pytestmark = pytest.mark.browser
 
@@ -63,13 +64,16 @@ class RpsHub:
         self.thread.start()
         self.bus = MemoryBus()
         self.server: RunningServer | None = None
+        self.source: IngestSource | None = None
 
     def run(self, coro: Any, timeout: float = 60) -> Any:
         future: Future[Any] = asyncio.run_coroutine_threadsafe(coro, self.loop)
         return future.result(timeout)
 
     async def _start(self) -> None:
-        source = IngestSource(self.bus, Engine(self.config, self.decks), own_bus=False)
+        self.source = source = IngestSource(
+            self.bus, Engine(self.config, self.decks), own_bus=False
+        )
         app = create_app(source, overlays_dir=OVERLAYS, auth=auth(), metrics=source.metrics)
         self.server = await serve(app, "127.0.0.1", 0)
 
@@ -89,8 +93,11 @@ class RpsHub:
         return f"http://127.0.0.1:{self.server.port}"
 
     def play(self, events: list[dict[str, Any]]) -> None:
+        """As ``HubThread.play``: answered, and what they moved published."""
         report = self.run(replay_log(self.bus, self.config.id, events, on_reject=print))
         assert report.rejected == 0
+        assert self.source is not None
+        self.run(caught_up(self.source.ingest.feed))
 
     def play_until(self, done: Any) -> None:
         """Send the session's events in order until ``done()`` holds."""
