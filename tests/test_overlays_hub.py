@@ -85,12 +85,18 @@ def panel_equity(row: dict[str, Any]) -> str:
 
 
 async def caught_up(feed: FeedPublisher | None, timeout: float = 10.0) -> None:
-    """Wait until ``feed`` has published every change handed to it (``caught_up``)."""
+    """Wait until ``feed`` has published every change handed to it (``caught_up``), by the
+    publishes the events brought; then what a cadence left for later (``Family.cadence``:
+    the projection, the statistics, the operator's desk) is published at once, not within
+    the cadence: the test reads it next (the cadence's own timer: tests/test_feed_cadence.py,
+    tests/test_cadence_processes.py)."""
     assert feed is not None
     deadline = time.monotonic() + timeout
     while not feed.caught_up:
         assert time.monotonic() < deadline, "the hub's feed never caught up"
         await asyncio.sleep(0.01)
+    if feed.projecting.projections.waiting:
+        await feed.publish()
 
 
 class HubThread:

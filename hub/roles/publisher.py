@@ -131,13 +131,13 @@ class FeedPublisher:
 
     @property
     def caught_up(self) -> bool:
-        """Every change handed to the engine's feed part so far is published: none waits for
-        a publish under way, for ``FEED_GATHER``, for the spacing or for a family's cadence
-        (what a harness that played events waits for before it reads the hub)."""
-        projecting = self.projecting
+        """Every change handed to the engine's feed part so far was taken by a publish that
+        has ended: none waits for a publish under way, for ``FEED_GATHER`` or the spacing
+        (what a harness that played events waits for before it reads the hub). The families
+        a cadence left for later with moves waiting are ``projections.waiting``: their
+        publish is due within the cadence."""
         return (
-            not projecting.handed
-            and not projecting.projections.waiting
+            not self.projecting.handed
             and not self._lock.locked()
             and self._gathering is None
             and (self._paced is None or self._paced.done())
