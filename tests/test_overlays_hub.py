@@ -94,7 +94,7 @@ async def caught_up(feed: FeedPublisher | None, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not feed.caught_up:
         assert time.monotonic() < deadline, "the hub's feed never caught up"
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.002)
     if feed.projecting.projections.waiting:
         await feed.publish()
 

@@ -129,16 +129,17 @@ class Projections:
             for cls, feeds in self._routes.items()
         }
         self._pressed: set[str] = set()
-        # Per event class, those whose movers it tells (``waiting``).
-        self._waking = {
-            cls: frozenset(f.name for f in feeds if f.mover is not None and f.cadence)
-            for cls, feeds in self._routes.items()
-        }
         self.deferred: frozenset[str] = frozenset()
-        # Of those left for later, the ones an event told since their last flush: what a
-        # later publish has to move (the rest of ``deferred`` has nothing waiting).
+        # Of those left for later, the ones an action told since their last flush: what a
+        # later publish has to move (the rest of ``deferred`` has nothing waiting). Only an
+        # action's moves wait (any other event presses what it moves): an action since the
+        # last flush (``_acted``) told the families at a cadence it declares (``_acting``).
         self.waiting: frozenset[str] = frozenset()
         self._told: set[str] = set()
+        self._acted = False
+        self._acting = frozenset(
+            f.name for f in self._routes.get(ActionApplied, ()) if f.mover is not None and f.cadence
+        )
         self._sharing: dict[str, frozenset[str]] = {}
 
     # ----------------------------------------------------------------- keys
@@ -198,6 +199,7 @@ class Projections:
             if route is None:
                 route = self._action_routes[hand] = self._routed(event)
             self.payloads.forget()  # (``touch``, inlined: the hot path)
+            self._acted = True  # (the families at a cadence it told: ``waiting``)
             if self.active:  # shown at the next flush, however many
                 for key in route[1]:
                     self._stale[key] = None
@@ -222,8 +224,6 @@ class Projections:
                     model.on(event)
         for on in self._telling[cls]:
             on(event)
-        if waking := self._waking[cls]:
-            self._told |= waking
 
     def touch(self, keys: Iterable[TopicKey]) -> None:
         """These topics may have changed in ways only a rebuild tells: rebuild at flush."""
@@ -245,6 +245,7 @@ class Projections:
         self._pressed.clear()
         self.deferred = self.waiting = frozenset()
         self._told.clear()
+        self._acted = False
         self._unmade = set(self._eager_keys)
         self._fresh.clear()
         self.models.clear()
@@ -319,9 +320,14 @@ class Projections:
             later = frozenset(n for n in later if sharing.get(n, later) <= later)
         self._pressed.clear()
         self.deferred = frozenset(later)
-        if self._told:
-            self._told &= later
-            self.waiting = frozenset(self._told)
+        if self._acted:
+            self._acted = False
+            self._told |= self._acting
+        told = self._told
+        if told:
+            told &= later
+            if told != self.waiting:  # (most flushes at 60 tables: the same ones wait)
+                self.waiting = frozenset(told)
         elif self.waiting:
             self.waiting = frozenset()
         stale, self._stale = self._stale, {}
