@@ -8,12 +8,9 @@ console's throw shows within 1 s. Screenshots go to test-artifacts/screenshots/r
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import threading
 import uuid
 from collections.abc import Iterator
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +18,11 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from hub.bus.memory import MemoryBus
-from hub.client.logreplay import replay_log
-from hub.engine.core import Engine
 from hub.files.config import load_config
 from hub.files.decks import load_decks
-from hub.roles.embedded import OVERLAYS, IngestSource
-from hub.serve.http import RunningServer, create_app, serve
 from tests.browser import open_overlay, screenshot
-from tests.hubharness import COMMENTATOR, auth, session_events
-from tests.test_overlays_hub import caught_up
+from tests.hubharness import COMMENTATOR, session_events
+from tests.test_overlays_hub import HubThread
 
 pytestmark = pytest.mark.browser
 
@@ -50,54 +42,15 @@ def score_text(s: dict[str, int] | None) -> str:
     return f"{sign} ({s['wins']}-{s['losses']})"
 
 
-class RpsHub:
-    """The hub (role all) with the RPS sample on its own event loop in a background thread."""
+class RpsHub(HubThread):
+    """The hub of test_overlays_hub (role all, in a thread), on the RPS sample and its session."""
 
     def __init__(self) -> None:
+        super().__init__("rps")
         config = load_config(SAMPLE)
         self.decks = load_decks(config, SAMPLE.parent, {})
         self.config = dataclasses.replace(config, id=f"rps-{uuid.uuid4().hex[:8]}")
         self.events = session_events(self.config.id, SESSION)
-        self.sent = 0
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.bus = MemoryBus()
-        self.server: RunningServer | None = None
-        self.source: IngestSource | None = None
-
-    def run(self, coro: Any, timeout: float = 60) -> Any:
-        future: Future[Any] = asyncio.run_coroutine_threadsafe(coro, self.loop)
-        return future.result(timeout)
-
-    async def _start(self) -> None:
-        self.source = source = IngestSource(
-            self.bus, Engine(self.config, self.decks), own_bus=False
-        )
-        app = create_app(source, overlays_dir=OVERLAYS, auth=auth(), metrics=source.metrics)
-        self.server = await serve(app, "127.0.0.1", 0)
-
-    def start(self) -> None:
-        self.run(self.bus.connect())
-        self.run(self._start())
-
-    def stop(self) -> None:
-        assert self.server is not None
-        self.run(self.server.stop())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-
-    @property
-    def url(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.port}"
-
-    def play(self, events: list[dict[str, Any]]) -> None:
-        """As ``HubThread.play``: answered, and what they moved published."""
-        report = self.run(replay_log(self.bus, self.config.id, events, on_reject=print))
-        assert report.rejected == 0
-        assert self.source is not None
-        self.run(caught_up(self.source.ingest.feed))
 
     def play_until(self, done: Any) -> None:
         """Send the session's events in order until ``done()`` holds."""
@@ -105,12 +58,6 @@ class RpsHub:
             assert self.sent < len(self.events), "the session ended first"
             self.play([self.events[self.sent]])
             self.sent += 1
-
-    def rest(self, path: str, token: str | None = None) -> Any:
-        params = {"token": token} if token else {}
-        response = httpx.get(self.url + path, params=params, timeout=5)
-        response.raise_for_status()
-        return response.json()["data"]
 
 
 @pytest.fixture(scope="module")

@@ -112,12 +112,7 @@ def test_every_source_in_json_and_xml_is_flat_rows_named_as_title_fields(hub: Hu
         # a state that moved is a new ETag
         before = http.get(url("leaderboard", "json")).headers["etag"]
         hub.play(hub.events[1500:])
-        deadline = time.monotonic() + 5  # (the publish follows the acks: waited for)
-        while (
-            after := http.get(url("leaderboard", "json"), headers={"if-none-match": before})
-        ).status_code == 304:
-            assert time.monotonic() < deadline, "the leaderboard's ETag never moved"
-            time.sleep(0.02)
+        after = http.get(url("leaderboard", "json"), headers={"if-none-match": before})
         assert after.status_code == 200 and after.headers["etag"] != before
 
 
@@ -193,12 +188,9 @@ def test_unreleased_split_screen_never_a_row_and_program_lags(hub: HubThread) ->
         assert board(feeds["program"]) == before
         played = time.monotonic()
         hub.play(hub.events[last:])
-        # (the ack comes before the publish that follows it, spaced up to FEED_SPACING_MAX
-        # on a loaded machine: the public board is waited for, not read once)
-        while (public := board({})) == before:
-            assert time.monotonic() < played + 5, "the public leaderboard never moved"
-            time.sleep(0.02)
-        if time.monotonic() - played < DELAY * 0.6:  # (as the venue's, below)
+        public = board({})  # (``play`` returns once the feed published what it moved)
+        assert public != before
+        if time.monotonic() - played < DELAY * 0.6:  # (a loaded machine: as the venue's, below)
             assert board(feeds["program"]) == before
         while board(feeds["venue"]) != public:
             assert time.monotonic() < played + DELAY + 10

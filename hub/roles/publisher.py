@@ -341,12 +341,11 @@ class FeedPublisher:
         self._pacing = None
         if not self.store.live:
             return
-        loop = asyncio.get_running_loop()
         running = self._paced
         if running is not None and not running.done():
             running.add_done_callback(lambda _: self._paced_due())
             return
-        self._paced = loop.create_task(self._publish_timed())
+        self._paced = asyncio.get_running_loop().create_task(self._publish_timed())
 
     async def save(self) -> None:
         """On a clean stop: every topic's seq, then its snapshot (what edges that start while
