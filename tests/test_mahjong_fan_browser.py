@@ -129,6 +129,7 @@ def test_a_typed_fan_the_tiles_do_not_give_shows_as_a_dispute_on_the_operator_de
     ops = hub.ops()
     [row] = [d for d in ops["disputes"] if d["table"] == table]
     assert row["mahjong"]["typed"] == 30 and row["mahjong"]["fan"] == 22
+    assert row["pot"] is None  # no pot: its amount is the fan
     page.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
     reason = page.locator(
         f'[data-testid="dispute-row"][data-table="{table}"] [data-testid="dispute-reason"]'
@@ -136,4 +137,7 @@ def test_a_typed_fan_the_tiles_do_not_give_shows_as_a_dispute_on_the_operator_de
     expect(reason).to_contain_text(
         "the official typed 30 fan but the tiles give 22 (Pure Straight 16,", timeout=5000
     )
+    # no pot: an en dash
+    disputed = page.locator(f'[data-testid="dispute-row"][data-table="{table}"]')
+    expect(disputed.locator('[data-testid="dispute-pot"]')).to_have_text("\u2013")
     shot(page, "mcr-fans-dispute")

@@ -121,7 +121,7 @@ function drawOps() {
     seats.value = typed.get(`${d.table}:${d.deal}`) || ''; // (a property: the row compares equal)
     return el('tr', { dataset: { testid: 'dispute-row', table: String(d.table), deal: String(d.deal) } },
       el('td', {}, `T${d.table}`), el('td', {}, d.deal),
-      el('td', { class: 'r num', dataset: { testid: 'dispute-pot' } }, d.pot === undefined ? '–' : fmtInt(d.pot)),
+      el('td', { class: 'r num', dataset: { testid: 'dispute-pot' } }, d.pot == null ? '–' : fmtInt(d.pot)),
       el('td', { dataset: { testid: 'dispute-declared' } }, seatList(d.declared, d.players)),
       el('td', { dataset: { testid: 'dispute-computed' } }, seatList(d.computed, d.players),
         d.reason ? el('div', { class: 'note', dataset: { testid: 'dispute-reason' } }, d.reason) : null), el('td', {}, seats),

@@ -84,6 +84,7 @@ def dispute(h: Any) -> dict[str, Any] | None:
             "the hand is held until an official confirms it (the tiles' total then scores) "
             "or the deal is reopened and the result entered again"
         ),
+        "pot": None,  # a mahjong hand has no pot: its amount in dispute is the fan (``mahjong``)
         "declared": [held.winner],
         "computed": [held.winner],
         "mahjong": {
