@@ -32,7 +32,7 @@ from starlette.websockets import WebSocket
 
 from hub.domain.games.registry import overlay_dirs, overlays, pads
 from hub.engine.bounds import MAX_COMMAND_BYTES
-from hub.engine.families import FAMILIES, Family, topic_list
+from hub.engine.families import FAMILIES, Command, Family, topic_list
 from hub.metrics import CONTENT_TYPE, Metrics
 from hub.serve.asgisink import AsgiSink
 from hub.serve.auth import CONSOLE, OPERATOR, PUBLIC, Auth, Role
@@ -93,67 +93,6 @@ RETRY_AFTER = 2
 state of a topic: a standby ingest takes over within its lease's time to live (5 s)."""
 
 
-def _onair_body(body: Any) -> tuple[dict[str, Any] | None, str]:
-    if isinstance(body, dict) and isinstance(body.get("slot"), str) and "value" in body:
-        return {"op": "onair", "slot": body["slot"], "value": body["value"]}, ""
-    return None, "needs 'slot' and 'value'"
-
-
-REST_COMMANDS = {"onair": _onair_body}
-"""The operator commands a topic's route takes by POST (``Family.command``): the command
-from the body, or why not."""
-
-
-def _slot_body(visible: bool) -> Any:
-    def shape(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-        if not isinstance(body.get("slot"), str):
-            return None, f"{'show' if visible else 'hide'} needs a 'slot'"
-        return {"op": "onair", "slot": body["slot"], "value": {"visible": visible}}, ""
-
-    return shape
-
-
-def _preview_body(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-    if not isinstance(body.get("slot"), str):
-        return None, "preview needs a 'slot' and its selection ('value', an object)"
-    value = body.get("value", {})
-    return {"op": "preview", "action": "set", "slot": body["slot"], "value": value}, ""
-
-
-def _cue_body(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-    if "cue" not in body:
-        return None, "cue needs 'cue': the id of a cue of the cue list"
-    return {"op": "preview", "action": "cue", "cue": body["cue"]}, ""
-
-
-def _clock_body(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-    return {"op": "clock", **{k: body[k] for k in ("action", "seconds", "level") if k in body}}, ""
-
-
-def _fixed(command: dict[str, Any], *passed: str) -> Any:
-    def shape(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-        return {**command, **{k: body[k] for k in passed if k in body}}, ""
-
-    return shape
-
-
-REST_ACTIONS: dict[str, Any] = {
-    "preview": _preview_body,
-    "cue": _cue_body,
-    "next": _fixed({"op": "preview", "action": "next"}),
-    "previous": _fixed({"op": "preview", "action": "previous"}),
-    "clear": _fixed({"op": "preview", "action": "clear"}),
-    "take": _fixed({"op": "take"}),
-    "cut": _fixed({"op": "take", "cut": True}),
-    "show": _slot_body(True),
-    "hide": _slot_body(False),
-    "undo": _fixed({"op": "undo_take"}, "cut"),
-    "clock": _clock_body,
-}
-"""The control surfaces' commands (``Family.actions``: ``POST {route}/{action}``, docs/
-companion.md): the engine's command from the body (a JSON object; empty or none: ``{}``), or
-why not. Each also takes ``request`` and ``expect`` (``IDEMPOTENCY``), from the body or the
-``Idempotency-Key`` and ``If-Match`` headers."""
 IDEMPOTENCY_HEADER = "idempotency-key"
 _TOKEN_IN_URL = {
     "error": "bad_request",
@@ -354,18 +293,19 @@ class _Endpoints:
         is the operator command the family declares (``Family.command``)."""
 
         async def endpoint(request: Request) -> Response:
-            if request.method == "POST" and family.command is not None:
-                op = family.command
-                return await self._command(request, op, REST_COMMANDS[op])
+            command = family.command
+            if request.method == "POST" and command is not None:
+                return await self._command(request, command.name, command.shape)
             args = [request.path_params[p] for p in family.params]
             return await self._topic(request, family.name_of(*args), family)
 
         return endpoint
 
-    def action_route(self, family: Family, action: str) -> Any:
-        """``POST {route}/{action}``: a control surface's command (``REST_ACTIONS``), answered
-        with the family's state once applied (a flat object: ``ok`` and the state's fields)."""
-        shape = REST_ACTIONS[action]
+    def action_route(self, family: Family, command: Command) -> Any:
+        """``POST {route}/{action}``: a control surface's command (the family's ``actions``),
+        answered with the family's state once applied (a flat object: ``ok`` and the state's
+        fields)."""
+        action, shape = command.name, command.shape
 
         def shaped(body: Any) -> tuple[dict[str, Any] | None, str]:
             if body is None:
@@ -598,7 +538,7 @@ def _routes(ep: _Endpoints, overlays_dir: str | Path | None) -> list[BaseRoute]:
             if f.route is not None
         ),
         *(
-            Route(f"{f.route}/{action}", ep.action_route(f, action), methods=["POST"])
+            Route(f"{f.route}/{action.name}", ep.action_route(f, action), methods=["POST"])
             for f in FAMILIES.values()
             if f.route is not None
             for action in f.actions

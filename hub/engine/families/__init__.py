@@ -19,6 +19,7 @@ from hub.engine.changes import Notable
 from hub.engine.families.base import (
     EVERY,
     NOW,
+    Command,
     EngineView,
     Family,
     Feed,
@@ -46,6 +47,7 @@ __all__ = [
     "FEEDS",
     "NOW",
     "UNDECLARED",
+    "Command",
     "EngineView",
     "Family",
     "Feed",

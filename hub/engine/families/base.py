@@ -31,6 +31,7 @@ __all__ = [
     "CADENCE",
     "EVERY",
     "NOW",
+    "Command",
     "EngineView",
     "Family",
     "Feed",
@@ -153,6 +154,17 @@ class Mover(Protocol):
 
 
 Select = Callable[..., "dict[str, Any] | str"]  # (payload, **query) -> its part, or why not
+Shape = Callable[[Any], "tuple[dict[str, Any] | None, str]"]  # (a control action's: a dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """An operator command a family's REST route takes by POST: its word (a control action's
+    last segment of ``{route}/{action}``; the op a refusal names) and its shape: the request's
+    body (a JSON object; none: ``{}``) as the engine's command, or None and why not."""
+
+    name: str
+    shape: Shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,11 +207,12 @@ class Family(wire.Family):
     # text: nothing there); the operator command its route takes by POST
     query: tuple[str, ...] = ()
     select: Select | None = None
-    command: str | None = None
+    command: Command | None = None
     # -- REST, for control surfaces: the commands its route takes by POST at
-    # ``{route}/{action}`` (shaped by ``hub.serve.http``), and what a read adds at the time it
-    # is read (``(payload, now) -> payload``: a running clock's time left)
-    actions: tuple[str, ...] = ()
+    # ``{route}/{action}`` (each its ``Command``: ``hub.serve.http`` adds the idempotency
+    # fields), and what a read adds at the time it is read (``(payload, now) -> payload``: a
+    # running clock's time left)
+    actions: tuple[Command, ...] = ()
     at_read: Callable[[dict[str, Any], float], dict[str, Any]] | None = None
     # -- the feed: its frames go out after every other topic's of the same flush (a family
     # that tells its followers to read the others: the site's ``released``; one with a mover)

@@ -25,29 +25,65 @@ from hub.engine.changes import (
     PlayoutChanged,
     PreviewChanged,
 )
-from hub.engine.families.base import EngineView, Feed, Reading, TopicKeys
+from hub.engine.families.base import Command, EngineView, Feed, Reading, Shape, TopicKeys
 from hub.engine.families.desk import clock_payload, compare_slot_public
 from hub.engine.onair import ONAIR_SLOTS, describe
 from hub.wire.topics import LIVE, TopicKey, program_outputs
 
 __all__ = ["ACTIONS", "CONTROL", "at_read", "control_payload"]
 
+
+def _slot_body(visible: bool) -> Shape:
+    def shape(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+        if not isinstance(body.get("slot"), str):
+            return None, f"{'show' if visible else 'hide'} needs a 'slot'"
+        return {"op": "onair", "slot": body["slot"], "value": {"visible": visible}}, ""
+
+    return shape
+
+
+def _preview_body(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    if not isinstance(body.get("slot"), str):
+        return None, "preview needs a 'slot' and its selection ('value', an object)"
+    value = body.get("value", {})
+    return {"op": "preview", "action": "set", "slot": body["slot"], "value": value}, ""
+
+
+def _cue_body(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    if "cue" not in body:
+        return None, "cue needs 'cue': the id of a cue of the cue list"
+    return {"op": "preview", "action": "cue", "cue": body["cue"]}, ""
+
+
+def _clock_body(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    return {"op": "clock", **{k: body[k] for k in ("action", "seconds", "level") if k in body}}, ""
+
+
+def _fixed(command: dict[str, Any], *passed: str) -> Shape:
+    def shape(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+        return {**command, **{k: body[k] for k in passed if k in body}}, ""
+
+    return shape
+
+
 ACTIONS = (
-    "preview",
-    "cue",
-    "next",
-    "previous",
-    "clear",
-    "take",
-    "cut",
-    "show",
-    "hide",
-    "undo",
-    "clock",
+    Command("preview", _preview_body),
+    Command("cue", _cue_body),
+    Command("next", _fixed({"op": "preview", "action": "next"})),
+    Command("previous", _fixed({"op": "preview", "action": "previous"})),
+    Command("clear", _fixed({"op": "preview", "action": "clear"})),
+    Command("take", _fixed({"op": "take"})),
+    Command("cut", _fixed({"op": "take", "cut": True})),
+    Command("show", _slot_body(True)),
+    Command("hide", _slot_body(False)),
+    Command("undo", _fixed({"op": "undo_take"}, "cut")),
+    Command("clock", _clock_body),
 )
-"""``POST /api/control/{action}``: the control surface's commands (shaped by
-``hub.serve.http``; the engine's ops ``preview``, ``take``, ``onair``, ``undo_take``,
-``clock``)."""
+"""``POST /api/control/{action}``: the control surface's commands (docs/companion.md), each
+the engine's command from the body (the ops ``preview``, ``take``, ``onair``, ``undo_take``,
+``clock``) or why not; ``hub.serve.http`` adds ``request`` and ``expect``
+(``hub.serve.commands.IDEMPOTENCY``), from the body or the ``Idempotency-Key`` and
+``If-Match`` headers."""
 
 
 def control_keys(k: TopicKeys, event: Any) -> list[TopicKey]:

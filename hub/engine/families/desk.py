@@ -27,7 +27,15 @@ from hub.engine.changes import (
     RosterChanged,
     TickerItem,
 )
-from hub.engine.families.base import CADENCE, NOW, EngineView, Feed, Reading, TopicKeys
+from hub.engine.families.base import (
+    CADENCE,
+    NOW,
+    Command,
+    EngineView,
+    Feed,
+    Reading,
+    TopicKeys,
+)
 from hub.engine.families.hands import HAND_EVENTS
 from hub.engine.families.ops import Ops, ops_payload
 from hub.wire.patch import Recorder
@@ -198,6 +206,12 @@ def _preview(preview: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None if preview is None else {**preview, "value": dict(preview["value"])}
 
 
+def _onair_body(body: Any) -> tuple[dict[str, Any] | None, str]:
+    if isinstance(body, dict) and isinstance(body.get("slot"), str) and "value" in body:
+        return {"op": "onair", "slot": body["slot"], "value": body["value"]}, ""
+    return None, "needs 'slot' and 'value'"
+
+
 ONAIR = Feed(
     "onair",
     (OnAirChanged, DealReleased),
@@ -207,7 +221,7 @@ ONAIR = Feed(
     delta="replace of the slot that changed",
     console=ANY,
     program=NOW,
-    command="onair",  # POST /api/onair: what goes on air (the operator's)
+    command=Command("onair", _onair_body),  # POST /api/onair: what goes on air
 )
 TICKER = Feed(
     "ticker",
