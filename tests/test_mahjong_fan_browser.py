@@ -43,6 +43,17 @@ def hub() -> Iterator[MahjongHub]:
     h.stop()
 
 
+PLAYED: dict[int, int] = {}  # id(hub) -> how many of the session's events it has played
+
+
+def play_to(hub: MahjongHub, events: list[dict[str, Any]], end: int) -> None:
+    """The session's events up to ``end`` (excluded) that the module's hub has not played yet:
+    each test runs alone or after the one before it."""
+    start = PLAYED.get(id(hub), 0)
+    hub.play(events[start:end])
+    PLAYED[id(hub)] = max(start, end)
+
+
 def with_tiles(events: list[dict[str, Any]], deal: int) -> tuple[list[dict[str, Any]], int]:
     """The session with every result of ``deal`` entered as seat 1's tiles on seat 2's
     discard; and the index of the last of them (the one that releases the deal)."""
@@ -63,7 +74,7 @@ def with_tiles(events: list[dict[str, Any]], deal: int) -> tuple[list[dict[str, 
 def test_the_winning_hand_and_its_fans_show_after_release_only(hub: MahjongHub, page: Page) -> None:
     deal = 2
     events, last = with_tiles(hub.events, deal)
-    hub.play(events[:last])
+    play_to(hub, events, last)
     # Three tables have played the deal: the public learns nothing of it, by REST or page.
     response = httpx.get(f"{hub.url}/api/compare/{deal}/1", timeout=5)
     assert response.status_code == 404 or "Pure Straight" not in response.text
@@ -73,7 +84,7 @@ def test_the_winning_hand_and_its_fans_show_after_release_only(hub: MahjongHub, 
     assert "Pure Straight" not in page.content()
     expect(page.locator('[data-testid="mj-fans"]')).to_have_count(0)
     # The fourth table's result: the live table shows the hand laid down and its fans.
-    hub.play([events[last]])
+    play_to(hub, events, last + 1)
     table = events[last]["table"]
     live = hub.rest(f"/api/tables/{table}", COMMENTATOR)
     sd = live["showdown"]
@@ -113,8 +124,8 @@ def test_a_typed_fan_the_tiles_do_not_give_shows_as_a_dispute_on_the_operator_de
 ) -> None:
     """The official typed 30 fan for tiles worth 22: the hand is held (out of the scores) and
     the operator's desk says why, in the fans' words."""
-    events, last = with_tiles(hub.events, 2)
-    hub.play(events[last + 1 :])  # the rest of the session
+    events, _ = with_tiles(hub.events, 2)
+    play_to(hub, events, len(events))  # the rest of the session
     table, deal = 1, 2
     seqs = [e["seq"] for e in events if e["table"] == table]
     base = {"v": 1, "tournament": hub.config.id, "table": table, "console": f"table{table}"}
