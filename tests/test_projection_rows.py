@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from hub.domain.scoring import SeatRow, TeamStanding
 from hub.engine.core import Engine
-from hub.engine.families.projection import _move_rows, _named_row, _team_row
+from hub.engine.families import projection
+from hub.engine.families.projection import Projection, _move_rows, _named_row, _team_row
 from hub.wire.patch import Recorder, apply_patch, clone
 from hub.wire.topics import LIVE
 from tests.test_engine_properties import run
@@ -133,3 +134,27 @@ def test_the_projection_moves_its_rows_after_every_event(seed: int) -> None:
 
     run(seed, corrections_noise=True, after_each=check)
     assert moved
+
+
+def test_the_builder_reads_the_board_its_mover_keeps(monkeypatch: Any) -> None:
+    """The projection's builder reads its family's mover through ``Reading.mover`` (none
+    before projecting starts nor once the projections are made anew: it then makes a board):
+    while projecting, it makes no board of its own and gives what the open document holds."""
+    engine, _ = run(3, corrections_noise=False)
+    key = (LIVE, "projection")
+    assert engine.payloads.mover("projection") is None
+    replayed = engine.payload(key)
+    engine.start_feed()
+    mover = engine.payloads.mover("projection")
+    assert isinstance(mover, Projection)
+    doc = engine.projecting.materialize(key)
+
+    def made(*_: Any) -> Any:
+        raise AssertionError("the builder made a board while its mover keeps one")
+
+    monkeypatch.setattr(projection, "projected_board", made)
+    assert engine.payload(key) == doc == replayed
+    monkeypatch.undo()
+    engine.projecting.restart()
+    assert engine.payloads.mover("projection") is None
+    assert engine.payload(key) == replayed

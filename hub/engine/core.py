@@ -262,7 +262,7 @@ class Engine:
     def restore_snapshot(self, data: Mapping[str, Any]) -> None:
         """Take the state of ``snapshot()`` (an engine of the same config and deck orders that
         has applied nothing yet); `ValueError` if the snapshot does not fit."""
-        if self.state.events_applied or self.projecting.projections.active:
+        if self.state.events_applied or self.projecting.active:
             raise ValueError("an engine restores a snapshot before it applies anything")
         got = snapshots.read_engine(self.state, self.release, self.desk, data)
         self.state, self.release, self.desk.now = got.state, got.release, got.now
@@ -291,7 +291,7 @@ class Engine:
         """Someone holds these topics (a writer restarting: those its predecessor made): the
         ones made on demand and not made yet come whole with the part's next ``flush``."""
         keys = list(keys)
-        self.projecting.projections.hold(k for k in keys if kind(k[0]) != PROGRAM)
+        self.projecting.hold(k for k in keys if kind(k[0]) != PROGRAM)
         if self.program is not None:
             self.program.hold(k for k in keys if kind(k[0]) == PROGRAM)
 
@@ -299,7 +299,7 @@ class Engine:
         """Is ``key`` a topic made on demand (``Family.lazy``) that nobody asked for yet?"""
         if kind(key[0]) == PROGRAM:
             return self.program is not None and self.program.on_demand(key)
-        return self.projecting.projections.on_demand(key)
+        return self.projecting.on_demand(key)
 
     # ----------------------------------------------------------------- reading
     def topic_keys(self) -> Iterable[TopicKey]:

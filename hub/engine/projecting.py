@@ -67,6 +67,31 @@ class Projecting:
         self.handed.clear()
         self.projections = Projections(self.engine.state, self.engine.payloads)
 
+    # ------------------------------------------------------------------ its state
+    @property
+    def active(self) -> bool:
+        """Are the projections started (``start``; not in a journal's replay)?"""
+        return self.projections.active
+
+    @property
+    def deferred(self) -> frozenset[str]:
+        """The families kept at a cadence the last ``flush`` left for later."""
+        return self.projections.deferred
+
+    @property
+    def waiting(self) -> frozenset[str]:
+        """Of ``deferred``, those with moves waiting (what a later publish has to move)."""
+        return self.projections.waiting
+
+    def on_demand(self, key: TopicKey) -> bool:
+        """Is ``key`` a topic made on demand (``Family.lazy``) that nobody asked for yet?"""
+        return self.projections.on_demand(key)
+
+    def hold(self, keys: Iterable[TopicKey]) -> None:
+        """Someone holds these topics (a writer restarting): those made on demand and not
+        made yet come whole with the next ``flush`` (``Projections.hold``)."""
+        self.projections.hold(keys)
+
     # ------------------------------------------------------------------ handed in
     def hand(self, events: Iterable[EngineEvent]) -> set[TopicKey]:
         """The events one change caused, handed on by the engine, in order. The topics they

@@ -71,6 +71,7 @@ class Projections:
         # The movers of the families that keep one (``Feed.mover``), made at ``start``; the
         # families with a mover that each event class touches.
         self.movers: dict[str, Mover] = {}
+        payloads.moved_by(self.movers)  # (a builder reads its family's: ``Reading.mover``)
         # The families whose frames go out after every other of a flush (``Family.last``).
         self._last = {f.name for f in FEEDS.values() if f.last and f.mover is not None}
         # Made at ``start`` with the movers (each flush and event walks them): each mover
@@ -252,6 +253,7 @@ class Projections:
         self.movers = {
             f.name: f.mover(self.payloads) for f in FEEDS.values() if f.mover is not None
         }
+        self.payloads.moved_by(self.movers)
         self._flushing = [(name, mover, name in self._last) for name, mover in self.movers.items()]
         self._sharing = {
             name: frozenset(n for n, m in self.movers.items() if m is mover)

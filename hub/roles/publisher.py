@@ -134,7 +134,7 @@ class FeedPublisher:
         """Every change handed to the engine's feed part so far was taken by a publish that
         has ended: none waits for a publish under way, for ``FEED_GATHER`` or the spacing
         (what a harness that played events waits for before it reads the hub). The families
-        a cadence left for later with moves waiting are ``projections.waiting``: their
+        a cadence left for later with moves waiting are ``projecting.waiting``: their
         publish is due within the cadence."""
         return (
             not self.projecting.handed
@@ -321,12 +321,12 @@ class FeedPublisher:
         from now; if some were left for later with moves waiting (``waiting``), a publish is
         due when the first of those may move (at 60 tables they then move twice a second, not
         at every action; with nothing waiting, no publish: an idle feed stays idle)."""
-        deferred = self.projecting.projections.deferred
+        deferred = self.projecting.deferred
         nexts = self._next
         for name, cadence in self._cadence.items():
             if name not in deferred:
                 nexts[name] = now + cadence
-        waiting = self.projecting.projections.waiting  # (those left that have moves)
+        waiting = self.projecting.waiting  # (those left that have moves)
         if waiting and self._pacing is None and self.store.live:
             due = min(nexts[name] for name in waiting)
             loop = asyncio.get_running_loop()

@@ -45,16 +45,6 @@ EVERY = (PUBLIC, LIVE, PROGRAM)  # the program's are the delayed engine's, filte
 NOW = "now"  # Family.program: the real engine's public topic, not delayed
 
 
-class MoversHolder(Protocol):
-    @property
-    def movers(self) -> Mapping[str, Mover]: ...  # (each family's, while projecting)
-
-
-class ProjectionsHolder(Protocol):
-    @property
-    def projections(self) -> MoversHolder: ...  # (the feed's part holds the projections)
-
-
 class EngineView(Protocol):
     """The engine as payload builders read it (the names ``Engine`` has; read-only): its
     parts are read as parts (``engine.desk.onair``, ``engine.release.public_board``)."""
@@ -69,17 +59,22 @@ class EngineView(Protocol):
     def release(self) -> Release: ...  # what is released; the public board
     @property
     def admission(self) -> Admission: ...  # the sequencer
-    @property
-    def projecting(self) -> ProjectionsHolder: ...
 
 
 class Reading(Protocol):
-    """What a builder is handed: the engine, and the standings made once per change."""
+    """What a builder is handed: the engine, the standings made once per change, and its
+    family's mover while projecting."""
 
     @property
     def engine(self) -> EngineView: ...
 
     def standings(self, live: bool) -> dict[str, Any]: ...
+
+    def mover(self, family: str) -> Mover | None:
+        """The family's mover (``Family.mover``) while the projections keep one (None: not
+        projecting, as in a journal's replay): a builder may read what its own mover keeps
+        (the projection's scoreboard) rather than make it again."""
+        ...
 
     def keys(self) -> TopicKeys:
         """Every topic key of the tournament (made once, from the declarations)."""

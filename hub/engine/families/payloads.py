@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from hub.engine.families.base import EngineView, Feed, TopicKeys
+from hub.engine.families.base import EngineView, Feed, Mover, TopicKeys
 from hub.engine.families.scores import build_standings
 from hub.wire.topics import PROGRAM, PUBLIC, TopicKey
 
@@ -24,6 +24,7 @@ class Payloads:
         # dict's own clear, bound once: every event of the engine calls it.)
         self.forget: Callable[[], None] = self._standings.clear
         self._keys: TopicKeys | None = None
+        self._movers: Mapping[str, Mover] = {}  # (the projections', ``moved_by``)
 
     def keys(self) -> TopicKeys:
         """Every topic key of the tournament, from the declarations (made on first use)."""
@@ -36,6 +37,15 @@ class Payloads:
         if found is None:
             found = self._standings[live] = build_standings(self.engine, live)
         return found
+
+    def moved_by(self, movers: Mapping[str, Mover]) -> None:
+        """The movers the projections keep from now on, by family (``Projections``: none
+        until they start, and again when they are made anew)."""
+        self._movers = movers
+
+    def mover(self, family: str) -> Mover | None:
+        """The family's mover while the projections keep one (``Reading.mover``)."""
+        return self._movers.get(family)
 
     def feed_of(self, key: TopicKey) -> Feed | None:
         """The family of a topic (None: no such topic for that audience)."""

@@ -98,13 +98,13 @@ def projection_keys(k: TopicKeys, event: Any) -> list[TopicKey]:
 
 
 def _projection(read: Reading, args: tuple[int, ...], audience: str) -> dict[str, Any]:
-    """The projection from its model's scoreboard (``Projection.board``; from a new one while
-    nothing is projected: the journal's replay)."""
-    engine = read.engine
-    model = engine.projecting.projections.movers.get("projection")
+    """The projection from its model's scoreboard (``Projection.board``, read through
+    ``Reading.mover``; from a new one while nothing is projected: the journal's replay)."""
+    state = read.engine.state
+    model = read.mover("projection")
     if isinstance(model, Projection):
-        return projection_payload(engine.state, model.board)
-    return projection_payload(engine.state, projected_board(engine.state))
+        return projection_payload(state, model.board)
+    return projection_payload(state, projected_board(state))
 
 
 def hand_row(table: TableState) -> dict[str, Any] | None:
