@@ -27,6 +27,7 @@ def test_a_game_plays_exactly_the_events_it_declares(name: str) -> None:
         assert (registry.refusal(game, kind) is None) == (kind in declared), (name, kind)
 
 
+MCR_BETTING = ("fold", "check", "call", "bet", "raise", "win")
 # Each game's refusal of another game's event, word for word as the games once spelled them
 # (now derived from the registry: the declaring game's `foreign` and `title`).
 REFUSALS = {
@@ -36,6 +37,11 @@ REFUSALS = {
     ("piecepack-holdem", "result"): "'result' is a mahjong event: this tournament plays poker",
     ("piecepack-holdem", "throws"): "'throws' belongs to RPS Poker, not this game",
     ("piecepack-holdem", "reveal"): "'reveal' belongs to RPS Poker, not this game",
+    # a poker event at a mahjong table: MCR plays only the shared events and its result (it
+    # once declared hold'em's, whose betting its hand refused in the first of these sentences)
+    **{("mcr", k): f"mahjong has no betting: send a 'result', not '{k}'" for k in MCR_BETTING},
+    ("mcr", "exposed"): "'exposed' is a card error: mahjong has none",
+    ("mcr", "early"): "'early' is a card error: mahjong has none",
     ("mcr", "throws"): "'throws' belongs to RPS Poker, not this game",
     ("mcr", "reveal"): "'reveal' belongs to RPS Poker, not this game",
     ("rps-poker", "exposed"): "'exposed' is a card error: RPS Poker has none",

@@ -74,15 +74,58 @@ def test_the_config_and_the_piece_sets_import_no_games_folder() -> None:
     assert not found, found
 
 
+def test_the_deck_orders_load_no_game_and_the_registry_makes_each_games_pieces_known() -> None:
+    """Which piece sets exist is the registry's to say (issue #31): ``hub.domain.deck`` once
+    imported piecepack's tiles so that an order of them was told from cards. An order is told
+    its set now, and a game that brings its own (a third party's) needs no more than naming it
+    as its ``pieces``: the registry makes it known, and a deck file's line of it is read."""
+    import dataclasses
+    import subprocess
+    import sys
+
+    from hub.domain import pieces
+    from hub.domain.deck import DeckOrder
+
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, hub.domain.deck; print(sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=HUB.parent,
+    ).stdout
+    assert "hub.domain.deck" in loaded and "hub.domain.games." not in loaded
+    upper = dataclasses.replace(
+        CARDS,
+        game="upper-cards",
+        pieces=tuple(c.upper() for c in CARDS.pieces),
+        parse_order=lambda text: tuple(str(text)[i : i + 2] for i in range(0, len(text), 2)),
+        is_piece=lambda code: len(code) >= 2 and code[:2].isupper() and code[:2] in upper.pieces,
+        described="52 upper cards",
+    )
+    toy = PokerGame("upper-holdem", upper)  # hold'em dealt with a set of its own
+    text = "".join(upper.pieces)
+    assert "upper-cards" not in pieces.PIECE_SETS
+    with pytest.raises(ValueError, match=r"not a permutation of the 52 cards or of .*52 upper"):
+        DeckOrder(upper.pieces[:-1], pieces=upper)
+    registry.register(toy)
+    try:
+        assert pieces.PIECE_SETS["upper-cards"] is upper
+        assert registry.order_from_text(text) == DeckOrder(upper.pieces, pieces=upper)
+        assert registry.order_from_text("".join(CARDS.pieces)).cards == CARDS.pieces
+    finally:
+        del registry.games[toy.name], pieces.PIECE_SETS[upper.game]
+        registry._refresh()
+
+
 # A game, its pieces or its own fields named in the code (names and strings, not comments or
 # docstrings) of a module outside the game folders.
 NAMES_A_GAME = re.compile(r"(?i)(?<![a-z])(rps|mcr|mahjong|piecepack|throws|tiles)(?![a-z])")
 # Known and kept (issue #31 item 2: each is more than a sentence to move): protocol v1 lets any
 # event carry ``throws`` (tests/data/console_events_golden.json), so the envelope declares it;
-# the deck orders register piecepack's tiles on import; the deck file's refusal names its tiles.
+# the deck file's refusal names its tiles. (The deck orders once imported piecepack's tiles to
+# register them: the registry makes each game's pieces known now.)
 NAMED_STILL = {
     "hub/domain/console_event.py": {"throws", '"throws"'},
-    "hub/domain/deck.py": {"piecepack", "_piecepack"},
     "hub/files/decks.py": {"f\"{source}:{number}: not '<deal> <52 cards or 48 tiles>' ({exc})\""},
 }
 DOCSTRING = ('"""', "'''")

@@ -429,3 +429,63 @@ def test_the_shared_layer_check_refuses_a_new_import_of_a_game(
     graph[importer] = {*graph[importer], imported}
     expected = [f"{importer} imports {imported}"] if refused else []
     assert shared_game_layer_problems(graph) == expected
+
+
+# A game's folder imports no other game's folder (issue #31): what every game shares is the
+# shared layer's (`console_event.SHARED_EVENTS`, `base`, `spec`, `records`). The poker variants
+# build on hold'em's folder (its `Hand`, betting events and pad), as named here; no other pair.
+BUILDS_ON: dict[str, set[str]] = {
+    "hub.domain.games.piecepack": {HOLDEM},  # hold'em dealt with 48 tiles (`PokerGame`)
+    "hub.domain.games.rps": {HOLDEM},  # `RpsHand` extends hold'em's betting machine
+}
+
+
+def _folder_of(module: str) -> str | None:
+    return next((f for f in GAME_FOLDERS if module == f or module.startswith(f + ".")), None)
+
+
+def game_to_game_problems(graph: Mapping[str, set[str]]) -> list[str]:
+    """Imports of one game's folder by another's that `BUILDS_ON` does not name."""
+    problems = []
+    for module, deps in sorted(graph.items()):
+        mine = _folder_of(module)
+        if mine is None:
+            continue
+        for dep in sorted(deps):
+            theirs = _folder_of(dep)
+            if theirs not in (None, mine) and theirs not in BUILDS_ON.get(mine, set()):
+                problems.append(f"{module} imports {dep}")
+    return problems
+
+
+def test_no_game_folder_imports_another_games_folder() -> None:
+    graph = hub_graph()
+    problems = game_to_game_problems(graph)
+    assert not problems, "\n".join(problems)
+    used = {
+        (_folder_of(m), _folder_of(d))
+        for m, deps in graph.items()
+        for d in deps
+        if _folder_of(m) and _folder_of(d) and _folder_of(m) != _folder_of(d)
+    }
+    named = {(game, base) for game, bases in BUILDS_ON.items() for base in bases}
+    assert used == named, "BUILDS_ON names a folder that no longer builds on another"
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported", "refused"),
+    [
+        ("hub.domain.games.mahjong.game", "hub.domain.games.holdem.events", True),  # #31
+        ("hub.domain.games.holdem.game", "hub.domain.games.piecepack.pieces", True),
+        ("hub.domain.games.piecepack.game", "hub.domain.games.rps.events", True),
+        ("hub.domain.games.rps.game", "hub.domain.games.holdem.events", False),
+        ("hub.domain.games.mahjong.game", "hub.domain.games.mahjong.events", False),
+    ],
+)
+def test_the_game_to_game_check_refuses_a_new_import(
+    importer: str, imported: str, refused: bool
+) -> None:
+    graph = hub_graph()
+    graph[importer] = {*graph[importer], imported}
+    expected = [f"{importer} imports {imported}"] if refused else []
+    assert game_to_game_problems(graph) == expected

@@ -220,6 +220,45 @@ def test_the_engine_refuses_impossible_results_and_changes_nothing() -> None:
     assert engine.state.board.result(1, 1) is None
 
 
+POKER_EVENTS = {
+    "fold": {"seat": 1},
+    "check": {"seat": 1},
+    "call": {"seat": 1},
+    "bet": {"seat": 1, "amount": 4},
+    "raise": {"seat": 1, "amount": 8},
+    "win": {"seats": [1]},
+    "exposed": {"seat": 1, "card": 1},
+    "early": {},
+}
+
+
+@pytest.mark.parametrize("state", ["no hand", "in play", "reopened", "done"])
+def test_a_poker_event_at_a_mahjong_table_is_refused_in_mahjongs_words(state: str) -> None:
+    """MCR plays the shared events and its result, not hold'em's: a console's bet, winners or
+    card error is refused before any handler, in every state of the table (a bet in play got
+    the first sentence from the hand; with no hand in play it was 'hand_not_started', a `win`
+    'betting is not over', an `early` 'no board card comes after the play')."""
+    from hub.domain.games.registry import games
+
+    assert {"fold", "bet", "win", "exposed", "early"}.isdisjoint(games["mcr"].handlers)
+    engine = Engine(mcr_config())
+    console = Console(engine)
+    if state != "no hand":
+        console.ok(1, "start", deal=1)
+    if state in ("reopened", "done"):
+        console.ok(1, "result", deal=1, draw=True)
+    if state == "reopened":
+        console.ok(1, "reopen", deal=1)
+    before = snapshot(engine.state)
+    for kind, fields in POKER_EVENTS.items():
+        outcome = console.send(1, kind, deal=1, **fields)
+        betting = f"mahjong has no betting: send a 'result', not '{kind}'"
+        card_error = f"'{kind}' is a card error: mahjong has none"
+        words = card_error if kind in ("exposed", "early") else betting
+        assert (outcome.code, outcome.ack["error"]) == ("not_allowed", words), kind
+    assert snapshot(engine.state) == before
+
+
 def test_a_poker_tournament_refuses_a_result() -> None:
     from tests.factories import make_config
 

@@ -33,7 +33,7 @@ from hub.domain.games.holdem.hand import Hand
 from hub.domain.games.piecepack.pieces import TILES
 from hub.domain.games.piecepack.tiles import TILES as TILE_CODES
 from hub.domain.games.piecepack.tiles import best_of, format_tiles, is_tile
-from hub.domain.games.registry import games
+from hub.domain.games.registry import games, order_from_text
 from hub.domain.games.spec import HandSpec
 from hub.domain.pieces import CARDS
 from hub.engine.core import Engine
@@ -129,7 +129,8 @@ def order_dealing(
     for offset, tile in zip((1, 2, 3, 5, 7), board, strict=True):
         slots[top + offset] = tile
     rest = iter(t for t in TILE_CODES if t not in slots.values())
-    return DeckOrder(tuple(slots.get(i) or next(rest) for i in range(len(TILE_CODES))), True)
+    tiles = tuple(slots.get(i) or next(rest) for i in range(len(TILE_CODES)))
+    return DeckOrder(tiles, True, pieces=TILES)
 
 
 def piecepack_config(**kwargs: Any) -> Any:
@@ -262,7 +263,12 @@ def test_a_tile_order_must_hold_each_of_the_48_tiles_once(
     cards: tuple[str, ...], problem: str
 ) -> None:
     with pytest.raises(ValueError, match=problem):
-        DeckOrder(cards)
+        DeckOrder(cards, pieces=TILES)
+    if "Ah" not in cards:  # a deck file's line of tiles alike (with a card: a tile's misspelt)
+        with pytest.raises(ValueError, match=problem):
+            order_from_text("".join(cards))
+    with pytest.raises(ValueError, match=r"^a deck order has 52 cards, got 48$"):
+        DeckOrder(TILE_CODES)  # an order is of cards unless it is told its set: none is guessed
 
 
 def test_the_game_and_the_deck_orders_must_agree(tmp_path: Path) -> None:
@@ -386,17 +392,20 @@ def test_decks_and_verify_for_the_piecepack_sample(tmp_path: Path) -> None:
 
 
 def test_the_tiles_are_the_piecepack_folders_declaration() -> None:
-    """The 48 tiles are declared in games/piecepack/ and registered with the piece sets; the
-    shared module of piece sets names no game's pieces but the cards."""
+    """The 48 tiles are declared in games/piecepack/ and are the piecepack game's ``pieces``,
+    which the registry makes known (``pieces.PIECE_SETS``); the shared modules of piece sets and
+    deck orders name no game's pieces but the cards (issue #31)."""
     import ast
 
-    from hub.domain import pieces
+    from hub.domain import deck, pieces
 
-    assert TILES.__class__ is pieces.PieceSet and pieces.PIECE_SETS[TILES.game] is TILES
-    tree = ast.parse(Path(pieces.__file__).read_text(encoding="utf-8"))
-    imported = {
-        node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-    } | {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
-    assert not any(name.startswith("hub.domain.games") for name in imported), imported
+    assert TILES.__class__ is pieces.PieceSet and games["piecepack-holdem"].pieces is TILES
+    assert pieces.PIECE_SETS[TILES.game] is TILES
+    for module in (pieces, deck):
+        tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
+        imported = {
+            node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+        } | {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
+        assert not any(name.startswith("hub.domain.games") for name in imported), imported
     assert not hasattr(pieces, "TILES")
-    assert pieces.set_of_piece("Nbs") is TILES and pieces.set_of_piece("Ah") is None
+    assert order_from_text("".join(TILE_CODES)) == DeckOrder(TILE_CODES, pieces=TILES)

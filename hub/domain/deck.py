@@ -4,10 +4,11 @@ The same deck order is dealt at every table of a group, so the orders must come 
 cryptographically secure generator (``secrets``), stay encrypted at rest (see ``hub.files.decks``)
 and be committed to publicly before play with a SHA-256 hash anyone can recompute afterwards.
 Seeded orders exist only for rehearsals and tests, and say so (``rehearsal=True``).
-An order is a permutation of the 52 cards, or of the 48 piecepack tiles for
-``game = "piecepack-holdem"`` (``hub.domain.pieces``: the pieces decide, every function here
-takes them, cards by default; the tiles are declared in ``hub.domain.games.piecepack.pieces``,
-imported here so that the hub's own sets are known wherever deck orders are).
+An order is a permutation of a game's piece set (``hub.domain.pieces``): the 52 cards, or a set
+a game declares in its folder (the 48 piecepack tiles). Every function here, and `DeckOrder`
+itself, is told the set (``pieces``, cards by default): the game's, or the one a deck file's
+line opens with (``hub.domain.games.registry.order_from_text`` asks the games); none of them
+guesses it from the order.
 """
 
 from __future__ import annotations
@@ -16,27 +17,31 @@ import hashlib
 import random
 import secrets
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from typing import ClassVar
 
 from hub.domain.cards import FULL_DECK, Card, is_card
-from hub.domain.games.piecepack import pieces as _piecepack  # noqa: F401  (registers the tiles)
-from hub.domain.pieces import CARDS, PieceSet, piece_set_of, set_of_piece
+from hub.domain.pieces import CARDS, PieceSet, not_a_permutation
 
 COMMITMENT_HEADER = "duplicast-decks-v1"
 
 
 @dataclass(frozen=True)
 class DeckOrder:
-    """A full deck, top card first (index 0 is dealt first): 52 cards, or 48 tiles."""
+    """A full deck, top card first (index 0 is dealt first): 52 cards, or 48 tiles.
+
+    ``pieces``: the set it is an order of (checked here, not kept: cards by default).
+    """
 
     described: ClassVar[str] = "card decks"  # orders of this kind, in a sentence
     cards: tuple[Card, ...]
     rehearsal: bool = False
+    pieces: InitVar[PieceSet] = CARDS
 
-    def __post_init__(self) -> None:
-        if self.cards and set_of_piece(self.cards[0]) is not None:
-            piece_set_of(self.cards)  # a game's own pieces, 48 tiles (ValueError otherwise)
+    def __post_init__(self, pieces: PieceSet) -> None:
+        if pieces is not CARDS:  # a game's own pieces (48 tiles): each of them once
+            if not pieces.holds(self.cards):
+                raise not_a_permutation(pieces)
             return
         if len(self.cards) != len(FULL_DECK):
             raise ValueError(f"a deck order has 52 cards, got {len(self.cards)}")
@@ -65,7 +70,7 @@ def random_deck_order(rng: random.Random | None = None, pieces: PieceSet = CARDS
     generator = rng if rng is not None else secrets.SystemRandom()
     cards = list(pieces.pieces)
     generator.shuffle(cards)
-    return DeckOrder(tuple(cards), rehearsal=not isinstance(generator, random.SystemRandom))
+    return DeckOrder(tuple(cards), not isinstance(generator, random.SystemRandom), pieces)
 
 
 def random_deck_orders(
@@ -83,7 +88,7 @@ def seeded_deck_order(seed: int | str, pieces: PieceSet = CARDS) -> DeckOrder:
     """A reproducible deck order for rehearsals and tests; marked ``rehearsal=True``."""
     cards = list(pieces.pieces)
     random.Random(f"duplicast-rehearsal:{seed}").shuffle(cards)
-    return DeckOrder(tuple(cards), rehearsal=True)
+    return DeckOrder(tuple(cards), True, pieces)
 
 
 def seeded_deck_orders(
@@ -100,18 +105,8 @@ def deck_order_from_cards(
     cards: str | Iterable[str], rehearsal: bool = False, pieces: PieceSet = CARDS
 ) -> DeckOrder:
     """A deck order from card texts in any spelling ``parse_card`` accepts (or one string);
-    tiles with ``pieces=hub.domain.games.piecepack.pieces.TILES``."""
-    return DeckOrder(pieces.parse_order(cards), rehearsal)
-
-
-def deck_order_from_pieces(pieces: str | Iterable[str], rehearsal: bool = False) -> DeckOrder:
-    """A deck order from the codes of either set, the set told by the first piece (a tile's
-    second character is its group, ``b`` or ``w``, never a card's suit): for files that hold
-    orders of any game (the deck file, the plain export)."""
-    listed = [pieces] if isinstance(pieces, str) else list(pieces)
-    head = "".join("".join(listed).split())[:3]
-    chosen = set_of_piece(head) or CARDS
-    return DeckOrder(chosen.parse_order(pieces), rehearsal)
+    a game's own pieces with ``pieces`` (its ``Game.pieces``: the piecepack tiles)."""
+    return DeckOrder(pieces.parse_order(cards), rehearsal, pieces)
 
 
 def commitment_text(orders: Mapping[int, DeckOrder]) -> str:

@@ -2,7 +2,8 @@
 
 The hub plays hold'em with more than one set of pieces (``[tournament] game``): the 52 playing
 cards (here), or a set a game declares in its folder, e.g. the 48 tiles of Dual Piecepacks
-Poker (``hub.domain.games.piecepack.pieces``), each added to `PIECE_SETS` by `register`.
+Poker (``hub.domain.games.piecepack.pieces``). Which sets exist is the games registry's to say:
+it adds each game's ``pieces`` to `PIECE_SETS` (`register`) as it lists the game.
 Everything else, the betting, dealing positions, chip-scores, release and feeds, is the same,
 so the engine asks the game's ``PieceSet`` for the few things that differ (never which game
 it is): the full set (deck orders are permutations of it), how to read an order, who wins a
@@ -33,8 +34,9 @@ class PieceSet:
     odd-chip order (as ``evaluation.winners_by_pot``). ``hand_name(hole, board)``: the best
     hand named for television ("Flush, king high"; the showdown package). ``equity``: False
     when the hub computes no chances for this game (payloads then carry ``equity: null``).
-    A game that brings a set of its own declares it in its folder and `register`s it (the
-    piecepack tiles: ``hub.domain.games.piecepack.pieces``).
+    A game that brings a set of its own declares it in its folder and names it as its
+    ``pieces`` (the piecepack tiles: ``hub.domain.games.piecepack.pieces``); the registry makes
+    it known.
     """
 
     game: str
@@ -45,6 +47,10 @@ class PieceSet:
     hand_name: Callable[[Sequence[str], Sequence[str]], str]
     is_piece: Callable[[str], bool]  # one piece's code, canonical ("Ah"; a tile's "Nbs")
     described: str  # the full set in a sentence ("52 cards")
+
+    def holds(self, order: Sequence[str]) -> bool:
+        """Is ``order`` a full deck order of this set (each of its pieces once)?"""
+        return len(order) == len(self.pieces) and set(order) == set(self.pieces)
 
     def __reduce__(self) -> tuple[Callable[[str], PieceSet], tuple[str]]:
         """Unpickled as the very set of this process (code compares sets by identity: a hand
@@ -64,12 +70,14 @@ CARDS = PieceSet(
 )
 
 PIECE_SETS: dict[str, PieceSet] = {CARDS.game: CARDS}
-"""Every piece set by the game that declares it: the cards, then each game's own (`register`:
-the 48 tiles of ``hub.domain.games.piecepack.pieces``, a third party's)."""
+"""Every piece set this process knows, by the game that declares it: the cards, then each
+listed game's own (``hub.domain.games.registry`` `register`s the 48 tiles of piecepack hold'em,
+a third party's set)."""
 
 
 def register(pieces: PieceSet) -> PieceSet:
-    """Add a game's own piece set (its folder calls this where it declares the set)."""
+    """Make a game's own piece set known (the games registry calls this for each game's
+    ``pieces``): a pickled set unpickles to it, and a refusal of an order names it."""
     PIECE_SETS[pieces.game] = pieces
     return pieces
 
@@ -79,19 +87,10 @@ def _registered(game: str) -> PieceSet:
     return PIECE_SETS[game]
 
 
-def piece_set_of(order: Sequence[str]) -> PieceSet:
-    """The set a full deck order is a permutation of (``ValueError`` if none)."""
-    for candidate in PIECE_SETS.values():
-        if len(order) == len(candidate.pieces) and set(order) == set(candidate.pieces):
-            return candidate
-    described = " or of the ".join(s.described for s in PIECE_SETS.values())
-    raise ValueError(f"not a permutation of the {described}")
-
-
-def set_of_piece(code: str) -> PieceSet | None:
-    """The set other than the cards whose piece ``code`` is, in canonical form (a tile's
-    "Nbs"); None: none (a card, or not a piece)."""
-    for candidate in PIECE_SETS.values():
-        if candidate is not CARDS and candidate.is_piece(code):
-            return candidate
-    return None
+def not_a_permutation(pieces: PieceSet) -> ValueError:
+    """The refusal of an order meant to be of ``pieces`` that is not each of them once: it
+    names every set known (a deck file's line may be of any game's), ``pieces`` among them."""
+    known = [*PIECE_SETS.values()]
+    known += [] if any(s is pieces for s in known) else [pieces]
+    described = " or of the ".join(s.described for s in known)
+    return ValueError(f"not a permutation of the {described}")

@@ -44,7 +44,6 @@ class HandMachine(Protocol):
     def current_hand(self, table: TableState, event: ConsoleEvent) -> HandState: ...
     def replay_hand(self, deal_no: int, inputs: list[Input]) -> tuple[HandSpec, Hand]: ...
     def rebuild(self, state: HandState, inputs: list[Input]) -> None: ...
-    def plays(self, event: ConsoleEvent) -> None: ...
     def after_betting(
         self,
         table: TableState,
@@ -264,7 +263,6 @@ def on_exposed(
 ) -> list[EngineEvent]:
     """A hole card exposed by the dealer: replaced by the top card of the stub."""
     assert event.seat is not None and event.card is not None
-    s.plays(event)
     current = s.current_hand(table, event)
     if current.actions_taken:
         raise Rejection(
@@ -290,7 +288,6 @@ def on_early(
     s: HandMachine, table: TableState, event: ConsoleEvent, now: float
 ) -> list[EngineEvent]:
     """The next board card(s) turned before the betting round closed."""
-    s.plays(event)
     current = s.current_hand(table, event)
     street = current.hand.street
     index = {"preflop": 0, "flop": 1, "turn": 2}.get(street)

@@ -236,6 +236,8 @@ class TournamentState:
         handler = HANDLERS.get(event.type)
         if handler is None:  # pragma: no cover - parse_event admits only known types
             raise Rejection("bad_schema", f"unknown event type {event.type!r}")
+        if event.type not in self.game.handlers:  # another game's (a bet at a mahjong table)
+            self.plays(event)
         events = handler(self, table, event, now)
         table.moves += 1
         if event.console != OPERATOR_CONSOLE:  # a ruling is not the table's console talking
@@ -428,7 +430,6 @@ class TournamentState:
     def _on_result(self, table: TableState, event: ConsoleEvent, now: float) -> list[EngineEvent]:
         """A mahjong hand's result (docs/mahjong.md): it completes the hand in play, or
         replaces the result of a reopened hand."""
-        self.plays(event)
         current = self.current_hand(table, event)
         if event.deal is None:  # the game reads the deal (mahjong: its prevalent wind)
             event = msgspec.structs.replace(event, deal=current.deal)
@@ -445,7 +446,8 @@ class TournamentState:
 
     # ----------------------------------------------------------------- per-game input
     def plays(self, event: ConsoleEvent) -> None:
-        """Refuse an event of another game's (a card error in RPS Poker, throws in hold'em)."""
+        """Refuse an event of another game's (a card error in RPS Poker, throws in hold'em, a
+        bet in mahjong): `apply` asks before any handler, whatever the hand's state."""
         refusal = registry_refusal(self.game, event.type)
         if refusal is not None:
             raise Rejection("not_allowed", refusal)
@@ -455,7 +457,6 @@ class TournamentState:
     ) -> list[EngineEvent]:
         """An input of the game's own (RPS Poker's throws and reveal): the game checks it and
         makes it one of the hand's inputs (`Game.game_input`)."""
-        self.plays(event)
         current = self.current_hand(table, event)
         current.inputs.append(self.game.game_input(self.config, current.hand, current.deal, event))
         # (the hand moved without a counted result: its rows are rebuilt)

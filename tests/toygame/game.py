@@ -27,7 +27,7 @@ from hub.domain.games.base import DealtPieces, GameDefaults, Hand, Input
 from hub.domain.games.holdem.game import holdem_cards
 from hub.domain.games.records import NOTHING, ActionRecord, Legal, Pot
 from hub.domain.games.spec import HandSpec
-from hub.domain.pieces import CARDS, piece_set_of
+from hub.domain.pieces import CARDS
 from tests.toygame import events as toy_events
 
 RANKS = "23456789TJQKA"
@@ -149,11 +149,11 @@ class HighCard(GameDefaults):
     handlers = toy_events.HANDLERS
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None:
-        if piece_set_of(order.cards) is not CARDS:
+        if not CARDS.holds(order.cards):
             raise ValueError(f"deal {deal_no}: not a deck of 52 cards")
 
     def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None:
-        ok = all(piece_set_of(orders[d].cards) is CARDS for d in range(1, deals + 1))
+        ok = all(CARDS.holds(orders[d].cards) for d in range(1, deals + 1))
         return None if ok else "holds something other than decks of 52 cards"
 
     def random_orders(self, deals: int) -> dict[int, DeckOrder]:

@@ -21,10 +21,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from hub.domain.console_event import SHARED_EVENTS, SHARED_HANDLERS, Apply, ConsoleEvent
-from hub.domain.deck import DeckOrder, random_deck_orders, seeded_deck_orders
+from hub.domain.deck import (
+    DeckOrder,
+    deck_order_from_cards,
+    random_deck_orders,
+    seeded_deck_orders,
+)
 from hub.domain.games.records import ActionRecord, Legal, Pot
 from hub.domain.games.spec import HandSpec
-from hub.domain.pieces import PieceSet, piece_set_of
+from hub.domain.pieces import CARDS, PieceSet
 
 if TYPE_CHECKING:
     from hub.domain.config.model import TournamentConfig
@@ -384,7 +389,7 @@ class GameDefaults:
 
     def order_from_text(self, text: str, rehearsal: bool) -> DeckOrder | None:
         """A deck order of this game's own kind from its codes run together (a deck file's
-        text); None: not one (cards and tiles: ``deck_order_from_pieces`` reads those)."""
+        text); None: not one (an order of cards: ``registry.order_from_text`` reads those)."""
         return None
 
     def pad_now(self, hand: Hand) -> list[Fields]:
@@ -479,7 +484,8 @@ class PieceDecks:
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None:
         """Refuse (``ValueError``) a deck order that is not of this game's pieces."""
-        if piece_set_of(order.cards) is not self.pieces:
+        assert self.pieces is not None
+        if not self.pieces.holds(order.cards):
             raise ValueError(f"deal {deal_no}: not a deck order of game {self.name!r}")
 
     def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None:
@@ -490,12 +496,21 @@ class PieceDecks:
         wanted = self.pieces
         assert wanted is not None
         for deal_no in range(1, deals + 1):
-            if piece_set_of(orders[deal_no].cards) is not wanted:
+            if not wanted.holds(orders[deal_no].cards):
                 return (
                     f"deal {deal_no} is not an order of the {len(wanted.pieces)} pieces "
                     f"of game {self.name!r} (a deck file made for another game?)"
                 )
         return None
+
+    def order_from_text(self, text: str, rehearsal: bool) -> DeckOrder | None:
+        """An order of its own piece set when the text opens with one of its pieces (a tile's
+        ``Nbs``, never a card); None for a game of cards, the registry's default."""
+        pieces = self.pieces
+        if pieces is None or pieces is CARDS:
+            return None
+        head = "".join(text.split())[: len(pieces.pieces[0])]
+        return deck_order_from_cards(text, rehearsal, pieces) if pieces.is_piece(head) else None
 
     def random_orders(self, deals: int) -> dict[int, DeckOrder]:
         assert self.pieces is not None

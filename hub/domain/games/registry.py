@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hub.domain import pieces
 from hub.domain.console_event import Apply, ConsoleEvent
-from hub.domain.deck import DeckOrder, deck_order_from_pieces
+from hub.domain.deck import DeckOrder, deck_order_from_cards
 from hub.domain.games.base import Game, GameDefaults, Rules
 from hub.domain.games.holdem.game import HOLDEM
 from hub.domain.games.mahjong.game import MAHJONG
@@ -39,13 +40,14 @@ def game_of(name: str) -> Game:
 
 
 def order_from_text(text: str, rehearsal: bool = False) -> DeckOrder:
-    """A deck order from its codes run together: a game's own kind (mahjong's walls), else a
-    permutation of a piece set (52 cards, 48 piecepack tiles)."""
+    """A deck order from its codes run together (a deck file's line, the plain export's), of
+    the game that claims it (``Game.order_from_text``: mahjong's walls by their length, an order
+    of a game's own pieces by its first piece: 48 piecepack tiles), else of the 52 cards."""
     for game in games.values():
         own = game.order_from_text(text, rehearsal)
         if own is not None:
             return own
-    return deck_order_from_pieces(text, rehearsal)
+    return deck_order_from_cards(text, rehearsal)
 
 
 def overlays() -> dict[str, str]:
@@ -121,12 +123,17 @@ def on_events(listener: Callable[[], None]) -> None:
 
 
 def register(game: Game) -> None:
-    """Add a game (a test's toy game, say): its events join the union the hub decodes."""
+    """Add a game (a test's toy game, say): its events join the union the hub decodes, its
+    own piece set (``pieces``) the sets the hub knows."""
     games[game.name] = game
     _refresh()
 
 
 def _refresh() -> None:
+    for game in games.values():  # which piece sets exist: the games' (`pieces.PIECE_SETS`)
+        own = getattr(game, "pieces", None)  # (a test's game may bring only its events)
+        if own is not None:
+            pieces.register(own)
     classes, handlers = _events()
     EVENT_CLASSES.clear()
     EVENT_CLASSES.update(classes)

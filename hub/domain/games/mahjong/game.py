@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from hub.domain.console_event import Apply, ConsoleEvent
+from hub.domain.console_event import SHARED_EVENTS, SHARED_HANDLERS, Apply, ConsoleEvent
 from hub.domain.deck import DeckOrder
 from hub.domain.games import base
 from hub.domain.games.base import (
@@ -25,7 +25,6 @@ from hub.domain.games.base import (
     PadField,
     pad_offer,
 )
-from hub.domain.games.holdem import events as holdem_events
 from hub.domain.games.mahjong import views
 from hub.domain.games.mahjong.events import Result
 from hub.domain.games.mahjong.hand import (
@@ -34,6 +33,7 @@ from hub.domain.games.mahjong.hand import (
     counted,
     mahjong_deal,
     mahjong_spec,
+    no_betting,
     result_input,
 )
 from hub.domain.games.mahjong.rules import (
@@ -54,6 +54,12 @@ from hub.domain.pieces import PieceSet
 
 if TYPE_CHECKING:
     from hub.domain.config.model import TournamentConfig
+
+
+# The poker events a console may still send at a mahjong table (protocol v1's types), which
+# mahjong refuses in its own words: its hand has no betting, its tiles no card errors.
+BETTING = frozenset({"fold", "check", "call", "bet", "raise", "win"})
+CARD_ERRORS = frozenset({"exposed", "early"})
 
 
 def _rules(config: TournamentConfig) -> MahjongRules:
@@ -93,9 +99,10 @@ class MahjongGame(GameDefaults):
         base.ReprSlot("mahjong", after="game", default=None, read=lambda rules: rules),
     )
     foreign = "'{type}' is a mahjong event: this tournament plays poker"  # its result, elsewhere
-    # hold'em's events (a betting action is the hand's to refuse) and a hand's result
-    events: tuple[type[ConsoleEvent], ...] = (*holdem_events.EVENTS, Result)
-    handlers: Mapping[str, Apply] = {**holdem_events.HANDLERS, "result": "result"}
+    # the events every game plays (start, undo, void...) and a hand's result; a poker event is
+    # another game's, refused in mahjong's words (`refusal`)
+    events: tuple[type[ConsoleEvent], ...] = (*SHARED_EVENTS, Result)
+    handlers: Mapping[str, Apply] = {**SHARED_HANDLERS, "result": "result"}
 
     def __init__(self) -> None:
         self.name = "mcr"
@@ -103,6 +110,15 @@ class MahjongGame(GameDefaults):
             None  # walls: 136 tiles, each kind four times (``rules.Wall``)
         )
         self.equity = False
+
+    def refusal(self, event_type: str) -> str | None:
+        """A poker event in mahjong's words: a betting action or declared winners ("mahjong
+        has no betting: send a 'result', not 'bet'"), a card error."""
+        if event_type in BETTING:
+            return no_betting(event_type)
+        if event_type in CARD_ERRORS:
+            return f"'{event_type}' is a card error: mahjong has none"
+        return None
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None:
         if not isinstance(order, Wall):

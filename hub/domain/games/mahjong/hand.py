@@ -68,6 +68,11 @@ def mahjong_deal(wall: Wall, east: int, prevalent: str) -> MahjongDeal:
     )
 
 
+def no_betting(kind: str) -> str:
+    """The refusal of a betting action (or declared winners) in mahjong, which has none."""
+    return f"mahjong has no betting: send a 'result', not {kind!r}"
+
+
 def mahjong_spec(east: int) -> HandSpec:
     """The spec of a mahjong hand: four seats, the East seat as the ``button``, no chips and
     no cards (the tiles are the tournament's ``dealt(deal)``, a ``MahjongDeal``)."""
@@ -219,7 +224,7 @@ class MahjongHand:
         return Legal(False, False, None, None, None)
 
     def verify(self, seat: int, kind: str, amount: int | None = None) -> None:
-        raise Rejection("not_allowed", f"mahjong has no betting: send a 'result', not {kind!r}")
+        raise Rejection("not_allowed", no_betting(kind))
 
     def act(self, seat: int, kind: str, amount: int | None = None) -> ActionRecord:
         self.verify(seat, kind, amount)

@@ -78,7 +78,7 @@ class Wall(DeckOrder):
 
     described: ClassVar[str] = "mahjong walls"
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, pieces: object) -> None:  # (136 tiles of its own: no piece set)
         if len(self.cards) != len(FULL_SET):
             raise ValueError(f"a wall has 136 tiles, got {len(self.cards)}")
         counts = Counter(tiles_of(self.cards))

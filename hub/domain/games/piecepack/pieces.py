@@ -1,7 +1,8 @@
 """The 48 tiles of Dual Piecepacks Poker as the hub's hold'em deals them: a `PieceSet`
 (``hub.domain.pieces``) of the tile codes of ``tiles``, how an order is read, who wins a
-showdown, each hand named for television; registered with the hub's piece sets, so a deck
-order of tiles is told from one of cards (``hub.domain.deck``)."""
+showdown, each hand named for television. The game's declaration (``game.py``) names it as
+its ``pieces``, which is how the hub knows it (``hub.domain.games.registry``): a deck file's
+order that opens with a tile is read as tiles (``PieceDecks.order_from_text``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from hub.domain import evaluation
 from hub.domain.evaluation import PotLike
 from hub.domain.games.piecepack import tiles as piecepack
-from hub.domain.pieces import PieceSet, register
+from hub.domain.pieces import PieceSet
 
 
 def _parse_tile_order(text: str | Iterable[str]) -> tuple[str, ...]:
@@ -42,18 +43,16 @@ def _tile_winners(
     return evaluation.best_by_pot(pots, values, button, seats, max)
 
 
-TILES = register(
-    PieceSet(
-        game="piecepack-holdem",
-        pieces=piecepack.TILES,
-        parse_order=_parse_tile_order,
-        winners_by_pot=_tile_winners,
-        # hub.domain.equity ranks run-outs with phevaluator's card tables; no such tables exist
-        # for tiles, and best_of in Python (21 fives per hand) is too slow for every run-out on the
-        # ingest path. No chances rather than wrong ones: payloads carry equity null.
-        equity=False,
-        hand_name=lambda hole, board: piecepack.hand_name((*hole, *board[:5])),
-        is_piece=piecepack.is_tile,
-        described="48 piecepack tiles",
-    )
+TILES = PieceSet(
+    game="piecepack-holdem",
+    pieces=piecepack.TILES,
+    parse_order=_parse_tile_order,
+    winners_by_pot=_tile_winners,
+    # hub.domain.equity ranks run-outs with phevaluator's card tables; no such tables exist
+    # for tiles, and best_of in Python (21 fives per hand) is too slow for every run-out on the
+    # ingest path. No chances rather than wrong ones: payloads carry equity null.
+    equity=False,
+    hand_name=lambda hole, board: piecepack.hand_name((*hole, *board[:5])),
+    is_piece=piecepack.is_tile,
+    described="48 piecepack tiles",
 )
