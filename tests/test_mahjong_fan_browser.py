@@ -17,6 +17,7 @@ from playwright.sync_api import Page, expect
 from tests.hubharness import COMMENTATOR, OPERATOR
 from tests.test_mahjong_browser import MahjongHub
 from tests.test_overlays_hub import FAST, open_page, shot
+from tests.test_td_browser import rule
 
 pytestmark = pytest.mark.browser
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
@@ -152,3 +153,30 @@ def test_a_typed_fan_the_tiles_do_not_give_shows_as_a_dispute_on_the_operator_de
     disputed = page.locator(f'[data-testid="dispute-row"][data-table="{table}"]')
     expect(disputed.locator('[data-testid="dispute-pot"]')).to_have_text("\u2013")
     shot(page, "mcr-fans-dispute")
+
+
+def test_a_penalty_at_an_mcr_table_is_in_hand_points(hub: MahjongHub, page: Page) -> None:
+    """The TD's penalty at an MCR event: its ``chips`` are the hand's points (the chip-score,
+    docs/mahjong.md), so the form, the check, the confirmation and the corrections log say
+    "hand points", never chips."""
+    events, _ = with_tiles(hub.events, 2)
+    play_to(hub, events, len(events))
+    page.goto(f"{hub.url}/overlays/operator.html?token={OPERATOR}")
+    form = page.locator('[data-testid="td-penalty"]')
+    expect(form.locator('input[name="chips"]')).to_have_attribute(
+        "placeholder", "hand points", timeout=5000
+    )
+    page.locator('[data-testid="td-by"]').fill("TD Ana Ruiz")
+    status = page.locator('[data-testid="td-status"]')
+    rule(page, "penalty", False, table=2, seat=3, chips=-8, reason="slow play")
+    expect(status).to_have_text("Hand points must be a whole number, 0 or more.")
+    rule(page, "penalty", False, table=2, seat=3, chips=16, reason="slow play")
+    team = hub.rest("/api/tables/2", OPERATOR)["seats"][2]["team"]
+    expect(page.locator('[data-testid="td-ask-text"]')).to_have_text(
+        f"Penalty 16 hand points to table 2 seat 3 ({team}), by TD Ana Ruiz?"
+    )
+    page.locator('[data-testid="td-ask-yes"]').click()
+    expect(status).to_have_text("Penalty: done.", timeout=FAST)
+    assert hub.ops()["penalties"][-1]["chips"] == 16
+    row = page.locator('[data-testid="correction-row"][data-type="penalty"]').first
+    expect(row).to_contain_text("16 hand points")

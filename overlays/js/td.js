@@ -7,6 +7,7 @@
 // optional beep.
 import { el, keepChildren } from './ui.js';
 import { topic } from './topics.js';
+import { gameOf } from './games/index.js';
 
 const BY_KEY = 'duplicast.td.by'; // sessionStorage: the official, for this browser session
 const SOUND_KEY = 'duplicast.td.sound'; // localStorage: "on" when the alert beeps
@@ -46,19 +47,29 @@ export function rulingOp(op, values, by) {
 // The names the page shows for its number fields (a refusal names what the TD sees).
 const LABELS = { table: 'Table', deal: 'Deal', seat: 'Seat', chips: 'Chips', points: 'Points', penalty: 'Penalty number' };
 
-/** Why a ruling cannot be sent as it is (null when it can): the official first. */
-export function rulingProblem(op, command) {
+/** What the game calls a unit of a penalty's `chips` (its chip-score): "chip"; an MCR
+ * hand's "hand point" (games/*.js `chip`). `payload`: anything carrying the game (ops). */
+export function chipWord(payload) {
+  return gameOf(payload).chip || 'chip';
+}
+
+const capital = (s) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** Why a ruling cannot be sent as it is (null when it can): the official first. `chip`: the
+ * game's word for a penalty's chips (`chipWord`). */
+export function rulingProblem(op, command, chip = 'chip') {
+  const label = (name) => (name === 'chips' ? capital(`${chip}s`) : LABELS[name] || name);
   if (!command.by) return 'Enter the official\'s name first: every ruling says who made it.';
   if (RULINGS[op].reason && !command.reason) return `A ${op} needs a reason.`;
   for (const [name, type] of RULINGS[op].fields) {
     if (type !== 'number' || command[name] === undefined) continue;
     const value = command[name];
     const low = name === 'chips' || name === 'points' ? 0 : 1;
-    if (!Number.isSafeInteger(value) || value < low) return `${LABELS[name] || name} must be a whole number, ${low} or more.`;
+    if (!Number.isSafeInteger(value) || value < low) return `${label(name)} must be a whole number, ${low} or more.`;
   }
   if (op === 'withdraw') return Number.isInteger(command.penalty) ? null : 'Which penalty? (its number in the log)';
   if (op !== 'roster' && !Number.isInteger(command.table)) return 'Which table?';
-  if (op === 'penalty' && !command.chips && !command.points) return 'A penalty takes off chips or points: give one above 0.';
+  if (op === 'penalty' && !command.chips && !command.points) return `A penalty takes off ${chip}s or points: give one above 0.`;
   return null;
 }
 
@@ -71,7 +82,7 @@ function plural(n, word) {
  * seat 2 (BRA), by TD Ana?". `team(table, seat)`: the team code in that seat, if known;
  * `penalty(n)`: the n-th penalty of the log, if known.
  */
-export function rulingText(op, c, team = () => null, penalty = () => null) {
+export function rulingText(op, c, team = () => null, penalty = () => null, chip = 'chip') {
   const by = `, by ${c.by}?`;
   const seatOf = (t, s) => {
     const code = team(t, s);
@@ -79,13 +90,13 @@ export function rulingText(op, c, team = () => null, penalty = () => null) {
   };
   if (op === 'penalty') {
     const parts = [];
-    if (c.chips) parts.push(plural(c.chips, 'chip'));
+    if (c.chips) parts.push(plural(c.chips, chip));
     if (c.points) parts.push(plural(c.points, 'point'));
     return `Penalty ${parts.join(' and ')} to ${seatOf(c.table, c.seat)}${by}`;
   }
   if (op === 'withdraw') {
     const p = penalty(c.penalty);
-    const what = p ? ` (${[p.chips ? plural(p.chips, 'chip') : '', p.points ? plural(p.points, 'point') : ''].filter(Boolean).join(' and ')} to ${seatOf(p.table, p.seat)})` : '';
+    const what = p ? ` (${[p.chips ? plural(p.chips, chip) : '', p.points ? plural(p.points, 'point') : ''].filter(Boolean).join(' and ')} to ${seatOf(p.table, p.seat)})` : '';
     return `Withdraw penalty ${c.penalty}${what}${by}`;
   }
   if (op === 'void') return `Void deal ${c.deal ?? '(the hand in play)'} at table ${c.table}${by}`;
@@ -124,7 +135,7 @@ export function correctionLog(ops) {
   }));
   for (const p of ops.penalties || []) {
     const parts = [];
-    if (p.chips) parts.push(`${p.chips} chips`);
+    if (p.chips) parts.push(plural(p.chips, chipWord(ops)));
     if (p.points) parts.push(`${p.points} pt`);
     const no = p.id ? ` #${p.id}` : '';
     const gone = p.withdrawn ? ' (withdrawn)' : '';
@@ -220,6 +231,7 @@ export function mountTd(client, root, alertsRoot) {
   // it if it still holds exactly the values sent (what the TD typed since is theirs)
   let standings = null; // the live standings: who sits where (the confirmation names the team)
   let penalties = []; // the desk's penalties (a withdrawal's confirmation repeats the penalty)
+  let chip = 'chip'; // the game's word for a penalty's chips (the desk's `game`: chipWord)
   client.subscribe(topic('standings'), (s) => { standings = s; });
   // The last look: the ruling in words, sent only on "Yes, send".
   const ask = el('span', { class: 'td-ask-text', dataset: { testid: 'td-ask-text' } });
@@ -244,14 +256,14 @@ export function mountTd(client, root, alertsRoot) {
 
   function rule(op, values, form = null) {
     const command = rulingOp(op, values, by.value);
-    const problem = rulingProblem(op, command);
+    const problem = rulingProblem(op, command, chip);
     if (problem) {
       say(problem, false);
       if (!command.by) by.focus();
       return false;
     }
     waiting = [op, command, form ? [form, { ...values }] : null];
-    ask.textContent = rulingText(op, command, (t, s) => teamIn(standings, t, s), (n) => penalties.find((p) => p.id === n));
+    ask.textContent = rulingText(op, command, (t, s) => teamIn(standings, t, s), (n) => penalties.find((p) => p.id === n), chip);
     asking.hidden = false;
     say('', true);
     yes.focus();
@@ -289,6 +301,8 @@ export function mountTd(client, root, alertsRoot) {
   let primed = false;
   client.subscribe(topic('ops'), (ops) => {
     penalties = ops.penalties || [];
+    chip = chipWord(ops);
+    formOf.penalty.querySelector('input[name="chips"]').placeholder = `${chip}s`;
     const fresh = newArrivals(seen, ops);
     if (!primed) {
       primed = true; // what was there when the panel opened is on the desk already

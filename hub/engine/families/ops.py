@@ -149,6 +149,7 @@ def ops_payload(
         tables.append(ops_row(table, waiting, links, refused))
     return {
         "at": now,
+        "game": state.config.game,  # the desk's words (a penalty's chips: MCR's hand points)
         "tables": tables,
         "rejections": rejections[-50:],
         "disputes": [dispute_row(state, h) for h in disputed],

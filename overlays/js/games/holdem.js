@@ -2,4 +2,4 @@
 // game's module is read over this one, so what a module leaves out is drawn as hold'em's.
 import { STREET_LABEL } from '../ui.js';
 
-export default { name: 'holdem', pieces: 'cards', unit: 'Chips', streetLabel: (x) => STREET_LABEL[x.street] };
+export default { name: 'holdem', pieces: 'cards', unit: 'Chips', chip: 'chip', streetLabel: (x) => STREET_LABEL[x.street] };

@@ -6,6 +6,8 @@
 // read over hold'em's (./holdem.js), so a member it leaves out is hold'em's. Each declares:
 //   pieces  what every table holds alike ("Same cards, same seat")
 //   unit    the heading of the aggregate column (a mahjong hand scores points)
+//   chip    a unit of its chip-score in words, as a TD's penalty names it ("500 chips";
+//           MCR's "16 hand points": a penalty's `chips` at a mahjong table)
 // and may declare (else the page draws hold'em's: cards, streets, equity):
 //   renderTable(section, table), renderCompare(section, compare, rows, $)  the game draws its
 //           own live table / split screen instead of the poker felt (MCR's: ../mahjong.js)

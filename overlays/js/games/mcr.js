@@ -54,7 +54,7 @@ function showdownLines(sd, who) {
 }
 
 export default {
-  name: 'mcr', pieces: 'tiles', unit: 'Points',
+  name: 'mcr', pieces: 'tiles', unit: 'Points', chip: 'hand point',
   renderTable, renderCompare, renderDeskCard, showdownLines, padFields: { mcr_hand: mcrHand },
   /** The console's headings of its own refusals (hub/domain/games/mahjong/fan.py). */
   refusalTitles: { impossible_hand: 'Not a possible hand', not_winning: 'Not a winning hand', below_minimum: 'Below the minimum' },
