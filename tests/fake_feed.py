@@ -418,6 +418,7 @@ def ticker_payload() -> dict[str, Any]:
 OPS_KEYS = frozenset(
     {
         "at",
+        "game",
         "tables",
         "rejections",
         "disputes",
@@ -494,6 +495,7 @@ def ops_payload() -> dict[str, Any]:
     ]
     return {
         "at": now,
+        "game": "holdem",
         "tables": tables,
         "rejections": [
             {
