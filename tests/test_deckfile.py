@@ -18,6 +18,7 @@ from hub.files.decks import (
     generate_key,
     load_decks,
     parse_key,
+    parse_plain,
     read_deck_file,
     write_deck_file,
 )
@@ -137,3 +138,14 @@ def test_load_decks_refuses_a_file_with_too_few_deals(tmp_path):
 def test_missing_file_is_a_deck_file_error(tmp_path):
     with pytest.raises(DeckFileError, match="cannot read the deck file"):
         read_deck_file(tmp_path / "nope", generate_key())
+
+
+def test_a_bad_line_of_a_plain_export_names_what_a_line_may_hold():
+    """The dealing machine's file: a line that is no order says which orders the hub reads,
+    every game's (the registry's piece sets and a game's own kind), not a list of its own."""
+    with pytest.raises(DeckFileError) as refused:
+        parse_plain("1\tAh Kd\n", source="machine.txt")
+    said = str(refused.value)
+    assert said.startswith("machine.txt:1: not '<deal> <52 cards, "), said
+    for kind in ("48 piecepack tiles", " or a wall of 136 tiles>'"):  # (a test's game may be
+        assert kind in said, said  # registered too: it is named beside them)

@@ -126,7 +126,6 @@ NAMES_A_GAME = re.compile(r"(?i)(?<![a-z])(rps|mcr|mahjong|piecepack|throws|tile
 # register them: the registry makes each game's pieces known now.)
 NAMED_STILL = {
     "hub/domain/console_event.py": {"throws", '"throws"'},
-    "hub/files/decks.py": {"f\"{source}:{number}: not '<deal> <52 cards or 48 tiles>' ({exc})\""},
 }
 DOCSTRING = ('"""', "'''")
 

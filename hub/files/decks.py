@@ -198,7 +198,7 @@ def parse_plain(text: str, source: str = "<plain export>") -> dict[int, DeckOrde
             orders[deal] = order_from_text("".join(cards.split()))
         except ValueError as exc:
             raise DeckFileError(
-                f"{source}:{number}: not '<deal> <52 cards or 48 tiles>' ({exc})"
+                f"{source}:{number}: not '<deal> <{registry.order_words()}>' ({exc})"
             ) from None
     if not orders:
         raise DeckFileError(f"{source}: holds no deck order")

@@ -210,6 +210,7 @@ class Decks(Protocol):
 
     name: str  # [tournament] game
     pieces: PieceSet | None  # what a deck order is a permutation of (None: mahjong walls)
+    order_words: str  # its own kind of order in words, where it has one ("a wall of 136 tiles")
 
     def check_order(self, deal_no: int, order: DeckOrder) -> None: ...
     def orders_problem(self, orders: Mapping[int, DeckOrder], deals: int) -> str | None: ...
@@ -363,6 +364,7 @@ class GameDefaults:
     writes the rest of `Game`: its name and pieces, its deck orders, its deal and its hands."""
 
     phh = False  # a game's hands are PHH only if it says so (hold'em's are)
+    order_words = ""  # a deck order is a permutation of its pieces (``pieces.described``)
     equity = False
     betting_stats = False  # no betting to count unless it says so (poker games do)
     offline_rules = False  # the console page takes one entry at a time offline

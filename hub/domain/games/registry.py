@@ -50,6 +50,19 @@ def order_from_text(text: str, rehearsal: bool = False) -> DeckOrder:
     return deck_order_from_cards(text, rehearsal)
 
 
+def order_words() -> str:
+    """What a deck file's line may hold after its deal, in words: an order of each piece set
+    the games play, or a game's own kind ("52 cards, 48 piecepack tiles or a wall of 136
+    tiles")."""
+    kinds = [pieces.CARDS.described]
+    for game in games.values():
+        own = getattr(game, "pieces", None)
+        for words in (own.described if own is not None else "", getattr(game, "order_words", "")):
+            if words and words not in kinds:
+                kinds.append(words)
+    return " or ".join(kinds) if len(kinds) < 3 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"
+
+
 def overlays() -> dict[str, str]:
     """Each game's overlay module (``Game.overlay``) by the game's name, as the hub serves it
     with its topics (``GET /api/topics``); a game without one is drawn as hold'em."""

@@ -74,6 +74,7 @@ class MahjongGame(GameDefaults):
     )
     phh = False  # PHH is a poker format: a mahjong hand has no history
     points_unit = " points"  # a mahjong hand scores points
+    order_words = f"a wall of {len(FULL_SET)} tiles"  # (a deck file's line: order_from_text)
     pad: tuple[PadEntry, ...] = (
         PadEntry(
             "result",
