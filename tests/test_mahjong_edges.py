@@ -3,7 +3,8 @@ edges and the shipped deploy/nginx.conf on a Redis of the test's own, after the 
 session played by the simulated consoles; the pages in Chromium through nginx. The results
 site's player statistics carry no poker betting columns and its hand record names each seat's
 wind; the commentator desk's statistics panel has no betting column and sums results in the
-game's points (docs/stats.md, docs/site.md)."""
+game's points (docs/stats.md, docs/site.md); the operator's desk takes a TD's penalty in the
+hand's points (docs/mahjong.md)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.browser import new_page
-from tests.test_edge_subscribe import COMMENTATOR, played_venue
+from tests.test_edge_subscribe import COMMENTATOR, OPERATOR, played_venue
 from tests.test_mahjong import SAMPLE
 
 pytestmark = pytest.mark.browser
@@ -102,6 +103,34 @@ def test_the_desk_speaks_mahjong_through_nginx(browser: Browser, site: str) -> N
                 re.compile(f"^{text}$", re.IGNORECASE)
             )
         assert "chips" not in page.locator(".com-side").inner_text().lower()
+    finally:
+        page.context.close()
+    assert errors == []
+
+
+def test_the_operator_desk_speaks_mahjong_through_nginx(browser: Browser, site: str) -> None:
+    """The TD at an MCR event, through nginx and an edge after the played session: a penalty's
+    chips are the hand's points, in the form, the confirmation and the corrections log."""
+    errors: list[str] = []
+    page = new_page(browser, 1920, 1080, errors)
+    try:
+        page.goto(f"{site}/overlays/operator.html#token={OPERATOR}")
+        form = page.locator('[data-testid="td-penalty"]')
+        expect(form.locator('input[name="chips"]')).to_have_attribute(
+            "placeholder", "hand points", timeout=10_000
+        )
+        page.locator('[data-testid="td-by"]').fill("TD Ana Ruiz")
+        for name, value in (("table", 1), ("seat", 2), ("chips", 16), ("reason", "slow play")):
+            form.locator(f'input[name="{name}"]').fill(str(value))
+        form.locator('[data-testid="td-penalty-send"]').click()
+        expect(page.locator('[data-testid="td-ask-text"]')).to_contain_text(
+            "Penalty 16 hand points to table 1 seat 2"
+        )
+        page.locator('[data-testid="td-ask-yes"]').click()
+        status = page.locator('[data-testid="td-status"]')
+        expect(status).to_have_text("Penalty: done.", timeout=10_000)
+        row = page.locator('[data-testid="correction-row"][data-type="penalty"]').first
+        expect(row).to_contain_text("16 hand points", timeout=10_000)
     finally:
         page.context.close()
     assert errors == []
