@@ -572,6 +572,32 @@ FAST_RETRY = RetryPolicy(deadline=15.0, base=0.02, cap=0.2)
 
 
 @pytest.mark.redis
+async def test_a_unix_socket_url_carries_the_whole_bus(tmp_path: Path) -> None:
+    """``DUPLICAST_REDIS_URL=unix:///run/redis/redis.sock`` (Redis beside the hub, on a socket
+    file): the journal's script, the lease, a subscription and the batched publishes all go
+    through it. redis-py's client was given TCP keepalive for every URL, which its unix
+    connection refuses: the hub failed at connect."""
+    sock = tmp_path / "redis.sock"
+    extra = ("--unixsocket", str(sock), "--unixsocketperm", "700")
+    with RedisServer(tmp_path, extra=extra):
+        bus = open_bus(f"unix://{sock}?db=0")
+        assert isinstance(bus, RedisBus)
+        await bus.connect()
+        try:
+            assert await bus.claim("dup:u:lease", "me", 5.0) > 0
+            sub = bus.subscribe("dup:u:*")
+            await sub.ready()
+            ids = await bus.append_many("dup:u:journal", [b"one", b"two"])
+            assert [d for _, d in await bus.read("dup:u:journal")] == [b"one", b"two"]
+            assert len(ids) == 2
+            assert await bus.publish_many([("dup:u:a", b"x"), ("dup:u:b", b"y")]) == [1, 1]
+            assert [m.data for m in await receive(sub, 2)] == [b"x", b"y"]
+            await sub.aclose()
+        finally:
+            await bus.close()
+
+
+@pytest.mark.redis
 async def test_redis_subscription_and_append_survive_a_restart(tmp_path: Path) -> None:
     with RedisServer(tmp_path) as server:
         bus = RedisBus(server.url, retry=FAST_RETRY)

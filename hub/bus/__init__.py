@@ -21,7 +21,8 @@ __all__ = [
 
 
 def open_bus(url: str | None) -> Bus:
-    """``None`` or ``memory://`` gives the embedded bus; ``redis://...`` gives Redis."""
+    """``None`` or ``memory://`` gives the embedded bus; ``redis://``, ``rediss://`` (TLS) or
+    ``unix:///path/to/redis.sock?db=0`` (Redis on the same machine) give Redis."""
     if url is None or url.startswith("memory:"):
         from hub.bus.memory import MemoryBus
 
@@ -30,7 +31,9 @@ def open_bus(url: str | None) -> Bus:
         from hub.bus.redis import RedisBus
 
         return RedisBus(url)
-    raise ValueError(f"unknown bus URL scheme: {url!r} (use memory:// or redis://)")
+    raise ValueError(
+        f"unknown bus URL scheme: {url!r} (use memory://, redis://, rediss:// or unix://)"
+    )
 
 
 def _is_each_protocol(bus: Bus) -> tuple[PubSub, Journal, Hashes, Leases]:

@@ -112,12 +112,14 @@ class RedisBus(Bus):
     def _client(self) -> aioredis.Redis:
         if self._redis is None:
             # Our own retry policy replaces redis-py's, so deadlines mean what they say.
+            # (TCP keepalive is a TCP socket's option: a unix:// URL's connection has none)
+            tcp = {} if self.url.startswith("unix:") else {"socket_keepalive": True}
             self._redis = aioredis.Redis.from_url(
                 self.url,
                 decode_responses=False,
                 retry=Retry(NoBackoff(), 0),
                 socket_connect_timeout=2.0,
-                socket_keepalive=True,
+                **tcp,
             )
             self._append_once = self._redis.register_script(APPEND_ONCE)
             self._append_batch = self._redis.register_script(APPEND_BATCH)
