@@ -56,6 +56,7 @@ def redis_server(
     command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(work)]
     log = work / "redis.log"
     command += [*REDIS_ARGS, "--appendfsync", fsync]
+    command += ["--unixsocket", str(work / "redis.sock"), "--unixsocketperm", "700"]
     proc = stack.enter_context(started(command, log, preexec_fn=niced(nice)))
     wait_for(proc, log, "Ready to accept connections", 15)
     return proc, f"redis://127.0.0.1:{port}/0"
@@ -66,6 +67,12 @@ def niced(nice: int) -> Any:
     if not nice:
         return None
     return lambda: os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + nice)
+
+
+SOCKET_ENV = "DUPLICAST_BENCH_REDIS_SOCKET"
+"""Set (to anything): the hub's processes reach the private Redis by its socket file
+(``unix://WORK/redis.sock``, Redis beside the hub), the bench's consoles and readers still by
+TCP; unset, everything by loopback TCP."""
 
 
 PROFILE_ENV = "DUPLICAST_BENCH_PROFILE"
@@ -118,7 +125,8 @@ def start_hub(
     config_path = work / "event.toml"
     config_path.write_text(text)
     redis, url = redis_server(work, stack, nice, fsync)
-    env = hub_env(url, token, tree)
+    socket = f"unix://{work / 'redis.sock'}?db=0"
+    env = hub_env(socket if os.environ.get(SOCKET_ENV) else url, token, tree)
     port = free_port()
     roles = [("ingest", free_port()), ("edge", port), ("edge", port)]
     if feed == "separate":
