@@ -62,6 +62,28 @@ def redis_server(
     return proc, f"redis://127.0.0.1:{port}/0"
 
 
+PIN_ENV = "DUPLICAST_BENCH_PIN_INGEST"
+"""Set to a CPU number: the ingest runs on that core alone (``sched_setaffinity``); run the
+bench itself under ``taskset -c OTHERS`` so that everything else (Redis, the edges, the load
+generators) keeps off it: the ingest's caches stay its own, as on a server with a core set
+aside for it (a deployment's ``cpuset``)."""
+
+
+def pinned(role: str, nice: int) -> Any:
+    """``niced(nice)``, and for the ingest its core (``PIN_ENV``) when one is named."""
+    core = os.environ.get(PIN_ENV)
+    renice = niced(nice)
+    if role != "ingest" or not core:
+        return renice
+
+    def pin() -> None:
+        os.sched_setaffinity(0, {int(core)})
+        if renice is not None:
+            renice()
+
+    return pin
+
+
 def niced(nice: int) -> Any:
     """A ``preexec_fn`` moving a hub process's nice value by ``nice`` (None: unchanged)."""
     if not nice:
@@ -138,7 +160,7 @@ def start_hub(
                 work / f"{role}{n}.log",
                 env=env,
                 cwd=tree,
-                preexec_fn=niced(nice),
+                preexec_fn=pinned(role, nice),
             )
         )
         for n, (role, at) in enumerate(roles)
