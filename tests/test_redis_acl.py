@@ -6,6 +6,7 @@ import asyncio
 import socket
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,18 +15,20 @@ from redis_server import RedisServer
 
 from hub.bus.redis import RedisBus, RetryPolicy
 from hub.cli.main import main
-from hub.cli.redis_acl import INGEST_USER, acl_file
+from hub.cli.redis_acl import EDGE_USER, EXPORT_USER, INGEST_USER, Credential, acl_file
 from hub.client.console import ConsoleClient
 from hub.engine.core import Engine
 from hub.files.config import load_config
 from hub.roles.embedded import IngestSource
 from hub.wire import codec
+from hub.wire.channels import Channels
 
 pytestmark = [pytest.mark.redis]
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "samples" / "ifp6.toml"
 FAST = RetryPolicy(deadline=0.5, base=0.01, cap=0.05)
+USERS = (INGEST_USER, EDGE_USER, EXPORT_USER, "table1")  # one of each kind
 
 
 @pytest.fixture
@@ -124,3 +127,54 @@ def test_acl_command_writes_private_files(tmp_path: Path, capsys) -> None:
     assert main(["acl", "--config", str(bare), "--out", str(acl), "--credentials-out",
                  str(creds)]) == 1  # fmt: skip
     assert "[consoles]" in capsys.readouterr().err
+
+
+async def test_every_user_selects_another_database_by_port_and_by_socket(tmp_path: Path) -> None:
+    """A venue gives the event database 3 of a Redis it shares (``redis://user:pw@host/3``),
+    or names Redis by its socket file with a database (``unix://user:pw@/path/redis.sock?db=2``):
+    every user of `duplicast acl` logs in, selects it and plays there; nothing lands in
+    database 0. The users could not SELECT, so with such a URL the hub exited at start
+    (``this user has no permissions to run the 'select' command``)."""
+    config = load_config(SAMPLE)
+    names = Channels(config.id)
+    text, credentials = acl_file(config)
+    (tmp_path / "users.acl").write_text(text)
+    sock = tmp_path / "redis.sock"
+    extra = ("--aclfile", str(tmp_path / "users.acl"), "--unixsocket", str(sock))
+    with RedisServer(tmp_path / "redis", extra=(*extra, "--unixsocketperm", "700")) as server:
+        host = f"127.0.0.1:{server.port}"
+        forms: list[tuple[str, Callable[[Credential], str]]] = [
+            ("port", lambda c: c.url(host, 3)),
+            ("socket", lambda c: f"unix://{c.user}:{c.password}@{sock}?db=2"),
+        ]
+        for form, url in forms:
+            buses = {user: RedisBus(url(credentials[user]), retry=FAST) for user in USERS}
+            try:
+                hub = buses[INGEST_USER]
+                source = IngestSource(hub, Engine(config), own_bus=False)
+                await source.start()
+                try:
+                    outbox = tmp_path / f"{form}.sqlite"
+                    deal = config.deal_orders[1][0]
+                    async with ConsoleClient(
+                        buses["table1"], config.id, 1, "table1", outbox=outbox
+                    ) as pad:
+                        ack = await asyncio.wait_for(pad.send({"type": "start", "deal": deal}), 10)
+                        assert ack.ok, form
+                finally:
+                    await source.stop()
+                edge = buses[EDGE_USER]
+                feed = edge.subscribe(names.feed)
+                await asyncio.wait_for(feed.ready(), 10)
+                await feed.aclose()
+                assert await edge.hgetall(names.topics), form  # the feed's snapshots
+                journal = await buses[EXPORT_USER].read(names.journal)
+                assert [codec.unpack(data)["console"] for _, data in journal] == ["table1"], form
+            finally:
+                for bus in buses.values():
+                    await bus.close()
+        in_zero = RedisBus(credentials[EXPORT_USER].url(host), retry=FAST)
+        try:
+            assert await in_zero.read(names.journal) == []
+        finally:
+            await in_zero.close()

@@ -55,7 +55,7 @@ EXPORT_USER = "duplicast-export"
 PROBE_USER = "probe"
 ROLE_USERS = (INGEST_USER, PROJECTOR_USER, EDGE_USER, EXPORT_USER)
 
-_BASE = "resetkeys resetchannels -@all +ping"
+_BASE = "resetkeys resetchannels -@all +ping +select"  # SELECT: a URL may name its database
 _LISTEN = "+subscribe +psubscribe +unsubscribe +punsubscribe"
 _SCRIPTS = "+evalsha +eval +script|load"  # the bus's scripts (leases, batches)
 
