@@ -55,15 +55,20 @@ def alive(pid: int) -> bool:
     return False
 
 
-async def test_two_edge_processes_share_the_port_and_stop_together(redis_url: str) -> None:
+async def test_two_edge_processes_share_the_port_and_stop_together(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """...and stop cleanly: a worker's ordinary exit at the parent's SIGTERM aborted with
+    "Fatal Python error: _enter_buffered_busy" (its lifeline thread held stdin's lock), on the
+    stderr the workers share with the parent."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     command = [sys.executable, "-m", "hub", "serve", "--role", "edge", "--processes", "2"]
     command += ["--config", str(SAMPLE), "--redis", redis_url, "--port", str(port)]
-    edge = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
+    errors = (tmp_path / "stderr").open("w")
+    edge = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=errors, text=True)
+    errors.close()
     workers: list[int] = []
     try:
         assert edge.stdout is not None
@@ -93,6 +98,8 @@ async def test_two_edge_processes_share_the_port_and_stop_together(redis_url: st
         while time.monotonic() < deadline and any(alive(w) for w in workers):
             await asyncio.sleep(0.1)
         assert not any(alive(w) for w in workers)
+        stderr = (tmp_path / "stderr").read_text()
+        assert "Fatal Python error" not in stderr and "Traceback" not in stderr, stderr
     finally:
         if edge.poll() is None:
             edge.kill()

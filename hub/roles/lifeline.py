@@ -54,9 +54,14 @@ def _set_pdeathsig(sig: int) -> bool:
 
 
 def _watch(stream: BinaryIO, parent: int) -> None:
-    """Read the lifeline until end-of-file: the parent closed it or died."""
+    """Read the lifeline until end-of-file: the parent closed it or died. Its file descriptor,
+    not its buffered reader: a daemon thread blocked in ``stdin.buffer.read`` holds that
+    reader's lock, and the interpreter, finalizing at the worker's ordinary exit (a SIGTERM
+    from the parent at every stop), then aborted ("Fatal Python error: _enter_buffered_busy",
+    SIGABRT)."""
     with contextlib.suppress(OSError, ValueError):
-        while stream.read(4096):
+        fd = stream.fileno()
+        while os.read(fd, 4096):
             pass
     _orphaned(parent)
 
