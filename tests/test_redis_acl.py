@@ -122,6 +122,22 @@ def test_acl_command_writes_private_files(tmp_path: Path, capsys) -> None:
         password = url.split(":")[2].split("@")[0]
         assert url.startswith(f"redis://{user}:") and url.endswith("@venue-redis:6379/0")
         assert password not in text  # only its hash is in the ACL file
+    # TLS and another database: each line keeps the scheme, the database and the CA
+    tls = "rediss://venue-redis:6380/3?ssl_ca_certs=/etc/duplicast/ca.crt"
+    assert main([*args, "--url", tls]) == 0
+    for line in [ln for ln in creds.read_text().splitlines() if not ln.startswith("#")]:
+        user, url = line.split()
+        assert url.startswith(f"rediss://{user}:") and url.endswith(
+            "@venue-redis:6380/3?ssl_ca_certs=/etc/duplicast/ca.crt"
+        )
+    capsys.readouterr()
+    for bad, why in [
+        ("unix:///run/redis/redis.sock", "rediss://HOST:PORT/DB (TLS)"),
+        ("redis://someone:pw@venue-redis:6379/0", "holds a login"),
+        ("redis://venue-redis:6379/x", "the database is a number"),
+    ]:
+        assert main([*args, "--url", bad]) == 1
+        assert why in capsys.readouterr().err
     bare = tmp_path / "bare.toml"
     bare.write_text(SAMPLE.read_text().split("[consoles]")[0])
     assert main(["acl", "--config", str(bare), "--out", str(acl), "--credentials-out",

@@ -222,7 +222,13 @@ def _add_acl(sub: Sub) -> None:
     p.add_argument("--config", required=True, type=Path, help="tournament TOML file")
     p.add_argument("--out", required=True, type=Path, help="ACL file for redis-server --aclfile")
     p.add_argument("--credentials-out", required=True, type=Path, help="clear passwords (mode 600)")
-    p.add_argument("--host", default="127.0.0.1:6379", help="host:port in the printed URLs")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--host", default="127.0.0.1:6379", help="host:port in the printed URLs")
+    where.add_argument(
+        "--url",
+        help="the printed URLs' Redis, without a login: redis://HOST:PORT/DB, or "
+        "rediss://HOST:PORT/DB?ssl_ca_certs=/path/ca.crt over TLS (instead of --host)",
+    )
     p.add_argument(
         "--console-tokens-out",
         type=Path,
@@ -235,18 +241,25 @@ def _add_acl(sub: Sub) -> None:
 
 def _run_acl(args: argparse.Namespace) -> int:
     from hub.cli.offline import write_text
-    from hub.cli.redis_acl import acl_file, acl_users, console_tokens_text, credentials_text
+    from hub.cli.redis_acl import (
+        acl_file,
+        acl_users,
+        console_tokens_text,
+        credentials_text,
+        redis_base,
+    )
     from hub.domain.config import ConfigError
     from hub.files.config import load_config
 
     try:
+        base = redis_base(args.url or f"redis://{args.host}/0")
         config = load_config(args.config)
         text, credentials = acl_file(config)
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     write_text(str(args.out), text, private=True)
-    write_text(str(args.credentials_out), credentials_text(credentials, args.host), True)
+    write_text(str(args.credentials_out), credentials_text(credentials, base), True)
     if args.console_tokens_out is not None:
         tokens = console_tokens_text(config)
         write_text(str(args.console_tokens_out), tokens, private=True)

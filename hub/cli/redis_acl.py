@@ -44,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from hub.domain.config import TournamentConfig
 from hub.wire.channels import Channels
@@ -67,6 +68,35 @@ class Credential:
 
     def url(self, host: str, db: int = 0) -> str:
         return f"redis://{self.user}:{self.password}@{host}/{db}"
+
+    def at(self, base: str) -> str:
+        """``base`` (``redis_base``'s) with this user's login: its scheme, host, database and
+        options (TLS's ``ssl_ca_certs``...) kept."""
+        parts = urlsplit(base)
+        login = f"{quote(self.user, safe='')}:{quote(self.password, safe='')}"
+        return urlunsplit((parts.scheme, f"{login}@{parts.netloc}", parts.path, parts.query, ""))
+
+
+def redis_base(url: str) -> str:
+    """Where the users' URLs point (``acl --url``): ``redis://HOST:PORT/DB`` or
+    ``rediss://HOST:PORT/DB?ssl_ca_certs=...`` (TLS), with no login (each user gets its own);
+    the database defaults to 0. A socket file (``unix://``) is refused: the consoles reach
+    Redis over the network (a role on Redis's machine may use ``unix://USER:PASSWORD@/path``
+    with its line's login)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss"):
+        raise ValueError(
+            f"--url {url!r}: give redis://HOST:PORT/DB or rediss://HOST:PORT/DB (TLS), the "
+            "address the consoles and the roles reach Redis at"
+        )
+    if not parts.hostname:
+        raise ValueError(f"--url {url!r} names no host")
+    if parts.username or parts.password:
+        raise ValueError(f"--url {url!r} holds a login: leave it out, each user gets its own")
+    path = parts.path if parts.path not in ("", "/") else "/0"
+    if not path[1:].isdigit():
+        raise ValueError(f"--url {url!r}: the database is a number (/0, /3)")
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
 def _channels(*names: str) -> str:
@@ -169,9 +199,10 @@ def acl_file(
     return "\n".join(lines) + "\n", credentials
 
 
-def credentials_text(credentials: dict[str, Credential], host: str) -> str:
-    """``name redis://user:password@host/0`` per user: what each console and role gets."""
-    rows = [f"{user} {cred.url(host)}" for user, cred in credentials.items()]
+def credentials_text(credentials: dict[str, Credential], base: str) -> str:
+    """``name redis://user:password@host/0`` per user, at ``base`` (``redis_base``'s): what
+    each console and role gets."""
+    rows = [f"{user} {cred.at(base)}" for user, cred in credentials.items()]
     head = "# keep secret: one Redis URL per role and console (give it as DUPLICAST_REDIS_URL)\n"
     return head + "\n".join(rows) + "\n"
 
