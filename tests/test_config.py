@@ -356,13 +356,80 @@ BAD = [
         replace(
             '[[teams]]\nid = "C"',
             '[[teams]]\nid = "D"\nname = "D"\ncolour = "#000000"\n'
-            'players = ["d", "d", "d"]\n\n[[teams]]\nid = "C"',
+            'players = ["d1", "d2", "d3"]\n\n[[teams]]\nid = "C"',
         ),
         "23: teams[2]: team D is in no group",
     ),
     (replace('id = "B"', 'id = "A"'), "17: teams[1].id: team A defined twice"),
     ("[tournament\n", None),
 ]
+
+
+# Names a venue meets: the file keeps each as written (accents, scripts, emoji, quotes), refuses
+# what would be shown wrong or make one player two, and warns of a likely typo.
+NAMES = [
+    (
+        'players = ["a1", "a2 ", "a3"]',
+        "14: teams[0].players[1]: 'a2 ' has blanks at its start or end: write 'a2'",
+    ),
+    (
+        'players = ["a1", "Ana\\tLee", "a3"]',
+        "14: teams[0].players[1]: 'Ana\\tLee' holds the character U+0009 (a control or bidi "
+        "character): plain text only",
+    ),
+    (
+        'players = ["a1", "\\u202eanA", "a3"]',
+        "14: teams[0].players[1]: '\\u202eanA' holds the character U+202E (a control or bidi "
+        "character): plain text only",
+    ),
+    (
+        'players = ["Jose\\u0301", "a2", "Jos\\u00e9"]',
+        "14: teams[0].players[2]: 'Jos\u00e9' reads the same as players[0] ('Jose\u0301'): "
+        "give each player of a team a name of their own",
+    ),
+    (
+        'players = ["Ana  Lee", "a2", "Ana Lee"]',
+        "14: teams[0].players[2]: 'Ana Lee' reads the same as players[0] ('Ana  Lee'): give "
+        "each player of a team a name of their own",
+    ),
+    ('name = "Alpha"', None),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), NAMES)
+def test_names_are_kept_as_written_and_what_would_show_wrong_is_refused(tmp_path, line, expected):
+    """Before: a blank at a name's end, a tab or a bidi override loaded, and two players who
+    read the same (an accent typed two ways) were two players a roster change or a
+    substitution could not tell apart."""
+    if expected is not None:
+        assert error_of(tmp_path, replace('players = ["a1", "a2", "a3"]', line)) == expected
+        return
+    names = [
+        "O'Brien",
+        'Jean "JJ" Dupont',
+        "Smith & Sons <Pro>",
+        "\u0645\u062d\u0645\u062f \u0639\u0644\u064a",
+        "\u05d3\u05d5\u05d3 \u05dc\u05d5\u05d9",
+        "\u738b\u78ca",
+        "\U0001f468\u200d\U0001f469\u200d\U0001f467 \U0001f1e6\U0001f1f7",
+        "Jose\u0301",
+        "Jose",
+        "x" * 60,
+        "Ana",
+        "ana",
+    ]
+    data = config_data(seats=4)
+    for i, team in enumerate(data["teams"][:3]):
+        team["players"] = names[4 * i : 4 * i + 4]
+        team["name"] = names[i + 1]
+    config = parse_config(data, "f")
+    shown = [name for t in list(config.teams.values())[:3] for name in t.players]
+    assert shown == names  # byte for byte, no normalisation
+    assert config.teams["T01"].name == "Smith & Sons <Pro>"
+    assert config.warnings[0] == (
+        "f: teams[2].players[3]: 'ana' differs from players[2] ('Ana') only by case: the "
+        "same player twice?"
+    )
 
 
 @pytest.mark.parametrize(("text", "expected"), BAD)

@@ -259,6 +259,48 @@ def test_export_every_completed_hand_and_pokerkit_replays_it_to_the_same_stacks(
     assert len(everything) == len(hands)
 
 
+# Names a venue meets, some of which PokerKit's TOML literal strings cannot hold: three
+# apostrophes in a row, a control character (a tab pasted from a spreadsheet, a newline).
+AWKWARD_NAMES = (
+    "O'Brien",
+    "''' triple",
+    'Jean "JJ" Dupont',
+    "back\\slash",
+    "tab\there",
+    "two\nlines",
+    "\u0645\u062d\u0645\u062f \u0639\u0644\u064a",
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+    "Jones'",
+    "'Quoted'",
+)
+
+
+def test_export_writes_any_name_as_toml_that_reads_back_to_the_same_text() -> None:
+    """A PHH file is TOML: a player or event name holding ''' or a control character made
+    PokerKit's writer emit a file no reader loads (the export and the .phhs bundle unreadable)."""
+    engine = _session_engine()
+    hands = collect(engine.state)[:4]
+    n = len(AWKWARD_NAMES)
+    hands = [
+        dataclasses.replace(h, players=tuple(AWKWARD_NAMES[(i + k) % n] for k in range(6)))
+        for i, h in enumerate(hands)
+    ]
+    event = "IFP \"Names\" '''26''' \\ \t test"
+    rendered = render(hands, event)
+    assert rendered.skipped == []
+    for h, text in rendered.hands:
+        data = tomllib.loads(text)
+        order = [(h.spec.button + i) % h.spec.seats + 1 for i in range(h.spec.seats)]
+        assert data["players"] == [h.players[s - 1] for s in order]
+        assert data["event"] == event
+        assert read_phh(data).players == tuple(data["players"])
+        assert data["finishing_stacks"] == _pokerkit_stacks(text)
+    loaded = list(HandHistory.loads_all(bundle(rendered)))
+    assert [h.players for h in loaded] == [tomllib.loads(t)["players"] for _, t in rendered.hands]
+    # an ordinary name is written as PokerKit writes it (files exported before do not change)
+    assert any("'''O'Brien'''" in text for _, text in rendered.hands)
+
+
 def test_export_cli_writes_a_folder_or_a_bundle_that_phh_check_passes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -36,7 +36,14 @@ from hub.serve.site import ASSET_AGE, SiteBuilder, engine_reader, file_name
 from hub.wire.topics import PUBLIC
 from tests.factories import make_config, make_decks
 from tests.feedclient import FeedClient
-from tests.hubharness import ROOT, edge_hub, ingest_hub, session_events, unique_tournament
+from tests.hubharness import (
+    ROOT,
+    edge_hub,
+    ingest_hub,
+    offline,
+    session_events,
+    unique_tournament,
+)
 
 SAMPLES = ROOT / "samples"
 
@@ -59,7 +66,7 @@ def deals_named(value: Any) -> set[int]:
 
 
 def csv_deals(body: bytes) -> set[int]:
-    rows = list(csv.DictReader(io.StringIO(body.decode())))
+    rows = list(csv.DictReader(io.StringIO(body.decode("utf-8-sig"))))
     return {int(r["deal"]) for r in rows}
 
 
@@ -441,7 +448,7 @@ def test_a_score_cards_points_per_deal_add_up_to_the_standings(
     if scoring == "chips":  # chips per deal: the result itself
         rows = builder.card(event["teams"][0]["code"])["rows"]  # type: ignore[index]
         assert all(r["points"] == r["chips"] for r in rows)
-    body = builder.scorecards_csv().decode()
+    body = builder.scorecards_csv().decode("utf-8-sig")
     got = list(csv.DictReader(io.StringIO(body)))
     assert sum(int(r["points"]) for r in got) == sum(teams.values())
 
@@ -514,5 +521,32 @@ def test_a_csv_cell_is_never_a_spreadsheet_formula() -> None:
     from hub.serve.site import _csv
 
     body = _csv(["name", "chips"], [["=HYPERLINK(1)", -5], ["@x", None], ["D. Vera", 0]])
-    rows = list(csv.reader(io.StringIO(body.decode())))
+    rows = list(csv.reader(io.StringIO(body.decode("utf-8-sig"))))
     assert rows == [["name", "chips"], ["'=HYPERLINK(1)", "-5"], ["'@x", ""], ["D. Vera", "0"]]
+
+
+def test_the_downloads_keep_a_venues_names_and_open_in_excel(tmp_path: Path) -> None:
+    """The sample session played with names a venue meets (tests/names.py): every CSV starts
+    with the UTF-8 byte order mark (without it Excel read the Arabic, Hebrew, Chinese and emoji
+    names in the ANSI code page: mojibake) and gives back each name to the byte, commas,
+    quotes and line ends quoted (a formula's first character kept as text)."""
+    from hub.serve.site import _cell
+    from tests.names import TEAMS, names_file
+
+    config = load_config(names_file(tmp_path))
+    decks = load_decks(config, ROOT / "samples", dict(os.environ))
+    engine = offline(config, decks, session_events(config.id))
+    builder = SiteBuilder(engine_reader(engine), OVERLAYS)
+    names = {name for name, players in TEAMS.values() for name in (name, *players)}
+    for download in ("standings", "running", "travellers", "scorecards"):
+        body = builder.document(f"download/{download}.csv").body  # type: ignore[union-attr]
+        assert body.startswith(b"\xef\xbb\xbf"), download
+        rows = list(csv.DictReader(io.StringIO(body.decode("utf-8-sig"), newline="")))
+        shown = {r.get("name") or r.get("player") for r in rows}
+        assert {str(_cell(n)) for n in names} & shown, download
+    standings = list(csv.reader(io.StringIO(builder.standings_csv().decode("utf-8-sig"))))
+    header = standings[0]
+    teams = {r[header.index("team")]: r[header.index("name")] for r in standings if r[0] == "team"}
+    assert teams == {t: str(_cell(name)) for t, (name, _) in TEAMS.items()}
+    players = {r[header.index("name")] for r in standings if r[0] == "player"}
+    assert players == {str(_cell(p)) for _, ps in TEAMS.values() for p in ps}

@@ -73,7 +73,7 @@ def check_running(builder: SiteBuilder) -> int:
                     ), (g["group"], b["seat"], p["table"])
                     assert p["player"] == row["player"]
     # the CSV: the same steps, a line each
-    lines = list(csv.DictReader(io.StringIO(builder.running_csv().decode())))
+    lines = list(csv.DictReader(io.StringIO(builder.running_csv().decode("utf-8-sig"))))
     teams_csv = [r for r in lines if r["kind"] == "team"]
     assert len(teams_csv) == steps
     assert {int(r["deal"]) for r in lines} <= set(released)

@@ -24,6 +24,7 @@ the first winner), so its finishing stacks replay to the chip (docs/phh.md).
 from __future__ import annotations
 
 import math
+import re
 import reprlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -390,7 +391,53 @@ def write_phh(
         deal()
     fields = _fields(spec, order, result, players, seats)
     fields.update(extra or {})
-    return str(HandHistory.from_game_state(game, state, **fields).dumps()) + "\n"
+    fields, quoted = _placeholders(fields)
+    text = str(HandHistory.from_game_state(game, state, **fields).dumps())
+    for token, value in quoted.items():
+        text = text.replace(f"'{token}'", value)
+    return text + "\n"
+
+
+# What PokerKit's writer cannot put in its TOML literal strings ('...', or '''...''' when the
+# text holds an apostrophe): a control character, or three apostrophes in a row.
+_UNQUOTABLE = re.compile("[\x00-\x1f\x7f]|'''")
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+
+
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string: quotes, backslashes and control characters escaped."""
+    return (
+        '"'
+        + "".join(
+            _ESCAPES.get(c, f"\\u{ord(c):04x}" if c < " " or c == "\x7f" else c) for c in text
+        )
+        + '"'
+    )
+
+
+def _placeholders(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """``fields`` with each text PokerKit would write as broken TOML (a name holding ''' or a
+    control character) swapped for a plain token, and each token's own TOML string."""
+    quoted: dict[str, str] = {}
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, list):
+            return [swap(v) for v in value]
+        if isinstance(value, str) and _UNQUOTABLE.search(value):
+            token = f"duplicast-phh-text-{len(quoted)}"
+            quoted[token] = _toml_string(value)
+            return token
+        return value
+
+    return {k: swap(v) for k, v in fields.items()}, quoted
 
 
 def _fields(

@@ -13,12 +13,12 @@ shown reversed on the desk and in exports. Pure.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
+from hub.domain.config.model import UNSHOWN
 from hub.domain.errors import Rejection
 
 __all__ = [
@@ -37,10 +37,9 @@ MAX_TEXT = 500  # characters of any one text (a reason's bound)
 MAX_LIST = 64  # items of any one list (winners, tables)
 MAX_DEPTH = 4  # nesting of objects and lists (a command's value is one level down)
 
-# C0 and C1 controls (NUL, newline, tab, DEL, ...) and the characters that reorder text: the
-# bidi marks (LRM, RLM, ALM), embeddings, overrides and isolates, and the zero-width no-break
-# space (a BOM inside a name).
-FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+# C0 and C1 controls and the characters that reorder text (the tournament file's names hold
+# none either).
+FORBIDDEN = UNSHOWN
 
 _ENCODER = msgspec.json.Encoder()
 

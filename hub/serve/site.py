@@ -165,8 +165,17 @@ def _cell(value: Any) -> Any:
     return value
 
 
+BOM = "\ufeff"
+"""Opens every download: Excel reads a CSV without it in the computer's ANSI code page, so a
+name in Arabic, Hebrew, Chinese or with an emoji showed as mojibake; with it, Excel,
+LibreOffice and Google Sheets read UTF-8 (a script reads it with ``encoding="utf-8-sig"``)."""
+
+
 def _csv(header: list[str], rows: Iterable[Iterable[Any]]) -> bytes:
+    """RFC 4180 (CRLF lines, a cell with a comma, quote or line break quoted, quotes doubled),
+    in UTF-8 with a byte order mark (``BOM``)."""
     out = io.StringIO()
+    out.write(BOM)
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(header)
     for row in rows:

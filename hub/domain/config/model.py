@@ -30,7 +30,10 @@ File shape (see ``samples/ifp6.toml``)::
     name = "Argentina"
     code = "ARG"               # optional (defaults to id): short label for overlays
     colour = "#75AADB"
-    players = ["..."]          # players[i] plays at the i-th table of the team's group
+    players = ["..."]          # players[i] plays at the i-th table of the team's group;
+                               # names are shown as written: no blank at either end, no
+                               # control or bidi character, no two of a team that read the
+                               # same (NFC, blanks); two that differ by case: a warning
 
     [[groups]]                 # tables of a group play the same deck orders
     id = "A"
@@ -160,6 +163,11 @@ MAX_SEATS = 10
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 COLOUR_PATTERN = r"^#[0-9A-Fa-f]{6}$"
 ID = re.compile(ID_PATTERN)
+# C0 and C1 controls (NUL, newline, tab, DEL, ...) and the characters that reorder text: the
+# bidi marks (LRM, RLM, ALM), embeddings, overrides and isolates, and the zero-width no-break
+# space (a BOM inside a name). No name of the file and no text of an operator command
+# (hub.engine.bounds) holds one: a name with "\u202e" in it is shown reversed on air.
+UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
 # The engine's own console name: nobody else may write as it (see hub.engine.core).

@@ -28,7 +28,7 @@ from hub.domain.config.model import (
     Team,
     TournamentConfig,
 )
-from hub.domain.config.shape import Checker, show
+from hub.domain.config.shape import Checker, check_name, name_key, show
 from hub.domain.config.stages import event_plan, table_number, written_draw
 from hub.domain.draw import Draw, make_draw
 from hub.domain.event import EventPlan
@@ -169,11 +169,39 @@ def _teams(c: Checker, value: Any) -> dict[str, Team]:
     for i, e in enumerate(entries):
         if e.id in teams:
             c.fail(f"teams[{i}].id", f"team {e.id} defined twice")
+        _names(c, f"teams[{i}]", e)
         code = e.id if e.code is UNSET else e.code
         teams[e.id] = Team(
             id=e.id, name=e.name, code=code, colour=e.colour, players=tuple(e.players)
         )
     return teams
+
+
+def _names(c: Checker, key: str, e: shape.Team) -> None:
+    """The team's name and its players' names shown as written; no two players of a team that
+    read the same (a roster change, a substitution names a player of the team by name); two
+    that differ only by case load with a warning."""
+    check_name(c, f"{key}.name", e.name)
+    if e.code is not UNSET:
+        check_name(c, f"{key}.code", e.code)
+    seen: dict[str, int] = {}
+    cased: dict[str, int] = {}
+    for j, player in enumerate(e.players):
+        check_name(c, f"{key}.players[{j}]", player)
+        same = seen.setdefault(name_key(player), j)
+        if same != j:
+            c.fail(
+                f"{key}.players[{j}]",
+                f"{show(player)} reads the same as players[{same}] ({show(e.players[same])}): "
+                "give each player of a team a name of their own",
+            )
+        other = cased.setdefault(name_key(player).casefold(), j)
+        if other != j:
+            c.warn(
+                f"{key}.players[{j}]",
+                f"{show(player)} differs from players[{other}] ({show(e.players[other])}) "
+                "only by case: the same player twice?",
+            )
 
 
 def _groups(

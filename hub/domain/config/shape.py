@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+import unicodedata
 from collections.abc import Mapping
 from datetime import date, datetime, time
 from typing import Annotated, Any, Literal, NoReturn
@@ -24,7 +25,7 @@ import msgspec.inspect as mi
 from msgspec import UNSET, Meta, Struct, UnsetType, field
 
 from hub.domain.config.keylines import KeyLines, key_path
-from hub.domain.config.model import COLOUR_PATTERN, ID_PATTERN, ConfigError, ReadFile
+from hub.domain.config.model import COLOUR_PATTERN, ID_PATTERN, UNSHOWN, ConfigError, ReadFile
 from hub.domain.scoring import FORMATS
 
 Text = Annotated[str, Meta(pattern=r"\S")]  # a string with more than blanks
@@ -206,6 +207,27 @@ def show(value: Any) -> str:
     """A value as an error quotes it (cut at 40 characters; a TOML date or time as written)."""
     text = value.isoformat() if isinstance(value, date | time) else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_name(c: Checker, key: str, name: str) -> None:
+    """A name is shown as written, on air and in every export: no control or bidi character
+    (as an operator's roster change), no blank at either end (which no one sees on air, but
+    makes "Ana" and "Ana " two players)."""
+    bad = UNSHOWN.search(name)
+    if bad is not None:
+        c.fail(
+            key,
+            f"{show(name)} holds the character U+{ord(bad.group()):04X} (a control or bidi "
+            "character): plain text only",
+        )
+    if name != name.strip():
+        c.fail(key, f"{show(name)} has blanks at its start or end: write {show(name.strip())}")
+
+
+def name_key(name: str) -> str:
+    """Two names that read the same: equal after NFC (an accent typed as one character or as a
+    letter and a combining mark) and with runs of blanks as one space."""
+    return " ".join(unicodedata.normalize("NFC", name).split())
 
 
 def join(prefix: str, name: str) -> str:

@@ -15,7 +15,7 @@ from msgspec import UNSET
 
 from hub.domain.config import shape
 from hub.domain.config.model import Group, Team
-from hub.domain.config.shape import Checker, show
+from hub.domain.config.shape import Checker, check_name, name_key, show
 from hub.domain.draw import Draw, DrawError, validate_draw
 from hub.domain.event import Advance, DrawSpec, EventPlan, Session, Stage, Substitution
 
@@ -218,7 +218,8 @@ def _substitutions(
             c.fail(f"{k}.team", f"team {e.team} is not defined in [[teams]]")
         if e.out not in lineups[e.team]:
             c.fail(f"{k}.out", f"{e.out} does not play for {e.team} at this session")
-        if e.in_ in lineups[e.team]:
+        check_name(c, f"{k}.in", e.in_)
+        if name_key(e.in_) in map(name_key, lineups[e.team]):
             c.fail(f"{k}.in", f"{e.in_} already plays for {e.team}")
         lineups[e.team][lineups[e.team].index(e.out)] = e.in_
         subs.append(Substitution(e.team, e.out, e.in_))
