@@ -92,9 +92,10 @@ async def wait_listening(workers: list[subprocess.Popen[bytes]], timeout: float 
 
 
 def _forward(stream: Any) -> None:
-    for line in stream:
-        sys.stdout.buffer.write(line)
-        sys.stdout.flush()
+    with stream:  # closed at the worker's end (else "ResourceWarning: unclosed file")
+        for line in stream:
+            sys.stdout.buffer.write(line)
+            sys.stdout.flush()
 
 
 def stop_workers(workers: list[subprocess.Popen[bytes]], grace: float = 5.0) -> None:
@@ -109,3 +110,5 @@ def stop_workers(workers: list[subprocess.Popen[bytes]], grace: float = 5.0) -> 
         except subprocess.TimeoutExpired:
             worker.kill()
             worker.wait()
+        if worker.stdin is not None:  # its lifeline (its stdout: closed by _forward)
+            worker.stdin.close()
