@@ -2,6 +2,9 @@
 
 import sys
 
-from hub.cli.main import main
+try:
+    from hub.cli.main import main
+except KeyboardInterrupt:  # Ctrl-C while it loads: as main() answers one (exit 130, no traceback)
+    sys.exit(130)
 
 sys.exit(main())

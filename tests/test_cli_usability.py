@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hub.cli.args import seed
 from hub.cli.main import build_parser
 from hub.files.decks import read_deck_file, read_key_file
@@ -157,6 +159,34 @@ def test_an_unreachable_redis_is_one_line_and_exit_1(tmp_path: Path) -> None:
         assert lines[0].startswith(f"duplicast {command}: cannot reach Redis at "), err
         assert "redis://hub:***@127.0.0.1:1/0" in lines[0] and "s3cret" not in err + out
         assert "within 2 s" in lines[0], lines[0]  # (the deadline waited out: retried till then)
+
+
+# ``python -m hub`` interrupted as Ctrl-C interrupts it while its modules load (its first
+# second): at the import of the module named first.
+CTRL_C_WHILE_LOADING = """import runpy, sys
+module = sys.argv.pop(1)
+class CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name == module:
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, CtrlC())
+runpy.run_module("hub", run_name="__main__", alter_sys=True)"""
+
+
+@pytest.mark.parametrize("module", ["hub.files.decks", "hub.cli.runner"])
+def test_ctrl_c_while_the_command_loads_is_exit_130_without_a_traceback(module: str) -> None:
+    """`duplicast demo` (or `serve`) stopped with Ctrl-C in its first second printed a
+    KeyboardInterrupt traceback through whichever import it was in: hub.cli.main's own
+    (``hub.files.decks``) or the commands' (``hub.cli.runner``, in ``main``)."""
+    done = subprocess.run(
+        [sys.executable, "-c", CTRL_C_WHILE_LOADING, module, "demo"],
+        cwd=ROOT,
+        env=CLEAN,
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert (done.returncode, done.stderr) == (130, ""), done.stderr
 
 
 # -- 8. help, defaults, seed, progress, closed pipe ------------------------------------------

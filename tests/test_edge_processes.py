@@ -60,14 +60,19 @@ async def test_two_edge_processes_share_the_port_and_stop_together(
 ) -> None:
     """...and stop cleanly: a worker's ordinary exit at the parent's SIGTERM aborted with
     "Fatal Python error: _enter_buffered_busy" (its lifeline thread held stdin's lock), on the
-    stderr the workers share with the parent."""
+    stderr the workers share with the parent; the parent left each worker's pipes unclosed
+    ("ResourceWarning: unclosed file", shown where warnings are)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     command = [sys.executable, "-m", "hub", "serve", "--role", "edge", "--processes", "2"]
     command += ["--config", str(SAMPLE), "--redis", redis_url, "--port", str(port)]
     errors = (tmp_path / "stderr").open("w")
-    edge = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=errors, text=True)
+    # ResourceWarnings shown (Python hides them): the workers' pipes were left unclosed
+    env = {**os.environ, "PYTHONWARNINGS": "default::ResourceWarning"}
+    edge = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=errors, text=True, env=env
+    )
     errors.close()
     workers: list[int] = []
     try:
@@ -98,8 +103,7 @@ async def test_two_edge_processes_share_the_port_and_stop_together(
         while time.monotonic() < deadline and any(alive(w) for w in workers):
             await asyncio.sleep(0.1)
         assert not any(alive(w) for w in workers)
-        stderr = (tmp_path / "stderr").read_text()
-        assert "Fatal Python error" not in stderr and "Traceback" not in stderr, stderr
+        no_errors(tmp_path / "stderr")
     finally:
         if edge.poll() is None:
             edge.kill()
@@ -120,13 +124,23 @@ def test_processes_need_the_edge_role() -> None:
     assert done.returncode == 2 and "--processes needs --role edge" in done.stderr
 
 
-def start_edge(redis_url: str, port: int, processes: int = 2) -> subprocess.Popen[str]:
+def start_edge(
+    redis_url: str, port: int, stderr: Path, processes: int = 2, **options: bool
+) -> subprocess.Popen[str]:
+    """The edge of ``processes`` processes; their stderr (the workers share it) in ``stderr``."""
     command = [sys.executable, "-m", "hub", "serve", "--role", "edge"]
     command += ["--processes", str(processes), "--config", str(SAMPLE), "--redis", redis_url]
     command += ["--port", str(port)]
-    return subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
+    with stderr.open("w") as errors:
+        return subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=errors, text=True, **options
+        )
+
+
+def no_errors(stderr: Path) -> None:
+    text = stderr.read_text()
+    for error in ("Traceback", "Fatal Python error", "ERROR", "never retrieved", "Warning:"):
+        assert error not in text, text
 
 
 def wait_line(process: subprocess.Popen[str], marker: str, timeout: float = 30) -> str:
@@ -162,11 +176,11 @@ def unshared_port() -> int:
     raise AssertionError("no free port between 20000 and 32000")
 
 
-def test_workers_end_with_a_sigkilled_parent(redis_url: str) -> None:
+def test_workers_end_with_a_sigkilled_parent(redis_url: str, tmp_path: Path) -> None:
     """A SIGKILLed parent cannot stop its workers: they must notice and end by themselves
     (hub.roles.lifeline), else orphans keep serving the port."""
     port = unshared_port()
-    edge = start_edge(redis_url, port, processes=3)
+    edge = start_edge(redis_url, port, tmp_path / "stderr", processes=3)
     workers: list[int] = []
     try:
         wait_line(edge, "(3 processes)")
@@ -181,7 +195,38 @@ def test_workers_end_with_a_sigkilled_parent(redis_url: str) -> None:
         took = time.monotonic() - killed
         assert not any(alive(w) for w in workers), f"{took:.1f} s"
         assert not accepts(port)
+        no_errors(tmp_path / "stderr")
         print(f"workers gone {took:.2f} s after their parent's SIGKILL")
+    finally:
+        if edge.poll() is None:
+            edge.kill()
+            edge.wait()
+        for worker in workers:
+            if alive(worker):
+                os.kill(worker, signal.SIGKILL)
+
+
+def test_ctrl_c_while_the_workers_start_is_quiet(redis_url: str, tmp_path: Path) -> None:
+    """Ctrl-C in a terminal (SIGINT to the foreground process group) while the workers start:
+    exit 130, no worker left, nothing on stderr. A worker still importing wrote a
+    KeyboardInterrupt traceback, and the parent, cancelled in wait_for(gather),
+    "ERROR asyncio: _GatheringFuture exception was never retrieved" (or, when a worker had
+    died first, a RuntimeError and uvicorn's traceback, exit 1)."""
+    edge = start_edge(redis_url, unshared_port(), tmp_path / "stderr", start_new_session=True)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 30
+        while not (workers := children(edge.pid)):  # the parent waits for them to listen
+            assert edge.poll() is None and time.monotonic() < deadline
+            time.sleep(0.005)
+        time.sleep(0.2)  # the worker is importing (about a second), its SIGINT handler set
+        os.killpg(edge.pid, signal.SIGINT)  # what the terminal does: the whole group
+        assert edge.wait(30) == 130, (tmp_path / "stderr").read_text()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(alive(w) for w in workers):
+            time.sleep(0.05)
+        assert not any(alive(w) for w in workers)
+        no_errors(tmp_path / "stderr")
     finally:
         if edge.poll() is None:
             edge.kill()

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -222,3 +224,36 @@ def test_serve_prints_the_programme_sources_apart_from_the_commentators_links(
         assert links["operator panel"].endswith(f"token={operator}")
     finally:
         served.stop()
+
+
+@pytest.mark.parametrize(
+    ("sig", "code"), [(signal.SIGTERM, -signal.SIGTERM), (signal.SIGINT, 130)], ids=["term", "int"]
+)
+def test_a_stop_while_the_hub_starts_is_quiet(
+    redis_url: str, tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    """`docker compose stop` (SIGTERM) or Ctrl-C while the ingest starts (its rebuild, inside
+    the HTTP server's start): the process ends as that signal says, without a word. It wrote
+    three tracebacks (a closed socket, a cancelled lifespan) and exited 1."""
+    config = tmp_path / "event.toml"
+    tournament = f"stop-{secrets.token_hex(4)}"  # no other test's ingest holds its lease
+    config.write_text(SAMPLE.read_text().replace('id = "ifp-demo"', f'id = "{tournament}"', 1))
+    command = [sys.executable, "-m", "hub", "serve", "--role", "all", "--config", str(config)]
+    command += ["--redis", redis_url, "--port", str(free_port())]
+    log = tmp_path / "stderr"
+    with log.open("w") as err:
+        env = environ(commentator=secrets.token_urlsafe(24), operator=secrets.token_urlsafe(24))
+        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        deadline = time.monotonic() + 60
+        while "event epoch" not in log.read_text():  # the ingest's start has begun
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.002)
+        proc.send_signal(sig)
+        assert proc.wait(30) == code, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stderr = log.read_text()
+    assert "Traceback" not in stderr and "ERROR" not in stderr, stderr

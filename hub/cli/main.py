@@ -490,13 +490,17 @@ def register_installed_games() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    register_installed_games()  # before the parser: a game may bring sub-commands
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    apply_key_file(args)
     try:
+        register_installed_games()  # before the parser: a game may bring sub-commands
+        parser = build_parser()  # (the commands' modules: about a second)
+        args = parser.parse_args(argv)
+        apply_key_file(args)
         code: int = args.func(args)
         sys.stdout.flush()
+    except KeyboardInterrupt:
+        # Ctrl-C before a command runs (while its modules load) or in one that has no handling
+        # of its own: the status a shell expects of it, not a traceback through an import.
+        return 130
     except BrokenPipeError:
         # The reader went away (`| head`): nothing more to say to it, and Python must not try
         # to flush stdout again at exit (that would print "Exception ignored ...").

@@ -47,7 +47,8 @@ def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.P
     see ``wait_listening``. Each ends with this process however it ends (``hub.roles.lifeline``:
     its stdin is a pipe only we hold, and on Linux the kernel kills it when we exit). The
     Redis URL goes in their environment, not their command line: a password there would be
-    in ``ps`` and ``/proc/PID/cmdline`` for every local user."""
+    in ``ps`` and ``/proc/PID/cmdline`` for every local user. They are not in this process's
+    group: a terminal's Ctrl-C reaches this process only, which stops them (``stop_workers``)."""
     command = [sys.executable, "-m", "hub", "serve", "--role", ProcessRole.EDGE, "--reuse-port"]
     command += ["--worker-of", str(os.getpid())]
     command += ["--config", str(args.config)]
@@ -59,8 +60,12 @@ def start_edge_workers(args: argparse.Namespace, port: int) -> list[subprocess.P
     if args.max_pending_requests is not None:
         command += ["--max-pending-requests", str(args.max_pending_requests)]
     env = {**os.environ, REDIS_ENV: args.redis}
+    # A process group of its own: Ctrl-C in a terminal signals the foreground group, and a
+    # worker still importing wrote a KeyboardInterrupt traceback; this process stops them.
     return [
-        subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, process_group=0
+        )
         for _ in range(args.processes - 1)
     ]
 
@@ -76,18 +81,21 @@ async def wait_listening(workers: list[subprocess.Popen[bytes]], timeout: float 
         threading.Thread(target=_forward, args=(worker.stdout,), daemon=True).start()
         return line
 
-    lines = await asyncio.wait_for(
-        asyncio.gather(*(asyncio.to_thread(first_line, w) for w in workers)), timeout
-    )
+    # not wait_for(gather): cancelled (Ctrl-C while the workers start), Python 3.11's wait_for
+    # left the gather's CancelledError unretrieved ("ERROR asyncio: _GatheringFuture exception
+    # was never retrieved"), or returned its result and lost the cancellation
+    async with asyncio.timeout(timeout):
+        lines = await asyncio.gather(*(asyncio.to_thread(first_line, w) for w in workers))
     for worker, line in zip(workers, lines, strict=True):
         if not line.startswith(b"duplicast edge"):
             raise RuntimeError(f"edge worker {worker.pid} did not start: {line!r}")
 
 
 def _forward(stream: Any) -> None:
-    for line in stream:
-        sys.stdout.buffer.write(line)
-        sys.stdout.flush()
+    with stream:  # closed at the worker's end (else "ResourceWarning: unclosed file")
+        for line in stream:
+            sys.stdout.buffer.write(line)
+            sys.stdout.flush()
 
 
 def stop_workers(workers: list[subprocess.Popen[bytes]], grace: float = 5.0) -> None:
@@ -102,3 +110,5 @@ def stop_workers(workers: list[subprocess.Popen[bytes]], grace: float = 5.0) -> 
         except subprocess.TimeoutExpired:
             worker.kill()
             worker.wait()
+        if worker.stdin is not None:  # its lifeline (its stdout: closed by _forward)
+            worker.stdin.close()

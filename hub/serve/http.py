@@ -745,12 +745,21 @@ async def serve(
         lifespan="on",
         **options,
     )
+    bound = sock.getsockname()[1]
     server = uvicorn.Server(config)
     task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        if task.done():
-            sock.close()
-            await task  # raises the startup error
-            raise RuntimeError("uvicorn exited during startup")
+    while not server.started and not task.done():
         await asyncio.sleep(0.01)
-    return RunningServer(server, task, host, sock.getsockname()[1], pending)
+    if server.should_exit:
+        # A SIGINT or SIGTERM while it started (an ingest's rebuild): uvicorn takes them until
+        # the caller's own handlers are in place, stops, and raises the signal again. SIGTERM
+        # then ends the process; SIGINT cancels this task (asyncio.run: KeyboardInterrupt).
+        # Not awaited, the stopped server's closed socket and cancelled lifespan were three
+        # tracebacks and exit 1.
+        await task
+        raise asyncio.CancelledError
+    if task.done():
+        sock.close()
+        await task  # raises the startup error
+        raise RuntimeError("uvicorn exited during startup")
+    return RunningServer(server, task, host, bound, pending)
