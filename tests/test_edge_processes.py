@@ -55,6 +55,26 @@ def alive(pid: int) -> bool:
     return False
 
 
+def gone(workers: list[int], within: float) -> bool:
+    """Whether every worker has ended, waiting ``within`` seconds at most."""
+    deadline = time.monotonic() + within
+    while any(alive(w) for w in workers):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def end(edge: subprocess.Popen[str], workers: list[int]) -> None:
+    """A test's cleanup: the parent and any worker still there, by pid."""
+    if edge.poll() is None:
+        edge.kill()
+        edge.wait()
+    for worker in workers:
+        if alive(worker):
+            os.kill(worker, signal.SIGKILL)
+
+
 async def test_two_edge_processes_share_the_port_and_stop_together(
     redis_url: str, tmp_path: Path
 ) -> None:
@@ -99,18 +119,10 @@ async def test_two_edge_processes_share_the_port_and_stop_together(
             await ws.close()
         edge.send_signal(signal.SIGTERM)
         assert edge.wait(15) == 0
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(alive(w) for w in workers):
-            await asyncio.sleep(0.1)
-        assert not any(alive(w) for w in workers)
+        assert gone(workers, within=10)
         no_errors(tmp_path / "stderr")
     finally:
-        if edge.poll() is None:
-            edge.kill()
-            edge.wait()
-        for worker in workers:
-            if alive(worker):
-                os.kill(worker, signal.SIGKILL)
+        end(edge, workers)
 
 
 def test_processes_need_the_edge_role() -> None:
@@ -190,20 +202,13 @@ def test_workers_end_with_a_sigkilled_parent(redis_url: str, tmp_path: Path) -> 
         edge.kill()  # SIGKILL: no handler, no finally, no stop_workers
         edge.wait()
         killed = time.monotonic()
-        while time.monotonic() - killed < 3 and any(alive(w) for w in workers):
-            time.sleep(0.05)
+        assert gone(workers, within=3)
         took = time.monotonic() - killed
-        assert not any(alive(w) for w in workers), f"{took:.1f} s"
         assert not accepts(port)
         no_errors(tmp_path / "stderr")
         print(f"workers gone {took:.2f} s after their parent's SIGKILL")
     finally:
-        if edge.poll() is None:
-            edge.kill()
-            edge.wait()
-        for worker in workers:
-            if alive(worker):
-                os.kill(worker, signal.SIGKILL)
+        end(edge, workers)
 
 
 def test_ctrl_c_while_the_workers_start_is_quiet(redis_url: str, tmp_path: Path) -> None:
@@ -222,15 +227,7 @@ def test_ctrl_c_while_the_workers_start_is_quiet(redis_url: str, tmp_path: Path)
         time.sleep(0.2)  # the worker is importing (about a second), its SIGINT handler set
         os.killpg(edge.pid, signal.SIGINT)  # what the terminal does: the whole group
         assert edge.wait(30) == 130, (tmp_path / "stderr").read_text()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(alive(w) for w in workers):
-            time.sleep(0.05)
-        assert not any(alive(w) for w in workers)
+        assert gone(workers, within=10)
         no_errors(tmp_path / "stderr")
     finally:
-        if edge.poll() is None:
-            edge.kill()
-            edge.wait()
-        for worker in workers:
-            if alive(worker):
-                os.kill(worker, signal.SIGKILL)
+        end(edge, workers)

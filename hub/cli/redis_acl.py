@@ -67,7 +67,7 @@ class Credential:
     password: str
 
     def url(self, host: str, db: int = 0) -> str:
-        return f"redis://{self.user}:{self.password}@{host}/{db}"
+        return self.at(f"redis://{host}/{db}")
 
     def at(self, base: str) -> str:
         """``base`` (``redis_base``'s) with this user's login: its scheme, host, database and
