@@ -12,6 +12,8 @@ of the Companion export as Companion sends it. One set of processes for the modu
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -20,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -564,3 +567,23 @@ def test_the_results_site_through_nginx(site: Site) -> None:
     for name in hands:  # table-TT-deal-DD.phh (hub.engine.phh_export)
         deal = re.search(r"deal-(\d+)\.phh$", name)
         assert deal is not None and int(deal.group(1)) in now, name
+
+
+def test_the_site_downloads_reach_a_phone_through_nginx_to_the_byte(site: Site) -> None:
+    """The CSVs a TD opens in Excel, after the played session, through nginx (gzip on) and
+    an edge: the UTF-8 byte order mark first (Excel reads the file as UTF-8), every team, and
+    the players' accented names as the tournament file wrote them."""
+    config = tomllib.loads(SAMPLE.read_text())
+    teams = {t["name"] for t in config["teams"]}
+    players = {p for t in config["teams"] for p in t["players"]}
+    seen: set[str] = set()
+    for name in ("standings", "running", "travellers", "scorecards"):
+        got = site.http.get(f"/site/download/{name}.csv", headers={"Accept-Encoding": "gzip"})
+        assert got.status_code == 200, (name, got.status_code)
+        assert got.content.startswith("\ufeff".encode()), (name, got.content[:20])
+        rows = list(csv.reader(io.StringIO(got.content.decode("utf-8-sig"))))
+        assert len(rows) > 1, name
+        seen |= {cell for row in rows for cell in row}
+    assert teams <= seen, teams - seen
+    accented = {p for p in players if not p.isascii()}
+    assert accented and accented & seen, accented
